@@ -1,0 +1,97 @@
+/**
+ * `AgentLoopConfig`: every knob of the loop, as a Schema with defaults.
+ *
+ * Durations accept milliseconds (`5000`) or text (`"5 seconds"`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AgentLoopConfig } from "effect-agent-loop"
+ * const config = AgentLoopConfig.make({ model: "gpt-4.1-mini", maxIterations: 8 })
+ * // Effect<AgentLoopConfig, ConfigError>: a bad value fails with the field named
+ * ```
+ */
+import { Effect, Schema, SchemaTransformation } from "effect"
+import { ConfigError } from "./errors.ts"
+import { ModelPrice } from "./Usage.ts"
+
+const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
+  schema.pipe(Schema.withDecodingDefaultKey(Effect.succeed(value)))
+
+/** A duration given as milliseconds or as text such as `"30 seconds"`. */
+export const DurationSetting = Schema.Union([
+  Schema.DurationFromMillis,
+  Schema.String.pipe(Schema.decodeTo(Schema.Duration, SchemaTransformation.durationFromString))
+])
+
+const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/** Retries of retryable provider failures: exponential backoff with jitter, capped. */
+export const RetryPolicy = Schema.Struct({
+  maxAttempts: withDefault(PositiveInt, 4),
+  baseDelay: withDefault(DurationSetting, 1000),
+  maxDelay: withDefault(DurationSetting, 30_000),
+  factor: withDefault(Schema.Number.check(Schema.isGreaterThanOrEqualTo(1)), 2),
+  jitter: withDefault(Schema.Boolean, true)
+})
+export type RetryPolicy = typeof RetryPolicy.Type
+
+/** Limits of sub-turns (DESIGN §7). */
+export const SubTurnLimits = Schema.Struct({
+  maxDepth: withDefault(NonNegativeInt, 3),
+  maxConcurrent: withDefault(PositiveInt, 5),
+  concurrencyTimeout: withDefault(DurationSetting, 30_000),
+  timeout: withDefault(DurationSetting, 300_000),
+  maxMessages: withDefault(PositiveInt, 50),
+  pendingCapacity: withDefault(PositiveInt, 16)
+})
+export type SubTurnLimits = typeof SubTurnLimits.Type
+
+/** The loop's configuration. Only `model` is required. */
+export const AgentLoopConfigSchema = Schema.Struct({
+  model: Schema.NonEmptyString,
+  systemPrompt: Schema.optionalKey(Schema.String),
+  maxIterations: withDefault(PositiveInt, 20),
+  maxParallelTurns: withDefault(PositiveInt, 4),
+  maxTokens: Schema.optionalKey(PositiveInt),
+  hookTimeout: withDefault(DurationSetting, 5000),
+  approvalTimeout: withDefault(DurationSetting, 60_000),
+  autoApprove: withDefault(Schema.Boolean, false),
+  eventBufferCapacity: withDefault(PositiveInt, 16),
+  steeringMode: withDefault(Schema.Literals(["skip-remaining", "after-batch"]), "skip-remaining"),
+  maxSteering: withDefault(PositiveInt, 10),
+  maxStopBlocks: withDefault(NonNegativeInt, 8),
+  contextWindow: withDefault(PositiveInt, 128_000),
+  maxContextRunes: withDefault(Schema.Int.check(Schema.isGreaterThanOrEqualTo(-1)), -1),
+  maxCompressRetries: withDefault(NonNegativeInt, 2),
+  maxTruncationRetries: withDefault(NonNegativeInt, 2),
+  summarizeThreshold: withDefault(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 })), 0),
+  summarizeKeepMessages: withDefault(PositiveInt, 8),
+  retry: withDefault(RetryPolicy, {}),
+  subTurn: withDefault(SubTurnLimits, {}),
+  prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPrice))
+})
+
+/** A decoded configuration: every default filled in. */
+export type AgentLoopConfig = typeof AgentLoopConfigSchema.Type
+/** What a user writes: only `model` is required. */
+export type AgentLoopConfigInput = typeof AgentLoopConfigSchema.Encoded
+
+const fieldOf = (message: string): string => {
+  const at = /at ((?:\["[^"]*"\])+)/.exec(message)
+  return at ? [...at[1]!.matchAll(/\["([^"]*)"\]/g)].map((m) => m[1]).join(".") : "config"
+}
+
+/** Decodes a configuration; a bad value fails with `ConfigError` naming the field. */
+export const make = (input: unknown): Effect.Effect<AgentLoopConfig, ConfigError> =>
+  Schema.decodeUnknownEffect(AgentLoopConfigSchema)(input).pipe(
+    Effect.mapError((e) => new ConfigError({ field: fieldOf(e.message), message: e.message }))
+  )
+
+/** Decodes a configuration synchronously; throws `ConfigError`. For tests and scripts. */
+export const makeUnsafe = (input: AgentLoopConfigInput): AgentLoopConfig => Effect.runSync(make(input))
+
+/** The context budget in runes: `maxContextRunes` resolved against the window (tokens ≈ runes / 4); `undefined` means no limit. */
+export const contextBudget = (maxContextRunes: number, contextWindow: number): number | undefined =>
+  maxContextRunes < 0 ? undefined : maxContextRunes === 0 ? Math.floor(contextWindow * 4 * 0.75) : maxContextRunes

@@ -1,0 +1,195 @@
+/**
+ * `AgentEvent`: everything the loop does, as typed values on the event bus.
+ *
+ * Every event carries where it happened (`turnId`, `sessionKey`, `iteration`, `depth`,
+ * `parentTurnId` for sub-turns) and when (`at`, epoch milliseconds from the Clock).
+ *
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { AgentLoop } from "effect-agent-loop"
+ * const deltas = AgentLoop.events({ kinds: ["LLMDelta"] })
+ * ```
+ */
+import { Schema } from "effect"
+import { FinishReason } from "./Provider.ts"
+import { ToolCall } from "./Message.ts"
+import { TurnStatus } from "./Turn.ts"
+import { Usage } from "./Usage.ts"
+
+const base = {
+  turnId: Schema.String,
+  sessionKey: Schema.String,
+  iteration: Schema.Number,
+  depth: Schema.Number,
+  parentTurnId: Schema.optionalKey(Schema.String),
+  at: Schema.Number
+}
+
+/** The fields every event carries. */
+export type EventBase = {
+  readonly turnId: string
+  readonly sessionKey: string
+  readonly iteration: number
+  readonly depth: number
+  readonly parentTurnId?: string
+  readonly at: number
+}
+
+/** A turn began with this input. */
+export const TurnStart = Schema.TaggedStruct("TurnStart", { ...base, input: Schema.String })
+/** A turn ended; published exactly once per turn, also after a hard abort. */
+export const TurnEnd = Schema.TaggedStruct("TurnEnd", {
+  ...base,
+  status: TurnStatus,
+  iterations: Schema.Number,
+  durationMs: Schema.Number,
+  usage: Usage,
+  error: Schema.optionalKey(Schema.String)
+})
+/** A provider call is about to be made. */
+export const LLMRequest = Schema.TaggedStruct("LLMRequest", {
+  ...base,
+  model: Schema.String,
+  messageCount: Schema.Number,
+  toolCount: Schema.Number
+})
+/** One streamed delta: text, reasoning, or a piece of a tool call. */
+export const LLMDelta = Schema.TaggedStruct("LLMDelta", {
+  ...base,
+  kind: Schema.Literals(["text", "reasoning", "tool_call"]),
+  text: Schema.String,
+  toolCallIndex: Schema.optionalKey(Schema.Number)
+})
+/** A provider call finished. */
+export const LLMResponse = Schema.TaggedStruct("LLMResponse", {
+  ...base,
+  model: Schema.String,
+  content: Schema.String,
+  toolCalls: Schema.Array(ToolCall),
+  finishReason: FinishReason,
+  usage: Usage,
+  durationMs: Schema.Number
+})
+/** A provider call failed and will be retried after `delayMs`. */
+export const LLMRetry = Schema.TaggedStruct("LLMRetry", {
+  ...base,
+  attempt: Schema.Number,
+  reason: Schema.String,
+  delayMs: Schema.Number
+})
+/** Old messages were dropped to fit the context: `overflow` (provider said so) or `budget`. */
+export const ContextCompress = Schema.TaggedStruct("ContextCompress", {
+  ...base,
+  reason: Schema.Literals(["overflow", "budget"]),
+  dropped: Schema.Number,
+  remaining: Schema.Number
+})
+/** The older part of a session was replaced by a summary. */
+export const SessionSummarize = Schema.TaggedStruct("SessionSummarize", {
+  ...base,
+  summarized: Schema.Number,
+  remaining: Schema.Number
+})
+/** A tool call starts. */
+export const ToolExecStart = Schema.TaggedStruct("ToolExecStart", {
+  ...base,
+  toolCallId: Schema.String,
+  toolName: Schema.String,
+  arguments: Schema.String
+})
+/** A tool call ended (successfully or with an error result). */
+export const ToolExecEnd = Schema.TaggedStruct("ToolExecEnd", {
+  ...base,
+  toolCallId: Schema.String,
+  toolName: Schema.String,
+  durationMs: Schema.Number,
+  isError: Schema.Boolean,
+  result: Schema.String
+})
+/** A tool call was not run; `reason` is the result the model sees. */
+export const ToolExecSkipped = Schema.TaggedStruct("ToolExecSkipped", {
+  ...base,
+  toolCallId: Schema.String,
+  toolName: Schema.String,
+  reason: Schema.String
+})
+/** Queued steering messages joined the history. */
+export const SteeringInjected = Schema.TaggedStruct("SteeringInjected", { ...base, count: Schema.Number })
+/** A follow-up was queued for after the turn. */
+export const FollowUpQueued = Schema.TaggedStruct("FollowUpQueued", { ...base, content: Schema.String })
+/** An interrupt reached the turn: graceful, hard, or steering that skips the remaining tools. */
+export const InterruptReceived = Schema.TaggedStruct("InterruptReceived", {
+  ...base,
+  kind: Schema.Literals(["graceful", "hard", "steering"]),
+  hint: Schema.optionalKey(Schema.String)
+})
+/** A sub-turn was spawned by this turn. */
+export const SubTurnSpawn = Schema.TaggedStruct("SubTurnSpawn", {
+  ...base,
+  childTurnId: Schema.String,
+  model: Schema.String,
+  async: Schema.Boolean,
+  critical: Schema.Boolean
+})
+/** A sub-turn of this turn ended. */
+export const SubTurnEnd = Schema.TaggedStruct("SubTurnEnd", {
+  ...base,
+  childTurnId: Schema.String,
+  status: TurnStatus
+})
+/** An async sub-turn's result joined this turn's history. */
+export const SubTurnResultDelivered = Schema.TaggedStruct("SubTurnResultDelivered", {
+  ...base,
+  childTurnId: Schema.String
+})
+/** An async sub-turn's result could not be delivered. */
+export const SubTurnOrphan = Schema.TaggedStruct("SubTurnOrphan", {
+  ...base,
+  childTurnId: Schema.String,
+  reason: Schema.Literals(["parent_ended", "queue_full"]),
+  content: Schema.String
+})
+/** Something went wrong that did not end the turn, or did (`stage` says where). */
+export const ErrorEvent = Schema.TaggedStruct("Error", {
+  ...base,
+  stage: Schema.String,
+  message: Schema.String,
+  hook: Schema.optionalKey(Schema.String)
+})
+
+/** Any event of the loop. */
+export const AgentEvent = Schema.Union([
+  TurnStart,
+  TurnEnd,
+  LLMRequest,
+  LLMDelta,
+  LLMResponse,
+  LLMRetry,
+  ContextCompress,
+  SessionSummarize,
+  ToolExecStart,
+  ToolExecEnd,
+  ToolExecSkipped,
+  SteeringInjected,
+  FollowUpQueued,
+  InterruptReceived,
+  SubTurnSpawn,
+  SubTurnEnd,
+  SubTurnResultDelivered,
+  SubTurnOrphan,
+  ErrorEvent
+])
+export type AgentEvent = typeof AgentEvent.Type
+
+/** The `_tag` of an event. */
+export type EventKind = AgentEvent["_tag"]
+
+/** The event of one kind. */
+export type EventOf<K extends EventKind> = Extract<AgentEvent, { readonly _tag: K }>
+
+/** All 19 kinds, in the order of DESIGN §6. */
+export const kinds: ReadonlyArray<EventKind> = AgentEvent.members.map((m) => m.fields._tag.schema.literal)
+
+/** The fields of an event beyond its base. */
+export type EventPayload<K extends EventKind> = Omit<EventOf<K>, keyof EventBase | "_tag">

@@ -1,0 +1,183 @@
+/**
+ * Hooks: values with optional handlers, one per point of the turn (DESIGN §6).
+ *
+ * Each handler's return type is exactly what its point may do: returning `Hook.deny(...)` from
+ * `afterTool` is a type error. A handler may return its decision directly, `undefined` (continue),
+ * or an `Effect` of either; a failure, defect or timeout counts as "continue" (approval: "deny").
+ *
+ * @example
+ * ```ts
+ * import { Hook } from "effect-agent-loop"
+ *
+ * const noRm = Hook.make({
+ *   beforeTool: ({ call }) =>
+ *     call.name === "exec" && JSON.stringify(call.arguments).includes("rm -rf")
+ *       ? Hook.deny("destructive command")
+ *       : Hook.continue
+ * })
+ * ```
+ */
+import type { Effect } from "effect"
+import type { AgentEvent } from "./Event.ts"
+import type { AssistantMessage, Message, ToolCall } from "./Message.ts"
+import type { FinishReason, ProviderRequest, ToolDefinition } from "./Provider.ts"
+import type { TurnResult } from "./Turn.ts"
+
+/** Go on unchanged. */
+export interface Continue { readonly _tag: "Continue" }
+/** Stop this point (`beforeTurn`: status `blocked`; `beforeStop`: feedback to the model; sub-turns, sessions). */
+export interface Block { readonly _tag: "Block"; readonly reason: string }
+/** End the turn with status `failed`. */
+export interface AbortTurn { readonly _tag: "AbortTurn"; readonly reason: string }
+/** End the turn as `interruptHard` would: roll back, status `aborted`. */
+export interface HardAbort { readonly _tag: "HardAbort"; readonly reason: string }
+/** Do not run this tool call; `reason` is what the model sees. */
+export interface Deny { readonly _tag: "Deny"; readonly reason: string }
+/** Approve a tool call that requires approval. */
+export interface Approve { readonly _tag: "Approve" }
+/** Change something; the fields depend on the point. */
+export type Modify<A> = { readonly _tag: "Modify" } & A
+/** Patch a tool result; patches of several hooks accumulate. */
+export interface Patch { readonly _tag: "Patch"; readonly content?: string; readonly isError?: boolean }
+
+/** `Continue`. */
+export const continue_: Continue = { _tag: "Continue" }
+export { continue_ as continue }
+/** `Approve`. */
+export const approve: Approve = { _tag: "Approve" }
+/** A `Block` with a reason (or feedback for `beforeStop`). */
+export const block = (reason: string): Block => ({ _tag: "Block", reason })
+/** An `AbortTurn` with a reason. */
+export const abortTurn = (reason: string): AbortTurn => ({ _tag: "AbortTurn", reason })
+/** A `HardAbort` with a reason. */
+export const hardAbort = (reason: string): HardAbort => ({ _tag: "HardAbort", reason })
+/** A `Deny` with a reason. */
+export const deny = (reason: string): Deny => ({ _tag: "Deny", reason })
+/** A `Modify` carrying the changes of its point. */
+export const modify = <const A extends object>(changes: A): Modify<A> => ({ _tag: "Modify", ...changes })
+/** A `Patch` of a tool result. */
+export const patch = (changes: { readonly content?: string; readonly isError?: boolean }): Patch => ({ _tag: "Patch", ...changes })
+
+/** Where a handler runs. */
+export interface HookContext {
+  readonly turnId: string
+  readonly sessionKey: string
+  readonly iteration: number
+  readonly depth: number
+  readonly parentTurnId?: string
+}
+
+/** A tool call as hooks see it: arguments already parsed from JSON. */
+export interface HookToolCall {
+  readonly id: string
+  readonly name: string
+  readonly arguments: unknown
+  readonly readOnly: boolean
+  readonly requiresApproval: boolean
+}
+
+/** What a handler returns: its decision, nothing (continue), or an Effect of either. */
+export type HookReturn<D> = D | void | Effect.Effect<D | void, unknown>
+
+/** Changes `beforeTurn` may make. */
+export interface TurnChanges { readonly addMessages?: ReadonlyArray<Message>; readonly systemPrompt?: string }
+/** Changes `beforeLLMRequest` may make, for this call only. */
+export interface RequestChanges {
+  readonly messages?: ReadonlyArray<Message>
+  readonly model?: string
+  readonly tools?: ReadonlyArray<ToolDefinition>
+}
+/** Changes `afterLLMResponse` may make. */
+export interface ResponseChanges { readonly content?: string; readonly toolCalls?: ReadonlyArray<ToolCall> }
+
+/** A response as `afterLLMResponse` sees it. */
+export interface HookResponse {
+  readonly content: string
+  readonly toolCalls: ReadonlyArray<ToolCall>
+  readonly finishReason: FinishReason
+}
+
+/** Sub-turn settings as `beforeSubTurn` sees them. */
+export interface HookSubTurn {
+  readonly childTurnId: string
+  readonly model: string
+  readonly prompt: string
+  readonly async: boolean
+  readonly critical: boolean
+}
+
+/** The handlers a hook may implement; each is optional. */
+export interface Hook {
+  readonly onEvent?: (event: AgentEvent) => HookReturn<never>
+  readonly sessionStart?: (input: { readonly sessionKey: string }) => HookReturn<Continue | Block>
+  readonly sessionEnd?: (input: { readonly sessionKey: string }) => HookReturn<never>
+  readonly beforeTurn?: (input: {
+    readonly context: HookContext
+    readonly input: string
+    readonly messages: ReadonlyArray<Message>
+    readonly systemPrompt: string | undefined
+  }) => HookReturn<Continue | Block | Modify<TurnChanges>>
+  readonly beforeLLMRequest?: (input: {
+    readonly context: HookContext
+    readonly request: ProviderRequest
+  }) => HookReturn<Continue | Modify<RequestChanges> | AbortTurn | HardAbort>
+  readonly afterLLMResponse?: (input: {
+    readonly context: HookContext
+    readonly response: HookResponse
+  }) => HookReturn<Continue | Modify<ResponseChanges> | AbortTurn>
+  readonly beforeTool?: (input: {
+    readonly context: HookContext
+    readonly call: HookToolCall
+  }) => HookReturn<Continue | Modify<{ readonly arguments: unknown }> | Deny | AbortTurn | HardAbort>
+  readonly approveTool?: (input: {
+    readonly context: HookContext
+    readonly call: HookToolCall
+  }) => HookReturn<Approve | Deny>
+  readonly afterTool?: (input: {
+    readonly context: HookContext
+    readonly call: HookToolCall
+    readonly result: { readonly content: string; readonly isError: boolean }
+  }) => HookReturn<Continue | Patch>
+  readonly onToolFailure?: (input: {
+    readonly context: HookContext
+    readonly call: HookToolCall
+    readonly result: { readonly content: string; readonly isError: boolean }
+  }) => HookReturn<Continue | Patch>
+  readonly beforeStop?: (input: {
+    readonly context: HookContext
+    readonly finalMessage: AssistantMessage
+    readonly stopHookActive: boolean
+  }) => HookReturn<Continue | Block>
+  readonly beforeCompact?: (input: {
+    readonly context: HookContext
+    readonly reason: "overflow" | "budget" | "summary"
+    readonly messages: ReadonlyArray<Message>
+  }) => HookReturn<Continue | AbortTurn>
+  readonly afterCompact?: (input: {
+    readonly context: HookContext
+    readonly reason: "overflow" | "budget" | "summary"
+    readonly dropped: number
+    readonly remaining: number
+  }) => HookReturn<never>
+  readonly beforeSubTurn?: (input: {
+    readonly context: HookContext
+    readonly subTurn: HookSubTurn
+  }) => HookReturn<Continue | Block>
+  readonly afterSubTurn?: (input: {
+    readonly context: HookContext
+    readonly subTurn: HookSubTurn
+    readonly result: TurnResult
+  }) => HookReturn<never>
+  readonly afterTurn?: (input: { readonly context: HookContext; readonly result: TurnResult }) => HookReturn<never>
+}
+
+/** Identity, for type inference and checking of a hook literal. */
+export const make = (hook: Hook): Hook => hook
+
+/** How a hook is registered. Higher `priority` runs first; ties by registration order. */
+export interface RegisterOptions {
+  readonly name?: string
+  readonly priority?: number
+  /** Where it came from, e.g. `"code"` or the path of a `HOOK.md`. */
+  readonly source?: string
+}

@@ -1,0 +1,48 @@
+/**
+ * The wire-independent shape of a model call: what the loop sends and the chunks it streams back.
+ */
+import { Schema } from "effect"
+import { Message } from "./Message.ts"
+import { Usage } from "./Usage.ts"
+
+/** A tool as the model sees it: name, description and JSON Schema of its parameters. */
+export const ToolDefinition = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  parameters: Schema.Record(Schema.String, Schema.Unknown)
+})
+export type ToolDefinition = typeof ToolDefinition.Type
+
+/** One provider call. */
+export const ProviderRequest = Schema.Struct({
+  model: Schema.String,
+  messages: Schema.Array(Message),
+  tools: Schema.Array(ToolDefinition),
+  maxTokens: Schema.optionalKey(Schema.Number)
+})
+export type ProviderRequest = typeof ProviderRequest.Type
+
+/** Why the model stopped. */
+export const FinishReason = Schema.Literals(["stop", "tool_calls", "length", "content_filter", "other"])
+export type FinishReason = typeof FinishReason.Type
+
+/** A piece of visible text. */
+export const TextDelta = Schema.TaggedStruct("TextDelta", { text: Schema.String })
+/** A piece of the model's reasoning, where the server sends it. */
+export const ReasoningDelta = Schema.TaggedStruct("ReasoningDelta", { text: Schema.String })
+/** A piece of a tool call; calls are assembled by `index`, `id` and `name` come first. */
+export const ToolCallDelta = Schema.TaggedStruct("ToolCallDelta", {
+  index: Schema.Number,
+  id: Schema.optionalKey(Schema.String),
+  name: Schema.optionalKey(Schema.String),
+  argumentsDelta: Schema.String
+})
+/** The end of a response. */
+export const Finish = Schema.TaggedStruct("Finish", {
+  reason: FinishReason,
+  usage: Schema.optionalKey(Usage)
+})
+
+/** What a provider streams. */
+export const ProviderChunk = Schema.Union([TextDelta, ReasoningDelta, ToolCallDelta, Finish])
+export type ProviderChunk = typeof ProviderChunk.Type

@@ -1,0 +1,24 @@
+/**
+ * Sub-turn configuration (DESIGN §7).
+ */
+import { Effect, Schema } from "effect"
+import { DurationSetting } from "./Config.ts"
+
+/** What `spawnSubTurn` takes. Only `model` and the task (`systemPrompt`) are required. */
+export const SubTurnConfig = Schema.Struct({
+  model: Schema.NonEmptyString,
+  /** The task; sent as the sub-turn's first user message. */
+  systemPrompt: Schema.String,
+  /** A real system prompt for the sub-turn, if any. */
+  actualSystemPrompt: Schema.optionalKey(Schema.String),
+  /** Names of the tools the sub-turn may use; empty inherits the parent's. */
+  tools: Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
+  maxTokens: Schema.optionalKey(Schema.Int),
+  async: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
+  critical: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
+  timeout: Schema.optionalKey(DurationSetting),
+  /** 0: 75% of the model's context window; -1: no limit; > 0: that many runes. */
+  maxContextRunes: Schema.Int.pipe(Schema.withDecodingDefaultKey(Effect.succeed(0)))
+})
+export type SubTurnConfig = typeof SubTurnConfig.Type
+export type SubTurnConfigInput = typeof SubTurnConfig.Encoded

@@ -1,0 +1,96 @@
+/**
+ * Tools: typed functions the model may call.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-agent-loop"
+ *
+ * const add = Tool.make({
+ *   name: "add",
+ *   description: "Adds two numbers",
+ *   parameters: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }),
+ *   readOnly: true,
+ *   execute: ({ a, b }) => Effect.succeed(String(a + b))
+ * })
+ * ```
+ */
+import { Duration, Effect, Schema } from "effect"
+import type { ToolError } from "./errors.ts"
+import type { ToolDefinition } from "./Provider.ts"
+
+/** What a tool returns when it wants to flag its own result as an error. */
+export interface ToolOutput {
+  readonly content: string
+  readonly isError?: boolean
+}
+
+/** Where a tool call happens; handed to `execute`. */
+export interface ToolContext {
+  readonly toolCallId: string
+  readonly turnId: string
+  readonly sessionKey: string
+  readonly iteration: number
+  readonly depth: number
+}
+
+/** A tool ready for a registry. `R` is what `execute` needs from the context. */
+export interface Tool<R = never> {
+  readonly name: string
+  readonly description: string
+  /** Static: known without looking at arguments. Undeclared means mutating. */
+  readonly readOnly: boolean
+  readonly requiresApproval: boolean
+  readonly timeout: Duration.Duration | undefined
+  /** The JSON Schema the model sees. */
+  readonly definition: ToolDefinition
+  /** Decodes the parsed JSON arguments with the tool's Schema. */
+  readonly decode: (input: unknown) => Effect.Effect<unknown, Schema.SchemaError>
+  readonly execute: (args: unknown, context: ToolContext) => Effect.Effect<string | ToolOutput, ToolError, R>
+}
+
+/** Options of `Tool.make`. */
+export interface MakeOptions<S extends Schema.Decoder<unknown>, R> {
+  readonly name: string
+  readonly description: string
+  readonly parameters: S
+  readonly readOnly?: boolean
+  readonly requiresApproval?: boolean
+  readonly timeout?: Duration.Input
+  /** Overrides the JSON Schema derived from `parameters` (for tools that bring their own, such as MCP tools). */
+  readonly jsonSchema?: Record<string, unknown>
+  readonly execute: (args: S["Type"], context: ToolContext) => Effect.Effect<string | ToolOutput, ToolError, R>
+}
+
+/** The JSON Schema of a parameters Schema, as providers expect it. */
+export const jsonSchemaOf = (schema: Schema.Top): Record<string, unknown> => {
+  const document = Schema.toJsonSchemaDocument(schema)
+  const definitions = document.definitions as Record<string, unknown>
+  return {
+    ...(document.schema as Record<string, unknown>),
+    ...(Object.keys(definitions).length > 0 ? { $defs: definitions } : {})
+  }
+}
+
+/** Builds a tool from a Schema of its parameters and an effectful `execute`. */
+export const make = <S extends Schema.Decoder<unknown>, R = never>(options: MakeOptions<S, R>): Tool<R> => {
+  const decode = Schema.decodeUnknownEffect(options.parameters as Schema.Decoder<unknown>)
+  return {
+    name: options.name,
+    description: options.description,
+    readOnly: options.readOnly ?? false,
+    requiresApproval: options.requiresApproval ?? false,
+    timeout: options.timeout === undefined ? undefined : Duration.fromInputUnsafe(options.timeout),
+    definition: {
+      name: options.name,
+      description: options.description,
+      parameters: options.jsonSchema ?? jsonSchemaOf(options.parameters)
+    },
+    decode: (input) => decode(input, { errors: "all" }),
+    execute: (args, context) => options.execute(args as S["Type"], context)
+  }
+}
+
+/** Normalises what `execute` returned. */
+export const toOutput = (result: string | ToolOutput): ToolOutput =>
+  typeof result === "string" ? { content: result } : result

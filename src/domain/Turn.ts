@@ -1,0 +1,58 @@
+/**
+ * Turn results and the live view of running turns.
+ */
+import { Schema } from "effect"
+import { AssistantMessage, Message } from "./Message.ts"
+import { Usage } from "./Usage.ts"
+
+/** How a turn ended. */
+export const TurnStatus = Schema.Literals(["completed", "interrupted", "aborted", "blocked", "max_iterations", "failed"])
+export type TurnStatus = typeof TurnStatus.Type
+
+/** What `turn(...)` returns. `messages` are those the turn added to the session. */
+export const TurnResult = Schema.Struct({
+  turnId: Schema.String,
+  sessionKey: Schema.String,
+  status: TurnStatus,
+  finalMessage: Schema.optionalKey(AssistantMessage),
+  messages: Schema.Array(Message),
+  followUps: Schema.Array(Schema.String),
+  iterations: Schema.Number,
+  usage: Usage,
+  error: Schema.optionalKey(Schema.String)
+})
+export type TurnResult = typeof TurnResult.Type
+
+/** Where a running turn is. */
+export const TurnPhase = Schema.Literals(["starting", "llm", "tools", "finishing"])
+export type TurnPhase = typeof TurnPhase.Type
+
+/** A running turn, as `activeTurn`/`activeTurns` show it. */
+export const TurnInfo = Schema.Struct({
+  turnId: Schema.String,
+  sessionKey: Schema.String,
+  iteration: Schema.Number,
+  startedAt: Schema.Number,
+  parentTurnId: Schema.optionalKey(Schema.String),
+  childTurnIds: Schema.Array(Schema.String),
+  phase: TurnPhase,
+  depth: Schema.Number
+})
+export type TurnInfo = typeof TurnInfo.Type
+
+/** What `send` takes: one inbound message for a session. */
+export const Inbound = Schema.Struct({
+  sessionKey: Schema.String,
+  content: Schema.String
+})
+export type Inbound = typeof Inbound.Type
+
+/** What the router publishes once per turn it ran. */
+export const Outbound = Schema.Struct({
+  sessionKey: Schema.String,
+  turnId: Schema.String,
+  status: TurnStatus,
+  content: Schema.String,
+  result: TurnResult
+})
+export type Outbound = typeof Outbound.Type

@@ -1,0 +1,94 @@
+/**
+ * Every failure of the library is a tagged value.
+ */
+import { Schema } from "effect"
+
+/** The request does not fit the model's context window. Recovered by compression. */
+export class ContextLengthExceeded extends Schema.TaggedError<ContextLengthExceeded>()("ContextLengthExceeded", {
+  message: Schema.String
+}) {}
+
+/** HTTP 429. `retryAfterMs` comes from the server's `Retry-After`. Retried. */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  message: Schema.String,
+  retryAfterMs: Schema.optionalKey(Schema.Number)
+}) {}
+
+/** 5xx, 529, or the network. Retried. */
+export class ProviderUnavailable extends Schema.TaggedError<ProviderUnavailable>()("ProviderUnavailable", {
+  message: Schema.String,
+  status: Schema.optionalKey(Schema.Number)
+}) {}
+
+/** Any other 4xx (bad request, auth). Not retried. */
+export class ProviderRejected extends Schema.TaggedError<ProviderRejected>()("ProviderRejected", {
+  message: Schema.String,
+  status: Schema.optionalKey(Schema.Number)
+}) {}
+
+/** The stream ended early or carried something that could not be decoded. */
+export class MalformedResponse extends Schema.TaggedError<MalformedResponse>()("MalformedResponse", {
+  message: Schema.String
+}) {}
+
+/** Any provider failure. */
+export type ProviderError =
+  | ContextLengthExceeded
+  | RateLimited
+  | ProviderUnavailable
+  | ProviderRejected
+  | MalformedResponse
+
+/** A tool's own failure; its message becomes the error result the model sees. */
+export class ToolError extends Schema.TaggedError<ToolError>()("ToolError", {
+  message: Schema.String
+}) {}
+
+/** The session has no running turn to steer or interrupt. */
+export class NoActiveTurn extends Schema.TaggedError<NoActiveTurn>()("NoActiveTurn", {
+  sessionKey: Schema.String
+}) {}
+
+/** The steering queue of the session's turn is full; the message was not accepted. */
+export class SteeringQueueFull extends Schema.TaggedError<SteeringQueueFull>()("SteeringQueueFull", {
+  sessionKey: Schema.String,
+  capacity: Schema.Number
+}) {}
+
+/** A configuration value is invalid; `field` names it. */
+export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
+  field: Schema.String,
+  message: Schema.String
+}) {}
+
+/** A session store could not read or write. */
+export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {
+  sessionKey: Schema.String,
+  message: Schema.String
+}) {}
+
+/** A sub-turn would be nested deeper than allowed. */
+export class DepthLimitExceeded extends Schema.TaggedError<DepthLimitExceeded>()("DepthLimitExceeded", {
+  depth: Schema.Number,
+  maxDepth: Schema.Number
+}) {}
+
+/** A sub-turn configuration failed validation. */
+export class InvalidSubTurnConfig extends Schema.TaggedError<InvalidSubTurnConfig>()("InvalidSubTurnConfig", {
+  message: Schema.String
+}) {}
+
+/** A sub-turn waited too long for a concurrency slot. */
+export class ConcurrencyTimeout extends Schema.TaggedError<ConcurrencyTimeout>()("ConcurrencyTimeout", {
+  waitedMs: Schema.Number
+}) {}
+
+/** A `beforeSubTurn` hook blocked the sub-turn. */
+export class SubTurnBlocked extends Schema.TaggedError<SubTurnBlocked>()("SubTurnBlocked", {
+  reason: Schema.String
+}) {}
+
+/** Replaying a cassette met a request that is not the next recorded one. */
+export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>()("ReplayMismatch", {
+  message: Schema.String
+}) {}

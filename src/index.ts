@@ -1,0 +1,30 @@
+/**
+ * effect-agent-loop: an event-driven, hookable, interruptible, steerable LLM agent loop on Effect 4.
+ *
+ * Public API only; everything else is internal.
+ */
+export * as AgentLoopConfig from "./domain/Config.ts"
+export * from "./domain/errors.ts"
+export * as AgentEvent from "./domain/Event.ts"
+export type { AgentEvent as Event, EventKind } from "./domain/Event.ts"
+export * as Hook from "./domain/Hook.ts"
+export * as Message from "./domain/Message.ts"
+export * as ProviderTypes from "./domain/Provider.ts"
+export * as SubTurn from "./domain/SubTurn.ts"
+export * as Tool from "./domain/Tool.ts"
+export * as Turn from "./domain/Turn.ts"
+export type { Inbound, Outbound, TurnInfo, TurnResult, TurnStatus } from "./domain/Turn.ts"
+export * as Usage from "./domain/Usage.ts"
+
+export { AgentLoop, type AgentLoopShape, type TurnOptions } from "./services/AgentLoop.ts"
+export { CurrentTurn, type CurrentTurnShape } from "./services/CurrentTurn.ts"
+export { EventBus, type EventBusShape, type SubscribeOptions, type Subscription } from "./services/EventBus.ts"
+export { Hooks, type HooksShape } from "./services/Hooks.ts"
+export { LoopConfig } from "./services/LoopConfig.ts"
+export { Provider, type ChatReply, type ProviderShape } from "./services/Provider.ts"
+export { SessionStore, type SessionStoreShape } from "./services/SessionStore.ts"
+export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts"
+
+export * as EventBusLive from "./layers/EventBus.ts"
+export * as Scripted from "./layers/providers/Scripted.ts"
+export * as SessionStoreMemory from "./layers/SessionStoreMemory.ts"

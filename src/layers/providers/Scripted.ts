@@ -1,0 +1,132 @@
+/**
+ * `Scripted`: a deterministic provider for tests and demos.
+ *
+ * Responses come from a list (one per call, in order) or from a function of the request. Each may
+ * wait on the Clock before it starts (`delay`) and between its chunks (`chunkDelay`), fail with a
+ * provider error, die, or never finish (`stall`). Every request is recorded in `ScriptedLog`.
+ *
+ * @example
+ * ```ts
+ * import { Scripted } from "effect-agent-loop"
+ *
+ * const provider = Scripted.layer([
+ *   { toolCalls: [{ name: "read_file", arguments: { path: "README.md" } }] },
+ *   { content: ["It is ", "a README."], delay: "100 millis" }
+ * ])
+ * ```
+ */
+import { Context, Duration, Effect, Layer, Ref, Stream } from "effect"
+import { ProviderRejected, type ProviderError } from "../../domain/errors.ts"
+import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
+import type { Usage } from "../../domain/Usage.ts"
+import { Provider, type ProviderShape } from "../../services/Provider.ts"
+
+/** A tool call in a script; object arguments are sent as JSON, strings as they are. */
+export interface ScriptedToolCall {
+  readonly name: string
+  readonly arguments?: unknown
+  readonly id?: string
+}
+
+/** One scripted response. */
+export interface ScriptedResponse {
+  /** Text, as one delta or as the given pieces. */
+  readonly content?: string | ReadonlyArray<string>
+  readonly reasoning?: string
+  readonly toolCalls?: ReadonlyArray<ScriptedToolCall>
+  readonly finishReason?: FinishReason
+  readonly usage?: Usage
+  /** Raw chunks, sent instead of the fields above. */
+  readonly chunks?: ReadonlyArray<ProviderChunk>
+  /** Wait before the first chunk. */
+  readonly delay?: Duration.Input
+  /** Wait between chunks. */
+  readonly chunkDelay?: Duration.Input
+  /** Fail with this error (after `delay`, before any chunk). */
+  readonly error?: ProviderError
+  /** Fail after the chunks were sent (a stream that broke mid-way). */
+  readonly errorAfterChunks?: ProviderError
+  /** Die with this defect. */
+  readonly die?: unknown
+  /** Send the chunks, then never finish. */
+  readonly stall?: boolean
+}
+
+/** A script: a list consumed in order, or a function of the request and the call's index (from 0). */
+export type Script =
+  | ReadonlyArray<ScriptedResponse>
+  | ((request: ProviderRequest, index: number) => ScriptedResponse)
+
+/** The requests a scripted provider received. */
+export class ScriptedLog extends Context.Service<ScriptedLog, {
+  readonly requests: Effect.Effect<ReadonlyArray<ProviderRequest>>
+}>()("effect-agent-loop/ScriptedLog") {}
+
+const argumentsText = (value: unknown): string =>
+  value === undefined ? "{}" : typeof value === "string" ? value : JSON.stringify(value)
+
+/** The chunks a response streams, for call number `index`. */
+export const chunksOf = (response: ScriptedResponse, index: number): ReadonlyArray<ProviderChunk> => {
+  if (response.chunks) return response.chunks
+  const pieces = typeof response.content === "string" ? [response.content] : response.content ?? []
+  const calls = response.toolCalls ?? []
+  return [
+    ...(response.reasoning ? [{ _tag: "ReasoningDelta", text: response.reasoning } as const] : []),
+    ...pieces.filter((p) => p.length > 0).map((text) => ({ _tag: "TextDelta", text } as const)),
+    ...calls.map((call, i) => ({
+      _tag: "ToolCallDelta" as const,
+      index: i,
+      id: call.id ?? `call_${index}_${i}`,
+      name: call.name,
+      argumentsDelta: argumentsText(call.arguments)
+    })),
+    {
+      _tag: "Finish",
+      reason: response.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop"),
+      ...(response.usage ? { usage: response.usage } : {})
+    }
+  ]
+}
+
+const streamOf = (response: ScriptedResponse, index: number): Stream.Stream<ProviderChunk, ProviderError> => {
+  const chunks = Stream.fromIterable(chunksOf(response, index))
+  const paced = response.chunkDelay === undefined
+    ? chunks
+    : Stream.mapEffect(chunks, (chunk) => Effect.as(Effect.sleep(response.chunkDelay!), chunk))
+  const ending = response.errorAfterChunks
+    ? Stream.concat(paced, Stream.fail(response.errorAfterChunks))
+    : response.stall
+    ? Stream.concat(paced, Stream.never)
+    : paced
+  const start = response.error
+    ? Stream.fail(response.error)
+    : response.die !== undefined
+    ? Stream.die(response.die)
+    : ending
+  return response.delay === undefined ? start : Stream.concat(Stream.fromEffect(Effect.sleep(response.delay)).pipe(Stream.drain), start)
+}
+
+/** A scripted provider and the log of what it received. */
+export const make = (script: Script) =>
+  Effect.gen(function*() {
+    const requests = yield* Ref.make<ReadonlyArray<ProviderRequest>>([])
+    const provider: ProviderShape = {
+      stream: (request) =>
+        Stream.unwrap(
+          Ref.modify(requests, (seen) => [seen.length, [...seen, request]] as const).pipe(
+            Effect.map((index) => {
+              const response = typeof script === "function" ? script(request, index) : script[index]
+              return response === undefined
+                ? Stream.fail(new ProviderRejected({ message: `Scripted provider has no response for call ${index + 1}` }))
+                : streamOf(response, index)
+            })
+          )
+        )
+    }
+    return { provider, log: { requests: Ref.get(requests) } }
+  })
+
+/** The scripted provider as a layer, with its `ScriptedLog`. */
+export const layer = (script: Script): Layer.Layer<Provider | ScriptedLog> =>
+  Layer.effectContext(Effect.map(make(script), ({ log, provider }) =>
+    Context.make(Provider, provider).pipe(Context.add(ScriptedLog, log))))

@@ -1,0 +1,58 @@
+/**
+ * `AgentLoop`: the public API (DESIGN §5).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AgentLoop } from "effect-agent-loop"
+ *
+ * const program = Effect.gen(function*() {
+ *   const loop = yield* AgentLoop
+ *   const result = yield* loop.turn("session-1", "What is in this directory?")
+ *   console.log(result.status, result.finalMessage?.content)
+ * })
+ * ```
+ */
+import { Context, Effect, Scope, Stream } from "effect"
+import type { NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
+import type { AgentEvent } from "../domain/Event.ts"
+import type { Hook, RegisterOptions } from "../domain/Hook.ts"
+import type { Inbound, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
+import type { SubscribeOptions, Subscription } from "./EventBus.ts"
+
+/** Options of one turn. */
+export interface TurnOptions {
+  /** Overrides the configured model for this turn. */
+  readonly model?: string
+}
+
+/** The loop. */
+export interface AgentLoopShape {
+  /** Runs one turn and returns its result; turns of one session run one after another (FIFO). */
+  readonly turn: (sessionKey: string, input: string, options?: TurnOptions) => Effect.Effect<TurnResult>
+  /** The router: starts a turn for an idle session (at most `maxParallelTurns` at once), else steers the active one. */
+  readonly send: (inbound: Inbound) => Effect.Effect<void, SteeringQueueFull>
+  /** One reply per turn the router ran. */
+  readonly outbound: Stream.Stream<Outbound>
+  /** Steering for the session's active turn. */
+  readonly injectSteering: (sessionKey: string, message: string) => Effect.Effect<void, NoActiveTurn | SteeringQueueFull>
+  /** A follow-up, run as a new turn after the active one ends. */
+  readonly injectFollowUp: (sessionKey: string, message: string) => Effect.Effect<void, NoActiveTurn>
+  /** Skip the remaining tools, make one last tool-less call with the hint, end `interrupted`. */
+  readonly interruptGraceful: (sessionKey: string, hint?: string) => Effect.Effect<void, NoActiveTurn>
+  /** Cancel the turn now (and its sub-turns); the session rolls back; the turn ends `aborted`. */
+  readonly interruptHard: (sessionKey: string) => Effect.Effect<void, NoActiveTurn>
+  /** A scoped subscription to the event bus. */
+  readonly subscribe: (options?: SubscribeOptions) => Effect.Effect<Subscription, never, Scope.Scope>
+  /** The events as a stream. */
+  readonly events: (options?: SubscribeOptions) => Stream.Stream<AgentEvent>
+  /** Registers a hook for the life of the scope. */
+  readonly registerHook: (hook: Hook, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
+  /** The active root turn of a session, if any. */
+  readonly activeTurn: (sessionKey: string) => Effect.Effect<TurnInfo | undefined>
+  /** Every running turn, sub-turns included. */
+  readonly activeTurns: Effect.Effect<ReadonlyArray<TurnInfo>>
+}
+
+/** The agent loop service; `AgentLoop.layer` builds it from the other services. */
+export class AgentLoop extends Context.Service<AgentLoop, AgentLoopShape>()("effect-agent-loop/AgentLoop") {}

@@ -1,0 +1,44 @@
+/**
+ * `CurrentTurn`: what a tool can reach of the turn that called it, provided per call.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { CurrentTurn } from "effect-agent-loop"
+ *
+ * const delegate = Effect.gen(function*() {
+ *   const turn = yield* CurrentTurn
+ *   return yield* turn.spawnSubTurn({ model: "small", systemPrompt: "Summarise README.md" })
+ * })
+ * ```
+ */
+import { Context, Effect } from "effect"
+import type {
+  ConcurrencyTimeout,
+  DepthLimitExceeded,
+  InvalidSubTurnConfig,
+  SubTurnBlocked
+} from "../domain/errors.ts"
+import type { SubTurnConfigInput } from "../domain/SubTurn.ts"
+import type { TurnResult } from "../domain/Turn.ts"
+
+/** Why a sub-turn could not be started. */
+export type SpawnError = DepthLimitExceeded | InvalidSubTurnConfig | ConcurrencyTimeout | SubTurnBlocked
+
+/** The calling turn. */
+export interface CurrentTurnShape {
+  readonly turnId: string
+  readonly sessionKey: string
+  readonly depth: number
+  readonly parentTurnId: string | undefined
+  /** Runs a child turn (DESIGN §7) and returns its result; `async: true` also delivers it to this turn. */
+  readonly spawnSubTurn: (config: SubTurnConfigInput) => Effect.Effect<TurnResult, SpawnError>
+  /**
+   * Starts a child turn in a fiber owned by this turn (by the loop when `critical`) and returns
+   * its id at once; its result reaches this turn as a pending result or an orphan.
+   */
+  readonly spawnDetached: (config: SubTurnConfigInput) => Effect.Effect<string, SpawnError>
+}
+
+/** The current turn, as seen from inside a tool. */
+export class CurrentTurn extends Context.Service<CurrentTurn, CurrentTurnShape>()("effect-agent-loop/CurrentTurn") {}

@@ -1,0 +1,71 @@
+/**
+ * `ToolRegistry`: the tools a turn may call.
+ *
+ * @example
+ * ```ts
+ * import { ToolRegistry } from "effect-agent-loop"
+ * const tools = ToolRegistry.layer([add, readFile])
+ * ```
+ */
+import { Context, Effect, Layer, Option, Scope } from "effect"
+import type { Tool } from "../domain/Tool.ts"
+import type { CurrentTurn } from "./CurrentTurn.ts"
+
+/** A tool whose remaining needs the loop provides per call. */
+export type RegisteredTool = Tool<CurrentTurn>
+
+/** The registry. */
+export interface ToolRegistryShape {
+  /** The tools now registered, in registration order. */
+  readonly list: Effect.Effect<ReadonlyArray<RegisteredTool>>
+  /** A tool by name. */
+  readonly get: (name: string) => Effect.Effect<Option.Option<RegisteredTool>>
+  /** Adds tools for the life of the scope (MCP servers, plugins); a later tool of the same name wins. */
+  readonly register: (tools: ReadonlyArray<RegisteredTool>) => Effect.Effect<void, never, Scope.Scope>
+}
+
+/** The tool registry service. */
+export class ToolRegistry extends Context.Service<ToolRegistry, ToolRegistryShape>()("effect-agent-loop/ToolRegistry") {
+  /**
+   * A registry holding `tools`. Whatever the tools need, other than what the loop provides per
+   * call (`CurrentTurn`), is taken from the layer's context once.
+   */
+  static layer<R = never>(
+    tools: ReadonlyArray<Tool<R>>
+  ): Layer.Layer<ToolRegistry, never, Exclude<R, CurrentTurn>> {
+    return Layer.effect(ToolRegistry, Effect.gen(function*() {
+      const context = yield* Effect.context<Exclude<R, CurrentTurn>>()
+      const entries: Array<RegisteredTool> = tools.map((tool) => ({
+        ...tool,
+        execute: (args, ctx) => Effect.provideContext(tool.execute(args, ctx), context as Context.Context<any>)
+      }))
+      return makeRegistry(entries)
+    }))
+  }
+}
+
+/** A registry over a mutable list; `register` adds for the life of a scope. */
+export const makeRegistry = (initial: ReadonlyArray<RegisteredTool>): ToolRegistryShape => {
+  let entries: ReadonlyArray<RegisteredTool> = initial
+  const find = (name: string) => {
+    for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.name === name) return Option.some(entries[i]!)
+    return Option.none()
+  }
+  return {
+    list: Effect.sync(() => {
+      const seen = new Set<string>()
+      return entries.filter((t) => find(t.name).pipe(Option.exists((winner) => winner === t)) && !seen.has(t.name) && seen.add(t.name))
+    }),
+    get: (name) => Effect.sync(() => find(name)),
+    register: (tools) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          entries = [...entries, ...tools]
+        }),
+        () =>
+          Effect.sync(() => {
+            entries = entries.filter((t) => !tools.includes(t))
+          })
+      )
+  }
+}
