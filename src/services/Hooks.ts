@@ -4,10 +4,11 @@
  * The loop calls one method per point and gets the combined outcome of every handler:
  * transforms chained in priority order, the first deny/abort/block winning, patches accumulated.
  * Every method here never fails: a handler that fails, dies or times out counts as "continue"
- * (approval: "deny") and is reported as an `Error` event.
+ * (approval: "deny") and is reported as an `Error` event. `onEvent` observers are not called by
+ * the loop: each one is a bus subscriber of its own, so a stalled observer loses its own events
+ * and never slows a turn.
  */
 import { Context, Effect, Scope } from "effect"
-import type { AgentEvent } from "../domain/Event.ts"
 import type {
   AbortTurn,
   Approve,
@@ -53,8 +54,6 @@ export interface HooksShape {
   readonly register: (hook: Hook, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
   /** The registered hooks, in run order. */
   readonly list: Effect.Effect<ReadonlyArray<HookInfo>>
-  /** Offers an event to the `onEvent` observers; never waits for them. */
-  readonly onEvent: (event: AgentEvent) => Effect.Effect<void>
   readonly sessionStart: (input: { readonly sessionKey: string }) => Effect.Effect<Continue | Block>
   readonly sessionEnd: (input: { readonly sessionKey: string }) => Effect.Effect<void>
   readonly beforeTurn: (input: {
