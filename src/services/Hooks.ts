@@ -27,16 +27,26 @@ import type { AssistantMessage, Message } from "../domain/Message.ts"
 import type { ProviderRequest } from "../domain/Provider.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 
+/** A stopping decision with the name of the hook that made it, for the `Error` event. */
+export type Named<D> = D & { readonly hook: string }
+
 /** The combined outcome of `beforeTurn`. */
 export type BeforeTurnOutcome =
   | { readonly _tag: "Continue"; readonly addMessages: ReadonlyArray<Message>; readonly systemPrompt: string | undefined }
-  | Block
+  | Named<Block>
 /** The combined outcome of `beforeLLMRequest`: the request to send, or an abort. */
-export type RequestOutcome = { readonly _tag: "Continue"; readonly request: ProviderRequest } | AbortTurn | HardAbort
+export type RequestOutcome =
+  | { readonly _tag: "Continue"; readonly request: ProviderRequest }
+  | Named<AbortTurn>
+  | Named<HardAbort>
 /** The combined outcome of `afterLLMResponse`. */
-export type ResponseOutcome = { readonly _tag: "Continue"; readonly response: HookResponse } | AbortTurn
+export type ResponseOutcome = { readonly _tag: "Continue"; readonly response: HookResponse } | Named<AbortTurn>
 /** The combined outcome of `beforeTool`: the arguments to run with, or a denial/abort. */
-export type BeforeToolOutcome = { readonly _tag: "Continue"; readonly arguments: unknown } | Deny | AbortTurn | HardAbort
+export type BeforeToolOutcome =
+  | { readonly _tag: "Continue"; readonly arguments: unknown }
+  | Named<Deny>
+  | Named<AbortTurn>
+  | Named<HardAbort>
 /** A tool result after `afterTool`/`onToolFailure` patches. */
 export interface ToolResultOutcome { readonly content: string; readonly isError: boolean }
 
@@ -54,7 +64,7 @@ export interface HooksShape {
   readonly register: (hook: Hook, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
   /** The registered hooks, in run order. */
   readonly list: Effect.Effect<ReadonlyArray<HookInfo>>
-  readonly sessionStart: (input: { readonly sessionKey: string }) => Effect.Effect<Continue | Block>
+  readonly sessionStart: (input: { readonly sessionKey: string }) => Effect.Effect<Continue | Named<Block>>
   readonly sessionEnd: (input: { readonly sessionKey: string }) => Effect.Effect<void>
   readonly beforeTurn: (input: {
     readonly context: HookContext
@@ -72,7 +82,7 @@ export interface HooksShape {
   }) => Effect.Effect<ResponseOutcome>
   readonly beforeTool: (input: { readonly context: HookContext; readonly call: HookToolCall }) => Effect.Effect<BeforeToolOutcome>
   /** Only for tools that require approval; no approver means deny unless `autoApprove`; timeout denies. */
-  readonly approveTool: (input: { readonly context: HookContext; readonly call: HookToolCall }) => Effect.Effect<Approve | Deny>
+  readonly approveTool: (input: { readonly context: HookContext; readonly call: HookToolCall }) => Effect.Effect<Approve | Named<Deny>>
   /** `afterTool` when `failed` is false, else `onToolFailure`. */
   readonly afterTool: (input: {
     readonly context: HookContext
@@ -84,19 +94,19 @@ export interface HooksShape {
     readonly context: HookContext
     readonly finalMessage: AssistantMessage
     readonly stopHookActive: boolean
-  }) => Effect.Effect<Continue | Block>
+  }) => Effect.Effect<Continue | Named<Block>>
   readonly beforeCompact: (input: {
     readonly context: HookContext
     readonly reason: "overflow" | "budget" | "summary"
     readonly messages: ReadonlyArray<Message>
-  }) => Effect.Effect<Continue | AbortTurn>
+  }) => Effect.Effect<Continue | Named<AbortTurn>>
   readonly afterCompact: (input: {
     readonly context: HookContext
     readonly reason: "overflow" | "budget" | "summary"
     readonly dropped: number
     readonly remaining: number
   }) => Effect.Effect<void>
-  readonly beforeSubTurn: (input: { readonly context: HookContext; readonly subTurn: HookSubTurn }) => Effect.Effect<Continue | Block>
+  readonly beforeSubTurn: (input: { readonly context: HookContext; readonly subTurn: HookSubTurn }) => Effect.Effect<Continue | Named<Block>>
   readonly afterSubTurn: (input: {
     readonly context: HookContext
     readonly subTurn: HookSubTurn
