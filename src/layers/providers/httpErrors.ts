@@ -1,0 +1,134 @@
+/**
+ * The mapping from what an HTTP model API says when it fails to the library's provider errors,
+ * shared by the wire-format layers so that every vendor is retried (or not) the same way.
+ */
+import { Redacted } from "effect"
+import {
+  ContextLengthExceeded,
+  MalformedResponse,
+  type ProviderError,
+  ProviderRejected,
+  ProviderUnavailable,
+  RateLimited
+} from "../../domain/errors.ts"
+
+/** The longest server message kept in an error; error bodies can be whole HTML pages. */
+const maxMessageLength = 500
+
+/**
+ * Removes every secret from a text. Servers and proxies sometimes echo request headers back
+ * in error bodies, so nothing produced from a server's words may carry the API key.
+ */
+export const scrub = (text: string, secrets: ReadonlyArray<Redacted.Redacted<string>>): string => {
+  let out = text
+  for (const secret of secrets) {
+    const value = Redacted.value(secret)
+    if (value.length > 0) out = out.split(value).join("<redacted>")
+  }
+  return out.length > maxMessageLength ? `${out.slice(0, maxMessageLength)}…` : out
+}
+
+/**
+ * How long a server asks us to wait, in milliseconds: `retry-after-ms` (OpenAI), else
+ * `Retry-After` as seconds or as an HTTP date relative to `nowMs` (the Clock's time).
+ */
+export const retryAfterMs = (headers: Readonly<Record<string, string | undefined>>, nowMs: number): number | undefined => {
+  const ms = headers["retry-after-ms"]
+  if (ms !== undefined && ms.trim() !== "" && Number.isFinite(Number(ms))) return Math.max(0, Number(ms))
+  const value = headers["retry-after"]?.trim()
+  if (value === undefined || value === "") return undefined
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs)
+}
+
+/** The message and code of an error body, in the shapes OpenAI, Anthropic, vLLM and Ollama use. */
+export const describeBody = (body: string): { readonly message: string; readonly code?: string } => {
+  let json: unknown
+  try {
+    json = JSON.parse(body)
+  } catch {
+    return { message: body.trim() }
+  }
+  const record = (u: unknown): Record<string, unknown> | undefined =>
+    typeof u === "object" && u !== null ? u as Record<string, unknown> : undefined
+  const root = record(json)
+  const inner = record(root?.["error"])
+  const text = (u: unknown) => typeof u === "string" ? u : undefined
+  const message = text(inner?.["message"]) ?? text(root?.["error"]) ?? text(root?.["message"]) ?? text(root?.["detail"]) ??
+    body.trim()
+  const code = text(inner?.["code"]) ?? text(inner?.["type"]) ?? text(root?.["code"]) ?? text(root?.["type"])
+  return code === undefined ? { message } : { message, code }
+}
+
+const contextLengthPattern = /context[_ ]length|maximum context|prompt is too long|context window|too many tokens/i
+
+/** Whether an error's words say the prompt did not fit the model. */
+export const isContextLength = (message: string, code?: string): boolean =>
+  code === "context_length_exceeded" || contextLengthPattern.test(message)
+
+/** The provider error for a non-success HTTP response. */
+export const fromResponse = (options: {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string | undefined>>
+  readonly body: string
+  readonly nowMs: number
+  readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
+}): ProviderError => {
+  const { code, message: raw } = describeBody(options.body)
+  const status = options.status
+  const message = scrub(raw === "" ? `HTTP ${status}` : raw, options.secrets)
+  if (status === 413 || (status === 400 && isContextLength(raw, code))) return new ContextLengthExceeded({ message })
+  if (status === 429 && code !== "insufficient_quota") {
+    const wait = retryAfterMs(options.headers, options.nowMs)
+    return new RateLimited(wait === undefined ? { message } : { message, retryAfterMs: wait })
+  }
+  if (status >= 500 || status === 408) return new ProviderUnavailable({ message, status })
+  return new ProviderRejected({ message, status })
+}
+
+/**
+ * The provider error for an error reported inside a stream (after a 200): its words decide
+ * whether it is the context length; otherwise it is treated as a server-side failure.
+ */
+export const fromStreamError = (
+  body: { readonly message: string; readonly code?: string },
+  secrets: ReadonlyArray<Redacted.Redacted<string>>
+): ProviderError => {
+  const message = scrub(body.message, secrets)
+  if (isContextLength(body.message, body.code)) return new ContextLengthExceeded({ message })
+  if (body.code === "rate_limit_error" || body.code === "rate_limit_exceeded") return new RateLimited({ message })
+  if (body.code === "invalid_request_error" || body.code === "authentication_error" || body.code === "permission_error") {
+    return new ProviderRejected({ message })
+  }
+  return new ProviderUnavailable({ message })
+}
+
+/** A transport failure (refused, reset, dropped mid-stream): the network, so retryable. */
+export const fromTransport = (what: string, cause: unknown, secrets: ReadonlyArray<Redacted.Redacted<string>>) =>
+  new ProviderUnavailable({ message: scrub(`${what}: ${causeText(cause)}`, secrets) })
+
+/** A response that cannot be decoded. */
+export const malformed = (message: string, secrets: ReadonlyArray<Redacted.Redacted<string>>) =>
+  new MalformedResponse({ message: scrub(message, secrets) })
+
+const causeText = (cause: unknown): string =>
+  cause instanceof Error ? cause.message : typeof cause === "string" ? cause : "unknown error"
+
+/** The same error with every secret removed from its message: the last step of every provider stream. */
+export const scrubError = (error: ProviderError, secrets: ReadonlyArray<Redacted.Redacted<string>>): ProviderError => {
+  if (secrets.length === 0 || scrub(error.message, secrets) === error.message) return error
+  const message = scrub(error.message, secrets)
+  switch (error._tag) {
+    case "ContextLengthExceeded":
+      return new ContextLengthExceeded({ message })
+    case "RateLimited":
+      return new RateLimited(error.retryAfterMs === undefined ? { message } : { message, retryAfterMs: error.retryAfterMs })
+    case "ProviderUnavailable":
+      return new ProviderUnavailable(error.status === undefined ? { message } : { message, status: error.status })
+    case "ProviderRejected":
+      return new ProviderRejected(error.status === undefined ? { message } : { message, status: error.status })
+    case "MalformedResponse":
+      return new MalformedResponse({ message })
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The path shared by the SSE wire formats: bytes → text → SSE events (Effect's `Sse.decode`) →
+ * a per-response decoder that turns each event into provider chunks. The decoders are plain
+ * state machines, so the same pipeline runs on a live HTTP body and on scripted bytes in tests.
+ */
+import { Stream } from "effect"
+import { Sse } from "effect/encoding"
+import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
+import type { ProviderChunk } from "../../domain/Provider.ts"
+
+/** What one SSE event did to a response: chunks to emit, and whether the response is complete. */
+export interface Step {
+  readonly chunks: ReadonlyArray<ProviderChunk>
+  readonly done: boolean
+}
+
+/** The decoder of one response of one wire format. */
+export interface WireDecoder {
+  /** The chunks of one event, or the error it carries or provokes. */
+  readonly feed: (event: Sse.Event) => Step | ProviderError
+  /** The error for a body that ended before the format's terminator. */
+  readonly incomplete: () => ProviderError
+}
+
+const isStep = (u: Step | ProviderError): u is Step => "chunks" in u
+
+/**
+ * Decodes an SSE body into provider chunks. Upstream errors must already be provider errors;
+ * SSE-level failures (an oversized event, a `retry:` directive no model API sends) become
+ * `MalformedResponse`. The stream stops reading at the format's terminator.
+ */
+export const decodeSse = (
+  bytes: Stream.Stream<Uint8Array, ProviderError>,
+  makeDecoder: () => WireDecoder
+): Stream.Stream<ProviderChunk, ProviderError> =>
+  Stream.suspend(() => {
+    const decoder = makeDecoder()
+    let done = false
+    return bytes.pipe(
+      Stream.decodeText,
+      Stream.pipeThroughChannel(Sse.decode()),
+      Stream.mapError((error): ProviderError =>
+        error._tag === "Retry" || error._tag === "SseError"
+          ? new MalformedResponse({ message: `Invalid event stream: ${error._tag === "Retry" ? "unexpected retry field" : error.message}` })
+          : error
+      ),
+      Stream.map(decoder.feed),
+      Stream.takeUntil((step) => !isStep(step) || step.done),
+      Stream.flatMap((step) => {
+        if (!isStep(step)) return Stream.fail(step)
+        done = step.done
+        return Stream.fromArray(step.chunks)
+      }),
+      Stream.concat(Stream.suspend(() => done ? Stream.empty : Stream.fail(decoder.incomplete())))
+    )
+  })
+
+/** A JSON object from an event's data, or `undefined` when it is not one. */
+export const parseObject = (data: string): Record<string, unknown> | undefined => {
+  try {
+    const value: unknown = JSON.parse(data)
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A field as an object, tolerating servers that omit or null it. */
+export const objectAt = (record: Record<string, unknown> | undefined, key: string): Record<string, unknown> | undefined => {
+  const value = record?.[key]
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+}
+
+/** A field as a string, or `undefined`. */
+export const stringAt = (record: Record<string, unknown> | undefined, key: string): string | undefined => {
+  const value = record?.[key]
+  return typeof value === "string" ? value : undefined
+}
+
+/** A field as a finite number, or `undefined`. */
+export const numberAt = (record: Record<string, unknown> | undefined, key: string): number | undefined => {
+  const value = record?.[key]
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined
+}
+
+/** A short excerpt of a payload for an error message. */
+export const excerpt = (data: string): string => data.length > 120 ? `${data.slice(0, 120)}…` : data

@@ -1,0 +1,263 @@
+import { NodeHttpClient } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Fiber, Redacted, Stream } from "effect"
+import { HttpClient, HttpClientResponse } from "effect/http"
+import { TestClock } from "effect/testing"
+import type { ProviderError } from "../src/domain/errors.ts"
+import * as Message from "../src/domain/Message.ts"
+import type { ProviderRequest } from "../src/domain/Provider.ts"
+import * as OpenAiCompatible from "../src/layers/providers/OpenAiCompatible.ts"
+import { bytesEvery, data, start, type WireResponse } from "./support/wireServer.ts"
+import { openAiText, openAiTextChunks, openAiTools, openAiToolsChunks } from "./support/wireFixtures.ts"
+
+const KEY = "sk-test-0123456789abcdef"
+
+const request: ProviderRequest = {
+  model: "gpt-4o",
+  messages: [
+    Message.system("Be brief."),
+    Message.user("read a.md"),
+    Message.assistant("", [{ id: "call_1", name: "read_file", arguments: "{\"path\":\"a.md\"}" }]),
+    Message.toolResult({ id: "call_1", name: "read_file" }, "hello", true),
+    Message.assistant("It says hello.")
+  ],
+  tools: [{ name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } } } }],
+  maxTokens: 256
+}
+
+const collect = (url: string, options: OpenAiCompatible.Options = {}) =>
+  Effect.gen(function*() {
+    const provider = yield* OpenAiCompatible.make({ baseUrl: `${url}/v1`, apiKey: Redacted.make(KEY), ...options })
+    return yield* Stream.runCollect(provider.stream(request))
+  }).pipe(Effect.provide(NodeHttpClient.layerUndici))
+
+const failWith = (response: WireResponse, options: OpenAiCompatible.Options = {}) =>
+  Effect.gen(function*() {
+    const server = yield* start([response])
+    const error = yield* Effect.flip(collect(server.url, options))
+    expect(JSON.stringify(error)).not.toContain(KEY)
+    expect(String(error)).not.toContain(KEY)
+    return error
+  })
+
+const openAiError = (message: string, type: string, code: string | null) =>
+  JSON.stringify({ error: { message, type, param: null, code } })
+
+describe("OpenAiCompatible", () => {
+  it.live("decodes text, reasoning and usage split mid-JSON and mid-UTF-8, and sends the request correctly", () =>
+    Effect.gen(function*() {
+      const server = yield* start([{ body: bytesEvery(openAiText, 7) }])
+      const chunks = yield* Effect.gen(function*() {
+        const provider = yield* OpenAiCompatible.make({ baseUrl: `${server.url}/v1/`, headers: { "x-title": "agent" } })
+        return yield* Stream.runCollect(provider.stream(request))
+      }).pipe(
+        Effect.provide(NodeHttpClient.layerUndici),
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { OPENAI_API_KEY: KEY } }))
+      )
+      expect(chunks).toEqual(openAiTextChunks)
+      const received = server.requests[0]!
+      expect(received.method).toBe("POST")
+      expect(received.path).toBe("/v1/chat/completions")
+      expect(received.headers["authorization"]).toBe(`Bearer ${KEY}`)
+      expect(received.headers["x-title"]).toBe("agent")
+      expect(received.json).toEqual({
+        model: "gpt-4o",
+        stream: true,
+        stream_options: { include_usage: true },
+        max_tokens: 256,
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "read a.md" },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: "call_1", type: "function", function: { name: "read_file", arguments: "{\"path\":\"a.md\"}" } }]
+          },
+          { role: "tool", tool_call_id: "call_1", content: "hello" },
+          { role: "assistant", content: "It says hello." }
+        ],
+        tools: [{
+          type: "function",
+          function: { name: "read_file", description: "Reads a file", parameters: request.tools[0]!.parameters }
+        }]
+      })
+    }))
+
+  it.live("passes two parallel tool calls through by index, arguments interleaved", () =>
+    Effect.gen(function*() {
+      const server = yield* start([{ body: bytesEvery(openAiTools, 11) }])
+      expect(yield* collect(server.url)).toEqual(openAiToolsChunks)
+    }))
+
+  it.live("reads `reasoning` (Ollama, OpenRouter) as well as `reasoning_content`; omits tools and auth when absent", () =>
+    Effect.gen(function*() {
+      const body = [
+        data({ choices: [{ index: 0, delta: { role: "assistant", content: "", reasoning: "hmm" } }] }),
+        data({ choices: [{ index: 0, delta: { content: "ok" }, finish_reason: "length" }] }),
+        "data: [DONE]\n\n"
+      ]
+      const server = yield* start([{ body }])
+      const chunks = yield* Effect.gen(function*() {
+        const provider = yield* OpenAiCompatible.make({ baseUrl: server.url, maxTokensField: "max_completion_tokens" })
+        return yield* Stream.runCollect(provider.stream({ model: "llama3", messages: [Message.user("hi")], tools: [], maxTokens: 9 }))
+      }).pipe(
+        Effect.provide(NodeHttpClient.layerUndici),
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: {} }))
+      )
+      expect(chunks).toEqual([
+        { _tag: "ReasoningDelta", text: "hmm" },
+        { _tag: "TextDelta", text: "ok" },
+        { _tag: "Finish", reason: "length" }
+      ])
+      expect(server.requests[0]!.headers["authorization"]).toBeUndefined()
+      expect(server.requests[0]!.json.tools).toBeUndefined()
+      expect(server.requests[0]!.json.max_completion_tokens).toBe(9)
+    }))
+
+  it.live("maps finish reasons", () =>
+    Effect.gen(function*() {
+      const reasons: Array<string> = []
+      for (const reason of ["stop", "tool_calls", "length", "content_filter", "eos"]) {
+        const server = yield* start([{ body: [data({ choices: [{ index: 0, delta: {}, finish_reason: reason }] }), "data: [DONE]\n\n"] }])
+        const chunks = yield* collect(server.url)
+        reasons.push((chunks.at(-1) as { reason: string }).reason)
+      }
+      expect(reasons).toEqual(["stop", "tool_calls", "length", "content_filter", "other"])
+    }))
+
+  it.live("context length by code and by message → ContextLengthExceeded", () =>
+    Effect.gen(function*() {
+      const byCode = yield* failWith({
+        status: 400,
+        headers: { "content-type": "application/json" },
+        body: [openAiError("This model's maximum context length is 128000 tokens.", "invalid_request_error", "context_length_exceeded")]
+      })
+      expect(byCode._tag).toBe("ContextLengthExceeded")
+      expect(byCode.message).toContain("maximum context length")
+      const vllm = yield* failWith({
+        status: 400,
+        body: [JSON.stringify({ object: "error", message: "The prompt is too long for the context window", type: "BadRequestError", code: 400 })]
+      })
+      expect(vllm._tag).toBe("ContextLengthExceeded")
+      expect((yield* failWith({ status: 413, body: ["request too large"] }))._tag).toBe("ContextLengthExceeded")
+    }))
+
+  it.live("429 → RateLimited with Retry-After seconds or retry-after-ms; insufficient_quota → ProviderRejected", () =>
+    Effect.gen(function*() {
+      const body = [openAiError("Rate limit reached for gpt-4o", "requests", "rate_limit_exceeded")]
+      const seconds = yield* failWith({ status: 429, headers: { "retry-after": "7" }, body })
+      expect(seconds).toMatchObject({ _tag: "RateLimited", retryAfterMs: 7000, message: "Rate limit reached for gpt-4o" })
+      const ms = yield* failWith({ status: 429, headers: { "retry-after": "7", "retry-after-ms": "1250" }, body })
+      expect(ms).toMatchObject({ _tag: "RateLimited", retryAfterMs: 1250 })
+      const none = yield* failWith({ status: 429, body })
+      expect(none._tag).toBe("RateLimited")
+      expect((none as { retryAfterMs?: number }).retryAfterMs).toBeUndefined()
+      const quota = yield* failWith({ status: 429, body: [openAiError("You exceeded your current quota", "insufficient_quota", "insufficient_quota")] })
+      expect(quota).toMatchObject({ _tag: "ProviderRejected", status: 429 })
+    }))
+
+  it.effect("Retry-After as an HTTP date is measured against the Clock", () =>
+    Effect.gen(function*() {
+      const now = Date.parse("2025-01-06T12:00:00Z")
+      yield* TestClock.setTime(now)
+      const error = yield* failWith({
+        status: 429,
+        headers: { "retry-after": new Date(now + 30_000).toUTCString() },
+        body: [openAiError("slow down", "requests", "rate_limit_exceeded")]
+      })
+      expect(error).toMatchObject({ _tag: "RateLimited", retryAfterMs: 30_000 })
+    }))
+
+  it.live("5xx and 529 → ProviderUnavailable; other 4xx → ProviderRejected with the server's message", () =>
+    Effect.gen(function*() {
+      for (const status of [500, 502, 503, 529]) {
+        const error = yield* failWith({ status, body: [openAiError("The server had an error", "server_error", null)] })
+        expect(error).toMatchObject({ _tag: "ProviderUnavailable", status, message: "The server had an error" })
+      }
+      const notFound = yield* failWith({ status: 404, body: [openAiError("The model `gpt-9` does not exist", "invalid_request_error", "model_not_found")] })
+      expect(notFound).toMatchObject({ _tag: "ProviderRejected", status: 404, message: "The model `gpt-9` does not exist" })
+      const ollama = yield* failWith({ status: 400, body: [JSON.stringify({ error: "invalid tool schema" })] })
+      expect(ollama).toMatchObject({ _tag: "ProviderRejected", message: "invalid tool schema" })
+    }))
+
+  it.live("an error body echoing the Authorization header never leaks the key", () =>
+    Effect.gen(function*() {
+      const error = yield* failWith({
+        status: 401,
+        body: [openAiError(`Incorrect API key provided: Bearer ${KEY}. Header was 'Authorization: Bearer ${KEY}'`, "invalid_request_error", "invalid_api_key")]
+      })
+      expect(error._tag).toBe("ProviderRejected")
+      expect(error.message).toContain("Incorrect API key provided")
+      expect(error.message).toContain("<redacted>")
+      expect(error.message).not.toContain(KEY)
+    }))
+
+  it.live("an error event inside a 200 stream is mapped by its words", () =>
+    Effect.gen(function*() {
+      const error = yield* failWith({
+        body: [
+          data({ choices: [{ index: 0, delta: { content: "par" } }] }),
+          data({ error: { code: 502, message: "Provider disconnected" }, choices: [{ index: 0, delta: {}, finish_reason: "error" }] })
+        ]
+      })
+      expect(error).toMatchObject({ _tag: "ProviderUnavailable", message: "Provider disconnected" })
+    }))
+
+  it.live("a dropped connection mid-stream → ProviderUnavailable; a clean early end or bad JSON → MalformedResponse", () =>
+    Effect.gen(function*() {
+      const dropped = yield* failWith({ body: [openAiText.slice(0, 300)], drop: true })
+      expect(dropped._tag).toBe("ProviderUnavailable")
+      const early = yield* failWith({ body: [openAiText.slice(0, openAiText.indexOf("data: [DONE]"))] })
+      expect(early._tag).toBe("MalformedResponse")
+      const noFinish = yield* failWith({ body: [data({ choices: [{ index: 0, delta: { content: "a" } }] })] })
+      expect(noFinish).toMatchObject({ _tag: "MalformedResponse", message: expect.stringContaining("no finish_reason") })
+      const badJson = yield* failWith({ body: ["data: {\"choices\": [\n\n", "data: [DONE]\n\n"] })
+      expect(badJson).toMatchObject({ _tag: "MalformedResponse", message: expect.stringContaining("Invalid JSON") })
+    }))
+
+  it.live("a refused connection → ProviderUnavailable", () =>
+    Effect.gen(function*() {
+      const server = yield* start([{}])
+      yield* server.close
+      const error = yield* Effect.flip(collect(server.url))
+      expect(error._tag).toBe("ProviderUnavailable")
+      expect(JSON.stringify(error)).not.toContain(KEY)
+    }))
+
+  it.effect("times out on the Clock: no response head, then a stalled body → ProviderUnavailable", () =>
+    Effect.gen(function*() {
+      const silent = HttpClient.make(() => Effect.never)
+      const fiber = yield* OpenAiCompatible.make({ timeout: "30 seconds", apiKey: Redacted.make(KEY) }).pipe(
+        Effect.flatMap((provider) => Stream.runCollect(provider.stream(request))),
+        Effect.provideService(HttpClient.HttpClient, silent),
+        Effect.flip,
+        Effect.forkChild
+      )
+      yield* TestClock.adjust("29 seconds")
+      expect(fiber.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust("1 second")
+      const noHead: ProviderError = yield* Fiber.join(fiber)
+      expect(noHead).toMatchObject({ _tag: "ProviderUnavailable", message: expect.stringContaining("No response") })
+
+      const stalled = HttpClient.make((req) =>
+        Effect.succeed(HttpClientResponse.fromWeb(
+          req,
+          new Response(new ReadableStream({
+            start: (controller) => controller.enqueue(new TextEncoder().encode(data({ choices: [{ index: 0, delta: { content: "a" } }] })))
+          }), { status: 200 })
+        ))
+      )
+      const chunks: Array<unknown> = []
+      const fiber2 = yield* OpenAiCompatible.make({ timeout: "30 seconds" }).pipe(
+        Effect.flatMap((provider) => Stream.runForEach(provider.stream(request), (c) => Effect.sync(() => chunks.push(c)))),
+        Effect.provideService(HttpClient.HttpClient, stalled),
+        Effect.flip,
+        Effect.forkChild
+      )
+      yield* Effect.yieldNow
+      yield* TestClock.adjust("30 seconds")
+      const stall = yield* Fiber.join(fiber2)
+      expect(chunks).toEqual([{ _tag: "TextDelta", text: "a" }])
+      expect(stall).toMatchObject({ _tag: "ProviderUnavailable", message: expect.stringContaining("stalled") })
+    }))
+})

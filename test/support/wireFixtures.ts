@@ -1,0 +1,121 @@
+/**
+ * Byte-for-byte response bodies of the two wire formats, shared by the provider tests and the
+ * fuzz test: what OpenAI and Anthropic actually send for a text reply with reasoning and two
+ * parallel tool calls, and the chunks the library must decode from them.
+ */
+import type { ProviderChunk } from "../../src/domain/Provider.ts"
+import { data, event } from "./wireServer.ts"
+
+const oa = (delta: unknown, finish: string | null = null) => ({
+  id: "chatcmpl-9x",
+  object: "chat.completion.chunk",
+  created: 1736000000,
+  model: "gpt-4o-2024-08-06",
+  system_fingerprint: "fp_abc",
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  usage: null
+})
+
+/** OpenAI: role chunk, reasoning, text with multi-byte characters, keep-alive, usage chunk, [DONE]. */
+export const openAiText = [
+  data(oa({ role: "assistant", content: "", refusal: null })),
+  ": keep-alive\n\n",
+  data(oa({ reasoning_content: "Think: grüße" })),
+  data(oa({ content: "Grüße, " })),
+  data(oa({ content: "世界 🌍" })),
+  data(oa({}, "stop")),
+  data({ ...oa({}), choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } }),
+  "data: [DONE]\n\n"
+].join("")
+
+/** What `openAiText` decodes to. */
+export const openAiTextChunks: ReadonlyArray<ProviderChunk> = [
+  { _tag: "ReasoningDelta", text: "Think: grüße" },
+  { _tag: "TextDelta", text: "Grüße, " },
+  { _tag: "TextDelta", text: "世界 🌍" },
+  { _tag: "Finish", reason: "stop", usage: { inputTokens: 12, outputTokens: 5 } }
+]
+
+const call = (index: number, fields: Record<string, unknown>) => oa({ tool_calls: [{ index, ...fields }] })
+
+/** OpenAI: two parallel tool calls whose argument pieces interleave. */
+export const openAiTools = [
+  data(oa({ role: "assistant", content: null })),
+  data(call(0, { id: "call_a", type: "function", function: { name: "read_file", arguments: "" } })),
+  data(call(1, { id: "call_b", type: "function", function: { name: "list_dir", arguments: "" } })),
+  data(call(0, { function: { arguments: "{\"path\":" } })),
+  data(call(1, { function: { arguments: "{\"path\":\".\"}" } })),
+  data(call(0, { function: { arguments: "\"ä.md\"}" } })),
+  data(oa({}, "tool_calls")),
+  data({ ...oa({}), choices: [], usage: { prompt_tokens: 40, completion_tokens: 22, total_tokens: 62 } }),
+  "data: [DONE]\n\n"
+].join("")
+
+/** What `openAiTools` decodes to. */
+export const openAiToolsChunks: ReadonlyArray<ProviderChunk> = [
+  { _tag: "ToolCallDelta", index: 0, id: "call_a", name: "read_file", argumentsDelta: "" },
+  { _tag: "ToolCallDelta", index: 1, id: "call_b", name: "list_dir", argumentsDelta: "" },
+  { _tag: "ToolCallDelta", index: 0, argumentsDelta: "{\"path\":" },
+  { _tag: "ToolCallDelta", index: 1, argumentsDelta: "{\"path\":\".\"}" },
+  { _tag: "ToolCallDelta", index: 0, argumentsDelta: "\"ä.md\"}" },
+  { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 40, outputTokens: 22 } }
+]
+
+/** Anthropic: thinking, text, two tool_use blocks, pings, usage in message_start and message_delta. */
+export const anthropicStream = [
+  event("message_start", {
+    type: "message_start",
+    message: {
+      id: "msg_01",
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5",
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 25, output_tokens: 1 }
+    }
+  }),
+  event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } }),
+  event("ping", { type: "ping" }),
+  event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Überlege…" } }),
+  event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "sig" } }),
+  event("content_block_stop", { type: "content_block_stop", index: 0 }),
+  event("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } }),
+  event("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "Hallo 世界" } }),
+  event("content_block_stop", { type: "content_block_stop", index: 1 }),
+  event("content_block_start", {
+    type: "content_block_start",
+    index: 2,
+    content_block: { type: "tool_use", id: "toolu_a", name: "read_file", input: {} }
+  }),
+  event("content_block_delta", { type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: "" } }),
+  event("content_block_delta", { type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: "{\"path\": \"ä" } }),
+  event("content_block_delta", { type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: ".md\"}" } }),
+  event("content_block_stop", { type: "content_block_stop", index: 2 }),
+  event("content_block_start", {
+    type: "content_block_start",
+    index: 3,
+    content_block: { type: "tool_use", id: "toolu_b", name: "list_dir", input: {} }
+  }),
+  event("content_block_delta", { type: "content_block_delta", index: 3, delta: { type: "input_json_delta", partial_json: "{\"path\": \".\"}" } }),
+  event("content_block_stop", { type: "content_block_stop", index: 3 }),
+  event("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: "tool_use", stop_sequence: null },
+    usage: { output_tokens: 89 }
+  }),
+  event("message_stop", { type: "message_stop" })
+].join("")
+
+/** What `anthropicStream` decodes to. */
+export const anthropicChunks: ReadonlyArray<ProviderChunk> = [
+  { _tag: "ReasoningDelta", text: "Überlege…" },
+  { _tag: "TextDelta", text: "Hallo 世界" },
+  { _tag: "ToolCallDelta", index: 0, id: "toolu_a", name: "read_file", argumentsDelta: "" },
+  { _tag: "ToolCallDelta", index: 0, argumentsDelta: "{\"path\": \"ä" },
+  { _tag: "ToolCallDelta", index: 0, argumentsDelta: ".md\"}" },
+  { _tag: "ToolCallDelta", index: 1, id: "toolu_b", name: "list_dir", argumentsDelta: "" },
+  { _tag: "ToolCallDelta", index: 1, argumentsDelta: "{\"path\": \".\"}" },
+  { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 25, outputTokens: 89 } }
+]
