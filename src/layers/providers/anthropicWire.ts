@@ -1,0 +1,201 @@
+/**
+ * The Anthropic Messages wire format: the request body (system prompt on top, tool results as
+ * user `tool_result` blocks, tool calls as `tool_use` blocks) and the decoder of its event stream.
+ */
+import type { Sse } from "effect/encoding"
+import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
+import type { Message } from "../../domain/Message.ts"
+import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
+import { fromStreamError } from "./httpErrors.ts"
+import { excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
+
+/** The output limit sent when a request has none: the API requires one. */
+export const defaultMaxTokens = 4096
+
+type Block = Record<string, unknown>
+interface WireMessage {
+  readonly role: "user" | "assistant"
+  readonly content: Array<Block>
+}
+
+const toolInput = (raw: string): unknown => {
+  try {
+    const value: unknown = JSON.parse(raw)
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : {}
+  } catch {
+    return {}
+  }
+}
+
+const blocksOf = (message: Exclude<Message, { role: "system" }>): Array<Block> => {
+  switch (message.role) {
+    case "user":
+      return [{ type: "text", text: message.content }]
+    case "assistant":
+      return [
+        ...(message.content === "" ? [] : [{ type: "text", text: message.content }]),
+        ...(message.toolCalls ?? []).map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: toolInput(call.arguments) }))
+      ]
+    case "tool":
+      return [{
+        type: "tool_result",
+        tool_use_id: message.toolCallId,
+        content: message.content,
+        ...(message.isError ? { is_error: true } : {})
+      }]
+  }
+}
+
+/**
+ * The messages in the API's shape. Consecutive messages of one role (tool results, steering
+ * after them) merge into one message, since the API wants user and assistant to alternate; a
+ * lone user text stays a plain string.
+ */
+export const toWireMessages = (messages: ReadonlyArray<Message>): ReadonlyArray<unknown> => {
+  const out: Array<WireMessage> = []
+  for (const message of messages) {
+    if (message.role === "system") continue
+    const role = message.role === "assistant" ? "assistant" : "user"
+    const blocks = blocksOf(message)
+    if (blocks.length === 0) continue
+    const last = out.at(-1)
+    if (last && last.role === role) last.content.push(...blocks)
+    else out.push({ role, content: blocks })
+  }
+  return out.map((m) =>
+    m.role === "user" && m.content.length === 1 && m.content[0]!["type"] === "text" ? { role: "user", content: m.content[0]!["text"] } : m
+  )
+}
+
+/** The JSON body of a streaming Messages request. */
+export const requestBody = (request: ProviderRequest) => {
+  const system = request.messages.flatMap((m) => m.role === "system" ? [m.content] : []).join("\n\n")
+  return {
+    model: request.model,
+    max_tokens: request.maxTokens ?? defaultMaxTokens,
+    stream: true,
+    ...(system === "" ? {} : { system }),
+    messages: toWireMessages(request.messages),
+    ...(request.tools.length > 0
+      ? { tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters })) }
+      : {})
+  }
+}
+
+/** The library's finish reason for an Anthropic `stop_reason`. */
+export const finishReason = (reason: string): FinishReason => {
+  switch (reason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "stop"
+    case "tool_use":
+      return "tool_calls"
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length"
+    case "refusal":
+      return "content_filter"
+    default:
+      return "other"
+  }
+}
+
+type BlockKind = { readonly kind: "text" | "thinking" | "other" } | { readonly kind: "tool"; readonly index: number }
+
+/**
+ * A decoder for one Messages stream. Tool calls are numbered in the order of their `tool_use`
+ * blocks; input tokens come from `message_start` (cache reads and writes included), output
+ * tokens from the last `message_delta`; one `Finish` is sent at `message_stop`.
+ */
+export const makeDecoder = (): WireDecoder => {
+  const blocks = new Map<number, BlockKind>()
+  let tools = 0
+  let inputTokens = 0
+  let outputTokens = 0
+  let reason: FinishReason | undefined
+  const next = (chunks: ReadonlyArray<ProviderChunk> = []): Step => ({ done: false, chunks })
+  const feed = (event: Sse.Event): Step | ProviderError => {
+    const payload = parseObject(event.data)
+    if (payload === undefined) return new MalformedResponse({ message: `Invalid JSON in stream: ${excerpt(event.data)}` })
+    const type = event.event === "message" ? stringAt(payload, "type") : event.event
+    switch (type) {
+      case "message_start": {
+        const usage = objectAt(objectAt(payload, "message"), "usage")
+        inputTokens = (numberAt(usage, "input_tokens") ?? 0) + (numberAt(usage, "cache_creation_input_tokens") ?? 0) +
+          (numberAt(usage, "cache_read_input_tokens") ?? 0)
+        outputTokens = numberAt(usage, "output_tokens") ?? 0
+        return next()
+      }
+      case "content_block_start": {
+        const index = numberAt(payload, "index") ?? blocks.size
+        const block = objectAt(payload, "content_block")
+        switch (stringAt(block, "type")) {
+          case "text": {
+            blocks.set(index, { kind: "text" })
+            const text = stringAt(block, "text")
+            return next(text ? [{ _tag: "TextDelta", text }] : [])
+          }
+          case "thinking": {
+            blocks.set(index, { kind: "thinking" })
+            const text = stringAt(block, "thinking")
+            return next(text ? [{ _tag: "ReasoningDelta", text }] : [])
+          }
+          case "tool_use": {
+            const id = stringAt(block, "id")
+            const name = stringAt(block, "name")
+            if (id === undefined || name === undefined) return new MalformedResponse({ message: `tool_use block without id or name: ${excerpt(event.data)}` })
+            const input = objectAt(block, "input")
+            const toolIndex = tools++
+            blocks.set(index, { kind: "tool", index: toolIndex })
+            const argumentsDelta = input && Object.keys(input).length > 0 ? JSON.stringify(input) : ""
+            return next([{ _tag: "ToolCallDelta", index: toolIndex, id, name, argumentsDelta }])
+          }
+          default:
+            blocks.set(index, { kind: "other" })
+            return next()
+        }
+      }
+      case "content_block_delta": {
+        const delta = objectAt(payload, "delta")
+        const block = blocks.get(numberAt(payload, "index") ?? -1)
+        switch (stringAt(delta, "type")) {
+          case "text_delta": {
+            const text = stringAt(delta, "text")
+            return next(text ? [{ _tag: "TextDelta", text }] : [])
+          }
+          case "thinking_delta": {
+            const text = stringAt(delta, "thinking")
+            return next(text ? [{ _tag: "ReasoningDelta", text }] : [])
+          }
+          case "input_json_delta": {
+            if (block?.kind !== "tool") return new MalformedResponse({ message: `input_json_delta outside a tool_use block: ${excerpt(event.data)}` })
+            const json = stringAt(delta, "partial_json")
+            return next(json ? [{ _tag: "ToolCallDelta", index: block.index, argumentsDelta: json }] : [])
+          }
+          default:
+            return next()
+        }
+      }
+      case "message_delta": {
+        const stop = stringAt(objectAt(payload, "delta"), "stop_reason")
+        if (stop) reason = finishReason(stop)
+        const usage = objectAt(payload, "usage")
+        outputTokens = numberAt(usage, "output_tokens") ?? outputTokens
+        return next()
+      }
+      case "message_stop":
+        return { done: true, chunks: [{ _tag: "Finish", reason: reason ?? "stop", usage: { inputTokens, outputTokens } }] }
+      case "error": {
+        const error = objectAt(payload, "error")
+        const code = stringAt(error, "type")
+        return fromStreamError({ message: stringAt(error, "message") ?? code ?? "error event", ...(code ? { code } : {}) }, [])
+      }
+      default:
+        return next()
+    }
+  }
+  return {
+    feed,
+    incomplete: () => new MalformedResponse({ message: "The stream ended before message_stop" })
+  }
+}
