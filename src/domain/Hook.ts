@@ -17,7 +17,7 @@
  * })
  * ```
  */
-import type { Effect } from "effect"
+import type { Duration, Effect } from "effect"
 import type { AgentEvent } from "./Event.ts"
 import type { AssistantMessage, Message, ToolCall } from "./Message.ts"
 import type { FinishReason, ProviderRequest, ToolDefinition } from "./Provider.ts"
@@ -180,4 +180,9 @@ export interface RegisterOptions {
   readonly priority?: number
   /** Where it came from, e.g. `"code"` or the path of a `HOOK.md`. */
   readonly source?: string
+  /**
+   * Time limit of each of this hook's handlers, instead of `hookTimeout` (`approvalTimeout` for
+   * `approveTool`): a file hook brings its own, longer one.
+   */
+  readonly timeout?: Duration.Input
 }
