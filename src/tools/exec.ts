@@ -1,0 +1,146 @@
+/**
+ * `exec`: runs a shell command in the workspace root with a timeout on the Effect `Clock` and a cap
+ * on captured output. The whole process group is killed when the timeout fires or the call is
+ * interrupted, so nothing the command started outlives it.
+ *
+ * @example
+ * ```ts
+ * import { ToolRegistry, makeExec } from "effect-agent-loop"
+ * const tools = ToolRegistry.layer([makeExec({ defaultTimeout: "10 seconds" })])
+ * ```
+ */
+import { Duration, Effect, Fiber, Option, Schema, Stream } from "effect"
+import { ChildProcess, ChildProcessSpawner } from "effect/process"
+import { ToolError } from "../domain/errors.ts"
+import * as Tool from "../domain/Tool.ts"
+import { Workspace } from "./workspace.ts"
+
+/** Limits of `exec`. */
+export interface ExecOptions {
+  /** Timeout when the call gives no `timeout_ms`. Default 30 seconds. */
+  readonly defaultTimeout?: Duration.Input
+  /** Upper bound of `timeout_ms`. Default 10 minutes. */
+  readonly maxTimeout?: Duration.Input
+  /** Most bytes of stdout and stderr (combined) kept in the result. Default 64 KiB. */
+  readonly maxOutputBytes?: number
+  /** After SIGTERM, how long a process group may take to exit before SIGKILL. Default 2 seconds. */
+  readonly killGrace?: Duration.Input
+  /**
+   * Drop environment variables whose names look like secrets (`SECRET_ENV_PATTERN`) so the model
+   * cannot echo API keys into the conversation. Default true.
+   */
+  readonly stripSecretEnv?: boolean
+}
+
+/** The default cap on the combined stdout and stderr kept by `exec`. */
+export const DEFAULT_EXEC_MAX_OUTPUT_BYTES = 64 * 1024
+
+/** Names of environment variables withheld from commands by default. */
+export const SECRET_ENV_PATTERN = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH/i
+
+/** How long output may keep arriving after the process exited (a background child can hold the pipe). */
+const DRAIN_GRACE = Duration.seconds(1)
+
+/** The arguments of `exec`. */
+export const ExecParameters = Schema.Struct({
+  command: Schema.String.annotate({ description: "Shell command, run with `sh -c` in the workspace root" }),
+  timeout_ms: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "Timeout in milliseconds" })
+  )
+})
+
+/** Keeps the first `max` bytes of a byte stream and counts the rest. */
+const makeCollector = (max: number) => {
+  const chunks: Array<Uint8Array> = []
+  let kept = 0
+  let total = 0
+  return {
+    add: (chunk: Uint8Array) => {
+      total += chunk.length
+      if (kept < max) {
+        const part = chunk.subarray(0, max - kept)
+        chunks.push(part)
+        kept += part.length
+      }
+    },
+    render: (): string => {
+      const bytes = new Uint8Array(kept)
+      let at = 0
+      for (const chunk of chunks) {
+        bytes.set(chunk, at)
+        at += chunk.length
+      }
+      let text = new TextDecoder().decode(bytes)
+      if (total > kept) {
+        text = text.replace(/\uFFFD+$/, "") +
+          `\n[output truncated: showing the first ${kept} of ${total} bytes; redirect output to a file ` +
+          "and inspect it with grep or read_file]"
+      }
+      return text.length === 0 ? "(no output)" : text
+    }
+  }
+}
+
+const secretFreeEnv = (): Record<string, undefined> => {
+  const env = globalThis.process?.env ?? {}
+  return Object.fromEntries(Object.keys(env).filter((name) => SECRET_ENV_PATTERN.test(name)).map((n) => [n, undefined]))
+}
+
+/** `exec` with the given limits. */
+export const makeExec = (options: ExecOptions = {}) => {
+  const maxTimeout = Duration.fromInputUnsafe(options.maxTimeout ?? "10 minutes")
+  const defaultTimeout = Duration.min(Duration.fromInputUnsafe(options.defaultTimeout ?? "30 seconds"), maxTimeout)
+  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_EXEC_MAX_OUTPUT_BYTES
+  const killGrace = options.killGrace ?? "2 seconds"
+  const stripSecretEnv = options.stripSecretEnv ?? true
+  const maxMs = Duration.toMillis(maxTimeout)
+  return Tool.make({
+    name: "exec",
+    description: "Runs a shell command with `sh -c` in the workspace root, without stdin, and returns its exit code " +
+      `and combined stdout and stderr (at most ${maxOutputBytes} bytes are kept). The command is killed, with ` +
+      `everything it started, after timeout_ms (default ${Duration.toMillis(defaultTimeout)}, at most ${maxMs}).`,
+    parameters: ExecParameters,
+    requiresApproval: true,
+    execute: ({ command, timeout_ms }) =>
+      Effect.gen(function*() {
+        const workspace = yield* Workspace
+        const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+        const timeout = timeout_ms === undefined ? defaultTimeout : Duration.millis(Math.min(timeout_ms, maxMs))
+        const output = makeCollector(maxOutputBytes)
+        const run = Effect.scoped(Effect.gen(function*() {
+          const handle = yield* spawner.spawn(ChildProcess.make("sh", ["-c", command], {
+            cwd: workspace.root,
+            stdin: "ignore",
+            forceKillAfter: killGrace,
+            ...(stripSecretEnv ? { env: secretFreeEnv(), extendEnv: true } : {})
+          }))
+          const reader = yield* Stream.runForEach(handle.all, (chunk) => Effect.sync(() => output.add(chunk))).pipe(
+            Effect.forkScoped
+          )
+          const exitCode = yield* handle.exitCode
+          yield* Fiber.join(reader).pipe(Effect.timeoutOption(DRAIN_GRACE), Effect.ignore)
+          return exitCode
+        }))
+        const exited = yield* run.pipe(
+          Effect.timeoutOption(timeout),
+          Effect.mapError((e) =>
+            new ToolError({ message: `Command failed to run or was killed: ${e.message}\n${output.render()}` })
+          )
+        )
+        if (Option.isNone(exited)) {
+          return yield* Effect.fail(
+            new ToolError({
+              message: `Command timed out after ${Duration.toMillis(timeout)} ms and was killed ` +
+                `(pass a larger timeout_ms, at most ${maxMs}, if it needs longer). Output before the timeout:\n` +
+                output.render()
+            })
+          )
+        }
+        const code = Number(exited.value)
+        return { content: `exit code: ${code}\n${output.render()}`, isError: code !== 0 }
+      })
+  })
+}
+
+/** `exec` with default limits. */
+export const exec = makeExec()

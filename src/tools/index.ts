@@ -1,0 +1,70 @@
+/**
+ * The built-in tools: file reading, listing and search (read-only), file writing and editing, and
+ * shell commands, all confined to one `Workspace`.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { NodeServices } from "@effect/platform-node"
+ * import { ToolRegistry, Workspace, builtinTools } from "effect-agent-loop"
+ *
+ * const tools = ToolRegistry.layer(builtinTools({ enable: ["read_file", "grep"] })).pipe(
+ *   Layer.provide(Workspace.layer(process.cwd())),
+ *   Layer.provide(NodeServices.layer)
+ * )
+ * ```
+ */
+import type { FileSystem, Path } from "effect"
+import type { ChildProcessSpawner } from "effect/process"
+import { Schema } from "effect"
+import type { Tool } from "../domain/Tool.ts"
+import { editFile } from "./editFile.ts"
+import { type ExecOptions, makeExec } from "./exec.ts"
+import { type GrepOptions, makeGrep } from "./grep.ts"
+import { type ListDirOptions, makeListDir } from "./listDir.ts"
+import { makeReadFile, type ReadFileOptions } from "./readFile.ts"
+import type { Workspace } from "./workspace.ts"
+import { writeFile } from "./writeFile.ts"
+
+export * from "./editFile.ts"
+export * from "./exec.ts"
+export * from "./grep.ts"
+export * from "./listDir.ts"
+export * from "./readFile.ts"
+export * from "./workspace.ts"
+export * from "./writeFile.ts"
+
+/** The names of the built-in tools, in the order `builtinTools` returns them. */
+export const BuiltinToolName = Schema.Literals(["read_file", "list_dir", "grep", "write_file", "edit_file", "exec"])
+export type BuiltinToolName = typeof BuiltinToolName.Type
+
+/** What the built-in tools need from the context; `ToolRegistry.layer` takes it once. */
+export type BuiltinToolRequirements =
+  | Workspace
+  | FileSystem.FileSystem
+  | Path.Path
+  | ChildProcessSpawner.ChildProcessSpawner
+
+/** Which built-in tools to build, and their limits. */
+export interface BuiltinToolsOptions {
+  /** The tools to include (all when absent). Decode user input with the `BuiltinToolName` Schema. */
+  readonly enable?: ReadonlyArray<BuiltinToolName>
+  readonly readFile?: ReadFileOptions
+  readonly listDir?: ListDirOptions
+  readonly grep?: GrepOptions
+  readonly exec?: ExecOptions
+}
+
+/** The selected built-in tools, ready for `ToolRegistry.layer`. */
+export const builtinTools = (options: BuiltinToolsOptions = {}): ReadonlyArray<Tool<BuiltinToolRequirements>> => {
+  const all: ReadonlyArray<Tool<BuiltinToolRequirements>> = [
+    makeReadFile(options.readFile),
+    makeListDir(options.listDir),
+    makeGrep(options.grep),
+    writeFile,
+    editFile,
+    makeExec(options.exec)
+  ]
+  const enabled = options.enable === undefined ? undefined : new Set<string>(options.enable)
+  return enabled === undefined ? all : all.filter((tool) => enabled.has(tool.name))
+}

@@ -1,0 +1,107 @@
+/**
+ * `list_dir`: the entries of a workspace directory, optionally a few levels deep, capped so a
+ * large tree cannot flood the context window.
+ *
+ * @example
+ * ```ts
+ * import { ToolRegistry, makeListDir } from "effect-agent-loop"
+ * const tools = ToolRegistry.layer([makeListDir({ maxEntries: 200 })])
+ * ```
+ */
+import { Effect, FileSystem, Path, Schema } from "effect"
+import { ToolError } from "../domain/errors.ts"
+import * as Tool from "../domain/Tool.ts"
+import { fsToolError, Workspace } from "./workspace.ts"
+
+/** Limits of `list_dir`. */
+export interface ListDirOptions {
+  /** Most entries in one result. Default 1000. */
+  readonly maxEntries?: number
+  /** Levels listed by a recursive call that gives no `max_depth`. Default 3. */
+  readonly defaultDepth?: number
+  /** Upper bound of `max_depth`. Default 10. */
+  readonly maxDepth?: number
+}
+
+/** Directories that are listed but never descended into: they are large and rarely what is wanted. */
+export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set([".git", "node_modules"])
+
+const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+
+/** The arguments of `list_dir`. */
+export const ListDirParameters = Schema.Struct({
+  path: Schema.optionalKey(
+    Schema.String.annotate({ description: "Directory to list, relative to the workspace root (default \".\")" })
+  ),
+  recursive: Schema.optionalKey(
+    Schema.Boolean.annotate({ description: "Also list the contents of subdirectories (default false)" })
+  ),
+  max_depth: Schema.optionalKey(
+    PositiveInt.annotate({ description: "With recursive: how many levels to list; 1 is the directory itself" })
+  )
+})
+
+/** `list_dir` with the given limits. */
+export const makeListDir = (options: ListDirOptions = {}) => {
+  const maxEntries = options.maxEntries ?? 1000
+  const maxDepth = options.maxDepth ?? 10
+  const defaultDepth = Math.min(options.defaultDepth ?? 3, maxDepth)
+  return Tool.make({
+    name: "list_dir",
+    description: "Lists a directory in the workspace, entries sorted by name, directories marked with a trailing " +
+      `\`/\`. With recursive, lists subdirectories too (default ${defaultDepth} levels, at most ${maxDepth}), ` +
+      `as paths relative to the listed directory; ${[...SKIPPED_DIRECTORIES].join(" and ")} are shown but not ` +
+      `entered, nor are symbolic links. At most ${maxEntries} entries are returned.`,
+    parameters: ListDirParameters,
+    readOnly: true,
+    execute: ({ path: input = ".", recursive = false, max_depth }) =>
+      Effect.gen(function*() {
+        const workspace = yield* Workspace
+        const fs = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        const absolute = yield* workspace.resolve(input)
+        const info = yield* fs.stat(absolute).pipe(Effect.mapError((e) => fsToolError(input, e)))
+        if (info.type !== "Directory") {
+          return yield* Effect.fail(new ToolError({ message: `"${input}" is not a directory; use read_file to read a file` }))
+        }
+        const depth = recursive ? Math.min(max_depth ?? defaultDepth, maxDepth) : 1
+        const lines: Array<string> = []
+        let capped = false
+
+        const walk = (directory: string, prefix: string, level: number): Effect.Effect<void, ToolError> =>
+          Effect.gen(function*() {
+            const entries = yield* fs.readDirectoryEntries(directory).pipe(
+              Effect.mapError((e) => fsToolError(prefix === "" ? input : prefix, e))
+            )
+            const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+            for (const entry of sorted) {
+              if (lines.length >= maxEntries) {
+                capped = true
+                return
+              }
+              const isDirectory = entry.type === "Directory"
+              const name = `${prefix}${entry.name}${isDirectory ? "/" : ""}`
+              lines.push(name)
+              if (isDirectory && level < depth && !SKIPPED_DIRECTORIES.has(entry.name)) {
+                yield* walk(path.join(directory, entry.name), name, level + 1).pipe(
+                  Effect.catch(() => Effect.sync(() => lines.push(`${name} [unreadable]`)))
+                )
+              }
+            }
+          })
+
+        yield* walk(absolute, "", 1)
+        if (lines.length === 0) return `(empty directory "${input}")`
+        if (capped) {
+          lines.push(
+            `[listing stopped at ${maxEntries} entries; list a subdirectory${recursive ? " or lower max_depth" : ""} ` +
+              "to see the rest]"
+          )
+        }
+        return lines.join("\n")
+      })
+  })
+}
+
+/** `list_dir` with default limits. */
+export const listDir = makeListDir()

@@ -1,0 +1,145 @@
+/**
+ * `read_file`: shows a text file, or a window of its lines, with line numbers, never more than a
+ * size cap at once so one large file cannot flood the context window.
+ *
+ * @example
+ * ```ts
+ * import { ToolRegistry, makeReadFile } from "effect-agent-loop"
+ * const tools = ToolRegistry.layer([makeReadFile({ maxBytes: 64 * 1024 })])
+ * ```
+ */
+import { Effect, FileSystem, Schema, Stream } from "effect"
+import { ToolError } from "../domain/errors.ts"
+import * as Tool from "../domain/Tool.ts"
+import { fsToolError, Workspace } from "./workspace.ts"
+
+/** Limits of `read_file`. */
+export interface ReadFileOptions {
+  /** Most bytes of numbered output returned by one call. Default 256 KiB. */
+  readonly maxBytes?: number
+}
+
+/** The default size cap of one `read_file` result. */
+export const DEFAULT_READ_MAX_BYTES = 256 * 1024
+
+/** How much of the start of a file is checked for NUL bytes to tell binary files apart. */
+const BINARY_SNIFF_BYTES = 8192
+
+const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+
+/** The arguments of `read_file`. */
+export const ReadFileParameters = Schema.Struct({
+  path: Schema.String.annotate({ description: "File to read, relative to the workspace root" }),
+  offset: Schema.optionalKey(
+    PositiveInt.annotate({ description: "1-based line number to start reading from (default 1)" })
+  ),
+  limit: Schema.optionalKey(
+    PositiveInt.annotate({ description: "Most lines to return (default: as many as fit in the size cap)" })
+  )
+})
+
+const encoder = new TextEncoder()
+const byteLength = (text: string): number => encoder.encode(text).length
+
+/** The first `maxBytes` bytes of `text`, cut on a character boundary. */
+export const truncateUtf8 = (text: string, maxBytes: number): string => {
+  const bytes = encoder.encode(text)
+  if (bytes.length <= maxBytes) return text
+  return new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD+$/, "")
+}
+
+/** `read_file` with the given limits. */
+export const makeReadFile = (options: ReadFileOptions = {}) => {
+  const maxBytes = options.maxBytes ?? DEFAULT_READ_MAX_BYTES
+  return Tool.make({
+    name: "read_file",
+    description: "Reads a UTF-8 text file in the workspace. Each output line is prefixed with its 1-based line " +
+      "number and a tab, like `cat -n`; the prefix is not part of the file (leave it out when quoting text to " +
+      `edit_file). At most ${maxBytes} bytes are returned per call; when the output is cut, a note at the end ` +
+      "gives the offset to pass to read the next part. Use offset and limit to read a range of lines.",
+    parameters: ReadFileParameters,
+    readOnly: true,
+    execute: ({ path, offset = 1, limit }) =>
+      Effect.gen(function*() {
+        const workspace = yield* Workspace
+        const fs = yield* FileSystem.FileSystem
+        const absolute = yield* workspace.resolve(path)
+        const info = yield* fs.stat(absolute).pipe(Effect.mapError((e) => fsToolError(path, e)))
+        if (info.type === "Directory") {
+          return yield* Effect.fail(new ToolError({ message: `"${path}" is a directory; use list_dir to see its entries` }))
+        }
+        const head = yield* Stream.runCollect(fs.stream(absolute, { bytesToRead: BINARY_SNIFF_BYTES })).pipe(
+          Effect.mapError((e) => fsToolError(path, e))
+        )
+        if (head.some((chunk) => chunk.includes(0))) {
+          return yield* Effect.fail(
+            new ToolError({ message: `"${path}" looks like a binary file (it contains NUL bytes); read_file shows text only` })
+          )
+        }
+
+        const shown: Array<string> = []
+        let lineNumber = 0
+        let used = 0
+        let stop: "limit" | "size" | "cut" | undefined
+        yield* fs.stream(absolute).pipe(
+          Stream.decodeText,
+          Stream.splitLines,
+          Stream.runForEachWhile((line) =>
+            Effect.sync(() => {
+              lineNumber++
+              if (lineNumber < offset) return true
+              if (limit !== undefined && shown.length === limit) {
+                stop = "limit"
+                return false
+              }
+              const numbered = `${String(lineNumber).padStart(6)}\t${line}`
+              const size = byteLength(numbered) + 1
+              if (used + size > maxBytes) {
+                if (shown.length === 0) {
+                  shown.push(truncateUtf8(numbered, maxBytes))
+                  stop = "cut"
+                } else {
+                  stop = "size"
+                }
+                return false
+              }
+              shown.push(numbered)
+              used += size
+              return true
+            })
+          ),
+          Effect.mapError((e) => fsToolError(path, e))
+        )
+
+        if (lineNumber === 0) return `(empty file "${path}")`
+        if (shown.length === 0) {
+          return yield* Effect.fail(
+            new ToolError({ message: `offset ${offset} is past the end of "${path}", which has ${lineNumber} lines` })
+          )
+        }
+        const last = offset + shown.length - 1
+        const next = last + 1
+        switch (stop) {
+          case "cut":
+            shown.push(
+              `[line ${last} is longer than the ${maxBytes}-byte limit and was cut; ` +
+                `call read_file with offset=${next} to read the lines after it]`
+            )
+            break
+          case "size":
+            shown.push(
+              `[output truncated at the ${maxBytes}-byte limit after line ${last}; ` +
+                `call read_file with offset=${next} to continue]`
+            )
+            break
+          case "limit":
+            shown.push(`[more lines follow; call read_file with offset=${next} to continue]`)
+            break
+        }
+        return shown.join("\n")
+      })
+  })
+}
+
+/** `read_file` with default limits. */
+export const readFile = makeReadFile()
