@@ -1,0 +1,188 @@
+/**
+ * `Replay`: record a real provider's streams to a JSONL cassette, then answer from the cassette
+ * with no network, in order, deterministically. Record once against a live server, commit the
+ * cassette, and tests replay the exact chunks (including errors) forever after.
+ *
+ * A cassette line is one call: `{"request": {model, messages, tools: [names], maxTokens?},
+ * "chunks": [...], "error"?: {_tag, message, ...}}`. Entries are appended when a call ends, so a
+ * cassette of concurrent calls is in completion order; replay expects calls in cassette order.
+ *
+ * @example
+ * ```ts
+ * import { NodeHttpClient, NodeServices } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { OpenAiCompatible, Replay } from "effect-agent-loop"
+ *
+ * const recording = Replay.record("test/cassettes/hello.jsonl").pipe(
+ *   Layer.provide(OpenAiCompatible.layer()), Layer.provide(NodeHttpClient.layerUndici), Layer.provide(NodeServices.layer))
+ * const replaying = Replay.replay("test/cassettes/hello.jsonl").pipe(Layer.provide(NodeServices.layer))
+ * ```
+ */
+import { Effect, FileSystem, Layer, Ref, Schema, Semaphore, Stream } from "effect"
+import {
+  ConfigError,
+  ContextLengthExceeded,
+  MalformedResponse,
+  type ProviderError,
+  ProviderRejected,
+  ProviderUnavailable,
+  RateLimited,
+  ReplayMismatch
+} from "../../domain/errors.ts"
+import { Message } from "../../domain/Message.ts"
+import { type ProviderChunk, ProviderChunk as ProviderChunkSchema, type ProviderRequest } from "../../domain/Provider.ts"
+import { Provider, type ProviderShape } from "../../services/Provider.ts"
+
+/** The part of a request a cassette keeps and matches on: tools by name only. */
+export const RecordedRequest = Schema.Struct({
+  model: Schema.String,
+  messages: Schema.Array(Message),
+  tools: Schema.Array(Schema.String),
+  maxTokens: Schema.optionalKey(Schema.Number)
+})
+export type RecordedRequest = typeof RecordedRequest.Type
+
+/** One line of a cassette: a call and everything it streamed, or the error it ended with. */
+export const CassetteEntry = Schema.Struct({
+  request: RecordedRequest,
+  chunks: Schema.Array(ProviderChunkSchema),
+  error: Schema.optionalKey(Schema.Union([ContextLengthExceeded, RateLimited, ProviderUnavailable, ProviderRejected, MalformedResponse]))
+})
+export type CassetteEntry = typeof CassetteEntry.Type
+
+const EntryJson = Schema.fromJsonString(CassetteEntry)
+
+/** What a cassette records of a request. */
+export const recordedRequest = (request: ProviderRequest): RecordedRequest => ({
+  model: request.model,
+  messages: request.messages,
+  tools: request.tools.map((tool) => tool.name),
+  ...(request.maxTokens === undefined ? {} : { maxTokens: request.maxTokens })
+})
+
+/** JSON with sorted keys, so that equal messages compare equal whatever their key order. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    typeof v === "object" && v !== null && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
+      : v)
+
+const short = (text: string) => text.length > 80 ? `${text.slice(0, 80)}…` : text
+
+/** A one-line description of a request, for mismatch messages. */
+export const describeRequest = (request: RecordedRequest): string => {
+  const last = request.messages.at(-1)
+  return `model ${request.model}, ${request.messages.length} messages${
+    last ? ` (last: ${last.role} ${JSON.stringify(short(last.content))})` : ""
+  }, tools [${request.tools.join(", ")}]`
+}
+
+/** Where two requests differ (model, messages, tool names), or `undefined` when they match. */
+export const difference = (expected: RecordedRequest, actual: RecordedRequest): string | undefined => {
+  if (expected.model !== actual.model) return `model: expected ${expected.model}, got ${actual.model}`
+  if (canonical(expected.tools) !== canonical(actual.tools)) {
+    return `tools: expected [${expected.tools.join(", ")}], got [${actual.tools.join(", ")}]`
+  }
+  const length = Math.max(expected.messages.length, actual.messages.length)
+  for (let i = 0; i < length; i++) {
+    const a = expected.messages[i]
+    const b = actual.messages[i]
+    if (canonical(a) !== canonical(b)) {
+      return `messages[${i}]: expected ${short(canonical(a) ?? "nothing")}, got ${short(canonical(b) ?? "nothing")}`
+    }
+  }
+  return undefined
+}
+
+/**
+ * The error a mismatch is reported as. `ReplayMismatch` is not a `ProviderError` (the loop
+ * must not retry it, nor compress for it), so it travels as `ProviderRejected`, which ends the
+ * turn; its message starts with the mismatch's tag and names both requests.
+ */
+const mismatch = (error: ReplayMismatch) => new ProviderRejected({ message: `${error._tag}: ${error.message}` })
+
+/** Wraps the current Provider, appending every finished call to the cassette at `path`. */
+export const record = (
+  path: string,
+  options: { readonly fresh?: boolean } = {}
+): Layer.Layer<Provider, ConfigError, Provider | FileSystem.FileSystem> =>
+  Layer.effect(
+    Provider,
+    Effect.gen(function*() {
+      const inner = yield* Provider
+      const fs = yield* FileSystem.FileSystem
+      const lock = yield* Semaphore.make(1)
+      if (options.fresh) {
+        yield* fs.writeFileString(path, "").pipe(
+          Effect.mapError((error) => new ConfigError({ field: "cassette", message: `Cannot create ${path}: ${error.message}` }))
+        )
+      }
+      const append = (entry: CassetteEntry) =>
+        Effect.flatMap(Schema.encodeEffect(EntryJson)(entry), (line) => fs.writeFileString(path, `${line}\n`, { flag: "a" })).pipe(
+          lock.withPermits(1),
+          Effect.mapError((error) => new ProviderRejected({ message: `Replay: cannot write cassette ${path}: ${error.message}` }))
+        )
+      const provider: ProviderShape = {
+        stream: (request) =>
+          Stream.suspend(() => {
+            const chunks: Array<ProviderChunk> = []
+            const entry = (error?: ProviderError): CassetteEntry => ({
+              request: recordedRequest(request),
+              chunks: [...chunks],
+              ...(error === undefined ? {} : { error })
+            })
+            return inner.stream(request).pipe(
+              Stream.tap((chunk) => Effect.sync(() => chunks.push(chunk))),
+              Stream.catch((error) => Stream.fromEffect(Effect.flatMap(append(entry(error)), () => Effect.fail(error)))),
+              Stream.concat(Stream.fromEffect(Effect.suspend(() => append(entry()))).pipe(Stream.drain))
+            )
+          })
+      }
+      return provider
+    })
+  )
+
+/** Reads a cassette: one entry per non-empty line. */
+export const readCassette = (path: string): Effect.Effect<ReadonlyArray<CassetteEntry>, ConfigError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(path).pipe(
+      Effect.mapError((error) => new ConfigError({ field: "cassette", message: `Cannot read ${path}: ${error.message}` }))
+    )
+    const lines = text.split("\n").map((line, i) => [line, i + 1] as const).filter(([line]) => line.trim() !== "")
+    return yield* Effect.forEach(lines, ([line, number]) =>
+      Schema.decodeUnknownEffect(EntryJson)(line).pipe(
+        Effect.mapError((error) => new ConfigError({ field: "cassette", message: `${path}:${number}: ${error.message}` }))
+      ))
+  })
+
+/** A provider answering from cassette entries in order; a request that is not the next one fails. */
+export const fromEntries = (entries: ReadonlyArray<CassetteEntry>, name = "cassette"): Effect.Effect<ProviderShape> =>
+  Effect.map(Ref.make(0), (position): ProviderShape => ({
+    stream: (request) =>
+      Stream.unwrap(Ref.getAndUpdate(position, (n) => n + 1).pipe(Effect.map((n) => {
+        const entry = entries[n]
+        const actual = recordedRequest(request)
+        if (entry === undefined) {
+          return Stream.fail(mismatch(new ReplayMismatch({
+            message: `${name} has ${entries.length} calls; call #${n + 1} is extra: got ${describeRequest(actual)}`
+          })))
+        }
+        const diff = difference(entry.request, actual)
+        if (diff !== undefined) {
+          return Stream.fail(mismatch(new ReplayMismatch({
+            message: `call #${n + 1} of ${name} differs in ${diff}. Recorded: ${describeRequest(entry.request)}. Requested: ${describeRequest(actual)}`
+          })))
+        }
+        const chunks = Stream.fromIterable(entry.chunks)
+        return entry.error === undefined ? chunks : Stream.concat(chunks, Stream.fail(entry.error))
+      })))
+  }))
+
+/** A Provider answering from the cassette at `path`; fails to build when the cassette is unreadable. */
+export const replay = (path: string): Layer.Layer<Provider, ConfigError, FileSystem.FileSystem> =>
+  Layer.effect(Provider, Effect.flatMap(readCassette(path), (entries) => fromEntries(entries, path)))
+
+/** Whether an error is a replay mismatch (as reported through `ProviderRejected`). */
+export const isMismatch = (error: ProviderError): boolean =>
+  error._tag === "ProviderRejected" && error.message.startsWith("ReplayMismatch:")
