@@ -1,11 +1,13 @@
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Schema } from "effect"
+import { Effect, Exit, Layer, Option, Schema } from "effect"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import type { ToolError } from "../src/domain/errors.ts"
 import * as Tool from "../src/domain/Tool.ts"
+import { CurrentTurn, type CurrentTurnShape } from "../src/services/CurrentTurn.ts"
+import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import {
   builtinTools,
   BuiltinToolName,
@@ -390,6 +392,23 @@ describe("tool metadata", () => {
       expect(tool.description.length).toBeGreaterThan(40)
     }
   })
+
+  it.effect("plug into ToolRegistry.layer, which takes their requirements once", () =>
+    withWorkspace(({ root }) =>
+      Effect.gen(function*() {
+        write(root, "hello.txt", "hi\n")
+        const workspace = yield* Workspace
+        const registry = yield* ToolRegistry.pipe(
+          Effect.provide(ToolRegistry.layer(builtinTools()).pipe(Layer.provide(Layer.succeed(Workspace, workspace))))
+        )
+        expect((yield* registry.list).map((t) => t.name)).toHaveLength(6)
+        const tool = Option.getOrThrow(yield* registry.get("read_file"))
+        const output = yield* tool.execute({ path: "hello.txt" }, context).pipe(
+          Effect.provideService(CurrentTurn, {} as CurrentTurnShape)
+        )
+        expect(output).toBe("     1\thi")
+      })
+    ))
 
   it.effect("rejects bad arguments at decode time", () =>
     Effect.gen(function*() {

@@ -117,15 +117,16 @@ export const makeExec = (options: ExecOptions = {}) => {
           const reader = yield* Stream.runForEach(handle.all, (chunk) => Effect.sync(() => output.add(chunk))).pipe(
             Effect.forkScoped
           )
-          const exitCode = yield* handle.exitCode
+          const exited = yield* Effect.exit(handle.exitCode)
           yield* Fiber.join(reader).pipe(Effect.timeoutOption(DRAIN_GRACE), Effect.ignore)
-          return exitCode
+          return yield* exited
         }))
         const exited = yield* run.pipe(
           Effect.timeoutOption(timeout),
-          Effect.mapError((e) =>
-            new ToolError({ message: `Command failed to run or was killed: ${e.message}\n${output.render()}` })
-          )
+          Effect.mapError((e) => {
+            const reason = e.cause instanceof Error ? e.cause.message : e.message
+            return new ToolError({ message: `Command failed to run or was killed: ${reason}\n${output.render()}` })
+          })
         )
         if (Option.isNone(exited)) {
           return yield* Effect.fail(

@@ -42,7 +42,7 @@ const encoder = new TextEncoder()
 const byteLength = (text: string): number => encoder.encode(text).length
 
 /** The first `maxBytes` bytes of `text`, cut on a character boundary. */
-export const truncateUtf8 = (text: string, maxBytes: number): string => {
+const truncateUtf8 = (text: string, maxBytes: number): string => {
   const bytes = encoder.encode(text)
   if (bytes.length <= maxBytes) return text
   return new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD+$/, "")

@@ -38,7 +38,7 @@ export interface WorkspaceShape {
 export class Workspace extends Context.Service<Workspace, WorkspaceShape>()("effect-agent-loop/Workspace") {
   /** A workspace rooted at `root`, which must be an existing directory. */
   static layer(root: string): Layer.Layer<Workspace, ConfigError, FileSystem.FileSystem | Path.Path> {
-    return Layer.effect(Workspace, make(root))
+    return Layer.effect(Workspace, makeWorkspace(root))
   }
 }
 
@@ -51,7 +51,7 @@ const isNotFound = (error: PlatformError.PlatformError): boolean =>
   error.reason._tag === "NotFound"
 
 /** Builds the workspace shape; the root is canonicalised once so every later comparison is exact. */
-export const make = (root: string): Effect.Effect<WorkspaceShape, ConfigError, FileSystem.FileSystem | Path.Path> =>
+export const makeWorkspace = (root: string): Effect.Effect<WorkspaceShape, ConfigError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
