@@ -1,6 +1,6 @@
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Schema } from "effect"
+import { Effect, Exit, Layer, Option } from "effect"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
@@ -10,7 +10,6 @@ import { CurrentTurn, type CurrentTurnShape } from "../src/services/CurrentTurn.
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import {
   builtinTools,
-  BuiltinToolName,
   editFile,
   grep,
   listDir,
@@ -349,50 +348,7 @@ describe("edit_file", () => {
     ))
 })
 
-describe("tool metadata", () => {
-  const byName = Object.fromEntries(builtinTools().map((tool) => [tool.name, tool]))
-
-  it("builds all six tools by default, in a fixed order, and a subset with enable", () => {
-    expect(builtinTools().map((t) => t.name)).toEqual(["read_file", "list_dir", "grep", "write_file", "edit_file", "exec"])
-    expect(builtinTools({ enable: ["grep", "read_file"] }).map((t) => t.name)).toEqual(["read_file", "grep"])
-    expect(builtinTools({ enable: [] })).toEqual([])
-    expect(Schema.decodeUnknownExit(BuiltinToolName)("rm_rf")._tag).toBe("Failure")
-  })
-
-  it("marks read-only and approval-requiring tools", () => {
-    const flags = Object.values(byName).map((t) => [t.name, t.readOnly, t.requiresApproval])
-    expect(flags).toEqual([
-      ["read_file", true, false],
-      ["list_dir", true, false],
-      ["grep", true, false],
-      ["write_file", false, false],
-      ["edit_file", false, false],
-      ["exec", false, true]
-    ])
-  })
-
-  it("exposes JSON Schemas with required fields and a description on every property", () => {
-    const required = Object.fromEntries(
-      Object.values(byName).map((t) => [t.name, (t.definition.parameters.required as Array<string> | undefined) ?? []])
-    )
-    expect(required).toEqual({
-      read_file: ["path"],
-      list_dir: [],
-      grep: ["pattern"],
-      write_file: ["path", "content"],
-      edit_file: ["path", "old_text", "new_text"],
-      exec: ["command"]
-    })
-    for (const tool of Object.values(byName)) {
-      expect(tool.definition.parameters.type).toBe("object")
-      const properties = tool.definition.parameters.properties as Record<string, { description?: string }>
-      for (const [name, property] of Object.entries(properties)) {
-        expect(property.description, `${tool.name}.${name}`).toMatch(/\w{3,}/)
-      }
-      expect(tool.description.length).toBeGreaterThan(40)
-    }
-  })
-
+describe("builtinTools", () => {
   it.effect("plug into ToolRegistry.layer, which takes their requirements once", () =>
     withWorkspace(({ root }) =>
       Effect.gen(function*() {
@@ -409,11 +365,4 @@ describe("tool metadata", () => {
         expect(output).toBe("     1\thi")
       })
     ))
-
-  it.effect("rejects bad arguments at decode time", () =>
-    Effect.gen(function*() {
-      const result = yield* Effect.exit(byName.read_file!.decode({ path: "a", offset: 0 }))
-      expect(Exit.isFailure(result)).toBe(true)
-      expect(Exit.isFailure(yield* Effect.exit(byName.edit_file!.decode({ path: "a" })))).toBe(true)
-    }))
 })

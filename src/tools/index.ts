@@ -36,6 +36,7 @@ export * from "./writeFile.ts"
 
 /** The names of the built-in tools, in the order `builtinTools` returns them. */
 export const BuiltinToolName = Schema.Literals(["read_file", "list_dir", "grep", "write_file", "edit_file", "exec"])
+/** The name of a built-in tool. */
 export type BuiltinToolName = typeof BuiltinToolName.Type
 
 /** What the built-in tools need from the context; `ToolRegistry.layer` takes it once. */
