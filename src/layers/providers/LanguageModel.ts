@@ -1,0 +1,208 @@
+/**
+ * `fromLanguageModel`: any `effect/ai` `LanguageModel` as a Provider, so the loop can run on
+ * every model Effect's AI packages support. Tool-call resolution is turned off: the model sees
+ * the tools, but the loop (with its hooks, approvals and grouping) executes them.
+ *
+ * The `LanguageModel` is configured by its own layer, so `request.model` and `maxTokens` are not
+ * forwarded; choose them where the `LanguageModel` is built.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { LanguageModelProvider } from "effect-agent-loop"
+ *
+ * // `myModelLayer` provides an effect/ai LanguageModel
+ * const provider = LanguageModelProvider.layer.pipe(Layer.provide(myModelLayer))
+ * ```
+ */
+import { Duration, Effect, type JsonSchema, Layer, Stream } from "effect"
+import { type AiError, LanguageModel, type Prompt, type Response, Tool, type Toolkit } from "effect/ai"
+import {
+  ContextLengthExceeded,
+  MalformedResponse,
+  type ProviderError,
+  ProviderRejected,
+  ProviderUnavailable,
+  RateLimited
+} from "../../domain/errors.ts"
+import type { Message } from "../../domain/Message.ts"
+import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } from "../../domain/Provider.ts"
+import { Provider, type ProviderShape } from "../../services/Provider.ts"
+import { isContextLength } from "./httpErrors.ts"
+
+const parseParams = (raw: string): unknown => {
+  try {
+    return JSON.parse(raw)
+  } catch {
+    return raw
+  }
+}
+
+/** A conversation message as an `effect/ai` prompt message. */
+export const toPromptMessage = (message: Message): Prompt.MessageEncoded => {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return { role: message.role, content: message.content }
+    case "assistant":
+      return {
+        role: "assistant",
+        content: [
+          ...(message.content === "" ? [] : [{ type: "text" as const, text: message.content }]),
+          ...(message.toolCalls ?? []).map((call) => ({
+            type: "tool-call" as const,
+            id: call.id,
+            name: call.name,
+            params: parseParams(call.arguments)
+          }))
+        ]
+      }
+    case "tool":
+      return {
+        role: "tool",
+        content: [{
+          type: "tool-result",
+          id: message.toolCallId,
+          name: message.toolName,
+          isFailure: message.isError === true,
+          result: message.content
+        }]
+      }
+  }
+}
+
+/**
+ * The loop's tools as a toolkit the model can see. Its handler is never called, since
+ * resolution is disabled; if it were, that would be a bug in the adapter, hence a defect.
+ */
+const toolkitOf = (tools: ReadonlyArray<ToolDefinition>): Toolkit.WithHandler<Record<string, Tool.Any>> => ({
+  tools: Object.fromEntries(tools.map((tool) => [
+    tool.name,
+    Tool.dynamic(tool.name, { description: tool.description, parameters: tool.parameters as JsonSchema.JsonSchema })
+  ])) as Record<string, Tool.Any>,
+  handle: (name) => Effect.die(`fromLanguageModel: tool ${String(name)} must be executed by the loop`)
+})
+
+const finishReason = (reason: Response.FinishReason): FinishReason => {
+  switch (reason) {
+    case "stop":
+    case "length":
+    case "other":
+      return reason
+    case "tool-calls":
+      return "tool_calls"
+    case "content-filter":
+      return "content_filter"
+    default:
+      return "other"
+  }
+}
+
+/** The provider error for an `effect/ai` error, by its reason. */
+export const fromAiError = (error: AiError.AiError): ProviderError => {
+  const reason = error.reason
+  const message = reason.message
+  switch (reason._tag) {
+    case "RateLimitError":
+      return new RateLimited(
+        reason.retryAfter === undefined ? { message } : { message, retryAfterMs: Duration.toMillis(reason.retryAfter) }
+      )
+    case "InvalidRequestError":
+      return isContextLength(message) ? new ContextLengthExceeded({ message }) : new ProviderRejected({ message })
+    case "InvalidResponseError":
+    case "InvalidOutputError":
+      return new MalformedResponse({ message })
+    default:
+      return reason.isRetryable ? new ProviderUnavailable({ message }) : new ProviderRejected({ message })
+  }
+}
+
+const describeError = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+    ? error.message
+    : typeof error === "string"
+    ? error
+    : "model stream error"
+
+/**
+ * Turns response parts into chunks. Tool calls are numbered in order of appearance; calls
+ * streamed as parameter pieces are passed through piece by piece, a call that arrives whole is
+ * one delta. Calls the provider executed itself are not the loop's to run and are skipped.
+ */
+const decodeParts = (parts: Stream.Stream<Response.StreamPart<any, any>, ProviderError>): Stream.Stream<ProviderChunk, ProviderError> =>
+  Stream.suspend(() => {
+    const indexOf = new Map<string, number>()
+    const streamed = new Set<string>()
+    let finished = false
+    return parts.pipe(
+      Stream.flatMap((part): Stream.Stream<ProviderChunk, ProviderError> => {
+        switch (part.type) {
+          case "text-delta":
+            return part.delta === "" ? Stream.empty : Stream.succeed({ _tag: "TextDelta", text: part.delta })
+          case "reasoning-delta":
+            return part.delta === "" ? Stream.empty : Stream.succeed({ _tag: "ReasoningDelta", text: part.delta })
+          case "tool-params-start": {
+            if (part.providerExecuted) return Stream.empty
+            const index = indexOf.size
+            indexOf.set(part.id, index)
+            streamed.add(part.id)
+            return Stream.succeed({ _tag: "ToolCallDelta", index, id: part.id, name: part.name, argumentsDelta: "" })
+          }
+          case "tool-params-delta": {
+            const index = indexOf.get(part.id)
+            return index === undefined || part.delta === ""
+              ? Stream.empty
+              : Stream.succeed({ _tag: "ToolCallDelta", index, argumentsDelta: part.delta })
+          }
+          case "tool-call": {
+            if (part.providerExecuted || streamed.has(part.id)) return Stream.empty
+            const index = indexOf.size
+            indexOf.set(part.id, index)
+            const params: unknown = part.params
+            const argumentsDelta = typeof params === "string" ? params : JSON.stringify(params ?? {})
+            return Stream.succeed({ _tag: "ToolCallDelta", index, id: part.id, name: part.name, argumentsDelta })
+          }
+          case "finish": {
+            finished = true
+            const input = part.usage.inputTokens
+            const inputTokens = input.total ?? (input.uncached ?? 0) + (input.cacheRead ?? 0) + (input.cacheWrite ?? 0)
+            return Stream.succeed({
+              _tag: "Finish",
+              reason: finishReason(part.reason),
+              usage: { inputTokens, outputTokens: part.usage.outputTokens.total ?? 0 }
+            })
+          }
+          case "error":
+            return Stream.fail(new ProviderUnavailable({ message: describeError(part.error) }))
+          default:
+            return Stream.empty
+        }
+      }),
+      Stream.concat(Stream.suspend(() =>
+        finished ? Stream.empty : Stream.fail(new MalformedResponse({ message: "The model stream ended without a finish part" }))
+      ))
+    )
+  })
+
+/** Adapts a `LanguageModel` to a Provider. */
+export const fromLanguageModel = (model: LanguageModel.LanguageModel): ProviderShape => ({
+  stream: (request: ProviderRequest) => {
+    const prompt = request.messages.map(toPromptMessage)
+    // The tools' parameters are plain JSON Schema (no Schema services), so nothing is required.
+    const parts: Stream.Stream<Response.StreamPart<any, any>, AiError.AiError> = request.tools.length === 0
+      ? model.streamText({ prompt, disableToolCallResolution: true })
+      : model.streamText({
+        prompt,
+        toolkit: toolkitOf(request.tools),
+        disableToolCallResolution: true,
+        toolCallValidation: "deferred"
+      }) as Stream.Stream<Response.StreamPart<any, any>, AiError.AiError>
+    return decodeParts(Stream.mapError(parts, fromAiError))
+  }
+})
+
+/** The current `LanguageModel` as the Provider. */
+export const layer: Layer.Layer<Provider, never, LanguageModel.LanguageModel> = Layer.effect(
+  Provider,
+  Effect.map(LanguageModel.LanguageModel, fromLanguageModel)
+)
