@@ -1,0 +1,107 @@
+/**
+ * Everything one running turn needs, captured once at its start: the services, the config,
+ * the control block, the conversation so far, and an emitter stamping events with the turn's
+ * coordinates and the Clock's time.
+ */
+import { Clock, Effect } from "effect"
+import type { AgentLoopConfig } from "../domain/Config.ts"
+import type { SessionStoreError } from "../domain/errors.ts"
+import type { AgentEvent, EventKind, EventPayload } from "../domain/Event.ts"
+import type { Message } from "../domain/Message.ts"
+import * as Usage from "../domain/Usage.ts"
+import type { CurrentTurnShape } from "../services/CurrentTurn.ts"
+import { EventBus, type EventBusShape } from "../services/EventBus.ts"
+import { Hooks, type HooksShape } from "../services/Hooks.ts"
+import { LoopConfig } from "../services/LoopConfig.ts"
+import { Provider, type ProviderShape } from "../services/Provider.ts"
+import { ToolRegistry, type ToolRegistryShape } from "../services/ToolRegistry.ts"
+import { eventBase, type TurnControl } from "./TurnControl.ts"
+
+/** How a turn is started: by the agent loop for a session, or by a parent turn for a sub-turn. */
+export interface TurnSpec {
+  readonly control: TurnControl
+  readonly input: string
+  readonly model: string
+  readonly systemPrompt: string | undefined
+  /** The session's history at turn start (the snapshot a hard abort returns to). */
+  readonly history: ReadonlyArray<Message>
+  /** Stores what the turn added; `rewritten` is the whole history when the turn compressed it. */
+  readonly commit: (
+    added: ReadonlyArray<Message>,
+    rewritten: ReadonlyArray<Message> | undefined
+  ) => Effect.Effect<void, SessionStoreError>
+  readonly maxTokens?: number | undefined
+  /** A context budget in runes overriding the config's (sub-turns). */
+  readonly contextBudget?: number | undefined
+  /** At most this many messages are sent (sub-turns' ephemeral sessions). */
+  readonly maxMessages?: number | undefined
+  /** Whether this is the session's first turn in this loop (runs `sessionStart` hooks). */
+  readonly firstOfSession: boolean
+  /** What tools see of this turn. */
+  readonly currentTurn: (control: TurnControl) => CurrentTurnShape
+}
+
+/** The running turn. `conversation` is the session history plus what this turn added. */
+export interface TurnContext {
+  readonly spec: TurnSpec
+  readonly control: TurnControl
+  readonly config: AgentLoopConfig
+  readonly provider: ProviderShape
+  readonly registry: ToolRegistryShape
+  readonly hooks: HooksShape
+  readonly bus: EventBusShape
+  readonly emit: <K extends EventKind>(kind: K, payload: EventPayload<K>) => Effect.Effect<void>
+  systemPrompt: string | undefined
+  /** Session history followed by this turn's messages; compression may shorten its front. */
+  conversation: Array<Message>
+  /** Index in `conversation` where this turn's messages start. */
+  turnStart: number
+  /** Set when compression dropped session history, so the end rewrites instead of appending. */
+  rewritten: boolean
+  usage: Usage.Usage
+  /** Text of the provider call in flight; kept as a `partial` message if the call fails for good. */
+  readonly partial: { content: string }
+  /** Provider calls made so far. */
+  calls: number
+  stopBlocks: number
+}
+
+/** An emitter stamping events with a turn's coordinates and the Clock's time. */
+export const emitterFor = (bus: EventBusShape, control: TurnControl) =>
+<K extends EventKind>(kind: K, payload: EventPayload<K>): Effect.Effect<void> =>
+  Effect.flatMap(Clock.currentTimeMillis, (at) =>
+    bus.publish({ _tag: kind, ...eventBase(control), at, ...payload } as unknown as AgentEvent))
+
+/** Captures the services and builds the context of a turn. */
+export const make = (spec: TurnSpec) =>
+  Effect.gen(function*() {
+    const bus = yield* EventBus
+    const control = spec.control
+    const context: TurnContext = {
+      spec,
+      control,
+      config: yield* LoopConfig,
+      provider: yield* Provider,
+      registry: yield* ToolRegistry,
+      hooks: yield* Hooks,
+      bus,
+      emit: emitterFor(bus, control),
+      systemPrompt: spec.systemPrompt,
+      conversation: [...spec.history],
+      turnStart: spec.history.length,
+      rewritten: false,
+      usage: Usage.empty,
+      partial: { content: "" },
+      calls: 0,
+      stopBlocks: 0
+    }
+    return context
+  })
+
+/** The messages this turn added so far. */
+export const added = (context: TurnContext): ReadonlyArray<Message> => context.conversation.slice(context.turnStart)
+
+/** Appends messages to the conversation. */
+export const append = (context: TurnContext, ...messages: ReadonlyArray<Message>): void => {
+  context.conversation.push(...messages)
+}

@@ -1,0 +1,223 @@
+/**
+ * The `AgentLoop` layer (DESIGN §5): per-session serialisation, the public control API, and the
+ * router (`send` → a worker per busy session, at most `maxParallelTurns` at once, one outbound
+ * reply per turn, follow-ups run in order after each turn has fully ended).
+ */
+import { Clock, Deferred, Effect, Fiber, Layer, Queue, Semaphore, Stream } from "effect"
+import { NoActiveTurn, SessionStoreError } from "../domain/errors.ts"
+import type { Message } from "../domain/Message.ts"
+import type { Inbound, Outbound, TurnResult } from "../domain/Turn.ts"
+import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
+import { EventBus } from "../services/EventBus.ts"
+import { Hooks } from "../services/Hooks.ts"
+import { LoopConfig } from "../services/LoopConfig.ts"
+import { Provider } from "../services/Provider.ts"
+import { SessionStore } from "../services/SessionStore.ts"
+import { ToolRegistry } from "../services/ToolRegistry.ts"
+import { runTurn } from "./runTurn.ts"
+import { makeSubTurns } from "./subTurn.ts"
+import { emitterFor } from "./TurnContext.ts"
+import * as TurnControl from "./TurnControl.ts"
+
+interface SessionState {
+  /** Serialises the turns of the session (FIFO). */
+  readonly lock: Semaphore.Semaphore
+  active: TurnControl.TurnControl | undefined
+  started: boolean
+  /** A router worker owns this session until its backlog is empty. */
+  routed: boolean
+  /** Messages that arrived while the session's turn was ending: run next, in order. */
+  readonly backlog: Array<string>
+}
+
+/** Builds the loop from the services; sessions end (`sessionEnd`) when its scope closes. */
+export const make = Effect.gen(function*() {
+  const config = yield* LoopConfig
+  const bus = yield* EventBus
+  const hooks = yield* Hooks
+  const store = yield* SessionStore
+  const services = yield* Effect.context<Provider | ToolRegistry | EventBus | Hooks | LoopConfig>()
+  const loopScope = yield* Effect.scope
+  const sessions = new Map<string, SessionState>()
+  const turns = new Map<string, TurnControl.TurnControl>()
+  const workers = yield* Semaphore.make(config.maxParallelTurns)
+  const outbound = yield* Queue.unbounded<Outbound>()
+  const instance = Math.random().toString(36).slice(2, 8)
+  let counter = 0
+  const nextTurnId = () => `turn-${instance}-${++counter}`
+  const subTurns = makeSubTurns({ services, loopScope, turns, nextTurnId })
+
+  yield* Effect.addFinalizer(() =>
+    Effect.forEach([...sessions.entries()].filter(([, s]) => s.started), ([sessionKey]) => hooks.sessionEnd({ sessionKey }), {
+      discard: true
+    })
+  )
+
+  const session = (sessionKey: string): SessionState => {
+    let state = sessions.get(sessionKey)
+    if (!state) {
+      state = { lock: Semaphore.makeUnsafe(1), active: undefined, started: false, routed: false, backlog: [] }
+      sessions.set(sessionKey, state)
+    }
+    return state
+  }
+
+  const newControl = (sessionKey: string, startedAt: number) =>
+    TurnControl.makeUnsafe({
+      turnId: nextTurnId(),
+      sessionKey,
+      depth: 0,
+      parentTurnId: undefined,
+      startedAt,
+      steeringCapacity: config.maxSteering,
+      pendingCapacity: config.subTurn.pendingCapacity
+    })
+
+  /** Runs one turn of a session once it holds the session's lock. */
+  const runInSession = (
+    state: SessionState,
+    sessionKey: string,
+    input: string,
+    options: TurnOptions,
+    prepared: TurnControl.TurnControl | undefined
+  ) =>
+    state.lock.withPermits(1)(
+      Effect.gen(function*() {
+        const control = prepared ?? newControl(sessionKey, yield* Clock.currentTimeMillis)
+        state.active = control
+        turns.set(control.turnId, control)
+        const firstOfSession = !state.started
+        state.started = true
+        const loaded = yield* Effect.result(store.load(sessionKey))
+        const history: ReadonlyArray<Message> = loaded._tag === "Success" ? loaded.success : []
+        return yield* runTurn({
+          control,
+          input,
+          model: options.model ?? config.model,
+          systemPrompt: config.systemPrompt,
+          history,
+          firstOfSession,
+          commit: (added, rewritten) =>
+            loaded._tag === "Failure"
+              ? Effect.fail(new SessionStoreError({ sessionKey, message: `History not loaded, nothing saved: ${loaded.failure.message}` }))
+              : rewritten
+              ? store.replace(sessionKey, rewritten)
+              : added.length > 0
+              ? store.append(sessionKey, added)
+              : Effect.void,
+          currentTurn: subTurns.currentTurn
+        }).pipe(
+          Effect.provideContext(services),
+          Effect.ensuring(Effect.sync(() => {
+            turns.delete(control.turnId)
+            if (state.active === control) state.active = undefined
+          }))
+        )
+      })
+    )
+
+  const activeControl = (sessionKey: string) =>
+    Effect.suspend(() => {
+      const control = sessions.get(sessionKey)?.active
+      return control && !control.closed ? Effect.succeed(control) : Effect.fail(new NoActiveTurn({ sessionKey }))
+    })
+
+  const publishTo = (control: TurnControl.TurnControl) => emitterFor(bus, control)
+
+  const reply = (result: TurnResult): Outbound => ({
+    sessionKey: result.sessionKey,
+    turnId: result.turnId,
+    status: result.status,
+    content: result.finalMessage?.content ?? result.error ?? "",
+    result
+  })
+
+  /** A router worker: runs the session's turns until nothing is left for it. */
+  const work = (state: SessionState, sessionKey: string, first: TurnControl.TurnControl, input: string) =>
+    workers.withPermits(1)(Effect.gen(function*() {
+      let control = first
+      let next = input
+      while (true) {
+        const result = yield* runInSession(state, sessionKey, next, {}, control)
+        yield* Queue.offer(outbound, reply(result))
+        const more = yield* Effect.clockWith((clock) =>
+          Effect.sync(() => {
+            state.backlog.unshift(...result.followUps)
+            const following = state.backlog.shift()
+            if (following === undefined) {
+              state.routed = false
+              return undefined
+            }
+            const prepared = newControl(sessionKey, clock.currentTimeMillisUnsafe())
+            state.active = prepared
+            return { prepared, following }
+          })
+        )
+        if (more === undefined) return
+        control = more.prepared
+        next = more.following
+      }
+    }))
+
+  const loop: AgentLoopShape = {
+    turn: (sessionKey, input, options = {}) => runInSession(session(sessionKey), sessionKey, input, options, undefined),
+    send: (inbound: Inbound) =>
+      Effect.clockWith((clock) =>
+        Effect.suspend(() => {
+          const state = session(inbound.sessionKey)
+          const active = state.active
+          if (active && !active.closed) return TurnControl.steer(active, inbound.content).pipe(Effect.catchTag("NoActiveTurn", () => Effect.void))
+          if (state.routed) {
+            state.backlog.push(inbound.content)
+            return Effect.void
+          }
+          state.routed = true
+          const control = newControl(inbound.sessionKey, clock.currentTimeMillisUnsafe())
+          state.active = control
+          return Effect.asVoid(Effect.forkIn(work(state, inbound.sessionKey, control, inbound.content), loopScope))
+        })
+      ),
+    outbound: Stream.fromQueue(outbound),
+    injectSteering: (sessionKey, message) => Effect.flatMap(activeControl(sessionKey), (control) => TurnControl.steer(control, message)),
+    injectFollowUp: (sessionKey, message) =>
+      Effect.flatMap(activeControl(sessionKey), (control) =>
+        Effect.andThen(
+          Effect.sync(() => control.followUps.push(message)),
+          publishTo(control)("FollowUpQueued", { content: message })
+        )),
+    interruptGraceful: (sessionKey, hint) =>
+      Effect.flatMap(activeControl(sessionKey), (control) =>
+        Effect.flatMap(Deferred.succeed(control.graceful, hint), (first) =>
+          first ? publishTo(control)("InterruptReceived", { kind: "graceful", ...(hint === undefined ? {} : { hint }) }) : Effect.void)),
+    interruptHard: (sessionKey) =>
+      Effect.flatMap(activeControl(sessionKey), (control) => abortTurn(control)),
+    subscribe: (options) => bus.subscribe(options),
+    events: (options) => bus.stream(options),
+    registerHook: (hook, options) => hooks.register(hook, options),
+    activeTurn: (sessionKey) =>
+      Effect.sync(() => {
+        const control = sessions.get(sessionKey)?.active
+        return control ? TurnControl.info(control) : undefined
+      }),
+    activeTurns: Effect.sync(() => [...turns.values()].map(TurnControl.info))
+  }
+
+  /** Hard abort: announce once, then interrupt the turn's fiber (its sub-turns go with it). */
+  const abortTurn = (control: TurnControl.TurnControl): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      if (!control.hardAbortAnnounced) {
+        control.hardAbortAnnounced = true
+        yield* publishTo(control)("InterruptReceived", { kind: "hard" })
+      }
+      if (control.fiber) yield* Fiber.interrupt(control.fiber)
+    })
+
+  return loop
+})
+
+/** The loop as a layer over its services. */
+export const layer: Layer.Layer<
+  AgentLoop,
+  never,
+  Provider | ToolRegistry | EventBus | Hooks | LoopConfig | SessionStore
+> = Layer.effect(AgentLoop, make)

@@ -1,0 +1,250 @@
+/**
+ * One iteration's provider call (DESIGN §6 steps 3–4): `beforeLLMRequest` hooks, the streamed
+ * response with `LLMDelta`s, retries on the Clock, recovery from context overflow and from
+ * truncated answers, `afterLLMResponse` hooks and `LLMResponse`.
+ */
+import { Duration, Effect, Schedule, Stream } from "effect"
+import { contextBudget } from "../domain/Config.ts"
+import { MalformedResponse, type ProviderError } from "../domain/errors.ts"
+import * as Message from "../domain/Message.ts"
+import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } from "../domain/Provider.ts"
+import * as Usage from "../domain/Usage.ts"
+import type { Named } from "../services/Hooks.ts"
+import type { AbortTurn, HardAbort } from "../domain/Hook.ts"
+import { dropOldestHalf, fitToBudget, fitToCount } from "./compaction.ts"
+import { type TurnContext } from "./TurnContext.ts"
+import { hookContext } from "./TurnControl.ts"
+import { TurnAborted, hardAbort } from "./turnEnd.ts"
+
+/** The recovery prompt after a truncated answer. */
+export const TRUNCATION_PROMPT = "Your answer was truncated because it was too long. Answer again, shorter and complete."
+
+/** A complete response as the loop keeps it. */
+export interface ModelResponse {
+  readonly content: string
+  readonly reasoning: string
+  readonly toolCalls: ReadonlyArray<Message.ToolCall>
+  readonly finishReason: FinishReason
+  readonly usage: Usage.Usage
+}
+
+interface CallAccumulator {
+  content: string
+  reasoning: string
+  readonly calls: Map<number, { id: string | undefined; name: string | undefined; args: string }>
+  finish: { readonly reason: FinishReason; readonly usage: Usage.Usage | undefined } | undefined
+}
+
+const retryable = (error: ProviderError): boolean => error._tag === "RateLimited" || error._tag === "ProviderUnavailable"
+
+/** Consumes a provider stream into a response, publishing one `LLMDelta` per delta. */
+const streamResponse = (
+  context: TurnContext,
+  stream: Stream.Stream<ProviderChunk, ProviderError>
+): Effect.Effect<ModelResponse, ProviderError> => {
+  const acc: CallAccumulator = { content: "", reasoning: "", calls: new Map(), finish: undefined }
+  const partial = context.partial
+  partial.content = ""
+  const onChunk = (chunk: ProviderChunk): Effect.Effect<void> => {
+    switch (chunk._tag) {
+      case "TextDelta":
+        acc.content += chunk.text
+        partial.content = acc.content
+        return context.emit("LLMDelta", { kind: "text", text: chunk.text })
+      case "ReasoningDelta":
+        acc.reasoning += chunk.text
+        return context.emit("LLMDelta", { kind: "reasoning", text: chunk.text })
+      case "ToolCallDelta": {
+        const call = acc.calls.get(chunk.index) ?? { id: undefined, name: undefined, args: "" }
+        if (chunk.id) call.id = chunk.id
+        if (chunk.name) call.name = chunk.name
+        call.args += chunk.argumentsDelta
+        acc.calls.set(chunk.index, call)
+        return context.emit("LLMDelta", { kind: "tool_call", text: chunk.argumentsDelta, toolCallIndex: chunk.index })
+      }
+      case "Finish":
+        acc.finish = { reason: chunk.reason, usage: chunk.usage }
+        return Effect.void
+    }
+  }
+  return Stream.runForEach(stream, onChunk).pipe(
+    Effect.flatMap(() => {
+      if (acc.finish === undefined) {
+        return Effect.fail(new MalformedResponse({ message: "The stream ended without a finish reason" }))
+      }
+      const toolCalls: Array<Message.ToolCall> = []
+      for (const [index, call] of [...acc.calls.entries()].sort(([a], [b]) => a - b)) {
+        if (!call.name) return Effect.fail(new MalformedResponse({ message: `Tool call ${index} has no name` }))
+        toolCalls.push({ id: call.id ?? `call_${context.control.turnId}_${context.calls}_${index}`, name: call.name, arguments: call.args || "{}" })
+      }
+      return Effect.succeed({
+        content: acc.content,
+        reasoning: acc.reasoning,
+        toolCalls,
+        finishReason: acc.finish.reason,
+        usage: priced(context, acc.finish.usage ?? Usage.empty)
+      })
+    })
+  )
+}
+
+/** Adds `costUsd` when the config has a price table; an unknown model costs 0 (see `warnUnpriced`). */
+const priced = (context: TurnContext, usage: Usage.Usage): Usage.Usage => {
+  const prices = context.config.prices
+  if (prices === undefined) return usage
+  const price = prices[context.spec.model]
+  return { ...usage, costUsd: price === undefined ? 0 : Usage.cost(usage, price) }
+}
+
+/** A price table without the turn's model is a warning, never a failed turn. */
+const warnUnpriced = (context: TurnContext) => {
+  const prices = context.config.prices
+  return prices !== undefined && prices[context.spec.model] === undefined && context.calls === 1
+    ? Effect.logWarning(`No price for model "${context.spec.model}"; its cost counts as 0`)
+    : Effect.void
+}
+
+/** Exponential backoff with optional jitter, capped, honouring `retryAfterMs`, publishing `LLMRetry`. */
+const retrySchedule = (context: TurnContext) => {
+  const policy = context.config.retry
+  const maxDelayMs = Duration.toMillis(policy.maxDelay)
+  const backoff = Schedule.exponential(policy.baseDelay, policy.factor)
+  return Schedule.max([policy.jitter ? Schedule.jittered(backoff) : backoff, Schedule.recurs(policy.maxAttempts - 1)]).pipe(
+    Schedule.setInputType<ProviderError>(),
+    Schedule.modifyDelay(({ attempt, duration, input }) => {
+      const backoffMs = Math.min(Duration.toMillis(duration), maxDelayMs)
+      const delayMs = input._tag === "RateLimited" && input.retryAfterMs !== undefined ? Math.max(input.retryAfterMs, 0) : backoffMs
+      return Effect.as(
+        context.emit("LLMRetry", { attempt, reason: `${input._tag}: ${input.message}`, delayMs }),
+        Duration.millis(delayMs)
+      )
+    })
+  )
+}
+
+/** Makes the request of this iteration: the conversation, under the budget, with the tools. */
+const buildRequest = (context: TurnContext, tools: ReadonlyArray<ToolDefinition>): ProviderRequest => ({
+  model: context.spec.model,
+  messages: [
+    ...(context.systemPrompt ? [Message.system(context.systemPrompt)] : []),
+    ...context.conversation
+  ],
+  tools,
+  ...(context.spec.maxTokens ?? context.config.maxTokens) === undefined
+    ? {}
+    : { maxTokens: (context.spec.maxTokens ?? context.config.maxTokens)! }
+})
+
+/** Shortens the conversation; the turn's own start index moves with it. */
+const compress = (
+  context: TurnContext,
+  reason: "overflow" | "budget",
+  compression: { readonly kept: ReadonlyArray<Message.Message>; readonly dropped: number }
+) =>
+  Effect.gen(function*() {
+    if (compression.dropped === 0) return false
+    const verdict = yield* context.hooks.beforeCompact({ context: hookContext(context.control), reason, messages: context.conversation })
+    if (verdict._tag === "AbortTurn") return yield* new TurnAborted({ stage: "beforeCompact", reason: verdict.reason, hook: verdict.hook })
+    const droppedFromSession = Math.min(compression.dropped, context.turnStart)
+    context.conversation = [...compression.kept]
+    context.turnStart -= droppedFromSession
+    context.rewritten = context.rewritten || droppedFromSession > 0
+    yield* context.emit("ContextCompress", { reason, dropped: compression.dropped, remaining: compression.kept.length })
+    yield* context.hooks.afterCompact({
+      context: hookContext(context.control),
+      reason,
+      dropped: compression.dropped,
+      remaining: compression.kept.length
+    })
+    return true
+  })
+
+/**
+ * The soft limits, before each call: drop the oldest messages beyond `maxContextRunes` (and,
+ * for sub-turns, beyond their message cap).
+ */
+export const applyBudget = (context: TurnContext) =>
+  Effect.gen(function*() {
+    const maxMessages = context.spec.maxMessages
+    if (maxMessages !== undefined) yield* compress(context, "budget", fitToCount(context.conversation, maxMessages))
+    const budget = context.spec.contextBudget ?? contextBudget(context.config.maxContextRunes, context.config.contextWindow)
+    if (budget !== undefined) yield* compress(context, "budget", fitToBudget(context.conversation, budget))
+  })
+
+/** Ends the turn as a hook decided: `failed` for an abort, rolled back for a hard abort. */
+export const stopFor = (context: TurnContext, stage: string, decision: Named<AbortTurn> | Named<HardAbort>) =>
+  decision._tag === "HardAbort"
+    ? hardAbort(context, decision.reason)
+    : Effect.fail(new TurnAborted({ stage, reason: decision.reason, hook: decision.hook }))
+
+/**
+ * Calls the model once for this iteration, with every recovery of DESIGN §6 step 3, and returns
+ * the response after `afterLLMResponse`. `tools` is empty for the graceful-interrupt summary.
+ */
+export const callModel = (
+  context: TurnContext,
+  tools: ReadonlyArray<ToolDefinition>,
+  extraMessages: ReadonlyArray<Message.Message> = []
+) =>
+  Effect.gen(function*() {
+    let overflowRetries = 0
+    let truncationRetries = 0
+    let transient: ReadonlyArray<Message.Message> = extraMessages
+    while (true) {
+      const base = buildRequest(context, tools)
+      const planned = yield* context.hooks.beforeLLMRequest({
+        context: hookContext(context.control),
+        request: { ...base, messages: [...base.messages, ...transient] }
+      })
+      if (planned._tag !== "Continue") return yield* stopFor(context, "beforeLLMRequest", planned)
+      const request = planned.request
+      context.control.phase = "llm"
+      yield* context.emit("LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length })
+      const started = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+      context.calls++
+      const attempt = yield* Effect.suspend(() => streamResponse(context, context.provider.stream(request))).pipe(
+        Effect.retry({ schedule: retrySchedule(context), while: retryable }),
+        Effect.tap((response) =>
+          Effect.annotateCurrentSpan({
+            "gen_ai.usage.input_tokens": response.usage.inputTokens,
+            "gen_ai.usage.output_tokens": response.usage.outputTokens,
+            "gen_ai.response.finish_reasons": [response.finishReason]
+          })
+        ),
+        Effect.map((response) => ({ _tag: "ok" as const, response })),
+        Effect.catchTag("ContextLengthExceeded", (error) => Effect.succeed({ _tag: "overflow" as const, error })),
+        Effect.withSpan("gen_ai.chat", { attributes: { "gen_ai.request.model": request.model, "gen_ai.operation.name": "chat" } })
+      )
+      if (attempt._tag === "overflow") {
+        if (overflowRetries >= context.config.maxCompressRetries) return yield* Effect.fail(attempt.error)
+        overflowRetries++
+        if (!(yield* compress(context, "overflow", dropOldestHalf(context.conversation)))) return yield* Effect.fail(attempt.error)
+        continue
+      }
+      const response = attempt.response
+      context.partial.content = ""
+      context.usage = Usage.add(context.usage, response.usage)
+      yield* warnUnpriced(context)
+      if (response.finishReason === "length" && response.toolCalls.length === 0 && truncationRetries < context.config.maxTruncationRetries) {
+        truncationRetries++
+        transient = [...extraMessages, Message.assistant(response.content), Message.user(TRUNCATION_PROMPT)]
+        continue
+      }
+      const reviewed = yield* context.hooks.afterLLMResponse({
+        context: hookContext(context.control),
+        response: { content: response.content, toolCalls: response.toolCalls, finishReason: response.finishReason }
+      })
+      if (reviewed._tag !== "Continue") return yield* stopFor(context, "afterLLMResponse", reviewed)
+      const finished = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+      const final: ModelResponse = { ...response, content: reviewed.response.content, toolCalls: reviewed.response.toolCalls }
+      yield* context.emit("LLMResponse", {
+        model: request.model,
+        content: final.content,
+        toolCalls: final.toolCalls,
+        finishReason: final.finishReason,
+        usage: final.usage,
+        durationMs: finished - started
+      })
+      return final
+    }
+  })

@@ -1,0 +1,106 @@
+/**
+ * Dropping old messages to fit the context (DESIGN §6 step 3 and §8).
+ *
+ * The conversation is cut into units: an assistant message with tool calls together with the
+ * results that follow it, or any other single message. Only whole units are dropped, so a tool
+ * call never loses its result (or the reverse). System messages and the newest user input are
+ * never dropped, and neither is anything after that input: it is the work of the current turn.
+ */
+import { runes, type Message } from "../domain/Message.ts"
+
+/** The outcome of a compression: what is kept and how many messages went. */
+export interface Compression {
+  readonly kept: ReadonlyArray<Message>
+  readonly dropped: number
+}
+
+interface Unit {
+  readonly start: number
+  readonly end: number
+  readonly pinned: boolean
+}
+
+const newestUserIndex = (messages: ReadonlyArray<Message>): number => {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === "user") return i
+  return -1
+}
+
+/** Cuts messages into units; units at or after the newest user input are pinned. */
+const unitsOf = (messages: ReadonlyArray<Message>): ReadonlyArray<Unit> => {
+  const protectFrom = newestUserIndex(messages)
+  const units: Array<Unit> = []
+  let i = 0
+  while (i < messages.length) {
+    const start = i
+    const message = messages[i]!
+    i++
+    if (message.role === "assistant" && (message.toolCalls?.length ?? 0) > 0) {
+      while (i < messages.length && messages[i]!.role === "tool") i++
+    } else if (message.role === "tool") {
+      while (i < messages.length && messages[i]!.role === "tool") i++
+    }
+    const pinned = message.role === "system" || (protectFrom >= 0 && start >= protectFrom)
+    units.push({ start, end: i, pinned })
+  }
+  return units
+}
+
+const dropUnits = (messages: ReadonlyArray<Message>, shouldDrop: (unit: Unit, droppedSoFar: number) => boolean): Compression => {
+  const kept: Array<Message> = []
+  let dropped = 0
+  let dropping = true
+  for (const unit of unitsOf(messages)) {
+    if (!unit.pinned && dropping && shouldDrop(unit, dropped)) {
+      dropped += unit.end - unit.start
+      continue
+    }
+    if (!unit.pinned) dropping = false
+    kept.push(...messages.slice(unit.start, unit.end))
+  }
+  return { kept, dropped }
+}
+
+/** Drops the oldest half of the droppable messages (at least one unit when any is droppable). */
+export const dropOldestHalf = (messages: ReadonlyArray<Message>): Compression => {
+  const droppable = unitsOf(messages).filter((u) => !u.pinned).reduce((n, u) => n + u.end - u.start, 0)
+  const target = Math.max(1, Math.ceil(droppable / 2))
+  return dropUnits(messages, (_, droppedSoFar) => droppedSoFar < target)
+}
+
+/** The size of messages in runes. */
+export const runesOf = (messages: ReadonlyArray<Message>): number => messages.reduce((n, m) => n + runes(m), 0)
+
+/** Drops the oldest droppable units until the messages fit `budget` runes (or nothing more can go). */
+export const fitToBudget = (messages: ReadonlyArray<Message>, budget: number): Compression => {
+  let excess = runesOf(messages) - budget
+  if (excess <= 0) return { kept: messages, dropped: 0 }
+  return dropUnits(messages, (unit) => {
+    if (excess <= 0) return false
+    excess -= runesOf(messages.slice(unit.start, unit.end))
+    return true
+  })
+}
+
+/** Drops the oldest droppable units until at most `max` messages remain (or nothing more can go). */
+export const fitToCount = (messages: ReadonlyArray<Message>, max: number): Compression => {
+  let excess = messages.length - max
+  if (excess <= 0) return { kept: messages, dropped: 0 }
+  return dropUnits(messages, (unit) => {
+    if (excess <= 0) return false
+    excess -= unit.end - unit.start
+    return true
+  })
+}
+
+/**
+ * Splits a history for summarisation: the older part to summarise and the newest part to keep
+ * (at least `keep` messages), never separating a tool call from its results.
+ */
+export const splitForSummary = (
+  messages: ReadonlyArray<Message>,
+  keep: number
+): { readonly older: ReadonlyArray<Message>; readonly newer: ReadonlyArray<Message> } => {
+  let cut = Math.max(0, messages.length - keep)
+  while (cut > 0 && messages[cut]?.role === "tool") cut--
+  return { older: messages.slice(0, cut), newer: messages.slice(cut) }
+}

@@ -1,0 +1,38 @@
+/**
+ * The loop with its default in-process services, for applications and tests: the event bus, the
+ * hook registry and the decoded config. What stays open is what varies: the model (`Provider`),
+ * the tools (`ToolRegistry`) and where sessions live (`SessionStore`).
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { AgentLoopLive, Scripted, SessionStoreMemory, ToolRegistry } from "effect-agent-loop"
+ *
+ * const app = AgentLoopLive.layer({ model: "demo" }).pipe(
+ *   Layer.provide([Scripted.layer([{ content: "hi" }]), ToolRegistry.layer([]), SessionStoreMemory.layer()])
+ * )
+ * ```
+ */
+import { Layer } from "effect"
+import type { AgentLoopConfigInput } from "../domain/Config.ts"
+import type { ConfigError } from "../domain/errors.ts"
+import * as EventBusLive from "../layers/EventBus.ts"
+import * as HooksLive from "../layers/Hooks.ts"
+import type { AgentLoop } from "../services/AgentLoop.ts"
+import type { EventBus } from "../services/EventBus.ts"
+import type { Hooks } from "../services/Hooks.ts"
+import { LoopConfig } from "../services/LoopConfig.ts"
+import type { Provider } from "../services/Provider.ts"
+import type { SessionStore } from "../services/SessionStore.ts"
+import type { ToolRegistry } from "../services/ToolRegistry.ts"
+import * as AgentLoopProgram from "./agentLoop.ts"
+
+/** The loop plus its event bus, hooks and config; bad config fails the layer with the field named. */
+export const layer = (
+  config: AgentLoopConfigInput
+): Layer.Layer<AgentLoop | EventBus | Hooks | LoopConfig, ConfigError, Provider | ToolRegistry | SessionStore> =>
+  AgentLoopProgram.layer.pipe(
+    Layer.provideMerge(HooksLive.layer),
+    Layer.provideMerge(EventBusLive.layer),
+    Layer.provideMerge(LoopConfig.layer(config))
+  )

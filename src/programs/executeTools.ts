@@ -1,0 +1,187 @@
+/**
+ * Running a response's tool calls (DESIGN §6 step 5).
+ *
+ * Calls are grouped in order: consecutive read-only calls form one parallel group, each mutating
+ * (or unknown) call is a group of its own. Before each group is a checkpoint where a graceful
+ * interrupt, or newly queued steering in `skip-remaining` mode, skips every remaining call with a
+ * result saying why, so the history stays well formed. Results are appended in call order.
+ */
+import { Cause, Clock, Duration, Effect, Option } from "effect"
+import type { HookToolCall } from "../domain/Hook.ts"
+import * as Message from "../domain/Message.ts"
+import { toOutput, type ToolContext } from "../domain/Tool.ts"
+import { CurrentTurn } from "../services/CurrentTurn.ts"
+import type { RegisteredTool } from "../services/ToolRegistry.ts"
+import { stopFor } from "./callModel.ts"
+import { append, type TurnContext } from "./TurnContext.ts"
+import { gracefulRequested, hookContext } from "./TurnControl.ts"
+
+/** The result the model sees for calls skipped by a graceful interrupt. */
+export const SKIPPED_GRACEFUL = "Skipped due to graceful interrupt."
+/** The result the model sees for calls skipped because the user sent a new message. */
+export const SKIPPED_STEERING = "Skipped due to queued user message."
+
+interface PlannedCall {
+  readonly index: number
+  readonly call: Message.ToolCall
+  readonly tool: RegisteredTool | undefined
+}
+
+/** Groups calls in order: runs of read-only calls together, everything else alone. */
+export const groupCalls = <A extends { readonly tool: { readonly readOnly: boolean } | undefined }>(
+  calls: ReadonlyArray<A>
+): ReadonlyArray<ReadonlyArray<A>> => {
+  const groups: Array<Array<A>> = []
+  for (const call of calls) {
+    const last = groups[groups.length - 1]
+    if (call.tool?.readOnly && last && last[0]!.tool?.readOnly) last.push(call)
+    else groups.push([call])
+  }
+  return groups
+}
+
+/** Why the remaining calls must be skipped now, if they must. */
+const checkpoint = (context: TurnContext) =>
+  Effect.gen(function*() {
+    if (yield* gracefulRequested(context.control)) return SKIPPED_GRACEFUL
+    if (context.config.steeringMode === "skip-remaining" && context.control.steering.length > 0) {
+      yield* context.emit("InterruptReceived", { kind: "steering" })
+      return SKIPPED_STEERING
+    }
+    return undefined
+  })
+
+const skip = (context: TurnContext, planned: PlannedCall, reason: string) =>
+  Effect.as(
+    context.emit("ToolExecSkipped", { toolCallId: planned.call.id, toolName: planned.call.name, reason }),
+    Message.toolResult(planned.call, reason, true)
+  )
+
+const parseArguments = (raw: string): Option.Option<unknown> => {
+  try {
+    return Option.some(raw.trim() === "" ? {} : JSON.parse(raw))
+  } catch {
+    return Option.none()
+  }
+}
+
+/** `Expected string\n  at ["path"]` lines as `path: Expected string`, one per failing field. */
+const issuesOf = (message: string) => {
+  const issues: Array<string> = []
+  for (const line of message.split("\n")) {
+    const at = /^\s*at ((?:\[[^\]]*\])+)$/.exec(line)
+    if (at && issues.length > 0) {
+      const field = [...at[1]!.matchAll(/\[("?)([^\]]*?)\1\]/g)].map((m) => m[2]).join(".")
+      issues[issues.length - 1] = `${field}: ${issues[issues.length - 1]}`
+    } else if (line.trim() !== "") issues.push(line.trim())
+  }
+  return issues.join("; ")
+}
+
+const defectMessage = (defect: unknown) => (defect instanceof Error ? defect.message : String(defect))
+
+/** Runs the tool, bounded by its timeout; every failure becomes an error result. */
+const invoke = (context: TurnContext, tool: RegisteredTool, args: unknown, toolContext: ToolContext) => {
+  const run = tool.execute(args, toolContext).pipe(
+    Effect.provideService(CurrentTurn, context.spec.currentTurn(context.control)),
+    Effect.map(toOutput),
+    Effect.map((output) => ({ content: output.content, isError: output.isError ?? false })),
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+      const error = Cause.findErrorOption(cause)
+      return Effect.succeed({
+        content: error._tag === "Some"
+          ? error.value.message
+          : `Tool "${tool.name}" failed: ${defectMessage(Cause.squash(cause))}`,
+        isError: true
+      })
+    })
+  )
+  if (tool.timeout === undefined) return run
+  const timeout = tool.timeout
+  return run.pipe(Effect.timeoutOrElse({
+    duration: timeout,
+    orElse: () => Effect.succeed({ content: `Tool "${tool.name}" timed out after ${Duration.toMillis(timeout)}ms`, isError: true })
+  }))
+}
+
+/** One call: hooks, validation, approval, execution, patches, events. */
+const runCall = (context: TurnContext, planned: PlannedCall) =>
+  Effect.gen(function*() {
+    const { call, tool } = planned
+    const hooks = context.hooks
+    const where = hookContext(context.control)
+    const fail = (content: string) => ({ content, isError: true })
+    const started = yield* Clock.currentTimeMillis
+    let args: unknown = call.arguments
+    let hookCall: HookToolCall | undefined
+    let outcome: { readonly content: string; readonly isError: boolean }
+    const parsed = parseArguments(call.arguments)
+    if (tool === undefined) {
+      outcome = fail(`Tool "${call.name}" not found`)
+    } else if (Option.isNone(parsed)) {
+      outcome = fail(`Invalid arguments for tool "${call.name}": not valid JSON. Received: ${call.arguments}`)
+    } else {
+      hookCall = { id: call.id, name: call.name, arguments: parsed.value, readOnly: tool.readOnly, requiresApproval: tool.requiresApproval }
+      const before = yield* hooks.beforeTool({ context: where, call: hookCall })
+      if (before._tag === "Deny") return yield* skip(context, planned, `Tool execution denied by hook: ${before.reason}`)
+      if (before._tag !== "Continue") return yield* stopFor(context, "beforeTool", before)
+      args = before.arguments
+      hookCall = { ...hookCall, arguments: args }
+      const decoded = yield* Effect.result(tool.decode(args))
+      if (decoded._tag === "Failure") {
+        outcome = fail(`Invalid arguments for tool "${call.name}": ${issuesOf(decoded.failure.message)}. Received: ${JSON.stringify(args)}`)
+      } else {
+        if (tool.requiresApproval) {
+          const approval = yield* hooks.approveTool({ context: where, call: hookCall })
+          if (approval._tag === "Deny") return yield* skip(context, planned, `Tool execution denied by approval: ${approval.reason}`)
+        }
+        yield* context.emit("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: JSON.stringify(args) })
+        const toolContext: ToolContext = { ...where, toolCallId: call.id }
+        const result = yield* invoke(context, tool, decoded.success, toolContext)
+        outcome = yield* hooks.afterTool({ context: where, call: hookCall, result, failed: result.isError })
+        return yield* ended(context, call, started, outcome)
+      }
+    }
+    yield* context.emit("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: call.arguments })
+    return yield* ended(context, call, started, outcome)
+  }).pipe(Effect.withSpan("gen_ai.execute_tool", {
+    attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": planned.call.name, "gen_ai.tool.call.id": planned.call.id }
+  }))
+
+const ended = (context: TurnContext, call: Message.ToolCall, started: number, outcome: { readonly content: string; readonly isError: boolean }) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    yield* Effect.annotateCurrentSpan({ "agent.tool.is_error": outcome.isError })
+    yield* context.emit("ToolExecEnd", {
+      toolCallId: call.id,
+      toolName: call.name,
+      durationMs: now - started,
+      isError: outcome.isError,
+      result: outcome.content
+    })
+    return Message.toolResult(call, outcome.content, outcome.isError)
+  })
+
+/** Runs the calls of one response with the tools available to it; appends results in call order. */
+export const executeTools = (
+  context: TurnContext,
+  calls: ReadonlyArray<Message.ToolCall>,
+  available: ReadonlyMap<string, RegisteredTool>
+) =>
+  Effect.gen(function*() {
+    context.control.phase = "tools"
+    const planned = calls.map((call, index): PlannedCall => ({ index, call, tool: available.get(call.name) }))
+    const results: Array<Message.ToolResultMessage> = []
+    let skipReason: string | undefined
+    for (const group of groupCalls(planned)) {
+      skipReason ??= yield* checkpoint(context)
+      const reason = skipReason
+      results.push(
+        ...(reason !== undefined
+          ? yield* Effect.forEach(group, (p) => skip(context, p, reason))
+          : yield* Effect.forEach(group, (p) => runCall(context, p), { concurrency: "unbounded" }))
+      )
+    }
+    append(context, ...results)
+  })
