@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
-    hookTimeout: 30_000
+    hookTimeout: 30_000,
+    // The JSON report lets CI print its one-line summary from the very run the README names.
+    reporters: ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]]
   }
 })

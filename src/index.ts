@@ -26,5 +26,18 @@ export { SessionStore, type SessionStoreShape } from "./services/SessionStore.ts
 export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts"
 
 export * as EventBusLive from "./layers/EventBus.ts"
+export * as HooksLive from "./layers/Hooks.ts"
+export * as Anthropic from "./layers/providers/Anthropic.ts"
+export { fromLanguageModel } from "./layers/providers/LanguageModel.ts"
+export * as LanguageModelProvider from "./layers/providers/LanguageModel.ts"
+export * as OpenAiCompatible from "./layers/providers/OpenAiCompatible.ts"
+export * as Replay from "./layers/providers/Replay.ts"
 export * as Scripted from "./layers/providers/Scripted.ts"
+export { ScriptedLog } from "./layers/providers/Scripted.ts"
+export * as SessionStoreJsonl from "./layers/SessionStoreJsonl.ts"
 export * as SessionStoreMemory from "./layers/SessionStoreMemory.ts"
+
+export * as AgentLoopProgram from "./programs/agentLoop.ts"
+export * as AgentLoopLive from "./programs/defaults.ts"
+
+export * from "./tools/index.ts"
