@@ -120,6 +120,24 @@ describe("wire decoders under random splits and corruption", () => {
       expect(tally["truncate:MalformedResponse"]).toBeGreaterThan(0)
     }))
 
+  // The bound is on what the SSE parser retains between two network reads, so the oversized
+  // event arrives in pieces, as it would from a runaway server.
+  it.effect("an SSE event over the size bound is MalformedResponse; one under it decodes", () =>
+    Effect.gen(function*() {
+      const event = (size: number) =>
+        `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "x".repeat(size) }, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`
+      const overhead = event(0).length - "\n\ndata: [DONE]\n\n".length - "data: ".length
+      const fits = 1000 - overhead - "data: ".length - 1
+      const under = yield* Stream.runCollect(
+        decodeSse(Stream.fromIterable(splitRandomly(Buffer.from(event(fits)), prng(5))), OpenAiWire.makeDecoder, 1000)
+      )
+      expect(under[0]).toEqual({ _tag: "TextDelta", text: "x".repeat(fits) })
+      const over = yield* Effect.flip(Stream.runCollect(
+        decodeSse(Stream.fromIterable(splitRandomly(Buffer.from(event(3000)), prng(3))), OpenAiWire.makeDecoder, 1000)
+      ))
+      expect(over).toMatchObject({ _tag: "MalformedResponse", message: expect.stringContaining("maximum size of 1000") })
+    }))
+
   it.effect("every single-byte split position of each stream decodes identically", () =>
     Effect.gen(function*() {
       for (const format of formats) {

@@ -215,6 +215,15 @@ describe("OpenAiCompatible", () => {
       expect(badJson).toMatchObject({ _tag: "MalformedResponse", message: expect.stringContaining("Invalid JSON") })
     }))
 
+  it.live("a consumer that stops early (or is interrupted) aborts the HTTP request", () =>
+    Effect.gen(function*() {
+      const server = yield* start([{ body: [data({ choices: [{ index: 0, delta: { content: "first" } }] })], hold: true }])
+      const provider = yield* OpenAiCompatible.make({ baseUrl: server.url, apiKey: Redacted.make(KEY) })
+      const first = yield* Stream.runCollect(Stream.take(provider.stream(request), 1))
+      expect(first).toEqual([{ _tag: "TextDelta", text: "first" }])
+      yield* server.disconnected
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
   it.live("a refused connection → ProviderUnavailable", () =>
     Effect.gen(function*() {
       const server = yield* start([{}])

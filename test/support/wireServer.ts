@@ -14,6 +14,8 @@ export interface WireResponse {
   readonly body?: ReadonlyArray<string | Uint8Array>
   /** Destroy the socket after the body pieces instead of ending the response. */
   readonly drop?: boolean
+  /** Keep the response open after the body pieces, until the client goes away. */
+  readonly hold?: boolean
 }
 
 /** A request as the server received it. */
@@ -31,6 +33,8 @@ export interface WireServer {
   readonly requests: ReadonlyArray<ReceivedRequest>
   /** Stops accepting connections; later requests fail at the transport. */
   readonly close: Effect.Effect<void>
+  /** Completes when a client has gone away from a response that had not ended. */
+  readonly disconnected: Effect.Effect<void>
 }
 
 /** Splits a text into byte pieces of `size` bytes (boundaries may cut UTF-8 characters). */
@@ -54,9 +58,14 @@ const write = (res: http.ServerResponse, piece: string | Uint8Array) =>
 export const start = (responses: ReadonlyArray<WireResponse>) =>
   Effect.acquireRelease(
     Effect.promise(() =>
-      new Promise<{ server: http.Server; requests: Array<ReceivedRequest> }>((ok) => {
+      new Promise<{ server: http.Server; requests: Array<ReceivedRequest>; disconnected: Promise<void> }>((ok) => {
         const requests: Array<ReceivedRequest> = []
+        let onDisconnect = () => {}
+        const disconnected = new Promise<void>((resolve) => onDisconnect = resolve)
         const server = http.createServer((req, res) => {
+          res.on("close", () => {
+            if (!res.writableFinished) onDisconnect()
+          })
           const parts: Array<Buffer> = []
           req.on("data", (b: Buffer) => parts.push(b))
           req.on("end", async () => {
@@ -74,17 +83,18 @@ export const start = (responses: ReadonlyArray<WireResponse>) =>
             res.flushHeaders()
             for (const piece of response.body ?? []) await write(res, piece)
             if (response.drop) res.socket?.destroy()
-            else res.end()
+            else if (!response.hold) res.end()
           })
         })
-        server.listen(0, "127.0.0.1", () => ok({ server, requests }))
+        server.listen(0, "127.0.0.1", () => ok({ server, requests, disconnected }))
       })
     ),
     ({ server }) => closeServer(server)
-  ).pipe(Effect.map(({ requests, server }): WireServer => ({
+  ).pipe(Effect.map(({ disconnected, requests, server }): WireServer => ({
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     requests,
-    close: closeServer(server)
+    close: closeServer(server),
+    disconnected: Effect.promise(() => disconnected)
   })))
 
 const closeServer = (server: http.Server) =>

@@ -24,21 +24,25 @@ export interface WireDecoder {
 
 const isStep = (u: Step | ProviderError): u is Step => "chunks" in u
 
+/** The largest SSE event accepted, in UTF-16 code units: far above any real delta, bounded against a runaway server. */
+export const defaultMaxEventSize = 10 * 1024 * 1024
+
 /**
  * Decodes an SSE body into provider chunks. Upstream errors must already be provider errors;
- * SSE-level failures (an oversized event, a `retry:` directive no model API sends) become
- * `MalformedResponse`. The stream stops reading at the format's terminator.
+ * SSE-level failures (an event over `maxEventSize`, a `retry:` directive no model API sends)
+ * become `MalformedResponse`. The stream stops reading at the format's terminator.
  */
 export const decodeSse = (
   bytes: Stream.Stream<Uint8Array, ProviderError>,
-  makeDecoder: () => WireDecoder
+  makeDecoder: () => WireDecoder,
+  maxEventSize: number = defaultMaxEventSize
 ): Stream.Stream<ProviderChunk, ProviderError> =>
   Stream.suspend(() => {
     const decoder = makeDecoder()
     let done = false
     return bytes.pipe(
       Stream.decodeText,
-      Stream.pipeThroughChannel(Sse.decode()),
+      Stream.pipeThroughChannel(Sse.decode({ maxEventSize })),
       Stream.mapError((error): ProviderError =>
         error._tag === "Retry" || error._tag === "SseError"
           ? new MalformedResponse({ message: `Invalid event stream: ${error._tag === "Retry" ? "unexpected retry field" : error.message}` })
