@@ -1,0 +1,157 @@
+/**
+ * Finding file hooks on disk: user-level, then project-level, in the Agent Hooks layout
+ * (`NAME/HOOK.md` + `NAME/scripts/run|run.sh|run.py`).
+ *
+ * Only front matter is read. Every broken hook becomes a `HookProblem` and is left out; the
+ * rest are returned in run order (priority, then user before project, then name), with a project
+ * hook replacing the user hook of the same name.
+ */
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, FileSystem, Option, Result } from "effect"
+import { type HookProblem, type Manifest, parse, type Trigger } from "./manifest.ts"
+
+/** Where hooks are looked for; every field has a default, overridable for tests. */
+export interface DiscoverOptions {
+  /** Default `$XDG_CONFIG_HOME/agents/hooks`, else `~/.config/agents/hooks`. */
+  readonly userDir?: string
+  /** Default `<workDir>/.agents/hooks`. */
+  readonly projectDir?: string
+  /** The project root and the scripts' working directory; default the process's cwd. */
+  readonly workDir?: string
+}
+
+/** Where a hook was found. */
+export type Level = "user" | "project"
+
+/** A valid hook on disk, ready to run. */
+export interface FileHook {
+  readonly name: string
+  readonly description: string
+  readonly trigger: Trigger
+  readonly toolMatcher: RegExp | undefined
+  readonly patternMatcher: RegExp | undefined
+  /** Milliseconds. */
+  readonly timeout: number
+  readonly async: boolean
+  readonly priority: number
+  readonly level: Level
+  /** The `HOOK.md`. */
+  readonly path: string
+  /** The entry script. */
+  readonly entry: string
+  /** The argv that runs the entry script. */
+  readonly command: ReadonlyArray<string>
+}
+
+/** The hooks found and the problems with the ones left out. */
+export interface Discovery {
+  readonly hooks: ReadonlyArray<FileHook>
+  readonly problems: ReadonlyArray<HookProblem>
+}
+
+/** The directories of `options`, defaults filled in. */
+export const resolveDirs = (options: DiscoverOptions = {}) => {
+  const workDir = path.resolve(options.workDir ?? process.cwd())
+  const xdg = process.env["XDG_CONFIG_HOME"]
+  const configHome = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), ".config")
+  return {
+    workDir,
+    userDir: path.resolve(workDir, options.userDir ?? path.join(configHome, "agents", "hooks")),
+    projectDir: path.resolve(workDir, options.projectDir ?? path.join(workDir, ".agents", "hooks"))
+  }
+}
+
+/** Entry scripts in order of preference, with the interpreter used when one is not executable. */
+const entries: ReadonlyArray<readonly [string, string | undefined]> = [["run", undefined], ["run.sh", "sh"], ["run.py", "python3"]]
+
+const findEntry = (fs: FileSystem.FileSystem, hookDir: string, manifestPath: string) =>
+  Effect.gen(function*() {
+    for (const [file, interpreter] of entries) {
+      const entry = path.join(hookDir, "scripts", file)
+      const info = yield* Effect.option(fs.stat(entry))
+      if (Option.isNone(info) || info.value.type !== "File") continue
+      if ((info.value.mode & 0o111) !== 0) return Result.succeed({ entry, command: [entry] })
+      if (interpreter !== undefined) return Result.succeed({ entry, command: [interpreter, entry] })
+      return Result.fail<HookProblem>({ path: manifestPath, field: "scripts/run", message: `${entry} is not executable` })
+    }
+    return Result.fail<HookProblem>({
+      path: manifestPath,
+      field: "scripts/run",
+      message: "no entry script: expected scripts/run, scripts/run.sh or scripts/run.py"
+    })
+  })
+
+const toFileHook = (manifest: Manifest, level: Level, manifestPath: string, entry: { entry: string; command: ReadonlyArray<string> }): FileHook => ({
+  name: manifest.name,
+  description: manifest.description,
+  trigger: manifest.trigger,
+  toolMatcher: manifest.matcher?.tool === undefined ? undefined : new RegExp(manifest.matcher.tool),
+  patternMatcher: manifest.matcher?.pattern === undefined ? undefined : new RegExp(manifest.matcher.pattern),
+  timeout: manifest.timeout,
+  async: manifest.async,
+  priority: manifest.priority,
+  level,
+  path: manifestPath,
+  entry: entry.entry,
+  command: entry.command
+})
+
+const loadOne = (fs: FileSystem.FileSystem, level: Level, hookDir: string) =>
+  Effect.gen(function*() {
+    const manifestPath = path.join(hookDir, "HOOK.md")
+    const text = yield* Effect.option(fs.readFileString(manifestPath))
+    if (Option.isNone(text)) {
+      return Result.fail<ReadonlyArray<HookProblem>>([{ path: manifestPath, field: "HOOK.md", message: "missing or unreadable" }])
+    }
+    const manifest = parse(manifestPath, text.value)
+    if (Result.isFailure(manifest)) return Result.fail(manifest.failure)
+    const entry = yield* findEntry(fs, hookDir, manifestPath)
+    if (Result.isFailure(entry)) return Result.fail([entry.failure])
+    return Result.succeed(toFileHook(manifest.success, level, manifestPath, entry.success))
+  })
+
+const loadLevel = (fs: FileSystem.FileSystem, level: Level, dir: string) =>
+  Effect.gen(function*() {
+    const hooks: Array<FileHook> = []
+    const problems: Array<HookProblem> = []
+    if (!(yield* Effect.orElseSucceed(fs.exists(dir), () => false))) return { hooks, problems }
+    const names = yield* Effect.result(fs.readDirectory(dir))
+    if (Result.isFailure(names)) {
+      problems.push({ path: dir, field: "directory", message: names.failure.message })
+      return { hooks, problems }
+    }
+    for (const name of [...names.success].sort()) {
+      const hookDir = path.join(dir, name)
+      const info = yield* Effect.option(fs.stat(hookDir))
+      if (Option.isNone(info) || info.value.type !== "Directory") continue
+      const loaded = yield* loadOne(fs, level, hookDir)
+      if (Result.isFailure(loaded)) problems.push(...loaded.failure)
+      else hooks.push(loaded.success)
+    }
+    return { hooks, problems }
+  })
+
+const levelRank = (level: Level): number => (level === "user" ? 0 : 1)
+
+/** Finds the hooks of both levels; never fails, problems are returned instead. */
+export const discover = (options: DiscoverOptions = {}): Effect.Effect<Discovery, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const dirs = resolveDirs(options)
+    const user = yield* loadLevel(fs, "user", dirs.userDir)
+    const project = dirs.projectDir === dirs.userDir ? { hooks: [], problems: [] } : yield* loadLevel(fs, "project", dirs.projectDir)
+    const problems = [...user.problems, ...project.problems]
+    const byName = new Map<string, FileHook>()
+    for (const hook of [...user.hooks, ...project.hooks]) {
+      const existing = byName.get(hook.name)
+      if (existing !== undefined && existing.level === hook.level) {
+        problems.push({ path: hook.path, field: "name", message: `duplicate name "${hook.name}", already used by ${existing.path}` })
+        continue
+      }
+      byName.set(hook.name, hook)
+    }
+    const hooks = [...byName.values()].sort((a, b) =>
+      b.priority - a.priority || levelRank(a.level) - levelRank(b.level) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    return { hooks, problems }
+  })
