@@ -4,7 +4,7 @@
  * hard abort (fiber interruption, status `aborted`, nothing persisted).
  */
 import { Cause, Clock, Data, Effect, Exit } from "effect"
-import type { AssistantMessage } from "../domain/Message.ts"
+import * as Message from "../domain/Message.ts"
 import type { TurnResult, TurnStatus } from "../domain/Turn.ts"
 import { added, type TurnContext } from "./TurnContext.ts"
 import { hookContext } from "./TurnControl.ts"
@@ -35,7 +35,7 @@ export const hardAbort = (context: TurnContext, reason: string): Effect.Effect<n
 const finish = (
   context: TurnContext,
   status: TurnStatus,
-  extra: { readonly finalMessage?: AssistantMessage | undefined; readonly error?: string | undefined; readonly persisted: boolean }
+  extra: { readonly finalMessage?: Message.AssistantMessage | undefined; readonly error?: string | undefined; readonly persisted: boolean }
 ) =>
   Effect.gen(function*() {
     const control = context.control
@@ -85,13 +85,14 @@ const finish = (
 export const endTurn = (
   context: TurnContext,
   status: TurnStatus,
-  extra: { readonly finalMessage?: AssistantMessage | undefined; readonly error?: string | undefined } = {}
+  extra: { readonly finalMessage?: Message.AssistantMessage | undefined; readonly error?: string | undefined } = {}
 ) => finish(context, status, { ...extra, persisted: status !== "blocked" })
 
 /**
  * Turns the exit of a turn's body into its result: a success is the result; an interruption
  * (hard abort) rolls back — nothing persisted — and ends `aborted`; a failure or defect ends
- * `failed`, keeping the messages completed so far.
+ * `failed`, keeping the messages completed so far and any text that arrived before the provider
+ * failed (as a `partial` assistant message).
  */
 export const endFromExit = (context: TurnContext, exit: Exit.Exit<TurnResult, unknown>): Effect.Effect<TurnResult> => {
   if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
@@ -106,6 +107,9 @@ export const endFromExit = (context: TurnContext, exit: Exit.Exit<TurnResult, un
     : error instanceof Error
     ? `${"_tag" in error ? `${String(error._tag)}: ` : ""}${error.message}`
     : String(error)
+  if (context.partial.content !== "") {
+    context.conversation.push(Message.assistant(context.partial.content, [], { partial: true }))
+  }
   return Effect.andThen(
     context.emit("Error", {
       stage: aborted?.stage ?? "turn",
