@@ -28,6 +28,7 @@ export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts
 export * as EventBusLive from "./layers/EventBus.ts"
 export * as FileHooks from "./layers/FileHooks.ts"
 export * as HooksLive from "./layers/Hooks.ts"
+export * as McpTools from "./layers/McpTools.ts"
 export * as Anthropic from "./layers/providers/Anthropic.ts"
 export { fromLanguageModel } from "./layers/providers/LanguageModel.ts"
 export * as LanguageModelProvider from "./layers/providers/LanguageModel.ts"
@@ -42,3 +43,4 @@ export * as AgentLoopProgram from "./programs/agentLoop.ts"
 export * as AgentLoopLive from "./programs/defaults.ts"
 
 export * from "./tools/index.ts"
+export { SpawnParameters, SubagentParameters, spawn, subagent } from "./tools/subagent.ts"

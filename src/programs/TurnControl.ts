@@ -50,6 +50,8 @@ export interface ControlOptions {
   readonly pendingCapacity: number
   /** The tools the turn may use (`undefined`: all); inherited by sub-turns that name none. */
   readonly toolNames?: ReadonlyArray<string> | undefined
+  /** The model the turn talks to; the default for its sub-turns. */
+  readonly model: string
 }
 
 /** A fresh control block, made synchronously so that routing can check-and-start atomically. */

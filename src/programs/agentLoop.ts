@@ -16,6 +16,7 @@ import { SessionStore } from "../services/SessionStore.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
 import { runTurn } from "./runTurn.ts"
 import { makeSubTurns } from "./subTurn.ts"
+import { summarizeSession } from "./summarize.ts"
 import { emitterFor } from "./TurnContext.ts"
 import * as TurnControl from "./TurnControl.ts"
 
@@ -36,6 +37,7 @@ export const make = Effect.gen(function*() {
   const bus = yield* EventBus
   const hooks = yield* Hooks
   const store = yield* SessionStore
+  const provider = yield* Provider
   const services = yield* Effect.context<Provider | ToolRegistry | EventBus | Hooks | LoopConfig>()
   const loopScope = yield* Effect.scope
   const sessions = new Map<string, SessionState>()
@@ -46,6 +48,7 @@ export const make = Effect.gen(function*() {
   let counter = 0
   const nextTurnId = () => `turn-${instance}-${++counter}`
   const subTurns = makeSubTurns({ services, loopScope, turns, nextTurnId })
+  const summaries = { config, provider, store, hooks, bus }
 
   yield* Effect.addFinalizer(() =>
     Effect.forEach([...sessions.entries()].filter(([, s]) => s.started), ([sessionKey]) => hooks.sessionEnd({ sessionKey }), {
@@ -62,9 +65,10 @@ export const make = Effect.gen(function*() {
     return state
   }
 
-  const newControl = (sessionKey: string, startedAt: number) =>
+  const newControl = (sessionKey: string, startedAt: number, model: string) =>
     TurnControl.makeUnsafe({
       turnId: nextTurnId(),
+      model,
       sessionKey,
       depth: 0,
       parentTurnId: undefined,
@@ -83,17 +87,18 @@ export const make = Effect.gen(function*() {
   ) =>
     state.lock.withPermits(1)(
       Effect.gen(function*() {
-        const control = prepared ?? newControl(sessionKey, yield* Clock.currentTimeMillis)
+        const model = options.model ?? config.model
+        const control = prepared ?? newControl(sessionKey, yield* Clock.currentTimeMillis, model)
         state.active = control
         turns.set(control.turnId, control)
         const firstOfSession = !state.started
         state.started = true
         const loaded = yield* Effect.result(store.load(sessionKey))
         const history: ReadonlyArray<Message> = loaded._tag === "Success" ? loaded.success : []
-        return yield* runTurn({
+        const result = yield* runTurn({
           control,
           input,
-          model: options.model ?? config.model,
+          model: control.model,
           systemPrompt: config.systemPrompt,
           history,
           firstOfSession,
@@ -113,6 +118,10 @@ export const make = Effect.gen(function*() {
             if (state.active === control) state.active = undefined
           }))
         )
+        if (result.status !== "aborted" && config.summarizeThreshold > 0) {
+          yield* Effect.forkIn(state.lock.withPermits(1)(summarizeSession(summaries, control, control.model)), loopScope)
+        }
+        return result
       })
     )
 
@@ -148,7 +157,7 @@ export const make = Effect.gen(function*() {
               state.routed = false
               return undefined
             }
-            const prepared = newControl(sessionKey, clock.currentTimeMillisUnsafe())
+            const prepared = newControl(sessionKey, clock.currentTimeMillisUnsafe(), config.model)
             state.active = prepared
             return { prepared, following }
           })
@@ -172,7 +181,7 @@ export const make = Effect.gen(function*() {
             return Effect.void
           }
           state.routed = true
-          const control = newControl(inbound.sessionKey, clock.currentTimeMillisUnsafe())
+          const control = newControl(inbound.sessionKey, clock.currentTimeMillisUnsafe(), config.model)
           state.active = control
           return Effect.asVoid(Effect.forkIn(work(state, inbound.sessionKey, control, inbound.content), loopScope))
         })

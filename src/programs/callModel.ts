@@ -11,7 +11,7 @@ import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } fro
 import * as Usage from "../domain/Usage.ts"
 import type { Named } from "../services/Hooks.ts"
 import type { AbortTurn, HardAbort } from "../domain/Hook.ts"
-import { dropOldestHalf, fitToBudget, fitToCount } from "./compaction.ts"
+import { type Compression, dropOldestHalf, fitToBudget, fitToCount } from "./compaction.ts"
 import { type TurnContext } from "./TurnContext.ts"
 import { hookContext } from "./TurnControl.ts"
 import { TurnAborted, hardAbort } from "./turnEnd.ts"
@@ -104,16 +104,21 @@ const warnUnpriced = (context: TurnContext) => {
     : Effect.void
 }
 
-/** Exponential backoff with optional jitter, capped, honouring `retryAfterMs`, publishing `LLMRetry`. */
+/**
+ * Exponential backoff with optional jitter, capped, honouring `retryAfterMs`, publishing `LLMRetry`.
+ * The retryable check runs before `modifyDelay`, so an error that is not retried publishes no
+ * `LLMRetry`; delays are whole milliseconds, so the event says exactly when the retry happens.
+ */
 const retrySchedule = (context: TurnContext) => {
   const policy = context.config.retry
   const maxDelayMs = Duration.toMillis(policy.maxDelay)
   const backoff = Schedule.exponential(policy.baseDelay, policy.factor)
   return Schedule.max([policy.jitter ? Schedule.jittered(backoff) : backoff, Schedule.recurs(policy.maxAttempts - 1)]).pipe(
     Schedule.setInputType<ProviderError>(),
+    Schedule.while(({ input }) => retryable(input)),
     Schedule.modifyDelay(({ attempt, duration, input }) => {
-      const backoffMs = Math.min(Duration.toMillis(duration), maxDelayMs)
-      const delayMs = input._tag === "RateLimited" && input.retryAfterMs !== undefined ? Math.max(input.retryAfterMs, 0) : backoffMs
+      const backoffMs = Math.round(Math.min(Duration.toMillis(duration), maxDelayMs))
+      const delayMs = input._tag === "RateLimited" && input.retryAfterMs !== undefined ? Math.max(Math.round(input.retryAfterMs), 0) : backoffMs
       return Effect.as(
         context.emit("LLMRetry", { attempt, reason: `${input._tag}: ${input.message}`, delayMs }),
         Duration.millis(delayMs)
@@ -139,13 +144,13 @@ const buildRequest = (context: TurnContext, tools: ReadonlyArray<ToolDefinition>
 const compress = (
   context: TurnContext,
   reason: "overflow" | "budget",
-  compression: { readonly kept: ReadonlyArray<Message.Message>; readonly dropped: number }
+  compression: Compression
 ) =>
   Effect.gen(function*() {
     if (compression.dropped === 0) return false
     const verdict = yield* context.hooks.beforeCompact({ context: hookContext(context.control), reason, messages: context.conversation })
     if (verdict._tag === "AbortTurn") return yield* new TurnAborted({ stage: "beforeCompact", reason: verdict.reason, hook: verdict.hook })
-    const droppedFromSession = Math.min(compression.dropped, context.turnStart)
+    const droppedFromSession = compression.droppedAt.filter((index) => index < context.turnStart).length
     context.conversation = [...compression.kept]
     context.turnStart -= droppedFromSession
     context.rewritten = context.rewritten || droppedFromSession > 0
@@ -203,7 +208,7 @@ export const callModel = (
       const started = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
       context.calls++
       const attempt = yield* Effect.suspend(() => streamResponse(context, context.provider.stream(request))).pipe(
-        Effect.retry({ schedule: retrySchedule(context), while: retryable }),
+        Effect.retry(retrySchedule(context)),
         Effect.tap((response) =>
           Effect.annotateCurrentSpan({
             "gen_ai.usage.input_tokens": response.usage.inputTokens,

@@ -103,6 +103,7 @@ export const makeSubTurns = (deps: SubTurnDeps) => {
       const emitParent = emitterFor(bus, parent)
       const child = TurnControl.makeUnsafe({
         turnId: described.childTurnId,
+        model: subTurn.model,
         sessionKey: parent.sessionKey,
         depth: parent.depth + 1,
         parentTurnId: parent.turnId,
@@ -172,7 +173,10 @@ export const makeSubTurns = (deps: SubTurnDeps) => {
       const owner = subTurn.critical || parent.scope === undefined ? deps.loopScope : parent.scope
       const reportFailure = (error: SpawnError) =>
         emitterFor(bus, parent)("Error", { stage: "spawn", message: `${error._tag}: ${error.message}` })
-      const fiber = yield* Effect.forkIn(Effect.catch(start(parent, subTurn, described), reportFailure), owner)
+      // Started at once: a fiber merely scheduled may not run before a quick parent closes its scope.
+      const fiber = yield* Effect.forkIn(Effect.catch(start(parent, subTurn, described), reportFailure), owner, {
+        startImmediately: true
+      })
       if (subTurn.critical) {
         parent.critical.add(fiber)
         fiber.addObserver(() => parent.critical.delete(fiber))
@@ -183,6 +187,7 @@ export const makeSubTurns = (deps: SubTurnDeps) => {
   const currentTurn = (control: TurnControl.TurnControl): CurrentTurnShape => ({
     turnId: control.turnId,
     sessionKey: control.sessionKey,
+    model: control.model,
     depth: control.depth,
     parentTurnId: control.parentTurnId,
     spawnSubTurn: spawnSubTurn(control),

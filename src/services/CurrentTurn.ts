@@ -29,6 +29,8 @@ export type SpawnError = DepthLimitExceeded | InvalidSubTurnConfig | Concurrency
 export interface CurrentTurnShape {
   readonly turnId: string
   readonly sessionKey: string
+  /** The model this turn talks to (the default for sub-turns). */
+  readonly model: string
   readonly depth: number
   readonly parentTurnId: string | undefined
   /** Runs a child turn (DESIGN §7) and returns its result; `async: true` also delivers it to this turn. */

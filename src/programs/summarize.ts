@@ -1,0 +1,76 @@
+/**
+ * Session summaries (DESIGN §8): after a turn, when a session's estimated size passes
+ * `summarizeThreshold` of the context window, its older part is replaced by one summary message
+ * written by the provider. It runs after the turn's reply is out, under the session's lock so no
+ * turn sees a half-written history, and a failure leaves the history as it was.
+ */
+import { Effect, Stream } from "effect"
+import type { AgentLoopConfig } from "../domain/Config.ts"
+import * as Message from "../domain/Message.ts"
+import type { EventBusShape } from "../services/EventBus.ts"
+import type { HooksShape } from "../services/Hooks.ts"
+import type { ProviderShape } from "../services/Provider.ts"
+import type { SessionStoreShape } from "../services/SessionStore.ts"
+import { runesOf, splitForSummary } from "./compaction.ts"
+import { emitterFor } from "./TurnContext.ts"
+import { hookContext, type TurnControl } from "./TurnControl.ts"
+
+/** What the summariser is asked. */
+export const SUMMARY_INSTRUCTION =
+  "Summarise the conversation below for your own later use: the user's goals, decisions made, facts learned, " +
+  "files and tools involved, and open questions. Be concise and complete."
+
+/** The prefix of a summary message in the history. */
+export const SUMMARY_PREFIX = "[Summary of the earlier conversation]"
+
+/** The services a summary needs. */
+export interface SummaryDeps {
+  readonly config: AgentLoopConfig
+  readonly provider: ProviderShape
+  readonly store: SessionStoreShape
+  readonly hooks: HooksShape
+  readonly bus: EventBusShape
+}
+
+const transcript = (messages: ReadonlyArray<Message.Message>) =>
+  messages.map((m) =>
+    m.role === "assistant" && m.toolCalls?.length
+      ? `assistant: ${m.content}\n${m.toolCalls.map((c) => `  called ${c.name}(${c.arguments})`).join("\n")}`
+      : m.role === "tool"
+      ? `tool ${m.toolName}: ${m.content}`
+      : `${m.role}: ${m.content}`
+  ).join("\n\n")
+
+/** Whether a history is past the threshold (size estimated at four characters per token). */
+export const needsSummary = (config: AgentLoopConfig, history: ReadonlyArray<Message.Message>) =>
+  config.summarizeThreshold > 0 && runesOf(history) / 4 > config.summarizeThreshold * config.contextWindow
+
+/** Summarises the session's older messages if it is past the threshold; events carry `control`'s turn. */
+export const summarizeSession = (deps: SummaryDeps, control: TurnControl, model: string) =>
+  Effect.gen(function*() {
+    const { config, store } = deps
+    const emit = emitterFor(deps.bus, control)
+    const history = yield* store.load(control.sessionKey)
+    if (!needsSummary(config, history)) return
+    const { newer, older } = splitForSummary(history, config.summarizeKeepMessages)
+    if (older.length === 0) return
+    const where = hookContext(control)
+    const verdict = yield* deps.hooks.beforeCompact({ context: where, reason: "summary", messages: history })
+    if (verdict._tag !== "Continue") return
+    const chunks = yield* Stream.runCollect(deps.provider.stream({
+      model,
+      messages: [Message.system(SUMMARY_INSTRUCTION), Message.user(transcript(older))],
+      tools: []
+    }))
+    const text = chunks.flatMap((c) => (c._tag === "TextDelta" ? [c.text] : [])).join("")
+    if (text.trim() === "") return yield* emit("Error", { stage: "summarize", message: "The summary came back empty; history kept" })
+    const summarized: ReadonlyArray<Message.Message> = [Message.system(`${SUMMARY_PREFIX}\n${text}`), ...newer]
+    yield* store.replace(control.sessionKey, summarized)
+    yield* emit("SessionSummarize", { summarized: older.length, remaining: summarized.length })
+    yield* deps.hooks.afterCompact({ context: where, reason: "summary", dropped: older.length, remaining: summarized.length })
+  }).pipe(
+    Effect.catch((error) =>
+      emitterFor(deps.bus, control)("Error", { stage: "summarize", message: `${error._tag}: ${error.message}; history kept` })
+    ),
+    Effect.withSpan("agent.summarize", { attributes: { "agent.session.key": control.sessionKey } })
+  )

@@ -1,0 +1,70 @@
+/**
+ * `subagent` and `spawn`: the model delegates a task to a sub-turn (DESIGN §7).
+ *
+ * `subagent` waits for the sub-turn and returns its answer as the tool result; `spawn` returns at
+ * once ("spawned sub-turn <id>") and the answer reaches the turn later as a `[SubTurn Result]`
+ * message (or, if the turn has ended, as a `SubTurnOrphan` event).
+ */
+import { Effect, Schema } from "effect"
+import { ToolError } from "../domain/errors.ts"
+import * as Tool from "../domain/Tool.ts"
+import type { SubTurnConfigInput } from "../domain/SubTurn.ts"
+import { CurrentTurn, type SpawnError } from "../services/CurrentTurn.ts"
+
+const common = {
+  task: Schema.String.annotate({ description: "The task for the sub-agent, complete and self-contained" }),
+  model: Schema.optionalKey(Schema.String.annotate({ description: "Model for the sub-agent (default: the current one)" })),
+  tools: Schema.optionalKey(Schema.Array(Schema.String).annotate({ description: "Tool names it may use (default: yours)" })),
+  system_prompt: Schema.optionalKey(Schema.String.annotate({ description: "A system prompt for the sub-agent" }))
+}
+
+/** Arguments of `subagent`. */
+export const SubagentParameters = Schema.Struct(common)
+/** Arguments of `spawn`. */
+export const SpawnParameters = Schema.Struct({
+  ...common,
+  critical: Schema.optionalKey(Schema.Boolean.annotate({ description: "Keep running after this turn ends" }))
+})
+
+const configOf = (
+  model: string,
+  args: { readonly task: string; readonly model?: string; readonly tools?: ReadonlyArray<string>; readonly system_prompt?: string }
+): SubTurnConfigInput => ({
+  model: args.model ?? model,
+  systemPrompt: args.task,
+  ...(args.tools ? { tools: args.tools } : {}),
+  ...(args.system_prompt ? { actualSystemPrompt: args.system_prompt } : {})
+})
+
+const refused = (error: SpawnError) => new ToolError({ message: `Sub-turn not started: ${error._tag}: ${error.message}` })
+
+/** Runs a sub-agent and returns its answer. */
+export const subagent = Tool.make({
+  name: "subagent",
+  description: "Delegate a self-contained task to a sub-agent and wait for its answer.",
+  parameters: SubagentParameters,
+  execute: (args) =>
+    Effect.gen(function*() {
+      const turn = yield* CurrentTurn
+      const result = yield* turn.spawnSubTurn(configOf(turn.model, args)).pipe(Effect.mapError(refused))
+      const answer = result.finalMessage?.content
+      return result.status === "completed" && answer !== undefined
+        ? answer
+        : { content: `Sub-agent ended ${result.status}${result.error ? `: ${result.error}` : ""}${answer ? `\n${answer}` : ""}`, isError: true }
+    })
+})
+
+/** Starts a sub-agent in the background; its answer arrives later as a message. */
+export const spawn = Tool.make({
+  name: "spawn",
+  description: "Start a sub-agent on a self-contained task in the background; its answer arrives later as a message.",
+  parameters: SpawnParameters,
+  execute: (args) =>
+    Effect.gen(function*() {
+      const turn = yield* CurrentTurn
+      const id = yield* turn.spawnDetached({ ...configOf(turn.model, args), critical: args.critical ?? false }).pipe(
+        Effect.mapError(refused)
+      )
+      return `spawned sub-turn ${id}`
+    })
+})
