@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Schema } from "effect"
+import { type Duration, Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import type { AgentEvent } from "../src/domain/Event.ts"
 import * as Message from "../src/domain/Message.ts"
@@ -91,7 +91,7 @@ describe("sub-turns: limits and validation", () => {
         return outcomes.join(",")
       })
   })
-  const fanScript = (childDelay: string) => (request: ProviderRequest): ScriptedResponse =>
+  const fanScript = (childDelay: Duration.Input) => (request: ProviderRequest): ScriptedResponse =>
     taskOf(request) === "go"
       ? isFirstCall(request) ? { toolCalls: [{ name: "fan" }] } : { content: "fanned" }
       : { content: `${taskOf(request)} done`, delay: childDelay }
