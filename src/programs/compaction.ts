@@ -12,7 +12,11 @@ import { runes, type Message } from "../domain/Message.ts"
 export interface Compression {
   readonly kept: ReadonlyArray<Message>
   readonly dropped: number
+  /** Where the dropped messages were in the input, so a caller can tell how many came before an index. */
+  readonly droppedAt: ReadonlyArray<number>
 }
+
+const unchanged = (messages: ReadonlyArray<Message>): Compression => ({ kept: messages, dropped: 0, droppedAt: [] })
 
 interface Unit {
   readonly start: number
@@ -47,17 +51,17 @@ const unitsOf = (messages: ReadonlyArray<Message>): ReadonlyArray<Unit> => {
 
 const dropUnits = (messages: ReadonlyArray<Message>, shouldDrop: (unit: Unit, droppedSoFar: number) => boolean): Compression => {
   const kept: Array<Message> = []
-  let dropped = 0
+  const droppedAt: Array<number> = []
   let dropping = true
   for (const unit of unitsOf(messages)) {
-    if (!unit.pinned && dropping && shouldDrop(unit, dropped)) {
-      dropped += unit.end - unit.start
+    if (!unit.pinned && dropping && shouldDrop(unit, droppedAt.length)) {
+      for (let i = unit.start; i < unit.end; i++) droppedAt.push(i)
       continue
     }
     if (!unit.pinned) dropping = false
     kept.push(...messages.slice(unit.start, unit.end))
   }
-  return { kept, dropped }
+  return { kept, dropped: droppedAt.length, droppedAt }
 }
 
 /** Drops the oldest half of the droppable messages (at least one unit when any is droppable). */
@@ -73,7 +77,7 @@ export const runesOf = (messages: ReadonlyArray<Message>): number => messages.re
 /** Drops the oldest droppable units until the messages fit `budget` runes (or nothing more can go). */
 export const fitToBudget = (messages: ReadonlyArray<Message>, budget: number): Compression => {
   let excess = runesOf(messages) - budget
-  if (excess <= 0) return { kept: messages, dropped: 0 }
+  if (excess <= 0) return unchanged(messages)
   return dropUnits(messages, (unit) => {
     if (excess <= 0) return false
     excess -= runesOf(messages.slice(unit.start, unit.end))
@@ -84,7 +88,7 @@ export const fitToBudget = (messages: ReadonlyArray<Message>, budget: number): C
 /** Drops the oldest droppable units until at most `max` messages remain (or nothing more can go). */
 export const fitToCount = (messages: ReadonlyArray<Message>, max: number): Compression => {
   let excess = messages.length - max
-  if (excess <= 0) return { kept: messages, dropped: 0 }
+  if (excess <= 0) return unchanged(messages)
   return dropUnits(messages, (unit) => {
     if (excess <= 0) return false
     excess -= unit.end - unit.start
