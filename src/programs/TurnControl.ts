@@ -23,6 +23,8 @@ export interface TurnControl extends ControlOptions {
   phase: TurnPhase
   readonly steering: Array<string>
   readonly followUps: Array<string>
+  /** Steering already drained into the conversation; handed back as follow-ups if the turn is rolled back. */
+  readonly steered: Array<string>
   /** Completed with the caller's hint by `interruptGraceful`. */
   readonly graceful: Deferred.Deferred<string | undefined>
   readonly pending: Array<PendingResult>
@@ -61,6 +63,7 @@ export const makeUnsafe = (options: ControlOptions): TurnControl => ({
   phase: "starting",
   steering: [],
   followUps: [],
+  steered: [],
   graceful: Deferred.makeUnsafe<string | undefined>(),
   pending: [],
   children: new Map(),
@@ -84,7 +87,11 @@ export const steer = (control: TurnControl, message: string): Effect.Effect<void
 
 /** Takes every queued steering message at once. */
 export const drainSteering = (control: TurnControl): Effect.Effect<ReadonlyArray<string>> =>
-  Effect.sync(() => control.steering.splice(0, control.steering.length))
+  Effect.sync(() => {
+    const drained = control.steering.splice(0, control.steering.length)
+    control.steered.push(...drained)
+    return drained
+  })
 
 /** Takes every pending sub-turn result at once. */
 export const drainPending = (control: TurnControl): Effect.Effect<ReadonlyArray<PendingResult>> =>

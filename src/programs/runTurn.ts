@@ -24,6 +24,7 @@ export const runTurn = (spec: TurnContext.TurnSpec) =>
     const context = yield* TurnContext.make(spec)
     const control = spec.control
     control.scope = yield* Scope.make()
+    yield* context.emit("TurnStart", { input: spec.input })
     const fiber = yield* Effect.forkChild(turnBody(context))
     control.fiber = fiber
     if (control.hardAbortAnnounced) yield* Fiber.interrupt(fiber)
@@ -47,7 +48,6 @@ export const runTurn = (spec: TurnContext.TurnSpec) =>
 const turnBody = (context: TurnContext.TurnContext) =>
   Effect.gen(function*() {
     const { config, control, hooks, spec } = context
-    yield* context.emit("TurnStart", { input: spec.input })
     if (spec.firstOfSession) {
       const admitted = yield* hooks.sessionStart({ sessionKey: control.sessionKey })
       if (admitted._tag === "Block") {

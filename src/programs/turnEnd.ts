@@ -29,8 +29,8 @@ export const hardAbort = (context: TurnContext, reason: string): Effect.Effect<n
   Effect.andThen(announceHardAbort(context, reason), Effect.interrupt)
 
 /**
- * What every way of ending shares: steering that came too late becomes follow-ups (never lost),
- * the result, `TurnEnd` and `afterTurn`.
+ * What every way of ending shares: steering that came too late — or that a rollback took out of
+ * the history — becomes follow-ups (never lost), then the result, `TurnEnd` and `afterTurn`.
  */
 const finish = (
   context: TurnContext,
@@ -41,7 +41,8 @@ const finish = (
     const control = context.control
     control.closed = true
     control.phase = "finishing"
-    for (const message of control.steering.splice(0)) {
+    const rolledBack = extra.persisted ? [] : control.steered
+    for (const message of [...rolledBack, ...control.steering.splice(0)]) {
       control.followUps.push(message)
       yield* context.emit("FollowUpQueued", { content: message })
     }
