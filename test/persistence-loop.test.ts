@@ -1,0 +1,223 @@
+/**
+ * Persistence through the loop (DESIGN §6 step 7, §8) over the JSON Lines store in a real
+ * temporary directory: turns round-trip through disk into a fresh loop, a hard abort leaves the
+ * file byte for byte as it was, a failed turn keeps what it completed plus its partial text, and
+ * a compressed history rewrites the file (a new file renamed into place).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { NodeServices } from "@effect/platform-node"
+import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import * as NodeFs from "node:fs"
+import * as os from "node:os"
+import * as NodePath from "node:path"
+import type { AgentLoopConfigInput } from "../src/domain/Config.ts"
+import { ContextLengthExceeded, ProviderRejected } from "../src/domain/errors.ts"
+import * as Message from "../src/domain/Message.ts"
+import * as Tool from "../src/domain/Tool.ts"
+import * as Scripted from "../src/layers/providers/Scripted.ts"
+import { fileName } from "../src/layers/sessionKey.ts"
+import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
+import * as AgentLoopLive from "../src/programs/defaults.ts"
+import type { CurrentTurn } from "../src/services/CurrentTurn.ts"
+import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import { AgentLoop, recordEvents } from "./support/harness.ts"
+
+/** The whole loop over a scripted provider and the JSON Lines store in `dir`. */
+const loopOver = (
+  dir: string,
+  script: Scripted.Script,
+  options: { readonly tools?: ReadonlyArray<Tool.Tool<CurrentTurn>>; readonly config?: Partial<AgentLoopConfigInput> } = {}
+) =>
+  AgentLoopLive.layer({ model: "test-model", ...options.config }).pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      Scripted.layer(script),
+      ToolRegistry.layer(options.tools ?? []),
+      SessionStoreJsonl.layer(dir).pipe(Layer.provide(NodeServices.layer))
+    )),
+    Layer.orDie
+  )
+
+/** Runs `f` with a fresh real directory, removed afterwards. */
+const withDir = <A, E, R>(f: (dir: string) => Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(os.tmpdir(), "persistence-loop-"))),
+    f,
+    (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
+  )
+
+const fileOf = (dir: string, key: string) => NodePath.join(dir, fileName(key))
+
+const decodeLine = Schema.decodeUnknownSync(Schema.fromJsonString(Message.Message))
+
+/** The messages in a session file, read straight from disk (line 1 is the header). */
+const onDisk = (dir: string, key: string): ReadonlyArray<Message.Message> => {
+  const lines = NodeFs.readFileSync(fileOf(dir, key), "utf8").split("\n")
+  expect(lines.at(-1)).toBe("")
+  expect(JSON.parse(lines[0]!)).toEqual({ sessionKey: key })
+  return lines.slice(1, -1).map((line) => decodeLine(line))
+}
+
+/** Sets a session file up through the store itself, as an earlier run would have left it. */
+const seed = (dir: string, key: string, messages: ReadonlyArray<Message.Message>) =>
+  Effect.flatMap(SessionStoreJsonl.make(dir), (store) => store.append(key, messages)).pipe(Effect.provide(NodeServices.layer))
+
+const echo = Tool.make({
+  name: "echo",
+  description: "Echoes its text",
+  parameters: Schema.Struct({ text: Schema.String }),
+  readOnly: true,
+  execute: ({ text }) => Effect.succeed(`echo: ${text}`)
+})
+
+describe("persistence through the loop (jsonl)", () => {
+  it.effect("two turns round-trip through disk: a fresh loop sends the first turn's messages, read from the file", () =>
+    withDir((dir) =>
+      Effect.gen(function*() {
+        const first = yield* Effect.gen(function*() {
+          return yield* (yield* AgentLoop).turn("s", "first question")
+        }).pipe(Effect.provide(loopOver(dir, [{ toolCalls: [{ id: "c1", name: "echo", arguments: { text: "x" } }] }, { content: "first answer" }], {
+          tools: [echo],
+          config: { systemPrompt: "Be brief." }
+        })))
+        expect(first.status).toBe("completed")
+        const afterFirst = [
+          Message.user("first question"),
+          Message.assistant("", [{ id: "c1", name: "echo", arguments: "{\"text\":\"x\"}" }]),
+          Message.toolResult({ id: "c1", name: "echo" }, "echo: x"),
+          Message.assistant("first answer")
+        ]
+        expect(first.messages).toEqual(afterFirst)
+        // the system prompt is configuration, not history: it is never written
+        expect(onDisk(dir, "s")).toEqual(afterFirst)
+
+        const sent = yield* Effect.gen(function*() {
+          const second = yield* (yield* AgentLoop).turn("s", "second question")
+          expect(second.messages).toEqual([Message.user("second question"), Message.assistant("second answer")])
+          return yield* (yield* Scripted.ScriptedLog).requests
+        }).pipe(Effect.provide(loopOver(dir, [{ content: "second answer" }], { config: { systemPrompt: "Be brief." } })))
+        expect(sent).toHaveLength(1)
+        expect(sent[0]!.messages).toEqual([Message.system("Be brief."), ...afterFirst, Message.user("second question")])
+        expect(onDisk(dir, "s")).toEqual([...afterFirst, Message.user("second question"), Message.assistant("second answer")])
+      })
+    ))
+
+  it.effect("a hard-aborted turn leaves the session file byte-identical; the next turn appends after the old content", () =>
+    withDir((dir) =>
+      Effect.gen(function*() {
+        const earlier = [Message.user("before"), Message.assistant("after")]
+        yield* seed(dir, "s", earlier)
+        const before = NodeFs.readFileSync(fileOf(dir, "s"))
+        const toolStarted = yield* Deferred.make<void>()
+        const blocksForever = Tool.make({
+          name: "block",
+          description: "never returns",
+          parameters: Schema.Struct({}),
+          execute: () => Effect.andThen(Deferred.succeed(toolStarted, undefined), Effect.never)
+        })
+        yield* Effect.gen(function*() {
+          const events = yield* recordEvents
+          const loop = yield* AgentLoop
+          const turn = yield* Effect.forkChild(loop.turn("s", "start"))
+          yield* Deferred.await(toolStarted)
+          yield* loop.interruptHard("s")
+          const result = yield* Fiber.join(turn)
+          expect(result.status).toBe("aborted")
+          expect(result.messages).toEqual([])
+          const ends = (yield* events).filter((e) => e._tag === "TurnEnd")
+          expect(ends.map((e) => e._tag === "TurnEnd" && e.status)).toEqual(["aborted"])
+          expect(NodeFs.readFileSync(fileOf(dir, "s")).equals(before)).toBe(true)
+
+          const next = yield* loop.turn("s", "again")
+          expect(next.status).toBe("completed")
+          const requests = yield* (yield* Scripted.ScriptedLog).requests
+          expect(requests[1]!.messages).toEqual([...earlier, Message.user("again")])
+        }).pipe(Effect.provide(loopOver(dir, [{ toolCalls: [{ name: "block" }] }, { content: "fine" }], { tools: [blocksForever] })))
+        const after = NodeFs.readFileSync(fileOf(dir, "s"))
+        expect(after.subarray(0, before.length).equals(before)).toBe(true)
+        expect(onDisk(dir, "s")).toEqual([...earlier, Message.user("again"), Message.assistant("fine")])
+      })
+    ))
+
+  it.effect("a failed turn keeps its input, its completed messages and the partial text (partial: true) in the file", () =>
+    withDir((dir) =>
+      Effect.gen(function*() {
+        yield* seed(dir, "s", [Message.user("before"), Message.assistant("after")])
+        const result = yield* Effect.gen(function*() {
+          return yield* (yield* AgentLoop).turn("s", "go")
+        }).pipe(Effect.provide(loopOver(dir, [
+          { toolCalls: [{ id: "c1", name: "echo", arguments: { text: "x" } }] },
+          { content: ["Half ", "an answer"], errorAfterChunks: new ProviderRejected({ message: "bad request", status: 400 }) }
+        ], { tools: [echo] })))
+        expect(result.status).toBe("failed")
+        expect(result.error).toBe("ProviderRejected: bad request")
+        const kept = [
+          Message.user("go"),
+          Message.assistant("", [{ id: "c1", name: "echo", arguments: "{\"text\":\"x\"}" }]),
+          Message.toolResult({ id: "c1", name: "echo" }, "echo: x"),
+          Message.assistant("Half an answer", [], { partial: true })
+        ]
+        expect(result.messages).toEqual(kept)
+        expect(onDisk(dir, "s")).toEqual([Message.user("before"), Message.assistant("after"), ...kept])
+        const lastLine = NodeFs.readFileSync(fileOf(dir, "s"), "utf8").trimEnd().split("\n").at(-1)!
+        expect(JSON.parse(lastLine)).toEqual({ role: "assistant", content: "Half an answer", partial: true })
+      })
+    ))
+
+  it.effect("a failed turn with no text before the failure keeps only its input: no empty partial message", () =>
+    withDir((dir) =>
+      Effect.gen(function*() {
+        const result = yield* Effect.gen(function*() {
+          return yield* (yield* AgentLoop).turn("s", "go")
+        }).pipe(Effect.provide(loopOver(dir, [{ error: new ProviderRejected({ message: "unauthorised", status: 401 }) }])))
+        expect(result.status).toBe("failed")
+        expect(onDisk(dir, "s")).toEqual([Message.user("go")])
+      })
+    ))
+
+  it.effect("a compressed history is rewritten with replace: the file afterwards holds the compressed history", () =>
+    withDir((dir) =>
+      Effect.gen(function*() {
+        const call = (id: string) => ({ id, name: "echo", arguments: "{}" })
+        const long = [
+          Message.system("Earlier summary"),
+          Message.user("u1"),
+          Message.assistant("a1"),
+          Message.user("u2"),
+          Message.assistant("", [call("c1"), call("c2")]),
+          Message.toolResult(call("c1"), "r1"),
+          Message.toolResult(call("c2"), "r2"),
+          Message.assistant("a2"),
+          Message.user("u3"),
+          Message.assistant("a3")
+        ]
+        yield* seed(dir, "s", long)
+        const inodeBefore = NodeFs.statSync(fileOf(dir, "s")).ino
+        const { result, retried } = yield* Effect.gen(function*() {
+          const events = yield* recordEvents
+          const result = yield* (yield* AgentLoop).turn("s", "new question")
+          const compress = (yield* events).filter((e) => e._tag === "ContextCompress")
+          expect(compress.map((e) => e._tag === "ContextCompress" && [e.reason, e.dropped, e.remaining])).toEqual([["overflow", 6, 5]])
+          const requests = yield* (yield* Scripted.ScriptedLog).requests
+          return { result, retried: requests[1]! }
+        }).pipe(Effect.provide(loopOver(dir, [
+          { error: new ContextLengthExceeded({ message: "too long" }) },
+          { content: "fits now" }
+        ])))
+        expect(result.status).toBe("completed")
+        expect(result.messages).toEqual([Message.user("new question"), Message.assistant("fits now")])
+        const compressed = [
+          Message.system("Earlier summary"),
+          Message.assistant("a2"),
+          Message.user("u3"),
+          Message.assistant("a3"),
+          Message.user("new question"),
+          Message.assistant("fits now")
+        ]
+        expect([...retried.messages, Message.assistant("fits now")]).toEqual(compressed)
+        expect(onDisk(dir, "s")).toEqual(compressed)
+        // replace writes a new file and renames it into place; an append would have kept the inode
+        expect(NodeFs.statSync(fileOf(dir, "s")).ino).not.toBe(inodeBefore)
+        expect(NodeFs.readdirSync(dir)).toEqual([fileName("s")])
+      })
+    ))
+})

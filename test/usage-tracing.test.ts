@@ -1,0 +1,227 @@
+/**
+ * Usage, cost and tracing of a turn: token counts per call (`LLMResponse`) and summed over the
+ * turn (`TurnEnd`, `TurnResult`), cost from `config.prices`, and the span tree a turn leaves in a
+ * tracer (`agent.turn` → `gen_ai.chat` / `gen_ai.execute_tool`).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Logger, Option, Schema, Tracer } from "effect"
+import { ProviderRejected } from "../src/domain/errors.ts"
+import type { AgentEvent, EventOf } from "../src/domain/Event.ts"
+import * as Tool from "../src/domain/Tool.ts"
+import { AgentLoop, harness, recordEvents } from "./support/harness.ts"
+
+const ofKind = <K extends AgentEvent["_tag"]>(events: ReadonlyArray<AgentEvent>, kind: K): Array<EventOf<K>> =>
+  events.filter((e): e is EventOf<K> => e._tag === kind)
+
+const echo = Tool.make({
+  name: "echo",
+  description: "Echoes its text",
+  parameters: Schema.Struct({ text: Schema.String }),
+  readOnly: true,
+  execute: ({ text }) => Effect.succeed(`echo: ${text}`)
+})
+
+/** One tool call (1000 in, 200 out), then a final answer (3000 in, 50 out). */
+const toolThenAnswer = [
+  { toolCalls: [{ name: "echo", arguments: { text: "hi" } }], usage: { inputTokens: 1000, outputTokens: 200 } },
+  { content: "done", usage: { inputTokens: 3000, outputTokens: 50 } }
+]
+
+/** A logger keeping warnings, to see what the loop warns about. */
+const captureWarnings = () => {
+  const warnings: Array<string> = []
+  const logger = Logger.make((options) => {
+    if (options.logLevel === "Warn") warnings.push(String(options.message))
+  })
+  return { warnings, layer: Logger.layer([logger]) }
+}
+
+describe("usage", () => {
+  it.effect("per call in LLMResponse, summed in TurnEnd and TurnResult; no prices means no cost", () =>
+    Effect.gen(function*() {
+      const events = yield* recordEvents
+      const result = yield* (yield* AgentLoop).turn("s", "go")
+      const all = yield* events
+      expect(ofKind(all, "LLMResponse").map((e) => e.usage)).toEqual([
+        { inputTokens: 1000, outputTokens: 200 },
+        { inputTokens: 3000, outputTokens: 50 }
+      ])
+      expect(result.usage).toEqual({ inputTokens: 4000, outputTokens: 250 })
+      expect(ofKind(all, "TurnEnd").map((e) => e.usage)).toEqual([{ inputTokens: 4000, outputTokens: 250 }])
+    }).pipe(Effect.provide(harness({ tools: [echo], script: toolThenAnswer }))))
+
+  it.effect("a call without usage counts as zero tokens", () =>
+    Effect.gen(function*() {
+      const result = yield* (yield* AgentLoop).turn("s", "go")
+      expect(result.usage).toEqual({ inputTokens: 3000, outputTokens: 50 })
+    }).pipe(Effect.provide(harness({
+      tools: [echo],
+      script: [{ toolCalls: [{ name: "echo", arguments: { text: "hi" } }] }, toolThenAnswer[1]!]
+    }))))
+
+  it.effect("with a price for the model: costUsd = tokens × price / 1e6, per call and summed", () =>
+    Effect.gen(function*() {
+      const events = yield* recordEvents
+      const result = yield* (yield* AgentLoop).turn("s", "go")
+      const all = yield* events
+      // call 1: (1000 × 2.5 + 200 × 10) / 1e6 = 0.0045; call 2: (3000 × 2.5 + 50 × 10) / 1e6 = 0.008
+      expect(ofKind(all, "LLMResponse").map((e) => e.usage)).toEqual([
+        { inputTokens: 1000, outputTokens: 200, costUsd: 0.0045 },
+        { inputTokens: 3000, outputTokens: 50, costUsd: 0.008 }
+      ])
+      expect(result.usage.inputTokens).toBe(4000)
+      expect(result.usage.outputTokens).toBe(250)
+      expect(result.usage.costUsd).toBeCloseTo(0.0125, 12)
+      const end = ofKind(all, "TurnEnd")[0]!
+      expect(end.usage).toEqual(result.usage)
+    }).pipe(Effect.provide(harness({
+      tools: [echo],
+      script: toolThenAnswer,
+      config: { prices: { "test-model": { inputPerMillion: 2.5, outputPerMillion: 10 }, other: { inputPerMillion: 1, outputPerMillion: 1 } } }
+    }))))
+
+  it.effect("a per-turn model override is priced at its own price", () =>
+    Effect.gen(function*() {
+      const result = yield* (yield* AgentLoop).turn("s", "go", { model: "big" })
+      // (3000 × 15 + 50 × 75) / 1e6 = 0.04875
+      expect(result.usage).toEqual({ inputTokens: 3000, outputTokens: 50, costUsd: 0.04875 })
+    }).pipe(Effect.provide(harness({
+      script: [toolThenAnswer[1]!],
+      config: { prices: { "test-model": { inputPerMillion: 1, outputPerMillion: 1 }, big: { inputPerMillion: 15, outputPerMillion: 75 } } }
+    }))))
+
+  const unpriced = captureWarnings()
+  it.effect("an unknown model costs 0 with one logged warning, and the turn still completes", () =>
+    Effect.gen(function*() {
+      unpriced.warnings.length = 0
+      const events = yield* recordEvents
+      const result = yield* (yield* AgentLoop).turn("s", "go")
+      expect(result.status).toBe("completed")
+      expect(result.usage).toEqual({ inputTokens: 4000, outputTokens: 250, costUsd: 0 })
+      expect(ofKind(yield* events, "LLMResponse").map((e) => e.usage.costUsd)).toEqual([0, 0])
+      expect(unpriced.warnings).toEqual(['No price for model "test-model"; its cost counts as 0'])
+    }).pipe(Effect.provide(Layer.merge(
+      harness({ tools: [echo], script: toolThenAnswer, config: { prices: { other: { inputPerMillion: 1, outputPerMillion: 1 } } } }),
+      unpriced.layer
+    ))))
+})
+
+interface RecordedSpan {
+  readonly span: Tracer.Span
+  readonly name: string
+  readonly id: string
+  readonly parentId: string | undefined
+}
+
+/** A tracer keeping every span it starts, in start order. */
+const recordingTracer = () => {
+  const spans: Array<RecordedSpan> = []
+  const tracer = Tracer.make({
+    span(options) {
+      const span = new Tracer.NativeSpan(options)
+      spans.push({ span, name: span.name, id: span.spanId, parentId: Option.getOrUndefined(options.parent)?.spanId })
+      return span
+    }
+  })
+  return { spans, tracer }
+}
+
+const named = (spans: ReadonlyArray<RecordedSpan>, name: string) => spans.filter((s) => s.name === name)
+
+/** The names from a span up to the root. */
+const ancestry = (spans: ReadonlyArray<RecordedSpan>, span: RecordedSpan): Array<string> => {
+  const names: Array<string> = []
+  let current: RecordedSpan | undefined = span
+  while (current) {
+    names.push(current.name)
+    const parentId: string | undefined = current.parentId
+    current = parentId === undefined ? undefined : spans.find((s) => s.id === parentId)
+  }
+  return names
+}
+
+const endedOk = (span: RecordedSpan) => span.span.status._tag === "Ended" && span.span.status.exit._tag === "Success"
+
+describe("tracing", () => {
+  const recorded = recordingTracer()
+  it.effect("a turn with one tool call and a final answer: agent.turn over two gen_ai.chat and one gen_ai.execute_tool", () =>
+    Effect.gen(function*() {
+      recorded.spans.length = 0
+      const result = yield* (yield* AgentLoop).turn("s", "go")
+      expect(result.status).toBe("completed")
+      const spans = recorded.spans
+      const [turn, ...otherTurns] = named(spans, "agent.turn")
+      expect(otherTurns).toEqual([])
+      expect(turn!.parentId).toBeUndefined()
+      expect(endedOk(turn!)).toBe(true)
+      expect(turn!.span.attributes.get("gen_ai.request.model")).toBe("test-model")
+      expect(turn!.span.attributes.get("gen_ai.operation.name")).toBe("invoke_agent")
+      expect(turn!.span.attributes.get("agent.session.key")).toBe("s")
+      expect(turn!.span.attributes.get("agent.turn.id")).toBe(result.turnId)
+      expect(turn!.span.attributes.get("agent.turn.status")).toBe("completed")
+      expect(turn!.span.attributes.get("agent.turn.iterations")).toBe(2)
+
+      const chats = named(spans, "gen_ai.chat")
+      expect(chats).toHaveLength(2)
+      expect(chats.map((c) => c.parentId)).toEqual([turn!.id, turn!.id])
+      expect(chats.map((c) => [
+        c.span.attributes.get("gen_ai.request.model"),
+        c.span.attributes.get("gen_ai.usage.input_tokens"),
+        c.span.attributes.get("gen_ai.usage.output_tokens"),
+        c.span.attributes.get("gen_ai.response.finish_reasons")
+      ])).toEqual([
+        ["test-model", 1000, 200, ["tool_calls"]],
+        ["test-model", 3000, 50, ["stop"]]
+      ])
+      expect(chats.every(endedOk)).toBe(true)
+
+      const tools = named(spans, "gen_ai.execute_tool")
+      expect(tools).toHaveLength(1)
+      expect(tools[0]!.parentId).toBe(turn!.id)
+      expect(tools[0]!.span.attributes.get("gen_ai.tool.name")).toBe("echo")
+      expect(tools[0]!.span.attributes.get("gen_ai.tool.call.id")).toBe("call_0_0")
+      expect(tools[0]!.span.attributes.get("agent.tool.is_error")).toBe(false)
+      expect(endedOk(tools[0]!)).toBe(true)
+
+      // every span of the turn hangs under agent.turn, and all of them ended
+      for (const span of spans) {
+        expect(ancestry(spans, span).at(-1)).toBe("agent.turn")
+        expect(span.span.status._tag).toBe("Ended")
+      }
+      expect(new Set(spans.map((s) => s.span.traceId)).size).toBe(1)
+    }).pipe(Effect.provide(Layer.merge(
+      harness({ tools: [echo], script: toolThenAnswer }),
+      Layer.succeed(Tracer.Tracer, recorded.tracer)
+    ))))
+
+  const nested = recordingTracer()
+  it.effect("a caller's span is the parent of agent.turn", () =>
+    Effect.gen(function*() {
+      nested.spans.length = 0
+      const loop = yield* AgentLoop
+      yield* loop.turn("s", "go").pipe(Effect.withSpan("caller"))
+      const [caller] = named(nested.spans, "caller")
+      const [turn] = named(nested.spans, "agent.turn")
+      expect(turn!.parentId).toBe(caller!.id)
+      for (const span of nested.spans) expect(ancestry(nested.spans, span).at(-1)).toBe("caller")
+    }).pipe(Effect.provide(Layer.merge(
+      harness({ tools: [echo], script: toolThenAnswer }),
+      Layer.succeed(Tracer.Tracer, nested.tracer)
+    ))))
+
+  const failing = recordingTracer()
+  it.effect("a failed turn ends its span with status failed", () =>
+    Effect.gen(function*() {
+      failing.spans.length = 0
+      const result = yield* (yield* AgentLoop).turn("s", "go")
+      expect(result.status).toBe("failed")
+      const [turn] = named(failing.spans, "agent.turn")
+      expect(turn!.span.attributes.get("agent.turn.status")).toBe("failed")
+      const [chat] = named(failing.spans, "gen_ai.chat")
+      expect(chat!.parentId).toBe(turn!.id)
+      expect(chat!.span.status._tag === "Ended" && chat!.span.status.exit._tag).toBe("Failure")
+    }).pipe(Effect.provide(Layer.merge(
+      harness({ script: [{ content: "half", errorAfterChunks: new ProviderRejected({ message: "bad request", status: 400 }) }] }),
+      Layer.succeed(Tracer.Tracer, failing.tracer)
+    ))))
+})
