@@ -2,9 +2,11 @@
  * Session summaries (DESIGN §8): after a turn, when a session's estimated size passes
  * `summarizeThreshold` of the context window, its older part is replaced by one summary message
  * written by the provider. It runs after the turn's reply is out, under the session's lock so no
- * turn sees a half-written history, and a failure leaves the history as it was.
+ * turn sees a half-written history, and a failure leaves the history as it was. Because it holds
+ * that lock, the provider call is bounded by `SUMMARY_TIMEOUT`: a summary that hangs must not stall
+ * the session's next turn for ever (nobody can interrupt it: the session has no active turn).
  */
-import { Effect, Stream } from "effect"
+import { Cause, Duration, Effect, Option, Stream } from "effect"
 import type { AgentLoopConfig } from "../domain/Config.ts"
 import * as Message from "../domain/Message.ts"
 import type { EventBusShape } from "../services/EventBus.ts"
@@ -22,6 +24,9 @@ export const SUMMARY_INSTRUCTION =
 
 /** The prefix of a summary message in the history. */
 export const SUMMARY_PREFIX = "[Summary of the earlier conversation]"
+
+/** How long the summary's provider call may take before it is given up (history kept). */
+export const SUMMARY_TIMEOUT: Duration.Duration = Duration.minutes(2)
 
 /** The services a summary needs. */
 export interface SummaryDeps {
@@ -41,6 +46,8 @@ const transcript = (messages: ReadonlyArray<Message.Message>) =>
       : `${m.role}: ${m.content}`
   ).join("\n\n")
 
+const defectMessage = (defect: unknown) => (defect instanceof Error ? defect.message : String(defect))
+
 /** Whether a history is past the threshold (size estimated at four characters per token). */
 export const needsSummary = (config: AgentLoopConfig, history: ReadonlyArray<Message.Message>) =>
   config.summarizeThreshold > 0 && runesOf(history) / 4 > config.summarizeThreshold * config.contextWindow
@@ -57,20 +64,31 @@ export const summarizeSession = (deps: SummaryDeps, control: TurnControl, model:
     const where = hookContext(control)
     const verdict = yield* deps.hooks.beforeCompact({ context: where, reason: "summary", messages: history })
     if (verdict._tag !== "Continue") return
-    const chunks = yield* Stream.runCollect(deps.provider.stream({
+    const collected = yield* Stream.runCollect(deps.provider.stream({
       model,
       messages: [Message.system(SUMMARY_INSTRUCTION), Message.user(transcript(older))],
       tools: []
-    }))
-    const text = chunks.flatMap((c) => (c._tag === "TextDelta" ? [c.text] : [])).join("")
+    })).pipe(Effect.timeoutOption(SUMMARY_TIMEOUT))
+    if (Option.isNone(collected)) {
+      return yield* emit("Error", {
+        stage: "summarize",
+        message: `The summary took longer than ${Duration.toMillis(SUMMARY_TIMEOUT)}ms; history kept`
+      })
+    }
+    const text = collected.value.flatMap((c) => (c._tag === "TextDelta" ? [c.text] : [])).join("")
     if (text.trim() === "") return yield* emit("Error", { stage: "summarize", message: "The summary came back empty; history kept" })
     const summarized: ReadonlyArray<Message.Message> = [Message.system(`${SUMMARY_PREFIX}\n${text}`), ...newer]
     yield* store.replace(control.sessionKey, summarized)
     yield* emit("SessionSummarize", { summarized: older.length, remaining: summarized.length })
     yield* deps.hooks.afterCompact({ context: where, reason: "summary", dropped: older.length, remaining: summarized.length })
   }).pipe(
-    Effect.catch((error) =>
-      emitterFor(deps.bus, control)("Error", { stage: "summarize", message: `${error._tag}: ${error.message}; history kept` })
-    ),
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+      const error = Cause.findErrorOption(cause)
+      const message = error._tag === "Some"
+        ? `${error.value._tag}: ${error.value.message}`
+        : `The summary failed: ${defectMessage(Cause.squash(cause))}`
+      return emitterFor(deps.bus, control)("Error", { stage: "summarize", message: `${message}; history kept` })
+    }),
     Effect.withSpan("agent.summarize", { attributes: { "agent.session.key": control.sessionKey } })
   )
