@@ -13,7 +13,6 @@ import * as Hook from "../src/domain/Hook.ts"
 import * as Message from "../src/domain/Message.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
 import { TRUNCATION_PROMPT } from "../src/programs/callModel.ts"
-import { dropOldestHalf, fitToBudget, fitToCount, splitForSummary } from "../src/programs/compaction.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { AgentLoop, eventually, harness, recordEvents, tags } from "./support/harness.ts"
 
@@ -216,14 +215,14 @@ describe("context overflow", () => {
       expect(result.status).toBe("completed")
       expect(compacting).toEqual([["overflow", 11]])
       const compress = ofKind(yield* events, "ContextCompress")
-      expect(compress.map((e) => [e.reason, e.dropped, e.remaining])).toEqual([["overflow", 6, 5]])
+      expect(compress.map((e) => [e.reason, e.dropped, e.remaining])).toEqual([["overflow", 7, 4]])
       const [first, retried] = yield* requests
       expect(first!.messages).toHaveLength(12)
-      // u1, a1, u2 and the whole call/results unit went (half of 9 droppable, never half a unit)
+      // u1, a1, u2 and the whole call/results unit went (half of 9 droppable, never half a unit),
+      // then a2 too, so that what is kept starts with a user message
       expect(retried!.messages).toEqual([
         Message.system("You are a test."),
         Message.system("Earlier summary"),
-        Message.assistant("a2"),
         Message.user("u3"),
         Message.assistant("a3"),
         Message.user("new question")
@@ -250,9 +249,9 @@ describe("context overflow", () => {
         expect(request.messages[0]).toEqual(Message.system("Earlier summary"))
         expect(request.messages.at(-1)).toEqual(Message.user("new question"))
       }
-      expect(sent.map((r) => r.messages.length)).toEqual([11, 5, 3])
+      expect(sent.map((r) => r.messages.length)).toEqual([11, 4, 2])
       const all = yield* events
-      expect(ofKind(all, "ContextCompress").map((e) => [e.dropped, e.remaining])).toEqual([[6, 5], [2, 3]])
+      expect(ofKind(all, "ContextCompress").map((e) => [e.dropped, e.remaining])).toEqual([[7, 4], [2, 2]])
       expect(tags(all, ["LLMRetry"])).toEqual([])
     }).pipe(Effect.provide(harness({ seed: { s: longHistory }, script: () => ({ error: overflow }) }))))
 
@@ -288,13 +287,10 @@ describe("context overflow", () => {
       const result = yield* loop.turn("s", "question")
       expect(result.status).toBe("completed")
       const retried = (yield* requests)[2]!
-      // droppable: old, question, first (the newest user input is the feedback): half is old and question
-      expect(retried.messages).toEqual([
-        Message.system("Earlier summary"),
-        Message.assistant("first"),
-        Message.user("say more")
-      ])
-      expect(result.messages).toEqual([Message.assistant("first"), Message.user("say more"), Message.assistant("second")])
+      // droppable: old, question, first (the newest user input is the feedback): half is old and
+      // question, then first too, so that what is kept starts with a user message
+      expect(retried.messages).toEqual([Message.system("Earlier summary"), Message.user("say more")])
+      expect(result.messages).toEqual([Message.user("say more"), Message.assistant("second")])
       expect(yield* stored("s")).toEqual([...retried.messages, Message.assistant("second")])
     }).pipe(Effect.scoped, Effect.provide(harness({
       seed: { s: [Message.system("Earlier summary"), Message.user("old")] },
@@ -358,9 +354,9 @@ describe("soft context budget", () => {
       const result = yield* (yield* AgentLoop).turn("s", "new")
       expect(result.status).toBe("completed")
       const compress = ofKind(yield* events, "ContextCompress")
-      expect(compress.map((e) => [e.reason, e.dropped, e.remaining])).toEqual([["budget", 4, 3]])
+      expect(compress.map((e) => [e.reason, e.dropped, e.remaining])).toEqual([["budget", 5, 2]])
       const [sent] = yield* requests
-      expect(sent!.messages).toEqual([Message.system("keep me"), Message.assistant("3".repeat(50)), Message.user("new")])
+      expect(sent!.messages).toEqual([Message.system("keep me"), Message.user("new")])
       expectPaired(sent!.messages)
       expect(tags(yield* events).indexOf("ContextCompress")).toBeLessThan(tags(yield* events).indexOf("LLMRequest"))
     }).pipe(Effect.provide(harness({ config: { maxContextRunes: 157 }, seed: { s: runeHistory }, script: [{ content: "ok" }] }))))
@@ -397,87 +393,4 @@ describe("a stream that breaks", () => {
     }).pipe(Effect.provide(harness({
       script: [{ chunks: [{ _tag: "TextDelta", text: "Hello, " }, { _tag: "TextDelta", text: "wor" }], errorAfterChunks: new MalformedResponse({ message: "bad frame" }) }]
     }))))
-})
-
-/**
- * A history in short notation: `s` system, `u1` user, `a1` assistant, `c:x,y` an assistant calling
- * `f` with ids x and y, `t:x` the result of call x. Contents are the tokens themselves (runes:
- * `u1` 2, `c:x` 3 per call, `t:x` 2).
- */
-const h = (notation: string): ReadonlyArray<Message.Message> =>
-  notation.split(" ").filter((t) => t !== "").map((token) => {
-    const [kind, ids] = token.split(":")
-    if (token === "s") return Message.system("s")
-    if (kind === "c") return Message.assistant("", ids!.split(",").map((id) => ({ id, name: "f", arguments: "{}" })))
-    if (kind === "t") return Message.toolResult({ id: ids!, name: "f" }, `r${ids}`)
-    return token.startsWith("u") ? Message.user(token) : Message.assistant(token)
-  })
-
-const show = (messages: ReadonlyArray<Message.Message>) =>
-  messages.map((m) =>
-    m.role === "system" ? "s" : m.role === "tool" ? `t:${m.toolCallId}` : m.role === "assistant" && m.toolCalls
-      ? `c:${m.toolCalls.map((c) => c.id).join(",")}`
-      : m.content
-  ).join(" ")
-
-describe("compaction", () => {
-  it("dropOldestHalf drops whole units from the oldest, past half when a unit straddles it", () => {
-    const out = dropOldestHalf(h("s u1 a1 u2 c:x,y t:x t:y a2 u3 a3 u4"))
-    expect([show(out.kept), out.dropped, out.droppedAt]).toEqual(["s a2 u3 a3 u4", 6, [1, 2, 3, 4, 5, 6]])
-  })
-
-  it("dropOldestHalf never drops the newest user input nor anything after it", () => {
-    const out = dropOldestHalf(h("u1 a1 u2 c:x t:x c:y t:y"))
-    expect(show(out.kept)).toBe("a1 u2 c:x t:x c:y t:y")
-  })
-
-  it("dropOldestHalf keeps a system message in the middle and drops around it", () => {
-    const out = dropOldestHalf(h("u1 s a1 u2 a2 u3"))
-    expect([show(out.kept), out.droppedAt]).toEqual(["s u2 a2 u3", [0, 2]])
-  })
-
-  it("dropOldestHalf drops orphan results at the front as one unit", () => {
-    expect(show(dropOldestHalf(h("t:x t:y u1 a1 u2")).kept)).toBe("u1 a1 u2")
-  })
-
-  it("dropOldestHalf with nothing droppable changes nothing", () => {
-    for (const history of [h(""), h("s u1"), h("s u1 c:x t:x a1")]) {
-      const out = dropOldestHalf(history)
-      expect([out.kept, out.dropped]).toEqual([history, 0])
-    }
-  })
-
-  it("dropOldestHalf without any user message protects only system messages", () => {
-    expect(show(dropOldestHalf(h("s a1 a2 c:x t:x")).kept)).toBe("s c:x t:x")
-  })
-
-  it("fitToBudget drops the oldest units until the runes fit, never half a call", () => {
-    const history = h("s u1 a1 c:x t:x u2")
-    expect(fitToBudget(history, 12).kept).toBe(history)
-    expect(show(fitToBudget(history, 11).kept)).toBe("s a1 c:x t:x u2")
-    const tight = fitToBudget(history, 6)
-    expect([show(tight.kept), tight.dropped]).toEqual(["s u2", 4])
-    expect(show(fitToBudget(history, 0).kept)).toBe("s u2")
-  })
-
-  it("fitToCount drops whole units, so it may end below the count", () => {
-    const history = h("s u1 a1 c:x,y t:x t:y u2")
-    expect(fitToCount(history, 7).kept).toBe(history)
-    expect(show(fitToCount(history, 6).kept)).toBe("s a1 c:x,y t:x t:y u2")
-    expect(show(fitToCount(history, 4).kept)).toBe("s u2")
-  })
-
-  it("splitForSummary keeps at least `keep` messages and never separates a call from its results", () => {
-    const history = h("u1 a1 c:x,y t:x t:y a2")
-    const split = (keep: number) => {
-      const { newer, older } = splitForSummary(history, keep)
-      return [show(older), show(newer)]
-    }
-    expect(split(3)).toEqual(["u1 a1", "c:x,y t:x t:y a2"])
-    expect(split(1)).toEqual(["u1 a1 c:x,y t:x t:y", "a2"])
-    expect(split(6)).toEqual(["", "u1 a1 c:x,y t:x t:y a2"])
-    expect(split(50)).toEqual(["", "u1 a1 c:x,y t:x t:y a2"])
-    const { newer, older } = splitForSummary(h("c:x t:x"), 1)
-    expect([older, show(newer)]).toEqual([[], "c:x t:x"])
-  })
 })

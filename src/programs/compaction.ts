@@ -5,6 +5,7 @@
  * results that follow it, or any other single message. Only whole units are dropped, so a tool
  * call never loses its result (or the reverse). System messages and the newest user input are
  * never dropped, and neither is anything after that input: it is the work of the current turn.
+ * What is kept starts with a user message whenever the conversation has one.
  */
 import { runes, type Message } from "../domain/Message.ts"
 
@@ -49,12 +50,19 @@ const unitsOf = (messages: ReadonlyArray<Message>): ReadonlyArray<Unit> => {
   return units
 }
 
+/**
+ * Drops units from the oldest while `shouldDrop` says so; then, once anything went, also the
+ * assistant and tool units up to the next user message, so the kept conversation starts with a
+ * user turn (some APIs, Anthropic's among them, reject a conversation that starts otherwise).
+ */
 const dropUnits = (messages: ReadonlyArray<Message>, shouldDrop: (unit: Unit, droppedSoFar: number) => boolean): Compression => {
   const kept: Array<Message> = []
   const droppedAt: Array<number> = []
+  const hasUser = newestUserIndex(messages) >= 0
   let dropping = true
   for (const unit of unitsOf(messages)) {
-    if (!unit.pinned && dropping && shouldDrop(unit, droppedAt.length)) {
+    const beforeUserTurn = hasUser && droppedAt.length > 0 && messages[unit.start]!.role !== "user"
+    if (!unit.pinned && dropping && (shouldDrop(unit, droppedAt.length) || beforeUserTurn)) {
       for (let i = unit.start; i < unit.end; i++) droppedAt.push(i)
       continue
     }
