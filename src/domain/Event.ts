@@ -193,3 +193,29 @@ export const kinds: ReadonlyArray<EventKind> = AgentEvent.members.map((m) => m.f
 
 /** The fields of an event beyond its base. */
 export type EventPayload<K extends EventKind> = Omit<EventOf<K>, keyof EventBase | "_tag">
+
+/** Where an event happened: its base fields but the time. */
+export type EventPlace = Omit<EventBase, "at">
+
+/**
+ * Builds an event from where it happened, when, and its own fields.
+ *
+ * @example
+ * ```ts
+ * const event = AgentEvent.make("Error", { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }, 0, {
+ *   stage: "beforeTool",
+ *   message: "timed out"
+ * })
+ * ```
+ */
+export const make = <K extends EventKind>(kind: K, place: EventPlace, at: number, payload: EventPayload<K>): EventOf<K> =>
+  ({
+    _tag: kind,
+    turnId: place.turnId,
+    sessionKey: place.sessionKey,
+    iteration: place.iteration,
+    depth: place.depth,
+    ...(place.parentTurnId === undefined ? {} : { parentTurnId: place.parentTurnId }),
+    at,
+    ...payload
+  }) as unknown as EventOf<K>

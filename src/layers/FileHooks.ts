@@ -22,6 +22,7 @@ import { Clock, Duration, Effect, type FileSystem, Layer, Result, Schema, Scope 
 import { ChildProcessSpawner } from "effect/process"
 import * as Hook from "../domain/Hook.ts"
 import type { TurnResult } from "../domain/Turn.ts"
+import * as AgentEvent from "../domain/Event.ts"
 import { EventBus } from "../services/EventBus.ts"
 import { Hooks } from "../services/Hooks.ts"
 import { discover, type DiscoverOptions, type FileHook, resolveDirs } from "./fileHooks/discover.ts"
@@ -233,18 +234,7 @@ export const layer = (
     for (const hook of found.hooks) {
       const publishError = (context: Hook.HookContext, message: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) =>
-          bus.publish({
-            _tag: "Error",
-            turnId: context.turnId,
-            sessionKey: context.sessionKey,
-            iteration: context.iteration,
-            depth: context.depth,
-            ...(context.parentTurnId !== undefined ? { parentTurnId: context.parentTurnId } : {}),
-            at,
-            stage: pointOf[hook.trigger],
-            message,
-            hook: hook.name
-          }))
+          bus.publish(AgentEvent.make("Error", context, at, { stage: pointOf[hook.trigger], message, hook: hook.name })))
       yield* hooks.register(toHook(hook, workDir, { spawner, publishError, scope }), {
         name: hook.name,
         priority: hook.priority,

@@ -11,7 +11,7 @@
  * consumer fiber in its registration scope, so it sees every event yet never slows a turn.
  */
 import { Cause, Clock, Duration, Effect, Exit, Layer, Option, Result } from "effect"
-import type { AgentEvent } from "../domain/Event.ts"
+import * as AgentEvent from "../domain/Event.ts"
 import type * as Hook from "../domain/Hook.ts"
 import type { Message } from "../domain/Message.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"
@@ -104,21 +104,9 @@ const publishError = (
   hook: string,
   message: string
 ): Effect.Effect<void> =>
-  Effect.flatMap(Clock.currentTimeMillis, (at) =>
-    bus.publish({
-      _tag: "Error",
-      turnId: context.turnId,
-      sessionKey: context.sessionKey,
-      iteration: context.iteration,
-      depth: context.depth,
-      ...(context.parentTurnId !== undefined ? { parentTurnId: context.parentTurnId } : {}),
-      at,
-      stage,
-      message,
-      hook
-    }))
+  Effect.flatMap(Clock.currentTimeMillis, (at) => bus.publish(AgentEvent.make("Error", context, at, { stage, message, hook })))
 
-const isOnEventError = (event: AgentEvent): boolean => event._tag === "Error" && event.stage === "onEvent"
+const isOnEventError = (event: AgentEvent.AgentEvent): boolean => event._tag === "Error" && event.stage === "onEvent"
 
 /** Builds the registry and runner from the loop's config and bus. */
 export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Effect.gen(function*() {
@@ -164,7 +152,7 @@ export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Eff
 
   const stopOn = (...tags: ReadonlyArray<string>) => (decision: { readonly _tag: string }) => tags.includes(decision._tag)
 
-  const observe = (entry: Entry, handler: NonNullable<Hook.Hook["onEvent"]>) => (event: AgentEvent) =>
+  const observe = (entry: Entry, handler: NonNullable<Hook.Hook["onEvent"]>) => (event: AgentEvent.AgentEvent) =>
     Effect.flatMap(runHandler("onEvent", entry.timeout ?? config.hookTimeout, () => handler(event)), (outcome) => {
       if (outcome._tag === "Done") return Effect.void
       // An observer failing on another observer's error report would feed itself forever: log it instead.

@@ -6,7 +6,8 @@
 import { Clock, Effect } from "effect"
 import type { AgentLoopConfig } from "../domain/Config.ts"
 import type { SessionStoreError } from "../domain/errors.ts"
-import type { AgentEvent, EventKind, EventPayload } from "../domain/Event.ts"
+import * as AgentEvent from "../domain/Event.ts"
+import type { EventKind, EventPayload } from "../domain/Event.ts"
 import type { Message } from "../domain/Message.ts"
 import * as Usage from "../domain/Usage.ts"
 import type { CurrentTurnShape } from "../services/CurrentTurn.ts"
@@ -69,8 +70,7 @@ export interface TurnContext {
 /** An emitter stamping events with a turn's coordinates and the Clock's time. */
 export const emitterFor = (bus: EventBusShape, control: TurnControl) =>
 <K extends EventKind>(kind: K, payload: EventPayload<K>): Effect.Effect<void> =>
-  Effect.flatMap(Clock.currentTimeMillis, (at) =>
-    bus.publish({ _tag: kind, ...eventBase(control), at, ...payload } as unknown as AgentEvent))
+  Effect.flatMap(Clock.currentTimeMillis, (at) => bus.publish(AgentEvent.make(kind, eventBase(control), at, payload)))
 
 /** Captures the services and builds the context of a turn. */
 export const make = (spec: TurnSpec) =>
