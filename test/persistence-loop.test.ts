@@ -196,7 +196,7 @@ describe("persistence through the loop (jsonl)", () => {
           const events = yield* recordEvents
           const result = yield* (yield* AgentLoop).turn("s", "new question")
           const compress = (yield* events).filter((e) => e._tag === "ContextCompress")
-          expect(compress.map((e) => e._tag === "ContextCompress" && [e.reason, e.dropped, e.remaining])).toEqual([["overflow", 6, 5]])
+          expect(compress.map((e) => e._tag === "ContextCompress" && [e.reason, e.dropped, e.remaining])).toEqual([["overflow", 7, 4]])
           const requests = yield* (yield* Scripted.ScriptedLog).requests
           return { result, retried: requests[1]! }
         }).pipe(Effect.provide(loopOver(dir, [
@@ -205,9 +205,9 @@ describe("persistence through the loop (jsonl)", () => {
         ])))
         expect(result.status).toBe("completed")
         expect(result.messages).toEqual([Message.user("new question"), Message.assistant("fits now")])
+        // half of the droppable went, then a2 too, so that the kept conversation starts with a user message
         const compressed = [
           Message.system("Earlier summary"),
-          Message.assistant("a2"),
           Message.user("u3"),
           Message.assistant("a3"),
           Message.user("new question"),

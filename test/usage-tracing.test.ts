@@ -4,11 +4,11 @@
  * tracer (`agent.turn` → `gen_ai.chat` / `gen_ai.execute_tool`).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger, Option, Schema, Tracer } from "effect"
+import { Effect, Exit, Fiber, Layer, Logger, Option, Schema, Tracer } from "effect"
 import { ProviderRejected } from "../src/domain/errors.ts"
 import type { AgentEvent, EventOf } from "../src/domain/Event.ts"
 import * as Tool from "../src/domain/Tool.ts"
-import { AgentLoop, harness, recordEvents } from "./support/harness.ts"
+import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
 
 const ofKind = <K extends AgentEvent["_tag"]>(events: ReadonlyArray<AgentEvent>, kind: K): Array<EventOf<K>> =>
   events.filter((e): e is EventOf<K> => e._tag === kind)
@@ -19,6 +19,13 @@ const echo = Tool.make({
   parameters: Schema.Struct({ text: Schema.String }),
   readOnly: true,
   execute: ({ text }) => Effect.succeed(`echo: ${text}`)
+})
+
+const blocksForever = Tool.make({
+  name: "block",
+  description: "never returns",
+  parameters: Schema.Struct({}),
+  execute: () => Effect.never
 })
 
 /** One tool call (1000 in, 200 out), then a final answer (3000 in, 50 out). */
@@ -223,5 +230,28 @@ describe("tracing", () => {
     }).pipe(Effect.provide(Layer.merge(
       harness({ script: [{ content: "half", errorAfterChunks: new ProviderRejected({ message: "bad request", status: 400 }) }] }),
       Layer.succeed(Tracer.Tracer, failing.tracer)
+    ))))
+
+  const aborted = recordingTracer()
+  it.effect("a hard-aborted turn: agent.turn says aborted, the interrupted tool span ends with an interruption", () =>
+    Effect.gen(function*() {
+      aborted.spans.length = 0
+      const loop = yield* AgentLoop
+      const events = yield* recordEvents
+      const turn = yield* Effect.forkChild(loop.turn("s", "go"))
+      yield* eventually(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart")))
+      yield* loop.interruptHard("s")
+      const result = yield* Fiber.join(turn)
+      expect(result.status).toBe("aborted")
+      expect(result.usage).toEqual({ inputTokens: 1000, outputTokens: 200 })
+      const [span] = named(aborted.spans, "agent.turn")
+      expect(span!.span.attributes.get("agent.turn.status")).toBe("aborted")
+      expect(endedOk(span!)).toBe(true)
+      const [tool] = named(aborted.spans, "gen_ai.execute_tool")
+      expect(tool!.parentId).toBe(span!.id)
+      expect(tool!.span.status._tag === "Ended" && Exit.hasInterrupts(tool!.span.status.exit)).toBe(true)
+    }).pipe(Effect.provide(Layer.merge(
+      harness({ tools: [blocksForever], script: [{ toolCalls: [{ name: "block" }], usage: { inputTokens: 1000, outputTokens: 200 } }] }),
+      Layer.succeed(Tracer.Tracer, aborted.tracer)
     ))))
 })
