@@ -1,0 +1,50 @@
+/**
+ * Approval of tool calls that require it (`exec`): `--yes` approves all; on a terminal the user is
+ * asked y/N; with no terminal and no `--yes` the call is denied, and stderr says why. The loop
+ * denies on its own when nobody answers within `approvalTimeout`.
+ */
+import { Effect } from "effect"
+import * as Hook from "../domain/Hook.ts"
+import * as Format from "./format.ts"
+import type { ScreenShape } from "./screen.ts"
+
+/** What the model is told when there was nobody to ask. */
+export const NO_TERMINAL_REASON = "Not approved: this call needs the user's approval, and agent-loop has no terminal to ask " +
+  "(it was not started with --yes)."
+
+/** What the model is told when the user said no. */
+export const DENIED_REASON = "The user denied this call."
+
+/** How approval is decided. */
+export interface ApprovalOptions {
+  readonly yes: boolean
+  readonly screen: ScreenShape
+  /** Reads the answer; `undefined` when input has ended. Absent: no terminal to ask on. */
+  readonly ask: Effect.Effect<string | undefined> | undefined
+}
+
+const isYes = (answer: string | undefined) => answer !== undefined && /^\s*y(es)?\s*$/i.test(answer)
+
+/** The CLI's approval hook. */
+export const approvalHook = (options: ApprovalOptions): Hook.Hook =>
+  Hook.make({
+    approveTool: ({ call }) => {
+      if (options.yes) return Hook.approve
+      const { screen } = options
+      const what = `${call.name} ${Format.args(JSON.stringify(call.arguments ?? {}), 120)}`
+      const ask = options.ask
+      if (ask === undefined || !screen.interactive) {
+        return Effect.as(
+          screen.line(`agent-loop: denied ${what}: it needs approval and there is no terminal to ask (pass --yes to approve)`),
+          Hook.deny(NO_TERMINAL_REASON)
+        )
+      }
+      return Effect.gen(function*() {
+        yield* screen.prompt(`${screen.err.yellow("?")} allow ${screen.err.bold(what)}? [y/N] `)
+        const answer = yield* ask
+        if (isYes(answer)) return Hook.approve
+        yield* screen.line(screen.err.dim(`(denied ${call.name})`))
+        return Hook.deny(DENIED_REASON)
+      }).pipe(Effect.onInterrupt(() => screen.line(screen.err.dim(`(no answer: ${call.name} denied)`))))
+    }
+  })

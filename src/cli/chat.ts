@@ -1,0 +1,115 @@
+/**
+ * `agent-loop chat`: a conversation on stdin. A line typed while a turn runs steers it; when idle
+ * it starts the next turn. Follow-ups run as turns after the one that queued them. Ctrl-C
+ * interrupts gracefully, twice aborts; at the prompt, twice quits.
+ */
+import { Deferred, Effect, type FileSystem, Option, Queue } from "effect"
+import { AgentLoop } from "../services/AgentLoop.ts"
+import * as App from "./app.ts"
+import * as CtrlC from "./ctrlC.ts"
+import { ExitCode, fail } from "./failure.ts"
+import type { AgentFlags } from "./flags.ts"
+import * as LineInput from "./lineInput.ts"
+import { Screen } from "./screen.ts"
+import { attach, warnDropped } from "./session.ts"
+import * as Settings from "./settings.ts"
+
+/** The help of the chat's slash commands. */
+export const commandsHelp = [
+  "/followup TEXT  run TEXT as a new turn after the current one",
+  "/stop           abort the running turn (nothing of it is saved)",
+  "/exit           quit (also Ctrl-D)",
+  "Ctrl-C          interrupt: the model sums up; twice within 2 s aborts"
+]
+
+/** Runs the chat until /exit, end of input, or Ctrl-C twice at the prompt. */
+export const chat = (flags: AgentFlags) =>
+  Effect.gen(function*() {
+    const settings = yield* Settings.resolve(flags)
+    const code = yield* Effect.scoped(Effect.gen(function*() {
+      const screen = yield* Screen
+      const loop = yield* AgentLoop
+      const key = settings.sessionKey
+      const input = yield* LineInput.make
+      const sink = yield* attach(settings, input.ask)
+      const turns = yield* Queue.unbounded<string>()
+      const quit = yield* Deferred.make<number>()
+      let busy = false
+      let inputEnded = false
+      const dim = screen.err.dim
+
+      const showPrompt = screen.interactive ? screen.prompt(screen.err.bold("> ")) : Effect.void
+      const startTurn = (text: string) =>
+        Effect.andThen(Effect.sync(() => {
+          busy = true
+        }), Queue.offer(turns, text))
+
+      const worker = Effect.forever(Effect.gen(function*() {
+        const text = yield* Queue.take(turns)
+        const result = yield* loop.turn(key, text)
+        yield* sink.flushed(result.turnId)
+        if (result.error !== undefined && result.status !== "completed") yield* screen.line(screen.err.red(`✗ ${result.error}`))
+        yield* Queue.offerAll(turns, result.followUps)
+        if ((yield* Queue.size(turns)) === 0) {
+          busy = false
+          if (inputEnded) yield* Deferred.succeed(quit, ExitCode.ok)
+          else yield* showPrompt
+        }
+      }))
+
+      const steer = (text: string) =>
+        loop.injectSteering(key, text).pipe(
+          Effect.andThen(screen.line(dim("(steering queued: the model sees it next)"))),
+          Effect.catchTags({
+            NoActiveTurn: () => startTurn(text),
+            SteeringQueueFull: (e) => screen.line(`agent-loop: ${e.capacity} steering messages are already waiting; try again shortly`)
+          })
+        )
+
+      const handle = (line: string): Effect.Effect<void> => {
+        const text = line.trim()
+        if (text === "") return busy ? Effect.void : showPrompt
+        if (text === "/exit" || text === "/quit") return Effect.asVoid(Deferred.succeed(quit, ExitCode.ok))
+        if (text === "/help") return Effect.andThen(Effect.forEach(commandsHelp, (help) => screen.line(dim(help))), busy ? Effect.void : showPrompt)
+        if (text === "/stop") {
+          return Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => Effect.andThen(screen.line(dim("(no turn is running)")), showPrompt))
+        }
+        if (text === "/followup" || text.startsWith("/followup ")) {
+          const followUp = text.slice("/followup".length).trim()
+          if (followUp === "") return screen.line(dim("usage: /followup TEXT"))
+          return Effect.catchTag(loop.injectFollowUp(key, followUp), "NoActiveTurn", () => startTurn(followUp))
+        }
+        if (text.startsWith("/")) return screen.line(dim(`unknown command ${text.split(" ")[0]}; /help lists them`))
+        return steer(text)
+      }
+
+      const reader = Effect.gen(function*() {
+        while (true) {
+          const line = yield* input.next
+          if (Option.isNone(line)) break
+          yield* handle(line.value)
+        }
+        inputEnded = true
+        if (!busy) yield* Deferred.succeed(quit, ExitCode.ok)
+      })
+
+      yield* CtrlC.install({
+        sessionKey: key,
+        onIdle: (repeated) =>
+          repeated ? Effect.asVoid(Deferred.succeed(quit, ExitCode.interrupted)) : screen.line(dim("(Ctrl-C again to quit, or /exit)"))
+      })
+      yield* screen.line(dim(`agent-loop chat · session ${key} · model ${settings.model} · /help for commands`))
+      yield* showPrompt
+      yield* Effect.forkScoped(worker)
+      yield* Effect.forkScoped(reader)
+      const exitCode = yield* Deferred.await(quit)
+      const active = yield* loop.activeTurn(key)
+      if (active !== undefined) {
+        yield* Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => Effect.void)
+        yield* sink.flushed(active.turnId)
+      }
+      yield* warnDropped(sink)
+      return exitCode
+    })).pipe(Effect.provide(App.layer(settings)))
+    if (code !== ExitCode.ok) return yield* fail("", code)
+  }) satisfies Effect.Effect<void, unknown, Screen | FileSystem.FileSystem>

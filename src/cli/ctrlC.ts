@@ -1,0 +1,52 @@
+/**
+ * Ctrl-C during a turn: the first press interrupts gracefully (the model sums up), a second one
+ * within 2 seconds aborts. With no turn running, the command decides (`run` exits, `chat` quits
+ * on a second press). The window is measured on the Effect Clock.
+ */
+import { Clock, Effect, Queue, type Scope } from "effect"
+import { AgentLoop } from "../services/AgentLoop.ts"
+
+/** How close two presses must be to count as "again". */
+export const DOUBLE_PRESS_MS = 2000
+
+/** What Ctrl-C acts on. */
+export interface CtrlCOptions {
+  readonly sessionKey: string
+  /** A press while the session has no running turn; `repeated` when it follows one within the window. */
+  readonly onIdle: (repeated: boolean) => Effect.Effect<void>
+}
+
+/** The reaction to one press. */
+export const controller = (options: CtrlCOptions) =>
+  Effect.gen(function*() {
+    const loop = yield* AgentLoop
+    let last: { readonly at: number; readonly turnId: string | undefined } | undefined
+    return Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const active = yield* loop.activeTurn(options.sessionKey)
+      const turnId = active?.turnId
+      const repeated = last !== undefined && now - last.at <= DOUBLE_PRESS_MS && last.turnId === turnId
+      last = { at: now, turnId }
+      if (active === undefined) return yield* options.onIdle(repeated)
+      const interrupt = repeated ? loop.interruptHard(options.sessionKey) : loop.interruptGraceful(options.sessionKey)
+      yield* Effect.catchTag(interrupt, "NoActiveTurn", () => options.onIdle(false))
+    })
+  }) satisfies Effect.Effect<Effect.Effect<void>, never, AgentLoop>
+
+/** Takes over SIGINT for the life of the scope and reacts to each press in order. */
+export const install = (options: CtrlCOptions) =>
+  Effect.gen(function*() {
+    const press = yield* controller(options)
+    const presses = yield* Queue.unbounded<void>()
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const listener = () => {
+          Queue.offerUnsafe(presses, undefined)
+        }
+        process.on("SIGINT", listener)
+        return listener
+      }),
+      (listener) => Effect.sync(() => process.off("SIGINT", listener))
+    )
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Queue.take(presses), press)))
+  }) satisfies Effect.Effect<void, never, AgentLoop | Scope.Scope>

@@ -1,0 +1,47 @@
+/**
+ * Where the CLI keeps its data: sessions as JSON Lines under
+ * `$AGENT_LOOP_DATA_DIR` (tests), else `$XDG_DATA_HOME/agent-loop`, else
+ * `~/.local/share/agent-loop`, and the key of the session used last (for `--continue`).
+ */
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import { Clock, Effect, FileSystem, Option, Random } from "effect"
+
+/** The data directory for an environment. */
+export const dataDir = (env: NodeJS.ProcessEnv = process.env): string => {
+  const own = env["AGENT_LOOP_DATA_DIR"]
+  if (own !== undefined && own !== "") return nodePath.resolve(own)
+  const xdg = env["XDG_DATA_HOME"]
+  const base = xdg !== undefined && nodePath.isAbsolute(xdg) ? xdg : nodePath.join(os.homedir(), ".local", "share")
+  return nodePath.join(base, "agent-loop")
+}
+
+/** The directory of the session files. */
+export const sessionsDir = (data: string): string => nodePath.join(data, "sessions")
+
+const lastSessionFile = (data: string) => nodePath.join(data, "last-session")
+
+/** The session used last, if any. */
+export const readLastSession = (data: string): Effect.Effect<Option.Option<string>, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* Effect.option(fs.readFileString(lastSessionFile(data)))
+    return Option.filter(Option.map(text, (t) => t.trim()), (key) => key !== "")
+  })
+
+/** Remembers `key` as the session used last; a failure is only a warning (the turn matters more). */
+export const writeLastSession = (data: string, key: string): Effect.Effect<void, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.makeDirectory(data, { recursive: true })
+    yield* fs.writeFileString(lastSessionFile(data), `${key}\n`)
+  }).pipe(Effect.catch((error) => Effect.logWarning(`cannot remember the session for --continue: ${error.message}`)))
+
+const pad = (n: number) => String(n).padStart(2, "0")
+
+/** A fresh session key: local date and time plus a random suffix, e.g. `20250114-093012-k3f9`. */
+export const newSessionKey: Effect.Effect<string> = Effect.gen(function*() {
+  const d = new Date(yield* Clock.currentTimeMillis)
+  const suffix = (yield* Random.nextIntBetween(0, 36 ** 4)).toString(36).padStart(4, "0")
+  return `${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}-${pad(d.getHours())}${pad(d.getMinutes())}${pad(d.getSeconds())}-${suffix}`
+})

@@ -1,0 +1,60 @@
+/**
+ * How the CLI ends badly: one line on stderr and an exit code, never a stack trace unless
+ * `--verbose` asked for one.
+ */
+import { Cause, Data, Effect, Runtime } from "effect"
+import { CliError } from "effect/cli"
+
+/** Exit codes of `agent-loop`. */
+export const ExitCode = {
+  ok: 0,
+  /** The turn failed, was blocked or hit `--max-iterations`; or the CLI could not start. */
+  failed: 1,
+  /** Ctrl-C: the turn was interrupted or aborted (the shell convention for SIGINT). */
+  interrupted: 130
+} as const
+
+/**
+ * A reason to stop with `code`. `message` is printed as `agent-loop: <message>` unless it is
+ * empty (already reported). Marked reported so `runMain` does not log it again.
+ */
+export class CliFailure extends Data.TaggedError("CliFailure")<{ readonly message: string; readonly code: number }> {
+  override readonly [Runtime.errorExitCode]: number = this.code
+  override readonly [Runtime.errorReported] = false
+}
+
+/** A failure with the default exit code. */
+export const fail = (message: string, code: number = ExitCode.failed) => Effect.fail(new CliFailure({ message, code }))
+
+/** The first line of a message, so that one failure is one line. */
+export const oneLine = (text: string): string => {
+  const line = text.split("\n").find((l) => l.trim() !== "") ?? text
+  return line.trim()
+}
+
+const describe = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" && error.message !== ""
+    ? `${"_tag" in error && typeof error._tag === "string" ? `${error._tag}: ` : ""}${error.message}`
+    : String(error)
+
+/**
+ * Turns any failure or defect of `program` into a `CliFailure` whose line has been printed:
+ * expected failures as their message, defects as "internal error" (the full cause with `verbose`).
+ * CLI usage errors from `effect/cli` pass through (it has printed them already).
+ */
+export const reportFailures = (verbose: boolean, printError: (line: string) => void) =>
+<A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A, CliFailure | E, R> =>
+  Effect.catchCause(program, (cause): Effect.Effect<never, CliFailure | E> => {
+    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+    const error = Cause.squash(cause)
+    if (error instanceof CliFailure) {
+      if (error.message !== "") printError(`agent-loop: ${oneLine(error.message)}`)
+      return Effect.fail(new CliFailure({ message: "", code: error.code }))
+    }
+    if (CliError.isCliError(error)) return Effect.failCause(cause)
+    const defect = Cause.hasDies(cause)
+    printError(`agent-loop: ${defect ? "internal error: " : ""}${oneLine(describe(error))}`)
+    if (verbose) printError(Cause.pretty(cause))
+    else if (defect) printError("agent-loop: run with --verbose for details")
+    return Effect.fail(new CliFailure({ message: "", code: ExitCode.failed }))
+  })

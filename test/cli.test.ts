@@ -1,0 +1,246 @@
+/**
+ * The `agent-loop` binary end to end: a real child process (the launcher under Node 24) against
+ * a scripted OpenAI-compatible server on 127.0.0.1.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Schema } from "effect"
+import { AgentEvent } from "../src/domain/Event.ts"
+import { INTERRUPT_HINT } from "../src/programs/runTurn.ts"
+import { isolatedEnv, runCli, spawnCli, tempDir } from "./support/cliProcess.ts"
+import { gate, type Script, start } from "./support/openaiServer.ts"
+
+/** What a concurrent test registers its cleanup with. */
+interface TestContext {
+  readonly onTestFinished: (fn: () => Promise<void>) => void
+}
+
+/** A server, a home with a workspace holding `notes.md`, and the flags that point the CLI at them. */
+const setup = async (context: TestContext, script: Script) => {
+  const server = await start(script)
+  context.onTestFinished(() => server.close())
+  const home = tempDir()
+  const workspace = path.join(home, "ws")
+  fs.mkdirSync(workspace)
+  fs.writeFileSync(path.join(workspace, "notes.md"), "# Notes\nThe answer is 42.\n")
+  const flags = ["--base-url", server.url, "--model", "fake-model", "--workspace", workspace]
+  return { server, home, workspace, flags, env: isolatedEnv(home) }
+}
+
+const decodeEvent = Schema.decodeUnknownSync(AgentEvent)
+const readEvents = (file: string) => fs.readFileSync(file, "utf8").trimEnd().split("\n").map((line) => decodeEvent(JSON.parse(line)))
+
+const lastLine = (text: string) => text.trimEnd().split("\n").at(-1)
+
+describe.concurrent("agent-loop run", () => {
+  it("streams the answer to stdout, shows each tool call with its duration and ends with tokens and time", async (context) => {
+    const { server, flags, env } = await setup(context, [
+      { text: ["Let me ", "look."], toolCalls: [{ name: "list_dir", arguments: { path: "." } }] },
+      { toolCalls: [{ name: "read_file", arguments: { path: "notes.md" } }] },
+      { text: ["The answer ", "is 42."], usage: { prompt: 1234, completion: 56 } }
+    ])
+    const result = await runCli(["run", ...flags, "What is the answer?"], { env })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe("Let me look.\nThe answer is 42.\n")
+    expect(result.stderr).toMatch(/⚙ list_dir \{"path":"\."\}\n\s+✓ list_dir \d+ ms/)
+    expect(result.stderr).toMatch(/⚙ read_file \{"path":"notes\.md"\}\n\s+✓ read_file \d+ ms/)
+    expect(lastLine(result.stderr)).toMatch(/^── completed · 3 iterations · 1,444 in · 96 out tokens · \d+ ms$/)
+    expect(server.requests).toHaveLength(3)
+    expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file", "list_dir", "grep", "write_file", "edit_file"])
+    expect(server.requests[2]!.body.messages.at(-1).content).toContain("The answer is 42.")
+  })
+
+  it("--events writes every event as a JSON line, TurnStart first and TurnEnd last", async (context) => {
+    const { flags, env, home } = await setup(context, [
+      { toolCalls: [{ name: "list_dir", arguments: {} }] },
+      { text: "done" }
+    ])
+    const file = path.join(home, "events.jsonl")
+    const result = await runCli(["run", ...flags, "--events", file, "go"], { env })
+    expect(result.code).toBe(0)
+    const events = readEvents(file)
+    expect(events[0]).toMatchObject({ _tag: "TurnStart", input: "go", depth: 0 })
+    expect(events.at(-1)).toMatchObject({ _tag: "TurnEnd", status: "completed", iterations: 2 })
+    expect(events.filter((e) => e._tag !== "LLMDelta").map((e) => e._tag)).toEqual([
+      "TurnStart",
+      "LLMRequest",
+      "LLMResponse",
+      "ToolExecStart",
+      "ToolExecEnd",
+      "LLMRequest",
+      "LLMResponse",
+      "TurnEnd"
+    ])
+    expect(events.filter((e) => e._tag === "LLMDelta" && e.kind === "text").map((e) => e._tag === "LLMDelta" && e.text)).toEqual(["done"])
+    expect(new Set(events.map((e) => e.turnId)).size).toBe(1)
+  })
+
+  it("a 401 exits 1 with a one-line reason, no stack trace, and never prints the key", async (context) => {
+    const secret = "sk-test-do-not-print-1234567890"
+    const { server, flags, env } = await setup(context, [{ status: 401, error: `Incorrect API key provided: ${secret}` }])
+    const result = await runCli(["run", ...flags, "hi"], { env: { ...env, OPENAI_API_KEY: secret } })
+    expect(result.code).toBe(1)
+    expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${secret}`)
+    expect(lastLine(result.stderr)).toMatch(/^agent-loop: ProviderRejected: .*Incorrect API key provided/)
+    expect(result.stderr).not.toMatch(/\n\s+at /)
+    expect(result.stdout + result.stderr).not.toContain(secret)
+  })
+
+  it("a 400 exits 1 with the server's message on one line", async (context) => {
+    const { flags, env } = await setup(context, [{ status: 400, error: "model 'fake-model' does not support tools" }])
+    const result = await runCli(["run", ...flags, "hi"], { env })
+    expect(result.code).toBe(1)
+    expect(lastLine(result.stderr)).toMatch(/^agent-loop: ProviderRejected: .*does not support tools/)
+    expect(result.stderr.split("\n").filter((line) => line.startsWith("agent-loop:"))).toHaveLength(1)
+  })
+
+  it("Ctrl-C interrupts gracefully: remaining tools are skipped, the model sums up without tools, exit 130", async (context) => {
+    const held = gate()
+    const { server, flags, env, home } = await setup(context, [
+      { text: ["Working on it"], hold: held.promise, toolCalls: [{ name: "list_dir", arguments: {} }] },
+      { text: "Summary: nothing done." }
+    ])
+    const file = path.join(home, "events.jsonl")
+    const cli = spawnCli(["run", ...flags, "--events", file, "go"], { env })
+    await cli.waitFor("Working on it", "stdout")
+    cli.child.kill("SIGINT")
+    await cli.waitFor("interrupting")
+    held.open()
+    const { code } = await cli.exited
+    expect(code).toBe(130)
+    expect(cli.stdout()).toContain("Summary: nothing done.")
+    expect(cli.stderr()).toContain("⊘ list_dir skipped")
+    expect(server.requests[1]!.body.tools).toBeUndefined()
+    expect(server.requests[1]!.body.messages.at(-1).content).toContain(INTERRUPT_HINT)
+    expect(readEvents(file).at(-1)).toMatchObject({ _tag: "TurnEnd", status: "interrupted" })
+  })
+
+  it("a second Ctrl-C aborts: exit 130, TurnEnd aborted, nothing saved", async (context) => {
+    const never = gate()
+    const { flags, env, home } = await setup(context, [{ text: ["Thinking"], hold: never.promise }])
+    const file = path.join(home, "events.jsonl")
+    const cli = spawnCli(["run", ...flags, "--events", file, "--session", "s1", "go"], { env })
+    await cli.waitFor("Thinking", "stdout")
+    cli.child.kill("SIGINT")
+    await cli.waitFor("interrupting")
+    cli.child.kill("SIGINT")
+    const { code } = await cli.exited
+    expect(code).toBe(130)
+    expect(cli.stderr()).toContain("⏹ aborting")
+    expect(readEvents(file).at(-1)).toMatchObject({ _tag: "TurnEnd", status: "aborted" })
+    const shown = await runCli(["sessions", "show", "s1"], { env })
+    expect(shown.code).toBe(1)
+    expect(shown.stderr).toContain(`no session "s1"`)
+  })
+
+  it("without a terminal and without --yes, a call that needs approval is denied and stderr says why", async (context) => {
+    const { server, flags, env } = await setup(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "echo ran" } }] },
+      { text: "ok" }
+    ])
+    const result = await runCli(["run", ...flags, "--tools", "exec", "run it"], { env })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toContain(
+      "agent-loop: denied exec {\"command\":\"echo ran\"}: it needs approval and there is no terminal to ask (pass --yes to approve)"
+    )
+    const toolResult = server.requests[1]!.body.messages.at(-1)
+    expect(toolResult.role).toBe("tool")
+    expect(toolResult.content).toContain("no terminal to ask")
+    expect(toolResult.content).not.toContain("ran\n")
+  })
+
+  it("with --yes, a call that needs approval runs", async (context) => {
+    const { server, flags, env } = await setup(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "echo ran" } }] },
+      { text: "ok" }
+    ])
+    const result = await runCli(["run", ...flags, "--tools", "exec", "--yes", "run it"], { env })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toMatch(/⚙ exec \{"command":"echo ran"\}\n\s+✓ exec \d+ ms/)
+    expect(server.requests[1]!.body.messages.at(-1).content).toContain("ran")
+  })
+
+  it("sessions persist: list marks the last one, show prints it, --continue sends its history", async (context) => {
+    const { server, flags, env } = await setup(context, [{ text: "First answer." }, { text: "Second answer." }])
+    expect((await runCli(["run", ...flags, "--session", "work", "first question"], { env })).code).toBe(0)
+    const listed = await runCli(["sessions", "list"], { env })
+    expect(listed.stdout).toBe("* work  2 messages\n")
+    const shown = await runCli(["sessions", "show", "work"], { env })
+    expect(shown.stdout).toBe("user: first question\nassistant: First answer.\n")
+    expect((await runCli(["run", ...flags, "--continue", "second question"], { env })).code).toBe(0)
+    expect(server.requests[1]!.body.messages.map((m: any) => m.content)).toEqual([
+      expect.any(String),
+      "first question",
+      "First answer.",
+      "second question"
+    ])
+  })
+
+  it("--record writes a cassette that --replay answers from with no server", async (context) => {
+    const { flags, env, home, workspace } = await setup(context, [
+      { toolCalls: [{ name: "read_file", arguments: { path: "notes.md" } }] },
+      { text: ["It says ", "42."] }
+    ])
+    const cassette = path.join(home, "cassette.jsonl")
+    const recorded = await runCli(["run", ...flags, "--record", cassette, "--ephemeral", "read it"], { env })
+    expect(recorded.code).toBe(0)
+    const replayed = await runCli(["run", "--replay", cassette, "--workspace", workspace, "--ephemeral", "read it"], { env })
+    expect(replayed.code).toBe(0)
+    expect(replayed.stdout).toBe("It says 42.\n")
+    const mismatch = await runCli(["run", "--replay", cassette, "--workspace", workspace, "--ephemeral", "something else"], { env })
+    expect(mismatch.code).toBe(1)
+    expect(lastLine(mismatch.stderr)).toMatch(/^agent-loop: ProviderRejected: ReplayMismatch: call #1 .* differs in messages/)
+  })
+
+  it("project file hooks are loaded: a pre-tool-call hook that exits 2 denies the call", async (context) => {
+    const { server, flags, env, workspace } = await setup(context, [
+      { toolCalls: [{ name: "read_file", arguments: { path: "notes.md" } }] },
+      { text: "ok" }
+    ])
+    const hookDir = path.join(workspace, ".agents", "hooks", "no-notes")
+    fs.mkdirSync(path.join(hookDir, "scripts"), { recursive: true })
+    fs.writeFileSync(
+      path.join(hookDir, "HOOK.md"),
+      "---\nname: no-notes\ndescription: keeps notes private\ntrigger: pre-tool-call\nmatcher:\n  tool: read_file\n---\n"
+    )
+    fs.writeFileSync(path.join(hookDir, "scripts", "run.sh"), "echo 'notes are private' >&2\nexit 2\n")
+    const listed = await runCli(["hooks", "list", "--workspace", workspace], { env })
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).toMatch(/^no-notes {2}pre-tool-call \(tool ~ read_file\) {2}priority 100 {2}project: .*HOOK\.md\n$/)
+    const result = await runCli(["run", ...flags, "go"], { env })
+    expect(result.code).toBe(0)
+    expect(server.requests[1]!.body.messages.at(-1).content).toContain("notes are private")
+  })
+
+  it("bad flags fail before anything starts, with one line", async (context) => {
+    const { flags, env } = await setup(context, [{ text: "unused" }])
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [["--tools", "read_file,nope"], "agent-loop: unknown tool \"nope\" in --tools; built-in tools: read_file, list_dir, grep, write_file, edit_file, exec"],
+      [["--replay", "x.jsonl", "--record", "y.jsonl"], "agent-loop: --record and --replay cannot be used together"],
+      [["--continue"], "agent-loop: no session to continue yet: start one without --continue"],
+      [["--provider", "replay"], "agent-loop: --provider replay needs a cassette: --replay FILE"]
+    ]
+    for (const [extra, message] of cases) {
+      const result = await runCli(["run", ...flags, ...extra, "hi"], { env })
+      expect(result.code).toBe(1)
+      expect(result.stderr).toBe(`${message}\n`)
+    }
+    const noModel = await runCli(["run", "hi"], { env })
+    expect(noModel.stderr).toBe("agent-loop: no model: pass --model NAME or set AGENT_LOOP_MODEL\n")
+  })
+
+  it("--help describes every command", async () => {
+    const env = isolatedEnv(tempDir())
+    const top = await runCli(["--help"], { env })
+    expect(top.code).toBe(0)
+    for (const command of ["run", "chat", "hooks", "sessions"]) expect(top.stdout).toMatch(new RegExp(`^  ${command} `, "m"))
+    const run = await runCli(["run", "--help"], { env })
+    for (const flag of ["--provider", "--base-url", "--model", "--session", "--continue", "--max-iterations", "--tools", "--workspace", "--yes", "--events", "--record", "--replay", "--mcp-config", "--verbose"]) {
+      expect(run.stdout).toContain(flag)
+    }
+    const show = await runCli(["sessions", "show", "--help"], { env })
+    expect(show.code).toBe(0)
+    expect(show.stdout).toContain("agent-loop sessions show [flags] <key>")
+  })
+})

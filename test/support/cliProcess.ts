@@ -1,0 +1,103 @@
+/**
+ * Runs the real `agent-loop` launcher (`bin/agent-loop.js`) as a child process with a clean,
+ * isolated environment, and waits on its output by condition, with a bounded deadline, never
+ * for a fixed time.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+/** The repository root. */
+export const root = fileURLToPath(new URL("../..", import.meta.url))
+/** The launcher under test. */
+export const launcher = path.join(root, "bin", "agent-loop.js")
+
+/** A fresh temporary directory. */
+export const tempDir = (prefix = "agent-loop-cli-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+
+/**
+ * The inherited environment minus anything that would change the CLI's behaviour, plus a private
+ * data directory and config home (so no user hooks or sessions leak in).
+ */
+export const isolatedEnv = (home: string, extra: Record<string, string> = {}): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value === undefined || name.startsWith("AGENT_LOOP_") || name.endsWith("_API_KEY") || name === "NO_COLOR") continue
+    env[name] = value
+  }
+  return {
+    ...env,
+    AGENT_LOOP_DATA_DIR: path.join(home, "data"),
+    XDG_CONFIG_HOME: path.join(home, "config"),
+    ...extra
+  }
+}
+
+/** A running CLI. */
+export interface CliProcess {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  /** Resolves when `pattern` has appeared on the stream (stderr by default); rejects at the deadline. */
+  readonly waitFor: (pattern: string | RegExp, stream?: "stdout" | "stderr", timeoutMs?: number) => Promise<void>
+  /** The exit code, or the signal that ended it. */
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+}
+
+const matches = (text: string, pattern: string | RegExp) => (typeof pattern === "string" ? text.includes(pattern) : pattern.test(text))
+
+/** Starts `agent-loop ARGS` with `process.execPath` (the project's Node 24). */
+export const spawnCli = (args: ReadonlyArray<string>, options: { readonly env: Record<string, string>; readonly cwd?: string }): CliProcess => {
+  const child = spawn(process.execPath, [launcher, ...args], { cwd: options.cwd ?? root, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
+  const output = { stdout: "", stderr: "" }
+  const watchers = new Set<() => void>()
+  const notify = () => watchers.forEach((check) => check())
+  child.stdout!.setEncoding("utf8").on("data", (text: string) => {
+    output.stdout += text
+    notify()
+  })
+  child.stderr!.setEncoding("utf8").on("data", (text: string) => {
+    output.stderr += text
+    notify()
+  })
+  let closed = false
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => {
+      closed = true
+      resolve({ code, signal })
+      notify()
+    })
+  )
+  const waitFor = (pattern: string | RegExp, stream: "stdout" | "stderr" = "stderr", timeoutMs = 10_000) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (matches(output[stream], pattern)) {
+          cleanup()
+          resolve()
+        } else if (closed) {
+          cleanup()
+          reject(new Error(`exited before ${stream} showed ${pattern}\nstdout: ${output.stdout}\nstderr: ${output.stderr}`))
+        }
+      }
+      const timer = setTimeout(() => {
+        cleanup()
+        reject(new Error(`${stream} never showed ${pattern} within ${timeoutMs} ms\nstdout: ${output.stdout}\nstderr: ${output.stderr}`))
+      }, timeoutMs)
+      const cleanup = () => {
+        clearTimeout(timer)
+        watchers.delete(check)
+      }
+      watchers.add(check)
+      check()
+    })
+  return { child, stdout: () => output.stdout, stderr: () => output.stderr, waitFor, exited }
+}
+
+/** Runs `agent-loop ARGS` to its end. */
+export const runCli = async (args: ReadonlyArray<string>, options: { readonly env: Record<string, string>; readonly cwd?: string }) => {
+  const cli = spawnCli(args, options)
+  const { code, signal } = await cli.exited
+  return { code, signal, stdout: cli.stdout(), stderr: cli.stderr() }
+}
