@@ -4,6 +4,7 @@
  * tracer (`agent.turn` → `gen_ai.chat` / `gen_ai.execute_tool`).
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Hook from "../src/domain/Hook.ts"
 import { Effect, Exit, Fiber, Layer, Logger, Option, Schema, Tracer } from "effect"
 import { ProviderRejected } from "../src/domain/errors.ts"
 import type { AgentEvent, EventOf } from "../src/domain/Event.ts"
@@ -95,6 +96,18 @@ describe("usage", () => {
     }).pipe(Effect.provide(harness({
       script: [toolThenAnswer[1]!],
       config: { prices: { "test-model": { inputPerMillion: 1, outputPerMillion: 1 }, big: { inputPerMillion: 15, outputPerMillion: 75 } } }
+    }))))
+
+  it.effect("a model switched by beforeLLMRequest is priced at the switched model's price", () =>
+    Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      yield* loop.registerHook({ beforeLLMRequest: () => Hook.modify({ model: "small" }) })
+      const result = yield* loop.turn("s", "go")
+      // (3000 × 1 + 50 × 2) / 1e6 = 0.0031, not the configured model's price
+      expect(result.usage).toEqual({ inputTokens: 3000, outputTokens: 50, costUsd: 0.0031 })
+    }).pipe(Effect.scoped, Effect.provide(harness({
+      script: [toolThenAnswer[1]!],
+      config: { prices: { "test-model": { inputPerMillion: 100, outputPerMillion: 100 }, small: { inputPerMillion: 1, outputPerMillion: 2 } } }
     }))))
 
   const unpriced = captureWarnings()

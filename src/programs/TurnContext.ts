@@ -62,6 +62,8 @@ export interface TurnContext {
   usage: Usage.Usage
   /** Text of the provider call in flight; kept as a `partial` message if the call fails for good. */
   readonly partial: { content: string }
+  /** Models called this turn that have no price (each is warned about once). */
+  readonly unpriced: Set<string>
   /** Provider calls made so far. */
   calls: number
   stopBlocks: number
@@ -92,6 +94,7 @@ export const make = (spec: TurnSpec) =>
       rewritten: false,
       usage: Usage.empty,
       partial: { content: "" },
+      unpriced: new Set(),
       calls: 0,
       stopBlocks: 0
     }

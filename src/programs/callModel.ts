@@ -82,26 +82,25 @@ const streamResponse = (
         reasoning: acc.reasoning,
         toolCalls,
         finishReason: acc.finish.reason,
-        usage: priced(context, acc.finish.usage ?? Usage.empty)
+        usage: acc.finish.usage ?? Usage.empty
       })
     })
   )
 }
 
-/** Adds `costUsd` when the config has a price table; an unknown model costs 0 (see `warnUnpriced`). */
-const priced = (context: TurnContext, usage: Usage.Usage): Usage.Usage => {
+/**
+ * Adds `costUsd` for the model actually called when the config has a price table. A model
+ * missing from the table costs 0 with a warning (once per model and turn), never a failed turn.
+ */
+const priced = (context: TurnContext, model: string, usage: Usage.Usage): Effect.Effect<Usage.Usage> => {
   const prices = context.config.prices
-  if (prices === undefined) return usage
-  const price = prices[context.spec.model]
-  return { ...usage, costUsd: price === undefined ? 0 : Usage.cost(usage, price) }
-}
-
-/** A price table without the turn's model is a warning, never a failed turn. */
-const warnUnpriced = (context: TurnContext) => {
-  const prices = context.config.prices
-  return prices !== undefined && prices[context.spec.model] === undefined && context.calls === 1
-    ? Effect.logWarning(`No price for model "${context.spec.model}"; its cost counts as 0`)
-    : Effect.void
+  if (prices === undefined) return Effect.succeed(usage)
+  const price = prices[model]
+  if (price !== undefined) return Effect.succeed({ ...usage, costUsd: Usage.cost(usage, price) })
+  const free = { ...usage, costUsd: 0 }
+  if (context.unpriced.has(model)) return Effect.succeed(free)
+  context.unpriced.add(model)
+  return Effect.as(Effect.logWarning(`No price for model "${model}"; its cost counts as 0`), free)
 }
 
 /**
@@ -226,10 +225,9 @@ export const callModel = (
         if (!(yield* compress(context, "overflow", dropOldestHalf(context.conversation)))) return yield* Effect.fail(attempt.error)
         continue
       }
-      const response = attempt.response
+      const response = { ...attempt.response, usage: yield* priced(context, request.model, attempt.response.usage) }
       context.partial.content = ""
       context.usage = Usage.add(context.usage, response.usage)
-      yield* warnUnpriced(context)
       if (response.finishReason === "length" && response.toolCalls.length === 0 && truncationRetries < context.config.maxTruncationRetries) {
         truncationRetries++
         transient = [...extraMessages, Message.assistant(response.content), Message.user(TRUNCATION_PROMPT)]
