@@ -1,0 +1,153 @@
+/**
+ * The CLI's parts that need no process: the Ctrl-C double-press window (on TestClock), the
+ * approval decisions, colours and NO_COLOR, line handling of the screen, and --tools parsing.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Fiber } from "effect"
+import { TestClock } from "effect/testing"
+import { approvalHook, DENIED_REASON, NO_TERMINAL_REASON } from "../src/cli/approval.ts"
+import * as CtrlC from "../src/cli/ctrlC.ts"
+import { CliFailure } from "../src/cli/failure.ts"
+import * as Format from "../src/cli/format.ts"
+import * as Screen from "../src/cli/screen.ts"
+import { parseTools } from "../src/cli/settings.ts"
+import { styleFor } from "../src/cli/style.ts"
+import type { HookToolCall } from "../src/domain/Hook.ts"
+import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
+
+const fakeScreen = (interactive: boolean) => {
+  const out = { stdout: "", stderr: "" }
+  const screen = Screen.make({
+    stdout: { write: (text: string) => (out.stdout += text) },
+    stderr: { write: (text: string) => (out.stderr += text) },
+    stdinIsTTY: interactive,
+    env: {}
+  })
+  return { screen, out }
+}
+
+const call: HookToolCall = { id: "c1", name: "exec", arguments: { command: "rm -rf build" }, readOnly: false, requiresApproval: true }
+const context = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
+
+/** The hook's decision; it must make one. */
+const decide = (hook: ReturnType<typeof approvalHook>) => {
+  const result = hook.approveTool!({ context, call })
+  return Effect.flatMap(Effect.isEffect(result) ? result : Effect.succeed(result), (decision) =>
+    decision === undefined ? Effect.die(new Error("no decision")) : Effect.succeed(decision))
+}
+
+describe("Ctrl-C", () => {
+  it.effect("first press interrupts gracefully, a press within 2 s aborts, a later one does not; idle presses go to the command", () =>
+    Effect.gen(function*() {
+      const events = yield* recordEvents
+      const loop = yield* AgentLoop
+      const idle: Array<boolean> = []
+      const press = yield* CtrlC.controller({ sessionKey: "s", onIdle: (repeated) => Effect.sync(() => idle.push(repeated)) })
+      yield* press
+      expect(idle).toEqual([false])
+
+      const turn = yield* Effect.forkChild(loop.turn("s", "go"))
+      yield* eventually(Effect.map(loop.activeTurn("s"), (info) => info?.phase === "llm" || undefined))
+      yield* press
+      yield* TestClock.adjust(CtrlC.DOUBLE_PRESS_MS + 1)
+      yield* press
+      expect((yield* events).filter((e) => e._tag === "InterruptReceived").map((e) => e._tag === "InterruptReceived" && e.kind)).toEqual(["graceful"])
+      yield* TestClock.adjust(CtrlC.DOUBLE_PRESS_MS)
+      yield* press
+      const result = yield* Fiber.join(turn)
+      expect(result.status).toBe("aborted")
+      expect((yield* events).filter((e) => e._tag === "InterruptReceived").map((e) => e._tag === "InterruptReceived" && e.kind)).toEqual([
+        "graceful",
+        "hard"
+      ])
+
+      yield* press
+      yield* press
+      yield* TestClock.adjust(CtrlC.DOUBLE_PRESS_MS + 1)
+      yield* press
+      expect(idle).toEqual([false, false, true, false])
+    }).pipe(Effect.provide(harness({ script: [{ content: "thinking", stall: true }] }))))
+})
+
+describe("approval", () => {
+  it.effect("--yes approves without asking", () =>
+    Effect.gen(function*() {
+      const { out, screen } = fakeScreen(false)
+      const decision = yield* decide(approvalHook({ yes: true, screen, ask: undefined }))
+      expect(decision).toEqual({ _tag: "Approve" })
+      expect(out.stderr).toBe("")
+    }))
+
+  it.effect("with no terminal it denies, tells the model, and says why on stderr", () =>
+    Effect.gen(function*() {
+      const { out, screen } = fakeScreen(false)
+      const decision = yield* decide(approvalHook({ yes: false, screen, ask: Effect.succeed("y") }))
+      expect(decision).toEqual({ _tag: "Deny", reason: NO_TERMINAL_REASON })
+      expect(out.stderr).toBe(
+        "agent-loop: denied exec {\"command\":\"rm -rf build\"}: it needs approval and there is no terminal to ask (pass --yes to approve)\n"
+      )
+    }))
+
+  it.effect("on a terminal it asks: y or yes approves, anything else or end of input denies", () =>
+    Effect.gen(function*() {
+      const answers: ReadonlyArray<readonly [string | undefined, string]> = [
+        ["y", "Approve"],
+        [" YES ", "Approve"],
+        ["n", "Deny"],
+        ["", "Deny"],
+        ["yeah", "Deny"],
+        [undefined, "Deny"]
+      ]
+      for (const [answer, expected] of answers) {
+        const { out, screen } = fakeScreen(true)
+        const decision = yield* decide(approvalHook({ yes: false, screen, ask: Effect.succeed(answer) }))
+        expect(decision._tag).toBe(expected)
+        if (decision._tag === "Deny") expect(decision.reason).toBe(DENIED_REASON)
+        expect(out.stderr).toContain("? allow exec {\"command\":\"rm -rf build\"}? [y/N] ")
+      }
+    }))
+})
+
+describe("terminal output", () => {
+  it("colours only on a TTY, and never with NO_COLOR", () => {
+    expect(styleFor(true, {}).red("x")).toBe("\u001b[31mx\u001b[39m")
+    expect(styleFor(false, {}).red("x")).toBe("x")
+    expect(styleFor(true, { NO_COLOR: "1" }).red("x")).toBe("x")
+    expect(styleFor(true, { NO_COLOR: "" }).red("x")).toBe("\u001b[31mx\u001b[39m")
+  })
+
+  it.effect("a stderr line first ends the partial text line on stdout", () =>
+    Effect.gen(function*() {
+      const { out, screen } = fakeScreen(false)
+      yield* screen.text("Let me")
+      yield* screen.text(" look.")
+      yield* screen.line("tool")
+      yield* screen.text("Done.\n")
+      yield* screen.line("end")
+      expect(out.stdout).toBe("Let me look.\nDone.\n")
+      expect(out.stderr).toBe("tool\nend\n")
+    }))
+
+  it("formats arguments, durations and usage for one line", () => {
+    expect(Format.args("{ \"path\": \"a\",\n \"n\": 1 }")).toBe("{\"path\":\"a\",\"n\":1}")
+    expect(Format.args(JSON.stringify({ text: "x".repeat(200) }), 20)).toBe("{\"text\":\"xxxxxxxxxx…")
+    expect(Format.args("not json\nat all")).toBe("not json at all")
+    expect(Format.duration(850)).toBe("850 ms")
+    expect(Format.duration(1440)).toBe("1.4 s")
+    expect(Format.duration(125_000)).toBe("2 min 5 s")
+    expect(Format.usage({ inputTokens: 1234, outputTokens: 5, costUsd: 0.00123 })).toBe("1,234 in · 5 out tokens · $0.0012")
+  })
+})
+
+describe("--tools", () => {
+  it.effect("takes a comma-separated list, tolerating spaces and repeats; empty means none", () =>
+    Effect.gen(function*() {
+      expect(yield* parseTools("read_file, exec,read_file")).toEqual(["read_file", "exec"])
+      expect(yield* parseTools("")).toEqual([])
+      const bad = yield* Effect.exit(parseTools("read_file,shell"))
+      expect(Exit.isFailure(bad) && bad.cause.toString()).toContain("unknown tool \"shell\"")
+      const error = yield* Effect.flip(parseTools("shell"))
+      expect(error).toBeInstanceOf(CliFailure)
+      expect(error.code).toBe(1)
+    }))
+})

@@ -1,0 +1,116 @@
+/**
+ * Drives a program on a real pseudo-terminal through tmux, on a private tmux server (own socket),
+ * so keystrokes such as Ctrl-C reach it exactly as a user's would. Output is read by polling the
+ * pane against a condition with a bounded deadline.
+ */
+import { execFileSync, spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { tempDir } from "./cliProcess.ts"
+
+/** Whether tmux can be run here. */
+export const hasTmux = spawnSync("tmux", ["-V"]).status === 0
+
+/** A program running in a tmux pane. */
+export interface Pane {
+  /** Types `text` literally, then Enter. */
+  readonly line: (text: string) => void
+  /** Sends tmux key names, e.g. `C-c`. */
+  readonly keys: (...keys: ReadonlyArray<string>) => void
+  /** Everything the pane shows, history included. */
+  readonly capture: () => string
+  /** Resolves with the capture once it matches; rejects at the deadline with what was shown. */
+  readonly waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<string>
+  /** Resolves with the exit status once the program has ended; rejects if a signal killed it. */
+  readonly exitStatus: (timeoutMs?: number) => Promise<number>
+  readonly kill: () => void
+}
+
+const POLL_MS = 25
+
+/**
+ * Runs `argv` and writes its exit status to a file. tmux does not always record a dead pane's
+ * status, so the pane runs this instead of `argv` itself; it ignores SIGINT (the terminal sends
+ * Ctrl-C to the whole foreground group, so `argv` gets it too) and only waits.
+ */
+const RECORD_EXIT = `
+const { spawn } = require("node:child_process")
+const { writeFileSync } = require("node:fs")
+process.on("SIGINT", () => {})
+const [file, command, ...args] = process.argv.slice(1)
+spawn(command, args, { stdio: "inherit" }).on("exit", (code, signal) => writeFileSync(file, code === null ? "signal " + signal : String(code)))
+`
+
+/** Starts `argv` (run directly, no shell) in a new 160x50 pane with `env`; the pane stays after it exits. */
+export const startPane = (argv: ReadonlyArray<string>, env: Record<string, string>, cwd: string): Pane => {
+  const dir = tempDir("agent-loop-tmux-")
+  const socket = path.join(dir, "tmux.sock")
+  const statusFile = path.join(dir, "exit-status")
+  const tmux = (...args: ReadonlyArray<string>) => execFileSync("tmux", ["-S", socket, ...args], { encoding: "utf8", env, cwd })
+  tmux(
+    "-f",
+    "/dev/null",
+    "new-session",
+    "-d",
+    "-s",
+    "cli",
+    "-x",
+    "160",
+    "-y",
+    "50",
+    "-c",
+    cwd,
+    process.execPath,
+    "-e",
+    RECORD_EXIT,
+    statusFile,
+    ...argv,
+    ";",
+    "set-option",
+    "-g",
+    "remain-on-exit",
+    "on"
+  )
+  const capture = () => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "cli")
+  const poll = <A>(check: () => A | undefined, describe: string, timeoutMs: number) =>
+    new Promise<A>((resolve, reject) => {
+      const deadline = Date.now() + timeoutMs
+      const tick = () => {
+        let value: A | undefined
+        try {
+          value = check()
+        } catch (error) {
+          return reject(error)
+        }
+        if (value !== undefined) return resolve(value)
+        if (Date.now() > deadline) return reject(new Error(`${describe} within ${timeoutMs} ms; the pane shows:\n${capture()}`))
+        setTimeout(tick, POLL_MS)
+      }
+      tick()
+    })
+  return {
+    line: (text) => {
+      tmux("send-keys", "-t", "cli", "-l", text)
+      tmux("send-keys", "-t", "cli", "Enter")
+    },
+    keys: (...keys) => {
+      tmux("send-keys", "-t", "cli", ...keys)
+    },
+    capture,
+    waitFor: (pattern, timeoutMs = 10_000) =>
+      poll(() => {
+        const shown = capture()
+        return pattern.test(shown) ? shown : undefined
+      }, `never showed ${pattern}`, timeoutMs),
+    exitStatus: (timeoutMs = 10_000) =>
+      poll(() => {
+        if (!fs.existsSync(statusFile)) return undefined
+        const status = fs.readFileSync(statusFile, "utf8")
+        if (status.startsWith("signal")) throw new Error(`the program was killed: ${status}`)
+        return Number(status)
+      }, "the program did not exit", timeoutMs),
+    kill: () => {
+      spawnSync("tmux", ["-S", socket, "kill-server"])
+    }
+  }
+}
