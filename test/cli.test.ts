@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { AgentEvent } from "../src/domain/Event.ts"
 import { INTERRUPT_HINT } from "../src/programs/runTurn.ts"
-import { isolatedEnv, runCli, spawnCli, tempDir } from "./support/cliProcess.ts"
+import { isolatedEnv, root, runCli, spawnCli, tempDir } from "./support/cliProcess.ts"
 import { gate, type Script, start } from "./support/openaiServer.ts"
 
 /** What a concurrent test registers its cleanup with. */
@@ -211,6 +211,23 @@ describe.concurrent("agent-loop run", () => {
     const result = await runCli(["run", ...flags, "go"], { env })
     expect(result.code).toBe(0)
     expect(server.requests[1]!.body.messages.at(-1).content).toContain("notes are private")
+  })
+
+  it("--mcp-config adds the tools of MCP servers, and the model can call them", async (context) => {
+    const { server, flags, env, home } = await setup(context, [
+      { toolCalls: [{ name: "lookup", arguments: { key: "a" } }] },
+      { text: "It is alpha." }
+    ])
+    const config = path.join(home, "mcp.json")
+    fs.writeFileSync(config, JSON.stringify({ mcpServers: { kv: { command: process.execPath, args: [path.join(root, "test", "support", "mcpServer.mjs")] } } }))
+    const result = await runCli(["run", ...flags, "--tools", "read_file", "--mcp-config", config, "look up a"], { env })
+    expect(result.code).toBe(0)
+    expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file", "lookup", "put"])
+    expect(result.stderr).toMatch(/⚙ lookup \{"key":"a"\}\n\s+✓ lookup \d+ ms/)
+    expect(server.requests[1]!.body.messages.at(-1)).toMatchObject({ role: "tool", content: "a=alpha" })
+    const broken = await runCli(["run", ...flags, "--mcp-config", path.join(home, "missing.json"), "hi"], { env })
+    expect(broken.code).toBe(1)
+    expect(lastLine(broken.stderr)).toMatch(/^agent-loop: ConfigError: Cannot read MCP config .*missing\.json/)
   })
 
   it("bad flags fail before anything starts, with one line", async (context) => {
