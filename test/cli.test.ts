@@ -205,11 +205,16 @@ describe.concurrent("agent-loop run", () => {
       "---\nname: no-notes\ndescription: keeps notes private\ntrigger: pre-tool-call\nmatcher:\n  tool: read_file\n---\n"
     )
     fs.writeFileSync(path.join(hookDir, "scripts", "run.sh"), "echo 'notes are private' >&2\nexit 2\n")
+    const broken = path.join(workspace, ".agents", "hooks", "broken")
+    fs.mkdirSync(broken)
+    fs.writeFileSync(path.join(broken, "HOOK.md"), "---\nname: broken\ndescription: no trigger\n---\n")
     const listed = await runCli(["hooks", "list", "--workspace", workspace], { env })
     expect(listed.code).toBe(0)
     expect(listed.stdout).toMatch(/^no-notes {2}pre-tool-call \(tool ~ read_file\) {2}priority 100 {2}project: .*HOOK\.md\n$/)
+    expect(listed.stderr).toMatch(/^skipped .*broken\/HOOK\.md: trigger: /m)
     const result = await runCli(["run", ...flags, "go"], { env })
     expect(result.code).toBe(0)
+    expect(result.stderr).toMatch(/^agent-loop: warn: file hook skipped: .*broken\/HOOK\.md: trigger: /m)
     expect(server.requests[1]!.body.messages.at(-1).content).toContain("notes are private")
   })
 

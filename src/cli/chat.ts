@@ -15,7 +15,7 @@ import { attach, warnDropped } from "./session.ts"
 import * as Settings from "./settings.ts"
 
 /** The help of the chat's slash commands. */
-export const commandsHelp = [
+const commandsHelp = [
   "/followup TEXT  run TEXT as a new turn after the current one",
   "/stop           abort the running turn (nothing of it is saved)",
   "/exit           quit (also Ctrl-D)",

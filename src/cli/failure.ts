@@ -27,7 +27,7 @@ export class CliFailure extends Data.TaggedError("CliFailure")<{ readonly messag
 export const fail = (message: string, code: number = ExitCode.failed) => Effect.fail(new CliFailure({ message, code }))
 
 /** The first line of a message, so that one failure is one line. */
-export const oneLine = (text: string): string => {
+const oneLine = (text: string): string => {
   const line = text.split("\n").find((l) => l.trim() !== "") ?? text
   return line.trim()
 }

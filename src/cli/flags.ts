@@ -7,8 +7,6 @@ import { Flag } from "effect/cli"
 
 /** The providers the CLI can talk to. */
 export const providerNames = ["openai", "anthropic", "replay"] as const
-/** A provider name. */
-export type ProviderName = (typeof providerNames)[number]
 
 /** The flags shared by `run` and `chat`. */
 export const agentFlags = {

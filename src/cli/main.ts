@@ -13,13 +13,14 @@ import { Command } from "effect/cli"
 import packageJson from "../../package.json" with { type: "json" }
 import { agentLoop } from "./commands.ts"
 import { reportFailures } from "./failure.ts"
+import * as CliLogger from "./logger.ts"
 import * as Screen from "./screen.ts"
 
 const verbose = process.argv.includes("--verbose")
 
 const program = Command.run(agentLoop, { version: packageJson.version }).pipe(
   reportFailures(verbose, (line) => process.stderr.write(`${line}\n`)),
-  Effect.provide(Layer.mergeAll(NodeServices.layer, Screen.layer))
+  Effect.provide(Layer.mergeAll(NodeServices.layer, Screen.layer, CliLogger.layer))
 )
 
 const before = new Set(process.listeners("SIGINT"))

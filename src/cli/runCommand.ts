@@ -16,7 +16,7 @@ import { attach, warnDropped } from "./session.ts"
 import * as Settings from "./settings.ts"
 
 /** The exit of a finished turn. */
-export const outcome = (result: TurnResult, maxIterations: number) => {
+const outcome = (result: TurnResult, maxIterations: number) => {
   switch (result.status) {
     case "completed":
       return Effect.void

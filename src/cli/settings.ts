@@ -41,12 +41,12 @@ export interface CliSettings {
  * The built-in system prompt. It names no path or date so that a recorded cassette replays on
  * any machine.
  */
-export const defaultSystemPrompt = "You are agent-loop, a careful assistant working in a workspace directory on the user's " +
+const defaultSystemPrompt = "You are agent-loop, a careful assistant working in a workspace directory on the user's " +
   "machine. Look at files with the tools before answering questions about them; paths are relative to the " +
   "workspace root. Be concise."
 
 /** The built-in tools enabled when `--tools` is not given: all but `exec`, which runs commands. */
-export const defaultTools: ReadonlyArray<BuiltinToolName> = ["read_file", "list_dir", "grep", "write_file", "edit_file"]
+const defaultTools: ReadonlyArray<BuiltinToolName> = ["read_file", "list_dir", "grep", "write_file", "edit_file"]
 
 const decodeToolName = Schema.decodeUnknownOption(BuiltinToolName)
 
