@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import type { AgentEvent } from "../src/domain/Event.ts"
+import * as Hook from "../src/domain/Hook.ts"
 import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
 import * as Tool from "../src/domain/Tool.ts"
@@ -344,5 +345,36 @@ describe("sub-turns: lifecycle", () => {
         taskOf(request) === "go"
           ? isFirstCall(request) ? { toolCalls: [{ name: "subagent", arguments: { task: "child" } }] } : { content: "parent done" }
           : { die: new Error("provider exploded") }
+    }))))
+})
+
+describe("sub-turns: hooks", () => {
+  it.effect("beforeSubTurn may block (no spawn); afterSubTurn sees each child's result", () =>
+    Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const events = yield* recordEvents
+      const seen: Array<string> = []
+      yield* loop.registerHook({
+        beforeSubTurn: ({ subTurn }) => subTurn.prompt === "forbidden" ? Hook.block("not this one") : Hook.continue,
+        afterSubTurn: ({ result, subTurn }) => void seen.push(`${subTurn.prompt}:${result.status}:${result.finalMessage?.content}`)
+      }, { name: "gate" })
+      yield* loop.turn("s", "go")
+      const results = of(yield* events, "ToolExecEnd").filter((e) => e.depth === 0)
+      expect(results.map((e) => e._tag === "ToolExecEnd" && e.result)).toEqual(["SubTurnBlocked not this one", "completed: allowed done"])
+      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(1)
+      expect(seen).toEqual(["allowed:completed:allowed done"])
+    }).pipe(Effect.scoped, Effect.provide(harness({
+      tools: [delegate],
+      script: (request) =>
+        taskOf(request) !== "go"
+          ? { content: `${taskOf(request)} done` }
+          : isFirstCall(request)
+          ? {
+            toolCalls: [
+              { name: "delegate", arguments: { task: "forbidden" } },
+              { name: "delegate", arguments: { task: "allowed" } }
+            ]
+          }
+          : { content: "ok" }
     }))))
 })

@@ -1,10 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Schema } from "effect"
+import { Effect, Fiber, Layer, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { ToolError } from "../src/domain/errors.ts"
+import { RateLimited, ToolError } from "../src/domain/errors.ts"
+import * as Message from "../src/domain/Message.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
+import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
+import * as AgentLoopLive from "../src/programs/defaults.ts"
+import { Provider } from "../src/services/Provider.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
+import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import { AgentLoop, harness, recordEvents, tags } from "./support/harness.ts"
 
 const echo = Tool.make({
@@ -240,4 +245,42 @@ describe("AgentLoop: sessions", () => {
       expect(r1.status).toBe("completed")
       expect(r2.status).toBe("completed")
     }).pipe(Effect.provide(harness({ script: () => ({ content: "answer", delay: "100 millis" }) }))))
+})
+
+describe("Provider.fromChat", () => {
+  it.effect("a non-streaming chat function streams as deltas, tool calls and a finish", () =>
+    Effect.gen(function*() {
+      const provider = Provider.fromChat((request) =>
+        Effect.succeed({
+          content: `${request.messages.length} messages`,
+          reasoning: "thinking",
+          toolCalls: [{ id: "c1", name: "echo", arguments: "{\"text\":\"x\"}" }],
+          usage: { inputTokens: 3, outputTokens: 4 }
+        }))
+      const chunks = yield* Stream.runCollect(provider.stream({ model: "m", messages: [Message.user("hi")], tools: [] }))
+      expect(chunks).toEqual([
+        { _tag: "ReasoningDelta", text: "thinking" },
+        { _tag: "TextDelta", text: "1 messages" },
+        { _tag: "ToolCallDelta", index: 0, id: "c1", name: "echo", argumentsDelta: "{\"text\":\"x\"}" },
+        { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 3, outputTokens: 4 } }
+      ])
+      const failing = Provider.fromChat(() => Effect.fail(new RateLimited({ message: "slow down", retryAfterMs: 10 })))
+      const error = yield* Effect.flip(Stream.runCollect(failing.stream({ model: "m", messages: [], tools: [] })))
+      expect(error._tag).toBe("RateLimited")
+    }))
+
+  it.effect("drives a whole turn", () =>
+    Effect.gen(function*() {
+      const result = yield* (yield* AgentLoop).turn("s", "hello")
+      expect(result.finalMessage?.content).toBe("you said: hello")
+    }).pipe(Effect.provide(
+      AgentLoopLive.layer({ model: "m" }).pipe(
+        Layer.provide([
+          Layer.succeed(Provider, Provider.fromChat((request) => Effect.succeed({ content: `you said: ${request.messages.at(-1)?.content}` }))),
+          ToolRegistry.layer([]),
+          SessionStoreMemory.layer()
+        ]),
+        Layer.orDie
+      )
+    )))
 })
