@@ -95,7 +95,7 @@ const measure = <A>(name: string, run: Effect.Effect<A>, pick: (a: A) => number)
 const stalledComparison = Effect.gen(function*() {
   const plain: Array<number> = []
   const stalled: Array<number> = []
-  for (let i = 0; i < RUNS + 1; i++) {
+  for (let i = 0; i < 2 * RUNS + 1; i++) {
     plain.push(yield* loopOverhead(0, false))
     stalled.push(yield* loopOverhead(0, true))
   }
