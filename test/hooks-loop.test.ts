@@ -7,16 +7,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { ToolError } from "../src/domain/errors.ts"
-import type { AgentEvent, EventOf } from "../src/domain/Event.ts"
 import * as Hook from "../src/domain/Hook.ts"
 import * as Message from "../src/domain/Message.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { AgentLoop, eventually, harness, recordEvents, tags } from "./support/harness.ts"
+import { ofKind } from "./support/fixtures.ts"
 
-const ofKind = <K extends AgentEvent["_tag"]>(events: ReadonlyArray<AgentEvent>, kind: K): Array<EventOf<K>> =>
-  events.filter((e): e is EventOf<K> => e._tag === kind)
 
 const requests = Effect.gen(function*() {
   return yield* (yield* ScriptedLog).requests

@@ -31,18 +31,23 @@ const kinds = (all: ReadonlyArray<AgentEvent>) => all.map((e) => e._tag)
 const shape = (messages: ReadonlyArray<Message>) =>
   messages.map((m) => m.role === "assistant" ? `assistant:${m.content}:${(m.toolCalls ?? []).map((c) => c.name).join(",")}` : `${m.role}:${m.content}`)
 
+/** Starts a turn, steers "change course" 10 ms into tool_one, and returns what happened. */
+const steerWhileToolOneRuns = Effect.gen(function*() {
+  const events = yield* recordEvents
+  const loop = yield* AgentLoop
+  const turn = yield* Effect.forkChild(loop.turn("s", "start"))
+  yield* started(events, "tool_one")
+  yield* TestClock.adjust("10 millis")
+  yield* loop.injectSteering("s", "change course")
+  yield* TestClock.adjust("100 millis")
+  const result = yield* Fiber.join(turn)
+  return { events, result, requests: yield* (yield* ScriptedLog).requests }
+})
+
 describe("steering", () => {
   it.effect("mid-batch (skip-remaining): the rest of the batch is skipped and the steering is in the next call", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
-      const loop = yield* AgentLoop
-      const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* started(events, "tool_one")
-      yield* TestClock.adjust("10 millis")
-      yield* loop.injectSteering("s", "change course")
-      yield* TestClock.adjust("100 millis")
-      const result = yield* Fiber.join(turn)
-      const requests = yield* (yield* ScriptedLog).requests
+      const { events, requests, result } = yield* steerWhileToolOneRuns
       expect(requests).toHaveLength(2)
       expect(shape(requests[1]!.messages)).toEqual([
         "user:start",
@@ -60,15 +65,7 @@ describe("steering", () => {
 
   it.effect("mid-batch (after-batch): both tools run, then the steering", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
-      const loop = yield* AgentLoop
-      const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* started(events, "tool_one")
-      yield* TestClock.adjust("10 millis")
-      yield* loop.injectSteering("s", "change course")
-      yield* TestClock.adjust("100 millis")
-      yield* Fiber.join(turn)
-      const requests = yield* (yield* ScriptedLog).requests
+      const { events, requests } = yield* steerWhileToolOneRuns
       expect(requests).toHaveLength(2)
       expect(shape(requests[1]!.messages)).toEqual([
         "user:start",

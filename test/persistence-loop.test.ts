@@ -21,6 +21,7 @@ import * as AgentLoopLive from "../src/programs/defaults.ts"
 import type { CurrentTurn } from "../src/services/CurrentTurn.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import { AgentLoop, recordEvents } from "./support/harness.ts"
+import { echo, longHistory } from "./support/fixtures.ts"
 
 /** The whole loop over a scripted provider and the JSON Lines store in `dir`. */
 const loopOver = (
@@ -60,14 +61,6 @@ const onDisk = (dir: string, key: string): ReadonlyArray<Message.Message> => {
 /** Sets a session file up through the store itself, as an earlier run would have left it. */
 const seed = (dir: string, key: string, messages: ReadonlyArray<Message.Message>) =>
   Effect.flatMap(SessionStoreJsonl.make(dir), (store) => store.append(key, messages)).pipe(Effect.provide(NodeServices.layer))
-
-const echo = Tool.make({
-  name: "echo",
-  description: "Echoes its text",
-  parameters: Schema.Struct({ text: Schema.String }),
-  readOnly: true,
-  execute: ({ text }) => Effect.succeed(`echo: ${text}`)
-})
 
 describe("persistence through the loop (jsonl)", () => {
   it.effect("two turns round-trip through disk: a fresh loop sends the first turn's messages, read from the file", () =>
@@ -177,20 +170,7 @@ describe("persistence through the loop (jsonl)", () => {
   it.effect("a compressed history is rewritten with replace: the file afterwards holds the compressed history", () =>
     withDir((dir) =>
       Effect.gen(function*() {
-        const call = (id: string) => ({ id, name: "echo", arguments: "{}" })
-        const long = [
-          Message.system("Earlier summary"),
-          Message.user("u1"),
-          Message.assistant("a1"),
-          Message.user("u2"),
-          Message.assistant("", [call("c1"), call("c2")]),
-          Message.toolResult(call("c1"), "r1"),
-          Message.toolResult(call("c2"), "r2"),
-          Message.assistant("a2"),
-          Message.user("u3"),
-          Message.assistant("a3")
-        ]
-        yield* seed(dir, "s", long)
+        yield* seed(dir, "s", longHistory)
         const inodeBefore = NodeFs.statSync(fileOf(dir, "s")).ino
         const { result, retried } = yield* Effect.gen(function*() {
           const events = yield* recordEvents

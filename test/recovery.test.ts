@@ -8,16 +8,14 @@ import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import type { AgentLoopConfigInput } from "../src/domain/Config.ts"
 import { ContextLengthExceeded, MalformedResponse, ProviderRejected, ProviderUnavailable, RateLimited } from "../src/domain/errors.ts"
-import type { AgentEvent, EventOf } from "../src/domain/Event.ts"
 import * as Hook from "../src/domain/Hook.ts"
 import * as Message from "../src/domain/Message.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
 import { TRUNCATION_PROMPT } from "../src/programs/callModel.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { AgentLoop, eventually, harness, recordEvents, tags } from "./support/harness.ts"
+import { longHistory, ofKind } from "./support/fixtures.ts"
 
-const ofKind = <K extends AgentEvent["_tag"]>(events: ReadonlyArray<AgentEvent>, kind: K): Array<EventOf<K>> =>
-  events.filter((e): e is EventOf<K> => e._tag === kind)
 
 const requests = Effect.gen(function*() {
   return yield* (yield* ScriptedLog).requests
@@ -188,20 +186,6 @@ describe("retries", () => {
     }))))
 })
 
-const call = (id: string) => ({ id, name: "echo", arguments: "{}" })
-/** system, user/assistant pairs, a call with its two results in the middle, then more pairs. */
-const longHistory: ReadonlyArray<Message.Message> = [
-  Message.system("Earlier summary"),
-  Message.user("u1"),
-  Message.assistant("a1"),
-  Message.user("u2"),
-  Message.assistant("", [call("c1"), call("c2")]),
-  Message.toolResult(call("c1"), "r1"),
-  Message.toolResult(call("c2"), "r2"),
-  Message.assistant("a2"),
-  Message.user("u3"),
-  Message.assistant("a3")
-]
 const overflow = new ContextLengthExceeded({ message: "too long" })
 
 describe("context overflow", () => {

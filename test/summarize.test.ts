@@ -8,7 +8,7 @@ import { Clock, Duration, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import type { AgentLoopConfigInput } from "../src/domain/Config.ts"
 import { ProviderRejected } from "../src/domain/errors.ts"
-import type { AgentEvent, EventOf } from "../src/domain/Event.ts"
+import type { AgentEvent } from "../src/domain/Event.ts"
 import * as Hook from "../src/domain/Hook.ts"
 import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
@@ -16,9 +16,8 @@ import { ScriptedLog, type ScriptedResponse } from "../src/layers/providers/Scri
 import { SUMMARY_INSTRUCTION, SUMMARY_PREFIX, SUMMARY_TIMEOUT } from "../src/programs/summarize.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
+import { ofKind } from "./support/fixtures.ts"
 
-const ofKind = <K extends AgentEvent["_tag"]>(events: ReadonlyArray<AgentEvent>, kind: K): Array<EventOf<K>> =>
-  events.filter((e): e is EventOf<K> => e._tag === kind)
 
 const isSummaryRequest = (request: ProviderRequest) => request.messages[0]?.content === SUMMARY_INSTRUCTION
 

@@ -11,14 +11,7 @@ import { Provider } from "../src/services/Provider.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import { AgentLoop, harness, recordEvents, tags } from "./support/harness.ts"
-
-const echo = Tool.make({
-  name: "echo",
-  description: "Echoes its text",
-  parameters: Schema.Struct({ text: Schema.String }),
-  readOnly: true,
-  execute: ({ text }) => Effect.succeed(`echo: ${text}`)
-})
+import { echo } from "./support/fixtures.ts"
 
 describe("runTurn: event order", () => {
   it.effect("a text-only turn", () =>

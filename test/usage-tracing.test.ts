@@ -7,20 +7,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Hook from "../src/domain/Hook.ts"
 import { Effect, Exit, Fiber, Layer, Logger, Option, Schema, Tracer } from "effect"
 import { ProviderRejected } from "../src/domain/errors.ts"
-import type { AgentEvent, EventOf } from "../src/domain/Event.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
+import { echo, ofKind } from "./support/fixtures.ts"
 
-const ofKind = <K extends AgentEvent["_tag"]>(events: ReadonlyArray<AgentEvent>, kind: K): Array<EventOf<K>> =>
-  events.filter((e): e is EventOf<K> => e._tag === kind)
-
-const echo = Tool.make({
-  name: "echo",
-  description: "Echoes its text",
-  parameters: Schema.Struct({ text: Schema.String }),
-  readOnly: true,
-  execute: ({ text }) => Effect.succeed(`echo: ${text}`)
-})
 
 const blocksForever = Tool.make({
   name: "block",

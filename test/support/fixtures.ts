@@ -1,0 +1,36 @@
+/**
+ * Tools, histories and event helpers shared by the loop tests.
+ */
+import { Effect, Schema } from "effect"
+import type { AgentEvent, EventOf } from "../../src/domain/Event.ts"
+import * as Message from "../../src/domain/Message.ts"
+import * as Tool from "../../src/domain/Tool.ts"
+
+/** A read-only tool answering `echo: <text>`. */
+export const echo = Tool.make({
+  name: "echo",
+  description: "Echoes its text",
+  parameters: Schema.Struct({ text: Schema.String }),
+  readOnly: true,
+  execute: ({ text }) => Effect.succeed(`echo: ${text}`)
+})
+
+/** The events of one kind, typed. */
+export const ofKind = <K extends AgentEvent["_tag"]>(events: ReadonlyArray<AgentEvent>, kind: K): Array<EventOf<K>> =>
+  events.filter((e): e is EventOf<K> => e._tag === kind)
+
+const call = (id: string) => ({ id, name: "echo", arguments: "{}" })
+
+/** system, user/assistant pairs, a call with its two results in the middle, then more pairs. */
+export const longHistory: ReadonlyArray<Message.Message> = [
+  Message.system("Earlier summary"),
+  Message.user("u1"),
+  Message.assistant("a1"),
+  Message.user("u2"),
+  Message.assistant("", [call("c1"), call("c2")]),
+  Message.toolResult(call("c1"), "r1"),
+  Message.toolResult(call("c2"), "r2"),
+  Message.assistant("a2"),
+  Message.user("u3"),
+  Message.assistant("a3")
+]
