@@ -22,7 +22,6 @@ import { eventBase, type TurnControl } from "./TurnControl.ts"
 export interface TurnSpec {
   readonly control: TurnControl
   readonly input: string
-  readonly model: string
   readonly systemPrompt: string | undefined
   /** The session's history at turn start (the snapshot a hard abort returns to). */
   readonly history: ReadonlyArray<Message>

@@ -15,6 +15,7 @@ import { Provider } from "../services/Provider.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
 import { runTurn } from "./runTurn.ts"
+import { announceHardAbort } from "./turnEnd.ts"
 import { makeSubTurns } from "./subTurn.ts"
 import { summarizeSession } from "./summarize.ts"
 import { emitterFor } from "./TurnContext.ts"
@@ -98,7 +99,6 @@ export const make = Effect.gen(function*() {
         const result = yield* runTurn({
           control,
           input,
-          model: control.model,
           systemPrompt: config.systemPrompt,
           history,
           firstOfSession,
@@ -214,10 +214,7 @@ export const make = Effect.gen(function*() {
   /** Hard abort: announce once, then interrupt the turn's fiber (its sub-turns go with it). */
   const abortTurn = (control: TurnControl.TurnControl): Effect.Effect<void> =>
     Effect.gen(function*() {
-      if (!control.hardAbortAnnounced) {
-        control.hardAbortAnnounced = true
-        yield* publishTo(control)("InterruptReceived", { kind: "hard" })
-      }
+      yield* announceHardAbort(control, publishTo(control))
       if (control.fiber) yield* Fiber.interrupt(control.fiber)
     })
 

@@ -127,17 +127,15 @@ const retrySchedule = (context: TurnContext) => {
 }
 
 /** Makes the request of this iteration: the conversation, under the budget, with the tools. */
-const buildRequest = (context: TurnContext, tools: ReadonlyArray<ToolDefinition>): ProviderRequest => ({
-  model: context.spec.model,
-  messages: [
-    ...(context.systemPrompt ? [Message.system(context.systemPrompt)] : []),
-    ...context.conversation
-  ],
-  tools,
-  ...(context.spec.maxTokens ?? context.config.maxTokens) === undefined
-    ? {}
-    : { maxTokens: (context.spec.maxTokens ?? context.config.maxTokens)! }
-})
+const buildRequest = (context: TurnContext, tools: ReadonlyArray<ToolDefinition>): ProviderRequest => {
+  const maxTokens = context.spec.maxTokens ?? context.config.maxTokens
+  return {
+    model: context.control.model,
+    messages: [...(context.systemPrompt ? [Message.system(context.systemPrompt)] : []), ...context.conversation],
+    tools,
+    ...(maxTokens === undefined ? {} : { maxTokens })
+  }
+}
 
 /** Shortens the conversation; the turn's own start index moves with it. */
 const compress = (

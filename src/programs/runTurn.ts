@@ -37,7 +37,7 @@ export const runTurn = (spec: TurnContext.TurnSpec) =>
   }).pipe(Effect.withSpan("agent.turn", {
     attributes: {
       "gen_ai.operation.name": "invoke_agent",
-      "gen_ai.request.model": spec.model,
+      "gen_ai.request.model": spec.control.model,
       "agent.session.key": spec.control.sessionKey,
       "agent.turn.id": spec.control.turnId,
       "agent.turn.depth": spec.control.depth

@@ -126,7 +126,6 @@ export const makeSubTurns = (deps: SubTurnDeps) => {
       return yield* runTurn({
         control: child,
         input: subTurn.systemPrompt,
-        model: subTurn.model,
         systemPrompt: subTurn.actualSystemPrompt,
         history: session.messages,
         firstOfSession: false,

@@ -7,7 +7,7 @@ import { Cause, Clock, Data, Effect, Exit } from "effect"
 import * as Message from "../domain/Message.ts"
 import type { TurnResult, TurnStatus } from "../domain/Turn.ts"
 import { added, type TurnContext } from "./TurnContext.ts"
-import { hookContext } from "./TurnControl.ts"
+import { hookContext, type TurnControl } from "./TurnControl.ts"
 
 /** A hook (or the compactor) ended the turn: status `failed`, with an `Error` event naming it. */
 export class TurnAborted extends Data.TaggedError("TurnAborted")<{
@@ -16,17 +16,20 @@ export class TurnAborted extends Data.TaggedError("TurnAborted")<{
   readonly hook?: string
 }> {}
 
-/** Announces a hard abort once (`InterruptReceived{hard}`). */
-export const announceHardAbort = (context: TurnContext, hint?: string) =>
+/**
+ * Announces a hard abort once (`InterruptReceived{hard}`), whoever asks first: the caller of
+ * `interruptHard`, a hook, or the turn noticing its own interruption.
+ */
+export const announceHardAbort = (control: TurnControl, emit: TurnContext["emit"], hint?: string) =>
   Effect.suspend(() => {
-    if (context.control.hardAbortAnnounced) return Effect.void
-    context.control.hardAbortAnnounced = true
-    return context.emit("InterruptReceived", { kind: "hard", ...(hint === undefined ? {} : { hint }) })
+    if (control.hardAbortAnnounced) return Effect.void
+    control.hardAbortAnnounced = true
+    return emit("InterruptReceived", { kind: "hard", ...(hint === undefined ? {} : { hint }) })
   })
 
 /** Ends the turn from inside as `interruptHard` would from outside. */
 export const hardAbort = (context: TurnContext, reason: string): Effect.Effect<never> =>
-  Effect.andThen(announceHardAbort(context, reason), Effect.interrupt)
+  Effect.andThen(announceHardAbort(context.control, context.emit, reason), Effect.interrupt)
 
 /**
  * What every way of ending shares: steering that came too late — or that a rollback took out of
@@ -98,7 +101,7 @@ export const endTurn = (
 export const endFromExit = (context: TurnContext, exit: Exit.Exit<TurnResult, unknown>): Effect.Effect<TurnResult> => {
   if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
   if (Cause.hasInterruptsOnly(exit.cause)) {
-    return Effect.andThen(announceHardAbort(context), finish(context, "aborted", { persisted: false }))
+    return Effect.andThen(announceHardAbort(context.control, context.emit), finish(context, "aborted", { persisted: false }))
   }
   const failure = Cause.findErrorOption(exit.cause)
   const error = failure._tag === "Some" ? failure.value : Cause.squash(exit.cause)
