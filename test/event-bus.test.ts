@@ -1,30 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Scope } from "effect"
-import type { AgentEvent } from "../src/domain/Event.ts"
+import * as AgentEvent from "../src/domain/Event.ts"
 import * as EventBusLive from "../src/layers/EventBus.ts"
 
-const delta = (i: number): AgentEvent => ({
-  _tag: "LLMDelta",
-  turnId: "t",
-  sessionKey: "s",
-  iteration: 1,
-  depth: 0,
-  at: i,
-  kind: "text",
-  text: String(i)
-})
-const turnEnd = (i: number): AgentEvent => ({
-  _tag: "TurnEnd",
-  turnId: "t",
-  sessionKey: "s",
-  iteration: 1,
-  depth: 0,
-  at: i,
-  status: "completed",
-  iterations: 1,
-  durationMs: 0,
-  usage: { inputTokens: 0, outputTokens: 0 }
-})
+const place = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
+const delta = (i: number) => AgentEvent.make("LLMDelta", place, i, { kind: "text", text: String(i) })
+const turnEnd = (i: number) =>
+  AgentEvent.make("TurnEnd", place, i, { status: "completed", iterations: 1, durationMs: 0, usage: { inputTokens: 0, outputTokens: 0 } })
 
 describe("EventBus", () => {
   it.effect("a stalled subscriber of capacity 1 loses 999 of 1,000; a normal one gets all; publish never waits", () =>
