@@ -11,7 +11,7 @@ import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
 import type { AgentLoopConfigInput } from "../src/domain/Config.ts"
-import { ContextLengthExceeded, ProviderRejected } from "../src/domain/errors.ts"
+import { ContextLengthExceeded, ProviderRejected, SessionStoreError } from "../src/domain/errors.ts"
 import * as Message from "../src/domain/Message.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import * as Scripted from "../src/layers/providers/Scripted.ts"
@@ -19,9 +19,10 @@ import { fileName } from "../src/layers/sessionKey.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import type { CurrentTurn } from "../src/services/CurrentTurn.ts"
+import { SessionStore } from "../src/services/SessionStore.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import { AgentLoop, recordEvents } from "./support/harness.ts"
-import { echo, longHistory } from "./support/fixtures.ts"
+import { echo, longHistory, ofKind } from "./support/fixtures.ts"
 
 /** The whole loop over a scripted provider and the JSON Lines store in `dir`. */
 const loopOver = (
@@ -200,4 +201,32 @@ describe("persistence through the loop (jsonl)", () => {
         expect(NodeFs.readdirSync(dir)).toEqual([fileName("s")])
       })
     ))
+})
+
+describe("a history that cannot be read", () => {
+  it.effect("fails the turn at once, naming the store error, and writes nothing", () =>
+    Effect.gen(function*() {
+      const events = yield* recordEvents
+      const result = yield* (yield* AgentLoop).turn("s", "hello")
+      expect(result.status).toBe("failed")
+      expect(result.error).toBe("SessionStoreError: line 2 of 3 is corrupt")
+      expect(result.messages).toEqual([])
+      expect(ofKind(yield* events, "LLMRequest")).toEqual([])
+      expect(ofKind(yield* events, "TurnEnd").map((e) => e.status)).toEqual(["failed"])
+    }).pipe(Effect.provide(
+      AgentLoopLive.layer({ model: "m" }).pipe(
+        Layer.provideMerge(Layer.mergeAll(
+          Scripted.layer([{ content: "never" }]),
+          ToolRegistry.layer([]),
+          Layer.succeed(SessionStore, {
+            load: (sessionKey) => Effect.fail(new SessionStoreError({ sessionKey, message: "line 2 of 3 is corrupt" })),
+            append: () => Effect.die("must not write"),
+            replace: () => Effect.die("must not write"),
+            list: Effect.succeed([]),
+            remove: () => Effect.void
+          })
+        )),
+        Layer.orDie
+      )
+    )))
 })

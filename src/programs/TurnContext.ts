@@ -5,7 +5,7 @@
  */
 import { Clock, Effect } from "effect"
 import type { AgentLoopConfig } from "../domain/Config.ts"
-import type { SessionStoreError } from "../domain/errors.ts"
+import { SessionStoreError } from "../domain/errors.ts"
 import * as AgentEvent from "../domain/Event.ts"
 import type { EventKind, EventPayload } from "../domain/Event.ts"
 import type { Message } from "../domain/Message.ts"
@@ -23,8 +23,11 @@ export interface TurnSpec {
   readonly control: TurnControl
   readonly input: string
   readonly systemPrompt: string | undefined
-  /** The session's history at turn start (the snapshot a hard abort returns to). */
-  readonly history: ReadonlyArray<Message>
+  /**
+   * The session's history at turn start (the snapshot a hard abort returns to), or why it could
+   * not be read: then the turn fails at once rather than answer without its context.
+   */
+  readonly history: ReadonlyArray<Message> | SessionStoreError
   /** Stores what the turn added; `rewritten` is the whole history when the turn compressed it. */
   readonly commit: (
     added: ReadonlyArray<Message>,
@@ -88,8 +91,8 @@ export const make = (spec: TurnSpec) =>
       bus,
       emit: emitterFor(bus, control),
       systemPrompt: spec.systemPrompt,
-      conversation: [...spec.history],
-      turnStart: spec.history.length,
+      conversation: spec.history instanceof SessionStoreError ? [] : [...spec.history],
+      turnStart: spec.history instanceof SessionStoreError ? 0 : spec.history.length,
       rewritten: false,
       usage: Usage.empty,
       partial: { content: "" },

@@ -4,8 +4,7 @@
  * reply per turn, follow-ups run in order after each turn has fully ended).
  */
 import { Clock, Deferred, Effect, Fiber, Layer, Queue, Semaphore, Stream } from "effect"
-import { NoActiveTurn, SessionStoreError } from "../domain/errors.ts"
-import type { Message } from "../domain/Message.ts"
+import { NoActiveTurn } from "../domain/errors.ts"
 import type { Inbound, Outbound, TurnResult } from "../domain/Turn.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { EventBus } from "../services/EventBus.ts"
@@ -95,21 +94,14 @@ export const make = Effect.gen(function*() {
         const firstOfSession = !state.started
         state.started = true
         const loaded = yield* Effect.result(store.load(sessionKey))
-        const history: ReadonlyArray<Message> = loaded._tag === "Success" ? loaded.success : []
         const result = yield* runTurn({
           control,
           input,
           systemPrompt: config.systemPrompt,
-          history,
+          history: loaded._tag === "Success" ? loaded.success : loaded.failure,
           firstOfSession,
           commit: (added, rewritten) =>
-            loaded._tag === "Failure"
-              ? Effect.fail(new SessionStoreError({ sessionKey, message: `History not loaded, nothing saved: ${loaded.failure.message}` }))
-              : rewritten
-              ? store.replace(sessionKey, rewritten)
-              : added.length > 0
-              ? store.append(sessionKey, added)
-              : Effect.void,
+            rewritten ? store.replace(sessionKey, rewritten) : added.length > 0 ? store.append(sessionKey, added) : Effect.void,
           currentTurn: subTurns.currentTurn
         }).pipe(
           Effect.provideContext(services),

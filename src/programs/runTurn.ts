@@ -6,6 +6,7 @@
  * so rolling back to the snapshot taken at the start is simply not writing.
  */
 import { Effect, Exit, Fiber, Scope } from "effect"
+import { SessionStoreError } from "../domain/errors.ts"
 import * as Message from "../domain/Message.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import type { RegisteredTool } from "../services/ToolRegistry.ts"
@@ -48,6 +49,7 @@ export const runTurn = (spec: TurnContext.TurnSpec) =>
 const turnBody = (context: TurnContext.TurnContext) =>
   Effect.gen(function*() {
     const { config, control, hooks, spec } = context
+    if (spec.history instanceof SessionStoreError) return yield* Effect.fail(spec.history)
     if (spec.firstOfSession) {
       const admitted = yield* hooks.sessionStart({ sessionKey: control.sessionKey })
       if (admitted._tag === "Block") {
