@@ -9,6 +9,7 @@ import { TestClock } from "effect/testing"
 import type { AgentEvent, EventOf } from "../src/domain/Event.ts"
 import type { HookContext, HookToolCall } from "../src/domain/Hook.ts"
 import * as Message from "../src/domain/Message.ts"
+import type { TurnResult, TurnStatus } from "../src/domain/Turn.ts"
 import * as EventBusLayer from "../src/layers/EventBus.ts"
 import * as FileHooks from "../src/layers/FileHooks.ts"
 import * as HooksLayer from "../src/layers/Hooks.ts"
@@ -391,6 +392,31 @@ describe("FileHooks", () => {
         stop_hook_active: true,
         last_message: "done"
       })
+    }).pipe(Effect.scoped))
+
+  it.effect("post-agent-turn runs after every turn, post-agent-turn-stop only after a completed one", () =>
+    Effect.gen(function*() {
+      const dirs = yield* tempDirs
+      const log = path.join(dirs.root, "after.log")
+      const front = (name: string, trigger: string) => ({ name, description: name, trigger })
+      yield* writeHook(dirs.project, "any", { front: front("any", "post-agent-turn"), script: `echo any >> '${log}'` })
+      yield* writeHook(dirs.project, "stop", { front: front("stop", "post-agent-turn-stop"), script: `echo stop >> '${log}'` })
+      yield* Effect.gen(function*() {
+        const hooks = yield* Hooks
+        const result = (status: TurnStatus): TurnResult => ({
+          turnId: "t1",
+          sessionKey: "s1",
+          status,
+          messages: [],
+          followUps: [],
+          iterations: 1,
+          usage: { inputTokens: 0, outputTokens: 0 }
+        })
+        yield* hooks.afterTurn({ context, result: result("failed") })
+        yield* hooks.afterTurn({ context, result: result("completed") })
+      }).pipe(withFileHooks(dirs))
+      const lines = (yield* Effect.promise(() => fsp.readFile(log, "utf8"))).trim().split("\n")
+      expect(lines).toEqual(["any", "any", "stop"])
     }).pipe(Effect.scoped))
 
   it("default directories follow XDG_CONFIG_HOME and the work dir", () => {

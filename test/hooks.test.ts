@@ -161,7 +161,7 @@ describe("Hooks runner", () => {
       expect(seen).toHaveLength(2)
     }).pipe(Effect.scoped, Effect.provide(TestLayer)))
 
-  it.effect("approveTool: all approvers run, any deny denies with the first deny's reason", () =>
+  it.effect("approveTool: any deny denies with its reason, and approvers after it are not asked", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks
       const ran: Array<string> = []
@@ -170,8 +170,22 @@ describe("Hooks runner", () => {
       yield* hooks.register({ approveTool: () => (ran.push("no1"), Hook.deny("first no")) }, { name: "n1" })
       yield* hooks.register({ approveTool: () => (ran.push("no2"), Hook.deny("second no")) }, { name: "n2" })
       expect(yield* hooks.approveTool({ context, call })).toEqual({ _tag: "Deny", reason: "first no", hook: "n1" })
-      expect(ran).toEqual(["yes", "yes", "no1", "no2"])
+      expect(ran).toEqual(["yes", "yes", "no1"])
     }).pipe(Effect.scoped, Effect.provide(TestLayer)))
+
+  it.effect("approveTool: approvers that all abstain deny, unless autoApprove", () =>
+    Effect.gen(function*() {
+      const hooks = yield* Hooks
+      yield* hooks.register({ approveTool: () => undefined })
+      expect(yield* hooks.approveTool({ context, call })).toEqual({ _tag: "Deny", reason: "no approver decided", hook: "" })
+    }).pipe(Effect.scoped, Effect.provide(TestLayer)))
+
+  it.effect("approveTool: abstaining approvers fall back to autoApprove", () =>
+    Effect.gen(function*() {
+      const hooks = yield* Hooks
+      yield* hooks.register({ approveTool: () => undefined })
+      expect(yield* hooks.approveTool({ context, call })).toEqual(Hook.approve)
+    }).pipe(Effect.scoped, Effect.provide(layerWith({ autoApprove: true }))))
 
   it.effect("approveTool: no approver denies", () =>
     Effect.gen(function*() {

@@ -167,8 +167,13 @@ const toHook = (
           fire(context, { prompt: input, message_count: messages.length }, stopWith(Hook.block))
       }
     case "post-agent-turn":
-    case "post-agent-turn-stop":
       return { afterTurn: ({ context, result }) => Effect.asVoid(fire(context, resultFields(result), ignore)) }
+    case "post-agent-turn-stop":
+      // only when the stop gate let a final answer end the turn
+      return {
+        afterTurn: ({ context, result }) =>
+          result.status === "completed" ? Effect.asVoid(fire(context, resultFields(result), ignore)) : Effect.void
+      }
     case "pre-agent-turn-stop":
       return {
         beforeStop: ({ context, finalMessage, stopHookActive }) =>

@@ -203,7 +203,6 @@ export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Eff
           ? { _tag: "Approve" as const }
           : { _tag: "Deny" as const, reason: "no approver registered", hook: "" }
       }
-      let denied: Named<Hook.Deny> | undefined
       let approved = false
       for (const entry of approvers) {
         const outcome = yield* runEntry(entry, "approveTool", input.context, entry.timeout ?? config.approvalTimeout, () =>
@@ -211,11 +210,13 @@ export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Eff
         const decision = outcome._tag === "Failed"
           ? { _tag: "Deny" as const, reason: `approval by ${entry.name}: ${outcome.message}` }
           : outcome.decision
+        // any deny denies, so nobody after it is asked (a prompt would ask the user for nothing)
+        if (decision?._tag === "Deny") return { ...decision, hook: entry.name }
         if (decision?._tag === "Approve") approved = true
-        if (decision?._tag === "Deny" && denied === undefined) denied = { ...decision, hook: entry.name }
       }
-      if (denied !== undefined) return denied
-      return approved ? { _tag: "Approve" as const } : { _tag: "Deny" as const, reason: "no approver decided", hook: "" }
+      return approved || config.autoApprove
+        ? { _tag: "Approve" as const }
+        : { _tag: "Deny" as const, reason: "no approver decided", hook: "" }
     })
 
   const shape: HooksShape = {
