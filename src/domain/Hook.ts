@@ -67,6 +67,9 @@ export interface HookContext {
   readonly parentTurnId?: string
 }
 
+/** Where session-level handlers (`sessionStart`, `sessionEnd`) run: outside any turn. */
+export const sessionContext = (sessionKey: string): HookContext => ({ turnId: "", sessionKey, iteration: 0, depth: 0 })
+
 /** A tool call as hooks see it: arguments already parsed from JSON. */
 export interface HookToolCall {
   readonly id: string

@@ -52,13 +52,7 @@ export const make = (defaultCapacity = 16): Effect.Effect<EventBusShape> =>
         const snapshot = Effect.sync((): DropCounts => ({ ...dropped }))
         return {
           take: Queue.take(queue).pipe(Effect.catchCause(() => Effect.never)),
-          takeAll: Effect.sync(() => {
-            const out: Array<AgentEvent> = []
-            for (let next = Queue.takeUnsafe(queue); next && next._tag === "Success"; next = Queue.takeUnsafe(queue)) {
-              out.push(next.value)
-            }
-            return out
-          }),
+          takeAll: Queue.clear(queue).pipe(Effect.orElseSucceed((): ReadonlyArray<AgentEvent> => [])),
           stream: Stream.fromQueue(queue),
           dropped: snapshot,
           droppedTotal: Effect.map(snapshot, (counts) => Object.values(counts).reduce((a, b) => a + (b ?? 0), 0))

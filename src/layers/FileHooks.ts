@@ -63,7 +63,6 @@ const interpret = (hook: FileHook, result: Script.ScriptResult): Effect.Effect<V
   return Effect.succeed("modified_input" in reply.success ? { _tag: "Go", modifiedInput: reply.success.modified_input } : { _tag: "Go" })
 }
 
-const sessionContext = (sessionKey: string): Hook.HookContext => ({ turnId: "", sessionKey, iteration: 0, depth: 0 })
 
 const toolFields = (call: Hook.HookToolCall) => ({ tool_name: call.name, tool_input: call.arguments, tool_use_id: call.id })
 
@@ -158,9 +157,9 @@ const toHook = (
 
   switch (hook.trigger) {
     case "pre-session":
-      return { sessionStart: ({ sessionKey }) => fire(sessionContext(sessionKey), {}, stopWith(Hook.block)) }
+      return { sessionStart: ({ sessionKey }) => fire(Hook.sessionContext(sessionKey), {}, stopWith(Hook.block)) }
     case "post-session":
-      return { sessionEnd: ({ sessionKey }) => Effect.asVoid(fire(sessionContext(sessionKey), {}, ignore)) }
+      return { sessionEnd: ({ sessionKey }) => Effect.asVoid(fire(Hook.sessionContext(sessionKey), {}, ignore)) }
     case "pre-agent-turn":
       return {
         beforeTurn: ({ context, input, messages }) =>

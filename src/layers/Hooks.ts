@@ -12,7 +12,7 @@
  */
 import { Cause, Clock, Duration, Effect, Exit, Layer, Option, Result } from "effect"
 import * as AgentEvent from "../domain/Event.ts"
-import type * as Hook from "../domain/Hook.ts"
+import * as Hook from "../domain/Hook.ts"
 import type { Message } from "../domain/Message.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"
 import { Hooks, type HookInfo, type HooksShape, type Named } from "../services/Hooks.ts"
@@ -95,7 +95,6 @@ const runHandler = <D>(
     })
   )
 
-const sessionContext = (sessionKey: string): Hook.HookContext => ({ turnId: "", sessionKey, iteration: 0, depth: 0 })
 
 const publishError = (
   bus: EventBusShape,
@@ -224,10 +223,10 @@ export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Eff
     list,
     sessionStart: (input) =>
       Effect.map(
-        fold("sessionStart", sessionContext(input.sessionKey), (h) => h.sessionStart!(input), stopOn("Block")),
+        fold("sessionStart", Hook.sessionContext(input.sessionKey), (h) => h.sessionStart!(input), stopOn("Block")),
         (d) => d ?? { _tag: "Continue" as const }
       ),
-    sessionEnd: (input) => Effect.asVoid(fold("sessionEnd", sessionContext(input.sessionKey), (h) => h.sessionEnd!(input))),
+    sessionEnd: (input) => Effect.asVoid(fold("sessionEnd", Hook.sessionContext(input.sessionKey), (h) => h.sessionEnd!(input))),
     beforeTurn: (input) =>
       Effect.gen(function*() {
         const added: Array<Message> = []

@@ -86,7 +86,10 @@ export const toolsOf = (
   Effect.gen(function*() {
     const counts = new Map<string, number>()
     for (const connection of connections) {
-      for (const tool of connection.tools) counts.set(sanitise(tool.name), (counts.get(sanitise(tool.name)) ?? 0) + 1)
+      for (const tool of connection.tools) {
+        const name = sanitise(tool.name)
+        counts.set(name, (counts.get(name) ?? 0) + 1)
+      }
     }
     const used = new Set(taken)
     const tools: Array<McpTool> = []

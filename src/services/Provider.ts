@@ -21,9 +21,9 @@ export interface ProviderShape {
   readonly stream: (request: ProviderRequest) => Stream.Stream<ProviderChunk, ProviderError>
 }
 
-/** A complete (non-streaming) reply, for `Provider.fromChat`. */
+/** A complete (non-streaming) reply, for `Provider.fromChat`; `content` may come in pieces. */
 export interface ChatReply {
-  readonly content?: string
+  readonly content?: string | ReadonlyArray<string>
   readonly reasoning?: string
   readonly toolCalls?: ReadonlyArray<ToolCall>
   readonly finishReason?: FinishReason
@@ -35,7 +35,9 @@ export const chunksOfReply = (reply: ChatReply): ReadonlyArray<ProviderChunk> =>
   const toolCalls = reply.toolCalls ?? []
   return [
     ...(reply.reasoning ? [{ _tag: "ReasoningDelta", text: reply.reasoning } as const] : []),
-    ...(reply.content ? [{ _tag: "TextDelta", text: reply.content } as const] : []),
+    ...(typeof reply.content === "string" ? [reply.content] : reply.content ?? [])
+      .filter((text) => text.length > 0)
+      .map((text) => ({ _tag: "TextDelta", text }) as const),
     ...toolCalls.map((call, index) => ({
       _tag: "ToolCallDelta" as const,
       index,

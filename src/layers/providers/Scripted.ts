@@ -19,7 +19,7 @@ import { Context, Duration, Effect, Layer, Ref, Stream } from "effect"
 import { ProviderRejected, type ProviderError } from "../../domain/errors.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
-import { Provider, type ProviderShape } from "../../services/Provider.ts"
+import { chunksOfReply, Provider, type ProviderShape } from "../../services/Provider.ts"
 
 /** A tool call in a script; object arguments are sent as JSON, strings as they are. */
 export interface ScriptedToolCall {
@@ -66,27 +66,15 @@ const argumentsText = (value: unknown): string =>
   value === undefined ? "{}" : typeof value === "string" ? value : JSON.stringify(value)
 
 /** The chunks a response streams, for call number `index`. */
-export const chunksOf = (response: ScriptedResponse, index: number): ReadonlyArray<ProviderChunk> => {
-  if (response.chunks) return response.chunks
-  const pieces = typeof response.content === "string" ? [response.content] : response.content ?? []
-  const calls = response.toolCalls ?? []
-  return [
-    ...(response.reasoning ? [{ _tag: "ReasoningDelta", text: response.reasoning } as const] : []),
-    ...pieces.filter((p) => p.length > 0).map((text) => ({ _tag: "TextDelta", text } as const)),
-    ...calls.map((call, i) => ({
-      _tag: "ToolCallDelta" as const,
-      index: i,
+export const chunksOf = (response: ScriptedResponse, index: number): ReadonlyArray<ProviderChunk> =>
+  response.chunks ?? chunksOfReply({
+    ...response,
+    toolCalls: (response.toolCalls ?? []).map((call, i) => ({
       id: call.id ?? `call_${index}_${i}`,
       name: call.name,
-      argumentsDelta: argumentsText(call.arguments)
-    })),
-    {
-      _tag: "Finish",
-      reason: response.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop"),
-      ...(response.usage ? { usage: response.usage } : {})
-    }
-  ]
-}
+      arguments: argumentsText(call.arguments)
+    }))
+  })
 
 const streamOf = (response: ScriptedResponse, index: number): Stream.Stream<ProviderChunk, ProviderError> => {
   const chunks = Stream.fromIterable(chunksOf(response, index))
