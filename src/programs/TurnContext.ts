@@ -3,7 +3,7 @@
  * the control block, the conversation so far, and an emitter stamping events with the turn's
  * coordinates and the Clock's time.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, type Tracer } from "effect"
 import type { AgentLoopConfig } from "../domain/Config.ts"
 import { SessionStoreError } from "../domain/errors.ts"
 import * as AgentEvent from "../domain/Event.ts"
@@ -70,6 +70,9 @@ export interface TurnContext {
   calls: number
   stopBlocks: number
 }
+
+/** Spans on the loop's hot path (turn, provider call, tool call) skip capturing a stack trace each time. */
+export const noStackTrace: Tracer.TraceOptions = { captureStackTrace: false }
 
 /** An emitter stamping events with a turn's coordinates and the Clock's time. */
 export const emitterFor = (bus: EventBusShape, control: TurnControl) =>

@@ -12,7 +12,7 @@ import * as Usage from "../domain/Usage.ts"
 import type { Named } from "../services/Hooks.ts"
 import type { AbortTurn, HardAbort } from "../domain/Hook.ts"
 import { type Compression, dropOldestHalf, fitToBudget, fitToCount } from "./compaction.ts"
-import { type TurnContext } from "./TurnContext.ts"
+import { noStackTrace, type TurnContext } from "./TurnContext.ts"
 import { hookContext } from "./TurnControl.ts"
 import { TurnAborted, hardAbort } from "./turnEnd.ts"
 
@@ -215,7 +215,7 @@ export const callModel = (
         ),
         Effect.map((response) => ({ _tag: "ok" as const, response })),
         Effect.catchTag("ContextLengthExceeded", (error) => Effect.succeed({ _tag: "overflow" as const, error })),
-        Effect.withSpan("gen_ai.chat", { attributes: { "gen_ai.request.model": request.model, "gen_ai.operation.name": "chat" } })
+        Effect.withSpan("gen_ai.chat", { attributes: { "gen_ai.request.model": request.model, "gen_ai.operation.name": "chat" } }, noStackTrace)
       )
       if (attempt._tag === "overflow") {
         if (overflowRetries >= context.config.maxCompressRetries) return yield* Effect.fail(attempt.error)

@@ -13,7 +13,7 @@ import { toOutput, type ToolContext } from "../domain/Tool.ts"
 import { CurrentTurn } from "../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../services/ToolRegistry.ts"
 import { stopFor } from "./callModel.ts"
-import { append, type TurnContext } from "./TurnContext.ts"
+import { append, noStackTrace, type TurnContext } from "./TurnContext.ts"
 import { gracefulRequested, hookContext } from "./TurnControl.ts"
 
 /** The result the model sees for calls skipped by a graceful interrupt. */
@@ -147,7 +147,7 @@ const runCall = (context: TurnContext, planned: PlannedCall) =>
     return yield* ended(context, call, started, outcome)
   }).pipe(Effect.withSpan("gen_ai.execute_tool", {
     attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": planned.call.name, "gen_ai.tool.call.id": planned.call.id }
-  }))
+  }, noStackTrace))
 
 const ended = (context: TurnContext, call: Message.ToolCall, started: number, outcome: { readonly content: string; readonly isError: boolean }) =>
   Effect.gen(function*() {

@@ -43,7 +43,7 @@ export const runTurn = (spec: TurnContext.TurnSpec) =>
       "agent.turn.id": spec.control.turnId,
       "agent.turn.depth": spec.control.depth
     }
-  }))
+  }, TurnContext.noStackTrace))
 
 /** Steps 1–7 for one turn. */
 const turnBody = (context: TurnContext.TurnContext) =>

@@ -15,7 +15,7 @@
  * ])
  * ```
  */
-import { Context, Duration, Effect, Layer, Ref, Stream } from "effect"
+import { Context, Duration, Effect, Layer, Stream } from "effect"
 import { ProviderRejected, type ProviderError } from "../../domain/errors.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
@@ -96,22 +96,19 @@ const streamOf = (response: ScriptedResponse, index: number): Stream.Stream<Prov
 
 /** A scripted provider and the log of what it received. */
 export const make = (script: Script) =>
-  Effect.gen(function*() {
-    const requests = yield* Ref.make<ReadonlyArray<ProviderRequest>>([])
+  Effect.sync(() => {
+    const requests: Array<ProviderRequest> = []
     const provider: ProviderShape = {
       stream: (request) =>
-        Stream.unwrap(
-          Ref.modify(requests, (seen) => [seen.length, [...seen, request]] as const).pipe(
-            Effect.map((index) => {
-              const response = typeof script === "function" ? script(request, index) : script[index]
-              return response === undefined
-                ? Stream.fail(new ProviderRejected({ message: `Scripted provider has no response for call ${index + 1}` }))
-                : streamOf(response, index)
-            })
-          )
-        )
+        Stream.unwrap(Effect.sync(() => {
+          const index = requests.push(request) - 1
+          const response = typeof script === "function" ? script(request, index) : script[index]
+          return response === undefined
+            ? Stream.fail(new ProviderRejected({ message: `Scripted provider has no response for call ${index + 1}` }))
+            : streamOf(response, index)
+        }))
     }
-    return { provider, log: { requests: Ref.get(requests) } }
+    return { provider, log: { requests: Effect.sync((): ReadonlyArray<ProviderRequest> => [...requests]) } }
   })
 
 /** The scripted provider as a layer, with its `ScriptedLog`. */
