@@ -192,6 +192,19 @@ describe("OpenAiCompatible", () => {
       expect(error.message).not.toContain(KEY)
     }))
 
+  it.live("error messages are cut at 500 characters after scrubbing, so a key across the cut never leaks in part", () =>
+    Effect.gen(function*() {
+      const straddling = yield* failWith({ status: 500, body: [`${"x".repeat(490)}${KEY}${"y".repeat(1000)}`] })
+      expect(straddling.message).toBe(`${"x".repeat(490)}<redacted>…`)
+      expect(straddling.message).not.toContain(KEY.slice(0, 6))
+      const exact = yield* failWith({ status: 500, body: ["z".repeat(500)] })
+      expect(exact.message).toBe("z".repeat(500))
+      const over = yield* failWith({ status: 500, body: ["z".repeat(501)] })
+      expect(over.message).toBe(`${"z".repeat(500)}…`)
+      const inStream = yield* failWith({ body: [data({ error: { message: `rate limited for key ${KEY}`, code: "rate_limit_exceeded" } })] })
+      expect(inStream).toMatchObject({ _tag: "RateLimited", message: "rate limited for key <redacted>" })
+    }))
+
   it.live("an error event inside a 200 stream is mapped by its words", () =>
     Effect.gen(function*() {
       const error = yield* failWith({

@@ -188,7 +188,7 @@ export const makeDecoder = (): WireDecoder => {
       case "error": {
         const error = objectAt(payload, "error")
         const code = stringAt(error, "type")
-        return fromStreamError({ message: stringAt(error, "message") ?? code ?? "error event", ...(code ? { code } : {}) }, [])
+        return fromStreamError({ message: stringAt(error, "message") ?? code ?? "error event", ...(code ? { code } : {}) })
       }
       default:
         return next()

@@ -16,10 +16,11 @@ import {
 const maxMessageLength = 500
 
 /**
- * Removes every secret from a text. Servers and proxies sometimes echo request headers back
- * in error bodies, so nothing produced from a server's words may carry the API key.
+ * Removes every secret from a text, then bounds its length (in that order, so no cut can leave
+ * part of a key behind). Servers and proxies sometimes echo request headers back in error
+ * bodies, so nothing produced from a server's words may carry the API key.
  */
-export const scrub = (text: string, secrets: ReadonlyArray<Redacted.Redacted<string>>): string => {
+const scrub = (text: string, secrets: ReadonlyArray<Redacted.Redacted<string>>): string => {
   let out = text
   for (const secret of secrets) {
     const value = Redacted.value(secret)
@@ -67,17 +68,16 @@ const contextLengthPattern = /context[_ ]length|maximum context|prompt is too lo
 export const isContextLength = (message: string, code?: string): boolean =>
   code === "context_length_exceeded" || contextLengthPattern.test(message)
 
-/** The provider error for a non-success HTTP response. */
+/** The provider error for a non-success HTTP response; its message still needs `scrubError`. */
 export const fromResponse = (options: {
   readonly status: number
   readonly headers: Readonly<Record<string, string | undefined>>
   readonly body: string
   readonly nowMs: number
-  readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
 }): ProviderError => {
   const { code, message: raw } = describeBody(options.body)
   const status = options.status
-  const message = scrub(raw === "" ? `HTTP ${status}` : raw, options.secrets)
+  const message = raw === "" ? `HTTP ${status}` : raw
   if (status === 413 || (status === 400 && isContextLength(raw, code))) return new ContextLengthExceeded({ message })
   if (status === 429 && code !== "insufficient_quota") {
     const wait = retryAfterMs(options.headers, options.nowMs)
@@ -89,13 +89,11 @@ export const fromResponse = (options: {
 
 /**
  * The provider error for an error reported inside a stream (after a 200): its words decide
- * whether it is the context length; otherwise it is treated as a server-side failure.
+ * whether it is the context length, a rate limit or a rejection; otherwise it is treated as a
+ * server-side failure.
  */
-export const fromStreamError = (
-  body: { readonly message: string; readonly code?: string },
-  secrets: ReadonlyArray<Redacted.Redacted<string>>
-): ProviderError => {
-  const message = scrub(body.message, secrets)
+export const fromStreamError = (body: { readonly message: string; readonly code?: string }): ProviderError => {
+  const message = body.message
   if (isContextLength(body.message, body.code)) return new ContextLengthExceeded({ message })
   if (body.code === "rate_limit_error" || body.code === "rate_limit_exceeded") return new RateLimited({ message })
   if (body.code === "invalid_request_error" || body.code === "authentication_error" || body.code === "permission_error") {
@@ -105,20 +103,18 @@ export const fromStreamError = (
 }
 
 /** A transport failure (refused, reset, dropped mid-stream): the network, so retryable. */
-export const fromTransport = (what: string, cause: unknown, secrets: ReadonlyArray<Redacted.Redacted<string>>) =>
-  new ProviderUnavailable({ message: scrub(`${what}: ${causeText(cause)}`, secrets) })
-
-/** A response that cannot be decoded. */
-export const malformed = (message: string, secrets: ReadonlyArray<Redacted.Redacted<string>>) =>
-  new MalformedResponse({ message: scrub(message, secrets) })
+export const fromTransport = (what: string, cause: unknown) => new ProviderUnavailable({ message: `${what}: ${causeText(cause)}` })
 
 const causeText = (cause: unknown): string =>
   cause instanceof Error ? cause.message : typeof cause === "string" ? cause : "unknown error"
 
-/** The same error with every secret removed from its message: the last step of every provider stream. */
+/**
+ * The same error with every secret removed from its message and the message bounded: the last
+ * step of every HTTP provider stream, and the only place secrets are scrubbed.
+ */
 export const scrubError = (error: ProviderError, secrets: ReadonlyArray<Redacted.Redacted<string>>): ProviderError => {
-  if (secrets.length === 0 || scrub(error.message, secrets) === error.message) return error
   const message = scrub(error.message, secrets)
+  if (message === error.message) return error
   switch (error._tag) {
     case "ContextLengthExceeded":
       return new ContextLengthExceeded({ message })

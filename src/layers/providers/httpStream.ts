@@ -1,56 +1,89 @@
 /**
- * One streaming HTTP call of a model API: send, map a failed status to a provider error, decode
- * the SSE body. Shared by the wire-format layers so timeouts, cancellation and error mapping
- * behave the same for every vendor.
+ * A streaming HTTP model API as a Provider: the API key, URL, headers and timeout of one vendor,
+ * then per call send, map a failed status to a provider error, and decode the SSE body. Shared
+ * by the vendor layers so configuration, timeouts, cancellation, error mapping and secret
+ * scrubbing behave the same for every vendor; each vendor supplies only what sets it apart.
  */
-import { Clock, Duration, Effect, type Redacted, Stream } from "effect"
-import { HttpClient, type HttpClientRequest } from "effect/http"
+import { Clock, Config, Duration, Effect, Option, type Redacted, Stream } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { type ProviderError, ProviderUnavailable } from "../../domain/errors.ts"
-import type { ProviderChunk } from "../../domain/Provider.ts"
+import type { ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
+import type { ProviderShape } from "../../services/Provider.ts"
 import { fromResponse, fromTransport, scrubError } from "./httpErrors.ts"
 import { decodeSse, type WireDecoder } from "./sse.ts"
 
-/** What a streaming call needs. */
-export interface StreamCall {
-  readonly client: HttpClient.HttpClient
-  readonly request: HttpClientRequest.HttpClientRequest
-  /** The longest wait for the response head, and then between two pieces of the body. */
-  readonly timeout: Duration.Duration
-  readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
+/** The options every HTTP provider takes; each vendor's `Options` extends them. */
+export interface HttpOptions {
+  /** The API's root; each vendor documents its default. */
+  readonly baseUrl?: string
+  /** Default: the vendor's API-key config value; none is sent when neither is set. */
+  readonly apiKey?: Redacted.Redacted<string>
+  /** Extra headers on every request (e.g. OpenRouter's `HTTP-Referer`, Anthropic's `anthropic-beta`). */
+  readonly headers?: Readonly<Record<string, string>>
+  /** Longest wait for the response, then between two pieces of the stream. Default 2 minutes. */
+  readonly timeout?: Duration.Input
+}
+
+/** What sets one vendor's API apart. */
+export interface Vendor {
+  readonly defaultBaseUrl: string
+  /** Appended to the base URL, e.g. `/chat/completions`. */
+  readonly path: string
+  /** The config value the API key is read from when the options carry none. */
+  readonly keyName: string
+  /** The vendor's fixed headers; the caller's `headers` override them. */
+  readonly headers?: Readonly<Record<string, string>>
+  /** The headers carrying the key; nothing overrides them. */
+  readonly auth: (apiKey: Redacted.Redacted<string>) => Readonly<Record<string, string>>
+  readonly body: (request: ProviderRequest) => unknown
   readonly makeDecoder: () => WireDecoder
 }
+
+/** The default request timeout: generous, since local models can take long to load. */
+const defaultTimeout: Duration.Duration = Duration.minutes(2)
 
 const timedOut = (timeout: Duration.Duration, what: string) =>
   new ProviderUnavailable({ message: `${what} within ${Duration.format(timeout)}` })
 
-/**
- * Runs the call as a stream of chunks. The HTTP request lives in the stream's scope, so
- * interrupting the consumer (a hard abort) aborts the connection.
- */
-export const streamCall = (call: StreamCall): Stream.Stream<ProviderChunk, ProviderError> =>
-  Stream.unwrap(Effect.gen(function*() {
-    const client = HttpClient.withScope(call.client)
-    const response = yield* client.execute(call.request).pipe(
-      Effect.mapError((error) => fromTransport("Request failed", error, call.secrets)),
-      Effect.timeoutOrElse({
-        duration: call.timeout,
-        orElse: () => Effect.fail(timedOut(call.timeout, "No response"))
-      })
-    )
-    if (response.status < 200 || response.status >= 300) {
-      const body = yield* response.text.pipe(
-        Effect.timeoutOrElse({ duration: call.timeout, orElse: () => Effect.succeed("") }),
-        Effect.orElseSucceed(() => "")
-      )
-      const nowMs = yield* Clock.currentTimeMillis
-      return Stream.fail(fromResponse({ status: response.status, headers: response.headers, body, nowMs, secrets: call.secrets }))
-    }
-    const bytes = response.stream.pipe(
-      Stream.mapError((error) => fromTransport("Connection lost mid-stream", error, call.secrets)),
-      Stream.timeoutOrElse({
-        duration: call.timeout,
-        orElse: () => Stream.fail(timedOut(call.timeout, "The stream stalled: no data"))
-      })
-    )
-    return decodeSse(bytes, call.makeDecoder)
-  })).pipe(Stream.mapError((error) => scrubError(error, call.secrets)))
+/** Builds a vendor's provider; the key is read from the Effect config so tests can supply it. */
+export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const client = HttpClient.withScope(yield* HttpClient.HttpClient)
+    const apiKey = options.apiKey ??
+      (yield* Config.option(Config.Redacted(vendor.keyName)).pipe(Effect.orDie, Effect.map(Option.getOrUndefined)))
+    const url = `${(options.baseUrl ?? vendor.defaultBaseUrl).replace(/\/+$/, "")}${vendor.path}`
+    const timeout = Duration.fromInputUnsafe(options.timeout ?? defaultTimeout)
+    const secrets = apiKey === undefined ? [] : [apiKey]
+    const base = HttpClientRequest.post(url).pipe(HttpClientRequest.setHeaders({
+      accept: "text/event-stream",
+      ...vendor.headers,
+      ...options.headers,
+      ...(apiKey === undefined ? {} : vendor.auth(apiKey))
+    }))
+    const call = (request: HttpClientRequest.HttpClientRequest): Stream.Stream<ProviderChunk, ProviderError> =>
+      Stream.unwrap(Effect.gen(function*() {
+        const response = yield* client.execute(request).pipe(
+          Effect.mapError((error) => fromTransport("Request failed", error)),
+          Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut(timeout, "No response")) })
+        )
+        if (response.status < 200 || response.status >= 300) {
+          const body = yield* response.text.pipe(
+            Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.succeed("") }),
+            Effect.orElseSucceed(() => "")
+          )
+          const nowMs = yield* Clock.currentTimeMillis
+          return Stream.fail(fromResponse({ status: response.status, headers: response.headers, body, nowMs }))
+        }
+        const bytes = response.stream.pipe(
+          Stream.mapError((error) => fromTransport("Connection lost mid-stream", error)),
+          Stream.timeoutOrElse({
+            duration: timeout,
+            orElse: () => Stream.fail(timedOut(timeout, "The stream stalled: no data"))
+          })
+        )
+        return decodeSse(bytes, vendor.makeDecoder)
+      })).pipe(Stream.mapError((error) => scrubError(error, secrets)))
+    // The HTTP request lives in the stream's scope, so interrupting the consumer (a hard abort)
+    // aborts the connection.
+    return { stream: (request) => call(HttpClientRequest.bodyJsonUnsafe(base, vendor.body(request))) }
+  })

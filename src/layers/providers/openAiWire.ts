@@ -101,7 +101,7 @@ export const makeDecoder = (): WireDecoder => {
     if (data === "") return { done: false, chunks: [] }
     const chunk = parseObject(data)
     if (chunk === undefined) return new MalformedResponse({ message: `Invalid JSON in stream: ${excerpt(data)}` })
-    if (chunk["error"] !== undefined && chunk["error"] !== null) return fromStreamError(describeBody(data), [])
+    if (chunk["error"] !== undefined && chunk["error"] !== null) return fromStreamError(describeBody(data))
     const wireUsage = objectAt(chunk, "usage")
     if (wireUsage) {
       usage = { inputTokens: numberAt(wireUsage, "prompt_tokens") ?? 0, outputTokens: numberAt(wireUsage, "completion_tokens") ?? 0 }
