@@ -3,7 +3,7 @@
  * a per-response decoder that turns each event into provider chunks. The decoders are plain
  * state machines, so the same pipeline runs on a live HTTP body and on scripted bytes in tests.
  */
-import { Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { Sse } from "effect/encoding"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
 import type { ProviderChunk } from "../../domain/Provider.ts"
@@ -40,7 +40,7 @@ export const decodeSse = (
   Stream.suspend(() => {
     const decoder = makeDecoder()
     let done = false
-    return bytes.pipe(
+    const steps = bytes.pipe(
       Stream.decodeText,
       Stream.pipeThroughChannel(Sse.decode({ maxEventSize })),
       Stream.mapError((error): ProviderError =>
@@ -49,14 +49,28 @@ export const decodeSse = (
           : error
       ),
       Stream.map(decoder.feed),
-      Stream.takeUntil((step) => !isStep(step) || step.done),
-      Stream.flatMap((step) => {
-        if (!isStep(step)) return Stream.fail(step)
-        done = step.done
-        return Stream.fromArray(step.chunks)
-      }),
-      Stream.concat(Stream.suspend(() => done ? Stream.empty : Stream.fail(decoder.incomplete())))
+      Stream.takeUntil((step) => !isStep(step) || step.done)
     )
+    return emitChunks(steps, (step) => {
+      if (!isStep(step)) return step
+      done = step.done
+      return step.chunks
+    }).pipe(Stream.concat(Stream.suspend(() => done ? Stream.empty : Stream.fail(decoder.incomplete()))))
+  })
+
+const isError = (u: ReadonlyArray<ProviderChunk> | ProviderError): u is ProviderError => !Array.isArray(u)
+
+/**
+ * Emits, element by element, the chunks `f` makes of it, and fails with the first error `f`
+ * returns. Each element gives an array, not a stream, so a long response costs no stream per event.
+ */
+export const emitChunks = <A, E, R>(
+  self: Stream.Stream<A, E, R>,
+  f: (a: A) => ReadonlyArray<ProviderChunk> | ProviderError
+): Stream.Stream<ProviderChunk, E | ProviderError, R> =>
+  Stream.mapAccumEffect(self, () => undefined, (state, a) => {
+    const out = f(a)
+    return isError(out) ? Effect.fail(out) : Effect.succeed([state, out] as const)
   })
 
 /** A JSON object from an event's data, or `undefined` when it is not one. */
@@ -87,5 +101,5 @@ export const numberAt = (record: Record<string, unknown> | undefined, key: strin
   return typeof value === "number" && Number.isFinite(value) ? value : undefined
 }
 
-/** A short excerpt of a payload for an error message. */
-export const excerpt = (data: string): string => data.length > 120 ? `${data.slice(0, 120)}…` : data
+/** A short excerpt of a payload for an error message: payloads can be megabytes. */
+export const excerpt = (text: string, max = 120): string => text.length > max ? `${text.slice(0, max)}…` : text
