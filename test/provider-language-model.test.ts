@@ -100,6 +100,27 @@ describe("fromLanguageModel", () => {
       expect(reasons).toEqual(["stop", "length", "content_filter", "other"])
     }))
 
+  it.effect("error parts are classified by their words and code, not all as unavailable", () =>
+    Effect.gen(function*() {
+      const failed = (error: unknown) =>
+        collect([{ type: "text-delta", id: "t", delta: "par" }, { type: "error", error }, { type: "finish", reason: "stop", usage }]).pipe(
+          Effect.flatMap(({ exit }) => exit._tag === "Failure" ? Effect.flip(Effect.failCause(exit.cause)) : Effect.die("expected a failure"))
+        )
+      const anthropicBody = { type: "error", error: { type: "invalid_request_error", message: "prompt is too long: 210000 tokens > 200000 maximum" } }
+      expect(yield* failed(anthropicBody)).toMatchObject({ _tag: "ContextLengthExceeded", message: expect.stringContaining("prompt is too long") })
+      expect(yield* failed({ error: { message: "Rate limit reached", code: "rate_limit_exceeded" } }))
+        .toMatchObject({ _tag: "RateLimited", message: "Rate limit reached" })
+      expect(yield* failed({ type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } }))
+        .toMatchObject({ _tag: "ProviderRejected", message: "invalid x-api-key" })
+      expect(yield* failed({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }))
+        .toMatchObject({ _tag: "ProviderUnavailable", message: "Overloaded" })
+      expect(yield* failed(new Error("socket hang up"))).toMatchObject({ _tag: "ProviderUnavailable", message: "socket hang up" })
+      expect(yield* failed("maximum context length is 8192 tokens")).toMatchObject({ _tag: "ContextLengthExceeded" })
+      expect(yield* failed(AiError.make({ module: "Fake", method: "streamText", reason: new AiError.RateLimitError({ retryAfter: Duration.seconds(2) }) })))
+        .toMatchObject({ _tag: "RateLimited", retryAfterMs: 2000 })
+      expect(yield* failed(undefined)).toMatchObject({ _tag: "ProviderUnavailable", message: "model stream error" })
+    }))
+
   it.effect("AI errors map to provider errors; a stream without finish is malformed", () =>
     Effect.gen(function*() {
       const fail = (reason: AiError.AiErrorReason) =>

@@ -16,7 +16,7 @@
  * ```
  */
 import { Duration, Effect, type JsonSchema, Layer, Stream } from "effect"
-import { type AiError, LanguageModel, type Prompt, type Response, Tool, type Toolkit } from "effect/ai"
+import { AiError, LanguageModel, type Prompt, type Response, Tool, type Toolkit } from "effect/ai"
 import {
   ContextLengthExceeded,
   MalformedResponse,
@@ -28,15 +28,8 @@ import {
 import type { Message } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
-import { isContextLength } from "./httpErrors.ts"
-
-const parseParams = (raw: string): unknown => {
-  try {
-    return JSON.parse(raw)
-  } catch {
-    return raw
-  }
-}
+import { describeJson, fromStreamError, isContextLength } from "./httpErrors.ts"
+import { emitChunks, parseObject } from "./sse.ts"
 
 /** A conversation message as an `effect/ai` prompt message. */
 export const toPromptMessage = (message: Message): Prompt.MessageEncoded => {
@@ -53,7 +46,7 @@ export const toPromptMessage = (message: Message): Prompt.MessageEncoded => {
             type: "tool-call" as const,
             id: call.id,
             name: call.name,
-            params: parseParams(call.arguments)
+            params: parseObject(call.arguments) ?? call.arguments
           }))
         ]
       }
@@ -117,12 +110,16 @@ export const fromAiError = (error: AiError.AiError): ProviderError => {
   }
 }
 
-const describeError = (error: unknown): string =>
-  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
-    ? error.message
-    : typeof error === "string"
-    ? error
-    : "model stream error"
+/**
+ * The provider error for an `error` part. Model packages put what their API sent there (an
+ * `AiError`, an `Error`, or the vendor's error object), so it is classified like an in-stream
+ * error of the HTTP layers: a context-length error is compacted for, a rate limit waited on.
+ */
+const fromErrorPart = (error: unknown): ProviderError => {
+  if (AiError.isAiError(error)) return fromAiError(error)
+  if (error instanceof Error) return fromStreamError({ message: error.message })
+  return fromStreamError(typeof error === "string" ? { message: error } : describeJson(error, "model stream error"))
+}
 
 /**
  * Turns response parts into chunks. Tool calls are numbered in order of appearance; calls
@@ -134,50 +131,48 @@ const decodeParts = (parts: Stream.Stream<Response.StreamPart<any, any>, Provide
     const indexOf = new Map<string, number>()
     const streamed = new Set<string>()
     let finished = false
-    return parts.pipe(
-      Stream.flatMap((part): Stream.Stream<ProviderChunk, ProviderError> => {
-        switch (part.type) {
-          case "text-delta":
-            return part.delta === "" ? Stream.empty : Stream.succeed({ _tag: "TextDelta", text: part.delta })
-          case "reasoning-delta":
-            return part.delta === "" ? Stream.empty : Stream.succeed({ _tag: "ReasoningDelta", text: part.delta })
-          case "tool-params-start": {
-            if (part.providerExecuted) return Stream.empty
-            const index = indexOf.size
-            indexOf.set(part.id, index)
-            streamed.add(part.id)
-            return Stream.succeed({ _tag: "ToolCallDelta", index, id: part.id, name: part.name, argumentsDelta: "" })
-          }
-          case "tool-params-delta": {
-            const index = indexOf.get(part.id)
-            return index === undefined || part.delta === ""
-              ? Stream.empty
-              : Stream.succeed({ _tag: "ToolCallDelta", index, argumentsDelta: part.delta })
-          }
-          case "tool-call": {
-            if (part.providerExecuted || streamed.has(part.id)) return Stream.empty
-            const index = indexOf.size
-            indexOf.set(part.id, index)
-            const params: unknown = part.params
-            const argumentsDelta = typeof params === "string" ? params : JSON.stringify(params ?? {})
-            return Stream.succeed({ _tag: "ToolCallDelta", index, id: part.id, name: part.name, argumentsDelta })
-          }
-          case "finish": {
-            finished = true
-            const input = part.usage.inputTokens
-            const inputTokens = input.total ?? (input.uncached ?? 0) + (input.cacheRead ?? 0) + (input.cacheWrite ?? 0)
-            return Stream.succeed({
-              _tag: "Finish",
-              reason: finishReason(part.reason),
-              usage: { inputTokens, outputTokens: part.usage.outputTokens.total ?? 0 }
-            })
-          }
-          case "error":
-            return Stream.fail(new ProviderUnavailable({ message: describeError(part.error) }))
-          default:
-            return Stream.empty
+    const chunksOf = (part: Response.StreamPart<any, any>): ReadonlyArray<ProviderChunk> | ProviderError => {
+      switch (part.type) {
+        case "text-delta":
+          return part.delta === "" ? [] : [{ _tag: "TextDelta", text: part.delta }]
+        case "reasoning-delta":
+          return part.delta === "" ? [] : [{ _tag: "ReasoningDelta", text: part.delta }]
+        case "tool-params-start": {
+          if (part.providerExecuted) return []
+          const index = indexOf.size
+          indexOf.set(part.id, index)
+          streamed.add(part.id)
+          return [{ _tag: "ToolCallDelta", index, id: part.id, name: part.name, argumentsDelta: "" }]
         }
-      }),
+        case "tool-params-delta": {
+          const index = indexOf.get(part.id)
+          return index === undefined || part.delta === "" ? [] : [{ _tag: "ToolCallDelta", index, argumentsDelta: part.delta }]
+        }
+        case "tool-call": {
+          if (part.providerExecuted || streamed.has(part.id)) return []
+          const index = indexOf.size
+          indexOf.set(part.id, index)
+          const params: unknown = part.params
+          const argumentsDelta = typeof params === "string" ? params : JSON.stringify(params ?? {})
+          return [{ _tag: "ToolCallDelta", index, id: part.id, name: part.name, argumentsDelta }]
+        }
+        case "finish": {
+          finished = true
+          const input = part.usage.inputTokens
+          const inputTokens = input.total ?? (input.uncached ?? 0) + (input.cacheRead ?? 0) + (input.cacheWrite ?? 0)
+          return [{
+            _tag: "Finish",
+            reason: finishReason(part.reason),
+            usage: { inputTokens, outputTokens: part.usage.outputTokens.total ?? 0 }
+          }]
+        }
+        case "error":
+          return fromErrorPart(part.error)
+        default:
+          return []
+      }
+    }
+    return emitChunks(parts, chunksOf).pipe(
       Stream.concat(Stream.suspend(() =>
         finished ? Stream.empty : Stream.fail(new MalformedResponse({ message: "The model stream ended without a finish part" }))
       ))

@@ -18,15 +18,6 @@ interface WireMessage {
   readonly content: Array<Block>
 }
 
-const toolInput = (raw: string): unknown => {
-  try {
-    const value: unknown = JSON.parse(raw)
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : {}
-  } catch {
-    return {}
-  }
-}
-
 const blocksOf = (message: Exclude<Message, { role: "system" }>): Array<Block> => {
   switch (message.role) {
     case "user":
@@ -34,7 +25,7 @@ const blocksOf = (message: Exclude<Message, { role: "system" }>): Array<Block> =
     case "assistant":
       return [
         ...(message.content === "" ? [] : [{ type: "text", text: message.content }]),
-        ...(message.toolCalls ?? []).map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: toolInput(call.arguments) }))
+        ...(message.toolCalls ?? []).map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: parseObject(call.arguments) ?? {} }))
       ]
     case "tool":
       return [{

@@ -45,19 +45,22 @@ export const retryAfterMs = (headers: Readonly<Record<string, string | undefined
 
 /** The message and code of an error body, in the shapes OpenAI, Anthropic, vLLM and Ollama use. */
 export const describeBody = (body: string): { readonly message: string; readonly code?: string } => {
-  let json: unknown
   try {
-    json = JSON.parse(body)
+    return describeJson(JSON.parse(body), body.trim())
   } catch {
     return { message: body.trim() }
   }
+}
+
+/** The message and code of an already parsed error value; `fallback` when it carries no message. */
+export const describeJson = (json: unknown, fallback: string): { readonly message: string; readonly code?: string } => {
   const record = (u: unknown): Record<string, unknown> | undefined =>
     typeof u === "object" && u !== null ? u as Record<string, unknown> : undefined
   const root = record(json)
   const inner = record(root?.["error"])
   const text = (u: unknown) => typeof u === "string" ? u : undefined
   const message = text(inner?.["message"]) ?? text(root?.["error"]) ?? text(root?.["message"]) ?? text(root?.["detail"]) ??
-    body.trim()
+    fallback
   const code = text(inner?.["code"]) ?? text(inner?.["type"]) ?? text(root?.["code"]) ?? text(root?.["type"])
   return code === undefined ? { message } : { message, code }
 }
