@@ -89,6 +89,22 @@ describe("Replay", () => {
       expect(error.message).toContain("tools: expected [read_file], got []")
     }))
 
+  it.effect("matching is by JSON value: an undefined field equals an absent one, a nested difference is found", () =>
+    Effect.gen(function*() {
+      const call = { id: "c1", name: "read_file", arguments: "{\"path\":\"a\"}" }
+      const withCall: ProviderRequest = { ...first, messages: [...first.messages, Message.assistant("", [call])] }
+      const entries = [{ request: Replay.recordedRequest(withCall), chunks: [{ _tag: "Finish", reason: "stop" }] } as const]
+      const withUndefined = { ...withCall, messages: [...first.messages, { role: "assistant", content: "", toolCalls: [call], extra: undefined } as Message.Message] }
+      expect(yield* Stream.runCollect((yield* Replay.fromEntries(entries)).stream(withUndefined))).toEqual([{ _tag: "Finish", reason: "stop" }])
+      const changed = { ...withCall, messages: [...first.messages, Message.assistant("", [{ ...call, arguments: "{\"path\":\"b\"}" }])] }
+      const error = yield* Effect.flip(Stream.runCollect((yield* Replay.fromEntries(entries)).stream(changed)))
+      expect(error.message).toContain("differs in messages[2]")
+      expect(error.message).toContain("\"arguments\":\"{\\\"path\\\":\\\"b\\\"}\"")
+      const fewer = yield* Effect.flip(Stream.runCollect((yield* Replay.fromEntries(entries)).stream(first)))
+      expect(fewer.message).toContain("messages[2]: expected {")
+      expect(fewer.message).toContain("got nothing")
+    }))
+
   it.live("an unreadable cassette fails the layer with the line number", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

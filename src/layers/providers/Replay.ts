@@ -32,6 +32,7 @@ import {
 import { Message } from "../../domain/Message.ts"
 import { type ProviderChunk, ProviderChunk as ProviderChunkSchema, type ProviderRequest } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
+import { excerpt } from "./sse.ts"
 
 /** The part of a request a cassette keeps and matches on: tools by name only. */
 export const RecordedRequest = Schema.Struct({
@@ -60,35 +61,49 @@ export const recordedRequest = (request: ProviderRequest): RecordedRequest => ({
   ...(request.maxTokens === undefined ? {} : { maxTokens: request.maxTokens })
 })
 
-/** JSON with sorted keys, so that equal messages compare equal whatever their key order. */
+/**
+ * Equality as the cassette's JSON sees it: key order and `undefined` fields do not count. Walks
+ * the values without rendering them, since every replayed call compares its whole history.
+ */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]))
+  }
+  const x = a as Record<string, unknown>
+  const y = b as Record<string, unknown>
+  const keys = Object.keys(x).filter((key) => x[key] !== undefined)
+  return keys.length === Object.keys(y).filter((key) => y[key] !== undefined).length && keys.every((key) => sameJson(x[key], y[key]))
+}
+
+/** JSON with sorted keys, so a mismatch message shows both sides in one order. */
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
     typeof v === "object" && v !== null && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
-      : v)
-
-const short = (text: string) => text.length > 80 ? `${text.slice(0, 80)}…` : text
+      : v) ?? "nothing"
 
 /** A one-line description of a request, for mismatch messages. */
 export const describeRequest = (request: RecordedRequest): string => {
   const last = request.messages.at(-1)
   return `model ${request.model}, ${request.messages.length} messages${
-    last ? ` (last: ${last.role} ${JSON.stringify(short(last.content))})` : ""
+    last ? ` (last: ${last.role} ${JSON.stringify(excerpt(last.content, 80))})` : ""
   }, tools [${request.tools.join(", ")}]`
 }
 
 /** Where two requests differ (model, messages, tool names), or `undefined` when they match. */
 export const difference = (expected: RecordedRequest, actual: RecordedRequest): string | undefined => {
   if (expected.model !== actual.model) return `model: expected ${expected.model}, got ${actual.model}`
-  if (canonical(expected.tools) !== canonical(actual.tools)) {
+  if (!sameJson(expected.tools, actual.tools)) {
     return `tools: expected [${expected.tools.join(", ")}], got [${actual.tools.join(", ")}]`
   }
   const length = Math.max(expected.messages.length, actual.messages.length)
   for (let i = 0; i < length; i++) {
     const a = expected.messages[i]
     const b = actual.messages[i]
-    if (canonical(a) !== canonical(b)) {
-      return `messages[${i}]: expected ${short(canonical(a) ?? "nothing")}, got ${short(canonical(b) ?? "nothing")}`
+    if (!sameJson(a, b)) {
+      return `messages[${i}]: expected ${excerpt(canonical(a), 80)}, got ${excerpt(canonical(b), 80)}`
     }
   }
   return undefined
