@@ -2,17 +2,20 @@
  * The CLI's parts that need no process: the Ctrl-C double-press window (on TestClock), the
  * approval decisions, colours and NO_COLOR, line handling of the screen, and --tools parsing.
  */
+import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber } from "effect"
+import { Effect, Exit, Fiber, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { approvalHook, DENIED_REASON, NO_TERMINAL_REASON } from "../src/cli/approval.ts"
 import * as CtrlC from "../src/cli/ctrlC.ts"
 import { CliFailure } from "../src/cli/failure.ts"
 import * as Format from "../src/cli/format.ts"
+import * as LineInput from "../src/cli/lineInput.ts"
 import * as Screen from "../src/cli/screen.ts"
 import { parseTools } from "../src/cli/settings.ts"
 import { styleFor } from "../src/cli/style.ts"
 import type { HookToolCall } from "../src/domain/Hook.ts"
+import * as Tool from "../src/domain/Tool.ts"
 import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
 
 const fakeScreen = (interactive: boolean) => {
@@ -67,6 +70,40 @@ describe("Ctrl-C", () => {
       yield* press
       expect(idle).toEqual([false, false, true, false])
     }).pipe(Effect.provide(harness({ script: [{ content: "thinking", stall: true }] }))))
+})
+
+describe("Ctrl-C during an approval prompt", () => {
+  let runs = 0
+  const danger = Tool.make({
+    name: "danger",
+    description: "Needs approval",
+    parameters: Schema.Struct({}),
+    requiresApproval: true,
+    execute: () => Effect.sync(() => `ran ${++runs}`)
+  })
+
+  it.effect("answers the prompt no at once: the call is denied, the turn sums up, and a later y is only a line", () =>
+    Effect.gen(function*() {
+      const stdin = new PassThrough()
+      const input = yield* LineInput.fromReadable(stdin)
+      const { out, screen } = fakeScreen(true)
+      const loop = yield* AgentLoop
+      yield* loop.registerHook(approvalHook({ yes: false, screen, ask: input.ask }))
+      const press = yield* CtrlC.controller({ sessionKey: "s", onIdle: () => Effect.void, cancelQuestions: input.cancelQuestions })
+      const turn = yield* Effect.forkChild(loop.turn("s", "go"))
+      yield* eventually(Effect.sync(() => out.stderr.includes("? allow danger {}? [y/N] ") || undefined))
+      yield* press
+      stdin.write("y\n")
+      const result = yield* Fiber.join(turn)
+      expect(result.status).toBe("interrupted")
+      expect(runs).toBe(0)
+      expect(result.messages.find((m) => m.role === "tool")?.content).toContain(DENIED_REASON)
+      expect(out.stderr).toContain("(denied danger)")
+      expect(yield* input.next).toEqual(Option.some("y"))
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(harness({ script: [{ toolCalls: [{ name: "danger", arguments: {} }] }, { content: "Stopped." }], tools: [danger] }))
+    ))
 })
 
 describe("approval", () => {

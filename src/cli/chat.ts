@@ -95,6 +95,7 @@ export const chat = (flags: AgentFlags) =>
 
       yield* CtrlC.install({
         sessionKey: key,
+        cancelQuestions: input.cancelQuestions,
         onIdle: (repeated) =>
           repeated ? Effect.asVoid(Deferred.succeed(quit, ExitCode.interrupted)) : screen.line(dim("(Ctrl-C again to quit, or /exit)"))
       })

@@ -1,7 +1,9 @@
 /**
  * Ctrl-C during a turn: the first press interrupts gracefully (the model sums up), a second one
- * within 2 seconds aborts. With no turn running, the command decides (`run` exits, `chat` quits
- * on a second press). The window is measured on the Effect Clock.
+ * within 2 seconds aborts. Either way an open approval prompt is answered "no" at once: the turn
+ * is stopping, so it must not wait for an answer (up to `approvalTimeout`) nor obey a late `y`.
+ * With no turn running, the command decides (`run` exits, `chat` quits on a second press). The
+ * window is measured on the Effect Clock.
  */
 import { Clock, Effect, Queue, type Scope } from "effect"
 import { AgentLoop } from "../services/AgentLoop.ts"
@@ -14,6 +16,8 @@ export interface CtrlCOptions {
   readonly sessionKey: string
   /** A press while the session has no running turn; `repeated` when it follows one within the window. */
   readonly onIdle: (repeated: boolean) => Effect.Effect<void>
+  /** Answers the open questions "no" (`LineInput.cancelQuestions`); absent when nothing can ask. */
+  readonly cancelQuestions?: Effect.Effect<void> | undefined
 }
 
 /** The reaction to one press. */
@@ -30,6 +34,7 @@ export const controller = (options: CtrlCOptions) =>
       if (active === undefined) return yield* options.onIdle(repeated)
       const interrupt = repeated ? loop.interruptHard(options.sessionKey) : loop.interruptGraceful(options.sessionKey)
       yield* Effect.catchTag(interrupt, "NoActiveTurn", () => options.onIdle(false))
+      if (options.cancelQuestions !== undefined) yield* options.cancelQuestions
     })
   }) satisfies Effect.Effect<Effect.Effect<void>, never, AgentLoop>
 

@@ -10,44 +10,57 @@ import { type Cause, Deferred, Effect, Exit, Option, Queue, type Scope } from "e
 export interface LineInput {
   /** The next line that is not an answer; `None` once stdin has ended. */
   readonly next: Effect.Effect<Option.Option<string>>
-  /** Asks for one line: the next line typed, or `undefined` if stdin ends first. */
+  /** Asks for one line: the next line typed, or `undefined` if stdin ends or the question is cancelled first. */
   readonly ask: Effect.Effect<string | undefined>
+  /**
+   * Answers every open question with `undefined` (no answer, which the approval prompt takes as
+   * no), so that Ctrl-C does not leave a prompt waiting for a `y` that would still be obeyed.
+   */
+  readonly cancelQuestions: Effect.Effect<void>
 }
 
-/** Reads stdin line by line until the scope closes. */
-export const make: Effect.Effect<LineInput, never, Scope.Scope> = Effect.gen(function*() {
-  const lines = yield* Queue.unbounded<string, Cause.Done>()
-  const questions: Array<Deferred.Deferred<string | undefined>> = []
-  let closed = false
-  const rl = yield* Effect.acquireRelease(
-    Effect.sync(() => readline.createInterface({ input: process.stdin, terminal: false })),
-    (rl) => Effect.sync(() => rl.close())
-  )
-  rl.on("line", (line) => {
-    const question = questions.shift()
-    if (question) Deferred.doneUnsafe(question, Exit.succeed(line))
-    else Queue.offerUnsafe(lines, line)
-  })
-  rl.once("close", () => {
-    closed = true
-    for (const question of questions.splice(0)) Deferred.doneUnsafe(question, Exit.succeed(undefined))
-    Queue.endUnsafe(lines)
-  })
-  const ask = Effect.suspend(() => {
-    if (closed) return Effect.succeed(undefined)
-    const question = Deferred.makeUnsafe<string | undefined>()
-    questions.push(question)
-    return Deferred.await(question).pipe(
-      Effect.onInterrupt(() =>
-        Effect.sync(() => {
-          const at = questions.indexOf(question)
-          if (at >= 0) questions.splice(at, 1)
-        })
-      )
+/** Reads `input` line by line until the scope closes. */
+export const fromReadable = (input: NodeJS.ReadableStream): Effect.Effect<LineInput, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const lines = yield* Queue.unbounded<string, Cause.Done>()
+    const questions: Array<Deferred.Deferred<string | undefined>> = []
+    let closed = false
+    const answerAll = (answer: string | undefined) => {
+      for (const question of questions.splice(0)) Deferred.doneUnsafe(question, Exit.succeed(answer))
+    }
+    const rl = yield* Effect.acquireRelease(
+      Effect.sync(() => readline.createInterface({ input, terminal: false })),
+      (rl) => Effect.sync(() => rl.close())
     )
+    rl.on("line", (line) => {
+      const question = questions.shift()
+      if (question) Deferred.doneUnsafe(question, Exit.succeed(line))
+      else Queue.offerUnsafe(lines, line)
+    })
+    rl.once("close", () => {
+      closed = true
+      answerAll(undefined)
+      Queue.endUnsafe(lines)
+    })
+    const ask = Effect.suspend(() => {
+      if (closed) return Effect.succeed(undefined)
+      const question = Deferred.makeUnsafe<string | undefined>()
+      questions.push(question)
+      return Deferred.await(question).pipe(
+        Effect.onInterrupt(() =>
+          Effect.sync(() => {
+            const at = questions.indexOf(question)
+            if (at >= 0) questions.splice(at, 1)
+          })
+        )
+      )
+    })
+    return {
+      next: Queue.take(lines).pipe(Effect.map(Option.some), Effect.catch(() => Effect.succeed(Option.none<string>()))),
+      ask,
+      cancelQuestions: Effect.sync(() => answerAll(undefined))
+    }
   })
-  return {
-    next: Queue.take(lines).pipe(Effect.map(Option.some), Effect.catch(() => Effect.succeed(Option.none<string>()))),
-    ask
-  }
-})
+
+/** Reads stdin line by line until the scope closes. */
+export const make: Effect.Effect<LineInput, never, Scope.Scope> = Effect.suspend(() => fromReadable(process.stdin))

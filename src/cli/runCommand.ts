@@ -42,7 +42,11 @@ export const run = (prompt: string, flags: AgentFlags) =>
       const input = screen.interactive ? yield* LineInput.make : undefined
       const sink = yield* attach(settings, input?.ask)
       const main = yield* Effect.fiber
-      yield* CtrlC.install({ sessionKey: settings.sessionKey, onIdle: () => Effect.sync(() => main.interruptUnsafe()) })
+      yield* CtrlC.install({
+        sessionKey: settings.sessionKey,
+        onIdle: () => Effect.sync(() => main.interruptUnsafe()),
+        cancelQuestions: input?.cancelQuestions
+      })
       const result = yield* loop.turn(settings.sessionKey, prompt)
       yield* sink.flushed(result.turnId)
       yield* warnDropped(sink)
