@@ -266,3 +266,26 @@ describe.concurrent("agent-loop run", () => {
     expect(show.stdout).toContain("agent-loop sessions show [flags] <key>")
   })
 })
+
+describe.concurrent("agent-loop chat with piped input", () => {
+  it("each line is its own turn, in order, even a line that arrives while a turn runs", async (context) => {
+    const held = gate()
+    const { server, flags, env } = await setup(context, [{ text: ["First ", "answer."], hold: held.promise }, { text: "Second answer." }])
+    const cli = spawnCli(["chat", ...flags], { env, stdin: true })
+    cli.child.stdin!.write("first\n")
+    await cli.waitFor("First", "stdout")
+    cli.child.stdin!.end("second\n")
+    held.open()
+    const { code } = await cli.exited
+    expect(code).toBe(0)
+    expect(cli.stdout()).toBe("First answer.\nSecond answer.\n")
+    expect(cli.stderr().match(/── completed · 1 iteration · /g)).toHaveLength(2)
+    expect(server.requests).toHaveLength(2)
+    expect(server.requests[0]!.body.messages.at(-1)).toEqual({ role: "user", content: "first" })
+    expect(server.requests[1]!.body.messages.slice(-3).map((m: any) => [m.role, m.content])).toEqual([
+      ["user", "first"],
+      ["assistant", "First answer."],
+      ["user", "second"]
+    ])
+  })
+})

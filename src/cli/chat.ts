@@ -1,7 +1,13 @@
 /**
- * `agent-loop chat`: a conversation on stdin. A line typed while a turn runs steers it; when idle
- * it starts the next turn. Follow-ups run as turns after the one that queued them. Ctrl-C
- * interrupts gracefully, twice aborts; at the prompt, twice quits.
+ * `agent-loop chat`: a conversation on stdin. Follow-ups run as turns after the one that queued
+ * them. Ctrl-C interrupts gracefully, twice aborts; at the prompt, twice quits.
+ *
+ * On a terminal, a line typed while a turn runs steers it; when idle (or before the turn it would
+ * steer has started) it starts the next turn.
+ * When stdin is not a terminal (piped input), every line is its own turn, run in order, and
+ * `/followup TEXT` is the same as `TEXT`: whether a piped line reached the loop before or after a
+ * turn had started is a matter of timing, so steering would make `printf 'a\nb\n' | agent-loop
+ * chat` answer differently from one run to the next.
  */
 import { Deferred, Effect, type FileSystem, Option, Queue } from "effect"
 import { AgentLoop } from "../services/AgentLoop.ts"
@@ -77,10 +83,11 @@ export const chat = (flags: AgentFlags) =>
         if (text === "/followup" || text.startsWith("/followup ")) {
           const followUp = text.slice("/followup".length).trim()
           if (followUp === "") return screen.line(dim("usage: /followup TEXT"))
+          if (!screen.interactive) return startTurn(followUp)
           return Effect.catchTag(loop.injectFollowUp(key, followUp), "NoActiveTurn", () => startTurn(followUp))
         }
         if (text.startsWith("/")) return screen.line(dim(`unknown command ${text.split(" ")[0]}; /help lists them`))
-        return steer(text)
+        return screen.interactive ? steer(text) : startTurn(text)
       }
 
       const reader = Effect.gen(function*() {

@@ -48,9 +48,21 @@ export interface CliProcess {
 
 const matches = (text: string, pattern: string | RegExp) => (typeof pattern === "string" ? text.includes(pattern) : pattern.test(text))
 
+/** How to start the CLI. */
+export interface SpawnOptions {
+  readonly env: Record<string, string>
+  readonly cwd?: string
+  /** Give the CLI a stdin pipe (`child.stdin`) instead of none. */
+  readonly stdin?: boolean
+}
+
 /** Starts `agent-loop ARGS` with `process.execPath` (the project's Node 24). */
-export const spawnCli = (args: ReadonlyArray<string>, options: { readonly env: Record<string, string>; readonly cwd?: string }): CliProcess => {
-  const child = spawn(process.execPath, [launcher, ...args], { cwd: options.cwd ?? root, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
+export const spawnCli = (args: ReadonlyArray<string>, options: SpawnOptions): CliProcess => {
+  const child = spawn(process.execPath, [launcher, ...args], {
+    cwd: options.cwd ?? root,
+    env: options.env,
+    stdio: [options.stdin === true ? "pipe" : "ignore", "pipe", "pipe"]
+  })
   const output = { stdout: "", stderr: "" }
   const watchers = new Set<() => void>()
   const notify = () => watchers.forEach((check) => check())
@@ -96,7 +108,7 @@ export const spawnCli = (args: ReadonlyArray<string>, options: { readonly env: R
 }
 
 /** Runs `agent-loop ARGS` to its end. */
-export const runCli = async (args: ReadonlyArray<string>, options: { readonly env: Record<string, string>; readonly cwd?: string }) => {
+export const runCli = async (args: ReadonlyArray<string>, options: SpawnOptions) => {
   const cli = spawnCli(args, options)
   const { code, signal } = await cli.exited
   return { code, signal, stdout: cli.stdout(), stderr: cli.stderr() }
