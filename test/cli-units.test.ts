@@ -11,6 +11,7 @@ import * as CtrlC from "../src/cli/ctrlC.ts"
 import { CliFailure } from "../src/cli/failure.ts"
 import * as Format from "../src/cli/format.ts"
 import * as LineInput from "../src/cli/lineInput.ts"
+import * as CliLogger from "../src/cli/logger.ts"
 import * as Screen from "../src/cli/screen.ts"
 import { parseTools } from "../src/cli/settings.ts"
 import { styleFor } from "../src/cli/style.ts"
@@ -163,6 +164,15 @@ describe("terminal output", () => {
       yield* screen.line("end")
       expect(out.stdout).toBe("Let me look.\nDone.\n")
       expect(out.stderr).toBe("tool\nend\n")
+    }))
+
+  it.effect("a log line goes through the screen: it starts on a line of its own after partial text", () =>
+    Effect.gen(function*() {
+      const { out, screen } = fakeScreen(false)
+      yield* screen.text("Half a sen")
+      yield* Effect.logWarning("file hook skipped: x").pipe(Effect.provide(CliLogger.layer(screen)))
+      expect(out.stdout).toBe("Half a sen\n")
+      expect(out.stderr).toBe("agent-loop: warn: file hook skipped: x\n")
     }))
 
   it("formats arguments, durations and usage for one line", () => {

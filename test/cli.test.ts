@@ -76,6 +76,19 @@ describe.concurrent("agent-loop run", () => {
     expect(new Set(events.map((e) => e.turnId)).size).toBe(1)
   })
 
+  it.skipIf(!fs.existsSync("/dev/full"))("an events file that cannot be written is warned about once, and the turn goes on", async (context) => {
+    const { flags, env } = await setup(context, [
+      { text: ["Let me ", "look."], toolCalls: [{ name: "list_dir", arguments: {} }] },
+      { text: ["Done ", "looking."] }
+    ])
+    const result = await runCli(["run", ...flags, "--events", "/dev/full", "go"], { env })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe("Let me look.\nDone looking.\n")
+    const warnings = result.stderr.split("\n").filter((line) => line.includes("events file"))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/^agent-loop: warn: events file \/dev\/full: .*further failures are not reported/)
+  })
+
   it("a 401 exits 1 with a one-line reason, no stack trace, and never prints the key", async (context) => {
     const secret = "sk-test-do-not-print-1234567890"
     const { server, flags, env } = await setup(context, [{ status: 401, error: `Incorrect API key provided: ${secret}` }])

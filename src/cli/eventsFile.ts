@@ -1,6 +1,7 @@
 /**
  * `--events FILE`: every event, encoded with the `AgentEvent` Schema, one JSON object per line,
- * in the order the bus delivered them.
+ * in the order the bus delivered them. A failing write is warned about once: a full disk fails
+ * every write after it, and one warning per event would bury the answer.
  */
 import { Effect, FileSystem, Schema, type Scope } from "effect"
 import { AgentEvent } from "../domain/Event.ts"
@@ -14,9 +15,14 @@ export const open = (path: string) =>
     const fs = yield* FileSystem.FileSystem
     const file = yield* fs.open(path, { flag: "w" }).pipe(Effect.catch((error) => fail(`cannot write events to ${path}: ${error.message}`)))
     const encoder = new TextEncoder()
+    let warned = false
     return (event: AgentEvent): Effect.Effect<void> =>
       encodeLine(event).pipe(
         Effect.flatMap((line) => file.writeAll(encoder.encode(`${line}\n`))),
-        Effect.catch((error) => Effect.logWarning(`events file ${path}: ${error.message}`))
+        Effect.catch((error) => {
+          if (warned) return Effect.void
+          warned = true
+          return Effect.logWarning(`events file ${path}: ${error.message} (further failures are not reported)`)
+        })
       )
   }) satisfies Effect.Effect<unknown, unknown, FileSystem.FileSystem | Scope.Scope>

@@ -17,10 +17,11 @@ import * as CliLogger from "./logger.ts"
 import * as Screen from "./screen.ts"
 
 const verbose = process.argv.includes("--verbose")
+const screen = Screen.ofProcess()
 
 const program = Command.run(agentLoop, { version: packageJson.version }).pipe(
-  reportFailures(verbose, (line) => process.stderr.write(`${line}\n`)),
-  Effect.provide(Layer.mergeAll(NodeServices.layer, Screen.layer, CliLogger.layer))
+  reportFailures(verbose, screen.lineSync),
+  Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, screen), CliLogger.layer(screen)))
 )
 
 const before = new Set(process.listeners("SIGINT"))

@@ -3,7 +3,7 @@
  * status lines, prompts, warnings) to stderr, so `agent-loop run "…" > answer.txt` keeps only the
  * answer. Both usually share one terminal, so a line on stderr first ends any partial text line.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect } from "effect"
 import { type Style, styleFor } from "./style.ts"
 
 /** The CLI's output. */
@@ -12,6 +12,8 @@ export interface ScreenShape {
   readonly text: (chunk: string) => Effect.Effect<void>
   /** One whole line to stderr (after ending a partial text line). */
   readonly line: (line: string) => Effect.Effect<void>
+  /** `line` for callers outside an Effect: the logger, and the failure line at exit. */
+  readonly lineSync: (line: string) => void
   /** A prompt to stderr, left open for the answer. */
   readonly prompt: (text: string) => Effect.Effect<void>
   /** Styles for stdout. */
@@ -40,6 +42,10 @@ export const make = (streams: Streams): ScreenShape => {
     if (!atLineStart) streams.stdout.write("\n")
     atLineStart = true
   }
+  const lineSync = (line: string) => {
+    endPartialLine()
+    streams.stderr.write(`${line}\n`)
+  }
   return {
     text: (chunk) =>
       Effect.sync(() => {
@@ -47,11 +53,8 @@ export const make = (streams: Streams): ScreenShape => {
         streams.stdout.write(chunk)
         atLineStart = chunk.endsWith("\n")
       }),
-    line: (line) =>
-      Effect.sync(() => {
-        endPartialLine()
-        streams.stderr.write(`${line}\n`)
-      }),
+    line: (line) => Effect.sync(() => lineSync(line)),
+    lineSync,
     prompt: (text) =>
       Effect.sync(() => {
         endPartialLine()
@@ -63,6 +66,6 @@ export const make = (streams: Streams): ScreenShape => {
   }
 }
 
-/** The screen of this process. */
-export const layer: Layer.Layer<Screen> = Layer.sync(Screen, () =>
-  make({ stdout: process.stdout, stderr: process.stderr, stdinIsTTY: process.stdin.isTTY === true, env: process.env }))
+/** The screen of this process; one per process, since it tracks where the text on stdout ends. */
+export const ofProcess = (): ScreenShape =>
+  make({ stdout: process.stdout, stderr: process.stderr, stdinIsTTY: process.stdin.isTTY === true, env: process.env })
