@@ -4,10 +4,11 @@
  */
 import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Option, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { approvalHook, DENIED_REASON, NO_TERMINAL_REASON } from "../src/cli/approval.ts"
 import * as CtrlC from "../src/cli/ctrlC.ts"
+import * as EventSink from "../src/cli/eventSink.ts"
 import { CliFailure } from "../src/cli/failure.ts"
 import * as Format from "../src/cli/format.ts"
 import * as LineInput from "../src/cli/lineInput.ts"
@@ -15,8 +16,11 @@ import * as CliLogger from "../src/cli/logger.ts"
 import * as Screen from "../src/cli/screen.ts"
 import { parseTools } from "../src/cli/settings.ts"
 import { styleFor } from "../src/cli/style.ts"
+import * as AgentEvent from "../src/domain/Event.ts"
 import type { HookToolCall } from "../src/domain/Hook.ts"
 import * as Tool from "../src/domain/Tool.ts"
+import * as EventBusLive from "../src/layers/EventBus.ts"
+import { EventBus } from "../src/services/EventBus.ts"
 import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
 
 const fakeScreen = (interactive: boolean) => {
@@ -105,6 +109,55 @@ describe("Ctrl-C during an approval prompt", () => {
       Effect.scoped,
       Effect.provide(harness({ script: [{ toolCalls: [{ name: "danger", arguments: {} }] }, { content: "Stopped." }], tools: [danger] }))
     ))
+})
+
+describe("event sink", () => {
+  const place = { turnId: "t1", sessionKey: "s", iteration: 1, depth: 0 }
+  const turnStart = AgentEvent.make("TurnStart", place, 0, { input: "go" })
+  const delta = AgentEvent.make("LLMDelta", place, 1, { kind: "text", text: "Hi" })
+  const turnEnd = AgentEvent.make("TurnEnd", place, 2, {
+    status: "completed",
+    iterations: 1,
+    durationMs: 0,
+    usage: { inputTokens: 0, outputTokens: 0 }
+  })
+
+  /** A sink of `capacity` whose one handler waits for `gate` before recording each event. */
+  const gatedSink = (capacity: number) =>
+    Effect.gen(function*() {
+      const bus = yield* EventBus
+      const gate = yield* Deferred.make<void>()
+      const handled: Array<string> = []
+      const sink = yield* EventSink.start([(event) => Effect.andThen(Deferred.await(gate), Effect.sync(() => handled.push(event._tag)))], capacity)
+      return { bus, gate, handled, sink }
+    })
+
+  it.effect("flushed waits until the turn's TurnEnd has been handled", () =>
+    Effect.gen(function*() {
+      const { bus, gate, handled, sink } = yield* gatedSink(10)
+      yield* Effect.forEach([turnStart, delta, turnEnd], bus.publish)
+      const flushed = yield* Effect.forkChild(sink.flushed("t1"))
+      for (let i = 0; i < 20; i++) yield* Effect.yieldNow
+      expect(flushed.pollUnsafe()).toBeUndefined()
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(flushed)
+      expect(handled).toEqual(["TurnStart", "LLMDelta", "TurnEnd"])
+    }).pipe(Effect.scoped, Effect.provide(EventBusLive.layerCapacity())))
+
+  it.effect("flushed does not wait for a TurnEnd that the full buffer dropped", () =>
+    Effect.gen(function*() {
+      const { bus, gate, handled, sink } = yield* gatedSink(1)
+      yield* bus.publish(turnStart)
+      for (let i = 0; i < 20; i++) yield* Effect.yieldNow
+      yield* bus.publish(delta)
+      yield* bus.publish(turnEnd)
+      expect(yield* sink.dropped).toBe(1)
+      const flushed = yield* Effect.forkChild(sink.flushed("t1"))
+      yield* Deferred.succeed(gate, undefined)
+      yield* eventually(Effect.sync(() => flushed.pollUnsafe() !== undefined || undefined))
+      yield* eventually(Effect.sync(() => handled.length === 2 || undefined))
+      expect(handled).toEqual(["TurnStart", "LLMDelta"])
+    }).pipe(Effect.scoped, Effect.provide(EventBusLive.layerCapacity())))
 })
 
 describe("approval", () => {

@@ -9,7 +9,7 @@
  * turn had started is a matter of timing, so steering would make `printf 'a\nb\n' | agent-loop
  * chat` answer differently from one run to the next.
  */
-import { Deferred, Effect, type FileSystem, Option, Queue } from "effect"
+import { Deferred, Effect, Fiber, type FileSystem, Option, Queue } from "effect"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import * as App from "./app.ts"
 import * as CtrlC from "./ctrlC.ts"
@@ -108,14 +108,14 @@ export const chat = (flags: AgentFlags) =>
       })
       yield* screen.line(dim(`agent-loop chat · session ${key} · model ${settings.model} · /help for commands`))
       yield* showPrompt
-      yield* Effect.forkScoped(worker)
+      const working = yield* Effect.forkScoped(worker)
       yield* Effect.forkScoped(reader)
       const exitCode = yield* Deferred.await(quit)
       const active = yield* loop.activeTurn(key)
-      if (active !== undefined) {
-        yield* Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => Effect.void)
-        yield* sink.flushed(active.turnId)
-      }
+      if (active !== undefined) yield* Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => Effect.void)
+      // Once the worker is gone, the aborted turn has returned, as `flushed` requires.
+      yield* Fiber.interrupt(working)
+      if (active !== undefined) yield* sink.flushed(active.turnId)
       yield* warnDropped(sink)
       return exitCode
     })).pipe(Effect.provide(App.layer(settings)))

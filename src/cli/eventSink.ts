@@ -1,7 +1,12 @@
 /**
  * One subscriber for the CLI: every event goes, in order, to each handler (renderer, events file).
- * Callers wait with `flushed(turnId)` until a turn's `TurnEnd` has been handled, so nothing is
- * lost or printed after the prompt when a turn returns.
+ * Once a turn has returned, `flushed(turnId)` waits until its `TurnEnd` has been handled, so that
+ * nothing of it is printed after the next prompt.
+ *
+ * The subscription is bounded and may drop events, `TurnEnd` included, so `flushed` never waits on
+ * a `TurnEnd` that may have been dropped: the bus delivers synchronously, so by the time a turn
+ * has returned its `TurnEnd` is either in the buffer (and will be handled) or already counted as
+ * dropped.
  */
 import { Deferred, Effect, Scope } from "effect"
 import type { AgentEvent } from "../domain/Event.ts"
@@ -12,18 +17,22 @@ const CAPACITY = 100_000
 
 /** A running sink. */
 export interface EventSink {
-  /** Completes once the root `TurnEnd` of `turnId` has gone through every handler. */
+  /**
+   * Completes once the root `TurnEnd` of `turnId` has gone through every handler, or at once if a
+   * `TurnEnd` was dropped since the last call. Call it only after the turn has returned.
+   */
   readonly flushed: (turnId: string) => Effect.Effect<void>
   /** Events this subscriber lost (its buffer was full). */
   readonly dropped: Effect.Effect<number>
 }
 
-/** Subscribes now and handles events in a fiber owned by the scope. */
-export const start = (handlers: ReadonlyArray<(event: AgentEvent) => Effect.Effect<void>>) =>
+/** Subscribes now and handles events in a fiber owned by the scope; `capacity` is the subscription's buffer. */
+export const start = (handlers: ReadonlyArray<(event: AgentEvent) => Effect.Effect<void>>, capacity = CAPACITY) =>
   Effect.gen(function*() {
     const bus = yield* EventBus
-    const subscription = yield* bus.subscribe({ capacity: CAPACITY })
+    const subscription = yield* bus.subscribe({ capacity })
     const ended = new Map<string, Deferred.Deferred<void>>()
+    let turnEndsLost = 0
     const endOf = (turnId: string) => {
       let deferred = ended.get(turnId)
       if (deferred === undefined) {
@@ -39,7 +48,13 @@ export const start = (handlers: ReadonlyArray<(event: AgentEvent) => Effect.Effe
       })
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(subscription.take, handle)))
     const sink: EventSink = {
-      flushed: (turnId) => Deferred.await(endOf(turnId)),
+      flushed: (turnId) =>
+        Effect.gen(function*() {
+          const lost = (yield* subscription.dropped).TurnEnd ?? 0
+          const mayBeLost = lost > turnEndsLost
+          turnEndsLost = lost
+          if (!mayBeLost) yield* Deferred.await(endOf(turnId))
+        }).pipe(Effect.ensuring(Effect.sync(() => ended.delete(turnId)))),
       dropped: subscription.droppedTotal
     }
     return sink
