@@ -3,9 +3,9 @@
  * tools confined to the workspace plus MCP tools, the session store, the loop, and file hooks.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as NodeServices from "@effect/platform-node/NodeServices"
-import { type FileSystem, Layer } from "effect"
+import { type FileSystem, Layer, type Path } from "effect"
 import type { HttpClient } from "effect/http"
+import type { ChildProcessSpawner } from "effect/process"
 import type { ConfigError } from "../domain/errors.ts"
 import * as FileHooks from "../layers/FileHooks.ts"
 import * as McpTools from "../layers/McpTools.ts"
@@ -20,6 +20,9 @@ import { ToolRegistry } from "../services/ToolRegistry.ts"
 import { builtinTools, Workspace } from "../tools/index.ts"
 import { sessionsDir } from "./dataDir.ts"
 import type { CliSettings } from "./settings.ts"
+
+/** What the agent commands take from the platform: `main.ts` provides `NodeServices.layer` once, for every command. */
+export type Platform = FileSystem.FileSystem | Path.Path | ChildProcessSpawner.ChildProcessSpawner
 
 type ProviderLayer = Layer.Layer<Provider, ConfigError, HttpClient.HttpClient | FileSystem.FileSystem>
 
@@ -56,6 +59,6 @@ export const layer = (settings: CliSettings) => {
   }).pipe(Layer.provide([provider(settings), tools(settings), store(settings)]))
   return FileHooks.layer({ workDir: settings.workspace }).pipe(
     Layer.provideMerge(loop),
-    Layer.provide([NodeServices.layer, NodeHttpClient.layerUndici])
+    Layer.provide(NodeHttpClient.layerUndici)
   )
 }

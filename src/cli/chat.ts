@@ -9,7 +9,7 @@
  * turn had started is a matter of timing, so steering would make `printf 'a\nb\n' | agent-loop
  * chat` answer differently from one run to the next.
  */
-import { Deferred, Effect, Fiber, type FileSystem, Option, Queue } from "effect"
+import { Deferred, Effect, Fiber, Option, Queue } from "effect"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import * as App from "./app.ts"
 import * as CtrlC from "./ctrlC.ts"
@@ -120,4 +120,4 @@ export const chat = (flags: AgentFlags) =>
       return exitCode
     })).pipe(Effect.provide(App.layer(settings)))
     if (code !== ExitCode.ok) return yield* fail("", code)
-  }) satisfies Effect.Effect<void, unknown, Screen | FileSystem.FileSystem>
+  }) satisfies Effect.Effect<void, unknown, Screen | App.Platform>

@@ -3,7 +3,6 @@
  * why any were skipped.
  */
 import * as nodePath from "node:path"
-import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Option } from "effect"
 import { discover, resolveDirs } from "../layers/FileHooks.ts"
 import { Screen } from "./screen.ts"
@@ -14,7 +13,7 @@ export const list = (workspace: Option.Option<string>) =>
     const screen = yield* Screen
     const workDir = nodePath.resolve(Option.getOrElse(workspace, () => "."))
     const dirs = resolveDirs({ workDir })
-    const found = yield* discover({ workDir }).pipe(Effect.provide(NodeServices.layer))
+    const found = yield* discover({ workDir })
     if (found.hooks.length === 0) yield* screen.line(`no file hooks in ${dirs.userDir} or ${dirs.projectDir}`)
     for (const hook of found.hooks) {
       const matcher = [hook.toolMatcher && `tool ~ ${hook.toolMatcher.source}`, hook.patternMatcher && `args ~ ${hook.patternMatcher.source}`]

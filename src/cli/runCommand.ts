@@ -2,7 +2,7 @@
  * `agent-loop run "prompt"`: one turn, streamed to the terminal. Exits 0 when the turn completes,
  * 130 after Ctrl-C (interrupted or aborted), 1 with a one-line reason otherwise.
  */
-import { Effect, FileSystem } from "effect"
+import { Effect } from "effect"
 import type { TurnResult } from "../domain/Turn.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
@@ -52,4 +52,4 @@ export const run = (prompt: string, flags: AgentFlags) =>
       yield* warnDropped(sink)
       return yield* outcome(result, (yield* LoopConfig).maxIterations)
     })).pipe(Effect.provide(App.layer(settings)))
-  }) satisfies Effect.Effect<void, unknown, Screen | FileSystem.FileSystem>
+  }) satisfies Effect.Effect<void, unknown, Screen | App.Platform>

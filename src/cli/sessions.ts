@@ -1,7 +1,6 @@
 /**
  * `agent-loop sessions list` and `sessions show KEY`: what is saved under the data directory.
  */
-import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Option } from "effect"
 import type { Message } from "../domain/Message.ts"
 import * as SessionStoreJsonl from "../layers/SessionStoreJsonl.ts"
@@ -17,7 +16,7 @@ const openStore = Effect.gen(function*() {
   const store = yield* SessionStoreJsonl.make(sessionsDir(data))
   const last = Option.getOrUndefined(yield* readLastSession(data))
   return { store, last, dir: sessionsDir(data) }
-}).pipe(Effect.provide(NodeServices.layer))
+})
 
 /** Lists the saved sessions, the last used marked with `*`. */
 export const list = Effect.gen(function*() {
