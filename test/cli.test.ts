@@ -6,8 +6,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
+import * as AgentLoopConfig from "../src/domain/Config.ts"
 import { AgentEvent } from "../src/domain/Event.ts"
 import { INTERRUPT_HINT } from "../src/programs/runTurn.ts"
+import { BuiltinToolName } from "../src/tools/index.ts"
 import { isolatedEnv, root, runCli, spawnCli, tempDir } from "./support/cliProcess.ts"
 import { gate, type Script, start } from "./support/openaiServer.ts"
 
@@ -274,6 +276,8 @@ describe.concurrent("agent-loop run", () => {
     for (const flag of ["--provider", "--base-url", "--model", "--session", "--continue", "--max-iterations", "--tools", "--workspace", "--yes", "--events", "--record", "--replay", "--mcp-config", "--verbose"]) {
       expect(run.stdout).toContain(flag)
     }
+    expect(run.stdout).toContain(`(${BuiltinToolName.literals.join(",")}); default read_file,list_dir,grep,write_file,edit_file;`)
+    expect(run.stdout).toContain(`(default ${AgentLoopConfig.makeUnsafe({ model: "m" }).maxIterations})`)
     const show = await runCli(["sessions", "show", "--help"], { env })
     expect(show.code).toBe(0)
     expect(show.stdout).toContain("agent-loop sessions show [flags] <key>")

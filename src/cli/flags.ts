@@ -4,9 +4,15 @@
  */
 import { Config } from "effect"
 import { Flag } from "effect/cli"
+import * as AgentLoopConfig from "../domain/Config.ts"
+import { BuiltinToolName } from "../tools/index.ts"
+import { defaultTools } from "./settings.ts"
 
 /** The providers the CLI can talk to. */
 export const providerNames = ["openai", "anthropic", "replay"] as const
+
+/** The loop's own defaults (any model will do), so that the help never repeats them by hand. */
+const loopDefaults = AgentLoopConfig.makeUnsafe({ model: "any" })
 
 /** The flags shared by `run` and `chat`. */
 export const agentFlags = {
@@ -43,12 +49,12 @@ export const agentFlags = {
   ),
   maxIterations: Flag.Int("max-iterations").pipe(
     Flag.optional,
-    Flag.withDescription("Most model calls in one turn (default 20)")
+    Flag.withDescription(`Most model calls in one turn (default ${loopDefaults.maxIterations})`)
   ),
   tools: Flag.String("tools").pipe(
     Flag.optional,
     Flag.withDescription(
-      "Comma-separated built-in tools to enable (read_file,list_dir,grep,write_file,edit_file,exec); default all but exec; \"\" for none"
+      `Comma-separated built-in tools to enable (${BuiltinToolName.literals.join(",")}); default ${defaultTools.join(",")}; "" for none`
     )
   ),
   workspace: Flag.String("workspace").pipe(

@@ -5,7 +5,7 @@
 import * as nodePath from "node:path"
 import { Effect, Option, Schema } from "effect"
 import { readCassette } from "../layers/providers/Replay.ts"
-import { BuiltinToolName } from "../tools/index.ts"
+import { BuiltinToolName, builtinTools } from "../tools/index.ts"
 import { dataDir, newSessionKey, readLastSession } from "./dataDir.ts"
 import { fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
@@ -45,8 +45,15 @@ const defaultSystemPrompt = "You are agent-loop, a careful assistant working in 
   "machine. Look at files with the tools before answering questions about them; paths are relative to the " +
   "workspace root. Be concise."
 
-/** The built-in tools enabled when `--tools` is not given: all but `exec`, which runs commands. */
-const defaultTools: ReadonlyArray<BuiltinToolName> = ["read_file", "list_dir", "grep", "write_file", "edit_file"]
+const isToolName = Schema.is(BuiltinToolName)
+
+/**
+ * The built-in tools enabled when `--tools` is not given: every one that needs no approval (so
+ * not `exec`, which runs commands), since without `--yes` a call needing approval asks each time.
+ */
+export const defaultTools: ReadonlyArray<BuiltinToolName> = builtinTools()
+  .filter((tool) => !tool.requiresApproval)
+  .flatMap((tool) => isToolName(tool.name) ? [tool.name] : [])
 
 const decodeToolName = Schema.decodeUnknownOption(BuiltinToolName)
 
