@@ -1,7 +1,7 @@
 /**
  * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `hooks list`, `sessions list|show`.
  */
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, Command } from "effect/cli"
 import { chat } from "./chat.ts"
 import { agentFlags } from "./flags.ts"
 import * as HooksList from "./hooksList.ts"
@@ -31,17 +31,7 @@ const chatCommand = Command.make("chat", agentFlags, chat).pipe(
   )
 )
 
-const hooksList = Command.make(
-  "list",
-  {
-    workspace: Flag.String("workspace").pipe(
-      Flag.withAlias("w"),
-      Flag.optional,
-      Flag.withDescription("Project whose .agents/hooks to read (default: the current directory)")
-    )
-  },
-  ({ workspace }) => HooksList.list(workspace)
-).pipe(Command.withDescription("List the file hooks a run would load, in run order, and the ones skipped"))
+const hooksList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => HooksList.list(workspace)).pipe(Command.withDescription("List the file hooks a run would load, in run order, and the ones skipped"))
 
 const hooks = Command.make("hooks").pipe(
   Command.withDescription("File hooks (~/.config/agents/hooks, ./.agents/hooks)"),

@@ -2,7 +2,6 @@
  * `agent-loop hooks list`: the file hooks a run in this workspace would load, in run order, and
  * why any were skipped.
  */
-import * as nodePath from "node:path"
 import { Effect, Option } from "effect"
 import { discover, resolveDirs } from "../layers/FileHooks.ts"
 import { Screen } from "./screen.ts"
@@ -11,9 +10,8 @@ import { Screen } from "./screen.ts"
 export const list = (workspace: Option.Option<string>) =>
   Effect.gen(function*() {
     const screen = yield* Screen
-    const workDir = nodePath.resolve(Option.getOrElse(workspace, () => "."))
-    const dirs = resolveDirs({ workDir })
-    const found = yield* discover({ workDir })
+    const dirs = resolveDirs(Option.match(workspace, { onNone: () => ({}), onSome: (workDir) => ({ workDir }) }))
+    const found = yield* discover(dirs)
     if (found.hooks.length === 0) yield* screen.line(`no file hooks in ${dirs.userDir} or ${dirs.projectDir}`)
     for (const hook of found.hooks) {
       const matcher = [hook.toolMatcher && `tool ~ ${hook.toolMatcher.source}`, hook.patternMatcher && `args ~ ${hook.patternMatcher.source}`]
