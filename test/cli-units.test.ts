@@ -2,12 +2,15 @@
  * The CLI's parts that need no process: the Ctrl-C double-press window (on TestClock), the
  * approval decisions, colours and NO_COLOR, line handling of the screen, and --tools parsing.
  */
+import * as os from "node:os"
+import * as nodePath from "node:path"
 import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { approvalHook, DENIED_REASON, NO_TERMINAL_REASON } from "../src/cli/approval.ts"
 import * as CtrlC from "../src/cli/ctrlC.ts"
+import { dataDir } from "../src/cli/dataDir.ts"
 import * as EventSink from "../src/cli/eventSink.ts"
 import { CliFailure } from "../src/cli/failure.ts"
 import * as Format from "../src/cli/format.ts"
@@ -236,6 +239,16 @@ describe("terminal output", () => {
     expect(Format.duration(1440)).toBe("1.4 s")
     expect(Format.duration(125_000)).toBe("2 min 5 s")
     expect(Format.usage({ inputTokens: 1234, outputTokens: 5, costUsd: 0.00123 })).toBe("1,234 in · 5 out tokens · $0.0012")
+  })
+})
+
+describe("data directory", () => {
+  it("is $AGENT_LOOP_DATA_DIR, else under an absolute $XDG_DATA_HOME, else under ~/.local/share", () => {
+    const fallback = nodePath.join(os.homedir(), ".local", "share", "agent-loop")
+    expect(dataDir({ AGENT_LOOP_DATA_DIR: "/own", XDG_DATA_HOME: "/xdg" })).toBe("/own")
+    expect(dataDir({ XDG_DATA_HOME: "/xdg" })).toBe("/xdg/agent-loop")
+    expect(dataDir({ XDG_DATA_HOME: "relative/xdg" })).toBe(fallback)
+    expect(dataDir({ AGENT_LOOP_DATA_DIR: "" })).toBe(fallback)
   })
 })
 

@@ -3,17 +3,15 @@
  * `$AGENT_LOOP_DATA_DIR` (tests), else `$XDG_DATA_HOME/agent-loop`, else
  * `~/.local/share/agent-loop`, and the key of the session used last (for `--continue`).
  */
-import * as os from "node:os"
 import * as nodePath from "node:path"
 import { Clock, Effect, FileSystem, Option, Random } from "effect"
+import { xdgBase } from "../layers/fileHooks/discover.ts"
 
 /** The data directory for an environment. */
 export const dataDir = (env: NodeJS.ProcessEnv = process.env): string => {
   const own = env["AGENT_LOOP_DATA_DIR"]
   if (own !== undefined && own !== "") return nodePath.resolve(own)
-  const xdg = env["XDG_DATA_HOME"]
-  const base = xdg !== undefined && nodePath.isAbsolute(xdg) ? xdg : nodePath.join(os.homedir(), ".local", "share")
-  return nodePath.join(base, "agent-loop")
+  return nodePath.join(xdgBase("XDG_DATA_HOME", nodePath.join(".local", "share"), env), "agent-loop")
 }
 
 /** The directory of the session files. */

@@ -50,11 +50,19 @@ export interface Discovery {
   readonly problems: ReadonlyArray<HookProblem>
 }
 
+/**
+ * An XDG base directory: `$variable` when it is an absolute path (the XDG spec says to ignore a
+ * relative one), else `fallback` under the home directory. Shared with the CLI's data directory.
+ */
+export const xdgBase = (variable: string, fallback: string, env: NodeJS.ProcessEnv = process.env): string => {
+  const value = env[variable]
+  return value !== undefined && path.isAbsolute(value) ? value : path.join(os.homedir(), fallback)
+}
+
 /** The directories of `options`, defaults filled in. */
 export const resolveDirs = (options: DiscoverOptions = {}) => {
   const workDir = path.resolve(options.workDir ?? process.cwd())
-  const xdg = process.env["XDG_CONFIG_HOME"]
-  const configHome = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), ".config")
+  const configHome = xdgBase("XDG_CONFIG_HOME", ".config")
   return {
     workDir,
     userDir: path.resolve(workDir, options.userDir ?? path.join(configHome, "agents", "hooks")),
