@@ -19,21 +19,22 @@ import type { Provider } from "../services/Provider.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
 import { builtinTools, Workspace } from "../tools/index.ts"
 import { sessionsDir } from "./dataDir.ts"
-import type { CliSettings } from "./settings.ts"
+import type { CliSettings, ProviderSettings } from "./settings.ts"
 
 /** What the agent commands take from the platform: `main.ts` provides `NodeServices.layer` once, for every command. */
 export type Platform = FileSystem.FileSystem | Path.Path | ChildProcessSpawner.ChildProcessSpawner
 
 type ProviderLayer = Layer.Layer<Provider, ConfigError, HttpClient.HttpClient | FileSystem.FileSystem>
 
+const liveProvider = (chosen: ProviderSettings): ProviderLayer => {
+  if (chosen._tag === "replay") return Replay.replay(chosen.cassette)
+  const options = chosen.baseUrl === undefined ? {} : { baseUrl: chosen.baseUrl }
+  return chosen._tag === "anthropic" ? Anthropic.layer(options) : OpenAiCompatible.layer(options)
+}
+
 /** The provider of the settings; `--record` wraps it so every call lands in the cassette. */
 const provider = (settings: CliSettings): ProviderLayer => {
-  const chosen = settings.provider
-  const live: ProviderLayer = chosen._tag === "replay"
-    ? Replay.replay(chosen.cassette)
-    : chosen._tag === "anthropic"
-    ? Anthropic.layer(chosen.baseUrl === undefined ? {} : { baseUrl: chosen.baseUrl })
-    : OpenAiCompatible.layer(chosen.baseUrl === undefined ? {} : { baseUrl: chosen.baseUrl })
+  const live = liveProvider(settings.provider)
   return settings.record === undefined ? live : Replay.record(settings.record, { fresh: true }).pipe(Layer.provide(live))
 }
 
