@@ -175,7 +175,7 @@ describe("approval", () => {
   it.effect("with no terminal it denies, tells the model, and says why on stderr", () =>
     Effect.gen(function*() {
       const { out, screen } = fakeScreen(false)
-      const decision = yield* decide(approvalHook({ yes: false, screen, ask: Effect.succeed("y") }))
+      const decision = yield* decide(approvalHook({ yes: false, screen, ask: undefined }))
       expect(decision).toEqual({ _tag: "Deny", reason: NO_TERMINAL_REASON })
       expect(out.stderr).toBe(
         "agent-loop: denied exec {\"command\":\"rm -rf build\"}: it needs approval and there is no terminal to ask (pass --yes to approve)\n"

@@ -305,4 +305,19 @@ describe.concurrent("agent-loop chat with piped input", () => {
       ["user", "second"]
     ])
   })
+
+  it("never asks for approval: a call that needs it is denied, and stderr says why", async (context) => {
+    const { server, flags, env } = await setup(context, [{ toolCalls: [{ name: "exec", arguments: { command: "echo ran" } }] }, { text: "ok" }])
+    const cli = spawnCli(["chat", ...flags, "--tools", "exec"], { env, stdin: true })
+    cli.child.stdin!.write("run it\n")
+    await cli.waitFor(/denied exec|\? allow/)
+    cli.child.stdin!.end()
+    const { code } = await cli.exited
+    expect(code).toBe(0)
+    expect(cli.stderr()).toContain(
+      "agent-loop: denied exec {\"command\":\"echo ran\"}: it needs approval and there is no terminal to ask (pass --yes to approve)"
+    )
+    expect(cli.stderr()).not.toContain("? allow")
+    expect(server.requests[1]!.body.messages.at(-1).content).toContain("no terminal to ask")
+  })
 })

@@ -19,7 +19,10 @@ export const DENIED_REASON = "The user denied this call."
 export interface ApprovalOptions {
   readonly yes: boolean
   readonly screen: ScreenShape
-  /** Reads the answer; `undefined` when input has ended. Absent: no terminal to ask on. */
+  /**
+   * Reads the answer; `undefined` when input has ended. Absent when there is no terminal to ask on:
+   * the commands pass it only when stdin is a terminal, so this is the one place that decides.
+   */
   readonly ask: Effect.Effect<string | undefined> | undefined
 }
 
@@ -31,9 +34,9 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook =>
     approveTool: ({ call }) => {
       if (options.yes) return Hook.approve
       const { screen } = options
-      const what = `${call.name} ${Format.args(JSON.stringify(call.arguments ?? {}), 120)}`
+      const what = `${call.name} ${Format.truncate(JSON.stringify(call.arguments ?? {}), 120)}`
       const ask = options.ask
-      if (ask === undefined || !screen.interactive) {
+      if (ask === undefined) {
         return Effect.as(
           screen.line(`agent-loop: denied ${what}: it needs approval and there is no terminal to ask (pass --yes to approve)`),
           Hook.deny(NO_TERMINAL_REASON)

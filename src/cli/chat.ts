@@ -37,7 +37,7 @@ export const chat = (flags: AgentFlags) =>
       const loop = yield* AgentLoop
       const key = settings.sessionKey
       const input = yield* LineInput.make
-      const sink = yield* attach(settings, input.ask)
+      const sink = yield* attach(settings, screen.interactive ? input.ask : undefined)
       const turns = yield* Queue.unbounded<string>()
       const quit = yield* Deferred.make<number>()
       let busy = false
