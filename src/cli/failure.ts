@@ -15,12 +15,11 @@ export const ExitCode = {
 } as const
 
 /**
- * A reason to stop with `code`. `message` is printed as `agent-loop: <message>` unless it is
- * empty (already reported). Marked reported so `runMain` does not log it again.
+ * A reason to stop with `code` (which `runMain` exits with). `message` is printed as
+ * `agent-loop: <message>` unless it is empty (already reported).
  */
 export class CliFailure extends Data.TaggedError("CliFailure")<{ readonly message: string; readonly code: number }> {
   override readonly [Runtime.errorExitCode]: number = this.code
-  override readonly [Runtime.errorReported] = false
 }
 
 /** A failure with the default exit code. */

@@ -5,6 +5,8 @@
  * Ctrl-C belongs to the CLI: `run` and `chat` turn it into a graceful interrupt, then a hard abort
  * (`ctrlC.ts`). `runMain` would interrupt the whole program on SIGINT instead, so its SIGINT
  * listener is removed right after it starts; SIGTERM still stops everything through it.
+ *
+ * `reportFailures` prints every failure as one line, so `runMain`'s own error log is disabled.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
