@@ -9,23 +9,29 @@ import { fail } from "./failure.ts"
 import * as Format from "./format.ts"
 import { Screen } from "./screen.ts"
 
-const storeError = (error: { readonly message: string }) => fail(error.message)
-
+/** The session store of the data directory, its failures as one-line `CliFailure`s. */
 const openStore = Effect.gen(function*() {
   const data = dataDir()
-  const store = yield* SessionStoreJsonl.make(sessionsDir(data))
+  const dir = sessionsDir(data)
+  const store = yield* SessionStoreJsonl.make(dir)
   const last = Option.getOrUndefined(yield* readLastSession(data))
-  return { store, last, dir: sessionsDir(data) }
+  const storeError = (error: { readonly message: string }) => fail(error.message)
+  return {
+    dir,
+    last,
+    list: Effect.catch(store.list, storeError),
+    load: (key: string) => Effect.catch(store.load(key), storeError)
+  }
 })
 
 /** Lists the saved sessions, the last used marked with `*`. */
 export const list = Effect.gen(function*() {
   const screen = yield* Screen
-  const { store, last, dir } = yield* openStore
-  const keys = yield* Effect.catch(store.list, storeError)
+  const { dir, last, list, load } = yield* openStore
+  const keys = yield* list
   if (keys.length === 0) return yield* screen.line(`no sessions yet in ${dir}`)
   for (const key of [...keys].sort()) {
-    const messages = yield* Effect.catch(store.load(key), storeError)
+    const messages = yield* load(key)
     yield* screen.text(`${key === last ? "*" : " "} ${key}  ${screen.out.dim(Format.plural(messages.length, "message"))}\n`)
   }
 })
@@ -45,13 +51,12 @@ const showMessage = (message: Message, style: { readonly dim: (s: string) => str
   }
 }
 
-/** Prints a session's messages. */
+/** Prints a session's messages; a key with no saved messages is reported as no session. */
 export const show = (key: string) =>
   Effect.gen(function*() {
     const screen = yield* Screen
-    const { store } = yield* openStore
-    const keys = yield* Effect.catch(store.list, storeError)
-    if (!keys.includes(key)) return yield* fail(`no session "${key}" (see: agent-loop sessions list)`)
-    const messages = yield* Effect.catch(store.load(key), storeError)
+    const { load } = yield* openStore
+    const messages = yield* load(key)
+    if (messages.length === 0) return yield* fail(`no session "${key}" (see: agent-loop sessions list)`)
     for (const message of messages) yield* screen.text(`${showMessage(message, screen.out)}\n`)
   })
