@@ -54,11 +54,13 @@ export interface SpawnOptions {
   readonly cwd?: string
   /** Give the CLI a stdin pipe (`child.stdin`) instead of none. */
   readonly stdin?: boolean
+  /** The `node` that runs the launcher; default `process.execPath` (the project's Node 24). */
+  readonly node?: string
 }
 
-/** Starts `agent-loop ARGS` with `process.execPath` (the project's Node 24). */
+/** Starts `agent-loop ARGS`. */
 export const spawnCli = (args: ReadonlyArray<string>, options: SpawnOptions): CliProcess => {
-  const child = spawn(process.execPath, [launcher, ...args], {
+  const child = spawn(options.node ?? process.execPath, [launcher, ...args], {
     cwd: options.cwd ?? root,
     env: options.env,
     stdio: [options.stdin === true ? "pipe" : "ignore", "pipe", "pipe"]
