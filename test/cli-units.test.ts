@@ -53,16 +53,21 @@ describe("Ctrl-C", () => {
       const events = yield* recordEvents
       const loop = yield* AgentLoop
       const idle: Array<boolean> = []
-      const press = yield* CtrlC.controller({ sessionKey: "s", onIdle: (repeated) => Effect.sync(() => idle.push(repeated)) })
+      const { out, screen } = fakeScreen(true)
+      const press = yield* CtrlC.controller({ sessionKey: "s", onIdle: (repeated) => Effect.sync(() => idle.push(repeated)) }).pipe(
+        Effect.provideService(Screen.Screen, screen)
+      )
       yield* press
       expect(idle).toEqual([false])
 
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
       yield* eventually(Effect.map(loop.activeTurn("s"), (info) => info?.phase === "llm" || undefined))
       yield* press
+      expect(out.stderr).toBe("")
       yield* TestClock.adjust(CtrlC.DOUBLE_PRESS_MS + 1)
       yield* press
       expect((yield* events).filter((e) => e._tag === "InterruptReceived").map((e) => e._tag === "InterruptReceived" && e.kind)).toEqual(["graceful"])
+      expect(out.stderr).toBe("(press Ctrl-C again within 2 s to abort)\n")
       yield* TestClock.adjust(CtrlC.DOUBLE_PRESS_MS)
       yield* press
       const result = yield* Fiber.join(turn)
@@ -97,7 +102,9 @@ describe("Ctrl-C during an approval prompt", () => {
       const { out, screen } = fakeScreen(true)
       const loop = yield* AgentLoop
       yield* loop.registerHook(approvalHook({ yes: false, screen, ask: input.ask }))
-      const press = yield* CtrlC.controller({ sessionKey: "s", onIdle: () => Effect.void, cancelQuestions: input.cancelQuestions })
+      const press = yield* CtrlC.controller({ sessionKey: "s", onIdle: () => Effect.void, cancelQuestions: input.cancelQuestions }).pipe(
+        Effect.provideService(Screen.Screen, screen)
+      )
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
       yield* eventually(Effect.sync(() => out.stderr.includes("? allow danger {}? [y/N] ") || undefined))
       yield* press

@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import type { AgentEvent } from "../domain/Event.ts"
+import { DOUBLE_PRESS_MS } from "./ctrlC.ts"
 import * as Format from "./format.ts"
 import type { ScreenShape } from "./screen.ts"
 
@@ -61,7 +62,7 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
         return screen.line(err.dim(`${pad}(follow-up queued: ${Format.truncate(event.content, 60)})`))
       case "InterruptReceived":
         return event.kind === "graceful"
-          ? screen.line(err.yellow(`${pad}⏸ interrupting: the model will sum up (Ctrl-C again within 2 s to abort)`))
+          ? screen.line(err.yellow(`${pad}⏸ interrupting: the model will sum up (Ctrl-C again within ${DOUBLE_PRESS_MS / 1000} s to abort)`))
           : event.kind === "hard"
           ? screen.line(err.yellow(`${pad}⏹ aborting`))
           : Effect.void
