@@ -9,7 +9,7 @@ import { BuiltinToolName } from "../tools/index.ts"
 import { defaultTools } from "./settings.ts"
 
 /** The providers the CLI can talk to. */
-export const providerNames = ["openai", "anthropic", "replay"] as const
+const providerNames = ["openai", "anthropic", "replay"] as const
 
 /** The loop's own defaults (any model will do), so that the help never repeats them by hand. */
 const loopDefaults = AgentLoopConfig.makeUnsafe({ model: "any" })
