@@ -22,6 +22,7 @@ export { EventBus, type EventBusShape, type SubscribeOptions, type Subscription 
 export { Hooks, type HooksShape, type Named } from "./services/Hooks.ts"
 export { LoopConfig } from "./services/LoopConfig.ts"
 export { Provider, type ChatReply, type ProviderShape } from "./services/Provider.ts"
+export { Secrets, type SecretsShape } from "./services/Secrets.ts"
 export { SessionStore, type SessionStoreShape } from "./services/SessionStore.ts"
 export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts"
 
