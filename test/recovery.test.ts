@@ -11,7 +11,7 @@ import { ContextLengthExceeded, MalformedResponse, ProviderRejected, ProviderUna
 import * as Hook from "../src/domain/Hook.ts"
 import * as Message from "../src/domain/Message.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
-import { TRUNCATION_PROMPT } from "../src/programs/callModel.ts"
+import { TRUNCATION_PROMPT, TRUNCATION_RETRY_REASON } from "../src/programs/callModel.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { AgentLoop, eventually, harness, recordEvents, tags } from "./support/harness.ts"
 import { longHistory, ofKind } from "./support/fixtures.ts"
@@ -297,6 +297,11 @@ describe("truncated answers", () => {
       expect(result.messages).toEqual([Message.user("explain"), Message.assistant("short answer")])
       expect(yield* stored("s")).toEqual(result.messages)
       expect(ofKind(yield* events, "LLMResponse").map((e) => e.content)).toEqual(["short answer"])
+      const all = yield* events
+      const retries = ofKind(all, "LLMRetry")
+      expect(retries.map((e) => [e.attempt, e.reason, e.delayMs])).toEqual([[1, TRUNCATION_RETRY_REASON, 0]])
+      // announced after the truncated text streamed and before the new request
+      expect(tags(all, ["LLMDelta", "LLMRetry", "LLMRequest"])).toEqual(["LLMRequest", "LLMDelta", "LLMRetry", "LLMRequest", "LLMDelta"])
     }).pipe(Effect.provide(harness({
       script: [{ content: "a very long answer that got cut", finishReason: "length" }, { content: "short answer" }]
     }))))

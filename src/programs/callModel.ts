@@ -19,6 +19,9 @@ import { TurnAborted, hardAbort } from "./turnEnd.ts"
 /** The recovery prompt after a truncated answer. */
 export const TRUNCATION_PROMPT = "Your answer was truncated because it was too long. Answer again, shorter and complete."
 
+/** The `reason` of the `LLMRetry` published when a truncated answer is asked for again. */
+export const TRUNCATION_RETRY_REASON = "Truncated: the answer hit the output token limit (finish reason length); asking for a shorter one"
+
 /** A complete response as the loop keeps it. */
 export interface ModelResponse {
   readonly content: string
@@ -229,6 +232,8 @@ export const callModel = (
       if (response.finishReason === "length" && response.toolCalls.length === 0 && truncationRetries < context.config.maxTruncationRetries) {
         truncationRetries++
         transient = [...extraMessages, Message.assistant(response.content), Message.user(TRUNCATION_PROMPT)]
+        // Announced like any retry, so a renderer knows the text it streamed is superseded.
+        yield* context.emit("LLMRetry", { attempt: truncationRetries, reason: TRUNCATION_RETRY_REASON, delayMs: 0 })
         continue
       }
       const reviewed = yield* context.hooks.afterLLMResponse({
