@@ -1,0 +1,145 @@
+/**
+ * The built-in model registry: what the CLI (and any host) knows about the common OpenAI and
+ * Anthropic models without asking anyone — the context window, the most output tokens per call,
+ * the price, and whether the model accepts images.
+ *
+ * Prices are US dollars per million tokens as the vendors list them for standard (not batch,
+ * not priority) use, taken on `PRICES_AS_OF` from the models.dev catalogue. They go stale: a host
+ * can override or extend them (the CLI's settings file has `prices`).
+ *
+ * Names are matched exactly, then by alias, then without a dated snapshot suffix, so
+ * `gpt-4o-2024-08-06` and `claude-sonnet-4-5-20250929` find their family.
+ *
+ * @example
+ * ```ts
+ * import { Models } from "effect-agent-loop"
+ *
+ * const info = Models.lookup("gpt-4.1-mini")
+ * // info?.contextWindow === 1_047_576, info?.price.inputPerMillion === 0.4
+ * const prices = Models.priceTable() // for AgentLoopConfig's `prices`
+ * ```
+ */
+import { Schema } from "effect"
+import { ModelPrice } from "./Usage.ts"
+
+/** The day the built-in prices and limits were taken. */
+export const PRICES_AS_OF = "2026-05-08"
+
+const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+const NonNegative = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
+
+/**
+ * A model's price per million tokens: input and output (the `ModelPrice` the loop computes cost
+ * with), plus reading from and writing to the vendor's prompt cache where the vendor prices them.
+ */
+export const ModelPricing = Schema.Struct({
+  ...ModelPrice.fields,
+  cachedInputPerMillion: Schema.optionalKey(NonNegative),
+  cacheWritePerMillion: Schema.optionalKey(NonNegative)
+})
+export type ModelPricing = typeof ModelPricing.Type
+
+/** Who makes the model, which says which provider speaks its API natively. */
+export const Vendor = Schema.Literals(["openai", "anthropic"])
+export type Vendor = typeof Vendor.Type
+
+/** What the registry knows about one model. */
+export const ModelInfo = Schema.Struct({
+  /** The name the vendor's API takes. */
+  id: Schema.NonEmptyString,
+  vendor: Vendor,
+  /** Tokens of input plus output the model can attend to. */
+  contextWindow: PositiveInt,
+  /** The most tokens one response may hold. */
+  maxOutputTokens: PositiveInt,
+  price: ModelPricing,
+  /** Whether the model accepts images in its input. */
+  images: Schema.Boolean,
+  /** Other names of the same model (snapshots, `-latest`, `-0` forms). */
+  aliases: Schema.optionalKey(Schema.Array(Schema.String))
+})
+export type ModelInfo = typeof ModelInfo.Type
+
+const openai = (
+  id: string,
+  contextWindow: number,
+  maxOutputTokens: number,
+  [input, cached, output]: readonly [number, number, number],
+  aliases?: ReadonlyArray<string>
+): ModelInfo => ({
+  id,
+  vendor: "openai",
+  contextWindow,
+  maxOutputTokens,
+  price: { inputPerMillion: input, outputPerMillion: output, cachedInputPerMillion: cached },
+  images: true,
+  ...(aliases === undefined ? {} : { aliases })
+})
+
+const anthropic = (
+  id: string,
+  contextWindow: number,
+  maxOutputTokens: number,
+  [input, output]: readonly [number, number],
+  aliases?: ReadonlyArray<string>
+): ModelInfo => ({
+  id,
+  vendor: "anthropic",
+  contextWindow,
+  maxOutputTokens,
+  // Anthropic prices cache reads at a tenth of input and (five-minute) cache writes at 1.25 times it.
+  price: { inputPerMillion: input, outputPerMillion: output, cachedInputPerMillion: input / 10, cacheWritePerMillion: input * 1.25 },
+  images: true,
+  ...(aliases === undefined ? {} : { aliases })
+})
+
+/** The built-in models, newest families first. Every one of them accepts images but `o3-mini`. */
+export const builtinModels: ReadonlyArray<ModelInfo> = [
+  openai("gpt-5.5", 272_000, 128_000, [5, 0.5, 30]),
+  openai("gpt-5.4", 272_000, 128_000, [2.5, 0.25, 15]),
+  openai("gpt-5.4-mini", 400_000, 128_000, [0.75, 0.075, 4.5]),
+  openai("gpt-5.4-nano", 400_000, 128_000, [0.2, 0.02, 1.25]),
+  openai("gpt-5.2", 400_000, 128_000, [1.75, 0.175, 14]),
+  openai("gpt-5.1", 400_000, 128_000, [1.25, 0.125, 10]),
+  openai("gpt-5", 400_000, 128_000, [1.25, 0.125, 10]),
+  openai("gpt-5-mini", 400_000, 128_000, [0.25, 0.025, 2]),
+  openai("gpt-5-nano", 400_000, 128_000, [0.05, 0.005, 0.4]),
+  openai("gpt-4.1", 1_047_576, 32_768, [2, 0.5, 8]),
+  openai("gpt-4.1-mini", 1_047_576, 32_768, [0.4, 0.1, 1.6]),
+  openai("gpt-4.1-nano", 1_047_576, 32_768, [0.1, 0.025, 0.4]),
+  openai("gpt-4o", 128_000, 16_384, [2.5, 1.25, 10], ["chatgpt-4o-latest"]),
+  openai("gpt-4o-mini", 128_000, 16_384, [0.15, 0.075, 0.6]),
+  openai("o3", 200_000, 100_000, [2, 0.5, 8]),
+  openai("o4-mini", 200_000, 100_000, [1.1, 0.275, 4.4]),
+  { ...openai("o3-mini", 200_000, 100_000, [1.1, 0.55, 4.4]), images: false },
+  anthropic("claude-opus-4-7", 1_000_000, 128_000, [5, 25]),
+  anthropic("claude-opus-4-6", 1_000_000, 128_000, [5, 25]),
+  anthropic("claude-opus-4-5", 200_000, 64_000, [5, 25]),
+  anthropic("claude-opus-4-1", 200_000, 32_000, [15, 75]),
+  anthropic("claude-sonnet-4-6", 1_000_000, 64_000, [3, 15]),
+  anthropic("claude-sonnet-4-5", 200_000, 64_000, [3, 15]),
+  anthropic("claude-sonnet-4-0", 200_000, 64_000, [3, 15], ["claude-sonnet-4"]),
+  anthropic("claude-haiku-4-5", 200_000, 64_000, [1, 5])
+]
+
+/** A dated snapshot suffix: `-2024-08-06` (OpenAI) or `-20250929` (Anthropic). */
+const SNAPSHOT = /-(?:\d{4}-\d{2}-\d{2}|\d{8})$/
+
+/** The model `name` refers to: by id, by alias, then without a snapshot date. */
+export const lookup = (name: string, models: ReadonlyArray<ModelInfo> = builtinModels): ModelInfo | undefined => {
+  const find = (candidate: string) => models.find((model) => model.id === candidate || model.aliases?.includes(candidate) === true)
+  return find(name) ?? (SNAPSHOT.test(name) ? find(name.replace(SNAPSHOT, "")) : undefined)
+}
+
+/**
+ * The prices of `models` by id and alias, in the shape of `AgentLoopConfig`'s `prices`. The loop
+ * prices the name it sent, so a snapshot name is priced only when it is looked up first (`lookup`).
+ */
+export const priceTable = (models: ReadonlyArray<ModelInfo> = builtinModels): Record<string, ModelPrice> => {
+  const table: Record<string, ModelPrice> = {}
+  for (const model of models) {
+    const price = { inputPerMillion: model.price.inputPerMillion, outputPerMillion: model.price.outputPerMillion }
+    for (const name of [model.id, ...(model.aliases ?? [])]) table[name] = price
+  }
+  return table
+}
