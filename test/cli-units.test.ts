@@ -101,7 +101,7 @@ describe("Ctrl-C during an approval prompt", () => {
       const input = yield* LineInput.fromReadable(stdin)
       const { out, screen } = fakeScreen(true)
       const loop = yield* AgentLoop
-      yield* loop.registerHook(approvalHook({ yes: false, screen, ask: input.ask }))
+      yield* loop.registerHook(approvalHook({ policy: "ask", screen, ask: input.ask }))
       const press = yield* CtrlC.controller({ sessionKey: "s", onIdle: () => Effect.void, cancelQuestions: input.cancelQuestions }).pipe(
         Effect.provideService(Screen.Screen, screen)
       )
@@ -174,7 +174,7 @@ describe("approval", () => {
   it.effect("--yes approves without asking", () =>
     Effect.gen(function*() {
       const { out, screen } = fakeScreen(false)
-      const decision = yield* decide(approvalHook({ yes: true, screen, ask: undefined }))
+      const decision = yield* decide(approvalHook({ policy: "approve", screen, ask: undefined }))
       expect(decision).toEqual({ _tag: "Approve" })
       expect(out.stderr).toBe("")
     }))
@@ -182,7 +182,7 @@ describe("approval", () => {
   it.effect("with no terminal it denies, tells the model, and says why on stderr", () =>
     Effect.gen(function*() {
       const { out, screen } = fakeScreen(false)
-      const decision = yield* decide(approvalHook({ yes: false, screen, ask: undefined }))
+      const decision = yield* decide(approvalHook({ policy: "ask", screen, ask: undefined }))
       expect(decision).toEqual({ _tag: "Deny", reason: NO_TERMINAL_REASON })
       expect(out.stderr).toBe(
         "agent-loop: denied exec {\"command\":\"rm -rf build\"}: it needs approval and there is no terminal to ask (pass --yes to approve)\n"
@@ -201,7 +201,7 @@ describe("approval", () => {
       ]
       for (const [answer, expected] of answers) {
         const { out, screen } = fakeScreen(true)
-        const decision = yield* decide(approvalHook({ yes: false, screen, ask: Effect.succeed(answer) }))
+        const decision = yield* decide(approvalHook({ policy: "ask", screen, ask: Effect.succeed(answer) }))
         expect(decision._tag).toBe(expected)
         if (decision._tag === "Deny") expect(decision.reason).toBe(DENIED_REASON)
         expect(out.stderr).toContain("? allow exec {\"command\":\"rm -rf build\"}? [y/N] ")

@@ -48,9 +48,9 @@ describe.concurrent("agent-loop run", () => {
     expect(result.stdout).toBe("Let me look.\nThe answer is 42.\n")
     expect(result.stderr).toMatch(/⚙ list_dir \{"path":"\."\}\n\s+✓ list_dir \d+ ms/)
     expect(result.stderr).toMatch(/⚙ read_file \{"path":"notes\.md"\}\n\s+✓ read_file \d+ ms/)
-    expect(lastLine(result.stderr)).toMatch(/^── completed · 3 iterations · 1,444 in · 96 out tokens · \d+ ms$/)
+    expect(lastLine(result.stderr)).toMatch(/^── completed · 3 iterations · 1,444 in · 96 out tokens · \d+(\.\d)? m?s$/)
     expect(server.requests).toHaveLength(3)
-    expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file", "list_dir", "grep", "write_file", "edit_file"])
+    expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file", "list_dir", "grep", "write_file", "edit_file", "exec"])
     expect(server.requests[2]!.body.messages.at(-1).content).toContain("The answer is 42.")
   })
 
@@ -108,7 +108,8 @@ describe.concurrent("agent-loop run", () => {
     const result = await runCli(["run", ...flags, "hi"], { env })
     expect(result.code).toBe(1)
     expect(lastLine(result.stderr)).toMatch(/^agent-loop: ProviderRejected: .*does not support tools/)
-    expect(result.stderr.split("\n").filter((line) => line.startsWith("agent-loop:"))).toHaveLength(1)
+    // one failure line (the note about the model not being in the registry is not a failure)
+    expect(result.stderr.split("\n").filter((line) => line.startsWith("agent-loop:") && !line.startsWith("agent-loop: note:"))).toHaveLength(1)
   })
 
   it("Ctrl-C interrupts gracefully: remaining tools are skipped, the model sums up without tools, exit 130", async (context) => {
@@ -119,7 +120,7 @@ describe.concurrent("agent-loop run", () => {
     ])
     const file = path.join(home, "events.jsonl")
     const cli = spawnCli(["run", ...flags, "--events", file, "go"], { env })
-    await cli.waitFor("Working on it", "stdout")
+    await server.received(1)
     cli.child.kill("SIGINT")
     await cli.waitFor("interrupting")
     held.open()
@@ -134,10 +135,10 @@ describe.concurrent("agent-loop run", () => {
 
   it("a second Ctrl-C aborts: exit 130, TurnEnd aborted, nothing saved", async (context) => {
     const never = gate()
-    const { flags, env, home } = await setup(context, [{ text: ["Thinking"], hold: never.promise }])
+    const { server, flags, env, home } = await setup(context, [{ text: ["Thinking"], hold: never.promise }])
     const file = path.join(home, "events.jsonl")
     const cli = spawnCli(["run", ...flags, "--events", file, "--session", "s1", "go"], { env })
-    await cli.waitFor("Thinking", "stdout")
+    await server.received(1)
     cli.child.kill("SIGINT")
     await cli.waitFor("interrupting")
     cli.child.kill("SIGINT")
@@ -220,7 +221,8 @@ describe.concurrent("agent-loop run", () => {
       path.join(hookDir, "HOOK.md"),
       "---\nname: no-notes\ndescription: keeps notes private\ntrigger: pre-tool-call\nmatcher:\n  tool: read_file\n---\n"
     )
-    fs.writeFileSync(path.join(hookDir, "scripts", "run.sh"), "echo 'notes are private' >&2\nexit 2\n")
+    fs.writeFileSync(path.join(hookDir, "scripts", "run.sh"), "#!/bin/sh\necho 'notes are private' >&2\nexit 2\n", { mode: 0o755 })
+    expect((await runCli(["trust", workspace], { env })).code).toBe(0)
     const broken = path.join(workspace, ".agents", "hooks", "broken")
     fs.mkdirSync(broken)
     fs.writeFileSync(path.join(broken, "HOOK.md"), "---\nname: broken\ndescription: no trigger\n---\n")
@@ -264,20 +266,25 @@ describe.concurrent("agent-loop run", () => {
       expect(result.code).toBe(1)
       expect(result.stderr).toBe(`${message}\n`)
     }
-    const noModel = await runCli(["run", "hi"], { env })
-    expect(noModel.stderr).toBe("agent-loop: no model: pass --model NAME or set AGENT_LOOP_MODEL\n")
+    const noModel = await runCli(["run", "--base-url", "http://127.0.0.1:9/v1", "hi"], { env })
+    expect(noModel.stderr).toBe("agent-loop: no model: pass --model NAME, set AGENT_LOOP_MODEL, or add \"model\" to a settings file\n")
   })
 
   it("--help describes every command", async () => {
     const env = isolatedEnv(tempDir())
     const top = await runCli(["--help"], { env })
     expect(top.code).toBe(0)
-    for (const command of ["run", "chat", "hooks", "sessions"]) expect(top.stdout).toMatch(new RegExp(`^  ${command} `, "m"))
+    for (const command of ["run", "chat", "hooks", "sessions", "models", "trust", "untrust"]) {
+      expect(top.stdout).toMatch(new RegExp(`^  ${command} `, "m"))
+    }
     const run = await runCli(["run", "--help"], { env })
-    for (const flag of ["--provider", "--base-url", "--model", "--session", "--continue", "--max-iterations", "--tools", "--workspace", "--yes", "--events", "--record", "--replay", "--mcp-config", "--verbose"]) {
+    for (const flag of [
+      "--provider", "--base-url", "--model", "--session", "--continue", "--max-iterations", "--tools", "--workspace", "--yes",
+      "--approval", "--context-files", "--settings", "--output-format", "--events", "--record", "--replay", "--mcp-config", "--verbose"
+    ]) {
       expect(run.stdout).toContain(flag)
     }
-    expect(run.stdout).toContain(`(${BuiltinToolName.literals.join(",")}); default read_file,list_dir,grep,write_file,edit_file;`)
+    expect(run.stdout).toContain(`(${BuiltinToolName.literals.join(",")}); default read_file,list_dir,grep,write_file,edit_file,exec or the settings' "tools";`)
     expect(run.stdout).toContain(`(default ${AgentLoopConfig.makeUnsafe({ model: "m" }).maxIterations})`)
     const show = await runCli(["sessions", "show", "--help"], { env })
     expect(show.code).toBe(0)
@@ -291,7 +298,7 @@ describe.concurrent("agent-loop chat with piped input", () => {
     const { server, flags, env } = await setup(context, [{ text: ["First ", "answer."], hold: held.promise }, { text: "Second answer." }])
     const cli = spawnCli(["chat", ...flags], { env, stdin: true })
     cli.child.stdin!.write("first\n")
-    await cli.waitFor("First", "stdout")
+    await server.received(1)
     cli.child.stdin!.end("second\n")
     held.open()
     const { code } = await cli.exited
@@ -339,16 +346,16 @@ describe.skipIf(olderNode === undefined).concurrent(
     /** `run` under the older Node, streaming until the model's reply is held open. */
     const held = async (context: TestContext) => {
       const never = gate()
-      const { flags, env } = await setup(context, [{ text: ["Thinking"], hold: never.promise }])
+      const { server, flags, env } = await setup(context, [{ text: ["Thinking"], hold: never.promise }])
       const cli = spawnCli(["run", ...flags, "--ephemeral", "go"], { env, node: olderNode! })
-      await cli.waitFor("Thinking", "stdout")
+      await server.received(1)
       return cli
     }
 
     it("passes SIGTERM on to agent-loop and exits as it did", async (context) => {
       const cli = await held(context)
       cli.child.kill("SIGTERM")
-      expect(await cli.exited).toEqual({ code: 130, signal: null })
+      expect(await cli.exited).toEqual({ code: 143, signal: null })
     })
 
     it("exits 128+n when signal n ended agent-loop", async (context) => {

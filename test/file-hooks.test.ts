@@ -315,28 +315,41 @@ describe("FileHooks", () => {
       }).pipe(withFileHooks(dirs))
     }).pipe(Effect.scoped))
 
-  it.effect("the entry script is scripts/run, else run.sh, else run.py; a plain run.sh runs with sh", () =>
+  it.effect("the entry script is scripts/run, else run.sh, else run.py, and runs only when executable", () =>
     Effect.gen(function*() {
       const dirs = yield* tempDirs
       const all = path.join(dirs.project, "all")
-      const shPy = path.join(dirs.project, "sh-py")
+      const sh = path.join(dirs.project, "sh")
       yield* writeHook(dirs.project, "all", toolHook("all", "exit 0"))
       yield* writeHook(dirs.project, "all", { ...toolHook("all", "exit 0"), entry: "run.sh" })
       yield* writeHook(dirs.project, "all", { ...toolHook("all", "exit 0"), entry: "run.py" })
-      yield* writeHook(dirs.project, "sh-py", { ...toolHook("sh-py", "echo 'via sh' >&2\nexit 2"), entry: "run.sh", mode: 0o644 })
-      yield* writeHook(dirs.project, "sh-py", { ...toolHook("sh-py", "exit 0"), entry: "run.py" })
-      yield* writeHook(dirs.project, "py", { ...toolHook("py", "exit 0"), entry: "run.py", mode: 0o644 })
+      yield* writeHook(dirs.project, "sh", { ...toolHook("sh", "echo 'from run.sh' >&2\nexit 2"), entry: "run.sh" })
+      yield* writeHook(dirs.project, "sh", { ...toolHook("sh", "exit 0"), entry: "run.py" })
+      // not executable: never run through an interpreter, reported instead
+      const plainSh = yield* writeHook(dirs.project, "plain-sh", { ...toolHook("plain-sh", "exit 2"), entry: "run.sh", mode: 0o644 })
+      const plainPy = yield* writeHook(dirs.project, "plain-py", { ...toolHook("plain-py", "exit 2"), entry: "run.py", mode: 0o644 })
       const found = yield* FileHooks.discover({ userDir: dirs.user, workDir: dirs.work }).pipe(Effect.provide(NodeServices.layer))
-      expect(found.problems).toEqual([])
+      expect(found.problems.map((p) => [p.path, p.field])).toEqual([[plainPy, "scripts/run"], [plainSh, "scripts/run"]])
+      expect(found.problems[0]!.message).toMatch(/run\.py is not executable; hook scripts run only when executable/)
       expect(Object.fromEntries(found.hooks.map((h) => [h.name, h.command]))).toEqual({
         all: [path.join(all, "scripts", "run")],
-        "sh-py": ["sh", path.join(shPy, "scripts", "run.sh")],
-        py: ["python3", path.join(dirs.project, "py", "scripts", "run.py")]
+        sh: [path.join(sh, "scripts", "run.sh")]
       })
       yield* Effect.gen(function*() {
         const hooks = yield* Hooks
-        expect(yield* hooks.beforeTool({ context, call: exec({}) })).toMatchObject({ _tag: "Deny", reason: "via sh" })
+        expect(yield* hooks.beforeTool({ context, call: exec({}) })).toMatchObject({ _tag: "Deny", reason: "from run.sh" })
       }).pipe(withFileHooks(dirs))
+    }).pipe(Effect.scoped))
+
+  it.effect("project: false leaves the workspace's hooks unread; the user's still load", () =>
+    Effect.gen(function*() {
+      const dirs = yield* tempDirs
+      yield* writeHook(dirs.user, "mine", toolHook("mine", "exit 0"))
+      yield* writeHook(dirs.project, "theirs", toolHook("theirs", "exit 2"))
+      yield* writeHook(dirs.project, "broken", { front: "name: broken" })
+      const found = yield* FileHooks.discover({ userDir: dirs.user, workDir: dirs.work, project: false }).pipe(Effect.provide(NodeServices.layer))
+      expect(found.hooks.map((h) => h.name)).toEqual(["mine"])
+      expect(found.problems).toEqual([])
     }).pipe(Effect.scoped))
 
   it.effect("an async hook runs detached: it never blocks, and reports its own failure", () =>

@@ -1,6 +1,7 @@
 /**
  * The layer behind `run` and `chat`: the chosen provider (optionally recording), the built-in
- * tools confined to the workspace plus MCP tools, the session store, the loop, and file hooks.
+ * tools confined to the workspace plus MCP tools, the session store, the loop with the model's
+ * limits and prices, and file hooks (the workspace's only when it is trusted).
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { type FileSystem, Layer, type Path } from "effect"
@@ -28,7 +29,11 @@ type ProviderLayer = Layer.Layer<Provider, ConfigError, HttpClient.HttpClient | 
 
 const liveProvider = (chosen: ProviderSettings): ProviderLayer => {
   if (chosen._tag === "replay") return Replay.replay(chosen.cassette)
-  const options = chosen.baseUrl === undefined ? {} : { baseUrl: chosen.baseUrl }
+  // the key is passed explicitly: it was taken out of the environment at start (providerKeys.ts)
+  const options = {
+    ...(chosen.baseUrl === undefined ? {} : { baseUrl: chosen.baseUrl }),
+    ...(chosen.apiKey === undefined ? {} : { apiKey: chosen.apiKey })
+  }
   return chosen._tag === "anthropic" ? Anthropic.layer(options) : OpenAiCompatible.layer(options)
 }
 
@@ -38,14 +43,26 @@ const provider = (settings: CliSettings): ProviderLayer => {
   return settings.record === undefined ? live : Replay.record(settings.record, { fresh: true }).pipe(Layer.provide(live))
 }
 
-/** The built-in tools of `--tools`, then the MCP servers' tools (renamed where they collide). */
+/**
+ * How long a command `exec` runs may take to exit after SIGTERM before SIGKILL: short, so that
+ * Ctrl-C and SIGTERM end the CLI within two seconds even when the command ignores SIGTERM.
+ */
+export const EXEC_KILL_GRACE = "1 second"
+
+/**
+ * The built-in tools of `--tools`, then the tools of the MCP servers of the settings files, then
+ * those of `--mcp-config` (each renamed where it collides with a name already taken).
+ */
 const tools = (settings: CliSettings) => {
-  const builtins = ToolRegistry.layer(builtinTools({ enable: settings.tools })).pipe(
+  const builtins = ToolRegistry.layer(builtinTools({ enable: settings.tools, exec: { killGrace: EXEC_KILL_GRACE } })).pipe(
     Layer.provide(Workspace.layer(settings.workspace))
   )
-  return settings.mcpConfig === undefined
+  const configured = Object.keys(settings.mcpServers).length === 0
     ? builtins
-    : McpTools.layerFromConfigFile(settings.mcpConfig).pipe(Layer.provideMerge(builtins))
+    : McpTools.layer(settings.mcpServers).pipe(Layer.provideMerge(builtins))
+  return settings.mcpConfig === undefined
+    ? configured
+    : McpTools.layerFromConfigFile(settings.mcpConfig).pipe(Layer.provideMerge(configured))
 }
 
 const store = (settings: CliSettings) =>
@@ -56,9 +73,13 @@ export const layer = (settings: CliSettings) => {
   const loop = AgentLoopLive.layer({
     model: settings.model,
     systemPrompt: settings.systemPrompt,
-    ...(settings.maxIterations === undefined ? {} : { maxIterations: settings.maxIterations })
+    ...(settings.maxIterations === undefined ? {} : { maxIterations: settings.maxIterations }),
+    ...(settings.contextWindow === undefined ? {} : { contextWindow: settings.contextWindow }),
+    ...(settings.maxTokens === undefined ? {} : { maxTokens: settings.maxTokens }),
+    ...(settings.prices === undefined ? {} : { prices: settings.prices })
   }).pipe(Layer.provide([provider(settings), tools(settings), store(settings)]))
-  return FileHooks.layer({ workDir: settings.workspace }).pipe(
+  // the workspace's own hooks run only in a trusted workspace (trust.ts)
+  return FileHooks.layer({ workDir: settings.workspace, project: settings.trusted }).pipe(
     Layer.provideMerge(loop),
     Layer.provide(NodeHttpClient.layerUndici)
   )

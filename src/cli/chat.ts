@@ -16,9 +16,12 @@ import * as CtrlC from "./ctrlC.ts"
 import { ExitCode, fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 import * as LineInput from "./lineInput.ts"
+import type { ProviderKeys } from "./providerKeys.ts"
+import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
 import { attach, warnDropped } from "./session.ts"
 import * as Settings from "./settings.ts"
+import { exitWithin } from "./signals.ts"
 
 /** The help of the chat's slash commands. */
 const commandsHelp = [
@@ -54,7 +57,7 @@ export const chat = (flags: AgentFlags) =>
         const text = yield* Queue.take(turns)
         const result = yield* loop.turn(key, text)
         yield* sink.flushed(result.turnId)
-        if (result.error !== undefined && result.status !== "completed") yield* screen.line(screen.err.red(`✗ ${result.error}`))
+        if (result.error !== undefined && result.status !== "completed") yield* screen.line(screen.err.red(`✗ ${clean(result.error)}`))
         yield* Queue.offerAll(turns, result.followUps)
         if ((yield* Queue.size(turns)) === 0) {
           busy = false
@@ -104,9 +107,11 @@ export const chat = (flags: AgentFlags) =>
         sessionKey: key,
         cancelQuestions: input.cancelQuestions,
         onIdle: (repeated) =>
-          repeated ? Effect.asVoid(Deferred.succeed(quit, ExitCode.interrupted)) : screen.line(dim("(Ctrl-C again to quit, or /exit)"))
+          repeated
+            ? Effect.andThen(Effect.sync(() => exitWithin(ExitCode.interrupted)), Deferred.succeed(quit, ExitCode.interrupted))
+            : screen.line(dim("(Ctrl-C again to quit, or /exit)"))
       })
-      yield* screen.line(dim(`agent-loop chat · session ${key} · model ${settings.model} · /help for commands`))
+      yield* screen.line(dim(`agent-loop chat · session ${key} · model ${clean(settings.model)} · /help for commands`))
       yield* showPrompt
       const working = yield* Effect.forkScoped(worker)
       yield* Effect.forkScoped(reader)
@@ -120,4 +125,4 @@ export const chat = (flags: AgentFlags) =>
       return exitCode
     })).pipe(Effect.provide(App.layer(settings)))
     if (code !== ExitCode.ok) return yield* fail("", code)
-  }) satisfies Effect.Effect<void, unknown, Screen | App.Platform>
+  }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>

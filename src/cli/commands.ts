@@ -1,27 +1,44 @@
 /**
- * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `hooks list`, `sessions list|show`.
+ * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `hooks list`, `sessions list|show`,
+ * `models`, `trust`, `untrust`.
  */
-import { Argument, Command } from "effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { chat } from "./chat.ts"
 import { agentFlags } from "./flags.ts"
 import * as HooksList from "./hooksList.ts"
-import { run } from "./runCommand.ts"
+import * as ModelsCommand from "./modelsCommand.ts"
+import { outputFormats, run } from "./runCommand.ts"
 import * as Sessions from "./sessions.ts"
+import * as Trust from "./trust.ts"
 
 const runCommand = Command.make(
   "run",
-  { prompt: Argument.String("prompt").pipe(Argument.withDescription("What to ask")), ...agentFlags },
-  ({ prompt, ...flags }) => run(prompt, flags)
+  {
+    prompt: Argument.String("prompt").pipe(
+      Argument.withDescription("What to ask; - or nothing reads it from stdin, and piped input after a prompt is attached to it"),
+      Argument.optional
+    ),
+    outputFormat: Flag.Literals("output-format", outputFormats).pipe(
+      Flag.withDefault("text"),
+      Flag.withDescription(
+        "text: the answer on stdout; json: one object at the end (status, result, usage, costUsd, sessionKey, error); stream-json: every event as a JSON line"
+      )
+    ),
+    ...agentFlags
+  },
+  ({ prompt, outputFormat, ...flags }) => run(prompt, outputFormat, flags)
 ).pipe(
   Command.withDescription(
-    "Run one turn and print the answer as it streams. Exit 0 when the turn completes, 130 after Ctrl-C, 1 with a reason otherwise."
+    "Run one turn and print the answer. Exit 0 when the turn completes, 130 after Ctrl-C, 143 after SIGTERM, 1 with a reason otherwise."
   ),
   Command.withExamples([
     { command: "agent-loop run --model gpt-4.1-mini \"What is in this directory?\"", description: "Ask OpenAI (OPENAI_API_KEY)" },
     {
       command: "agent-loop run --base-url http://localhost:11434/v1 --model qwen3 \"Summarise README.md\"",
       description: "Ask a local Ollama"
-    }
+    },
+    { command: "git diff | agent-loop run \"Review this change\"", description: "Attach piped input to the prompt" },
+    { command: "agent-loop run --output-format json - < question.txt", description: "The prompt from a file, the result as JSON" }
   ])
 )
 
@@ -53,8 +70,34 @@ const sessions = Command.make("sessions").pipe(
   Command.withSubcommands([sessionsList, sessionsShow])
 )
 
+const models = Command.make("models", {}, () => ModelsCommand.list).pipe(
+  Command.withDescription("List the built-in models: context window, max output, prices per million tokens, images")
+)
+
+const directory = Argument.String("dir").pipe(
+  Argument.withDescription("The workspace directory (default: the current directory)"),
+  Argument.withDefault(".")
+)
+
+const trust = Command.make(
+  "trust",
+  {
+    dir: directory,
+    list: Flag.Boolean("list").pipe(Flag.withDefault(false), Flag.withDescription("List the trusted directories instead"))
+  },
+  ({ dir, list }) => (list ? Trust.listCommand() : Trust.trust(dir))
+).pipe(
+  Command.withDescription(
+    "Trust a workspace: its file hooks (.agents/hooks) and settings (.agent-loop/settings.json) take effect only once it is trusted"
+  )
+)
+
+const untrust = Command.make("untrust", { dir: directory }, ({ dir }) => Trust.untrust(dir)).pipe(
+  Command.withDescription("Stop trusting a workspace")
+)
+
 /** The whole CLI. */
 export const agentLoop = Command.make("agent-loop").pipe(
   Command.withDescription("An event-driven, hookable, interruptible, steerable LLM agent loop"),
-  Command.withSubcommands([runCommand, chatCommand, hooks, sessions])
+  Command.withSubcommands([runCommand, chatCommand, hooks, sessions, models, trust, untrust])
 )

@@ -20,6 +20,8 @@ export interface CtrlCOptions {
   readonly onIdle: (repeated: boolean) => Effect.Effect<void>
   /** Answers the open questions "no" (`LineInput.cancelQuestions`); absent when nothing can ask. */
   readonly cancelQuestions?: Effect.Effect<void> | undefined
+  /** A press that hard-aborts the running turn (`run` then exits within the signal deadline). */
+  readonly onHardAbort?: Effect.Effect<void> | undefined
 }
 
 /** Said when a press comes too late to abort a turn that is already summing up. */
@@ -39,7 +41,10 @@ export const controller = (options: CtrlCOptions) =>
       const repeated = last !== undefined && sameTurn && now - last.at <= DOUBLE_PRESS_MS
       last = { at: now, turnId }
       if (active === undefined) return yield* options.onIdle(repeated)
-      if (repeated) yield* Effect.catchTag(loop.interruptHard(options.sessionKey), "NoActiveTurn", () => options.onIdle(false))
+      if (repeated) {
+        if (options.onHardAbort !== undefined) yield* options.onHardAbort
+        yield* Effect.catchTag(loop.interruptHard(options.sessionKey), "NoActiveTurn", () => options.onIdle(false))
+      }
       // A graceful interrupt was already asked for and asking again does nothing: say how to abort.
       else if (sameTurn) yield* screen.line(screen.err.dim(ABORT_HINT))
       else yield* Effect.catchTag(loop.interruptGraceful(options.sessionKey), "NoActiveTurn", () => options.onIdle(false))

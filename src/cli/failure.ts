@@ -4,6 +4,7 @@
  */
 import { Cause, Data, Effect, Runtime } from "effect"
 import { CliError } from "effect/cli"
+import { clean } from "./safeText.ts"
 
 /** Exit codes of `agent-loop`. */
 export const ExitCode = {
@@ -11,7 +12,9 @@ export const ExitCode = {
   /** The turn failed, was blocked or hit `--max-iterations`; or the CLI could not start. */
   failed: 1,
   /** Ctrl-C: the turn was interrupted or aborted (the shell convention for SIGINT). */
-  interrupted: 130
+  interrupted: 130,
+  /** SIGTERM (128 + 15). */
+  terminated: 143
 } as const
 
 /**
@@ -28,7 +31,8 @@ export const fail = (message: string, code: number = ExitCode.failed) => Effect.
 /** The first line of a message, so that one failure is one line. */
 const oneLine = (text: string): string => {
   const line = text.split("\n").find((l) => l.trim() !== "") ?? text
-  return line.trim()
+  // messages quote servers, files and models: nothing in them may drive the terminal
+  return clean(line).trim()
 }
 
 const describe = (error: unknown): string =>

@@ -7,6 +7,7 @@ import { Flag } from "effect/cli"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import { BuiltinToolName } from "../tools/index.ts"
 import { defaultTools } from "./settings.ts"
+import { ApprovalPolicy } from "./settingsFile.ts"
 
 /** The providers the CLI can talk to. */
 const providerNames = ["openai", "anthropic", "replay"] as const
@@ -19,20 +20,25 @@ export const agentFlags = {
   provider: Flag.Literals("provider", providerNames).pipe(
     Flag.withFallbackConfig(Config.Literals(providerNames, "AGENT_LOOP_PROVIDER")),
     Flag.optional,
-    Flag.withDescription("openai (any Chat Completions server), anthropic, or replay (needs --replay). Env AGENT_LOOP_PROVIDER; default openai")
+    Flag.withDescription(
+      "openai (any Chat Completions server), anthropic, or replay (needs --replay). Env AGENT_LOOP_PROVIDER; default the settings' \"provider\", else openai"
+    )
   ),
   baseUrl: Flag.String("base-url").pipe(
     Flag.withFallbackConfig(Config.String("AGENT_LOOP_BASE_URL")),
     Flag.optional,
-    Flag.withDescription("Server URL, e.g. http://localhost:11434/v1 for Ollama. Env AGENT_LOOP_BASE_URL")
+    Flag.withDescription("Server URL, e.g. http://localhost:11434/v1 for Ollama (no key needed). Env AGENT_LOOP_BASE_URL; default the settings' \"baseUrl\"")
   ),
   model: Flag.String("model").pipe(
     Flag.withAlias("m"),
     Flag.withFallbackConfig(Config.String("AGENT_LOOP_MODEL")),
     Flag.optional,
-    Flag.withDescription("Model name. Env AGENT_LOOP_MODEL; with --replay, default the cassette's")
+    Flag.withDescription("Model name (agent-loop models lists the known ones). Env AGENT_LOOP_MODEL; default the settings' \"model\"; with --replay, the cassette's")
   ),
-  system: Flag.String("system").pipe(Flag.optional, Flag.withDescription("System prompt instead of the built-in one")),
+  system: Flag.String("system").pipe(
+    Flag.optional,
+    Flag.withDescription("System prompt instead of the settings' \"systemPrompt\" or the built-in one (context files are still added)")
+  ),
   session: Flag.String("session").pipe(
     Flag.withAlias("s"),
     Flag.optional,
@@ -54,18 +60,32 @@ export const agentFlags = {
   tools: Flag.String("tools").pipe(
     Flag.optional,
     Flag.withDescription(
-      `Comma-separated built-in tools to enable (${BuiltinToolName.literals.join(",")}); default ${defaultTools.join(",")}; "" for none`
+      `Comma-separated built-in tools to enable (${BuiltinToolName.literals.join(",")}); default ${defaultTools.join(",")} or the settings' "tools"; "" for none`
     )
   ),
   workspace: Flag.String("workspace").pipe(
     Flag.withAlias("w"),
     Flag.optional,
-    Flag.withDescription("Directory the tools may touch and project hooks come from (default: the current directory)")
+    Flag.withDescription("Directory the tools may touch and project hooks, settings and AGENTS.md come from (default: the current directory)")
   ),
   yes: Flag.Boolean("yes").pipe(
     Flag.withAlias("y"),
     Flag.withDefault(false),
-    Flag.withDescription("Approve every tool call that needs approval (exec) without asking")
+    Flag.withDescription("Approve every tool call that needs approval (exec) without asking: --approval approve")
+  ),
+  approval: Flag.Literals("approval", ApprovalPolicy.literals).pipe(
+    Flag.optional,
+    Flag.withDescription(
+      "Calls that need approval (exec): ask on a terminal (denied without one), approve all, or deny all. Default ask, or the settings' \"approval\""
+    )
+  ),
+  contextFiles: Flag.Boolean("context-files").pipe(
+    Flag.withDefault(true),
+    Flag.withDescription("Add AGENTS.md and CLAUDE.md (user, repository root down to the workspace) to the system prompt; --no-context-files leaves them out")
+  ),
+  settings: Flag.Boolean("settings").pipe(
+    Flag.withDefault(true),
+    Flag.withDescription("Read the settings files (user, and the workspace's when trusted); --no-settings ignores them")
   ),
   events: Flag.String("events").pipe(Flag.optional, Flag.withDescription("Write every event to FILE as JSON Lines")),
   record: Flag.String("record").pipe(

@@ -1,7 +1,9 @@
 /**
- * Short human forms of the numbers and arguments the renderer shows.
+ * Short human forms of the numbers and arguments the renderer shows. Everything that came from
+ * outside is cleaned of escape sequences here (`safeText.ts`), since these lines go to a terminal.
  */
 import type { Usage } from "../domain/Usage.ts"
+import { clean } from "./safeText.ts"
 
 /** `850 ms`, `1.4 s`, `2 min 5 s`. */
 export const duration = (ms: number): string =>
@@ -13,17 +15,42 @@ export const duration = (ms: number): string =>
 
 const count = (n: number): string => n.toLocaleString("en-US")
 
-/** `1,234 in · 56 out tokens`, then the cost when it is known. */
-export const usage = (u: Usage): string =>
-  `${count(u.inputTokens)} in · ${count(u.outputTokens)} out tokens${u.costUsd === undefined ? "" : ` · $${u.costUsd.toFixed(4)}`}`
+/** The token details some providers report beyond input and output. */
+export type UsageDetails = Usage & {
+  readonly cachedInputTokens?: number
+  readonly cacheWriteTokens?: number
+  readonly reasoningTokens?: number
+}
 
-/** `text` cut to `max` characters, with an ellipsis when cut; newlines shown as spaces. */
+/**
+ * Whether a usage holds reported token counts. Every real request has input tokens, so zero in and
+ * zero out means the provider reported none (many compatible servers do not).
+ */
+export const tokensKnown = (u: Usage): boolean => u.inputTokens > 0 || u.outputTokens > 0
+
+const details = (parts: ReadonlyArray<readonly [number | undefined, string]>) => {
+  const shown = parts.flatMap(([n, what]) => (n !== undefined && n > 0 ? [`${count(n)} ${what}`] : []))
+  return shown.length === 0 ? "" : ` (${shown.join(", ")})`
+}
+
+/**
+ * `1,234 in (1,000 cached) · 56 out (20 reasoning) tokens`, then the cost when it is known; or
+ * `tokens unknown` when the provider reported none.
+ */
+export const usage = (u: UsageDetails): string => {
+  if (!tokensKnown(u)) return "tokens unknown"
+  const input = `${count(u.inputTokens)} in${details([[u.cachedInputTokens, "cached"], [u.cacheWriteTokens, "cache write"]])}`
+  const output = `${count(u.outputTokens)} out${details([[u.reasoningTokens, "reasoning"]])}`
+  return `${input} · ${output} tokens${u.costUsd === undefined ? "" : ` · $${u.costUsd.toFixed(4)}`}`
+}
+
+/** `text` cleaned and cut to `max` characters, with an ellipsis when cut; newlines shown as spaces. */
 export const truncate = (text: string, max: number): string => {
-  const flat = text.replace(/\s*\n\s*/g, " ")
+  const flat = clean(text).replace(/\s*\n\s*/g, " ")
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
 
-/** A tool call's JSON arguments, compacted and truncated for one line. */
+/** A tool call's JSON arguments, compacted, cleaned and truncated for one line. */
 export const args = (json: string, max = 80): string => {
   let compact = json
   try {

@@ -2,9 +2,13 @@
  * The `agent-loop` executable: parses the command line and runs the command with
  * `NodeRuntime.runMain`.
  *
+ * Before anything else, the provider keys are taken out of the environment (`providerKeys.ts`),
+ * so nothing the CLI starts inherits them.
+ *
  * Ctrl-C belongs to the CLI: `run` and `chat` turn it into a graceful interrupt, then a hard abort
  * (`ctrlC.ts`). `runMain` would interrupt the whole program on SIGINT instead, so its SIGINT
- * listener is removed right after it starts; SIGTERM still stops everything through it.
+ * listener is removed right after it starts; SIGTERM still stops everything through it, and
+ * `signals.ts` bounds how long that takes and makes the exit code 143.
  *
  * `reportFailures` prints every failure as one line, so `runMain`'s own error log is disabled.
  */
@@ -16,18 +20,27 @@ import packageJson from "../../package.json" with { type: "json" }
 import { agentLoop } from "./commands.ts"
 import { reportFailures } from "./failure.ts"
 import * as CliLogger from "./logger.ts"
+import * as ProviderKeys from "./providerKeys.ts"
 import * as Screen from "./screen.ts"
+import * as Signals from "./signals.ts"
 
+const keys = ProviderKeys.take(process.env)
 const verbose = process.argv.includes("--verbose")
 const screen = Screen.ofProcess()
 
-const program = Command.run(agentLoop, { version: packageJson.version }).pipe(
+const program = Effect.andThen(ProviderKeys.register(keys), Command.run(agentLoop, { version: packageJson.version })).pipe(
   reportFailures(verbose, screen.lineSync),
-  Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, screen), CliLogger.layer(screen)))
+  Effect.provide(Layer.mergeAll(
+    NodeServices.layer,
+    Layer.succeed(Screen.Screen, screen),
+    Layer.succeed(ProviderKeys.ProviderKeys, keys),
+    CliLogger.layer(screen)
+  ))
 )
 
+Signals.installSigterm()
 const before = new Set(process.listeners("SIGINT"))
-NodeRuntime.runMain(program, { disableErrorReporting: true })
+NodeRuntime.runMain(program, { disableErrorReporting: true, teardown: Signals.teardown })
 for (const listener of process.listeners("SIGINT")) {
   if (!before.has(listener)) process.off("SIGINT", listener)
 }

@@ -1,8 +1,14 @@
 /**
- * `agent-loop run "prompt"`: one turn, streamed to the terminal. Exits 0 when the turn completes,
- * 130 after Ctrl-C (interrupted or aborted), 1 with a one-line reason otherwise.
+ * `agent-loop run [PROMPT]`: one turn. The prompt is the argument, or stdin (`-`, or no argument
+ * with piped input); piped input with an argument is attached after it. Exits 0 when the turn
+ * completes, 130 after Ctrl-C (interrupted or aborted), 143 after SIGTERM, 1 with a one-line
+ * reason otherwise.
+ *
+ * Output (`--output-format`): `text` streams the answer to stdout (whole responses when stdout is
+ * not a terminal); `json` prints one object at the end (`RunResult`); `stream-json` prints every
+ * event as one JSON line. Tool calls, notes and the closing line go to stderr in every format.
  */
-import { Effect } from "effect"
+import { Clock, Effect, type Option } from "effect"
 import type { TurnResult } from "../domain/Turn.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
@@ -10,10 +16,52 @@ import * as App from "./app.ts"
 import * as CtrlC from "./ctrlC.ts"
 import { ExitCode, fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
+import { tokensKnown, type UsageDetails } from "./format.ts"
 import * as LineInput from "./lineInput.ts"
+import type { ProviderKeys } from "./providerKeys.ts"
 import { Screen } from "./screen.ts"
 import { attach, warnDropped } from "./session.ts"
 import * as Settings from "./settings.ts"
+import { exitWithin } from "./signals.ts"
+import { readAll, resolvePrompt } from "./stdinPrompt.ts"
+
+/** The output formats of `run`. */
+export const outputFormats = ["text", "json", "stream-json"] as const
+export type OutputFormat = (typeof outputFormats)[number]
+
+/** What `--output-format json` prints: one object, on one line, when the turn has ended. */
+export interface RunResult {
+  readonly type: "result"
+  readonly status: TurnResult["status"]
+  /** The final answer; empty when there is none. */
+  readonly result: string
+  readonly sessionKey: string
+  readonly model: string
+  readonly iterations: number
+  readonly durationMs: number
+  /** `null` when the provider reported no token counts. */
+  readonly usage: UsageDetails | null
+  /** `null` when the model has no price, or the tokens are unknown. */
+  readonly costUsd: number | null
+  /** Why the turn did not complete; `null` when it did. */
+  readonly error: string | null
+}
+
+const runResult = (result: TurnResult, model: string, durationMs: number): RunResult => {
+  const known = tokensKnown(result.usage)
+  return {
+    type: "result",
+    status: result.status,
+    result: result.finalMessage?.content ?? "",
+    sessionKey: result.sessionKey,
+    model,
+    iterations: result.iterations,
+    durationMs,
+    usage: known ? result.usage : null,
+    costUsd: known ? result.usage.costUsd ?? null : null,
+    error: result.error ?? (result.status === "completed" ? null : result.status)
+  }
+}
 
 /** The exit of a finished turn. */
 const outcome = (result: TurnResult, maxIterations: number) => {
@@ -32,24 +80,30 @@ const outcome = (result: TurnResult, maxIterations: number) => {
   }
 }
 
-/** Runs one turn of `prompt`. */
-export const run = (prompt: string, flags: AgentFlags) =>
+/** Runs one turn of the prompt. */
+export const run = (argument: Option.Option<string>, format: OutputFormat, flags: AgentFlags) =>
   Effect.gen(function*() {
+    const screen = yield* Screen
     const settings = yield* Settings.resolve(flags)
+    const prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
     yield* Effect.scoped(Effect.gen(function*() {
-      const screen = yield* Screen
       const loop = yield* AgentLoop
       const input = screen.interactive ? yield* LineInput.make : undefined
-      const sink = yield* attach(settings, input?.ask)
+      const sink = yield* attach(settings, input?.ask, format === "text" ? "text" : format === "json" ? "none" : "events")
       const main = yield* Effect.fiber
+      const stop = Effect.sync(() => exitWithin(ExitCode.interrupted))
       yield* CtrlC.install({
         sessionKey: settings.sessionKey,
-        onIdle: () => Effect.sync(() => main.interruptUnsafe()),
+        onIdle: () => Effect.andThen(stop, Effect.sync(() => main.interruptUnsafe())),
+        onHardAbort: stop,
         cancelQuestions: input?.cancelQuestions
       })
+      const started = yield* Clock.currentTimeMillis
       const result = yield* loop.turn(settings.sessionKey, prompt)
+      const finished = yield* Clock.currentTimeMillis
       yield* sink.flushed(result.turnId)
       yield* warnDropped(sink)
+      if (format === "json") yield* screen.raw(`${JSON.stringify(runResult(result, settings.model, finished - started))}\n`)
       return yield* outcome(result, (yield* LoopConfig).maxIterations)
     })).pipe(Effect.provide(App.layer(settings)))
-  }) satisfies Effect.Effect<void, unknown, Screen | App.Platform>
+  }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>

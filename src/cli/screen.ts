@@ -2,26 +2,41 @@
  * `Screen`: where the CLI writes. The model's text goes to stdout, everything else (tool calls,
  * status lines, prompts, warnings) to stderr, so `agent-loop run "…" > answer.txt` keeps only the
  * answer. Both usually share one terminal, so a line on stderr first ends any partial text line.
+ *
+ * On a terminal, text is cleaned of escape sequences (`safeText.ts`) and stderr may carry one
+ * transient status line (the waiting indicator), erased before anything else is written.
  */
 import { Context, Effect } from "effect"
+import { clean } from "./safeText.ts"
 import { type Style, styleFor } from "./style.ts"
 
 /** The CLI's output. */
 export interface ScreenShape {
-  /** Streamed model text, to stdout, as it arrives. */
+  /** Streamed model text, to stdout, as it arrives (cleaned when stdout is a terminal). */
   readonly text: (chunk: string) => Effect.Effect<void>
+  /** Whole lines to stdout exactly as given (JSON output), after ending a partial text line. */
+  readonly raw: (lines: string) => Effect.Effect<void>
   /** One whole line to stderr (after ending a partial text line). */
   readonly line: (line: string) => Effect.Effect<void>
   /** `line` for callers outside an Effect: the logger, and the failure line at exit. */
   readonly lineSync: (line: string) => void
   /** A prompt to stderr, left open for the answer. */
   readonly prompt: (text: string) => Effect.Effect<void>
+  /**
+   * Shows `text` as the transient status line on stderr, replacing the previous one, or erases it
+   * (`undefined`). Does nothing unless `live`, nor while stdout's terminal line holds partial text.
+   */
+  readonly status: (text: string | undefined) => Effect.Effect<void>
   /** Styles for stdout. */
   readonly out: Style
   /** Styles for stderr. */
   readonly err: Style
   /** Whether stdin is a terminal someone can answer prompts on. */
   readonly interactive: boolean
+  /** Whether stdout is a terminal: text is then shown as it streams, else one whole response at a time. */
+  readonly streaming: boolean
+  /** Whether stderr is a terminal with styling on (not `NO_COLOR`, not `TERM=dumb`): status lines are shown. */
+  readonly live: boolean
 }
 
 /** The screen service. */
@@ -35,10 +50,22 @@ export interface Streams {
   readonly env: NodeJS.ProcessEnv
 }
 
+/** Erase the current terminal line: carriage return, then clear to its end. */
+const ERASE_LINE = "\r\u001b[K"
+
 /** A screen over the given streams. */
 export const make = (streams: Streams): ScreenShape => {
+  const streaming = streams.stdout.isTTY === true
+  const err = styleFor(streams.stderr.isTTY === true, streams.env)
+  const live = streams.stderr.isTTY === true && err.enabled && streams.env["TERM"] !== "dumb"
   let atLineStart = true
+  let statusShown = false
+  const eraseStatus = () => {
+    if (statusShown) streams.stderr.write(ERASE_LINE)
+    statusShown = false
+  }
   const endPartialLine = () => {
+    eraseStatus()
     if (!atLineStart) streams.stdout.write("\n")
     atLineStart = true
   }
@@ -49,9 +76,16 @@ export const make = (streams: Streams): ScreenShape => {
   return {
     text: (chunk) =>
       Effect.sync(() => {
-        if (chunk === "") return
-        streams.stdout.write(chunk)
-        atLineStart = chunk.endsWith("\n")
+        const shown = streaming ? clean(chunk) : chunk
+        if (shown === "") return
+        eraseStatus()
+        streams.stdout.write(shown)
+        atLineStart = shown.endsWith("\n")
+      }),
+    raw: (lines) =>
+      Effect.sync(() => {
+        endPartialLine()
+        streams.stdout.write(lines)
       }),
     line: (line) => Effect.sync(() => lineSync(line)),
     lineSync,
@@ -60,9 +94,20 @@ export const make = (streams: Streams): ScreenShape => {
         endPartialLine()
         streams.stderr.write(text)
       }),
-    out: styleFor(streams.stdout.isTTY === true, streams.env),
-    err: styleFor(streams.stderr.isTTY === true, streams.env),
-    interactive: streams.stdinIsTTY
+    status: (text) =>
+      Effect.sync(() => {
+        if (!live) return
+        if (text === undefined) return eraseStatus()
+        // stdout's partial line is on the same terminal: drawing would overwrite it
+        if (streaming && !atLineStart) return
+        streams.stderr.write(`${ERASE_LINE}${text}`)
+        statusShown = true
+      }),
+    out: styleFor(streaming, streams.env),
+    err,
+    interactive: streams.stdinIsTTY,
+    streaming,
+    live
   }
 }
 

@@ -1,11 +1,12 @@
 /**
- * What `run` and `chat` share: the event sink with its renderer and events file, the approval
- * hook, and remembering the session for `--continue`.
+ * What `run` and `chat` share: the event sink with its renderer, waiting indicator and JSON
+ * outputs, the approval and secret-scrubbing hooks, and remembering the session for `--continue`.
  */
 import { Effect, type FileSystem, type Scope } from "effect"
 import type { AgentEvent } from "../domain/Event.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import type { EventBus } from "../services/EventBus.ts"
+import { Secrets } from "../services/Secrets.ts"
 import { approvalHook } from "./approval.ts"
 import { writeLastSession } from "./dataDir.ts"
 import * as EventsFile from "./eventsFile.ts"
@@ -13,18 +14,28 @@ import * as EventSink from "./eventSink.ts"
 import type { CliFailure } from "./failure.ts"
 import { makeRenderer } from "./render.ts"
 import { Screen } from "./screen.ts"
+import { SCRUB_PRIORITY, scrubToolResults } from "./secretScrub.ts"
 import type { CliSettings } from "./settings.ts"
+import * as Spinner from "./spinner.ts"
 
-/** Starts rendering (and recording) events and registers the approval hook, for the scope. */
-export const attach = (settings: CliSettings, ask: Effect.Effect<string | undefined> | undefined) =>
+/** What goes to stdout while a turn runs: the model's text, every event as JSON Lines, or nothing (JSON at the end). */
+export type StdoutContent = "text" | "events" | "none"
+
+/** Starts rendering (and recording) events and registers the CLI's hooks, for the scope. */
+export const attach = (settings: CliSettings, ask: Effect.Effect<string | undefined> | undefined, stdout: StdoutContent = "text") =>
   Effect.gen(function*() {
     const screen = yield* Screen
     const loop = yield* AgentLoop
     const handlers: Array<(event: AgentEvent) => Effect.Effect<void>> = []
-    if (settings.events !== undefined) handlers.push(yield* EventsFile.open(settings.events))
-    handlers.push(makeRenderer(screen, { verbose: settings.verbose }))
+    // --events naming stdout turns stdout into the event stream: text mixed in would corrupt it
+    const eventsToStdout = stdout === "events" || (settings.events !== undefined && EventsFile.isStdout(settings.events))
+    if (settings.events !== undefined && !EventsFile.isStdout(settings.events)) handlers.push(yield* EventsFile.open(settings.events))
+    if (eventsToStdout) handlers.push(EventsFile.toStdout(screen))
+    handlers.push(makeRenderer(screen, { verbose: settings.verbose, ...(stdout === "text" && !eventsToStdout ? {} : { text: "none" }) }))
+    handlers.push(yield* Spinner.start(screen))
     const sink = yield* EventSink.start(handlers)
-    yield* loop.registerHook(approvalHook({ yes: settings.yes, screen, ask }), { name: "cli-approval", source: "agent-loop CLI" })
+    yield* loop.registerHook(scrubToolResults(yield* Secrets), { name: "cli-scrub-secrets", priority: SCRUB_PRIORITY, source: "agent-loop CLI" })
+    yield* loop.registerHook(approvalHook({ policy: settings.approval, screen, ask }), { name: "cli-approval", source: "agent-loop CLI" })
     if (settings.persist) yield* writeLastSession(settings.dataDir, settings.sessionKey)
     return sink
   }) satisfies Effect.Effect<

@@ -1,19 +1,32 @@
 /**
- * From parsed flags and the environment to everything `run` and `chat` need, checked up front so
- * that a bad combination fails with one line before anything starts.
+ * From parsed flags, the environment, the settings files, the trust list, the model registry and
+ * the context files to everything `run` and `chat` need, checked up front so that a bad
+ * combination fails with one line before anything starts (and before any request is sent).
+ *
+ * Precedence: flags, then environment variables (the flags' fallbacks), then the project's
+ * settings (trusted workspaces only), then the user's, then the built-in defaults.
  */
 import * as nodePath from "node:path"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, type Redacted, Schema } from "effect"
+import * as AgentLoopConfig from "../domain/Config.ts"
+import * as Models from "../domain/Models.ts"
+import type { ModelPrice } from "../domain/Usage.ts"
+import type { McpServerConfigInput } from "../layers/mcp/config.ts"
 import { readCassette } from "../layers/providers/Replay.ts"
-import { BuiltinToolName, builtinTools } from "../tools/index.ts"
+import { BuiltinToolName } from "../tools/index.ts"
+import * as ContextFiles from "./contextFiles.ts"
 import { dataDir, newSessionKey, readLastSession } from "./dataDir.ts"
 import { fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
+import { KEY_VARIABLES, ProviderKeys } from "./providerKeys.ts"
+import { clean } from "./safeText.ts"
+import { Screen } from "./screen.ts"
+import * as SettingsFile from "./settingsFile.ts"
+import * as Trust from "./trust.ts"
 
 /** Which provider, and how to reach it. */
 export type ProviderSettings =
-  | { readonly _tag: "openai"; readonly baseUrl: string | undefined }
-  | { readonly _tag: "anthropic"; readonly baseUrl: string | undefined }
+  | { readonly _tag: "openai" | "anthropic"; readonly baseUrl: string | undefined; readonly apiKey: Redacted.Redacted<string> | undefined }
   | { readonly _tag: "replay"; readonly cassette: string }
 
 /** The resolved settings of an agent command. */
@@ -22,6 +35,7 @@ export interface CliSettings {
   /** Record the provider's responses to this cassette. */
   readonly record: string | undefined
   readonly model: string
+  /** The system prompt, context files included. */
   readonly systemPrompt: string
   readonly sessionKey: string
   /** Save the session (JSONL store) and remember it for `--continue`. */
@@ -31,9 +45,18 @@ export interface CliSettings {
   readonly tools: ReadonlyArray<BuiltinToolName>
   /** Absolute. */
   readonly workspace: string
-  readonly yes: boolean
+  /** Whether the user trusts the workspace: only then do its hooks, settings and MCP config take effect. */
+  readonly trusted: boolean
+  readonly approval: SettingsFile.ApprovalPolicy
   readonly events: string | undefined
   readonly mcpConfig: string | undefined
+  /** MCP servers from the settings files, as written. */
+  readonly mcpServers: Readonly<Record<string, McpServerConfigInput>>
+  /** From the model registry; `undefined` leaves the loop's default. */
+  readonly contextWindow: number | undefined
+  readonly maxTokens: number | undefined
+  /** Prices for the loop's cost; `undefined` when the model has none (its cost is unknown). */
+  readonly prices: Readonly<Record<string, ModelPrice>> | undefined
   readonly verbose: boolean
 }
 
@@ -45,17 +68,16 @@ const defaultSystemPrompt = "You are agent-loop, a careful assistant working in 
   "machine. Look at files with the tools before answering questions about them; paths are relative to the " +
   "workspace root. Be concise."
 
-const isToolName = Schema.is(BuiltinToolName)
-
 /**
- * The built-in tools enabled when `--tools` is not given: every one that needs no approval (so
- * not `exec`, which runs commands), since without `--yes` a call needing approval asks each time.
+ * The built-in tools enabled when neither `--tools` nor a settings file chooses: all of them.
+ * `exec` is among them, as in every peer CLI; it still asks before each call (or is denied).
  */
-export const defaultTools: ReadonlyArray<BuiltinToolName> = builtinTools()
-  .filter((tool) => !tool.requiresApproval)
-  .flatMap((tool) => isToolName(tool.name) ? [tool.name] : [])
+export const defaultTools: ReadonlyArray<BuiltinToolName> = BuiltinToolName.literals
 
 const decodeToolName = Schema.decodeUnknownOption(BuiltinToolName)
+
+/** The loop's own defaults (any model will do), for what the registry cannot say about a model. */
+const loopDefaults = AgentLoopConfig.makeUnsafe({ model: "any" })
 
 /** Parses `--tools a,b,c`; an empty value enables none. */
 export const parseTools = (value: string) =>
@@ -72,21 +94,27 @@ export const parseTools = (value: string) =>
     return tools
   })
 
-const provider = (flags: AgentFlags) =>
+/** The provider, its URL and its key. A live provider on its vendor's URL without a key fails here, before any request. */
+const provider = (flags: AgentFlags, settings: SettingsFile.Settings) =>
   Effect.gen(function*() {
     const named = Option.getOrUndefined(flags.provider)
     const cassette = Option.getOrUndefined(flags.replay)
-    const baseUrl = Option.getOrUndefined(flags.baseUrl)
     if (cassette !== undefined && Option.isSome(flags.record)) return yield* fail("--record and --replay cannot be used together")
     if (cassette !== undefined) {
       if (named !== undefined && named !== "replay") return yield* fail(`--replay answers from a cassette, but --provider is ${named}`)
       return { _tag: "replay", cassette: nodePath.resolve(cassette) } as const
     }
     if (named === "replay") return yield* fail("--provider replay needs a cassette: --replay FILE")
-    return { _tag: named ?? "openai", baseUrl } as const
+    const tag = named ?? settings.provider ?? "openai"
+    const baseUrl = Option.getOrUndefined(flags.baseUrl) ?? settings.baseUrl
+    const apiKey = (yield* ProviderKeys)[tag]
+    if (apiKey === undefined && baseUrl === undefined) {
+      return yield* fail(`${KEY_VARIABLES[tag]} is not set: export it, or pass --base-url for a server that needs no key`)
+    }
+    return { _tag: tag, baseUrl, apiKey } as const
   })
 
-const model = (flags: AgentFlags, chosen: ProviderSettings) =>
+const model = (flags: AgentFlags, chosen: ProviderSettings, settings: SettingsFile.Settings) =>
   Effect.gen(function*() {
     if (Option.isSome(flags.model)) return flags.model.value
     if (chosen._tag === "replay") {
@@ -95,7 +123,8 @@ const model = (flags: AgentFlags, chosen: ProviderSettings) =>
       if (first !== undefined) return first.request.model
       return yield* fail(`cassette ${chosen.cassette} is empty`)
     }
-    return yield* fail("no model: pass --model NAME or set AGENT_LOOP_MODEL")
+    if (settings.model !== undefined) return settings.model
+    return yield* fail("no model: pass --model NAME, set AGENT_LOOP_MODEL, or add \"model\" to a settings file")
   })
 
 const sessionKey = (flags: AgentFlags, data: string) =>
@@ -110,27 +139,77 @@ const sessionKey = (flags: AgentFlags, data: string) =>
     return last.value
   })
 
+/** The settings files that apply: the user's, then the project's when the workspace is trusted. */
+const settingsFiles = (flags: AgentFlags, workspace: string, trusted: boolean, env: NodeJS.ProcessEnv) =>
+  Effect.gen(function*() {
+    if (!flags.settings) return []
+    const user = yield* SettingsFile.load(SettingsFile.userSettingsPath(env))
+    const project = trusted ? yield* SettingsFile.load(SettingsFile.projectSettingsPath(workspace)) : Option.none()
+    return [...Option.toArray(user), ...Option.toArray(project)]
+  })
+
+/** What the registry and the settings say about the model: window, output limit, prices; and a note if it is not known. */
+const modelLimits = (name: string, chosen: ProviderSettings, settings: SettingsFile.Settings) => {
+  const info = Models.lookup(name)
+  const own = settings.prices?.[name] ?? info?.price
+  const prices = own === undefined ? undefined : { ...Models.priceTable(), ...settings.prices, [name]: own }
+  const note = info !== undefined || chosen._tag === "replay"
+    ? undefined
+    : `model "${name}" is not in the built-in registry (agent-loop models lists it): a ${
+      loopDefaults.contextWindow.toLocaleString("en-US")
+    }-token context window is assumed${own === undefined ? ", and its cost is unknown (settings \"prices\" can give it)" : ""}`
+  return {
+    contextWindow: info?.contextWindow,
+    // Anthropic requires a limit, so the model's own is sent; OpenAI-compatible servers default to the model's maximum
+    maxTokens: chosen._tag === "anthropic" ? info?.maxOutputTokens : undefined,
+    prices,
+    note
+  }
+}
+
 /** Resolves the flags of `run` or `chat`; an impossible combination fails with one line. */
 export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env) =>
   Effect.gen(function*() {
-    const chosen = yield* provider(flags)
+    const screen = yield* Screen
+    const workspace = nodePath.resolve(Option.getOrElse(flags.workspace, () => "."))
+    const trusted = yield* Trust.isTrusted(workspace, env)
+    const { settings, mcpServers } = SettingsFile.merge(yield* settingsFiles(flags, workspace, trusted, env))
+    const chosen = yield* provider(flags, settings)
     const data = dataDir(env)
     if (flags.ephemeral && flags.continue) return yield* fail("--ephemeral sessions cannot be continued")
-    const settings: CliSettings = {
+    const name = yield* model(flags, chosen, settings)
+    const limits = modelLimits(name, chosen, settings)
+    const contextFiles = flags.contextFiles ? yield* ContextFiles.discover(workspace, env) : []
+    const base = Option.getOrUndefined(flags.system) ?? settings.systemPrompt ?? defaultSystemPrompt
+    const resolved: CliSettings = {
       provider: chosen,
       record: Option.getOrUndefined(Option.map(flags.record, (file) => nodePath.resolve(file))),
-      model: yield* model(flags, chosen),
-      systemPrompt: Option.getOrElse(flags.system, () => defaultSystemPrompt),
+      model: name,
+      systemPrompt: ContextFiles.withContextFiles(base, contextFiles),
       sessionKey: yield* sessionKey(flags, data),
       persist: !flags.ephemeral,
       dataDir: data,
       maxIterations: Option.getOrUndefined(flags.maxIterations),
-      tools: Option.isSome(flags.tools) ? yield* parseTools(flags.tools.value) : defaultTools,
-      workspace: nodePath.resolve(Option.getOrElse(flags.workspace, () => ".")),
-      yes: flags.yes,
+      tools: Option.isSome(flags.tools) ? yield* parseTools(flags.tools.value) : settings.tools ?? defaultTools,
+      workspace,
+      trusted,
+      approval: flags.yes ? "approve" : Option.getOrUndefined(flags.approval) ?? settings.approval ?? "ask",
       events: Option.getOrUndefined(Option.map(flags.events, (file) => nodePath.resolve(file))),
       mcpConfig: Option.getOrUndefined(flags.mcpConfig),
+      mcpServers,
+      contextWindow: limits.contextWindow,
+      maxTokens: limits.maxTokens,
+      prices: limits.prices,
       verbose: flags.verbose
     }
-    return settings
+    if (!trusted) {
+      const warning = yield* Trust.skippedWarning(workspace)
+      if (warning !== undefined) yield* Effect.logWarning(warning)
+    }
+    if (limits.note !== undefined) yield* screen.line(`agent-loop: note: ${limits.note}`)
+    if (flags.verbose) {
+      const loaded = contextFiles.length === 0 ? "none" : contextFiles.map((file) => clean(file.path)).join(", ")
+      yield* screen.line(`agent-loop: context files: ${loaded}`)
+    }
+    return resolved
   })

@@ -4,7 +4,8 @@
  *
  * Each discovered hook becomes an in-process hook on the point of its trigger. When the point
  * fires (and, for tool triggers, the matchers accept the call) its script runs with the event as
- * JSON on stdin. Exit 0 continues, honouring a `{"decision", "modified_input", "reason"}` reply on
+ * JSON on stdin, and an environment without provider keys or any value registered in `Secrets`;
+ * what it prints is scrubbed of known secrets before it becomes a reason or an error. Exit 0 continues, honouring a `{"decision", "modified_input", "reason"}` reply on
  * stdout; exit 2 blocks with stderr as the reason; anything else (another exit code, unparseable
  * stdout, a crash, the timeout) continues and is reported as an `Error` event. `async` hooks run
  * detached in this layer's scope and can never block.
@@ -25,6 +26,7 @@ import type { TurnResult } from "../domain/Turn.ts"
 import * as AgentEvent from "../domain/Event.ts"
 import { EventBus } from "../services/EventBus.ts"
 import { Hooks } from "../services/Hooks.ts"
+import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { discover, type DiscoverOptions, type FileHook, resolveDirs } from "./fileHooks/discover.ts"
 import * as Script from "./fileHooks/script.ts"
 
@@ -44,8 +46,12 @@ const decodeReply = Schema.decodeUnknownResult(Reply)
 
 const excerpt = (text: string, max = 200): string => (text.length > max ? `${text.slice(0, max)}…` : text)
 
-/** Reads a finished script's exit code and output as a verdict; a misbehaving script is a failure. */
-const interpret = (hook: FileHook, result: Script.ScriptResult): Effect.Effect<Verdict, Script.ScriptFailure> => {
+/**
+ * Reads a finished script's exit code and output as a verdict; a misbehaving script is a failure.
+ * Its output is scrubbed of known secrets first: a reason goes to the model, a failure into events.
+ */
+const interpret = (hook: FileHook, raw: Script.ScriptResult, scrub: (text: string) => string): Effect.Effect<Verdict, Script.ScriptFailure> => {
+  const result = { ...raw, stdout: scrub(raw.stdout), stderr: scrub(raw.stderr) }
   const stderr = result.stderr.trim()
   if (result.exitCode === 2) return Effect.succeed({ _tag: "Stop", reason: stderr || `blocked by hook ${hook.name}` })
   if (result.exitCode !== 0) {
@@ -112,6 +118,7 @@ const toHook = (
     readonly spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]
     readonly publishError: (context: Hook.HookContext, message: string) => Effect.Effect<void>
     readonly scope: Scope.Scope
+    readonly secrets: SecretsShape
   }
 ): Hook.Hook => {
   const point = pointOf[hook.trigger]
@@ -130,13 +137,18 @@ const toHook = (
         ...(context.parentTurnId !== undefined ? { parent_turn_id: context.parentTurnId } : {}),
         ...fields
       }
+      const { secrets } = env
       const result = yield* Script.run({
         command: hook.command,
         cwd: workDir,
         input: JSON.stringify(event),
+        env: Script.scriptEnv(process.env, (value) => secrets.scrub(value) !== value),
         timeout: Duration.millis(hook.timeout)
-      }).pipe(Effect.provideService(ChildProcessSpawner.ChildProcessSpawner, env.spawner))
-      return yield* interpret(hook, result)
+      }).pipe(
+        Effect.provideService(ChildProcessSpawner.ChildProcessSpawner, env.spawner),
+        Effect.mapError((failure) => new Script.ScriptFailure({ message: secrets.scrub(failure.message) }))
+      )
+      return yield* interpret(hook, result, secrets.scrub)
     })
 
   /** Runs the script; detached hooks return at once and report their own failures. */
@@ -220,7 +232,8 @@ const toHook = (
 
 /**
  * Discovers the file hooks and registers them into `Hooks` until the layer is released. Bad
- * `HOOK.md` files are logged as warnings and skipped (see `discover` for the list).
+ * `HOOK.md` files are logged as warnings and skipped (see `discover` for the list). With
+ * `project: false` the workspace's own hooks are not even read.
  */
 export const layer = (
   options: DiscoverOptions = {}
@@ -235,11 +248,12 @@ export const layer = (
     const bus = yield* EventBus
     const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
     const scope = yield* Effect.scope
+    const secrets = yield* Secrets
     for (const hook of found.hooks) {
       const publishError = (context: Hook.HookContext, message: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) =>
           bus.publish(AgentEvent.make("Error", context, at, { stage: pointOf[hook.trigger], message, hook: hook.name })))
-      yield* hooks.register(toHook(hook, workDir, { spawner, publishError, scope }), {
+      yield* hooks.register(toHook(hook, workDir, { spawner, publishError, scope, secrets }), {
         name: hook.name,
         priority: hook.priority,
         source: hook.path,

@@ -18,12 +18,23 @@ export interface Reply {
   /** Text, streamed as these pieces. */
   readonly text?: string | ReadonlyArray<string>
   readonly toolCalls?: ReadonlyArray<FakeToolCall>
-  readonly usage?: { readonly prompt: number; readonly completion: number }
+  /**
+   * The usage chunk; `null` sends none (as many compatible servers do). `cached` and `reasoning`
+   * go into `prompt_tokens_details.cached_tokens` and `completion_tokens_details.reasoning_tokens`.
+   */
+  readonly usage?: { readonly prompt: number; readonly completion: number; readonly cached?: number; readonly reasoning?: number } | null
+  /** The finish reason; default `tool_calls` with tool calls, else `stop`. */
+  readonly finish?: string
+  /** After the text, the connection is cut: no finish, no usage, no `[DONE]`. */
+  readonly cut?: boolean
   /** After the first piece of text, the stream waits for this before going on. */
   readonly hold?: Promise<void>
-  /** An HTTP error status instead of a stream; `error` is its message. */
+  /** Nothing at all is sent (not even the headers) until this resolves. */
+  readonly before?: Promise<void>
+  /** An HTTP error status instead of a stream; `error` is its message, `headers` its headers. */
   readonly status?: number
   readonly error?: string
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 /** A request as the server received it. */
@@ -40,6 +51,8 @@ export interface OpenAiServer {
   /** The base URL to pass as `--base-url` (ends in `/v1`). */
   readonly url: string
   readonly requests: ReadonlyArray<Received>
+  /** Resolves once `n` requests have arrived; rejects at the deadline. */
+  readonly received: (n: number, timeoutMs?: number) => Promise<void>
   readonly close: () => Promise<void>
 }
 
@@ -76,15 +89,24 @@ const stream = async (res: http.ServerResponse, reply: Reply, index: number) => 
     if (i === 0 && reply.hold) await reply.hold
   }
   if (pieces.length === 0 && reply.hold) await reply.hold
+  if (reply.cut) return res.destroy()
   for (const [i, call] of (reply.toolCalls ?? []).entries()) {
     const id = call.id ?? `call_${index}_${i}`
     const args = JSON.stringify(call.arguments)
     await write(res, chunk({ tool_calls: [{ index: i, id, type: "function", function: { name: call.name, arguments: "" } }] }))
     await write(res, chunk({ tool_calls: [{ index: i, function: { arguments: args } }] }))
   }
-  await write(res, chunk({}, (reply.toolCalls ?? []).length > 0 ? "tool_calls" : "stop"))
-  const usage = reply.usage ?? { prompt: 100 + 10 * index, completion: 20 }
-  await write(res, chunk({}, null, { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion }))
+  await write(res, chunk({}, reply.finish ?? ((reply.toolCalls ?? []).length > 0 ? "tool_calls" : "stop")))
+  const usage = reply.usage === undefined ? { prompt: 100 + 10 * index, completion: 20 } : reply.usage
+  if (usage !== null) {
+    await write(res, chunk({}, null, {
+      prompt_tokens: usage.prompt,
+      completion_tokens: usage.completion,
+      total_tokens: usage.prompt + usage.completion,
+      ...(usage.cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cached } }),
+      ...(usage.reasoning === undefined ? {} : { completion_tokens_details: { reasoning_tokens: usage.reasoning } })
+    }))
+  }
   await write(res, "data: [DONE]\n\n")
   res.end()
 }
@@ -93,6 +115,7 @@ const stream = async (res: http.ServerResponse, reply: Reply, index: number) => 
 export const start = (script: Script): Promise<OpenAiServer> =>
   new Promise((resolve) => {
     const requests: Array<Received> = []
+    const waiting = new Set<() => void>()
     const server = http.createServer((req, res) => {
       const parts: Array<Buffer> = []
       req.on("data", (b: Buffer) => parts.push(b))
@@ -101,9 +124,11 @@ export const start = (script: Script): Promise<OpenAiServer> =>
         const received: Received = { headers: req.headers, body: text === "" ? undefined : JSON.parse(text) }
         const index = requests.length
         requests.push(received)
+        waiting.forEach((check) => check())
         const reply = typeof script === "function" ? await script(received, index) : script[Math.min(index, script.length - 1)]!
+        if (reply.before) await reply.before
         if (reply.status !== undefined) {
-          res.writeHead(reply.status, { "content-type": "application/json" })
+          res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
           res.end(JSON.stringify({ error: { message: reply.error ?? "error", type: "invalid_request_error" } }))
           return
         }
@@ -112,9 +137,25 @@ export const start = (script: Script): Promise<OpenAiServer> =>
     })
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as { port: number }
+      const received = (n: number, timeoutMs = 10_000) =>
+        new Promise<void>((ok, fail) => {
+          const timer = setTimeout(() => {
+            waiting.delete(check)
+            fail(new Error(`the server received ${requests.length} of ${n} requests within ${timeoutMs} ms`))
+          }, timeoutMs)
+          const check = () => {
+            if (requests.length < n) return
+            clearTimeout(timer)
+            waiting.delete(check)
+            ok()
+          }
+          waiting.add(check)
+          check()
+        })
       resolve({
         url: `http://127.0.0.1:${port}/v1`,
         requests,
+        received,
         close: () =>
           new Promise<void>((ok) => {
             server.closeAllConnections()

@@ -2,8 +2,8 @@
  * Finding file hooks on disk: user-level, then project-level, in the Agent Hooks layout
  * (`NAME/HOOK.md` + `NAME/scripts/run|run.sh|run.py`).
  *
- * Only front matter is read. Every broken hook becomes a `HookProblem` and is left out; the
- * rest are returned in run order (priority, then user before project, then name), with a project
+ * Only front matter is read. Every broken hook (a non-executable entry script included) becomes a
+ * `HookProblem` and is left out; the rest are returned in run order (priority, then user before project, then name), with a project
  * hook replacing the user hook of the same name.
  */
 import * as os from "node:os"
@@ -19,6 +19,12 @@ export interface DiscoverOptions {
   readonly projectDir?: string
   /** The project root and the scripts' working directory; default the process's cwd. */
   readonly workDir?: string
+  /**
+   * Whether to load the project (workspace) level at all; default true. A host passes false for a
+   * workspace its user has not trusted: its hooks are files a model or a cloned repository can
+   * write, and must not run code until the user says so.
+   */
+  readonly project?: boolean
 }
 
 /** Where a hook was found. */
@@ -40,7 +46,7 @@ export interface FileHook {
   readonly path: string
   /** The entry script. */
   readonly entry: string
-  /** The argv that runs the entry script. */
+  /** The argv that runs the entry script (the executable script itself). */
   readonly command: ReadonlyArray<string>
 }
 
@@ -70,18 +76,26 @@ export const resolveDirs = (options: DiscoverOptions = {}) => {
   }
 }
 
-/** Entry scripts in order of preference, with the interpreter used when one is not executable. */
-const entries: ReadonlyArray<readonly [string, string | undefined]> = [["run", undefined], ["run.sh", "sh"], ["run.py", "python3"]]
+/** Entry scripts in order of preference. */
+const entries: ReadonlyArray<string> = ["run", "run.sh", "run.py"]
 
+/**
+ * The first entry script present. It must be executable (it runs directly, by its `#!` line): a
+ * script that is not is never run through an interpreter, since making a file executable is the
+ * user's sign that it may run, and a model that can write files cannot set it.
+ */
 const findEntry = (fs: FileSystem.FileSystem, hookDir: string, manifestPath: string) =>
   Effect.gen(function*() {
-    for (const [file, interpreter] of entries) {
+    for (const file of entries) {
       const entry = path.join(hookDir, "scripts", file)
       const info = yield* Effect.option(fs.stat(entry))
       if (Option.isNone(info) || info.value.type !== "File") continue
       if ((info.value.mode & 0o111) !== 0) return Result.succeed({ entry, command: [entry] })
-      if (interpreter !== undefined) return Result.succeed({ entry, command: [interpreter, entry] })
-      return Result.fail<HookProblem>({ path: manifestPath, field: "scripts/run", message: `${entry} is not executable` })
+      return Result.fail<HookProblem>({
+        path: manifestPath,
+        field: "scripts/run",
+        message: `${entry} is not executable; hook scripts run only when executable (chmod +x it)`
+      })
     }
     return Result.fail<HookProblem>({
       path: manifestPath,
@@ -148,7 +162,9 @@ export const discover = (options: DiscoverOptions = {}): Effect.Effect<Discovery
     const fs = yield* FileSystem.FileSystem
     const dirs = resolveDirs(options)
     const user = yield* loadLevel(fs, "user", dirs.userDir)
-    const project = dirs.projectDir === dirs.userDir ? { hooks: [], problems: [] } : yield* loadLevel(fs, "project", dirs.projectDir)
+    const project = options.project === false || dirs.projectDir === dirs.userDir
+      ? { hooks: [], problems: [] }
+      : yield* loadLevel(fs, "project", dirs.projectDir)
     const problems = [...user.problems, ...project.problems]
     const byName = new Map<string, FileHook>()
     for (const hook of [...user.hooks, ...project.hooks]) {

@@ -37,11 +37,29 @@ const collect = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.Effect<string,
     (acc) => Buffer.concat(acc.chunks).toString("utf8")
   )
 
-/** Runs `command` (argv) in `cwd` with `input` on stdin, within `timeout`. */
+/** Names of variables that hold provider keys; never passed to a hook script. */
+export const PROVIDER_KEY_ENV = /_API_KEY$/
+
+/**
+ * The environment a script runs with: `env` without provider keys (`*_API_KEY`) and without any
+ * variable whose value holds a known secret (`isSecret`), so that a hook — whose output can reach
+ * the model — never holds a key.
+ */
+export const scriptEnv = (env: NodeJS.ProcessEnv, isSecret: (value: string) => boolean): Record<string, string> => {
+  const kept: Record<string, string> = {}
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || PROVIDER_KEY_ENV.test(name) || isSecret(value)) continue
+    kept[name] = value
+  }
+  return kept
+}
+
+/** Runs `command` (argv) in `cwd` with `input` on stdin and exactly `env`, within `timeout`. */
 export const run = (options: {
   readonly command: ReadonlyArray<string>
   readonly cwd: string
   readonly input: string
+  readonly env: Record<string, string>
   readonly timeout: Duration.Duration
 }): Effect.Effect<ScriptResult, ScriptFailure, ChildProcessSpawner.ChildProcessSpawner> => {
   const [program, ...args] = options.command
@@ -49,6 +67,8 @@ export const run = (options: {
     Effect.gen(function*() {
       const handle = yield* ChildProcess.make(program!, args, {
         cwd: options.cwd,
+        env: options.env,
+        extendEnv: false,
         stdin: Stream.make(new TextEncoder().encode(options.input)),
         forceKillAfter: killGrace
       })

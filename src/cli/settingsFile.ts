@@ -1,0 +1,122 @@
+/**
+ * Settings files: `$XDG_CONFIG_HOME/agent-loop/settings.json` (the user's) and
+ * `.agent-loop/settings.json` in the workspace (the project's, read only in a trusted workspace).
+ * Both have the same shape; a project value overrides the user's, and flags and environment
+ * variables override both.
+ *
+ * @example
+ * ```json
+ * { "provider": "openai", "baseUrl": "http://localhost:11434/v1", "model": "qwen3",
+ *   "tools": ["read_file", "grep", "exec"], "approval": "ask",
+ *   "prices": { "qwen3": { "inputPerMillion": 0, "outputPerMillion": 0 } },
+ *   "mcpServers": { "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."] } } }
+ * ```
+ */
+import * as nodePath from "node:path"
+import { Effect, FileSystem, Option, Result, Schema, SchemaIssue } from "effect"
+import { ModelPricing } from "../domain/Models.ts"
+import { xdgBase } from "../layers/fileHooks/discover.ts"
+import { type McpServerConfigInput, McpServers } from "../layers/mcp/config.ts"
+import { BuiltinToolName } from "../tools/index.ts"
+import { fail } from "./failure.ts"
+
+/** How tool calls that need approval are decided: ask on a terminal, approve all (`--yes`), or deny all. */
+export const ApprovalPolicy = Schema.Literals(["ask", "approve", "deny"])
+export type ApprovalPolicy = typeof ApprovalPolicy.Type
+
+/** The providers a settings file may name (`replay` needs a cassette, so it is a flag only). */
+export const SettingsProvider = Schema.Literals(["openai", "anthropic"])
+
+/** The contents of a settings file; every field is optional. */
+export const Settings = Schema.Struct({
+  provider: Schema.optionalKey(SettingsProvider),
+  baseUrl: Schema.optionalKey(Schema.NonEmptyString),
+  model: Schema.optionalKey(Schema.NonEmptyString),
+  tools: Schema.optionalKey(Schema.Array(BuiltinToolName)),
+  approval: Schema.optionalKey(ApprovalPolicy),
+  systemPrompt: Schema.optionalKey(Schema.String),
+  /** Prices per million tokens by model name, over the built-in ones. */
+  prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPricing)),
+  /** MCP servers, as in an `{"mcpServers": …}` file. */
+  mcpServers: Schema.optionalKey(McpServers)
+})
+export type Settings = typeof Settings.Type
+
+/** A settings file that was read: its decoded values, and its MCP servers as written (for `McpTools.layer`). */
+export interface LoadedSettings {
+  readonly path: string
+  readonly settings: Settings
+  readonly mcpServers: Readonly<Record<string, McpServerConfigInput>>
+}
+
+/** The user's configuration directory of agent-loop: `$XDG_CONFIG_HOME/agent-loop`, else `~/.config/agent-loop`. */
+export const configDir = (env: NodeJS.ProcessEnv = process.env): string =>
+  nodePath.join(xdgBase("XDG_CONFIG_HOME", ".config", env), "agent-loop")
+
+/** Where the user's settings live. */
+export const userSettingsPath = (env: NodeJS.ProcessEnv = process.env): string => nodePath.join(configDir(env), "settings.json")
+
+/** Where a workspace's settings live. */
+export const projectSettingsPath = (workspace: string): string => nodePath.join(workspace, ".agent-loop", "settings.json")
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+const decode = Schema.decodeUnknownResult(Settings)
+
+/** One line naming the field at fault and why; values under `env` are never echoed (they may be secrets). */
+const describeIssue = (issue: SchemaIssue.Issue): string => {
+  const first = formatter(issue).issues[0]
+  const path = (first?.path ?? []).map(String)
+  const field = path.length === 0 ? "(top level)" : path.join(".")
+  const message = first === undefined
+    ? "invalid"
+    : path.includes("env")
+    ? "expected a string"
+    : first.message === "Expected no excess property" || first.message.startsWith("Unexpected key")
+    ? "unknown setting"
+    : first.message
+  return `${field}: ${message.split("\n")[0]}`
+}
+
+/** Decodes a settings file's text; a bad one fails with `PATH: FIELD: REASON`. */
+export const parse = (path: string, text: string) =>
+  Effect.gen(function*() {
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch (error) {
+      // the parser's message may quote the file, which may hold secrets: only its position is kept
+      const at = /position \d+(?: \(line \d+ column \d+\))?/.exec(error instanceof Error ? error.message : "")?.[0]
+      return yield* fail(`${path}: not valid JSON${at === undefined ? "" : ` (${at})`}`)
+    }
+    const decoded = decode(json, { onExcessProperty: "error" })
+    if (Result.isFailure(decoded)) return yield* fail(`${path}: ${describeIssue(decoded.failure.issue)}`)
+    // the decoding checked that the servers as written have the encoded shape
+    const raw = (json as { readonly mcpServers?: Readonly<Record<string, McpServerConfigInput>> }).mcpServers ?? {}
+    const loaded: LoadedSettings = { path, settings: decoded.success, mcpServers: raw }
+    return loaded
+  })
+
+/** Reads the settings file at `path`; a missing file is `None`, an unreadable or bad one fails with one line. */
+export const load = (path: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    if (!(yield* Effect.orElseSucceed(fs.exists(path), () => false))) return Option.none<LoadedSettings>()
+    const text = yield* fs.readFileString(path).pipe(Effect.catch((error) => fail(`${path}: cannot read: ${error.message}`)))
+    return Option.some(yield* parse(path, text))
+  })
+
+/** The settings of `layers` merged in order, later ones winning; `prices` and `mcpServers` merge by name. */
+export const merge = (
+  layers: ReadonlyArray<LoadedSettings>
+): { readonly settings: Omit<Settings, "mcpServers">; readonly mcpServers: Readonly<Record<string, McpServerConfigInput>> } => {
+  let settings: Omit<Settings, "mcpServers"> = {}
+  let mcpServers: Record<string, McpServerConfigInput> = {}
+  for (const layer of layers) {
+    // the servers are taken as written (below); the decoded ones only validated the file
+    const { mcpServers: _decoded, ...values } = layer.settings
+    const prices = values.prices === undefined ? settings.prices : { ...settings.prices, ...values.prices }
+    settings = { ...settings, ...values, ...(prices === undefined ? {} : { prices }) }
+    mcpServers = { ...mcpServers, ...layer.mcpServers }
+  }
+  return { settings, mcpServers }
+}
