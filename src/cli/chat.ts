@@ -35,6 +35,7 @@ const commandsHelp = [
 export const chat = (flags: AgentFlags) =>
   Effect.gen(function*() {
     const settings = yield* Settings.resolve(flags)
+    yield* Settings.announce(settings)
     const code = yield* Effect.scoped(Effect.gen(function*() {
       const screen = yield* Screen
       const loop = yield* AgentLoop

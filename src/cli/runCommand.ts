@@ -86,6 +86,7 @@ export const run = (argument: Option.Option<string>, format: OutputFormat, flags
     const screen = yield* Screen
     const settings = yield* Settings.resolve(flags)
     const prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
+    yield* Settings.announce(settings)
     yield* Effect.scoped(Effect.gen(function*() {
       const loop = yield* AgentLoop
       const input = screen.interactive ? yield* LineInput.make : undefined

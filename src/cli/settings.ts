@@ -58,6 +58,14 @@ export interface CliSettings {
   /** Prices for the loop's cost; `undefined` when the model has none (its cost is unknown). */
   readonly prices: Readonly<Record<string, ModelPrice>> | undefined
   readonly verbose: boolean
+  /** Lines to show once the command starts (`announce`): a skipped untrusted workspace, an unknown model, the context files. */
+  readonly notices: ReadonlyArray<Notice>
+}
+
+/** A line about the settings: a warning, or a note. */
+export interface Notice {
+  readonly level: "warn" | "note"
+  readonly text: string
 }
 
 /**
@@ -152,7 +160,8 @@ const settingsFiles = (flags: AgentFlags, workspace: string, trusted: boolean, e
 const modelLimits = (name: string, chosen: ProviderSettings, settings: SettingsFile.Settings) => {
   const info = Models.lookup(name)
   const own = settings.prices?.[name] ?? info?.price
-  const prices = own === undefined ? undefined : { ...Models.priceTable(), ...settings.prices, [name]: own }
+  const configured = Object.fromEntries(Object.entries(settings.prices ?? {}).map(([model, price]) => [model, Models.loopPrice(price)]))
+  const prices = own === undefined ? undefined : { ...Models.priceTable(), ...configured, [name]: Models.loopPrice(own) }
   const note = info !== undefined || chosen._tag === "replay"
     ? undefined
     : `model "${name}" is not in the built-in registry (agent-loop models lists it): a ${
@@ -170,7 +179,6 @@ const modelLimits = (name: string, chosen: ProviderSettings, settings: SettingsF
 /** Resolves the flags of `run` or `chat`; an impossible combination fails with one line. */
 export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env) =>
   Effect.gen(function*() {
-    const screen = yield* Screen
     const workspace = nodePath.resolve(Option.getOrElse(flags.workspace, () => "."))
     const trusted = yield* Trust.isTrusted(workspace, env)
     const { settings, mcpServers } = SettingsFile.merge(yield* settingsFiles(flags, workspace, trusted, env))
@@ -200,16 +208,21 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       contextWindow: limits.contextWindow,
       maxTokens: limits.maxTokens,
       prices: limits.prices,
-      verbose: flags.verbose
-    }
-    if (!trusted) {
-      const warning = yield* Trust.skippedWarning(workspace)
-      if (warning !== undefined) yield* Effect.logWarning(warning)
-    }
-    if (limits.note !== undefined) yield* screen.line(`agent-loop: note: ${limits.note}`)
-    if (flags.verbose) {
-      const loaded = contextFiles.length === 0 ? "none" : contextFiles.map((file) => clean(file.path)).join(", ")
-      yield* screen.line(`agent-loop: context files: ${loaded}`)
+      verbose: flags.verbose,
+      notices: [
+        ...(trusted ? [] : Option.toArray(Option.map(Option.fromUndefinedOr(yield* Trust.skippedWarning(workspace)), (text) => ({ level: "warn" as const, text })))),
+        ...(limits.note === undefined ? [] : [{ level: "note" as const, text: limits.note }]),
+        ...(flags.verbose
+          ? [{ level: "note" as const, text: `context files: ${contextFiles.length === 0 ? "none" : contextFiles.map((file) => file.path).join(", ")}` }]
+          : [])
+      ]
     }
     return resolved
+  })
+
+/** Shows the notices of resolved settings on stderr, once, when the command has its input and starts. */
+export const announce = (settings: CliSettings) =>
+  Effect.gen(function*() {
+    const screen = yield* Screen
+    for (const notice of settings.notices) yield* screen.line(`agent-loop: ${notice.level}: ${clean(notice.text)}`)
   })

@@ -138,8 +138,14 @@ export const lookup = (name: string, models: ReadonlyArray<ModelInfo> = builtinM
 export const priceTable = (models: ReadonlyArray<ModelInfo> = builtinModels): Record<string, ModelPrice> => {
   const table: Record<string, ModelPrice> = {}
   for (const model of models) {
-    const price = { inputPerMillion: model.price.inputPerMillion, outputPerMillion: model.price.outputPerMillion }
+    const price = loopPrice(model.price)
     for (const name of [model.id, ...(model.aliases ?? [])]) table[name] = price
   }
   return table
 }
+
+/** The part of a pricing the loop computes cost with today: input and output. */
+export const loopPrice = (pricing: ModelPricing): ModelPrice => ({
+  inputPerMillion: pricing.inputPerMillion,
+  outputPerMillion: pricing.outputPerMillion
+})
