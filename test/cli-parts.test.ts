@@ -375,3 +375,20 @@ describe("events to stdout", () => {
     if (viaProc !== undefined) expect(isStdout("/proc/self/fd/1")).toBe(viaProc.ino === fd1.ino && viaProc.dev === fd1.dev)
   })
 })
+
+describe("status line and prompts", () => {
+  it.effect("a status line never overwrites an open prompt, nor stdout's partial line; the next output re-enables it", () =>
+    Effect.gen(function*() {
+      const { out, screen } = liveScreen()
+      yield* screen.prompt("? allow exec? [y/N] ")
+      yield* screen.status("⠋ waiting")
+      expect(out.stderr).toBe("? allow exec? [y/N] ")
+      yield* screen.line("(denied exec)")
+      yield* screen.status("⠋ waiting")
+      expect(out.stderr.endsWith("\r\u001b[K⠋ waiting")).toBe(true)
+      yield* screen.text("partial")
+      const before = out.stderr
+      yield* screen.status("⠙ waiting")
+      expect(out.stderr).toBe(before)
+    }))
+})

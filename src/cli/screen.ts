@@ -24,7 +24,8 @@ export interface ScreenShape {
   readonly prompt: (text: string) => Effect.Effect<void>
   /**
    * Shows `text` as the transient status line on stderr, replacing the previous one, or erases it
-   * (`undefined`). Does nothing unless `live`, nor while stdout's terminal line holds partial text.
+   * (`undefined`). Does nothing unless `live`, nor while stdout's terminal line holds partial text,
+   * nor while a prompt waits for its answer (until the next line or text is written).
    */
   readonly status: (text: string | undefined) => Effect.Effect<void>
   /** Styles for stdout. */
@@ -60,12 +61,15 @@ export const make = (streams: Streams): ScreenShape => {
   const live = streams.stderr.isTTY === true && err.enabled && streams.env["TERM"] !== "dumb"
   let atLineStart = true
   let statusShown = false
+  /** A prompt waits for its answer on the current line: drawing a status line would erase it. */
+  let promptOpen = false
   const eraseStatus = () => {
     if (statusShown) streams.stderr.write(ERASE_LINE)
     statusShown = false
   }
   const endPartialLine = () => {
     eraseStatus()
+    promptOpen = false
     if (!atLineStart) streams.stdout.write("\n")
     atLineStart = true
   }
@@ -79,6 +83,7 @@ export const make = (streams: Streams): ScreenShape => {
         const shown = streaming ? clean(chunk) : chunk
         if (shown === "") return
         eraseStatus()
+        promptOpen = false
         streams.stdout.write(shown)
         atLineStart = shown.endsWith("\n")
       }),
@@ -93,13 +98,14 @@ export const make = (streams: Streams): ScreenShape => {
       Effect.sync(() => {
         endPartialLine()
         streams.stderr.write(text)
+        promptOpen = true
       }),
     status: (text) =>
       Effect.sync(() => {
         if (!live) return
         if (text === undefined) return eraseStatus()
-        // stdout's partial line is on the same terminal: drawing would overwrite it
-        if (streaming && !atLineStart) return
+        // stdout's partial line, or an open prompt, is on the same terminal: drawing would overwrite it
+        if (promptOpen || (streaming && !atLineStart)) return
         streams.stderr.write(`${ERASE_LINE}${text}`)
         statusShown = true
       }),

@@ -23,6 +23,12 @@ export interface Pane {
   readonly waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<string>
   /** Resolves with the exit status once the program has ended; rejects if a signal killed it. */
   readonly exitStatus: (timeoutMs?: number) => Promise<number>
+  /** The pid of the program (the child of the pane's exit-recording wrapper). */
+  readonly pid: () => number
+  /** The pane's title, which programs set with OSC 0/2 escape sequences. */
+  readonly title: () => string
+  /** Everything the pane shows, with its colours and attributes as escape sequences. */
+  readonly captureStyled: () => string
   readonly kill: () => void
 }
 
@@ -109,6 +115,13 @@ export const startPane = (argv: ReadonlyArray<string>, env: Record<string, strin
         if (status.startsWith("signal")) throw new Error(`the program was killed: ${status}`)
         return Number(status)
       }, "the program did not exit", timeoutMs),
+    pid: () => {
+      const wrapper = tmux("list-panes", "-t", "cli", "-F", "#{pane_pid}").trim()
+      const children = fs.readFileSync(`/proc/${wrapper}/task/${wrapper}/children`, "utf8").trim().split(/\s+/)
+      return Number(children[0])
+    },
+    title: () => tmux("display-message", "-p", "-t", "cli", "#{pane_title}").trim(),
+    captureStyled: () => tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", "cli"),
     kill: () => {
       spawnSync("tmux", ["-S", socket, "kill-server"])
     }
