@@ -189,6 +189,13 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     const limits = modelLimits(name, chosen, settings)
     const contextFiles = flags.contextFiles ? yield* ContextFiles.discover(workspace, env) : []
     const base = Option.getOrUndefined(flags.system) ?? settings.systemPrompt ?? defaultSystemPrompt
+    const untrusted = trusted ? undefined : yield* Trust.skippedWarning(workspace)
+    const notices: Array<Notice> = []
+    if (untrusted !== undefined) notices.push({ level: "warn", text: untrusted })
+    if (limits.note !== undefined) notices.push({ level: "note", text: limits.note })
+    if (flags.verbose) {
+      notices.push({ level: "note", text: `context files: ${contextFiles.length === 0 ? "none" : contextFiles.map((file) => file.path).join(", ")}` })
+    }
     const resolved: CliSettings = {
       provider: chosen,
       record: Option.getOrUndefined(Option.map(flags.record, (file) => nodePath.resolve(file))),
@@ -209,13 +216,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       maxTokens: limits.maxTokens,
       prices: limits.prices,
       verbose: flags.verbose,
-      notices: [
-        ...(trusted ? [] : Option.toArray(Option.map(Option.fromUndefinedOr(yield* Trust.skippedWarning(workspace)), (text) => ({ level: "warn" as const, text })))),
-        ...(limits.note === undefined ? [] : [{ level: "note" as const, text: limits.note }]),
-        ...(flags.verbose
-          ? [{ level: "note" as const, text: `context files: ${contextFiles.length === 0 ? "none" : contextFiles.map((file) => file.path).join(", ")}` }]
-          : [])
-      ]
+      notices
     }
     return resolved
   })
