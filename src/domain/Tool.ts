@@ -40,7 +40,13 @@ export interface Tool<R = never> {
   readonly description: string
   /** Static: known without looking at arguments. Undeclared means mutating. */
   readonly readOnly: boolean
+  /** Whether every call needs the user's approval, whatever its arguments (`exec`). */
   readonly requiresApproval: boolean
+  /**
+   * Whether this call, with its decoded arguments, needs approval: always when `requiresApproval`,
+   * else as the tool's per-call rule says (`write_file` into a hooks directory). The loop asks this.
+   */
+  readonly needsApproval: (args: unknown) => boolean
   readonly timeout: Duration.Duration | undefined
   /** The JSON Schema the model sees. */
   readonly definition: ToolDefinition
@@ -55,7 +61,8 @@ export interface MakeOptions<S extends Schema.Decoder<unknown>, R> {
   readonly description: string
   readonly parameters: S
   readonly readOnly?: boolean
-  readonly requiresApproval?: boolean
+  /** `true`: every call needs approval; a function: the calls for whose decoded arguments it is true. */
+  readonly requiresApproval?: boolean | ((args: S["Type"]) => boolean)
   readonly timeout?: Duration.Input
   /** Overrides the JSON Schema derived from `parameters` (for tools that bring their own, such as MCP tools). */
   readonly jsonSchema?: Record<string, unknown>
@@ -75,11 +82,13 @@ export const jsonSchemaOf = (schema: Schema.Top): Record<string, unknown> => {
 /** Builds a tool from a Schema of its parameters and an effectful `execute`. */
 export const make = <S extends Schema.Decoder<unknown>, R = never>(options: MakeOptions<S, R>): Tool<R> => {
   const decode = Schema.decodeUnknownEffect(options.parameters as Schema.Decoder<unknown>)
+  const approval = options.requiresApproval ?? false
   return {
     name: options.name,
     description: options.description,
     readOnly: options.readOnly ?? false,
-    requiresApproval: options.requiresApproval ?? false,
+    requiresApproval: approval === true,
+    needsApproval: typeof approval === "function" ? (args) => approval(args as S["Type"]) : () => approval,
     timeout: options.timeout === undefined ? undefined : Duration.fromInputUnsafe(options.timeout),
     definition: {
       name: options.name,

@@ -132,7 +132,7 @@ const runCall = (context: TurnContext, planned: PlannedCall) =>
       if (decoded._tag === "Failure") {
         outcome = fail(`Invalid arguments for tool "${call.name}": ${issuesOf(decoded.failure.message)}. Received: ${JSON.stringify(args)}`)
       } else {
-        if (tool.requiresApproval) {
+        if (tool.needsApproval(decoded.success)) {
           const approval = yield* hooks.approveTool({ context: where, call: hookCall })
           if (approval._tag === "Deny") return yield* skip(context, planned, `Tool execution denied by approval: ${approval.reason}`)
         }
