@@ -13,6 +13,7 @@ import { Duration, Effect, Fiber, Option, Schema, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
+import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { Workspace } from "./workspace.ts"
 
 /** Limits of `exec`. */
@@ -26,8 +27,8 @@ export interface ExecOptions {
   /** After SIGTERM, how long a process group may take to exit before SIGKILL. Default 2 seconds. */
   readonly killGrace?: Duration.Input
   /**
-   * Drop environment variables whose names look like secrets (`SECRET_ENV_PATTERN`) so the model
-   * cannot echo API keys into the conversation. Default true.
+   * Withhold credentials from the command's environment (see `isSecretEnv`) so the model cannot
+   * echo them into the conversation. Default true.
    */
   readonly stripSecretEnv?: boolean
 }
@@ -35,8 +36,30 @@ export interface ExecOptions {
 /** The default cap on the combined stdout and stderr kept by `exec`. */
 export const DEFAULT_EXEC_MAX_OUTPUT_BYTES = 64 * 1024
 
-/** Names of environment variables withheld from commands by default. */
-export const SECRET_ENV_PATTERN = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH/i
+/**
+ * Names of environment variables withheld from commands: any name containing one of these words
+ * (`OPENAI_API_KEY`, `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `DB_PASSWORD`, `PGPASSFILE`, …), or
+ * `PAT` and `DSN` as a whole word (`GH_PAT`, `SENTRY_DSN`). Deliberately broad: a variable a
+ * command needed can be passed by the user, a leaked key cannot be taken back.
+ */
+export const SECRET_ENV_PATTERN = /KEY|TOKEN|SECRET|PASS|CRED|AUTH|PRIVATE|COOKIE|(?:^|_)(?:PAT|DSN)(?:_|$)/i
+
+/**
+ * Values withheld whatever their name: a URL with a password in it (`postgres://user:pw@host`),
+ * and tokens in the well-known formats of OpenAI and Anthropic (`sk-`), GitHub (`ghp_`,
+ * `github_pat_`, …), GitLab (`glpat-`), Slack (`xox?-`), AWS access key ids and Google API keys.
+ */
+export const SECRET_VALUE_PATTERN =
+  /:\/\/[^/\s:@]+:[^/\s@]+@|^(?:sk-|sk_live_|rk_live_|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza)/
+
+/**
+ * The rule `exec` withholds environment variables by: the name looks like a credential
+ * (`SECRET_ENV_PATTERN`), the value does (`SECRET_VALUE_PATTERN`), or the value contains a secret
+ * the program registered in `Secrets` (an API key the CLI read, an MCP server's token), whatever
+ * the variable is called.
+ */
+export const isSecretEnv = (name: string, value: string, secrets: Pick<SecretsShape, "scrub">): boolean =>
+  SECRET_ENV_PATTERN.test(name) || SECRET_VALUE_PATTERN.test(value) || secrets.scrub(value) !== value
 
 /** How long output may keep arriving after the process exited (a background child can hold the pipe). */
 const DRAIN_GRACE = Duration.seconds(1)
@@ -81,9 +104,12 @@ const makeCollector = (max: number) => {
   }
 }
 
-const secretFreeEnv = (): Record<string, undefined> => {
+/** The variables of this process's environment that `isSecretEnv` withholds, unset. */
+const secretFreeEnv = (secrets: SecretsShape): Record<string, undefined> => {
   const env = globalThis.process?.env ?? {}
-  return Object.fromEntries(Object.keys(env).filter((name) => SECRET_ENV_PATTERN.test(name)).map((n) => [n, undefined]))
+  return Object.fromEntries(
+    Object.entries(env).filter(([name, value]) => isSecretEnv(name, value ?? "", secrets)).map(([name]) => [name, undefined])
+  )
 }
 
 /** `exec` with the given limits. */
@@ -91,7 +117,7 @@ export const makeExec = (options: ExecOptions = {}) => {
   const maxTimeout = Duration.fromInputUnsafe(options.maxTimeout ?? "10 minutes")
   const defaultTimeout = Duration.min(Duration.fromInputUnsafe(options.defaultTimeout ?? "30 seconds"), maxTimeout)
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_EXEC_MAX_OUTPUT_BYTES
-  const killGrace = options.killGrace ?? "2 seconds"
+  const killGrace = Duration.fromInputUnsafe(options.killGrace ?? "2 seconds")
   const stripSecretEnv = options.stripSecretEnv ?? true
   const maxMs = Duration.toMillis(maxTimeout)
   return Tool.make({
@@ -101,9 +127,12 @@ export const makeExec = (options: ExecOptions = {}) => {
       `everything it started, after timeout_ms (default ${Duration.toMillis(defaultTimeout)}, at most ${maxMs}).`,
     parameters: ExecParameters,
     requiresApproval: true,
+    // exec's own timeout kills the command first and reports its output; this only backs it up
+    timeout: Duration.sum(maxTimeout, Duration.sum(Duration.times(killGrace, 2), DRAIN_GRACE)),
     execute: ({ command, timeout_ms }) =>
       Effect.gen(function*() {
         const workspace = yield* Workspace
+        const secrets = yield* Secrets
         const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
         const timeout = timeout_ms === undefined ? defaultTimeout : Duration.millis(Math.min(timeout_ms, maxMs))
         const output = makeCollector(maxOutputBytes)
@@ -112,7 +141,7 @@ export const makeExec = (options: ExecOptions = {}) => {
             cwd: workspace.root,
             stdin: "ignore",
             forceKillAfter: killGrace,
-            ...(stripSecretEnv ? { env: secretFreeEnv(), extendEnv: true } : {})
+            ...(stripSecretEnv ? { env: secretFreeEnv(secrets), extendEnv: true } : {})
           }))
           const reader = yield* Stream.runForEach(handle.all, (chunk) => Effect.sync(() => output.add(chunk))).pipe(
             Effect.forkScoped
