@@ -2,16 +2,36 @@
  * `edit_file`: replaces one exact, unique piece of text in a file. Demanding uniqueness makes the
  * model say precisely where the change goes instead of rewriting whole files.
  *
+ * The edit works on the file's bytes: only the bytes from the match on are written, and nothing
+ * is decoded and encoded again, so a byte-order mark, line endings and every untouched character
+ * stay exactly as they were. A file that is not UTF-8 text (NUL bytes, or bytes that are not
+ * UTF-8) is refused, since text from the model could not be placed in it faithfully. In a file
+ * whose lines all end in CRLF, LF line breaks in `old_text` and `new_text` are taken as CRLF,
+ * because `read_file` shows lines without their CR.
+ *
  * @example
  * ```ts
- * import { ToolRegistry, editFile } from "effect-agent-loop"
- * const tools = ToolRegistry.layer([editFile])
+ * import { ToolRegistry, makeEditFile } from "effect-agent-loop"
+ * const tools = ToolRegistry.layer([makeEditFile({ maxFileBytes: 1024 * 1024 })])
  * ```
  */
-import { Effect, FileSystem, Schema } from "effect"
+import { type Duration, Effect, Schema } from "effect"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
-import { fsToolError, Workspace } from "./workspace.ts"
+import { openPath, readAt, replaceFrom } from "./confined.ts"
+import { firstInvalidUtf8, hasNul, usesCrlf } from "./textBytes.ts"
+import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
+
+/** Limits of `edit_file`. */
+export interface EditFileOptions {
+  /** Larger files are refused (the whole file is held in memory). Default 10 MiB. */
+  readonly maxFileBytes?: number
+  /** How long one call may take. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
+  readonly timeout?: Duration.Input
+}
+
+/** The default size limit of `edit_file`. */
+export const DEFAULT_EDIT_MAX_FILE_BYTES = 10 * 1024 * 1024
 
 /** The arguments of `edit_file`. */
 export const EditFileParameters = Schema.Struct({
@@ -22,54 +42,75 @@ export const EditFileParameters = Schema.Struct({
   new_text: Schema.String.annotate({ description: "Text to put in its place (may be empty to delete)" })
 })
 
-/** Every start index of `needle` in `haystack`, overlapping ones included. */
-const occurrences = (haystack: string, needle: string): Array<number> => {
+/** Every start offset of `needle` in `haystack`, overlapping ones included. */
+const occurrences = (haystack: Buffer, needle: Uint8Array): Array<number> => {
   const found: Array<number> = []
   for (let i = haystack.indexOf(needle); i !== -1; i = haystack.indexOf(needle, i + 1)) found.push(i)
   return found
 }
 
-/** `edit_file`: mutating, so the loop serialises it with other mutating calls. */
-export const editFile = Tool.make({
-  name: "edit_file",
-  description: "Edits a text file in the workspace by replacing old_text with new_text. old_text must match the " +
-    "file exactly (whitespace included, without read_file's line-number prefixes) and occur exactly once; add " +
-    "surrounding lines to make it unique. To create a file or replace all of it, use write_file.",
-  parameters: EditFileParameters,
-  execute: ({ path: input, old_text, new_text }) =>
-    Effect.gen(function*() {
-      if (old_text.length === 0) {
-        return yield* Effect.fail(
-          new ToolError({ message: "old_text is empty; give the exact text to replace (use write_file to create a file)" })
-        )
-      }
-      if (old_text === new_text) {
-        return yield* Effect.fail(new ToolError({ message: "old_text and new_text are identical; nothing would change" }))
-      }
-      const workspace = yield* Workspace
-      const fs = yield* FileSystem.FileSystem
-      const absolute = yield* workspace.resolve(input)
-      const content = yield* fs.readFileString(absolute).pipe(Effect.mapError((e) => fsToolError(input, e)))
-      const found = occurrences(content, old_text)
-      if (found.length === 0) {
-        return yield* Effect.fail(
-          new ToolError({
-            message: `old_text not found in "${input}"; read the file again and copy the exact text, including ` +
-              "whitespace and indentation"
-          })
-        )
-      }
-      if (found.length > 1) {
-        return yield* Effect.fail(
-          new ToolError({
-            message: `old_text found ${found.length} times in "${input}"; include more context so it matches exactly once`
-          })
-        )
-      }
-      const at = found[0]!
-      const updated = content.slice(0, at) + new_text + content.slice(at + old_text.length)
-      yield* fs.writeFileString(absolute, updated).pipe(Effect.mapError((e) => fsToolError(input, e)))
-      const line = content.slice(0, at).split("\n").length
-      return `Edited "${workspace.display(absolute)}": replaced 1 occurrence at line ${line}`
-    })
-})
+const encoder = new TextEncoder()
+const toCrlf = (text: string) => text.replace(/\r?\n/g, "\r\n")
+
+/** `edit_file` with the given limits: mutating, so the loop serialises it with other mutating calls. */
+export const makeEditFile = (options: EditFileOptions = {}) => {
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_EDIT_MAX_FILE_BYTES
+  return Tool.make({
+    name: "edit_file",
+    description: "Edits a UTF-8 text file in the workspace by replacing old_text with new_text. old_text must match " +
+      "the file exactly (whitespace included, without read_file's line-number prefixes) and occur exactly once; add " +
+      "surrounding lines to make it unique. To create a file or replace all of it, use write_file.",
+    parameters: EditFileParameters,
+    timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
+    execute: ({ path: input, old_text, new_text }) =>
+      Effect.scoped(Effect.gen(function*() {
+        const fail = (message: string) => Effect.fail(new ToolError({ message }))
+        if (old_text.length === 0) {
+          return yield* fail("old_text is empty; give the exact text to replace (use write_file to create a file)")
+        }
+        if (old_text === new_text) return yield* fail("old_text and new_text are identical; nothing would change")
+        const workspace = yield* Workspace
+        const absolute = yield* workspace.resolve(input)
+        const file = yield* openPath(workspace.root, absolute, input, { write: true })
+        if (file.size > maxFileBytes) {
+          return yield* fail(
+            `"${input}" is ${file.size} bytes, more than edit_file's limit of ${maxFileBytes} bytes; change it with a ` +
+              "command (exec) instead"
+          )
+        }
+        const bytes = Buffer.from(yield* readAt(file, input, 0, file.size))
+        if (hasNul(bytes)) {
+          return yield* fail(`"${input}" is a binary file (it contains NUL bytes); edit_file edits text files only`)
+        }
+        const invalid = firstInvalidUtf8(bytes)
+        if (invalid !== -1) {
+          return yield* fail(
+            `"${input}" is not valid UTF-8 (the first byte that is not is at offset ${invalid}); edit_file edits UTF-8 ` +
+              "text only and will not re-encode the file. Convert it with a command (exec, e.g. iconv) if that is wanted"
+          )
+        }
+        // a CRLF file has no bare LF, so an LF in the model's text can only mean a CRLF line break
+        const crlf = usesCrlf(bytes)
+        const oldBytes = encoder.encode(crlf ? toCrlf(old_text) : old_text)
+        const newBytes = encoder.encode(crlf ? toCrlf(new_text) : new_text)
+        const found = occurrences(bytes, oldBytes)
+        if (found.length === 0) {
+          return yield* fail(
+            `old_text not found in "${input}"; read the file again and copy the exact text, including whitespace and ` +
+              "indentation"
+          )
+        }
+        if (found.length > 1) {
+          return yield* fail(`old_text found ${found.length} times in "${input}"; include more context so it matches exactly once`)
+        }
+        const at = found[0]!
+        const rest = Buffer.concat([newBytes, bytes.subarray(at + oldBytes.length)])
+        yield* replaceFrom(file, input, at, rest)
+        const line = bytes.subarray(0, at).filter((byte) => byte === 0x0a).length + 1
+        return `Edited "${workspace.display(absolute)}": replaced 1 occurrence at line ${line}`
+      }))
+  })
+}
+
+/** `edit_file` with default limits. */
+export const editFile = makeEditFile()

@@ -18,13 +18,13 @@ import type { FileSystem, Path } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
 import { Schema } from "effect"
 import type { Tool } from "../domain/Tool.ts"
-import { editFile } from "./editFile.ts"
+import { type EditFileOptions, makeEditFile } from "./editFile.ts"
 import { type ExecOptions, makeExec } from "./exec.ts"
 import { type GrepOptions, makeGrep } from "./grep.ts"
 import { type ListDirOptions, makeListDir } from "./listDir.ts"
 import { makeReadFile, type ReadFileOptions } from "./readFile.ts"
 import type { Workspace } from "./workspace.ts"
-import { writeFile } from "./writeFile.ts"
+import { makeWriteFile, type WriteFileOptions } from "./writeFile.ts"
 
 export * from "./editFile.ts"
 export * from "./exec.ts"
@@ -53,6 +53,8 @@ export interface BuiltinToolsOptions {
   readonly readFile?: ReadFileOptions
   readonly listDir?: ListDirOptions
   readonly grep?: GrepOptions
+  readonly writeFile?: WriteFileOptions
+  readonly editFile?: EditFileOptions
   readonly exec?: ExecOptions
 }
 
@@ -62,8 +64,8 @@ export const builtinTools = (options: BuiltinToolsOptions = {}): ReadonlyArray<T
     makeReadFile(options.readFile),
     makeListDir(options.listDir),
     makeGrep(options.grep),
-    writeFile,
-    editFile,
+    makeWriteFile(options.writeFile),
+    makeEditFile(options.editFile),
     makeExec(options.exec)
   ]
   const enabled = options.enable === undefined ? undefined : new Set<string>(options.enable)

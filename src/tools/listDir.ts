@@ -8,10 +8,11 @@
  * const tools = ToolRegistry.layer([makeListDir({ maxEntries: 200 })])
  * ```
  */
-import { Effect, FileSystem, Path, Schema } from "effect"
+import { type Duration, Effect, Schema } from "effect"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
-import { fsToolError, Workspace } from "./workspace.ts"
+import { type Directory, entriesOf, type FileKind, kindOfPath, openDirectory, openSubdirectory } from "./confined.ts"
+import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 
 /** Limits of `list_dir`. */
 export interface ListDirOptions {
@@ -21,10 +22,15 @@ export interface ListDirOptions {
   readonly defaultDepth?: number
   /** Upper bound of `max_depth`. Default 10. */
   readonly maxDepth?: number
+  /** How long one call may take. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
+  readonly timeout?: Duration.Input
 }
 
 /** Directories that are listed but never descended into: they are large and rarely what is wanted. */
 export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set([".git", "node_modules"])
+
+/** How entries that no file tool reads are marked, so the model does not try. */
+const MARKS: Partial<Record<FileKind, string>> = { fifo: " [FIFO]", socket: " [socket]", device: " [device]" }
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
@@ -51,46 +57,43 @@ export const makeListDir = (options: ListDirOptions = {}) => {
     description: "Lists a directory in the workspace, entries sorted by name, directories marked with a trailing " +
       `\`/\`. With recursive, lists subdirectories too (default ${defaultDepth} levels, at most ${maxDepth}), ` +
       `as paths relative to the listed directory; ${[...SKIPPED_DIRECTORIES].join(" and ")} are shown but not ` +
-      `entered, nor are symbolic links. At most ${maxEntries} entries are returned.`,
+      `entered, nor are symbolic links. FIFOs, sockets and devices are marked [FIFO], [socket], [device]; no tool ` +
+      `reads them. At most ${maxEntries} entries are returned.`,
     parameters: ListDirParameters,
     readOnly: true,
+    timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
     execute: ({ path: input = ".", recursive = false, max_depth }) =>
-      Effect.gen(function*() {
+      Effect.scoped(Effect.gen(function*() {
         const workspace = yield* Workspace
-        const fs = yield* FileSystem.FileSystem
-        const path = yield* Path.Path
         const absolute = yield* workspace.resolve(input)
-        const info = yield* fs.stat(absolute).pipe(Effect.mapError((e) => fsToolError(input, e)))
-        if (info.type !== "Directory") {
+        if ((yield* kindOfPath(workspace.root, absolute, input)) !== "directory") {
           return yield* Effect.fail(new ToolError({ message: `"${input}" is not a directory; use read_file to read a file` }))
         }
         const depth = recursive ? Math.min(max_depth ?? defaultDepth, maxDepth) : 1
         const lines: Array<string> = []
         let capped = false
 
-        const walk = (directory: string, prefix: string, level: number): Effect.Effect<void, ToolError> =>
+        const walk = (directory: Directory, prefix: string, level: number): Effect.Effect<void, ToolError> =>
           Effect.gen(function*() {
-            const entries = yield* fs.readDirectoryEntries(directory).pipe(
-              Effect.mapError((e) => fsToolError(prefix === "" ? input : prefix, e))
-            )
+            const entries = yield* entriesOf(directory, prefix === "" ? input : prefix)
             const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
             for (const entry of sorted) {
               if (lines.length >= maxEntries) {
                 capped = true
                 return
               }
-              const isDirectory = entry.type === "Directory"
+              const isDirectory = entry.kind === "directory"
               const name = `${prefix}${entry.name}${isDirectory ? "/" : ""}`
-              lines.push(name)
+              lines.push(`${name}${MARKS[entry.kind] ?? ""}`)
               if (isDirectory && level < depth && !SKIPPED_DIRECTORIES.has(entry.name)) {
-                yield* walk(path.join(directory, entry.name), name, level + 1).pipe(
-                  Effect.catch(() => Effect.sync(() => lines.push(`${name} [unreadable]`)))
-                )
+                yield* Effect.scoped(
+                  Effect.flatMap(openSubdirectory(directory, entry.name, name), (child) => walk(child, name, level + 1))
+                ).pipe(Effect.catch(() => Effect.sync(() => lines.push(`${name} [unreadable]`))))
               }
             }
           })
 
-        yield* walk(absolute, "", 1)
+        yield* walk(yield* openDirectory(workspace.root, absolute, input), "", 1)
         if (lines.length === 0) return `(empty directory "${input}")`
         if (capped) {
           lines.push(
@@ -99,7 +102,7 @@ export const makeListDir = (options: ListDirOptions = {}) => {
           )
         }
         return lines.join("\n")
-      })
+      }))
   })
 }
 

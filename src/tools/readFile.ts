@@ -8,22 +8,23 @@
  * const tools = ToolRegistry.layer([makeReadFile({ maxBytes: 64 * 1024 })])
  * ```
  */
-import { Effect, FileSystem, Schema, Stream } from "effect"
+import { type Duration, Effect, Schema, Stream } from "effect"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
-import { fsToolError, Workspace } from "./workspace.ts"
+import { chunksOf, openPath, readAt } from "./confined.ts"
+import { hasNul, SNIFF_BYTES, utf8Checker } from "./textBytes.ts"
+import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 
 /** Limits of `read_file`. */
 export interface ReadFileOptions {
   /** Most bytes of numbered output returned by one call. Default 256 KiB. */
   readonly maxBytes?: number
+  /** How long one call may take. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
+  readonly timeout?: Duration.Input
 }
 
 /** The default size cap of one `read_file` result. */
 export const DEFAULT_READ_MAX_BYTES = 256 * 1024
-
-/** How much of the start of a file is checked for NUL bytes to tell binary files apart. */
-const BINARY_SNIFF_BYTES = 8192
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
@@ -59,29 +60,27 @@ export const makeReadFile = (options: ReadFileOptions = {}) => {
       "gives the offset to pass to read the next part. Use offset and limit to read a range of lines.",
     parameters: ReadFileParameters,
     readOnly: true,
+    timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
     execute: ({ path, offset = 1, limit }) =>
-      Effect.gen(function*() {
+      Effect.scoped(Effect.gen(function*() {
         const workspace = yield* Workspace
-        const fs = yield* FileSystem.FileSystem
-        const absolute = yield* workspace.resolve(path)
-        const info = yield* fs.stat(absolute).pipe(Effect.mapError((e) => fsToolError(path, e)))
-        if (info.type === "Directory") {
-          return yield* Effect.fail(new ToolError({ message: `"${path}" is a directory; use list_dir to see its entries` }))
-        }
-        const head = yield* Stream.runCollect(fs.stream(absolute, { bytesToRead: BINARY_SNIFF_BYTES })).pipe(
-          Effect.mapError((e) => fsToolError(path, e))
-        )
-        if (head.some((chunk) => chunk.includes(0))) {
+        const file = yield* openPath(workspace.root, yield* workspace.resolve(path), path)
+        if (hasNul(yield* readAt(file, path, 0, SNIFF_BYTES))) {
           return yield* Effect.fail(
             new ToolError({ message: `"${path}" looks like a binary file (it contains NUL bytes); read_file shows text only` })
           )
         }
+        const utf8 = utf8Checker()
 
         const shown: Array<string> = []
         let lineNumber = 0
         let used = 0
         let stop: "limit" | "size" | "cut" | undefined
-        yield* fs.stream(absolute).pipe(
+        yield* chunksOf(file, path).pipe(
+          Stream.map((chunk) => {
+            utf8.push(chunk)
+            return chunk
+          }),
           Stream.decodeText,
           Stream.splitLines,
           Stream.runForEachWhile((line) =>
@@ -107,8 +106,7 @@ export const makeReadFile = (options: ReadFileOptions = {}) => {
               used += size
               return true
             })
-          ),
-          Effect.mapError((e) => fsToolError(path, e))
+          )
         )
 
         if (lineNumber === 0) return `(empty file "${path}")`
@@ -136,8 +134,13 @@ export const makeReadFile = (options: ReadFileOptions = {}) => {
             shown.push(`[more lines follow; call read_file with offset=${next} to continue]`)
             break
         }
+        if (!utf8.valid()) {
+          shown.push(
+            `[note: "${path}" is not valid UTF-8; undecodable bytes are shown as \uFFFD, and edit_file will not edit it]`
+          )
+        }
         return shown.join("\n")
-      })
+      }))
   })
 }
 

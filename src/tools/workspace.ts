@@ -14,7 +14,7 @@
  * }).pipe(Effect.provide(Workspace.layer("/home/me/project")), Effect.provide(NodeServices.layer))
  * ```
  */
-import { Context, Effect, FileSystem, Layer, Option, Path, type PlatformError } from "effect"
+import { Context, Duration, Effect, FileSystem, Layer, Option, Path, type PlatformError } from "effect"
 import { ConfigError, ToolError } from "../domain/errors.ts"
 
 /** How many symbolic links a single path may pass through, as the kernel's `ELOOP` limit. */
@@ -140,3 +140,10 @@ export const fsToolError = (input: string, error: PlatformError.PlatformError): 
       return new ToolError({ message: `Cannot access "${input}": ${error.message}` })
   }
 }
+
+/**
+ * How long one call of a file tool may take before the loop gives up on it with an error result.
+ * Nothing a file tool does should come near it; it bounds what cannot be foreseen (a stalled
+ * network file system, a pathological pattern given a long deadline).
+ */
+export const DEFAULT_FILE_TOOL_TIMEOUT = Duration.seconds(30)

@@ -1,16 +1,29 @@
 /**
  * `write_file`: creates or overwrites a file in the workspace, creating missing parent directories.
  *
+ * It writes UTF-8 text, so it will not replace a binary file (one with NUL bytes in its first
+ * 8 KiB): that would destroy data the model cannot have read. Replacing text in another encoding
+ * is allowed (it is how a file is converted to UTF-8), and the result says that it happened.
+ *
  * @example
  * ```ts
  * import { ToolRegistry, writeFile } from "effect-agent-loop"
  * const tools = ToolRegistry.layer([writeFile])
  * ```
  */
-import { Effect, FileSystem, Path, Schema } from "effect"
+import { type Duration, Effect, Option, Schema } from "effect"
+import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
-import { fsToolError, Workspace } from "./workspace.ts"
+import { kindIn, openDirectory, openFile, readAt, replaceFrom } from "./confined.ts"
+import { firstInvalidUtf8, hasNul, SNIFF_BYTES } from "./textBytes.ts"
+import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
+
+/** Limits of `write_file`. */
+export interface WriteFileOptions {
+  /** How long one call may take. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
+  readonly timeout?: Duration.Input
+}
 
 /** The arguments of `write_file`. */
 export const WriteFileParameters = Schema.Struct({
@@ -18,31 +31,46 @@ export const WriteFileParameters = Schema.Struct({
   content: Schema.String.annotate({ description: "The complete new content of the file (UTF-8)" })
 })
 
-/** `write_file`: mutating, so the loop serialises it with other mutating calls. */
-export const writeFile = Tool.make({
-  name: "write_file",
-  description: "Writes a UTF-8 text file in the workspace, replacing it entirely if it exists and creating missing " +
-    "parent directories. Returns the number of bytes written. To change part of an existing file, prefer edit_file.",
-  parameters: WriteFileParameters,
-  execute: ({ path: input, content }) =>
-    Effect.gen(function*() {
-      const workspace = yield* Workspace
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const absolute = yield* workspace.resolve(input)
-      if (absolute === workspace.root) {
-        return yield* Effect.fail(new ToolError({ message: `"${input}" is the workspace root; give a file path` }))
-      }
-      const existing = yield* fs.stat(absolute).pipe(Effect.option)
-      if (existing._tag === "Some" && existing.value.type === "Directory") {
-        return yield* Effect.fail(new ToolError({ message: `"${input}" is a directory; give a file path` }))
-      }
-      yield* fs.makeDirectory(path.dirname(absolute), { recursive: true }).pipe(
-        Effect.mapError((e) => fsToolError(path.dirname(input), e))
-      )
-      const bytes = new TextEncoder().encode(content)
-      yield* fs.writeFile(absolute, bytes).pipe(Effect.mapError((e) => fsToolError(input, e)))
-      const verb = existing._tag === "Some" ? "Overwrote" : "Created"
-      return `${verb} "${workspace.display(absolute)}": wrote ${bytes.length} bytes`
-    })
-})
+/** `write_file` with the given limits: mutating, so the loop serialises it with other mutating calls. */
+export const makeWriteFile = (options: WriteFileOptions = {}) =>
+  Tool.make({
+    name: "write_file",
+    description: "Writes a UTF-8 text file in the workspace, replacing it entirely if it exists and creating missing " +
+      "parent directories. Returns the number of bytes written. To change part of an existing file, prefer edit_file. " +
+      "It will not replace a binary file.",
+    parameters: WriteFileParameters,
+    timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
+    execute: ({ path: input, content }) =>
+      Effect.scoped(Effect.gen(function*() {
+        const workspace = yield* Workspace
+        const absolute = yield* workspace.resolve(input)
+        if (absolute === workspace.root) {
+          return yield* Effect.fail(new ToolError({ message: `"${input}" is the workspace root; give a file path` }))
+        }
+        const directory = yield* openDirectory(workspace.root, nodePath.dirname(absolute), input, { create: true })
+        const name = nodePath.basename(absolute)
+        const existing = yield* kindIn(directory, name, input)
+        if (Option.isSome(existing) && existing.value === "directory") {
+          return yield* Effect.fail(new ToolError({ message: `"${input}" is a directory; give a file path` }))
+        }
+        const file = yield* openFile(directory, name, input, { write: true, create: true })
+        const head = yield* readAt(file, input, 0, SNIFF_BYTES)
+        if (hasNul(head)) {
+          return yield* Effect.fail(
+            new ToolError({
+              message: `"${input}" is a binary file (it contains NUL bytes); write_file will not replace it. If it ` +
+                "really should go, remove it first (that needs the user's approval)"
+            })
+          )
+        }
+        const wasNotUtf8 = firstInvalidUtf8(head, file.size > head.length) !== -1
+        const bytes = new TextEncoder().encode(content)
+        yield* replaceFrom(file, input, 0, bytes)
+        const verb = Option.isSome(existing) ? "Overwrote" : "Created"
+        const note = wasNotUtf8 ? " (the previous content was not valid UTF-8; the file is UTF-8 now)" : ""
+        return `${verb} "${workspace.display(absolute)}": wrote ${bytes.length} bytes${note}`
+      }))
+  })
+
+/** `write_file` with default limits. */
+export const writeFile = makeWriteFile()
