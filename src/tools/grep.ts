@@ -1,6 +1,7 @@
 /**
  * `grep`: searches the workspace's text files for a regular expression, with a cap on matches so a
- * broad pattern cannot flood the context window.
+ * broad pattern cannot flood the context window, and a deadline per file so a pattern that
+ * backtracks forever cannot freeze the process (the matching runs in a worker thread).
  *
  * @example
  * ```ts
@@ -8,11 +9,15 @@
  * const tools = ToolRegistry.layer([makeGrep({ maxMatches: 50 })])
  * ```
  */
-import { Effect, FileSystem, Glob, Path, Schema } from "effect"
+import { Duration, Effect, Glob, Option, Schema } from "effect"
+import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
+import { type Directory, entriesOf, kindOfPath, notRegular, openDirectory, openFile, openSubdirectory, readAt } from "./confined.ts"
+import { type LineMatcher, makeLineMatcher, RegexTimeout } from "./lineMatcher.ts"
 import { SKIPPED_DIRECTORIES } from "./listDir.ts"
-import { fsToolError, Workspace } from "./workspace.ts"
+import { hasNul, SNIFF_BYTES } from "./textBytes.ts"
+import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 
 /** Limits of `grep`. */
 export interface GrepOptions {
@@ -22,10 +27,17 @@ export interface GrepOptions {
   readonly maxFileBytes?: number
   /** Matching lines longer than this many characters are cut. Default 500. */
   readonly maxLineLength?: number
+  /** How long matching one file may take before the pattern is given up on. Default 5 seconds. */
+  readonly matchTimeout?: Duration.Input
+  /** How long one call may take in all. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
+  readonly timeout?: Duration.Input
 }
 
 /** The default cap on matches of one `grep` result. */
 export const DEFAULT_GREP_MAX_MATCHES = 200
+
+/** The default deadline for matching one file. */
+export const DEFAULT_GREP_MATCH_TIMEOUT = Duration.seconds(5)
 
 /** The arguments of `grep`. */
 export const GrepParameters = Schema.Struct({
@@ -42,92 +54,130 @@ export const GrepParameters = Schema.Struct({
   ignore_case: Schema.optionalKey(Schema.Boolean.annotate({ description: "Match case-insensitively (default false)" }))
 })
 
+const byName = (a: { readonly name: string }, b: { readonly name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
 /** `grep` with the given limits. */
 export const makeGrep = (options: GrepOptions = {}) => {
   const maxMatches = options.maxMatches ?? DEFAULT_GREP_MAX_MATCHES
   const maxFileBytes = options.maxFileBytes ?? 1024 * 1024
   const maxLineLength = options.maxLineLength ?? 500
+  const matchTimeout = Duration.fromInputUnsafe(options.matchTimeout ?? DEFAULT_GREP_MATCH_TIMEOUT)
   return Tool.make({
     name: "grep",
     description: "Searches text files in the workspace for a JavaScript regular expression and returns matching " +
       `lines as \`file:line: text\` (file relative to the workspace root, line 1-based). Skips ` +
       `${[...SKIPPED_DIRECTORIES].join(", ")}, symbolic links, binary files and files over ${maxFileBytes} bytes. ` +
-      `Returns at most ${maxMatches} matches; narrow the pattern, path or glob when the result says it stopped.`,
+      `Returns at most ${maxMatches} matches; narrow the pattern, path or glob when the result says it stopped. ` +
+      `A pattern that takes longer than ${Duration.toMillis(matchTimeout)} ms on one file is stopped.`,
     parameters: GrepParameters,
     readOnly: true,
+    timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
     execute: ({ pattern, path: input = ".", glob, ignore_case = false }) =>
-      Effect.gen(function*() {
+      Effect.scoped(Effect.gen(function*() {
         const workspace = yield* Workspace
-        const fs = yield* FileSystem.FileSystem
-        const path = yield* Path.Path
-        const regex = yield* Effect.try({
-          try: () => new RegExp(pattern, ignore_case ? "i" : ""),
+        const flags = ignore_case ? "i" : ""
+        // compiling only checks the syntax; running the pattern is what can take forever
+        yield* Effect.try({
+          try: () => new RegExp(pattern, flags),
           catch: (e) =>
             new ToolError({
               message: `Invalid regular expression ${JSON.stringify(pattern)}: ${(e as Error).message}. ` +
                 "Patterns use JavaScript RegExp syntax; escape special characters such as ( [ { . * + ? with \\"
             })
         })
+        const matcher: LineMatcher = yield* makeLineMatcher({ source: pattern, flags, timeout: matchTimeout, maxLineLength })
         const filter = glob === undefined ? undefined : Glob.make(glob, { dot: true })
         const selected = (relative: string) =>
-          filter === undefined || Glob.match(filter, glob!.includes("/") ? relative : path.basename(relative))
+          filter === undefined || Glob.match(filter, glob!.includes("/") ? relative : nodePath.posix.basename(relative))
 
-        const start = yield* workspace.resolve(input)
-        const info = yield* fs.stat(start).pipe(Effect.mapError((e) => fsToolError(input, e)))
         const matches: Array<string> = []
         let capped = false
         let skippedLarge = 0
+        let skippedBinary = 0
 
-        const searchFile = (file: string): Effect.Effect<void> =>
-          Effect.gen(function*() {
-            const { size } = yield* fs.stat(file)
-            if (size > BigInt(maxFileBytes)) {
+        /**
+         * Searches `name` in `directory`. `direct` when the model named this file: then a file that
+         * cannot be searched is an error; met in a walk, it is passed by (binary and large ones counted).
+         */
+        const searchFile = (directory: Directory, name: string, direct: boolean) =>
+          Effect.scoped(Effect.gen(function*() {
+            const shown = workspace.display(nodePath.join(directory.absolute, name))
+            const opened = yield* openFile(directory, name, direct ? input : shown).pipe(
+              Effect.flatMap((file) => file.size > maxFileBytes ? Effect.succeed(undefined) : readAt(file, shown, 0, file.size)),
+              direct ? Effect.map(Option.some) : Effect.option
+            )
+            if (Option.isNone(opened)) return
+            const bytes = opened.value
+            if (bytes === undefined) {
               skippedLarge++
               return
             }
-            const bytes = yield* fs.readFile(file)
-            if (bytes.subarray(0, 8192).includes(0)) return
-            const lines = new TextDecoder().decode(bytes).split(/\r?\n/)
-            const shown = workspace.display(file)
-            for (let i = 0; i < lines.length; i++) {
-              const line = lines[i]!
-              if (!regex.test(line)) continue
+            if (hasNul(bytes.subarray(0, SNIFF_BYTES))) {
+              if (direct) {
+                return yield* Effect.fail(
+                  new ToolError({ message: `"${input}" is a binary file (it contains NUL bytes); grep searches text files only` })
+                )
+              }
+              skippedBinary++
+              return
+            }
+            const found = yield* matcher.match(new TextDecoder().decode(bytes), maxMatches - matches.length + 1).pipe(
+              Effect.catchTag("RegexTimeout", (timeout: RegexTimeout) =>
+                Effect.fail(
+                  new ToolError({
+                    message: `The pattern /${pattern}/ took longer than ${Duration.toMillis(timeout.timeout)} ms on ` +
+                      `"${shown}" and was stopped. Simplify it (nested quantifiers such as (a+)+ can take exponential ` +
+                      "time) or narrow the path or glob."
+                  })
+                ))
+            )
+            for (const [index, line] of found) {
               if (matches.length >= maxMatches) {
                 capped = true
                 return
               }
-              const text = line.length > maxLineLength ? `${line.slice(0, maxLineLength)}…` : line
-              matches.push(`${shown}:${i + 1}: ${text}`)
+              matches.push(`${shown}:${index + 1}: ${line}`)
             }
-          }).pipe(Effect.ignore)
+          }))
 
-        const walk = (directory: string): Effect.Effect<void> =>
+        /** Walks `directory` in name order; a subdirectory that cannot be opened is passed by. */
+        const walk = (directory: Directory): Effect.Effect<void, ToolError> =>
           Effect.gen(function*() {
-            const entries = yield* fs.readDirectoryEntries(directory).pipe(Effect.orElseSucceed(() => []))
-            const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-            for (const entry of sorted) {
+            const entries = yield* entriesOf(directory, input).pipe(Effect.orElseSucceed(() => []))
+            for (const entry of [...entries].sort(byName)) {
               if (capped) return
-              const child = path.join(directory, entry.name)
-              if (entry.type === "Directory") {
-                if (!SKIPPED_DIRECTORIES.has(entry.name)) yield* walk(child)
-              } else if (entry.type === "File" && selected(workspace.display(child))) {
-                yield* searchFile(child)
+              if (entry.kind === "directory") {
+                if (SKIPPED_DIRECTORIES.has(entry.name)) continue
+                yield* Effect.scoped(Effect.gen(function*() {
+                  const child = yield* Effect.option(openSubdirectory(directory, entry.name, input))
+                  if (Option.isSome(child)) yield* walk(child.value)
+                }))
+              } else if (entry.kind === "file" && selected(workspace.display(nodePath.join(directory.absolute, entry.name)))) {
+                yield* searchFile(directory, entry.name, false)
               }
             }
           })
 
-        if (info.type === "Directory") yield* walk(start)
-        else yield* searchFile(start)
+        const start = yield* workspace.resolve(input)
+        const kind = yield* kindOfPath(workspace.root, start, input)
+        if (kind === "directory") {
+          yield* walk(yield* openDirectory(workspace.root, start, input))
+        } else if (kind === "file") {
+          yield* searchFile(yield* openDirectory(workspace.root, nodePath.dirname(start), input), nodePath.basename(start), true)
+        } else {
+          return yield* Effect.fail(notRegular(input, kind))
+        }
 
         const notes: Array<string> = []
         if (capped) notes.push(`[stopped after ${maxMatches} matches; narrow the pattern, path or glob to see the rest]`)
         if (skippedLarge > 0) notes.push(`[skipped ${skippedLarge} file(s) larger than ${maxFileBytes} bytes]`)
+        if (skippedBinary > 0) notes.push(`[skipped ${skippedBinary} binary file(s)]`)
         if (matches.length === 0) {
           return [`No matches for /${pattern}/ in "${input}"${glob === undefined ? "" : ` (glob ${glob})`}`, ...notes]
             .join("\n")
         }
         return [...matches, ...notes].join("\n")
-      })
+      }))
   })
 }
 

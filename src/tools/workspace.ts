@@ -127,21 +127,6 @@ export const makeWorkspace = (root: string): Effect.Effect<WorkspaceShape, Confi
   })
 
 /**
- * A file-system failure as a `ToolError` a model can act on: it names the path as the model wrote
- * it and says what went wrong in plain words instead of an errno.
- */
-export const fsToolError = (input: string, error: PlatformError.PlatformError): ToolError => {
-  switch (error.reason._tag) {
-    case "NotFound":
-      return new ToolError({ message: `Path "${input}" does not exist` })
-    case "PermissionDenied":
-      return new ToolError({ message: `Permission denied for "${input}"` })
-    default:
-      return new ToolError({ message: `Cannot access "${input}": ${error.message}` })
-  }
-}
-
-/**
  * How long one call of a file tool may take before the loop gives up on it with an error result.
  * Nothing a file tool does should come near it; it bounds what cannot be foreseen (a stalled
  * network file system, a pathological pattern given a long deadline).

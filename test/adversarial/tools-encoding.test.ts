@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { editFile, makeEditFile, readFile, writeFile } from "../../src/tools/index.ts"
+import { editFile, grep, makeEditFile, readFile, writeFile } from "../../src/tools/index.ts"
 import { failure, text, withWorkspace, write } from "../support/toolWorkspace.ts"
 
 const bytes = (...parts: Array<string | ReadonlyArray<number>>) =>
@@ -105,7 +105,7 @@ describe("write_file, read_file and grep on binary and non-UTF-8 files", () => {
       })
     ))
 
-  it.effect("read_file notes undecodable bytes", () =>
+  it.effect("read_file notes undecodable bytes; grep says when the file it was given is binary, and counts skipped ones", () =>
     withWorkspace(({ root }) =>
       Effect.gen(function*() {
         write(root, "latin1.txt", bytes("caf", [0xe9], "\n"))
@@ -113,6 +113,12 @@ describe("write_file, read_file and grep on binary and non-UTF-8 files", () => {
           "     1\tcaf\uFFFD\n" +
             `[note: "latin1.txt" is not valid UTF-8; undecodable bytes are shown as \uFFFD, and edit_file will not edit it]`
         )
+        write(root, "a.bin", bytes("needle", [0], "\n"))
+        write(root, "b.txt", "needle\n")
+        expect(yield* failure(grep, { pattern: "needle", path: "a.bin" })).toBe(
+          `"a.bin" is a binary file (it contains NUL bytes); grep searches text files only`
+        )
+        expect(yield* text(grep, { pattern: "needle" })).toBe("b.txt:1: needle\n[skipped 1 binary file(s)]")
       })
     ))
 })
