@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Schema } from "effect"
+import * as Tool from "../src/domain/Tool.ts"
 import { builtinTools, BuiltinToolName } from "../src/tools/index.ts"
 
 describe("tool metadata", () => {
@@ -22,6 +23,26 @@ describe("tool metadata", () => {
       ["edit_file", false, false],
       ["exec", false, true]
     ])
+  })
+
+  it("asks approval per call: always, never, or when the tool's rule holds for the decoded arguments", () => {
+    const make = (requiresApproval?: boolean | ((args: { readonly n: number }) => boolean)) =>
+      Tool.make({
+        name: "t",
+        description: "d",
+        parameters: Schema.Struct({ n: Schema.Number }),
+        ...(requiresApproval === undefined ? {} : { requiresApproval }),
+        execute: () => Effect.succeed("")
+      })
+    expect([make().requiresApproval, make().needsApproval({ n: 1 })]).toEqual([false, false])
+    expect([make(true).requiresApproval, make(true).needsApproval({ n: 1 })]).toEqual([true, true])
+    const big = make(({ n }) => n > 10)
+    expect([big.requiresApproval, big.needsApproval({ n: 1 }), big.needsApproval({ n: 11 })]).toEqual([false, false, true])
+    expect(byName.write_file!.needsApproval({ path: ".agents/hooks/x/HOOK.md", content: "" })).toBe(true)
+    expect(byName.write_file!.needsApproval({ path: "src/x.ts", content: "" })).toBe(false)
+    expect(byName.edit_file!.needsApproval({ path: ".MCP.json", old_text: "a", new_text: "b" })).toBe(true)
+    expect(byName.exec!.needsApproval({ command: "ls" })).toBe(true)
+    expect(byName.read_file!.needsApproval({ path: ".git/config" })).toBe(false)
   })
 
   it("exposes JSON Schemas with required fields and a description on every property", () => {

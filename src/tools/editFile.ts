@@ -7,7 +7,8 @@
  * stay exactly as they were. A file that is not UTF-8 text (NUL bytes, or bytes that are not
  * UTF-8) is refused, since text from the model could not be placed in it faithfully. In a file
  * whose lines all end in CRLF, LF line breaks in `old_text` and `new_text` are taken as CRLF,
- * because `read_file` shows lines without their CR.
+ * because `read_file` shows lines without their CR. Editing inside a protected location (hooks,
+ * settings, MCP config, git) needs the user's approval.
  *
  * @example
  * ```ts
@@ -19,6 +20,7 @@ import { type Duration, Effect, Schema } from "effect"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { openPath, readAt, replaceFrom } from "./confined.ts"
+import { guardProtected, isProtectedPath } from "./protected.ts"
 import { firstInvalidUtf8, hasNul, usesCrlf } from "./textBytes.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 
@@ -61,6 +63,7 @@ export const makeEditFile = (options: EditFileOptions = {}) => {
       "the file exactly (whitespace included, without read_file's line-number prefixes) and occur exactly once; add " +
       "surrounding lines to make it unique. To create a file or replace all of it, use write_file.",
     parameters: EditFileParameters,
+    requiresApproval: ({ path }) => isProtectedPath(path),
     timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
     execute: ({ path: input, old_text, new_text }) =>
       Effect.scoped(Effect.gen(function*() {
@@ -71,6 +74,7 @@ export const makeEditFile = (options: EditFileOptions = {}) => {
         if (old_text === new_text) return yield* fail("old_text and new_text are identical; nothing would change")
         const workspace = yield* Workspace
         const absolute = yield* workspace.resolve(input)
+        yield* guardProtected(workspace, input, absolute)
         const file = yield* openPath(workspace.root, absolute, input, { write: true })
         if (file.size > maxFileBytes) {
           return yield* fail(

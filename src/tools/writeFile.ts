@@ -4,6 +4,7 @@
  * It writes UTF-8 text, so it will not replace a binary file (one with NUL bytes in its first
  * 8 KiB): that would destroy data the model cannot have read. Replacing text in another encoding
  * is allowed (it is how a file is converted to UTF-8), and the result says that it happened.
+ * Writing into a protected location (hooks, settings, MCP config, git) needs the user's approval.
  *
  * @example
  * ```ts
@@ -16,6 +17,7 @@ import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { kindIn, openDirectory, openFile, readAt, replaceFrom } from "./confined.ts"
+import { guardProtected, isProtectedPath } from "./protected.ts"
 import { firstInvalidUtf8, hasNul, SNIFF_BYTES } from "./textBytes.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 
@@ -39,6 +41,7 @@ export const makeWriteFile = (options: WriteFileOptions = {}) =>
       "parent directories. Returns the number of bytes written. To change part of an existing file, prefer edit_file. " +
       "It will not replace a binary file.",
     parameters: WriteFileParameters,
+    requiresApproval: ({ path }) => isProtectedPath(path),
     timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
     execute: ({ path: input, content }) =>
       Effect.scoped(Effect.gen(function*() {
@@ -47,6 +50,7 @@ export const makeWriteFile = (options: WriteFileOptions = {}) =>
         if (absolute === workspace.root) {
           return yield* Effect.fail(new ToolError({ message: `"${input}" is the workspace root; give a file path` }))
         }
+        yield* guardProtected(workspace, input, absolute)
         const directory = yield* openDirectory(workspace.root, nodePath.dirname(absolute), input, { create: true })
         const name = nodePath.basename(absolute)
         const existing = yield* kindIn(directory, name, input)
