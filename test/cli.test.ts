@@ -182,7 +182,7 @@ describe.concurrent("agent-loop run", () => {
     const { server, flags, env } = await setup(context, [{ text: "First answer." }, { text: "Second answer." }])
     expect((await runCli(["run", ...flags, "--session", "work", "first question"], { env })).code).toBe(0)
     const listed = await runCli(["sessions", "list"], { env })
-    expect(listed.stdout).toBe("* work  2 messages\n")
+    expect(listed.stdout).toMatch(/^\* work  \d{4}-\d\d-\d\d \d\d:\d\d  2 messages  first question\n$/)
     const shown = await runCli(["sessions", "show", "work"], { env })
     expect(shown.stdout).toBe("user: first question\nassistant: First answer.\n")
     expect((await runCli(["run", ...flags, "--continue", "second question"], { env })).code).toBe(0)

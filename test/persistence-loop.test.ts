@@ -2,7 +2,7 @@
  * Persistence through the loop (DESIGN §6 step 7, §8) over the JSON Lines store in a real
  * temporary directory: turns round-trip through disk into a fresh loop, a hard abort leaves the
  * file byte for byte as it was, a failed turn keeps what it completed plus its partial text, and
- * a compressed history rewrites the file (a new file renamed into place).
+ * a compressed history is appended to (a compaction record after the turn's messages), never rewritten.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { NodeServices } from "@effect/platform-node"
@@ -168,18 +168,20 @@ describe("persistence through the loop (jsonl)", () => {
       })
     ))
 
-  it.effect("a compressed history is rewritten with replace: the file afterwards holds the compressed history", () =>
+  it.effect("a compressed history is appended, never rewritten: every earlier line stays, the view is the compressed context", () =>
     withDir((dir) =>
       Effect.gen(function*() {
         yield* seed(dir, "s", longHistory)
+        const before = NodeFs.readFileSync(fileOf(dir, "s"))
         const inodeBefore = NodeFs.statSync(fileOf(dir, "s")).ino
-        const { result, retried } = yield* Effect.gen(function*() {
+        const { result, retried, view, log } = yield* Effect.gen(function*() {
           const events = yield* recordEvents
           const result = yield* (yield* AgentLoop).turn("s", "new question")
           const compress = (yield* events).filter((e) => e._tag === "ContextCompress")
           expect(compress.map((e) => e._tag === "ContextCompress" && [e.reason, e.dropped, e.remaining])).toEqual([["overflow", 7, 4]])
           const requests = yield* (yield* Scripted.ScriptedLog).requests
-          return { result, retried: requests[1]! }
+          const store = yield* SessionStore
+          return { result, retried: requests[1]!, view: yield* store.load("s"), log: yield* store.log("s") }
         }).pipe(Effect.provide(loopOver(dir, [
           { error: new ContextLengthExceeded({ message: "too long" }) },
           { content: "fits now" }
@@ -195,9 +197,20 @@ describe("persistence through the loop (jsonl)", () => {
           Message.assistant("fits now")
         ]
         expect([...retried.messages, Message.assistant("fits now")]).toEqual(compressed)
-        expect(onDisk(dir, "s")).toEqual(compressed)
-        // replace writes a new file and renames it into place; an append would have kept the inode
-        expect(NodeFs.statSync(fileOf(dir, "s")).ino).not.toBe(inodeBefore)
+        expect(view).toEqual(compressed)
+        const record = { role: "compaction", reason: "overflow", cut: 8 }
+        expect(log).toEqual([...longHistory, ...result.messages, record])
+        // the same file, its old bytes untouched, the turn's lines after them
+        expect(NodeFs.statSync(fileOf(dir, "s")).ino).toBe(inodeBefore)
+        const after = NodeFs.readFileSync(fileOf(dir, "s"))
+        expect(after.subarray(0, before.length).equals(before)).toBe(true)
+        expect(after.subarray(before.length).toString("utf8").trimEnd().split("\n").map((line) => JSON.parse(line))).toEqual([
+          ...result.messages,
+          record
+        ])
+        // a fresh store reading the file from scratch gives the same view
+        expect(yield* Effect.flatMap(SessionStoreJsonl.make(dir), (store) => store.load("s")).pipe(Effect.provide(NodeServices.layer)))
+          .toEqual(compressed)
         expect(NodeFs.readdirSync(dir)).toEqual([fileName("s")])
       })
     ))
@@ -220,8 +233,8 @@ describe("a history that cannot be read", () => {
           ToolRegistry.layer([]),
           Layer.succeed(SessionStore, {
             load: (sessionKey) => Effect.fail(new SessionStoreError({ sessionKey, message: "line 2 of 3 is corrupt" })),
+            log: (sessionKey) => Effect.fail(new SessionStoreError({ sessionKey, message: "line 2 of 3 is corrupt" })),
             append: () => Effect.die("must not write"),
-            replace: () => Effect.die("must not write"),
             list: Effect.succeed([]),
             remove: () => Effect.void
           })

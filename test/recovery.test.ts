@@ -35,6 +35,11 @@ const stored = (sessionKey: string) =>
     return yield* (yield* SessionStore).load(sessionKey)
   })
 
+const storedLog = (sessionKey: string) =>
+  Effect.gen(function*() {
+    return yield* (yield* SessionStore).log(sessionKey)
+  })
+
 /** Every tool call is followed by exactly its results, and every result follows its call. */
 const expectPaired = (messages: ReadonlyArray<Message.Message>) => {
   for (let i = 0; i < messages.length; i++) {
@@ -263,7 +268,7 @@ describe("context overflow", () => {
       expect(yield* stored("s")).toEqual([...longHistory, Message.user("new question")])
     }).pipe(Effect.scoped, Effect.provide(harness({ seed: { s: longHistory }, script: [{ error: overflow }] }))))
 
-  it.effect("when the turn's own messages are dropped, result.messages still holds only what the turn added", () =>
+  it.effect("when the turn's own messages are dropped from the context, they are still the turn's (result, log); only the view loses them", () =>
     Effect.gen(function*() {
       const loop = yield* AgentLoop
       let blocked = false
@@ -274,8 +279,16 @@ describe("context overflow", () => {
       // droppable: old, question, first (the newest user input is the feedback): half is old and
       // question, then first too, so that what is kept starts with a user message
       expect(retried.messages).toEqual([Message.system("Earlier summary"), Message.user("say more")])
-      expect(result.messages).toEqual([Message.user("say more"), Message.assistant("second")])
+      const produced = [Message.user("question"), Message.assistant("first"), Message.user("say more"), Message.assistant("second")]
+      expect(result.messages).toEqual(produced)
       expect(yield* stored("s")).toEqual([...retried.messages, Message.assistant("second")])
+      // old, question and first went from the context: the cut is past them, in history + produced
+      expect(yield* storedLog("s")).toEqual([
+        Message.system("Earlier summary"),
+        Message.user("old"),
+        ...produced,
+        { role: "compaction", reason: "overflow", cut: 4 }
+      ])
     }).pipe(Effect.scoped, Effect.provide(harness({
       seed: { s: [Message.system("Earlier summary"), Message.user("old")] },
       script: [{ content: "first" }, { error: overflow }, { content: "second" }]

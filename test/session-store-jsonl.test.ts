@@ -7,8 +7,10 @@ import * as os from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Message from "../src/domain/Message.ts"
+import { SUMMARY_PREFIX } from "../src/domain/SessionLog.ts"
 import { classify, fileName } from "../src/layers/sessionKey.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
+import type { SessionInfo } from "../src/services/SessionStore.ts"
 
 const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -35,6 +37,12 @@ const captureWarnings = () => {
     if (options.logLevel === "Warn") warnings.push(String(options.message))
   })
   return { warnings, layer: Logger.layer([logger]) }
+}
+
+/** The keys of a listing, every session readable. */
+const keysOf = (infos: ReadonlyArray<SessionInfo>): Array<string> => {
+  expect(infos.filter((info) => info.problem !== undefined)).toEqual([])
+  return infos.map((info) => info.sessionKey)
 }
 
 const read = (dir: string, key: string) => NodeFs.readFileSync(NodePath.join(dir, fileName(key)), "utf8")
@@ -179,7 +187,7 @@ describe("SessionStore.jsonl", () => {
           expect(Buffer.byteLength(name)).toBeLessThanOrEqual(200)
           expect(name).toMatch(/^[a-z0-9_-]+\.jsonl$/)
         }
-        expect([...(yield* store.list)].sort()).toEqual([...keys].sort())
+        expect(keysOf(yield* store.list).sort()).toEqual([...keys].sort())
         for (const [i, key] of keys.entries()) expect(yield* store.load(key)).toEqual([Message.user(`message ${i}`)])
       })
     ))
@@ -194,7 +202,7 @@ describe("SessionStore.jsonl", () => {
         expect(yield* store.load(key)).toEqual([Message.user("one"), big])
         yield* store.append(key, [Message.user("two")])
         expect(yield* store.load(key)).toEqual([Message.user("one"), big, Message.user("two")])
-        expect(yield* store.list).toEqual([key])
+        expect(keysOf(yield* store.list)).toEqual([key])
       })
     ))
 
@@ -212,19 +220,26 @@ describe("SessionStore.jsonl", () => {
     expect(classify(".tmp-123")).toEqual({ _tag: "Other" })
   })
 
-  it.live("replace renames a synced temp file into place", () =>
+  it.live("a compaction record is appended after the messages, never rewriting: load gives the view, log everything", () =>
     withStore((store, dir) =>
       Effect.gen(function*() {
         yield* store.append("s", everyKind)
-        yield* store.replace("s", [Message.system("summary")])
-        expect(yield* store.load("s")).toEqual([Message.system("summary")])
-        expect(NodeFs.readdirSync(dir)).toEqual([fileName("s")])
-        yield* store.replace("new", [Message.user("fresh")])
-        expect(yield* store.load("new")).toEqual([Message.user("fresh")])
+        const before = NodeFs.readFileSync(NodePath.join(dir, fileName("s")))
+        const summary = { role: "compaction", reason: "summary", cut: 5, summary: "they listed files" } as const
+        yield* store.append("s", [summary])
+        expect(yield* store.load("s")).toEqual([Message.system(`${SUMMARY_PREFIX}\nthey listed files`), everyKind[5]])
+        expect(yield* store.log("s")).toEqual([...everyKind, summary])
+        const after = NodeFs.readFileSync(NodePath.join(dir, fileName("s")))
+        expect(after.subarray(0, before.length).equals(before)).toBe(true)
+        expect(JSON.parse(after.subarray(before.length).toString("utf8"))).toEqual(summary)
+        // a second store, reading the file whole, agrees
+        const fresh = yield* SessionStoreJsonl.make(dir)
+        expect(yield* fresh.load("s")).toEqual(yield* store.load("s"))
+        expect(yield* fresh.log("s")).toEqual(yield* store.log("s"))
       })
     ))
 
-  it.live("a replace that fails mid-write leaves the old file byte-identical and no temp file", () =>
+  it.live("an append that fails mid-write loses nothing stored: the half line is ignored, then truncated by the next append", () =>
     withStore((store, dir) =>
       Effect.gen(function*() {
         yield* store.append("s", everyKind)
@@ -247,28 +262,32 @@ describe("SessionStore.jsonl", () => {
           })
         const failing = FileSystem.FileSystem.of({
           ...fs,
-          open: (path, options) => fs.open(path, options).pipe(Effect.map((f) => path.includes(".tmp-") ? halfWriting(f) : f))
+          open: (path, options) => fs.open(path, options).pipe(Effect.map((f) => options?.flag === "a+" ? halfWriting(f) : f))
         })
         const broken = yield* SessionStoreJsonl.make(dir).pipe(Effect.provideService(FileSystem.FileSystem, failing))
 
-        const error = yield* Effect.flip(broken.replace("s", [Message.system("summary")]))
+        const error = yield* Effect.flip(broken.append("s", [Message.user("lost in the crash"), Message.assistant("also lost")]))
         expect(error._tag).toBe("SessionStoreError")
         expect(error.message).toContain("disk full")
         expect(failedWrites).toBe(1)
-        expect(read(dir, "s")).toBe(before)
-        expect(NodeFs.readdirSync(dir)).toEqual([fileName("s")])
+        expect(read(dir, "s").startsWith(before)).toBe(true)
+        expect(read(dir, "s").length).toBeGreaterThan(before.length)
         expect(yield* store.load("s")).toEqual(everyKind)
+        yield* store.append("s", [Message.user("next")])
+        expect(read(dir, "s")).toBe(`${before}${JSON.stringify(Message.user("next"))}\n`)
+        expect(NodeFs.readdirSync(dir)).toEqual([fileName("s")])
       })
     ))
 
-  it.live("a message that cannot be encoded fails before any file is touched", () =>
+  it.live("an entry that cannot be encoded fails before any file is touched", () =>
     withStore((store, dir) =>
       Effect.gen(function*() {
         yield* store.append("s", [Message.user("one")])
         const before = read(dir, "s")
         const bogus = { role: "wizard", content: 1 } as unknown as Message.Message
-        expect((yield* Effect.flip(store.replace("s", [Message.user("x"), bogus])))._tag).toBe("SessionStoreError")
+        const badCut = { role: "compaction", reason: "overflow", cut: -1 } as const
         expect((yield* Effect.flip(store.append("s", [Message.user("x"), bogus])))._tag).toBe("SessionStoreError")
+        expect((yield* Effect.flip(store.append("s", [Message.user("x"), badCut])))._tag).toBe("SessionStoreError")
         expect(read(dir, "s")).toBe(before)
         expect(NodeFs.readdirSync(dir)).toEqual([fileName("s")])
       })
@@ -283,13 +302,13 @@ describe("SessionStore.jsonl", () => {
         NodeFs.writeFileSync(NodePath.join(dir, "notes.txt"), "hello")
         NodeFs.writeFileSync(NodePath.join(dir, "s-_4F.jsonl"), "{\"sessionKey\":\"O\"}\n")
         NodeFs.mkdirSync(NodePath.join(dir, "h-sub"))
-        expect([...(yield* store.list)].sort()).toEqual(["a", "b"])
+        expect(keysOf(yield* store.list).sort()).toEqual(["a", "b"])
         expect(yield* store.load("a")).toEqual([Message.user("one")])
 
         yield* store.remove("a")
         yield* store.remove("a")
         yield* store.remove("never-existed")
-        expect(yield* store.list).toEqual(["b"])
+        expect(keysOf(yield* store.list)).toEqual(["b"])
         expect(yield* store.load("a")).toEqual([])
       })
     ))
@@ -298,7 +317,7 @@ describe("SessionStore.jsonl", () => {
     withStore((store, dir) =>
       Effect.gen(function*() {
         expect(NodeFs.statSync(dir).isDirectory()).toBe(true)
-        expect(yield* store.list).toEqual([])
+        expect(keysOf(yield* store.list)).toEqual([])
       })
     ))
 
@@ -312,7 +331,7 @@ describe("SessionStore.jsonl", () => {
           concurrency: "unbounded",
           discard: true
         })
-        expect([...(yield* store.list)].sort()).toEqual([...keys].sort())
+        expect(keysOf(yield* store.list).sort()).toEqual([...keys].sort())
         for (const key of keys) {
           const history = yield* store.load(key)
           expect(history).toHaveLength(20)
@@ -361,7 +380,7 @@ describe("SessionStore.jsonl", () => {
             Array.from({ length: turns }, (_, i) => `${key} ${i}`)
           )
         }
-        expect([...(yield* store.list)].sort()).toEqual(keys)
+        expect(keysOf(yield* store.list).sort()).toEqual(keys)
       })
     ), 60_000)
 })

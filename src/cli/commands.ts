@@ -56,14 +56,20 @@ const hooks = Command.make("hooks").pipe(
 )
 
 const sessionsList = Command.make("list", {}, () => Sessions.list).pipe(
-  Command.withDescription("List saved sessions; * marks the one --continue resumes")
+  Command.withDescription("List saved sessions, last used first, with message count and first question; * marks the one --continue resumes")
 )
 
 const sessionsShow = Command.make(
   "show",
-  { key: Argument.String("key").pipe(Argument.withDescription("Session key (see sessions list)")) },
-  ({ key }) => Sessions.show(key)
-).pipe(Command.withDescription("Print a saved session's messages"))
+  {
+    key: Argument.String("key").pipe(Argument.withDescription("Session key (see sessions list)")),
+    all: Flag.Boolean("all").pipe(
+      Flag.withDefault(false),
+      Flag.withDescription("The whole log: every message ever saved, with the compaction records that shortened the context")
+    )
+  },
+  ({ all, key }) => Sessions.show(key, { all })
+).pipe(Command.withDescription("Print a saved session's context, the messages the next turn starts from"))
 
 const sessions = Command.make("sessions").pipe(
   Command.withDescription("Saved sessions ($AGENT_LOOP_DATA_DIR or $XDG_DATA_HOME/agent-loop/sessions)"),

@@ -2,6 +2,9 @@
  * Where the CLI keeps its data: sessions as JSON Lines under
  * `$AGENT_LOOP_DATA_DIR` (tests), else `$XDG_DATA_HOME/agent-loop`, else
  * `~/.local/share/agent-loop`, and the key of the session used last (for `--continue`).
+ *
+ * Conversations are private: the directory is 0700 (an existing one is tightened, it may predate
+ * this rule) and the files in it 0600.
  */
 import * as nodePath from "node:path"
 import { Clock, Effect, FileSystem, Option, Random } from "effect"
@@ -27,12 +30,25 @@ export const readLastSession = (data: string): Effect.Effect<Option.Option<strin
     return Option.filter(Option.map(text, (t) => t.trim()), (key) => key !== "")
   })
 
-/** Remembers `key` as the session used last; a failure is only a warning (the turn matters more). */
+const PRIVATE_DIR = 0o700
+const PRIVATE_FILE = 0o600
+const OPEN_TO_OTHERS = 0o077
+
+/** Creates the data directory (0700), or makes an existing one private. */
+const ensureDataDir = (data: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.makeDirectory(data, { recursive: true, mode: PRIVATE_DIR })
+    if (((yield* fs.stat(data)).mode & OPEN_TO_OTHERS) !== 0) yield* fs.chmod(data, PRIVATE_DIR)
+  })
+
+/** Remembers `key` as the session used last (a 0600 file); a failure is only a warning (the turn matters more). */
 export const writeLastSession = (data: string, key: string): Effect.Effect<void, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    yield* fs.makeDirectory(data, { recursive: true })
-    yield* fs.writeFileString(lastSessionFile(data), `${key}\n`)
+    yield* ensureDataDir(data)
+    yield* fs.writeFileString(lastSessionFile(data), `${key}\n`, { mode: PRIVATE_FILE })
+    yield* fs.chmod(lastSessionFile(data), PRIVATE_FILE)
   }).pipe(Effect.catch((error) => Effect.logWarning(`cannot remember the session for --continue: ${error.message}`)))
 
 const pad = (n: number) => String(n).padStart(2, "0")

@@ -1,13 +1,19 @@
 /**
- * `agent-loop sessions list` and `sessions show KEY`: what is saved under the data directory.
+ * `agent-loop sessions list` and `sessions show KEY [--all]`: what is saved under the data directory.
+ *
+ * Everything printed from a session is stored text (the model's among it), so it goes through
+ * `Format.printable`: a session cannot move the cursor, retitle the window or hide lines.
  */
 import { Effect, Option } from "effect"
 import type { Message } from "../domain/Message.ts"
+import * as SessionLog from "../domain/SessionLog.ts"
 import * as SessionStoreJsonl from "../layers/SessionStoreJsonl.ts"
+import type { SessionInfo } from "../services/SessionStore.ts"
 import { dataDir, readLastSession, sessionsDir } from "./dataDir.ts"
 import { fail } from "./failure.ts"
 import * as Format from "./format.ts"
 import { Screen } from "./screen.ts"
+import type { Style } from "./style.ts"
 
 /** The session store of the data directory, its failures as one-line `CliFailure`s. */
 const openStore = Effect.gen(function*() {
@@ -20,43 +26,86 @@ const openStore = Effect.gen(function*() {
     dir,
     last,
     list: Effect.catch(store.list, storeError),
-    load: (key: string) => Effect.catch(store.load(key), storeError)
+    log: (key: string) => Effect.catch(store.log(key), storeError)
   }
 })
 
-/** Lists the saved sessions, the last used marked with `*`. */
+const pad = (n: number) => String(n).padStart(2, "0")
+
+/** Local `YYYY-MM-DD HH:MM`. */
+const timestamp = (ms: number): string => {
+  const d = new Date(ms)
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`
+}
+
+/** Newest first; sessions without a time (unreadable ones) last, by key. */
+const byRecency = (a: SessionInfo, b: SessionInfo) =>
+  (b.updatedAt ?? -Infinity) - (a.updatedAt ?? -Infinity) || (a.sessionKey < b.sessionKey ? -1 : a.sessionKey > b.sessionKey ? 1 : 0)
+
+const describe = (info: SessionInfo, style: Style): string => {
+  if (info.problem !== undefined) return `${style.red("unreadable")}: ${Format.printable(info.problem)}`
+  const when = info.updatedAt === undefined ? [] : [style.dim(timestamp(info.updatedAt))]
+  const count = [style.dim(Format.plural(info.messages ?? 0, "message"))]
+  const preview = info.preview === undefined ? [] : [Format.truncate(Format.printable(info.preview), 80)]
+  return [...when, ...count, ...preview].join("  ")
+}
+
+/**
+ * Lists the saved sessions, last used first: when, how many messages, the first question. The one
+ * `--continue` resumes is marked `*`; one that cannot be read is listed with why.
+ */
 export const list = Effect.gen(function*() {
   const screen = yield* Screen
-  const { dir, last, list, load } = yield* openStore
-  const keys = yield* list
-  if (keys.length === 0) return yield* screen.line(`no sessions yet in ${dir}`)
-  for (const key of [...keys].sort()) {
-    const messages = yield* load(key)
-    yield* screen.text(`${key === last ? "*" : " "} ${key}  ${screen.out.dim(Format.plural(messages.length, "message"))}\n`)
+  const { dir, last, list } = yield* openStore
+  const infos = yield* list
+  if (infos.length === 0) return yield* screen.line(`no sessions yet in ${dir}`)
+  for (const info of [...infos].sort(byRecency)) {
+    yield* screen.text(`${info.sessionKey === last ? "*" : " "} ${Format.printable(info.sessionKey)}  ${describe(info, screen.out)}\n`)
   }
 })
 
-const showMessage = (message: Message, style: { readonly dim: (s: string) => string; readonly bold: (s: string) => string }) => {
+const showMessage = (message: Message, style: Style) => {
+  const text = Format.printable
   switch (message.role) {
     case "system":
-      return `${style.bold("system")}: ${style.dim(Format.truncate(message.content, 200))}`
+      return `${style.bold("system")}: ${style.dim(Format.truncate(text(message.content), 200))}`
     case "user":
-      return `${style.bold("user")}: ${message.content}`
+      return `${style.bold("user")}: ${text(message.content)}`
     case "assistant": {
-      const calls = (message.toolCalls ?? []).map((call) => `\n  ${style.dim(`→ ${call.name} ${Format.args(call.arguments)}`)}`)
-      return `${style.bold("assistant")}: ${message.content}${calls.join("")}`
+      const calls = (message.toolCalls ?? []).map((call) => `\n  ${style.dim(`→ ${text(call.name)} ${Format.args(text(call.arguments))}`)}`)
+      return `${style.bold("assistant")}: ${text(message.content)}${calls.join("")}`
     }
     case "tool":
-      return `${style.bold(`tool ${message.toolName}`)}${message.isError ? " (error)" : ""}: ${style.dim(Format.truncate(message.content, 200))}`
+      return `${style.bold(`tool ${text(message.toolName)}`)}${message.isError ? " (error)" : ""}: ${style.dim(Format.truncate(text(message.content), 200))}`
   }
 }
 
-/** Prints a session's messages; a key with no saved messages is reported as no session. */
-export const show = (key: string) =>
+/** A compaction record in `--all`: why, how much of the context it left, and the summary. */
+const showCompaction = (record: SessionLog.Compaction, kept: number, style: Style) => {
+  const line = style.yellow(`── compaction (${record.reason}): ${Format.plural(kept, "message")} left in the context ──`)
+  return record.summary === undefined ? line : `${line}\n${style.bold("summary")}: ${Format.printable(record.summary)}`
+}
+
+/**
+ * Prints a session's context (what the next turn starts from), or with `all` its whole log with
+ * compaction records marked; a key with nothing saved is reported as no session.
+ */
+export const show = (key: string, options: { readonly all: boolean }) =>
   Effect.gen(function*() {
     const screen = yield* Screen
-    const { load } = yield* openStore
-    const messages = yield* load(key)
-    if (messages.length === 0) return yield* fail(`no session "${key}" (see: agent-loop sessions list)`)
-    for (const message of messages) yield* screen.text(`${showMessage(message, screen.out)}\n`)
+    const { log } = yield* openStore
+    const entries = yield* log(key)
+    if (entries.length === 0) return yield* fail(`no session "${key}" (see: agent-loop sessions list)`)
+    if (!options.all) {
+      for (const message of SessionLog.view(entries)) yield* screen.text(`${showMessage(message, screen.out)}\n`)
+      return
+    }
+    let folded: Array<Message> = []
+    for (const entry of entries) {
+      folded = SessionLog.foldEntry(folded, entry)
+      const shown = entry.role === "compaction"
+        ? showCompaction(entry, SessionLog.repair(folded).length, screen.out)
+        : showMessage(entry, screen.out)
+      yield* screen.text(`${shown}\n`)
+    }
   })

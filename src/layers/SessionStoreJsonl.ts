@@ -1,217 +1,296 @@
 /**
- * `SessionStore` on disk: one JSON Lines file per session in a directory.
+ * `SessionStore` on disk: one JSON Lines file per session in a directory (format and torn-line
+ * rules in `SessionStoreJsonlFile.ts`, file names in `sessionKey.ts`).
  *
- * File format: line 1 is a header `{"sessionKey": "<original key>"}`, then one `Message`
- * (encoded with its Schema) per line. File names come from `sessionKey.ts`.
+ * - Append-only: `append` writes all entries of a call with one append write and then `sync`s,
+ *   so a turn's records land together and survive a crash once the call returns. Nothing is ever
+ *   rewritten; compaction is a record (`SessionLog`). Sessions never share a file, so processes
+ *   writing different sessions cannot interfere.
+ * - Private: the directory is made (or tightened to) 0700 and session files are created (or
+ *   tightened on the next append to) 0600, since they hold whatever the conversation held.
+ * - A decoded-history cache per key, per store, for the `cachedSessions` keys used last: the log
+ *   only grows, so a `load` after growth reads and decodes only the new bytes, and an `append` on
+ *   an up-to-date cache writes without reading. A file that shrank, was replaced, or whose last
+ *   read bytes changed is read whole again.
+ * - Another process may append to the same session between this store's `load` and `append`.
+ *   Its messages stay (nothing is rewritten), and the compaction records of this store's batch
+ *   are rebased onto them (`SessionLog.rebase`) so its cut never hides them. That needs the key's
+ *   cache; a key evicted in between is written as given.
  *
- * Durability rules, and why:
- * - `append` writes all messages of a call with one append write and then `sync`s, so a
- *   turn's messages land together and survive a crash once the call returns. Sessions never
- *   share a file or an index, so processes writing different sessions cannot interfere.
- * - A crash can leave the last line torn. `load` ignores a bad LAST line with a warning, and
- *   `append` truncates it before writing so new lines never glue onto the fragment.
- * - A bad line anywhere else is not a crash artefact but damage; `load` fails naming the line,
- *   because silently dropping history (a tool result without its call, a lost user message)
- *   would hand the model a corrupted conversation and persist it on the next rewrite.
- * - `replace` writes a temporary file in the same directory, syncs it and renames it over the
- *   session file, so a failure at any point leaves the old file whole.
- *
- * Within one process, operations on a key are serialised through striped locks (bounded
- * memory, different sessions rarely wait on each other).
+ * Within one process, operations on a key are serialised through striped locks (bounded memory,
+ * different sessions rarely wait on each other).
  */
-import { Effect, FileSystem, Hash, Layer, Path, Schema, Semaphore } from "effect"
+import { Effect, FileSystem, Hash, Layer, Option, Path, type PlatformError, Semaphore } from "effect"
 import { SessionStoreError } from "../domain/errors.ts"
-import { Message } from "../domain/Message.ts"
-import { SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
-import { classify, fileName, tempFileName } from "./sessionKey.ts"
+import type { Message } from "../domain/Message.ts"
+import * as SessionLog from "../domain/SessionLog.ts"
+import { type SessionInfo, SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
+import * as File from "./SessionStoreJsonlFile.ts"
+import { classify, fileName } from "./sessionKey.ts"
 
-const MessageLine = Schema.fromJsonString(Message)
-const HeaderLine = Schema.fromJsonString(Schema.Struct({ sessionKey: Schema.String }))
-const decodeMessage = Schema.decodeUnknownOption(MessageLine)
-const decodeHeader = Schema.decodeUnknownOption(HeaderLine)
-const encodeMessage = Schema.encodeEffect(MessageLine)
+/** Options of the JSON Lines store. */
+export interface Options {
+  /** How many sessions keep their decoded log in memory (least recently used go first). Default 32; 0 turns the cache off. */
+  readonly cachedSessions?: number
+}
 
-const NEWLINE = 10
-const TAIL_WINDOW = 64 * 1024
 const LOCK_STRIPES = 64
+const FINGERPRINT = 64
+const PRIVATE_FILE = 0o600
+const PRIVATE_DIR = 0o700
+const OPEN_TO_OTHERS = 0o077
 
 const utf8 = new TextEncoder()
 const text = new TextDecoder()
 
-const headerOf = (key: string): string => JSON.stringify({ sessionKey: key })
+/** A key's decoded log, valid while its file is the same file and its first `offset` bytes are unchanged. */
+interface Cached {
+  readonly dev: bigint
+  readonly ino: bigint | undefined
+  /** Bytes read: the header and the complete, valid lines. */
+  offset: number
+  lines: number
+  /** The last bytes before `offset`, to notice a file rewritten in place. */
+  fingerprint: Uint8Array
+  readonly entries: Array<SessionLog.SessionEntry>
+  /** `entries` folded (`SessionLog.foldEntry`), not yet repaired. */
+  folded: Array<Message>
+}
 
-const isValidLine = (line: string, first: boolean): boolean =>
-  (first ? decodeHeader(line) : decodeMessage(line))._tag === "Some"
+const sameFile = (cached: Cached, info: FileSystem.File.Info) =>
+  cached.dev === info.dev && cached.ino === Option.getOrUndefined(info.ino)
 
-/** Parses a session file; see the module doc for the torn/corrupt line rules. */
-const parse = (key: string, name: string, content: string): Effect.Effect<Array<Message>, SessionStoreError> =>
-  Effect.gen(function*() {
-    const lines = content.split("\n")
-    if (lines[lines.length - 1] === "") lines.pop()
-    const messages: Array<Message> = []
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i] ?? ""
-      const decoded = i === 0 ? decodeHeader(line) : decodeMessage(line)
-      if (decoded._tag === "None") {
-        if (i === lines.length - 1) {
-          yield* Effect.logWarning(`session file ${name}: ignoring torn last line ${i + 1}`)
-          break
-        }
-        return yield* new SessionStoreError({
-          sessionKey: key,
-          message: `session file ${name}: line ${i + 1} of ${lines.length} is corrupt`
-        })
-      }
-      if (i === 0) {
-        if ((decoded.value as { readonly sessionKey: string }).sessionKey !== key) {
-          return yield* new SessionStoreError({ sessionKey: key, message: `session file ${name} belongs to another key` })
-        }
-      } else {
-        messages.push(decoded.value as Message)
-      }
-    }
-    return messages
-  })
+/** The last `FINGERPRINT` bytes of `before` followed by `added`. */
+const nextFingerprint = (before: Uint8Array, added: Uint8Array): Uint8Array => {
+  if (added.length >= FINGERPRINT) return added.slice(added.length - FINGERPRINT)
+  const joined = new Uint8Array(before.length + added.length)
+  joined.set(before)
+  joined.set(added, before.length)
+  return joined.slice(Math.max(0, joined.length - FINGERPRINT))
+}
 
-/** The start offset and bytes of the last line in `[0, end)`, reading backwards in growing windows. */
-const lastLine = (file: FileSystem.File, end: number) =>
-  Effect.gen(function*() {
-    for (let window = TAIL_WINDOW;; window *= 2) {
-      const from = Math.max(0, end - window)
-      const read = yield* file.readAlloc(end - from, { position: BigInt(from) })
-      const bytes = read._tag === "Some" ? read.value : new Uint8Array()
-      const newline = bytes.lastIndexOf(NEWLINE)
-      if (newline >= 0) return { start: from + newline + 1, bytes: bytes.subarray(newline + 1) }
-      if (from === 0) return { start: 0, bytes }
-    }
-  })
+const equalBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((byte, i) => byte === b[i])
 
-/** The first line of a file, reading forward in growing windows. */
-const firstLine = (file: FileSystem.File) =>
-  Effect.gen(function*() {
-    for (let window = TAIL_WINDOW;; window *= 2) {
-      const read = yield* file.readAlloc(window, { position: 0n })
-      const bytes = read._tag === "Some" ? read.value : new Uint8Array()
-      const newline = bytes.indexOf(NEWLINE)
-      if (newline >= 0 || bytes.length < window) return text.decode(newline >= 0 ? bytes.subarray(0, newline) : bytes)
-    }
-  })
+/** Adds what was read or written (`bytes`, holding `entries` in `lines` lines) to a cache. */
+const extend = (cached: Cached, bytes: Uint8Array, lines: number, entries: ReadonlyArray<SessionLog.SessionEntry>) => {
+  for (const entry of entries) {
+    cached.entries.push(entry)
+    cached.folded = SessionLog.foldEntry(cached.folded, entry)
+  }
+  cached.offset += bytes.length
+  cached.lines += lines
+  cached.fingerprint = nextFingerprint(cached.fingerprint, bytes)
+}
 
 /** A store writing one JSON Lines file per session under `dir` (created if missing). */
-export const make = (dir: string): Effect.Effect<SessionStoreShape, never, FileSystem.FileSystem | Path.Path> =>
+export const make = (dir: string, options: Options = {}): Effect.Effect<SessionStoreShape, never, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const root = path.resolve(dir)
+    const capacity = options.cachedSessions ?? 32
+    const cache = new Map<string, Cached>()
     const stripes = Array.from({ length: LOCK_STRIPES }, () => Semaphore.makeUnsafe(1))
     const locked = (key: string) => stripes[Hash.string(key) & (LOCK_STRIPES - 1)]!.withPermits(1)
     const fileOf = (key: string) => path.join(root, fileName(key))
     const failure = (key: string, doing: string) => (cause: { readonly message: string }) =>
       new SessionStoreError({ sessionKey: key, message: `${doing}: ${cause.message}` })
-    const ensureDir = fs.makeDirectory(root, { recursive: true })
 
-    yield* ensureDir.pipe(Effect.catch((e) => Effect.logWarning(`cannot create session directory ${root}: ${e.message}`)))
+    const makeDir = fs.makeDirectory(root, { recursive: true, mode: PRIVATE_DIR })
+    // An existing directory is made private too: it may predate this rule.
+    yield* Effect.gen(function*() {
+      yield* makeDir
+      if (((yield* fs.stat(root)).mode & OPEN_TO_OTHERS) !== 0) yield* fs.chmod(root, PRIVATE_DIR)
+    }).pipe(Effect.catch((e) => Effect.logWarning(`cannot make the session directory ${root} private: ${e.message}`)))
 
-    const encodeLines = (key: string, messages: ReadonlyArray<Message>) =>
-      Effect.forEach(messages, (m) => encodeMessage(m)).pipe(
-        Effect.map((lines) => lines.map((line) => `${line}\n`).join("")),
-        Effect.mapError(failure(key, "cannot encode message"))
-      )
+    const remember = (key: string, cached: Cached) => {
+      cache.delete(key)
+      if (capacity <= 0) return
+      cache.set(key, cached)
+      if (cache.size > capacity) cache.delete(cache.keys().next().value!)
+    }
 
-    const load = (key: string) =>
-      fs.readFileString(fileOf(key)).pipe(
-        Effect.map((content): string | undefined => content),
-        Effect.catchIf(
-          (e) => e.reason._tag === "NotFound",
-          () => Effect.succeed(undefined)
-        ),
-        Effect.mapError(failure(key, "cannot read session")),
-        Effect.flatMap((content) => content === undefined ? Effect.succeed([]) : parse(key, fileName(key), content)),
+    /** The cache of `key` if it still describes the open file. */
+    const stillValid = (key: string, file: FileSystem.File, info: FileSystem.File.Info) =>
+      Effect.gen(function*() {
+        const cached = cache.get(key)
+        if (cached === undefined || !sameFile(cached, info) || Number(info.size) < cached.offset) return undefined
+        const before = yield* File.readRange(file, cached.offset - cached.fingerprint.length, cached.offset)
+        return equalBytes(before, cached.fingerprint) ? cached : undefined
+      })
+
+    /**
+     * Brings the key's cache up to date with the open file: reads only the bytes after a valid
+     * cache, else the whole file. Returns the cache, the entries read now, and the last line's state.
+     */
+    const refresh = (key: string, file: FileSystem.File, info: FileSystem.File.Info) =>
+      Effect.gen(function*() {
+        const cached: Cached = (yield* stillValid(key, file, info)) ?? {
+          dev: info.dev,
+          ino: Option.getOrUndefined(info.ino),
+          offset: 0,
+          lines: 0,
+          fingerprint: new Uint8Array(),
+          entries: [],
+          folded: []
+        }
+        const bytes = yield* File.readRange(file, cached.offset, Number(info.size))
+        const parsed = yield* File.parse(key, fileName(key), bytes, cached.lines)
+        extend(cached, bytes.subarray(0, parsed.consumed), parsed.lines, parsed.entries)
+        remember(key, cached)
+        return { cached, parsed }
+      })
+
+    /** Runs `f` on the key's file opened for reading; `undefined` when there is none. */
+    const withFile = <A>(
+      key: string,
+      f: (file: FileSystem.File, info: FileSystem.File.Info) => Effect.Effect<A, PlatformError.PlatformError | SessionStoreError>
+    ) =>
+      Effect.scoped(Effect.gen(function*() {
+        const file = yield* fs.open(fileOf(key), { flag: "r" })
+        return yield* f(file, yield* file.stat)
+      })).pipe(
+        Effect.catchTag("PlatformError", (e) =>
+          e.reason._tag === "NotFound"
+            ? Effect.sync((): A | undefined => void cache.delete(key))
+            : Effect.fail(failure(key, "cannot read session")(e))),
         locked(key)
       )
 
-    const append = (key: string, messages: ReadonlyArray<Message>) =>
+    /** The log of `key`: its cache, up to date, and an unterminated last entry if there is one. */
+    const read = (key: string) => withFile(key, (file, info) => Effect.map(refresh(key, file, info), (got) => ({ ...got, info })))
+
+    const entriesOf = (got: { readonly cached: Cached; readonly parsed: File.Parsed }) =>
+      got.parsed.unterminated === undefined ? got.cached.entries : [...got.cached.entries, got.parsed.unterminated]
+
+    const load = (key: string) =>
+      Effect.map(read(key), (got): ReadonlyArray<Message> => {
+        if (got === undefined) return []
+        const last = got.parsed.unterminated
+        return SessionLog.repair(last === undefined ? got.cached.folded : SessionLog.foldEntry([...got.cached.folded], last))
+      })
+
+    const log = (key: string) =>
+      Effect.map(read(key), (got): ReadonlyArray<SessionLog.SessionEntry> => got === undefined ? [] : [...entriesOf(got)])
+
+    const encodeLines = (key: string, entries: ReadonlyArray<SessionLog.SessionEntry>) =>
+      Effect.forEach(entries, (entry) => File.encodeEntry(entry)).pipe(
+        Effect.map((lines) => lines.map((line) => `${line}\n`).join("")),
+        Effect.mapError(failure(key, "cannot encode entry"))
+      )
+
+    /**
+     * Checks only the file's last line (O(1)), truncating a torn one, and returns what must precede
+     * the new lines: the header, or the newline a valid last line lacks.
+     */
+    const prepareTail = (key: string, file: FileSystem.File, size: number) =>
       Effect.gen(function*() {
-        const body = yield* encodeLines(key, messages)
+        if (size === 0) return `${File.headerOf(key)}\n`
+        const endsWithNewline = (yield* File.readRange(file, size - 1, size))[0] === File.NEWLINE
+        const last = yield* File.lastLine(file, endsWithNewline ? size - 1 : size)
+        if (File.isValidLine(text.decode(last.bytes), last.start === 0)) return endsWithNewline ? "" : "\n"
+        yield* Effect.logWarning(`session file ${fileName(key)}: truncating torn last line before appending`)
+        yield* file.truncate(last.start)
+        return last.start === 0 ? `${File.headerOf(key)}\n` : ""
+      })
+
+    /**
+     * What to write, and the cache to extend with it. An up-to-date cache needs no reading. A cache
+     * the file outgrew reads the other writer's entries and rebases this batch's records onto them.
+     * A file replaced since it was read drops this batch's records (their base is gone). Without a
+     * cache, the entries are written as given.
+     */
+    const prepare = (key: string, file: FileSystem.File, info: FileSystem.File.Info, entries: ReadonlyArray<SessionLog.SessionEntry>) =>
+      Effect.gen(function*() {
+        const size = Number(info.size)
+        if (!cache.has(key)) return { entries, prefix: yield* prepareTail(key, file, size), cached: undefined }
+        const valid = yield* stillValid(key, file, info)
+        if (valid?.offset === size) return { entries, prefix: size === 0 ? `${File.headerOf(key)}\n` : "", cached: valid }
+        const baseLength = valid === undefined ? undefined : SessionLog.repair(valid.folded).length
+        const refreshed = yield* Effect.result(refresh(key, file, info))
+        if (refreshed._tag === "Failure") cache.delete(key)
+        const foreign = refreshed._tag === "Success" ? refreshed.success.parsed.entries : []
+        const rebased = SessionLog.rebase(entries, refreshed._tag === "Success" ? baseLength : undefined, foreign)
+        if (rebased !== entries) {
+          yield* Effect.logWarning(`session file ${fileName(key)}: changed by another writer since it was read; compaction rebased`)
+        }
+        const upToDate = refreshed._tag === "Success" && refreshed.success.cached.offset === size
+        return { entries: rebased, prefix: yield* prepareTail(key, file, size), cached: upToDate ? refreshed.success.cached : undefined }
+      })
+
+    const append = (key: string, entries: ReadonlyArray<SessionLog.SessionEntry>) =>
+      Effect.gen(function*() {
+        yield* encodeLines(key, entries)
         yield* Effect.gen(function*() {
-          yield* ensureDir
-          const file = yield* fs.open(fileOf(key), { flag: "a+" })
-          const size = Number((yield* file.stat).size)
-          let prefix = ""
-          if (size === 0) {
-            prefix = `${headerOf(key)}\n`
-          } else {
-            const endsWithNewline = (yield* file.readAlloc(1, { position: BigInt(size - 1) })).pipe((last) =>
-              last._tag === "Some" && last.value[0] === NEWLINE
-            )
-            const last = yield* lastLine(file, endsWithNewline ? size - 1 : size)
-            if (isValidLine(text.decode(last.bytes), last.start === 0)) {
-              if (!endsWithNewline) prefix = "\n"
-            } else {
-              yield* Effect.logWarning(`session file ${fileName(key)}: truncating torn last line before appending`)
-              yield* file.truncate(last.start)
-              if (last.start === 0) prefix = `${headerOf(key)}\n`
-            }
-          }
-          if (prefix === "" && body === "") return
-          yield* file.writeAll(utf8.encode(prefix + body))
+          yield* makeDir
+          const file = yield* fs.open(fileOf(key), { flag: "a+", mode: PRIVATE_FILE })
+          const info = yield* file.stat
+          if ((info.mode & OPEN_TO_OTHERS) !== 0) yield* fs.chmod(fileOf(key), PRIVATE_FILE)
+          const plan = yield* prepare(key, file, info, entries)
+          const body = plan.prefix + (yield* encodeLines(key, plan.entries))
+          if (body === "") return
+          const bytes = utf8.encode(body)
+          const size = Number(info.size)
+          yield* file.writeAll(bytes)
           yield* file.sync
+          // Another process may have appended between the stat and the write: then the cache stays
+          // behind, and the next load reads both.
+          if (plan.cached !== undefined && Number((yield* file.stat).size) === size + bytes.length) {
+            extend(plan.cached, bytes, plan.entries.length + (size === 0 ? 1 : 0), plan.entries)
+            remember(key, plan.cached)
+          }
         }).pipe(Effect.scoped, Effect.mapError(failure(key, "cannot append to session")), locked(key))
       })
 
-    const replace = (key: string, messages: ReadonlyArray<Message>) =>
-      Effect.gen(function*() {
-        const body = `${headerOf(key)}\n${yield* encodeLines(key, messages)}`
-        const temp = path.join(root, tempFileName())
-        yield* Effect.gen(function*() {
-          yield* ensureDir
-          yield* Effect.scoped(Effect.gen(function*() {
-            const file = yield* fs.open(temp, { flag: "wx" })
-            yield* file.writeAll(utf8.encode(body))
-            yield* file.sync
-          }))
-          yield* fs.rename(temp, fileOf(key))
-        }).pipe(
-          Effect.onError(() => Effect.ignore(fs.remove(temp, { force: true }))),
-          Effect.mapError(failure(key, "cannot replace session")),
-          locked(key)
-        )
-        // Best effort: make the rename itself durable where directories can be synced.
-        yield* Effect.ignore(Effect.scoped(Effect.flatMap(fs.open(root, { flag: "r" }), (d) => d.sync)))
-      })
+    /** Describes a session; one that cannot be read says why. */
+    const describeSession = (key: string): Effect.Effect<ReadonlyArray<SessionInfo>> =>
+      read(key).pipe(
+        Effect.map((got): ReadonlyArray<SessionInfo> =>
+          got === undefined ? [] : [{
+            sessionKey: key,
+            ...Option.match(got.info.mtime, { onNone: () => ({}), onSome: (mtime) => ({ updatedAt: mtime.getTime() }) }),
+            ...SessionLog.describe(entriesOf(got))
+          }]
+        ),
+        Effect.catch((e) => Effect.succeed([{ sessionKey: key, problem: e.message }]))
+      )
 
+    /** The key in a hashed file's header; a file whose header does not name its own key is a problem. */
     const keyOfHashed = (name: string) =>
-      Effect.scoped(Effect.flatMap(fs.open(path.join(root, name), { flag: "r" }), firstLine)).pipe(
-        Effect.map((line) => {
-          const header = decodeHeader(line)
-          return header._tag === "Some" && fileName(header.value.sessionKey) === name ? [header.value.sessionKey] : []
+      Effect.scoped(Effect.flatMap(fs.open(path.join(root, name), { flag: "r" }), File.firstLine)).pipe(
+        Effect.map((line): { readonly key: string } | SessionInfo => {
+          const header = File.decodeHeader(line)
+          return header._tag === "Some" && fileName(header.value.sessionKey) === name
+            ? { key: header.value.sessionKey }
+            : { sessionKey: name, problem: `session file ${name}: its first line does not name its session` }
         }),
-        // Vanished since the listing, or unreadable: not a session we can name.
-        Effect.catch(() => Effect.succeed([]))
+        Effect.catch((e) => Effect.succeed({ sessionKey: name, problem: `session file ${name}: ${e.message}` }))
       )
 
     const list = fs.readDirectory(root).pipe(
       Effect.catchIf((e) => e.reason._tag === "NotFound", () => Effect.succeed([])),
       Effect.mapError(failure("", "cannot list sessions")),
       Effect.flatMap((names) =>
-        Effect.forEach(names, (name) => {
+        Effect.forEach(names, (name): Effect.Effect<ReadonlyArray<SessionInfo>> => {
           const entry = classify(name)
-          return entry._tag === "Plain"
-            ? Effect.succeed([entry.key])
-            : entry._tag === "Hashed"
-            ? keyOfHashed(name)
-            : Effect.succeed([])
+          if (entry._tag === "Plain") return describeSession(entry.key)
+          if (entry._tag === "Other") return Effect.succeed([])
+          return Effect.flatMap(keyOfHashed(name), (found) => "key" in found ? describeSession(found.key) : Effect.succeed([found] as const))
         })
       ),
-      Effect.map((keys) => keys.flat())
+      Effect.map((infos) => infos.flat())
     )
 
     const remove = (key: string) =>
-      fs.remove(fileOf(key), { force: true }).pipe(Effect.mapError(failure(key, "cannot remove session")), locked(key))
+      fs.remove(fileOf(key), { force: true }).pipe(
+        Effect.tap(() => Effect.sync(() => cache.delete(key))),
+        Effect.mapError(failure(key, "cannot remove session")),
+        locked(key)
+      )
 
-    return { load, append, replace, list, remove }
+    return { load, log, append, list, remove }
   })
 
 /** The JSON Lines store as a layer; needs `FileSystem` and `Path` (e.g. `NodeServices.layer`). */
-export const layer = (dir: string): Layer.Layer<SessionStore, never, FileSystem.FileSystem | Path.Path> =>
-  Layer.effect(SessionStore, make(dir))
+export const layer = (dir: string, options: Options = {}): Layer.Layer<SessionStore, never, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(SessionStore, make(dir, options))

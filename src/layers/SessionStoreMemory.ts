@@ -2,22 +2,46 @@
  * `SessionStore` in memory: for tests, sub-turns and programs that keep nothing.
  */
 import { Effect, Layer } from "effect"
-import type { Message } from "../domain/Message.ts"
-import { SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
+import * as SessionLog from "../domain/SessionLog.ts"
+import { type SessionInfo, SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
 
-/** A memory store, optionally seeded with histories. */
-export const make = (seed: Readonly<Record<string, ReadonlyArray<Message>>> = {}): Effect.Effect<SessionStoreShape> =>
+interface Stored {
+  readonly entries: Array<SessionLog.SessionEntry>
+  updatedAt: number | undefined
+}
+
+/** A memory store, optionally seeded with logs (messages and compaction records). */
+export const make = (
+  seed: Readonly<Record<string, ReadonlyArray<SessionLog.SessionEntry>>> = {}
+): Effect.Effect<SessionStoreShape> =>
   Effect.sync(() => {
-    const sessions = new Map<string, ReadonlyArray<Message>>(Object.entries(seed))
+    const sessions = new Map<string, Stored>(
+      Object.entries(seed).map(([key, entries]) => [key, { entries: [...entries], updatedAt: undefined }])
+    )
+    const info = (sessionKey: string, stored: Stored): SessionInfo => ({
+      sessionKey,
+      ...(stored.updatedAt === undefined ? {} : { updatedAt: stored.updatedAt }),
+      ...SessionLog.describe(stored.entries)
+    })
     return {
-      load: (key) => Effect.sync(() => sessions.get(key) ?? []),
-      append: (key, messages) => Effect.sync(() => void sessions.set(key, [...(sessions.get(key) ?? []), ...messages])),
-      replace: (key, messages) => Effect.sync(() => void sessions.set(key, [...messages])),
-      list: Effect.sync(() => [...sessions.keys()]),
+      load: (key) => Effect.sync(() => SessionLog.view(sessions.get(key)?.entries ?? [])),
+      log: (key) => Effect.sync(() => [...(sessions.get(key)?.entries ?? [])]),
+      append: (key, entries) =>
+        Effect.clockWith((clock) =>
+          Effect.sync(() => {
+            if (entries.length === 0) return
+            const stored = sessions.get(key) ?? { entries: [], updatedAt: undefined }
+            stored.entries.push(...entries)
+            stored.updatedAt = clock.currentTimeMillisUnsafe()
+            sessions.set(key, stored)
+          })
+        ),
+      list: Effect.sync(() => [...sessions].map(([key, stored]) => info(key, stored))),
       remove: (key) => Effect.sync(() => void sessions.delete(key))
     }
   })
 
 /** The memory store as a layer. */
-export const layer = (seed: Readonly<Record<string, ReadonlyArray<Message>>> = {}): Layer.Layer<SessionStore> =>
-  Layer.effect(SessionStore, make(seed))
+export const layer = (
+  seed: Readonly<Record<string, ReadonlyArray<SessionLog.SessionEntry>>> = {}
+): Layer.Layer<SessionStore> => Layer.effect(SessionStore, make(seed))

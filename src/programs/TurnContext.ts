@@ -9,7 +9,9 @@ import { SessionStoreError } from "../domain/errors.ts"
 import * as AgentEvent from "../domain/Event.ts"
 import type { EventKind, EventPayload } from "../domain/Event.ts"
 import type { Message } from "../domain/Message.ts"
+import type { Compaction, SessionEntry } from "../domain/SessionLog.ts"
 import * as Usage from "../domain/Usage.ts"
+import type { Compression } from "./compaction.ts"
 import type { CurrentTurnShape } from "../services/CurrentTurn.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"
 import { Hooks, type HooksShape } from "../services/Hooks.ts"
@@ -28,11 +30,12 @@ export interface TurnSpec {
    * not be read: then the turn fails at once rather than answer without its context.
    */
   readonly history: ReadonlyArray<Message> | SessionStoreError
-  /** Stores what the turn added; `rewritten` is the whole history when the turn compressed it. */
-  readonly commit: (
-    added: ReadonlyArray<Message>,
-    rewritten: ReadonlyArray<Message> | undefined
-  ) => Effect.Effect<void, SessionStoreError>
+  /**
+   * Stores, in one append, every message the turn produced followed by at most one compaction
+   * record whose `cut` (an index into `history` followed by those messages) makes the session's
+   * view the turn's final context.
+   */
+  readonly commit: (entries: ReadonlyArray<SessionEntry>) => Effect.Effect<void, SessionStoreError>
   readonly maxTokens?: number | undefined
   /** A context budget in runes overriding the config's (sub-turns). */
   readonly contextBudget?: number | undefined
@@ -57,10 +60,10 @@ export interface TurnContext {
   systemPrompt: string | undefined
   /** Session history followed by this turn's messages; compression may shorten its front. */
   conversation: Array<Message>
-  /** Index in `conversation` where this turn's messages start. */
-  turnStart: number
-  /** Set when compression dropped session history, so the end rewrites instead of appending. */
-  rewritten: boolean
+  /** Every message this turn produced, in order, including those compression took out of `conversation`. */
+  readonly produced: Array<Message>
+  /** Set when the turn compressed: the record committed after `produced` (see `compacted`). */
+  compaction: Compaction | undefined
   usage: Usage.Usage
   /** Text of the provider call in flight; kept as a `partial` message if the call fails for good. */
   readonly partial: { content: string }
@@ -95,8 +98,8 @@ export const make = (spec: TurnSpec) =>
       emit: emitterFor(bus, control),
       systemPrompt: spec.systemPrompt,
       conversation: spec.history instanceof SessionStoreError ? [] : [...spec.history],
-      turnStart: spec.history instanceof SessionStoreError ? 0 : spec.history.length,
-      rewritten: false,
+      produced: [],
+      compaction: undefined,
       usage: Usage.empty,
       partial: { content: "" },
       unpriced: new Set(),
@@ -107,9 +110,30 @@ export const make = (spec: TurnSpec) =>
   })
 
 /** The messages this turn added so far. */
-export const added = (context: TurnContext): ReadonlyArray<Message> => context.conversation.slice(context.turnStart)
+export const added = (context: TurnContext): ReadonlyArray<Message> => [...context.produced]
 
-/** Appends messages to the conversation. */
+/** Appends messages to the conversation; the turn commits them. */
 export const append = (context: TurnContext, ...messages: ReadonlyArray<Message>): void => {
   context.conversation.push(...messages)
+  context.produced.push(...messages)
+}
+
+/**
+ * Records a compression of the conversation. The conversation is always the system messages of
+ * `all[0, cut)` followed by `all[cut…]`, where `all` is the history followed by `produced` (a
+ * compression keeps the system messages and a suffix, `compaction.ts`): so the new cut is the
+ * old one advanced past what this compression dropped. An overflow among the turn's compressions
+ * names the record.
+ */
+export const compacted = (context: TurnContext, reason: "overflow" | "budget", compression: Compression): void => {
+  const history = context.spec.history instanceof SessionStoreError ? 0 : context.spec.history.length
+  const cut = context.compaction?.cut ?? 0
+  const leadingSystems = context.conversation.length - (history + context.produced.length - cut)
+  const dropUpTo = (compression.droppedAt.at(-1) ?? leadingSystems - 1) + 1
+  context.conversation = [...compression.kept]
+  context.compaction = {
+    role: "compaction",
+    reason: context.compaction?.reason === "overflow" ? "overflow" : reason,
+    cut: cut + dropUpTo - leadingSystems
+  }
 }

@@ -100,8 +100,7 @@ export const make = Effect.gen(function*() {
           systemPrompt: config.systemPrompt,
           history: loaded._tag === "Success" ? loaded.success : loaded.failure,
           firstOfSession,
-          commit: (added, rewritten) =>
-            rewritten ? store.replace(sessionKey, rewritten) : added.length > 0 ? store.append(sessionKey, added) : Effect.void,
+          commit: (entries) => entries.length > 0 ? store.append(sessionKey, entries) : Effect.void,
           currentTurn: subTurns.currentTurn
         }).pipe(
           Effect.provideContext(services),

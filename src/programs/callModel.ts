@@ -12,7 +12,7 @@ import * as Usage from "../domain/Usage.ts"
 import type { Named } from "../services/Hooks.ts"
 import type { AbortTurn, HardAbort } from "../domain/Hook.ts"
 import { type Compression, dropOldestHalf, fitToBudget, fitToCount } from "./compaction.ts"
-import { noStackTrace, type TurnContext } from "./TurnContext.ts"
+import { compacted, noStackTrace, type TurnContext } from "./TurnContext.ts"
 import { hookContext } from "./TurnControl.ts"
 import { TurnAborted, hardAbort } from "./turnEnd.ts"
 
@@ -140,7 +140,7 @@ const buildRequest = (context: TurnContext, tools: ReadonlyArray<ToolDefinition>
   }
 }
 
-/** Shortens the conversation; the turn's own start index moves with it. */
+/** Shortens the conversation; the turn's compaction record follows it. */
 const compress = (
   context: TurnContext,
   reason: "overflow" | "budget",
@@ -150,10 +150,7 @@ const compress = (
     if (compression.dropped === 0) return false
     const verdict = yield* context.hooks.beforeCompact({ context: hookContext(context.control), reason, messages: context.conversation })
     if (verdict._tag === "AbortTurn") return yield* new TurnAborted({ stage: "beforeCompact", reason: verdict.reason, hook: verdict.hook })
-    const droppedFromSession = compression.droppedAt.filter((index) => index < context.turnStart).length
-    context.conversation = [...compression.kept]
-    context.turnStart -= droppedFromSession
-    context.rewritten = context.rewritten || droppedFromSession > 0
+    compacted(context, reason, compression)
     yield* context.emit("ContextCompress", { reason, dropped: compression.dropped, remaining: compression.kept.length })
     yield* context.hooks.afterCompact({
       context: hookContext(context.control),

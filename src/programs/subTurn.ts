@@ -13,6 +13,7 @@ import { contextBudget } from "../domain/Config.ts"
 import { ConcurrencyTimeout, DepthLimitExceeded, InvalidSubTurnConfig, SubTurnBlocked } from "../domain/errors.ts"
 import type { HookSubTurn } from "../domain/Hook.ts"
 import type { Message } from "../domain/Message.ts"
+import { type SessionEntry, view } from "../domain/SessionLog.ts"
 import { SubTurnConfig, type SubTurnConfigInput } from "../domain/SubTurn.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
@@ -36,16 +37,16 @@ export interface SubTurnDeps {
   readonly nextTurnId: () => string
 }
 
-/** An in-memory session keeping at most `max` messages: the oldest go first. */
+/** An in-memory session keeping at most `max` messages of its view: the oldest go first. */
 export const ephemeralSession = (max: number) => {
   let messages: ReadonlyArray<Message> = []
   return {
     get messages() {
       return messages
     },
-    append: (added: ReadonlyArray<Message>) =>
+    append: (entries: ReadonlyArray<SessionEntry>) =>
       Effect.sync(() => {
-        const all = [...messages, ...added]
+        const all = view([...messages, ...entries])
         messages = all.slice(Math.max(0, all.length - max))
       })
   }
@@ -129,7 +130,7 @@ export const makeSubTurns = (deps: SubTurnDeps) => {
         systemPrompt: subTurn.actualSystemPrompt,
         history: session.messages,
         firstOfSession: false,
-        commit: (added) => session.append(added),
+        commit: session.append,
         maxTokens: subTurn.maxTokens,
         contextBudget: contextBudget(subTurn.maxContextRunes, config.contextWindow),
         maxMessages: limits.maxMessages,

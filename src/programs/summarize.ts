@@ -1,8 +1,9 @@
 /**
  * Session summaries (DESIGN §8): after a turn, when a session's estimated size passes
- * `summarizeThreshold` of the context window, its older part is replaced by one summary message
- * written by the provider. It runs after the turn's reply is out, under the session's lock so no
- * turn sees a half-written history, and a failure leaves the history as it was. Because it holds
+ * `summarizeThreshold` of the context window, a `summary` compaction record is appended: the view
+ * then starts with one summary message written by the provider instead of the older part, which
+ * stays in the log. It runs after the turn's reply is out, under the session's lock so no turn
+ * starts from a view the summary is about to change, and a failure appends nothing. Because it holds
  * that lock, the provider call is bounded by `SUMMARY_TIMEOUT`: a summary that hangs must not stall
  * the session's next turn for ever (nobody can interrupt it: the session has no active turn).
  */
@@ -22,8 +23,7 @@ export const SUMMARY_INSTRUCTION =
   "Summarise the conversation below for your own later use: the user's goals, decisions made, facts learned, " +
   "files and tools involved, and open questions. Be concise and complete."
 
-/** The prefix of a summary message in the history. */
-export const SUMMARY_PREFIX = "[Summary of the earlier conversation]"
+export { SUMMARY_PREFIX } from "../domain/SessionLog.ts"
 
 /** How long the summary's provider call may take before it is given up (history kept). */
 export const SUMMARY_TIMEOUT: Duration.Duration = Duration.minutes(2)
@@ -77,10 +77,10 @@ export const summarizeSession = (deps: SummaryDeps, control: TurnControl, model:
     }
     const text = collected.value.flatMap((c) => (c._tag === "TextDelta" ? [c.text] : [])).join("")
     if (text.trim() === "") return yield* emit("Error", { stage: "summarize", message: "The summary came back empty; history kept" })
-    const summarized: ReadonlyArray<Message.Message> = [Message.system(`${SUMMARY_PREFIX}\n${text}`), ...newer]
-    yield* store.replace(control.sessionKey, summarized)
-    yield* emit("SessionSummarize", { summarized: older.length, remaining: summarized.length })
-    yield* deps.hooks.afterCompact({ context: where, reason: "summary", dropped: older.length, remaining: summarized.length })
+    yield* store.append(control.sessionKey, [{ role: "compaction", reason: "summary", cut: older.length, summary: text }])
+    const remaining = 1 + newer.length
+    yield* emit("SessionSummarize", { summarized: older.length, remaining })
+    yield* deps.hooks.afterCompact({ context: where, reason: "summary", dropped: older.length, remaining })
   }).pipe(
     Effect.catchCause((cause) => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)

@@ -1,12 +1,13 @@
 /**
- * How a turn ends (DESIGN §6 step 7): persist what it added, `TurnEnd`, `afterTurn` hooks.
+ * How a turn ends (DESIGN §6 step 7): persist what it produced (and how it compacted), `TurnEnd`,
+ * `afterTurn` hooks.
  * Also the two ways a hook or a caller stops a turn early: `TurnAborted` (status `failed`) and a
  * hard abort (fiber interruption, status `aborted`, nothing persisted).
  */
 import { Cause, Clock, Data, Effect, Exit } from "effect"
 import * as Message from "../domain/Message.ts"
 import type { TurnResult, TurnStatus } from "../domain/Turn.ts"
-import { added, type TurnContext } from "./TurnContext.ts"
+import { added, append, type TurnContext } from "./TurnContext.ts"
 import { hookContext, type TurnControl } from "./TurnControl.ts"
 
 /** A hook (or the compactor) ended the turn: status `failed`, with an `Error` event naming it. */
@@ -52,7 +53,7 @@ const finish = (
     const messages = extra.persisted ? added(context) : []
     let error = extra.error
     if (extra.persisted) {
-      yield* context.spec.commit(messages, context.rewritten ? context.conversation : undefined).pipe(
+      yield* context.spec.commit(context.compaction ? [...messages, context.compaction] : messages).pipe(
         Effect.catch((e) =>
           Effect.andThen(
             Effect.sync(() => (error = error ?? e.message)),
@@ -111,9 +112,7 @@ export const endFromExit = (context: TurnContext, exit: Exit.Exit<TurnResult, un
     : error instanceof Error
     ? `${"_tag" in error ? `${String(error._tag)}: ` : ""}${error.message}`
     : String(error)
-  if (context.partial.content !== "") {
-    context.conversation.push(Message.assistant(context.partial.content, [], { partial: true }))
-  }
+  if (context.partial.content !== "") append(context, Message.assistant(context.partial.content, [], { partial: true }))
   return Effect.andThen(
     context.emit("Error", {
       stage: aborted?.stage ?? "turn",

@@ -1,21 +1,41 @@
 /**
- * `SessionStore`: where each session's history lives between turns.
+ * `SessionStore`: where each session's log lives between turns (DESIGN §8).
+ *
+ * The log is append-only (`SessionLog`): turns append what they produced, compaction and
+ * summaries append a record, and nothing the loop does deletes a stored message.
  */
-import { Context, Effect } from "effect"
+import { Context, type Effect } from "effect"
 import type { SessionStoreError } from "../domain/errors.ts"
 import type { Message } from "../domain/Message.ts"
+import type { SessionEntry } from "../domain/SessionLog.ts"
+
+/** A stored session as `list` describes it. */
+export interface SessionInfo {
+  readonly sessionKey: string
+  /** When the session was last written (epoch milliseconds), when the store knows. */
+  readonly updatedAt?: number
+  /** How many messages the log holds (compaction records not counted). */
+  readonly messages?: number
+  /** The first user message, on one line, cut short. Raw stored text: strip it before printing to a terminal. */
+  readonly preview?: string
+  /** Why the session cannot be read; the other fields are then mostly absent. */
+  readonly problem?: string
+}
 
 /** What every store implements. */
 export interface SessionStoreShape {
-  /** The history of a session; empty when it does not exist. */
+  /** The context a turn starts from: `SessionLog.view` of the log; empty when the session does not exist. */
   readonly load: (sessionKey: string) => Effect.Effect<ReadonlyArray<Message>, SessionStoreError>
-  /** Appends messages (once per turn, at its end). */
-  readonly append: (sessionKey: string, messages: ReadonlyArray<Message>) => Effect.Effect<void, SessionStoreError>
-  /** Replaces the whole history (compaction, summaries). */
-  readonly replace: (sessionKey: string, messages: ReadonlyArray<Message>) => Effect.Effect<void, SessionStoreError>
-  /** Every session key. */
-  readonly list: Effect.Effect<ReadonlyArray<string>, SessionStoreError>
-  /** Deletes a session. */
+  /** Everything stored for the session, in order; empty when it does not exist. */
+  readonly log: (sessionKey: string) => Effect.Effect<ReadonlyArray<SessionEntry>, SessionStoreError>
+  /**
+   * Appends entries in one atomic write (or transaction): after a crash either all of them are
+   * stored or none is. A compaction record's `cut` indexes the view as folded up to it.
+   */
+  readonly append: (sessionKey: string, entries: ReadonlyArray<SessionEntry>) => Effect.Effect<void, SessionStoreError>
+  /** Every stored session; one that cannot be read is listed with `problem` rather than failing the list. */
+  readonly list: Effect.Effect<ReadonlyArray<SessionInfo>, SessionStoreError>
+  /** Deletes a session (a user's decision; the loop never calls it). */
   readonly remove: (sessionKey: string) => Effect.Effect<void, SessionStoreError>
 }
 

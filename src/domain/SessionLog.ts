@@ -1,0 +1,148 @@
+/**
+ * The session log (DESIGN §8): everything a session store keeps, append-only.
+ *
+ * The loop never deletes a stored message. Dropping old context (a provider overflow, the rune
+ * budget) or summarising appends a `Compaction` record instead, and `view` folds the log into the
+ * context a turn starts from. So the whole conversation stays readable (`SessionStore.log`), a
+ * recovery that went wrong loses nothing, and a record appended by one writer cannot erase what
+ * another appended.
+ *
+ * @example
+ * ```ts
+ * import { Message, SessionLog } from "effect-agent-loop"
+ * const log: ReadonlyArray<SessionLog.SessionEntry> = [
+ *   Message.user("u1"), Message.assistant("a1"), Message.user("u2"),
+ *   { role: "compaction", reason: "overflow", cut: 2 }
+ * ]
+ * SessionLog.view(log) // [Message.user("u2")]
+ * ```
+ */
+import { Schema } from "effect"
+import * as Message from "./Message.ts"
+
+/** The first line of the system message a `summary` record stands for in the view. */
+export const SUMMARY_PREFIX = "[Summary of the earlier conversation]"
+
+/** The content of the error result `view` gives a tool call whose result was never stored. */
+export const INTERRUPTED_RESULT = "Interrupted before the result was saved."
+
+/** A compaction record: where the context now starts, and the summary if any. */
+export const Compaction = Schema.Struct({
+  role: Schema.Literal("compaction"),
+  /** `overflow`: the provider said the context was too long; `budget`: over the rune budget; `summary`: summarised. */
+  reason: Schema.Literals(["overflow", "budget", "summary"]),
+  /** An index into the view as folded up to this record (see `view`). */
+  cut: Schema.Natural,
+  /** The summary of everything before `cut` (reason `summary`). */
+  summary: Schema.optionalKey(Schema.String)
+})
+export type Compaction = typeof Compaction.Type
+
+/** One line of the log: a message, or a compaction record. Discriminated by `role`. */
+export const SessionEntry = Schema.Union([...Message.Message.members, Compaction])
+export type SessionEntry = typeof SessionEntry.Type
+
+/** Whether an entry is a compaction record. */
+export const isCompaction = (entry: SessionEntry): entry is Compaction => entry.role === "compaction"
+
+/**
+ * Repair: every assistant tool call without a result gets an error result `INTERRUPTED_RESULT`,
+ * placed right after that message's existing results (the tool messages that follow it), so a
+ * log torn by a crash between a call and its result still gives providers a well-formed
+ * conversation. Returns a new array; the input is not changed.
+ */
+export const repair = (messages: ReadonlyArray<Message.Message>): Array<Message.Message> => {
+  const out: Array<Message.Message> = []
+  let open: ReadonlyArray<Message.ToolCall> = []
+  const answered = new Set<string>()
+  const close = () => {
+    for (const call of open) if (!answered.has(call.id)) out.push(Message.toolResult(call, INTERRUPTED_RESULT, true))
+    open = []
+    answered.clear()
+  }
+  for (const message of messages) {
+    if (message.role === "tool") answered.add(message.toolCallId)
+    else if (open.length > 0) close()
+    out.push(message)
+    if (message.role === "assistant" && message.toolCalls !== undefined) {
+      open = message.toolCalls
+      answered.clear()
+    }
+  }
+  close()
+  return out
+}
+
+/**
+ * One step of the fold, for stores that keep a folded state and apply entries as they arrive.
+ * A message is appended (to `state` itself, which is returned). A record applies to the view up to
+ * it, `repair(state)`: `overflow`/`budget` keep the system messages before `cut` and everything
+ * from `cut` on; `summary` replaces everything before `cut` with one system message,
+ * `SUMMARY_PREFIX + "\n" + summary`. A `cut` past the end counts as the end. Records return a new
+ * array.
+ */
+export const foldEntry = (state: Array<Message.Message>, entry: SessionEntry): Array<Message.Message> => {
+  if (entry.role !== "compaction") {
+    state.push(entry)
+    return state
+  }
+  const before = repair(state)
+  const cut = Math.min(entry.cut, before.length)
+  const kept = before.slice(cut)
+  if (entry.reason === "summary") return [Message.system(`${SUMMARY_PREFIX}\n${entry.summary ?? ""}`), ...kept]
+  const systems = before.slice(0, cut).filter((message) => message.role === "system")
+  return [...systems, ...kept]
+}
+
+/** The context a turn starts from: the entries folded (see `foldEntry`), then repaired. */
+export const view = (entries: ReadonlyArray<SessionEntry>): ReadonlyArray<Message.Message> => {
+  let state: Array<Message.Message> = []
+  for (const entry of entries) state = foldEntry(state, entry)
+  return repair(state)
+}
+
+/** How `SessionStore.list` describes a log: its messages (records not counted) and a preview. */
+export const describe = (entries: ReadonlyArray<SessionEntry>): { readonly messages: number; readonly preview?: string } => {
+  let messages = 0
+  let preview: string | undefined
+  for (const entry of entries) {
+    if (entry.role === "compaction") continue
+    messages++
+    if (preview === undefined && entry.role === "user") preview = previewOf(entry.content)
+  }
+  return preview === undefined ? { messages } : { messages, preview }
+}
+
+const PREVIEW_LENGTH = 120
+
+/** One line of at most `PREVIEW_LENGTH` characters: whitespace runs become one space. */
+const previewOf = (text: string): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > PREVIEW_LENGTH ? `${flat.slice(0, PREVIEW_LENGTH - 1)}…` : flat
+}
+
+/**
+ * Entries a writer built against a view of `baseLength` messages, made safe to append after
+ * `foreign` entries another writer appended in the meantime. Messages are never touched. When the
+ * foreign entries are all messages, the first compaction record's `cut` is kept within the base
+ * (`min(cut, baseLength)`), so what the other writer appended stays in the view, and any later record
+ * of the batch is dropped (it would index a view this writer never saw). When they hold a
+ * compaction record themselves, or the base is unknown (`undefined`: the log was replaced), the
+ * base the cuts index no longer exists, and the batch's records are dropped: the next overflow or
+ * budget check compacts again, from the real context. Returns `entries` itself when nothing changes.
+ */
+export const rebase = (
+  entries: ReadonlyArray<SessionEntry>,
+  baseLength: number | undefined,
+  foreign: ReadonlyArray<SessionEntry>
+): ReadonlyArray<SessionEntry> => {
+  if (!entries.some(isCompaction) || (baseLength !== undefined && foreign.length === 0)) return entries
+  const stale = baseLength === undefined || foreign.some(isCompaction)
+  let rebased = false
+  return entries.flatMap((entry): ReadonlyArray<SessionEntry> => {
+    if (entry.role !== "compaction") return [entry]
+    if (stale || rebased) return []
+    rebased = true
+    return [{ ...entry, cut: Math.min(entry.cut, baseLength) }]
+  })
+}
