@@ -384,3 +384,41 @@ describe("SessionStore.jsonl", () => {
       })
     ), 60_000)
 })
+
+describe("SessionStore.jsonl list", () => {
+  it.live("describes each session: last write time, messages (records not counted), the first question", () =>
+    withStore((store, dir) =>
+      Effect.gen(function*() {
+        yield* store.append("a", [Message.system("s"), Message.user("what is\nthis?"), Message.assistant("that")])
+        yield* store.append("a", [{ role: "compaction", reason: "overflow", cut: 1 }])
+        yield* store.append("b", [Message.assistant("no question yet")])
+        NodeFs.utimesSync(NodePath.join(dir, fileName("a")), 1_700_000_000, 1_700_000_000)
+        const infos = [...(yield* store.list)].sort((x, y) => x.sessionKey.localeCompare(y.sessionKey))
+        expect(infos).toEqual([
+          { sessionKey: "a", updatedAt: 1_700_000_000_000, messages: 3, preview: "what is this?" },
+          { sessionKey: "b", updatedAt: Math.floor(NodeFs.statSync(NodePath.join(dir, fileName("b"))).mtimeMs), messages: 1 }
+        ])
+      })
+    ))
+
+  it.live("one corrupt or unreadable session is listed with its problem; the others as usual", () =>
+    withStore((store, dir) =>
+      Effect.gen(function*() {
+        yield* store.append("good", [Message.user("fine")])
+        yield* store.append("corrupt", [Message.user("one"), Message.user("two"), Message.user("three")])
+        const file = NodePath.join(dir, fileName("corrupt"))
+        const lines = NodeFs.readFileSync(file, "utf8").split("\n")
+        lines[2] = "{\"role\":\"user\",\"con"
+        NodeFs.writeFileSync(file, lines.join("\n"))
+        NodeFs.mkdirSync(NodePath.join(dir, fileName("a-directory")))
+        const hashed = fileName("k".repeat(300))
+        NodeFs.writeFileSync(NodePath.join(dir, hashed), "not a header\n")
+        const infos = [...(yield* store.list)].sort((x, y) => x.sessionKey.localeCompare(y.sessionKey))
+        expect(infos.map((info) => info.sessionKey)).toEqual(["a-directory", "corrupt", "good", hashed])
+        expect(infos[0]!.problem).toMatch(/^cannot read session: /)
+        expect(infos[1]).toEqual({ sessionKey: "corrupt", problem: `session file ${fileName("corrupt")}: line 3 of 4 is corrupt` })
+        expect(infos[2]).toMatchObject({ sessionKey: "good", messages: 1, preview: "fine" })
+        expect(infos[3]).toEqual({ sessionKey: hashed, problem: `session file ${hashed}: its first line does not name its session` })
+      })
+    ))
+})
