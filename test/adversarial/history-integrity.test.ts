@@ -110,6 +110,25 @@ describe("recovery never deletes stored history", () => {
       ])
     }).pipe(Effect.provide(harness({ seed: { s: longHistory }, script: [{ error: overflow }, { content: "fits now" }] }))))
 
+  it.effect("several compressions in one turn (budget, then overflow twice) make one record; the view is the turn's final context", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const result = yield* (yield* AgentLoop).turn("s", "q")
+      expect(result.status).toBe("completed")
+      const sent = yield* (yield* Scripted.ScriptedLog).requests
+      expect(sent.map((r) => r.messages.length)).toEqual([9, 4, 2])
+      const log = yield* store.log("s")
+      expect(messagesOf(log)).toEqual([...longHistory, ...result.messages])
+      expect(log.filter(SessionLog.isCompaction)).toHaveLength(1)
+      expect(log.at(-1)).toEqual({ role: "compaction", reason: "overflow", cut: 10 })
+      expect(yield* store.load("s")).toEqual([...sent[2]!.messages, Message.assistant("done")])
+      expect(sent[2]!.messages).toEqual([Message.system("Earlier summary"), Message.user("q")])
+    }).pipe(Effect.provide(harness({
+      config: { maxContextRunes: 40 }, // longHistory and "q" are 44 runes: u1 and a1 go before the first call
+      seed: { s: longHistory },
+      script: [{ error: overflow }, { error: overflow }, { content: "done" }]
+    }))))
+
   it.effect("overflow until the turn fails: the log still holds everything, and the failed turn's input", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore
