@@ -23,6 +23,7 @@ export const SUMMARY_INSTRUCTION =
   "Summarise the conversation below for your own later use: the user's goals, decisions made, facts learned, " +
   "files and tools involved, and open questions. Be concise and complete."
 
+/** The first line of the summary message a `summary` record stands for in the view. */
 export { SUMMARY_PREFIX } from "../domain/SessionLog.ts"
 
 /** How long the summary's provider call may take before it is given up (history kept). */
