@@ -63,11 +63,3 @@ export const args = (json: string, max = 80): string => {
 
 /** `1 iteration`, `3 iterations`. */
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
-
-/** Escape sequences (CSI, OSC, DCS/SOS/PM/APC strings, two-character ones, and the 8-bit CSI). */
-const ESCAPES = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[PX^_][^\u001b]*(?:\u001b\\)?|[ -~])|\u009b[0-?]*[ -/]*[@-~]/g
-/** Control characters but newline and tab (a carriage return or backspace can hide what came before). */
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
-
-/** Text from a model, a tool or a file, made safe to print: no escape sequences, no control characters. */
-export const printable = (text: string): string => text.replace(ESCAPES, "").replace(CONTROLS, "")

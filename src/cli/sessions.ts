@@ -2,7 +2,7 @@
  * `agent-loop sessions list` and `sessions show KEY [--all]`: what is saved under the data directory.
  *
  * Everything printed from a session is stored text (the model's among it), so it goes through
- * `Format.printable`: a session cannot move the cursor, retitle the window or hide lines.
+ * `clean` (`safeText.ts`): a session cannot move the cursor, retitle the window or hide lines.
  */
 import { Effect, Option } from "effect"
 import type { Message } from "../domain/Message.ts"
@@ -12,6 +12,7 @@ import type { SessionInfo } from "../services/SessionStore.ts"
 import { dataDir, readLastSession, sessionsDir } from "./dataDir.ts"
 import { fail } from "./failure.ts"
 import * as Format from "./format.ts"
+import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
 import type { Style } from "./style.ts"
 
@@ -43,10 +44,10 @@ const byRecency = (a: SessionInfo, b: SessionInfo) =>
   (b.updatedAt ?? -Infinity) - (a.updatedAt ?? -Infinity) || (a.sessionKey < b.sessionKey ? -1 : a.sessionKey > b.sessionKey ? 1 : 0)
 
 const describe = (info: SessionInfo, style: Style): string => {
-  if (info.problem !== undefined) return `${style.red("unreadable")}: ${Format.printable(info.problem)}`
+  if (info.problem !== undefined) return `${style.red("unreadable")}: ${clean(info.problem)}`
   const when = info.updatedAt === undefined ? [] : [style.dim(timestamp(info.updatedAt))]
   const count = [style.dim(Format.plural(info.messages ?? 0, "message"))]
-  const preview = info.preview === undefined ? [] : [Format.truncate(Format.printable(info.preview), 80)]
+  const preview = info.preview === undefined ? [] : [Format.truncate(clean(info.preview), 80)]
   return [...when, ...count, ...preview].join("  ")
 }
 
@@ -60,30 +61,29 @@ export const list = Effect.gen(function*() {
   const infos = yield* list
   if (infos.length === 0) return yield* screen.line(`no sessions yet in ${dir}`)
   for (const info of [...infos].sort(byRecency)) {
-    yield* screen.text(`${info.sessionKey === last ? "*" : " "} ${Format.printable(info.sessionKey)}  ${describe(info, screen.out)}\n`)
+    yield* screen.text(`${info.sessionKey === last ? "*" : " "} ${clean(info.sessionKey)}  ${describe(info, screen.out)}\n`)
   }
 })
 
 const showMessage = (message: Message, style: Style) => {
-  const text = Format.printable
   switch (message.role) {
     case "system":
-      return `${style.bold("system")}: ${style.dim(Format.truncate(text(message.content), 200))}`
+      return `${style.bold("system")}: ${style.dim(Format.truncate(clean(message.content), 200))}`
     case "user":
-      return `${style.bold("user")}: ${text(message.content)}`
+      return `${style.bold("user")}: ${clean(message.content)}`
     case "assistant": {
-      const calls = (message.toolCalls ?? []).map((call) => `\n  ${style.dim(`→ ${text(call.name)} ${Format.args(text(call.arguments))}`)}`)
-      return `${style.bold("assistant")}: ${text(message.content)}${calls.join("")}`
+      const calls = (message.toolCalls ?? []).map((call) => `\n  ${style.dim(`→ ${clean(call.name)} ${Format.args(clean(call.arguments))}`)}`)
+      return `${style.bold("assistant")}: ${clean(message.content)}${calls.join("")}`
     }
     case "tool":
-      return `${style.bold(`tool ${text(message.toolName)}`)}${message.isError ? " (error)" : ""}: ${style.dim(Format.truncate(text(message.content), 200))}`
+      return `${style.bold(`tool ${clean(message.toolName)}`)}${message.isError ? " (error)" : ""}: ${style.dim(Format.truncate(clean(message.content), 200))}`
   }
 }
 
 /** A compaction record in `--all`: why, how much of the context it left, and the summary. */
 const showCompaction = (record: SessionLog.Compaction, kept: number, style: Style) => {
   const line = style.yellow(`── compaction (${record.reason}): ${Format.plural(kept, "message")} left in the context ──`)
-  return record.summary === undefined ? line : `${line}\n${style.bold("summary")}: ${Format.printable(record.summary)}`
+  return record.summary === undefined ? line : `${line}\n${style.bold("summary")}: ${clean(record.summary)}`
 }
 
 /**
