@@ -14,9 +14,9 @@
  * - Names that would pass 200 bytes: `h-<first 120 escaped chars>-<sha256 of escaped>.jsonl`.
  *   Such a name cannot be decoded, so the key is read back from the file's header line
  *   (every session file starts with `{"sessionKey": ...}`), which also catches a collision.
- * - Temporary files of atomic rewrites are `.tmp-<uuid>` and never look like session files.
+ * - Any other name (a leftover `.tmp-…` of an older version's rewrites, say) is not a session.
  */
-import { createHash, randomUUID } from "node:crypto"
+import { createHash } from "node:crypto"
 
 const EXTENSION = ".jsonl"
 const MAX_NAME_LENGTH = 200
@@ -75,5 +75,3 @@ export const classify = (name: string): Entry => {
   return HASHED_NAME.test(name) ? { _tag: "Hashed" } : { _tag: "Other" }
 }
 
-/** A fresh temporary file name, unique across processes sharing the directory. */
-export const tempFileName = (): string => `.tmp-${randomUUID()}`
