@@ -1,25 +1,28 @@
 #!/usr/bin/env node
-// The agent-loop CLI. Its source is TypeScript, which Node 24 runs directly (type stripping).
-// Under an older `node` (e.g. a system Node 20 found first on PATH), re-run this file with the
-// project's own Node 24 (the `node` devDependency) and exit as it did: its exit code, or 128+n
-// when signal n ended it, as a shell reports it.
-import { spawn } from "node:child_process"
-import { constants } from "node:os"
-import { fileURLToPath } from "node:url"
+// The installed `agent-loop` command: checks the Node version, then starts the built CLI.
+//
+// The check comes before anything else is loaded because effect and undici need a recent Node and
+// would otherwise fail on an older one with a stack trace far from the cause. The minimum is
+// `engines.node` of package.json, declared there once. This file avoids newer syntax (no top-level
+// await, no import attributes) so that an old Node gets as far as the message.
+//
+// Inside the repository, npm scripts and tests run the sources instead (`node src/cli/main.ts`).
+import { readFileSync } from "node:fs"
 
-const major = Number(process.versions.node.split(".")[0])
-if (major >= 24) {
-  await import("../src/cli/main.ts")
+const packageJson = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
+const minimum = /\d+\.\d+\.\d+/.exec(packageJson.engines.node)[0]
+
+/** Whether version `a` is at least `b` (both "major.minor.patch"). */
+const atLeast = (a, b) => {
+  const x = a.split(".").map(Number)
+  const y = b.split(".").map(Number)
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i] > y[i]
+  return true
+}
+
+if (atLeast(process.versions.node, minimum)) {
+  import("../dist/cli/main.js")
 } else {
-  const node = fileURLToPath(new URL("../node_modules/node/bin/node", import.meta.url))
-  const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit" })
-  // The terminal sends Ctrl-C to the child too; this process only waits for it.
-  process.on("SIGINT", () => {})
-  // A SIGTERM (from `kill`, a supervisor) is meant for agent-loop, which is the child: pass it on.
-  process.on("SIGTERM", () => child.kill("SIGTERM"))
-  child.on("error", (error) => {
-    process.stderr.write(`agent-loop: needs Node 24 (run npm ci first): ${error.message}\n`)
-    process.exit(1)
-  })
-  child.on("exit", (code, signal) => process.exit(code ?? 128 + (signal === null ? 0 : constants.signals[signal])))
+  process.stderr.write(`agent-loop needs Node ${minimum} or newer (this is Node ${process.versions.node})\n`)
+  process.exitCode = 1
 }

@@ -64,7 +64,7 @@ const server = await start((request) => model(request))
 const child = spawn(
   process.execPath,
   [
-    "bin/agent-loop.js",
+    "src/cli/main.ts",
     "run",
     "--base-url",
     server.url,

@@ -1,8 +1,7 @@
 /**
- * The `agent-loop` binary end to end: a real child process (the launcher under Node 24) against
+ * The `agent-loop` CLI end to end: a real child process (its sources under Node 24) against
  * a scripted OpenAI-compatible server on 127.0.0.1.
  */
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -329,40 +328,3 @@ describe.concurrent("agent-loop chat with piped input", () => {
     expect(server.requests[1]!.body.messages.at(-1).content).toContain("no terminal to ask")
   })
 })
-
-/** A Node older than 24 on this machine, under which the launcher re-runs itself with the project's Node. */
-const olderNode = ["/usr/bin/node", "/usr/local/bin/node"].find((file) => {
-  const major = /^v(\d+)\./.exec(spawnSync(file, ["--version"], { encoding: "utf8" }).stdout ?? "")?.[1]
-  return major !== undefined && Number(major) < 24
-})
-
-/** The processes `pid` started (Linux). */
-const childrenOf = (pid: number) =>
-  fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter((p) => p !== "").map(Number)
-
-describe.skipIf(olderNode === undefined).concurrent(
-  olderNode === undefined ? "the launcher under an older Node: SKIPPED, no Node < 24 at /usr/bin or /usr/local/bin" : "the launcher under an older Node",
-  () => {
-    /** `run` under the older Node, streaming until the model's reply is held open. */
-    const held = async (context: TestContext) => {
-      const never = gate()
-      const { server, flags, env } = await setup(context, [{ text: ["Thinking"], hold: never.promise }])
-      const cli = spawnCli(["run", ...flags, "--ephemeral", "go"], { env, node: olderNode! })
-      await server.received(1)
-      return cli
-    }
-
-    it("passes SIGTERM on to agent-loop and exits as it did", async (context) => {
-      const cli = await held(context)
-      cli.child.kill("SIGTERM")
-      expect(await cli.exited).toEqual({ code: 143, signal: null })
-    })
-
-    it("exits 128+n when signal n ended agent-loop", async (context) => {
-      const cli = await held(context)
-      const [child] = childrenOf(cli.child.pid!)
-      process.kill(child!, "SIGKILL")
-      expect(await cli.exited).toEqual({ code: 137, signal: null })
-    })
-  }
-)

@@ -1,7 +1,8 @@
 /**
- * Runs the real `agent-loop` launcher (`bin/agent-loop.js`) as a child process with a clean,
- * isolated environment, and waits on its output by condition, with a bounded deadline, never
- * for a fixed time.
+ * Runs the real `agent-loop` CLI from its sources (`src/cli/main.ts`, which Node 24 runs directly) as
+ * a child process with a clean, isolated environment, and waits on its output by condition, with a
+ * bounded deadline, never for a fixed time. Sources, not the built `dist/`, so that the tests always
+ * test the code as it is now; the packaging test covers the installed `bin/agent-loop.js`.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -11,8 +12,8 @@ import { fileURLToPath } from "node:url"
 
 /** The repository root. */
 export const root = fileURLToPath(new URL("../..", import.meta.url))
-/** The launcher under test. */
-export const launcher = path.join(root, "bin", "agent-loop.js")
+/** The CLI under test: its source entry. */
+export const launcher = path.join(root, "src", "cli", "main.ts")
 
 /** A fresh temporary directory. */
 export const tempDir = (prefix = "agent-loop-cli-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
@@ -54,13 +55,11 @@ export interface SpawnOptions {
   readonly cwd?: string
   /** Give the CLI a stdin pipe (`child.stdin`) instead of none. */
   readonly stdin?: boolean
-  /** The `node` that runs the launcher; default `process.execPath` (the project's Node 24). */
-  readonly node?: string
 }
 
 /** Starts `agent-loop ARGS`. */
 export const spawnCli = (args: ReadonlyArray<string>, options: SpawnOptions): CliProcess => {
-  const child = spawn(options.node ?? process.execPath, [launcher, ...args], {
+  const child = spawn(process.execPath, [launcher, ...args], {
     cwd: options.cwd ?? root,
     env: options.env,
     stdio: [options.stdin === true ? "pipe" : "ignore", "pipe", "pipe"]
