@@ -6,9 +6,13 @@
  *
  * @example
  * ```ts
- * import { Stream } from "effect"
+ * import { Effect } from "effect"
  * import { AgentLoop } from "effect-agent-loop"
- * const deltas = AgentLoop.events({ kinds: ["LLMDelta"] })
+ *
+ * const program = Effect.gen(function*() {
+ *   const loop = yield* AgentLoop
+ *   const deltas = loop.events({ kinds: ["LLMDelta"] }) // a Stream of the LLMDelta events
+ * })
  * ```
  */
 import { Schema } from "effect"
@@ -202,6 +206,8 @@ export type EventPlace = Omit<EventBase, "at">
  *
  * @example
  * ```ts
+ * import { AgentEvent } from "effect-agent-loop"
+ *
  * const event = AgentEvent.make("Error", { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }, 0, {
  *   stage: "beforeTool",
  *   message: "timed out"

@@ -54,5 +54,5 @@ export interface AgentLoopShape {
   readonly activeTurns: Effect.Effect<ReadonlyArray<TurnInfo>>
 }
 
-/** The agent loop service; `AgentLoop.layer` builds it from the other services. */
+/** The agent loop service; `AgentLoopLive.layer(config)` builds it from the other services. */
 export class AgentLoop extends Context.Service<AgentLoop, AgentLoopShape>()("effect-agent-loop/AgentLoop") {}

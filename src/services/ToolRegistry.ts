@@ -3,8 +3,8 @@
  *
  * @example
  * ```ts
- * import { ToolRegistry } from "effect-agent-loop"
- * const tools = ToolRegistry.layer([add, readFile])
+ * import { listDir, readFile, ToolRegistry } from "effect-agent-loop"
+ * const tools = ToolRegistry.layer([listDir, readFile])
  * ```
  */
 import { Context, Effect, Layer, Option, Scope } from "effect"

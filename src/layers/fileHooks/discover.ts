@@ -60,7 +60,7 @@ export interface Discovery {
  * An XDG base directory: `$variable` when it is an absolute path (the XDG spec says to ignore a
  * relative one), else `fallback` under the home directory. Shared with the CLI's data directory.
  */
-export const xdgBase = (variable: string, fallback: string, env: NodeJS.ProcessEnv = process.env): string => {
+export const xdgBase = (variable: string, fallback: string, env: Readonly<Record<string, string | undefined>> = process.env): string => {
   const value = env[variable]
   return value !== undefined && path.isAbsolute(value) ? value : path.join(os.homedir(), fallback)
 }

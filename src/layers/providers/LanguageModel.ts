@@ -9,9 +9,10 @@
  * @example
  * ```ts
  * import { Layer } from "effect"
+ * import type { LanguageModel } from "effect/ai"
  * import { LanguageModelProvider } from "effect-agent-loop"
  *
- * // `myModelLayer` provides an effect/ai LanguageModel
+ * declare const myModelLayer: Layer.Layer<LanguageModel.LanguageModel> // any effect/ai model's layer
  * const provider = LanguageModelProvider.layer.pipe(Layer.provide(myModelLayer))
  * ```
  */
