@@ -1,13 +1,18 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Fiber, Redacted, Stream } from "effect"
+import { ConfigProvider, Deferred, Effect, Fiber, Layer, Redacted, Schema, Stream } from "effect"
 import { HttpClient } from "effect/http"
 import { TestClock } from "effect/testing"
 import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
+import * as Tool from "../src/domain/Tool.ts"
 import * as Anthropic from "../src/layers/providers/Anthropic.ts"
+import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
+import * as AgentLoopLive from "../src/programs/defaults.ts"
+import { AgentLoop } from "../src/services/AgentLoop.ts"
+import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import { anthropicChunks, anthropicStream } from "./support/wireFixtures.ts"
-import { bytesEvery, event, start, type WireResponse } from "./support/wireServer.ts"
+import { bytesEvery, event, type ReceivedRequest, start, type WireResponse } from "./support/wireServer.ts"
 
 const KEY = "sk-ant-api03-secret-key-value"
 
@@ -181,5 +186,126 @@ describe("Anthropic", () => {
       )
       yield* TestClock.adjust("10 seconds")
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "ProviderUnavailable" })
+    }))
+
+  it.live("reads cache read and write tokens into Usage; input tokens include them", () =>
+    Effect.gen(function*() {
+      const server = yield* start([{
+        body: [
+          event("message_start", {
+            type: "message_start",
+            message: { id: "m", role: "assistant", content: [], usage: { input_tokens: 20, cache_creation_input_tokens: 1000, cache_read_input_tokens: 3000, output_tokens: 1 } }
+          }),
+          event("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 42 } }),
+          event("message_stop", { type: "message_stop" })
+        ]
+      }])
+      const provider = yield* Anthropic.make({ baseUrl: server.url, apiKey: Redacted.make(KEY) })
+      expect((yield* Stream.runCollect(provider.stream(request))).at(-1)).toEqual({
+        _tag: "Finish",
+        reason: "stop",
+        usage: { inputTokens: 4020, outputTokens: 42, cachedInputTokens: 3000, cacheWriteTokens: 1000 }
+      })
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it.live("a request without tools renders earlier tool calls and results as text; tool schemas lose $schema", () =>
+    Effect.gen(function*() {
+      const server = yield* start([{ body: stopWith("end_turn") }])
+      const provider = yield* Anthropic.make({ baseUrl: server.url, apiKey: Redacted.make(KEY) })
+      yield* Stream.runDrain(provider.stream({ ...request, tools: [] }))
+      yield* Stream.runDrain(provider.stream({
+        ...request,
+        tools: [{ name: "t", description: "d", parameters: { $schema: "http://json-schema.org/draft-07/schema#", type: "object", additionalProperties: false } }]
+      }))
+      const [summary, withTools] = server.requests
+      expect(summary!.json.tools).toBeUndefined()
+      expect(summary!.body).not.toMatch(/tool_use|tool_result/)
+      expect(summary!.json.messages).toEqual([
+        { role: "user", content: "read two" },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Reading." },
+            { type: "text", text: "[called tool read_file with {\"path\":\"x\"}]" },
+            { type: "text", text: "[called tool list_dir with {}]" }
+          ]
+        },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "[result of tool read_file]\nA" },
+            { type: "text", text: "[error from tool list_dir]\nno such dir" },
+            { type: "text", text: "steer" }
+          ]
+        },
+        { role: "assistant", content: [{ type: "text", text: "done" }] }
+      ])
+      expect(withTools!.json.tools[0].input_schema).toEqual({ type: "object", additionalProperties: false })
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+})
+
+/** Answers like the Messages API, including its rule that tool blocks need tool definitions. */
+const strictAnthropic = (request: ReceivedRequest, index: number): WireResponse => {
+  if (request.json.tools === undefined && /"type":"tool_(use|result)"/.test(request.body)) {
+    return {
+      status: 400,
+      body: [apiError("invalid_request_error", "Requests which include `tool_use` or `tool_result` blocks must define tools.")]
+    }
+  }
+  const start = event("message_start", { type: "message_start", message: { id: `m${index}`, role: "assistant", content: [], usage: { input_tokens: 5, output_tokens: 1 } } })
+  const stop = [event("message_stop", { type: "message_stop" })]
+  if (index === 0) {
+    return {
+      body: [
+        start,
+        event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_w", name: "wait", input: {} } }),
+        event("message_delta", { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 3 } }),
+        ...stop
+      ]
+    }
+  }
+  return {
+    body: [
+      start,
+      event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+      event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Stopped while waiting." } }),
+      event("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 4 } }),
+      ...stop
+    ]
+  }
+}
+
+describe("Anthropic in the loop", () => {
+  it.live("the graceful-interrupt summary call (no tools, tool blocks in the history) is a request the API accepts", () =>
+    Effect.gen(function*() {
+      const server = yield* start(strictAnthropic)
+      const running = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const wait = Tool.make({
+        name: "wait",
+        description: "waits",
+        parameters: Schema.Struct({}),
+        execute: () => Deferred.succeed(running, undefined).pipe(Effect.andThen(Deferred.await(release)), Effect.as("waited"))
+      })
+      const loopLayer = AgentLoopLive.layer({ model: "claude-test" }).pipe(
+        Layer.provideMerge(Layer.mergeAll(
+          Anthropic.layer({ baseUrl: server.url, apiKey: Redacted.make(KEY) }).pipe(Layer.provide(NodeHttpClient.layerUndici)),
+          ToolRegistry.layer([wait]),
+          SessionStoreMemory.layer()
+        ))
+      )
+      const result = yield* Effect.gen(function*() {
+        const loop = yield* AgentLoop
+        const turn = yield* Effect.forkChild(loop.turn("s", "wait, then tell me"))
+        yield* Deferred.await(running)
+        yield* loop.interruptGraceful("s")
+        yield* Deferred.succeed(release, undefined)
+        return yield* Fiber.join(turn)
+      }).pipe(Effect.provide(loopLayer))
+      expect(result.status).toBe("interrupted")
+      expect(result.finalMessage?.content).toBe("Stopped while waiting.")
+      expect(server.requests).toHaveLength(2)
+      expect(server.requests[1]!.json.tools).toBeUndefined()
+      expect(JSON.stringify(server.requests[1]!.json.messages)).toContain("[result of tool wait]\\nwaited")
     }))
 })

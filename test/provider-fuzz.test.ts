@@ -104,6 +104,11 @@ describe("wire decoders under random splits and corruption", () => {
               expect(isChunks(exit.value), context).toBe(true)
               expect(exit.value.filter((c) => c._tag === "Finish"), context).toHaveLength(1)
               expect(exit.value.at(-1)?._tag, context).toBe("Finish")
+            } else if (mutation === "truncate" && format.makeDecoder === OpenAiWire.makeDecoder) {
+              // A Chat Completions body cut after its finish_reason completes, as the official SDK
+              // does; cut before the usage chunk, its Finish has no usage.
+              const withoutUsage = format.expected.map((c) => c._tag === "Finish" ? { _tag: "Finish", reason: c.reason } : c)
+              expect([format.expected, withoutUsage], context).toContainEqual(exit.value)
             } else {
               expect(exit.value, context).toEqual(format.expected)
             }

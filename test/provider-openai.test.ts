@@ -7,6 +7,7 @@ import type { ProviderError } from "../src/domain/errors.ts"
 import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
 import * as OpenAiCompatible from "../src/layers/providers/OpenAiCompatible.ts"
+import { Secrets } from "../src/services/Secrets.ts"
 import { bytesEvery, data, start, type WireResponse } from "./support/wireServer.ts"
 import { openAiText, openAiTextChunks, openAiTools, openAiToolsChunks } from "./support/wireFixtures.ts"
 
@@ -139,7 +140,11 @@ describe("OpenAiCompatible", () => {
         body: [JSON.stringify({ object: "error", message: "The prompt is too long for the context window", type: "BadRequestError", code: 400 })]
       })
       expect(vllm._tag).toBe("ContextLengthExceeded")
-      expect((yield* failWith({ status: 413, body: ["request too large"] }))._tag).toBe("ContextLengthExceeded")
+      const tooLarge = yield* failWith({
+        status: 413,
+        body: [openAiError("Request too large: the prompt exceeds the model's context length", "invalid_request_error", null)]
+      })
+      expect(tooLarge._tag).toBe("ContextLengthExceeded")
     }))
 
   it.live("429 → RateLimited with Retry-After seconds or retry-after-ms; insufficient_quota → ProviderRejected", () =>
@@ -216,16 +221,115 @@ describe("OpenAiCompatible", () => {
       expect(error).toMatchObject({ _tag: "ProviderUnavailable", message: "Provider disconnected" })
     }))
 
-  it.live("a dropped connection mid-stream → ProviderUnavailable; a clean early end or bad JSON → MalformedResponse", () =>
+  it.live("in-stream errors are classified by code, type and status like HTTP errors", () =>
+    Effect.gen(function*() {
+      const inStream = (error: unknown) => failWith({ body: [data({ choices: [{ index: 0, delta: { content: "x" } }] }), data({ error })] })
+      expect(yield* inStream({ message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" }))
+        .toMatchObject({ _tag: "ProviderRejected", message: "Incorrect API key provided" })
+      expect(yield* inStream({ message: "No auth credentials found", code: 401 })).toMatchObject({ _tag: "ProviderRejected", status: 401 })
+      expect(yield* inStream({ message: "Forbidden", type: "permission_error" })).toMatchObject({ _tag: "ProviderRejected" })
+      expect(yield* inStream({ message: "Rate limit reached", type: "tokens", code: "rate_limit_exceeded" })).toMatchObject({ _tag: "RateLimited" })
+      expect(yield* inStream({ message: "Too many requests", code: 429 })).toMatchObject({ _tag: "RateLimited" })
+      expect(yield* inStream({ message: "This model's maximum context length is 8192 tokens", code: "context_length_exceeded" }))
+        .toMatchObject({ _tag: "ContextLengthExceeded" })
+      expect(yield* inStream({ message: "quota", type: "insufficient_quota", code: 429 })).toMatchObject({ _tag: "ProviderRejected" })
+      expect(yield* inStream({ message: "Overloaded", type: "overloaded_error" })).toMatchObject({ _tag: "ProviderUnavailable" })
+      expect(yield* inStream({ message: "Upstream error", code: 503 })).toMatchObject({ _tag: "ProviderUnavailable", status: 503 })
+      expect(yield* inStream({ message: "something odd" })).toMatchObject({ _tag: "ProviderUnavailable" })
+    }))
+
+  it.live("reads cached prompt tokens and reasoning tokens into Usage", () =>
+    Effect.gen(function*() {
+      const usage = {
+        prompt_tokens: 2006,
+        completion_tokens: 300,
+        total_tokens: 2306,
+        prompt_tokens_details: { cached_tokens: 1920, audio_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 192, audio_tokens: 0 }
+      }
+      const server = yield* start([{
+        body: [data({ choices: [{ index: 0, delta: { content: "ok" }, finish_reason: "stop" }] }), data({ choices: [], usage }), "data: [DONE]\n\n"]
+      }])
+      expect((yield* collect(server.url)).at(-1)).toEqual({
+        _tag: "Finish",
+        reason: "stop",
+        usage: { inputTokens: 2006, outputTokens: 300, cachedInputTokens: 1920, reasoningTokens: 192 }
+      })
+    }))
+
+  it.live("sends a User-Agent naming the library, no trace headers unless asked, and registers the key with Secrets", () =>
+    Effect.gen(function*() {
+      const server = yield* start([{ body: [openAiText] }])
+      const secrets = yield* Secrets
+      yield* collect(server.url).pipe(Effect.withSpan("caller"))
+      yield* collect(server.url, { propagateTrace: true }).pipe(Effect.withSpan("caller"))
+      const [plain, traced] = server.requests
+      expect(plain!.headers["user-agent"]).toMatch(/^effect-agent-loop\/\d+\.\d+\.\d+/)
+      expect(plain!.headers["traceparent"]).toBeUndefined()
+      expect(plain!.headers["b3"]).toBeUndefined()
+      expect(traced!.headers["traceparent"]).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/)
+      expect(secrets.scrub(`key ${KEY}`)).toBe("key <redacted>")
+    }).pipe(Effect.provide(Secrets.layer())))
+
+  it.live("tool schemas lose $schema at every level (never a property called so); additionalProperties only when the server rejects it", () =>
+    Effect.gen(function*() {
+      const parameters = {
+        $schema: "http://json-schema.org/draft-07/schema#",
+        type: "object",
+        properties: {
+          $schema: { type: "string", description: "a property that happens to be called $schema" },
+          nested: { type: "object", properties: { a: { type: "string" } }, additionalProperties: false, $schema: "x" }
+        },
+        required: ["nested"],
+        additionalProperties: false
+      }
+      const withTools: ProviderRequest = { ...request, tools: [{ name: "t", description: "d", parameters }] }
+      const sent = (options: OpenAiCompatible.Options) =>
+        Effect.gen(function*() {
+          const server = yield* start([{ body: [openAiText] }])
+          const provider = yield* OpenAiCompatible.make({ baseUrl: server.url, apiKey: Redacted.make(KEY), ...options })
+          yield* Stream.runDrain(provider.stream(withTools))
+          return server.requests[0]!.json.tools[0].function.parameters
+        }).pipe(Effect.provide(NodeHttpClient.layerUndici))
+      expect(yield* sent({})).toEqual({
+        type: "object",
+        properties: {
+          $schema: { type: "string", description: "a property that happens to be called $schema" },
+          nested: { type: "object", properties: { a: { type: "string" } }, additionalProperties: false }
+        },
+        required: ["nested"],
+        additionalProperties: false
+      })
+      expect(yield* sent({ additionalProperties: false })).toEqual({
+        type: "object",
+        properties: {
+          $schema: { type: "string", description: "a property that happens to be called $schema" },
+          nested: { type: "object", properties: { a: { type: "string" } } }
+        },
+        required: ["nested"]
+      })
+      expect(parameters.$schema).toBe("http://json-schema.org/draft-07/schema#")
+    }))
+
+  it.live("a dropped connection mid-stream → ProviderUnavailable; an end before any finish_reason or bad JSON → MalformedResponse", () =>
     Effect.gen(function*() {
       const dropped = yield* failWith({ body: [openAiText.slice(0, 300)], drop: true })
       expect(dropped._tag).toBe("ProviderUnavailable")
-      const early = yield* failWith({ body: [openAiText.slice(0, openAiText.indexOf("data: [DONE]"))] })
+      const early = yield* failWith({ body: [openAiText.slice(0, openAiText.indexOf("\"finish_reason\":\"stop\"") - 200)] })
       expect(early._tag).toBe("MalformedResponse")
       const noFinish = yield* failWith({ body: [data({ choices: [{ index: 0, delta: { content: "a" } }] })] })
       expect(noFinish).toMatchObject({ _tag: "MalformedResponse", message: expect.stringContaining("no finish_reason") })
       const badJson = yield* failWith({ body: ["data: {\"choices\": [\n\n", "data: [DONE]\n\n"] })
       expect(badJson).toMatchObject({ _tag: "MalformedResponse", message: expect.stringContaining("Invalid JSON") })
+    }))
+
+  it.live("a stream that ends after its finish_reason without data: [DONE] completes normally, usage included", () =>
+    Effect.gen(function*() {
+      const server = yield* start([{ body: [openAiText.slice(0, openAiText.indexOf("data: [DONE]"))] }])
+      expect(yield* collect(server.url)).toEqual(openAiTextChunks)
+      const toolsOnly = openAiTools.slice(0, openAiTools.indexOf("data: [DONE]"))
+      const again = yield* start([{ body: [toolsOnly] }])
+      expect(yield* collect(again.url)).toEqual(openAiToolsChunks)
     }))
 
   it.live("a consumer that stops early (or is interrupted) aborts the HTTP request", () =>
@@ -276,7 +380,9 @@ describe("OpenAiCompatible", () => {
         Effect.flip,
         Effect.forkChild
       )
-      yield* Effect.yieldNow
+      // The idle timer starts once the first piece has been read.
+      while (chunks.length === 0) yield* Effect.yieldNow
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
       yield* TestClock.adjust("30 seconds")
       const stall = yield* Fiber.join(fiber2)
       expect(chunks).toEqual([{ _tag: "TextDelta", text: "a" }])

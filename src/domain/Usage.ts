@@ -3,10 +3,19 @@
  */
 import { Schema } from "effect"
 
-/** Tokens of one provider call, or summed over a turn. */
+/**
+ * Tokens of one provider call, or summed over a turn. `inputTokens` is every input token the call
+ * was billed for, cached ones included; `cachedInputTokens` and `cacheWriteTokens` say how many of
+ * them were read from or written to the provider's prompt cache. `reasoningTokens` is the part of
+ * `outputTokens` the model spent reasoning. The three details are present only when the provider
+ * reports them.
+ */
 export const Usage = Schema.Struct({
   inputTokens: Schema.Number,
   outputTokens: Schema.Number,
+  cachedInputTokens: Schema.optionalKey(Schema.Number),
+  cacheWriteTokens: Schema.optionalKey(Schema.Number),
+  reasoningTokens: Schema.optionalKey(Schema.Number),
   costUsd: Schema.optionalKey(Schema.Number)
 })
 export type Usage = typeof Usage.Type
@@ -14,14 +23,19 @@ export type Usage = typeof Usage.Type
 /** No tokens. */
 export const empty: Usage = { inputTokens: 0, outputTokens: 0 }
 
-/** Adds two usages; cost is kept only when either side has one. */
+/** The optional fields `add` sums: each is kept only when either side has it. */
+const optionalCounts = ["cachedInputTokens", "cacheWriteTokens", "reasoningTokens", "costUsd"] as const
+
+/** Adds two usages; an optional count is kept only when either side has one. */
 export const add = (a: Usage, b: Usage): Usage => {
-  const cost = a.costUsd === undefined && b.costUsd === undefined ? undefined : (a.costUsd ?? 0) + (b.costUsd ?? 0)
-  return {
+  const sum: { -readonly [K in keyof Usage]: Usage[K] } = {
     inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    ...(cost === undefined ? {} : { costUsd: cost })
+    outputTokens: a.outputTokens + b.outputTokens
   }
+  for (const key of optionalCounts) {
+    if (a[key] !== undefined || b[key] !== undefined) sum[key] = (a[key] ?? 0) + (b[key] ?? 0)
+  }
+  return sum
 }
 
 /** Price of a model in US dollars per million tokens. */

@@ -54,8 +54,11 @@ export const event = (name: string, payload: unknown): string => `event: ${name}
 const write = (res: http.ServerResponse, piece: string | Uint8Array) =>
   new Promise<void>((ok) => res.write(piece, () => setImmediate(ok)))
 
-/** Starts a server on 127.0.0.1 answering with `responses` in order (the last one repeats). */
-export const start = (responses: ReadonlyArray<WireResponse>) =>
+/**
+ * Starts a server on 127.0.0.1 answering with `responses` in order (the last one repeats), or
+ * with what a function computes from each request (a server with rules of its own).
+ */
+export const start = (responses: ReadonlyArray<WireResponse> | ((request: ReceivedRequest, index: number) => WireResponse)) =>
   Effect.acquireRelease(
     Effect.promise(() =>
       new Promise<{ server: http.Server; requests: Array<ReceivedRequest>; disconnected: Promise<void> }>((ok) => {
@@ -76,9 +79,11 @@ export const start = (responses: ReadonlyArray<WireResponse>) =>
             } catch {
               json = undefined
             }
-            const index = Math.min(requests.length, responses.length - 1)
-            requests.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body, json })
-            const response = responses[index]!
+            const received = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body, json }
+            const response = typeof responses === "function"
+              ? responses(received, requests.length)
+              : responses[Math.min(requests.length, responses.length - 1)]!
+            requests.push(received)
             res.writeHead(response.status ?? 200, { "content-type": "text/event-stream", ...response.headers })
             res.flushHeaders()
             for (const piece of response.body ?? []) await write(res, piece)

@@ -26,6 +26,11 @@ import { makeDecoder, type MaxTokensField, requestBody } from "./openAiWire.ts"
 export interface Options extends HttpOptions {
   /** The field carrying `maxTokens`; default `max_tokens`. */
   readonly maxTokensField?: MaxTokensField
+  /**
+   * Keep `additionalProperties` in tool schemas (default true). Set false for servers that reject
+   * the keyword, such as Gemini's OpenAI-compatible endpoint. `$schema` is always left out.
+   */
+  readonly additionalProperties?: boolean
 }
 
 /** A Chat Completions provider. */
@@ -35,7 +40,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
     path: "/chat/completions",
     keyName: "OPENAI_API_KEY",
     auth: (apiKey) => ({ authorization: `Bearer ${Redacted.value(apiKey)}` }),
-    body: (request) => requestBody(request, options.maxTokensField),
+    body: (request) => requestBody(request, options.maxTokensField, { additionalProperties: options.additionalProperties ?? true }),
     makeDecoder
   }, options)
 

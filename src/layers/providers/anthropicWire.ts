@@ -6,8 +6,10 @@ import type { Sse } from "effect/encoding"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
 import type { Message } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
-import { fromStreamError } from "./httpErrors.ts"
+import type { Usage } from "../../domain/Usage.ts"
+import { describeJson, fromStreamError } from "./httpErrors.ts"
 import { excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
+import { type SchemaPolicy, toolSchemaFor } from "./toolSchema.ts"
 
 /** The output limit sent when a request has none: the API requires one. */
 export const defaultMaxTokens = 4096
@@ -18,36 +20,49 @@ interface WireMessage {
   readonly content: Array<Block>
 }
 
-const blocksOf = (message: Exclude<Message, { role: "system" }>): Array<Block> => {
+/**
+ * The blocks of one message. With `toolsAsText`, tool calls and results become text blocks: the
+ * API rejects `tool_use` and `tool_result` blocks in a request that defines no tools (the
+ * graceful-interrupt summary is such a request), and a text rendering keeps what they said.
+ */
+const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: boolean): Array<Block> => {
   switch (message.role) {
     case "user":
       return [{ type: "text", text: message.content }]
     case "assistant":
       return [
         ...(message.content === "" ? [] : [{ type: "text", text: message.content }]),
-        ...(message.toolCalls ?? []).map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: parseObject(call.arguments) ?? {} }))
+        ...(message.toolCalls ?? []).map((call) =>
+          toolsAsText
+            ? { type: "text", text: `[called tool ${call.name} with ${call.arguments.trim() === "" ? "{}" : call.arguments}]` }
+            : { type: "tool_use", id: call.id, name: call.name, input: parseObject(call.arguments) ?? {} }
+        )
       ]
     case "tool":
-      return [{
-        type: "tool_result",
-        tool_use_id: message.toolCallId,
-        content: message.content,
-        ...(message.isError ? { is_error: true } : {})
-      }]
+      return [
+        toolsAsText
+          ? { type: "text", text: `[${message.isError ? "error from" : "result of"} tool ${message.toolName}]\n${message.content}` }
+          : {
+            type: "tool_result",
+            tool_use_id: message.toolCallId,
+            content: message.content,
+            ...(message.isError ? { is_error: true } : {})
+          }
+      ]
   }
 }
 
 /**
  * The messages in the API's shape. Consecutive messages of one role (tool results, steering
  * after them) merge into one message, since the API wants user and assistant to alternate; a
- * lone user text stays a plain string.
+ * lone user text stays a plain string. `toolsAsText` renders tool blocks as text (see `blocksOf`).
  */
-export const toWireMessages = (messages: ReadonlyArray<Message>): ReadonlyArray<unknown> => {
+export const toWireMessages = (messages: ReadonlyArray<Message>, toolsAsText = false): ReadonlyArray<unknown> => {
   const out: Array<WireMessage> = []
   for (const message of messages) {
     if (message.role === "system") continue
     const role = message.role === "assistant" ? "assistant" : "user"
-    const blocks = blocksOf(message)
+    const blocks = blocksOf(message, toolsAsText)
     if (blocks.length === 0) continue
     const last = out.at(-1)
     if (last && last.role === role) last.content.push(...blocks)
@@ -58,6 +73,9 @@ export const toWireMessages = (messages: ReadonlyArray<Message>): ReadonlyArray<
   )
 }
 
+/** Anthropic accepts the whole of JSON Schema in `input_schema`, `additionalProperties` included. */
+export const anthropicSchemaPolicy: SchemaPolicy = { additionalProperties: true }
+
 /** The JSON body of a streaming Messages request. */
 export const requestBody = (request: ProviderRequest) => {
   const system = request.messages.flatMap((m) => m.role === "system" ? [m.content] : []).join("\n\n")
@@ -66,9 +84,15 @@ export const requestBody = (request: ProviderRequest) => {
     max_tokens: request.maxTokens ?? defaultMaxTokens,
     stream: true,
     ...(system === "" ? {} : { system }),
-    messages: toWireMessages(request.messages),
+    messages: toWireMessages(request.messages, request.tools.length === 0),
     ...(request.tools.length > 0
-      ? { tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters })) }
+      ? {
+        tools: request.tools.map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          input_schema: toolSchemaFor(tool.parameters, anthropicSchemaPolicy)
+        }))
+      }
       : {})
   }
 }
@@ -93,16 +117,39 @@ export const finishReason = (reason: string): FinishReason => {
 
 type BlockKind = { readonly kind: "text" | "thinking" | "other" } | { readonly kind: "tool"; readonly index: number }
 
+/** The token counts of a `usage` object; each is kept from `previous` when this one lacks it. */
+interface Counts {
+  readonly input: number
+  readonly cacheRead: number | undefined
+  readonly cacheWrite: number | undefined
+  readonly output: number
+}
+
+const countsOf = (usage: Record<string, unknown> | undefined, previous: Counts): Counts => ({
+  input: numberAt(usage, "input_tokens") ?? previous.input,
+  cacheRead: numberAt(usage, "cache_read_input_tokens") ?? previous.cacheRead,
+  cacheWrite: numberAt(usage, "cache_creation_input_tokens") ?? previous.cacheWrite,
+  output: numberAt(usage, "output_tokens") ?? previous.output
+})
+
+/** Input tokens are all the tokens read (the API counts cache reads and writes apart); cache counts when reported. */
+const usageOf = (counts: Counts): Usage => ({
+  inputTokens: counts.input + (counts.cacheRead ?? 0) + (counts.cacheWrite ?? 0),
+  outputTokens: counts.output,
+  ...(counts.cacheRead === undefined ? {} : { cachedInputTokens: counts.cacheRead }),
+  ...(counts.cacheWrite === undefined ? {} : { cacheWriteTokens: counts.cacheWrite })
+})
+
 /**
  * A decoder for one Messages stream. Tool calls are numbered in the order of their `tool_use`
- * blocks; input tokens come from `message_start` (cache reads and writes included), output
- * tokens from the last `message_delta`; one `Finish` is sent at `message_stop`.
+ * blocks; token counts come from `message_start`, updated by any `message_delta` that carries
+ * them (output tokens always, the others on newer API versions); one `Finish` is sent at
+ * `message_stop`.
  */
 export const makeDecoder = (): WireDecoder => {
   const blocks = new Map<number, BlockKind>()
   let tools = 0
-  let inputTokens = 0
-  let outputTokens = 0
+  let counts: Counts = { input: 0, cacheRead: undefined, cacheWrite: undefined, output: 0 }
   let reason: FinishReason | undefined
   const next = (chunks: ReadonlyArray<ProviderChunk> = []): Step => ({ done: false, chunks })
   const feed = (event: Sse.Event): Step | ProviderError => {
@@ -111,10 +158,7 @@ export const makeDecoder = (): WireDecoder => {
     const type = event.event === "message" ? stringAt(payload, "type") : event.event
     switch (type) {
       case "message_start": {
-        const usage = objectAt(objectAt(payload, "message"), "usage")
-        inputTokens = (numberAt(usage, "input_tokens") ?? 0) + (numberAt(usage, "cache_creation_input_tokens") ?? 0) +
-          (numberAt(usage, "cache_read_input_tokens") ?? 0)
-        outputTokens = numberAt(usage, "output_tokens") ?? 0
+        counts = countsOf(objectAt(objectAt(payload, "message"), "usage"), counts)
         return next()
       }
       case "content_block_start": {
@@ -170,23 +214,19 @@ export const makeDecoder = (): WireDecoder => {
       case "message_delta": {
         const stop = stringAt(objectAt(payload, "delta"), "stop_reason")
         if (stop) reason = finishReason(stop)
-        const usage = objectAt(payload, "usage")
-        outputTokens = numberAt(usage, "output_tokens") ?? outputTokens
+        counts = countsOf(objectAt(payload, "usage"), counts)
         return next()
       }
       case "message_stop":
-        return { done: true, chunks: [{ _tag: "Finish", reason: reason ?? "stop", usage: { inputTokens, outputTokens } }] }
-      case "error": {
-        const error = objectAt(payload, "error")
-        const code = stringAt(error, "type")
-        return fromStreamError({ message: stringAt(error, "message") ?? code ?? "error event", ...(code ? { code } : {}) })
-      }
+        return { done: true, chunks: [{ _tag: "Finish", reason: reason ?? "stop", usage: usageOf(counts) }] }
+      case "error":
+        return fromStreamError(describeJson(payload, "error event"))
       default:
         return next()
     }
   }
   return {
     feed,
-    incomplete: () => new MalformedResponse({ message: "The stream ended before message_stop" })
+    end: () => new MalformedResponse({ message: "The stream ended before message_stop" })
   }
 }

@@ -1,8 +1,8 @@
 /**
  * The mapping from what an HTTP model API says when it fails to the library's provider errors,
- * shared by the wire-format layers so that every vendor is retried (or not) the same way.
+ * shared by the wire-format layers so that every vendor is retried (or not) the same way, whether
+ * the failure came as an HTTP status or as an error event inside a 200 stream.
  */
-import { Redacted } from "effect"
 import {
   ContextLengthExceeded,
   MalformedResponse,
@@ -14,20 +14,6 @@ import {
 
 /** The longest server message kept in an error; error bodies can be whole HTML pages. */
 const maxMessageLength = 500
-
-/**
- * Removes every secret from a text, then bounds its length (in that order, so no cut can leave
- * part of a key behind). Servers and proxies sometimes echo request headers back in error
- * bodies, so nothing produced from a server's words may carry the API key.
- */
-const scrub = (text: string, secrets: ReadonlyArray<Redacted.Redacted<string>>): string => {
-  let out = text
-  for (const secret of secrets) {
-    const value = Redacted.value(secret)
-    if (value.length > 0) out = out.split(value).join("<redacted>")
-  }
-  return out.length > maxMessageLength ? `${out.slice(0, maxMessageLength)}…` : out
-}
 
 /**
  * How long a server asks us to wait, in milliseconds: `retry-after-ms` (OpenAI), else
@@ -43,8 +29,20 @@ export const retryAfterMs = (headers: Readonly<Record<string, string | undefined
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs)
 }
 
-/** The message and code of an error body, in the shapes OpenAI, Anthropic, vLLM and Ollama use. */
-export const describeBody = (body: string): { readonly message: string; readonly code?: string } => {
+/**
+ * What a server said about a failure: its words, and whatever machine-readable kind it gave —
+ * `code` and `type` strings (`invalid_api_key`, `rate_limit_error`, …) and a numeric `status`
+ * (OpenRouter and some gateways put the HTTP status of the upstream failure in `code`).
+ */
+export interface ErrorBody {
+  readonly message: string
+  readonly code?: string
+  readonly type?: string
+  readonly status?: number
+}
+
+/** The error of a response body, in the shapes OpenAI, Anthropic, vLLM, Ollama and OpenRouter use. */
+export const describeBody = (body: string): ErrorBody => {
   try {
     return describeJson(JSON.parse(body), body.trim())
   } catch {
@@ -52,17 +50,25 @@ export const describeBody = (body: string): { readonly message: string; readonly
   }
 }
 
-/** The message and code of an already parsed error value; `fallback` when it carries no message. */
-export const describeJson = (json: unknown, fallback: string): { readonly message: string; readonly code?: string } => {
+/** The error of an already parsed value; `fallback` is the message when it carries none. */
+export const describeJson = (json: unknown, fallback: string): ErrorBody => {
   const record = (u: unknown): Record<string, unknown> | undefined =>
     typeof u === "object" && u !== null ? u as Record<string, unknown> : undefined
+  const text = (u: unknown) => typeof u === "string" ? u : undefined
+  const int = (u: unknown) => typeof u === "number" && Number.isInteger(u) ? u : undefined
   const root = record(json)
   const inner = record(root?.["error"])
-  const text = (u: unknown) => typeof u === "string" ? u : undefined
   const message = text(inner?.["message"]) ?? text(root?.["error"]) ?? text(root?.["message"]) ?? text(root?.["detail"]) ??
     fallback
-  const code = text(inner?.["code"]) ?? text(inner?.["type"]) ?? text(root?.["code"]) ?? text(root?.["type"])
-  return code === undefined ? { message } : { message, code }
+  const code = text(inner?.["code"]) ?? text(root?.["code"])
+  const type = text(inner?.["type"]) ?? (inner === undefined ? text(root?.["type"]) : undefined)
+  const status = int(inner?.["code"]) ?? int(inner?.["status"]) ?? int(root?.["code"]) ?? int(root?.["status"])
+  return {
+    message,
+    ...(code === undefined ? {} : { code }),
+    ...(type === undefined ? {} : { type }),
+    ...(status === undefined ? {} : { status })
+  }
 }
 
 const contextLengthPattern = /context[_ ]length|maximum context|prompt is too long|context window|too many tokens/i
@@ -71,6 +77,36 @@ const contextLengthPattern = /context[_ ]length|maximum context|prompt is too lo
 export const isContextLength = (message: string, code?: string): boolean =>
   code === "context_length_exceeded" || contextLengthPattern.test(message)
 
+/** Kinds that say the request itself was refused: retrying the same request cannot help. */
+const rejectedKinds = /invalid_api_key|authentication|unauthori[sz]ed|permission|forbidden|invalid_request|not_found|insufficient_quota|billing/i
+const rateLimitKinds = /rate_limit|too_many_requests/i
+/** Anthropic's 413: the request is over its byte limit, which dropping history fixes. */
+const tooLargeKinds = /request_too_large/i
+
+const kindsOf = (body: ErrorBody): string => [body.code, body.type].filter((k) => k !== undefined).join(" ")
+
+/**
+ * The provider error for a failure, by what the server said and (for a failed response) the HTTP
+ * status. A context overflow is recognised by its words or code; a 413 counts as one only then
+ * (a proxy's "Request Entity Too Large" page does not say the prompt was too long, and compressing
+ * on it would throw history away for nothing).
+ */
+const classify = (body: ErrorBody, status: number | undefined, retryAfter: number | undefined): ProviderError => {
+  const message = body.message
+  const kinds = kindsOf(body)
+  if (isContextLength(message, body.code) || (status === 413 && tooLargeKinds.test(kinds))) {
+    return new ContextLengthExceeded({ message })
+  }
+  const withStatus = status === undefined ? { message } : { message, status }
+  if (/insufficient_quota|billing/i.test(kinds)) return new ProviderRejected(withStatus)
+  if (status === 429 || (status === undefined && rateLimitKinds.test(kinds))) {
+    return new RateLimited(retryAfter === undefined ? { message } : { message, retryAfterMs: retryAfter })
+  }
+  if (status === undefined && rejectedKinds.test(kinds)) return new ProviderRejected({ message })
+  if (status === undefined || status >= 500 || status === 408) return new ProviderUnavailable(withStatus)
+  return new ProviderRejected(withStatus)
+}
+
 /** The provider error for a non-success HTTP response; its message still needs `scrubError`. */
 export const fromResponse = (options: {
   readonly status: number
@@ -78,45 +114,44 @@ export const fromResponse = (options: {
   readonly body: string
   readonly nowMs: number
 }): ProviderError => {
-  const { code, message: raw } = describeBody(options.body)
-  const status = options.status
-  const message = raw === "" ? `HTTP ${status}` : raw
-  if (status === 413 || (status === 400 && isContextLength(raw, code))) return new ContextLengthExceeded({ message })
-  if (status === 429 && code !== "insufficient_quota") {
-    const wait = retryAfterMs(options.headers, options.nowMs)
-    return new RateLimited(wait === undefined ? { message } : { message, retryAfterMs: wait })
-  }
-  if (status >= 500 || status === 408) return new ProviderUnavailable({ message, status })
-  return new ProviderRejected({ message, status })
+  const body = describeBody(options.body)
+  const message = body.message === "" ? `HTTP ${options.status}` : body.message
+  return classify({ ...body, message }, options.status, retryAfterMs(options.headers, options.nowMs))
 }
 
 /**
- * The provider error for an error reported inside a stream (after a 200): its words decide
- * whether it is the context length, a rate limit or a rejection; otherwise it is treated as a
- * server-side failure.
+ * The provider error for an error reported inside a stream (after a 200), classified like an HTTP
+ * failure: by its `code`/`type` (an invalid key is rejected, a rate limit waited on), else by the
+ * status it names, else as a server-side failure, which is retried.
  */
-export const fromStreamError = (body: { readonly message: string; readonly code?: string }): ProviderError => {
-  const message = body.message
-  if (isContextLength(body.message, body.code)) return new ContextLengthExceeded({ message })
-  if (body.code === "rate_limit_error" || body.code === "rate_limit_exceeded") return new RateLimited({ message })
-  if (body.code === "invalid_request_error" || body.code === "authentication_error" || body.code === "permission_error") {
-    return new ProviderRejected({ message })
-  }
-  return new ProviderUnavailable({ message })
-}
+export const fromStreamError = (body: ErrorBody): ProviderError =>
+  classify(body, body.status !== undefined && body.status >= 400 && body.status < 600 ? body.status : undefined, undefined)
 
-/** A transport failure (refused, reset, dropped mid-stream): the network, so retryable. */
-export const fromTransport = (what: string, cause: unknown) => new ProviderUnavailable({ message: `${what}: ${causeText(cause)}` })
+/**
+ * A transport failure (refused, reset, dropped mid-stream) is the network, so retryable; a URL
+ * that cannot be parsed is a configuration mistake that no retry fixes.
+ */
+export const fromTransport = (what: string, cause: unknown): ProviderError =>
+  isInvalidUrl(cause)
+    ? new ProviderRejected({ message: `Invalid URL: ${causeText(cause)}` })
+    : new ProviderUnavailable({ message: `${what}: ${causeText(cause)}` })
+
+const isInvalidUrl = (cause: unknown): boolean =>
+  typeof cause === "object" && cause !== null && "reason" in cause &&
+  (cause.reason as { readonly _tag?: unknown } | undefined)?._tag === "InvalidUrlError"
 
 const causeText = (cause: unknown): string =>
   cause instanceof Error ? cause.message : typeof cause === "string" ? cause : "unknown error"
 
 /**
- * The same error with every secret removed from its message and the message bounded: the last
- * step of every HTTP provider stream, and the only place secrets are scrubbed.
+ * The same error with every known secret removed from its message (`scrub`, the `Secrets`
+ * registry's), then the message bounded — in that order, so no cut can leave part of a key
+ * behind. Servers and proxies sometimes echo request headers back in error bodies. The last step
+ * of every HTTP provider stream.
  */
-export const scrubError = (error: ProviderError, secrets: ReadonlyArray<Redacted.Redacted<string>>): ProviderError => {
-  const message = scrub(error.message, secrets)
+export const scrubError = (error: ProviderError, scrub: (text: string) => string): ProviderError => {
+  const scrubbed = scrub(error.message)
+  const message = scrubbed.length > maxMessageLength ? `${scrubbed.slice(0, maxMessageLength)}…` : scrubbed
   if (message === error.message) return error
   switch (error._tag) {
     case "ContextLengthExceeded":

@@ -1,16 +1,18 @@
 /**
- * A streaming HTTP model API as a Provider: the API key, URL, headers and timeout of one vendor,
+ * A streaming HTTP model API as a Provider: the API key, URL, headers and timeouts of one vendor,
  * then per call send, map a failed status to a provider error, and decode the SSE body. Shared
  * by the vendor layers so configuration, timeouts, cancellation, error mapping and secret
  * scrubbing behave the same for every vendor; each vendor supplies only what sets it apart.
  */
-import { Clock, Config, Duration, Effect, Option, type Redacted, Stream } from "effect"
+import { Clock, Config, Duration, Effect, Option, Redacted, Stream } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { type ProviderError, ProviderUnavailable } from "../../domain/errors.ts"
 import type { ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { ProviderShape } from "../../services/Provider.ts"
+import { Secrets } from "../../services/Secrets.ts"
 import { fromResponse, fromTransport, scrubError } from "./httpErrors.ts"
 import { decodeSse, type WireDecoder } from "./sse.ts"
+import { userAgent } from "./userAgent.ts"
 
 /** The options every HTTP provider takes; each vendor's `Options` extends them. */
 export interface HttpOptions {
@@ -22,6 +24,16 @@ export interface HttpOptions {
   readonly headers?: Readonly<Record<string, string>>
   /** Longest wait for the response, then between two pieces of the stream. Default 2 minutes. */
   readonly timeout?: Duration.Input
+  /**
+   * Longest time for one whole response, from sending the request to its last byte, so a server
+   * that drips a byte now and then cannot hold a turn forever. Default 10 minutes.
+   */
+  readonly totalTimeout?: Duration.Input
+  /**
+   * Send the trace context of the current span (`traceparent`, `b3`) to the provider. Off by
+   * default: a third party learns nothing about the caller's tracing.
+   */
+  readonly propagateTrace?: boolean
 }
 
 /** What sets one vendor's API apart. */
@@ -41,11 +53,16 @@ export interface Vendor {
 
 /** The default request timeout: generous, since local models can take long to load. */
 const defaultTimeout: Duration.Duration = Duration.minutes(2)
+/** The default bound of one whole response: long reasoning runs take minutes, not tens of them. */
+const defaultTotalTimeout: Duration.Duration = Duration.minutes(10)
 
 const timedOut = (timeout: Duration.Duration, what: string) =>
   new ProviderUnavailable({ message: `${what} within ${Duration.format(timeout)}` })
 
-/** Builds a vendor's provider; the key is read from the Effect config so tests can supply it. */
+/**
+ * Builds a vendor's provider; the key is read from the Effect config so tests can supply it, and
+ * registered with `Secrets` so that no text the loop handles can carry it.
+ */
 export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const client = HttpClient.withScope(yield* HttpClient.HttpClient)
@@ -53,9 +70,15 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
       (yield* Config.option(Config.Redacted(vendor.keyName)).pipe(Effect.orDie, Effect.map(Option.getOrUndefined)))
     const url = `${(options.baseUrl ?? vendor.defaultBaseUrl).replace(/\/+$/, "")}${vendor.path}`
     const timeout = Duration.fromInputUnsafe(options.timeout ?? defaultTimeout)
-    const secrets = apiKey === undefined ? [] : [apiKey]
+    const totalTimeout = Duration.fromInputUnsafe(options.totalTimeout ?? defaultTotalTimeout)
+    const secrets = yield* Secrets
+    if (apiKey !== undefined) secrets.add([apiKey])
+    // The registry ignores very short values; the key itself is removed whatever its length.
+    const key = apiKey === undefined ? "" : Redacted.value(apiKey)
+    const scrub = (text: string) => secrets.scrub(key === "" ? text : text.split(key).join("<redacted>"))
     const base = HttpClientRequest.post(url).pipe(HttpClientRequest.setHeaders({
       accept: "text/event-stream",
+      "user-agent": userAgent,
       ...vendor.headers,
       ...options.headers,
       ...(apiKey === undefined ? {} : vendor.auth(apiKey))
@@ -63,6 +86,7 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
     const call = (request: HttpClientRequest.HttpClientRequest): Stream.Stream<ProviderChunk, ProviderError> =>
       Stream.unwrap(Effect.gen(function*() {
         const response = yield* client.execute(request).pipe(
+          Effect.provideService(HttpClient.TracerPropagationEnabled, options.propagateTrace === true),
           Effect.mapError((error) => fromTransport("Request failed", error)),
           Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut(timeout, "No response")) })
         )
@@ -82,7 +106,10 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
           })
         )
         return decodeSse(bytes, vendor.makeDecoder)
-      })).pipe(Stream.mapError((error) => scrubError(error, secrets)))
+      })).pipe(
+        Stream.interruptWhen(Effect.flatMap(Effect.sleep(totalTimeout), () => Effect.fail(timedOut(totalTimeout, "The response did not complete")))),
+        Stream.mapError((error) => scrubError(error, scrub))
+      )
     // The HTTP request lives in the stream's scope, so interrupting the consumer (a hard abort)
     // aborts the connection.
     return { stream: (request) => call(HttpClientRequest.bodyJsonUnsafe(base, vendor.body(request))) }

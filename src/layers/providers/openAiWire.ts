@@ -10,6 +10,7 @@ import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/
 import type { Usage } from "../../domain/Usage.ts"
 import { describeBody, fromStreamError } from "./httpErrors.ts"
 import { excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
+import { type SchemaPolicy, toolSchemaFor } from "./toolSchema.ts"
 
 /** Which request field carries the output limit: newer OpenAI models only accept the second. */
 export type MaxTokensField = "max_tokens" | "max_completion_tokens"
@@ -37,8 +38,15 @@ const toWireMessage = (message: Message): Record<string, unknown> => {
   }
 }
 
+/** What OpenAI accepts in tool schemas; compatible servers that reject `additionalProperties` opt out. */
+export const openAiSchemaPolicy: SchemaPolicy = { additionalProperties: true }
+
 /** The JSON body of a streaming Chat Completions request. */
-export const requestBody = (request: ProviderRequest, maxTokensField: MaxTokensField = "max_tokens") => ({
+export const requestBody = (
+  request: ProviderRequest,
+  maxTokensField: MaxTokensField = "max_tokens",
+  schemaPolicy: SchemaPolicy = openAiSchemaPolicy
+) => ({
   model: request.model,
   messages: request.messages.map(toWireMessage),
   stream: true,
@@ -47,7 +55,7 @@ export const requestBody = (request: ProviderRequest, maxTokensField: MaxTokensF
     ? {
       tools: request.tools.map((tool) => ({
         type: "function",
-        function: { name: tool.name, description: tool.description, parameters: tool.parameters }
+        function: { name: tool.name, description: tool.description, parameters: toolSchemaFor(tool.parameters, schemaPolicy) }
       }))
     }
     : {}),
@@ -84,28 +92,38 @@ const toolCallDeltas = (value: unknown): ReadonlyArray<ProviderChunk> => {
   return out
 }
 
+/** Usage in the Chat Completions shape, with the cached-prompt and reasoning details when given. */
+const usageOf = (wire: Record<string, unknown>): Usage => {
+  const cached = numberAt(objectAt(wire, "prompt_tokens_details"), "cached_tokens")
+  const reasoning = numberAt(objectAt(wire, "completion_tokens_details"), "reasoning_tokens")
+  return {
+    inputTokens: numberAt(wire, "prompt_tokens") ?? 0,
+    outputTokens: numberAt(wire, "completion_tokens") ?? 0,
+    ...(cached === undefined ? {} : { cachedInputTokens: cached }),
+    ...(reasoning === undefined ? {} : { reasoningTokens: reasoning })
+  }
+}
+
 /**
  * A decoder for one Chat Completions stream. The finish reason and the usage (which may come in
- * a later chunk with no choices) are held back and sent as one `Finish` at `data: [DONE]`.
+ * a later chunk with no choices) are held back and sent as one `Finish` at `data: [DONE]`, or
+ * when the body ends after a finish reason without one (as many compatible servers do, and as the
+ * official SDK accepts).
  */
 export const makeDecoder = (): WireDecoder => {
   let reason: FinishReason | undefined
   let usage: Usage | undefined
   let sawToolCall = false
+  const finished = (finalReason: FinishReason): ProviderChunk => ({ _tag: "Finish", reason: finalReason, ...(usage ? { usage } : {}) })
   const feed = (event: Sse.Event): Step | ProviderError => {
     const data = event.data.trim()
-    if (data === "[DONE]") {
-      const finalReason = reason ?? (sawToolCall ? "tool_calls" : "stop")
-      return { done: true, chunks: [{ _tag: "Finish", reason: finalReason, ...(usage ? { usage } : {}) }] }
-    }
+    if (data === "[DONE]") return { done: true, chunks: [finished(reason ?? (sawToolCall ? "tool_calls" : "stop"))] }
     if (data === "") return { done: false, chunks: [] }
     const chunk = parseObject(data)
     if (chunk === undefined) return new MalformedResponse({ message: `Invalid JSON in stream: ${excerpt(data)}` })
     if (chunk["error"] !== undefined && chunk["error"] !== null) return fromStreamError(describeBody(data))
     const wireUsage = objectAt(chunk, "usage")
-    if (wireUsage) {
-      usage = { inputTokens: numberAt(wireUsage, "prompt_tokens") ?? 0, outputTokens: numberAt(wireUsage, "completion_tokens") ?? 0 }
-    }
+    if (wireUsage) usage = usageOf(wireUsage)
     const choices = Array.isArray(chunk["choices"]) ? chunk["choices"] as ReadonlyArray<unknown> : []
     const choice = choices.length > 0 && typeof choices[0] === "object" && choices[0] !== null
       ? choices[0] as Record<string, unknown>
@@ -125,11 +143,9 @@ export const makeDecoder = (): WireDecoder => {
   }
   return {
     feed,
-    incomplete: () =>
-      new MalformedResponse({
-        message: reason === undefined
-          ? "The stream ended before the response finished (no finish_reason, no [DONE])"
-          : "The stream ended without data: [DONE]"
-      })
+    end: () =>
+      reason === undefined
+        ? new MalformedResponse({ message: "The stream ended before the response finished (no finish_reason, no [DONE])" })
+        : [finished(reason)]
   }
 }

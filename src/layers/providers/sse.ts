@@ -18,8 +18,11 @@ export interface Step {
 export interface WireDecoder {
   /** The chunks of one event, or the error it carries or provokes. */
   readonly feed: (event: Sse.Event) => Step | ProviderError
-  /** The error for a body that ended before the format's terminator. */
-  readonly incomplete: () => ProviderError
+  /**
+   * What a body that ended before the format's terminator still completes with, or the error it
+   * is (a response cut off before it finished).
+   */
+  readonly end: () => ReadonlyArray<ProviderChunk> | ProviderError
 }
 
 const isStep = (u: Step | ProviderError): u is Step => "chunks" in u
@@ -30,7 +33,8 @@ export const defaultMaxEventSize = 10 * 1024 * 1024
 /**
  * Decodes an SSE body into provider chunks. Upstream errors must already be provider errors;
  * SSE-level failures (an event over `maxEventSize`, a `retry:` directive no model API sends)
- * become `MalformedResponse`. The stream stops reading at the format's terminator.
+ * become `MalformedResponse`. The stream stops reading at the format's terminator; a body that
+ * ends without one is settled by the decoder's `end`.
  */
 export const decodeSse = (
   bytes: Stream.Stream<Uint8Array, ProviderError>,
@@ -55,7 +59,11 @@ export const decodeSse = (
       if (!isStep(step)) return step
       done = step.done
       return step.chunks
-    }).pipe(Stream.concat(Stream.suspend(() => done ? Stream.empty : Stream.fail(decoder.incomplete()))))
+    }).pipe(Stream.concat(Stream.suspend(() => {
+      if (done) return Stream.empty
+      const last = decoder.end()
+      return isError(last) ? Stream.fail(last) : Stream.fromIterable(last)
+    })))
   })
 
 const isError = (u: ReadonlyArray<ProviderChunk> | ProviderError): u is ProviderError => !Array.isArray(u)
