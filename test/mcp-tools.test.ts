@@ -3,9 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import * as nodeFs from "node:fs"
-import * as os from "node:os"
 import * as nodePath from "node:path"
-import { fileURLToPath } from "node:url"
 import * as Tool from "../src/domain/Tool.ts"
 import * as McpTools from "../src/layers/McpTools.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
@@ -14,47 +12,7 @@ import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import { AgentLoop, recordEvents } from "./support/harness.ts"
-
-const serverScript = fileURLToPath(new URL("./support/mcpServer.mjs", import.meta.url))
-const context: Tool.ToolContext = { toolCallId: "call-1", turnId: "turn-1", sessionKey: "s", iteration: 0, depth: 0 }
-
-/** A temp dir for the server's log (and config files), removed with the scope. */
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "mcp-"))),
-  (dir) => Effect.sync(() => nodeFs.rmSync(dir, { recursive: true, force: true }))
-)
-
-const serverConfig = (log: string, env: Record<string, string> = {}): McpTools.McpServerConfigInput => ({
-  command: process.execPath,
-  args: [serverScript],
-  env: { MCP_TEST_LOG: log, ...env }
-})
-
-const logLines = (log: string): ReadonlyArray<string> =>
-  nodeFs.existsSync(log) ? nodeFs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "") : []
-
-const pidOf = (log: string): number => Number(logLines(log).find((l) => l.startsWith("ready "))!.slice(6))
-
-/** Whether `pid` runs (a zombie runs nothing). */
-const isAlive = (pid: number): boolean => {
-  try {
-    const stat = nodeFs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"
-  } catch {
-    return false
-  }
-}
-
-const byName = (tools: ReadonlyArray<Tool.Tool<any>>, name: string) => {
-  const tool = tools.find((t) => t.name === name)
-  if (tool === undefined) throw new Error(`no tool ${name}`)
-  return tool
-}
-
-const call = (tools: ReadonlyArray<Tool.Tool<never>>, name: string, args: unknown) => {
-  const tool = byName(tools, name)
-  return tool.decode(args).pipe(Effect.orDie, Effect.flatMap((decoded) => tool.execute(decoded, context)), Effect.map(Tool.toOutput))
-}
+import { byName, call, isAlive, logLines, pidOf, serverConfig, tempDir } from "./support/mcpServerKit.ts"
 
 describe("McpTools: discovery and calls", () => {
   it.live("lists the server's tools with their descriptions, JSON Schemas and read-only flags", () =>
@@ -196,9 +154,9 @@ describe("McpTools: configuration", () => {
       expect(missing.message).toContain("missing.json")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
-  it.live("a server that cannot start fails the layer with McpError naming it", () =>
+  it.live("with onServerFailure: \"fail\", a server that cannot start fails the call with McpError naming it", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(McpTools.tools({ ghost: { command: "/nonexistent/mcp-server-binary" } }))
+      const error = yield* Effect.flip(McpTools.tools({ ghost: { command: "/nonexistent/mcp-server-binary" } }, { onServerFailure: "fail" }))
       expect(error).toMatchObject({ _tag: "McpError", server: "ghost" })
       expect(error.message).toMatch(/^MCP server "ghost" failed to start: /)
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
@@ -262,7 +220,8 @@ describe("McpTools: in a turn", () => {
     AgentLoopLive.layer({ model: "test-model" }).pipe(
       Layer.provideMerge(Layer.mergeAll(
         Scripted.layer(script),
-        McpTools.layer({ store: serverConfig(log) }).pipe(Layer.provideMerge(ToolRegistry.layer([]))),
+        // `put` is mutating, so it needs approval unless the config allows it (this test is about grouping).
+        McpTools.layer({ store: serverConfig(log, {}, { allow: ["put"] }) }).pipe(Layer.provideMerge(ToolRegistry.layer([]))),
         SessionStoreMemory.layer()
       )),
       Layer.provide(NodeServices.layer)
@@ -288,7 +247,7 @@ describe("McpTools: in a turn", () => {
       }).pipe(Effect.provide(loop(log)))
       // The server saw both lookups start before either ended (the barrier was met, not timed
       // out, so the calls overlapped), and the put only after both had ended.
-      const calls = logLines(log).slice(1)
+      const calls = logLines(log).filter((line) => line.startsWith("start ") || line.startsWith("end "))
       expect(new Set(calls.slice(0, 2))).toEqual(new Set(["start lookup a", "start lookup b"]))
       expect(new Set(calls.slice(2, 4))).toEqual(new Set(["end lookup a", "end lookup b"]))
       expect(calls.slice(4)).toEqual(["start put c", "end put c"])

@@ -1,20 +1,30 @@
 /**
- * `McpTools`: the tools of MCP servers (stdio), added to the `ToolRegistry` for the life of the layer.
+ * `McpTools`: the tools of MCP servers (stdio and Streamable HTTP), added to the `ToolRegistry` for
+ * the life of the layer.
  *
- * Each configured server is started as a child process and spoken to with `effect/ai`'s
- * `McpClient`; its tools are listed once at start-up and registered as ordinary tools:
+ * Each configured server is started (or reached) and spoken to with `effect/ai`'s `McpClient`,
+ * in the newest protocol revision both sides know (2025-11-25 down to 2024-11-05); its tools are
+ * listed once at start-up and registered as ordinary tools:
  *
  * - **name**: the MCP tool name as the server gives it. When two servers offer the same name, or a
  *   tool of that name is already registered (built-ins), it becomes `server__tool` so that nothing is
  *   shadowed; `prefix: "always"` qualifies every name. Characters providers reject are replaced by `_`.
+ * - **which**: all but the server's `deny` list, narrowed by the `enable` filter (`server__tool`,
+ *   `server__*`) when one is given.
+ * - **approval**: required unless the server marks the tool `readOnlyHint: true`, or its config
+ *   says otherwise (`approve`, `allow`): a model cannot write, delete or send through an MCP server
+ *   without the user's say.
  * - **parameters**: the server's `inputSchema` is what the model sees; arguments only have to be a
  *   JSON object here, and the server validates them.
- * - **readOnly**: exactly when the tool's annotations say `readOnlyHint: true`, so such calls run in
+ * - **readOnly**: exactly when the annotations say `readOnlyHint: true`, so such calls run in
  *   parallel groups; anything else is mutating.
- * - **result**: text parts joined, other parts summarised; `isError: true` is an error result the
- *   model sees; a JSON-RPC error or a dead server is a `ToolError` naming the server and the tool.
+ * - **result**: text parts joined, other parts summarised, cut at `maxOutputBytes` with a note;
+ *   `isError: true` is an error result the model sees; a JSON-RPC error, a timeout or a dead server
+ *   is a `ToolError` naming the server and the tool (and the server's last stderr lines).
  *
- * Closing the layer's scope unregisters the tools and stops the servers (stdin closed, then SIGTERM).
+ * A server that cannot start, crashes at start, speaks an unknown protocol or does not answer
+ * within its start-up timeout is logged as one warning and skipped; the other servers and the
+ * built-in tools go on. Closing the layer's scope unregisters the tools and stops the servers.
  *
  * @example
  * ```ts
@@ -28,22 +38,44 @@
  * )
  * ```
  */
-import { Effect, FileSystem, Layer, Schema, type Scope } from "effect"
+import { Duration, Effect, type FileSystem, Layer, Schema, type Scope } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
-import { ConfigError, ToolError } from "../domain/errors.ts"
+import type { ConfigError } from "../domain/errors.ts"
+import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
+import { Secrets } from "../services/Secrets.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
-import { decodeFile, decodeServers, type McpServerConfigInput, type McpServers } from "./mcp/config.ts"
-import { connect, type ConnectOptions, describe, McpError, type McpConnection } from "./mcp/connect.ts"
-import { toToolOutput } from "./mcp/content.ts"
+import { decodeServers, loadConfig, type McpServerConfigInput, type McpServers, type McpSources } from "./mcp/config.ts"
+import { connect, describe, McpError, type McpConnection, settle, withStderr } from "./mcp/connect.ts"
+import { capOutput, toToolOutput } from "./mcp/content.ts"
+import { isDenied, isEnabled, requiresApproval } from "./mcp/policy.ts"
+import { type McpSettings, resolveSettings, type SettingsOptions } from "./mcp/settings.ts"
 
-export { McpConfigFile, McpServerConfig, type McpServerConfigInput, McpServers } from "./mcp/config.ts"
+export {
+  findWorkspaceConfig,
+  loadConfig,
+  McpConfigFile,
+  McpServerConfig,
+  type McpServerConfigInput,
+  McpServers,
+  type McpSources,
+  WORKSPACE_CONFIG
+} from "./mcp/config.ts"
 export { connect, type McpConnection, McpError } from "./mcp/connect.ts"
+export { SUPPORTED_VERSIONS } from "./mcp/negotiate.ts"
+export { matchesPattern, qualifiedName } from "./mcp/policy.ts"
 
 /** Options of the MCP layers. */
-export interface McpToolsOptions extends ConnectOptions {
+export interface McpToolsOptions extends SettingsOptions {
   /** `"on-collision"` (default): `server__tool` only when a name is taken; `"always"`: every tool. */
   readonly prefix?: "on-collision" | "always"
+  /**
+   * Only the tools these patterns name are registered: `server__tool`, `server__*` (`*` matches any
+   * run of characters). Absent: every tool. An empty list registers none.
+   */
+  readonly enable?: ReadonlyArray<string>
+  /** `"warn"` (default): a server that fails to start is logged and skipped; `"fail"`: the whole call fails. */
+  readonly onServerFailure?: "warn" | "fail"
 }
 
 /** An MCP tool needs nothing from the context: it closes over its server's connection. */
@@ -56,47 +88,75 @@ const sanitise = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, "_").
 /** The arguments of an MCP call: any JSON object; the server checks it against its own schema. */
 const Arguments = Schema.Record(Schema.String, Schema.Unknown)
 
-const toTool = (connection: McpConnection, descriptor: McpConnection["tools"][number], name: string): McpTool =>
-  Tool.make({
+const toTool = (
+  connection: McpConnection,
+  descriptor: McpConnection["tools"][number],
+  name: string,
+  settings: McpSettings
+): McpTool => {
+  const config = connection.config
+  const toolTimeout = config.toolTimeout ?? settings.toolTimeout
+  const maxOutputBytes = config.maxOutputBytes ?? settings.maxOutputBytes
+  const failed = (reason: string) =>
+    `MCP server "${connection.server}" tool "${descriptor.name}" ${reason}`
+  return Tool.make({
     name,
     description: descriptor.description ?? descriptor.title ?? "",
     parameters: Arguments,
     jsonSchema: descriptor.inputSchema,
     readOnly: descriptor.annotations?.readOnlyHint === true,
+    requiresApproval: requiresApproval(config, descriptor),
     execute: (args) =>
-      connection.client.callTool({ tool: descriptor, arguments: args }).pipe(
-        Effect.map(toToolOutput),
-        Effect.mapError((error) =>
-          new ToolError({
-            message: `MCP server "${connection.server}" tool "${descriptor.name}" failed: ${describe(error)}`
+      connection.client.callTool({ tool: descriptor, arguments: args }, { timeout: toolTimeout }).pipe(
+        Effect.map((result) => {
+          const output = capOutput(toToolOutput(result), maxOutputBytes)
+          return { ...output, content: settings.scrub(output.content) }
+        }),
+        Effect.catch((error) =>
+          Effect.gen(function*() {
+            const reason = error.reason
+            if (reason._tag === "TimeoutError") {
+              return yield* new ToolError({ message: failed(`did not answer within ${Duration.format(toolTimeout)}`) })
+            }
+            // A server that died: its last words say why.
+            const dead = reason._tag === "TransportError" || reason._tag === "ClosedError"
+            if (dead) yield* settle(connection.stderr)
+            const message = failed(`failed: ${describe(error)}`)
+            return yield* new ToolError({ message: settings.scrub(dead ? withStderr(message, connection.stderr) : message) })
           })
         )
       )
   })
+}
 
 /**
- * The tools of connected servers, named as described in the module doc. `taken` holds names already
- * in use (the registry's); a name that stays ambiguous even when qualified fails with `McpError`.
+ * The tools of connected servers, filtered and named as described in the module doc. `taken`
+ * holds names already in use (the registry's); a name that stays ambiguous even when qualified
+ * fails with `McpError`.
  */
 export const toolsOf = (
   connections: ReadonlyArray<McpConnection>,
-  taken: ReadonlySet<string> = new Set(),
-  prefix: "on-collision" | "always" = "on-collision"
+  settings: McpSettings,
+  options: { readonly taken?: ReadonlySet<string>; readonly prefix?: "on-collision" | "always"; readonly enable?: ReadonlyArray<string> } = {}
 ): Effect.Effect<ReadonlyArray<McpTool>, McpError> =>
   Effect.gen(function*() {
+    const taken = options.taken ?? new Set<string>()
+    const offered = connections.map((connection) => ({
+      connection,
+      tools: connection.tools.filter((tool) =>
+        !isDenied(connection.config, tool) && isEnabled(options.enable, connection.server, tool.name)
+      )
+    }))
     const counts = new Map<string, number>()
-    for (const connection of connections) {
-      for (const tool of connection.tools) {
-        const name = sanitise(tool.name)
-        counts.set(name, (counts.get(name) ?? 0) + 1)
-      }
+    for (const { tools } of offered) {
+      for (const tool of tools) counts.set(sanitise(tool.name), (counts.get(sanitise(tool.name)) ?? 0) + 1)
     }
     const used = new Set(taken)
-    const tools: Array<McpTool> = []
-    for (const connection of connections) {
-      for (const descriptor of connection.tools) {
+    const out: Array<McpTool> = []
+    for (const { connection, tools } of offered) {
+      for (const descriptor of tools) {
         const plain = sanitise(descriptor.name)
-        const qualify = prefix === "always" || (counts.get(plain) ?? 0) > 1 || taken.has(plain)
+        const qualify = options.prefix === "always" || (counts.get(plain) ?? 0) > 1 || taken.has(plain)
         const name = qualify ? sanitise(`${connection.server}__${descriptor.name}`) : plain
         if (used.has(name)) {
           return yield* new McpError({
@@ -105,19 +165,42 @@ export const toolsOf = (
           })
         }
         used.add(name)
-        tools.push(toTool(connection, descriptor, name))
+        out.push(toTool(connection, descriptor, name, settings))
       }
     }
-    return tools
+    return out
   })
 
-/** Starts every (decoded) server concurrently and returns their tools; the processes live as long as the scope. */
+/** `message` with "; skipped" after its first line (the server's stderr lines follow it). */
+const skipped = (message: string) => {
+  const [first, ...rest] = message.split("\n")
+  return [`${first}; skipped`, ...rest].join("\n")
+}
+
+/**
+ * Starts every (decoded) server concurrently and returns the tools of those that started; the
+ * processes live as long as the scope. A server that fails is a warning (or, with
+ * `onServerFailure: "fail"`, the failure). A bad `MCP_TIMEOUT`/`MCP_TOOL_TIMEOUT` is a `ConfigError`.
+ */
 export const connectAll = (
   servers: McpServers,
   options: McpToolsOptions & { readonly taken?: ReadonlySet<string> } = {}
-): Effect.Effect<ReadonlyArray<McpTool>, McpError, Scope.Scope | ChildProcessSpawner.ChildProcessSpawner> =>
-  Effect.forEach(Object.entries(servers), ([name, config]) => connect(name, config, options), { concurrency: "unbounded" })
-    .pipe(Effect.flatMap((connections) => toolsOf(connections, options.taken, options.prefix)))
+): Effect.Effect<ReadonlyArray<McpTool>, McpError | ConfigError, Scope.Scope | ChildProcessSpawner.ChildProcessSpawner> =>
+  Effect.gen(function*() {
+    const settings = yield* resolveSettings(options, (yield* Secrets).scrub)
+    const results = yield* Effect.forEach(
+      Object.entries(servers),
+      ([name, config]) => Effect.result(connect(name, config, { startupTimeout: settings.startupTimeout, ...(options.env ? { env: options.env } : {}) })),
+      { concurrency: "unbounded" }
+    )
+    const connections: Array<McpConnection> = []
+    for (const result of results) {
+      if (result._tag === "Success") connections.push(result.success)
+      else if (options.onServerFailure === "fail") return yield* result.failure
+      else yield* Effect.logWarning(skipped(result.failure.message))
+    }
+    return yield* toolsOf(connections, settings, options)
+  })
 
 /** `connectAll` over the `mcpServers` record as written; a bad entry fails with `ConfigError` naming the field. */
 export const tools = (
@@ -145,6 +228,19 @@ export const layer = (
 ): Layer.Layer<never, McpError | ConfigError, ToolRegistry | ChildProcessSpawner.ChildProcessSpawner> =>
   register(decodeServers(servers), options)
 
+/**
+ * `layer` over config files and a workspace's `.mcp.json` (see `loadConfig`): the one entry point
+ * for a host such as the CLI, which decides whether the workspace is trusted enough to pass.
+ */
+export const layerFromSources = (
+  sources: McpSources,
+  options: McpToolsOptions = {}
+): Layer.Layer<
+  never,
+  McpError | ConfigError,
+  ToolRegistry | ChildProcessSpawner.ChildProcessSpawner | FileSystem.FileSystem
+> => register(loadConfig(sources), options)
+
 /** `layer` over a `{"mcpServers": {...}}` JSON file; a bad file fails with `ConfigError` naming the field. */
 export const layerFromConfigFile = (
   path: string,
@@ -153,16 +249,4 @@ export const layerFromConfigFile = (
   never,
   McpError | ConfigError,
   ToolRegistry | ChildProcessSpawner.ChildProcessSpawner | FileSystem.FileSystem
-> =>
-  register(
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const text = yield* fs.readFileString(path).pipe(
-        Effect.mapError((error) =>
-          new ConfigError({ field: "mcpServers", message: `Cannot read MCP config ${path}: ${error.message}` })
-        )
-      )
-      return yield* decodeFile(text, path)
-    }),
-    options
-  )
+> => layerFromSources({ files: [path] }, options)

@@ -2,12 +2,23 @@
  * A small MCP server over stdio (line-delimited JSON-RPC 2.0) for tests, run with `process.execPath`.
  *
  * Tools: `lookup` (read-only; `barrier: n` holds the reply until n lookups have started, so
- * overlapping calls can be proven without timing), `put` (mutating; a key starting with "!" gives
- * an `isError` result, key "__exit__" kills the server mid-call, a non-string key is a JSON-RPC
- * error). Every event is appended synchronously to the file named by `MCP_TEST_LOG`, one per line:
- * `ready <pid>`, `start <tool> <key>`, `end <tool> <key>`.
+ * overlapping calls can be proven without timing; key "huge:N" answers N characters of "é",
+ * key "picture" an image), `put` (mutating; a key starting with "!" gives an `isError` result, key
+ * "__exit__" writes to stderr and kills the server mid-call, key "__hang__" never answers, a
+ * non-string key is a JSON-RPC error). Every event is appended synchronously to the file named by
+ * `MCP_TEST_LOG`, one per line: `ready <pid>`, `initialize <version>`, `start <tool> <key>`,
+ * `end <tool> <key>`.
  *
- * `MCP_TEST_IGNORE_EOF=1` keeps the process alive after stdin closes (a server that must be killed).
+ * Misbehaviour, by `NAME=value` arguments (or the environment, for the names not given):
+ * - `MCP_TEST_VERSIONS=a,b`: the protocol versions it speaks, newest first. It answers `initialize`
+ *   with the requested one if it is among them, else with the first (as the MCP SDKs do); under
+ *   2024-11-05 its tools carry no annotations (they came later). Default: whatever is asked.
+ * - `MCP_TEST_REFUSE=1`: an unsupported version is refused with a JSON-RPC error naming the
+ *   supported ones instead.
+ * - `MCP_TEST_MODE=crash`: writes to stderr and exits 1 at start. `silent`: never answers anything.
+ *   `noise`: writes lines that are not JSON-RPC to stdout (and stderr) around every answer.
+ *   `endless`: answers `initialize` with a line that never ends.
+ * - `MCP_TEST_IGNORE_EOF=1` keeps the process alive after stdin closes (a server that must be killed).
  */
 import { appendFileSync } from "node:fs"
 
@@ -39,11 +50,30 @@ const tools = [
   }
 ]
 
+const setting = (name) => {
+  const arg = process.argv.slice(2).find((a) => a.startsWith(`${name}=`))
+  return arg === undefined ? process.env[name] : arg.slice(name.length + 1)
+}
+const mode = setting("MCP_TEST_MODE") ?? ""
+const versions = (setting("MCP_TEST_VERSIONS") ?? "").split(",").filter((v) => v !== "")
+let version = ""
+
+if (mode === "crash") {
+  process.stderr.write("starting up\nError: cannot open the database at /nowhere\n")
+  process.exit(1)
+}
+
 const store = new Map([["a", "alpha"], ["b", "beta"]])
 let lookupsStarted = 0
 const waiters = []
 
-const send = (message) => process.stdout.write(JSON.stringify(message) + "\n")
+const send = (message) => {
+  if (mode === "noise") {
+    process.stdout.write("Server log: handling a request\n\n   \nDEBUG {not json\n")
+    process.stderr.write("noise on stderr\n")
+  }
+  process.stdout.write(JSON.stringify(message) + "\n")
+}
 const text = (value) => ({ content: [{ type: "text", text: value }] })
 
 /** Resolves once `n` lookups have started, or after 5 seconds of real time with `false`. */
@@ -70,11 +100,15 @@ const lookup = async ({ key, barrier: n }) => {
     }
   }
   if (key.startsWith("env:")) return text(process.env[key.slice(4)] ?? "(unset)")
+  if (key.startsWith("huge:")) return text("é".repeat(Number(key.slice(5))))
   return text(store.has(key) ? `${key}=${store.get(key)}` : `${key} not found`)
 }
 
 const put = ({ key, value }) => {
-  if (key === "__exit__") process.exit(3)
+  if (key === "__exit__") {
+    process.stderr.write("fatal: the store is on fire\n")
+    process.exit(3)
+  }
   if (key.startsWith("!")) return { ...text(`key ${key} is reserved`), isError: true }
   store.set(key, value)
   return text(`stored ${key}`)
@@ -86,6 +120,7 @@ const call = async (id, params) => {
     return send({ jsonrpc: "2.0", id, error: { code: -32602, message: "key must be a string" } })
   }
   log(`start ${params.name} ${args.key}`)
+  if (args.key === "__hang__") return
   const result = params.name === "lookup" ? await lookup(args) : put(args)
   log(`end ${params.name} ${args.key}`)
   send({ jsonrpc: "2.0", id, result })
@@ -93,22 +128,42 @@ const call = async (id, params) => {
 
 const handle = (message) => {
   const { id, method, params } = message
-  if (id === undefined) return
+  if (id === undefined || mode === "silent") return
   switch (method) {
-    case "initialize":
+    case "initialize": {
+      const requested = params.protocolVersion
+      log(`initialize ${requested}`)
+      if (versions.length > 0 && !versions.includes(requested) && setting("MCP_TEST_REFUSE") === "1") {
+        return send({
+          jsonrpc: "2.0",
+          id,
+          error: { code: -32602, message: "Unsupported protocol version", data: { supported: versions, requested } }
+        })
+      }
+      version = versions.length === 0 || versions.includes(requested) ? requested : versions[0]
+      if (mode === "endless") {
+        const chunk = "x".repeat(1 << 20)
+        const more = () => process.stdout.write(chunk, more)
+        return more()
+      }
       return send({
         jsonrpc: "2.0",
         id,
         result: {
-          protocolVersion: params.protocolVersion,
+          protocolVersion: version,
           capabilities: { tools: {} },
           serverInfo: { name: "test-server", version: "1.0.0" }
         }
       })
+    }
     case "ping":
       return send({ jsonrpc: "2.0", id, result: {} })
     case "tools/list":
-      return send({ jsonrpc: "2.0", id, result: { tools } })
+      return send({
+        jsonrpc: "2.0",
+        id,
+        result: { tools: version === "2024-11-05" ? tools.map(({ annotations, ...tool }) => tool) : tools }
+      })
     case "tools/call":
       if (!tools.some((t) => t.name === params.name)) {
         return send({ jsonrpc: "2.0", id, error: { code: -32602, message: `unknown tool ${params.name}` } })
@@ -131,7 +186,7 @@ process.stdin.on("data", (chunk) => {
   }
 })
 process.stdin.on("end", () => {
-  if (process.env.MCP_TEST_IGNORE_EOF === "1") setInterval(() => {}, 1 << 30)
+  if (setting("MCP_TEST_IGNORE_EOF") === "1") setInterval(() => {}, 1 << 30)
   else process.exit(0)
 })
 log(`ready ${process.pid}`)

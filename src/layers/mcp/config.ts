@@ -1,31 +1,89 @@
 /**
- * The MCP server configuration in the common `{"mcpServers": {...}}` format (Claude Desktop, Cursor,
- * VS Code and others read the same shape), and its decoding into values the connector uses.
+ * The MCP server configuration in the common `{"mcpServers": {...}}` format (Claude Code's
+ * `.mcp.json`, Claude Desktop, Cursor and VS Code read the same shape), its decoding, and where it
+ * is read from.
  *
  * @example
  * ```json
- * { "mcpServers": { "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
- *   "env": { "LOG_LEVEL": "warn" } } } }
+ * { "mcpServers": {
+ *   "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+ *              "approve": "auto", "deny": ["move_file"] },
+ *   "github": { "type": "http", "url": "https://api.githubcopilot.com/mcp/",
+ *               "headers": { "Authorization": "Bearer ${GITHUB_TOKEN}" }, "allow": ["get_*", "list_*"] } } }
  * ```
  */
-import { Effect, Schema, SchemaIssue } from "effect"
+import * as nodePath from "node:path"
+import { Effect, FileSystem, Option, Schema, SchemaIssue } from "effect"
+import { DurationSetting } from "../../domain/Config.ts"
 import { ConfigError } from "../../domain/errors.ts"
 
+/** A tool-name pattern: an exact name, or `*` for any run of characters (`read_*`). */
+const Patterns = Schema.Array(Schema.String)
+
 /**
- * One stdio server. `env` values are `Redacted` once decoded: they often hold tokens, and must not
- * reach events, logs or errors.
+ * What every server entry may say besides how to reach it.
+ *
+ * - `approve`: `"auto"` (default): a tool needs the user's approval unless the server marks it
+ *   `readOnlyHint: true`; `"always"`: every tool needs approval; `"never"`: none does.
+ * - `allow`: tools (patterns of the server's own tool names) that run without approval.
+ * - `deny`: tools that are never offered to the model. `deny` wins over `allow`.
+ * - `startupTimeout`: how long the server may take to start, initialise and list its tools.
+ * - `toolTimeout`: how long one tool call may take.
+ * - `maxOutputBytes`: the longest tool result kept; the rest is cut, with a note saying how much.
  */
-export const McpServerConfig = Schema.Struct({
+const Common = {
+  approve: Schema.optionalKey(Schema.Literals(["auto", "always", "never"])),
+  allow: Schema.optionalKey(Patterns),
+  deny: Schema.optionalKey(Patterns),
+  startupTimeout: Schema.optionalKey(DurationSetting),
+  toolTimeout: Schema.optionalKey(DurationSetting),
+  maxOutputBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
+}
+
+/** Values that often hold tokens: `Redacted` once decoded, so they reach no event, log or error. */
+const SecretValues = Schema.Record(Schema.String, Schema.RedactedFromValue(Schema.String))
+
+/** A server started as a child process and spoken to over stdin/stdout (the default `type`). */
+export const McpStdioServer = Schema.Struct({
+  type: Schema.Literal("stdio").annotate({ message: "Expected \"stdio\", \"http\" or \"sse\"" }).pipe(
+    Schema.withDecodingDefaultKey(Effect.succeed("stdio" as const))
+  ),
   command: Schema.NonEmptyString,
   args: Schema.optionalKey(Schema.Array(Schema.String)),
-  env: Schema.optionalKey(Schema.Record(Schema.String, Schema.RedactedFromValue(Schema.String))),
-  cwd: Schema.optionalKey(Schema.String)
+  env: Schema.optionalKey(SecretValues),
+  cwd: Schema.optionalKey(Schema.String),
+  ...Common
 })
+
+/** A server reached over Streamable HTTP; `headers` (say, `Authorization`) are secrets like `env`. */
+export const McpHttpServer = Schema.Struct({
+  type: Schema.Literal("http"),
+  url: Schema.NonEmptyString,
+  headers: Schema.optionalKey(SecretValues),
+  ...Common
+})
+
+/**
+ * The legacy HTTP+SSE transport (two endpoints). Accepted in the file so that a config written
+ * for other clients loads, but such a server is skipped with an error saying to use `"http"`.
+ */
+export const McpSseServer = Schema.Struct({
+  type: Schema.Literal("sse"),
+  url: Schema.NonEmptyString,
+  headers: Schema.optionalKey(SecretValues),
+  ...Common
+})
+
+/**
+ * One server. The members that carry a required `type` come first, so a bad `"http"` entry is
+ * reported by its own fields, not as "not stdio".
+ */
+export const McpServerConfig = Schema.Union([McpHttpServer, McpSseServer, McpStdioServer])
 export type McpServerConfig = typeof McpServerConfig.Type
 /** A server as written in a config file or passed to `McpTools.layer`. */
 export type McpServerConfigInput = typeof McpServerConfig.Encoded
 
-/** Servers by name; the name qualifies tool names on collisions and labels errors. */
+/** Servers by name; the name qualifies tool names (`server__tool`) and labels errors and warnings. */
 export const McpServers = Schema.Record(Schema.String, McpServerConfig)
 export type McpServers = typeof McpServers.Type
 
@@ -37,13 +95,13 @@ const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /**
  * Turns a decode failure into a `ConfigError` naming the first bad field (`mcpServers.files.command`).
- * Values under `env` are not echoed, since they may be secrets.
+ * Values under `env` and `headers` are not echoed, since they may be secrets.
  */
 const toConfigError = (prefix: ReadonlyArray<string>, source: string) => (error: Schema.SchemaError): ConfigError => {
   const first = formatter(error.issue).issues[0]
   const path = [...prefix, ...(first?.path ?? []).map(String)]
   const field = path.length === 0 ? "mcpServers" : path.join(".")
-  const secret = path.includes("env")
+  const secret = path.includes("env") || path.includes("headers")
   const detail = secret ? "expected a string" : first?.message ?? error.message
   return new ConfigError({ field, message: `Invalid MCP config${source} at ${field}: ${detail}` })
 }
@@ -64,3 +122,57 @@ export const decodeFile = (text: string, source: string): Effect.Effect<McpServe
     ),
     Effect.map((file) => file.mcpServers)
   )
+
+/** Reads and decodes a config file. */
+export const readConfigFile = (path: string): Effect.Effect<McpServers, ConfigError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(path).pipe(
+      Effect.mapError((error) =>
+        new ConfigError({ field: "mcpServers", message: `Cannot read MCP config ${path}: ${error.message}` })
+      )
+    )
+    return yield* decodeFile(text, path)
+  })
+
+/** The file a workspace keeps its MCP servers in, as Claude Code does. */
+export const WORKSPACE_CONFIG = ".mcp.json"
+
+/**
+ * The path of `dir`'s `.mcp.json` when there is one. The servers of a workspace run programs the
+ * workspace names, so whoever calls this decides whether the workspace is trusted enough.
+ */
+export const findWorkspaceConfig = (dir: string): Effect.Effect<Option.Option<string>, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = nodePath.join(dir, WORKSPACE_CONFIG)
+    const exists = yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))
+    return exists ? Option.some(path) : Option.none()
+  })
+
+/** Where MCP servers come from: a workspace's `.mcp.json` (if any), then config files, in order. */
+export interface McpSources {
+  /** Files that must exist (`--mcp-config`). */
+  readonly files?: ReadonlyArray<string>
+  /** A workspace whose `.mcp.json` is read when present. Pass it only for a trusted workspace. */
+  readonly workspace?: string
+}
+
+/**
+ * The servers of every source, merged: a name defined again by a later source replaces the
+ * earlier definition (so an explicit file overrides the workspace's). Bad files fail with
+ * `ConfigError` naming the file and the field.
+ */
+export const loadConfig = (sources: McpSources): Effect.Effect<McpServers, ConfigError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const workspaceFile = sources.workspace === undefined
+      ? Option.none<string>()
+      : yield* findWorkspaceConfig(sources.workspace)
+    let servers: McpServers = {}
+    if (Option.isSome(workspaceFile)) {
+      servers = yield* readConfigFile(workspaceFile.value)
+      yield* Effect.logInfo(`MCP servers from ${workspaceFile.value}: ${Object.keys(servers).join(", ") || "none"}`)
+    }
+    for (const file of sources.files ?? []) servers = { ...servers, ...yield* readConfigFile(file) }
+    return servers
+  })

@@ -1,12 +1,19 @@
 /**
- * One MCP server over stdio: spawned as a child process and spoken to with `effect/ai`'s
- * `McpClient` (protocol 2025-11-25, line-delimited JSON-RPC). The process lives as long as the
- * scope: closing it closes the server's stdin, then escalates to SIGTERM and SIGKILL.
+ * One MCP server: started (stdio) or reached (Streamable HTTP), its protocol revision negotiated
+ * (`negotiate.ts`), initialised and its tools listed, all within its start-up timeout on the
+ * Effect Clock. Everything the server holds lives in a scope of its own, so a server that fails
+ * is stopped at once without touching the others; the process of one that starts lives as long as
+ * the caller's scope (closing it closes the server's stdin, then SIGTERM, then SIGKILL).
  */
-import { Duration, Effect, Schema, type Scope } from "effect"
-import { McpClient, type McpClientError, McpProtocol, type McpSchema } from "effect/ai"
-import { ChildProcess, type ChildProcessSpawner } from "effect/process"
+import { Duration, Effect, Exit, Option, Redacted, Result, Schema, Scope } from "effect"
+import { McpClient, type McpClientError, type McpSchema } from "effect/ai"
+import { FetchHttpClient, HttpClient } from "effect/http"
+import { ChildProcess, ChildProcessSpawner } from "effect/process"
+import { Secrets } from "../../services/Secrets.ts"
 import type { McpServerConfig } from "./config.ts"
+import { expandConfig } from "./expand.ts"
+import { adapterFor, makeClient, negotiate, NEWEST_VERSION } from "./negotiate.ts"
+import { observingSpawner, type StderrTail } from "./stdio.ts"
 
 /** An MCP server could not be started, initialised or listed; `server` is its configured name. */
 export class McpError extends Schema.TaggedError<McpError>()("McpError", {
@@ -17,15 +24,27 @@ export class McpError extends Schema.TaggedError<McpError>()("McpError", {
 /** A connected server and the tools it listed at start-up. */
 export interface McpConnection {
   readonly server: string
+  /** Its configuration, `${VAR}`s expanded. */
+  readonly config: McpServerConfig
   readonly client: McpClient.McpClient
   readonly tools: ReadonlyArray<McpSchema.Tool>
+  /** The last lines of its stderr (stdio servers; empty otherwise). */
+  readonly stderr: StderrTail | undefined
 }
 
 /** Options of a connection. */
 export interface ConnectOptions {
-  /** Bounds initialisation and `tools/list` on the Effect Clock. Default 60 seconds. */
-  readonly startTimeout?: Duration.Input
+  /** Bounds starting, initialising and listing, on the Effect Clock, unless the server's config says otherwise. Default 30 s. */
+  readonly startupTimeout?: Duration.Input
+  /** Where `${VAR}` references are looked up. Default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>
 }
+
+/** The default start-up timeout: long enough for `npx` to start a cached package, short enough to notice a dead one. */
+export const DEFAULT_STARTUP_TIMEOUT = Duration.seconds(30)
+
+/** The largest message accepted from a server, in characters (the transport's own default). */
+const MAX_MESSAGE_CHARS = 16 * 1024 * 1024
 
 /**
  * What a server inherits from this process, as the MCP SDKs do: enough to find programs and a home
@@ -46,10 +65,16 @@ const inheritedEnv = (): Record<string, string> => {
   return env
 }
 
-/** The command that starts a configured server. */
-export const commandOf = (config: McpServerConfig): ChildProcess.Command =>
+type StdioConfig = Extract<McpServerConfig, { readonly type: "stdio" }>
+type HttpConfig = Extract<McpServerConfig, { readonly type: "http" }>
+
+const reveal = (record: Readonly<Record<string, Redacted.Redacted<string>>> | undefined) =>
+  Object.fromEntries(Object.entries(record ?? {}).map(([key, value]) => [key, Redacted.value(value)]))
+
+/** The command that starts a configured stdio server. */
+export const commandOf = (config: StdioConfig): ChildProcess.Command =>
   ChildProcess.make(config.command, config.args ?? [], {
-    env: { ...inheritedEnv(), ...config.env },
+    env: { ...inheritedEnv(), ...reveal(config.env) },
     extendEnv: false,
     ...(config.cwd === undefined ? {} : { cwd: config.cwd })
   })
@@ -61,22 +86,118 @@ export const describe = (error: McpClientError.McpClientError): string => {
   return cause === undefined || cause === reason.message ? reason.message : `${reason.message}: ${cause}`
 }
 
-/** Starts the server, initialises the session and lists its tools; all owned by the scope. */
+/** `message`, then the server's last stderr lines, indented, when it wrote any. */
+export const withStderr = (message: string, stderr: StderrTail | undefined): string => {
+  const lines = stderr?.lines().filter((line) => line.trim() !== "") ?? []
+  return lines.length === 0 ? message : `${message}\n${lines.map((line) => `  stderr: ${line}`).join("\n")}`
+}
+
+/** Waits (briefly, on the Clock) for a dead server's last stderr lines to be read. */
+export const settle = (stderr: StderrTail | undefined) =>
+  stderr === undefined ? Effect.void : Effect.timeoutOption(stderr.ended, "1 second").pipe(Effect.asVoid)
+
+/** A transport to a stdio server, observed as `stdio.ts` says; the process belongs to the current scope. */
+const stdioTransport = (server: string, config: StdioConfig, readerScope: Scope.Scope) =>
+  Effect.gen(function*() {
+    const observed = yield* observingSpawner({
+      inner: yield* ChildProcessSpawner.ChildProcessSpawner,
+      server,
+      readerScope,
+      maxMessageChars: MAX_MESSAGE_CHARS
+    })
+    const transport = yield* McpClient.stdio({
+      command: commandOf(config),
+      protocol: adapterFor(NEWEST_VERSION),
+      maxMessageBytes: MAX_MESSAGE_CHARS
+    }).pipe(Effect.provideService(ChildProcessSpawner.ChildProcessSpawner, observed.spawner))
+    return { transport: (yield* negotiate(transport)).transport, stderr: observed.stderr }
+  })
+
+/**
+ * A transport to a Streamable HTTP server. Its revision travels in a header of every request, so
+ * when the server chose an older one the probing session is closed and a transport for that
+ * revision starts afresh.
+ */
+const httpTransport = (config: HttpConfig) =>
+  Effect.gen(function*() {
+    const open = (version: typeof NEWEST_VERSION) =>
+      McpClient.http({ url: config.url, protocol: adapterFor(version), headers: reveal(config.headers) })
+    const probeScope = yield* Scope.make()
+    const negotiated = yield* open(NEWEST_VERSION).pipe(
+      Effect.flatMap(negotiate),
+      Scope.provide(probeScope),
+      Effect.onError(() => Scope.close(probeScope, Exit.void))
+    )
+    if (negotiated.version === NEWEST_VERSION) {
+      yield* Effect.addFinalizer(() => Scope.close(probeScope, Exit.void))
+      return { transport: negotiated.transport, stderr: undefined }
+    }
+    yield* Scope.close(probeScope, Exit.void)
+    return { transport: yield* open(negotiated.version), stderr: undefined }
+  }).pipe(Effect.provideServiceEffect(HttpClient.HttpClient, thirdPartyClient))
+
+/**
+ * The context's `HttpClient` (or `fetch` when there is none), sending no trace context: a
+ * third-party server learns nothing about the caller's tracing.
+ */
+const thirdPartyClient: Effect.Effect<HttpClient.HttpClient> = Effect.serviceOption(HttpClient.HttpClient).pipe(
+  Effect.flatMap((client) =>
+    Option.isSome(client)
+      ? Effect.succeed(client.value)
+      : Effect.provide(Effect.gen(function*() {
+        return yield* HttpClient.HttpClient
+      }), FetchHttpClient.layer)
+  ),
+  Effect.map(HttpClient.transform((effect) => Effect.provideService(effect, HttpClient.TracerPropagationEnabled, false)))
+)
+
+/**
+ * Starts the server, negotiates, initialises and lists its tools within the start-up timeout. The
+ * server's `env` and `headers` values are registered with `Secrets` first. On failure everything
+ * the server holds is released before the `McpError` (with its last stderr lines) is returned.
+ */
 export const connect = (
   server: string,
-  config: McpServerConfig,
+  given: McpServerConfig,
   options: ConnectOptions = {}
 ): Effect.Effect<McpConnection, McpError, Scope.Scope | ChildProcessSpawner.ChildProcessSpawner> =>
   Effect.gen(function*() {
-    const timeout = options.startTimeout ?? Duration.seconds(60)
-    const client = yield* McpClient.make({ name: "effect-agent-loop", version: "0.1.0", timeout }).pipe(
-      Effect.provideServiceEffect(
-        McpClient.Transport,
-        McpClient.stdio({ command: commandOf(config), protocol: McpProtocol.v2025_11_25 })
-      )
+    const fail = (message: string) => new McpError({ server, message: `MCP server "${server}" ${message}` })
+    const expanded = expandConfig(given, options.env ?? process.env)
+    if (Result.isFailure(expanded)) {
+      const { field, variable } = expanded.failure
+      return yield* fail(`cannot start: environment variable ${variable} is not set (used in ${field})`)
+    }
+    const config = expanded.success
+    const secrets = yield* Secrets
+    secrets.add(Object.values(config.type === "stdio" ? config.env ?? {} : config.headers ?? {}))
+    if (config.type === "sse") {
+      return yield* fail("cannot start: the legacy HTTP+SSE transport (\"type\": \"sse\") is not supported; use \"type\": \"http\" (Streamable HTTP)")
+    }
+    const timeout = Duration.fromInputUnsafe(config.startupTimeout ?? options.startupTimeout ?? DEFAULT_STARTUP_TIMEOUT)
+    const outer = yield* Effect.scope
+    const own = yield* Scope.fork(outer, "sequential")
+    let stderr: StderrTail | undefined
+    const start = Effect.gen(function*() {
+      const opened = config.type === "stdio" ? yield* stdioTransport(server, config, outer) : yield* httpTransport(config)
+      stderr = opened.stderr
+      const client = yield* makeClient(opened.transport, timeout)
+      return { client, tools: yield* client.listTools() }
+    }).pipe(
+      Scope.provide(own),
+      Effect.mapError((error) => fail(`failed to start: ${describe(error)}`)),
+      Effect.timeoutOrElse({
+        duration: timeout,
+        orElse: () => Effect.fail(fail(`did not start within ${Duration.format(timeout)}`))
+      })
     )
-    const tools = yield* client.listTools()
-    return { server, client, tools }
-  }).pipe(
-    Effect.mapError((error) => new McpError({ server, message: `MCP server "${server}" failed to start: ${describe(error)}` }))
-  )
+    const started = yield* Effect.exit(start)
+    if (Exit.isFailure(started)) {
+      yield* Scope.close(own, started)
+      yield* settle(stderr)
+      return yield* Effect.failCause(started.cause).pipe(
+        Effect.mapError((error) => new McpError({ server, message: secrets.scrub(withStderr(error.message, stderr)) }))
+      )
+    }
+    return { server, config, client: started.value.client, tools: started.value.tools, stderr }
+  })

@@ -1,6 +1,7 @@
 /**
  * From an MCP `tools/call` result to the text a model reads: tool results in this library are text,
- * so text parts are kept and everything else is named and summarised rather than dropped silently.
+ * so text parts are kept and everything else is named and summarised rather than dropped silently,
+ * and the whole is capped like the built-in tools' output.
  */
 import type { McpSchema } from "effect/ai"
 import type { ToolOutput } from "../../domain/Tool.ts"
@@ -11,6 +12,7 @@ const summarise = (block: McpSchema.ContentBlock): string => {
       return block.text
     case "image":
     case "audio":
+      // `data` is already decoded from base64: its length is the size of the image itself.
       return `[${block.type} ${block.mimeType}, ${block.data.length} bytes]`
     case "resource_link":
       return `[resource ${block.title ?? block.name}: ${block.uri}${block.description === undefined ? "" : ` (${block.description})`}]`
@@ -18,7 +20,7 @@ const summarise = (block: McpSchema.ContentBlock): string => {
       const resource = block.resource
       return "text" in resource
         ? resource.text
-        : `[resource ${resource.uri}${resource.mimeType === undefined ? "" : ` ${resource.mimeType}`}, binary]`
+        : `[resource ${resource.uri}${resource.mimeType === undefined ? "" : ` ${resource.mimeType}`}, ${resource.blob.length} bytes]`
     }
   }
 }
@@ -33,4 +35,25 @@ export const toToolOutput = (result: McpSchema.CallToolResult): ToolOutput => {
     ? JSON.stringify(result.structuredContent)
     : parts.join("\n")
   return result.isError === true ? { content, isError: true } : { content }
+}
+
+/** The default cap of one MCP tool result, the same as `exec`'s output. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
+
+const encoder = new TextEncoder()
+
+/**
+ * The output cut to `maxBytes` bytes of UTF-8 (on a character boundary), with a note saying how
+ * much was cut, so one huge result cannot fill the context window.
+ */
+export const capOutput = (output: ToolOutput, maxBytes: number): ToolOutput => {
+  // Cheap first: UTF-8 takes at least one byte per UTF-16 unit, at most three.
+  if (output.content.length * 3 <= maxBytes) return output
+  const bytes = encoder.encode(output.content)
+  if (bytes.length <= maxBytes) return output
+  const kept = new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD+$/, "")
+  const keptBytes = encoder.encode(kept).length
+  const content = `${kept}\n[output truncated: showing the first ${keptBytes} of ${bytes.length} bytes; ` +
+    `${bytes.length - keptBytes} bytes were cut. Ask for less (a range, a filter, a page) to see the rest]`
+  return { ...output, content }
 }

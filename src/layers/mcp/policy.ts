@@ -1,0 +1,46 @@
+/**
+ * Which MCP tools are offered to the model and which need the user's approval, from a server's
+ * `approve`, `allow` and `deny` settings and the tool's own annotations.
+ *
+ * A server's annotations are its own claim, so only `readOnlyHint: true` lifts the approval
+ * requirement (under `"approve": "auto"`); anything else a tool may do (write, delete, send, spend)
+ * is asked about first. `allow` names the tools the user trusts anyway, `deny` the ones never to
+ * offer.
+ */
+import type { McpSchema } from "effect/ai"
+import type { McpServerConfig } from "./config.ts"
+
+const escape = (text: string) => text.replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+
+/** Whether `name` matches a pattern: an exact name, or `*` standing for any run of characters. */
+export const matchesPattern = (pattern: string, name: string): boolean =>
+  new RegExp(`^${pattern.split("*").map(escape).join(".*")}$`).test(name)
+
+const matchesAny = (patterns: ReadonlyArray<string> | undefined, name: string) =>
+  patterns !== undefined && patterns.some((pattern) => matchesPattern(pattern, name))
+
+/** Whether the server's `deny` list keeps the tool from the model. */
+export const isDenied = (config: McpServerConfig, tool: McpSchema.Tool): boolean => matchesAny(config.deny, tool.name)
+
+/** Whether calling the tool needs the user's approval (see the module doc). */
+export const requiresApproval = (config: McpServerConfig, tool: McpSchema.Tool): boolean => {
+  if (matchesAny(config.allow, tool.name)) return false
+  switch (config.approve ?? "auto") {
+    case "always":
+      return true
+    case "never":
+      return false
+    case "auto":
+      return tool.annotations?.readOnlyHint !== true
+  }
+}
+
+/** The name a tool has in tool filters such as the CLI's `--tools`: `server__tool`. */
+export const qualifiedName = (server: string, tool: string) => `${server}__${tool}`
+
+/**
+ * Whether a filter (`server__tool`, `server__*`, `*`) enables the tool; no filter enables all.
+ * Filters name tools by server and tool name as configured, whatever name the model sees.
+ */
+export const isEnabled = (enable: ReadonlyArray<string> | undefined, server: string, tool: string): boolean =>
+  enable === undefined || matchesAny(enable, qualifiedName(server, tool))

@@ -1,0 +1,135 @@
+/**
+ * What a stdio server writes besides its JSON-RPC messages. `effect/ai`'s stdio transport drops
+ * stderr and treats any line on stdout that is not JSON-RPC as a broken connection; real servers
+ * print banners and log lines to both. So the process is spawned through a spawner that:
+ *
+ * - reads stderr itself: every line goes to the debug log, and the last lines are kept so that a
+ *   failure can show them;
+ * - passes on only the stdout lines that look like JSON-RPC (the rest go to the debug log); a line
+ *   that grows past the message limit is passed on as it is, so the transport's own bound stops it.
+ */
+import { Deferred, Effect, type Scope, Stream } from "effect"
+import { ChildProcessSpawner } from "effect/process"
+
+/** The last lines a server wrote to stderr. */
+export interface StderrTail {
+  /** The last lines, oldest first (a line still being written is included). */
+  readonly lines: () => ReadonlyArray<string>
+  /** Completes when stderr has ended (the process and anything holding its stderr are gone). */
+  readonly ended: Effect.Effect<void>
+}
+
+/** How many stderr lines are kept, and how long each may be. */
+const TAIL_LINES = 10
+const LINE_WIDTH = 400
+
+const clip = (line: string) => line.length > LINE_WIDTH ? `${line.slice(0, LINE_WIDTH)}…` : line
+
+/** Splits text into lines across chunks; the unfinished rest is bounded by `limit` characters. */
+const lineSplitter = () => {
+  let rest = ""
+  return {
+    push: (chunk: string): Array<string> => {
+      const parts = (rest + chunk).split("\n")
+      rest = parts.pop()!
+      return parts.map((line) => line.replace(/\r$/, ""))
+    },
+    rest: () => rest,
+    take: () => {
+      const taken = rest
+      rest = ""
+      return taken
+    }
+  }
+}
+
+const makeTail = (server: string, done: Deferred.Deferred<void>) => {
+  const kept: Array<string> = []
+  const split = lineSplitter()
+  return {
+    feed: (chunk: string) =>
+      Effect.forEach(split.push(chunk), (line) => {
+        kept.push(clip(line))
+        if (kept.length > TAIL_LINES) kept.shift()
+        return Effect.logDebug(`MCP server "${server}" stderr: ${line}`)
+      }, { discard: true }).pipe(Effect.andThen(Effect.sync(() => {
+        // A line without its newline yet is kept only to its width: a flood cannot grow it.
+        if (split.rest().length > LINE_WIDTH) kept.push(clip(split.take()))
+        if (kept.length > TAIL_LINES) kept.shift()
+      }))),
+    tail: {
+      lines: () => (split.rest() === "" ? kept : [...kept, clip(split.rest())]).slice(-TAIL_LINES),
+      ended: Deferred.await(done)
+    } satisfies StderrTail
+  }
+}
+
+const encoder = new TextEncoder()
+
+/** A line a JSON-RPC peer could have sent: an object that names the protocol. */
+const looksLikeJsonRpc = (line: string) => line.trimStart().startsWith("{") && line.includes("\"jsonrpc\"")
+
+/**
+ * Stdout without the lines that are not JSON-RPC. Lines are passed on whole; a line longer than
+ * `maxChars` is passed on as it comes, so that the transport fails on its own message limit
+ * instead of this buffer growing without end.
+ */
+const jsonRpcLines = <E>(stdout: Stream.Stream<Uint8Array, E>, server: string, maxChars: number): Stream.Stream<Uint8Array, E> =>
+  Stream.suspend(() => {
+    const split = lineSplitter()
+    let oversized = false
+    return stdout.pipe(
+      Stream.decodeText(),
+      Stream.mapEffect((chunk) =>
+        Effect.gen(function*() {
+          const out: Array<string> = []
+          const lines = split.push(chunk)
+          for (const line of lines) {
+            if (oversized || looksLikeJsonRpc(line)) out.push(`${line}\n`)
+            else if (line.trim() !== "") yield* Effect.logDebug(`MCP server "${server}" stdout (not JSON-RPC, ignored): ${clip(line)}`)
+            oversized = false
+          }
+          if (split.rest().length > maxChars) {
+            oversized = true
+            out.push(split.take())
+          }
+          return out.length === 0 ? [] : [encoder.encode(out.join("")) as Uint8Array]
+        })
+      ),
+      Stream.flattenIterable
+    )
+  })
+
+/**
+ * A spawner that starts processes through `inner` and observes them as the module doc says. The
+ * stderr reader runs in `readerScope`, which outlives the server's own scope, so the last lines a
+ * dying server writes are still read after its transport has closed.
+ */
+export const observingSpawner = (options: {
+  readonly inner: ChildProcessSpawner.ChildProcessSpawner["Service"]
+  readonly server: string
+  readonly readerScope: Scope.Scope
+  readonly maxMessageChars: number
+}): Effect.Effect<{ readonly spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]; readonly stderr: StderrTail }> =>
+  Effect.gen(function*() {
+    const done = yield* Deferred.make<void>()
+    const { feed, tail } = makeTail(options.server, done)
+    const spawner = ChildProcessSpawner.make((command) =>
+      Effect.gen(function*() {
+        const handle = yield* options.inner.spawn(command)
+        yield* handle.stderr.pipe(
+          Stream.decodeText(),
+          Stream.runForEach(feed),
+          Effect.ignore,
+          Effect.ensuring(Deferred.succeed(done, undefined)),
+          Effect.forkIn(options.readerScope)
+        )
+        return ChildProcessSpawner.makeHandle({
+          ...handle,
+          stdout: jsonRpcLines(handle.stdout, options.server, options.maxMessageChars),
+          stderr: Stream.empty
+        })
+      })
+    )
+    return { spawner, stderr: tail }
+  })
