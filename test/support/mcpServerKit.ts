@@ -2,7 +2,7 @@
  * Helpers for tests of MCP servers: our stdio test server (`mcpServer.mjs`) configured with a log
  * file and misbehaviours, the real servers installed from npm, and calling a tool as the loop does.
  */
-import { Effect } from "effect"
+import { Effect, Logger } from "effect"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
@@ -80,4 +80,18 @@ export const byName = <T extends { readonly name: string }>(tools: ReadonlyArray
 export const call = (tools: ReadonlyArray<Tool.Tool<never>>, name: string, args: unknown) => {
   const tool = byName(tools, name)
   return tool.decode(args).pipe(Effect.orDie, Effect.flatMap((decoded) => tool.execute(decoded, context)), Effect.map(Tool.toOutput))
+}
+
+/** A logger that keeps every log line with its level, to see what the MCP layer warns about. */
+export const captureLogs = () => {
+  const lines: Array<{ readonly level: string; readonly text: string }> = []
+  const logger = Logger.make(({ logLevel, message }) => {
+    const parts = Array.isArray(message) ? message : [message]
+    lines.push({ level: logLevel, text: parts.map((part) => typeof part === "string" ? part : JSON.stringify(part)).join(" ") })
+  })
+  return {
+    warnings: () => lines.filter((line) => line.level === "Warn").map((line) => line.text),
+    lines,
+    layer: Logger.layer([logger])
+  }
 }

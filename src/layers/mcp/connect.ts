@@ -97,21 +97,12 @@ export const settle = (stderr: StderrTail | undefined) =>
   stderr === undefined ? Effect.void : Effect.timeoutOption(stderr.ended, "1 second").pipe(Effect.asVoid)
 
 /** A transport to a stdio server, observed as `stdio.ts` says; the process belongs to the current scope. */
-const stdioTransport = (server: string, config: StdioConfig, readerScope: Scope.Scope) =>
-  Effect.gen(function*() {
-    const observed = yield* observingSpawner({
-      inner: yield* ChildProcessSpawner.ChildProcessSpawner,
-      server,
-      readerScope,
-      maxMessageChars: MAX_MESSAGE_CHARS
-    })
-    const transport = yield* McpClient.stdio({
-      command: commandOf(config),
-      protocol: adapterFor(NEWEST_VERSION),
-      maxMessageBytes: MAX_MESSAGE_CHARS
-    }).pipe(Effect.provideService(ChildProcessSpawner.ChildProcessSpawner, observed.spawner))
-    return { transport: (yield* negotiate(transport)).transport, stderr: observed.stderr }
-  })
+const stdioTransport = (config: StdioConfig, spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]) =>
+  McpClient.stdio({ command: commandOf(config), protocol: adapterFor(NEWEST_VERSION), maxMessageBytes: MAX_MESSAGE_CHARS }).pipe(
+    Effect.provideService(ChildProcessSpawner.ChildProcessSpawner, spawner),
+    Effect.flatMap(negotiate),
+    Effect.map((negotiated) => negotiated.transport)
+  )
 
 /**
  * A transport to a Streamable HTTP server. Its revision travels in a header of every request, so
@@ -130,10 +121,10 @@ const httpTransport = (config: HttpConfig) =>
     )
     if (negotiated.version === NEWEST_VERSION) {
       yield* Effect.addFinalizer(() => Scope.close(probeScope, Exit.void))
-      return { transport: negotiated.transport, stderr: undefined }
+      return negotiated.transport
     }
     yield* Scope.close(probeScope, Exit.void)
-    return { transport: yield* open(negotiated.version), stderr: undefined }
+    return yield* open(negotiated.version)
   }).pipe(Effect.provideServiceEffect(HttpClient.HttpClient, thirdPartyClient))
 
 /**
@@ -177,11 +168,25 @@ export const connect = (
     const timeout = Duration.fromInputUnsafe(config.startupTimeout ?? options.startupTimeout ?? DEFAULT_STARTUP_TIMEOUT)
     const outer = yield* Effect.scope
     const own = yield* Scope.fork(outer, "sequential")
-    let stderr: StderrTail | undefined
+    // The observer exists before the process, so even a server that dies at once leaves its stderr.
+    const plan = config.type === "stdio"
+      ? {
+        _tag: "stdio",
+        config,
+        observed: yield* observingSpawner({
+          inner: yield* ChildProcessSpawner.ChildProcessSpawner,
+          server,
+          readerScope: outer,
+          maxMessageChars: MAX_MESSAGE_CHARS
+        })
+      } as const
+      : { _tag: "http", config } as const
+    const stderr = plan._tag === "stdio" ? plan.observed.stderr : undefined
     const start = Effect.gen(function*() {
-      const opened = config.type === "stdio" ? yield* stdioTransport(server, config, outer) : yield* httpTransport(config)
-      stderr = opened.stderr
-      const client = yield* makeClient(opened.transport, timeout)
+      const transport = plan._tag === "stdio"
+        ? yield* stdioTransport(plan.config, plan.observed.spawner)
+        : yield* httpTransport(plan.config)
+      const client = yield* makeClient(transport, timeout)
       return { client, tools: yield* client.listTools() }
     }).pipe(
       Scope.provide(own),

@@ -25,21 +25,41 @@ const LINE_WIDTH = 400
 
 const clip = (line: string) => line.length > LINE_WIDTH ? `${line.slice(0, LINE_WIDTH)}…` : line
 
-/** Splits text into lines across chunks; the unfinished rest is bounded by `limit` characters. */
+/**
+ * Splits text into lines across chunks. Each chunk is searched once and the unfinished rest is
+ * kept in pieces, so a long line costs time in proportion to its length.
+ */
 const lineSplitter = () => {
-  let rest = ""
+  let pieces: Array<string> = []
+  let length = 0
+  const take = () => {
+    const taken = pieces.join("")
+    pieces = []
+    length = 0
+    return taken
+  }
   return {
     push: (chunk: string): Array<string> => {
-      const parts = (rest + chunk).split("\n")
-      rest = parts.pop()!
-      return parts.map((line) => line.replace(/\r$/, ""))
+      const lines: Array<string> = []
+      let start = 0
+      let index: number
+      while ((index = chunk.indexOf("\n", start)) >= 0) {
+        pieces.push(chunk.slice(start, index))
+        lines.push(take().replace(/\r$/, ""))
+        start = index + 1
+      }
+      if (start < chunk.length) {
+        pieces.push(chunk.slice(start))
+        length += chunk.length - start
+      }
+      return lines
     },
-    rest: () => rest,
-    take: () => {
-      const taken = rest
-      rest = ""
-      return taken
-    }
+    /** The length of the unfinished line. */
+    restLength: () => length,
+    /** The unfinished line, which stays. */
+    rest: () => pieces.join(""),
+    /** The unfinished line, which goes. */
+    take
   }
 }
 
@@ -54,11 +74,11 @@ const makeTail = (server: string, done: Deferred.Deferred<void>) => {
         return Effect.logDebug(`MCP server "${server}" stderr: ${line}`)
       }, { discard: true }).pipe(Effect.andThen(Effect.sync(() => {
         // A line without its newline yet is kept only to its width: a flood cannot grow it.
-        if (split.rest().length > LINE_WIDTH) kept.push(clip(split.take()))
+        if (split.restLength() > LINE_WIDTH) kept.push(clip(split.take()))
         if (kept.length > TAIL_LINES) kept.shift()
       }))),
     tail: {
-      lines: () => (split.rest() === "" ? kept : [...kept, clip(split.rest())]).slice(-TAIL_LINES),
+      lines: () => (split.restLength() === 0 ? kept : [...kept, clip(split.rest())]).slice(-TAIL_LINES),
       ended: Deferred.await(done)
     } satisfies StderrTail
   }
@@ -89,7 +109,7 @@ const jsonRpcLines = <E>(stdout: Stream.Stream<Uint8Array, E>, server: string, m
             else if (line.trim() !== "") yield* Effect.logDebug(`MCP server "${server}" stdout (not JSON-RPC, ignored): ${clip(line)}`)
             oversized = false
           }
-          if (split.rest().length > maxChars) {
+          if (split.restLength() > maxChars) {
             oversized = true
             out.push(split.take())
           }
@@ -116,7 +136,8 @@ export const observingSpawner = (options: {
     const { feed, tail } = makeTail(options.server, done)
     const spawner = ChildProcessSpawner.make((command) =>
       Effect.gen(function*() {
-        const handle = yield* options.inner.spawn(command)
+        // A process that never started has no stderr to wait for.
+        const handle = yield* options.inner.spawn(command).pipe(Effect.onError(() => Deferred.succeed(done, undefined)))
         yield* handle.stderr.pipe(
           Stream.decodeText(),
           Stream.runForEach(feed),
