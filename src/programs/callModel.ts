@@ -11,7 +11,15 @@ import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } fro
 import * as Usage from "../domain/Usage.ts"
 import type { Named } from "../services/Hooks.ts"
 import type { AbortTurn, HardAbort } from "../domain/Hook.ts"
-import { type Compression, dropOldestHalf, fitToBudget, fitToCount } from "./compaction.ts"
+import {
+  type Compression,
+  dropOldestHalf,
+  fitToBudget,
+  fitToCount,
+  halveNewestToolResult,
+  type Shrink,
+  shrinkOversizedToolResult
+} from "./compaction.ts"
 import { compacted, noStackTrace, type TurnContext } from "./TurnContext.ts"
 import { hookContext } from "./TurnControl.ts"
 import { TurnAborted, hardAbort } from "./turnEnd.ts"
@@ -162,6 +170,19 @@ const compress = (
   })
 
 /**
+ * Cuts the newest tool result in the context as `shrink` says (a `ContextCompress` that dropped no
+ * message). Only the context: the session stores the result in full (recovery never destroys
+ * history), so a later turn that overflows on it again cuts it again.
+ */
+const shrinkToolResult = (context: TurnContext, shrink: Shrink | undefined) =>
+  Effect.gen(function*() {
+    if (shrink === undefined) return false
+    context.conversation = [...shrink.kept]
+    yield* context.emit("ContextCompress", { reason: "overflow", dropped: 0, remaining: shrink.kept.length })
+    return true
+  })
+
+/**
  * The soft limits, before each call: drop the oldest messages beyond `maxContextRunes` (and,
  * for sub-turns, beyond their message cap).
  */
@@ -220,7 +241,10 @@ export const callModel = (
       if (attempt._tag === "overflow") {
         if (overflowRetries >= context.config.maxCompressRetries) return yield* Effect.fail(attempt.error)
         overflowRetries++
-        if (!(yield* compress(context, "overflow", dropOldestHalf(context.conversation)))) return yield* Effect.fail(attempt.error)
+        const recovered = (yield* shrinkToolResult(context, shrinkOversizedToolResult(context.conversation, context.config.contextWindow))) ||
+          (yield* compress(context, "overflow", dropOldestHalf(context.conversation))) ||
+          (yield* shrinkToolResult(context, halveNewestToolResult(context.conversation)))
+        if (!recovered) return yield* Effect.fail(attempt.error)
         continue
       }
       const response = { ...attempt.response, usage: yield* priced(context, request.model, attempt.response.usage) }

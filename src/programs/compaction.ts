@@ -116,3 +116,49 @@ export const splitForSummary = (
   while (cut > 0 && messages[cut]?.role === "tool") cut--
   return { older: messages.slice(0, cut), newer: messages.slice(cut) }
 }
+
+/** A conversation whose newest tool result was cut. */
+export interface Shrink {
+  readonly kept: ReadonlyArray<Message>
+  /** Characters removed. */
+  readonly cut: number
+}
+
+/** The index of the newest tool result, or -1. */
+const newestToolResult = (messages: ReadonlyArray<Message>): number => {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === "tool") return i
+  return -1
+}
+
+/**
+ * The newest tool result cut to `maxRunes` characters, with a note saying how much went. It is
+ * what compression can never drop (it is the work of the current turn), so an oversized one would
+ * otherwise fail the turn on every retry. `undefined` when it is not longer than that, or there
+ * is none.
+ */
+export const shrinkNewestToolResult = (messages: ReadonlyArray<Message>, maxRunes: number): Shrink | undefined => {
+  const index = newestToolResult(messages)
+  const message = messages[index]
+  if (message === undefined || message.role !== "tool" || message.content.length <= maxRunes) return undefined
+  // Never end on the first half of a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(message.content.charAt(maxRunes - 1)) ? maxRunes - 1 : maxRunes
+  const cut = message.content.length - end
+  const content = `${message.content.slice(0, end)}\n[tool result cut by ${cut} of ${message.content.length} characters to fit the context window]`
+  return { kept: messages.map((m, i) => i === index ? { ...message, content } : m), cut }
+}
+
+/**
+ * What overflow recovery tries first: a newest tool result longer than a quarter of the window (at
+ * 4 characters per token) is cut to that. `undefined` when there is none so large.
+ */
+export const shrinkOversizedToolResult = (messages: ReadonlyArray<Message>, contextWindow: number): Shrink | undefined =>
+  shrinkNewestToolResult(messages, contextWindow)
+
+/** The smallest tool result overflow recovery still halves: below this, halving gains nothing. */
+const MIN_HALVED_RUNES = 2000
+
+/** What overflow recovery tries when nothing else can be dropped: the newest tool result halved. */
+export const halveNewestToolResult = (messages: ReadonlyArray<Message>): Shrink | undefined => {
+  const runes = messages[newestToolResult(messages)]?.content.length ?? 0
+  return runes < MIN_HALVED_RUNES ? undefined : shrinkNewestToolResult(messages, Math.floor(runes / 2))
+}
