@@ -262,12 +262,24 @@ describe("data directory", () => {
 describe("--tools", () => {
   it.effect("takes a comma-separated list, tolerating spaces and repeats; empty means none", () =>
     Effect.gen(function*() {
-      expect(yield* parseTools("read_file, exec,read_file")).toEqual(["read_file", "exec"])
-      expect(yield* parseTools("")).toEqual([])
+      expect(yield* parseTools("read_file, exec,read_file")).toEqual({ tools: ["read_file", "exec"], mcp: [] })
+      expect(yield* parseTools("")).toEqual({ tools: [], mcp: [] })
       const bad = yield* Effect.exit(parseTools("read_file,shell"))
       expect(Exit.isFailure(bad) && bad.cause.toString()).toContain("unknown tool \"shell\"")
       const error = yield* Effect.flip(parseTools("shell"))
       expect(error).toBeInstanceOf(CliFailure)
       expect(error.code).toBe(1)
+    }))
+
+  it.effect("names MCP tools as server__tool or server__*, apart from the built-ins", () =>
+    Effect.gen(function*() {
+      expect(yield* parseTools("read_file,fs__read_text_file,kv__*,fs__read_text_file")).toEqual({
+        tools: ["read_file"],
+        mcp: ["fs__read_text_file", "kv__*"]
+      })
+      const bad = yield* Effect.flip(parseTools("__x"))
+      expect(bad.message).toBe(
+        "unknown tool \"__x\" in --tools; built-in tools: read_file, list_dir, grep, write_file, edit_file, exec; MCP tools: server__tool or server__*"
+      )
     }))
 })

@@ -242,7 +242,7 @@ describe.concurrent("agent-loop run", () => {
     ])
     const config = path.join(home, "mcp.json")
     fs.writeFileSync(config, JSON.stringify({ mcpServers: { kv: { command: process.execPath, args: [path.join(root, "test", "support", "mcpServer.mjs")] } } }))
-    const result = await runCli(["run", ...flags, "--tools", "read_file", "--mcp-config", config, "look up a"], { env })
+    const result = await runCli(["run", ...flags, "--tools", "read_file,kv__*", "--mcp-config", config, "look up a"], { env })
     expect(result.code).toBe(0)
     expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file", "lookup", "put"])
     expect(result.stderr).toMatch(/⚙ lookup \{"key":"a"\}\n\s+✓ lookup \d+ ms/)
@@ -255,7 +255,10 @@ describe.concurrent("agent-loop run", () => {
   it("bad flags fail before anything starts, with one line", async (context) => {
     const { flags, env } = await setup(context, [{ text: "unused" }])
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
-      [["--tools", "read_file,nope"], "agent-loop: unknown tool \"nope\" in --tools; built-in tools: read_file, list_dir, grep, write_file, edit_file, exec"],
+      [
+        ["--tools", "read_file,nope"],
+        "agent-loop: unknown tool \"nope\" in --tools; built-in tools: read_file, list_dir, grep, write_file, edit_file, exec; MCP tools: server__tool or server__*"
+      ],
       [["--replay", "x.jsonl", "--record", "y.jsonl"], "agent-loop: --record and --replay cannot be used together"],
       [["--continue"], "agent-loop: no session to continue yet: start one without --continue"],
       [["--provider", "replay"], "agent-loop: --provider replay needs a cassette: --replay FILE"]
@@ -279,11 +282,14 @@ describe.concurrent("agent-loop run", () => {
     const run = await runCli(["run", "--help"], { env })
     for (const flag of [
       "--provider", "--base-url", "--model", "--session", "--continue", "--max-iterations", "--tools", "--workspace", "--yes",
-      "--approval", "--context-files", "--settings", "--output-format", "--events", "--record", "--replay", "--mcp-config", "--verbose"
+      "--approval", "--context-files", "--settings", "--output-format", "--events", "--record", "--replay", "--mcp-config", "--mcp-workspace", "--verbose"
     ]) {
       expect(run.stdout).toContain(flag)
     }
-    expect(run.stdout).toContain(`(${BuiltinToolName.literals.join(",")}); default read_file,list_dir,grep,write_file,edit_file,exec or the settings' "tools";`)
+    expect(run.stdout).toContain(
+      `built-ins (${BuiltinToolName.literals.join(",")}) and MCP tools as server__tool or server__*; ` +
+        `default read_file,list_dir,grep,write_file,edit_file,exec (or the settings' "tools") and every MCP tool;`
+    )
     expect(run.stdout).toContain(`(default ${AgentLoopConfig.makeUnsafe({ model: "m" }).maxIterations})`)
     const show = await runCli(["sessions", "show", "--help"], { env })
     expect(show.code).toBe(0)

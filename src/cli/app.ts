@@ -50,19 +50,24 @@ const provider = (settings: CliSettings): ProviderLayer => {
 export const EXEC_KILL_GRACE = "1 second"
 
 /**
- * The built-in tools of `--tools`, then the tools of the MCP servers of the settings files, then
- * those of `--mcp-config` (each renamed where it collides with a name already taken).
+ * The built-in tools of `--tools`, then the tools of the MCP servers of the settings files, the
+ * workspace's `.mcp.json` (`--mcp-workspace`, trusted workspaces) and `--mcp-config`, later ones
+ * replacing a server of the same name, narrowed by `--tools` and renamed where they collide. A
+ * server that fails is a warning; tools needing approval go through the same approval as `exec`.
  */
 const tools = (settings: CliSettings) => {
   const builtins = ToolRegistry.layer(builtinTools({ enable: settings.tools, exec: { killGrace: EXEC_KILL_GRACE } })).pipe(
     Layer.provide(Workspace.layer(settings.workspace))
   )
-  const configured = Object.keys(settings.mcpServers).length === 0
-    ? builtins
-    : McpTools.layer(settings.mcpServers).pipe(Layer.provideMerge(builtins))
-  return settings.mcpConfig === undefined
-    ? configured
-    : McpTools.layerFromConfigFile(settings.mcpConfig).pipe(Layer.provideMerge(configured))
+  const sources = {
+    servers: settings.mcpServers,
+    files: settings.mcpConfig === undefined ? [] : [settings.mcpConfig],
+    ...(settings.mcpWorkspace ? { workspace: settings.workspace } : {})
+  }
+  if (Object.keys(sources.servers).length === 0 && sources.files.length === 0 && !settings.mcpWorkspace) return builtins
+  return McpTools.layerFromSources(sources, settings.mcpTools === undefined ? {} : { enable: settings.mcpTools }).pipe(
+    Layer.provideMerge(builtins)
+  )
 }
 
 const store = (settings: CliSettings) =>

@@ -60,7 +60,8 @@ export const agentFlags = {
   tools: Flag.String("tools").pipe(
     Flag.optional,
     Flag.withDescription(
-      `Comma-separated built-in tools to enable (${BuiltinToolName.literals.join(",")}); default ${defaultTools.join(",")} or the settings' "tools"; "" for none`
+      `Comma-separated tools to enable: built-ins (${BuiltinToolName.literals.join(",")}) and MCP tools as ` +
+        `server__tool or server__*; default ${defaultTools.join(",")} (or the settings' "tools") and every MCP tool; "" for none`
     )
   ),
   workspace: Flag.String("workspace").pipe(
@@ -71,12 +72,12 @@ export const agentFlags = {
   yes: Flag.Boolean("yes").pipe(
     Flag.withAlias("y"),
     Flag.withDefault(false),
-    Flag.withDescription("Approve every tool call that needs approval (exec) without asking: --approval approve")
+    Flag.withDescription("Approve every tool call that needs approval (exec, MCP tools not marked read-only) without asking: --approval approve")
   ),
   approval: Flag.Literals("approval", ApprovalPolicy.literals).pipe(
     Flag.optional,
     Flag.withDescription(
-      "Calls that need approval (exec): ask on a terminal (denied without one), approve all, or deny all. Default ask, or the settings' \"approval\""
+      "Calls that need approval (exec, MCP tools not marked read-only): ask on a terminal (denied without one), approve all, or deny all. Default ask, or the settings' \"approval\""
     )
   ),
   contextFiles: Flag.Boolean("context-files").pipe(
@@ -99,6 +100,10 @@ export const agentFlags = {
   mcpConfig: Flag.String("mcp-config").pipe(
     Flag.optional,
     Flag.withDescription("Add the tools of the MCP servers in FILE ({\"mcpServers\": {...}})")
+  ),
+  mcpWorkspace: Flag.Boolean("mcp-workspace").pipe(
+    Flag.withDefault(false),
+    Flag.withDescription("Also start the MCP servers of the workspace's .mcp.json (they run programs: only for workspaces you trust)")
   ),
   verbose: Flag.Boolean("verbose").pipe(
     Flag.withDefault(false),

@@ -43,6 +43,8 @@ export interface CliSettings {
   readonly dataDir: string
   readonly maxIterations: number | undefined
   readonly tools: ReadonlyArray<BuiltinToolName>
+  /** The MCP tools `--tools` names (`server__tool`, `server__*`); `undefined`: all of them. */
+  readonly mcpTools: ReadonlyArray<string> | undefined
   /** Absolute. */
   readonly workspace: string
   /** Whether the user trusts the workspace: only then do its hooks, settings and MCP config take effect. */
@@ -57,6 +59,8 @@ export interface CliSettings {
   readonly maxTokens: number | undefined
   /** Prices for the loop's cost; `undefined` when the model has none (its cost is unknown). */
   readonly prices: Readonly<Record<string, ModelPrice>> | undefined
+  /** Also start the servers of the workspace's `.mcp.json` (`--mcp-workspace`, trusted workspaces only). */
+  readonly mcpWorkspace: boolean
   readonly verbose: boolean
   /** Lines to show once the command starts (`announce`): a skipped untrusted workspace, an unknown model, the context files. */
   readonly notices: ReadonlyArray<Notice>
@@ -87,19 +91,30 @@ const decodeToolName = Schema.decodeUnknownOption(BuiltinToolName)
 /** The loop's own defaults (any model will do), for what the registry cannot say about a model. */
 const loopDefaults = AgentLoopConfig.makeUnsafe({ model: "any" })
 
-/** Parses `--tools a,b,c`; an empty value enables none. */
+/**
+ * Parses `--tools a,b,c`; an empty value enables none. A name with `__` is an MCP tool, named by
+ * its server as `server__tool`, or `server__*` for all of a server's tools.
+ */
 export const parseTools = (value: string) =>
   Effect.gen(function*() {
     const names = value.split(",").map((name) => name.trim()).filter((name) => name !== "")
     const tools: Array<BuiltinToolName> = []
+    const mcp: Array<string> = []
     for (const name of names) {
+      if (/^[^_].*__./.test(name)) {
+        if (!mcp.includes(name)) mcp.push(name)
+        continue
+      }
       const tool = decodeToolName(name)
       if (Option.isNone(tool)) {
-        return yield* fail(`unknown tool "${name}" in --tools; built-in tools: ${BuiltinToolName.literals.join(", ")}`)
+        return yield* fail(
+          `unknown tool "${name}" in --tools; built-in tools: ${BuiltinToolName.literals.join(", ")}; ` +
+            "MCP tools: server__tool or server__*"
+        )
       }
       if (!tools.includes(tool.value)) tools.push(tool.value)
     }
-    return tools
+    return { tools, mcp }
   })
 
 /** The provider, its URL and its key. A live provider on its vendor's URL without a key fails here, before any request. */
@@ -205,13 +220,17 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       persist: !flags.ephemeral,
       dataDir: data,
       maxIterations: Option.getOrUndefined(flags.maxIterations),
-      tools: Option.isSome(flags.tools) ? yield* parseTools(flags.tools.value) : settings.tools ?? defaultTools,
+      ...(Option.isSome(flags.tools)
+        ? yield* Effect.map(parseTools(flags.tools.value), ({ mcp, tools }) => ({ tools, mcpTools: mcp }))
+        : { tools: settings.tools ?? defaultTools, mcpTools: undefined }),
       workspace,
       trusted,
       approval: flags.yes ? "approve" : Option.getOrUndefined(flags.approval) ?? settings.approval ?? "ask",
       events: Option.getOrUndefined(Option.map(flags.events, (file) => nodePath.resolve(file))),
       mcpConfig: Option.getOrUndefined(flags.mcpConfig),
       mcpServers,
+      // A workspace's MCP servers run programs it names: only a trusted one's are started.
+      mcpWorkspace: flags.mcpWorkspace && trusted,
       contextWindow: limits.contextWindow,
       maxTokens: limits.maxTokens,
       prices: limits.prices,

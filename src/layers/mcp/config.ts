@@ -150,8 +150,10 @@ export const findWorkspaceConfig = (dir: string): Effect.Effect<Option.Option<st
     return exists ? Option.some(path) : Option.none()
   })
 
-/** Where MCP servers come from: a workspace's `.mcp.json` (if any), then config files, in order. */
+/** Where MCP servers come from: servers given inline, a workspace's `.mcp.json` (if any), then config files, in order. */
 export interface McpSources {
+  /** Servers as written (a host's own settings, say); the lowest precedence. */
+  readonly servers?: Readonly<Record<string, McpServerConfigInput>>
   /** Files that must exist (`--mcp-config`). */
   readonly files?: ReadonlyArray<string>
   /** A workspace whose `.mcp.json` is read when present. Pass it only for a trusted workspace. */
@@ -160,7 +162,7 @@ export interface McpSources {
 
 /**
  * The servers of every source, merged: a name defined again by a later source replaces the
- * earlier definition (so an explicit file overrides the workspace's). Bad files fail with
+ * earlier definition (so an explicit file overrides the workspace's, which overrides inline ones). Bad files fail with
  * `ConfigError` naming the file and the field.
  */
 export const loadConfig = (sources: McpSources): Effect.Effect<McpServers, ConfigError, FileSystem.FileSystem> =>
@@ -168,10 +170,11 @@ export const loadConfig = (sources: McpSources): Effect.Effect<McpServers, Confi
     const workspaceFile = sources.workspace === undefined
       ? Option.none<string>()
       : yield* findWorkspaceConfig(sources.workspace)
-    let servers: McpServers = {}
+    let servers: McpServers = sources.servers === undefined ? {} : yield* decodeServers(sources.servers)
     if (Option.isSome(workspaceFile)) {
-      servers = yield* readConfigFile(workspaceFile.value)
-      yield* Effect.logInfo(`MCP servers from ${workspaceFile.value}: ${Object.keys(servers).join(", ") || "none"}`)
+      const fromWorkspace = yield* readConfigFile(workspaceFile.value)
+      servers = { ...servers, ...fromWorkspace }
+      yield* Effect.logInfo(`MCP servers from ${workspaceFile.value}: ${Object.keys(fromWorkspace).join(", ") || "none"}`)
     }
     for (const file of sources.files ?? []) servers = { ...servers, ...yield* readConfigFile(file) }
     return servers

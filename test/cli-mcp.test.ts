@@ -1,0 +1,98 @@
+/**
+ * MCP servers through the `agent-loop` binary: approval exactly like `exec`, `--tools` covering MCP
+ * tools, one warning for a server that fails, and the workspace's `.mcp.json` only when asked for.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { isolatedEnv, root, runCli, tempDir } from "./support/cliProcess.ts"
+import { type Script, start } from "./support/openaiServer.ts"
+
+interface TestContext {
+  readonly onTestFinished: (fn: () => Promise<void>) => void
+}
+
+const serverScript = path.join(root, "test", "support", "mcpServer.mjs")
+
+/** A model server, a home with a workspace, an MCP config with our test server `kv` logging to `log`. */
+const setup = async (context: TestContext, script: Script, servers: Record<string, unknown> = {}) => {
+  const server = await start(script)
+  context.onTestFinished(() => server.close())
+  const home = tempDir()
+  const workspace = path.join(home, "ws")
+  fs.mkdirSync(workspace)
+  const log = path.join(home, "kv.log")
+  const config = path.join(home, "mcp.json")
+  fs.writeFileSync(config, JSON.stringify({
+    mcpServers: { kv: { command: process.execPath, args: [serverScript], env: { MCP_TEST_LOG: log } }, ...servers }
+  }))
+  const flags = ["--base-url", server.url, "--model", "fake-model", "--workspace", workspace]
+  return { server, home, workspace, log, config, flags, env: isolatedEnv(home) }
+}
+
+const started = (log: string) => fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith("start ")) : []
+
+const toolNames = (request: { readonly body: any }) => (request.body.tools ?? []).map((t: any) => t.function.name)
+
+const storeC: Script = [
+  { toolCalls: [{ name: "put", arguments: { key: "c", value: "gamma" } }, { name: "lookup", arguments: { key: "a" } }] },
+  { text: "done" }
+]
+
+describe.concurrent("agent-loop and MCP servers", () => {
+  it("without a terminal and without --yes, an MCP tool that needs approval is denied like exec", async (context) => {
+    const { flags, env, config, log, server } = await setup(context, storeC)
+    const denied = await runCli(["run", ...flags, "--mcp-config", config, "store c"], { env })
+    expect(denied.code).toBe(0)
+    expect(denied.stderr).toMatch(/agent-loop: denied put \{"key":"c","value":"gamma"\}: it needs approval and there is no terminal to ask \(pass --yes to approve\)/)
+    expect(started(log)).toEqual(["start lookup a"])
+    expect(server.requests[1]!.body.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content)).toEqual([
+      expect.stringContaining("Not approved"),
+      "a=alpha"
+    ])
+  })
+
+  it("with --yes, an MCP tool that needs approval runs", async (context) => {
+    const { flags, env, config, log } = await setup(context, storeC)
+    const approved = await runCli(["run", ...flags, "--yes", "--mcp-config", config, "store c"], { env })
+    expect(approved.code).toBe(0)
+    expect(started(log)).toEqual(["start put c", "start lookup a"])
+  })
+
+  for (
+    const [tools, expected] of [
+      ["", []],
+      ["kv__lookup", ["lookup"]],
+      ["list_dir,kv__*", ["list_dir", "lookup", "put"]],
+      [undefined, ["read_file", "list_dir", "grep", "write_file", "edit_file", "lookup", "put"]]
+    ] as const
+  ) {
+    it(`--tools covers MCP tools: ${tools === undefined ? "no --tools: the default built-ins and every MCP tool" : `"${tools}"`}`, async (context) => {
+      const { flags, env, config, server } = await setup(context, [{ text: "ok" }])
+      const result = await runCli(["run", ...flags, ...(tools === undefined ? [] : ["--tools", tools]), "--mcp-config", config, "hi"], { env })
+      expect(result.code).toBe(0)
+      expect(toolNames(server.requests[0]!)).toEqual(expected)
+    })
+  }
+
+  it("a server that fails is one warning line naming it; the run goes on with the other tools", async (context) => {
+    const { flags, env, config, server } = await setup(context, [{ text: "ok" }], { ghost: { command: "/nonexistent/mcp-server" } })
+    const result = await runCli(["run", ...flags, "--mcp-config", config, "hi"], { env })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toMatch(/^agent-loop: warn: MCP server "ghost" failed to start: Cannot spawn MCP server: .*; skipped$/m)
+    expect(toolNames(server.requests[0]!)).toContain("lookup")
+  })
+
+  for (const flag of [true, false]) {
+    it(`the workspace's .mcp.json is used ${flag ? "with" : "only with"} --mcp-workspace`, async (context) => {
+      const { flags, env, workspace, home, server } = await setup(context, [{ text: "ok" }])
+      fs.writeFileSync(path.join(workspace, ".mcp.json"), JSON.stringify({
+        mcpServers: { project: { command: process.execPath, args: [serverScript], env: { MCP_TEST_LOG: path.join(home, "p.log") } } }
+      }))
+      const result = await runCli(["run", ...flags, ...(flag ? ["--mcp-workspace"] : []), "hi"], { env })
+      expect(result.code).toBe(0)
+      expect(result.stderr.includes(`MCP servers from ${path.join(workspace, ".mcp.json")}: project`)).toBe(flag)
+      expect(toolNames(server.requests[0]!).includes("lookup")).toBe(flag)
+    })
+  }
+})
