@@ -46,8 +46,12 @@ describe("McpTools: discovery and calls", () => {
       expect(yield* call(tools, "lookup", { key: "a" })).toEqual({ content: "a=alpha" })
       expect(yield* call(tools, "put", { key: "c", value: "gamma" })).toEqual({ content: "stored c" })
       expect(yield* call(tools, "lookup", { key: "c" })).toEqual({ content: "c=gamma" })
+      // Sizes are of the decoded data, not of its base64 text.
       expect(yield* call(tools, "lookup", { key: "picture" })).toEqual({
         content: "a picture:\n[image image/png, 16 bytes]"
+      })
+      expect(yield* call(tools, "lookup", { key: "blob" })).toEqual({
+        content: "[resource file:///data.bin application/octet-stream, 5 bytes]"
       })
       // The configured env reaches the server; the parent's own variables (API keys) do not.
       expect(yield* call(tools, "lookup", { key: "env:GIVEN_TOKEN" })).toEqual({ content: "given" })

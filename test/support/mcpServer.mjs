@@ -3,7 +3,7 @@
  *
  * Tools: `lookup` (read-only; `barrier: n` holds the reply until n lookups have started, so
  * overlapping calls can be proven without timing; key "huge:N" answers N characters of "é",
- * key "picture" an image), `put` (mutating; a key starting with "!" gives an `isError` result, key
+ * key "picture" an image, key "blob" a binary resource), `put` (mutating; a key starting with "!" gives an `isError` result, key
  * "__exit__" writes to stderr and kills the server mid-call, key "__hang__" never answers, a
  * non-string key is a JSON-RPC error). Every event is appended synchronously to the file named by
  * `MCP_TEST_LOG`, one per line: `ready <pid>`, `initialize <version>`, `start <tool> <key>`,
@@ -97,6 +97,14 @@ const lookup = async ({ key, barrier: n }) => {
         { type: "text", text: "a picture:" },
         { type: "image", data: Buffer.from("not really a png").toString("base64"), mimeType: "image/png" }
       ]
+    }
+  }
+  if (key === "blob") {
+    return {
+      content: [{
+        type: "resource",
+        resource: { uri: "file:///data.bin", mimeType: "application/octet-stream", blob: Buffer.from([1, 2, 3, 4, 5]).toString("base64") }
+      }]
     }
   }
   if (key.startsWith("env:")) return text(process.env[key.slice(4)] ?? "(unset)")
