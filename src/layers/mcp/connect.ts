@@ -113,16 +113,10 @@ const httpTransport = (config: HttpConfig) =>
   Effect.gen(function*() {
     const open = (version: typeof NEWEST_VERSION) =>
       McpClient.http({ url: config.url, protocol: adapterFor(version), headers: reveal(config.headers) })
-    const probeScope = yield* Scope.make()
-    const negotiated = yield* open(NEWEST_VERSION).pipe(
-      Effect.flatMap(negotiate),
-      Scope.provide(probeScope),
-      Effect.onError(() => Scope.close(probeScope, Exit.void))
-    )
-    if (negotiated.version === NEWEST_VERSION) {
-      yield* Effect.addFinalizer(() => Scope.close(probeScope, Exit.void))
-      return negotiated.transport
-    }
+    // The probe's session is the connection when the server speaks the newest revision.
+    const probeScope = yield* Scope.fork(yield* Effect.scope, "sequential")
+    const negotiated = yield* open(NEWEST_VERSION).pipe(Effect.flatMap(negotiate), Scope.provide(probeScope))
+    if (negotiated.version === NEWEST_VERSION) return negotiated.transport
     yield* Scope.close(probeScope, Exit.void)
     return yield* open(negotiated.version)
   }).pipe(Effect.provideServiceEffect(HttpClient.HttpClient, thirdPartyClient))
