@@ -145,18 +145,21 @@ describe("MCP servers that misbehave while running", () => {
       expect(died.message).toContain("\n  stderr: fatal: the store is on fire")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
-  it.live("lines on stdout that are not JSON-RPC are ignored (and logged at debug level), not taken for a broken server", () =>
+  it.live("lines on stdout that are not JSON-RPC are ignored (and logged at debug level, scrubbed), not taken for a broken server", () =>
     Effect.gen(function*() {
       const logs = captureLogs()
       const log = nodePath.join(yield* tempDir, "log")
-      const tools = yield* McpTools.tools({ noisy: testServer(log, { MCP_TEST_MODE: "noise" }) }, { onServerFailure: "fail" }).pipe(
+      const noisy = testServer(log, { MCP_TEST_MODE: "noise" }, { env: { MCP_TEST_LOG: log, GIVEN_TOKEN: "tok_0123456789abcdef" } })
+      const tools = yield* McpTools.tools({ noisy }, { onServerFailure: "fail" }).pipe(
         Effect.provide(logs.layer),
         Effect.provideService(References.MinimumLogLevel, "Debug")
       )
       expect(yield* call(tools, "lookup", { key: "a" })).toEqual({ content: "a=alpha" })
       const debug = logs.lines.filter((line) => line.level === "Debug").map((line) => line.text)
       expect(debug).toContain("MCP server \"noisy\" stdout (not JSON-RPC, ignored): Server log: handling a request")
-      expect(debug).toContain("MCP server \"noisy\" stderr: noise on stderr")
+      // All of stderr is in the debug log, without the secrets a server prints.
+      expect(debug).toContain("MCP server \"noisy\" stderr: noise on stderr; GIVEN_TOKEN=<redacted>")
+      expect(debug.join("\n")).not.toContain("tok_0123456789abcdef")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
   it.live("a huge result is cut at maxOutputBytes on a character boundary, with a note saying how much was cut", () =>

@@ -70,7 +70,7 @@ const waiters = []
 const send = (message) => {
   if (mode === "noise") {
     process.stdout.write("Server log: handling a request\n\n   \nDEBUG {not json\n")
-    process.stderr.write("noise on stderr\n")
+    process.stderr.write(`noise on stderr; GIVEN_TOKEN=${process.env.GIVEN_TOKEN ?? ""}\n`)
   }
   process.stdout.write(JSON.stringify(message) + "\n")
 }

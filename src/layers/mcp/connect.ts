@@ -171,7 +171,8 @@ export const connect = (
           inner: yield* ChildProcessSpawner.ChildProcessSpawner,
           server,
           readerScope: outer,
-          maxMessageChars: MAX_MESSAGE_CHARS
+          maxMessageChars: MAX_MESSAGE_CHARS,
+          scrub: secrets.scrub
         })
       } as const
       : { _tag: "http", config } as const

@@ -63,20 +63,21 @@ const lineSplitter = () => {
   }
 }
 
-const makeTail = (server: string, done: Deferred.Deferred<void>) => {
+const makeTail = (server: string, done: Deferred.Deferred<void>, scrub: (text: string) => string) => {
   const kept: Array<string> = []
   const split = lineSplitter()
   return {
     feed: (chunk: string) =>
-      Effect.forEach(split.push(chunk), (line) => {
-        kept.push(clip(line))
-        if (kept.length > TAIL_LINES) kept.shift()
-        return Effect.logDebug(`MCP server "${server}" stderr: ${line}`)
-      }, { discard: true }).pipe(Effect.andThen(Effect.sync(() => {
-        // A line without its newline yet is kept only to its width: a flood cannot grow it.
-        if (split.restLength() > LINE_WIDTH) kept.push(clip(split.take()))
-        if (kept.length > TAIL_LINES) kept.shift()
-      }))),
+      Effect.gen(function*() {
+        const lines = split.push(chunk)
+        // A line without its newline yet is cut at its width: a flood without newlines cannot grow it.
+        if (split.restLength() > LINE_WIDTH) lines.push(split.take())
+        for (const line of lines) {
+          kept.push(clip(line))
+          if (kept.length > TAIL_LINES) kept.shift()
+          yield* Effect.logDebug(`MCP server "${server}" stderr: ${scrub(line)}`)
+        }
+      }),
     tail: {
       lines: () => (split.restLength() === 0 ? kept : [...kept, clip(split.rest())]).slice(-TAIL_LINES),
       ended: Deferred.await(done)
@@ -94,7 +95,12 @@ const looksLikeJsonRpc = (line: string) => line.trimStart().startsWith("{") && l
  * `maxChars` is passed on as it comes, so that the transport fails on its own message limit
  * instead of this buffer growing without end.
  */
-const jsonRpcLines = <E>(stdout: Stream.Stream<Uint8Array, E>, server: string, maxChars: number): Stream.Stream<Uint8Array, E> =>
+const jsonRpcLines = <E>(
+  stdout: Stream.Stream<Uint8Array, E>,
+  server: string,
+  maxChars: number,
+  scrub: (text: string) => string
+): Stream.Stream<Uint8Array, E> =>
   Stream.suspend(() => {
     const split = lineSplitter()
     let oversized = false
@@ -106,7 +112,7 @@ const jsonRpcLines = <E>(stdout: Stream.Stream<Uint8Array, E>, server: string, m
           const lines = split.push(chunk)
           for (const line of lines) {
             if (oversized || looksLikeJsonRpc(line)) out.push(`${line}\n`)
-            else if (line.trim() !== "") yield* Effect.logDebug(`MCP server "${server}" stdout (not JSON-RPC, ignored): ${clip(line)}`)
+            else if (line.trim() !== "") yield* Effect.logDebug(`MCP server "${server}" stdout (not JSON-RPC, ignored): ${scrub(clip(line))}`)
             oversized = false
           }
           if (split.restLength() > maxChars) {
@@ -130,10 +136,12 @@ export const observingSpawner = (options: {
   readonly server: string
   readonly readerScope: Scope.Scope
   readonly maxMessageChars: number
+  /** What every logged line goes through: servers print their environment, tokens and all. */
+  readonly scrub: (text: string) => string
 }): Effect.Effect<{ readonly spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]; readonly stderr: StderrTail }> =>
   Effect.gen(function*() {
     const done = yield* Deferred.make<void>()
-    const { feed, tail } = makeTail(options.server, done)
+    const { feed, tail } = makeTail(options.server, done, options.scrub)
     const spawner = ChildProcessSpawner.make((command) =>
       Effect.gen(function*() {
         // A process that never started has no stderr to wait for.
@@ -147,7 +155,7 @@ export const observingSpawner = (options: {
         )
         return ChildProcessSpawner.makeHandle({
           ...handle,
-          stdout: jsonRpcLines(handle.stdout, options.server, options.maxMessageChars),
+          stdout: jsonRpcLines(handle.stdout, options.server, options.maxMessageChars, options.scrub),
           stderr: Stream.empty
         })
       })
