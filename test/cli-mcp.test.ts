@@ -64,7 +64,7 @@ describe("agent-loop and MCP servers", () => {
     const [tools, expected] of [
       ["", []],
       ["list_dir,kv__*", ["list_dir", "lookup", "put"]],
-      [undefined, ["read_file", "list_dir", "grep", "write_file", "edit_file", "lookup", "put"]]
+      [undefined, ["read_file", "list_dir", "grep", "write_file", "edit_file", "exec", "lookup", "put"]]
     ] as const
   ) {
     it(`--tools covers MCP tools: ${tools === undefined ? "no --tools: the default built-ins and every MCP tool" : `"${tools}"`}`, async (context) => {
@@ -83,17 +83,20 @@ describe("agent-loop and MCP servers", () => {
     expect(toolNames(server.requests[0]!)).toContain("lookup")
   })
 
-  it("the workspace's .mcp.json is used only with --mcp-workspace", async (context) => {
+  it("the workspace's .mcp.json is used only with --mcp-workspace, and only in a trusted workspace", async (context) => {
     const { flags, env, workspace, home, server } = await setup(context, [{ text: "ok" }])
     fs.writeFileSync(path.join(workspace, ".mcp.json"), JSON.stringify({
       mcpServers: { project: { command: process.execPath, args: [serverScript], env: { MCP_TEST_LOG: path.join(home, "p.log") } } }
     }))
     const notice = `MCP servers from ${path.join(workspace, ".mcp.json")}: project`
-    const without = await runCli(["run", ...flags, "hi"], { env })
-    expect(without.stderr).not.toContain(notice)
+    const untrusted = await runCli(["run", ...flags, "--mcp-workspace", "hi"], { env })
+    const trustFile = path.join(env.XDG_CONFIG_HOME!, "agent-loop", "trusted-workspaces.json")
+    fs.mkdirSync(path.dirname(trustFile), { recursive: true })
+    fs.writeFileSync(trustFile, JSON.stringify({ trusted: [fs.realpathSync(workspace)] }))
+    const withoutFlag = await runCli(["run", ...flags, "hi"], { env })
     const used = await runCli(["run", ...flags, "--mcp-workspace", "hi"], { env })
-    expect([without.code, used.code]).toEqual([0, 0])
-    expect(used.stderr).toContain(notice)
-    expect(server.requests.map((request) => toolNames(request).includes("lookup"))).toEqual([false, true])
+    expect([untrusted.code, withoutFlag.code, used.code]).toEqual([0, 0, 0])
+    expect([untrusted, withoutFlag, used].map((result) => result.stderr.includes(notice))).toEqual([false, false, true])
+    expect(server.requests.map((request) => toolNames(request).includes("lookup"))).toEqual([false, false, true])
   })
 })

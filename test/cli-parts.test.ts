@@ -309,6 +309,7 @@ describe("resolved settings", () => {
     record: Option.none(),
     replay: Option.none(),
     mcpConfig: Option.none(),
+    mcpWorkspace: false,
     verbose: false,
     ...over
   })
