@@ -120,7 +120,7 @@ describe.concurrent("settings files", () => {
     write(path.join(config, "settings.json"), JSON.stringify({
       mcpServers: { kv: { command: process.execPath, args: [path.join(root, "test", "support", "mcpServer.mjs")] } }
     }))
-    const result = await runCli(["run", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--ephemeral", "--tools", "", "look"], { env })
+    const result = await runCli(["run", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--ephemeral", "--tools", "kv__*", "look"], { env })
     expect(result.code).toBe(0)
     expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["lookup", "put"])
     expect(server.requests[1]!.body.messages.at(-1)).toMatchObject({ role: "tool", content: "a=alpha" })
