@@ -71,9 +71,9 @@ describe("terminal-safe text", () => {
 describe("usage line", () => {
   it("shows tokens, cached and reasoning details when present, cost when known, and 'tokens unknown' when none were reported", () => {
     expect(Format.usage({ inputTokens: 1234, outputTokens: 56 })).toBe("1,234 in · 56 out tokens")
-    expect(Format.usage({ inputTokens: 1234, outputTokens: 56, cachedInputTokens: 1000, reasoningTokens: 20, costUsd: 0.00123 } as Format.UsageDetails))
+    expect(Format.usage({ inputTokens: 1234, outputTokens: 56, cachedInputTokens: 1000, reasoningTokens: 20, costUsd: 0.00123 }))
       .toBe("1,234 in (1,000 cached) · 56 out (20 reasoning) tokens · $0.0012")
-    expect(Format.usage({ inputTokens: 10, outputTokens: 5, cachedInputTokens: 0, cacheWriteTokens: 7 } as Format.UsageDetails))
+    expect(Format.usage({ inputTokens: 10, outputTokens: 5, cachedInputTokens: 0, cacheWriteTokens: 7 }))
       .toBe("10 in (7 cache write) · 5 out tokens")
     expect(Format.usage({ inputTokens: 0, outputTokens: 0, costUsd: 0 })).toBe("tokens unknown")
   })
@@ -138,7 +138,7 @@ describe("model registry", () => {
       cacheWritePerMillion: 1.25
     })
     const table = Models.priceTable()
-    expect(table["gpt-4.1-mini"]).toEqual({ inputPerMillion: 0.4, outputPerMillion: 1.6 })
+    expect(table["gpt-4.1-mini"]).toEqual({ inputPerMillion: 0.4, outputPerMillion: 1.6, cachedInputPerMillion: 0.1 })
     expect(table["chatgpt-4o-latest"]).toEqual(table["gpt-4o"])
     expect(new Set(Models.builtinModels.map((m) => m.id)).size).toBe(Models.builtinModels.length)
     expect(Models.PRICES_AS_OF).toMatch(/^\d{4}-\d{2}-\d{2}$/)
@@ -329,7 +329,7 @@ describe("resolved settings", () => {
       expect(settings.provider).toEqual({ _tag: "anthropic", baseUrl: undefined, apiKey: key })
       expect(settings.contextWindow).toBe(200_000)
       expect(settings.maxTokens).toBe(64_000)
-      expect(settings.prices?.["claude-sonnet-4-5-20250929"]).toEqual({ inputPerMillion: 3, outputPerMillion: 15 })
+      expect(settings.prices?.["claude-sonnet-4-5-20250929"]).toEqual({ inputPerMillion: 3, outputPerMillion: 15, cachedInputPerMillion: 0.3, cacheWritePerMillion: 3.75 })
       expect(settings.notices).toEqual([])
       expect(stderr).toBe("")
       const openai = yield* resolveWith({ model: Option.some("gpt-4.1"), baseUrl: Option.some("http://127.0.0.1:9/v1") })

@@ -8,6 +8,7 @@ import * as Hook from "../src/domain/Hook.ts"
 import { Effect, Exit, Fiber, Layer, Logger, Option, Schema, Tracer } from "effect"
 import { ProviderRejected } from "../src/domain/errors.ts"
 import * as Tool from "../src/domain/Tool.ts"
+import * as Usage from "../src/domain/Usage.ts"
 import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
 import { echo, ofKind } from "./support/fixtures.ts"
 
@@ -76,6 +77,18 @@ describe("usage", () => {
       tools: [echo],
       script: toolThenAnswer,
       config: { prices: { "test-model": { inputPerMillion: 2.5, outputPerMillion: 10 }, other: { inputPerMillion: 1, outputPerMillion: 1 } } }
+    }))))
+
+  it.effect("cached and cache-write tokens cost their own prices where the price has them, input's otherwise", () =>
+    Effect.gen(function*() {
+      const result = yield* (yield* AgentLoop).turn("s", "go")
+      // (1000 × 3 + 6000 × 0.3 + 2000 × 3.75 + 50 × 15) / 1e6 = 0.01305
+      expect(result.usage.costUsd).toBeCloseTo(0.01305, 12)
+      // Without cache prices every input token costs the input price: (9000 × 3 + 50 × 15) / 1e6
+      expect(Usage.cost(result.usage, { inputPerMillion: 3, outputPerMillion: 15 })).toBeCloseTo(0.02775, 12)
+    }).pipe(Effect.provide(harness({
+      script: [{ content: "done", usage: { inputTokens: 9000, outputTokens: 50, cachedInputTokens: 6000, cacheWriteTokens: 2000 } }],
+      config: { prices: { "test-model": { inputPerMillion: 3, outputPerMillion: 15, cachedInputPerMillion: 0.3, cacheWritePerMillion: 3.75 } } }
     }))))
 
   it.effect("a per-turn model override is priced at its own price", () =>

@@ -15,13 +15,6 @@ export const duration = (ms: number): string =>
 
 const count = (n: number): string => n.toLocaleString("en-US")
 
-/** The token details some providers report beyond input and output. */
-export type UsageDetails = Usage & {
-  readonly cachedInputTokens?: number
-  readonly cacheWriteTokens?: number
-  readonly reasoningTokens?: number
-}
-
 /**
  * Whether a usage holds reported token counts. Every real request has input tokens, so zero in and
  * zero out means the provider reported none (many compatible servers do not).
@@ -37,7 +30,7 @@ const details = (parts: ReadonlyArray<readonly [number | undefined, string]>) =>
  * `1,234 in (1,000 cached) · 56 out (20 reasoning) tokens`, then the cost when it is known; or
  * `tokens unknown` when the provider reported none.
  */
-export const usage = (u: UsageDetails): string => {
+export const usage = (u: Usage): string => {
   if (!tokensKnown(u)) return "tokens unknown"
   const input = `${count(u.inputTokens)} in${details([[u.cachedInputTokens, "cached"], [u.cacheWriteTokens, "cache write"]])}`
   const output = `${count(u.outputTokens)} out${details([[u.reasoningTokens, "reasoning"]])}`

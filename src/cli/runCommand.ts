@@ -10,13 +10,14 @@
  */
 import { Clock, Effect, type Option } from "effect"
 import type { TurnResult } from "../domain/Turn.ts"
+import type { Usage } from "../domain/Usage.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
 import * as App from "./app.ts"
 import * as CtrlC from "./ctrlC.ts"
 import { ExitCode, fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
-import { tokensKnown, type UsageDetails } from "./format.ts"
+import { tokensKnown } from "./format.ts"
 import * as LineInput from "./lineInput.ts"
 import type { ProviderKeys } from "./providerKeys.ts"
 import { Screen } from "./screen.ts"
@@ -40,7 +41,7 @@ export interface RunResult {
   readonly iterations: number
   readonly durationMs: number
   /** `null` when the provider reported no token counts. */
-  readonly usage: UsageDetails | null
+  readonly usage: Usage | null
   /** `null` when the model has no price, or the tokens are unknown. */
   readonly costUsd: number | null
   /** Why the turn did not complete; `null` when it did. */

@@ -175,8 +175,7 @@ const settingsFiles = (flags: AgentFlags, workspace: string, trusted: boolean, e
 const modelLimits = (name: string, chosen: ProviderSettings, settings: SettingsFile.Settings) => {
   const info = Models.lookup(name)
   const own = settings.prices?.[name] ?? info?.price
-  const configured = Object.fromEntries(Object.entries(settings.prices ?? {}).map(([model, price]) => [model, Models.loopPrice(price)]))
-  const prices = own === undefined ? undefined : { ...Models.priceTable(), ...configured, [name]: Models.loopPrice(own) }
+  const prices = own === undefined ? undefined : { ...Models.priceTable(), ...settings.prices, [name]: own }
   const note = info !== undefined || chosen._tag === "replay"
     ? undefined
     : `model "${name}" is not in the built-in registry (agent-loop models lists it): a ${

@@ -14,7 +14,7 @@
  */
 import * as nodePath from "node:path"
 import { Effect, FileSystem, Option, Result, Schema, SchemaIssue } from "effect"
-import { ModelPricing } from "../domain/Models.ts"
+import { ModelPrice } from "../domain/Usage.ts"
 import { xdgBase } from "../layers/fileHooks/discover.ts"
 import { type McpServerConfigInput, McpServers } from "../layers/mcp/config.ts"
 import { BuiltinToolName } from "../tools/index.ts"
@@ -36,7 +36,7 @@ export const Settings = Schema.Struct({
   approval: Schema.optionalKey(ApprovalPolicy),
   systemPrompt: Schema.optionalKey(Schema.String),
   /** Prices per million tokens by model name, over the built-in ones. */
-  prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPricing)),
+  prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPrice)),
   /** MCP servers, as in an `{"mcpServers": …}` file. */
   mcpServers: Schema.optionalKey(McpServers)
 })

@@ -26,18 +26,6 @@ import { ModelPrice } from "./Usage.ts"
 export const PRICES_AS_OF = "2026-05-08"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
-const NonNegative = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
-
-/**
- * A model's price per million tokens: input and output (the `ModelPrice` the loop computes cost
- * with), plus reading from and writing to the vendor's prompt cache where the vendor prices them.
- */
-export const ModelPricing = Schema.Struct({
-  ...ModelPrice.fields,
-  cachedInputPerMillion: Schema.optionalKey(NonNegative),
-  cacheWritePerMillion: Schema.optionalKey(NonNegative)
-})
-export type ModelPricing = typeof ModelPricing.Type
 
 /** Who makes the model, which says which provider speaks its API natively. */
 export const Vendor = Schema.Literals(["openai", "anthropic"])
@@ -52,7 +40,7 @@ export const ModelInfo = Schema.Struct({
   contextWindow: PositiveInt,
   /** The most tokens one response may hold. */
   maxOutputTokens: PositiveInt,
-  price: ModelPricing,
+  price: ModelPrice,
   /** Whether the model accepts images in its input. */
   images: Schema.Boolean,
   /** Other names of the same model (snapshots, `-latest`, `-0` forms). */
@@ -138,14 +126,7 @@ export const lookup = (name: string, models: ReadonlyArray<ModelInfo> = builtinM
 export const priceTable = (models: ReadonlyArray<ModelInfo> = builtinModels): Record<string, ModelPrice> => {
   const table: Record<string, ModelPrice> = {}
   for (const model of models) {
-    const price = loopPrice(model.price)
-    for (const name of [model.id, ...(model.aliases ?? [])]) table[name] = price
+    for (const name of [model.id, ...(model.aliases ?? [])]) table[name] = model.price
   }
   return table
 }
-
-/** The part of a pricing the loop computes cost with today: input and output. */
-export const loopPrice = (pricing: ModelPricing): ModelPrice => ({
-  inputPerMillion: pricing.inputPerMillion,
-  outputPerMillion: pricing.outputPerMillion
-})

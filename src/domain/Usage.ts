@@ -38,13 +38,31 @@ export const add = (a: Usage, b: Usage): Usage => {
   return sum
 }
 
-/** Price of a model in US dollars per million tokens. */
+const NonNegative = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
+
+/**
+ * Price of a model in US dollars per million tokens: input and output, plus reading from and
+ * writing to the vendor's prompt cache where the vendor prices them (otherwise those tokens cost
+ * what input costs).
+ */
 export const ModelPrice = Schema.Struct({
   inputPerMillion: Schema.Number,
-  outputPerMillion: Schema.Number
+  outputPerMillion: Schema.Number,
+  cachedInputPerMillion: Schema.optionalKey(NonNegative),
+  cacheWritePerMillion: Schema.optionalKey(NonNegative)
 })
 export type ModelPrice = typeof ModelPrice.Type
 
-/** The cost of a usage at a price. */
-export const cost = (usage: Usage, price: ModelPrice): number =>
-  (usage.inputTokens * price.inputPerMillion + usage.outputTokens * price.outputPerMillion) / 1_000_000
+/**
+ * The cost of a usage at a price. Cached and cache-write tokens are part of `inputTokens`, so
+ * they are taken out of it and charged at their own prices when the price has them.
+ */
+export const cost = (usage: Usage, price: ModelPrice): number => {
+  const cached = usage.cachedInputTokens ?? 0
+  const written = usage.cacheWriteTokens ?? 0
+  const uncached = Math.max(0, usage.inputTokens - cached - written)
+  return (uncached * price.inputPerMillion +
+    cached * (price.cachedInputPerMillion ?? price.inputPerMillion) +
+    written * (price.cacheWritePerMillion ?? price.inputPerMillion) +
+    usage.outputTokens * price.outputPerMillion) / 1_000_000
+}
