@@ -75,12 +75,20 @@ describe("agent-loop and MCP servers", () => {
     })
   }
 
-  it("a server that fails is one warning line naming it; the run goes on with the other tools", async (context) => {
-    const { flags, env, config, server } = await setup(context, [{ text: "ok" }], { ghost: { command: "/nonexistent/mcp-server" } })
+  it("a server that fails is one warning line naming it; the run goes on with the other tools; --verbose shows servers' stderr", async (context) => {
+    const { flags, env, config, server } = await setup(context, [{ text: "ok" }], {
+      ghost: { command: "/nonexistent/mcp-server" },
+      noisy: { command: process.execPath, args: [serverScript, "MCP_TEST_MODE=noise"] }
+    })
     const result = await runCli(["run", ...flags, "--mcp-config", config, "hi"], { env })
     expect(result.code).toBe(0)
     expect(result.stderr).toMatch(/^agent-loop: warn: MCP server "ghost" failed to start: Cannot spawn MCP server: .*; skipped$/m)
-    expect(toolNames(server.requests[0]!)).toContain("lookup")
+    expect(toolNames(server.requests[0]!)).toContain("kv__lookup")
+    expect(result.stderr).not.toContain("debug:")
+    const verbose = await runCli(["run", ...flags, "--mcp-config", config, "--verbose", "hi"], { env })
+    expect(verbose.code).toBe(0)
+    expect(verbose.stderr).toMatch(/^agent-loop: debug: MCP server "noisy" stderr: noise on stderr; GIVEN_TOKEN=$/m)
+    expect(verbose.stderr).toMatch(/^agent-loop: debug: MCP server "noisy" stdout \(not JSON-RPC, ignored\): DEBUG \{not json$/m)
   })
 
   it("the workspace's .mcp.json is used only with --mcp-workspace, and only in a trusted workspace", async (context) => {

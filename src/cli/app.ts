@@ -4,7 +4,7 @@
  * limits and prices, and file hooks (the workspace's only when it is trusted).
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { type FileSystem, Layer, type Path } from "effect"
+import { type FileSystem, Layer, type Path, References } from "effect"
 import type { HttpClient } from "effect/http"
 import type { ChildProcessSpawner } from "effect/process"
 import type { ConfigError } from "../domain/errors.ts"
@@ -54,6 +54,8 @@ export const EXEC_KILL_GRACE = "1 second"
  * workspace's `.mcp.json` (`--mcp-workspace`, trusted workspaces) and `--mcp-config`, later ones
  * replacing a server of the same name, narrowed by `--tools` and renamed where they collide. A
  * server that fails is a warning; tools needing approval go through the same approval as `exec`.
+ * With `--verbose` the servers' debug log (all of their stderr, ignored stdout lines) is shown:
+ * the log level is lowered for the MCP layer only, whose readers are forked while it is built.
  */
 const tools = (settings: CliSettings) => {
   const builtins = ToolRegistry.layer(builtinTools({ enable: settings.tools, exec: { killGrace: EXEC_KILL_GRACE } })).pipe(
@@ -65,7 +67,8 @@ const tools = (settings: CliSettings) => {
     ...(settings.mcpWorkspace ? { workspace: settings.workspace } : {})
   }
   if (Object.keys(sources.servers).length === 0 && sources.files.length === 0 && !settings.mcpWorkspace) return builtins
-  return McpTools.layerFromSources(sources, settings.mcpTools === undefined ? {} : { enable: settings.mcpTools }).pipe(
+  const mcp = McpTools.layerFromSources(sources, settings.mcpTools === undefined ? {} : { enable: settings.mcpTools })
+  return (settings.verbose ? Layer.provide(mcp, Layer.succeed(References.MinimumLogLevel, "Debug")) : mcp).pipe(
     Layer.provideMerge(builtins)
   )
 }

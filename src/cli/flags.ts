@@ -107,7 +107,7 @@ export const agentFlags = {
   ),
   verbose: Flag.Boolean("verbose").pipe(
     Flag.withDefault(false),
-    Flag.withDescription("Show reasoning, tool results and errors in full")
+    Flag.withDescription("Show reasoning, tool results and errors in full, and what MCP servers write to stderr")
   )
 }
 
