@@ -11,6 +11,7 @@ import type { ProviderRequest } from "../src/domain/Provider.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
 import { halveNewestToolResult, shrinkNewestToolResult, shrinkOversizedToolResult } from "../src/programs/compaction.ts"
+import { SessionStore } from "../src/services/SessionStore.ts"
 import { AgentLoop, harness, recordEvents } from "./support/harness.ts"
 
 const dump = (size: number) =>
@@ -44,6 +45,10 @@ describe("overflow recovery: the newest tool result", () => {
       expect(tool.content).toBe(`${"x".repeat(10_000)}\n[tool result cut by 990000 of 1000000 characters to fit the context window]`)
       const compress = (yield* events).filter((e) => e._tag === "ContextCompress")
       expect(compress.map((e) => e._tag === "ContextCompress" && [e.reason, e.dropped])).toEqual([["overflow", 0]])
+      // Only the context was cut: the session stores the result in full, and nothing was compacted away.
+      const log = yield* (yield* SessionStore).log("s")
+      expect(log.map((entry) => entry.role)).toEqual(["user", "assistant", "tool", "assistant"])
+      expect(log[2]!.role === "tool" && log[2]!.content.length).toBe(1_000_000)
     }).pipe(Effect.provide(harness({ tools: [dump(1_000_000)], config: { contextWindow: 10_000 }, script: model(20_000) }))))
 
   it.effect("when nothing else can go, it is halved on each further overflow", () =>
