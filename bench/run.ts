@@ -1,50 +1,32 @@
 /**
- * Benchmarks (not tests): loop overhead per iteration, with and without streamed deltas, event
- * bus throughput with a stalled subscriber, and whether that subscriber slows the loop.
+ * `npm run bench` (not a test): the loop's own costs, each printed with the runs it is the median of.
  *
- * Run with `npm run bench`. Numbers are medians of several runs on this machine.
+ * - loop overhead per iteration over many short turns, with and without 100 text deltas per response
+ * - event bus throughput to 16 subscribers, one of them stalled
+ * - whether a stalled subscriber slows the loop (plain and stalled runs alternate)
+ * - a turn on a JSON Lines session of 1k / 10k / 50k messages
+ * - the heap a 10,000-iteration turn leaves behind
+ *
+ * The comparison with pi-agent-core is `npm run bench:peers` (`peers.ts`).
  */
-import { Effect, Layer, Schema } from "effect"
-import * as AgentEvent from "../src/domain/Event.ts"
-import * as Tool from "../src/domain/Tool.ts"
-import * as EventBusLive from "../src/layers/EventBus.ts"
-import * as Scripted from "../src/layers/providers/Scripted.ts"
-import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../src/programs/defaults.ts"
-import { AgentLoop } from "../src/services/AgentLoop.ts"
-import { EventBus } from "../src/services/EventBus.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import { Effect, Layer } from "effect"
+import { AgentLoop, AgentLoopLive, SessionStoreMemory, ToolRegistry } from "../src/index.ts"
+import { throughput } from "./bus.ts"
+import { heapAfterTurn } from "./heap.ts"
+import * as Model from "./model.ts"
+import { turnOnSession } from "./session.ts"
+import { median } from "./workload.ts"
 
 const TURNS = 1000
 const RUNS = 5
 
-const noop = Tool.make({
-  name: "noop",
-  description: "does nothing",
-  parameters: Schema.Struct({}),
-  readOnly: true,
-  execute: () => Effect.succeed("ok")
-})
-
-const median = (values: ReadonlyArray<number>) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]!
-}
-
-/** A turn is a tool call then a final answer: two iterations. */
-const script = (deltas: number): Scripted.Script => (request) => {
-  const lastIsTool = request.messages.at(-1)?.role === "tool"
-  const content = Array.from({ length: deltas }, (_, i) => `d${i} `)
-  return lastIsTool ? { content: deltas > 0 ? content : "done" } : { toolCalls: [{ name: "noop" }], content }
-}
-
 const loopLayer = (deltas: number) =>
   AgentLoopLive.layer({ model: "bench", eventBufferCapacity: 16 }).pipe(
-    Layer.provide([Scripted.layer(script(deltas)), ToolRegistry.layer([noop]), SessionStoreMemory.layer()]),
+    Layer.provide([Model.layer({ deltas, tools: 1 }, (request) => request.messages.at(-1)?.role !== "tool"), ToolRegistry.layer([Model.echo]), SessionStoreMemory.layer()]),
     Layer.orDie
   )
 
-/** µs per iteration over TURNS turns (each on a fresh session, so histories stay small). */
+/** µs per iteration over TURNS turns of two iterations (a tool call, then the answer) (each on a fresh session, so histories stay small). */
 const loopOverhead = (deltas: number, stalled: boolean) =>
   Effect.gen(function*() {
     const loop = yield* AgentLoop
@@ -55,23 +37,8 @@ const loopOverhead = (deltas: number, stalled: boolean) =>
     return ((performance.now() - start) * 1000) / iterations
   }).pipe(Effect.scoped, Effect.provide(loopLayer(deltas)))
 
-const place = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
-const event = (i: number) => AgentEvent.make("LLMDelta", place, i, { kind: "text", text: "x" })
-
-/** Events per second published to 16 subscribers: 15 drained as they go, 1 never read. */
-const busThroughput = Effect.gen(function*() {
-  const bus = yield* EventBus
-  const readers = yield* Effect.forEach(Array.from({ length: 15 }), () => bus.subscribe({ capacity: 1024 }))
-  const stalled = yield* bus.subscribe({ capacity: 16 })
-  const total = 1_000_000
-  const start = performance.now()
-  for (let i = 0; i < total; i++) {
-    yield* bus.publish(event(i))
-    if (i % 1000 === 999) yield* Effect.forEach(readers, (r) => r.takeAll)
-  }
-  const seconds = (performance.now() - start) / 1000
-  return { eventsPerSecond: total / seconds, stalledDropped: yield* stalled.droppedTotal }
-}).pipe(Effect.scoped, Effect.provide(EventBusLive.layerCapacity(16)))
+const print = (name: string, result: number, runs: ReadonlyArray<number>, digits = 1) =>
+  console.log(`${name.padEnd(58)} ${result.toFixed(digits)}  (runs: ${runs.map((v) => v.toFixed(digits)).join(", ")})`)
 
 const measure = <A>(name: string, run: Effect.Effect<A>, pick: (a: A) => number) =>
   Effect.gen(function*() {
@@ -79,7 +46,7 @@ const measure = <A>(name: string, run: Effect.Effect<A>, pick: (a: A) => number)
     const values: Array<number> = []
     for (let i = 0; i < RUNS; i++) values.push(pick(yield* run))
     const result = median(values)
-    console.log(`${name.padEnd(58)} ${result.toFixed(2)}  (runs: ${values.map((v) => v.toFixed(1)).join(", ")})`)
+    print(name, result, values)
     return result
   })
 
@@ -94,14 +61,27 @@ const stalledComparison = Effect.gen(function*() {
   return { plain: median(plain.slice(1)), stalled: median(stalled.slice(1)) }
 })
 
+const sessions = Effect.gen(function*() {
+  const perSize: Array<number> = []
+  for (const size of [1_000, 10_000, 50_000]) {
+    const times = yield* turnOnSession(size)
+    perSize.push(median(times))
+    print(`turn on a JSONL session of ${size} messages, ms`, median(times), times, 2)
+  }
+  console.log(`a turn on 50k messages costs ${(perSize[2]! / perSize[0]!).toFixed(2)}x a turn on 1k`)
+})
+
 const main = Effect.gen(function*() {
-  console.log(`node ${process.version}, ${TURNS} turns x 2 iterations, median of ${RUNS} runs after a warm-up\n`)
-  yield* measure("loop overhead, µs/iteration (no deltas)", loopOverhead(0, false), (x) => x)
-  yield* measure("loop overhead, µs/iteration (100 text deltas/response)", loopOverhead(100, false), (x) => x)
-  yield* measure("event bus, events/s to 16 subscribers (1 stalled)", busThroughput, (x) => x.eventsPerSecond)
+  console.log(`node ${process.version}, median of ${RUNS} runs after a warm-up\n`)
+  yield* measure(`loop overhead, µs/iteration (${TURNS} turns, no deltas)`, loopOverhead(0, false), (x) => x)
+  yield* measure(`loop overhead, µs/iteration (${TURNS} turns, 100 deltas)`, loopOverhead(100, false), (x) => x)
+  yield* measure("event bus, events/s to 16 subscribers (1 stalled)", throughput(), (x) => x.eventsPerSecond)
   const { plain, stalled } = yield* stalledComparison
-  console.log(`\nalternating runs: ${plain.toFixed(1)} µs/iteration without, ${stalled.toFixed(1)} with a stalled subscriber`)
-  console.log(`the stalled subscriber changes the loop's time by ${(((stalled - plain) / plain) * 100).toFixed(1)}%`)
+  console.log(`alternating runs: ${plain.toFixed(1)} µs/iteration without, ${stalled.toFixed(1)} with a stalled subscriber`)
+  console.log(`the stalled subscriber changes the loop's time by ${(((stalled - plain) / plain) * 100).toFixed(1)}%\n`)
+  yield* sessions
+  const heap = yield* heapAfterTurn()
+  console.log(`\nheap retained after a 10,000-iteration turn: ${heap.megabytes.toFixed(1)} MB (${heap.messages} messages in the session)`)
 })
 
 Effect.runPromise(main)

@@ -1,0 +1,34 @@
+/**
+ * The heap a long turn leaves behind: heap in use (after a full GC) once a turn of 10,000
+ * iterations has ended, minus the heap before it, with the loop and its in-memory session still
+ * alive. Needs `--expose-gc` (the `bench` script passes it).
+ */
+import { Effect, Layer } from "effect"
+import { AgentLoop, AgentLoopLive, SessionStore, SessionStoreMemory, ToolRegistry } from "../src/index.ts"
+import * as Model from "./model.ts"
+
+const heapAfterGc = (): number => {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc === undefined) throw new Error("run node with --expose-gc")
+  gc()
+  gc()
+  return process.memoryUsage().heapUsed
+}
+
+/** Retained heap in MB after a turn of `iterations` one-tool iterations, and how many messages it kept. */
+export const heapAfterTurn = (iterations = 10_000): Effect.Effect<{ readonly megabytes: number; readonly messages: number }> => {
+  let calls = 0
+  const layer = AgentLoopLive.layer({ model: "bench", maxIterations: iterations + 1 }).pipe(
+    Layer.provideMerge(Layer.mergeAll(Model.layer({ deltas: 0, tools: 1 }, () => calls++ < iterations), ToolRegistry.layer([Model.echo]), SessionStoreMemory.layer())),
+    Layer.orDie
+  )
+  return Effect.gen(function*() {
+    const loop = yield* AgentLoop
+    const before = heapAfterGc()
+    const result = yield* loop.turn("long", "go")
+    if (result.status !== "completed") throw new Error(`turn ended ${result.status}`)
+    const after = heapAfterGc()
+    const stored = yield* Effect.orDie((yield* SessionStore).load("long"))
+    return { megabytes: (after - before) / 2 ** 20, messages: stored.length }
+  }).pipe(Effect.provide(layer))
+}

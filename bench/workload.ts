@@ -1,0 +1,63 @@
+/**
+ * The workload both peers run in `npm run bench:peers`: one turn of `iterations` model calls that
+ * each ask for `tools` no-op `echo` calls, then one call that answers with text. Every response
+ * streams `deltas` text deltas first (0: the final answer is one delta, "done"). The model answers
+ * at once (no latency), so what is measured is the loop itself.
+ */
+
+/** One configuration [N, d, k]. */
+export interface Workload {
+  /** N: iterations that call tools (the turn makes N + 1 model calls). */
+  readonly iterations: number
+  /** d: text deltas per response. */
+  readonly deltas: number
+  /** k: echo calls per tool-calling response. */
+  readonly tools: number
+}
+
+/** What one measured turn produced. */
+export interface Measurement {
+  /** Turn time / model calls, in microseconds. */
+  readonly microsPerIteration: number
+  /** Events the subscriber received, per model call (a sanity check that it saw them all). */
+  readonly eventsPerIteration: number
+}
+
+/** The configurations of the comparison, as [N, d, k]. */
+export const CONFIGS: ReadonlyArray<Workload> = [
+  { iterations: 1000, deltas: 0, tools: 1 },
+  { iterations: 1000, deltas: 0, tools: 4 },
+  { iterations: 1000, deltas: 100, tools: 1 },
+  { iterations: 5000, deltas: 0, tools: 1 },
+  { iterations: 10000, deltas: 0, tools: 1 }
+]
+
+/** The warm-up turn run in the same process before the measured one (the JIT needs a few hundred). */
+export const warmUp = (workload: Workload): Workload => ({ ...workload, iterations: Math.min(workload.iterations, 300) })
+
+/** `[N,d,k]`. */
+export const label = (w: Workload): string => `[${w.iterations},${w.deltas},${w.tools}]`
+
+/** The text deltas of one response. */
+export const deltaTexts = (w: Workload): ReadonlyArray<string> => Array.from({ length: w.deltas }, (_, i) => `t${i} `)
+
+/** The arguments of the echo calls of one response. */
+export const echoArguments = (w: Workload): ReadonlyArray<{ readonly text: string }> =>
+  Array.from({ length: w.tools }, (_, i) => ({ text: `e${i}` }))
+
+/** A model's plan for one turn: call tools `iterations` times, then answer. */
+export const planner = (w: Workload) => {
+  let calls = 0
+  return {
+    /** Whether this call is one of the tool-calling ones; counts the call. */
+    next: (): boolean => calls++ < w.iterations,
+    /** Model calls made so far. */
+    calls: () => calls
+  }
+}
+
+export const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
