@@ -38,7 +38,7 @@ const loopOverhead = (deltas: number, stalled: boolean) =>
   }).pipe(Effect.scoped, Effect.provide(loopLayer(deltas)))
 
 const print = (name: string, result: number, runs: ReadonlyArray<number>, digits = 1) =>
-  console.log(`${name.padEnd(58)} ${result.toFixed(digits)}  (runs: ${runs.map((v) => v.toFixed(digits)).join(", ")})`)
+  console.log(`${name.padEnd(70)} ${result.toFixed(digits)}  (runs: ${runs.map((v) => v.toFixed(digits)).join(", ")})`)
 
 const measure = <A>(name: string, run: Effect.Effect<A>, pick: (a: A) => number) =>
   Effect.gen(function*() {
@@ -75,7 +75,9 @@ const main = Effect.gen(function*() {
   console.log(`node ${process.version}, median of ${RUNS} runs after a warm-up\n`)
   yield* measure(`loop overhead, µs/iteration (${TURNS} turns, no deltas)`, loopOverhead(0, false), (x) => x)
   yield* measure(`loop overhead, µs/iteration (${TURNS} turns, 100 deltas)`, loopOverhead(100, false), (x) => x)
-  yield* measure("event bus, events/s to 16 subscribers (1 stalled)", throughput(), (x) => x.eventsPerSecond)
+  for (const way of ["make+publish", "publish", "publishUnsafe"] as const) {
+    yield* measure(`event bus, events/s to 16 subscribers (1 stalled), ${way}`, throughput(way), (x) => x.eventsPerSecond)
+  }
   const { plain, stalled } = yield* stalledComparison
   console.log(`alternating runs: ${plain.toFixed(1)} µs/iteration without, ${stalled.toFixed(1)} with a stalled subscriber`)
   console.log(`the stalled subscriber changes the loop's time by ${(((stalled - plain) / plain) * 100).toFixed(1)}%\n`)
