@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import type { AgentEvent, EventOf } from "../src/domain/Event.ts"
-import type { HookContext, HookToolCall } from "../src/domain/Hook.ts"
+import { type HookContext, type HookToolCall, TEXT_LIMIT } from "../src/domain/Hook.ts"
 import * as Message from "../src/domain/Message.ts"
 import type { TurnResult, TurnStatus } from "../src/domain/Turn.ts"
 import * as EventBusLayer from "../src/layers/EventBus.ts"
@@ -214,7 +214,8 @@ describe("FileHooks", () => {
       }).pipe(withFileHooks(dirs))
     }).pipe(Effect.scoped))
 
-  it.effect("stderr is capped at 1 MiB", () =>
+  // The script keeps at most 1 MiB of stderr; the runner then cuts the reason to the hook text limit.
+  it.effect("stderr is capped at 1 MiB, and the deny reason made of it at the hook text limit", () =>
     Effect.gen(function*() {
       const dirs = yield* tempDirs
       yield* writeHook(
@@ -226,7 +227,12 @@ describe("FileHooks", () => {
         const hooks = yield* Hooks
         const outcome = yield* hooks.beforeTool({ context, call: exec({ cmd: "ls" }) })
         expect(outcome._tag).toBe("Deny")
-        expect(outcome._tag === "Deny" && outcome.reason.length).toBe(1024 * 1024)
+        const reason = outcome._tag === "Deny" ? outcome.reason : ""
+        expect(reason.length).toBeLessThanOrEqual(TEXT_LIMIT)
+        expect(reason.length).toBeGreaterThan(TEXT_LIMIT - 100)
+        const kept = reason.indexOf("\n")
+        expect(reason.slice(0, kept)).toBe("x".repeat(kept))
+        expect(reason.slice(kept)).toBe(`\n[hook text cut: ${1024 * 1024 - kept} of ${1024 * 1024} characters removed]`)
       }).pipe(withFileHooks(dirs))
     }).pipe(Effect.scoped))
 

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Hook from "../src/domain/Hook.ts"
+import type { PointRule } from "../src/layers/hookPoints.ts"
 
 const allowed: ReadonlyArray<Hook.Hook> = [
   Hook.make({ beforeTool: () => Hook.deny("no") }),
@@ -37,9 +38,26 @@ const wrong: ReadonlyArray<Hook.Hook> = [
   Hook.make({ beforeTurn: () => Effect.succeed(Hook.approve) })
 ]
 
+// The point table's rows are checked against the handlers' own types.
+const rules: ReadonlyArray<PointRule<"afterTool"> | PointRule<"beforeStop">> = [
+  // @ts-expect-error afterTool has no decision that stops it
+  { stopOn: ["Deny"] } satisfies PointRule<"afterTool">,
+  { stopOn: ["Block"] } satisfies PointRule<"beforeStop">
+]
+
+// Inputs are the handlers' parameters.
+const stopInput: Hook.InputOf<"beforeStop"> = {
+  context: { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 },
+  finalMessage: { role: "assistant", content: "done" },
+  stopHookActive: false
+}
+// @ts-expect-error a stop decision of beforeTool is not one of beforeStop
+const wrongStop: Hook.StopOf<"beforeStop"> = Hook.deny("no")
+
 describe("hook handler types", () => {
   it("valid hooks are values with handlers", () => {
     expect(allowed.every((hook) => Object.values(hook).every((handler) => typeof handler === "function"))).toBe(true)
     expect(wrong).toHaveLength(7)
+    expect([rules.length, stopInput.stopHookActive, wrongStop._tag]).toEqual([2, false, "Deny"])
   })
 })

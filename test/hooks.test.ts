@@ -426,3 +426,51 @@ describe("Hooks runner", () => {
       ])
     }).pipe(Effect.scoped, Effect.provide(TestLayer)))
 })
+
+describe("Hooks runner: points", () => {
+  it.effect("handles(point) follows registration; a point with no handler returns at once, with one shared effect where it can", () =>
+    Effect.gen(function*() {
+      const hooks = yield* Hooks
+      expect(hooks.handles("beforeStop")).toBe(false)
+      const finalMessage = Message.assistant("done")
+      const gate = (stopHookActive: boolean) => hooks.beforeStop({ context, finalMessage, stopHookActive })
+      expect(gate(false)).toBe(gate(true))
+      expect(hooks.afterTurn({ context, result: turnResult })).toBe(hooks.afterTurn({ context, result: turnResult }))
+      const input = { context, call }
+      const outcome = yield* hooks.run("beforeTool", input)
+      expect(outcome._tag === "Continue" && outcome.input).toBe(input)
+
+      const scope = yield* Scope.make()
+      yield* hooks.register({ beforeStop: () => Hook.block("more") }, { name: "gate" }).pipe(Scope.provide(scope))
+      expect(hooks.handles("beforeStop")).toBe(true)
+      expect(hooks.handles("beforeTool")).toBe(false)
+      expect(yield* gate(false)).toEqual({ _tag: "Block", reason: "more", hook: "gate" })
+      yield* Scope.close(scope, Exit.void)
+      expect(hooks.handles("beforeStop")).toBe(false)
+      expect(yield* gate(false)).toEqual({ _tag: "Continue" })
+    }).pipe(Effect.scoped, Effect.provide(TestLayer)))
+
+  it.effect("run(point, input): the input as the handlers left it, or the named decision that ended the point", () =>
+    Effect.gen(function*() {
+      const hooks = yield* Hooks
+      yield* hooks.register({ beforeTool: ({ call }) => Hook.modify({ arguments: { ...(call.arguments as object), n: 1 } }) })
+      const changed = yield* hooks.run("beforeTool", { context, call })
+      expect(changed).toEqual({ _tag: "Continue", input: { context, call: { ...call, arguments: { cmd: "ls", n: 1 } } } })
+      yield* hooks.register({ beforeTool: () => Hook.deny("no") }, { name: "guard", priority: 1 })
+      expect(yield* hooks.run("beforeTool", { context, call })).toEqual({ _tag: "Deny", reason: "no", hook: "guard" })
+    }).pipe(Effect.scoped, Effect.provide(TestLayer)))
+
+  it.effect("a decision its point does not know (from untyped code) counts as continue", () =>
+    Effect.gen(function*() {
+      const hooks = yield* Hooks
+      let later = 0
+      yield* hooks.register({ beforeTurn: (() => Hook.deny("wrong point")) as unknown as NonNullable<Hook.Hook["beforeTurn"]> })
+      yield* hooks.register({ afterTool: (() => Hook.block("wrong point")) as unknown as NonNullable<Hook.Hook["afterTool"]> })
+      yield* hooks.register({ beforeTurn: () => void later++, afterTool: () => void later++ })
+      const opening = yield* hooks.beforeTurn({ context, input: "hi", messages: [], systemPrompt: undefined })
+      expect(opening).toEqual({ _tag: "Continue", addMessages: [], systemPrompt: undefined })
+      const result = { content: "ok", isError: false }
+      expect(yield* hooks.afterTool({ context, call, result, failed: false })).toEqual(result)
+      expect(later).toBe(2)
+    }).pipe(Effect.scoped, Effect.provide(TestLayer)))
+})

@@ -174,6 +174,43 @@ export interface Hook {
   readonly afterTurn?: (input: { readonly context: HookContext; readonly result: TurnResult }) => HookReturn<never>
 }
 
+/** A hook point: the name of one handler of `Hook`. */
+export type Point = keyof Hook
+
+/** What a handler of point `K` receives. */
+export type InputOf<K extends Point> = Parameters<NonNullable<Hook[K]>>[0]
+
+/** What a handler of point `K` may decide (returning nothing means `Continue`). */
+export type DecisionOf<K extends Point> = Exclude<ReturnType<NonNullable<Hook[K]>>, void | Effect.Effect<unknown, unknown, unknown>>
+
+/** The decisions of point `K` that end it (block, deny, abort): the first one wins. */
+export type StopOf<K extends Point> = Exclude<DecisionOf<K>, Continue | Approve | Patch | { readonly _tag: "Modify" }>
+
+/** The decisions of point `K` that change what later handlers see (`Modify`, `Patch`). */
+export type ChangeOf<K extends Point> = Extract<DecisionOf<K>, Patch | { readonly _tag: "Modify" }>
+
+/**
+ * The most characters of text a hook can put into a turn in the loop's name: block and deny
+ * reasons (file hooks' stderr among them), stop feedback, abort reasons, messages added by
+ * `beforeTurn`, patched tool results, and the messages of hook failures. A longer text is cut to
+ * this length, its end replaced by a marker saying how much was cut (see `limitText`).
+ */
+export const TEXT_LIMIT = 64 * 1024
+
+const cutMarker = (cut: number, total: number) => `\n[hook text cut: ${cut} of ${total} characters removed]`
+
+/** `text` unchanged if it has at most `limit` characters, else cut to `limit` characters ending with a marker. */
+export const limitText = (text: string, limit: number = TEXT_LIMIT): string => {
+  if (text.length <= limit) return text
+  // The marker for the whole length is at least as long as the one finally used; a second pass
+  // keeps what a shorter marker leaves room for.
+  const first = Math.max(0, limit - cutMarker(text.length, text.length).length)
+  let keep = Math.max(0, limit - cutMarker(text.length - first, text.length).length)
+  // Never keep half of a surrogate pair.
+  if (keep > 0 && /[\uD800-\uDBFF]/.test(text[keep - 1]!)) keep--
+  return (text.slice(0, keep) + cutMarker(text.length - keep, text.length)).slice(0, limit)
+}
+
 /** Identity, for type inference and checking of a hook literal. */
 export const make = (hook: Hook): Hook => hook
 

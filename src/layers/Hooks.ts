@@ -1,11 +1,16 @@
 /**
  * The in-process `Hooks` registry and runner (DESIGN §6).
  *
- * Hooks are kept sorted by priority (higher first), ties in registration order. Each runner
- * method takes a snapshot of that list, runs the handlers of its point one after the other and
- * combines their decisions. Every handler runs under a time limit on the Clock; a failure, defect
- * or timeout counts as "continue" (approval: "deny") and publishes an `Error` event naming the
- * handler (`stage`) and the hook (`hook`).
+ * Hooks are kept sorted by priority (higher first), ties in registration order, and for every
+ * point the list of hooks handling it is rebuilt when a hook is registered or leaves: running a
+ * point reads its list (a snapshot: registrations during a run apply to the next one), and a
+ * point with an empty list returns at once, with a shared effect where the outcome does not
+ * depend on the input. How each point combines its handlers is the table in `hookPoints.ts`.
+ *
+ * Every handler runs under a time limit on the Clock; a failure, defect or timeout counts as
+ * "continue" (approval: "deny") and publishes an `Error` event naming the handler (`stage`) and
+ * the hook (`hook`). Texts from hooks pass `cleanDecision`: secrets scrubbed (`Secrets`), and
+ * what a hook says in the loop's name cut to `Hook.TEXT_LIMIT`.
  *
  * `onEvent` observers are not run here: each one gets a bus subscription of its own and a
  * consumer fiber in its registration scope, so it sees every event yet never slows a turn.
@@ -13,30 +18,11 @@
 import { Cause, Clock, Duration, Effect, Exit, Layer, Option, Result } from "effect"
 import * as AgentEvent from "../domain/Event.ts"
 import * as Hook from "../domain/Hook.ts"
-import type { Message } from "../domain/Message.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"
-import { Hooks, type HookInfo, type HooksShape, type Named } from "../services/Hooks.ts"
+import { Hooks, type HookInfo, type HooksShape, type Named, type Outcome, type RunPoint } from "../services/Hooks.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
-
-/** Every handler a hook may have, in the order `list` reports them. */
-const handlerNames: ReadonlyArray<keyof Hook.Hook> = [
-  "onEvent",
-  "sessionStart",
-  "beforeTurn",
-  "beforeLLMRequest",
-  "afterLLMResponse",
-  "beforeTool",
-  "approveTool",
-  "afterTool",
-  "onToolFailure",
-  "beforeStop",
-  "beforeCompact",
-  "afterCompact",
-  "beforeSubTurn",
-  "afterSubTurn",
-  "afterTurn",
-  "sessionEnd"
-]
+import { Secrets } from "../services/Secrets.ts"
+import { cleanDecision, pointNames, type PointRule, points, type TextRules } from "./hookPoints.ts"
 
 interface Entry {
   readonly hook: Hook.Hook
@@ -48,7 +34,7 @@ interface Entry {
 }
 
 /** What one handler did: its decision (`undefined` = continue), or why it counts as not having decided. */
-type Outcome<D> =
+type Ran<D> =
   | { readonly _tag: "Done"; readonly decision: D | undefined }
   | { readonly _tag: "Failed"; readonly message: string }
 
@@ -78,7 +64,7 @@ const runHandler = <D>(
   point: string,
   timeout: Duration.Duration,
   call: () => Hook.HookReturn<D>
-): Effect.Effect<Outcome<D>> =>
+): Effect.Effect<Ran<D>> =>
   Effect.suspend(() => {
     const returned = call()
     return Effect.isEffect(returned)
@@ -87,14 +73,13 @@ const runHandler = <D>(
   }).pipe(
     Effect.timeoutOption(timeout),
     Effect.exit,
-    Effect.map((exit): Outcome<D> => {
+    Effect.map((exit): Ran<D> => {
       if (Exit.isFailure(exit)) return { _tag: "Failed", message: describeCause(point, exit.cause) }
       return Option.isSome(exit.value)
         ? { _tag: "Done", decision: exit.value.value as D | undefined }
         : { _tag: "Failed", message: `${point} timed out after ${Duration.toMillis(timeout)}ms` }
     })
   )
-
 
 const publishError = (
   bus: EventBusShape,
@@ -107,57 +92,87 @@ const publishError = (
 
 const isOnEventError = (event: AgentEvent.AgentEvent): boolean => event._tag === "Error" && event.stage === "onEvent"
 
+/** Where a point's input says it runs: its `context`, or (session points) the session alone. */
+const contextOf = (input: unknown): Hook.HookContext => {
+  const i = input as { readonly context?: Hook.HookContext; readonly sessionKey?: string }
+  return i.context ?? Hook.sessionContext(i.sessionKey ?? "")
+}
+
+const CONTINUE = { _tag: "Continue" } as const
+const continued = Effect.succeed(CONTINUE)
+
 /** Builds the registry and runner from the loop's config and bus. */
 export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Effect.gen(function*() {
   const config = yield* LoopConfig
   const bus = yield* EventBus
+  const secrets = yield* Secrets
+  const text: TextRules = {
+    said: (t) => Hook.limitText(secrets.scrub(t)),
+    substituted: (t) => secrets.scrub(t)
+  }
   let entries: ReadonlyArray<Entry> = []
   let registered = 0
+  const handling = {} as Record<Hook.Point, ReadonlyArray<Entry>>
+  const rebuild = () => {
+    entries = [...entries].sort((a, b) => b.priority - a.priority || a.seq - b.seq)
+    for (const point of pointNames) handling[point] = entries.filter((e) => e.hook[point] !== undefined)
+  }
+  rebuild()
 
-  const withHandler = (point: keyof Hook.Hook) => Effect.sync(() => entries.filter((e) => e.hook[point] !== undefined))
+  const reportFailure = (entry: Entry, point: Hook.Point, context: Hook.HookContext, message: string) =>
+    publishError(bus, context, point, entry.name, text.said(message))
 
   /** Runs one entry's handler; a failure is published and counts as no decision. */
   const runEntry = <D>(
     entry: Entry,
-    point: keyof Hook.Hook,
+    point: Hook.Point,
     context: Hook.HookContext,
     timeout: Duration.Duration,
     call: () => Hook.HookReturn<D>
-  ): Effect.Effect<Outcome<D>> =>
-    Effect.tap(runHandler(point, timeout, call), (outcome) =>
-      outcome._tag === "Failed" ? publishError(bus, context, point, entry.name, outcome.message) : Effect.void)
+  ): Effect.Effect<Ran<D>> =>
+    Effect.tap(runHandler(point, timeout, call), (ran) =>
+      ran._tag === "Failed" ? reportFailure(entry, point, context, ran.message) : Effect.void)
 
-  /**
-   * Runs the handlers of `point` in order. `step` sees each decision (not "continue") and says
-   * whether it ends the point; the decision that ended it is returned, named after its hook.
-   */
-  const fold = <D extends { readonly _tag: string }>(
-    point: Exclude<keyof Hook.Hook, "onEvent" | "approveTool">,
-    context: Hook.HookContext,
-    call: (hook: Hook.Hook) => Hook.HookReturn<D>,
-    step: (decision: Exclude<D, Hook.Continue>) => boolean = () => false
-  ): Effect.Effect<Named<Exclude<D, Hook.Continue>> | undefined> =>
-    Effect.gen(function*() {
-      for (const entry of yield* withHandler(point)) {
-        const outcome = yield* runEntry(entry, point, context, entry.timeout ?? config.hookTimeout, () => call(entry.hook))
-        const decision = outcome._tag === "Done" ? outcome.decision : undefined
-        if (decision !== undefined && decision._tag !== "Continue") {
-          const stop = decision as Exclude<D, Hook.Continue>
-          if (step(stop)) return { ...stop, hook: entry.name }
+  const run = <K extends RunPoint>(point: K, input: Hook.InputOf<K>): Effect.Effect<Outcome<K>> => {
+    const list = handling[point]
+    if (list.length === 0) return Effect.succeed({ _tag: "Continue", input })
+    const rule = points[point] as PointRule<K>
+    const context = contextOf(input)
+    return Effect.gen(function*() {
+      let current = input
+      for (const entry of list) {
+        const handler = entry.hook[point] as (input: Hook.InputOf<K>) => Hook.HookReturn<Hook.DecisionOf<K>>
+        const ran = yield* runEntry(entry, point, context, entry.timeout ?? config.hookTimeout, () => handler(current))
+        if (ran._tag === "Failed" || ran.decision === undefined) continue
+        const decision = cleanDecision(ran.decision as Hook.DecisionOf<K> & { readonly _tag: string }, text)
+        if ((rule.stopOn as ReadonlyArray<string>).includes(decision._tag)) {
+          return { ...(decision as Hook.StopOf<K>), hook: entry.name } as Named<Hook.StopOf<K>>
+        }
+        if (rule.apply !== undefined && (decision._tag === "Modify" || decision._tag === "Patch")) {
+          current = rule.apply(current, decision as Hook.ChangeOf<K>)
         }
       }
-      return undefined
+      return { _tag: "Continue" as const, input: current }
     })
+  }
 
-  const stopOn = (...tags: ReadonlyArray<string>) => (decision: { readonly _tag: string }) => tags.includes(decision._tag)
+  /** `run` for points whose outcome is "continue" or the stop, without the input. */
+  const gate = <K extends RunPoint>(point: K) => (input: Hook.InputOf<K>): Effect.Effect<Hook.Continue | Named<Hook.StopOf<K>>> =>
+    handling[point].length === 0
+      ? continued
+      : Effect.map(run(point, input), (outcome) => outcome._tag === "Continue" ? CONTINUE : outcome as Named<Hook.StopOf<K>>)
+
+  /** `run` for observer points. */
+  const observer = <K extends RunPoint>(point: K) => (input: Hook.InputOf<K>): Effect.Effect<void> =>
+    handling[point].length === 0 ? Effect.void : Effect.asVoid(run(point, input))
 
   const observe = (entry: Entry, handler: NonNullable<Hook.Hook["onEvent"]>) => (event: AgentEvent.AgentEvent) =>
-    Effect.flatMap(runHandler("onEvent", entry.timeout ?? config.hookTimeout, () => handler(event)), (outcome) => {
-      if (outcome._tag === "Done") return Effect.void
+    Effect.flatMap(runHandler("onEvent", entry.timeout ?? config.hookTimeout, () => handler(event)), (ran) => {
+      if (ran._tag === "Done") return Effect.void
       // An observer failing on another observer's error report would feed itself forever: log it instead.
       return isOnEventError(event)
-        ? Effect.logWarning(`hook ${entry.name}: ${outcome.message}`)
-        : publishError(bus, event, "onEvent", entry.name, outcome.message)
+        ? Effect.logWarning(`hook ${entry.name}: ${text.said(ran.message)}`)
+        : reportFailure(entry, "onEvent", event, ran.message)
     })
 
   const register: HooksShape["register"] = (hook, options = {}) =>
@@ -173,11 +188,14 @@ export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Eff
       }
       yield* Effect.acquireRelease(
         Effect.sync(() => {
-          entries = [...entries, entry].sort((a, b) => b.priority - a.priority || a.seq - b.seq)
+          entries = [...entries, entry]
+          rebuild()
         }),
-        () => Effect.sync(() => {
-          entries = entries.filter((e) => e !== entry)
-        })
+        () =>
+          Effect.sync(() => {
+            entries = entries.filter((e) => e !== entry)
+            rebuild()
+          })
       )
       if (hook.onEvent !== undefined) {
         const sub = yield* bus.subscribe({ capacity: config.eventBufferCapacity, strategy: "dropping" })
@@ -190,131 +208,65 @@ export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Eff
       name: e.name,
       priority: e.priority,
       source: e.source,
-      handlers: handlerNames.filter((h) => e.hook[h] !== undefined)
+      handlers: pointNames.filter((h) => e.hook[h] !== undefined)
     }))
   )
 
+  const noApprover = Effect.succeed(
+    config.autoApprove ? Hook.approve : { ...Hook.deny("no approver registered"), hook: "" }
+  )
+
+  /** Fail-closed: a failing approver denies; any deny denies at once; approval needs an approver (or `autoApprove`). */
   const approveTool: HooksShape["approveTool"] = (input) =>
-    Effect.gen(function*() {
-      const approvers = yield* withHandler("approveTool")
-      if (approvers.length === 0) {
-        return config.autoApprove
-          ? { _tag: "Approve" as const }
-          : { _tag: "Deny" as const, reason: "no approver registered", hook: "" }
-      }
+    handling.approveTool.length === 0 ? noApprover : Effect.gen(function*() {
       let approved = false
-      for (const entry of approvers) {
-        const outcome = yield* runEntry(entry, "approveTool", input.context, entry.timeout ?? config.approvalTimeout, () =>
+      for (const entry of handling.approveTool) {
+        const ran = yield* runEntry(entry, "approveTool", input.context, entry.timeout ?? config.approvalTimeout, () =>
           entry.hook.approveTool!(input))
-        const decision = outcome._tag === "Failed"
-          ? { _tag: "Deny" as const, reason: `approval by ${entry.name}: ${outcome.message}` }
-          : outcome.decision
+        const decision = ran._tag === "Failed"
+          ? Hook.deny(text.said(`approval by ${entry.name}: ${ran.message}`))
+          : ran.decision && cleanDecision(ran.decision, text)
         // any deny denies, so nobody after it is asked (a prompt would ask the user for nothing)
         if (decision?._tag === "Deny") return { ...decision, hook: entry.name }
         if (decision?._tag === "Approve") approved = true
       }
-      return approved || config.autoApprove
-        ? { _tag: "Approve" as const }
-        : { _tag: "Deny" as const, reason: "no approver decided", hook: "" }
+      return approved || config.autoApprove ? Hook.approve : { ...Hook.deny("no approver decided"), hook: "" }
     })
 
   const shape: HooksShape = {
     register,
     list,
-    sessionStart: (input) =>
-      Effect.map(
-        fold("sessionStart", Hook.sessionContext(input.sessionKey), (h) => h.sessionStart!(input), stopOn("Block")),
-        (d) => d ?? { _tag: "Continue" as const }
-      ),
-    sessionEnd: (input) => Effect.asVoid(fold("sessionEnd", Hook.sessionContext(input.sessionKey), (h) => h.sessionEnd!(input))),
+    handles: (point) => handling[point].length > 0,
+    run,
+    sessionStart: gate("sessionStart"),
+    sessionEnd: observer("sessionEnd"),
     beforeTurn: (input) =>
-      Effect.gen(function*() {
-        const added: Array<Message> = []
-        let systemPrompt = input.systemPrompt
-        const blocked = yield* fold(
-          "beforeTurn",
-          input.context,
-          (h) => h.beforeTurn!({ ...input, messages: [...input.messages, ...added], systemPrompt }),
-          (d) => {
-            if (d._tag !== "Modify") return true
-            if (d.addMessages !== undefined) added.push(...d.addMessages)
-            if (d.systemPrompt !== undefined) systemPrompt = d.systemPrompt
-            return false
+      Effect.map(run("beforeTurn", input), (outcome) =>
+        outcome._tag === "Continue"
+          ? {
+            _tag: "Continue" as const,
+            addMessages: outcome.input.messages.slice(input.messages.length),
+            systemPrompt: outcome.input.systemPrompt
           }
-        )
-        return blocked?._tag === "Block" ? blocked : { _tag: "Continue" as const, addMessages: added, systemPrompt }
-      }),
+          : outcome),
     beforeLLMRequest: (input) =>
-      Effect.gen(function*() {
-        let request = input.request
-        const aborted = yield* fold("beforeLLMRequest", input.context, (h) => h.beforeLLMRequest!({ ...input, request }), (d) => {
-          if (d._tag !== "Modify") return true
-          request = {
-            ...request,
-            ...(d.messages !== undefined ? { messages: d.messages } : {}),
-            ...(d.model !== undefined ? { model: d.model } : {}),
-            ...(d.tools !== undefined ? { tools: d.tools } : {})
-          }
-          return false
-        })
-        return aborted !== undefined && aborted._tag !== "Modify"
-          ? aborted
-          : { _tag: "Continue" as const, request }
-      }),
+      Effect.map(run("beforeLLMRequest", input), (outcome) =>
+        outcome._tag === "Continue" ? { _tag: "Continue" as const, request: outcome.input.request } : outcome),
     afterLLMResponse: (input) =>
-      Effect.gen(function*() {
-        let response = input.response
-        const aborted = yield* fold("afterLLMResponse", input.context, (h) => h.afterLLMResponse!({ ...input, response }), (d) => {
-          if (d._tag !== "Modify") return true
-          response = {
-            ...response,
-            ...(d.content !== undefined ? { content: d.content } : {}),
-            ...(d.toolCalls !== undefined ? { toolCalls: d.toolCalls } : {})
-          }
-          return false
-        })
-        return aborted?._tag === "AbortTurn" ? aborted : { _tag: "Continue" as const, response }
-      }),
+      Effect.map(run("afterLLMResponse", input), (outcome) =>
+        outcome._tag === "Continue" ? { _tag: "Continue" as const, response: outcome.input.response } : outcome),
     beforeTool: (input) =>
-      Effect.gen(function*() {
-        let call = input.call
-        const stopped = yield* fold("beforeTool", input.context, (h) => h.beforeTool!({ ...input, call }), (d) => {
-          if (d._tag !== "Modify") return true
-          call = { ...call, arguments: d.arguments }
-          return false
-        })
-        return stopped !== undefined && stopped._tag !== "Modify"
-          ? stopped
-          : { _tag: "Continue" as const, arguments: call.arguments }
-      }),
+      Effect.map(run("beforeTool", input), (outcome) =>
+        outcome._tag === "Continue" ? { _tag: "Continue" as const, arguments: outcome.input.call.arguments } : outcome),
     approveTool,
-    afterTool: (input) =>
-      Effect.gen(function*() {
-        const point = input.failed ? "onToolFailure" : "afterTool"
-        let result = input.result
-        yield* fold(point, input.context, (h) => h[point]!({ context: input.context, call: input.call, result }), (d) => {
-          if (d._tag === "Patch") {
-            result = {
-              content: d.content ?? result.content,
-              isError: d.isError ?? result.isError
-            }
-          }
-          return false
-        })
-        return result
-      }),
-    beforeStop: (input) =>
-      Effect.map(fold("beforeStop", input.context, (h) => h.beforeStop!(input), stopOn("Block")), (d) =>
-        d ?? { _tag: "Continue" as const }),
-    beforeCompact: (input) =>
-      Effect.map(fold("beforeCompact", input.context, (h) => h.beforeCompact!(input), stopOn("AbortTurn")), (d) =>
-        d ?? { _tag: "Continue" as const }),
-    afterCompact: (input) => Effect.asVoid(fold("afterCompact", input.context, (h) => h.afterCompact!(input))),
-    beforeSubTurn: (input) =>
-      Effect.map(fold("beforeSubTurn", input.context, (h) => h.beforeSubTurn!(input), stopOn("Block")), (d) =>
-        d ?? { _tag: "Continue" as const }),
-    afterSubTurn: (input) => Effect.asVoid(fold("afterSubTurn", input.context, (h) => h.afterSubTurn!(input))),
-    afterTurn: (input) => Effect.asVoid(fold("afterTurn", input.context, (h) => h.afterTurn!(input)))
+    afterTool: ({ failed, ...input }) =>
+      Effect.map(run(failed ? "onToolFailure" : "afterTool", input), (outcome) => outcome.input.result),
+    beforeStop: gate("beforeStop"),
+    beforeCompact: gate("beforeCompact"),
+    afterCompact: observer("afterCompact"),
+    beforeSubTurn: gate("beforeSubTurn"),
+    afterSubTurn: observer("afterSubTurn"),
+    afterTurn: observer("afterTurn")
   }
   return shape
 })

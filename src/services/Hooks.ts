@@ -1,12 +1,18 @@
 /**
  * `Hooks`: the registry of hooks and the runner of each hook point (DESIGN §6).
  *
- * The loop calls one method per point and gets the combined outcome of every handler:
- * transforms chained in priority order, the first deny/abort/block winning, patches accumulated.
- * Every method here never fails: a handler that fails, dies or times out counts as "continue"
- * (approval: "deny") and is reported as an `Error` event. `onEvent` observers are not called by
- * the loop: each one is a bus subscriber of its own, so a stalled observer loses its own events
- * and never slows a turn.
+ * The loop runs a point and gets the combined outcome of every handler of it: changes chained in
+ * priority order (each handler sees the changes before it), the first block/deny/abort winning,
+ * patches accumulated. `run(point, input)` is the one general form; the per-point methods below
+ * it are the same runs with outcomes shaped for each call site. A point no hook handles costs
+ * nothing: `handles(point)` is false and its runner returns at once.
+ *
+ * Nothing here fails: a handler that fails, dies or times out counts as "continue" (approval:
+ * "deny") and is reported as an `Error` event. Every text a hook puts into the turn (reasons,
+ * feedback, added messages, patched results, failure messages) is scrubbed of known secrets and
+ * cut to `Hook.TEXT_LIMIT`; system prompts and response contents it substitutes are scrubbed.
+ * `onEvent` observers are not called by the loop: each one is a bus subscriber of its own, so a
+ * stalled observer loses its own events and never slows a turn.
  */
 import { Context, Effect, Scope } from "effect"
 import type {
@@ -17,15 +23,14 @@ import type {
   Deny,
   HardAbort,
   Hook,
-  HookContext,
   HookResponse,
-  HookSubTurn,
-  HookToolCall,
-  RegisterOptions
+  InputOf,
+  Point,
+  RegisterOptions,
+  StopOf
 } from "../domain/Hook.ts"
-import type { AssistantMessage, Message } from "../domain/Message.ts"
+import type { Message } from "../domain/Message.ts"
 import type { ProviderRequest } from "../domain/Provider.ts"
-import type { TurnResult } from "../domain/Turn.ts"
 
 /** A stopping decision with the name of the hook that made it, for the `Error` event. */
 export type Named<D> = D & { readonly hook: string }
@@ -55,8 +60,14 @@ export interface HookInfo {
   readonly name: string
   readonly priority: number
   readonly source: string
-  readonly handlers: ReadonlyArray<keyof Hook>
+  readonly handlers: ReadonlyArray<Point>
 }
+
+/** The points `run` runs: all but `onEvent` (bus observers) and `approveTool` (fail-closed, see `approveTool`). */
+export type RunPoint = Exclude<Point, "onEvent" | "approveTool">
+
+/** The combined outcome of a point: the input as the handlers left it, or the decision that ended it. */
+export type Outcome<K extends RunPoint> = { readonly _tag: "Continue"; readonly input: InputOf<K> } | Named<StopOf<K>>
 
 /** The hook registry and runner. */
 export interface HooksShape {
@@ -64,55 +75,29 @@ export interface HooksShape {
   readonly register: (hook: Hook, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
   /** The registered hooks, in run order. */
   readonly list: Effect.Effect<ReadonlyArray<HookInfo>>
-  readonly sessionStart: (input: { readonly sessionKey: string }) => Effect.Effect<Continue | Named<Block>>
-  readonly sessionEnd: (input: { readonly sessionKey: string }) => Effect.Effect<void>
-  readonly beforeTurn: (input: {
-    readonly context: HookContext
-    readonly input: string
-    readonly messages: ReadonlyArray<Message>
-    readonly systemPrompt: string | undefined
-  }) => Effect.Effect<BeforeTurnOutcome>
-  readonly beforeLLMRequest: (input: {
-    readonly context: HookContext
-    readonly request: ProviderRequest
-  }) => Effect.Effect<RequestOutcome>
-  readonly afterLLMResponse: (input: {
-    readonly context: HookContext
-    readonly response: HookResponse
-  }) => Effect.Effect<ResponseOutcome>
-  readonly beforeTool: (input: { readonly context: HookContext; readonly call: HookToolCall }) => Effect.Effect<BeforeToolOutcome>
+  /**
+   * Whether some registered hook handles `point` now. When false, running the point would
+   * return "continue" with its input unchanged, so a caller on a hot path may skip it.
+   */
+  readonly handles: (point: Point) => boolean
+  /** Runs the handlers of `point` on `input`, in priority order, and combines their decisions. */
+  readonly run: <K extends RunPoint>(point: K, input: InputOf<K>) => Effect.Effect<Outcome<K>>
+  readonly sessionStart: (input: InputOf<"sessionStart">) => Effect.Effect<Continue | Named<Block>>
+  readonly sessionEnd: (input: InputOf<"sessionEnd">) => Effect.Effect<void>
+  readonly beforeTurn: (input: InputOf<"beforeTurn">) => Effect.Effect<BeforeTurnOutcome>
+  readonly beforeLLMRequest: (input: InputOf<"beforeLLMRequest">) => Effect.Effect<RequestOutcome>
+  readonly afterLLMResponse: (input: InputOf<"afterLLMResponse">) => Effect.Effect<ResponseOutcome>
+  readonly beforeTool: (input: InputOf<"beforeTool">) => Effect.Effect<BeforeToolOutcome>
   /** Only for tools that require approval; no approver means deny unless `autoApprove`; timeout denies. */
-  readonly approveTool: (input: { readonly context: HookContext; readonly call: HookToolCall }) => Effect.Effect<Approve | Named<Deny>>
+  readonly approveTool: (input: InputOf<"approveTool">) => Effect.Effect<Approve | Named<Deny>>
   /** `afterTool` when `failed` is false, else `onToolFailure`. */
-  readonly afterTool: (input: {
-    readonly context: HookContext
-    readonly call: HookToolCall
-    readonly result: ToolResultOutcome
-    readonly failed: boolean
-  }) => Effect.Effect<ToolResultOutcome>
-  readonly beforeStop: (input: {
-    readonly context: HookContext
-    readonly finalMessage: AssistantMessage
-    readonly stopHookActive: boolean
-  }) => Effect.Effect<Continue | Named<Block>>
-  readonly beforeCompact: (input: {
-    readonly context: HookContext
-    readonly reason: "overflow" | "budget" | "summary"
-    readonly messages: ReadonlyArray<Message>
-  }) => Effect.Effect<Continue | Named<AbortTurn>>
-  readonly afterCompact: (input: {
-    readonly context: HookContext
-    readonly reason: "overflow" | "budget" | "summary"
-    readonly dropped: number
-    readonly remaining: number
-  }) => Effect.Effect<void>
-  readonly beforeSubTurn: (input: { readonly context: HookContext; readonly subTurn: HookSubTurn }) => Effect.Effect<Continue | Named<Block>>
-  readonly afterSubTurn: (input: {
-    readonly context: HookContext
-    readonly subTurn: HookSubTurn
-    readonly result: TurnResult
-  }) => Effect.Effect<void>
-  readonly afterTurn: (input: { readonly context: HookContext; readonly result: TurnResult }) => Effect.Effect<void>
+  readonly afterTool: (input: InputOf<"afterTool"> & { readonly failed: boolean }) => Effect.Effect<ToolResultOutcome>
+  readonly beforeStop: (input: InputOf<"beforeStop">) => Effect.Effect<Continue | Named<Block>>
+  readonly beforeCompact: (input: InputOf<"beforeCompact">) => Effect.Effect<Continue | Named<AbortTurn>>
+  readonly afterCompact: (input: InputOf<"afterCompact">) => Effect.Effect<void>
+  readonly beforeSubTurn: (input: InputOf<"beforeSubTurn">) => Effect.Effect<Continue | Named<Block>>
+  readonly afterSubTurn: (input: InputOf<"afterSubTurn">) => Effect.Effect<void>
+  readonly afterTurn: (input: InputOf<"afterTurn">) => Effect.Effect<void>
 }
 
 /** The hooks service. Layers: `HooksLive` (the registry), `FileHooks` (scripts on disk). */
