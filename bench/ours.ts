@@ -7,14 +7,11 @@ import { AgentLoop, AgentLoopLive, SessionStoreMemory, ToolRegistry } from "../s
 import * as Model from "./model.ts"
 import { planner, type Measurement, type Workload } from "./workload.ts"
 
-/** Big enough that the subscriber never loses an event of the largest workload. */
-const SUBSCRIBER_CAPACITY = 1 << 22
-
 /** Runs one turn of `workload` and measures it. */
 const turn = (workload: Workload, sessionKey: string) =>
   Effect.gen(function*() {
     const loop = yield* AgentLoop
-    const subscription = yield* loop.subscribe({ capacity: SUBSCRIBER_CAPACITY })
+    const subscription = yield* loop.subscribe({ strategy: "lossless" })
     const ended = yield* Deferred.make<void>()
     let events = 0
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(subscription.take, (event) => {

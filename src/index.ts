@@ -21,8 +21,17 @@ export * as Usage from "./domain/Usage.ts"
 
 export { AgentLoop, type AgentLoopShape, type TurnOptions } from "./services/AgentLoop.ts"
 export { CurrentTurn, type CurrentTurnShape } from "./services/CurrentTurn.ts"
-export { EventBus, type EventBusShape, type SubscribeOptions, type Subscription } from "./services/EventBus.ts"
-export { Hooks, type HooksShape, type Named } from "./services/Hooks.ts"
+export {
+  type DropCounts,
+  EventBus,
+  type EventBusShape,
+  isLifecycle,
+  lifecycleKinds,
+  type OverflowStrategy,
+  type SubscribeOptions,
+  type Subscription
+} from "./services/EventBus.ts"
+export { Hooks, type HooksShape, type Named, type Outcome as HookOutcome, type RunPoint } from "./services/Hooks.ts"
 export { LoopConfig } from "./services/LoopConfig.ts"
 export { Provider, type ChatReply, type ProviderShape } from "./services/Provider.ts"
 export { Secrets, type SecretsShape } from "./services/Secrets.ts"
