@@ -16,6 +16,14 @@ const turnEnd = (i: number) =>
 const error = (i: number) => AgentEvent.make("Error", place, i, { stage: "test", message: "boom" })
 const subTurnEnd = (i: number) => AgentEvent.make("SubTurnEnd", place, i, { childTurnId: "c", status: "completed" })
 
+/** A full garbage collection, now. */
+const collectGarbage = (): void => {
+  setFlagsFromString("--expose-gc")
+  ;(runInNewContext("gc") as () => void)()
+}
+/** Finalization callbacks run as tasks of their own after a collection. */
+const nextTask = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
 const shown = (events: ReadonlyArray<AgentEvent.AgentEvent>) => events.map((e) => `${e._tag}@${e.at}`)
 
 describe("EventBus", () => {
@@ -240,18 +248,28 @@ describe("EventBus: subscriptions begin and end", () => {
       expect(yield* bus.dropped).toEqual({ LLMDelta: 1 })
     }))
 
+  it.live("a stream derived from an eager one keeps its subscription alive through collections", () =>
+    Effect.gen(function*() {
+      const bus = yield* EventBusLive.make()
+      const derived = bus.stream().pipe(Stream.map((e) => e.at), Stream.take(1))
+      yield* bus.publish(delta(7))
+      for (let i = 0; i < 5; i++) {
+        collectGarbage()
+        yield* nextTask
+      }
+      expect(yield* bus.subscribers).toBe(1)
+      expect(yield* Stream.runCollect(derived)).toEqual([7])
+    }))
+
   it.live("a stream that is never run is unsubscribed once it is garbage-collected", () =>
     Effect.gen(function*() {
-      setFlagsFromString("--expose-gc")
-      const gc = runInNewContext("gc") as () => void
       const bus = yield* EventBusLive.make()
       const kept = bus.stream()
       ;(() => void bus.stream())()
       expect(yield* bus.subscribers).toBe(2)
       for (let i = 0; i < 50 && (yield* bus.subscribers) > 1; i++) {
-        gc()
-        // Finalization callbacks run as tasks of their own after a collection.
-        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+        collectGarbage()
+        yield* nextTask
       }
       expect(yield* bus.subscribers).toBe(1)
       expect(kept).toBeDefined()
