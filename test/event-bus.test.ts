@@ -107,6 +107,52 @@ describe("EventBus", () => {
     }).pipe(Effect.scoped))
 })
 
+describe("EventBus: consumers run on their own fibers", () => {
+  it.effect("publishing wakes a waiting consumer but does not run it on the publisher's fiber", () =>
+    Effect.gen(function*() {
+      const bus = yield* EventBusLive.make()
+      const sub = yield* bus.subscribe()
+      const seen: Array<number> = []
+      yield* Effect.forkChild(Effect.forever(Effect.map(sub.take, (event) => seen.push(event.at))))
+      yield* Effect.yieldNow
+      const duringPublish = yield* Effect.sync(() => {
+        bus.publishUnsafe(delta(1))
+        return seen.length
+      })
+      expect(duringPublish).toBe(0)
+      yield* Effect.yieldNow
+      expect(seen).toEqual([1])
+    }).pipe(Effect.scoped))
+
+  it.effect("a consumer that publishes on an event cannot put its event ahead of that one for another subscriber", () =>
+    Effect.gen(function*() {
+      const bus = yield* EventBusLive.make()
+      const reacting = yield* bus.subscribe()
+      const other = yield* bus.subscribe()
+      yield* Effect.forkChild(Effect.forever(Effect.flatMap(reacting.take, (event) =>
+        event._tag === "TurnStart" ? bus.publish(error(event.at + 1)) : Effect.void)))
+      yield* Effect.yieldNow
+      yield* bus.publish(turnStart(1))
+      yield* Effect.yieldNow
+      expect(shown(yield* other.takeAll)).toEqual(["TurnStart@1", "Error@2"])
+    }).pipe(Effect.scoped))
+
+  it.effect("a waiting stream is woken the same way", () =>
+    Effect.gen(function*() {
+      const bus = yield* EventBusLive.make()
+      const seen: Array<number> = []
+      yield* Effect.forkChild(Stream.runForEach(bus.stream(), (event) => Effect.sync(() => seen.push(event.at))))
+      yield* Effect.yieldNow
+      const duringPublish = yield* Effect.sync(() => {
+        bus.publishUnsafe(delta(1))
+        return seen.length
+      })
+      expect(duringPublish).toBe(0)
+      yield* Effect.yieldNow
+      expect(seen).toEqual([1])
+    }).pipe(Effect.scoped))
+})
+
 describe("EventBus: lifecycle events at the bound", () => {
   it("the lifecycle kinds are TurnStart, TurnEnd, SubTurnEnd and Error", () => {
     expect([...lifecycleKinds].sort()).toEqual(["Error", "SubTurnEnd", "TurnEnd", "TurnStart"])

@@ -3,8 +3,9 @@
  *
  * Publishing is a plain loop over an array of subscribers (replaced, never mutated, when one
  * joins or leaves): no fiber, no lock, no effect per subscriber. A subscriber whose consumer is
- * waiting is woken by a callback; a full mailbox loses an event by the rule in `eventMailbox.ts`
- * and the loss is counted under that event's kind, for the subscriber and for the bus.
+ * waiting gets a wake-up task on that consumer's scheduler (never run inline, see `whenReady`);
+ * a full mailbox loses an event by the rule in `eventMailbox.ts` and the loss is counted under
+ * that event's kind, for the subscriber and for the bus.
  *
  * `stream(...)` registers its subscriber at the call. The first run of the stream takes that
  * subscriber over and removes it when the run ends; later runs subscribe anew. If the stream is
@@ -48,8 +49,11 @@ class Subscriber {
   readonly mailbox: Mailbox<AgentEvent>
   readonly kinds: ReadonlySet<EventKind> | undefined
   readonly dropped = zeroCounts()
-  private waiters: Array<() => void> = []
+  /** Wake-ups of the consumers waiting for an event (see `ready`). */
+  waiters: Array<() => void> = []
   ended = false
+  /** Completes when an event is buffered or the subscription has ended. */
+  readonly ready: Effect.Effect<void> = whenReady(this)
 
   constructor(options: SubscribeOptions, defaultCapacity: number) {
     const strategy = options.strategy ?? "dropping"
@@ -72,22 +76,30 @@ class Subscriber {
     this.wake()
   }
 
-  /** Completes when an event is buffered or the subscription has ended. */
-  readonly ready: Effect.Effect<void> = Effect.callback<void>((resume) => {
-    if (this.mailbox.size > 0 || this.ended) return resume(Effect.void)
-    const waiter = () => resume(Effect.void)
-    this.waiters.push(waiter)
-    return Effect.sync(() => {
-      this.waiters = this.waiters.filter((w) => w !== waiter)
-    })
-  })
-
   private wake(): void {
     const waiters = this.waiters
     this.waiters = []
     for (const waiter of waiters) waiter()
   }
 }
+
+/**
+ * Waits until `sub` has an event or has ended. The wake-up is a task on the waiting fiber's own
+ * scheduler, as `Queue` does it: resuming the fiber directly would run the consumer on the
+ * publisher's stack, inside `publish`, so a slow consumer would slow the loop, and a consumer that
+ * publishes would deliver its event to later subscribers before the one it reacts to.
+ */
+const whenReady = (sub: Subscriber): Effect.Effect<void> =>
+  Effect.withFiber((fiber) =>
+    Effect.callback<void>((resume) => {
+      if (sub.mailbox.size > 0 || sub.ended) return resume(Effect.void)
+      const waiter = () => fiber.currentDispatcher.scheduleTask(() => resume(Effect.void), 0)
+      sub.waiters.push(waiter)
+      return Effect.sync(() => {
+        sub.waiters = sub.waiters.filter((w) => w !== waiter)
+      })
+    })
+  )
 
 /** The next event; after the end, once empty, waits forever (as a closed subscription has nothing more). */
 const takeFrom = (sub: Subscriber): Effect.Effect<AgentEvent> => {
