@@ -151,10 +151,11 @@ describe("sub-turns: limits and validation", () => {
   it("the ephemeral session keeps the newest 50 messages", () =>
     Effect.runSync(Effect.gen(function*() {
       const session = ephemeralSession(50)
-      for (let i = 1; i <= 70; i++) yield* session.append([Message.user(`m${i}`)])
-      expect(session.messages).toHaveLength(50)
-      expect(session.messages[0]!.content).toBe("m21")
-      expect(session.messages.at(-1)!.content).toBe("m70")
+      for (let i = 1; i <= 70; i++) yield* session.commit([Message.user(`m${i}`)])
+      const messages = yield* session.load
+      expect(messages).toHaveLength(50)
+      expect(messages[0]!.content).toBe("m21")
+      expect(messages.at(-1)!.content).toBe("m70")
     })))
 })
 

@@ -15,7 +15,8 @@
  * `onEvent` observers are not run here: each one gets a bus subscription of its own and a
  * consumer fiber in its registration scope, so it sees every event yet never slows a turn.
  */
-import { Cause, Clock, Duration, Effect, Exit, Layer, Option, Result } from "effect"
+import { type Cause, Clock, Duration, Effect, Exit, Layer, Option } from "effect"
+import { readCause, show } from "../domain/causeMessage.ts"
 import * as AgentEvent from "../domain/Event.ts"
 import * as Hook from "../domain/Hook.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"
@@ -38,21 +39,10 @@ type Ran<D> =
   | { readonly _tag: "Done"; readonly decision: D | undefined }
   | { readonly _tag: "Failed"; readonly message: string }
 
-const show = (u: unknown): string => {
-  if (u instanceof Error) return u.message.length > 0 ? u.message : u.name
-  if (typeof u === "string") return u
-  try {
-    return JSON.stringify(u) ?? String(u)
-  } catch {
-    return String(u)
-  }
-}
-
 const describeCause = (point: string, cause: Cause.Cause<unknown>): string => {
-  const error = Cause.findErrorOption(cause)
-  if (Option.isSome(error)) return `${point} failed: ${show(error.value)}`
-  const defect = Cause.findDefect(cause)
-  if (Result.isSuccess(defect)) return `${point} died: ${show(defect.success)}`
+  const reading = readCause(cause)
+  if (reading._tag === "Error") return `${point} failed: ${show(reading.error)}`
+  if (reading._tag === "Defect") return `${point} died: ${show(reading.defect)}`
   return `${point} was interrupted`
 }
 

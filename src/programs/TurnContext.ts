@@ -1,41 +1,41 @@
 /**
- * Everything one running turn needs, captured once at its start: the services, the config,
- * the control block, the conversation so far, and an emitter stamping events with the turn's
- * coordinates and the Clock's time.
+ * The state of one running turn: its spec, its control block, the conversation so far and what
+ * the turn produced, and an emitter stamping events with the turn's coordinates and the Clock's
+ * time. The services live in the engine (`engine.ts`), not here.
  */
-import { Clock, Effect, type Tracer } from "effect"
-import type { AgentLoopConfig } from "../domain/Config.ts"
-import { SessionStoreError } from "../domain/errors.ts"
+import { type Clock, Effect, type Tracer } from "effect"
+import type { SessionStoreError } from "../domain/errors.ts"
 import * as AgentEvent from "../domain/Event.ts"
 import type { EventKind, EventPayload } from "../domain/Event.ts"
 import type { Message } from "../domain/Message.ts"
 import type { Compaction, SessionEntry } from "../domain/SessionLog.ts"
 import * as Usage from "../domain/Usage.ts"
-import type { Compression } from "./compaction.ts"
 import type { CurrentTurnShape } from "../services/CurrentTurn.ts"
-import { EventBus, type EventBusShape } from "../services/EventBus.ts"
-import { Hooks, type HooksShape } from "../services/Hooks.ts"
-import { LoopConfig } from "../services/LoopConfig.ts"
-import { Provider, type ProviderShape } from "../services/Provider.ts"
-import { ToolRegistry, type ToolRegistryShape } from "../services/ToolRegistry.ts"
+import type { EventBusShape } from "../services/EventBus.ts"
+import type { Compression } from "./compaction.ts"
 import { eventBase, type TurnControl } from "./TurnControl.ts"
+
+/**
+ * Where a turn's conversation comes from and goes to: a stored session for a root turn, an
+ * ephemeral one for a sub-turn.
+ */
+export interface SessionPort {
+  /** The history the turn starts from (the snapshot a hard abort returns to); a failure fails the turn. */
+  readonly load: Effect.Effect<ReadonlyArray<Message>, SessionStoreError>
+  /**
+   * Stores, in one append, every message the turn produced followed by at most one compaction
+   * record whose `cut` (an index into the loaded history followed by those messages) makes the
+   * session's view the turn's final context.
+   */
+  readonly commit: (entries: ReadonlyArray<SessionEntry>) => Effect.Effect<void, SessionStoreError>
+}
 
 /** How a turn is started: by the agent loop for a session, or by a parent turn for a sub-turn. */
 export interface TurnSpec {
   readonly control: TurnControl
   readonly input: string
   readonly systemPrompt: string | undefined
-  /**
-   * The session's history at turn start (the snapshot a hard abort returns to), or why it could
-   * not be read: then the turn fails at once rather than answer without its context.
-   */
-  readonly history: ReadonlyArray<Message> | SessionStoreError
-  /**
-   * Stores, in one append, every message the turn produced followed by at most one compaction
-   * record whose `cut` (an index into `history` followed by those messages) makes the session's
-   * view the turn's final context.
-   */
-  readonly commit: (entries: ReadonlyArray<SessionEntry>) => Effect.Effect<void, SessionStoreError>
+  readonly session: SessionPort
   readonly maxTokens?: number | undefined
   /** A context budget in runes overriding the config's (sub-turns). */
   readonly contextBudget?: number | undefined
@@ -43,23 +43,30 @@ export interface TurnSpec {
   readonly maxMessages?: number | undefined
   /** Whether this is the session's first turn in this loop (runs `sessionStart` hooks). */
   readonly firstOfSession: boolean
-  /** What tools see of this turn. */
-  readonly currentTurn: (control: TurnControl) => CurrentTurnShape
 }
+
+/** An emitter of one turn's events. */
+export type Emit = <K extends EventKind>(kind: K, payload: EventPayload<K>) => Effect.Effect<void>
+/** `Emit` as a plain function, for callers already inside an effect. */
+export type Publish = <K extends EventKind>(kind: K, payload: EventPayload<K>) => void
 
 /** The running turn. `conversation` is the session history plus what this turn added. */
 export interface TurnContext {
   readonly spec: TurnSpec
   readonly control: TurnControl
-  readonly config: AgentLoopConfig
-  readonly provider: ProviderShape
-  readonly registry: ToolRegistryShape
-  readonly hooks: HooksShape
-  readonly bus: EventBusShape
-  readonly emit: <K extends EventKind>(kind: K, payload: EventPayload<K>) => Effect.Effect<void>
+  /** Publishes an event of this turn: one synchronous step. */
+  readonly emit: Emit
+  /** `emit` for code already inside an effect. */
+  readonly publish: Publish
+  /** The Clock the turn started on (events and durations read it). */
+  readonly clock: Clock.Clock
+  /** What tools of this turn see (`CurrentTurn`). */
+  readonly currentTurn: CurrentTurnShape
   systemPrompt: string | undefined
   /** Session history followed by this turn's messages; compression may shorten its front. */
   conversation: Array<Message>
+  /** How many messages the loaded history held. */
+  historyLength: number
   /** Every message this turn produced, in order, including those compression took out of `conversation`. */
   readonly produced: Array<Message>
   /** Set when the turn compressed: the record committed after `produced` (see `compacted`). */
@@ -69,53 +76,63 @@ export interface TurnContext {
   readonly partial: { content: string }
   /** Models called this turn that have no price (each is warned about once). */
   readonly unpriced: Set<string>
-  /** Provider calls made so far. */
+  /** Provider calls made so far (retries after a truncated answer or an overflow included). */
   calls: number
+  /** Iterations that called the model: what `maxIterations` limits (a graceful interrupt's summary call adds one). */
+  iterations: number
   stopBlocks: number
 }
 
 /** Spans on the loop's hot path (turn, provider call, tool call) skip capturing a stack trace each time. */
 export const noStackTrace: Tracer.TraceOptions = { captureStackTrace: false }
 
-/** An emitter stamping events with a turn's coordinates and the Clock's time. */
-export const emitterFor = (bus: EventBusShape, control: TurnControl) =>
-<K extends EventKind>(kind: K, payload: EventPayload<K>): Effect.Effect<void> =>
-  Effect.flatMap(Clock.currentTimeMillis, (at) => bus.publish(AgentEvent.make(kind, eventBase(control), at, payload)))
+/** Publishes events stamped with `control`'s coordinates and `clock`'s time, straight onto the bus. */
+export const publisher = (bus: EventBusShape, control: TurnControl, clock: Clock.Clock): Publish => (kind, payload) =>
+  bus.publishUnsafe(AgentEvent.make(kind, eventBase(control), clock.currentTimeMillisUnsafe(), payload))
 
-/** Captures the services and builds the context of a turn. */
-export const make = (spec: TurnSpec) =>
-  Effect.gen(function*() {
-    const bus = yield* EventBus
-    const control = spec.control
-    const context: TurnContext = {
-      spec,
-      control,
-      config: yield* LoopConfig,
-      provider: yield* Provider,
-      registry: yield* ToolRegistry,
-      hooks: yield* Hooks,
-      bus,
-      emit: emitterFor(bus, control),
-      systemPrompt: spec.systemPrompt,
-      conversation: spec.history instanceof SessionStoreError ? [] : [...spec.history],
-      produced: [],
-      compaction: undefined,
-      usage: Usage.empty,
-      partial: { content: "" },
-      unpriced: new Set(),
-      calls: 0,
-      stopBlocks: 0
-    }
-    return context
-  })
+/** An emitter for code outside a turn's body (the loop's control API, sub-turn bookkeeping, summaries). */
+export const emitterFor = (bus: EventBusShape, control: TurnControl): Emit => (kind, payload) =>
+  Effect.clockWith((clock) => Effect.sync(() => publisher(bus, control, clock)(kind, payload)))
+
+/** The context of a turn whose history is not loaded yet (`loaded` sets it). */
+export const make = (spec: TurnSpec, bus: EventBusShape, clock: Clock.Clock, currentTurn: CurrentTurnShape): TurnContext => {
+  const publish = publisher(bus, spec.control, clock)
+  return {
+    spec,
+    control: spec.control,
+    emit: (kind, payload) => Effect.sync(() => publish(kind, payload)),
+    publish,
+    clock,
+    currentTurn,
+    systemPrompt: spec.systemPrompt,
+    conversation: [],
+    historyLength: 0,
+    produced: [],
+    compaction: undefined,
+    usage: Usage.empty,
+    partial: { content: "" },
+    unpriced: new Set(),
+    calls: 0,
+    iterations: 0,
+    stopBlocks: 0
+  }
+}
+
+/** Sets the history the turn starts from. */
+export const loaded = (context: TurnContext, history: ReadonlyArray<Message>): void => {
+  context.conversation = [...history]
+  context.historyLength = history.length
+}
 
 /** The messages this turn added so far. */
 export const added = (context: TurnContext): ReadonlyArray<Message> => [...context.produced]
 
 /** Appends messages to the conversation; the turn commits them. */
 export const append = (context: TurnContext, ...messages: ReadonlyArray<Message>): void => {
-  context.conversation.push(...messages)
-  context.produced.push(...messages)
+  for (const message of messages) {
+    context.conversation.push(message)
+    context.produced.push(message)
+  }
 }
 
 /**
@@ -126,9 +143,8 @@ export const append = (context: TurnContext, ...messages: ReadonlyArray<Message>
  * names the record.
  */
 export const compacted = (context: TurnContext, reason: "overflow" | "budget", compression: Compression): void => {
-  const history = context.spec.history instanceof SessionStoreError ? 0 : context.spec.history.length
   const cut = context.compaction?.cut ?? 0
-  const leadingSystems = context.conversation.length - (history + context.produced.length - cut)
+  const leadingSystems = context.conversation.length - (context.historyLength + context.produced.length - cut)
   const dropUpTo = (compression.droppedAt.at(-1) ?? leadingSystems - 1) + 1
   context.conversation = [...compression.kept]
   context.compaction = {

@@ -106,6 +106,9 @@ export const offerPending = (control: TurnControl, result: PendingResult): Effec
     return "delivered"
   })
 
+/** Whether a graceful interrupt was requested, without its hint: a plain check for the hot path. */
+export const gracefulAsked = (control: TurnControl): boolean => Deferred.isDoneUnsafe(control.graceful)
+
 /** Whether a graceful interrupt was requested, and its hint. */
 export const gracefulRequested = (control: TurnControl): Effect.Effect<{ readonly hint: string | undefined } | undefined> =>
   Effect.flatMap(Deferred.poll(control.graceful), Option.match({

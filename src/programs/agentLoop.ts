@@ -3,22 +3,16 @@
  * router (`send` → a worker per busy session, at most `maxParallelTurns` at once, one outbound
  * reply per turn, follow-ups run in order after each turn has fully ended).
  */
-import { Clock, Deferred, Effect, Fiber, Layer, Queue, Semaphore, Stream } from "effect"
+import { Clock, Deferred, Effect, Layer, Queue, Semaphore, Stream } from "effect"
 import { NoActiveTurn } from "../domain/errors.ts"
 import type { Inbound, Outbound, TurnResult } from "../domain/Turn.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
-import { EventBus } from "../services/EventBus.ts"
-import { Hooks } from "../services/Hooks.ts"
-import { LoopConfig } from "../services/LoopConfig.ts"
-import { Provider } from "../services/Provider.ts"
-import { SessionStore } from "../services/SessionStore.ts"
-import { ToolRegistry } from "../services/ToolRegistry.ts"
-import { runTurn } from "./runTurn.ts"
-import { announceHardAbort } from "./turnEnd.ts"
-import { makeSubTurns } from "./subTurn.ts"
-import { summarizeSession } from "./summarize.ts"
-import { emitterFor } from "./TurnContext.ts"
+import { SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
+import { makeEngine } from "./engine.ts"
+import type { Services } from "./Env.ts"
+import { emitterFor, type SessionPort } from "./TurnContext.ts"
 import * as TurnControl from "./TurnControl.ts"
+import { abortFromOutside } from "./turnEnd.ts"
 
 interface SessionState {
   /** Serialises the turns of the session (FIFO). */
@@ -31,24 +25,21 @@ interface SessionState {
   readonly backlog: Array<string>
 }
 
+/** A stored session as a turn's session port: what `load` reads, `commit` appends. */
+const storedSession = (store: SessionStoreShape, sessionKey: string): SessionPort => ({
+  load: store.load(sessionKey),
+  commit: (entries) => entries.length > 0 ? store.append(sessionKey, entries) : Effect.void
+})
+
 /** Builds the loop from the services; sessions end (`sessionEnd`) when its scope closes. */
 export const make = Effect.gen(function*() {
-  const config = yield* LoopConfig
-  const bus = yield* EventBus
-  const hooks = yield* Hooks
+  const engine = yield* makeEngine
+  const { bus, config, hooks, turns } = engine.env
+  const loopScope = engine.env.scope
   const store = yield* SessionStore
-  const provider = yield* Provider
-  const services = yield* Effect.context<Provider | ToolRegistry | EventBus | Hooks | LoopConfig>()
-  const loopScope = yield* Effect.scope
   const sessions = new Map<string, SessionState>()
-  const turns = new Map<string, TurnControl.TurnControl>()
   const workers = yield* Semaphore.make(config.maxParallelTurns)
   const outbound = yield* Queue.unbounded<Outbound>()
-  const instance = Math.random().toString(36).slice(2, 8)
-  let counter = 0
-  const nextTurnId = () => `turn-${instance}-${++counter}`
-  const subTurns = makeSubTurns({ services, loopScope, turns, nextTurnId })
-  const summaries = { config, provider, store, hooks, bus }
 
   yield* Effect.addFinalizer(() =>
     Effect.forEach([...sessions.entries()].filter(([, s]) => s.started), ([sessionKey]) => hooks.sessionEnd({ sessionKey }), {
@@ -67,7 +58,7 @@ export const make = Effect.gen(function*() {
 
   const newControl = (sessionKey: string, startedAt: number, model: string) =>
     TurnControl.makeUnsafe({
-      turnId: nextTurnId(),
+      turnId: engine.env.nextTurnId(),
       model,
       sessionKey,
       depth: 0,
@@ -93,24 +84,21 @@ export const make = Effect.gen(function*() {
         turns.set(control.turnId, control)
         const firstOfSession = !state.started
         state.started = true
-        const loaded = yield* Effect.result(store.load(sessionKey))
-        const result = yield* runTurn({
+        const session = storedSession(store, sessionKey)
+        const result = yield* engine.runTurn({
           control,
           input,
           systemPrompt: config.systemPrompt,
-          history: loaded._tag === "Success" ? loaded.success : loaded.failure,
-          firstOfSession,
-          commit: (entries) => entries.length > 0 ? store.append(sessionKey, entries) : Effect.void,
-          currentTurn: subTurns.currentTurn
+          session,
+          firstOfSession
         }).pipe(
-          Effect.provideContext(services),
           Effect.ensuring(Effect.sync(() => {
             turns.delete(control.turnId)
             if (state.active === control) state.active = undefined
           }))
         )
         if (result.status !== "aborted" && config.summarizeThreshold > 0) {
-          yield* Effect.forkIn(state.lock.withPermits(1)(summarizeSession(summaries, control, control.model)), loopScope)
+          yield* Effect.forkIn(state.lock.withPermits(1)(engine.summarize(session, control, control.model)), loopScope)
         }
         return result
       })
@@ -190,7 +178,7 @@ export const make = Effect.gen(function*() {
         Effect.flatMap(Deferred.succeed(control.graceful, hint), (first) =>
           first ? publishTo(control)("InterruptReceived", { kind: "graceful", ...(hint === undefined ? {} : { hint }) }) : Effect.void)),
     interruptHard: (sessionKey) =>
-      Effect.flatMap(activeControl(sessionKey), (control) => abortTurn(control)),
+      Effect.flatMap(activeControl(sessionKey), (control) => abortFromOutside(control, publishTo(control))),
     subscribe: (options) => bus.subscribe(options),
     events: (options) => bus.stream(options),
     registerHook: (hook, options) => hooks.register(hook, options),
@@ -202,19 +190,8 @@ export const make = Effect.gen(function*() {
     activeTurns: Effect.sync(() => [...turns.values()].map(TurnControl.info))
   }
 
-  /** Hard abort: announce once, then interrupt the turn's fiber (its sub-turns go with it). */
-  const abortTurn = (control: TurnControl.TurnControl): Effect.Effect<void> =>
-    Effect.gen(function*() {
-      yield* announceHardAbort(control, publishTo(control))
-      if (control.fiber) yield* Fiber.interrupt(control.fiber)
-    })
-
   return loop
 })
 
 /** The loop as a layer over its services. */
-export const layer: Layer.Layer<
-  AgentLoop,
-  never,
-  Provider | ToolRegistry | EventBus | Hooks | LoopConfig | SessionStore
-> = Layer.effect(AgentLoop, make)
+export const layer: Layer.Layer<AgentLoop, never, Services | SessionStore> = Layer.effect(AgentLoop, make)

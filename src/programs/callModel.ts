@@ -4,13 +4,12 @@
  * truncated answers, `afterLLMResponse` hooks and `LLMResponse`.
  */
 import { Duration, Effect, Schedule, Stream } from "effect"
-import { contextBudget } from "../domain/Config.ts"
+import type * as Arr from "effect/Array"
+import { contextBudget, type RetryPolicy } from "../domain/Config.ts"
 import { MalformedResponse, type ProviderError } from "../domain/errors.ts"
 import * as Message from "../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } from "../domain/Provider.ts"
 import * as Usage from "../domain/Usage.ts"
-import type { Named } from "../services/Hooks.ts"
-import type { AbortTurn, HardAbort } from "../domain/Hook.ts"
 import {
   type Compression,
   dropOldestHalf,
@@ -20,9 +19,10 @@ import {
   type Shrink,
   shrinkOversizedToolResult
 } from "./compaction.ts"
-import { compacted, noStackTrace, type TurnContext } from "./TurnContext.ts"
+import type { Env } from "./Env.ts"
+import { compacted, type Emit, noStackTrace, type TurnContext } from "./TurnContext.ts"
 import { hookContext } from "./TurnControl.ts"
-import { TurnAborted, hardAbort } from "./turnEnd.ts"
+import { stopFor, TurnAborted } from "./turnEnd.ts"
 
 /** The recovery prompt after a truncated answer. */
 export const TRUNCATION_PROMPT = "Your answer was truncated because it was too long. Answer again, shorter and complete."
@@ -48,43 +48,81 @@ interface CallAccumulator {
 
 const retryable = (error: ProviderError): boolean => error._tag === "RateLimited" || error._tag === "ProviderUnavailable"
 
-/** Consumes a provider stream into a response, publishing one `LLMDelta` per delta. */
+/** A failed attempt as the retry schedule sees it: the error, and the emitter of the turn that made it. */
+interface FailedAttempt {
+  readonly error: ProviderError
+  readonly emit: Emit
+}
+
+/**
+ * Exponential backoff with optional jitter, capped, honouring `retryAfterMs`, publishing `LLMRetry`.
+ * The retryable check runs before `modifyDelay`, so an error that is not retried publishes no
+ * `LLMRetry`; delays are whole milliseconds, so the event says exactly when the retry happens.
+ * Built once per loop: the turn to report to comes with each failed attempt.
+ */
+const retrySchedule = (policy: RetryPolicy) => {
+  const maxDelayMs = Duration.toMillis(policy.maxDelay)
+  const backoff = Schedule.exponential(policy.baseDelay, policy.factor)
+  return Schedule.max([policy.jitter ? Schedule.jittered(backoff) : backoff, Schedule.recurs(policy.maxAttempts - 1)]).pipe(
+    Schedule.setInputType<FailedAttempt>(),
+    Schedule.while(({ input }) => retryable(input.error)),
+    Schedule.modifyDelay(({ attempt, duration, input: { emit, error } }) => {
+      const backoffMs = Math.round(Math.min(Duration.toMillis(duration), maxDelayMs))
+      const delayMs = error._tag === "RateLimited" && error.retryAfterMs !== undefined ? Math.max(Math.round(error.retryAfterMs), 0) : backoffMs
+      return Effect.as(
+        emit("LLMRetry", { attempt, reason: `${error._tag}: ${error.message}`, delayMs }),
+        Duration.millis(delayMs)
+      )
+    })
+  )
+}
+
+/**
+ * Consumes a provider stream into a response, publishing one `LLMDelta` per delta. Each batch of
+ * chunks the stream hands over is folded in one synchronous step.
+ */
 const streamResponse = (
   context: TurnContext,
   stream: Stream.Stream<ProviderChunk, ProviderError>
 ): Effect.Effect<ModelResponse, ProviderError> => {
   const acc: CallAccumulator = { content: "", reasoning: "", calls: new Map(), finish: undefined }
   const partial = context.partial
+  const publish = context.publish
   partial.content = ""
-  const onChunk = (chunk: ProviderChunk): Effect.Effect<void> => {
+  const onChunk = (chunk: ProviderChunk): void => {
     switch (chunk._tag) {
       case "TextDelta":
         acc.content += chunk.text
         partial.content = acc.content
-        return context.emit("LLMDelta", { kind: "text", text: chunk.text })
+        return publish("LLMDelta", { kind: "text", text: chunk.text })
       case "ReasoningDelta":
         acc.reasoning += chunk.text
-        return context.emit("LLMDelta", { kind: "reasoning", text: chunk.text })
+        return publish("LLMDelta", { kind: "reasoning", text: chunk.text })
       case "ToolCallDelta": {
         const call = acc.calls.get(chunk.index) ?? { id: undefined, name: undefined, args: "" }
         if (chunk.id) call.id = chunk.id
         if (chunk.name) call.name = chunk.name
         call.args += chunk.argumentsDelta
         acc.calls.set(chunk.index, call)
-        return context.emit("LLMDelta", { kind: "tool_call", text: chunk.argumentsDelta, toolCallIndex: chunk.index })
+        return publish("LLMDelta", { kind: "tool_call", text: chunk.argumentsDelta, toolCallIndex: chunk.index })
       }
       case "Finish":
         acc.finish = { reason: chunk.reason, usage: chunk.usage }
-        return Effect.void
     }
   }
-  return Stream.runForEach(stream, onChunk).pipe(
+  const onChunks = (chunks: Arr.NonEmptyReadonlyArray<ProviderChunk>) =>
+    Effect.sync(() => {
+      for (const chunk of chunks) onChunk(chunk)
+    })
+  return Stream.runForEachArray(stream, onChunks).pipe(
     Effect.flatMap(() => {
       if (acc.finish === undefined) {
         return Effect.fail(new MalformedResponse({ message: "The stream ended without a finish reason" }))
       }
       const toolCalls: Array<Message.ToolCall> = []
-      for (const [index, call] of [...acc.calls.entries()].sort(([a], [b]) => a - b)) {
+      const indices = acc.calls.size === 1 ? acc.calls.keys() : [...acc.calls.keys()].sort((a, b) => a - b)
+      for (const index of indices) {
+        const call = acc.calls.get(index)!
         if (!call.name) return Effect.fail(new MalformedResponse({ message: `Tool call ${index} has no name` }))
         toolCalls.push({ id: call.id ?? `call_${context.control.turnId}_${context.calls}_${index}`, name: call.name, arguments: call.args || "{}" })
       }
@@ -99,179 +137,189 @@ const streamResponse = (
   )
 }
 
-/**
- * Adds `costUsd` for the model actually called when the config has a price table. A model
- * missing from the table costs 0 with a warning (once per model and turn), never a failed turn.
- */
-const priced = (context: TurnContext, model: string, usage: Usage.Usage): Effect.Effect<Usage.Usage> => {
-  const prices = context.config.prices
-  if (prices === undefined) return Effect.succeed(usage)
-  const price = prices[model]
-  if (price !== undefined) return Effect.succeed({ ...usage, costUsd: Usage.cost(usage, price) })
-  const free = { ...usage, costUsd: 0 }
-  if (context.unpriced.has(model)) return Effect.succeed(free)
-  context.unpriced.add(model)
-  return Effect.as(Effect.logWarning(`No price for model "${model}"; its cost counts as 0`), free)
-}
+/** The messages of this iteration's request: the system prompt, the conversation, then `extra` — one copy. */
+const requestMessages = (context: TurnContext, extra: ReadonlyArray<Message.Message>): Array<Message.Message> =>
+  context.systemPrompt
+    ? ([Message.system(context.systemPrompt)] as Array<Message.Message>).concat(context.conversation, extra)
+    : extra.length > 0
+    ? context.conversation.concat(extra)
+    : context.conversation.slice()
 
-/**
- * Exponential backoff with optional jitter, capped, honouring `retryAfterMs`, publishing `LLMRetry`.
- * The retryable check runs before `modifyDelay`, so an error that is not retried publishes no
- * `LLMRetry`; delays are whole milliseconds, so the event says exactly when the retry happens.
- */
-const retrySchedule = (context: TurnContext) => {
-  const policy = context.config.retry
-  const maxDelayMs = Duration.toMillis(policy.maxDelay)
-  const backoff = Schedule.exponential(policy.baseDelay, policy.factor)
-  return Schedule.max([policy.jitter ? Schedule.jittered(backoff) : backoff, Schedule.recurs(policy.maxAttempts - 1)]).pipe(
-    Schedule.setInputType<ProviderError>(),
-    Schedule.while(({ input }) => retryable(input)),
-    Schedule.modifyDelay(({ attempt, duration, input }) => {
-      const backoffMs = Math.round(Math.min(Duration.toMillis(duration), maxDelayMs))
-      const delayMs = input._tag === "RateLimited" && input.retryAfterMs !== undefined ? Math.max(Math.round(input.retryAfterMs), 0) : backoffMs
-      return Effect.as(
-        context.emit("LLMRetry", { attempt, reason: `${input._tag}: ${input.message}`, delayMs }),
-        Duration.millis(delayMs)
-      )
-    })
-  )
-}
+/** The provider call of each iteration and the soft context limits, over the loop's services. */
+export const make = (env: Env) => {
+  const { config, hooks, provider } = env
+  const schedule = retrySchedule(config.retry)
 
-/** Makes the request of this iteration: the conversation, under the budget, with the tools. */
-const buildRequest = (context: TurnContext, tools: ReadonlyArray<ToolDefinition>): ProviderRequest => {
-  const maxTokens = context.spec.maxTokens ?? context.config.maxTokens
-  return {
-    model: context.control.model,
-    messages: [...(context.systemPrompt ? [Message.system(context.systemPrompt)] : []), ...context.conversation],
-    tools,
-    ...(maxTokens === undefined ? {} : { maxTokens })
+  /**
+   * Adds `costUsd` for the model actually called when the config has a price table. A model
+   * missing from the table costs 0 with a warning (once per model and turn), never a failed turn.
+   */
+  const priced = (context: TurnContext, model: string, usage: Usage.Usage): Effect.Effect<Usage.Usage> => {
+    const prices = config.prices
+    if (prices === undefined) return Effect.succeed(usage)
+    const price = prices[model]
+    if (price !== undefined) return Effect.succeed({ ...usage, costUsd: Usage.cost(usage, price) })
+    const free = { ...usage, costUsd: 0 }
+    if (context.unpriced.has(model)) return Effect.succeed(free)
+    context.unpriced.add(model)
+    return Effect.as(Effect.logWarning(`No price for model "${model}"; its cost counts as 0`), free)
   }
-}
 
-/** Shortens the conversation; the turn's compaction record follows it. */
-const compress = (
-  context: TurnContext,
-  reason: "overflow" | "budget",
-  compression: Compression
-) =>
-  Effect.gen(function*() {
-    if (compression.dropped === 0) return false
-    const verdict = yield* context.hooks.beforeCompact({ context: hookContext(context.control), reason, messages: context.conversation })
-    if (verdict._tag === "AbortTurn") return yield* new TurnAborted({ stage: "beforeCompact", reason: verdict.reason, hook: verdict.hook })
-    compacted(context, reason, compression)
-    yield* context.emit("ContextCompress", { reason, dropped: compression.dropped, remaining: compression.kept.length })
-    yield* context.hooks.afterCompact({
-      context: hookContext(context.control),
-      reason,
-      dropped: compression.dropped,
-      remaining: compression.kept.length
-    })
-    return true
-  })
-
-/**
- * Cuts the newest tool result in the context as `shrink` says (a `ContextCompress` that dropped no
- * message). Only the context: the session stores the result in full (recovery never destroys
- * history), so a later turn that overflows on it again cuts it again.
- */
-const shrinkToolResult = (context: TurnContext, shrink: Shrink | undefined) =>
-  Effect.gen(function*() {
-    if (shrink === undefined) return false
-    context.conversation = [...shrink.kept]
-    yield* context.emit("ContextCompress", { reason: "overflow", dropped: 0, remaining: shrink.kept.length })
-    return true
-  })
-
-/**
- * The soft limits, before each call: drop the oldest messages beyond `maxContextRunes` (and,
- * for sub-turns, beyond their message cap).
- */
-export const applyBudget = (context: TurnContext) =>
-  Effect.gen(function*() {
-    const maxMessages = context.spec.maxMessages
-    if (maxMessages !== undefined) yield* compress(context, "budget", fitToCount(context.conversation, maxMessages))
-    const budget = context.spec.contextBudget ?? contextBudget(context.config.maxContextRunes, context.config.contextWindow)
-    if (budget !== undefined) yield* compress(context, "budget", fitToBudget(context.conversation, budget))
-  })
-
-/** Ends the turn as a hook decided: `failed` for an abort, rolled back for a hard abort. */
-export const stopFor = (context: TurnContext, stage: string, decision: Named<AbortTurn> | Named<HardAbort>) =>
-  decision._tag === "HardAbort"
-    ? hardAbort(context, decision.reason)
-    : Effect.fail(new TurnAborted({ stage, reason: decision.reason, hook: decision.hook }))
-
-/**
- * Calls the model once for this iteration, with every recovery of DESIGN §6 step 3, and returns
- * the response after `afterLLMResponse`. `tools` is empty for the graceful-interrupt summary.
- */
-export const callModel = (
-  context: TurnContext,
-  tools: ReadonlyArray<ToolDefinition>,
-  extraMessages: ReadonlyArray<Message.Message> = []
-) =>
-  Effect.gen(function*() {
-    let overflowRetries = 0
-    let truncationRetries = 0
-    let transient: ReadonlyArray<Message.Message> = extraMessages
-    while (true) {
-      const base = buildRequest(context, tools)
-      const planned = yield* context.hooks.beforeLLMRequest({
-        context: hookContext(context.control),
-        request: { ...base, messages: [...base.messages, ...transient] }
+  /**
+   * One attempt, and only when it fails with a retryable error the schedule's retries: the
+   * schedule sees that first failure again, so its steps are what `Effect.retry` would take.
+   */
+  const withRetries = (context: TurnContext, attempt: Effect.Effect<ModelResponse, ProviderError>) =>
+    Effect.catchIf(attempt, retryable, (first) => {
+      let pending: ProviderError | undefined = first
+      const again: Effect.Effect<ModelResponse, ProviderError> = Effect.suspend(() => {
+        const failed = pending
+        pending = undefined
+        return failed ? Effect.fail(failed) : attempt
       })
-      if (planned._tag !== "Continue") return yield* stopFor(context, "beforeLLMRequest", planned)
-      const request = planned.request
-      context.control.phase = "llm"
-      yield* context.emit("LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length })
-      const started = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-      context.calls++
-      const attempt = yield* Effect.suspend(() => streamResponse(context, context.provider.stream(request))).pipe(
-        Effect.retry(retrySchedule(context)),
-        Effect.tap((response) =>
-          Effect.annotateCurrentSpan({
-            "gen_ai.usage.input_tokens": response.usage.inputTokens,
-            "gen_ai.usage.output_tokens": response.usage.outputTokens,
-            "gen_ai.response.finish_reasons": [response.finishReason]
-          })
-        ),
-        Effect.map((response) => ({ _tag: "ok" as const, response })),
-        Effect.catchTag("ContextLengthExceeded", (error) => Effect.succeed({ _tag: "overflow" as const, error })),
-        Effect.withSpan("gen_ai.chat", { attributes: { "gen_ai.request.model": request.model, "gen_ai.operation.name": "chat" } }, noStackTrace)
+      return again.pipe(
+        Effect.mapError((error): FailedAttempt => ({ error, emit: context.emit })),
+        Effect.retry(schedule),
+        Effect.mapError((failed) => failed.error)
       )
-      if (attempt._tag === "overflow") {
-        if (overflowRetries >= context.config.maxCompressRetries) return yield* Effect.fail(attempt.error)
-        overflowRetries++
-        const recovered = (yield* shrinkToolResult(context, shrinkOversizedToolResult(context.conversation, context.config.contextWindow))) ||
-          (yield* compress(context, "overflow", dropOldestHalf(context.conversation))) ||
-          (yield* shrinkToolResult(context, halveNewestToolResult(context.conversation)))
-        if (!recovered) return yield* Effect.fail(attempt.error)
-        continue
-      }
-      const response = { ...attempt.response, usage: yield* priced(context, request.model, attempt.response.usage) }
-      context.partial.content = ""
-      context.usage = Usage.add(context.usage, response.usage)
-      if (response.finishReason === "length" && response.toolCalls.length === 0 && truncationRetries < context.config.maxTruncationRetries) {
-        truncationRetries++
-        transient = [...extraMessages, Message.assistant(response.content), Message.user(TRUNCATION_PROMPT)]
-        // Announced like any retry, so a renderer knows the text it streamed is superseded.
-        yield* context.emit("LLMRetry", { attempt: truncationRetries, reason: TRUNCATION_RETRY_REASON, delayMs: 0 })
-        continue
-      }
-      const reviewed = yield* context.hooks.afterLLMResponse({
-        context: hookContext(context.control),
-        response: { content: response.content, toolCalls: response.toolCalls, finishReason: response.finishReason }
-      })
-      if (reviewed._tag !== "Continue") return yield* stopFor(context, "afterLLMResponse", reviewed)
-      const finished = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-      const final: ModelResponse = { ...response, content: reviewed.response.content, toolCalls: reviewed.response.toolCalls }
-      yield* context.emit("LLMResponse", {
-        model: request.model,
-        content: final.content,
-        toolCalls: final.toolCalls,
-        finishReason: final.finishReason,
-        usage: final.usage,
-        durationMs: finished - started
-      })
-      return final
+    })
+
+  /** Makes the request of this iteration: the conversation, under the budget, with the tools. */
+  const buildRequest = (context: TurnContext, tools: ReadonlyArray<ToolDefinition>, extra: ReadonlyArray<Message.Message>): ProviderRequest => {
+    const maxTokens = context.spec.maxTokens ?? config.maxTokens
+    return {
+      model: context.control.model,
+      messages: requestMessages(context, extra),
+      tools,
+      ...(maxTokens === undefined ? {} : { maxTokens })
     }
-  })
+  }
+
+  /** Shortens the conversation; the turn's compaction record follows it. */
+  const compress = (
+    context: TurnContext,
+    reason: "overflow" | "budget",
+    compression: Compression
+  ) =>
+    Effect.gen(function*() {
+      if (compression.dropped === 0) return false
+      const verdict = yield* hooks.beforeCompact({ context: hookContext(context.control), reason, messages: context.conversation })
+      if (verdict._tag === "AbortTurn") return yield* new TurnAborted({ stage: "beforeCompact", reason: verdict.reason, hook: verdict.hook })
+      compacted(context, reason, compression)
+      yield* context.emit("ContextCompress", { reason, dropped: compression.dropped, remaining: compression.kept.length })
+      yield* hooks.afterCompact({
+        context: hookContext(context.control),
+        reason,
+        dropped: compression.dropped,
+        remaining: compression.kept.length
+      })
+      return true
+    })
+
+  /**
+   * Cuts the newest tool result in the context as `shrink` says (a `ContextCompress` that dropped no
+   * message). Only the context: the session stores the result in full (recovery never destroys
+   * history), so a later turn that overflows on it again cuts it again.
+   */
+  const shrinkToolResult = (context: TurnContext, shrink: Shrink | undefined) =>
+    Effect.gen(function*() {
+      if (shrink === undefined) return false
+      context.conversation = [...shrink.kept]
+      yield* context.emit("ContextCompress", { reason: "overflow", dropped: 0, remaining: shrink.kept.length })
+      return true
+    })
+
+  /**
+   * The soft limits, before each call: drop the oldest messages beyond `maxContextRunes` (and,
+   * for sub-turns, beyond their message cap).
+   */
+  const applyBudget = (context: TurnContext): Effect.Effect<void, TurnAborted> => {
+    const maxMessages = context.spec.maxMessages
+    const budget = context.spec.contextBudget ?? contextBudget(config.maxContextRunes, config.contextWindow)
+    if (budget === undefined && (maxMessages === undefined || context.conversation.length <= maxMessages)) return Effect.void
+    return Effect.gen(function*() {
+      if (maxMessages !== undefined) yield* compress(context, "budget", fitToCount(context.conversation, maxMessages))
+      if (budget !== undefined) yield* compress(context, "budget", fitToBudget(context.conversation, budget))
+    })
+  }
+
+  /**
+   * Calls the model once for this iteration, with every recovery of DESIGN §6 step 3, and returns
+   * the response after `afterLLMResponse`. `tools` is empty for the graceful-interrupt summary.
+   */
+  const callModel = (
+    context: TurnContext,
+    tools: ReadonlyArray<ToolDefinition>,
+    extraMessages: ReadonlyArray<Message.Message> = []
+  ) =>
+    Effect.gen(function*() {
+      let overflowRetries = 0
+      let truncationRetries = 0
+      let transient: ReadonlyArray<Message.Message> = extraMessages
+      while (true) {
+        let request = buildRequest(context, tools, transient)
+        if (hooks.handles("beforeLLMRequest")) {
+          const planned = yield* hooks.beforeLLMRequest({ context: hookContext(context.control), request })
+          if (planned._tag !== "Continue") return yield* stopFor(context, "beforeLLMRequest", planned)
+          request = planned.request
+        }
+        context.control.phase = "llm"
+        context.publish("LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length })
+        const started = context.clock.currentTimeMillisUnsafe()
+        context.calls++
+        const sent = request
+        const attempt = yield* withRetries(context, Effect.suspend(() => streamResponse(context, provider.stream(sent)))).pipe(
+          Effect.tap((response) =>
+            Effect.annotateCurrentSpan({
+              "gen_ai.usage.input_tokens": response.usage.inputTokens,
+              "gen_ai.usage.output_tokens": response.usage.outputTokens,
+              "gen_ai.response.finish_reasons": [response.finishReason]
+            })
+          ),
+          Effect.map((response) => ({ _tag: "ok" as const, response })),
+          Effect.catchTag("ContextLengthExceeded", (error) => Effect.succeed({ _tag: "overflow" as const, error })),
+          Effect.withSpan("gen_ai.chat", { attributes: { "gen_ai.request.model": request.model, "gen_ai.operation.name": "chat" } }, noStackTrace)
+        )
+        if (attempt._tag === "overflow") {
+          if (overflowRetries >= config.maxCompressRetries) return yield* Effect.fail(attempt.error)
+          overflowRetries++
+          const recovered = (yield* shrinkToolResult(context, shrinkOversizedToolResult(context.conversation, config.contextWindow))) ||
+            (yield* compress(context, "overflow", dropOldestHalf(context.conversation))) ||
+            (yield* shrinkToolResult(context, halveNewestToolResult(context.conversation)))
+          if (!recovered) return yield* Effect.fail(attempt.error)
+          continue
+        }
+        const usage = config.prices === undefined ? attempt.response.usage : yield* priced(context, request.model, attempt.response.usage)
+        const response = usage === attempt.response.usage ? attempt.response : { ...attempt.response, usage }
+        context.partial.content = ""
+        context.usage = Usage.add(context.usage, response.usage)
+        if (response.finishReason === "length" && response.toolCalls.length === 0 && truncationRetries < config.maxTruncationRetries) {
+          truncationRetries++
+          transient = [...extraMessages, Message.assistant(response.content), Message.user(TRUNCATION_PROMPT)]
+          // Announced like any retry, so a renderer knows the text it streamed is superseded.
+          context.publish("LLMRetry", { attempt: truncationRetries, reason: TRUNCATION_RETRY_REASON, delayMs: 0 })
+          continue
+        }
+        let final = response
+        if (hooks.handles("afterLLMResponse")) {
+          const reviewed = yield* hooks.afterLLMResponse({
+            context: hookContext(context.control),
+            response: { content: response.content, toolCalls: response.toolCalls, finishReason: response.finishReason }
+          })
+          if (reviewed._tag !== "Continue") return yield* stopFor(context, "afterLLMResponse", reviewed)
+          final = { ...response, content: reviewed.response.content, toolCalls: reviewed.response.toolCalls }
+        }
+        context.publish("LLMResponse", {
+          model: request.model,
+          content: final.content,
+          toolCalls: final.toolCalls,
+          finishReason: final.finishReason,
+          usage: final.usage,
+          durationMs: context.clock.currentTimeMillisUnsafe() - started
+        })
+        return final
+      }
+    })
+
+  return { callModel, applyBudget }
+}

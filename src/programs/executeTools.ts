@@ -6,15 +6,17 @@
  * interrupt, or newly queued steering in `skip-remaining` mode, skips every remaining call with a
  * result saying why, so the history stays well formed. Results are appended in call order.
  */
-import { Cause, Clock, Duration, Effect, Option } from "effect"
+import { Cause, Duration, Effect, Option } from "effect"
+import { readCause, show } from "../domain/causeMessage.ts"
 import type { HookToolCall } from "../domain/Hook.ts"
 import * as Message from "../domain/Message.ts"
 import { toOutput, type ToolContext } from "../domain/Tool.ts"
 import { CurrentTurn } from "../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../services/ToolRegistry.ts"
-import { stopFor } from "./callModel.ts"
+import type { Env } from "./Env.ts"
 import { append, noStackTrace, type TurnContext } from "./TurnContext.ts"
-import { gracefulRequested, hookContext } from "./TurnControl.ts"
+import { gracefulAsked, gracefulRequested, hookContext } from "./TurnControl.ts"
+import { stopFor } from "./turnEnd.ts"
 
 /** The result the model sees for calls skipped by a graceful interrupt. */
 export const SKIPPED_GRACEFUL = "Skipped due to graceful interrupt."
@@ -40,23 +42,6 @@ export const groupCalls = <A extends { readonly tool: { readonly readOnly: boole
   return groups
 }
 
-/** Why the remaining calls must be skipped now, if they must. */
-const checkpoint = (context: TurnContext) =>
-  Effect.gen(function*() {
-    if (yield* gracefulRequested(context.control)) return SKIPPED_GRACEFUL
-    if (context.config.steeringMode === "skip-remaining" && context.control.steering.length > 0) {
-      yield* context.emit("InterruptReceived", { kind: "steering" })
-      return SKIPPED_STEERING
-    }
-    return undefined
-  })
-
-const skip = (context: TurnContext, planned: PlannedCall, reason: string) =>
-  Effect.as(
-    context.emit("ToolExecSkipped", { toolCallId: planned.call.id, toolName: planned.call.name, reason }),
-    Message.toolResult(planned.call, reason, true)
-  )
-
 const parseArguments = (raw: string): Option.Option<unknown> => {
   try {
     return Option.some(raw.trim() === "" ? {} : JSON.parse(raw))
@@ -78,21 +63,26 @@ const issuesOf = (message: string) => {
   return issues.join("; ")
 }
 
-const defectMessage = (defect: unknown) => (defect instanceof Error ? defect.message : String(defect))
+interface Outcome {
+  readonly content: string
+  readonly isError: boolean
+}
 
 /** Runs the tool, bounded by its timeout; every failure becomes an error result. */
 const invoke = (context: TurnContext, tool: RegisteredTool, args: unknown, toolContext: ToolContext) => {
   const run = tool.execute(args, toolContext).pipe(
-    Effect.provideService(CurrentTurn, context.spec.currentTurn(context.control)),
-    Effect.map(toOutput),
-    Effect.map((output) => ({ content: output.content, isError: output.isError ?? false })),
+    Effect.provideService(CurrentTurn, context.currentTurn),
+    Effect.map((value): Outcome => {
+      const output = toOutput(value)
+      return { content: output.content, isError: output.isError ?? false }
+    }),
     Effect.catchCause((cause) => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-      const error = Cause.findErrorOption(cause)
+      const reading = readCause(cause)
       return Effect.succeed({
-        content: error._tag === "Some"
-          ? error.value.message
-          : `Tool "${tool.name}" failed: ${defectMessage(Cause.squash(cause))}`,
+        content: reading._tag === "Error"
+          ? (reading.error as { readonly message: string }).message
+          : `Tool "${tool.name}" failed: ${show(reading._tag === "Defect" ? reading.defect : Cause.squash(cause))}`,
         isError: true
       })
     })
@@ -105,83 +95,126 @@ const invoke = (context: TurnContext, tool: RegisteredTool, args: unknown, toolC
   }))
 }
 
-/** One call: hooks, validation, approval, execution, patches, events. */
-const runCall = (context: TurnContext, planned: PlannedCall) =>
-  Effect.gen(function*() {
-    const { call, tool } = planned
-    const hooks = context.hooks
-    const where = hookContext(context.control)
-    const fail = (content: string) => ({ content, isError: true })
-    const started = yield* Clock.currentTimeMillis
-    let args: unknown = call.arguments
-    let hookCall: HookToolCall | undefined
-    let outcome: { readonly content: string; readonly isError: boolean }
-    const parsed = parseArguments(call.arguments)
-    if (tool === undefined) {
-      outcome = fail(`Tool "${call.name}" not found`)
-    } else if (Option.isNone(parsed)) {
-      outcome = fail(`Invalid arguments for tool "${call.name}": not valid JSON. Received: ${call.arguments}`)
-    } else {
-      hookCall = { id: call.id, name: call.name, arguments: parsed.value, readOnly: tool.readOnly, requiresApproval: tool.requiresApproval }
-      const before = yield* hooks.beforeTool({ context: where, call: hookCall })
-      if (before._tag === "Deny") return yield* skip(context, planned, `Tool execution denied by hook: ${before.reason}`)
-      if (before._tag !== "Continue") return yield* stopFor(context, "beforeTool", before)
-      args = before.arguments
-      hookCall = { ...hookCall, arguments: args }
-      const decoded = yield* Effect.result(tool.decode(args))
-      if (decoded._tag === "Failure") {
-        outcome = fail(`Invalid arguments for tool "${call.name}": ${issuesOf(decoded.failure.message)}. Received: ${JSON.stringify(args)}`)
-      } else {
-        if (tool.needsApproval(decoded.success)) {
-          const approval = yield* hooks.approveTool({ context: where, call: hookCall })
-          if (approval._tag === "Deny") return yield* skip(context, planned, `Tool execution denied by approval: ${approval.reason}`)
-        }
-        yield* context.emit("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: JSON.stringify(args) })
-        const toolContext: ToolContext = { ...where, toolCallId: call.id }
-        const result = yield* invoke(context, tool, decoded.success, toolContext)
-        outcome = yield* hooks.afterTool({ context: where, call: hookCall, result, failed: result.isError })
-        return yield* ended(context, call, started, outcome)
+/** Running a response's tool calls, over the loop's hooks and config. */
+export const make = (env: Env) => {
+  const { config, hooks } = env
+
+  /** Why the remaining calls must be skipped now, if they must. */
+  const checkpoint = (context: TurnContext): Effect.Effect<string | undefined> => {
+    const control = context.control
+    const steered = config.steeringMode === "skip-remaining" && control.steering.length > 0
+    if (!steered && !gracefulAsked(control)) return Effect.succeed(undefined)
+    return Effect.gen(function*() {
+      if (yield* gracefulRequested(control)) return SKIPPED_GRACEFUL
+      if (steered) {
+        yield* context.emit("InterruptReceived", { kind: "steering" })
+        return SKIPPED_STEERING
       }
-    }
-    yield* context.emit("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: call.arguments })
-    return yield* ended(context, call, started, outcome)
-  }).pipe(Effect.withSpan("gen_ai.execute_tool", {
-    attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": planned.call.name, "gen_ai.tool.call.id": planned.call.id }
-  }, noStackTrace))
-
-const ended = (context: TurnContext, call: Message.ToolCall, started: number, outcome: { readonly content: string; readonly isError: boolean }) =>
-  Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
-    yield* Effect.annotateCurrentSpan({ "agent.tool.is_error": outcome.isError })
-    yield* context.emit("ToolExecEnd", {
-      toolCallId: call.id,
-      toolName: call.name,
-      durationMs: now - started,
-      isError: outcome.isError,
-      result: outcome.content
+      return undefined
     })
-    return Message.toolResult(call, outcome.content, outcome.isError)
-  })
+  }
 
-/** Runs the calls of one response with the tools available to it; appends results in call order. */
-export const executeTools = (
-  context: TurnContext,
-  calls: ReadonlyArray<Message.ToolCall>,
-  available: ReadonlyMap<string, RegisteredTool>
-) =>
-  Effect.gen(function*() {
-    context.control.phase = "tools"
-    const planned = calls.map((call, index): PlannedCall => ({ index, call, tool: available.get(call.name) }))
-    const results: Array<Message.ToolResultMessage> = []
-    let skipReason: string | undefined
-    for (const group of groupCalls(planned)) {
-      skipReason ??= yield* checkpoint(context)
-      const reason = skipReason
-      results.push(
-        ...(reason !== undefined
+  const skip = (context: TurnContext, planned: PlannedCall, reason: string) =>
+    Effect.sync(() => {
+      context.publish("ToolExecSkipped", { toolCallId: planned.call.id, toolName: planned.call.name, reason })
+      return Message.toolResult(planned.call, reason, true)
+    })
+
+  /** One call: hooks, validation, approval, execution, patches, events. */
+  const runCall = (context: TurnContext, planned: PlannedCall) =>
+    Effect.gen(function*() {
+      const { call, tool } = planned
+      const where = hookContext(context.control)
+      const fail = (content: string): Outcome => ({ content, isError: true })
+      const started = context.clock.currentTimeMillisUnsafe()
+      let outcome: Outcome
+      const parsed = parseArguments(call.arguments)
+      if (tool === undefined) {
+        outcome = fail(`Tool "${call.name}" not found`)
+      } else if (Option.isNone(parsed)) {
+        outcome = fail(`Invalid arguments for tool "${call.name}": not valid JSON. Received: ${call.arguments}`)
+      } else {
+        let hookCall: HookToolCall = {
+          id: call.id,
+          name: call.name,
+          arguments: parsed.value,
+          readOnly: tool.readOnly,
+          requiresApproval: tool.requiresApproval
+        }
+        let args = parsed.value
+        if (hooks.handles("beforeTool")) {
+          const before = yield* hooks.beforeTool({ context: where, call: hookCall })
+          if (before._tag === "Deny") return yield* skip(context, planned, `Tool execution denied by hook: ${before.reason}`)
+          if (before._tag !== "Continue") return yield* stopFor(context, "beforeTool", before)
+          args = before.arguments
+          hookCall = { ...hookCall, arguments: args }
+        }
+        const decoded = yield* Effect.result(tool.decode(args))
+        if (decoded._tag === "Failure") {
+          outcome = fail(`Invalid arguments for tool "${call.name}": ${issuesOf(decoded.failure.message)}. Received: ${JSON.stringify(args)}`)
+        } else {
+          if (tool.needsApproval(decoded.success)) {
+            const approval = yield* hooks.approveTool({ context: where, call: hookCall })
+            if (approval._tag === "Deny") return yield* skip(context, planned, `Tool execution denied by approval: ${approval.reason}`)
+          }
+          context.publish("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: JSON.stringify(args) })
+          const toolContext: ToolContext = { ...where, toolCallId: call.id }
+          const result = yield* invoke(context, tool, decoded.success, toolContext)
+          const failed = result.isError
+          outcome = hooks.handles(failed ? "onToolFailure" : "afterTool")
+            ? yield* hooks.afterTool({ context: where, call: hookCall, result, failed })
+            : result
+          return yield* ended(context, call, started, outcome)
+        }
+      }
+      context.publish("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: call.arguments })
+      return yield* ended(context, call, started, outcome)
+    }).pipe(Effect.withSpan("gen_ai.execute_tool", {
+      attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": planned.call.name, "gen_ai.tool.call.id": planned.call.id }
+    }, noStackTrace))
+
+  const ended = (context: TurnContext, call: Message.ToolCall, started: number, outcome: Outcome) =>
+    Effect.andThen(
+      Effect.annotateCurrentSpan({ "agent.tool.is_error": outcome.isError }),
+      Effect.sync(() => {
+        context.publish("ToolExecEnd", {
+          toolCallId: call.id,
+          toolName: call.name,
+          durationMs: context.clock.currentTimeMillisUnsafe() - started,
+          isError: outcome.isError,
+          result: outcome.content
+        })
+        return Message.toolResult(call, outcome.content, outcome.isError)
+      })
+    )
+
+  /** A group's calls: one runs in the turn's fiber; more run in parallel. */
+  const runGroup = (context: TurnContext, group: ReadonlyArray<PlannedCall>) =>
+    group.length === 1
+      ? Effect.map(runCall(context, group[0]!), (result) => [result])
+      : Effect.forEach(group, (p) => runCall(context, p), { concurrency: "unbounded" })
+
+  /** Runs the calls of one response with the tools available to it; appends results in call order. */
+  const executeTools = (
+    context: TurnContext,
+    calls: ReadonlyArray<Message.ToolCall>,
+    available: ReadonlyMap<string, RegisteredTool>
+  ) =>
+    Effect.gen(function*() {
+      context.control.phase = "tools"
+      const planned = calls.map((call, index): PlannedCall => ({ index, call, tool: available.get(call.name) }))
+      const results: Array<Message.ToolResultMessage> = []
+      let skipReason: string | undefined
+      for (const group of groupCalls(planned)) {
+        skipReason ??= yield* checkpoint(context)
+        const reason = skipReason
+        const groupResults = reason !== undefined
           ? yield* Effect.forEach(group, (p) => skip(context, p, reason))
-          : yield* Effect.forEach(group, (p) => runCall(context, p), { concurrency: "unbounded" }))
-      )
-    }
-    append(context, ...results)
-  })
+          : yield* runGroup(context, group)
+        for (const result of groupResults) results.push(result)
+      }
+      append(context, ...results)
+    })
+
+  return executeTools
+}

@@ -8,7 +8,7 @@
  * (by the loop's scope when `critical`) and hand their result back as a pending result or an
  * orphan.
  */
-import { Clock, Context, Duration, Effect, Option, Schema, Scope, Semaphore } from "effect"
+import { Clock, Duration, Effect, Option, Schema, Semaphore } from "effect"
 import { contextBudget } from "../domain/Config.ts"
 import { ConcurrencyTimeout, DepthLimitExceeded, InvalidSubTurnConfig, SubTurnBlocked } from "../domain/errors.ts"
 import type { HookSubTurn } from "../domain/Hook.ts"
@@ -18,33 +18,16 @@ import { SubTurnConfig, type SubTurnConfigInput } from "../domain/SubTurn.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
 import type { CurrentTurnShape, SpawnError } from "../services/CurrentTurn.ts"
-import { EventBus } from "../services/EventBus.ts"
-import { Hooks } from "../services/Hooks.ts"
-import { LoopConfig } from "../services/LoopConfig.ts"
-import type { Provider } from "../services/Provider.ts"
-import type { ToolRegistry } from "../services/ToolRegistry.ts"
-import { runTurn } from "./runTurn.ts"
-import { emitterFor } from "./TurnContext.ts"
+import type { Env } from "./Env.ts"
+import { emitterFor, type SessionPort, type TurnSpec } from "./TurnContext.ts"
 import * as TurnControl from "./TurnControl.ts"
 
-/** What sub-turns need from the loop. */
-export interface SubTurnDeps {
-  readonly services: Context.Context<Provider | ToolRegistry | EventBus | Hooks | LoopConfig>
-  /** Owns critical detached sub-turns. */
-  readonly loopScope: Scope.Scope
-  /** Every running turn, for `activeTurns`. */
-  readonly turns: Map<string, TurnControl.TurnControl>
-  readonly nextTurnId: () => string
-}
-
 /** An in-memory session keeping at most `max` messages of its view: the oldest go first. */
-export const ephemeralSession = (max: number) => {
+export const ephemeralSession = (max: number): SessionPort => {
   let messages: ReadonlyArray<Message> = []
   return {
-    get messages() {
-      return messages
-    },
-    append: (entries: ReadonlyArray<SessionEntry>) =>
+    load: Effect.sync(() => messages),
+    commit: (entries: ReadonlyArray<SessionEntry>) =>
       Effect.sync(() => {
         const all = view([...messages, ...entries])
         messages = all.slice(Math.max(0, all.length - max))
@@ -53,10 +36,8 @@ export const ephemeralSession = (max: number) => {
 }
 
 /** Sub-turn support for every turn of a loop: the `CurrentTurn` that tools see. */
-export const makeSubTurns = (deps: SubTurnDeps) => {
-  const config = Context.get(deps.services, LoopConfig)
-  const bus = Context.get(deps.services, EventBus)
-  const hooks = Context.get(deps.services, Hooks)
+export const make = (env: Env, runTurn: (spec: TurnSpec) => Effect.Effect<TurnResult>) => {
+  const { bus, config, hooks } = env
   const limits = config.subTurn
   const slots = new WeakMap<TurnControl.TurnControl, Semaphore.Semaphore>()
   const slotsOf = (parent: TurnControl.TurnControl) => {
@@ -77,7 +58,7 @@ export const makeSubTurns = (deps: SubTurnDeps) => {
       const depth = parent.depth + 1
       if (depth > limits.maxDepth) return yield* new DepthLimitExceeded({ depth, maxDepth: limits.maxDepth })
       const described: HookSubTurn = {
-        childTurnId: deps.nextTurnId(),
+        childTurnId: env.nextTurnId(),
         model: subTurn.model,
         prompt: subTurn.systemPrompt,
         async: subTurn.async,
@@ -114,29 +95,25 @@ export const makeSubTurns = (deps: SubTurnDeps) => {
         toolNames: subTurn.tools.length > 0 ? subTurn.tools : parent.toolNames
       })
       parent.children.set(child.turnId, child)
-      deps.turns.set(child.turnId, child)
+      env.turns.set(child.turnId, child)
       yield* emitParent("SubTurnSpawn", {
         childTurnId: child.turnId,
         model: subTurn.model,
         async: subTurn.async,
         critical: subTurn.critical
       })
-      const session = ephemeralSession(limits.maxMessages)
       const timeout = subTurn.timeout ?? limits.timeout
       const ended = (result: TurnResult) => settle(parent, subTurn, described, child, result)
       return yield* runTurn({
         control: child,
         input: subTurn.systemPrompt,
         systemPrompt: subTurn.actualSystemPrompt,
-        history: session.messages,
+        session: ephemeralSession(limits.maxMessages),
         firstOfSession: false,
-        commit: session.append,
         maxTokens: subTurn.maxTokens,
         contextBudget: contextBudget(subTurn.maxContextRunes, config.contextWindow),
-        maxMessages: limits.maxMessages,
-        currentTurn
+        maxMessages: limits.maxMessages
       }).pipe(
-        Effect.provideContext(deps.services),
         Effect.timeoutOption(timeout),
         Effect.map(Option.getOrElse(() => stoppedResult(child, `Sub-turn timed out after ${Duration.toMillis(timeout)}ms`))),
         Effect.onInterrupt(() => ended(stoppedResult(child, "Sub-turn stopped with its parent"))),
@@ -155,7 +132,7 @@ export const makeSubTurns = (deps: SubTurnDeps) => {
     Effect.gen(function*() {
       const emitParent = emitterFor(bus, parent)
       parent.children.delete(child.turnId)
-      deps.turns.delete(child.turnId)
+      env.turns.delete(child.turnId)
       yield* emitParent("SubTurnEnd", { childTurnId: child.turnId, status: result.status })
       yield* hooks.afterSubTurn({ context: TurnControl.hookContext(parent), subTurn: described, result })
       if (!subTurn.async) return
@@ -170,7 +147,7 @@ export const makeSubTurns = (deps: SubTurnDeps) => {
   const spawnDetached = (parent: TurnControl.TurnControl) => (input: SubTurnConfigInput): Effect.Effect<string, SpawnError> =>
     Effect.gen(function*() {
       const { described, subTurn } = yield* admit(parent, { ...input, async: true })
-      const owner = subTurn.critical || parent.scope === undefined ? deps.loopScope : parent.scope
+      const owner = subTurn.critical || parent.scope === undefined ? env.scope : parent.scope
       const reportFailure = (error: SpawnError) =>
         emitterFor(bus, parent)("Error", { stage: "spawn", message: `${error._tag}: ${error.message}` })
       // Started at once: a fiber merely scheduled may not run before a quick parent closes its scope.

@@ -8,14 +8,12 @@
  * the session's next turn for ever (nobody can interrupt it: the session has no active turn).
  */
 import { Cause, Duration, Effect, Option, Stream } from "effect"
+import { readCause, show, tagged } from "../domain/causeMessage.ts"
 import type { AgentLoopConfig } from "../domain/Config.ts"
 import * as Message from "../domain/Message.ts"
-import type { EventBusShape } from "../services/EventBus.ts"
-import type { HooksShape } from "../services/Hooks.ts"
-import type { ProviderShape } from "../services/Provider.ts"
-import type { SessionStoreShape } from "../services/SessionStore.ts"
 import { runesOf, splitForSummary } from "./compaction.ts"
-import { emitterFor } from "./TurnContext.ts"
+import type { Env } from "./Env.ts"
+import { emitterFor, type SessionPort } from "./TurnContext.ts"
 import { hookContext, type TurnControl } from "./TurnControl.ts"
 
 /** What the summariser is asked. */
@@ -29,15 +27,6 @@ export { SUMMARY_PREFIX } from "../domain/SessionLog.ts"
 /** How long the summary's provider call may take before it is given up (history kept). */
 export const SUMMARY_TIMEOUT: Duration.Duration = Duration.minutes(2)
 
-/** The services a summary needs. */
-export interface SummaryDeps {
-  readonly config: AgentLoopConfig
-  readonly provider: ProviderShape
-  readonly store: SessionStoreShape
-  readonly hooks: HooksShape
-  readonly bus: EventBusShape
-}
-
 const transcript = (messages: ReadonlyArray<Message.Message>) =>
   messages.map((m) =>
     m.role === "assistant" && m.toolCalls?.length
@@ -47,25 +36,26 @@ const transcript = (messages: ReadonlyArray<Message.Message>) =>
       : `${m.role}: ${m.content}`
   ).join("\n\n")
 
-const defectMessage = (defect: unknown) => (defect instanceof Error ? defect.message : String(defect))
-
 /** Whether a history is past the threshold (size estimated at four characters per token). */
 export const needsSummary = (config: AgentLoopConfig, history: ReadonlyArray<Message.Message>) =>
   config.summarizeThreshold > 0 && runesOf(history) / 4 > config.summarizeThreshold * config.contextWindow
 
-/** Summarises the session's older messages if it is past the threshold; events carry `control`'s turn. */
-export const summarizeSession = (deps: SummaryDeps, control: TurnControl, model: string) =>
+/**
+ * Summarises the session's older messages if it is past the threshold; events carry `control`'s
+ * turn. The summary record is appended through the session's `commit`.
+ */
+export const make = (env: Env) => (session: SessionPort, control: TurnControl, model: string): Effect.Effect<void> =>
   Effect.gen(function*() {
-    const { config, store } = deps
-    const emit = emitterFor(deps.bus, control)
-    const history = yield* store.load(control.sessionKey)
+    const { config, hooks, provider } = env
+    const emit = emitterFor(env.bus, control)
+    const history = yield* session.load
     if (!needsSummary(config, history)) return
     const { newer, older } = splitForSummary(history, config.summarizeKeepMessages)
     if (older.length === 0) return
     const where = hookContext(control)
-    const verdict = yield* deps.hooks.beforeCompact({ context: where, reason: "summary", messages: history })
+    const verdict = yield* hooks.beforeCompact({ context: where, reason: "summary", messages: history })
     if (verdict._tag !== "Continue") return
-    const collected = yield* Stream.runCollect(deps.provider.stream({
+    const collected = yield* Stream.runCollect(provider.stream({
       model,
       messages: [Message.system(SUMMARY_INSTRUCTION), Message.user(transcript(older))],
       tools: []
@@ -78,18 +68,18 @@ export const summarizeSession = (deps: SummaryDeps, control: TurnControl, model:
     }
     const text = collected.value.flatMap((c) => (c._tag === "TextDelta" ? [c.text] : [])).join("")
     if (text.trim() === "") return yield* emit("Error", { stage: "summarize", message: "The summary came back empty; history kept" })
-    yield* store.append(control.sessionKey, [{ role: "compaction", reason: "summary", cut: older.length, summary: text }])
+    yield* session.commit([{ role: "compaction", reason: "summary", cut: older.length, summary: text }])
     const remaining = 1 + newer.length
     yield* emit("SessionSummarize", { summarized: older.length, remaining })
-    yield* deps.hooks.afterCompact({ context: where, reason: "summary", dropped: older.length, remaining })
+    yield* hooks.afterCompact({ context: where, reason: "summary", dropped: older.length, remaining })
   }).pipe(
     Effect.catchCause((cause) => {
-      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-      const error = Cause.findErrorOption(cause)
-      const message = error._tag === "Some"
-        ? `${error.value._tag}: ${error.value.message}`
-        : `The summary failed: ${defectMessage(Cause.squash(cause))}`
-      return emitterFor(deps.bus, control)("Error", { stage: "summarize", message: `${message}; history kept` })
+      if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+      const reading = readCause(cause)
+      const message = reading._tag === "Error"
+        ? tagged(reading.error)
+        : `The summary failed: ${show(reading._tag === "Defect" ? reading.defect : Cause.squash(cause))}`
+      return emitterFor(env.bus, control)("Error", { stage: "summarize", message: `${message}; history kept` })
     }),
     Effect.withSpan("agent.summarize", { attributes: { "agent.session.key": control.sessionKey } })
   )

@@ -1,0 +1,47 @@
+/**
+ * What the parts of a loop's engine share, resolved once when the engine is built: the services,
+ * the scope that owns the loop's long-lived fibers, and the registry of running turns. Every turn,
+ * sub-turn and summary of that loop uses these values directly (no per-turn context lookups).
+ */
+import { Effect, type Scope } from "effect"
+import type { AgentLoopConfig } from "../domain/Config.ts"
+import { EventBus, type EventBusShape } from "../services/EventBus.ts"
+import { Hooks, type HooksShape } from "../services/Hooks.ts"
+import { LoopConfig } from "../services/LoopConfig.ts"
+import { Provider, type ProviderShape } from "../services/Provider.ts"
+import { ToolRegistry, type ToolRegistryShape } from "../services/ToolRegistry.ts"
+import type { TurnControl } from "./TurnControl.ts"
+
+/** What the engine's parts share. */
+export interface Env {
+  readonly config: AgentLoopConfig
+  readonly provider: ProviderShape
+  readonly registry: ToolRegistryShape
+  readonly hooks: HooksShape
+  readonly bus: EventBusShape
+  /** Owns what outlives a turn: critical detached sub-turns, summaries, router workers. */
+  readonly scope: Scope.Scope
+  /** Every running turn, sub-turns included, by id (`activeTurns`). */
+  readonly turns: Map<string, TurnControl>
+  /** A fresh turn id, unique in the process. */
+  readonly nextTurnId: () => string
+}
+
+/** The services a loop is built from. */
+export type Services = LoopConfig | Provider | ToolRegistry | Hooks | EventBus
+
+/** Resolves the services once and starts an empty turn registry. */
+export const make: Effect.Effect<Env, never, Services | Scope.Scope> = Effect.gen(function*() {
+  const instance = Math.random().toString(36).slice(2, 8)
+  let counter = 0
+  return {
+    config: yield* LoopConfig,
+    provider: yield* Provider,
+    registry: yield* ToolRegistry,
+    hooks: yield* Hooks,
+    bus: yield* EventBus,
+    scope: yield* Effect.scope,
+    turns: new Map(),
+    nextTurnId: () => `turn-${instance}-${++counter}`
+  }
+})
