@@ -199,9 +199,17 @@ export const make = (env: Env) => {
     context: TurnContext,
     calls: ReadonlyArray<Message.ToolCall>,
     available: ReadonlyMap<string, RegisteredTool>
-  ) =>
-    Effect.gen(function*() {
-      context.control.phase = "tools"
+  ) => {
+    context.control.phase = "tools"
+    if (calls.length === 1) {
+      // The common case: one call, one group, one checkpoint.
+      const planned: PlannedCall = { index: 0, call: calls[0]!, tool: available.get(calls[0]!.name) }
+      return Effect.flatMap(checkpoint(context), (reason) =>
+        Effect.map(reason === undefined ? runCall(context, planned) : skip(context, planned, reason), (result) => {
+          append(context, result)
+        }))
+    }
+    return Effect.gen(function*() {
       const planned = calls.map((call, index): PlannedCall => ({ index, call, tool: available.get(call.name) }))
       const results: Array<Message.ToolResultMessage> = []
       let skipReason: string | undefined
@@ -215,6 +223,7 @@ export const make = (env: Env) => {
       }
       append(context, ...results)
     })
+  }
 
   return executeTools
 }

@@ -44,28 +44,32 @@ export class ToolRegistry extends Context.Service<ToolRegistry, ToolRegistryShap
   }
 }
 
-/** A registry over a mutable list; `register` adds for the life of a scope. */
+/**
+ * A registry over a mutable list; `register` adds for the life of a scope. The winning tools are
+ * worked out when the list changes, so `list` returns the same array until it changes again.
+ */
 export const makeRegistry = (initial: ReadonlyArray<RegisteredTool>): ToolRegistryShape => {
   let entries: ReadonlyArray<RegisteredTool> = initial
   const find = (name: string) => {
     for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.name === name) return Option.some(entries[i]!)
     return Option.none()
   }
+  const winners = () => {
+    const seen = new Set<string>()
+    return entries.filter((t) => find(t.name).pipe(Option.exists((winner) => winner === t)) && !seen.has(t.name) && seen.add(t.name))
+  }
+  let listed = winners()
+  const set = (next: ReadonlyArray<RegisteredTool>) => {
+    entries = next
+    listed = winners()
+  }
   return {
-    list: Effect.sync(() => {
-      const seen = new Set<string>()
-      return entries.filter((t) => find(t.name).pipe(Option.exists((winner) => winner === t)) && !seen.has(t.name) && seen.add(t.name))
-    }),
+    list: Effect.sync(() => listed),
     get: (name) => Effect.sync(() => find(name)),
     register: (tools) =>
       Effect.acquireRelease(
-        Effect.sync(() => {
-          entries = [...entries, ...tools]
-        }),
-        () =>
-          Effect.sync(() => {
-            entries = entries.filter((t) => !tools.includes(t))
-          })
+        Effect.sync(() => set([...entries, ...tools])),
+        () => Effect.sync(() => set(entries.filter((t) => !tools.includes(t))))
       )
   }
 }
