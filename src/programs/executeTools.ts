@@ -11,7 +11,6 @@ import { readCause, show } from "../domain/causeMessage.ts"
 import type { HookToolCall } from "../domain/Hook.ts"
 import * as Message from "../domain/Message.ts"
 import { toOutput, type ToolContext } from "../domain/Tool.ts"
-import { CurrentTurn } from "../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../services/ToolRegistry.ts"
 import type { Env } from "./Env.ts"
 import { append, noStackTrace, type TurnContext } from "./TurnContext.ts"
@@ -69,9 +68,8 @@ interface Outcome {
 }
 
 /** Runs the tool, bounded by its timeout; every failure becomes an error result. */
-const invoke = (context: TurnContext, tool: RegisteredTool, args: unknown, toolContext: ToolContext) => {
+const invoke = (tool: RegisteredTool, args: unknown, toolContext: ToolContext) => {
   const run = tool.execute(args, toolContext).pipe(
-    Effect.provideService(CurrentTurn, context.currentTurn),
     Effect.map((value): Outcome => {
       const output = toOutput(value)
       return { content: output.content, isError: output.isError ?? false }
@@ -159,7 +157,7 @@ export const make = (env: Env) => {
           }
           context.publish("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: JSON.stringify(args) })
           const toolContext: ToolContext = { ...where, toolCallId: call.id }
-          const result = yield* invoke(context, tool, decoded.success, toolContext)
+          const result = yield* invoke(tool, decoded.success, toolContext)
           const failed = result.isError
           outcome = hooks.handles(failed ? "onToolFailure" : "afterTool")
             ? yield* hooks.afterTool({ context: where, call: hookCall, result, failed })

@@ -9,7 +9,7 @@ import { Clock, Effect, Exit, Fiber, Scope } from "effect"
 import * as Message from "../domain/Message.ts"
 import type { ToolDefinition } from "../domain/Provider.ts"
 import type { TurnResult } from "../domain/Turn.ts"
-import type { CurrentTurnShape } from "../services/CurrentTurn.ts"
+import { CurrentTurn, type CurrentTurnShape } from "../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../services/ToolRegistry.ts"
 import type * as CallModel from "./callModel.ts"
 import type { Env } from "./Env.ts"
@@ -56,7 +56,8 @@ export const make = (env: Env, parts: Parts) => {
       const context = TurnContext.make(spec, env.bus, yield* Clock.Clock, parts.currentTurn(control))
       control.scope = yield* Scope.make()
       context.publish("TurnStart", { input: spec.input })
-      const fiber = yield* Effect.forkChild(turnBody(context))
+      // Provided once for the whole body rather than per tool call: every tool of the turn sees it.
+      const fiber = yield* Effect.forkChild(Effect.provideService(turnBody(context), CurrentTurn, context.currentTurn))
       control.fiber = fiber
       if (control.hardAbortAnnounced) yield* Fiber.interrupt(fiber)
       const settle = (exit: Exit.Exit<TurnResult, unknown>) =>
