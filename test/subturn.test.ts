@@ -27,7 +27,7 @@ const delegate = Tool.make({
   execute: ({ model, task }) =>
     Effect.gen(function*() {
       const turn = yield* CurrentTurn
-      const result = yield* turn.spawnSubTurn({ model: model ?? "child-model", systemPrompt: task })
+      const result = yield* turn.spawnSubTurn({ model: model ?? "child-model", task: task })
       return `${result.status}: ${result.finalMessage?.content ?? result.error ?? ""}`
     }).pipe(Effect.catchTags({
       DepthLimitExceeded: (e) => Effect.fail(new ToolError({ message: `DepthLimitExceeded ${e.depth}` })),
@@ -82,7 +82,7 @@ describe("sub-turns: limits and validation", () => {
         const outcomes = yield* Effect.forEach(
           [1, 2, 3, 4, 5, 6],
           (i) =>
-            turn.spawnSubTurn({ model: "m", systemPrompt: `child ${i}` }).pipe(
+            turn.spawnSubTurn({ model: "m", task: `child ${i}` }).pipe(
               Effect.map((r) => `${i}:${r.status}`),
               Effect.catchTag("ConcurrencyTimeout", () => Effect.succeed(`${i}:ConcurrencyTimeout`)),
               Effect.orDie
@@ -257,7 +257,7 @@ describe("sub-turns: delivery", () => {
         execute: () =>
           Effect.gen(function*() {
             const turn = yield* CurrentTurn
-            for (let i = 0; i < 20; i++) yield* Effect.orDie(turn.spawnDetached({ model: "m", systemPrompt: `child ${i}` }))
+            for (let i = 0; i < 20; i++) yield* Effect.orDie(turn.spawnDetached({ model: "m", task: `child ${i}` }))
             yield* Effect.sleep("5 seconds")
             return "swarmed"
           })
@@ -302,8 +302,8 @@ describe("sub-turns: lifecycle", () => {
     execute: () =>
       Effect.gen(function*() {
         const turn = yield* CurrentTurn
-        const critical = yield* Effect.orDie(turn.spawnDetached({ model: "m", systemPrompt: "critical", critical: true }))
-        const plain = yield* Effect.orDie(turn.spawnDetached({ model: "m", systemPrompt: "plain" }))
+        const critical = yield* Effect.orDie(turn.spawnDetached({ model: "m", task: "critical", critical: true }))
+        const plain = yield* Effect.orDie(turn.spawnDetached({ model: "m", task: "plain" }))
         return `${critical} ${plain}`
       })
   })

@@ -46,6 +46,7 @@ export const TurnStart = Schema.TaggedStruct("TurnStart", { ...base, input: Sche
 export const TurnEnd = Schema.TaggedStruct("TurnEnd", {
   ...base,
   status: TurnStatus,
+  /** As `TurnResult.iterations`: the iterations that called the model. */
   iterations: Schema.Number,
   durationMs: Schema.Number,
   usage: Usage,

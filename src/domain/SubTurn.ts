@@ -4,13 +4,13 @@
 import { Effect, Schema } from "effect"
 import { DurationSetting } from "./Config.ts"
 
-/** What `spawnSubTurn` takes. Only `model` and the task (`systemPrompt`) are required. */
+/** What `spawnSubTurn` takes. Only `model` and `task` are required. */
 export const SubTurnConfig = Schema.Struct({
   model: Schema.NonEmptyString,
   /** The task; sent as the sub-turn's first user message. */
-  systemPrompt: Schema.String,
-  /** A real system prompt for the sub-turn, if any. */
-  actualSystemPrompt: Schema.optionalKey(Schema.String),
+  task: Schema.String,
+  /** A system prompt for the sub-turn, if any. */
+  systemPrompt: Schema.optionalKey(Schema.String),
   /** Names of the tools the sub-turn may use; empty inherits the parent's. */
   tools: Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
   maxTokens: Schema.optionalKey(Schema.Int),

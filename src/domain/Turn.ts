@@ -17,6 +17,11 @@ export const TurnResult = Schema.Struct({
   finalMessage: Schema.optionalKey(AssistantMessage),
   messages: Schema.Array(Message),
   followUps: Schema.Array(Schema.String),
+  /**
+   * The turn's iterations that called the model: what `maxIterations` limits. A graceful
+   * interrupt's tool-less summary call counts as one more; a call repeated after a truncated
+   * answer or a context overflow, or retried after a provider failure, is part of its iteration.
+   */
   iterations: Schema.Number,
   usage: Usage,
   error: Schema.optionalKey(Schema.String)

@@ -60,7 +60,7 @@ export const make = (env: Env, runTurn: (spec: TurnSpec) => Effect.Effect<TurnRe
       const described: HookSubTurn = {
         childTurnId: env.nextTurnId(),
         model: subTurn.model,
-        prompt: subTurn.systemPrompt,
+        prompt: subTurn.task,
         async: subTurn.async,
         critical: subTurn.critical
       }
@@ -106,8 +106,8 @@ export const make = (env: Env, runTurn: (spec: TurnSpec) => Effect.Effect<TurnRe
       const ended = (result: TurnResult) => settle(parent, subTurn, described, child, result)
       return yield* runTurn({
         control: child,
-        input: subTurn.systemPrompt,
-        systemPrompt: subTurn.actualSystemPrompt,
+        input: subTurn.task,
+        systemPrompt: subTurn.systemPrompt,
         session: ephemeralSession(limits.maxMessages),
         firstOfSession: false,
         maxTokens: subTurn.maxTokens,

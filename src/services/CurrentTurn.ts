@@ -8,7 +8,7 @@
  *
  * const delegate = Effect.gen(function*() {
  *   const turn = yield* CurrentTurn
- *   return yield* turn.spawnSubTurn({ model: "small", systemPrompt: "Summarise README.md" })
+ *   return yield* turn.spawnSubTurn({ model: "small", task: "Summarise README.md" })
  * })
  * ```
  */

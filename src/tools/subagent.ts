@@ -31,9 +31,9 @@ const configOf = (
   args: { readonly task: string; readonly model?: string; readonly tools?: ReadonlyArray<string>; readonly system_prompt?: string }
 ): SubTurnConfigInput => ({
   model: args.model ?? model,
-  systemPrompt: args.task,
+  task: args.task,
   ...(args.tools ? { tools: args.tools } : {}),
-  ...(args.system_prompt ? { actualSystemPrompt: args.system_prompt } : {})
+  ...(args.system_prompt ? { systemPrompt: args.system_prompt } : {})
 })
 
 const refused = (error: SpawnError) => new ToolError({ message: `Sub-turn not started: ${error._tag}: ${error.message}` })
