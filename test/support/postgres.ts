@@ -122,6 +122,8 @@ export interface PostgresServer {
   readonly user: "postgres"
   /** The database that exists from the start. */
   readonly database: "postgres"
+  /** The server's temporary directory (data, log, socket); removed when it stops. */
+  readonly dir: string
   /** `postgres://postgres@127.0.0.1:PORT/DATABASE` (no password: trust authentication). */
   readonly url: (database?: string) => string
   /** Creates an empty database (e.g. one per test). */
@@ -288,6 +290,7 @@ const serverFor = (bin: string, dir: string, port: number, child: ChildProcess):
     port,
     user: "postgres",
     database: "postgres",
+    dir,
     url,
     psql,
     createDatabase: async (name) => {

@@ -1,0 +1,72 @@
+/**
+ * `AgentLoopCluster`: the loop across machines on Effect Cluster.
+ *
+ * Each session key is an entity (`AgentSession`) that lives on one runner at a time; its RPCs are
+ * the `AgentLoop` operations that target one session, handled by the runner's own `AgentLoop`. So
+ * per-session FIFO, steering and interrupts keep their single-process meaning cluster-wide. Runners
+ * share the cluster's storage (runner registry, shard locks, persisted requests) on SQL, and the
+ * sessions' history through the `SessionStore` the application gives them (a session has one runner
+ * at a time, so any store the runners share will do).
+ *
+ * When a runner stops, its shards move to the others: a turn it was running ends `aborted` with
+ * nothing saved (as a hard abort), requests it had not started run on the session's next runner,
+ * and the next turn there sees the whole history.
+ *
+ * @example
+ * ```ts
+ * import * as PgClient from "@effect/sql-pg/PgClient"
+ * import { Layer, Redacted } from "effect"
+ * import { AgentLoopCluster, AgentLoopLive, OpenAiCompatible, SessionStoreJsonl, ToolRegistry } from "effect-agent-loop"
+ *
+ * const sql = PgClient.layer({ url: Redacted.make("postgres://agent@db/agents") })
+ *
+ * // a runner: the loop it runs sessions on, registered as the session entity
+ * const runner = AgentLoopCluster.layerRunner({ host: "10.0.0.5", port: 34431 }).pipe(
+ *   Layer.provide(AgentLoopLive.layer({ model: "gpt-4.1-mini" })),
+ *   Layer.provide([OpenAiCompatible.layer(), ToolRegistry.layer([]), SessionStoreJsonl.layer("/shared/sessions")]),
+ *   Layer.provide(sql)
+ * )
+ *
+ * // anywhere else: the same AgentLoop interface, backed by the cluster
+ * const client = AgentLoopCluster.layerClient().pipe(Layer.provide(sql))
+ * ```
+ */
+import { Layer } from "effect"
+import type { MessageStorage, Runners, Sharding } from "effect/cluster"
+import type { SocketServer } from "effect/socket"
+import type { SqlClient } from "effect/sql"
+import type { AgentLoop } from "../services/AgentLoop.ts"
+import type { EventBus } from "../services/EventBus.ts"
+import type { LoopConfig } from "../services/LoopConfig.ts"
+import * as Client from "./client.ts"
+import * as SessionEntity from "./entity.ts"
+import * as Transport from "./transport.ts"
+
+export { ClusterUnavailable, HookNotSupportedOnClient, type ClientOptions } from "./client.ts"
+export { LOST_TURN_ERROR } from "./entity.ts"
+export { AgentSession } from "./protocol.ts"
+export { shardingDefaults, type RunnerOptions, type ShardingOptions } from "./transport.ts"
+
+/** The session entity over the `AgentLoop` of this process, on an existing `Sharding`. */
+export const layerEntity: Layer.Layer<never, never, AgentLoop | EventBus | LoopConfig | Sharding.Sharding> = SessionEntity.layer
+
+/**
+ * A runner process: a socket runner (`NodeClusterSocket`) with SQL storage on the given
+ * `SqlClient`, running the session entity on the `AgentLoop` the application provides.
+ */
+export const layerRunner = (
+  options: Transport.RunnerOptions
+): Layer.Layer<
+  Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage,
+  SocketServer.SocketServerError,
+  AgentLoop | EventBus | LoopConfig | SqlClient.SqlClient
+> => SessionEntity.layer.pipe(Layer.provideMerge(Transport.layerRunner(options)))
+
+/** `AgentLoop` over the cluster, on an existing `Sharding` (a runner's, or a client-only node's). */
+export const layerClientWith: (options?: Client.ClientOptions) => Layer.Layer<AgentLoop, never, Sharding.Sharding> = Client.layer
+
+/** `AgentLoop` over the cluster, from a process that hosts no sessions: it finds the runners through the storage. */
+export const layerClient = (
+  options: Client.ClientOptions & { readonly sharding?: Transport.ShardingOptions } = {}
+): Layer.Layer<AgentLoop, never, SqlClient.SqlClient> =>
+  Client.layer(options).pipe(Layer.provide(Transport.layerClient(options.sharding === undefined ? {} : { sharding: options.sharding })))

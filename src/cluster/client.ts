@@ -1,0 +1,212 @@
+/**
+ * `AgentLoop` backed by a cluster: the same interface, so code written against `AgentLoop` runs
+ * unchanged on one process or on many. Every per-session operation is an RPC to the session's
+ * entity, on whichever runner has it now.
+ *
+ * What a client cannot do as a single process does:
+ * - `turn` never fails (as locally): when the cluster cannot be reached or answers with an error,
+ *   the result has status `failed` and the reason in `error`. A turn whose runner stopped while it
+ *   ran ends `aborted`, nothing of it saved.
+ * - `subscribe`/`events` deliver the events of the sessions this client has calls running for,
+ *   streamed from their runners while anyone listens; other sessions' events stay on their runners
+ *   (`sessionEvents` watches any one session).
+ * - `registerHook` takes observers only (`onEvent`, on those same events). Hooks that decide
+ *   (`beforeTool`, `approveTool`, ...) must run where the turn runs: register them in the runners'
+ *   layer. Registering one on a client is a defect, so a policy is never silently not applied.
+ * - `activeTurn` asks the session's runner; `activeTurns` asks the runners of the sessions this
+ *   client has calls running for (root turns only).
+ * - Control calls (steering, follow-ups, interrupts, `activeTurn`) wait at most `controlTimeout`
+ *   for a runner to answer; past it they die with `ClusterUnavailable`.
+ */
+import { Cause, Clock, Data, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Stream } from "effect"
+import type { Sharding } from "effect/cluster"
+import * as AgentEvent from "../domain/Event.ts"
+import type { SteeringQueueFull } from "../domain/errors.ts"
+import type { Hook, RegisterOptions } from "../domain/Hook.ts"
+import type { Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
+import * as Usage from "../domain/Usage.ts"
+import * as EventBusLive from "../layers/EventBus.ts"
+import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
+import * as Mirror from "./mirror.ts"
+import { AgentSession, type SessionEvent } from "./protocol.ts"
+
+/** The cluster did not answer a control call in time, or answered with an infrastructure error. */
+export class ClusterUnavailable extends Data.TaggedError("ClusterUnavailable")<{
+  readonly sessionKey: string
+  readonly operation: string
+  readonly message: string
+}> {}
+
+/** A hook with handlers that decide was registered on a cluster client. */
+export class HookNotSupportedOnClient extends Data.TaggedError("HookNotSupportedOnClient")<{
+  readonly name: string
+  readonly handlers: ReadonlyArray<string>
+}> {}
+
+/** Options of the client. */
+export interface ClientOptions {
+  /** Buffer of each subscriber of the client's bus; default 16. */
+  readonly eventBufferCapacity?: number
+  /** The longest a control call waits for a runner; default 30 seconds. */
+  readonly controlTimeout?: Duration.Input
+}
+
+const errorText = (error: unknown): string =>
+  typeof error === "object" && error !== null && "_tag" in error
+    ? `${String(error._tag)}${"message" in error && error.message ? `: ${String(error.message)}` : ""}`
+    : String(error)
+
+/** A result for a turn the cluster could not run. */
+const failed = (sessionKey: string, turnId: string, error: string): TurnResult => ({
+  turnId,
+  sessionKey,
+  status: "failed",
+  messages: [],
+  followUps: [],
+  iterations: 0,
+  usage: Usage.empty,
+  error
+})
+
+/** The `TurnEnd` a lost turn never published on the client. */
+const lostEnd = (result: TurnResult, at: number) =>
+  AgentEvent.make("TurnEnd", { turnId: result.turnId, sessionKey: result.sessionKey, iteration: 0, depth: 0 }, at, {
+    status: result.status,
+    iterations: result.iterations,
+    durationMs: 0,
+    usage: result.usage,
+    ...(result.error === undefined ? {} : { error: result.error })
+  })
+
+/** Builds the client; needs a `Sharding` (a client-only node or a runner). */
+export const make = (options: ClientOptions = {}) =>
+  Effect.gen(function*() {
+    const clientFor = yield* AgentSession.client
+    const scope = yield* Effect.scope
+    const bus = yield* EventBusLive.make(options.eventBufferCapacity ?? 16)
+    const controlTimeout = Duration.fromInputUnsafe(options.controlTimeout ?? Duration.seconds(30))
+    const outbound = yield* Queue.unbounded<Outbound>()
+    const inFlight = new Map<string, number>()
+    let failures = 0
+
+    const sessionEvents = (sessionKey: string): Stream.Stream<SessionEvent, unknown> => clientFor(sessionKey).Events()
+    const mirror = yield* Mirror.make(bus, sessionEvents)
+
+    /** Marks a call of the session as running (for `activeTurns`) and mirrors its events, for the scope. */
+    const running = (sessionKey: string) =>
+      Effect.andThen(
+        Effect.acquireRelease(
+          Effect.sync(() => inFlight.set(sessionKey, (inFlight.get(sessionKey) ?? 0) + 1)),
+          () =>
+            Effect.sync(() => {
+              const left = (inFlight.get(sessionKey) ?? 1) - 1
+              if (left === 0) inFlight.delete(sessionKey)
+              else inFlight.set(sessionKey, left)
+            })
+        ),
+        mirror.watch(sessionKey)
+      )
+
+    /** A control call: its own errors pass, the cluster's die, and it has a deadline. */
+    const control = <A, E extends { readonly _tag: string }>(
+      sessionKey: string,
+      operation: string,
+      call: Effect.Effect<A, E>,
+      own: ReadonlyArray<string>
+    ): Effect.Effect<A, Exclude<E, { readonly _tag: "MailboxFull" | "AlreadyProcessingMessage" | "PersistenceError" | "EntityNotAssignedToRunner" }>> =>
+      call.pipe(
+        Effect.catchIf(
+          (error): error is any => !own.includes(error._tag),
+          (error) => Effect.die(new ClusterUnavailable({ sessionKey, operation, message: errorText(error) }))
+        ),
+        Effect.timeoutOrElse({
+          duration: controlTimeout,
+          orElse: () =>
+            Effect.die(new ClusterUnavailable({ sessionKey, operation, message: `no runner answered within ${Duration.format(controlTimeout)}` }))
+        })
+      ) as any
+
+    const finish = (result: TurnResult, lost: boolean) =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) => mirror.settle(result.turnId, lost ? lostEnd(result, at) : undefined))
+
+    const turn = (sessionKey: string, input: string, turnOptions: TurnOptions = {}): Effect.Effect<TurnResult> =>
+      Effect.scoped(Effect.gen(function*() {
+        yield* running(sessionKey)
+        const payload = turnOptions.model === undefined ? { input } : { input, model: turnOptions.model }
+        const outcome = yield* clientFor(sessionKey).Turn(payload).pipe(
+          Stream.filter((chunk) => chunk._tag === "Finished"),
+          Stream.runLast,
+          Effect.exit
+        )
+        if (Exit.isFailure(outcome)) {
+          return failed(sessionKey, `failed-${++failures}`, `the cluster could not run the turn: ${errorText(Cause.squash(outcome.cause))}`)
+        }
+        if (Option.isNone(outcome.value)) return failed(sessionKey, `failed-${++failures}`, "the runner ended the turn without a result")
+        const { result, lost } = outcome.value.value
+        yield* finish(result, lost)
+        return result
+      }))
+
+    const send: AgentLoopShape["send"] = (inbound) =>
+      Effect.gen(function*() {
+        const { sessionKey, content } = inbound
+        const first = yield* Deferred.make<void, SteeringQueueFull>()
+        yield* Effect.scoped(Effect.gen(function*() {
+          yield* running(sessionKey)
+          yield* clientFor(sessionKey).Send({ content }).pipe(
+            Stream.runForEach((chunk) =>
+              chunk._tag === "Replied"
+                ? Effect.andThen(finish(chunk.outbound.result, chunk.lost), Queue.offer(outbound, chunk.outbound))
+                : Deferred.succeed(first, undefined)
+            ),
+            Effect.catchTag("SteeringQueueFull", (error) => Deferred.fail(first, error)),
+            Effect.catchCause((cause) =>
+              Deferred.die(first, new ClusterUnavailable({ sessionKey, operation: "send", message: errorText(Cause.squash(cause)) }))
+            )
+          )
+        })).pipe(Effect.forkIn(scope))
+        yield* Deferred.await(first)
+      })
+
+    const loop: AgentLoopShape = {
+      turn,
+      send,
+      outbound: Stream.fromQueue(outbound),
+      injectSteering: (sessionKey, message) =>
+        control(sessionKey, "injectSteering", clientFor(sessionKey).InjectSteering({ message }), ["NoActiveTurn", "SteeringQueueFull"]),
+      injectFollowUp: (sessionKey, message) =>
+        control(sessionKey, "injectFollowUp", clientFor(sessionKey).InjectFollowUp({ message }), ["NoActiveTurn"]),
+      interruptGraceful: (sessionKey, hint) =>
+        control(sessionKey, "interruptGraceful", clientFor(sessionKey).InterruptGraceful(hint === undefined ? {} : { hint }), ["NoActiveTurn"]),
+      interruptHard: (sessionKey) => control(sessionKey, "interruptHard", clientFor(sessionKey).InterruptHard(), ["NoActiveTurn"]),
+      subscribe: (subscribeOptions) => mirror.subscribe(subscribeOptions),
+      events: (subscribeOptions) => mirror.stream(subscribeOptions),
+      registerHook: (hook: Hook, registerOptions?: RegisterOptions) => {
+        const deciding = Object.keys(hook).filter((name) => name !== "onEvent" && hook[name as keyof Hook] !== undefined)
+        if (deciding.length > 0) {
+          return Effect.die(new HookNotSupportedOnClient({ name: registerOptions?.name ?? "hook", handlers: deciding }))
+        }
+        const onEvent = hook.onEvent
+        if (onEvent === undefined) return Effect.void
+        return Effect.gen(function*() {
+          const subscription = yield* mirror.subscribe({ capacity: 1024 })
+          yield* subscription.stream.pipe(
+            Stream.runForEach((event) => Effect.ignore(Effect.suspend(() => {
+              const returned = onEvent(event)
+              return Effect.isEffect(returned) ? returned : Effect.void
+            }))),
+            Effect.forkScoped
+          )
+        })
+      },
+      activeTurn: (sessionKey) => control(sessionKey, "activeTurn", clientFor(sessionKey).ActiveTurn(), []),
+      activeTurns: Effect.suspend(() =>
+        Effect.forEach([...inFlight.keys()], (sessionKey) => loop.activeTurn(sessionKey), { concurrency: "unbounded" })
+      ).pipe(Effect.map((infos) => infos.filter((info): info is TurnInfo => info !== undefined)))
+    }
+    return { loop, sessionEvents: (sessionKey: string) => Stream.filter(sessionEvents(sessionKey), (e) => e._tag !== "Subscribed") }
+  })
+
+/** `AgentLoop` over the cluster. */
+export const layer = (options: ClientOptions = {}): Layer.Layer<AgentLoop, never, Sharding.Sharding> =>
+  Layer.effect(AgentLoop, Effect.map(make(options), ({ loop }) => loop))

@@ -1,0 +1,131 @@
+/**
+ * The runner's side of the session entity: each RPC calls the runner's own `AgentLoop`. A session
+ * lives on one runner at a time, so that loop's per-session FIFO, steering and interrupts hold for
+ * the whole cluster.
+ *
+ * The entity handles its requests concurrently (steering and interrupts must reach a running turn);
+ * the loop serialises the turns of the session.
+ */
+import { Clock, Effect, Layer, Option, Semaphore, Stream } from "effect"
+import { Entity } from "effect/cluster"
+import * as Event from "../domain/Event.ts"
+import type { Outbound, TurnResult } from "../domain/Turn.ts"
+import * as Usage from "../domain/Usage.ts"
+import { AgentLoop } from "../services/AgentLoop.ts"
+import { EventBus } from "../services/EventBus.ts"
+import { LoopConfig } from "../services/LoopConfig.ts"
+import { AgentSession, type SendProgress, type TurnProgress } from "./protocol.ts"
+
+/** What the result of a turn whose runner stopped while it ran says. */
+export const LOST_TURN_ERROR = "the runner running this turn stopped before it ended; nothing it did was saved"
+
+/** How many session events a remote observer may fall behind by before it loses some. */
+const EVENTS_CAPACITY = 1024
+
+const reply = (result: TurnResult): Outbound => ({
+  sessionKey: result.sessionKey,
+  turnId: result.turnId,
+  status: result.status,
+  content: result.finalMessage?.content ?? result.error ?? "",
+  result
+})
+
+/**
+ * The session entity over the runner's `AgentLoop`. `Send` turns run at most `maxParallelTurns` at
+ * once on this runner, as the loop's own router would.
+ */
+export const layer = Layer.unwrap(Effect.gen(function*() {
+  const config = yield* LoopConfig
+  const workers = yield* Semaphore.make(config.maxParallelTurns)
+
+  return AgentSession.toLayer(
+    Effect.gen(function*() {
+      const sessionKey = (yield* Entity.CurrentAddress).entityId
+      const loop = yield* AgentLoop
+      const bus = yield* EventBus
+
+      /**
+       * A turn that was running on a runner that stopped: it ends `aborted` with nothing saved, as a
+       * hard abort does; `TurnEnd` tells this runner's observers of the session.
+       */
+      const lost = (requestId: string) =>
+        Effect.gen(function*() {
+          const at = yield* Clock.currentTimeMillis
+          const result: TurnResult = {
+            turnId: `lost-${requestId}`,
+            sessionKey,
+            status: "aborted",
+            messages: [],
+            followUps: [],
+            iterations: 0,
+            usage: Usage.empty,
+            error: LOST_TURN_ERROR
+          }
+          yield* bus.publish(Event.make("TurnEnd", { turnId: result.turnId, sessionKey, iteration: 0, depth: 0 }, at, {
+            status: "aborted",
+            iterations: 0,
+            durationMs: 0,
+            usage: Usage.empty,
+            error: LOST_TURN_ERROR
+          }))
+          return result
+        })
+
+      /** A routed turn, then the follow-ups queued during it (theirs first), one reply each. */
+      const routed = (content: string): Stream.Stream<SendProgress> =>
+        Stream.paginate<ReadonlyArray<string>, SendProgress>([content], ([input, ...backlog]) =>
+          Effect.map(workers.withPermits(1)(loop.turn(sessionKey, input!)), (result) => {
+            const next = [...result.followUps, ...backlog]
+            return [[{ _tag: "Replied", outbound: reply(result), lost: false }], next.length === 0 ? Option.none() : Option.some(next)] as const
+          }))
+
+      return AgentSession.of({
+        Turn: (request) => {
+          const previous = request.lastSentChunkValue as Option.Option<TurnProgress>
+          if (Option.isSome(previous)) {
+            // delivered again: its runner stopped after accepting it
+            return previous.value._tag === "Finished"
+              ? Stream.make(previous.value)
+              : Stream.fromEffect(Effect.map(lost(String(request.requestId)), (result) => ({ _tag: "Finished", result, lost: true } as const)))
+          }
+          const { input, model } = request.payload
+          return Stream.concat(
+            Stream.make({ _tag: "Accepted" } as const),
+            Stream.fromEffect(
+              Effect.map(loop.turn(sessionKey, input, model === undefined ? {} : { model }), (result) => ({ _tag: "Finished", result, lost: false } as const))
+            )
+          )
+        },
+        Send: (request) => {
+          const previous = request.lastSentChunkValue as Option.Option<SendProgress>
+          if (Option.isSome(previous)) {
+            if (previous.value._tag === "Steered") return Stream.make(previous.value)
+            return Stream.fromEffect(Effect.map(lost(String(request.requestId)), (result) => ({ _tag: "Replied", outbound: reply(result), lost: true } as const)))
+          }
+          const { content } = request.payload
+          return Stream.unwrap(Effect.gen(function*() {
+            if (yield* loop.activeTurn(sessionKey)) {
+              const steered = yield* Effect.result(loop.injectSteering(sessionKey, content))
+              if (steered._tag === "Success") return Stream.make({ _tag: "Steered" } as const)
+              // the turn ended meanwhile: the message runs as the next turn, as the router's backlog does
+              if (steered.failure._tag === "SteeringQueueFull") return Stream.fail(steered.failure)
+            }
+            return Stream.concat(Stream.make({ _tag: "Accepted" } as const), routed(content))
+          }))
+        },
+        InjectSteering: ({ payload }) => loop.injectSteering(sessionKey, payload.message),
+        InjectFollowUp: ({ payload }) => loop.injectFollowUp(sessionKey, payload.message),
+        InterruptGraceful: ({ payload }) => loop.interruptGraceful(sessionKey, payload.hint),
+        InterruptHard: () => loop.interruptHard(sessionKey),
+        ActiveTurn: () => loop.activeTurn(sessionKey),
+        Events: () =>
+          Stream.unwrap(Effect.map(bus.subscribe({ capacity: EVENTS_CAPACITY }), (subscription) =>
+            Stream.concat(
+              Stream.make({ _tag: "Subscribed" } as const),
+              Stream.filter(subscription.stream, (event) => event.sessionKey === sessionKey)
+            )))
+      })
+    }),
+    { concurrency: "unbounded" }
+  )
+}))

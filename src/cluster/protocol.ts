@@ -1,0 +1,89 @@
+/**
+ * The session entity of the cluster: one entity per session key, whose RPCs are the `AgentLoop`
+ * operations that target one session (DESIGN §5).
+ *
+ * Delivery: `Turn` and `Send` are persisted (the cluster stores the request in its message storage
+ * before delivering it), so a request is never lost: if its runner dies before the turn started,
+ * the session's next runner runs it. They are streams whose first chunk (`Accepted`) is stored
+ * before the turn starts, so the next runner can tell a request that was already running when its
+ * runner died (it ends `aborted`, like a hard abort) from one that never started. The control
+ * operations and `Events` are volatile: they act on whatever runs now, and a session whose runner
+ * died has no active turn.
+ */
+import { Schema } from "effect"
+import { ClusterSchema, Entity } from "effect/cluster"
+import { Rpc } from "effect/rpc"
+import { NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
+import { AgentEvent } from "../domain/Event.ts"
+import { Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
+
+/** Stored before the turn starts: the request reached a runner. */
+export const Accepted = Schema.TaggedStruct("Accepted", {})
+
+/** The turn's result; `lost` when its runner died while it ran. */
+export const Finished = Schema.TaggedStruct("Finished", { result: TurnResult, lost: Schema.Boolean })
+
+/** What a `Turn` request streams back: `Accepted`, then `Finished`. */
+export const TurnProgress = Schema.Union([Accepted, Finished])
+export type TurnProgress = typeof TurnProgress.Type
+
+/** `Send` made the message steering for the session's active turn: no reply will follow. */
+export const Steered = Schema.TaggedStruct("Steered", {})
+
+/** `Send` ran a turn (the message's own, or a follow-up queued during it): its router reply. */
+export const Replied = Schema.TaggedStruct("Replied", { outbound: Outbound, lost: Schema.Boolean })
+
+/** What a `Send` request streams back: `Accepted` or `Steered` first, then one `Replied` per turn it ran. */
+export const SendProgress = Schema.Union([Accepted, Steered, Replied])
+export type SendProgress = typeof SendProgress.Type
+
+/** Events of one session; the first chunk, `Subscribed`, says the subscription is in place. */
+export const Subscribed = Schema.TaggedStruct("Subscribed", {})
+export const SessionEvent = Schema.Union([Subscribed, AgentEvent])
+export type SessionEvent = typeof SessionEvent.Type
+
+/** One turn of the session (`AgentLoop.turn`). */
+export const Turn = Rpc.make("Turn", {
+  payload: { input: Schema.String, model: Schema.optionalKey(Schema.String) },
+  success: TurnProgress,
+  stream: true
+}).annotate(ClusterSchema.Persisted, true)
+
+/** The router (`AgentLoop.send`) for one session. */
+export const Send = Rpc.make("Send", {
+  payload: { content: Schema.String },
+  success: SendProgress,
+  error: SteeringQueueFull,
+  stream: true
+}).annotate(ClusterSchema.Persisted, true)
+
+export const InjectSteering = Rpc.make("InjectSteering", {
+  payload: { message: Schema.String },
+  error: Schema.Union([NoActiveTurn, SteeringQueueFull])
+})
+
+export const InjectFollowUp = Rpc.make("InjectFollowUp", { payload: { message: Schema.String }, error: NoActiveTurn })
+
+export const InterruptGraceful = Rpc.make("InterruptGraceful", {
+  payload: { hint: Schema.optionalKey(Schema.String) },
+  error: NoActiveTurn
+})
+
+export const InterruptHard = Rpc.make("InterruptHard", { error: NoActiveTurn })
+
+export const ActiveTurn = Rpc.make("ActiveTurn", { success: Schema.UndefinedOr(TurnInfo) })
+
+/** The session's events while the stream is open, from whichever runner has the session. */
+export const Events = Rpc.make("Events", { success: SessionEvent, stream: true })
+
+/** The entity type; its id is the session key. */
+export const AgentSession = Entity.make("effect-agent-loop/AgentSession", [
+  Turn,
+  Send,
+  InjectSteering,
+  InjectFollowUp,
+  InterruptGraceful,
+  InterruptHard,
+  ActiveTurn,
+  Events
+])
