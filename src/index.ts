@@ -52,6 +52,7 @@ export { ScriptedLog } from "./layers/providers/Scripted.ts"
 export * as SessionStoreJsonl from "./layers/SessionStoreJsonl.ts"
 export * as SessionStoreMemory from "./layers/SessionStoreMemory.ts"
 
+export * as AgentLoopCluster from "./cluster/AgentLoopCluster.ts"
 export * as AgentLoopProgram from "./programs/agentLoop.ts"
 export * as AgentLoopLive from "./programs/defaults.ts"
 

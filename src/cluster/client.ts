@@ -19,9 +19,9 @@
  *   for a runner to answer; past it they die with `ClusterUnavailable`.
  */
 import { Cause, Clock, Data, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Stream } from "effect"
-import type { Sharding } from "effect/cluster"
+import type { ClusterError, Sharding } from "effect/cluster"
 import * as AgentEvent from "../domain/Event.ts"
-import type { SteeringQueueFull } from "../domain/errors.ts"
+import type { NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
 import type { Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
@@ -50,6 +50,14 @@ export interface ClientOptions {
   /** The longest a control call waits for a runner; default 30 seconds. */
   readonly controlTimeout?: Duration.Input
 }
+
+/** What the cluster itself can fail a call with (as opposed to the operation's own errors). */
+type ClusterErrors = ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage | ClusterError.PersistenceError | ClusterError.EntityNotAssignedToRunner
+
+const clusterErrorTags: ReadonlySet<string> = new Set(["MailboxFull", "AlreadyProcessingMessage", "PersistenceError", "EntityNotAssignedToRunner"])
+
+const isClusterError = (error: unknown): error is ClusterErrors =>
+  typeof error === "object" && error !== null && "_tag" in error && clusterErrorTags.has(String(error._tag))
 
 const errorText = (error: unknown): string =>
   typeof error === "object" && error !== null && "_tag" in error
@@ -108,23 +116,15 @@ export const make = (options: ClientOptions = {}) =>
       )
 
     /** A control call: its own errors pass, the cluster's die, and it has a deadline. */
-    const control = <A, E extends { readonly _tag: string }>(
-      sessionKey: string,
-      operation: string,
-      call: Effect.Effect<A, E>,
-      own: ReadonlyArray<string>
-    ): Effect.Effect<A, Exclude<E, { readonly _tag: "MailboxFull" | "AlreadyProcessingMessage" | "PersistenceError" | "EntityNotAssignedToRunner" }>> =>
+    const control = <A, E>(sessionKey: string, operation: string, call: Effect.Effect<A, E | ClusterErrors>): Effect.Effect<A, E> =>
       call.pipe(
-        Effect.catchIf(
-          (error): error is any => !own.includes(error._tag),
-          (error) => Effect.die(new ClusterUnavailable({ sessionKey, operation, message: errorText(error) }))
-        ),
+        Effect.catchIf(isClusterError, (error) => Effect.die(new ClusterUnavailable({ sessionKey, operation, message: errorText(error) }))),
         Effect.timeoutOrElse({
           duration: controlTimeout,
           orElse: () =>
             Effect.die(new ClusterUnavailable({ sessionKey, operation, message: `no runner answered within ${Duration.format(controlTimeout)}` }))
         })
-      ) as any
+      ) as Effect.Effect<A, E>
 
     const finish = (result: TurnResult, lost: boolean) =>
       Effect.flatMap(Clock.currentTimeMillis, (at) => mirror.settle(result.turnId, lost ? lostEnd(result, at) : undefined))
@@ -173,12 +173,12 @@ export const make = (options: ClientOptions = {}) =>
       send,
       outbound: Stream.fromQueue(outbound),
       injectSteering: (sessionKey, message) =>
-        control(sessionKey, "injectSteering", clientFor(sessionKey).InjectSteering({ message }), ["NoActiveTurn", "SteeringQueueFull"]),
+        control<void, NoActiveTurn | SteeringQueueFull>(sessionKey, "injectSteering", clientFor(sessionKey).InjectSteering({ message })),
       injectFollowUp: (sessionKey, message) =>
-        control(sessionKey, "injectFollowUp", clientFor(sessionKey).InjectFollowUp({ message }), ["NoActiveTurn"]),
+        control<void, NoActiveTurn>(sessionKey, "injectFollowUp", clientFor(sessionKey).InjectFollowUp({ message })),
       interruptGraceful: (sessionKey, hint) =>
-        control(sessionKey, "interruptGraceful", clientFor(sessionKey).InterruptGraceful(hint === undefined ? {} : { hint }), ["NoActiveTurn"]),
-      interruptHard: (sessionKey) => control(sessionKey, "interruptHard", clientFor(sessionKey).InterruptHard(), ["NoActiveTurn"]),
+        control<void, NoActiveTurn>(sessionKey, "interruptGraceful", clientFor(sessionKey).InterruptGraceful(hint === undefined ? {} : { hint })),
+      interruptHard: (sessionKey) => control<void, NoActiveTurn>(sessionKey, "interruptHard", clientFor(sessionKey).InterruptHard()),
       subscribe: (subscribeOptions) => mirror.subscribe(subscribeOptions),
       events: (subscribeOptions) => mirror.stream(subscribeOptions),
       registerHook: (hook: Hook, registerOptions?: RegisterOptions) => {
@@ -199,7 +199,7 @@ export const make = (options: ClientOptions = {}) =>
           )
         })
       },
-      activeTurn: (sessionKey) => control(sessionKey, "activeTurn", clientFor(sessionKey).ActiveTurn(), []),
+      activeTurn: (sessionKey) => control<TurnInfo | undefined, never>(sessionKey, "activeTurn", clientFor(sessionKey).ActiveTurn()),
       activeTurns: Effect.suspend(() =>
         Effect.forEach([...inFlight.keys()], (sessionKey) => loop.activeTurn(sessionKey), { concurrency: "unbounded" })
       ).pipe(Effect.map((infos) => infos.filter((info): info is TurnInfo => info !== undefined)))

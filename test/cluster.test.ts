@@ -1,0 +1,172 @@
+/**
+ * The loop across machines: three runner processes on Effect Cluster with their storage on a real
+ * Postgres, a client in this process using the plain `AgentLoop` interface, and a runner killed in
+ * the middle of a turn. Multi-process, so on real time: every wait polls a condition with a deadline.
+ */
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Effect, Exit, Fiber, Layer, ManagedRuntime, Stream } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { LOST_TURN_ERROR } from "../src/cluster/AgentLoopCluster.ts"
+import type { AgentEvent } from "../src/domain/Event.ts"
+import type { TurnResult } from "../src/domain/Turn.ts"
+import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
+import { AgentLoop } from "../src/services/AgentLoop.ts"
+import { SessionStore } from "../src/services/SessionStore.ts"
+import { startCluster, type TestCluster, waitUntil } from "./support/cluster.ts"
+import { postgresProbe, postgresSuite } from "./support/postgres.ts"
+
+const userTexts = (result: TurnResult) => result.finalMessage?.content.replace(/^seen \d+: /, "").split(" | ")
+
+describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 runner processes (Postgres storage)"), () => {
+  let cluster: TestCluster
+  let runtime: ManagedRuntime.ManagedRuntime<AgentLoop, unknown>
+  const run = <A, E>(effect: Effect.Effect<A, E, AgentLoop>) => runtime.runPromise(effect)
+  const turn = (sessionKey: string, input: string) =>
+    runtime.runPromise(Effect.gen(function*() {
+      return yield* (yield* AgentLoop).turn(sessionKey, input)
+    }))
+  const history = (sessionKey: string) =>
+    Effect.runPromise(
+      Effect.gen(function*() {
+        return yield* (yield* SessionStore).load(sessionKey)
+      }).pipe(
+        Effect.provide(SessionStoreJsonl.layer(cluster.sessionsDir).pipe(Layer.provide(NodeServices.layer)))
+      )
+    )
+
+  beforeAll(async () => {
+    cluster = await startCluster(3)
+    runtime = ManagedRuntime.make(cluster.client())
+  }, 90_000)
+
+  afterAll(async () => {
+    await runtime?.dispose()
+    await cluster?.close()
+  }, 30_000)
+
+  it("runs turns of many sessions across the runners, each seeing its whole history", async () => {
+    const sessions = Array.from({ length: 12 }, (_, i) => `spread-${i}`)
+    const results = await run(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      return yield* Effect.forEach(sessions, (key) =>
+        Effect.gen(function*() {
+          const one = yield* loop.turn(key, `${key} one`)
+          expect([key, one.status, one.error]).toEqual([key, "completed", undefined])
+          return yield* loop.turn(key, `${key} two`)
+        }), { concurrency: "unbounded" })
+    }))
+    for (const [i, result] of results.entries()) {
+      expect(result.status).toBe("completed")
+      expect(userTexts(result)).toEqual([`${sessions[i]} one`, `${sessions[i]} two`])
+    }
+    // a session runs on one runner, and the sessions are shared out among the runners
+    const owners = sessions.map((key) => cluster.runners.filter((runner) => runner.sessions().has(key)).length)
+    expect(owners).toEqual(sessions.map(() => 1))
+    expect(cluster.runners.filter((runner) => sessions.some((key) => runner.sessions().has(key))).length).toBeGreaterThan(1)
+  }, 60_000)
+
+  it("steers, interrupts and reports the active turn of a session on its runner", async () => {
+    await run(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      expect((yield* Effect.exit(loop.injectSteering("control", "anyone?"))).pipe(Exit.isFailure)).toBe(true)
+
+      // steering reaches the turn running on the session's runner
+      const steered = yield* Effect.forkChild(loop.turn("control", "slow start"))
+      yield* waitFor(loop.activeTurn("control"))
+      yield* loop.injectSteering("control", "steer here")
+      const result = yield* Fiber.join(steered)
+      expect(result.status).toBe("completed")
+      expect(userTexts(result)).toEqual(["slow start", "steer here"])
+
+      // a hard abort from the client ends the runner's turn aborted, nothing saved
+      const hanging = yield* Effect.forkChild(loop.turn("control", "hang on"))
+      const info = yield* waitFor(loop.activeTurn("control"))
+      expect(info.sessionKey).toBe("control")
+      expect((yield* loop.activeTurns).map((turn) => turn.turnId)).toContain(info.turnId)
+      yield* loop.interruptHard("control")
+      const aborted = yield* Fiber.join(hanging)
+      expect(aborted.status).toBe("aborted")
+      expect(aborted.turnId).toBe(info.turnId)
+      const error = yield* Effect.flip(loop.interruptHard("control"))
+      expect(error._tag).toBe("NoActiveTurn")
+    }))
+    expect((await history("control")).filter((m) => m.role === "user").map((m) => m.content)).toEqual(["slow start", "steer here"])
+  }, 60_000)
+
+  it("routes send through the session's runner and publishes one outbound reply per turn", async () => {
+    const replies = await run(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const outbound = yield* Effect.forkScoped(Stream.runCollect(Stream.take(loop.outbound, 2)))
+      yield* loop.send({ sessionKey: "routed-a", content: "hello a" })
+      yield* loop.send({ sessionKey: "routed-b", content: "hello b" })
+      return yield* Fiber.join(outbound)
+    })))
+    expect(replies.map((reply) => [reply.sessionKey, reply.status, reply.content]).sort()).toEqual([
+      ["routed-a", "completed", "seen 1: hello a"],
+      ["routed-b", "completed", "seen 1: hello b"]
+    ])
+  }, 60_000)
+
+  it("delivers a session's events to the client's subscribers, from TurnStart to TurnEnd", async () => {
+    const events = await run(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const subscription = yield* loop.subscribe({ capacity: 1000 })
+      const result = yield* loop.turn("watched", "look")
+      const seen: Array<AgentEvent> = []
+      while (!seen.some((event) => event._tag === "TurnEnd")) seen.push(yield* subscription.take)
+      return seen.filter((event) => event.turnId === result.turnId).map((event) => event._tag)
+    })))
+    expect(events[0]).toBe("TurnStart")
+    expect(events).toContain("LLMResponse")
+    expect(events.at(-1)).toBe("TurnEnd")
+  }, 60_000)
+
+  it("a runner killed mid-turn: the turn ends aborted with nothing saved, the session moves, nothing is lost or doubled", async () => {
+    const key = "failover"
+    const first = await turn(key, "first")
+    expect(first.status).toBe("completed")
+
+    const hanging = turn(key, "hang forever")
+    await waitUntil("the hanging turn to start on a runner", () => cluster.runners.filter((r) => r.sessions().has(key)).length === 1 && run(Effect.gen(function*() {
+        return (yield* (yield* AgentLoop).activeTurn(key)) !== undefined
+      })))
+    const owner = cluster.runners.find((runner) => runner.sessions().has(key))!
+    owner.child.kill("SIGKILL")
+    await owner.exited
+
+    // sent while the session has no runner: delivered once its next runner has it
+    const during = turn(key, "during")
+    const lost = await hanging
+    expect(lost.status).toBe("aborted")
+    expect(lost.error).toBe(LOST_TURN_ERROR)
+    expect(lost.messages).toEqual([])
+    const delivered = await during
+    expect(delivered.status).toBe("completed")
+    const after = await turn(key, "after")
+    expect(userTexts(after)).toEqual(["first", "during", "after"])
+
+    const survivors = cluster.runners.filter((runner) => runner !== owner && runner.sessions().has(key))
+    expect(survivors).toHaveLength(1)
+    const stored = await history(key)
+    expect(stored.map((m) => `${m.role}:${m.content}`)).toEqual([
+      "user:first",
+      "assistant:seen 1: first",
+      "user:during",
+      "assistant:seen 3: first | during",
+      "user:after",
+      "assistant:seen 5: first | during | after"
+    ])
+  }, 90_000)
+})
+
+/** Polls `check` until it gives a value, for at most 20 s. */
+const waitFor = <A, E, R>(check: Effect.Effect<A | undefined, E, R>) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 20_000
+    while (Date.now() < deadline) {
+      const value = yield* check
+      if (value !== undefined) return value
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+    }
+    return yield* Effect.die(new Error("condition never held within 20 s"))
+  })

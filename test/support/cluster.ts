@@ -1,0 +1,121 @@
+/**
+ * A real cluster for tests and benchmarks: a throwaway Postgres (`postgres.ts`), runner processes
+ * (`clusterRunner.ts`) on free loopback ports sharing one sessions directory, and a client layer for
+ * this process. Every wait polls a condition against a deadline.
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { Duration, Layer, Redacted } from "effect"
+import type { Sharding } from "effect/cluster"
+import * as AgentLoopCluster from "../../src/cluster/AgentLoopCluster.ts"
+import * as Transport from "../../src/cluster/transport.ts"
+import type { AgentLoop } from "../../src/services/AgentLoop.ts"
+import { freePort, type PostgresServer, startPostgres } from "./postgres.ts"
+
+const runnerScript = fileURLToPath(new URL("./clusterRunner.ts", import.meta.url))
+
+/**
+ * Fast cluster timings for tests: a stopped runner's sessions move within a few seconds. Storage
+ * calls time out after the lock refresh interval, so it stays at two seconds: shorter, and moving
+ * a hundred shards on a busy machine times out.
+ */
+export const fastTimingsMs: Readonly<Record<string, number>> = {
+  runnerHealthCheckInterval: 1000,
+  shardLockRefreshInterval: 2000,
+  shardLockExpiration: 6000,
+  refreshAssignmentsInterval: 500,
+  entityMessagePollInterval: 500,
+  sendRetryInterval: 50
+}
+
+/** A runner process. */
+export interface RunnerProcess {
+  readonly port: number
+  readonly child: ChildProcessWithoutNullStreams
+  readonly output: () => string
+  /** The session keys whose turns started on this runner. */
+  readonly sessions: () => ReadonlySet<string>
+  readonly exited: Promise<void>
+}
+
+/** Resolves once `condition` holds; rejects at the deadline with `what`. */
+export const waitUntil = async (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+/** A cluster of `runners` processes on a fresh database. */
+export interface TestCluster {
+  readonly pg: PostgresServer
+  readonly sessionsDir: string
+  readonly runners: Array<RunnerProcess>
+  readonly startRunner: () => Promise<RunnerProcess>
+  /** `AgentLoop` over the cluster for this process, plus its `Sharding`. */
+  readonly client: (options?: AgentLoopCluster.ClientOptions) => Layer.Layer<AgentLoop | Sharding.Sharding, unknown>
+  readonly close: () => Promise<void>
+}
+
+/** Shards of the default group (Effect's default, which the runners keep). */
+const SHARDS = 300
+
+const sharding = (timingsMs: Readonly<Record<string, number>>) =>
+  Object.fromEntries(Object.entries(timingsMs).map(([name, ms]) => [name, Duration.millis(ms)]))
+
+/** Starts Postgres and `count` runners, each ready. */
+export const startCluster = async (count: number, timingsMs = fastTimingsMs): Promise<TestCluster> => {
+  const pg = await startPostgres()
+  const sessionsDir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-cluster-"))
+  const runners: Array<RunnerProcess> = []
+  const startRunner = async (): Promise<RunnerProcess> => {
+    const port = await freePort()
+    const spec = { databaseUrl: pg.url(), port, sessionsDir, timingsMs }
+    const child = spawn(process.execPath, [runnerScript, JSON.stringify(spec)], { stdio: ["pipe", "pipe", "pipe"] })
+    let output = ""
+    const sessions = new Set<string>()
+    child.stdout.on("data", (chunk) => {
+      output += chunk
+      for (const match of String(chunk).matchAll(/^turn (\S+) /gm)) sessions.add(match[1]!)
+    })
+    child.stderr.on("data", (chunk) => (output += chunk))
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+    const runner = { port, child, output: () => output, sessions: () => sessions, exited }
+    runners.push(runner)
+    await waitUntil(`runner on port ${port} to be ready (output so far: ${output})`, () => /^ready$/m.test(output) || child.exitCode !== null)
+    if (child.exitCode !== null) throw new Error(`runner on port ${port} exited: ${output}`)
+    return runner
+  }
+  /** Every shard held, by every runner: until then shards are still moving and may cut turns short. */
+  const balanced = async () => {
+    const rows = await pg.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted GROUP BY pid")
+    const perRunner = rows.split("\n").filter((line) => line !== "").map(Number)
+    return perRunner.length >= runners.filter((r) => r.child.exitCode === null).length && perRunner.reduce((a, b) => a + b, 0) >= SHARDS
+  }
+  try {
+    for (let i = 0; i < count; i++) await startRunner()
+    await waitUntil("the shards to be shared out among the runners", balanced, 60_000)
+  } catch (error) {
+    for (const runner of runners) runner.child.stdin.end()
+    await pg.stop()
+    throw error
+  }
+  const client = (options: AgentLoopCluster.ClientOptions = {}) =>
+    AgentLoopCluster.layerClientWith(options).pipe(
+      Layer.provideMerge(Transport.layerClient({ sharding: sharding(timingsMs) })),
+      Layer.provide(PgClient.layer({ url: Redacted.make(pg.url()) }))
+    )
+  const close = async () => {
+    for (const runner of runners) runner.child.stdin.end()
+    await Promise.all(runners.map((runner) => Promise.race([runner.exited, new Promise((r) => setTimeout(r, 5000))])))
+    for (const runner of runners) if (runner.child.exitCode === null) runner.child.kill("SIGKILL")
+    await pg.stop()
+    fs.rmSync(sessionsDir, { recursive: true, force: true })
+  }
+  return { pg, sessionsDir, runners, startRunner, client, close }
+}
