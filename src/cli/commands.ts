@@ -1,13 +1,16 @@
 /**
- * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `hooks list`, `sessions list|show`,
- * `models`, `trust`, `untrust`.
+ * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`,
+ * `sessions list|show`, `models`, `trust`, `untrust`.
  */
 import { Argument, Command, Flag } from "effect/cli"
 import { chat } from "./chat.ts"
+import * as ClusterOptions from "./clusterOptions.ts"
+import { runOnCluster } from "./clusterRun.ts"
 import { agentFlags } from "./flags.ts"
 import * as HooksList from "./hooksList.ts"
 import * as ModelsCommand from "./modelsCommand.ts"
 import { outputFormats, run } from "./runCommand.ts"
+import { serve } from "./serve.ts"
 import * as Sessions from "./sessions.ts"
 import * as Trust from "./trust.ts"
 
@@ -24,9 +27,11 @@ const runCommand = Command.make(
         "text: the answer on stdout; json: one object at the end (status, result, usage, costUsd, sessionKey, error); stream-json: every event as a JSON line"
       )
     ),
+    cluster: ClusterOptions.clusterFlag,
     ...agentFlags
   },
-  ({ prompt, outputFormat, ...flags }) => run(prompt, outputFormat, flags)
+  ({ prompt, outputFormat, cluster, ...flags }) =>
+    cluster._tag === "Some" ? runOnCluster(prompt, outputFormat, flags, cluster.value) : run(prompt, outputFormat, flags)
 ).pipe(
   Command.withDescription(
     "Run one turn and print the answer. Exit 0 when the turn completes, 130 after Ctrl-C, 143 after SIGTERM, 1 with a reason otherwise."
@@ -38,7 +43,8 @@ const runCommand = Command.make(
       description: "Ask a local Ollama"
     },
     { command: "git diff | agent-loop run \"Review this change\"", description: "Attach piped input to the prompt" },
-    { command: "agent-loop run --output-format json - < question.txt", description: "The prompt from a file, the result as JSON" }
+    { command: "agent-loop run --output-format json - < question.txt", description: "The prompt from a file, the result as JSON" },
+    { command: "agent-loop run --cluster postgres://agent@db/agents -s support-42 \"Any news?\"", description: "Let a cluster's runners run the turn" }
   ])
 )
 
@@ -46,6 +52,18 @@ const chatCommand = Command.make("chat", agentFlags, chat).pipe(
   Command.withDescription(
     "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; Ctrl-C interrupts, twice aborts; /exit quits."
   )
+)
+
+const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...agentFlags }, serve).pipe(
+  Command.withDescription(
+    "Run a cluster runner: it serves the sessions the cluster gives it (turns sent with run --cluster) on the provider, tools and store of the flags and settings, until stopped"
+  ),
+  Command.withExamples([
+    {
+      command: "agent-loop serve --database-url postgres://agent@db/agents --host 10.0.0.5 --model gpt-4.1-mini",
+      description: "Join the cluster whose database is db/agents, reachable at 10.0.0.5:34431"
+    }
+  ])
 )
 
 const hooksList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => HooksList.list(workspace)).pipe(Command.withDescription("List the file hooks a run would load, in run order, and the ones skipped"))
@@ -105,5 +123,5 @@ const untrust = Command.make("untrust", { dir: directory }, ({ dir }) => Trust.u
 /** The whole CLI. */
 export const agentLoop = Command.make("agent-loop").pipe(
   Command.withDescription("An event-driven, hookable, interruptible, steerable LLM agent loop"),
-  Command.withSubcommands([runCommand, chatCommand, hooks, sessions, models, trust, untrust])
+  Command.withSubcommands([runCommand, chatCommand, serveCommand, hooks, sessions, models, trust, untrust])
 )

@@ -48,7 +48,8 @@ export interface RunResult {
   readonly error: string | null
 }
 
-const runResult = (result: TurnResult, model: string, durationMs: number): RunResult => {
+/** The `--output-format json` object of a finished turn. */
+export const runResult = (result: TurnResult, model: string, durationMs: number): RunResult => {
   const known = tokensKnown(result.usage)
   return {
     type: "result",
@@ -65,7 +66,7 @@ const runResult = (result: TurnResult, model: string, durationMs: number): RunRe
 }
 
 /** The exit of a finished turn. */
-const outcome = (result: TurnResult, maxIterations: number) => {
+export const outcome = (result: TurnResult, maxIterations: number) => {
   switch (result.status) {
     case "completed":
       return Effect.void

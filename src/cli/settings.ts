@@ -150,7 +150,8 @@ const model = (flags: AgentFlags, chosen: ProviderSettings, settings: SettingsFi
     return yield* fail("no model: pass --model NAME, set AGENT_LOOP_MODEL, or add \"model\" to a settings file")
   })
 
-const sessionKey = (flags: AgentFlags, data: string) =>
+/** The session of the flags: `--session`, the last one (`--continue`), or a new one. */
+export const sessionKey = (flags: AgentFlags, data: string) =>
   Effect.gen(function*() {
     if (Option.isSome(flags.session)) {
       if (flags.continue) return yield* fail("--session and --continue cannot be used together")

@@ -62,11 +62,11 @@ export const layerRunner = (
   AgentLoop | EventBus | LoopConfig | SqlClient.SqlClient
 > => SessionEntity.layer.pipe(Layer.provideMerge(Transport.layerRunner(options)))
 
-/** `AgentLoop` over the cluster, on an existing `Sharding` (a runner's, or a client-only node's). */
-export const layerClientWith: (options?: Client.ClientOptions) => Layer.Layer<AgentLoop, never, Sharding.Sharding> = Client.layer
+/** `AgentLoop` (and its `EventBus`) over the cluster, on an existing `Sharding` (a runner's, or a client-only node's). */
+export const layerClientWith: (options?: Client.ClientOptions) => Layer.Layer<AgentLoop | EventBus, never, Sharding.Sharding> = Client.layer
 
 /** `AgentLoop` over the cluster, from a process that hosts no sessions: it finds the runners through the storage. */
 export const layerClient = (
   options: Client.ClientOptions & { readonly sharding?: Transport.ShardingOptions } = {}
-): Layer.Layer<AgentLoop, never, SqlClient.SqlClient> =>
+): Layer.Layer<AgentLoop | EventBus, never, SqlClient.SqlClient> =>
   Client.layer(options).pipe(Layer.provide(Transport.layerClient(options.sharding === undefined ? {} : { sharding: options.sharding })))

@@ -7,9 +7,9 @@
  * - `turn` never fails (as locally): when the cluster cannot be reached or answers with an error,
  *   the result has status `failed` and the reason in `error`. A turn whose runner stopped while it
  *   ran ends `aborted`, nothing of it saved.
- * - `subscribe`/`events` deliver the events of the sessions this client has calls running for,
- *   streamed from their runners while anyone listens; other sessions' events stay on their runners
- *   (`sessionEvents` watches any one session).
+ * - `subscribe`/`events` (and the client's `EventBus`) deliver the events of the sessions this
+ *   client has calls running for, streamed from their runners while anyone listens; other sessions'
+ *   events stay on their runners (the entity's `Events` RPC watches any one session).
  * - `registerHook` takes observers only (`onEvent`, on those same events). Hooks that decide
  *   (`beforeTool`, `approveTool`, ...) must run where the turn runs: register them in the runners'
  *   layer. Registering one on a client is a defect, so a policy is never silently not applied.
@@ -18,7 +18,7 @@
  * - Control calls (steering, follow-ups, interrupts, `activeTurn`) wait at most `controlTimeout`
  *   for a runner to answer; past it they die with `ClusterUnavailable`.
  */
-import { Cause, Clock, Data, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Stream } from "effect"
+import { Cause, Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Stream } from "effect"
 import type { ClusterError, Sharding } from "effect/cluster"
 import * as AgentEvent from "../domain/Event.ts"
 import type { NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
@@ -27,6 +27,7 @@ import type { Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
+import { EventBus, type EventBusShape } from "../services/EventBus.ts"
 import * as Mirror from "./mirror.ts"
 import { AgentSession, type SessionEvent } from "./protocol.ts"
 
@@ -204,9 +205,18 @@ export const make = (options: ClientOptions = {}) =>
         Effect.forEach([...inFlight.keys()], (sessionKey) => loop.activeTurn(sessionKey), { concurrency: "unbounded" })
       ).pipe(Effect.map((infos) => infos.filter((info): info is TurnInfo => info !== undefined)))
     }
-    return { loop, sessionEvents: (sessionKey: string) => Stream.filter(sessionEvents(sessionKey), (e) => e._tag !== "Subscribed") }
+    /** The client's bus as a service: what subscribes through it counts as listening, as through the loop. */
+    const events: EventBusShape = {
+      publish: bus.publish,
+      publishUnsafe: bus.publishUnsafe,
+      subscribe: mirror.subscribe,
+      stream: mirror.stream,
+      dropped: bus.dropped,
+      subscribers: bus.subscribers
+    }
+    return { loop, events }
   })
 
-/** `AgentLoop` over the cluster. */
-export const layer = (options: ClientOptions = {}): Layer.Layer<AgentLoop, never, Sharding.Sharding> =>
-  Layer.effect(AgentLoop, Effect.map(make(options), ({ loop }) => loop))
+/** `AgentLoop` over the cluster, and the client's `EventBus` (the events of its running calls). */
+export const layer = (options: ClientOptions = {}): Layer.Layer<AgentLoop | EventBus, never, Sharding.Sharding> =>
+  Layer.effectContext(Effect.map(make(options), ({ events, loop }) => Context.make(AgentLoop, loop).pipe(Context.add(EventBus, events))))

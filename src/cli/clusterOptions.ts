@@ -1,0 +1,56 @@
+/**
+ * What `serve` and `run --cluster` share: the flags that locate a cluster, and its database. The
+ * database URL is the cluster's address: runners and clients find each other through it (runner
+ * registry, shard locks, persisted requests). Its password is a secret like a provider key.
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Config, Effect, Layer, Redacted } from "effect"
+import { Flag } from "effect/cli"
+import { Secrets } from "../services/Secrets.ts"
+import { fail } from "./failure.ts"
+
+/** `serve`'s flags; the URL falls back to `AGENT_LOOP_DATABASE_URL`. */
+export const serveFlags = {
+  databaseUrl: Flag.String("database-url").pipe(
+    Flag.withFallbackConfig(Config.String("AGENT_LOOP_DATABASE_URL")),
+    Flag.withDescription("The cluster's Postgres database, postgres://USER[:PASSWORD]@HOST[:PORT]/DB. Env AGENT_LOOP_DATABASE_URL")
+  ),
+  host: Flag.String("host").pipe(
+    Flag.withDefault("localhost"),
+    Flag.withDescription("The host name or address other runners and clients reach this runner at")
+  ),
+  port: Flag.Int("port").pipe(Flag.withDefault(34431), Flag.withDescription("The runner's TCP port")),
+  listenHost: Flag.String("listen-host").pipe(
+    Flag.optional,
+    Flag.withDescription("The address to listen on when it differs from --host (e.g. 0.0.0.0 in a container)")
+  )
+}
+
+/** `run --cluster URL`. */
+export const clusterFlag = Flag.String("cluster").pipe(
+  Flag.optional,
+  Flag.withDescription(
+    "Send the turn to the agent-loop cluster whose database is URL (postgres://...; see agent-loop serve) instead of running it here"
+  )
+)
+
+/** A database URL without its password, to show. */
+export const describe = (url: URL): string => {
+  const shown = new URL(url.href)
+  if (shown.password !== "") shown.password = "***"
+  return shown.href
+}
+
+/** Checks the URL and registers its password as a secret. */
+export const parse = (text: string) =>
+  Effect.gen(function*() {
+    const url = URL.canParse(text) ? new URL(text) : undefined
+    if (url === undefined || (url.protocol !== "postgres:" && url.protocol !== "postgresql:")) {
+      return yield* fail(`the cluster's database must be a postgres:// URL, not "${text.replace(/:[^:@/]*@/, ":***@")}"`)
+    }
+    if (url.password !== "") (yield* Secrets).add([decodeURIComponent(url.password)])
+    return url
+  })
+
+/** The cluster's database as the `SqlClient` of Effect Cluster's storage. */
+export const database = (url: URL) => PgClient.layer({ url: Redacted.make(url.href) }).pipe(Layer.orDie)

@@ -1,0 +1,77 @@
+/**
+ * `agent-loop run --cluster URL [PROMPT]`: one turn, run by the cluster's runner for the session
+ * (`agent-loop serve`) instead of in this process. Prompt, session (`--session`, `--continue`),
+ * output formats, `--events`, Ctrl-C and exit codes are those of `run`; the events shown are
+ * streamed from the runner.
+ *
+ * The provider, model, tools, approval policy and hooks are the runners': flags that would choose
+ * them here are refused rather than ignored. `--model` is passed on as the turn's model.
+ */
+import { Clock, Effect, Layer, Option } from "effect"
+import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
+import { AgentLoop } from "../services/AgentLoop.ts"
+import * as ClusterOptions from "./clusterOptions.ts"
+import * as CtrlC from "./ctrlC.ts"
+import { dataDir, writeLastSession } from "./dataDir.ts"
+import * as EventsFile from "./eventsFile.ts"
+import * as EventSink from "./eventSink.ts"
+import { ExitCode, fail } from "./failure.ts"
+import type { AgentFlags } from "./flags.ts"
+import { makeRenderer } from "./render.ts"
+import { type OutputFormat, outcome, runResult } from "./runCommand.ts"
+import { Screen } from "./screen.ts"
+import { sessionKey } from "./settings.ts"
+import { exitWithin } from "./signals.ts"
+import * as Spinner from "./spinner.ts"
+import { readAll, resolvePrompt } from "./stdinPrompt.ts"
+
+/** Flags that choose what only the runners decide. */
+const runnerFlags = (flags: AgentFlags): ReadonlyArray<string> => [
+  ...Option.isSome(flags.provider) ? ["--provider"] : [],
+  ...Option.isSome(flags.baseUrl) ? ["--base-url"] : [],
+  ...Option.isSome(flags.system) ? ["--system"] : [],
+  ...Option.isSome(flags.tools) ? ["--tools"] : [],
+  ...Option.isSome(flags.workspace) ? ["--workspace"] : [],
+  ...Option.isSome(flags.maxIterations) ? ["--max-iterations"] : [],
+  ...Option.isSome(flags.approval) || flags.yes ? ["--approval/--yes"] : [],
+  ...Option.isSome(flags.replay) ? ["--replay"] : [],
+  ...Option.isSome(flags.record) ? ["--record"] : [],
+  ...Option.isSome(flags.mcpConfig) ? ["--mcp-config"] : [],
+  ...flags.ephemeral ? ["--ephemeral"] : []
+]
+
+/** Runs one turn of the prompt on the cluster. */
+export const runOnCluster = (argument: Option.Option<string>, format: OutputFormat, flags: AgentFlags, cluster: string) =>
+  Effect.gen(function*() {
+    const screen = yield* Screen
+    const refused = runnerFlags(flags)
+    if (refused.length > 0) {
+      return yield* fail(`${refused.join(", ")}: the cluster's runners decide this (agent-loop serve), not run --cluster`)
+    }
+    const url = yield* ClusterOptions.parse(cluster)
+    const data = dataDir()
+    const key = yield* sessionKey(flags, data)
+    const model = Option.getOrUndefined(flags.model)
+    const prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
+    yield* Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const eventsToStdout = format === "stream-json" || (flags.events._tag === "Some" && EventsFile.isStdout(flags.events.value))
+      const handlers = [
+        ...flags.events._tag === "Some" && !EventsFile.isStdout(flags.events.value) ? [yield* EventsFile.open(flags.events.value)] : [],
+        ...eventsToStdout ? [EventsFile.toStdout(screen)] : [],
+        makeRenderer(screen, { verbose: flags.verbose, ...(format === "text" && !eventsToStdout ? {} : { text: "none" as const }) }),
+        yield* Spinner.start(screen)
+      ]
+      const sink = yield* EventSink.start(handlers)
+      yield* writeLastSession(data, key)
+      const main = yield* Effect.fiber
+      const stop = Effect.sync(() => exitWithin(ExitCode.interrupted))
+      yield* CtrlC.install({ sessionKey: key, onIdle: () => Effect.andThen(stop, Effect.sync(() => main.interruptUnsafe())), onHardAbort: stop })
+      const started = yield* Clock.currentTimeMillis
+      const result = yield* loop.turn(key, prompt, model === undefined ? {} : { model })
+      const finished = yield* Clock.currentTimeMillis
+      yield* sink.flushed(result.turnId)
+      if (format === "json") yield* screen.raw(`${JSON.stringify(runResult(result, model ?? "", finished - started))}\n`)
+      return yield* outcome(result, result.iterations)
+    })).pipe(Effect.provide(AgentLoopCluster.layerClient().pipe(Layer.provide(ClusterOptions.database(url)))))
+  })

@@ -1,0 +1,57 @@
+/**
+ * `agent-loop serve`: a cluster runner. It runs the sessions the cluster gives it on a loop built
+ * from the usual flags and settings (provider, model, tools, hooks, store), and serves them to
+ * clients (`agent-loop run --cluster`, or `AgentLoopCluster.layerClient`) until SIGTERM or Ctrl-C.
+ *
+ * A runner has no terminal to ask approval on: calls that need it are denied unless `--yes` or
+ * `--approval approve` says otherwise. Sessions are kept by the store of the settings (JSON Lines
+ * under the data directory): the runners of one cluster must share it (`AGENT_LOOP_DATA_DIR` on
+ * shared storage), since a session moves to another runner when its runner stops.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
+import { AgentLoop } from "../services/AgentLoop.ts"
+import { Secrets } from "../services/Secrets.ts"
+import * as App from "./app.ts"
+import { approvalHook } from "./approval.ts"
+import * as ClusterOptions from "./clusterOptions.ts"
+import type { AgentFlags } from "./flags.ts"
+import type { ProviderKeys } from "./providerKeys.ts"
+import { Screen } from "./screen.ts"
+import { SCRUB_PRIORITY, scrubToolResults } from "./secretScrub.ts"
+import * as Settings from "./settings.ts"
+
+/** The flags of `serve`. */
+export type ServeFlags = AgentFlags & {
+  readonly databaseUrl: string
+  readonly host: string
+  readonly port: number
+  readonly listenHost: Option.Option<string>
+}
+
+/** Runs a runner until the process is stopped. */
+export const serve = (flags: ServeFlags) =>
+  Effect.gen(function*() {
+    const screen = yield* Screen
+    const settings = yield* Settings.resolve(flags)
+    const url = yield* ClusterOptions.parse(flags.databaseUrl)
+    yield* Settings.announce(settings)
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const local = yield* Layer.build(App.layer(settings))
+      const loop = Context.get(local, AgentLoop)
+      // the policies are in place before the runner takes any session
+      yield* loop.registerHook(scrubToolResults(yield* Secrets), { name: "cli-scrub-secrets", priority: SCRUB_PRIORITY, source: "agent-loop CLI" })
+      yield* loop.registerHook(approvalHook({ policy: settings.approval, screen, ask: undefined }), { name: "cli-approval", source: "agent-loop CLI" })
+      const listenHost = Option.getOrUndefined(flags.listenHost)
+      yield* Layer.build(
+        AgentLoopCluster.layerRunner({ host: flags.host, port: flags.port, ...(listenHost === undefined ? {} : { listenHost }) }).pipe(
+          Layer.provide(Layer.succeedContext(local)),
+          Layer.provide(ClusterOptions.database(url))
+        )
+      )
+      yield* screen.line(
+        `agent-loop: runner ${flags.host}:${flags.port} serving sessions (model ${settings.model}) for the cluster at ${ClusterOptions.describe(url)}`
+      )
+      return yield* Effect.never
+    }))
+  }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>

@@ -1,0 +1,70 @@
+/**
+ * `agent-loop serve` and `agent-loop run --cluster` end to end: a runner process replaying the
+ * demo cassette, a throwaway Postgres as the cluster's database, and the CLI sending it a turn.
+ */
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { isolatedEnv, launcher, root, runCli, tempDir } from "./support/cliProcess.ts"
+import { waitUntil } from "./support/cluster.ts"
+import { freePort, postgresProbe, postgresSuite, type PostgresServer, startPostgres } from "./support/postgres.ts"
+
+const demoPrompt = "What is in this workspace, and what is the project about?"
+
+/** Runs a command and kills it when this process's end closes its stdin, so it never outlives the test. */
+const GUARD = `const { spawn } = require("node:child_process")
+const child = spawn(process.argv[1], process.argv.slice(2), { stdio: ["ignore", "inherit", "inherit"] })
+process.stdin.on("end", () => child.kill("SIGKILL"))
+process.stdin.resume()
+process.on("SIGTERM", () => child.kill("SIGTERM"))
+child.on("exit", (code, signal) => process.exit(code ?? (signal === "SIGTERM" ? 143 : 1)))`
+
+describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --cluster"), () => {
+  let pg: PostgresServer
+  let serve: ReturnType<typeof spawn>
+  let serveOutput = ""
+  const env = isolatedEnv(tempDir())
+
+  beforeAll(async () => {
+    pg = await startPostgres()
+    const port = await freePort()
+    serve = spawn(process.execPath, ["-e", GUARD, process.execPath, launcher, "serve", "--database-url", pg.url(), "--host", "127.0.0.1", "--port", String(port),
+      "--replay", path.join(root, "examples", "demo.cassette.jsonl"), "--workspace", path.join(root, "examples", "demo-workspace"),
+      "--tools", "list_dir,read_file", "--no-settings", "--no-context-files"], { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] })
+    serve.stdout!.on("data", (chunk) => (serveOutput += chunk))
+    serve.stderr!.on("data", (chunk) => (serveOutput += chunk))
+    await waitUntil(`the runner to serve (output: ${serveOutput})`, () => serveOutput.includes("serving sessions") || serve.exitCode !== null, 60_000)
+    expect(serveOutput).toContain(`runner 127.0.0.1:${port} serving sessions (model demo-model)`)
+  }, 90_000)
+
+  afterAll(async () => {
+    serve?.stdin?.end()
+    await pg?.stop()
+  }, 30_000)
+
+  it("run --cluster sends the turn to the runner, which answers from its provider and tools", async () => {
+    const result = await runCli(["run", "--cluster", pg.url(), "--session", "demo", "--output-format", "json", demoPrompt], { env })
+    expect(result.code).toBe(0)
+    const json = JSON.parse(result.stdout)
+    expect(json).toMatchObject({ type: "result", status: "completed", sessionKey: "demo", iterations: 3, error: null })
+    expect(json.result).toContain("Lighthouse")
+    // the tool calls ran on the runner, and their events reached this terminal
+    expect(result.stderr).toMatch(/list_dir[\s\S]*read_file/)
+  }, 60_000)
+
+  it("refuses flags that only the runners decide, and a database that is not Postgres", async () => {
+    const tools = await runCli(["run", "--cluster", pg.url(), "--tools", "exec", "hello"], { env })
+    expect(tools.code).toBe(1)
+    expect(tools.stderr).toContain("--tools: the cluster's runners decide this (agent-loop serve), not run --cluster")
+    const url = await runCli(["run", "--cluster", "mysql://user:hunter22@db/x", "hello"], { env })
+    expect(url.code).toBe(1)
+    expect(url.stderr).toContain("must be a postgres:// URL")
+    expect(url.stderr).not.toContain("hunter22")
+  }, 60_000)
+
+  it("stops on SIGTERM", async () => {
+    serve.kill("SIGTERM")
+    await waitUntil("the runner to exit", () => serve.exitCode !== null, 20_000)
+    expect(serve.exitCode).toBe(143)
+  }, 30_000)
+})
