@@ -51,7 +51,7 @@ export { shardingDefaults, type RunnerOptions, type ShardingOptions } from "./tr
 export const layerEntity: Layer.Layer<never, never, AgentLoop | EventBus | LoopConfig | Sharding.Sharding> = SessionEntity.layer
 
 /**
- * A runner process: a socket runner (`NodeClusterSocket`) with SQL storage on the given
+ * A runner process: a socket runner (TCP, as `NodeClusterSocket`) with SQL storage on the given
  * `SqlClient`, running the session entity on the `AgentLoop` the application provides.
  */
 export const layerRunner = (

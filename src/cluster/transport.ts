@@ -1,14 +1,15 @@
 /**
- * Effect Cluster on Node: runners talk over TCP sockets (`NodeClusterSocket`), and the cluster's
+ * Effect Cluster on Node: runners talk over TCP sockets (as `NodeClusterSocket`), and the cluster's
  * runner registry, shard locks and persisted messages live in SQL (`SqlRunnerStorage`,
  * `SqlMessageStorage`) on the `SqlClient` the application provides (Postgres in the CLI).
  *
  * The sharding configuration is built here rather than read from the environment, so that no
  * stray `HOST` or `PORT` variable changes where a runner listens.
  */
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
-import { Duration, Layer, Option } from "effect"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import { Duration, Effect, Layer, Option } from "effect"
 import {
   RunnerAddress,
   RunnerHealth,
@@ -19,8 +20,8 @@ import {
   SqlRunnerStorage
 } from "effect/cluster"
 import type { MessageStorage, Sharding } from "effect/cluster"
-import { RpcSerialization } from "effect/rpc"
-import type { SocketServer } from "effect/socket"
+import { RpcClient, RpcSerialization } from "effect/rpc"
+import { Socket, type SocketServer } from "effect/socket"
 import type { SqlClient } from "effect/sql"
 
 /** Cluster timings and sizes: `ShardingConfig` fields; every process of one cluster must agree on `shardsPerGroup`. */
@@ -53,6 +54,34 @@ export interface RunnerOptions {
 
 const serialization = RpcSerialization.layerSchemaBinary()
 
+/*
+ * The sockets are those of `NodeClusterSocket`, with Nagle's algorithm off: a turn is a handful of
+ * small messages each way, and holding each back until the previous one is acknowledged (40 ms
+ * delayed acknowledgements) made a turn cost a quarter of a second of waiting.
+ */
+
+/** Connections to runners (same timeouts as `NodeClusterSocket.layerClientProtocol`). */
+const clientProtocol = Layer.effect(Runners.RpcClientProtocol)(Effect.gen(function*() {
+  const rpcSerialization = yield* RpcSerialization.RpcSerialization
+  return {
+    codecFor: rpcSerialization.codecFor,
+    make: Effect.fnUntraced(function*(address: RunnerAddress.RunnerAddress) {
+      const socket = yield* NodeSocket.makeNet({ openTimeout: 1000, timeout: 5500, host: address.host, port: address.port, noDelay: true })
+      return yield* RpcClient.makeProtocolSocket().pipe(
+        Effect.provideService(Socket.Socket, socket),
+        Effect.provideService(RpcSerialization.RpcSerialization, rpcSerialization)
+      )
+    }, Effect.orDie)
+  }
+}))
+
+/** The runner's server, on `runnerListenAddress`, else `runnerAddress`. */
+const socketServer = Layer.unwrap(Effect.gen(function*() {
+  const config = yield* ShardingConfig.ShardingConfig
+  const address = Option.getOrThrow(Option.orElse(config.runnerListenAddress, () => config.runnerAddress))
+  return NodeSocketServer.layer({ host: address.host, port: address.port, noDelay: true })
+}))
+
 /** Message and runner storage on the application's `SqlClient` (tables `cluster_*`, created on first use). */
 const storage = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   layer.pipe(
@@ -72,9 +101,9 @@ export const layerRunner = (
       ? Option.none()
       : Option.some(RunnerAddress.make(options.listenHost, options.port))
   })
-  const health = RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol))
+  const health = RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(clientProtocol))
   return SocketRunner.layer.pipe(
-    Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
+    Layer.provide([socketServer, clientProtocol]),
     Layer.provide(health),
     storage,
     Layer.provide(config),
@@ -87,7 +116,7 @@ export const layerClient = (
   options: { readonly sharding?: ShardingOptions } = {}
 ): Layer.Layer<Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage, never, SqlClient.SqlClient> =>
   SocketRunner.layerClientOnly.pipe(
-    Layer.provide(NodeClusterSocket.layerClientProtocol),
+    Layer.provide(clientProtocol),
     storage,
     Layer.provide(ShardingConfig.layer({ ...shardingDefaults, ...options.sharding, runnerAddress: Option.none() })),
     Layer.provide(serialization)
