@@ -4,9 +4,10 @@
  * it, a TypeScript app compiled by `tsc` with ordinary settings, and the `agent-loop` command.
  *
  * Offline: the install uses an empty private npm cache with `--offline`, so it cannot fetch
- * anything; the app's own `effect` and `@effect/platform-node` are links to the packages `npm ci`
- * installed for this repository (as an app would have its own copies; a single copy of each, so
- * the library and the app share one runtime).
+ * anything; the app's own `effect`, `@effect/platform-node` and `@effect/sql-pg` (the optional peer
+ * the cluster's examples use) are links to the packages `npm ci` installed for this repository (as
+ * an app would have its own copies; a single copy of each, so the library and the app share one
+ * runtime).
  */
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -165,7 +166,8 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
         dependencies: {
           "effect-agent-loop": `file:${path.join(work, tarball.filename)}`,
           effect: linked("effect"),
-          "@effect/platform-node": linked("@effect/platform-node")
+          "@effect/platform-node": linked("@effect/platform-node"),
+          "@effect/sql-pg": linked("@effect/sql-pg")
         },
         devDependencies: { "@types/node": linked("@types/node") }
       })
@@ -190,7 +192,8 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
   it("holds what users need and no tests; effect comes from the app", () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(installed(app), "package.json"), "utf8"))
     expect(manifest.dependencies).toBeUndefined()
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(["@effect/platform-node", "effect"])
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(["@effect/platform-node", "@effect/sql-pg", "effect"])
+    expect(manifest.peerDependenciesMeta).toEqual({ "@effect/sql-pg": { optional: true } })
     const files = tarball.files.map((file) => file.path)
     expect(files).toEqual(expect.arrayContaining(["package.json", "README.md", "LICENSE", "bin/agent-loop.js", "dist/index.js", "dist/index.d.ts", "dist/cli/main.js", "examples/demo.cassette.jsonl"]))
     expect(files.filter((file) => /(^|\/)(test|bench|\.ci)\/|\.test\.|tsconfig|scripts\//.test(file))).toEqual([])

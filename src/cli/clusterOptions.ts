@@ -3,11 +3,11 @@
  * database URL is the cluster's address: runners and clients find each other through it (runner
  * registry, shard locks, persisted requests). Its password is a secret like a provider key.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { Config, Effect, Layer, Redacted } from "effect"
 import { Flag } from "effect/cli"
+import type { SqlClient } from "effect/sql"
 import { Secrets } from "../services/Secrets.ts"
-import { fail } from "./failure.ts"
+import { type CliFailure, fail } from "./failure.ts"
 
 /** `serve`'s flags; the URL falls back to `AGENT_LOOP_DATABASE_URL`. */
 export const serveFlags = {
@@ -52,5 +52,16 @@ export const parse = (text: string) =>
     return url
   })
 
-/** The cluster's database as the `SqlClient` of Effect Cluster's storage. */
-export const database = (url: URL) => PgClient.layer({ url: Redacted.make(url.href) }).pipe(Layer.orDie)
+/**
+ * The cluster's database as the `SqlClient` of Effect Cluster's storage. `@effect/sql-pg` is an
+ * optional peer dependency, loaded only here, so the rest of the CLI runs without it.
+ */
+export const database = (url: URL): Layer.Layer<SqlClient.SqlClient, CliFailure> =>
+  Layer.unwrap(
+    Effect.tryPromise(() => import("@effect/sql-pg/PgClient")).pipe(
+      Effect.matchEffect({
+        onFailure: () => fail("a cluster needs the package @effect/sql-pg (npm install @effect/sql-pg)"),
+        onSuccess: (PgClient) => Effect.succeed(PgClient.layer({ url: Redacted.make(url.href) }).pipe(Layer.orDie))
+      })
+    )
+  )
