@@ -4,9 +4,11 @@
  * the middle of a turn. Multi-process, so on real time: every wait polls a condition with a deadline.
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Effect, Exit, Fiber, Layer, ManagedRuntime, Stream } from "effect"
+import { Effect, Exit, Fiber, Layer, ManagedRuntime, Queue, Stream } from "effect"
+import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { LOST_TURN_ERROR } from "../src/cluster/AgentLoopCluster.ts"
+import { AgentSession, LOST_TURN_ERROR } from "../src/cluster/AgentLoopCluster.ts"
+import type { SessionEvent } from "../src/cluster/protocol.ts"
 import type { AgentEvent } from "../src/domain/Event.ts"
 import type { TurnResult } from "../src/domain/Turn.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
@@ -19,8 +21,8 @@ const userTexts = (result: TurnResult) => result.finalMessage?.content.replace(/
 
 describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 runner processes (Postgres storage)"), () => {
   let cluster: TestCluster
-  let runtime: ManagedRuntime.ManagedRuntime<AgentLoop, unknown>
-  const run = <A, E>(effect: Effect.Effect<A, E, AgentLoop>) => runtime.runPromise(effect)
+  let runtime: ManagedRuntime.ManagedRuntime<AgentLoop | Sharding.Sharding, unknown>
+  const run = <A, E>(effect: Effect.Effect<A, E, AgentLoop | Sharding.Sharding>) => runtime.runPromise(effect)
   const turn = (sessionKey: string, input: string) =>
     runtime.runPromise(Effect.gen(function*() {
       return yield* (yield* AgentLoop).turn(sessionKey, input)
@@ -93,6 +95,32 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     expect((await history("control")).filter((m) => m.role === "user").map((m) => m.content)).toEqual(["slow start", "steer here"])
   }, 60_000)
 
+  it("queues a follow-up and interrupts gracefully on the session's runner", async () => {
+    await run(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const followed = yield* Effect.forkChild(loop.turn("polite", "slow one"))
+      yield* waitFor(loop.activeTurn("polite"))
+      yield* loop.injectFollowUp("polite", "afterwards")
+      const first = yield* Fiber.join(followed)
+      expect([first.status, first.followUps]).toEqual(["completed", ["afterwards"]])
+
+      // the runner's turn gets its last call, and its answer ends the turn interrupted
+      const stopping = yield* Effect.forkChild(loop.turn("polite", "slow two"))
+      yield* waitFor(loop.activeTurn("polite"))
+      yield* loop.interruptGraceful("polite", "wrap up")
+      const stopped = yield* Fiber.join(stopping)
+      expect([stopped.status, stopped.finalMessage?.content]).toEqual(["interrupted", "thinking"])
+      const late = yield* Effect.flip(loop.injectFollowUp("polite", "too late"))
+      expect(late._tag).toBe("NoActiveTurn")
+    }))
+    expect((await history("polite")).map((m) => `${m.role}:${m.content}`)).toEqual([
+      "user:slow one",
+      "assistant:thinking",
+      "user:slow two",
+      "assistant:thinking"
+    ])
+  }, 60_000)
+
   it("routes send through the session's runner and publishes one outbound reply per turn", async () => {
     const replies = await run(Effect.scoped(Effect.gen(function*() {
       const loop = yield* AgentLoop
@@ -119,6 +147,27 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     expect(events[0]).toBe("TurnStart")
     expect(events).toContain("LLMResponse")
     expect(events.at(-1)).toBe("TurnEnd")
+  }, 60_000)
+
+  it("streams one session's events through the entity's Events RPC, and no other session's", async () => {
+    const others = Array.from({ length: 12 }, (_, i) => `unobserved-${i}`)
+    const { result, seen } = await run(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const clientFor = yield* AgentSession.client
+      const received = yield* Queue.unbounded<SessionEvent>()
+      yield* clientFor("observed").Events().pipe(Stream.runForEach((event) => Queue.offer(received, event)), Effect.forkScoped)
+      expect((yield* Queue.take(received))._tag).toBe("Subscribed")
+      // other sessions' turns, some on the observed session's runner, before and around its own
+      const elsewhere = yield* Effect.forkChild(Effect.forEach(others, (key) => loop.turn(key, "elsewhere"), { concurrency: "unbounded" }))
+      const result = yield* loop.turn("observed", "look here")
+      yield* Fiber.join(elsewhere)
+      const seen: Array<SessionEvent> = []
+      while (!seen.some((event) => event._tag === "TurnEnd")) seen.push(yield* Queue.take(received))
+      return { result, seen }
+    })))
+    expect(seen.map((event) => ("sessionKey" in event ? event.sessionKey : event._tag))).toEqual(seen.map(() => "observed"))
+    expect(seen.map((event) => event._tag)).toEqual(expect.arrayContaining(["TurnStart", "LLMResponse", "TurnEnd"]))
+    expect(seen.every((event) => event._tag === "Subscribed" || event.turnId === result.turnId)).toBe(true)
   }, 60_000)
 
   it("a runner killed mid-turn: the turn ends aborted with nothing saved, the session moves, nothing is lost or doubled", async () => {
