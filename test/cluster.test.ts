@@ -14,7 +14,7 @@ import type { TurnResult } from "../src/domain/Turn.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
 import { AgentLoop } from "../src/services/AgentLoop.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
-import { startCluster, type TestCluster, waitUntil } from "./support/cluster.ts"
+import { type RunnerProcess, startCluster, type TestCluster, waitUntil } from "./support/cluster.ts"
 import { postgresProbe, postgresSuite } from "./support/postgres.ts"
 
 const userTexts = (result: TurnResult) => result.finalMessage?.content.replace(/^seen \d+: /, "").split(" | ")
@@ -206,6 +206,33 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
       "assistant:seen 5: first | during | after"
     ])
   }, 90_000)
+
+  it("a runner joining while turns run: sessions move to it, every turn completes once", async () => {
+    const sessions = Array.from({ length: 16 }, (_, i) => `moving-${i}`)
+    const sent = new Map(sessions.map((key) => [key, [] as Array<string>]))
+    const notCompleted: Array<string> = []
+    let newcomer: RunnerProcess | undefined
+    const joining = cluster.startRunner().then((runner) => (newcomer = runner))
+    const deadline = Date.now() + 60_000
+    // each session runs slow turns (a second each) until the new runner has run some, then one more
+    await Promise.all(sessions.map(async (key) => {
+      let settled = false
+      while (Date.now() < deadline) {
+        const input = `slow ${sent.get(key)!.length}`
+        sent.get(key)!.push(input)
+        const result = await turn(key, input)
+        if (result.status !== "completed") notCompleted.push(`${key} ${input}: ${result.status} ${result.error}`)
+        if (settled) break
+        settled = newcomer !== undefined && newcomer.sessions().size > 0
+      }
+    }))
+    await joining
+    expect(notCompleted).toEqual([])
+    expect(newcomer!.sessions().size).toBeGreaterThan(0)
+    for (const key of sessions) {
+      expect((await history(key)).filter((m) => m.role === "user").map((m) => m.content)).toEqual(sent.get(key))
+    }
+  }, 120_000)
 })
 
 /** Polls `check` until it gives a value, for at most 20 s. */

@@ -47,8 +47,12 @@ export { LOST_TURN_ERROR } from "./entity.ts"
 export { AgentSession } from "./protocol.ts"
 export { shardingDefaults, type RunnerOptions, type ShardingOptions } from "./transport.ts"
 
-/** The session entity over the `AgentLoop` of this process, on an existing `Sharding`. */
-export const layerEntity: Layer.Layer<never, never, AgentLoop | EventBus | LoopConfig | Sharding.Sharding> = SessionEntity.layer
+/**
+ * The session entity over the `AgentLoop` of this process, on an existing `Sharding`; the
+ * `SqlClient` is the cluster's database, where requests are claimed before their turns start.
+ */
+export const layerEntity: Layer.Layer<never, never, AgentLoop | EventBus | LoopConfig | Sharding.Sharding | SqlClient.SqlClient> =
+  SessionEntity.layer
 
 /**
  * A runner process: a socket runner (TCP, as `NodeClusterSocket`) with SQL storage on the given

@@ -18,7 +18,7 @@
  * - Control calls (steering, follow-ups, interrupts, `activeTurn`) wait at most `controlTimeout`
  *   for a runner to answer; past it they die with `ClusterUnavailable`.
  */
-import { Cause, Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Stream } from "effect"
+import { Cause, Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Queue, Stream } from "effect"
 import type { ClusterError, Sharding } from "effect/cluster"
 import * as AgentEvent from "../domain/Event.ts"
 import type { NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
@@ -134,16 +134,11 @@ export const make = (options: ClientOptions = {}) =>
       Effect.scoped(Effect.gen(function*() {
         yield* running(sessionKey)
         const payload = turnOptions.model === undefined ? { input } : { input, model: turnOptions.model }
-        const outcome = yield* clientFor(sessionKey).Turn(payload).pipe(
-          Stream.filter((chunk) => chunk._tag === "Finished"),
-          Stream.runLast,
-          Effect.exit
-        )
+        const outcome = yield* Effect.exit(clientFor(sessionKey).Turn(payload))
         if (Exit.isFailure(outcome)) {
           return failed(sessionKey, `failed-${++failures}`, `the cluster could not run the turn: ${errorText(Cause.squash(outcome.cause))}`)
         }
-        if (Option.isNone(outcome.value)) return failed(sessionKey, `failed-${++failures}`, "the runner ended the turn without a result")
-        const { result, lost } = outcome.value.value
+        const { result, lost } = outcome.value
         yield* finish(result, lost)
         return result
       }))

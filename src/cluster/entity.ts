@@ -14,7 +14,8 @@ import * as Usage from "../domain/Usage.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { EventBus } from "../services/EventBus.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
-import { AgentSession, type SendProgress, type TurnProgress } from "./protocol.ts"
+import * as Claims from "./claims.ts"
+import { AgentSession, type SendProgress } from "./protocol.ts"
 
 /** What the result of a turn whose runner stopped while it ran says. */
 export const LOST_TURN_ERROR = "the runner running this turn stopped before it ended; nothing it did was saved"
@@ -32,17 +33,22 @@ const reply = (result: TurnResult): Outbound => ({
 
 /**
  * The session entity over the runner's `AgentLoop`. `Send` turns run at most `maxParallelTurns` at
- * once on this runner, as the loop's own router would.
+ * once on this runner, as the loop's own router would. Requests are claimed in the cluster's
+ * database (`claims.ts`) before their turn starts.
  */
 export const layer = Layer.unwrap(Effect.gen(function*() {
   const config = yield* LoopConfig
   const workers = yield* Semaphore.make(config.maxParallelTurns)
+  const claims = yield* Claims.make
 
   return AgentSession.toLayer(
     Effect.gen(function*() {
       const sessionKey = (yield* Entity.CurrentAddress).entityId
       const loop = yield* AgentLoop
       const bus = yield* EventBus
+
+      /** Whether this request starts here for the first time (false: a runner started it before). */
+      const claim = (requestId: string) => Effect.flatMap(Clock.currentTimeMillis, (at) => claims.claim(requestId, sessionKey, at))
 
       /**
        * A turn that was running on a runner that stopped: it ends `aborted` with nothing saved, as a
@@ -80,37 +86,35 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           }))
 
       return AgentSession.of({
-        Turn: (request) => {
-          const previous = request.lastSentChunkValue as Option.Option<TurnProgress>
-          if (Option.isSome(previous)) {
-            // delivered again: its runner stopped after accepting it
-            return previous.value._tag === "Finished"
-              ? Stream.make(previous.value)
-              : Stream.fromEffect(Effect.map(lost(String(request.requestId)), (result) => ({ _tag: "Finished", result, lost: true } as const)))
-          }
-          const { input, model } = request.payload
-          return Stream.concat(
-            Stream.make({ _tag: "Accepted" } as const),
-            Stream.fromEffect(
-              Effect.map(loop.turn(sessionKey, input, model === undefined ? {} : { model }), (result) => ({ _tag: "Finished", result, lost: false } as const))
-            )
-          )
-        },
+        Turn: (request) =>
+          Effect.gen(function*() {
+            const requestId = String(request.requestId)
+            // delivered again: its runner stopped after starting it
+            if (!(yield* claim(requestId))) return { _tag: "Finished", result: yield* lost(requestId), lost: true } as const
+            const { input, model } = request.payload
+            const result = yield* loop.turn(sessionKey, input, model === undefined ? {} : { model })
+            return { _tag: "Finished", result, lost: false } as const
+          }),
         Send: (request) => {
+          const requestId = String(request.requestId)
+          /** After `Accepted` was acknowledged: the routed turns, or the lost one if a runner started them before. */
+          const claimed = Stream.unwrap(Effect.map(claim(requestId), (fresh): Stream.Stream<SendProgress> =>
+            fresh
+              ? routed(request.payload.content)
+              : Stream.fromEffect(Effect.map(lost(requestId), (result) => ({ _tag: "Replied", outbound: reply(result), lost: true } as const)))))
           const previous = request.lastSentChunkValue as Option.Option<SendProgress>
           if (Option.isSome(previous)) {
-            if (previous.value._tag === "Steered") return Stream.make(previous.value)
-            return Stream.fromEffect(Effect.map(lost(String(request.requestId)), (result) => ({ _tag: "Replied", outbound: reply(result), lost: true } as const)))
+            // delivered again: replay a steering answer; otherwise its turns ran, or never started
+            return previous.value._tag === "Steered" ? Stream.make(previous.value) : claimed
           }
-          const { content } = request.payload
           return Stream.unwrap(Effect.gen(function*() {
             if (yield* loop.activeTurn(sessionKey)) {
-              const steered = yield* Effect.result(loop.injectSteering(sessionKey, content))
+              const steered = yield* Effect.result(loop.injectSteering(sessionKey, request.payload.content))
               if (steered._tag === "Success") return Stream.make({ _tag: "Steered" } as const)
               // the turn ended meanwhile: the message runs as the next turn, as the router's backlog does
               if (steered.failure._tag === "SteeringQueueFull") return Stream.fail(steered.failure)
             }
-            return Stream.concat(Stream.make({ _tag: "Accepted" } as const), routed(content))
+            return Stream.concat(Stream.make({ _tag: "Accepted" } as const), claimed)
           }))
         },
         InjectSteering: ({ payload }) => loop.injectSteering(sessionKey, payload.message),

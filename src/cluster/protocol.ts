@@ -4,11 +4,12 @@
  *
  * Delivery: `Turn` and `Send` are persisted (the cluster stores the request in its message storage
  * before delivering it), so a request is never lost: if its runner dies before the turn started,
- * the session's next runner runs it. They are streams whose first chunk (`Accepted`) is stored
- * before the turn starts, so the next runner can tell a request that was already running when its
- * runner died (it ends `aborted`, like a hard abort) from one that never started. The control
- * operations and `Events` are volatile: they act on whatever runs now, and a session whose runner
- * died has no active turn.
+ * the session's next runner runs it. A runner claims a request before its turn starts
+ * (`claims.ts`), so the next runner can tell a request that was already running when its runner
+ * died (it ends `aborted`, like a hard abort) from one that never started. `Turn` has one reply,
+ * so nothing in it waits for the client's acknowledgements; `Send` streams (its caller returns at
+ * `Accepted`, and follow-ups bring more replies). The control operations and `Events` are
+ * volatile: they act on whatever runs now, and a session whose runner died has no active turn.
  */
 import { Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
@@ -17,15 +18,11 @@ import { NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import { AgentEvent } from "../domain/Event.ts"
 import { Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 
-/** Stored before the turn starts: the request reached a runner. */
+/** `Send` reached a runner, which will run it as a turn (its chunk is stored before the turn is claimed). */
 export const Accepted = Schema.TaggedStruct("Accepted", {})
 
 /** The turn's result; `lost` when its runner died while it ran. */
 export const Finished = Schema.TaggedStruct("Finished", { result: TurnResult, lost: Schema.Boolean })
-
-/** What a `Turn` request streams back: `Accepted`, then `Finished`. */
-export const TurnProgress = Schema.Union([Accepted, Finished])
-export type TurnProgress = typeof TurnProgress.Type
 
 /** `Send` made the message steering for the session's active turn: no reply will follow. */
 export const Steered = Schema.TaggedStruct("Steered", {})
@@ -33,7 +30,7 @@ export const Steered = Schema.TaggedStruct("Steered", {})
 /** `Send` ran a turn (the message's own, or a follow-up queued during it): its router reply. */
 export const Replied = Schema.TaggedStruct("Replied", { outbound: Outbound, lost: Schema.Boolean })
 
-/** What a `Send` request streams back: `Accepted` or `Steered` first, then one `Replied` per turn it ran. */
+/** What a `Send` request streams back: `Steered`, or `Accepted` then one `Replied` per turn it ran. */
 export const SendProgress = Schema.Union([Accepted, Steered, Replied])
 export type SendProgress = typeof SendProgress.Type
 
@@ -45,8 +42,7 @@ export type SessionEvent = typeof SessionEvent.Type
 /** One turn of the session (`AgentLoop.turn`). */
 export const Turn = Rpc.make("Turn", {
   payload: { input: Schema.String, model: Schema.optionalKey(Schema.String) },
-  success: TurnProgress,
-  stream: true
+  success: Finished
 }).annotate(ClusterSchema.Persisted, true)
 
 /** The router (`AgentLoop.send`) for one session. */

@@ -31,14 +31,18 @@ export type ShardingOptions = Partial<ShardingConfig.ShardingConfig["Service"]>
  * Defaults for a cluster of chat sessions: a stopped runner is noticed within about five seconds
  * (health checks) and its sessions move on; a runner that vanished without a trace is dropped
  * once its heartbeat is ten seconds old; requests a runner has not been told about are found in
- * storage within a second. Effect's own defaults (a minute, 35 s, 10 s) suit long jobs.
+ * storage within a second. Effect's own defaults (a minute, 35 s, 10 s) suit long jobs. When a
+ * session moves because a runner joined, a turn running on the old runner gets a minute to end
+ * there (Effect's default is 15 s, shorter than many model turns); one still running then is cut
+ * short and ends `aborted`.
  */
 export const shardingDefaults: ShardingOptions = {
   runnerHealthCheckInterval: Duration.seconds(5),
   shardLockRefreshInterval: Duration.seconds(3),
   shardLockExpiration: Duration.seconds(10),
   refreshAssignmentsInterval: Duration.seconds(2),
-  entityMessagePollInterval: Duration.seconds(1)
+  entityMessagePollInterval: Duration.seconds(1),
+  entityTerminationTimeout: Duration.minutes(1)
 }
 
 /** Where a runner is reached and listens. */
