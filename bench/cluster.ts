@@ -39,7 +39,8 @@ interface Measured {
   readonly turnsPerSecond: number
   readonly loaded: Latencies
   readonly lone: Latencies
-  readonly notCompleted: number
+  /** How many turns did not complete, by status and error. */
+  readonly notCompleted: Map<string, number>
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
@@ -50,38 +51,36 @@ const latencies = (values: Array<number>): Latencies => {
 }
 
 /** Runs `turns` turns on each of `keys`, `concurrency` sessions at a time; the latency of each turn. */
-const timedTurns = (loop: AgentLoopShape, keys: ReadonlyArray<string>, turns: number, concurrency: number) =>
+const timedTurns = (loop: AgentLoopShape, keys: ReadonlyArray<string>, turns: number, concurrency: number, notCompleted: Map<string, number>) =>
   Effect.gen(function*() {
     const taken: Array<number> = []
-    let notCompleted = 0
     yield* Effect.forEach(keys, (key) =>
       Effect.gen(function*() {
         for (let turn = 0; turn < turns; turn++) {
           const began = performance.now()
           const result = yield* loop.turn(key, `turn ${turn}`)
           taken.push(performance.now() - began)
-          if (result.status !== "completed") notCompleted++
+          if (result.status !== "completed") {
+            const reason = `${result.status}: ${result.error ?? ""}`
+            notCompleted.set(reason, (notCompleted.get(reason) ?? 0) + 1)
+          }
         }
       }), { concurrency, discard: true })
-    return { taken, notCompleted }
+    return taken
   })
 
 /** Drives the workload, then the lone turns, through whatever `AgentLoop` the runtime has. */
 const drive = (runtime: ManagedRuntime.ManagedRuntime<AgentLoop, unknown>, label: string): Promise<Measured> =>
   runtime.runPromise(Effect.gen(function*() {
     const loop = yield* AgentLoop
+    const notCompleted = new Map<string, number>()
     // warm-up: connections, shard discovery, the code paths
-    yield* timedTurns(loop, Array.from({ length: 20 }, (_, i) => `warm-${label}-${i}`), 1, 20)
+    yield* timedTurns(loop, Array.from({ length: 20 }, (_, i) => `warm-${label}-${i}`), 1, 20, notCompleted)
     const start = performance.now()
-    const workload = yield* timedTurns(loop, Array.from({ length: SESSIONS }, (_, i) => `${label}-${i}`), TURNS, CONCURRENCY)
+    const workload = yield* timedTurns(loop, Array.from({ length: SESSIONS }, (_, i) => `${label}-${i}`), TURNS, CONCURRENCY, notCompleted)
     const seconds = (performance.now() - start) / 1000
-    const lone = yield* timedTurns(loop, Array.from({ length: Math.ceil(LONE / TURNS) }, (_, i) => `lone-${label}-${i}`), TURNS, 1)
-    return {
-      turnsPerSecond: workload.taken.length / seconds,
-      loaded: latencies(workload.taken),
-      lone: latencies(lone.taken),
-      notCompleted: workload.notCompleted + lone.notCompleted
-    }
+    const lone = yield* timedTurns(loop, Array.from({ length: Math.ceil(LONE / TURNS) }, (_, i) => `lone-${label}-${i}`), TURNS, 1, notCompleted)
+    return { turnsPerSecond: workload.length / seconds, loaded: latencies(workload), lone: latencies(lone), notCompleted }
   }))
 
 const local = async (): Promise<Measured> => {
@@ -100,8 +99,9 @@ const local = async (): Promise<Measured> => {
   }
 }
 
+/** A cluster with the production timings (`shardingDefaults`), not the tests' fast ones. */
 const clustered = async (runners: number): Promise<Measured> => {
-  const cluster = await startCluster(runners)
+  const cluster = await startCluster(runners, {})
   const runtime = ManagedRuntime.make(cluster.client())
   try {
     return await drive(runtime, `cluster${runners}`)
@@ -128,6 +128,7 @@ console.log("| --- | --- | --- | --- | --- | --- |")
 for (const [where, m] of rows) {
   const added = m === baseline ? "—" : `${ms(m.lone.p50 - baseline.lone.p50)} / ${ms(m.lone.p99 - baseline.lone.p99)}`
   console.log(
-    `| ${where} | ${m.turnsPerSecond.toFixed(0)} | ${ms(m.loaded.p50)} / ${ms(m.loaded.p99)} | ${ms(m.lone.p50)} / ${ms(m.lone.p99)} | ${added} | ${m.notCompleted} |`
+    `| ${where} | ${m.turnsPerSecond.toFixed(0)} | ${ms(m.loaded.p50)} / ${ms(m.loaded.p99)} | ${ms(m.lone.p50)} / ${ms(m.lone.p99)} | ${added} | ${[...m.notCompleted.values()].reduce((a, b) => a + b, 0)} |`
   )
 }
+for (const [where, m] of rows) for (const [reason, count] of m.notCompleted) console.log(`${where}: ${count} × ${reason}`)
