@@ -2,15 +2,15 @@
  * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`,
  * `sessions list|show`, `models`, `trust`, `untrust`.
  */
+import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { chat } from "./chat.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
-import { runOnCluster } from "./clusterRun.ts"
 import { agentFlags } from "./flags.ts"
 import * as HooksList from "./hooksList.ts"
 import * as ModelsCommand from "./modelsCommand.ts"
 import { outputFormats, run } from "./runCommand.ts"
-import { serve } from "./serve.ts"
+import type { ServeFlags } from "./serve.ts"
 import * as Sessions from "./sessions.ts"
 import * as Trust from "./trust.ts"
 
@@ -31,7 +31,9 @@ const runCommand = Command.make(
     ...agentFlags
   },
   ({ prompt, outputFormat, cluster, ...flags }) =>
-    cluster._tag === "Some" ? runOnCluster(prompt, outputFormat, flags, cluster.value) : run(prompt, outputFormat, flags)
+    cluster._tag === "Some"
+      ? Effect.flatMap(Effect.promise(() => import("./clusterRun.ts")), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value))
+      : run(prompt, outputFormat, flags)
 ).pipe(
   Command.withDescription(
     "Run one turn and print the answer. Exit 0 when the turn completes, 130 after Ctrl-C, 143 after SIGTERM, 1 with a reason otherwise."
@@ -53,6 +55,9 @@ const chatCommand = Command.make("chat", agentFlags, chat).pipe(
     "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; Ctrl-C interrupts, twice aborts; /exit quits."
   )
 )
+
+// Effect Cluster is loaded by the commands that use it only, so that it costs the others no start-up time.
+const serve = (flags: ServeFlags) => Effect.flatMap(Effect.promise(() => import("./serve.ts")), (m) => m.serve(flags))
 
 const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...agentFlags }, serve).pipe(
   Command.withDescription(
