@@ -27,11 +27,16 @@ export const DurationSetting = Schema.Union([
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
-/** Retries of retryable provider failures: exponential backoff with jitter, capped. */
+/**
+ * Retries of retryable provider failures: exponential backoff with jitter. Every delay (a
+ * server's `Retry-After` included) is capped at `maxDelay`, and no retry starts more than
+ * `maxElapsed` after the call's first failure.
+ */
 export const RetryPolicy = Schema.Struct({
   maxAttempts: withDefault(PositiveInt, 4),
   baseDelay: withDefault(DurationSetting, 1000),
   maxDelay: withDefault(DurationSetting, 30_000),
+  maxElapsed: withDefault(DurationSetting, 120_000),
   factor: withDefault(Schema.Number.check(Schema.isGreaterThanOrEqualTo(1)), 2),
   jitter: withDefault(Schema.Boolean, true)
 })

@@ -55,25 +55,29 @@ interface FailedAttempt {
 }
 
 /**
- * Exponential backoff with optional jitter, capped, honouring `retryAfterMs`, publishing `LLMRetry`.
- * The retryable check runs before `modifyDelay`, so an error that is not retried publishes no
- * `LLMRetry`; delays are whole milliseconds, so the event says exactly when the retry happens.
+ * Exponential backoff with optional jitter, honouring `retryAfterMs`, publishing `LLMRetry`.
+ * Every delay is capped at `maxDelay` (a server's `Retry-After` too: it may ask for days), and a
+ * retry that would start more than `maxElapsed` after the first failure is not made, so a call
+ * gives up in bounded time whatever the server says. The checks run before `LLMRetry` is
+ * published, so an error that is not retried publishes none; delays are whole milliseconds, so
+ * the event says exactly when the retry happens.
  * Built once per loop: the turn to report to comes with each failed attempt.
  */
 const retrySchedule = (policy: RetryPolicy) => {
   const maxDelayMs = Duration.toMillis(policy.maxDelay)
+  const maxElapsedMs = Duration.toMillis(policy.maxElapsed)
   const backoff = Schedule.exponential(policy.baseDelay, policy.factor)
   return Schedule.max([policy.jitter ? Schedule.jittered(backoff) : backoff, Schedule.recurs(policy.maxAttempts - 1)]).pipe(
     Schedule.setInputType<FailedAttempt>(),
     Schedule.while(({ input }) => retryable(input.error)),
-    Schedule.modifyDelay(({ attempt, duration, input: { emit, error } }) => {
-      const backoffMs = Math.round(Math.min(Duration.toMillis(duration), maxDelayMs))
-      const delayMs = error._tag === "RateLimited" && error.retryAfterMs !== undefined ? Math.max(Math.round(error.retryAfterMs), 0) : backoffMs
-      return Effect.as(
-        emit("LLMRetry", { attempt, reason: `${error._tag}: ${error.message}`, delayMs }),
-        Duration.millis(delayMs)
-      )
-    })
+    Schedule.modifyDelay(({ duration, input: { error } }) => {
+      const wanted = error._tag === "RateLimited" && error.retryAfterMs !== undefined ? error.retryAfterMs : Duration.toMillis(duration)
+      return Effect.succeed(Duration.millis(Math.round(Math.min(Math.max(wanted, 0), maxDelayMs))))
+    }),
+    Schedule.while(({ duration, elapsed }) => elapsed + Duration.toMillis(duration) <= maxElapsedMs),
+    Schedule.modifyDelay(({ attempt, duration, input: { emit, error } }) =>
+      Effect.as(emit("LLMRetry", { attempt, reason: `${error._tag}: ${error.message}`, delayMs: Duration.toMillis(duration) }), duration)
+    )
   )
 }
 
