@@ -59,6 +59,8 @@ export const AgentLoopConfigSchema = Schema.Struct({
   systemPrompt: Schema.optionalKey(Schema.String),
   maxIterations: withDefault(PositiveInt, 20),
   maxParallelTurns: withDefault(PositiveInt, 4),
+  /** Tool calls of one response running at once (a model may ask for thousands). */
+  toolConcurrency: withDefault(PositiveInt, 16),
   maxTokens: Schema.optionalKey(PositiveInt),
   hookTimeout: withDefault(DurationSetting, 5000),
   approvalTimeout: withDefault(DurationSetting, 60_000),

@@ -1,8 +1,8 @@
 /**
  * Running a response's tool calls (DESIGN §6 step 5).
  *
- * Calls are grouped in order: consecutive read-only calls form one parallel group, each mutating
- * (or unknown) call is a group of its own. Before each group is a checkpoint where a graceful
+ * Calls are grouped in order: consecutive read-only calls form one parallel group (at most
+ * `toolConcurrency` calls at once), each mutating (or unknown) call is a group of its own. Before each group is a checkpoint where a graceful
  * interrupt, or newly queued steering in `skip-remaining` mode, skips every remaining call with a
  * result saying why, so the history stays well formed. Results are appended in call order.
  */
@@ -190,7 +190,7 @@ export const make = (env: Env) => {
   const runGroup = (context: TurnContext, group: ReadonlyArray<PlannedCall>) =>
     group.length === 1
       ? Effect.map(runCall(context, group[0]!), (result) => [result])
-      : Effect.forEach(group, (p) => runCall(context, p), { concurrency: "unbounded" })
+      : Effect.forEach(group, (p) => runCall(context, p), { concurrency: config.toolConcurrency })
 
   /** Runs the calls of one response with the tools available to it; appends results in call order. */
   const executeTools = (
