@@ -61,6 +61,8 @@ export const AgentLoopConfigSchema = Schema.Struct({
   maxParallelTurns: withDefault(PositiveInt, 4),
   /** Tool calls of one response running at once (a model may ask for thousands). */
   toolConcurrency: withDefault(PositiveInt, 16),
+  /** How long a session stays idle before it ends (`sessionEnd`) and the loop lets its state go. */
+  sessionIdleTimeout: withDefault(DurationSetting, 600_000),
   maxTokens: Schema.optionalKey(PositiveInt),
   hookTimeout: withDefault(DurationSetting, 5000),
   approvalTimeout: withDefault(DurationSetting, 60_000),

@@ -2,8 +2,13 @@
  * The `AgentLoop` layer (DESIGN §5): per-session serialisation, the public control API, and the
  * router (`send` → a worker per busy session, at most `maxParallelTurns` at once, one outbound
  * reply per turn, follow-ups run in order after each turn has fully ended).
+ *
+ * A session's state lives while the session is in use: once it has been idle (no turn running or
+ * waiting, nothing routed or queued) for `sessionIdleTimeout`, the session ends (`sessionEnd`) and
+ * its state is released, so a loop serving many keys holds only the recent ones. A later turn on
+ * that key begins the session again (`sessionStart`); its stored history is untouched.
  */
-import { Clock, Deferred, Effect, Layer, Queue, Semaphore, Stream } from "effect"
+import { Clock, Deferred, Effect, type Fiber, Layer, Queue, Semaphore, Stream } from "effect"
 import { NoActiveTurn } from "../domain/errors.ts"
 import type { Inbound, Outbound, TurnResult } from "../domain/Turn.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
@@ -23,7 +28,16 @@ interface SessionState {
   routed: boolean
   /** Messages that arrived while the session's turn was ending: run next, in order. */
   readonly backlog: Array<string>
+  /** Turns and summaries running or waiting for the lock. */
+  users: number
+  /** Sleeps out the idle time, then releases the session; interrupted when the session is used again. */
+  release: Fiber.Fiber<void> | undefined
 }
+
+const held = new WeakMap<AgentLoopShape, () => number>()
+
+/** How many sessions a loop currently holds state for (for tests and diagnostics). */
+export const heldSessions = (loop: AgentLoopShape): number => held.get(loop)?.() ?? 0
 
 /** A stored session as a turn's session port: what `load` reads, `commit` appends. */
 const storedSession = (store: SessionStoreShape, sessionKey: string): SessionPort => ({
@@ -50,11 +64,41 @@ export const make = Effect.gen(function*() {
   const session = (sessionKey: string): SessionState => {
     let state = sessions.get(sessionKey)
     if (!state) {
-      state = { lock: Semaphore.makeUnsafe(1), active: undefined, started: false, routed: false, backlog: [] }
+      state = { lock: Semaphore.makeUnsafe(1), active: undefined, started: false, routed: false, backlog: [], users: 0, release: undefined }
       sessions.set(sessionKey, state)
+    } else if (state.release) {
+      state.release.interruptUnsafe()
+      state.release = undefined
     }
     return state
   }
+
+  const idle = (state: SessionState) => state.users === 0 && !state.routed && state.backlog.length === 0 && state.active === undefined
+
+  /** Once the session is idle, ends and forgets it after `sessionIdleTimeout` unless it is used again. */
+  const releaseWhenIdle = (sessionKey: string, state: SessionState): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      if (!idle(state) || state.release || sessions.get(sessionKey) !== state) return Effect.void
+      const release = Effect.suspend(() => {
+        state.release = undefined
+        if (sessions.get(sessionKey) !== state || !idle(state)) return Effect.void
+        sessions.delete(sessionKey)
+        return state.started ? hooks.sessionEnd({ sessionKey }) : Effect.void
+      }).pipe(Effect.uninterruptible, Effect.delay(config.sessionIdleTimeout))
+      return Effect.map(Effect.forkIn(release, loopScope, { startImmediately: true }), (fiber) => {
+        if (!fiber.pollUnsafe()) state.release = fiber
+      })
+    })
+
+  /** Counts the session as in use while `effect` runs or waits, and lets it go idle after. */
+  const using = <A, E, R>(sessionKey: string, state: SessionState, effect: Effect.Effect<A, E, R>) =>
+    Effect.suspend(() => {
+      state.users++
+      return Effect.ensuring(effect, Effect.suspend(() => {
+        state.users--
+        return releaseWhenIdle(sessionKey, state)
+      }))
+    })
 
   const newControl = (sessionKey: string, startedAt: number, model: string) =>
     TurnControl.makeUnsafe({
@@ -76,7 +120,7 @@ export const make = Effect.gen(function*() {
     options: TurnOptions,
     prepared: TurnControl.TurnControl | undefined
   ) =>
-    state.lock.withPermits(1)(
+    using(sessionKey, state, state.lock.withPermits(1)(
       Effect.gen(function*() {
         const model = options.model ?? config.model
         const control = prepared ?? newControl(sessionKey, yield* Clock.currentTimeMillis, model)
@@ -98,11 +142,13 @@ export const make = Effect.gen(function*() {
           }))
         )
         if (result.status !== "aborted" && config.summarizeThreshold > 0) {
-          yield* Effect.forkIn(state.lock.withPermits(1)(engine.summarize(session, control, control.model)), loopScope)
+          // Started at once, so the session counts as in use before this turn lets go of it.
+          const summary = using(sessionKey, state, state.lock.withPermits(1)(engine.summarize(session, control, control.model)))
+          yield* Effect.forkIn(summary, loopScope, { startImmediately: true })
         }
         return result
       })
-    )
+    ))
 
   const activeControl = (sessionKey: string) =>
     Effect.suspend(() => {
@@ -141,14 +187,14 @@ export const make = Effect.gen(function*() {
             return { prepared, following }
           })
         )
-        if (more === undefined) return
+        if (more === undefined) return yield* releaseWhenIdle(sessionKey, state)
         control = more.prepared
         next = more.following
       }
     }))
 
   const loop: AgentLoopShape = {
-    turn: (sessionKey, input, options = {}) => runInSession(session(sessionKey), sessionKey, input, options, undefined),
+    turn: (sessionKey, input, options = {}) => Effect.suspend(() => runInSession(session(sessionKey), sessionKey, input, options, undefined)),
     send: (inbound: Inbound) =>
       Effect.clockWith((clock) =>
         Effect.suspend(() => {
@@ -190,6 +236,7 @@ export const make = Effect.gen(function*() {
     activeTurns: Effect.sync(() => [...turns.values()].map(TurnControl.info))
   }
 
+  held.set(loop, () => sessions.size)
   return loop
 })
 

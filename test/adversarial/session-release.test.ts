@@ -1,0 +1,87 @@
+/**
+ * A loop serving many session keys must not keep every key's state forever: an idle session ends
+ * (`sessionEnd`) after `sessionIdleTimeout` and its state is released; a later turn on the key
+ * begins the session again on its untouched stored history. On TestClock.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Stream } from "effect"
+import { TestClock } from "effect/testing"
+import * as Hook from "../../src/domain/Hook.ts"
+import * as Message from "../../src/domain/Message.ts"
+import { heldSessions } from "../../src/programs/agentLoop.ts"
+import { SessionStore } from "../../src/services/SessionStore.ts"
+import { AgentLoop, harness } from "../support/harness.ts"
+
+const KEYS = 10_000
+
+describe("idle sessions are released", () => {
+  it.effect(`${KEYS} distinct keys: held while recent, none left after the idle timeout, each ended once`, () =>
+    Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const log = { start: 0, end: 0 }
+      yield* loop.registerHook(Hook.make({
+        sessionStart: () => void log.start++,
+        sessionEnd: () => void log.end++
+      }))
+      for (let i = 0; i < KEYS; i++) yield* loop.turn(`key-${i}`, "hi")
+      expect(heldSessions(loop)).toBe(KEYS)
+      yield* TestClock.adjust("9 minutes")
+      expect(heldSessions(loop)).toBe(KEYS)
+      expect(log.end).toBe(0)
+      yield* TestClock.adjust("1 minute")
+      expect(heldSessions(loop)).toBe(0)
+      expect(log).toEqual({ start: KEYS, end: KEYS })
+    }).pipe(Effect.provide(harness({ script: () => ({ content: "ok" }) }))), 60_000)
+
+  it.effect("the router's sessions are released too, after their last reply", () =>
+    Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const replies = yield* Effect.forkChild(Stream.runCollect(Stream.take(loop.outbound, 50)))
+      for (let i = 0; i < 50; i++) yield* loop.send({ sessionKey: `r-${i}`, content: "hi" })
+      expect((yield* Fiber.join(replies)).length).toBe(50)
+      yield* TestClock.adjust("1 second")
+      expect(heldSessions(loop)).toBe(0)
+    }).pipe(Effect.provide(harness({ script: () => ({ content: "ok" }), config: { sessionIdleTimeout: "1 second" } }))))
+
+  it.effect("a session used again before the timeout is kept (one sessionStart); released and reused, it begins again on its history", () =>
+    Effect.gen(function*() {
+      const log: Array<string> = []
+      const loop = yield* AgentLoop
+      yield* loop.registerHook(Hook.make({
+        sessionStart: ({ sessionKey }) => void log.push(`start ${sessionKey}`),
+        sessionEnd: ({ sessionKey }) => void log.push(`end ${sessionKey}`)
+      }))
+      yield* loop.turn("a", "one")
+      yield* TestClock.adjust(999)
+      yield* loop.turn("a", "two")
+      yield* TestClock.adjust(999)
+      expect(log).toEqual(["start a"])
+      expect(heldSessions(loop)).toBe(1)
+      yield* TestClock.adjust(1)
+      expect(log).toEqual(["start a", "end a"])
+      expect(heldSessions(loop)).toBe(0)
+      yield* loop.turn("a", "three")
+      expect(log).toEqual(["start a", "end a", "start a"])
+      expect(yield* (yield* SessionStore).load("a")).toEqual([
+        Message.user("one"),
+        Message.assistant("ok"),
+        Message.user("two"),
+        Message.assistant("ok"),
+        Message.user("three"),
+        Message.assistant("ok")
+      ])
+    }).pipe(Effect.provide(Layer.fresh(harness({ script: () => ({ content: "ok" }), config: { sessionIdleTimeout: 1000 } })))))
+
+  it.effect("a session is not released while a turn runs longer than the idle timeout", () =>
+    Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const turn = yield* Effect.forkChild(loop.turn("slow", "hi"))
+      yield* TestClock.adjust(5000)
+      expect(heldSessions(loop)).toBe(1)
+      expect((yield* Fiber.join(turn)).status).toBe("completed")
+      yield* TestClock.adjust(999)
+      expect(heldSessions(loop)).toBe(1)
+      yield* TestClock.adjust(1)
+      expect(heldSessions(loop)).toBe(0)
+    }).pipe(Effect.provide(harness({ script: [{ content: "ok", delay: 5000 }], config: { sessionIdleTimeout: 1000 } }))))
+})
