@@ -11,14 +11,12 @@
 import { Context, Effect, Layer, Option } from "effect"
 import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
-import { Secrets } from "../services/Secrets.ts"
 import * as App from "./app.ts"
 import { approvalHook } from "./approval.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
 import type { AgentFlags } from "./flags.ts"
 import type { ProviderKeys } from "./providerKeys.ts"
 import { Screen } from "./screen.ts"
-import { SCRUB_PRIORITY, scrubToolResults } from "./secretScrub.ts"
 import * as Settings from "./settings.ts"
 
 /** The flags of `serve`. */
@@ -39,8 +37,7 @@ export const serve = (flags: ServeFlags) =>
     return yield* Effect.scoped(Effect.gen(function*() {
       const local = yield* Layer.build(App.layer(settings))
       const loop = Context.get(local, AgentLoop)
-      // the policies are in place before the runner takes any session
-      yield* loop.registerHook(scrubToolResults(yield* Secrets), { name: "cli-scrub-secrets", priority: SCRUB_PRIORITY, source: "agent-loop CLI" })
+      // the approval policy is in place before the runner takes any session (the loop scrubs tool results itself)
       yield* loop.registerHook(approvalHook({ policy: settings.approval, screen, ask: undefined }), { name: "cli-approval", source: "agent-loop CLI" })
       const listenHost = Option.getOrUndefined(flags.listenHost)
       yield* Layer.build(

@@ -1,12 +1,12 @@
 /**
  * What `run` and `chat` share: the event sink with its renderer, waiting indicator and JSON
- * outputs, the approval and secret-scrubbing hooks, and remembering the session for `--continue`.
+ * outputs, the approval hook, and remembering the session for `--continue`. (Tool results reach
+ * none of them with a known secret: the loop scrubs them.)
  */
 import { Effect, type FileSystem, type Scope } from "effect"
 import type { AgentEvent } from "../domain/Event.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import type { EventBus } from "../services/EventBus.ts"
-import { Secrets } from "../services/Secrets.ts"
 import { approvalHook } from "./approval.ts"
 import { writeLastSession } from "./dataDir.ts"
 import * as EventsFile from "./eventsFile.ts"
@@ -14,7 +14,6 @@ import * as EventSink from "./eventSink.ts"
 import type { CliFailure } from "./failure.ts"
 import { makeRenderer } from "./render.ts"
 import { Screen } from "./screen.ts"
-import { SCRUB_PRIORITY, scrubToolResults } from "./secretScrub.ts"
 import type { CliSettings } from "./settings.ts"
 import * as Spinner from "./spinner.ts"
 
@@ -34,7 +33,6 @@ export const attach = (settings: CliSettings, ask: Effect.Effect<string | undefi
     handlers.push(makeRenderer(screen, { verbose: settings.verbose, ...(stdout === "text" && !eventsToStdout ? {} : { text: "none" }) }))
     handlers.push(yield* Spinner.start(screen))
     const sink = yield* EventSink.start(handlers)
-    yield* loop.registerHook(scrubToolResults(yield* Secrets), { name: "cli-scrub-secrets", priority: SCRUB_PRIORITY, source: "agent-loop CLI" })
     yield* loop.registerHook(approvalHook({ policy: settings.approval, screen, ask }), { name: "cli-approval", source: "agent-loop CLI" })
     if (settings.persist) yield* writeLastSession(settings.dataDir, settings.sessionKey)
     return sink

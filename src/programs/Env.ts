@@ -9,6 +9,7 @@ import { EventBus, type EventBusShape } from "../services/EventBus.ts"
 import { Hooks, type HooksShape } from "../services/Hooks.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
 import { Provider, type ProviderShape } from "../services/Provider.ts"
+import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { ToolRegistry, type ToolRegistryShape } from "../services/ToolRegistry.ts"
 import type { TurnControl } from "./TurnControl.ts"
 
@@ -19,6 +20,8 @@ export interface Env {
   readonly registry: ToolRegistryShape
   readonly hooks: HooksShape
   readonly bus: EventBusShape
+  /** Known secrets, scrubbed from what tools say (the registry in the loop's context, else the process's). */
+  readonly secrets: SecretsShape
   /** Owns what outlives a turn: critical detached sub-turns, summaries, router workers. */
   readonly scope: Scope.Scope
   /** Every running turn, sub-turns included, by id (`activeTurns`). */
@@ -40,6 +43,7 @@ export const make: Effect.Effect<Env, never, Services | Scope.Scope> = Effect.ge
     registry: yield* ToolRegistry,
     hooks: yield* Hooks,
     bus: yield* EventBus,
+    secrets: yield* Secrets,
     scope: yield* Effect.scope,
     turns: new Map(),
     nextTurnId: () => `turn-${instance}-${++counter}`

@@ -2,9 +2,14 @@
  * Running a response's tool calls (DESIGN §6 step 5).
  *
  * Calls are grouped in order: consecutive read-only calls form one parallel group (at most
- * `toolConcurrency` calls at once), each mutating (or unknown) call is a group of its own. Before each group is a checkpoint where a graceful
- * interrupt, or newly queued steering in `skip-remaining` mode, skips every remaining call with a
- * result saying why, so the history stays well formed. Results are appended in call order.
+ * `toolConcurrency` calls at once), each mutating (or unknown) call is a group of its own. Before
+ * each group is a checkpoint where a graceful interrupt, or newly queued steering in
+ * `skip-remaining` mode, skips every remaining call with a result saying why, so the history stays
+ * well formed. Results are appended in call order.
+ *
+ * A tool's output and error messages are outside text (a command may print the environment, a
+ * server may quote a header): they are scrubbed of every known secret (`Secrets`) as they come
+ * out of the tool, so hooks, events, sessions and cassettes only ever see the scrubbed text.
  */
 import { Cause, Duration, Effect, Option } from "effect"
 import { readCause, show } from "../domain/causeMessage.ts"
@@ -67,20 +72,22 @@ interface Outcome {
   readonly isError: boolean
 }
 
-/** Runs the tool, bounded by its timeout; every failure becomes an error result. */
-const invoke = (tool: RegisteredTool, args: unknown, toolContext: ToolContext) => {
+/** Runs the tool, bounded by its timeout; every failure becomes an error result; known secrets are scrubbed. */
+const invoke = (tool: RegisteredTool, args: unknown, toolContext: ToolContext, scrub: (text: string) => string) => {
   const run = tool.execute(args, toolContext).pipe(
     Effect.map((value): Outcome => {
       const output = toOutput(value)
-      return { content: output.content, isError: output.isError ?? false }
+      return { content: scrub(output.content), isError: output.isError ?? false }
     }),
     Effect.catchCause((cause) => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
       const reading = readCause(cause)
       return Effect.succeed({
-        content: reading._tag === "Error"
-          ? (reading.error as { readonly message: string }).message
-          : `Tool "${tool.name}" failed: ${show(reading._tag === "Defect" ? reading.defect : Cause.squash(cause))}`,
+        content: scrub(
+          reading._tag === "Error"
+            ? (reading.error as { readonly message: string }).message
+            : `Tool "${tool.name}" failed: ${show(reading._tag === "Defect" ? reading.defect : Cause.squash(cause))}`
+        ),
         isError: true
       })
     })
@@ -96,6 +103,7 @@ const invoke = (tool: RegisteredTool, args: unknown, toolContext: ToolContext) =
 /** Running a response's tool calls, over the loop's hooks and config. */
 export const make = (env: Env) => {
   const { config, hooks } = env
+  const scrub = env.secrets.scrub
 
   /** Why the remaining calls must be skipped now, if they must. */
   const checkpoint = (context: TurnContext): Effect.Effect<string | undefined> => {
@@ -157,7 +165,7 @@ export const make = (env: Env) => {
           }
           context.publish("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: JSON.stringify(args) })
           const toolContext: ToolContext = { ...where, toolCallId: call.id }
-          const result = yield* invoke(tool, decoded.success, toolContext)
+          const result = yield* invoke(tool, decoded.success, toolContext, scrub)
           const failed = result.isError
           outcome = hooks.handles(failed ? "onToolFailure" : "afterTool")
             ? yield* hooks.afterTool({ context: where, call: hookCall, result, failed })
