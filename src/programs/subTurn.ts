@@ -103,7 +103,7 @@ export const make = (env: Env, runTurn: (spec: TurnSpec) => Effect.Effect<TurnRe
         critical: subTurn.critical
       })
       const timeout = subTurn.timeout ?? limits.timeout
-      const ended = (result: TurnResult) => settle(parent, subTurn, described, child, result)
+      const ended = (result: TurnResult, stopped = false) => settle(parent, subTurn, described, child, result, stopped)
       return yield* runTurn({
         control: child,
         input: subTurn.task,
@@ -116,18 +116,23 @@ export const make = (env: Env, runTurn: (spec: TurnSpec) => Effect.Effect<TurnRe
       }).pipe(
         Effect.timeoutOption(timeout),
         Effect.map(Option.getOrElse(() => stoppedResult(child, `Sub-turn timed out after ${Duration.toMillis(timeout)}ms`))),
-        Effect.onInterrupt(() => ended(stoppedResult(child, "Sub-turn stopped with its parent"))),
-        Effect.tap(ended)
+        Effect.onInterrupt(() => ended(stoppedResult(child, "Sub-turn stopped with its parent"), true)),
+        Effect.tap((result) => ended(result))
       )
     })
 
-  /** After the child: `SubTurnEnd`, `afterSubTurn`, and for async children delivery or orphan. */
+  /**
+   * After the child: `SubTurnEnd`, `afterSubTurn`, and for async children delivery or orphan. A
+   * child `stopped` with its parent has no result to deliver, so it is no orphan either: orphans
+   * are results that exist and could not be delivered.
+   */
   const settle = (
     parent: TurnControl.TurnControl,
     subTurn: SubTurnConfig,
     described: HookSubTurn,
     child: TurnControl.TurnControl,
-    result: TurnResult
+    result: TurnResult,
+    stopped: boolean
   ) =>
     Effect.gen(function*() {
       const emitParent = emitterFor(bus, parent)
@@ -135,7 +140,7 @@ export const make = (env: Env, runTurn: (spec: TurnSpec) => Effect.Effect<TurnRe
       env.turns.delete(child.turnId)
       yield* emitParent("SubTurnEnd", { childTurnId: child.turnId, status: result.status })
       yield* hooks.afterSubTurn({ context: TurnControl.hookContext(parent), subTurn: described, result })
-      if (!subTurn.async) return
+      if (!subTurn.async || stopped) return
       const content = result.finalMessage?.content ?? result.error ?? `Sub-turn ended ${result.status}`
       const delivery = yield* TurnControl.offerPending(parent, { childTurnId: child.turnId, content })
       if (delivery !== "delivered") yield* emitParent("SubTurnOrphan", { childTurnId: child.turnId, reason: delivery, content })
