@@ -123,9 +123,10 @@ describe("steering", () => {
       expect(full._tag).toBe("SteeringQueueFull")
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(turn)
+      // The turn was already waiting for its first answer: the 10 messages join the next call, in order.
       const requests = yield* (yield* ScriptedLog).requests
-      expect(requests[0]!.messages.slice(1).map((m) => m.content)).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`))
-    }).pipe(Effect.provide(harness({ script: [{ content: "ok", delay: "1 second" }] }))))
+      expect(requests[1]!.messages.slice(-10).map((m) => m.content)).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`))
+    }).pipe(Effect.provide(harness({ script: [{ content: "ok", delay: "1 second" }, { content: "ok" }] }))))
 
   it.effect("steering pending at maxIterations becomes follow-ups", () =>
     Effect.gen(function*() {

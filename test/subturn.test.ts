@@ -12,7 +12,7 @@ import { ephemeralSession } from "../src/programs/subTurn.ts"
 import { CurrentTurn } from "../src/services/CurrentTurn.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { spawn, subagent } from "../src/tools/subagent.ts"
-import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
+import { AgentLoop, harness, recordEvents } from "./support/harness.ts"
 
 /** The task of a request: its first user message. */
 const taskOf = (request: ProviderRequest) => request.messages.find((m) => m.role === "user")?.content ?? ""
@@ -102,7 +102,6 @@ describe("sub-turns: limits and validation", () => {
       const events = yield* recordEvents
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* eventually(Effect.map(events, (all) => of(all, "SubTurnSpawn").length === 5))
       yield* TestClock.adjust("29999 millis")
       expect(of(yield* events, "SubTurnSpawn")).toHaveLength(5)
       expect((yield* loop.activeTurn("s"))?.childTurnIds).toHaveLength(5)
@@ -118,9 +117,10 @@ describe("sub-turns: limits and validation", () => {
     Effect.gen(function*() {
       const events = yield* recordEvents
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
-      yield* eventually(Effect.map(events, (all) => of(all, "SubTurnSpawn").length === 5))
-      yield* TestClock.adjust("10 seconds")
-      yield* eventually(Effect.map(events, (all) => of(all, "SubTurnSpawn").length === 6))
+      yield* TestClock.adjust("9999 millis")
+      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(5)
+      yield* TestClock.adjust("1 millis")
+      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(6)
       yield* TestClock.adjust("10 seconds")
       yield* Fiber.join(turn)
       const end = of(yield* events, "ToolExecEnd")[0]
@@ -131,8 +131,8 @@ describe("sub-turns: limits and validation", () => {
     Effect.gen(function*() {
       const events = yield* recordEvents
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
-      yield* eventually(Effect.map(events, (all) => of(all, "SubTurnSpawn").length === 1))
       yield* TestClock.adjust("299999 millis")
+      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(1)
       expect(of(yield* events, "SubTurnEnd")).toEqual([])
       yield* TestClock.adjust("1 millis")
       yield* Fiber.join(turn)
@@ -182,9 +182,11 @@ describe("sub-turns: delivery", () => {
     Effect.gen(function*() {
       const events = yield* recordEvents
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
-      yield* eventually(Effect.map(events, (all) => of(all, "SubTurnSpawn").length === 1))
-      yield* TestClock.adjust("100 millis")
-      yield* eventually(Effect.map(events, (all) => of(all, "SubTurnEnd").length === 1))
+      yield* TestClock.adjust("99 millis")
+      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(1)
+      expect(of(yield* events, "SubTurnEnd")).toHaveLength(0)
+      yield* TestClock.adjust("1 millis")
+      expect(of(yield* events, "SubTurnEnd")).toHaveLength(1)
       yield* TestClock.adjust("900 millis")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("completed")
@@ -215,7 +217,6 @@ describe("sub-turns: delivery", () => {
       const result = yield* loop.turn("s", "go")
       expect(result.status).toBe("completed")
       yield* TestClock.adjust("1 second")
-      yield* eventually(Effect.map(events, (all) => of(all, "SubTurnEnd").length === 1))
       const end = of(yield* events, "SubTurnEnd")[0]!
       expect(end._tag === "SubTurnEnd" && [end.status, end.turnId]).toEqual(["aborted", result.turnId])
       expect(of(yield* events, "SubTurnOrphan")).toEqual([])
@@ -235,10 +236,6 @@ describe("sub-turns: delivery", () => {
     Effect.gen(function*() {
       const events = yield* recordEvents
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
-      for (let t = 0; t < 1000; t += 10) {
-        yield* TestClock.adjust("10 millis")
-        yield* Effect.yieldNow
-      }
       yield* TestClock.adjust("10 seconds")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("completed")
@@ -271,6 +268,43 @@ describe("sub-turns: delivery", () => {
     }))))
 })
 
+describe("sub-turns on TestClock", () => {
+  const wait = Tool.make({
+    name: "wait",
+    description: "waits a second",
+    parameters: Schema.Struct({ seconds: Schema.Number }),
+    execute: ({ seconds }) => Effect.as(Effect.sleep(`${seconds} seconds`), "waited")
+  })
+  it.effect("a forked turn and one TestClock.adjust: every sleep of every descendant (async children and grandchildren) fires", () =>
+    Effect.gen(function*() {
+      const events = yield* recordEvents
+      const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "root"))
+      yield* TestClock.adjust("2 seconds")
+      const all = yield* events
+      expect(all.filter((e) => e._tag === "SubTurnEnd").map((e) => [e.depth, e.at])).toEqual([[1, 200], [0, 1300]])
+      expect(all.filter((e) => e._tag === "SubTurnResultDelivered").map((e) => [e.depth, e.at])).toEqual([[1, 1200], [0, 2000]])
+      const result = yield* Fiber.join(turn)
+      expect(result.status).toBe("completed")
+      expect(result.finalMessage?.content).toBe("root done")
+      const requests = yield* (yield* ScriptedLog).requests
+      expect(requests.filter((r) => taskOf(r) === "child").at(-1)!.messages.at(-1)?.content).toBe("[SubTurn Result] grandchild done")
+      expect(requests.filter((r) => taskOf(r) === "root").at(-1)!.messages.at(-1)?.content).toBe("[SubTurn Result] child done")
+    }).pipe(Effect.provide(harness({
+      tools: [spawn, wait],
+      script: (request) => {
+        const task = taskOf(request)
+        const calls = request.messages.filter((m) => m.role === "assistant").length
+        if (task === "grandchild") return { content: "grandchild done", delay: "100 millis" }
+        if (task === "child") {
+          const step = [{ toolCalls: [{ name: "spawn", arguments: { task: "grandchild" } }] }, { toolCalls: [{ name: "wait", arguments: { seconds: 1 } }] }][calls]
+          return { ...(step ?? { content: "child done" }), delay: "100 millis" }
+        }
+        return [{ toolCalls: [{ name: "spawn", arguments: { task: "child" } }] }, { toolCalls: [{ name: "wait", arguments: { seconds: 2 } }] }][calls] ??
+          { content: "root done" }
+      }
+    }))))
+})
+
 describe("sub-turns: lifecycle", () => {
   const blocker = Tool.make({ name: "block", description: "never returns", parameters: Schema.Struct({}), execute: () => Effect.never })
   it.effect("a hard abort of the root cascades to child and grandchild", () =>
@@ -278,7 +312,8 @@ describe("sub-turns: lifecycle", () => {
       const events = yield* recordEvents
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "root"))
-      yield* eventually(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart" && e.toolName === "block")))
+      yield* TestClock.adjust(0)
+      expect((yield* events).some((e) => e._tag === "ToolExecStart" && e.toolName === "block")).toBe(true)
       expect((yield* loop.activeTurns).map((t) => t.depth).sort()).toEqual([0, 1, 2])
       yield* loop.interruptHard("s")
       const result = yield* Fiber.join(turn)
@@ -312,11 +347,13 @@ describe("sub-turns: lifecycle", () => {
       const events = yield* recordEvents
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.status).toBe("completed")
-      yield* eventually(Effect.map(events, (all) => of(all, "SubTurnEnd").length === 1))
+      expect(of(yield* events, "SubTurnEnd")).toHaveLength(1)
       const stopped = of(yield* events, "SubTurnEnd")[0]!
       expect(stopped._tag === "SubTurnEnd" && stopped.status).toBe("aborted")
-      yield* TestClock.adjust("1 minute")
-      yield* eventually(Effect.map(events, (all) => of(all, "SubTurnEnd").length === 2))
+      yield* TestClock.adjust("29999 millis")
+      expect(of(yield* events, "SubTurnEnd")).toHaveLength(1)
+      yield* TestClock.adjust("1 millis")
+      expect(of(yield* events, "SubTurnEnd")).toHaveLength(2)
       const all = yield* events
       const ends = of(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && e.status)
       expect(ends).toEqual(["aborted", "completed"])

@@ -57,7 +57,12 @@ export const make = (env: Env, parts: Parts) => {
       control.scope = yield* Scope.make()
       context.publish("TurnStart", { input: spec.input })
       // Provided once for the whole body rather than per tool call: every tool of the turn sees it.
-      const fiber = yield* Effect.forkChild(Effect.provideService(turnBody(context), CurrentTurn, context.currentTurn))
+      // Started at once rather than scheduled: the turn runs on to its first real wait (a sleep, the
+      // provider) before its caller goes on, so a spawned child is already waiting on the Clock when
+      // its parent does, and `TestClock.adjust` wakes every sleep due in the window.
+      const fiber = yield* Effect.forkChild(Effect.provideService(turnBody(context), CurrentTurn, context.currentTurn), {
+        startImmediately: true
+      })
       control.fiber = fiber
       if (control.hardAbortAnnounced) yield* Fiber.interrupt(fiber)
       const settle = (exit: Exit.Exit<TurnResult, unknown>) =>
