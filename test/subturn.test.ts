@@ -11,6 +11,7 @@ import { ScriptedLog, type ScriptedResponse } from "../src/layers/providers/Scri
 import { ephemeralSession } from "../src/programs/subTurn.ts"
 import { CurrentTurn } from "../src/services/CurrentTurn.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
+import * as Testing from "../src/testing/index.ts"
 import { spawn, subagent } from "../src/tools/subagent.ts"
 import { AgentLoop, harness, recordEvents } from "./support/harness.ts"
 
@@ -277,16 +278,16 @@ describe("sub-turns on TestClock", () => {
   })
   it.effect("a forked turn and one TestClock.adjust: every sleep of every descendant (async children and grandchildren) fires", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = yield* Testing.recordEvents
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "root"))
-      yield* TestClock.adjust("2 seconds")
-      const all = yield* events
+      yield* Testing.advance("2 seconds")
+      const all = yield* events.all
       expect(all.filter((e) => e._tag === "SubTurnEnd").map((e) => [e.depth, e.at])).toEqual([[1, 200], [0, 1300]])
       expect(all.filter((e) => e._tag === "SubTurnResultDelivered").map((e) => [e.depth, e.at])).toEqual([[1, 1200], [0, 2000]])
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("completed")
       expect(result.finalMessage?.content).toBe("root done")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* Testing.requests
       expect(requests.filter((r) => taskOf(r) === "child").at(-1)!.messages.at(-1)?.content).toBe("[SubTurn Result] grandchild done")
       expect(requests.filter((r) => taskOf(r) === "root").at(-1)!.messages.at(-1)?.content).toBe("[SubTurn Result] child done")
     }).pipe(Effect.provide(harness({

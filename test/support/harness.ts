@@ -1,18 +1,16 @@
 /**
- * A loop for tests: scripted provider, given tools, memory store, default services.
+ * A loop for tests: scripted provider, given tools, memory store, default services — the package's
+ * own test kit (`src/testing`), in the shape the tests use.
  */
 import { Effect, Layer } from "effect"
 import type { AgentLoopConfigInput } from "../../src/domain/Config.ts"
 import type { AgentEvent } from "../../src/domain/Event.ts"
 import type { Message } from "../../src/domain/Message.ts"
 import type { Tool } from "../../src/domain/Tool.ts"
-import * as Scripted from "../../src/layers/providers/Scripted.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/defaults.ts"
+import type * as Scripted from "../../src/layers/providers/Scripted.ts"
 import { AgentLoop } from "../../src/services/AgentLoop.ts"
 import type { CurrentTurn } from "../../src/services/CurrentTurn.ts"
-import { EventBus } from "../../src/services/EventBus.ts"
-import { ToolRegistry } from "../../src/services/ToolRegistry.ts"
+import * as Testing from "../../src/testing/index.ts"
 
 export interface HarnessOptions {
   readonly script: Scripted.Script
@@ -21,27 +19,12 @@ export interface HarnessOptions {
   readonly seed?: Readonly<Record<string, ReadonlyArray<Message>>>
 }
 
-/** The whole loop over a scripted provider and a memory store. */
+/** The whole loop over a scripted provider and a memory store: the package's test kit, config errors as defects. */
 export const harness = (options: HarnessOptions) =>
-  AgentLoopLive.layer({ model: "test-model", ...options.config }).pipe(
-    Layer.provideMerge(Layer.mergeAll(
-      Scripted.layer(options.script),
-      ToolRegistry.layer(options.tools ?? []),
-      SessionStoreMemory.layer(options.seed)
-    )),
-    Layer.orDie
-  )
+  Testing.layer({ ...options, ...(options.seed ? { sessions: options.seed } : {}) }).pipe(Layer.orDie)
 
 /** Records every event from now on; the returned effect gives all of them so far. */
-export const recordEvents = Effect.gen(function*() {
-  const bus = yield* EventBus
-  const seen: Array<AgentEvent> = []
-  const subscription = yield* bus.subscribe({ capacity: 100_000 })
-  return Effect.map(subscription.takeAll, (batch): ReadonlyArray<AgentEvent> => {
-    seen.push(...batch)
-    return seen
-  })
-})
+export const recordEvents = Effect.map(Testing.recordEvents, (recorder) => recorder.all)
 
 /** The tags of events, optionally only of some kinds. */
 export const tags = (events: ReadonlyArray<AgentEvent>, kinds?: ReadonlyArray<AgentEvent["_tag"]>) =>

@@ -1,0 +1,106 @@
+/**
+ * A test kit for applications built on the loop: the whole loop over a scripted model and an
+ * in-memory session store, an event recorder, and `advance` for the Clock. Imported from
+ * `effect-agent-loop/testing`, so production code never loads it.
+ *
+ * Everything the loop waits for (retries, timeouts, a model's delays, sub-turns) waits on the
+ * Effect Clock, and a turn runs on to its first wait before its caller goes on. So under
+ * `TestClock` (e.g. `@effect/vitest`'s `it.effect`) a test forks a turn, calls `advance(d)` once,
+ * and every wait of that turn and of its sub-turns that is due within `d` has happened.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Fiber } from "effect"
+ * import { AgentLoop } from "effect-agent-loop"
+ * import * as Testing from "effect-agent-loop/testing"
+ *
+ * const test = Effect.gen(function*() {
+ *   const events = yield* Testing.recordEvents
+ *   const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "hi"))
+ *   yield* Testing.advance("2 seconds")
+ *   const result = yield* Fiber.join(turn)
+ *   const [response] = yield* events.ofKind("LLMResponse")
+ *   return { answer: result.finalMessage?.content, at: response?.at } // { answer: "hello", at: 1000 }
+ * }).pipe(
+ *   Effect.scoped,
+ *   Effect.provide(Testing.layer({ script: [{ content: "hello", delay: "1 second" }] }))
+ * )
+ * ```
+ */
+import { type Duration, Effect, Layer, type Scope } from "effect"
+import { TestClock } from "effect/testing"
+import type { AgentLoopConfigInput } from "../domain/Config.ts"
+import type { ConfigError } from "../domain/errors.ts"
+import type { AgentEvent, EventKind, EventOf } from "../domain/Event.ts"
+import type { Message } from "../domain/Message.ts"
+import type { ProviderRequest } from "../domain/Provider.ts"
+import type { Tool } from "../domain/Tool.ts"
+import * as Scripted from "../layers/providers/Scripted.ts"
+import * as SessionStoreMemory from "../layers/SessionStoreMemory.ts"
+import * as AgentLoopLive from "../programs/defaults.ts"
+import type { AgentLoop } from "../services/AgentLoop.ts"
+import type { CurrentTurn } from "../services/CurrentTurn.ts"
+import { EventBus } from "../services/EventBus.ts"
+import type { Hooks } from "../services/Hooks.ts"
+import type { LoopConfig } from "../services/LoopConfig.ts"
+import type { Provider } from "../services/Provider.ts"
+import type { SessionStore } from "../services/SessionStore.ts"
+import { ToolRegistry } from "../services/ToolRegistry.ts"
+
+/** What a test loop is made of. */
+export interface TestLoopOptions {
+  /** The model's answers, in order, or a function of each request (see `Scripted`). */
+  readonly script: Scripted.Script
+  readonly tools?: ReadonlyArray<Tool<CurrentTurn>>
+  /** Config fields; `model` defaults to `"test-model"`. */
+  readonly config?: Partial<AgentLoopConfigInput>
+  /** Sessions the in-memory store starts with. */
+  readonly sessions?: Readonly<Record<string, ReadonlyArray<Message>>>
+}
+
+/** The whole loop over a scripted model (`ScriptedLog` keeps its requests) and an in-memory session store. */
+export const layer = (
+  options: TestLoopOptions
+): Layer.Layer<
+  AgentLoop | EventBus | Hooks | LoopConfig | Provider | Scripted.ScriptedLog | ToolRegistry | SessionStore,
+  ConfigError
+> =>
+  AgentLoopLive.layer({ model: "test-model", ...options.config }).pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      Scripted.layer(options.script),
+      ToolRegistry.layer(options.tools ?? []),
+      SessionStoreMemory.layer(options.sessions)
+    ))
+  )
+
+/** Every event published since the recorder started. */
+export interface EventRecorder {
+  readonly all: Effect.Effect<ReadonlyArray<AgentEvent>>
+  readonly ofKind: <K extends EventKind>(kind: K) => Effect.Effect<ReadonlyArray<EventOf<K>>>
+}
+
+/** Starts recording every event (losslessly) until the scope closes. */
+export const recordEvents: Effect.Effect<EventRecorder, never, EventBus | Scope.Scope> = Effect.gen(function*() {
+  const bus = yield* EventBus
+  const subscription = yield* bus.subscribe({ strategy: "lossless" })
+  const seen: Array<AgentEvent> = []
+  const all = Effect.map(subscription.takeAll, (batch): ReadonlyArray<AgentEvent> => {
+    seen.push(...batch)
+    return seen
+  })
+  return {
+    all,
+    ofKind: <K extends EventKind>(kind: K) => Effect.map(all, (events) => events.filter((e): e is EventOf<K> => e._tag === kind))
+  }
+})
+
+/** The requests the scripted model received so far. */
+export const requests: Effect.Effect<ReadonlyArray<ProviderRequest>, never, Scripted.ScriptedLog> = Effect.gen(function*() {
+  return yield* (yield* Scripted.ScriptedLog).requests
+})
+
+/**
+ * Moves the `TestClock` forward by `duration`: every wait of the loop (and of the turns it forked
+ * and their sub-turns) due by then happens, in time order.
+ */
+export const advance = (duration: Duration.Input): Effect.Effect<void> => TestClock.adjust(duration)
