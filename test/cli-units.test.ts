@@ -24,7 +24,7 @@ import type { HookToolCall } from "../src/domain/Hook.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import * as EventBusLive from "../src/layers/EventBus.ts"
 import { EventBus } from "../src/services/EventBus.ts"
-import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
+import { AgentLoop, settled, harness, recordEvents } from "./support/harness.ts"
 
 const fakeScreen = (interactive: boolean) => {
   const out = { stdout: "", stderr: "" }
@@ -61,7 +61,7 @@ describe("Ctrl-C", () => {
       expect(idle).toEqual([false])
 
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* eventually(Effect.map(loop.activeTurn("s"), (info) => info?.phase === "llm" || undefined))
+      yield* settled(Effect.map(loop.activeTurn("s"), (info) => info?.phase === "llm" || undefined))
       yield* press
       expect(out.stderr).toBe("")
       yield* TestClock.adjust(CtrlC.DOUBLE_PRESS_MS + 1)
@@ -106,7 +106,7 @@ describe("Ctrl-C during an approval prompt", () => {
         Effect.provideService(Screen.Screen, screen)
       )
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* eventually(Effect.sync(() => out.stderr.includes("? allow danger {}? [y/N] ") || undefined))
+      yield* settled(Effect.sync(() => out.stderr.includes("? allow danger {}? [y/N] ") || undefined))
       yield* press
       stdin.write("y\n")
       const result = yield* Fiber.join(turn)
@@ -166,8 +166,8 @@ describe("event sink", () => {
       expect(yield* sink.dropped).toBe(1)
       const flushed = yield* Effect.forkChild(sink.flushed("t1"))
       yield* Deferred.succeed(gate, undefined)
-      yield* eventually(Effect.sync(() => flushed.pollUnsafe() !== undefined || undefined))
-      yield* eventually(Effect.sync(() => handled.length === 2 || undefined))
+      yield* settled(Effect.sync(() => flushed.pollUnsafe() !== undefined || undefined))
+      yield* settled(Effect.sync(() => handled.length === 2 || undefined))
       expect(handled).toEqual(["TurnStart", "Error"])
     }).pipe(Effect.scoped, Effect.provide(EventBusLive.layerCapacity())))
 })

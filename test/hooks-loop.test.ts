@@ -12,7 +12,7 @@ import * as Message from "../src/domain/Message.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
-import { AgentLoop, eventually, harness, recordEvents, tags } from "./support/harness.ts"
+import { AgentLoop, settled, harness, recordEvents, tags } from "./support/harness.ts"
 import { ofKind } from "./support/fixtures.ts"
 
 
@@ -220,7 +220,7 @@ describe("approval through a turn", () => {
         name: "slow-human"
       })
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* eventually(Effect.sync(() => asked))
+      yield* settled(Effect.sync(() => asked))
       yield* TestClock.adjust(59_999)
       expect(tags(yield* events, ["ToolExecStart", "ToolExecSkipped", "TurnEnd"])).toEqual([])
       yield* TestClock.adjust(1)
@@ -247,7 +247,7 @@ describe("failing hooks fail open", () => {
         name: "sleepy"
       })
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* eventually(Effect.sync(() => entered))
+      yield* settled(Effect.sync(() => entered))
       yield* TestClock.adjust(4_999)
       expect(tags(yield* events, ["LLMRequest"])).toEqual([])
       yield* TestClock.adjust(1)

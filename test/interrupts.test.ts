@@ -8,7 +8,7 @@ import * as Tool from "../src/domain/Tool.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
 import { INTERRUPT_HINT } from "../src/programs/runTurn.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
-import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
+import { AgentLoop, settled, harness, recordEvents } from "./support/harness.ts"
 
 const slowTool = (name: string, ms = 50) =>
   Tool.make({
@@ -24,7 +24,7 @@ const twoTools = [
 ]
 
 const started = (events: Effect.Effect<ReadonlyArray<AgentEvent>>, toolName: string) =>
-  eventually(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart" && e.toolName === toolName)))
+  settled(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart" && e.toolName === toolName)))
 
 const kinds = (all: ReadonlyArray<AgentEvent>) => all.map((e) => e._tag)
 
@@ -86,7 +86,7 @@ describe("steering", () => {
       const loop = yield* AgentLoop
       yield* loop.registerHook(Hook.make({ beforeTurn: () => Effect.sleep("1 second") }))
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* eventually(loop.activeTurn("s"))
+      yield* settled(loop.activeTurn("s"))
       yield* loop.injectSteering("s", "also this")
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(turn)
@@ -101,7 +101,7 @@ describe("steering", () => {
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
       yield* TestClock.adjust("10 millis")
-      yield* eventually(Effect.map(events, (all) => all.some((e) => e._tag === "LLMDelta")))
+      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMDelta")))
       yield* loop.injectSteering("s", "wait, one more thing")
       yield* TestClock.adjust("1 second")
       const result = yield* Fiber.join(turn)
@@ -117,7 +117,7 @@ describe("steering", () => {
     Effect.gen(function*() {
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* eventually(loop.activeTurn("s"))
+      yield* settled(loop.activeTurn("s"))
       for (let i = 0; i < 10; i++) yield* loop.injectSteering("s", `m${i}`)
       const full = yield* Effect.flip(loop.injectSteering("s", "m10"))
       expect(full._tag).toBe("SteeringQueueFull")
@@ -133,7 +133,7 @@ describe("steering", () => {
       const events = yield* recordEvents
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* eventually(Effect.map(events, (all) => all.some((e) => e._tag === "LLMRequest")))
+      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMRequest")))
       yield* loop.injectSteering("s", "later please")
       yield* TestClock.adjust("1 second")
       const result = yield* Fiber.join(turn)
@@ -195,7 +195,7 @@ describe("graceful interrupt", () => {
       const events = yield* recordEvents
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* eventually(Effect.map(events, (all) => all.some((e) => e._tag === "LLMRequest")))
+      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMRequest")))
       yield* loop.interruptGraceful("s")
       yield* TestClock.adjust("1 second")
       const result = yield* Fiber.join(turn)
@@ -256,7 +256,7 @@ describe("hard abort", () => {
       const events = yield* recordEvents
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* eventually(Effect.map(events, (all) => all.some((e) => e._tag === "LLMDelta")))
+      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMDelta")))
       yield* loop.interruptHard("s")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("aborted")
@@ -271,7 +271,7 @@ describe("hard abort", () => {
         beforeLLMRequest: () => Effect.sync(() => (hookRunning = true)).pipe(Effect.andThen(Effect.never))
       }))
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* eventually(Effect.sync(() => hookRunning))
+      yield* settled(Effect.sync(() => hookRunning))
       yield* loop.interruptHard("s")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("aborted")

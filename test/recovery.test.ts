@@ -13,7 +13,7 @@ import * as Message from "../src/domain/Message.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
 import { TRUNCATION_PROMPT, TRUNCATION_RETRY_REASON } from "../src/programs/callModel.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
-import { AgentLoop, eventually, harness, recordEvents, tags } from "./support/harness.ts"
+import { AgentLoop, settled, harness, recordEvents, tags } from "./support/harness.ts"
 import { longHistory, ofKind } from "./support/fixtures.ts"
 
 
@@ -23,11 +23,11 @@ const requests = Effect.gen(function*() {
 
 const requestCount = Effect.map(requests, (r) => r.length)
 
-/** Waits until the provider has received `n` requests. */
+/** The provider has received `n` requests once the loop has settled. */
 const received = (n: number) =>
   Effect.gen(function*() {
     const log = yield* ScriptedLog
-    return yield* eventually(Effect.map(log.requests, (sent) => sent.length >= n))
+    return yield* settled(Effect.map(log.requests, (sent) => sent.length >= n))
   })
 
 const stored = (sessionKey: string) =>
@@ -156,7 +156,7 @@ describe("retries", () => {
       const bounds = [[800, 1200], [1600, 2400], [3200, 4800]] as const
       for (const [i, [low, high]] of bounds.entries()) {
         yield* received(i + 1)
-        const retry = yield* eventually(Effect.map(events, (all) => ofKind(all, "LLMRetry")[i]))
+        const retry = yield* settled(Effect.map(events, (all) => ofKind(all, "LLMRetry")[i]))
         expect(retry.delayMs).toBeGreaterThanOrEqual(low)
         expect(retry.delayMs).toBeLessThanOrEqual(high)
         const wait = Math.ceil(retry.delayMs)

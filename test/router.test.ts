@@ -3,7 +3,7 @@ import { type Duration, Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
 import { ScriptedLog, type ScriptedResponse } from "../src/layers/providers/Scripted.ts"
-import { AgentLoop, eventually, harness } from "./support/harness.ts"
+import { AgentLoop, settled, harness } from "./support/harness.ts"
 
 const lastUser = (request: ProviderRequest) => request.messages.filter((m) => m.role === "user").map((m) => m.content)
 
@@ -19,7 +19,7 @@ describe("router (send / outbound)", () => {
       const loop = yield* AgentLoop
       const replies = yield* Effect.forkChild(Stream.runCollect(Stream.take(loop.outbound, 1)))
       yield* loop.send({ sessionKey: "s", content: "first" })
-      yield* eventually(loop.activeTurn("s"))
+      yield* settled(loop.activeTurn("s"))
       yield* TestClock.adjust("10 millis")
       yield* loop.send({ sessionKey: "s", content: "second" })
       yield* TestClock.adjust("1 second")
@@ -37,7 +37,7 @@ describe("router (send / outbound)", () => {
         concurrency: "unbounded"
       })
       const log = yield* ScriptedLog
-      yield* eventually(Effect.map(log.requests, (r) => r.length === 1))
+      yield* settled(Effect.map(log.requests, (r) => r.length === 1))
       yield* TestClock.adjust("1 second")
       const [reply] = yield* Fiber.join(replies)
       const requests = yield* (yield* ScriptedLog).requests
@@ -51,7 +51,7 @@ describe("router (send / outbound)", () => {
       const loop = yield* AgentLoop
       const replies = yield* Effect.forkChild(Stream.runCollect(Stream.take(loop.outbound, 3)))
       yield* loop.send({ sessionKey: "s", content: "start" })
-      yield* eventually(loop.activeTurn("s"))
+      yield* settled(loop.activeTurn("s"))
       yield* loop.injectFollowUp("s", "F1")
       yield* loop.injectFollowUp("s", "F2")
       yield* TestClock.adjust("1 second")
@@ -67,7 +67,7 @@ describe("router (send / outbound)", () => {
       const replies = yield* Effect.forkChild(Stream.runCollect(Stream.take(loop.outbound, 2)))
       yield* loop.send({ sessionKey: "a", content: "x" })
       yield* loop.send({ sessionKey: "b", content: "y" })
-      yield* eventually(Effect.map(loop.activeTurns, (turns) => turns.length === 2))
+      yield* settled(Effect.map(loop.activeTurns, (turns) => turns.length === 2))
       yield* TestClock.adjust("100 millis")
       const all = yield* Fiber.join(replies)
       expect(all.map((r) => r.sessionKey).sort()).toEqual(["a", "b"])
@@ -78,11 +78,11 @@ describe("router (send / outbound)", () => {
       const loop = yield* AgentLoop
       const replies = yield* Effect.forkChild(Stream.runCollect(Stream.take(loop.outbound, 3)))
       for (const key of ["a", "b", "c"]) yield* loop.send({ sessionKey: key, content: key })
-      yield* eventually(Effect.map(loop.activeTurns, (turns) => turns.length === 2))
+      yield* settled(Effect.map(loop.activeTurns, (turns) => turns.length === 2))
       yield* TestClock.adjust("50 millis")
       expect((yield* loop.activeTurns).length).toBe(2)
       yield* TestClock.adjust("50 millis")
-      yield* eventually(Effect.map(loop.activeTurns, (turns) => turns.length === 1 && turns[0]!.sessionKey === "c"))
+      yield* settled(Effect.map(loop.activeTurns, (turns) => turns.length === 1 && turns[0]!.sessionKey === "c"))
       yield* TestClock.adjust("100 millis")
       const all = yield* Fiber.join(replies)
       expect(all.map((r) => r.sessionKey)).toEqual(["a", "b", "c"])

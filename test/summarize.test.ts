@@ -15,7 +15,7 @@ import type { ProviderRequest } from "../src/domain/Provider.ts"
 import { ScriptedLog, type ScriptedResponse } from "../src/layers/providers/Scripted.ts"
 import { SUMMARY_INSTRUCTION, SUMMARY_PREFIX, SUMMARY_TIMEOUT } from "../src/programs/summarize.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
-import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
+import { AgentLoop, settled, harness, recordEvents } from "./support/harness.ts"
 import { ofKind } from "./support/fixtures.ts"
 
 
@@ -48,11 +48,11 @@ const summaryRequests = Effect.map(allRequests, (all) => all.filter(isSummaryReq
 const requested = (n: number, which: (request: ProviderRequest) => boolean) =>
   Effect.gen(function*() {
     const log = yield* ScriptedLog
-    yield* eventually(Effect.map(log.requests, (all) => all.filter(which).length >= n))
+    yield* settled(Effect.map(log.requests, (all) => all.filter(which).length >= n))
   })
 
 const summarized = (events: Effect.Effect<ReadonlyArray<AgentEvent>>) =>
-  eventually(Effect.map(events, (all) => ofKind(all, "SessionSummarize")[0]))
+  settled(Effect.map(events, (all) => ofKind(all, "SessionSummarize")[0]))
 
 describe("session summaries", () => {
   it.effect("at the threshold (200 runes of 200) nothing happens", () =>
@@ -126,7 +126,7 @@ describe("session summaries", () => {
       const events = yield* recordEvents
       yield* loop.turn("s", "hello")
       yield* summarized(events)
-      yield* eventually(Effect.sync(() => seen.length === 2))
+      yield* settled(Effect.sync(() => seen.length === 2))
       expect(seen).toEqual(["before summary 4", "after summary 2 3"])
     }).pipe(Effect.scoped, Effect.provide(harness({ seed: { s: seeded }, config: config(), script: script([{ content: "a".repeat(16) }]) }))))
 
@@ -143,7 +143,7 @@ describe("session summaries", () => {
       const events = yield* recordEvents
       const result = yield* loop.turn("s", "hello")
       expect(result.status).toBe("completed")
-      yield* eventually(Effect.sync(() => reasons.length > 0))
+      yield* settled(Effect.sync(() => reasons.length > 0))
       for (let i = 0; i < 100; i++) yield* Effect.yieldNow
       expect(reasons).toEqual(["summary"])
       expect(yield* summaryRequests).toEqual([])
@@ -155,7 +155,7 @@ describe("session summaries", () => {
     Effect.gen(function*() {
       const events = yield* recordEvents
       const result = yield* (yield* AgentLoop).turn("s", "hello")
-      const error = yield* eventually(Effect.map(events, (all) => ofKind(all, "Error")[0]))
+      const error = yield* settled(Effect.map(events, (all) => ofKind(all, "Error")[0]))
       expect(error.stage).toBe("summarize")
       expect(error.message).toBe("ProviderRejected: no summaries today; history kept")
       expect(error.turnId).toBe(result.turnId)
@@ -171,7 +171,7 @@ describe("session summaries", () => {
     Effect.gen(function*() {
       const events = yield* recordEvents
       yield* (yield* AgentLoop).turn("s", "hello")
-      const error = yield* eventually(Effect.map(events, (all) => ofKind(all, "Error")[0]))
+      const error = yield* settled(Effect.map(events, (all) => ofKind(all, "Error")[0]))
       expect([error.stage, error.message]).toEqual(["summarize", "The summary came back empty; history kept"])
       expect(yield* stored("s")).toHaveLength(4)
     }).pipe(Effect.provide(harness({ seed: { s: seeded }, config: config(), script: script([{ content: "a".repeat(16) }], { content: "  " }) }))))
@@ -236,7 +236,7 @@ describe("session summaries", () => {
       const events = yield* recordEvents
       const loop = yield* AgentLoop
       yield* loop.turn("s", "hello")
-      const error = yield* eventually(Effect.map(events, (all) => ofKind(all, "Error")[0]))
+      const error = yield* settled(Effect.map(events, (all) => ofKind(all, "Error")[0]))
       expect([error.stage, error.message]).toEqual(["summarize", "The summary failed: wires crossed; history kept"])
       expect(yield* stored("s")).toHaveLength(4)
       expect((yield* loop.turn("s", "next")).status).toBe("completed")

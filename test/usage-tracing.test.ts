@@ -9,7 +9,7 @@ import { Effect, Exit, Fiber, Layer, Logger, Option, Schema, Tracer } from "effe
 import { ProviderRejected } from "../src/domain/errors.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import * as Usage from "../src/domain/Usage.ts"
-import { AgentLoop, eventually, harness, recordEvents } from "./support/harness.ts"
+import { AgentLoop, settled, harness, recordEvents } from "./support/harness.ts"
 import { echo, ofKind } from "./support/fixtures.ts"
 
 
@@ -255,7 +255,7 @@ describe("tracing", () => {
       const loop = yield* AgentLoop
       const events = yield* recordEvents
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* eventually(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart")))
+      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart")))
       yield* loop.interruptHard("s")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("aborted")

@@ -25,7 +25,7 @@ import { AgentLoop } from "../../src/services/AgentLoop.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { ToolRegistry } from "../../src/services/ToolRegistry.ts"
 import { echo, longHistory } from "../support/fixtures.ts"
-import { eventually, harness, recordEvents } from "../support/harness.ts"
+import { settled, harness, recordEvents } from "../support/harness.ts"
 
 const overflow = new ContextLengthExceeded({ message: "413 Request Entity Too Large" })
 
@@ -143,7 +143,7 @@ describe("recovery never deletes stored history", () => {
       const store = yield* SessionStore
       const events = yield* recordEvents
       yield* (yield* AgentLoop).turn("s", "hello")
-      yield* eventually(Effect.map(events, (all) => all.some((e) => e._tag === "SessionSummarize")))
+      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "SessionSummarize")))
       const seeded = [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))]
       const log = yield* store.log("s")
       expect(log).toEqual([

@@ -3,6 +3,7 @@
  * own test kit (`src/testing`), in the shape the tests use.
  */
 import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import type { AgentLoopConfigInput } from "../../src/domain/Config.ts"
 import type { AgentEvent } from "../../src/domain/Event.ts"
 import type { Message } from "../../src/domain/Message.ts"
@@ -30,15 +31,15 @@ export const recordEvents = Effect.map(Testing.recordEvents, (recorder) => recor
 export const tags = (events: ReadonlyArray<AgentEvent>, kinds?: ReadonlyArray<AgentEvent["_tag"]>) =>
   events.filter((e) => !kinds || kinds.includes(e._tag)).map((e) => e._tag)
 
-/** Waits (on fiber yields, not time) until a condition holds. */
-export const eventually = <A>(check: Effect.Effect<A | undefined>, tries = 1000): Effect.Effect<A> =>
-  Effect.gen(function*() {
-    for (let i = 0; i < tries; i++) {
-      const value = yield* check
-      if (value !== undefined && value !== false) return value
-      yield* Effect.yieldNow
-    }
-    return yield* Effect.die(new Error("condition never held"))
-  })
+/**
+ * Lets every fiber of the loop run on to its next wait — one `TestClock.adjust(0)`, no polling —
+ * and returns the condition's value, which must hold by then.
+ */
+export const settled = <A>(check: Effect.Effect<A | undefined | false>): Effect.Effect<A> =>
+  Effect.andThen(TestClock.adjust(0), check).pipe(
+    Effect.flatMap((value) =>
+      value === undefined || value === false ? Effect.die(new Error("the condition does not hold once the loop has settled")) : Effect.succeed(value)
+    )
+  )
 
 export { AgentLoop }
