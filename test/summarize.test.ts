@@ -44,7 +44,7 @@ const allRequests = Effect.gen(function*() {
 
 const summaryRequests = Effect.map(allRequests, (all) => all.filter(isSummaryRequest))
 
-/** Waits (on fiber yields) until the provider has received `n` requests matching `which`. */
+/** The provider has received `n` requests matching `which` once the loop has settled. */
 const requested = (n: number, which: (request: ProviderRequest) => boolean) =>
   Effect.gen(function*() {
     const log = yield* ScriptedLog

@@ -10,7 +10,7 @@ import * as Hook from "../../src/domain/Hook.ts"
 import * as Message from "../../src/domain/Message.ts"
 import { heldSessions } from "../../src/programs/agentLoop.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
-import { AgentLoop, harness } from "../support/harness.ts"
+import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 
 const KEYS = 10_000
 
@@ -71,6 +71,27 @@ describe("idle sessions are released", () => {
         Message.assistant("ok")
       ])
     }).pipe(Effect.provide(Layer.fresh(harness({ script: () => ({ content: "ok" }), config: { sessionIdleTimeout: 1000 } })))))
+
+  it.effect("a session is not released while its summary runs, and is released once the summary is done", () =>
+    Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const events = yield* recordEvents
+      yield* loop.turn("s", "hello")
+      yield* TestClock.adjust(4999)
+      expect(heldSessions(loop)).toBe(1)
+      expect((yield* events).filter((e) => e._tag === "SessionSummarize")).toEqual([])
+      yield* TestClock.adjust(1)
+      expect((yield* events).filter((e) => e._tag === "SessionSummarize")).toHaveLength(1)
+      yield* TestClock.adjust(999)
+      expect(heldSessions(loop)).toBe(1)
+      yield* TestClock.adjust(1)
+      expect(heldSessions(loop)).toBe(0)
+    }).pipe(Effect.provide(harness({
+      // A window of 100 tokens at 0.5: the seeded 180 runes plus this turn pass 200 runes.
+      config: { sessionIdleTimeout: 1000, contextWindow: 100, summarizeThreshold: 0.5, summarizeKeepMessages: 2 },
+      seed: { s: [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))] },
+      script: [{ content: "an answer of some length" }, { content: "They talked.", delay: "5 seconds" }]
+    }))))
 
   it.effect("a session is not released while a turn runs longer than the idle timeout", () =>
     Effect.gen(function*() {
