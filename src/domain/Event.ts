@@ -199,8 +199,8 @@ export const kinds: ReadonlyArray<EventKind> = AgentEvent.members.map((m) => m.f
 /** The fields of an event beyond its base. */
 export type EventPayload<K extends EventKind> = Omit<EventOf<K>, keyof EventBase | "_tag">
 
-/** Where an event happened: its base fields but the time. */
-export type EventPlace = Omit<EventBase, "at">
+/** Where an event happened: its base fields but the time (an absent parent may be `undefined`). */
+export type EventPlace = Omit<EventBase, "at" | "parentTurnId"> & { readonly parentTurnId?: string | undefined }
 
 /**
  * Builds an event from where it happened, when, and its own fields.

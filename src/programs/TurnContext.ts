@@ -3,7 +3,7 @@
  * the turn produced, and an emitter stamping events with the turn's coordinates and the Clock's
  * time. The services live in the engine (`engine.ts`), not here.
  */
-import { type Clock, Effect, type Tracer } from "effect"
+import { type Clock, Effect, Tracer } from "effect"
 import type { SessionStoreError } from "../domain/errors.ts"
 import * as AgentEvent from "../domain/Event.ts"
 import type { EventKind, EventPayload } from "../domain/Event.ts"
@@ -13,7 +13,7 @@ import * as Usage from "../domain/Usage.ts"
 import type { CurrentTurnShape } from "../services/CurrentTurn.ts"
 import type { EventBusShape } from "../services/EventBus.ts"
 import type { Compression } from "./compaction.ts"
-import { eventBase, type TurnControl } from "./TurnControl.ts"
+import type { TurnControl } from "./TurnControl.ts"
 
 /**
  * Where a turn's conversation comes from and goes to: a stored session for a root turn, an
@@ -86,9 +86,31 @@ export interface TurnContext {
 /** Spans on the loop's hot path (turn, provider call, tool call) skip capturing a stack trace each time. */
 export const noStackTrace: Tracer.TraceOptions = { captureStackTrace: false }
 
+/**
+ * `effect` in a span named `name` with `attributes()` and, on success, `annotate(result)` — when a
+ * tracing backend is installed. Under Effect's default `nativeTracer` no one can observe the span,
+ * and a span per provider call and per tool call (with its attributes) is a measurable share of a
+ * zero-latency iteration, so it is skipped (the comparison Effect documents for `nativeTracer`).
+ */
+export const spanned = <A, E, R>(
+  name: string,
+  attributes: () => Record<string, unknown>,
+  effect: Effect.Effect<A, E, R>,
+  annotate?: (result: A) => Record<string, unknown> | undefined
+): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => {
+    if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer) return effect
+    const body = annotate === undefined ? effect : Effect.tap(effect, (result) => {
+      const values = annotate(result)
+      return values === undefined ? Effect.void : Effect.annotateCurrentSpan(values)
+    })
+    return body.pipe(Effect.withSpan(name, { attributes: attributes() }, noStackTrace))
+  })
+
 /** Publishes events stamped with `control`'s coordinates and `clock`'s time, straight onto the bus. */
 export const publisher = (bus: EventBusShape, control: TurnControl, clock: Clock.Clock): Publish => (kind, payload) =>
-  bus.publishUnsafe(AgentEvent.make(kind, eventBase(control), clock.currentTimeMillisUnsafe(), payload))
+  // The control block is the event's place (its coordinates are read at the call): no copy per event.
+  bus.publishUnsafe(AgentEvent.make(kind, control, clock.currentTimeMillisUnsafe(), payload))
 
 /** An emitter for code outside a turn's body (the loop's control API, sub-turn bookkeeping, summaries). */
 export const emitterFor = (bus: EventBusShape, control: TurnControl): Emit => (kind, payload) =>

@@ -20,7 +20,7 @@ import {
   shrinkOversizedToolResult
 } from "./compaction.ts"
 import type { Env } from "./Env.ts"
-import { compacted, type Emit, noStackTrace, type TurnContext } from "./TurnContext.ts"
+import { compacted, type Emit, spanned, type TurnContext } from "./TurnContext.ts"
 import { hookContext } from "./TurnControl.ts"
 import { stopFor, TurnAborted } from "./turnEnd.ts"
 
@@ -272,17 +272,21 @@ export const make = (env: Env) => {
         const started = context.clock.currentTimeMillisUnsafe()
         context.calls++
         const sent = request
-        const attempt = yield* withRetries(context, Effect.suspend(() => streamResponse(context, provider.stream(sent)))).pipe(
-          Effect.tap((response) =>
-            Effect.annotateCurrentSpan({
-              "gen_ai.usage.input_tokens": response.usage.inputTokens,
-              "gen_ai.usage.output_tokens": response.usage.outputTokens,
-              "gen_ai.response.finish_reasons": [response.finishReason]
-            })
+        const attempt = yield* spanned(
+          "gen_ai.chat",
+          () => ({ "gen_ai.request.model": sent.model, "gen_ai.operation.name": "chat" }),
+          withRetries(context, Effect.suspend(() => streamResponse(context, provider.stream(sent)))).pipe(
+            Effect.map((response) => ({ _tag: "ok" as const, response })),
+            Effect.catchTag("ContextLengthExceeded", (error) => Effect.succeed({ _tag: "overflow" as const, error }))
           ),
-          Effect.map((response) => ({ _tag: "ok" as const, response })),
-          Effect.catchTag("ContextLengthExceeded", (error) => Effect.succeed({ _tag: "overflow" as const, error })),
-          Effect.withSpan("gen_ai.chat", { attributes: { "gen_ai.request.model": request.model, "gen_ai.operation.name": "chat" } }, noStackTrace)
+          (attempt) =>
+            attempt._tag === "ok"
+              ? {
+                "gen_ai.usage.input_tokens": attempt.response.usage.inputTokens,
+                "gen_ai.usage.output_tokens": attempt.response.usage.outputTokens,
+                "gen_ai.response.finish_reasons": [attempt.response.finishReason]
+              }
+              : undefined
         )
         if (attempt._tag === "overflow") {
           if (overflowRetries >= config.maxCompressRetries) return yield* Effect.fail(attempt.error)

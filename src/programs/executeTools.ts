@@ -18,7 +18,7 @@ import * as Message from "../domain/Message.ts"
 import { toOutput, type ToolContext } from "../domain/Tool.ts"
 import type { RegisteredTool } from "../services/ToolRegistry.ts"
 import type { Env } from "./Env.ts"
-import { append, noStackTrace, type TurnContext } from "./TurnContext.ts"
+import { append, spanned, type TurnContext } from "./TurnContext.ts"
 import { gracefulAsked, gracefulRequested, hookContext } from "./TurnControl.ts"
 import { stopFor } from "./turnEnd.ts"
 
@@ -128,6 +128,13 @@ export const make = (env: Env) => {
 
   /** One call: hooks, validation, approval, execution, patches, events. */
   const runCall = (context: TurnContext, planned: PlannedCall) =>
+    spanned("gen_ai.execute_tool", () => ({
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": planned.call.name,
+      "gen_ai.tool.call.id": planned.call.id
+    }), runCallBody(context, planned), (result) => ({ "agent.tool.is_error": result.isError === true }))
+
+  const runCallBody = (context: TurnContext, planned: PlannedCall) =>
     Effect.gen(function*() {
       const { call, tool } = planned
       const where = hookContext(context.control)
@@ -175,24 +182,19 @@ export const make = (env: Env) => {
       }
       context.publish("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: call.arguments })
       return yield* ended(context, call, started, outcome)
-    }).pipe(Effect.withSpan("gen_ai.execute_tool", {
-      attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": planned.call.name, "gen_ai.tool.call.id": planned.call.id }
-    }, noStackTrace))
+    })
 
   const ended = (context: TurnContext, call: Message.ToolCall, started: number, outcome: Outcome) =>
-    Effect.andThen(
-      Effect.annotateCurrentSpan({ "agent.tool.is_error": outcome.isError }),
-      Effect.sync(() => {
-        context.publish("ToolExecEnd", {
-          toolCallId: call.id,
-          toolName: call.name,
-          durationMs: context.clock.currentTimeMillisUnsafe() - started,
-          isError: outcome.isError,
-          result: outcome.content
-        })
-        return Message.toolResult(call, outcome.content, outcome.isError)
+    Effect.sync(() => {
+      context.publish("ToolExecEnd", {
+        toolCallId: call.id,
+        toolName: call.name,
+        durationMs: context.clock.currentTimeMillisUnsafe() - started,
+        isError: outcome.isError,
+        result: outcome.content
       })
-    )
+      return Message.toolResult(call, outcome.content, outcome.isError)
+    })
 
   /** A group's calls: one runs in the turn's fiber; more run in parallel. */
   const runGroup = (context: TurnContext, group: ReadonlyArray<PlannedCall>) =>
