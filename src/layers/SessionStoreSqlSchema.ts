@@ -1,0 +1,67 @@
+/**
+ * The tables of `SessionStoreSql` and their migrations (effect's SQL migrator, its own migrations
+ * table so that it can share a database with an application's).
+ *
+ * - `agent_loop_sessions`: one row per session: its id (the SHA-256 of the key: keys of any length
+ *   fit an index, which Postgres limits to about 2.7 kB), its key, a `generation` (a random id given
+ *   when the session is created, so a reader notices a session removed and created again), how many
+ *   entries it holds, and when it was last appended to (epoch milliseconds).
+ * - `agent_loop_entries`: one row per log entry: the session id, its per-session `seq` (0, 1, 2, …;
+ *   the primary key, so the order is total and an append can never slip between two entries of
+ *   another), and the entry as JSON (text, not `jsonb`: Postgres's `jsonb` refuses `\u0000`, which
+ *   conversations may hold).
+ *
+ * An append is one transaction that locks the session row first (an upsert), so writers of one
+ * session take turns and each append's entries get consecutive `seq`s.
+ */
+import { createHash } from "node:crypto"
+import { Effect } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+
+/** The id of a session's rows: the SHA-256 of its key (a well-formed string, so one UTF-8 encoding), in hex. */
+export const sessionId = (key: string): string => createHash("sha256").update(key, "utf8").digest("hex")
+
+/** The migrations table of this store. */
+export const MIGRATIONS_TABLE = "agent_loop_migrations"
+
+const migrations = Migrator.fromRecord({
+  "1_session_log": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE IF NOT EXISTS agent_loop_sessions (
+      session_id TEXT PRIMARY KEY NOT NULL,
+      session_key TEXT NOT NULL,
+      generation TEXT NOT NULL,
+      entries INTEGER NOT NULL,
+      updated_at BIGINT NOT NULL
+    )`
+    yield* sql`CREATE TABLE IF NOT EXISTS agent_loop_entries (
+      session_id TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      entry TEXT NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    )`
+  })
+})
+
+/**
+ * How a transaction that writes starts. SQLite: `BEGIN IMMEDIATE` takes the write lock up front, so
+ * two processes never both read and then both try to write (one would fail instead of waiting).
+ * Postgres: the default; the row lock of the upsert orders writers.
+ */
+export const beginWrite = (sql: SqlClient.SqlClient): string | undefined =>
+  sql.onDialectOrElse({ sqlite: () => "BEGIN IMMEDIATE", orElse: () => undefined })
+
+/** Runs a writing transaction with `beginWrite`. */
+export const writeTransaction = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E, R>) => {
+  const begin = beginWrite(sql)
+  const transaction = sql.withTransaction(effect)
+  return begin === undefined ? transaction : Effect.provideService(transaction, SqlClient.BeginTransaction, begin)
+}
+
+/** Brings the tables up to date; safe when several processes start at once (the migrator locks). */
+export const migrate = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const run = Migrator.make({})({ loader: migrations, table: MIGRATIONS_TABLE })
+  const begin = beginWrite(sql)
+  return yield* begin === undefined ? run : Effect.provideService(run, SqlClient.BeginTransaction, begin)
+})
