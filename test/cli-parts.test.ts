@@ -298,6 +298,8 @@ describe("resolved settings", () => {
     session: Option.none(),
     continue: false,
     ephemeral: true,
+    store: Option.none(),
+    databaseUrl: Option.none(),
     maxIterations: Option.none(),
     tools: Option.none(),
     workspace: Option.some(tempDir()),

@@ -2,7 +2,9 @@
  * `agent-loop sessions list|show` end to end, through the real CLI process against the scripted
  * OpenAI-compatible server on 127.0.0.1: what list shows (and how it survives a corrupt file),
  * `show` (the context) against `show --all` (the whole log, compaction marked), stored escape
- * sequences never reaching the terminal, and the data directory's permissions.
+ * sequences never reaching the terminal, and the data directory's permissions. On the JSON Lines
+ * store (`AGENT_LOOP_STORE=jsonl`), whose files the tests look at and damage; the default SQLite
+ * store has the same checks in `cli-stores.test.ts`.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -15,12 +17,12 @@ interface TestContext {
   readonly onTestFinished: (fn: () => Promise<void>) => void
 }
 
-/** A server and a home; `run` runs one turn in a session. */
+/** A server and a home whose commands use the JSON Lines store; `run` runs one turn in a session. */
 const setup = async (context: TestContext, script: Script) => {
   const server = await start(script)
   context.onTestFinished(() => server.close())
   const home = tempDir()
-  const env = isolatedEnv(home)
+  const env = isolatedEnv(home, { AGENT_LOOP_STORE: "jsonl" })
   const flags = ["--base-url", server.url, "--model", "fake-model", "--workspace", home]
   const run = async (session: string, prompt: string) => {
     const result = await runCli(["run", ...flags, "--session", session, prompt], { env })

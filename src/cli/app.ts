@@ -13,14 +13,13 @@ import * as McpTools from "../layers/McpTools.ts"
 import * as Anthropic from "../layers/providers/Anthropic.ts"
 import * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
 import * as Replay from "../layers/providers/Replay.ts"
-import * as SessionStoreJsonl from "../layers/SessionStoreJsonl.ts"
 import * as SessionStoreMemory from "../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../programs/defaults.ts"
 import type { Provider } from "../services/Provider.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
 import { builtinTools, Workspace } from "../tools/index.ts"
-import { sessionsDir } from "./dataDir.ts"
 import type { CliSettings, ProviderSettings } from "./settings.ts"
+import * as StoreChoice from "./storeChoice.ts"
 
 /** What the agent commands take from the platform: `main.ts` provides `NodeServices.layer` once, for every command. */
 export type Platform = FileSystem.FileSystem | Path.Path | ChildProcessSpawner.ChildProcessSpawner
@@ -74,7 +73,7 @@ const tools = (settings: CliSettings) => {
 }
 
 const store = (settings: CliSettings) =>
-  settings.persist ? SessionStoreJsonl.layer(sessionsDir(settings.dataDir)) : SessionStoreMemory.layer()
+  settings.persist ? StoreChoice.layer(settings.store, settings.dataDir) : SessionStoreMemory.layer()
 
 /** Everything an agent command runs on. */
 export const layer = (settings: CliSettings) => {

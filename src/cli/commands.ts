@@ -1,6 +1,6 @@
 /**
  * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`,
- * `sessions list|show`, `models`, `trust`, `untrust`.
+ * `sessions list|show|import`, `models`, `trust`, `untrust`.
  */
 import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
@@ -12,6 +12,8 @@ import * as ModelsCommand from "./modelsCommand.ts"
 import { outputFormats, run } from "./runCommand.ts"
 import type { ServeFlags } from "./serve.ts"
 import * as Sessions from "./sessions.ts"
+import { importSessions } from "./sessionsImport.ts"
+import { storeFlags } from "./storeChoice.ts"
 import * as Trust from "./trust.ts"
 
 const runCommand = Command.make(
@@ -78,7 +80,7 @@ const hooks = Command.make("hooks").pipe(
   Command.withSubcommands([hooksList])
 )
 
-const sessionsList = Command.make("list", {}, () => Sessions.list).pipe(
+const sessionsList = Command.make("list", storeFlags, Sessions.list).pipe(
   Command.withDescription("List saved sessions, last used first, with message count and first question; * marks the one --continue resumes")
 )
 
@@ -89,14 +91,28 @@ const sessionsShow = Command.make(
     all: Flag.Boolean("all").pipe(
       Flag.withDefault(false),
       Flag.withDescription("The whole log: every message ever saved, with the compaction records that shortened the context")
-    )
+    ),
+    ...storeFlags
   },
-  ({ all, key }) => Sessions.show(key, { all })
+  ({ all, key, ...flags }) => Sessions.show(key, { all }, flags)
 ).pipe(Command.withDescription("Print a saved session's context, the messages the next turn starts from"))
 
+const sessionsImport = Command.make(
+  "import",
+  {
+    dir: Argument.String("dir").pipe(Argument.withDescription("A directory of JSON Lines sessions, e.g. the data directory's sessions/")),
+    ...storeFlags
+  },
+  ({ dir, ...flags }) => importSessions(dir, flags)
+).pipe(
+  Command.withDescription(
+    "Copy JSON Lines sessions into the store (--store; default the SQLite database). Safe to repeat: sessions already there are left alone, continued ones get the rest"
+  )
+)
+
 const sessions = Command.make("sessions").pipe(
-  Command.withDescription("Saved sessions ($AGENT_LOOP_DATA_DIR or $XDG_DATA_HOME/agent-loop/sessions)"),
-  Command.withSubcommands([sessionsList, sessionsShow])
+  Command.withDescription("Saved sessions (--store: sessions.db in $AGENT_LOOP_DATA_DIR or $XDG_DATA_HOME/agent-loop by default)"),
+  Command.withSubcommands([sessionsList, sessionsShow, sessionsImport])
 )
 
 const models = Command.make("models", {}, () => ModelsCommand.list).pipe(

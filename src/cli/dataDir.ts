@@ -1,7 +1,7 @@
 /**
- * Where the CLI keeps its data: sessions as JSON Lines under
- * `$AGENT_LOOP_DATA_DIR` (tests), else `$XDG_DATA_HOME/agent-loop`, else
- * `~/.local/share/agent-loop`, and the key of the session used last (for `--continue`).
+ * Where the CLI keeps its data: `$AGENT_LOOP_DATA_DIR` (tests), else `$XDG_DATA_HOME/agent-loop`,
+ * else `~/.local/share/agent-loop`. It holds the sessions (`sessions.db`, or `sessions/` of the
+ * JSON Lines store: `storeChoice.ts`) and the key of the session used last (for `--continue`).
  *
  * Conversations are private: the directory is 0700 (an existing one is tightened, it may predate
  * this rule) and the files in it 0600.
@@ -35,7 +35,7 @@ const PRIVATE_FILE = 0o600
 const OPEN_TO_OTHERS = 0o077
 
 /** Creates the data directory (0700), or makes an existing one private. */
-const ensureDataDir = (data: string) =>
+export const ensureDataDir = (data: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     yield* fs.makeDirectory(data, { recursive: true, mode: PRIVATE_DIR })

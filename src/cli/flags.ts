@@ -8,6 +8,7 @@ import * as AgentLoopConfig from "../domain/Config.ts"
 import { BuiltinToolName } from "../tools/index.ts"
 import { defaultTools } from "./settings.ts"
 import { ApprovalPolicy } from "./settingsFile.ts"
+import { storeFlags } from "./storeChoice.ts"
 
 /** The providers the CLI can talk to. */
 const providerNames = ["openai", "anthropic", "replay"] as const
@@ -53,6 +54,7 @@ export const agentFlags = {
     Flag.withDefault(false),
     Flag.withDescription("Keep the session in memory only: nothing is saved")
   ),
+  ...storeFlags,
   maxIterations: Flag.Int("max-iterations").pipe(
     Flag.optional,
     Flag.withDescription(`Most model calls in one turn (default ${loopDefaults.maxIterations})`)

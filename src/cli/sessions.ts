@@ -1,5 +1,6 @@
 /**
- * `agent-loop sessions list` and `sessions show KEY [--all]`: what is saved under the data directory.
+ * `agent-loop sessions list` and `sessions show KEY [--all]`: what is saved in the store of `--store`
+ * (`storeChoice.ts`; by default the SQLite database in the data directory).
  *
  * Everything printed from a session is stored text (the model's among it), so it goes through
  * `clean` (`safeText.ts`): a session cannot move the cursor, retitle the window or hide lines.
@@ -7,29 +8,39 @@
 import { Effect, Option } from "effect"
 import type { Message } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
-import * as SessionStoreJsonl from "../layers/SessionStoreJsonl.ts"
-import type { SessionInfo } from "../services/SessionStore.ts"
-import { dataDir, readLastSession, sessionsDir } from "./dataDir.ts"
-import { fail } from "./failure.ts"
+import { type SessionInfo, SessionStore } from "../services/SessionStore.ts"
+import { dataDir, readLastSession } from "./dataDir.ts"
+import { type CliFailure, fail } from "./failure.ts"
 import * as Format from "./format.ts"
 import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
+import * as StoreChoice from "./storeChoice.ts"
 import type { Style } from "./style.ts"
 
-/** The session store of the data directory, its failures as one-line `CliFailure`s. */
-const openStore = Effect.gen(function*() {
-  const data = dataDir()
-  const dir = sessionsDir(data)
-  const store = yield* SessionStoreJsonl.make(dir)
-  const last = Option.getOrUndefined(yield* readLastSession(data))
-  const storeError = (error: { readonly message: string }) => fail(error.message)
-  return {
-    dir,
-    last,
-    list: Effect.catch(store.list, storeError),
-    log: (key: string) => Effect.catch(store.log(key), storeError)
-  }
-})
+/** Runs `f` on the store of the flags, its failures as one-line `CliFailure`s. */
+export const withStore = <A, E, R>(
+  flags: StoreChoice.StoreFlags,
+  f: (store: {
+    readonly where: string
+    readonly list: Effect.Effect<ReadonlyArray<SessionInfo>, CliFailure>
+    readonly log: (key: string) => Effect.Effect<ReadonlyArray<SessionLog.SessionEntry>, CliFailure>
+    readonly append: (key: string, entries: ReadonlyArray<SessionLog.SessionEntry>) => Effect.Effect<void, CliFailure>
+  }) => Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function*() {
+    const data = dataDir()
+    const choice = yield* StoreChoice.resolve(flags)
+    const storeError = (error: { readonly message: string }) => fail(error.message)
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const store = yield* SessionStore
+      return yield* f({
+        where: StoreChoice.location(choice, data),
+        list: Effect.catch(store.list, storeError),
+        log: (key) => Effect.catch(store.log(key), storeError),
+        append: (key, entries) => Effect.catch(store.append(key, entries), storeError)
+      })
+    }).pipe(Effect.provide(StoreChoice.layer(choice, data))))
+  })
 
 const pad = (n: number) => String(n).padStart(2, "0")
 
@@ -55,15 +66,17 @@ const describe = (info: SessionInfo, style: Style): string => {
  * Lists the saved sessions, last used first: when, how many messages, the first question. The one
  * `--continue` resumes is marked `*`; one that cannot be read is listed with why.
  */
-export const list = Effect.gen(function*() {
-  const screen = yield* Screen
-  const { dir, last, list } = yield* openStore
-  const infos = yield* list
-  if (infos.length === 0) return yield* screen.line(`no sessions yet in ${dir}`)
-  for (const info of [...infos].sort(byRecency)) {
-    yield* screen.text(`${info.sessionKey === last ? "*" : " "} ${clean(info.sessionKey)}  ${describe(info, screen.out)}\n`)
-  }
-})
+export const list = (flags: StoreChoice.StoreFlags) =>
+  withStore(flags, ({ list, where }) =>
+    Effect.gen(function*() {
+      const screen = yield* Screen
+      const last = Option.getOrUndefined(yield* readLastSession(dataDir()))
+      const infos = yield* list
+      if (infos.length === 0) return yield* screen.line(`no sessions yet in ${clean(where)}`)
+      for (const info of [...infos].sort(byRecency)) {
+        yield* screen.text(`${info.sessionKey === last ? "*" : " "} ${clean(info.sessionKey)}  ${describe(info, screen.out)}\n`)
+      }
+    }))
 
 const showMessage = (message: Message, style: Style) => {
   switch (message.role) {
@@ -90,10 +103,9 @@ const showCompaction = (record: SessionLog.Compaction, kept: number, style: Styl
  * Prints a session's context (what the next turn starts from), or with `all` its whole log with
  * compaction records marked; a key with nothing saved is reported as no session.
  */
-export const show = (key: string, options: { readonly all: boolean }) =>
-  Effect.gen(function*() {
+export const show = (key: string, options: { readonly all: boolean }, flags: StoreChoice.StoreFlags) =>
+  withStore(flags, ({ log }) => Effect.gen(function*() {
     const screen = yield* Screen
-    const { log } = yield* openStore
     const entries = yield* log(key)
     if (entries.length === 0) return yield* fail(`no session "${key}" (see: agent-loop sessions list)`)
     if (!options.all) {
@@ -108,4 +120,4 @@ export const show = (key: string, options: { readonly all: boolean }) =>
         : showMessage(entry, screen.out)
       yield* screen.text(`${shown}\n`)
     }
-  })
+  }))

@@ -22,6 +22,7 @@ import { KEY_VARIABLES, ProviderKeys } from "./providerKeys.ts"
 import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
 import * as SettingsFile from "./settingsFile.ts"
+import * as StoreChoice from "./storeChoice.ts"
 import * as Trust from "./trust.ts"
 
 /** Which provider, and how to reach it. */
@@ -38,9 +39,11 @@ export interface CliSettings {
   /** The system prompt, context files included. */
   readonly systemPrompt: string
   readonly sessionKey: string
-  /** Save the session (JSONL store) and remember it for `--continue`. */
+  /** Save the session (in `store`) and remember it for `--continue`. */
   readonly persist: boolean
   readonly dataDir: string
+  /** Where sessions are saved (`--store`). */
+  readonly store: StoreChoice.StoreChoice
   readonly maxIterations: number | undefined
   readonly tools: ReadonlyArray<BuiltinToolName>
   /** The MCP tools `--tools` names (`server__tool`, `server__*`); `undefined`: all of them. */
@@ -219,6 +222,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       sessionKey: yield* sessionKey(flags, data),
       persist: !flags.ephemeral,
       dataDir: data,
+      store: yield* StoreChoice.resolve(flags),
       maxIterations: Option.getOrUndefined(flags.maxIterations),
       ...(Option.isSome(flags.tools)
         ? yield* Effect.map(parseTools(flags.tools.value), ({ mcp, tools }) => ({ tools, mcpTools: mcp }))

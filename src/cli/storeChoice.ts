@@ -1,0 +1,126 @@
+/**
+ * Where the CLI keeps sessions (`--store`, for `run`, `chat` and `sessions` alike):
+ *
+ * - `sqlite` (the default): `sessions.db` in the data directory. Several `agent-loop` processes may
+ *   use it at once: each append is a transaction, so they lose nothing and interleave whole turns.
+ * - `jsonl`: the `sessions/` directory of JSON Lines files, one per session (the format before).
+ * - `postgres`: the database of `--database-url` (or `AGENT_LOOP_DATABASE_URL`). Needs
+ *   `@effect/sql-pg`, an optional peer dependency, installed next to the package.
+ *
+ * The database URL may hold a password: it is read once, taken out of the environment (so nothing
+ * the CLI starts inherits it), kept `Redacted`, and registered with `Secrets` so it is scrubbed from
+ * anything that might show it.
+ */
+import * as nodePath from "node:path"
+import { Config, Effect, type FileSystem, Layer, Option, Redacted } from "effect"
+import { Flag } from "effect/cli"
+import { Reactivity } from "effect/reactivity"
+import { SqlClient } from "effect/sql"
+import * as NodeSqliteClient from "../layers/sql/NodeSqliteClient.ts"
+import * as SessionStoreJsonl from "../layers/SessionStoreJsonl.ts"
+import * as SessionStoreSql from "../layers/SessionStoreSql.ts"
+import { SessionStore } from "../services/SessionStore.ts"
+import { Secrets } from "../services/Secrets.ts"
+import { ensureDataDir, sessionsDir } from "./dataDir.ts"
+import { CliFailure, fail } from "./failure.ts"
+
+/** The stores the CLI can use. */
+export const storeKinds = ["sqlite", "jsonl", "postgres"] as const
+export type StoreKind = (typeof storeKinds)[number]
+
+const URL_VARIABLE = "AGENT_LOOP_DATABASE_URL"
+
+/** The store flags, shared by `run`, `chat` and the `sessions` commands. */
+export const storeFlags = {
+  store: Flag.Literals("store", storeKinds).pipe(
+    Flag.withFallbackConfig(Config.Literals(storeKinds, "AGENT_LOOP_STORE")),
+    Flag.optional,
+    Flag.withDescription(
+      "Where sessions are kept: sqlite (sessions.db in the data directory), jsonl (one file per session in its sessions/ directory), or postgres (--database-url). Env AGENT_LOOP_STORE; default sqlite"
+    )
+  ),
+  databaseUrl: Flag.Redacted("database-url").pipe(
+    Flag.withFallbackConfig(Config.Redacted(URL_VARIABLE)),
+    Flag.optional,
+    Flag.withDescription(`The Postgres database of --store postgres, postgres://USER:PASSWORD@HOST:PORT/DATABASE. Env ${URL_VARIABLE}`)
+  )
+}
+
+/** The store a command uses. */
+export interface StoreChoice {
+  readonly kind: StoreKind
+  /** With `postgres` only. */
+  readonly databaseUrl: Redacted.Redacted<string> | undefined
+}
+
+/** The parsed store flags. */
+export interface StoreFlags {
+  readonly store: Option.Option<StoreKind>
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+}
+
+/** The choice of the flags; `postgres` needs a URL. The URL leaves the environment and becomes a secret. */
+export const resolve = (flags: StoreFlags) =>
+  Effect.gen(function*() {
+    const kind = Option.getOrElse(flags.store, (): StoreKind => "sqlite")
+    const url = Option.getOrUndefined(flags.databaseUrl)
+    delete process.env[URL_VARIABLE]
+    if (url !== undefined) (yield* Secrets).add([url, ...passwordOf(Redacted.value(url))])
+    if (kind !== "postgres") return { kind, databaseUrl: undefined } satisfies StoreChoice
+    if (url === undefined) return yield* fail(`--store postgres needs --database-url URL (or ${URL_VARIABLE})`)
+    return { kind, databaseUrl: url } satisfies StoreChoice
+  })
+
+/** The password part of a URL, to scrub on its own too (it may appear without the rest). */
+const passwordOf = (url: string): ReadonlyArray<Redacted.Redacted<string>> => {
+  try {
+    const password = decodeURIComponent(new URL(url).password)
+    return password === "" ? [] : [Redacted.make(password)]
+  } catch {
+    return []
+  }
+}
+
+/** The SQLite database file of a data directory. */
+export const sqliteFile = (data: string): string => nodePath.join(data, "sessions.db")
+
+/** Where the sessions are, for messages: a path, or the database's host and name (never the password). */
+export const location = (choice: StoreChoice, data: string): string => {
+  if (choice.kind === "sqlite") return sqliteFile(data)
+  if (choice.kind === "jsonl") return sessionsDir(data)
+  try {
+    const url = new URL(Redacted.value(choice.databaseUrl!))
+    return `postgres ${url.host}${url.pathname}`
+  } catch {
+    return "the postgres database"
+  }
+}
+
+const storeFailure = (choice: StoreChoice, data: string) => (error: { readonly message: string }) =>
+  new CliFailure({ message: `cannot open the session store (${location(choice, data)}): ${error.message}`, code: 1 })
+
+/** The SQL client of a SQL choice, its failures as `CliFailure`s. */
+const sqlClient = (choice: StoreChoice, data: string): Layer.Layer<SqlClient.SqlClient, CliFailure, FileSystem.FileSystem> => {
+  const failure = storeFailure(choice, data)
+  const client = choice.kind === "sqlite"
+    ? Effect.andThen(ensureDataDir(data).pipe(Effect.mapError(failure)), NodeSqliteClient.make({ filename: sqliteFile(data) }))
+    : Effect.flatMap(
+      Effect.tryPromise({
+        try: () => import("@effect/sql-pg"),
+        catch: () => new CliFailure({ message: "--store postgres needs @effect/sql-pg: npm install @effect/sql-pg", code: 1 })
+      }),
+      (pg) => pg.PgClient.make({ url: choice.databaseUrl! })
+    )
+  return Layer.effect(
+    SqlClient.SqlClient,
+    client.pipe(Effect.mapError((e) => (e instanceof CliFailure ? e : failure(e))))
+  ).pipe(Layer.provide(Reactivity.layer))
+}
+
+/** The session store of a choice; opening it fails with one line. */
+export const layer = (choice: StoreChoice, data: string) =>
+  choice.kind === "jsonl"
+    ? SessionStoreJsonl.layer(sessionsDir(data))
+    : Layer.effect(SessionStore, SessionStoreSql.make().pipe(Effect.mapError(storeFailure(choice, data)))).pipe(
+      Layer.provide(sqlClient(choice, data))
+    )
