@@ -51,6 +51,8 @@ export * as Scripted from "./layers/providers/Scripted.ts"
 export { ScriptedLog } from "./layers/providers/Scripted.ts"
 export * as SessionStoreJsonl from "./layers/SessionStoreJsonl.ts"
 export * as SessionStoreMemory from "./layers/SessionStoreMemory.ts"
+export * as SessionStoreSql from "./layers/SessionStoreSql.ts"
+export * as NodeSqliteClient from "./layers/sql/NodeSqliteClient.ts"
 
 export * as AgentLoopCluster from "./cluster/AgentLoopCluster.ts"
 export * as AgentLoopProgram from "./programs/agentLoop.ts"

@@ -39,5 +39,5 @@ export interface SessionStoreShape {
   readonly remove: (sessionKey: string) => Effect.Effect<void, SessionStoreError>
 }
 
-/** The session store service. Layers: `SessionStoreMemory`, `SessionStoreJsonl`. */
+/** The session store service. Layers: `SessionStoreMemory`, `SessionStoreJsonl`, `SessionStoreSql` (SQLite, Postgres). */
 export class SessionStore extends Context.Service<SessionStore, SessionStoreShape>()("effect-agent-loop/SessionStore") {}
