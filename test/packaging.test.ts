@@ -255,18 +255,35 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
     expect(result.stdout).toMatch(/\brun\b/)
   })
 
-  it("(c) the agent-loop command replays the demo cassette offline", async () => {
-    // The demo's own command line, pointed at the installed copies of its files.
-    const demo: string = packageJson.scripts.demo
-    const args = demo
+  /** The demo's own command line, pointed at the installed copies of its files. */
+  const demoArgs = (): Array<string> =>
+    (packageJson.scripts.demo as string)
       .replace(/^node src\/cli\/main\.ts /, "")
       .replaceAll("examples/", "node_modules/effect-agent-loop/examples/")
       .match(/"[^"]*"|\S+/g)!
       .map((arg) => arg.replace(/^"(.*)"$/, "$1"))
+
+  it("(c) the agent-loop command replays the demo cassette offline", async () => {
+    const args = demoArgs()
     const env = { ...isolatedEnv(tempDir()), HTTP_PROXY: "http://127.0.0.1:9", HTTPS_PROXY: "http://127.0.0.1:9" }
     const result = succeeded(await run(bin(), args, app, env))
     expect(result.stdout).toContain("The project is **Lighthouse**.")
     expect(result.stderr).toMatch(/── completed · 3 iterations · /)
+  })
+
+  it("(c) the agent-loop command saves sessions in SQLite (node:sqlite, no package), and reaches for Postgres with --store postgres", async () => {
+    const home = tempDir()
+    const empty = succeeded(await run(bin(), ["sessions", "list"], app, isolatedEnv(home)))
+    expect(empty.stderr).toBe(`no sessions yet in ${path.join(home, "data", "sessions.db")}\n`)
+    const saved = [...demoArgs().filter((arg) => arg !== "--ephemeral"), "--session", "kept"]
+    succeeded(await run(bin(), saved, app, isolatedEnv(home)))
+    const listed = succeeded(await run(bin(), ["sessions", "list"], app, isolatedEnv(home)))
+    expect(listed.stdout).toMatch(/^\* kept  .*  6 messages  What is in this workspace, and what is the project about\?\n$/)
+    // nothing listens on port 9: the installed package loaded the app's @effect/sql-pg and tried to connect
+    const postgres = await run(bin(), ["sessions", "list", "--store", "postgres", "--database-url", "postgres://u:secret-pw@127.0.0.1:9/db"], app, isolatedEnv(home))
+    expect(postgres).toMatchObject({ code: 1, stdout: "" })
+    expect(postgres.stderr).toMatch(/^agent-loop: cannot open the session store \(postgres 127\.0\.0\.1:9\/db\): .+\n$/)
+    expect(postgres.stderr).not.toContain("secret-pw")
   })
 
   /** A Node older than the package needs, on PATH outside any node_modules (the machine's own). */
