@@ -1,6 +1,6 @@
 /**
  * What a long session costs a turn, per store: a turn (load, call a zero-latency model, append)
- * on sessions of 1k, 10k and 50k messages, medians of several turns after a warm-up turn, plus
+ * on sessions of 1k, 10k and 50k messages, medians of several turns after three warm-up turns, plus
  * the first load of a fresh store (the whole log decoded once per process) for scale. Stores:
  * JSON Lines, SQLite (a file, WAL, synchronous=FULL) and Postgres (a throwaway local server, when
  * Postgres is installed; it runs with fsync off, so its figures leave out the disk).
@@ -42,7 +42,7 @@ const measure = (size: number, backend: Backend) =>
     yield* Effect.orDie(fresh.load("long"))
     const cold = performance.now() - coldStart
     const loop = yield* AgentLoop
-    yield* loop.turn("long", "warm up")
+    for (let i = 0; i < 3; i++) yield* loop.turn("long", `warm up ${i}`)
     const times: Array<number> = []
     for (let i = 0; i < turns; i++) {
       const start = performance.now()

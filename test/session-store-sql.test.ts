@@ -78,6 +78,20 @@ const contract = (backend: Backend) => {
       })
     ))
 
+  it.live("an append of more rows than one INSERT takes (500) is still one append, in order", () =>
+    withDb((db) =>
+      Effect.gen(function*() {
+        const store = yield* openStore(db)
+        const many = Array.from({ length: 1001 }, (_, i) => Message.user(`m${i}`))
+        yield* store.append("big", [Message.user("before")])
+        yield* store.append("big", many)
+        yield* store.append("big", [Message.user("after")])
+        expect(yield* (yield* openStore(db)).log("big")).toEqual([Message.user("before"), ...many, Message.user("after")])
+        const seqs = yield* (yield* openSql(db))<{ readonly seq: number }>`SELECT seq FROM agent_loop_entries ORDER BY seq`
+        expect(seqs.map((row) => Number(row.seq))).toEqual(Array.from({ length: 1003 }, (_, i) => i))
+      })
+    ))
+
   it.live("list: last append time, messages (records not counted), the first question", () =>
     withDb((db) =>
       Effect.gen(function*() {
