@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
 import { start } from "../support/openaiServer.ts"
+import { storedSessions } from "../support/storedSessions.ts"
 
 const OPENAI_KEY = "sk-proj-adversarial-0123456789"
 const ANTHROPIC_KEY = "sk-ant-adversarial-9876543210"
@@ -39,10 +40,13 @@ describe("provider keys", () => {
     expect(environ).toContain("ANTHROPIC_API_KEY=<redacted>")
     // ... and the environment the CLI passes on no longer has them at all
     expect(current).not.toMatch(/_API_KEY=/)
+    const stored = storedSessions(path.join(home, "data"))
+    // the session holds the exec result, redacted
+    expect(stored).toContain("OPENAI_API_KEY=<redacted>")
     const everything = [
       JSON.stringify(server.requests.map((r) => r.body)),
       fs.readFileSync(events, "utf8"),
-      ...fs.readdirSync(path.join(home, "data", "sessions")).map((file) => fs.readFileSync(path.join(home, "data", "sessions", file), "utf8")),
+      stored,
       result.stdout,
       result.stderr
     ].join("\n")

@@ -9,6 +9,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
+import { storedSessions } from "../support/storedSessions.ts"
 
 interface TestContext {
   readonly onTestFinished: (fn: () => Promise<void>) => void
@@ -106,8 +107,9 @@ describe.concurrent("hook scripts", () => {
     expect(reason).toContain("OPENAI_API_KEY=<redacted>")
     expect(reason).not.toContain(KEY)
     expect(fs.readFileSync(events, "utf8")).not.toContain(KEY)
-    const sessions = path.join(home, "data", "sessions")
-    for (const file of fs.readdirSync(sessions)) expect(fs.readFileSync(path.join(sessions, file), "utf8")).not.toContain(KEY)
+    const stored = storedSessions(path.join(home, "data"))
+    expect(stored).toContain("OPENAI_API_KEY=<redacted>")
+    expect(stored).not.toContain(KEY)
     expect(result.stdout + result.stderr).not.toContain(KEY)
   }, 60_000)
 })
