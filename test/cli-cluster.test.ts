@@ -50,6 +50,9 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     expect(json.result).toContain("Lighthouse")
     // the tool calls ran on the runner, and their events reached this terminal
     expect(result.stderr).toMatch(/list_dir[\s\S]*read_file/)
+    // serve keeps the sessions in the cluster's database, where every runner finds them
+    const shown = await runCli(["sessions", "show", "demo", "--store", "postgres", "--database-url", pg.url()], { env })
+    expect(shown.stdout).toMatch(new RegExp(`^user: ${demoPrompt.replace("?", "\\?")}\n[\\s\\S]*Lighthouse`))
   }, 60_000)
 
   it("refuses flags that only the runners decide, and a database that is not Postgres", async () => {

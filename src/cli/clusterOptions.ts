@@ -3,18 +3,17 @@
  * database URL is the cluster's address: runners and clients find each other through it (runner
  * registry, shard locks, persisted requests). Its password is a secret like a provider key.
  */
-import { Config, Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { Flag } from "effect/cli"
 import type { SqlClient } from "effect/sql"
 import { Secrets } from "../services/Secrets.ts"
 import { type CliFailure, fail } from "./failure.ts"
 
-/** `serve`'s flags; the URL falls back to `AGENT_LOOP_DATABASE_URL`. */
+/**
+ * `serve`'s own flags. The cluster's database is the agent flags' `--database-url` (env
+ * `AGENT_LOOP_DATABASE_URL`), which is also where `serve` keeps sessions by default.
+ */
 export const serveFlags = {
-  databaseUrl: Flag.String("database-url").pipe(
-    Flag.withFallbackConfig(Config.String("AGENT_LOOP_DATABASE_URL")),
-    Flag.withDescription("The cluster's Postgres database, postgres://USER[:PASSWORD]@HOST[:PORT]/DB. Env AGENT_LOOP_DATABASE_URL")
-  ),
   host: Flag.String("host").pipe(
     Flag.withDefault("localhost"),
     Flag.withDescription("The host name or address other runners and clients reach this runner at")

@@ -4,16 +4,17 @@
  * clients (`agent-loop run --cluster`, or `AgentLoopCluster.layerClient`) until SIGTERM or Ctrl-C.
  *
  * A runner has no terminal to ask approval on: calls that need it are denied unless `--yes` or
- * `--approval approve` says otherwise. Sessions are kept by the store of the settings (JSON Lines
- * under the data directory): the runners of one cluster must share it (`AGENT_LOOP_DATA_DIR` on
- * shared storage), since a session moves to another runner when its runner stops.
+ * `--approval approve` says otherwise. The runners of one cluster must share the session store,
+ * since a session moves to another runner when its runner stops: so `serve` keeps sessions in the
+ * cluster's own database (`--store postgres` on `--database-url`) unless `--store` says otherwise.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import * as App from "./app.ts"
 import { approvalHook } from "./approval.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
+import { fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 import type { ProviderKeys } from "./providerKeys.ts"
 import { Screen } from "./screen.ts"
@@ -21,7 +22,6 @@ import * as Settings from "./settings.ts"
 
 /** The flags of `serve`. */
 export type ServeFlags = AgentFlags & {
-  readonly databaseUrl: string
   readonly host: string
   readonly port: number
   readonly listenHost: Option.Option<string>
@@ -31,8 +31,11 @@ export type ServeFlags = AgentFlags & {
 export const serve = (flags: ServeFlags) =>
   Effect.gen(function*() {
     const screen = yield* Screen
-    const settings = yield* Settings.resolve(flags)
-    const url = yield* ClusterOptions.parse(flags.databaseUrl)
+    if (Option.isNone(flags.databaseUrl)) {
+      return yield* fail("serve needs the cluster's database: --database-url URL (or AGENT_LOOP_DATABASE_URL)")
+    }
+    const settings = yield* Settings.resolve({ ...flags, store: Option.orElse(flags.store, () => Option.some("postgres" as const)) })
+    const url = yield* ClusterOptions.parse(Redacted.value(flags.databaseUrl.value))
     yield* Settings.announce(settings)
     return yield* Effect.scoped(Effect.gen(function*() {
       const local = yield* Layer.build(App.layer(settings))

@@ -5,7 +5,8 @@
  *   use it at once: each append is a transaction, so they lose nothing and interleave whole turns.
  * - `jsonl`: the `sessions/` directory of JSON Lines files, one per session (the format before).
  * - `postgres`: the database of `--database-url` (or `AGENT_LOOP_DATABASE_URL`). Needs
- *   `@effect/sql-pg`, an optional peer dependency, installed next to the package.
+ *   `@effect/sql-pg`, an optional peer dependency, installed next to the package. `serve` uses it
+ *   by default, on the cluster's database, since a cluster's runners must share their sessions.
  *
  * The database URL may hold a password: it is read once, taken out of the environment (so nothing
  * the CLI starts inherits it), kept `Redacted`, and registered with `Secrets` so it is scrubbed from
@@ -42,7 +43,9 @@ export const storeFlags = {
   databaseUrl: Flag.Redacted("database-url").pipe(
     Flag.withFallbackConfig(Config.Redacted(URL_VARIABLE)),
     Flag.optional,
-    Flag.withDescription(`The Postgres database of --store postgres, postgres://USER:PASSWORD@HOST:PORT/DATABASE. Env ${URL_VARIABLE}`)
+    Flag.withDescription(
+      `The Postgres database, postgres://USER:PASSWORD@HOST:PORT/DATABASE: of --store postgres, and for serve the cluster's (where serve keeps sessions unless --store says otherwise). Env ${URL_VARIABLE}`
+    )
   )
 }
 
