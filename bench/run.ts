@@ -14,7 +14,7 @@ import { AgentLoop, AgentLoopLive, SessionStoreMemory, ToolRegistry } from "../s
 import { throughput } from "./bus.ts"
 import { heapAfterTurn } from "./heap.ts"
 import * as Model from "./model.ts"
-import { turnOnSession } from "./session.ts"
+import { inTempDir, jsonl, turnsOnSession } from "./session.ts"
 import { median } from "./workload.ts"
 
 const TURNS = 1000
@@ -64,7 +64,7 @@ const stalledComparison = Effect.gen(function*() {
 const sessions = Effect.gen(function*() {
   const perSize: Array<number> = []
   for (const size of [1_000, 10_000, 50_000]) {
-    const times = yield* turnOnSession(size)
+    const { times } = yield* inTempDir((dir) => turnsOnSession(size, jsonl(dir), 5))
     perSize.push(median(times))
     print(`turn on a JSONL session of ${size} messages, ms`, median(times), times, 2)
   }

@@ -1,13 +1,21 @@
 /**
- * A turn on a JSON Lines session that already holds many messages: what a long-lived session
- * costs a turn (loading and decoding its history, appending the turn).
+ * A turn on a session that already holds many messages: what a long-lived session costs a turn
+ * (loading and decoding its history, calling a zero-latency model, appending the turn), on any
+ * store. `npm run bench` measures the JSON Lines store with it; `bench/sessionStore.ts` every store.
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import type { SessionStoreShape } from "../src/index.ts"
 import { AgentLoop, AgentLoopLive, Message, Scripted, SessionStore, SessionStoreJsonl, ToolRegistry } from "../src/index.ts"
+
+/** A store under test: the layer the loop uses, and how to open a second, cold store on the same data. */
+export interface Backend {
+  readonly store: Layer.Layer<SessionStore, unknown>
+  readonly fresh: Effect.Effect<SessionStoreShape, unknown, Scope.Scope>
+}
 
 /** A history of `size` messages: user and assistant, about 100 characters each. */
 const history = (size: number): ReadonlyArray<Message.Message> =>
@@ -16,20 +24,19 @@ const history = (size: number): ReadonlyArray<Message.Message> =>
       ? Message.user(`question ${i}: ${"lorem ipsum dolor sit amet ".repeat(3)}`)
       : Message.assistant(`answer ${i}: ${"consectetur adipiscing elit ".repeat(3)}`))
 
-/** Milliseconds per turn (median of `turns`) on a session seeded with `size` messages. */
-export const turnOnSession = (size: number, turns = 5): Effect.Effect<ReadonlyArray<number>> => {
-  const dir = mkdtempSync(join(tmpdir(), "bench-sessions-"))
-  const layer = AgentLoopLive.layer({ model: "bench" }).pipe(
-    Layer.provideMerge(Layer.mergeAll(Scripted.layer(() => ({ content: "done" })), ToolRegistry.layer([]))),
-    Layer.provideMerge(SessionStoreJsonl.layer(dir)),
-    Layer.provide(NodeServices.layer),
-    Layer.orDie
-  )
-  return Effect.gen(function*() {
-    const store = yield* SessionStore
-    yield* Effect.orDie(store.append("long", history(size)))
+/**
+ * Seeds a session with `size` messages, times the first load of a cold store on it, then the
+ * milliseconds of each of `turns` turns after three warm-up turns.
+ */
+export const turnsOnSession = (size: number, backend: Backend, turns: number) =>
+  Effect.gen(function*() {
+    yield* Effect.orDie((yield* SessionStore).append("long", history(size)))
+    const fresh = yield* backend.fresh
+    const coldStart = performance.now()
+    yield* Effect.orDie(fresh.load("long"))
+    const coldLoadMs = performance.now() - coldStart
     const loop = yield* AgentLoop
-    yield* loop.turn("long", "warm up")
+    for (let i = 0; i < 3; i++) yield* loop.turn("long", `warm up ${i}`)
     const times: Array<number> = []
     for (let i = 0; i < turns; i++) {
       const start = performance.now()
@@ -37,6 +44,26 @@ export const turnOnSession = (size: number, turns = 5): Effect.Effect<ReadonlyAr
       times.push(performance.now() - start)
       if (result.status !== "completed") throw new Error(`turn ended ${result.status}`)
     }
-    return times
-  }).pipe(Effect.provide(layer), Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
-}
+    return { times, coldLoadMs }
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(AgentLoopLive.layer({ model: "bench" }).pipe(
+      Layer.provideMerge(Layer.mergeAll(Scripted.layer(() => ({ content: "done" })), ToolRegistry.layer([]))),
+      Layer.provideMerge(backend.store),
+      Layer.orDie
+    ))
+  )
+
+/** Runs `f` with a fresh temporary directory, removed afterwards. */
+export const inTempDir = <A, E, R>(f: (dir: string) => Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => mkdtempSync(join(tmpdir(), "bench-session-"))),
+    f,
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  )
+
+/** The JSON Lines store in `dir`. */
+export const jsonl = (dir: string): Backend => ({
+  store: SessionStoreJsonl.layer(dir).pipe(Layer.provide(NodeServices.layer)),
+  fresh: SessionStoreJsonl.make(dir).pipe(Effect.provide(NodeServices.layer))
+})
