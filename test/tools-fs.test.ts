@@ -2,10 +2,7 @@ import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Option } from "effect"
 import * as nodeFs from "node:fs"
-import * as os from "node:os"
 import * as nodePath from "node:path"
-import type { ToolError } from "../src/domain/errors.ts"
-import * as Tool from "../src/domain/Tool.ts"
 import { CurrentTurn, type CurrentTurnShape } from "../src/services/CurrentTurn.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import {
@@ -20,41 +17,7 @@ import {
   Workspace,
   writeFile
 } from "../src/tools/index.ts"
-
-const context: Tool.ToolContext = { toolCallId: "call-1", turnId: "turn-1", sessionKey: "s", iteration: 0, depth: 0 }
-
-/** A fresh real directory under the OS temp dir, removed after the test. */
-const tempDir = (prefix: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => nodeFs.realpathSync(nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), prefix)))),
-    (dir) => Effect.sync(() => nodeFs.rmSync(dir, { recursive: true, force: true }))
-  )
-
-/** Runs `body` with a workspace on a fresh temp dir (and a second, "outside" temp dir). */
-const withWorkspace = <A, E>(
-  body: (dirs: { root: string; outside: string }) => Effect.Effect<A, E, Workspace | NodeServices.NodeServices>
-) =>
-  Effect.scoped(Effect.gen(function*() {
-    const root = yield* tempDir("ws-")
-    const outside = yield* tempDir("outside-")
-    return yield* body({ root, outside }).pipe(Effect.provide(Workspace.layer(root)))
-  })).pipe(Effect.provide(NodeServices.layer))
-
-/** Decodes the arguments as the loop does, then runs the tool. */
-const call = (tool: Tool.Tool<any>, args: unknown) =>
-  tool.decode(args).pipe(Effect.orDie, Effect.flatMap((decoded) => tool.execute(decoded, context)), Effect.map(Tool.toOutput))
-
-/** The content of a successful call. */
-const text = (tool: Tool.Tool<any>, args: unknown) => call(tool, args).pipe(Effect.map((output) => output.content))
-
-/** The message of a call that must fail with a ToolError. */
-const failure = (tool: Tool.Tool<any>, args: unknown) =>
-  Effect.flip(call(tool, args)).pipe(Effect.map((error) => (error as ToolError).message))
-
-const write = (root: string, file: string, content: string) => {
-  nodeFs.mkdirSync(nodePath.dirname(nodePath.join(root, file)), { recursive: true })
-  nodeFs.writeFileSync(nodePath.join(root, file), content)
-}
+import { failure, text, toolContext as context, withWorkspace, write } from "./support/toolWorkspace.ts"
 
 describe("Workspace confinement", () => {
   it.effect("resolves relative and absolute paths inside the root", () =>
