@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { NodeServices } from "@effect/platform-node"
-import { Effect, FileSystem, Logger, PlatformError, Stream } from "effect"
+import { Effect, FileSystem, PlatformError, Stream } from "effect"
 import { ChildProcess } from "effect/process"
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
@@ -10,7 +10,7 @@ import * as Message from "../src/domain/Message.ts"
 import { SUMMARY_PREFIX } from "../src/domain/SessionLog.ts"
 import { classify, fileName } from "../src/layers/sessionKey.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
-import type { SessionInfo } from "../src/services/SessionStore.ts"
+import { captureWarnings, keysOf } from "./support/fixtures.ts"
 
 const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -31,19 +31,7 @@ const withStore = <A, E, R>(
     (root) => Effect.sync(() => NodeFs.rmSync(root, { recursive: true, force: true }))
   ).pipe(Effect.provide(NodeServices.layer))
 
-const captureWarnings = () => {
-  const warnings: Array<string> = []
-  const logger = Logger.make((options) => {
-    if (options.logLevel === "Warn") warnings.push(String(options.message))
-  })
-  return { warnings, layer: Logger.layer([logger]) }
-}
 
-/** The keys of a listing, every session readable. */
-const keysOf = (infos: ReadonlyArray<SessionInfo>): Array<string> => {
-  expect(infos.filter((info) => info.problem !== undefined)).toEqual([])
-  return infos.map((info) => info.sessionKey)
-}
 
 const read = (dir: string, key: string) => NodeFs.readFileSync(NodePath.join(dir, fileName(key)), "utf8")
 

@@ -5,15 +5,15 @@
  * transaction that does not commit leaves nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Logger, type Scope } from "effect"
+import { Effect, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Message from "../src/domain/Message.ts"
 import { SUMMARY_PREFIX } from "../src/domain/SessionLog.ts"
 import * as SessionStoreSql from "../src/layers/SessionStoreSql.ts"
 import { sessionId } from "../src/layers/SessionStoreSqlSchema.ts"
-import type { SessionInfo } from "../src/services/SessionStore.ts"
 import { type PostgresServer, postgresProbe, postgresSuite, startPostgres } from "./support/postgres.ts"
 import { type Backend, openSql, openStore, postgres, sqlite } from "./support/sqlBackends.ts"
+import { captureWarnings, keysOf } from "./support/fixtures.ts"
 
 const everyKind: ReadonlyArray<Message.Message> = [
   Message.system("Be brief."),
@@ -26,19 +26,7 @@ const everyKind: ReadonlyArray<Message.Message> = [
   Message.assistant("half a rep", [], { partial: true })
 ]
 
-const captureWarnings = () => {
-  const warnings: Array<string> = []
-  const logger = Logger.make((options) => {
-    if (options.logLevel === "Warn") warnings.push(String(options.message))
-  })
-  return { warnings, layer: Logger.layer([logger]) }
-}
 
-/** The keys of a listing, every session readable. */
-const keysOf = (infos: ReadonlyArray<SessionInfo>): Array<string> => {
-  expect(infos.filter((info) => info.problem !== undefined)).toEqual([])
-  return infos.map((info) => info.sessionKey)
-}
 
 const contract = (backend: Backend) => {
   const withDb = <A, E>(f: (db: Effect.Success<Backend["fresh"]>) => Effect.Effect<A, E, Scope.Scope>) =>

@@ -5,12 +5,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Hook from "../src/domain/Hook.ts"
-import { Effect, Exit, Fiber, Layer, Logger, Option, Schema, Tracer } from "effect"
+import { Effect, Exit, Fiber, Layer, Option, Schema, Tracer } from "effect"
 import { ProviderRejected } from "../src/domain/errors.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import * as Usage from "../src/domain/Usage.ts"
 import { AgentLoop, settled, harness, recordEvents } from "./support/harness.ts"
-import { echo, ofKind } from "./support/fixtures.ts"
+import { captureWarnings, echo, ofKind } from "./support/fixtures.ts"
 
 
 const blocksForever = Tool.make({
@@ -26,14 +26,6 @@ const toolThenAnswer = [
   { content: "done", usage: { inputTokens: 3000, outputTokens: 50 } }
 ]
 
-/** A logger keeping warnings, to see what the loop warns about. */
-const captureWarnings = () => {
-  const warnings: Array<string> = []
-  const logger = Logger.make((options) => {
-    if (options.logLevel === "Warn") warnings.push(String(options.message))
-  })
-  return { warnings, layer: Logger.layer([logger]) }
-}
 
 describe("usage", () => {
   it.effect("per call in LLMResponse, summed in TurnEnd and TurnResult; no prices means no cost", () =>

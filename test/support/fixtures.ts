@@ -1,10 +1,12 @@
 /**
  * Tools, histories and event helpers shared by the loop tests.
  */
-import { Effect, Schema } from "effect"
+import { expect } from "@effect/vitest"
+import { Effect, Logger, Schema } from "effect"
 import type { AgentEvent, EventOf } from "../../src/domain/Event.ts"
 import * as Message from "../../src/domain/Message.ts"
 import * as Tool from "../../src/domain/Tool.ts"
+import type { SessionInfo } from "../../src/services/SessionStore.ts"
 
 /** A read-only tool answering `echo: <text>`. */
 export const echo = Tool.make({
@@ -34,3 +36,18 @@ export const longHistory: ReadonlyArray<Message.Message> = [
   Message.user("u3"),
   Message.assistant("a3")
 ]
+
+/** A logger keeping warnings, to see what the loop or a store warns about. */
+export const captureWarnings = () => {
+  const warnings: Array<string> = []
+  const logger = Logger.make((options) => {
+    if (options.logLevel === "Warn") warnings.push(String(options.message))
+  })
+  return { warnings, layer: Logger.layer([logger]) }
+}
+
+/** The keys of a session listing, every session readable. */
+export const keysOf = (infos: ReadonlyArray<SessionInfo>): Array<string> => {
+  expect(infos.filter((info) => info.problem !== undefined)).toEqual([])
+  return infos.map((info) => info.sessionKey)
+}
