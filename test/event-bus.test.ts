@@ -4,7 +4,7 @@ import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import * as AgentEvent from "../src/domain/Event.ts"
 import * as EventBusLive from "../src/layers/EventBus.ts"
-import { lifecycleKinds } from "../src/services/EventBus.ts"
+import { type EventBusShape, lifecycleKinds } from "../src/services/EventBus.ts"
 import { AgentLoop } from "../src/services/AgentLoop.ts"
 import { harness } from "./support/harness.ts"
 
@@ -107,22 +107,32 @@ describe("EventBus", () => {
     }).pipe(Effect.scoped))
 })
 
+/**
+ * Subscribes a consumer (pushing each event's `at` into `seen`) and runs it on a fiber of its own,
+ * publishes one delta with `publishUnsafe`, and checks the consumer ran after the publish, not
+ * inside it.
+ */
+const wokenNotRun = (
+  consumer: (bus: EventBusShape, seen: Array<number>) => Effect.Effect<Effect.Effect<unknown>, never, Scope.Scope>
+) =>
+  Effect.gen(function*() {
+    const bus = yield* EventBusLive.make()
+    const seen: Array<number> = []
+    yield* Effect.forkChild(yield* consumer(bus, seen))
+    yield* Effect.yieldNow
+    const duringPublish = yield* Effect.sync(() => {
+      bus.publishUnsafe(delta(1))
+      return seen.length
+    })
+    expect(duringPublish).toBe(0)
+    yield* Effect.yieldNow
+    expect(seen).toEqual([1])
+  }).pipe(Effect.scoped)
+
 describe("EventBus: consumers run on their own fibers", () => {
   it.effect("publishing wakes a waiting consumer but does not run it on the publisher's fiber", () =>
-    Effect.gen(function*() {
-      const bus = yield* EventBusLive.make()
-      const sub = yield* bus.subscribe()
-      const seen: Array<number> = []
-      yield* Effect.forkChild(Effect.forever(Effect.map(sub.take, (event) => seen.push(event.at))))
-      yield* Effect.yieldNow
-      const duringPublish = yield* Effect.sync(() => {
-        bus.publishUnsafe(delta(1))
-        return seen.length
-      })
-      expect(duringPublish).toBe(0)
-      yield* Effect.yieldNow
-      expect(seen).toEqual([1])
-    }).pipe(Effect.scoped))
+    wokenNotRun((bus, seen) =>
+      Effect.map(bus.subscribe(), (sub) => Effect.forever(Effect.map(sub.take, (event) => seen.push(event.at))))))
 
   it.effect("a consumer that publishes on an event cannot put its event ahead of that one for another subscriber", () =>
     Effect.gen(function*() {
@@ -138,19 +148,7 @@ describe("EventBus: consumers run on their own fibers", () => {
     }).pipe(Effect.scoped))
 
   it.effect("a waiting stream is woken the same way", () =>
-    Effect.gen(function*() {
-      const bus = yield* EventBusLive.make()
-      const seen: Array<number> = []
-      yield* Effect.forkChild(Stream.runForEach(bus.stream(), (event) => Effect.sync(() => seen.push(event.at))))
-      yield* Effect.yieldNow
-      const duringPublish = yield* Effect.sync(() => {
-        bus.publishUnsafe(delta(1))
-        return seen.length
-      })
-      expect(duringPublish).toBe(0)
-      yield* Effect.yieldNow
-      expect(seen).toEqual([1])
-    }).pipe(Effect.scoped))
+    wokenNotRun((bus, seen) => Effect.sync(() => Stream.runForEach(bus.stream(), (event) => Effect.sync(() => seen.push(event.at))))))
 })
 
 describe("EventBus: lifecycle events at the bound", () => {
