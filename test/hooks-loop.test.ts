@@ -421,7 +421,7 @@ describe("registration", () => {
       const loop = yield* AgentLoop
       const seen: Array<string> = []
       yield* Effect.scoped(Effect.gen(function*() {
-        yield* loop.registerHook({ beforeTurn: ({ input }) => void seen.push(input) })
+        yield* loop.registerHook({ beforeTurn: ({ input }) => void seen.push(Message.textOf(input)) })
         yield* loop.turn("s", "first")
       }))
       yield* loop.turn("s", "second")

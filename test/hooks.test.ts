@@ -232,7 +232,7 @@ describe("Hooks runner", () => {
       const seen: Array<string> = []
       yield* hooks.register({ afterTool: ({ result }) => Hook.patch({ content: result.content + " [a]" }) })
       yield* hooks.register({
-        afterTool: ({ result }) => (seen.push(result.content), Hook.patch({ isError: true })),
+        afterTool: ({ result }) => (seen.push(Message.textOf(result.content)), Hook.patch({ isError: true })),
         onToolFailure: () => Hook.patch({ content: "failure seen" })
       })
       yield* hooks.register({ afterTool: () => Hook.continue })

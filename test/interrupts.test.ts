@@ -3,7 +3,7 @@ import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import type { AgentEvent } from "../src/domain/Event.ts"
 import * as Hook from "../src/domain/Hook.ts"
-import type { Message } from "../src/domain/Message.ts"
+import { type Message, textOf } from "../src/domain/Message.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
 import { INTERRUPT_HINT } from "../src/programs/runTurn.ts"
@@ -183,7 +183,7 @@ describe("graceful interrupt", () => {
       expect(yield* loop.activeTurn("s")).toBeUndefined()
       // the hint was sent, not persisted; tool calls of the last reply are ignored
       const stored = yield* (yield* SessionStore).load("s")
-      expect(stored.some((m) => m.content.includes(INTERRUPT_HINT))).toBe(false)
+      expect(stored.some((m) => textOf(m.content).includes(INTERRUPT_HINT))).toBe(false)
       expect(stored.at(-1)).toEqual({ role: "assistant", content: "summary" })
     }).pipe(Effect.provide(harness({
       tools: [slowTool("tool_one"), slowTool("tool_two")],

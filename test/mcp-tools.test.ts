@@ -4,6 +4,7 @@ import { Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
+import * as Message from "../src/domain/Message.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import * as McpTools from "../src/layers/McpTools.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
@@ -46,10 +47,16 @@ describe("McpTools: discovery and calls", () => {
       expect(yield* call(tools, "lookup", { key: "a" })).toEqual({ content: "a=alpha" })
       expect(yield* call(tools, "put", { key: "c", value: "gamma" })).toEqual({ content: "stored c" })
       expect(yield* call(tools, "lookup", { key: "c" })).toEqual({ content: "c=gamma" })
-      // Sizes are of the decoded data, not of its base64 text.
-      expect(yield* call(tools, "lookup", { key: "picture" })).toEqual({
-        content: "a picture:\n[image image/png, 16 bytes]"
+      // An image reaches the model as an image part; its text view (for text-only models) is the
+      // summary, whose size is of the decoded data, not of its base64 text.
+      const picture = yield* call(tools, "lookup", { key: "picture" })
+      expect(picture).toEqual({
+        content: [
+          { type: "text", text: "a picture:" },
+          { type: "image", mediaType: "image/png", data: Buffer.from("not really a png").toString("base64") }
+        ]
       })
+      expect(Message.textOf(picture.content)).toBe("a picture:\n[image image/png, 16 bytes]")
       expect(yield* call(tools, "lookup", { key: "blob" })).toEqual({
         content: "[resource file:///data.bin application/octet-stream, 5 bytes]"
       })

@@ -16,7 +16,7 @@ import { spawn, subagent } from "../src/tools/subagent.ts"
 import { AgentLoop, harness, recordEvents } from "./support/harness.ts"
 
 /** The task of a request: its first user message. */
-const taskOf = (request: ProviderRequest) => request.messages.find((m) => m.role === "user")?.content ?? ""
+const taskOf = (request: ProviderRequest) => Message.textOf(request.messages.find((m) => m.role === "user")?.content ?? "")
 const isFirstCall = (request: ProviderRequest) => !request.messages.some((m) => m.role === "assistant")
 const of = (all: ReadonlyArray<AgentEvent>, tag: AgentEvent["_tag"]) => all.filter((e) => e._tag === tag)
 
@@ -169,7 +169,7 @@ describe("sub-turns: delivery", () => {
       const requests = yield* (yield* ScriptedLog).requests
       const parentSecond = requests.find((r) => taskOf(r) === "go" && !isFirstCall(r))!
       expect(parentSecond.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["child answer"])
-      expect(parentSecond.messages.some((m) => m.content.startsWith("[SubTurn Result]"))).toBe(false)
+      expect(parentSecond.messages.some((m) => Message.textOf(m.content).startsWith("[SubTurn Result]"))).toBe(false)
       expect(of(yield* events, "SubTurnResultDelivered")).toEqual([])
     }).pipe(Effect.provide(harness({
       tools: [subagent],
@@ -194,7 +194,7 @@ describe("sub-turns: delivery", () => {
       const requests = yield* (yield* ScriptedLog).requests
       const parentCalls = requests.filter((r) => taskOf(r) === "go")
       expect(parentCalls).toHaveLength(3)
-      expect(parentCalls[1]!.messages.some((m) => m.content.startsWith("[SubTurn Result]"))).toBe(false)
+      expect(parentCalls[1]!.messages.some((m) => Message.textOf(m.content).startsWith("[SubTurn Result]"))).toBe(false)
       expect(parentCalls[2]!.messages.at(-1)).toEqual({ role: "user", content: "[SubTurn Result] child answer" })
       expect(of(yield* events, "SubTurnResultDelivered")).toHaveLength(1)
       expect(result.messages.some((m) => m.content === "[SubTurn Result] child answer")).toBe(true)

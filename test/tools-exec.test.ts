@@ -10,6 +10,7 @@ import * as nodePath from "node:path"
 import type { ToolError } from "../src/domain/errors.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { exec, makeExec, Workspace } from "../src/tools/index.ts"
+import * as Message from "../src/domain/Message.ts"
 
 const context: Tool.ToolContext = { toolCallId: "call-1", turnId: "turn-1", sessionKey: "s", iteration: 0, depth: 0 }
 
@@ -108,7 +109,7 @@ describe("exec", () => {
         )
         // "é" is two bytes: a cap of 2 falls inside it, and the half character is dropped, not garbled
         const small = yield* call(makeExec({ maxOutputBytes: 2 }), { command: "printf 'héllo'" })
-        expect(small.content.split("\n").slice(0, 3)).toEqual([
+        expect(Message.textOf(small.content).split("\n").slice(0, 3)).toEqual([
           "exit code: 0",
           "h",
           "[output truncated: showing the first 2 of 6 bytes; redirect output to a file and inspect it with grep or read_file]"

@@ -6,7 +6,7 @@
  * `clean` (`safeText.ts`): a session cannot move the cursor, retitle the window or hide lines.
  */
 import { Effect, Option } from "effect"
-import type { Message } from "../domain/Message.ts"
+import { type Message, textOf } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
 import { type SessionInfo, SessionStore } from "../services/SessionStore.ts"
 import { dataDir, readLastSession } from "./dataDir.ts"
@@ -81,15 +81,15 @@ export const list = (flags: StoreChoice.StoreFlags) =>
 const showMessage = (message: Message, style: Style) => {
   switch (message.role) {
     case "system":
-      return `${style.bold("system")}: ${style.dim(Format.truncate(clean(message.content), 200))}`
+      return `${style.bold("system")}: ${style.dim(Format.truncate(clean(textOf(message.content)), 200))}`
     case "user":
-      return `${style.bold("user")}: ${clean(message.content)}`
+      return `${style.bold("user")}: ${clean(textOf(message.content))}`
     case "assistant": {
       const calls = (message.toolCalls ?? []).map((call) => `\n  ${style.dim(`→ ${clean(call.name)} ${Format.args(clean(call.arguments))}`)}`)
       return `${style.bold("assistant")}: ${clean(message.content)}${calls.join("")}`
     }
     case "tool":
-      return `${style.bold(`tool ${clean(message.toolName)}`)}${message.isError ? " (error)" : ""}: ${style.dim(Format.truncate(clean(message.content), 200))}`
+      return `${style.bold(`tool ${clean(message.toolName)}`)}${message.isError ? " (error)" : ""}: ${style.dim(Format.truncate(clean(textOf(message.content)), 200))}`
   }
 }
 

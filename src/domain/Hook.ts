@@ -19,7 +19,7 @@
  */
 import type { Duration, Effect } from "effect"
 import type { AgentEvent } from "./Event.ts"
-import type { AssistantMessage, Message, ToolCall } from "./Message.ts"
+import type { AssistantMessage, Content, Message, ToolCall } from "./Message.ts"
 import type { FinishReason, ProviderRequest, ToolDefinition } from "./Provider.ts"
 import type { TurnResult } from "./Turn.ts"
 
@@ -116,7 +116,7 @@ export interface Hook {
   readonly sessionEnd?: (input: { readonly sessionKey: string }) => HookReturn<never>
   readonly beforeTurn?: (input: {
     readonly context: HookContext
-    readonly input: string
+    readonly input: Content
     readonly messages: ReadonlyArray<Message>
     readonly systemPrompt: string | undefined
   }) => HookReturn<Continue | Block | Modify<TurnChanges>>
@@ -139,12 +139,12 @@ export interface Hook {
   readonly afterTool?: (input: {
     readonly context: HookContext
     readonly call: HookToolCall
-    readonly result: { readonly content: string; readonly isError: boolean }
+    readonly result: { readonly content: Content; readonly isError: boolean }
   }) => HookReturn<Continue | Patch>
   readonly onToolFailure?: (input: {
     readonly context: HookContext
     readonly call: HookToolCall
-    readonly result: { readonly content: string; readonly isError: boolean }
+    readonly result: { readonly content: Content; readonly isError: boolean }
   }) => HookReturn<Continue | Patch>
   readonly beforeStop?: (input: {
     readonly context: HookContext

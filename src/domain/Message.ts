@@ -1,13 +1,53 @@
 /**
- * Conversation messages: the history a turn reads and extends.
+ * Conversation messages: the history a turn reads and extends. User input and tool results are
+ * text or content parts (text and images); system prompts and replies are text.
  *
  * @example
  * ```ts
  * import { Message } from "effect-agent-loop"
- * const history = [Message.system("Be brief."), Message.user("hi")]
+ * const history = [
+ *   Message.system("Be brief."),
+ *   Message.user([Message.text("What is in this picture?"), Message.image("image/png", pngBase64)])
+ * ]
+ * Message.textOf(history[1].content) // "What is in this picture?\n[image image/png, 68 bytes]"
  * ```
  */
 import { Schema } from "effect"
+
+/** A piece of text in a content array. */
+export const TextPart = Schema.Struct({
+  type: Schema.Literal("text"),
+  text: Schema.String
+})
+export type TextPart = typeof TextPart.Type
+
+/** An image carried inline: base64 `data` (no `data:` prefix) and its media type (`image/png`). */
+export const ImageDataPart = Schema.Struct({
+  type: Schema.Literal("image"),
+  mediaType: Schema.String,
+  data: Schema.String
+})
+export type ImageDataPart = typeof ImageDataPart.Type
+
+/** An image the provider fetches from a URL (`https:`, or a `data:` URL). */
+export const ImageUrlPart = Schema.Struct({
+  type: Schema.Literal("image"),
+  url: Schema.String,
+  mediaType: Schema.optionalKey(Schema.String)
+})
+export type ImageUrlPart = typeof ImageUrlPart.Type
+
+/** An image: inline or by URL. */
+export const ImagePart = Schema.Union([ImageDataPart, ImageUrlPart])
+export type ImagePart = typeof ImagePart.Type
+
+/** One part of a user message or tool result. */
+export const ContentPart = Schema.Union([TextPart, ImagePart])
+export type ContentPart = typeof ContentPart.Type
+
+/** What a user message or tool result holds: text, or parts (sessions written before parts hold text). */
+export const Content = Schema.Union([Schema.String, Schema.Array(ContentPart)])
+export type Content = typeof Content.Type
 
 /** A tool call as the model produced it; `arguments` is the raw JSON text. */
 export const ToolCall = Schema.Struct({
@@ -27,7 +67,7 @@ export type SystemMessage = typeof SystemMessage.Type
 /** Input from the user (also steering, follow-ups, hook feedback). */
 export const UserMessage = Schema.Struct({
   role: Schema.Literal("user"),
-  content: Schema.String
+  content: Content
 })
 export type UserMessage = typeof UserMessage.Type
 
@@ -49,7 +89,7 @@ export const ToolResultMessage = Schema.Struct({
   role: Schema.Literal("tool"),
   toolCallId: Schema.String,
   toolName: Schema.String,
-  content: Schema.String,
+  content: Content,
   isError: Schema.optionalKey(Schema.Boolean)
 })
 export type ToolResultMessage = typeof ToolResultMessage.Type
@@ -58,11 +98,58 @@ export type ToolResultMessage = typeof ToolResultMessage.Type
 export const Message = Schema.Union([SystemMessage, UserMessage, AssistantMessage, ToolResultMessage])
 export type Message = typeof Message.Type
 
+/** Content with `f` applied to its text (a string, or each text part); images are kept as they are. */
+export const mapText = <C extends Content>(content: C, f: (text: string) => string): C =>
+  (typeof content === "string"
+    ? f(content)
+    : content.map((part) => part.type === "text" ? { type: "text", text: f(part.text) } : part)) as C
+
 /** Builds a system message. */
 export const system = (content: string): SystemMessage => ({ role: "system", content })
 
-/** Builds a user message. */
-export const user = (content: string): UserMessage => ({ role: "user", content })
+/** Builds a user message from text or parts. */
+export const user = (content: Content): UserMessage => ({ role: "user", content })
+
+/** A text part. */
+export const text = (text: string): TextPart => ({ type: "text", text })
+
+/** An inline image part from base64 data and its media type. */
+export const image = (mediaType: string, data: string): ImageDataPart => ({ type: "image", mediaType, data })
+
+/** An image part by URL; the media type is optional (the provider reads it from the response). */
+export const imageUrl = (url: string, mediaType?: string): ImageUrlPart =>
+  mediaType === undefined ? { type: "image", url } : { type: "image", url, mediaType }
+
+/** Whether a part is an image. */
+export const isImage = (part: ContentPart): part is ImagePart => part.type === "image"
+
+/** Whether content holds at least one image. */
+export const hasImages = (content: Content): boolean => typeof content !== "string" && content.some(isImage)
+
+/**
+ * The largest image kept inline by default, decoded: 5 MiB, what Anthropic accepts per image
+ * (OpenAI takes more). Larger ones are rejected before anything is stored or sent; a host sets its
+ * own cap with `AgentLoopConfig.maxImageBytes` (and MCP's `maxImageBytes`).
+ */
+export const DEFAULT_MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+/** The size in bytes of base64 data once decoded (without decoding it). */
+export const decodedBytes = (base64: string): number => {
+  const padding = base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0
+  return Math.floor(base64.length * 3 / 4) - padding
+}
+
+/** The short text that stands for an image where only text fits (summaries, previews, text-only models). */
+export const imagePlaceholder = (part: ImagePart): string =>
+  "data" in part
+    ? `[image ${part.mediaType}, ${decodedBytes(part.data)} bytes]`
+    : `[image ${part.url.startsWith("data:") ? `${part.url.slice(5, part.url.indexOf(";"))} (data URL)` : part.url}]`
+
+/** The text view of content: text parts as they are, images as placeholders, joined by newlines. */
+export const textOf = (content: Content): string =>
+  typeof content === "string"
+    ? content
+    : content.map((part) => part.type === "text" ? part.text : imagePlaceholder(part)).join("\n")
 
 /** Builds an assistant message; tool calls are omitted when there are none. */
 export const assistant = (
@@ -80,7 +167,7 @@ export const assistant = (
 /** Builds a tool result message. */
 export const toolResult = (
   call: { readonly id: string; readonly name: string },
-  content: string,
+  content: Content,
   isError = false
 ): ToolResultMessage => ({
   role: "tool",
@@ -90,13 +177,29 @@ export const toolResult = (
   ...(isError ? { isError: true } : {})
 })
 
+/**
+ * What one image counts for in the context budget, in runes (about four per token). Vendors bill
+ * images by their pixels, not their bytes: Anthropic about 1,600 tokens for a picture at its largest
+ * size, OpenAI 765 for 1024×1024 at high detail. Counting the base64 text instead would make one
+ * photo look like a million tokens.
+ */
+export const IMAGE_RUNES = 6400
+
+/** The runes of content: its text, and `IMAGE_RUNES` per image. */
+export const contentRunes = (content: Content): number =>
+  typeof content === "string"
+    ? content.length
+    : content.reduce((n, part) => n + (part.type === "text" ? part.text.length : IMAGE_RUNES), 0)
+
 /** The number of characters ("runes") of a message, the unit of the context budget. */
 export const runes = (message: Message): number => {
   switch (message.role) {
     case "assistant":
       return message.content.length +
         (message.toolCalls ?? []).reduce((n, c) => n + c.name.length + c.arguments.length, 0)
-    default:
+    case "system":
       return message.content.length
+    default:
+      return contentRunes(message.content)
   }
 }

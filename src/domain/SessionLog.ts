@@ -108,7 +108,7 @@ export const describe = (entries: ReadonlyArray<SessionEntry>): { readonly messa
   for (const entry of entries) {
     if (entry.role === "compaction") continue
     messages++
-    if (preview === undefined && entry.role === "user") preview = previewOf(entry.content)
+    if (preview === undefined && entry.role === "user") preview = previewOf(Message.textOf(entry.content))
   }
   return preview === undefined ? { messages } : { messages, preview }
 }

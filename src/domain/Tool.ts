@@ -17,11 +17,15 @@
  */
 import { Duration, Effect, Schema } from "effect"
 import type { ToolError } from "./errors.ts"
+import type { Content } from "./Message.ts"
 import type { ToolDefinition } from "./Provider.ts"
 
-/** What a tool returns when it wants to flag its own result as an error. */
+/**
+ * What a tool returns when it wants to flag its own result as an error, or to return content
+ * parts (a screenshot beside its text).
+ */
 export interface ToolOutput {
-  readonly content: string
+  readonly content: Content
   readonly isError?: boolean
 }
 

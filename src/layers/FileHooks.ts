@@ -24,6 +24,7 @@ import { ChildProcessSpawner } from "effect/process"
 import * as Hook from "../domain/Hook.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import * as AgentEvent from "../domain/Event.ts"
+import * as Message from "../domain/Message.ts"
 import { EventBus } from "../services/EventBus.ts"
 import { Hooks } from "../services/Hooks.ts"
 import { Secrets, type SecretsShape } from "../services/Secrets.ts"
@@ -175,7 +176,7 @@ const toHook = (
     case "pre-agent-turn":
       return {
         beforeTurn: ({ context, input, messages }) =>
-          fire(context, { prompt: input, message_count: messages.length }, stopWith(Hook.block))
+          fire(context, { prompt: Message.textOf(input), message_count: messages.length }, stopWith(Hook.block))
       }
     case "post-agent-turn":
       return { afterTurn: ({ context, result }) => Effect.asVoid(fire(context, resultFields(result), ignore)) }
@@ -206,7 +207,7 @@ const toHook = (
     case "post-tool-call-failure": {
       const handler = ({ context, call, result }: Parameters<NonNullable<Hook.Hook["afterTool"]>>[0]) =>
         matches(hook, call)
-          ? Effect.asVoid(fire(context, { ...toolFields(call), tool_output: result.content, is_error: result.isError }, ignore))
+          ? Effect.asVoid(fire(context, { ...toolFields(call), tool_output: Message.textOf(result.content), is_error: result.isError }, ignore))
           : undefined
       return hook.trigger === "post-tool-call" ? { afterTool: handler } : { onToolFailure: handler }
     }

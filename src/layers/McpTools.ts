@@ -42,6 +42,7 @@ import { Duration, Effect, type FileSystem, Layer, Schema, type Scope } from "ef
 import type { ChildProcessSpawner } from "effect/process"
 import type { ConfigError } from "../domain/errors.ts"
 import { ToolError } from "../domain/errors.ts"
+import * as Message from "../domain/Message.ts"
 import * as Tool from "../domain/Tool.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
@@ -110,7 +111,7 @@ const toTool = (
       connection.client.callTool({ tool: descriptor, arguments: args }, { timeout: toolTimeout }).pipe(
         Effect.map((result) => {
           const output = capOutput(toToolOutput(result), maxOutputBytes)
-          return { ...output, content: settings.scrub(output.content) }
+          return { ...output, content: Message.mapText(output.content, settings.scrub) }
         }),
         Effect.catch((error) =>
           Effect.gen(function*() {

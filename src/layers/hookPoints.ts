@@ -7,7 +7,7 @@
  * Also here: what every decision's text goes through before it reaches the turn (`cleanDecision`).
  */
 import * as Hook from "../domain/Hook.ts"
-import type { Message } from "../domain/Message.ts"
+import { type Content, mapText, type Message } from "../domain/Message.ts"
 
 /** How the handlers of point `K` combine. */
 export interface PointRule<K extends Hook.Point> {
@@ -74,9 +74,9 @@ export const points = {
 export const pointNames = Object.keys(points) as ReadonlyArray<Hook.Point>
 
 function patched(
-  result: { readonly content: string; readonly isError: boolean },
+  result: { readonly content: Content; readonly isError: boolean },
   patch: Hook.Patch
-): { readonly content: string; readonly isError: boolean } {
+): { readonly content: Content; readonly isError: boolean } {
   return { content: patch.content ?? result.content, isError: patch.isError ?? result.isError }
 }
 
@@ -88,7 +88,10 @@ export interface TextRules {
   readonly substituted: (text: string) => string
 }
 
-const saidMessage = (rules: TextRules) => (message: Message): Message => ({ ...message, content: rules.said(message.content) })
+const saidMessage = (rules: TextRules) => (message: Message): Message =>
+  message.role === "user" || message.role === "tool"
+    ? { ...message, content: mapText(message.content, rules.said) }
+    : { ...message, content: rules.said(message.content) }
 
 /**
  * A decision with its texts made safe: stopping decisions' reasons and patched contents are said

@@ -7,7 +7,7 @@
  * never dropped, and neither is anything after that input: it is the work of the current turn.
  * What is kept starts with a user message whenever the conversation has one.
  */
-import { runes, type Message } from "../domain/Message.ts"
+import { type Content, type ContentPart, type Message, runes } from "../domain/Message.ts"
 
 /** The outcome of a compression: what is kept and how many messages went. */
 export interface Compression {
@@ -130,20 +130,55 @@ const newestToolResult = (messages: ReadonlyArray<Message>): number => {
   return -1
 }
 
+/** The characters of content's text (images are not cut, so they do not count here). */
+const textLength = (content: Content): number =>
+  typeof content === "string" ? content.length : content.reduce((n, part) => n + (part.type === "text" ? part.text.length : 0), 0)
+
+/** `text` cut to at most `max` characters, never ending on the first half of a surrogate pair. */
+const head = (text: string, max: number): string =>
+  text.length <= max ? text : text.slice(0, /[\uD800-\uDBFF]/.test(text.charAt(max - 1)) ? max - 1 : max)
+
 /**
- * The newest tool result cut to `maxRunes` characters, with a note saying how much went. It is
- * what compression can never drop (it is the work of the current turn), so an oversized one would
- * otherwise fail the turn on every retry. `undefined` when it is not longer than that, or there
- * is none.
+ * Content whose text keeps its first `maxRunes` characters: a string is cut; of parts, text parts
+ * are kept in order until the allowance is spent (images stay where they were), then the note.
+ */
+const cutContent = (content: Content, maxRunes: number, note: (cut: number, total: number) => string): Content => {
+  const total = textLength(content)
+  if (typeof content === "string") {
+    const kept = head(content, maxRunes)
+    return `${kept}\n${note(total - kept.length, total)}`
+  }
+  let left = maxRunes
+  const parts: Array<ContentPart> = []
+  for (const part of content) {
+    if (part.type !== "text") parts.push(part)
+    else if (left > 0) {
+      const kept = head(part.text, left)
+      left -= kept.length
+      parts.push({ type: "text", text: kept })
+    }
+  }
+  const kept = maxRunes - left
+  return [...parts, { type: "text", text: note(total - kept, total) }]
+}
+
+/**
+ * The newest tool result's text cut to `maxRunes` characters, with a note saying how much went. It
+ * is what compression can never drop (it is the work of the current turn), so an oversized one
+ * would otherwise fail the turn on every retry. `undefined` when its text is not longer than that,
+ * or there is none.
  */
 export const shrinkNewestToolResult = (messages: ReadonlyArray<Message>, maxRunes: number): Shrink | undefined => {
   const index = newestToolResult(messages)
   const message = messages[index]
-  if (message === undefined || message.role !== "tool" || message.content.length <= maxRunes) return undefined
-  // Never end on the first half of a surrogate pair.
-  const end = /[\uD800-\uDBFF]/.test(message.content.charAt(maxRunes - 1)) ? maxRunes - 1 : maxRunes
-  const cut = message.content.length - end
-  const content = `${message.content.slice(0, end)}\n[tool result cut by ${cut} of ${message.content.length} characters to fit the context window]`
+  if (message === undefined || message.role !== "tool") return undefined
+  const total = textLength(message.content)
+  if (total <= maxRunes) return undefined
+  let cut = 0
+  const content = cutContent(message.content, maxRunes, (removed, of) => {
+    cut = removed
+    return `[tool result cut by ${removed} of ${of} characters to fit the context window]`
+  })
   return { kept: messages.map((m, i) => i === index ? { ...message, content } : m), cut }
 }
 
@@ -159,6 +194,7 @@ const MIN_HALVED_RUNES = 2000
 
 /** What overflow recovery tries when nothing else can be dropped: the newest tool result halved. */
 export const halveNewestToolResult = (messages: ReadonlyArray<Message>): Shrink | undefined => {
-  const runes = messages[newestToolResult(messages)]?.content.length ?? 0
+  const newest = messages[newestToolResult(messages)]
+  const runes = newest?.role === "tool" ? textLength(newest.content) : 0
   return runes < MIN_HALVED_RUNES ? undefined : shrinkNewestToolResult(messages, Math.floor(runes / 2))
 }

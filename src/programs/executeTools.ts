@@ -68,7 +68,7 @@ const issuesOf = (message: string) => {
 }
 
 interface Outcome {
-  readonly content: string
+  readonly content: Message.Content
   readonly isError: boolean
 }
 
@@ -77,7 +77,7 @@ const invoke = (tool: RegisteredTool, args: unknown, toolContext: ToolContext, s
   const run = tool.execute(args, toolContext).pipe(
     Effect.map((value): Outcome => {
       const output = toOutput(value)
-      return { content: scrub(output.content), isError: output.isError ?? false }
+      return { content: Message.mapText(output.content, scrub), isError: output.isError ?? false }
     }),
     Effect.catchCause((cause) => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
@@ -191,7 +191,7 @@ export const make = (env: Env) => {
         toolName: call.name,
         durationMs: context.clock.currentTimeMillisUnsafe() - started,
         isError: outcome.isError,
-        result: outcome.content
+        result: Message.textOf(outcome.content)
       })
       return Message.toolResult(call, outcome.content, outcome.isError)
     })

@@ -32,8 +32,8 @@ const transcript = (messages: ReadonlyArray<Message.Message>) =>
     m.role === "assistant" && m.toolCalls?.length
       ? `assistant: ${m.content}\n${m.toolCalls.map((c) => `  called ${c.name}(${c.arguments})`).join("\n")}`
       : m.role === "tool"
-      ? `tool ${m.toolName}: ${m.content}`
-      : `${m.role}: ${m.content}`
+      ? `tool ${m.toolName}: ${Message.textOf(m.content)}`
+      : `${m.role}: ${Message.textOf(m.content)}`
   ).join("\n\n")
 
 /** Whether a history is past the threshold (size estimated at four characters per token). */

@@ -29,7 +29,7 @@ import type {
   RegisterOptions,
   StopOf
 } from "../domain/Hook.ts"
-import type { Message } from "../domain/Message.ts"
+import type { Content, Message } from "../domain/Message.ts"
 import type { ProviderRequest } from "../domain/Provider.ts"
 
 /** A stopping decision with the name of the hook that made it, for the `Error` event. */
@@ -53,7 +53,7 @@ export type BeforeToolOutcome =
   | Named<AbortTurn>
   | Named<HardAbort>
 /** A tool result after `afterTool`/`onToolFailure` patches. */
-export interface ToolResultOutcome { readonly content: string; readonly isError: boolean }
+export interface ToolResultOutcome { readonly content: Content; readonly isError: boolean }
 
 /** A registered hook, as `hooks list` shows it. */
 export interface HookInfo {

@@ -13,6 +13,7 @@ import * as McpTools from "../../src/layers/McpTools.ts"
 import { Secrets } from "../../src/services/Secrets.ts"
 import { ToolRegistry } from "../../src/services/ToolRegistry.ts"
 import { call, captureLogs, logLines, serverConfig, tempDir, testServer } from "../support/mcpServerKit.ts"
+import * as Message from "../../src/domain/Message.ts"
 
 const builtin = Tool.make({ name: "echo", description: "echo", parameters: Schema.Struct({}), execute: () => Effect.succeed("echo") })
 
@@ -174,7 +175,7 @@ describe("MCP servers that misbehave while running", () => {
       )
       const odd = yield* McpTools.tools({ odd: testServer(`${log}-odd`, {}, { maxOutputBytes: 1001 }) })
       const cut = yield* call(odd, "lookup", { key: "huge:1000" })
-      expect(cut.content.startsWith(`${"é".repeat(500)}\n[output truncated: showing the first 1000 of 2000 bytes; 1000 bytes were cut.`)).toBe(true)
+      expect(Message.textOf(cut.content).startsWith(`${"é".repeat(500)}\n[output truncated: showing the first 1000 of 2000 bytes; 1000 bytes were cut.`)).toBe(true)
       expect(yield* call(odd, "lookup", { key: "huge:500" })).toEqual({ content: "é".repeat(500) })
       expect(yield* call(odd, "lookup", { key: "huge:501" })).toMatchObject({ content: expect.stringContaining("showing the first 1000 of 1002 bytes") })
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))

@@ -19,6 +19,7 @@ import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
 import { Secrets } from "../../src/services/Secrets.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { AgentLoop, harness, type HarnessOptions, recordEvents } from "../support/harness.ts"
+import * as Message from "../../src/domain/Message.ts"
 
 const SECRET = "tok-loop-secret-5f4e3d2c1b"
 
@@ -44,7 +45,7 @@ const turnLeaksNothing = Effect.gen(function*() {
   const loop = yield* AgentLoop
   const events = yield* recordEvents
   const seenByHooks: Array<string> = []
-  const see = ({ result }: { readonly result: { readonly content: string } }) => void seenByHooks.push(result.content)
+  const see = ({ result }: { readonly result: { readonly content: Message.Content } }) => void seenByHooks.push(Message.textOf(result.content))
   yield* loop.registerHook(Hook.make({ afterTool: see, onToolFailure: see }))
   const result = yield* loop.turn("s", "go")
   expect(result.status).toBe("completed")

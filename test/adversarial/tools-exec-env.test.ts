@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { Secrets } from "../../src/services/Secrets.ts"
 import { exec, isSecretEnv, makeExec } from "../../src/tools/index.ts"
 import { call, withWorkspace } from "../support/toolWorkspace.ts"
+import * as Message from "../../src/domain/Message.ts"
 
 /** Sets `vars` in the process environment for the duration of `effect`. */
 const withEnv = <A, E, R>(vars: Record<string, string>, effect: Effect.Effect<A, E, R>) =>
@@ -42,7 +43,7 @@ describe("exec's environment", () => {
           vars,
           call(exec, { command: names.map((n) => `echo "${n}=[$${n}]"`).join("; ") })
         ).pipe(Effect.provide(Secrets.layer(["registered-secret-value-123"])))
-        expect(output.content.split("\n").slice(1, -1)).toEqual([
+        expect(Message.textOf(output.content).split("\n").slice(1, -1)).toEqual([
           ...names.slice(0, -3).map((n) => `${n}=[]`),
           "T_PLAIN=[visible]",
           "T_PATHLIKE=[/usr/bin]",

@@ -10,6 +10,7 @@ import * as nodePath from "node:path"
 import { Worker } from "node:worker_threads"
 import { editFile, readFile, writeFile } from "../../src/tools/index.ts"
 import { call, withWorkspace } from "../support/toolWorkspace.ts"
+import * as Message from "../../src/domain/Message.ts"
 
 const ROUNDS = 400
 
@@ -65,7 +66,7 @@ describe("symlink swap race", () => {
           const written = yield* Effect.exit(call(writeFile, { path: `d/f-${i}.txt`, content: "x" }))
           const edited = yield* Effect.exit(call(editFile, { path: `d/e-${i}.txt`, old_text: "AAA", new_text: "BBB" }))
           const read = yield* Effect.exit(call(readFile, { path: "d/secret.txt" }))
-          if (read._tag === "Success" && read.value.content.includes("OUTSIDE")) readEscapes++
+          if (read._tag === "Success" && Message.textOf(read.value.content).includes("OUTSIDE")) readEscapes++
           done += [written, edited, read].filter((exit) => exit._tag === "Success").length
         }
         Atomics.store(stop, 0, 1)

@@ -20,6 +20,7 @@ import * as SessionStoreJsonl from "../../src/layers/SessionStoreJsonl.ts"
 import * as AgentLoopLive from "../../src/programs/defaults.ts"
 import { EventBus } from "../../src/services/EventBus.ts"
 import { ToolRegistry } from "../../src/services/ToolRegistry.ts"
+import * as Message from "../../src/domain/Message.ts"
 
 /** How a runner process is started. */
 export interface RunnerSpec {
@@ -33,7 +34,7 @@ export interface RunnerSpec {
 const spec: RunnerSpec = JSON.parse(process.argv[2] ?? "{}")
 
 const model = Scripted.layer((request) => {
-  const users = request.messages.filter((m) => m.role === "user").map((m) => m.content)
+  const users = request.messages.filter((m) => m.role === "user").map((m) => Message.textOf(m.content))
   const last = users.at(-1) ?? ""
   if (last.startsWith("hang")) return { content: "working", stall: true }
   // a slow first answer: time for steering to arrive while the turn runs

@@ -11,6 +11,7 @@ import type { ToolError } from "../../src/domain/errors.ts"
 import * as Tool from "../../src/domain/Tool.ts"
 import type { CurrentTurn } from "../../src/services/CurrentTurn.ts"
 import { type BuiltinToolRequirements, Workspace } from "../../src/tools/index.ts"
+import * as Message from "../../src/domain/Message.ts"
 
 export const toolContext: Tool.ToolContext = { toolCallId: "call-1", turnId: "turn-1", sessionKey: "s", iteration: 0, depth: 0 }
 
@@ -36,7 +37,7 @@ export const call = (tool: Tool.Tool<any>, args: unknown) =>
   tool.decode(args).pipe(Effect.orDie, Effect.flatMap((decoded) => tool.execute(decoded, toolContext)), Effect.map(Tool.toOutput))
 
 /** The content of a successful call. */
-export const text = (tool: Tool.Tool<any>, args: unknown) => call(tool, args).pipe(Effect.map((output) => output.content))
+export const text = (tool: Tool.Tool<any>, args: unknown) => call(tool, args).pipe(Effect.map((output) => Message.textOf(output.content)))
 
 /** The message of a call that must fail with a ToolError. */
 export const failure = (tool: Tool.Tool<any>, args: unknown) =>

@@ -26,18 +26,34 @@ import {
   ProviderUnavailable,
   RateLimited
 } from "../../domain/errors.ts"
-import type { Message } from "../../domain/Message.ts"
+import { type Content, type Message, textOf } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { describeJson, fromStreamError, isContextLength } from "./httpErrors.ts"
 import { emitChunks, parseObject } from "./sse.ts"
 
-/** A conversation message as an `effect/ai` prompt message. */
+/** User content as `effect/ai` parts: images become file parts (base64 data, or a URL). */
+const userParts = (content: Content): string | ReadonlyArray<Prompt.UserMessagePartEncoded> =>
+  typeof content === "string"
+    ? content
+    : content.map((part): Prompt.UserMessagePartEncoded =>
+      part.type === "text"
+        ? { type: "text", text: part.text }
+        : "data" in part
+        ? { type: "file", mediaType: part.mediaType, data: part.data }
+        : { type: "file", mediaType: part.mediaType ?? "image/*", data: new URL(part.url) }
+    )
+
+/**
+ * A conversation message as an `effect/ai` prompt message. A tool result's images are given as
+ * their text placeholders: `effect/ai` tool results are JSON values, with no place for files.
+ */
 export const toPromptMessage = (message: Message): Prompt.MessageEncoded => {
   switch (message.role) {
     case "system":
+      return { role: "system", content: message.content }
     case "user":
-      return { role: message.role, content: message.content }
+      return { role: "user", content: userParts(message.content) }
     case "assistant":
       return {
         role: "assistant",
@@ -59,7 +75,7 @@ export const toPromptMessage = (message: Message): Prompt.MessageEncoded => {
           id: message.toolCallId,
           name: message.toolName,
           isFailure: message.isError === true,
-          result: message.content
+          result: textOf(message.content)
         }]
       }
   }

@@ -29,7 +29,7 @@ import {
   RateLimited,
   ReplayMismatch
 } from "../../domain/errors.ts"
-import { Message } from "../../domain/Message.ts"
+import { Message, textOf } from "../../domain/Message.ts"
 import { type ProviderChunk, ProviderChunk as ProviderChunkSchema, type ProviderRequest } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { excerpt } from "./sse.ts"
@@ -88,7 +88,7 @@ const canonical = (value: unknown): string =>
 export const describeRequest = (request: RecordedRequest): string => {
   const last = request.messages.at(-1)
   return `model ${request.model}, ${request.messages.length} messages${
-    last ? ` (last: ${last.role} ${JSON.stringify(excerpt(last.content, 80))})` : ""
+    last ? ` (last: ${last.role} ${JSON.stringify(excerpt(textOf(last.content), 80))})` : ""
   }, tools [${request.tools.join(", ")}]`
 }
 
