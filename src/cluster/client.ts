@@ -21,8 +21,9 @@
 import { Cause, Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Queue, Stream } from "effect"
 import type { ClusterError, Sharding } from "effect/cluster"
 import * as AgentEvent from "../domain/Event.ts"
-import type { NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
+import type { ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
+import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
 import type { Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
@@ -50,6 +51,11 @@ export interface ClientOptions {
   readonly eventBufferCapacity?: number
   /** The longest a control call waits for a runner; default 30 seconds. */
   readonly controlTimeout?: Duration.Input
+  /**
+   * The largest image a turn's input may hold, checked here before the request is stored in the
+   * cluster; default 5 MiB. The runner checks again with its own configuration (and its model).
+   */
+  readonly maxImageBytes?: number
 }
 
 /** What the cluster itself can fail a call with (as opposed to the operation's own errors). */
@@ -130,12 +136,16 @@ export const make = (options: ClientOptions = {}) =>
     const finish = (result: TurnResult, lost: boolean) =>
       Effect.flatMap(Clock.currentTimeMillis, (at) => mirror.settle(result.turnId, lost ? lostEnd(result, at) : undefined))
 
-    const turn = (sessionKey: string, input: string, turnOptions: TurnOptions = {}): Effect.Effect<TurnResult> =>
+    const turn = (sessionKey: string, input: Content, turnOptions: TurnOptions = {}): Effect.Effect<TurnResult, ContentRejected> =>
       Effect.scoped(Effect.gen(function*() {
+        const rejected = checkContent(input, options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES)
+        if (rejected) return yield* rejected
         yield* running(sessionKey)
         const payload = turnOptions.model === undefined ? { input } : { input, model: turnOptions.model }
         const outcome = yield* Effect.exit(clientFor(sessionKey).Turn(payload))
         if (Exit.isFailure(outcome)) {
+          const refused = Cause.findErrorOption(outcome.cause)
+          if (refused._tag === "Some" && refused.value._tag === "ContentRejected") return yield* refused.value
           return failed(sessionKey, `failed-${++failures}`, `the cluster could not run the turn: ${errorText(Cause.squash(outcome.cause))}`)
         }
         const { result, lost } = outcome.value
@@ -165,7 +175,7 @@ export const make = (options: ClientOptions = {}) =>
       })
 
     const loop: AgentLoopShape = {
-      turn,
+      turn: turn as AgentLoopShape["turn"],
       send,
       outbound: Stream.fromQueue(outbound),
       injectSteering: (sessionKey, message) =>

@@ -14,8 +14,9 @@
 import { Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
-import { NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
+import { ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import { AgentEvent } from "../domain/Event.ts"
+import { Content } from "../domain/Message.ts"
 import { Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 
 /** `Send` reached a runner, which will run it as a turn (its chunk is stored before the turn is claimed). */
@@ -39,10 +40,11 @@ export const Subscribed = Schema.TaggedStruct("Subscribed", {})
 export const SessionEvent = Schema.Union([Subscribed, AgentEvent])
 export type SessionEvent = typeof SessionEvent.Type
 
-/** One turn of the session (`AgentLoop.turn`). */
+/** One turn of the session (`AgentLoop.turn`); input with images the runner's model does not take is rejected. */
 export const Turn = Rpc.make("Turn", {
-  payload: { input: Schema.String, model: Schema.optionalKey(Schema.String) },
-  success: Finished
+  payload: { input: Content, model: Schema.optionalKey(Schema.String) },
+  success: Finished,
+  error: ContentRejected
 }).annotate(ClusterSchema.Persisted, true)
 
 /** The router (`AgentLoop.send`) for one session. */

@@ -12,7 +12,9 @@
  * ```
  */
 import { Effect, Schema, SchemaTransformation } from "effect"
-import { ConfigError } from "./errors.ts"
+import { ConfigError, ContentRejected } from "./errors.ts"
+import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES, hasImages } from "./Message.ts"
+import * as Models from "./Models.ts"
 import { ModelPrice } from "./Usage.ts"
 
 const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
@@ -79,7 +81,15 @@ export const AgentLoopConfigSchema = Schema.Struct({
   summarizeKeepMessages: withDefault(PositiveInt, 8),
   retry: withDefault(RetryPolicy, {}),
   subTurn: withDefault(SubTurnLimits, {}),
-  prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPrice))
+  prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPrice)),
+  /** The largest image (decoded bytes) a turn's input may hold inline; larger input is rejected. */
+  maxImageBytes: withDefault(PositiveInt, DEFAULT_MAX_IMAGE_BYTES),
+  /**
+   * Which models accept images, over the built-in registry (`Models`): `true` or `false` for every
+   * model, or by model name. A model neither names is asked of the registry; one unknown to it is
+   * taken not to accept images (see `acceptsImages`).
+   */
+  acceptsImages: Schema.optionalKey(Schema.Union([Schema.Boolean, Schema.Record(Schema.String, Schema.Boolean)]))
 })
 
 /** A decoded configuration: every default filled in. */
@@ -100,6 +110,38 @@ export const make = (input: unknown): Effect.Effect<AgentLoopConfig, ConfigError
 
 /** Decodes a configuration synchronously; throws `ConfigError`. For tests and scripts. */
 export const makeUnsafe = (input: AgentLoopConfigInput): AgentLoopConfig => Effect.runSync(make(input))
+
+/**
+ * Whether `model` is sent images. A turn whose input holds images for a model that is not fails
+ * with `ContentRejected` (nothing is stored or sent); images already in the history (earlier
+ * turns, tool results) reach such a model as their text placeholders.
+ */
+export const acceptsImages = (config: Pick<AgentLoopConfig, "acceptsImages">, model: string): boolean => {
+  const setting = config.acceptsImages
+  if (typeof setting === "boolean") return setting
+  return setting?.[model] ?? Models.lookup(model)?.images ?? false
+}
+
+/**
+ * Why a turn's input cannot be taken for `model`, or `undefined` when it can: the checks of
+ * `Message.checkContent` under `maxImageBytes`, then images only for a model that accepts them.
+ */
+export const checkInput = (
+  config: Pick<AgentLoopConfig, "acceptsImages" | "maxImageBytes">,
+  model: string,
+  input: Content
+): ContentRejected | undefined => {
+  if (typeof input === "string") return undefined
+  const rejected = checkContent(input, config.maxImageBytes)
+  if (rejected !== undefined || !hasImages(input) || acceptsImages(config, model)) return rejected
+  const known = config.acceptsImages !== undefined || Models.lookup(model) !== undefined
+  return new ContentRejected({
+    reason: "unsupported",
+    message: known
+      ? `Model "${model}" does not accept images`
+      : `Model "${model}" is not known to accept images; if it does, say so with acceptsImages in the configuration`
+  })
+}
 
 /** The context budget in runes: `maxContextRunes` resolved against the window (tokens ≈ runes / 4); `undefined` means no limit. */
 export const contextBudget = (maxContextRunes: number, contextWindow: number): number | undefined =>

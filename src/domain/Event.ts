@@ -17,7 +17,7 @@
  */
 import { Schema } from "effect"
 import { FinishReason } from "./Provider.ts"
-import { ToolCall } from "./Message.ts"
+import { Content, ToolCall } from "./Message.ts"
 import { TurnStatus } from "./Turn.ts"
 import { Usage } from "./Usage.ts"
 
@@ -40,8 +40,8 @@ export type EventBase = {
   readonly at: number
 }
 
-/** A turn began with this input. */
-export const TurnStart = Schema.TaggedStruct("TurnStart", { ...base, input: Schema.String })
+/** A turn began with this input (text, or parts with its images). */
+export const TurnStart = Schema.TaggedStruct("TurnStart", { ...base, input: Content })
 /** A turn ended; published exactly once per turn, also after a hard abort. */
 export const TurnEnd = Schema.TaggedStruct("TurnEnd", {
   ...base,

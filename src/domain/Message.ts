@@ -13,6 +13,7 @@
  * ```
  */
 import { Schema } from "effect"
+import { ContentRejected } from "./errors.ts"
 
 /** A piece of text in a content array. */
 export const TextPart = Schema.Struct({
@@ -144,6 +145,53 @@ export const imagePlaceholder = (part: ImagePart): string =>
   "data" in part
     ? `[image ${part.mediaType}, ${decodedBytes(part.data)} bytes]`
     : `[image ${part.url.startsWith("data:") ? `${part.url.slice(5, part.url.indexOf(";"))} (data URL)` : part.url}]`
+
+/** The image types both vendor APIs accept inline. */
+export const IMAGE_MEDIA_TYPES: ReadonlyArray<string> = ["image/png", "image/jpeg", "image/gif", "image/webp"]
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+const DATA_URL = /^data:([^;,]+);base64,(.*)$/s
+
+const checkInline = (mediaType: string, data: string, maxBytes: number, at: string): ContentRejected | undefined => {
+  if (!IMAGE_MEDIA_TYPES.includes(mediaType)) {
+    return new ContentRejected({ reason: "invalid", message: `${at}: media type "${mediaType}" is not one of ${IMAGE_MEDIA_TYPES.join(", ")}` })
+  }
+  if (data.length % 4 !== 0 || !BASE64.test(data)) return new ContentRejected({ reason: "invalid", message: `${at}: data is not base64` })
+  const bytes = decodedBytes(data)
+  return bytes > maxBytes
+    ? new ContentRejected({ reason: "too_large", message: `${at}: ${bytes} bytes is over the limit of ${maxBytes} bytes per image` })
+    : undefined
+}
+
+/**
+ * Why `content` cannot be taken as input, or `undefined` when it can: parts must not be empty, and
+ * every image must be a PNG, JPEG, GIF or WebP of at most `maxImageBytes` decoded bytes, inline in
+ * base64 or by an `http(s):` or base64 `data:` URL (a fetched image is the provider's to limit).
+ */
+export const checkContent = (content: Content, maxImageBytes: number): ContentRejected | undefined => {
+  if (typeof content === "string") return undefined
+  if (content.length === 0) return new ContentRejected({ reason: "empty", message: "The input has no parts" })
+  for (const [index, part] of content.entries()) {
+    if (part.type !== "image") continue
+    const at = `Image ${index + 1}`
+    if ("data" in part) {
+      const rejected = checkInline(part.mediaType, part.data, maxImageBytes, at)
+      if (rejected) return rejected
+      continue
+    }
+    const dataUrl = DATA_URL.exec(part.url)
+    if (dataUrl) {
+      const rejected = checkInline(dataUrl[1]!, dataUrl[2]!, maxImageBytes, at)
+      if (rejected) return rejected
+    } else if (!/^https?:\/\/[^\s]+$/i.test(part.url) || !URL.canParse(part.url)) {
+      return new ContentRejected({ reason: "invalid", message: `${at}: "${part.url.slice(0, 80)}" is not an http(s) or base64 data URL` })
+    }
+  }
+  return undefined
+}
+
+/** Content for a model that takes no images: each image becomes its text placeholder. */
+export const withoutImages = <C extends Content>(content: C): C => (hasImages(content) ? textOf(content) : content) as C
 
 /** The text view of content: text parts as they are, images as placeholders, joined by newlines. */
 export const textOf = (content: Content): string =>

@@ -55,6 +55,17 @@ export class SteeringQueueFull extends Schema.TaggedError<SteeringQueueFull>()("
   capacity: Schema.Number
 }) {}
 
+/**
+ * Input the loop will not take, refused before anything is stored or sent: an image over the size
+ * cap (`too_large`), one that is not a PNG, JPEG, GIF or WebP in valid base64, or a URL that is not
+ * `http(s):` or `data:` (`invalid`), images for a model that does not accept them or is unknown
+ * (`unsupported`; see `AgentLoopConfig.acceptsImages`), or no parts at all (`empty`).
+ */
+export class ContentRejected extends Schema.TaggedError<ContentRejected>()("ContentRejected", {
+  reason: Schema.Literals(["too_large", "invalid", "unsupported", "empty"]),
+  message: Schema.String
+}) {}
+
 /** A configuration value is invalid; `field` names it. */
 export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
   field: Schema.String,

@@ -7,7 +7,7 @@ import { type Clock, Effect, Tracer } from "effect"
 import type { SessionStoreError } from "../domain/errors.ts"
 import * as AgentEvent from "../domain/Event.ts"
 import type { EventKind, EventPayload } from "../domain/Event.ts"
-import type { Message } from "../domain/Message.ts"
+import type { Content, Message } from "../domain/Message.ts"
 import type { Compaction, SessionEntry } from "../domain/SessionLog.ts"
 import * as Usage from "../domain/Usage.ts"
 import type { CurrentTurnShape } from "../services/CurrentTurn.ts"
@@ -33,7 +33,7 @@ export interface SessionPort {
 /** How a turn is started: by the agent loop for a session, or by a parent turn for a sub-turn. */
 export interface TurnSpec {
   readonly control: TurnControl
-  readonly input: string
+  readonly input: Content
   readonly systemPrompt: string | undefined
   readonly session: SessionPort
   readonly maxTokens?: number | undefined

@@ -9,7 +9,9 @@
  * that key begins the session again (`sessionStart`); its stored history is untouched.
  */
 import { Clock, Deferred, Effect, type Fiber, Layer, Queue, Semaphore, Stream } from "effect"
+import { checkInput } from "../domain/Config.ts"
 import { NoActiveTurn } from "../domain/errors.ts"
+import type { Content } from "../domain/Message.ts"
 import type { Inbound, Outbound, TurnResult } from "../domain/Turn.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
@@ -116,7 +118,7 @@ export const make = Effect.gen(function*() {
   const runInSession = (
     state: SessionState,
     sessionKey: string,
-    input: string,
+    input: Content,
     options: TurnOptions,
     prepared: TurnControl.TurnControl | undefined
   ) =>
@@ -194,7 +196,11 @@ export const make = Effect.gen(function*() {
     }))
 
   const loop: AgentLoopShape = {
-    turn: (sessionKey, input, options = {}) => Effect.suspend(() => runInSession(session(sessionKey), sessionKey, input, options, undefined)),
+    turn: ((sessionKey: string, input: Content, options: TurnOptions = {}) =>
+      Effect.suspend(() => {
+        const rejected = checkInput(config, options.model ?? config.model, input)
+        return rejected ? Effect.fail(rejected) : runInSession(session(sessionKey), sessionKey, input, options, undefined)
+      })) as AgentLoopShape["turn"],
     send: (inbound: Inbound) =>
       Effect.clockWith((clock) =>
         Effect.suspend(() => {

@@ -5,7 +5,7 @@
  */
 import { Duration, Effect, Schedule, Stream } from "effect"
 import type * as Arr from "effect/Array"
-import { contextBudget, type RetryPolicy } from "../domain/Config.ts"
+import { acceptsImages, type AgentLoopConfig, contextBudget, type RetryPolicy } from "../domain/Config.ts"
 import { MalformedResponse, type ProviderError } from "../domain/errors.ts"
 import * as Message from "../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } from "../domain/Provider.ts"
@@ -149,6 +149,20 @@ const requestMessages = (context: TurnContext, extra: ReadonlyArray<Message.Mess
     ? context.conversation.concat(extra)
     : context.conversation.slice()
 
+/** Whether any message holds content parts (only those can hold images; most histories hold none). */
+const holdsParts = (messages: ReadonlyArray<Message.Message>): boolean =>
+  messages.some((m) => (m.role === "user" || m.role === "tool") && typeof m.content !== "string")
+
+/**
+ * The request as the model may see it: for a model that does not accept images (see
+ * `acceptsImages`), every image becomes its text placeholder, as MCP images were before parts.
+ */
+const forModel = (config: AgentLoopConfig, request: ProviderRequest): ProviderRequest =>
+  !holdsParts(request.messages) || acceptsImages(config, request.model) ? request : {
+    ...request,
+    messages: request.messages.map((m) => m.role === "user" || m.role === "tool" ? { ...m, content: Message.withoutImages(m.content) } : m)
+  }
+
 /** The provider call of each iteration and the soft context limits, over the loop's services. */
 export const make = (env: Env) => {
   const { config, hooks, provider } = env
@@ -271,7 +285,7 @@ export const make = (env: Env) => {
         context.publish("LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length })
         const started = context.clock.currentTimeMillisUnsafe()
         context.calls++
-        const sent = request
+        const sent = forModel(config, request)
         const attempt = yield* spanned(
           "gen_ai.chat",
           () => ({ "gen_ai.request.model": sent.model, "gen_ai.operation.name": "chat" }),

@@ -14,9 +14,10 @@
  * ```
  */
 import { Context, Effect, Scope, Stream } from "effect"
-import type { NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
+import type { ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { AgentEvent } from "../domain/Event.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
+import type { ContentPart } from "../domain/Message.ts"
 import type { Inbound, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 import type { SubscribeOptions, Subscription } from "./EventBus.ts"
 
@@ -28,8 +29,16 @@ export interface TurnOptions {
 
 /** The loop. */
 export interface AgentLoopShape {
-  /** Runs one turn and returns its result; turns of one session run one after another (FIFO). */
-  readonly turn: (sessionKey: string, input: string, options?: TurnOptions) => Effect.Effect<TurnResult>
+  /**
+   * Runs one turn and returns its result; turns of one session run one after another (FIFO). Input
+   * given as parts (text and images) is checked first: images over `maxImageBytes`, malformed, or
+   * for a model that does not accept them (`acceptsImages`) fail with `ContentRejected` before
+   * anything is stored or sent. Text input cannot be rejected.
+   */
+  readonly turn: {
+    (sessionKey: string, input: string, options?: TurnOptions): Effect.Effect<TurnResult>
+    (sessionKey: string, input: string | ReadonlyArray<ContentPart>, options?: TurnOptions): Effect.Effect<TurnResult, ContentRejected>
+  }
   /** The router: starts a turn for an idle session (at most `maxParallelTurns` at once), else steers the active one. */
   readonly send: (inbound: Inbound) => Effect.Effect<void, SteeringQueueFull>
   /** One reply per turn the router ran. */

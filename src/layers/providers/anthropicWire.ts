@@ -4,7 +4,7 @@
  */
 import type { Sse } from "effect/encoding"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
-import type { Message } from "../../domain/Message.ts"
+import { type Content, type ContentPart, type Message, textOf } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
 import { describeJson, fromStreamError } from "./httpErrors.ts"
@@ -20,6 +20,33 @@ interface WireMessage {
   readonly content: Array<Block>
 }
 
+/** An image block: inline as a `base64` source, else a `url` source (a `data:` URL is sent inline). */
+const imageBlock = (part: Exclude<ContentPart, { type: "text" }>): Block => {
+  if ("data" in part) return { type: "image", source: { type: "base64", media_type: part.mediaType, data: part.data } }
+  const inline = /^data:([^;,]+);base64,(.*)$/s.exec(part.url)
+  return inline
+    ? { type: "image", source: { type: "base64", media_type: inline[1], data: inline[2] } }
+    : { type: "image", source: { type: "url", url: part.url } }
+}
+
+/** Content parts as blocks; the API rejects empty text blocks, so those go. */
+const contentBlocks = (parts: ReadonlyArray<ContentPart>): Array<Block> =>
+  parts.flatMap((part) => part.type === "text" ? (part.text.trim() === "" ? [] : [{ type: "text", text: part.text }]) : [imageBlock(part)])
+
+/** What the official clients write in a tool result that is only images. */
+export const IMAGE_ONLY_RESULT = "(see attached image)"
+
+/**
+ * A `tool_result`'s content: text as a string; with images, blocks (a text block first when
+ * there is no text, as the official clients send).
+ */
+const toolResultContent = (content: Content): string | Array<Block> => {
+  if (typeof content === "string") return content
+  if (!content.some((part) => part.type === "image")) return textOf(content)
+  const blocks = contentBlocks(content)
+  return blocks.some((block) => block["type"] === "text") ? blocks : [{ type: "text", text: IMAGE_ONLY_RESULT }, ...blocks]
+}
+
 /**
  * The blocks of one message. With `toolsAsText`, tool calls and results become text blocks: the
  * API rejects `tool_use` and `tool_result` blocks in a request that defines no tools (the
@@ -28,7 +55,7 @@ interface WireMessage {
 const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: boolean): Array<Block> => {
   switch (message.role) {
     case "user":
-      return [{ type: "text", text: message.content }]
+      return typeof message.content === "string" ? [{ type: "text", text: message.content }] : contentBlocks(message.content)
     case "assistant":
       return [
         ...(message.content === "" ? [] : [{ type: "text", text: message.content }]),
@@ -39,16 +66,19 @@ const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: bo
         )
       ]
     case "tool":
-      return [
-        toolsAsText
-          ? { type: "text", text: `[${message.isError ? "error from" : "result of"} tool ${message.toolName}]\n${message.content}` }
-          : {
-            type: "tool_result",
-            tool_use_id: message.toolCallId,
-            content: message.content,
-            ...(message.isError ? { is_error: true } : {})
-          }
-      ]
+      if (toolsAsText) {
+        const images = typeof message.content === "string" ? [] : message.content.flatMap((p) => p.type === "image" ? [imageBlock(p)] : [])
+        const text = typeof message.content === "string"
+          ? message.content
+          : message.content.flatMap((p) => p.type === "text" ? [p.text] : []).join("\n")
+        return [{ type: "text", text: `[${message.isError ? "error from" : "result of"} tool ${message.toolName}]\n${text}` }, ...images]
+      }
+      return [{
+        type: "tool_result",
+        tool_use_id: message.toolCallId,
+        content: toolResultContent(message.content),
+        ...(message.isError ? { is_error: true } : {})
+      }]
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Sse } from "effect/encoding"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
-import type { Message } from "../../domain/Message.ts"
+import type { ContentPart, ImagePart, Message } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
 import { describeBody, fromStreamError } from "./httpErrors.ts"
@@ -15,11 +15,26 @@ import { type SchemaPolicy, toolSchemaFor } from "./toolSchema.ts"
 /** Which request field carries the output limit: newer OpenAI models only accept the second. */
 export type MaxTokensField = "max_tokens" | "max_completion_tokens"
 
+/** An image as a Chat Completions `image_url` part: inline images as `data:` URLs. */
+const imageUrlPart = (part: ImagePart) => ({
+  type: "image_url",
+  image_url: { url: "data" in part ? `data:${part.mediaType};base64,${part.data}` : part.url }
+})
+
+const userPart = (part: ContentPart) => part.type === "text" ? { type: "text", text: part.text } : imageUrlPart(part)
+
+/** What a tool message says when its result is only images (the API wants text there). */
+export const IMAGE_ONLY_RESULT = "(see attached image)"
+
+/** The user message after a run of tool results that carries their images, which tool messages cannot. */
+export const TOOL_IMAGES_INTRO = "Attached image(s) from tool result:"
+
 const toWireMessage = (message: Message): Record<string, unknown> => {
   switch (message.role) {
     case "system":
+      return { role: "system", content: message.content }
     case "user":
-      return { role: message.role, content: message.content }
+      return { role: "user", content: typeof message.content === "string" ? message.content : message.content.map(userPart) }
     case "assistant": {
       const calls = message.toolCalls ?? []
       if (calls.length === 0) return { role: "assistant", content: message.content }
@@ -33,9 +48,37 @@ const toWireMessage = (message: Message): Record<string, unknown> => {
         }))
       }
     }
-    case "tool":
-      return { role: "tool", tool_call_id: message.toolCallId, content: message.content }
+    case "tool": {
+      if (typeof message.content === "string") return { role: "tool", tool_call_id: message.toolCallId, content: message.content }
+      const text = message.content.flatMap((part) => part.type === "text" ? [part.text] : []).join("\n")
+      const images = message.content.some((part) => part.type === "image")
+      return { role: "tool", tool_call_id: message.toolCallId, content: text === "" && images ? IMAGE_ONLY_RESULT : text }
+    }
   }
+}
+
+/**
+ * The messages in the Chat Completions shape. Tool messages take text only, so the images of a run
+ * of tool results follow it in one user message (as the official clients do), after the last
+ * result: the API wants every result of a batch right after the call.
+ */
+export const toWireMessages = (messages: ReadonlyArray<Message>): Array<Record<string, unknown>> => {
+  const out: Array<Record<string, unknown>> = []
+  let images: Array<Record<string, unknown>> = []
+  const flush = () => {
+    if (images.length === 0) return
+    out.push({ role: "user", content: [{ type: "text", text: TOOL_IMAGES_INTRO }, ...images] })
+    images = []
+  }
+  for (const message of messages) {
+    if (message.role !== "tool") flush()
+    out.push(toWireMessage(message))
+    if (message.role === "tool" && typeof message.content !== "string") {
+      for (const part of message.content) if (part.type === "image") images.push(imageUrlPart(part))
+    }
+  }
+  flush()
+  return out
 }
 
 /** What OpenAI accepts in tool schemas; compatible servers that reject `additionalProperties` opt out. */
@@ -48,7 +91,7 @@ export const requestBody = (
   schemaPolicy: SchemaPolicy = openAiSchemaPolicy
 ) => ({
   model: request.model,
-  messages: request.messages.map(toWireMessage),
+  messages: toWireMessages(request.messages),
   stream: true,
   stream_options: { include_usage: true },
   ...(request.tools.length > 0
