@@ -66,7 +66,10 @@ const tools = (settings: CliSettings) => {
     ...(settings.mcpWorkspace ? { workspace: settings.workspace } : {})
   }
   if (Object.keys(sources.servers).length === 0 && sources.files.length === 0 && !settings.mcpWorkspace) return builtins
-  const mcp = McpTools.layerFromSources(sources, settings.mcpTools === undefined ? {} : { enable: settings.mcpTools })
+  const mcp = McpTools.layerFromSources(sources, {
+    maxImageBytes: settings.maxImageBytes,
+    ...(settings.mcpTools === undefined ? {} : { enable: settings.mcpTools })
+  })
   return (settings.verbose ? Layer.provide(mcp, Layer.succeed(References.MinimumLogLevel, "Debug")) : mcp).pipe(
     Layer.provideMerge(builtins)
   )
@@ -83,7 +86,9 @@ export const layer = (settings: CliSettings) => {
     ...(settings.maxIterations === undefined ? {} : { maxIterations: settings.maxIterations }),
     ...(settings.contextWindow === undefined ? {} : { contextWindow: settings.contextWindow }),
     ...(settings.maxTokens === undefined ? {} : { maxTokens: settings.maxTokens }),
-    ...(settings.prices === undefined ? {} : { prices: settings.prices })
+    ...(settings.prices === undefined ? {} : { prices: settings.prices }),
+    ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages }),
+    maxImageBytes: settings.maxImageBytes
   }).pipe(Layer.provide([provider(settings), tools(settings), store(settings)]))
   // the workspace's own hooks run only in a trusted workspace (trust.ts)
   return FileHooks.layer({ workDir: settings.workspace, project: settings.trusted }).pipe(

@@ -9,6 +9,7 @@
  */
 import { Clock, Effect, Layer, Option } from "effect"
 import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
+import { DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
 import * as CtrlC from "./ctrlC.ts"
@@ -18,7 +19,7 @@ import * as EventSink from "./eventSink.ts"
 import { ExitCode, fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 import { makeRenderer } from "./render.ts"
-import { type OutputFormat, outcome, runResult } from "./runCommand.ts"
+import { inputOf, type OutputFormat, outcome, runResult } from "./runCommand.ts"
 import { Screen } from "./screen.ts"
 import { sessionKey } from "./settings.ts"
 import { exitWithin } from "./signals.ts"
@@ -42,7 +43,13 @@ const runnerFlags = (flags: AgentFlags): ReadonlyArray<string> => [
 ]
 
 /** Runs one turn of the prompt on the cluster. */
-export const runOnCluster = (argument: Option.Option<string>, format: OutputFormat, flags: AgentFlags, cluster: string) =>
+export const runOnCluster = (
+  argument: Option.Option<string>,
+  format: OutputFormat,
+  flags: AgentFlags,
+  cluster: string,
+  images: ReadonlyArray<string> = []
+) =>
   Effect.gen(function*() {
     const screen = yield* Screen
     const refused = runnerFlags(flags)
@@ -54,6 +61,8 @@ export const runOnCluster = (argument: Option.Option<string>, format: OutputForm
     const key = yield* sessionKey(flags, data)
     const model = Option.getOrUndefined(flags.model)
     const prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
+    // the runners' model decides whether images are accepted; their size is checked here and there
+    const input = yield* inputOf(prompt, argument, images, { workspace: process.cwd(), maxBytes: DEFAULT_MAX_IMAGE_BYTES })
     yield* Effect.scoped(Effect.gen(function*() {
       const loop = yield* AgentLoop
       const eventsToStdout = format === "stream-json" || (flags.events._tag === "Some" && EventsFile.isStdout(flags.events.value))
@@ -69,7 +78,9 @@ export const runOnCluster = (argument: Option.Option<string>, format: OutputForm
       const stop = Effect.sync(() => exitWithin(ExitCode.interrupted))
       yield* CtrlC.install({ sessionKey: key, onIdle: () => Effect.andThen(stop, Effect.sync(() => main.interruptUnsafe())), onHardAbort: stop })
       const started = yield* Clock.currentTimeMillis
-      const result = yield* loop.turn(key, prompt, model === undefined ? {} : { model })
+      const result = yield* loop.turn(key, input, model === undefined ? {} : { model }).pipe(
+        Effect.catchTag("ContentRejected", (rejected) => fail(rejected.message))
+      )
       const finished = yield* Clock.currentTimeMillis
       yield* sink.flushed(result.turnId)
       if (format === "json") yield* screen.raw(`${JSON.stringify(runResult(result, model ?? "", finished - started))}\n`)

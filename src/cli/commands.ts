@@ -29,13 +29,19 @@ const runCommand = Command.make(
         "text: the answer on stdout; json: one object at the end (status, result, usage, costUsd, sessionKey, error); stream-json: every event as a JSON line"
       )
     ),
+    image: Flag.String("image").pipe(
+      Flag.atLeast(0),
+      Flag.withDescription(
+        "Attach an image FILE (PNG, JPEG, GIF, WebP; repeatable). @path/to/file.png in the prompt attaches an image inside the workspace too"
+      )
+    ),
     cluster: ClusterOptions.clusterFlag,
     ...agentFlags
   },
-  ({ prompt, outputFormat, cluster, ...flags }) =>
+  ({ prompt, outputFormat, image, cluster, ...flags }) =>
     cluster._tag === "Some"
-      ? Effect.flatMap(Effect.promise(() => import("./clusterRun.ts")), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value))
-      : run(prompt, outputFormat, flags)
+      ? Effect.flatMap(Effect.promise(() => import("./clusterRun.ts")), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value, image))
+      : run(prompt, outputFormat, flags, image)
 ).pipe(
   Command.withDescription(
     "Run one turn and print the answer. Exit 0 when the turn completes, 130 after Ctrl-C, 143 after SIGTERM, 1 with a reason otherwise."
@@ -47,6 +53,7 @@ const runCommand = Command.make(
       description: "Ask a local Ollama"
     },
     { command: "git diff | agent-loop run \"Review this change\"", description: "Attach piped input to the prompt" },
+    { command: "agent-loop run --model gpt-4.1-mini \"What is wrong in @screenshots/error.png?\"", description: "Show the model an image" },
     { command: "agent-loop run --output-format json - < question.txt", description: "The prompt from a file, the result as JSON" },
     { command: "agent-loop run --cluster postgres://agent@db/agents -s support-42 \"Any news?\"", description: "Let a cluster's runners run the turn" }
   ])

@@ -8,7 +8,9 @@
  * not a terminal); `json` prints one object at the end (`RunResult`); `stream-json` prints every
  * event as one JSON line. Tool calls, notes and the closing line go to stderr in every format.
  */
-import { Clock, Effect, type Option } from "effect"
+import { Clock, Effect, type FileSystem, Option } from "effect"
+import { checkInput } from "../domain/Config.ts"
+import type { Content } from "../domain/Message.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import type { Usage } from "../domain/Usage.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
@@ -18,6 +20,7 @@ import * as CtrlC from "./ctrlC.ts"
 import { ExitCode, fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 import { tokensKnown } from "./format.ts"
+import { promptInput } from "./images.ts"
 import * as LineInput from "./lineInput.ts"
 import type { ProviderKeys } from "./providerKeys.ts"
 import { Screen } from "./screen.ts"
@@ -82,27 +85,46 @@ export const outcome = (result: TurnResult, maxIterations: number) => {
   }
 }
 
+/**
+ * The turn's input: the prompt with the images of `--image` and of the `@path` mentions typed in
+ * the argument (see `images.ts`).
+ */
+export const inputOf = (
+  prompt: string,
+  argument: Option.Option<string>,
+  images: ReadonlyArray<string>,
+  options: { readonly workspace: string; readonly maxBytes: number }
+): Effect.Effect<Content, unknown, FileSystem.FileSystem> =>
+  promptInput({ prompt, mentionsIn: Option.getOrUndefined(Option.filter(argument, (a) => a !== "-")), files: images, ...options })
+
 /** Runs one turn of the prompt. */
-export const run = (argument: Option.Option<string>, format: OutputFormat, flags: AgentFlags) =>
+export const run = (argument: Option.Option<string>, format: OutputFormat, flags: AgentFlags, images: ReadonlyArray<string> = []) =>
   Effect.gen(function*() {
     const screen = yield* Screen
     const settings = yield* Settings.resolve(flags)
     const prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
+    const input = yield* inputOf(prompt, argument, images, { workspace: settings.workspace, maxBytes: settings.maxImageBytes })
+    // refused here, before the session store is opened: the loop would refuse it too, after
+    const rejected = checkInput({
+      maxImageBytes: settings.maxImageBytes,
+      ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages })
+    }, settings.model, input)
+    if (rejected) return yield* fail(rejected.message)
     yield* Settings.announce(settings)
     yield* Effect.scoped(Effect.gen(function*() {
       const loop = yield* AgentLoop
-      const input = screen.interactive ? yield* LineInput.make : undefined
-      const sink = yield* attach(settings, input?.ask, format === "text" ? "text" : format === "json" ? "none" : "events")
+      const lines = screen.interactive ? yield* LineInput.make : undefined
+      const sink = yield* attach(settings, lines?.ask, format === "text" ? "text" : format === "json" ? "none" : "events")
       const main = yield* Effect.fiber
       const stop = Effect.sync(() => exitWithin(ExitCode.interrupted))
       yield* CtrlC.install({
         sessionKey: settings.sessionKey,
         onIdle: () => Effect.andThen(stop, Effect.sync(() => main.interruptUnsafe())),
         onHardAbort: stop,
-        cancelQuestions: input?.cancelQuestions
+        cancelQuestions: lines?.cancelQuestions
       })
       const started = yield* Clock.currentTimeMillis
-      const result = yield* loop.turn(settings.sessionKey, prompt)
+      const result = yield* loop.turn(settings.sessionKey, input)
       const finished = yield* Clock.currentTimeMillis
       yield* sink.flushed(result.turnId)
       yield* warnDropped(sink)

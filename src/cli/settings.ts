@@ -10,6 +10,7 @@ import * as nodePath from "node:path"
 import { Effect, Option, type Redacted, Schema } from "effect"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import * as Models from "../domain/Models.ts"
+import { DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
 import type { ModelPrice } from "../domain/Usage.ts"
 import type { McpServerConfigInput } from "../layers/mcp/config.ts"
 import { readCassette } from "../layers/providers/Replay.ts"
@@ -64,6 +65,10 @@ export interface CliSettings {
   readonly prices: Readonly<Record<string, ModelPrice>> | undefined
   /** Also start the servers of the workspace's `.mcp.json` (`--mcp-workspace`, trusted workspaces only). */
   readonly mcpWorkspace: boolean
+  /** The settings' `acceptsImages`; `undefined` leaves it to the model registry. */
+  readonly acceptsImages: boolean | Readonly<Record<string, boolean>> | undefined
+  /** The largest image a prompt or MCP result may carry. */
+  readonly maxImageBytes: number
   readonly verbose: boolean
   /** Lines to show once the command starts (`announce`): a skipped untrusted workspace, an unknown model, the context files. */
   readonly notices: ReadonlyArray<Notice>
@@ -238,6 +243,8 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       contextWindow: limits.contextWindow,
       maxTokens: limits.maxTokens,
       prices: limits.prices,
+      acceptsImages: settings.acceptsImages,
+      maxImageBytes: settings.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES,
       verbose: flags.verbose,
       notices
     }

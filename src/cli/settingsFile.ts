@@ -38,7 +38,11 @@ export const Settings = Schema.Struct({
   /** Prices per million tokens by model name, over the built-in ones. */
   prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPrice)),
   /** MCP servers, as in an `{"mcpServers": …}` file. */
-  mcpServers: Schema.optionalKey(McpServers)
+  mcpServers: Schema.optionalKey(McpServers),
+  /** Which models accept images, over the built-in registry: `true`/`false` for all, or by model name. */
+  acceptsImages: Schema.optionalKey(Schema.Union([Schema.Boolean, Schema.Record(Schema.String, Schema.Boolean)])),
+  /** The largest image (bytes) a prompt or an MCP tool result may carry; default 5 MiB. */
+  maxImageBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
 })
 export type Settings = typeof Settings.Type
 

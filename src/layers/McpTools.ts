@@ -110,7 +110,7 @@ const toTool = (
     execute: (args) =>
       connection.client.callTool({ tool: descriptor, arguments: args }, { timeout: toolTimeout }).pipe(
         Effect.map((result) => {
-          const output = capOutput(toToolOutput(result), maxOutputBytes)
+          const output = capOutput(toToolOutput(result, settings.maxImageBytes), maxOutputBytes)
           return { ...output, content: Message.mapText(output.content, settings.scrub) }
         }),
         Effect.catch((error) =>

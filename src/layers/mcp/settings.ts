@@ -8,6 +8,7 @@ import { Config, Duration, Effect, Option, Schema } from "effect"
 import { DurationSetting } from "../../domain/Config.ts"
 import { ConfigError } from "../../domain/errors.ts"
 import { DEFAULT_STARTUP_TIMEOUT } from "./connect.ts"
+import { DEFAULT_MAX_IMAGE_BYTES } from "../../domain/Message.ts"
 import { DEFAULT_MAX_OUTPUT_BYTES } from "./content.ts"
 
 /** What a host may set for all servers. */
@@ -18,6 +19,8 @@ export interface SettingsOptions {
   readonly toolTimeout?: Duration.Input
   /** The longest tool result kept, in bytes of UTF-8. Default 64 KiB. */
   readonly maxOutputBytes?: number
+  /** The largest image (decoded bytes) of a result shown as an image; a larger one is summarised. Default 5 MiB. */
+  readonly maxImageBytes?: number
   /** Where `${VAR}` references in server configs are looked up. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>
 }
@@ -27,6 +30,7 @@ export interface McpSettings {
   readonly startupTimeout: Duration.Duration
   readonly toolTimeout: Duration.Duration
   readonly maxOutputBytes: number
+  readonly maxImageBytes: number
   readonly scrub: (text: string) => string
 }
 
@@ -64,6 +68,7 @@ export const resolveSettings = (options: SettingsOptions, scrub: (text: string) 
         ? Option.getOrElse(toolEnv, () => DEFAULT_TOOL_TIMEOUT)
         : Duration.fromInputUnsafe(options.toolTimeout),
       maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      maxImageBytes: options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES,
       scrub
     }
   })
