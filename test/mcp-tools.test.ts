@@ -263,4 +263,27 @@ describe("McpTools: in a turn", () => {
       expect(new Set(calls.slice(2, 4))).toEqual(new Set(["end lookup a", "end lookup b"]))
       expect(calls.slice(4)).toEqual(["start put c", "end put c"])
     }).pipe(Effect.scoped))
+
+  it.live("an MCP image reaches a model that accepts images as an image, a text-only model as the summary of before", () =>
+    Effect.gen(function*() {
+      const log = nodePath.join(yield* tempDir, "log")
+      const layer = AgentLoopLive.layer({ model: "gpt-4o" }).pipe(
+        Layer.provideMerge(Layer.mergeAll(
+          Scripted.layer([{ toolCalls: [{ name: "lookup", arguments: { key: "picture" } }] }, { content: "a picture" }, { content: "still" }]),
+          McpTools.layer({ store: serverConfig(log, {}) }).pipe(Layer.provideMerge(ToolRegistry.layer([]))),
+          SessionStoreMemory.layer()
+        )),
+        Layer.provide(NodeServices.layer)
+      )
+      yield* Effect.gen(function*() {
+        const loop = yield* AgentLoop
+        yield* loop.turn("s", "show me the picture")
+        yield* loop.turn("s", "and now?", { model: "o3-mini" })
+        const requests = yield* (yield* ScriptedLog).requests
+        const resultIn = (index: number) => requests[index]!.messages.find((m) => m.role === "tool")!.content
+        const png = Buffer.from("not really a png").toString("base64")
+        expect(resultIn(1)).toEqual([Message.text("a picture:"), Message.image("image/png", png)])
+        expect(resultIn(2)).toBe("a picture:\n[image image/png, 16 bytes]")
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped))
 })
