@@ -5,11 +5,10 @@
  * @example
  * ```ts
  * import { Message } from "effect-agent-loop"
- * const history = [
- *   Message.system("Be brief."),
- *   Message.user([Message.text("What is in this picture?"), Message.image("image/png", pngBase64)])
- * ]
- * Message.textOf(history[1].content) // "What is in this picture?\n[image image/png, 68 bytes]"
+ * const pngBase64 = "iVBORw0KGgo="
+ * const question = Message.user([Message.text("What is in this picture?"), Message.image("image/png", pngBase64)])
+ * const history = [Message.system("Be brief."), question]
+ * Message.textOf(question.content) // "What is in this picture?\n[image image/png, 8 bytes]"
  * ```
  */
 import { Schema } from "effect"
