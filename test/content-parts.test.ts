@@ -13,6 +13,7 @@ import * as Scripted from "../src/layers/providers/Scripted.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
+import { Secrets } from "../src/services/Secrets.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import * as Testing from "../src/testing/index.ts"
@@ -112,6 +113,38 @@ describe("content parts in a turn", () => {
         tools: [screenshot],
         config: { model: "gpt-4o" }
       }))
+    ))
+
+  it.effect("known secrets are scrubbed from a tool's text parts and image URLs; inline image data is kept", () =>
+    Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      yield* loop.turn("s", "look")
+      const stored = (yield* (yield* SessionStore).load("s")).find((m) => m.role === "tool")!
+      expect(stored.content).toEqual([
+        Message.text("token <redacted>"),
+        Message.imageUrl("https://example.com/x.png?sig=<redacted>"),
+        Message.image("image/png", PNG)
+      ])
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(harness({
+        script: [{ toolCalls: [{ name: "leaky" }] }, { content: "ok" }],
+        tools: [Tool.make({
+          name: "leaky",
+          description: "Leaks",
+          parameters: Schema.Struct({}),
+          readOnly: true,
+          execute: () =>
+            Effect.succeed({
+              content: [
+                Message.text("token sk-live-0123456789"),
+                Message.imageUrl("https://example.com/x.png?sig=sk-live-0123456789"),
+                Message.image("image/png", PNG)
+              ]
+            })
+        })],
+        config: { model: "gpt-4o" }
+      }).pipe(Layer.provide(Secrets.layer(["sk-live-0123456789"]))))
     ))
 
   it("an image counts IMAGE_RUNES in the budget, not its base64 length", () => {

@@ -104,6 +104,17 @@ export const mapText = <C extends Content>(content: C, f: (text: string) => stri
     ? f(content)
     : content.map((part) => part.type === "text" ? { type: "text", text: f(part.text) } : part)) as C
 
+/**
+ * Content with known secrets scrubbed where text can hold them: text parts, and the URLs of
+ * images (a signed URL can carry a key). Inline image data is bytes, not text, and is kept.
+ */
+export const scrubContent = <C extends Content>(content: C, scrub: (text: string) => string): C =>
+  (typeof content === "string"
+    ? scrub(content)
+    : content.map((part) =>
+      part.type === "text" ? { type: "text", text: scrub(part.text) } : "url" in part ? { ...part, url: scrub(part.url) } : part
+    )) as C
+
 /** Builds a system message. */
 export const system = (content: string): SystemMessage => ({ role: "system", content })
 
