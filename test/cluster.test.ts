@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentSession, LOST_TURN_ERROR } from "../src/cluster/AgentLoopCluster.ts"
 import type { SessionEvent } from "../src/cluster/protocol.ts"
 import type { AgentEvent } from "../src/domain/Event.ts"
+import * as Message from "../src/domain/Message.ts"
 import type { TurnResult } from "../src/domain/Turn.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
 import { AgentLoop } from "../src/services/AgentLoop.ts"
@@ -65,6 +66,22 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     const owners = sessions.map((key) => cluster.runners.filter((runner) => runner.sessions().has(key)).length)
     expect(owners).toEqual(sessions.map(() => 1))
     expect(cluster.runners.filter((runner) => sessions.some((key) => runner.sessions().has(key))).length).toBeGreaterThan(1)
+  }, 60_000)
+
+  it("a turn with an image runs on the runner and is saved with it; the runner's model decides whether images are taken", async () => {
+    const picture = [Message.text("what is this?"), Message.image("image/png", Buffer.from("png bytes").toString("base64"))]
+    const outcome = await run(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const seen = yield* loop.turn("pictures", picture, { model: "vision" })
+      const refused = yield* Effect.flip(loop.turn("pictures", picture))
+      const tooLarge = yield* Effect.flip(loop.turn("pictures", [Message.image("image/png", Buffer.alloc(5 * 1024 * 1024 + 1).toString("base64"))]))
+      return { seen, refused, tooLarge }
+    }))
+    expect(outcome.seen.status).toBe("completed")
+    expect(userTexts(outcome.seen)).toEqual([Message.textOf(picture)])
+    expect(outcome.refused).toMatchObject({ _tag: "ContentRejected", reason: "unsupported" })
+    expect(outcome.tooLarge).toMatchObject({ _tag: "ContentRejected", reason: "too_large" })
+    expect(await history("pictures")).toEqual([Message.user(picture), outcome.seen.finalMessage])
   }, 60_000)
 
   it("steers, interrupts and reports the active turn of a session on its runner", async () => {

@@ -4,9 +4,12 @@ import { Effect, Layer, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
+import { SchemaBinary } from "effect/encoding"
 import * as Config from "../src/domain/Config.ts"
+import * as AgentEvent from "../src/domain/Event.ts"
 import * as Message from "../src/domain/Message.ts"
 import { SessionEntry } from "../src/domain/SessionLog.ts"
+import { TurnResult } from "../src/domain/Turn.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import * as Replay from "../src/layers/providers/Replay.ts"
 import * as Scripted from "../src/layers/providers/Scripted.ts"
@@ -151,6 +154,23 @@ describe("content parts in a turn", () => {
     const message = Message.user([Message.text("abc"), Message.image("image/png", ofBytes(3_000_000))])
     expect(Message.runes(message)).toBe(3 + Message.IMAGE_RUNES)
     expect(Message.runes(Message.toolResult({ id: "c", name: "t" }, [Message.imageUrl("https://example.com/x.png")]))).toBe(Message.IMAGE_RUNES)
+  })
+
+  it("parts survive the cluster's binary encoding (both image kinds share their type tag)", () => {
+    const result = {
+      turnId: "t",
+      sessionKey: "s",
+      status: "completed" as const,
+      messages: [Message.user([...picture, Message.imageUrl("https://example.com/a.png", "image/png")]), Message.toolResult({ id: "c", name: "t" }, picture)],
+      followUps: [],
+      iterations: 1,
+      usage: { inputTokens: 1, outputTokens: 1 }
+    }
+    const turnResult = SchemaBinary.toCodec(TurnResult)
+    expect(Schema.decodeUnknownSync(turnResult)(Schema.encodeUnknownSync(turnResult)(result))).toEqual(result)
+    const event = AgentEvent.make("TurnStart", { turnId: "t", sessionKey: "s", iteration: 0, depth: 0 }, 5, { input: picture })
+    const events = SchemaBinary.toCodec(AgentEvent.AgentEvent)
+    expect(Schema.decodeUnknownSync(events)(Schema.encodeUnknownSync(events)(event))).toEqual(event)
   })
 
   it("old sessions (string content) and new ones (parts) decode; a malformed part does not", () => {

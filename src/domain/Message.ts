@@ -11,7 +11,7 @@
  * Message.textOf(question.content) // "What is in this picture?\n[image image/png, 8 bytes]"
  * ```
  */
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
 import { ContentRejected } from "./errors.ts"
 
 /** A piece of text in a content array. */
@@ -37,8 +37,19 @@ export const ImageUrlPart = Schema.Struct({
 })
 export type ImageUrlPart = typeof ImageUrlPart.Type
 
-/** An image: inline or by URL. */
-export const ImagePart = Schema.Union([ImageDataPart, ImageUrlPart])
+/**
+ * An image: inline or by URL. Encoded as one struct (the two kinds share their `type`, so the
+ * cluster's binary encoding could not tell them apart as a union), decoded to one of the two.
+ */
+export const ImagePart = Schema.Struct({
+  type: Schema.Literal("image"),
+  mediaType: Schema.optionalKey(Schema.String),
+  data: Schema.optionalKey(Schema.String),
+  url: Schema.optionalKey(Schema.String)
+}).pipe(Schema.decodeTo(
+  Schema.Union([ImageDataPart, ImageUrlPart]),
+  SchemaTransformation.passthroughSupertype()
+))
 export type ImagePart = typeof ImagePart.Type
 
 /** One part of a user message or tool result. */

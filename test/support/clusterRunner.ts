@@ -44,7 +44,7 @@ const model = Scripted.layer((request) => {
 
 const sharding = Object.fromEntries(Object.entries(spec.timingsMs ?? {}).map(([k, ms]) => [k, Duration.millis(ms)]))
 
-const local = AgentLoopLive.layer({ model: "scripted", maxParallelTurns: 64 }).pipe(
+const local = AgentLoopLive.layer({ model: "scripted", maxParallelTurns: 64, acceptsImages: { vision: true } }).pipe(
   Layer.provide([model, ToolRegistry.layer([]), SessionStoreJsonl.layer(spec.sessionsDir)])
 )
 
