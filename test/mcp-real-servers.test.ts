@@ -8,6 +8,7 @@ import { Effect, Layer } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { pathToFileURL } from "node:url"
+import * as Message from "../src/domain/Message.ts"
 import * as McpTools from "../src/layers/McpTools.ts"
 import * as Scripted from "../src/layers/providers/Scripted.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
@@ -57,7 +58,7 @@ describe("@modelcontextprotocol/server-filesystem", () => {
 })
 
 describe("@modelcontextprotocol/server-everything", () => {
-  it.live("images are reported with their decoded size; the server's environment holds none of the agent's keys", () =>
+  it.live("images reach the model as images, reported with their decoded size in the text view; the server's environment holds none of the agent's keys", () =>
     Effect.gen(function*() {
       const tools = yield* McpTools.tools(
         { everything: { command: process.execPath, args: [npmServer("server-everything"), "stdio"] } },
@@ -68,8 +69,10 @@ describe("@modelcontextprotocol/server-everything", () => {
       )
       const bytes = Buffer.from(MCP_TINY_IMAGE, "base64").length
       expect(bytes).toBeLessThan(MCP_TINY_IMAGE.length)
+      // the image reaches the model as itself; its text view (for text-only models) gives the decoded size
       const image = yield* call(tools, "get-tiny-image", {})
-      expect(image.content).toContain(`[image image/png, ${bytes} bytes]`)
+      expect(image.content).toContainEqual(Message.image("image/png", MCP_TINY_IMAGE))
+      expect(Message.textOf(image.content)).toContain(`[image image/png, ${bytes} bytes]`)
       process.env.OPENAI_API_KEY_FOR_MCP_TEST = "sk-must-not-reach-servers"
       const env = yield* call(tools, "get-env", {}).pipe(Effect.ensuring(Effect.sync(() => delete process.env.OPENAI_API_KEY_FOR_MCP_TEST)))
       expect(env.content).toContain("PATH")
