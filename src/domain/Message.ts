@@ -109,22 +109,15 @@ export type ToolResultMessage = typeof ToolResultMessage.Type
 export const Message = Schema.Union([SystemMessage, UserMessage, AssistantMessage, ToolResultMessage])
 export type Message = typeof Message.Type
 
-/** Content with `f` applied to its text (a string, or each text part); images are kept as they are. */
-export const mapText = <C extends Content>(content: C, f: (text: string) => string): C =>
+/**
+ * Content with `f` applied to its strings that can carry text: a string, text parts, and the URLs
+ * of images (a signed URL can carry a key). Inline image data is bytes, not text, and is kept. Used
+ * to scrub known secrets and to cut what hooks say.
+ */
+export const mapStrings = <C extends Content>(content: C, f: (text: string) => string): C =>
   (typeof content === "string"
     ? f(content)
-    : content.map((part) => part.type === "text" ? { type: "text", text: f(part.text) } : part)) as C
-
-/**
- * Content with known secrets scrubbed where text can hold them: text parts, and the URLs of
- * images (a signed URL can carry a key). Inline image data is bytes, not text, and is kept.
- */
-export const scrubContent = <C extends Content>(content: C, scrub: (text: string) => string): C =>
-  (typeof content === "string"
-    ? scrub(content)
-    : content.map((part) =>
-      part.type === "text" ? { type: "text", text: scrub(part.text) } : "url" in part ? { ...part, url: scrub(part.url) } : part
-    )) as C
+    : content.map((part) => part.type === "text" ? { type: "text", text: f(part.text) } : "url" in part ? { ...part, url: f(part.url) } : part)) as C
 
 /** Builds a system message. */
 export const system = (content: string): SystemMessage => ({ role: "system", content })

@@ -111,7 +111,7 @@ const toTool = (
       connection.client.callTool({ tool: descriptor, arguments: args }, { timeout: toolTimeout }).pipe(
         Effect.map((result) => {
           const output = capOutput(toToolOutput(result, settings.maxImageBytes), maxOutputBytes)
-          return { ...output, content: Message.scrubContent(output.content, settings.scrub) }
+          return { ...output, content: Message.mapStrings(output.content, settings.scrub) }
         }),
         Effect.catch((error) =>
           Effect.gen(function*() {

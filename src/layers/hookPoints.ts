@@ -7,7 +7,7 @@
  * Also here: what every decision's text goes through before it reaches the turn (`cleanDecision`).
  */
 import * as Hook from "../domain/Hook.ts"
-import { type Content, mapText, type Message } from "../domain/Message.ts"
+import { type Content, mapStrings, type Message } from "../domain/Message.ts"
 
 /** How the handlers of point `K` combine. */
 export interface PointRule<K extends Hook.Point> {
@@ -90,7 +90,7 @@ export interface TextRules {
 
 const saidMessage = (rules: TextRules) => (message: Message): Message =>
   message.role === "user" || message.role === "tool"
-    ? { ...message, content: mapText(message.content, rules.said) }
+    ? { ...message, content: mapStrings(message.content, rules.said) }
     : { ...message, content: rules.said(message.content) }
 
 /**

@@ -77,7 +77,7 @@ const invoke = (tool: RegisteredTool, args: unknown, toolContext: ToolContext, s
   const run = tool.execute(args, toolContext).pipe(
     Effect.map((value): Outcome => {
       const output = toOutput(value)
-      return { content: Message.scrubContent(output.content, scrub), isError: output.isError ?? false }
+      return { content: Message.mapStrings(output.content, scrub), isError: output.isError ?? false }
     }),
     Effect.catchCause((cause) => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
