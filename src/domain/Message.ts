@@ -166,6 +166,13 @@ export const IMAGE_MEDIA_TYPES: ReadonlyArray<string> = ["image/png", "image/jpe
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s
 
+/** The bytes of an image that carries them: inline data, or a base64 `data:` URL; `undefined` for a URL to fetch. */
+export const inlineOf = (part: ImagePart): { readonly mediaType: string; readonly data: string } | undefined => {
+  if ("data" in part) return part
+  const dataUrl = DATA_URL.exec(part.url)
+  return dataUrl ? { mediaType: dataUrl[1]!, data: dataUrl[2]! } : undefined
+}
+
 const checkInline = (mediaType: string, data: string, maxBytes: number, at: string): ContentRejected | undefined => {
   if (!IMAGE_MEDIA_TYPES.includes(mediaType)) {
     return new ContentRejected({ reason: "invalid", message: `${at}: media type "${mediaType}" is not one of ${IMAGE_MEDIA_TYPES.join(", ")}` })
@@ -188,16 +195,11 @@ export const checkContent = (content: Content, maxImageBytes: number): ContentRe
   for (const [index, part] of content.entries()) {
     if (part.type !== "image") continue
     const at = `Image ${index + 1}`
-    if ("data" in part) {
-      const rejected = checkInline(part.mediaType, part.data, maxImageBytes, at)
+    const inline = inlineOf(part)
+    if (inline) {
+      const rejected = checkInline(inline.mediaType, inline.data, maxImageBytes, at)
       if (rejected) return rejected
-      continue
-    }
-    const dataUrl = DATA_URL.exec(part.url)
-    if (dataUrl) {
-      const rejected = checkInline(dataUrl[1]!, dataUrl[2]!, maxImageBytes, at)
-      if (rejected) return rejected
-    } else if (!/^https?:\/\/[^\s]+$/i.test(part.url) || !URL.canParse(part.url)) {
+    } else if ("url" in part && (!/^https?:\/\/[^\s]+$/i.test(part.url) || !URL.canParse(part.url))) {
       return new ContentRejected({ reason: "invalid", message: `${at}: "${part.url.slice(0, 80)}" is not an http(s) or base64 data URL` })
     }
   }

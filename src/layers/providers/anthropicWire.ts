@@ -4,7 +4,7 @@
  */
 import type { Sse } from "effect/encoding"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
-import { type Content, type ContentPart, type Message, textOf } from "../../domain/Message.ts"
+import { type Content, type ContentPart, type ImagePart, type ImageUrlPart, inlineOf, type Message, textOf } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
 import { describeJson, fromStreamError } from "./httpErrors.ts"
@@ -21,12 +21,10 @@ interface WireMessage {
 }
 
 /** An image block: inline as a `base64` source, else a `url` source (a `data:` URL is sent inline). */
-const imageBlock = (part: Exclude<ContentPart, { type: "text" }>): Block => {
-  if ("data" in part) return { type: "image", source: { type: "base64", media_type: part.mediaType, data: part.data } }
-  const inline = /^data:([^;,]+);base64,(.*)$/s.exec(part.url)
-  return inline
-    ? { type: "image", source: { type: "base64", media_type: inline[1], data: inline[2] } }
-    : { type: "image", source: { type: "url", url: part.url } }
+const imageBlock = (part: ImagePart): Block => {
+  const inline = inlineOf(part)
+  if (inline) return { type: "image", source: { type: "base64", media_type: inline.mediaType, data: inline.data } }
+  return { type: "image", source: { type: "url", url: (part as ImageUrlPart).url } }
 }
 
 /** Content parts as blocks; the API rejects empty text blocks, so those go. */
