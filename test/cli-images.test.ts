@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { imageMentions, sniffImageType } from "../src/cli/images.ts"
-import { isolatedEnv, runCli, tempDir } from "./support/cliProcess.ts"
+import { isolatedEnv, runCli, spawnCli, tempDir } from "./support/cliProcess.ts"
 import { type Script, start } from "./support/openaiServer.ts"
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from("png pixels")])
@@ -131,6 +131,22 @@ describe.concurrent("agent-loop run with images", () => {
     const atBound = await runCli(["run", ...setting.flags, "--model", "gpt-4o", "see @shots/real.png"], { env: setting.env, cwd: setting.home })
     expect(atBound.code).toBe(0)
     expect(setting.server.requests[0]!.body.messages.at(-1).content[1].image_url.url).toBe(dataUrl("image/png", PNG))
+  })
+
+  it("chat: a line's mentions go with its turn; a line whose image cannot be sent is said why and skipped", async (context) => {
+    const setting = await setup(context, [{ text: "First." }, { text: "Third." }])
+    const cli = spawnCli(["chat", ...setting.flags, "--model", "gpt-4o"], { env: setting.env, cwd: setting.home, stdin: true })
+    cli.child.stdin!.end("what is @shots/real.png?\nand @../outside.png?\nthanks\n")
+    const { code } = await cli.exited
+    expect(code).toBe(0)
+    expect(cli.stdout()).toBe("First.\nThird.\n")
+    expect(cli.stderr()).toContain("✗ @../outside.png is outside the workspace; attach it with --image")
+    expect(setting.server.requests).toHaveLength(2)
+    expect(setting.server.requests[0]!.body.messages.at(-1).content).toEqual([
+      { type: "text", text: "what is @shots/real.png?" },
+      { type: "image_url", image_url: { url: dataUrl("image/png", PNG) } }
+    ])
+    expect(setting.server.requests[1]!.body.messages.at(-1)).toEqual({ role: "user", content: "thanks" })
   })
 
   it("an image turn is saved: sessions show gives its text view", async (context) => {

@@ -8,13 +8,19 @@
  * `/followup TEXT` is the same as `TEXT`: whether a piped line reached the loop before or after a
  * turn had started is a matter of timing, so steering would make `printf 'a\nb\n' | agent-loop
  * chat` answer differently from one run to the next.
+ *
+ * A line that starts a turn sends the images it mentions (`@shots/error.png`, as `run` does); one
+ * whose image cannot be sent is answered with one line and skipped. Steering is text only.
  */
 import { Deferred, Effect, Fiber, Option, Queue } from "effect"
+import { checkInput } from "../domain/Config.ts"
+import type { ContentPart } from "../domain/Message.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import * as App from "./app.ts"
 import * as CtrlC from "./ctrlC.ts"
 import { ExitCode, fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
+import { imageMentions, mentionedImages } from "./images.ts"
 import * as LineInput from "./lineInput.ts"
 import type { ProviderKeys } from "./providerKeys.ts"
 import { clean } from "./safeText.ts"
@@ -54,22 +60,45 @@ export const chat = (flags: AgentFlags) =>
           busy = true
         }), Queue.offer(turns, text))
 
+      /** A line with the images it mentions (see `images.ts`); one that cannot be sent is said why, and `undefined`. */
+      const inputOf = (text: string) =>
+        Effect.gen(function*() {
+          const images = yield* mentionedImages(text, settings.workspace, settings.maxImageBytes)
+          const input = images.length === 0 ? text : [{ type: "text", text } as const, ...images] as ReadonlyArray<ContentPart>
+          const rejected = checkInput({
+            maxImageBytes: settings.maxImageBytes,
+            ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages })
+          }, settings.model, input)
+          if (rejected) return yield* Effect.fail(rejected)
+          return input
+        }).pipe(Effect.catch((error) => Effect.as(screen.line(screen.err.red(`✗ ${clean(error.message)}`)), undefined)))
+
+      /** With nothing more to run: idle, and the prompt again (or the end, once input has ended). */
+      const idleIfDone = Effect.gen(function*() {
+        if ((yield* Queue.size(turns)) > 0) return
+        busy = false
+        if (inputEnded) yield* Deferred.succeed(quit, ExitCode.ok)
+        else yield* showPrompt
+      })
+
       const worker = Effect.forever(Effect.gen(function*() {
-        const text = yield* Queue.take(turns)
-        const result = yield* loop.turn(key, text)
-        yield* sink.flushed(result.turnId)
-        if (result.error !== undefined && result.status !== "completed") yield* screen.line(screen.err.red(`✗ ${clean(result.error)}`))
-        yield* Queue.offerAll(turns, result.followUps)
-        if ((yield* Queue.size(turns)) === 0) {
-          busy = false
-          if (inputEnded) yield* Deferred.succeed(quit, ExitCode.ok)
-          else yield* showPrompt
+        const input = yield* inputOf(yield* Queue.take(turns))
+        if (input !== undefined) {
+          const result = yield* loop.turn(key, input)
+          yield* sink.flushed(result.turnId)
+          if (result.error !== undefined && result.status !== "completed") yield* screen.line(screen.err.red(`✗ ${clean(result.error)}`))
+          yield* Queue.offerAll(turns, result.followUps)
         }
+        yield* idleIfDone
       }))
 
       const steer = (text: string) =>
         loop.injectSteering(key, text).pipe(
-          Effect.andThen(screen.line(dim("(steering queued: the model sees it next)"))),
+          Effect.andThen(screen.line(dim(
+            imageMentions(text).length === 0
+              ? "(steering queued: the model sees it next)"
+              : "(steering queued: the model sees it next, as text: images go with a new turn)"
+          ))),
           Effect.catchTags({
             NoActiveTurn: () => startTurn(text),
             SteeringQueueFull: (e) => screen.line(`agent-loop: ${e.capacity} steering messages are already waiting; try again shortly`)
