@@ -1,12 +1,13 @@
 /**
  * The zero-latency model our loop runs against in the benchmarks: a `Provider` whose stream is
- * the chunks of one reply, computed from the workload alone.
+ * the chunks of one reply, computed from the workload alone and handed over whole
+ * (`Provider.whole`), as a scripted or recorded model hands them.
  *
  * It is not `Scripted`: that test double records every request it receives (each holding the
  * whole history), so over a long turn it would retain memory quadratic in the iterations and the
  * benchmark would measure its garbage collection rather than the loop.
  */
-import { Effect, Layer, Schema, Stream } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { Provider, type ProviderTypes, Tool } from "../src/index.ts"
 import { deltaTexts, echoArguments, type Workload } from "./workload.ts"
 
@@ -49,6 +50,6 @@ export const layer = (
     ]
   }
   return Layer.succeed(Provider, {
-    stream: (request) => Stream.fromIterable(callsTools(request) ? toolCalls() : answer)
+    stream: (request) => Provider.whole(Effect.sync(() => callsTools(request) ? toolCalls() : answer))
   })
 }

@@ -33,7 +33,7 @@ export {
 } from "./services/EventBus.ts"
 export { Hooks, type HooksShape, type Named, type Outcome as HookOutcome, type RunPoint } from "./services/Hooks.ts"
 export { LoopConfig } from "./services/LoopConfig.ts"
-export { Provider, type ChatReply, type ProviderShape } from "./services/Provider.ts"
+export { Provider, type ChatReply, type ProviderShape, type WholeReply } from "./services/Provider.ts"
 export { Secrets, type SecretsShape } from "./services/Secrets.ts"
 export { type SessionInfo, SessionStore, type SessionStoreShape } from "./services/SessionStore.ts"
 export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts"

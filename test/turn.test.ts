@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { RateLimited, ToolError } from "../src/domain/errors.ts"
+import { ProviderRejected, RateLimited, ToolError } from "../src/domain/errors.ts"
 import * as Message from "../src/domain/Message.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
@@ -238,6 +238,62 @@ describe("AgentLoop: sessions", () => {
       expect(r1.status).toBe("completed")
       expect(r2.status).toBe("completed")
     }).pipe(Effect.provide(harness({ script: () => ({ content: "answer", delay: "100 millis" }) }))))
+})
+
+describe("Provider.whole", () => {
+  const reply = [{ _tag: "TextDelta", text: "whole" }, { _tag: "Finish", reason: "stop" }] as const
+
+  it.effect("is an ordinary stream to anyone but the loop; a stream derived from it is not whole", () =>
+    Effect.gen(function*() {
+      const stream = Provider.whole(Effect.succeed(reply))
+      expect(Provider.wholeOf(stream)).toBeDefined()
+      expect(yield* Stream.runCollect(stream)).toEqual(reply)
+      const derived = stream.pipe(Stream.map((chunk) => chunk))
+      expect(Provider.wholeOf(derived)).toBeUndefined()
+      expect(yield* Stream.runCollect(derived)).toEqual(reply)
+      const handedOver = Provider.whole(Effect.succeed(Stream.fromIterable(reply)))
+      expect(yield* Stream.runCollect(handedOver)).toEqual(reply)
+      const failing = Provider.whole(Effect.fail(new RateLimited({ message: "slow down" })))
+      expect((yield* Effect.flip(Stream.runCollect(failing)))._tag).toBe("RateLimited")
+    }))
+
+  it.effect("a turn takes a whole reply, a reply handed over as a stream, and a failed one alike", () =>
+    Effect.gen(function*() {
+      const events = yield* recordEvents
+      const loop = yield* AgentLoop
+      const first = yield* loop.turn("s", "one")
+      const second = yield* loop.turn("s", "two")
+      const third = yield* loop.turn("s", "three")
+      expect([first.status, second.status, third.status]).toEqual(["completed", "completed", "failed"])
+      expect(first.finalMessage?.content).toBe("whole")
+      expect(second.finalMessage?.content).toBe("streamed")
+      expect(third.error).toContain("rejected")
+      expect(tags(yield* events).filter((tag) => tag === "LLMDelta")).toHaveLength(3)
+    }).pipe(Effect.provide(
+      AgentLoopLive.layer({ model: "m", retry: { maxAttempts: 1 } }).pipe(
+        Layer.provide([
+          Layer.succeed(Provider, {
+            stream: (request) => {
+              const input = request.messages.at(-1)?.content
+              return Provider.whole(
+                input === "one"
+                  ? Effect.succeed(reply)
+                  : input === "two"
+                  ? Effect.succeed(Stream.fromIterable([
+                    { _tag: "TextDelta", text: "stream" },
+                    { _tag: "TextDelta", text: "ed" },
+                    { _tag: "Finish", reason: "stop" }
+                  ] as const))
+                  : Effect.fail(new ProviderRejected({ message: "rejected" }))
+              )
+            }
+          }),
+          ToolRegistry.layer([]),
+          SessionStoreMemory.layer()
+        ]),
+        Layer.orDie
+      )
+    )))
 })
 
 describe("Provider.fromChat", () => {

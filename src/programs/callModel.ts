@@ -4,12 +4,12 @@
  * truncated answers, `afterLLMResponse` hooks and `LLMResponse`.
  */
 import { Duration, Effect, Schedule, Stream } from "effect"
-import type * as Arr from "effect/Array"
 import { acceptsImages, type AgentLoopConfig, contextBudget, type RetryPolicy } from "../domain/Config.ts"
 import { MalformedResponse, type ProviderError } from "../domain/errors.ts"
 import * as Message from "../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } from "../domain/Provider.ts"
 import * as Usage from "../domain/Usage.ts"
+import { Provider } from "../services/Provider.ts"
 import {
   type Compression,
   dropOldestHalf,
@@ -83,7 +83,8 @@ const retrySchedule = (policy: RetryPolicy) => {
 
 /**
  * Consumes a provider stream into a response, publishing one `LLMDelta` per delta. Each batch of
- * chunks the stream hands over is folded in one synchronous step.
+ * chunks the stream hands over is folded in one synchronous step; a whole reply
+ * (`Provider.whole`) is one batch, taken without running a stream.
  */
 const streamResponse = (
   context: TurnContext,
@@ -93,52 +94,61 @@ const streamResponse = (
   const partial = context.partial
   const publish = context.publish
   partial.content = ""
-  const onChunk = (chunk: ProviderChunk): void => {
-    switch (chunk._tag) {
-      case "TextDelta":
-        acc.content += chunk.text
-        partial.content = acc.content
-        return publish("LLMDelta", { kind: "text", text: chunk.text })
-      case "ReasoningDelta":
-        acc.reasoning += chunk.text
-        return publish("LLMDelta", { kind: "reasoning", text: chunk.text })
-      case "ToolCallDelta": {
-        const call = acc.calls.get(chunk.index) ?? { id: undefined, name: undefined, args: "" }
-        if (chunk.id) call.id = chunk.id
-        if (chunk.name) call.name = chunk.name
-        call.args += chunk.argumentsDelta
-        acc.calls.set(chunk.index, call)
-        return publish("LLMDelta", { kind: "tool_call", text: chunk.argumentsDelta, toolCallIndex: chunk.index })
+  const onChunks = (chunks: ReadonlyArray<ProviderChunk>): void => {
+    for (let i = 0; i < chunks.length; i++) {
+      const chunk = chunks[i]!
+      switch (chunk._tag) {
+        case "TextDelta":
+          acc.content += chunk.text
+          partial.content = acc.content
+          publish("LLMDelta", { kind: "text", text: chunk.text })
+          break
+        case "ReasoningDelta":
+          acc.reasoning += chunk.text
+          publish("LLMDelta", { kind: "reasoning", text: chunk.text })
+          break
+        case "ToolCallDelta": {
+          const call = acc.calls.get(chunk.index) ?? { id: undefined, name: undefined, args: "" }
+          if (chunk.id) call.id = chunk.id
+          if (chunk.name) call.name = chunk.name
+          call.args += chunk.argumentsDelta
+          acc.calls.set(chunk.index, call)
+          publish("LLMDelta", { kind: "tool_call", text: chunk.argumentsDelta, toolCallIndex: chunk.index })
+          break
+        }
+        case "Finish":
+          acc.finish = { reason: chunk.reason, usage: chunk.usage }
       }
-      case "Finish":
-        acc.finish = { reason: chunk.reason, usage: chunk.usage }
     }
   }
-  const onChunks = (chunks: Arr.NonEmptyReadonlyArray<ProviderChunk>) =>
-    Effect.sync(() => {
-      for (const chunk of chunks) onChunk(chunk)
+  const finish = (): Effect.Effect<ModelResponse, MalformedResponse> => {
+    if (acc.finish === undefined) {
+      return Effect.fail(new MalformedResponse({ message: "The stream ended without a finish reason" }))
+    }
+    const toolCalls: Array<Message.ToolCall> = []
+    const indices = acc.calls.size === 1 ? acc.calls.keys() : [...acc.calls.keys()].sort((a, b) => a - b)
+    for (const index of indices) {
+      const call = acc.calls.get(index)!
+      if (!call.name) return Effect.fail(new MalformedResponse({ message: `Tool call ${index} has no name` }))
+      toolCalls.push({ id: call.id ?? `call_${context.control.turnId}_${context.calls}_${index}`, name: call.name, arguments: call.args || "{}" })
+    }
+    return Effect.succeed({
+      content: acc.content,
+      reasoning: acc.reasoning,
+      toolCalls,
+      finishReason: acc.finish.reason,
+      usage: acc.finish.usage ?? Usage.empty
     })
-  return Stream.runForEachArray(stream, onChunks).pipe(
-    Effect.flatMap(() => {
-      if (acc.finish === undefined) {
-        return Effect.fail(new MalformedResponse({ message: "The stream ended without a finish reason" }))
-      }
-      const toolCalls: Array<Message.ToolCall> = []
-      const indices = acc.calls.size === 1 ? acc.calls.keys() : [...acc.calls.keys()].sort((a, b) => a - b)
-      for (const index of indices) {
-        const call = acc.calls.get(index)!
-        if (!call.name) return Effect.fail(new MalformedResponse({ message: `Tool call ${index} has no name` }))
-        toolCalls.push({ id: call.id ?? `call_${context.control.turnId}_${context.calls}_${index}`, name: call.name, arguments: call.args || "{}" })
-      }
-      return Effect.succeed({
-        content: acc.content,
-        reasoning: acc.reasoning,
-        toolCalls,
-        finishReason: acc.finish.reason,
-        usage: acc.finish.usage ?? Usage.empty
-      })
-    })
-  )
+  }
+  const run = (stream: Stream.Stream<ProviderChunk, ProviderError>) =>
+    Effect.flatMap(Stream.runForEachArray(stream, (chunks) => Effect.sync(() => onChunks(chunks))), finish)
+  const whole = Provider.wholeOf(stream)
+  if (whole === undefined) return run(stream)
+  return Effect.flatMap(whole, (reply) => {
+    if (Stream.isStream(reply)) return run(reply)
+    onChunks(reply)
+    return finish()
+  })
 }
 
 /** The messages of this iteration's request: the system prompt, the conversation, then `extra` — one copy. */

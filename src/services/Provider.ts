@@ -53,12 +53,50 @@ export const chunksOfReply = (reply: ChatReply): ReadonlyArray<ProviderChunk> =>
   ]
 }
 
+/** A reply given whole (all its chunks at once), or as a stream when it is not whole after all. */
+export type WholeReply = ReadonlyArray<ProviderChunk> | Stream.Stream<ProviderChunk, ProviderError>
+
+/**
+ * Where a stream made by `Provider.whole` keeps its reply: a property of the stream itself rather
+ * than a `WeakMap` entry, which costs more than the stream to make and to collect (one per call).
+ */
+const WholeReplyKey: unique symbol = Symbol.for("effect-agent-loop/Provider/WholeReply")
+
+interface WholeStream extends Stream.Stream<ProviderChunk, ProviderError> {
+  [WholeReplyKey]?: Effect.Effect<WholeReply, ProviderError>
+}
+
 /** The model. Swap its layer to change vendors or to script a test. */
 export class Provider extends Context.Service<Provider, ProviderShape>()("effect-agent-loop/Provider") {
   /** A streaming provider built from a function that returns whole replies. */
   static fromChat(chat: (request: ProviderRequest) => Effect.Effect<ChatReply, ProviderError>): ProviderShape {
-    return {
-      stream: (request) => Stream.unwrap(Effect.map(chat(request), (reply) => Stream.fromIterable(chunksOfReply(reply))))
-    }
+    return { stream: (request) => Provider.whole(Effect.map(chat(request), chunksOfReply)) }
+  }
+
+  /**
+   * The stream of a reply a provider has in full once `reply` succeeds (a script, a cassette, a
+   * non-streaming API), or that `reply` hands over as a stream after all. To anyone else it is an
+   * ordinary stream; the loop runs `reply` itself and takes the chunks in one step, without
+   * running a stream per call. A stream derived from it (by `pipe`) is an ordinary stream again.
+   *
+   * @example
+   * ```ts
+   * import { Effect } from "effect"
+   * import { Provider, type ProviderShape } from "effect-agent-loop"
+   *
+   * const hello: ProviderShape = {
+   *   stream: () => Provider.whole(Effect.succeed([{ _tag: "TextDelta", text: "hello" }, { _tag: "Finish", reason: "stop" }]))
+   * }
+   * ```
+   */
+  static whole(reply: Effect.Effect<WholeReply, ProviderError>): Stream.Stream<ProviderChunk, ProviderError> {
+    const stream: WholeStream = Stream.unwrap(Effect.map(reply, (whole) => Stream.isStream(whole) ? whole : Stream.fromArray(whole)))
+    stream[WholeReplyKey] = reply
+    return stream
+  }
+
+  /** The `reply` of a stream made by `Provider.whole`; `undefined` for any other stream. */
+  static wholeOf(stream: Stream.Stream<ProviderChunk, ProviderError>): Effect.Effect<WholeReply, ProviderError> | undefined {
+    return (stream as WholeStream)[WholeReplyKey]
   }
 }

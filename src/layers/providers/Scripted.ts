@@ -19,7 +19,7 @@ import { Context, Duration, Effect, Layer, Stream } from "effect"
 import { ProviderRejected, type ProviderError } from "../../domain/errors.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
-import { chunksOfReply, Provider, type ProviderShape } from "../../services/Provider.ts"
+import { chunksOfReply, Provider, type ProviderShape, type WholeReply } from "../../services/Provider.ts"
 
 /** A tool call in a script; object arguments are sent as JSON, strings as they are. */
 export interface ScriptedToolCall {
@@ -76,22 +76,32 @@ export const chunksOf = (response: ScriptedResponse, index: number): ReadonlyArr
     }))
   })
 
-const streamOf = (response: ScriptedResponse, index: number): Stream.Stream<ProviderChunk, ProviderError> => {
-  const chunks = Stream.fromIterable(chunksOf(response, index))
+/**
+ * What call number `index` answers: its chunks, whole, unless they are paced, broken off or
+ * stalled (then a stream of them); first the `delay`, an `error` or a defect.
+ */
+const replyOf = (response: ScriptedResponse, index: number): Effect.Effect<WholeReply, ProviderError> => {
+  const chunks = chunksOf(response, index)
+  const streamed = response.chunkDelay !== undefined || response.errorAfterChunks !== undefined || response.stall === true
+  const start: Effect.Effect<WholeReply, ProviderError> = response.error
+    ? Effect.fail(response.error)
+    : response.die !== undefined
+    ? Effect.die(response.die)
+    : Effect.succeed(streamed ? streamOf(response, chunks) : chunks)
+  return response.delay === undefined ? start : Effect.andThen(Effect.sleep(response.delay), start)
+}
+
+/** The chunks as a stream, paced by `chunkDelay`, then failing or stalling as the response says. */
+const streamOf = (response: ScriptedResponse, chunks: ReadonlyArray<ProviderChunk>): Stream.Stream<ProviderChunk, ProviderError> => {
+  const all = Stream.fromArray(chunks)
   const paced = response.chunkDelay === undefined
-    ? chunks
-    : Stream.mapEffect(chunks, (chunk) => Effect.as(Effect.sleep(response.chunkDelay!), chunk))
-  const ending = response.errorAfterChunks
+    ? all
+    : Stream.mapEffect(all, (chunk) => Effect.as(Effect.sleep(response.chunkDelay!), chunk))
+  return response.errorAfterChunks
     ? Stream.concat(paced, Stream.fail(response.errorAfterChunks))
     : response.stall
     ? Stream.concat(paced, Stream.never)
     : paced
-  const start = response.error
-    ? Stream.fail(response.error)
-    : response.die !== undefined
-    ? Stream.die(response.die)
-    : ending
-  return response.delay === undefined ? start : Stream.concat(Stream.fromEffect(Effect.sleep(response.delay)).pipe(Stream.drain), start)
 }
 
 /** A scripted provider and the log of what it received. */
@@ -100,12 +110,12 @@ export const make = (script: Script) =>
     const requests: Array<ProviderRequest> = []
     const provider: ProviderShape = {
       stream: (request) =>
-        Stream.unwrap(Effect.sync(() => {
+        Provider.whole(Effect.suspend(() => {
           const index = requests.push(request) - 1
           const response = typeof script === "function" ? script(request, index) : script[index]
           return response === undefined
-            ? Stream.fail(new ProviderRejected({ message: `Scripted provider has no response for call ${index + 1}` }))
-            : streamOf(response, index)
+            ? Effect.fail(new ProviderRejected({ message: `Scripted provider has no response for call ${index + 1}` }))
+            : replyOf(response, index)
         }))
     }
     return { provider, log: { requests: Effect.sync((): ReadonlyArray<ProviderRequest> => [...requests]) } }
