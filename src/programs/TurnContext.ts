@@ -62,6 +62,8 @@ export interface TurnContext {
   readonly clock: Clock.Clock
   /** What tools of this turn see (`CurrentTurn`). */
   readonly currentTurn: CurrentTurnShape
+  /** Whether the turn makes spans for its provider and tool calls (see `spanned`). */
+  readonly traced: boolean
   systemPrompt: string | undefined
   /** Session history followed by this turn's messages; compression may shorten its front. */
   conversation: Array<Message>
@@ -87,25 +89,30 @@ export interface TurnContext {
 export const noStackTrace: Tracer.TraceOptions = { captureStackTrace: false }
 
 /**
- * `effect` in a span named `name` with `attributes()` and, on success, `annotate(result)` — when a
- * tracing backend is installed. Under Effect's default `nativeTracer` no one can observe the span,
- * and a span per provider call and per tool call (with its attributes) is a measurable share of a
- * zero-latency iteration, so it is skipped (the comparison Effect documents for `nativeTracer`).
+ * `body()` in a span named `name` with `attributes()` and, on success, `annotate(result)` — when the
+ * turn is traced (a tracing backend is installed). Under Effect's default `nativeTracer` no one
+ * can observe the span, and a span per provider call and per tool call (with its attributes) is a
+ * measurable share of a zero-latency iteration, so it is skipped (the comparison Effect documents
+ * for `nativeTracer`). Call it when the effect is to run: untraced, `body()` is the effect.
  */
 export const spanned = <A, E, R>(
+  context: TurnContext,
   name: string,
   attributes: () => Record<string, unknown>,
-  effect: Effect.Effect<A, E, R>,
+  body: () => Effect.Effect<A, E, R>,
   annotate?: (result: A) => Record<string, unknown> | undefined
-): Effect.Effect<A, E, R> =>
-  Effect.withFiber((fiber) => {
-    if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer) return effect
-    const body = annotate === undefined ? effect : Effect.tap(effect, (result) => {
-      const values = annotate(result)
-      return values === undefined ? Effect.void : Effect.annotateCurrentSpan(values)
-    })
-    return body.pipe(Effect.withSpan(name, { attributes: attributes() }, noStackTrace))
+): Effect.Effect<A, E, R> => {
+  if (!context.traced) return body()
+  const effect = Effect.suspend(body)
+  const annotated = annotate === undefined ? effect : Effect.tap(effect, (result) => {
+    const values = annotate(result)
+    return values === undefined ? Effect.void : Effect.annotateCurrentSpan(values)
   })
+  return annotated.pipe(Effect.withSpan(name, { attributes: attributes() }, noStackTrace))
+}
+
+/** Whether spans made on this fiber reach a tracing backend (anything but Effect's `nativeTracer`). */
+export const isTraced: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== Tracer.nativeTracer)
 
 /** Publishes events stamped with `control`'s coordinates and `clock`'s time, straight onto the bus. */
 export const publisher = (bus: EventBusShape, control: TurnControl, clock: Clock.Clock): Publish => (kind, payload) =>
@@ -117,7 +124,13 @@ export const emitterFor = (bus: EventBusShape, control: TurnControl): Emit => (k
   Effect.clockWith((clock) => Effect.sync(() => publisher(bus, control, clock)(kind, payload)))
 
 /** The context of a turn whose history is not loaded yet (`loaded` sets it). */
-export const make = (spec: TurnSpec, bus: EventBusShape, clock: Clock.Clock, currentTurn: CurrentTurnShape): TurnContext => {
+export const make = (
+  spec: TurnSpec,
+  bus: EventBusShape,
+  clock: Clock.Clock,
+  currentTurn: CurrentTurnShape,
+  traced: boolean
+): TurnContext => {
   const publish = publisher(bus, spec.control, clock)
   return {
     spec,
@@ -126,6 +139,7 @@ export const make = (spec: TurnSpec, bus: EventBusShape, clock: Clock.Clock, cur
     publish,
     clock,
     currentTurn,
+    traced,
     systemPrompt: spec.systemPrompt,
     conversation: [],
     historyLength: 0,

@@ -5,7 +5,7 @@
  */
 import { Duration, Effect, Schedule, Stream } from "effect"
 import { acceptsImages, type AgentLoopConfig, contextBudget, type RetryPolicy } from "../domain/Config.ts"
-import { MalformedResponse, type ProviderError } from "../domain/errors.ts"
+import { type ContextLengthExceeded, MalformedResponse, type ProviderError } from "../domain/errors.ts"
 import * as Message from "../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } from "../domain/Provider.ts"
 import * as Usage from "../domain/Usage.ts"
@@ -47,6 +47,11 @@ interface CallAccumulator {
 }
 
 const retryable = (error: ProviderError): boolean => error._tag === "RateLimited" || error._tag === "ProviderUnavailable"
+
+/** A provider call's outcome: a response, or a context overflow to recover from. */
+type Attempt =
+  | { readonly _tag: "ok"; readonly response: ModelResponse }
+  | { readonly _tag: "overflow"; readonly error: ContextLengthExceeded }
 
 /** A failed attempt as the retry schedule sees it: the error, and the emitter of the turn that made it. */
 interface FailedAttempt {
@@ -193,24 +198,38 @@ export const make = (env: Env) => {
     return Effect.as(Effect.logWarning(`No price for model "${model}"; its cost counts as 0`), free)
   }
 
+  /** A provider error as the turn sees it: an overflow is recovered from (see `callModel`), anything else fails the call. */
+  const overflowOrFail = (error: ProviderError): Effect.Effect<Attempt, ProviderError> =>
+    error._tag === "ContextLengthExceeded" ? Effect.succeed({ _tag: "overflow", error }) : Effect.fail(error)
+
   /**
-   * One attempt, and only when it fails with a retryable error the schedule's retries: the
+   * One provider call, and only when it fails with a retryable error the schedule's retries: the
    * schedule sees that first failure again, so its steps are what `Effect.retry` would take.
+   * Called when the effect runs: the first attempt starts at once.
    */
-  const withRetries = (context: TurnContext, attempt: Effect.Effect<ModelResponse, ProviderError>) =>
-    Effect.catchIf(attempt, retryable, (first) => {
-      let pending: ProviderError | undefined = first
-      const again: Effect.Effect<ModelResponse, ProviderError> = Effect.suspend(() => {
-        const failed = pending
-        pending = undefined
-        return failed ? Effect.fail(failed) : attempt
-      })
-      return again.pipe(
-        Effect.mapError((error): FailedAttempt => ({ error, emit: context.emit })),
-        Effect.retry(schedule),
-        Effect.mapError((failed) => failed.error)
-      )
+  const attemptCall = (context: TurnContext, request: ProviderRequest): Effect.Effect<Attempt, ProviderError> => {
+    const call = () => streamResponse(context, provider.stream(request))
+    return Effect.matchEffect(call(), {
+      onSuccess: (response) => Effect.succeed({ _tag: "ok", response }),
+      onFailure: (first) => {
+        if (!retryable(first)) return overflowOrFail(first)
+        let pending: ProviderError | undefined = first
+        const again: Effect.Effect<ModelResponse, ProviderError> = Effect.suspend(() => {
+          const failed = pending
+          pending = undefined
+          return failed ? Effect.fail(failed) : call()
+        })
+        return again.pipe(
+          Effect.mapError((error): FailedAttempt => ({ error, emit: context.emit })),
+          Effect.retry(schedule),
+          Effect.matchEffect({
+            onSuccess: (response) => Effect.succeed({ _tag: "ok", response }),
+            onFailure: (failed) => overflowOrFail(failed.error)
+          })
+        )
+      }
     })
+  }
 
   /** Makes the request of this iteration: the conversation, under the budget, with the tools. */
   const buildRequest = (context: TurnContext, tools: ReadonlyArray<ToolDefinition>, extra: ReadonlyArray<Message.Message>): ProviderRequest => {
@@ -297,12 +316,10 @@ export const make = (env: Env) => {
         context.calls++
         const sent = forModel(config, request)
         const attempt = yield* spanned(
+          context,
           "gen_ai.chat",
           () => ({ "gen_ai.request.model": sent.model, "gen_ai.operation.name": "chat" }),
-          withRetries(context, Effect.suspend(() => streamResponse(context, provider.stream(sent)))).pipe(
-            Effect.map((response) => ({ _tag: "ok" as const, response })),
-            Effect.catchTag("ContextLengthExceeded", (error) => Effect.succeed({ _tag: "overflow" as const, error }))
-          ),
+          () => attemptCall(context, sent),
           (attempt) =>
             attempt._tag === "ok"
               ? {

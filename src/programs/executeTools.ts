@@ -13,14 +13,15 @@
  */
 import { Cause, Duration, Effect, Option } from "effect"
 import { readCause, show } from "../domain/causeMessage.ts"
-import type { HookToolCall } from "../domain/Hook.ts"
+import type { HookContext, HookToolCall } from "../domain/Hook.ts"
 import * as Message from "../domain/Message.ts"
 import { toOutput, type ToolContext } from "../domain/Tool.ts"
+import type { CurrentTurn } from "../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../services/ToolRegistry.ts"
 import type { Env } from "./Env.ts"
 import { append, spanned, type TurnContext } from "./TurnContext.ts"
 import { gracefulAsked, gracefulRequested, hookContext } from "./TurnControl.ts"
-import { stopFor } from "./turnEnd.ts"
+import { stopFor, type TurnAborted } from "./turnEnd.ts"
 
 /** The result the model sees for calls skipped by a graceful interrupt. */
 export const SKIPPED_GRACEFUL = "Skipped due to graceful interrupt."
@@ -46,11 +47,14 @@ export const groupCalls = <A extends { readonly tool: { readonly readOnly: boole
   return groups
 }
 
-const parseArguments = (raw: string): Option.Option<unknown> => {
+/** What `parseArguments` returns for text that is not JSON. */
+const NOT_JSON: unique symbol = Symbol("NOT_JSON")
+
+const parseArguments = (raw: string): unknown => {
   try {
-    return Option.some(raw.trim() === "" ? {} : JSON.parse(raw))
+    return raw.trim() === "" ? {} : JSON.parse(raw)
   } catch {
-    return Option.none()
+    return NOT_JSON
   }
 }
 
@@ -72,17 +76,21 @@ interface Outcome {
   readonly isError: boolean
 }
 
-/** Runs the tool, bounded by its timeout; every failure becomes an error result; known secrets are scrubbed. */
+/**
+ * Runs the tool, bounded by its timeout; every failure becomes an error result; known secrets are
+ * scrubbed. A tool that answers at once (an `Exit`) costs no step of the fiber.
+ */
 const invoke = (tool: RegisteredTool, args: unknown, toolContext: ToolContext, scrub: (text: string) => string) => {
-  const run = tool.execute(args, toolContext).pipe(
-    Effect.map((value): Outcome => {
+  const run = Effect.matchCauseEffectEager(tool.execute(args, toolContext), {
+    onSuccess: (value) => {
       const output = toOutput(value)
-      return { content: Message.mapStrings(output.content, scrub), isError: output.isError ?? false }
-    }),
-    Effect.catchCause((cause) => {
-      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+      return Effect.succeed<Outcome>({ content: Message.mapStrings(output.content, scrub), isError: output.isError ?? false })
+    },
+    onFailure: (cause) => {
+      // An interruption is the turn's, not the tool's failure: it goes on (and has no typed error).
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
       const reading = readCause(cause)
-      return Effect.succeed({
+      return Effect.succeed<Outcome>({
         content: scrub(
           reading._tag === "Error"
             ? (reading.error as { readonly message: string }).message
@@ -90,8 +98,8 @@ const invoke = (tool: RegisteredTool, args: unknown, toolContext: ToolContext, s
         ),
         isError: true
       })
-    })
-  )
+    }
+  })
   if (tool.timeout === undefined) return run
   const timeout = tool.timeout
   return run.pipe(Effect.timeoutOrElse({
@@ -120,81 +128,107 @@ export const make = (env: Env) => {
     })
   }
 
-  const skip = (context: TurnContext, planned: PlannedCall, reason: string) =>
-    Effect.sync(() => {
-      context.publish("ToolExecSkipped", { toolCallId: planned.call.id, toolName: planned.call.name, reason })
-      return Message.toolResult(planned.call, reason, true)
-    })
+  /** A call that is not run, and why (called when the effect runs). */
+  const skip = (context: TurnContext, planned: PlannedCall, reason: string) => {
+    context.publish("ToolExecSkipped", { toolCallId: planned.call.id, toolName: planned.call.name, reason })
+    return Effect.succeed(Message.toolResult(planned.call, reason, true))
+  }
 
   /** One call: hooks, validation, approval, execution, patches, events. */
   const runCall = (context: TurnContext, planned: PlannedCall) =>
-    spanned("gen_ai.execute_tool", () => ({
+    spanned(context, "gen_ai.execute_tool", () => ({
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": planned.call.name,
       "gen_ai.tool.call.id": planned.call.id
-    }), runCallBody(context, planned), (result) => ({ "agent.tool.is_error": result.isError === true }))
+    }), () => runCallBody(context, planned), (result) => ({ "agent.tool.is_error": result.isError === true }))
 
-  const runCallBody = (context: TurnContext, planned: PlannedCall) =>
-    Effect.gen(function*() {
-      const { call, tool } = planned
-      const where = hookContext(context.control)
-      const fail = (content: string): Outcome => ({ content, isError: true })
-      const started = context.clock.currentTimeMillisUnsafe()
-      let outcome: Outcome
-      const parsed = parseArguments(call.arguments)
-      if (tool === undefined) {
-        outcome = fail(`Tool "${call.name}" not found`)
-      } else if (Option.isNone(parsed)) {
-        outcome = fail(`Invalid arguments for tool "${call.name}": not valid JSON. Received: ${call.arguments}`)
-      } else {
-        let hookCall: HookToolCall = {
-          id: call.id,
-          name: call.name,
-          arguments: parsed.value,
-          readOnly: tool.readOnly,
-          requiresApproval: tool.requiresApproval
-        }
-        let args = parsed.value
-        if (hooks.handles("beforeTool")) {
-          const before = yield* hooks.beforeTool({ context: where, call: hookCall })
-          if (before._tag === "Deny") return yield* skip(context, planned, `Tool execution denied by hook: ${before.reason}`)
-          if (before._tag !== "Continue") return yield* stopFor(context, "beforeTool", before)
-          args = before.arguments
-          hookCall = { ...hookCall, arguments: args }
-        }
-        const decoded = yield* Effect.result(tool.decode(args))
-        if (decoded._tag === "Failure") {
-          outcome = fail(`Invalid arguments for tool "${call.name}": ${issuesOf(decoded.failure.message)}. Received: ${JSON.stringify(args)}`)
-        } else {
-          if (tool.needsApproval(decoded.success)) {
-            const approval = yield* hooks.approveTool({ context: where, call: hookCall })
-            if (approval._tag === "Deny") return yield* skip(context, planned, `Tool execution denied by approval: ${approval.reason}`)
-          }
-          context.publish("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: JSON.stringify(args) })
-          const toolContext: ToolContext = { ...where, toolCallId: call.id }
-          const result = yield* invoke(tool, decoded.success, toolContext, scrub)
-          const failed = result.isError
-          outcome = hooks.handles(failed ? "onToolFailure" : "afterTool")
-            ? yield* hooks.afterTool({ context: where, call: hookCall, result, failed })
-            : result
-          return yield* ended(context, call, started, outcome)
-        }
+  /**
+   * The call up to its arguments: a call that cannot run (unknown tool, arguments that are not
+   * JSON) gets an error result; otherwise `beforeTool` hooks may deny it, stop the turn or patch
+   * the arguments. Called when the effect runs (see `spanned`).
+   */
+  const runCallBody = (
+    context: TurnContext,
+    planned: PlannedCall
+  ): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> => {
+    const { call, tool } = planned
+    const started = context.clock.currentTimeMillisUnsafe()
+    if (tool === undefined) return notRun(context, call, started, `Tool "${call.name}" not found`)
+    const args = parseArguments(call.arguments)
+    if (args === NOT_JSON) {
+      return notRun(context, call, started, `Invalid arguments for tool "${call.name}": not valid JSON. Received: ${call.arguments}`)
+    }
+    const where = hookContext(context.control)
+    const hookCall: HookToolCall = { id: call.id, name: call.name, arguments: args, readOnly: tool.readOnly, requiresApproval: tool.requiresApproval }
+    if (!hooks.handles("beforeTool")) return decide(context, planned, tool, where, hookCall, started)
+    return Effect.flatMap(hooks.beforeTool({ context: where, call: hookCall }), (before) => {
+      if (before._tag === "Deny") return skip(context, planned, `Tool execution denied by hook: ${before.reason}`)
+      if (before._tag !== "Continue") return stopFor(context, "beforeTool", before)
+      return decide(context, planned, tool, where, { ...hookCall, arguments: before.arguments }, started)
+    })
+  }
+
+  /** Validation against the tool's Schema, then approval when the tool asks for it. */
+  const decide = (
+    context: TurnContext,
+    planned: PlannedCall,
+    tool: RegisteredTool,
+    where: HookContext,
+    hookCall: HookToolCall,
+    started: number
+  ): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> =>
+    Effect.matchCauseEffectEager(tool.decode(hookCall.arguments), {
+      onFailure: (cause) => {
+        const error = Cause.findErrorOption(cause)
+        if (Option.isNone(error)) return Effect.failCause(cause as Cause.Cause<never>)
+        const invalid = `Invalid arguments for tool "${planned.call.name}": ${issuesOf(error.value.message)}. Received: ${JSON.stringify(hookCall.arguments)}`
+        return notRun(context, planned.call, started, invalid)
+      },
+      onSuccess: (args) => {
+        if (!tool.needsApproval(args)) return execute(context, planned.call, tool, args, where, hookCall, started)
+        return Effect.flatMap(hooks.approveTool({ context: where, call: hookCall }), (approval) =>
+          approval._tag === "Deny"
+            ? skip(context, planned, `Tool execution denied by approval: ${approval.reason}`)
+            : execute(context, planned.call, tool, args, where, hookCall, started))
       }
-      context.publish("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: call.arguments })
-      return yield* ended(context, call, started, outcome)
     })
 
-  const ended = (context: TurnContext, call: Message.ToolCall, started: number, outcome: Outcome) =>
-    Effect.sync(() => {
-      context.publish("ToolExecEnd", {
-        toolCallId: call.id,
-        toolName: call.name,
-        durationMs: context.clock.currentTimeMillisUnsafe() - started,
-        isError: outcome.isError,
-        result: Message.textOf(outcome.content)
-      })
-      return Message.toolResult(call, outcome.content, outcome.isError)
+  /** `ToolExecStart`, the tool, then `afterTool` (or `onToolFailure`) hooks and `ToolExecEnd`. */
+  const execute = (
+    context: TurnContext,
+    call: Message.ToolCall,
+    tool: RegisteredTool,
+    args: unknown,
+    where: HookContext,
+    hookCall: HookToolCall,
+    started: number
+  ): Effect.Effect<Message.ToolResultMessage, never, CurrentTurn> => {
+    context.publish("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: JSON.stringify(hookCall.arguments) })
+    const toolContext: ToolContext = { ...where, toolCallId: call.id }
+    return Effect.flatMapEager(invoke(tool, args, toolContext, scrub), (result) => {
+      const failed = result.isError
+      if (!hooks.handles(failed ? "onToolFailure" : "afterTool")) return Effect.succeed(ended(context, call, started, result))
+      return Effect.map(hooks.afterTool({ context: where, call: hookCall, result, failed }), (outcome) => ended(context, call, started, outcome))
     })
+  }
+
+  /** A call that did not run: `ToolExecStart` with the raw arguments, then its error result. */
+  const notRun = (context: TurnContext, call: Message.ToolCall, started: number, content: string) => {
+    context.publish("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: call.arguments })
+    return Effect.succeed(ended(context, call, started, { content, isError: true }))
+  }
+
+  /** `ToolExecEnd` and the call's result message. */
+  const ended = (context: TurnContext, call: Message.ToolCall, started: number, outcome: Outcome): Message.ToolResultMessage => {
+    context.publish("ToolExecEnd", {
+      toolCallId: call.id,
+      toolName: call.name,
+      durationMs: context.clock.currentTimeMillisUnsafe() - started,
+      isError: outcome.isError,
+      result: Message.textOf(outcome.content)
+    })
+    return Message.toolResult(call, outcome.content, outcome.isError)
+  }
 
   /** A group's calls: one runs in the turn's fiber; more run in parallel. */
   const runGroup = (context: TurnContext, group: ReadonlyArray<PlannedCall>) =>
@@ -212,8 +246,8 @@ export const make = (env: Env) => {
     if (calls.length === 1) {
       // The common case: one call, one group, one checkpoint.
       const planned: PlannedCall = { index: 0, call: calls[0]!, tool: available.get(calls[0]!.name) }
-      return Effect.flatMap(checkpoint(context), (reason) =>
-        Effect.map(reason === undefined ? runCall(context, planned) : skip(context, planned, reason), (result) => {
+      return Effect.flatMapEager(checkpoint(context), (reason) =>
+        Effect.mapEager(reason === undefined ? runCall(context, planned) : skip(context, planned, reason), (result) => {
           append(context, result)
         }))
     }

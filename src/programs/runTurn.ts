@@ -53,7 +53,7 @@ export const make = (env: Env, parts: Parts) => {
   const runTurn = (spec: TurnContext.TurnSpec): Effect.Effect<TurnResult> =>
     Effect.gen(function*() {
       const control = spec.control
-      const context = TurnContext.make(spec, env.bus, yield* Clock.Clock, parts.currentTurn(control))
+      const context = TurnContext.make(spec, env.bus, yield* Clock.Clock, parts.currentTurn(control), yield* TurnContext.isTraced)
       control.scope = yield* Scope.make()
       context.publish("TurnStart", { input: spec.input })
       // Provided once for the whole body rather than per tool call: every tool of the turn sees it.
