@@ -47,8 +47,11 @@ export interface TurnSpec {
 
 /** An emitter of one turn's events. */
 export type Emit = <K extends EventKind>(kind: K, payload: EventPayload<K>) => Effect.Effect<void>
-/** `Emit` as a plain function, for callers already inside an effect. */
-export type Publish = <K extends EventKind>(kind: K, payload: EventPayload<K>) => void
+/**
+ * `Emit` as a plain function, for callers already inside an effect. `at` (default: the Clock's
+ * time now) lets a caller that has just read the Clock, or publishes a batch at once, read it once.
+ */
+export type Publish = <K extends EventKind>(kind: K, payload: EventPayload<K>, at?: number) => void
 
 /** The running turn. `conversation` is the session history plus what this turn added. */
 export interface TurnContext {
@@ -115,9 +118,9 @@ export const spanned = <A, E, R>(
 export const isTraced: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== Tracer.nativeTracer)
 
 /** Publishes events stamped with `control`'s coordinates and `clock`'s time, straight onto the bus. */
-export const publisher = (bus: EventBusShape, control: TurnControl, clock: Clock.Clock): Publish => (kind, payload) =>
+export const publisher = (bus: EventBusShape, control: TurnControl, clock: Clock.Clock): Publish => (kind, payload, at) =>
   // The control block is the event's place (its coordinates are read at the call): no copy per event.
-  bus.publishUnsafe(AgentEvent.make(kind, control, clock.currentTimeMillisUnsafe(), payload))
+  bus.publishUnsafe(AgentEvent.make(kind, control, at ?? clock.currentTimeMillisUnsafe(), payload))
 
 /** An emitter for code outside a turn's body (the loop's control API, sub-turn bookkeeping, summaries). */
 export const emitterFor = (bus: EventBusShape, control: TurnControl): Emit => (kind, payload) =>

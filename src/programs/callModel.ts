@@ -100,17 +100,19 @@ const streamResponse = (
   const publish = context.publish
   partial.content = ""
   const onChunks = (chunks: ReadonlyArray<ProviderChunk>): void => {
+    // The deltas of one batch are published in one synchronous step: one reading of the Clock.
+    const at = context.clock.currentTimeMillisUnsafe()
     for (let i = 0; i < chunks.length; i++) {
       const chunk = chunks[i]!
       switch (chunk._tag) {
         case "TextDelta":
           acc.content += chunk.text
           partial.content = acc.content
-          publish("LLMDelta", { kind: "text", text: chunk.text })
+          publish("LLMDelta", { kind: "text", text: chunk.text }, at)
           break
         case "ReasoningDelta":
           acc.reasoning += chunk.text
-          publish("LLMDelta", { kind: "reasoning", text: chunk.text })
+          publish("LLMDelta", { kind: "reasoning", text: chunk.text }, at)
           break
         case "ToolCallDelta": {
           const call = acc.calls.get(chunk.index) ?? { id: undefined, name: undefined, args: "" }
@@ -118,7 +120,7 @@ const streamResponse = (
           if (chunk.name) call.name = chunk.name
           call.args += chunk.argumentsDelta
           acc.calls.set(chunk.index, call)
-          publish("LLMDelta", { kind: "tool_call", text: chunk.argumentsDelta, toolCallIndex: chunk.index })
+          publish("LLMDelta", { kind: "tool_call", text: chunk.argumentsDelta, toolCallIndex: chunk.index }, at)
           break
         }
         case "Finish":
@@ -311,8 +313,8 @@ export const make = (env: Env) => {
           request = planned.request
         }
         context.control.phase = "llm"
-        context.publish("LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length })
         const started = context.clock.currentTimeMillisUnsafe()
+        context.publish("LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length }, started)
         context.calls++
         const sent = forModel(config, request)
         const attempt = yield* spanned(
@@ -358,14 +360,15 @@ export const make = (env: Env) => {
           if (reviewed._tag !== "Continue") return yield* stopFor(context, "afterLLMResponse", reviewed)
           final = { ...response, content: reviewed.response.content, toolCalls: reviewed.response.toolCalls }
         }
+        const now = context.clock.currentTimeMillisUnsafe()
         context.publish("LLMResponse", {
           model: request.model,
           content: final.content,
           toolCalls: final.toolCalls,
           finishReason: final.finishReason,
           usage: final.usage,
-          durationMs: context.clock.currentTimeMillisUnsafe() - started
-        })
+          durationMs: now - started
+        }, now)
         return final
       }
     })

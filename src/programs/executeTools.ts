@@ -220,13 +220,14 @@ export const make = (env: Env) => {
 
   /** `ToolExecEnd` and the call's result message. */
   const ended = (context: TurnContext, call: Message.ToolCall, started: number, outcome: Outcome): Message.ToolResultMessage => {
+    const now = context.clock.currentTimeMillisUnsafe()
     context.publish("ToolExecEnd", {
       toolCallId: call.id,
       toolName: call.name,
-      durationMs: context.clock.currentTimeMillisUnsafe() - started,
+      durationMs: now - started,
       isError: outcome.isError,
       result: Message.textOf(outcome.content)
-    })
+    }, now)
     return Message.toolResult(call, outcome.content, outcome.isError)
   }
 
