@@ -338,3 +338,16 @@ describe("AgentLoop.events", () => {
       config: { eventBufferCapacity: 4 }
     }))))
 })
+
+describe("AgentEvent.textDelta", () => {
+  it("builds what make builds, field for field and in the same order, with and without a parent", () => {
+    for (const at of [place, { ...place, parentTurnId: "p" }, { ...place, parentTurnId: undefined }]) {
+      for (const kind of ["text", "reasoning"] as const) {
+        const fast = AgentEvent.textDelta(at, 7, kind, "piece")
+        const made = AgentEvent.make("LLMDelta", at, 7, { kind, text: "piece" })
+        expect(fast).toEqual(made)
+        expect(Object.keys(fast)).toEqual(Object.keys(made))
+      }
+    }
+  })
+})

@@ -98,6 +98,7 @@ const streamResponse = (
   const acc: CallAccumulator = { content: "", reasoning: "", calls: new Map(), finish: undefined }
   const partial = context.partial
   const publish = context.publish
+  const publishDelta = context.publishDelta
   partial.content = ""
   const onChunks = (chunks: ReadonlyArray<ProviderChunk>): void => {
     // The deltas of one batch are published in one synchronous step: one reading of the Clock.
@@ -108,11 +109,11 @@ const streamResponse = (
         case "TextDelta":
           acc.content += chunk.text
           partial.content = acc.content
-          publish("LLMDelta", { kind: "text", text: chunk.text }, at)
+          publishDelta("text", chunk.text, at)
           break
         case "ReasoningDelta":
           acc.reasoning += chunk.text
-          publish("LLMDelta", { kind: "reasoning", text: chunk.text }, at)
+          publishDelta("reasoning", chunk.text, at)
           break
         case "ToolCallDelta": {
           const call = acc.calls.get(chunk.index) ?? { id: undefined, name: undefined, args: "" }
