@@ -1,23 +1,37 @@
 /**
  * Our side of the peer comparison: the workload on `AgentLoopLive` with the bench model (`model.ts`),
- * an in-memory session store and one subscriber that takes every event.
+ * an in-memory session store and one lossless subscriber that drains every event.
+ *
+ * The subscriber drains what is buffered as a batch (`subscription.stream`, as the README's
+ * renderer does with `loop.events`). `take` in an `Effect.forever` loop is the other way to
+ * consume (`consumer = "take"`): `Effect.forever` yields to the scheduler after every event, a
+ * macrotask per event (~1–5 µs on this machine kind) paid by the consumer's own loop, whatever
+ * the bus does.
  */
-import { Deferred, Effect, Layer } from "effect"
-import { AgentLoop, AgentLoopLive, SessionStoreMemory, ToolRegistry } from "../src/index.ts"
+import { Deferred, Effect, Layer, Stream } from "effect"
+import { AgentLoop, AgentLoopLive, type Event, SessionStoreMemory, ToolRegistry } from "../src/index.ts"
 import * as Model from "./model.ts"
 import { planner, type Measurement, type Workload } from "./workload.ts"
 
+/** How the subscriber consumes: batches of what is buffered, or one `take` per event. */
+export type Consumer = "stream" | "take"
+
 /** Runs one turn of `workload` and measures it. */
-const turn = (workload: Workload, sessionKey: string) =>
+const turn = (workload: Workload, sessionKey: string, consumer: Consumer) =>
   Effect.gen(function*() {
     const loop = yield* AgentLoop
     const subscription = yield* loop.subscribe({ strategy: "lossless" })
     const ended = yield* Deferred.make<void>()
     let events = 0
-    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(subscription.take, (event) => {
+    const onEvent = (event: Event) => {
       events++
       return event._tag === "TurnEnd" && event.depth === 0 ? Deferred.succeed(ended, undefined) : Effect.void
-    })))
+    }
+    yield* Effect.forkScoped(
+      consumer === "stream"
+        ? Stream.runForEach(subscription.stream, onEvent)
+        : Effect.forever(Effect.flatMap(subscription.take, onEvent))
+    )
     const start = performance.now()
     const result = yield* loop.turn(sessionKey, "go")
     yield* Deferred.await(ended)
@@ -29,15 +43,15 @@ const turn = (workload: Workload, sessionKey: string) =>
   }).pipe(Effect.scoped)
 
 /** A warm-up turn, then the measured one, each with a model of its own plan. */
-export const run = (workload: Workload, warmUp: Workload): Promise<Measurement> => {
+export const run = (workload: Workload, warmUp: Workload, consumer: Consumer = "stream"): Promise<Measurement> => {
   let plan = planner(warmUp)
   const layer = AgentLoopLive.layer({ model: "bench", maxIterations: workload.iterations + 1 }).pipe(
     Layer.provide([Model.layer(workload, () => plan.next()), ToolRegistry.layer([Model.echo]), SessionStoreMemory.layer()]),
     Layer.orDie
   )
   return Effect.runPromise(Effect.gen(function*() {
-    yield* turn(warmUp, "warm-up")
+    yield* turn(warmUp, "warm-up", consumer)
     plan = planner(workload)
-    return yield* turn(workload, "measured")
+    return yield* turn(workload, "measured", consumer)
   }).pipe(Effect.provide(layer)))
 }

@@ -1,16 +1,17 @@
 /**
- * One measurement in a process of its own: `node bench/peer.ts <ours|pi> N d k` prints the
- * `Measurement` of one turn (after a warm-up turn) as JSON.
+ * One measurement in a process of its own: `node bench/peer.ts <ours|pi> N d k [stream|take]`
+ * prints the `Measurement` of one turn (after a warm-up turn) as JSON. The last argument is how
+ * our subscriber consumes (`ours.ts`); pi's subscriber is a callback.
  */
 import * as Ours from "./ours.ts"
 import * as Pi from "./pi.ts"
 import { warmUp, type Workload } from "./workload.ts"
 
-const [peer, n, d, k] = process.argv.slice(2)
+const [peer, n, d, k, consumer = "stream"] = process.argv.slice(2)
 const workload: Workload = { iterations: Number(n), deltas: Number(d), tools: Number(k) }
-if (!Object.values(workload).every(Number.isInteger) || (peer !== "ours" && peer !== "pi")) {
-  console.error("usage: node bench/peer.ts <ours|pi> N d k")
+if (!Object.values(workload).every(Number.isInteger) || (peer !== "ours" && peer !== "pi") || (consumer !== "stream" && consumer !== "take")) {
+  console.error("usage: node bench/peer.ts <ours|pi> N d k [stream|take]")
   process.exit(2)
 }
-const runner = peer === "ours" ? Ours.run : Pi.run
-console.log(JSON.stringify(await runner(workload, warmUp(workload))))
+const measurement = peer === "ours" ? Ours.run(workload, warmUp(workload), consumer) : Pi.run(workload, warmUp(workload))
+console.log(JSON.stringify(await measurement))

@@ -5,7 +5,8 @@
  * heap or JIT state; the peers alternate within each repetition (and which one goes first
  * alternates too), so machine noise falls on both alike. Prints the medians and ours/pi.
  *
- * Options: `--reps=N` (default 5), `--configs=N:d:k,...` (default: all of `CONFIGS`).
+ * Options: `--reps=N` (default 5), `--configs=N:d:k,...` (default: all of `CONFIGS`),
+ * `--consumer=stream|take`: how our subscriber consumes (default `stream`, see `ours.ts`).
  */
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -24,17 +25,19 @@ const configs: ReadonlyArray<Workload> = option("configs")?.split(",").map((spec
   return { iterations: iterations!, deltas: deltas!, tools: tools! }
 }) ?? CONFIGS
 
+const consumer = option("consumer") ?? "stream"
+
 const peerScript = fileURLToPath(new URL("./peer.ts", import.meta.url))
 
 const measure = async (peer: Peer, w: Workload): Promise<Measurement> => {
-  const { stdout } = await promisify(execFile)(process.execPath, [peerScript, peer, String(w.iterations), String(w.deltas), String(w.tools)], {
+  const { stdout } = await promisify(execFile)(process.execPath, [peerScript, peer, String(w.iterations), String(w.deltas), String(w.tools), consumer], {
     maxBuffer: 1 << 20
   })
   return JSON.parse(stdout) as Measurement
 }
 
 const results = new Map<string, Record<Peer, Array<Measurement>>>(configs.map((w) => [label(w), { ours: [], pi: [] }]))
-console.log(`node ${process.version}, ${reps} repetitions, each measurement in its own process, peers interleaved\n`)
+console.log(`node ${process.version}, ${reps} repetitions, each measurement in its own process, peers interleaved; our subscriber: ${consumer}\n`)
 for (let rep = 0; rep < reps; rep++) {
   const order = rep % 2 === 0 ? PEERS : [...PEERS].reverse()
   for (const w of configs) {
