@@ -50,6 +50,7 @@ export const layer = (
     ]
   }
   return Layer.succeed(Provider, {
-    stream: (request) => Provider.whole(Effect.sync(() => callsTools(request) ? toolCalls() : answer))
+    // The reply is made when the loop asks for it, as pi's `streamFn` (`pi.ts`) makes its own.
+    stream: (request) => Provider.whole(Effect.succeed(callsTools(request) ? toolCalls() : answer))
   })
 }
