@@ -7,7 +7,7 @@
  * const tools = ToolRegistry.layer([listDir, readFile])
  * ```
  */
-import { Context, Effect, Layer, Option, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import type { Tool } from "../domain/Tool.ts"
 import type { CurrentTurn } from "./CurrentTurn.ts"
 
@@ -35,9 +35,13 @@ export class ToolRegistry extends Context.Service<ToolRegistry, ToolRegistryShap
   ): Layer.Layer<ToolRegistry, never, Exclude<R, CurrentTurn>> {
     return Layer.effect(ToolRegistry, Effect.gen(function*() {
       const context = yield* Effect.context<Exclude<R, CurrentTurn>>()
-      const entries: Array<RegisteredTool> = tools.map((tool) => ({
+      const entries = tools.map((tool): RegisteredTool => ({
         ...tool,
-        execute: (args, ctx) => Effect.provideContext(tool.execute(args, ctx), context as Context.Context<any>)
+        execute: (args, ctx) => {
+          const run = tool.execute(args, ctx)
+          // A tool that answered at once (an Exit) needs nothing from a context: no step to provide one.
+          return Exit.isExit(run) ? run as ReturnType<RegisteredTool["execute"]> : Effect.provideContext(run, context as Context.Context<any>)
+        }
       }))
       return makeRegistry(entries)
     }))
