@@ -1,7 +1,7 @@
 /**
  * One measurement in a process of its own: `node bench/peer.ts <ours|pi> N d k [stream|take]`
- * prints the `Measurement` of one turn (after a warm-up turn) as JSON. The last argument is how
- * our subscriber consumes (`ours.ts`); pi's subscriber is a callback.
+ * prints the `Measurement` of one turn after a warm-up turn (and of that turn) as JSON. The last
+ * argument is how our subscriber consumes (`ours.ts`); pi's subscriber is a callback.
  */
 import * as Ours from "./ours.ts"
 import * as Pi from "./pi.ts"

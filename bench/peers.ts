@@ -3,7 +3,9 @@
  *
  * Every measurement runs in a fresh process (`peer.ts`), so neither peer inherits the other's
  * heap or JIT state; the peers alternate within each repetition (and which one goes first
- * alternates too), so machine noise falls on both alike. Prints the medians and ours/pi.
+ * alternates too), so machine noise falls on both alike. Prints the medians and ours/pi for the
+ * measured turn (after a warm-up turn of at most 300 iterations) and for that warm-up turn, the
+ * first turn in the process (cold).
  *
  * Options: `--reps=N` (default 5), `--configs=N:d:k,...` (default: all of `CONFIGS`),
  * `--consumer=stream|take`: how our subscriber consumes (default `stream`, see `ours.ts`).
@@ -47,6 +49,7 @@ for (let rep = 0; rep < reps; rep++) {
 }
 
 const fixed = (x: number, digits = 1) => x.toFixed(digits)
+const firstTurn = (runs: ReadonlyArray<Measurement>) => median(runs.map((m) => m.firstTurnMicrosPerIteration))
 const rows = configs.map((w) => {
   const r = results.get(label(w))!
   const ours = median(r.ours.map((m) => m.microsPerIteration))
@@ -58,7 +61,9 @@ const rows = configs.map((w) => {
     "ours/pi": fixed(ours / pi, 2),
     "ours runs": r.ours.map((m) => fixed(m.microsPerIteration, 0)).join(" "),
     "pi runs": r.pi.map((m) => fixed(m.microsPerIteration, 0)).join(" "),
-    "events/iter ours|pi": `${fixed(r.ours[0]!.eventsPerIteration)}|${fixed(r.pi[0]!.eventsPerIteration)}`
+    "events/iter ours|pi": `${fixed(r.ours[0]!.eventsPerIteration)}|${fixed(r.pi[0]!.eventsPerIteration)}`,
+    "first turn ours|pi µs/iter": `${fixed(firstTurn(r.ours))}|${fixed(firstTurn(r.pi))}`,
+    "first turn ours/pi": fixed(firstTurn(r.ours) / firstTurn(r.pi), 2)
   }
 })
 console.table(rows)

@@ -17,8 +17,10 @@ export interface Workload {
 
 /** What one measured turn produced. */
 export interface Measurement {
-  /** Turn time / model calls, in microseconds. */
+  /** Turn time / model calls, in microseconds, of the turn after the warm-up turn. */
   readonly microsPerIteration: number
+  /** The same for the warm-up turn: the first turn in the process (cold: nothing compiled yet). */
+  readonly firstTurnMicrosPerIteration: number
   /** Events the subscriber received, per model call (a sanity check that it saw them all). */
   readonly eventsPerIteration: number
 }

@@ -234,38 +234,48 @@ export const make = (env: Env) => {
   /** A group's calls: one runs in the turn's fiber; more run in parallel. */
   const runGroup = (context: TurnContext, group: ReadonlyArray<PlannedCall>) =>
     group.length === 1
-      ? Effect.map(runCall(context, group[0]!), (result) => [result])
+      ? Effect.mapEager(runCall(context, group[0]!), (result) => [result])
       : Effect.forEach(group, (p) => runCall(context, p), { concurrency: config.toolConcurrency })
 
-  /** Runs the calls of one response with the tools available to it; appends results in call order. */
+  /**
+   * The groups from `index` on, each after its checkpoint (once a checkpoint says to skip, every
+   * later call is skipped for the same reason); then the results join the conversation in call
+   * order. Groups that finish at once (tools that answer at once) cost no fiber step.
+   */
+  const runGroups = (
+    context: TurnContext,
+    groups: ReadonlyArray<ReadonlyArray<PlannedCall>>,
+    index: number,
+    results: Array<Message.ToolResultMessage>,
+    skipReason: string | undefined
+  ): Effect.Effect<void, TurnAborted, CurrentTurn> => {
+    if (index === groups.length) {
+      append(context, ...results)
+      return Effect.void
+    }
+    const group = groups[index]!
+    return Effect.flatMapEager(skipReason === undefined ? checkpoint(context) : Effect.succeed(skipReason), (reason) =>
+      Effect.flatMapEager(
+        reason === undefined ? runGroup(context, group) : Effect.forEach(group, (p) => skip(context, p, reason)),
+        (groupResults) => {
+          for (const result of groupResults) results.push(result)
+          return runGroups(context, groups, index + 1, results, reason)
+        }
+      ))
+  }
+
+  /**
+   * Runs the calls of one response with the tools available to it; appends results in call order.
+   * Called when the effect is to run.
+   */
   const executeTools = (
     context: TurnContext,
     calls: ReadonlyArray<Message.ToolCall>,
     available: ReadonlyMap<string, RegisteredTool>
   ) => {
     context.control.phase = "tools"
-    if (calls.length === 1) {
-      // The common case: one call, one group, one checkpoint.
-      const planned: PlannedCall = { index: 0, call: calls[0]!, tool: available.get(calls[0]!.name) }
-      return Effect.flatMapEager(checkpoint(context), (reason) =>
-        Effect.mapEager(reason === undefined ? runCall(context, planned) : skip(context, planned, reason), (result) => {
-          append(context, result)
-        }))
-    }
-    return Effect.gen(function*() {
-      const planned = calls.map((call, index): PlannedCall => ({ index, call, tool: available.get(call.name) }))
-      const results: Array<Message.ToolResultMessage> = []
-      let skipReason: string | undefined
-      for (const group of groupCalls(planned)) {
-        skipReason ??= yield* checkpoint(context)
-        const reason = skipReason
-        const groupResults = reason !== undefined
-          ? yield* Effect.forEach(group, (p) => skip(context, p, reason))
-          : yield* runGroup(context, group)
-        for (const result of groupResults) results.push(result)
-      }
-      append(context, ...results)
-    })
+    const planned = calls.map((call, index): PlannedCall => ({ index, call, tool: available.get(call.name) }))
+    return runGroups(context, groupCalls(planned), 0, [], undefined)
   }
 
   return executeTools
