@@ -339,14 +339,16 @@ describe("AgentLoop.events", () => {
     }))))
 })
 
-describe("AgentEvent.textDelta", () => {
-  it("builds what make builds, field for field and in the same order, with and without a parent", () => {
+describe("AgentEvent.delta", () => {
+  it("builds what make builds, field for field and in the same order, with and without a parent and an index", () => {
     for (const at of [place, { ...place, parentTurnId: "p" }, { ...place, parentTurnId: undefined }]) {
-      for (const kind of ["text", "reasoning"] as const) {
-        const fast = AgentEvent.textDelta(at, 7, kind, "piece")
-        const made = AgentEvent.make("LLMDelta", at, 7, { kind, text: "piece" })
-        expect(fast).toEqual(made)
-        expect(Object.keys(fast)).toEqual(Object.keys(made))
+      for (const kind of ["text", "reasoning", "tool_call"] as const) {
+        for (const toolCallIndex of [undefined, 0, 2]) {
+          const fast = AgentEvent.delta(at, 7, kind, "piece", toolCallIndex)
+          const made = AgentEvent.make("LLMDelta", at, 7, { kind, text: "piece", ...(toolCallIndex === undefined ? {} : { toolCallIndex }) })
+          expect(fast).toEqual(made)
+          expect(Object.keys(fast)).toEqual(Object.keys(made))
+        }
       }
     }
   })

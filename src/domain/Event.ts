@@ -232,21 +232,24 @@ export const make = <K extends EventKind>(kind: K, place: EventPlace, at: number
     }) as unknown as EventOf<K>
 
 /**
- * `make("LLMDelta", place, at, { kind, text })`, built as one literal: a delta is the event a
- * turn publishes most (one per streamed piece), and copying a payload object into the event costs
- * several times what building the event does. Same fields, same order.
+ * `make("LLMDelta", place, at, { kind, text, toolCallIndex })`, built as one literal: a delta is
+ * the event a turn publishes most (one per streamed piece), and copying a payload object into the
+ * event costs several times what building the event does. Same fields, same order.
  */
-export const textDelta = (place: EventPlace, at: number, kind: "text" | "reasoning", text: string): EventOf<"LLMDelta"> =>
-  place.parentTurnId === undefined
-    ? { _tag: "LLMDelta", turnId: place.turnId, sessionKey: place.sessionKey, iteration: place.iteration, depth: place.depth, at, kind, text }
-    : {
-      _tag: "LLMDelta",
-      turnId: place.turnId,
-      sessionKey: place.sessionKey,
-      iteration: place.iteration,
-      depth: place.depth,
-      parentTurnId: place.parentTurnId,
-      at,
-      kind,
-      text
-    }
+export const delta = (
+  place: EventPlace,
+  at: number,
+  kind: "text" | "reasoning" | "tool_call",
+  text: string,
+  toolCallIndex?: number
+): EventOf<"LLMDelta"> => {
+  const { turnId, sessionKey, iteration, depth, parentTurnId } = place
+  if (toolCallIndex === undefined) {
+    return parentTurnId === undefined
+      ? { _tag: "LLMDelta", turnId, sessionKey, iteration, depth, at, kind, text }
+      : { _tag: "LLMDelta", turnId, sessionKey, iteration, depth, parentTurnId, at, kind, text }
+  }
+  return parentTurnId === undefined
+    ? { _tag: "LLMDelta", turnId, sessionKey, iteration, depth, at, kind, text, toolCallIndex }
+    : { _tag: "LLMDelta", turnId, sessionKey, iteration, depth, parentTurnId, at, kind, text, toolCallIndex }
+}

@@ -61,8 +61,8 @@ export interface TurnContext {
   readonly emit: Emit
   /** `emit` for code already inside an effect. */
   readonly publish: Publish
-  /** Publishes a text or reasoning `LLMDelta` stamped `at` (the hottest event, see `AgentEvent.textDelta`). */
-  readonly publishDelta: (kind: "text" | "reasoning", text: string, at: number) => void
+  /** Publishes an `LLMDelta` stamped `at` (the hottest event, see `AgentEvent.delta`). */
+  readonly publishDelta: (kind: "text" | "reasoning" | "tool_call", text: string, at: number, toolCallIndex?: number) => void
   /** The Clock the turn started on (events and durations read it). */
   readonly clock: Clock.Clock
   /** What tools of this turn see (`CurrentTurn`). */
@@ -142,7 +142,7 @@ export const make = (
     control: spec.control,
     emit: (kind, payload) => Effect.sync(() => publish(kind, payload)),
     publish,
-    publishDelta: (kind, text, at) => bus.publishUnsafe(AgentEvent.textDelta(spec.control, at, kind, text)),
+    publishDelta: (kind, text, at, toolCallIndex) => bus.publishUnsafe(AgentEvent.delta(spec.control, at, kind, text, toolCallIndex)),
     clock,
     currentTurn,
     traced,

@@ -97,7 +97,6 @@ const streamResponse = (
 ): Effect.Effect<ModelResponse, ProviderError> => {
   const acc: CallAccumulator = { content: "", reasoning: "", calls: new Map(), finish: undefined }
   const partial = context.partial
-  const publish = context.publish
   const publishDelta = context.publishDelta
   partial.content = ""
   const onChunks = (chunks: ReadonlyArray<ProviderChunk>): void => {
@@ -121,7 +120,7 @@ const streamResponse = (
           if (chunk.name) call.name = chunk.name
           call.args += chunk.argumentsDelta
           acc.calls.set(chunk.index, call)
-          publish("LLMDelta", { kind: "tool_call", text: chunk.argumentsDelta, toolCallIndex: chunk.index }, at)
+          publishDelta("tool_call", chunk.argumentsDelta, at, chunk.index)
           break
         }
         case "Finish":

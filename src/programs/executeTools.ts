@@ -11,7 +11,7 @@
  * server may quote a header): they are scrubbed of every known secret (`Secrets`) as they come
  * out of the tool, so hooks, events, sessions and cassettes only ever see the scrubbed text.
  */
-import { Cause, Duration, Effect, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Option } from "effect"
 import { readCause, show } from "../domain/causeMessage.ts"
 import type { HookContext, HookToolCall } from "../domain/Hook.ts"
 import * as Message from "../domain/Message.ts"
@@ -106,6 +106,15 @@ const invoke = (tool: RegisteredTool, args: unknown, toolContext: ToolContext, s
     duration: timeout,
     orElse: () => Effect.succeed({ content: `Tool "${tool.name}" timed out after ${Duration.toMillis(timeout)}ms`, isError: true })
   }))
+}
+
+/** What a tool sees of its call: where it runs (as hooks see it) and the call's id. */
+const toolContextOf = (where: HookContext, toolCallId: string): ToolContext => {
+  const { turnId, sessionKey, iteration, depth, parentTurnId } = where
+  // Two literals rather than a spread: one is built per tool call, and the spread costs more than the object.
+  return parentTurnId === undefined
+    ? { turnId, sessionKey, iteration, depth, toolCallId }
+    : ({ turnId, sessionKey, iteration, depth, parentTurnId, toolCallId } as ToolContext)
 }
 
 /** Running a response's tool calls, over the loop's hooks and config. */
@@ -204,7 +213,7 @@ export const make = (env: Env) => {
     started: number
   ): Effect.Effect<Message.ToolResultMessage, never, CurrentTurn> => {
     context.publish("ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: JSON.stringify(hookCall.arguments) })
-    const toolContext: ToolContext = { ...where, toolCallId: call.id }
+    const toolContext = toolContextOf(where, call.id)
     return Effect.flatMapEager(invoke(tool, args, toolContext, scrub), (result) => {
       const failed = result.isError
       if (!hooks.handles(failed ? "onToolFailure" : "afterTool")) return Effect.succeed(ended(context, call, started, result))
@@ -231,11 +240,31 @@ export const make = (env: Env) => {
     return Message.toolResult(call, outcome.content, outcome.isError)
   }
 
-  /** A group's calls: one runs in the turn's fiber; more run in parallel. */
-  const runGroup = (context: TurnContext, group: ReadonlyArray<PlannedCall>) =>
-    group.length === 1
-      ? Effect.mapEager(runCall(context, group[0]!), (result) => [result])
-      : Effect.forEach(group, (p) => runCall(context, p), { concurrency: config.toolConcurrency })
+  /**
+   * A group's calls, in the turn's fiber while they answer at once; from the first that waits, it
+   * and the rest run in parallel, as many at once as `toolConcurrency` allows (what `Effect.forEach`
+   * does, without its machinery for a group that never waits). A failure ends the group there.
+   */
+  const runGroup = (
+    context: TurnContext,
+    group: ReadonlyArray<PlannedCall>
+  ): Effect.Effect<ReadonlyArray<Message.ToolResultMessage>, TurnAborted, CurrentTurn> => {
+    const results: Array<Message.ToolResultMessage> = []
+    for (let i = 0; i < group.length; i++) {
+      const run = runCall(context, group[i]!)
+      if (!Exit.isExit(run)) {
+        const starts = [() => run, ...group.slice(i + 1).map((planned) => () => runCall(context, planned))]
+        return Effect.map(
+          Effect.forEach(starts, (start) => start(), { concurrency: config.toolConcurrency }),
+          (later) => results.concat(later)
+        )
+      }
+      const done = run as Exit.Exit<Message.ToolResultMessage, TurnAborted>
+      if (done._tag === "Failure") return Effect.failCause(done.cause)
+      results.push(done.value)
+    }
+    return Effect.succeed(results)
+  }
 
   /**
    * The groups from `index` on, each after its checkpoint (once a checkpoint says to skip, every
