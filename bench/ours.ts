@@ -33,13 +33,15 @@ const turn = (workload: Workload, sessionKey: string, consumer: Consumer) =>
         : Effect.forever(Effect.flatMap(subscription.take, onEvent))
     )
     const start = performance.now()
+    const cpu = process.cpuUsage()
     const result = yield* loop.turn(sessionKey, "go")
     yield* Deferred.await(ended)
     const micros = (performance.now() - start) * 1000
+    const { system, user } = process.cpuUsage(cpu)
     if (result.status !== "completed") throw new Error(`turn ended ${result.status}: ${result.error ?? ""}`)
     if ((yield* subscription.droppedTotal) > 0) throw new Error("the subscriber lost events")
     const calls = workload.iterations + 1
-    return { microsPerIteration: micros / calls, eventsPerIteration: events / calls }
+    return { microsPerIteration: micros / calls, cpuMicrosPerIteration: (user + system) / calls, eventsPerIteration: events / calls }
   }).pipe(Effect.scoped)
 
 /** A warm-up turn, then the measured one, each with a model of its own plan; both are timed. */

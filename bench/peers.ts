@@ -4,8 +4,9 @@
  * Every measurement runs in a fresh process (`peer.ts`), so neither peer inherits the other's
  * heap or JIT state; the peers alternate within each repetition (and which one goes first
  * alternates too), so machine noise falls on both alike. Prints the medians and ours/pi for the
- * measured turn (after a warm-up turn of at most 300 iterations) and for that warm-up turn, the
- * first turn in the process (cold).
+ * measured turn (after a warm-up turn of at most 300 iterations), its CPU time (steadier than
+ * the wall time when the machine is busy), and the wall time of that warm-up turn, the first turn
+ * in the process (cold).
  *
  * Options: `--reps=N` (default 5), `--configs=N:d:k,...` (default: all of `CONFIGS`),
  * `--consumer=stream|take`: how our subscriber consumes (default `stream`, see `ours.ts`).
@@ -49,6 +50,7 @@ for (let rep = 0; rep < reps; rep++) {
 }
 
 const fixed = (x: number, digits = 1) => x.toFixed(digits)
+const cpu = (runs: ReadonlyArray<Measurement>) => median(runs.map((m) => m.cpuMicrosPerIteration))
 const firstTurn = (runs: ReadonlyArray<Measurement>) => median(runs.map((m) => m.firstTurnMicrosPerIteration))
 const rows = configs.map((w) => {
   const r = results.get(label(w))!
@@ -62,6 +64,8 @@ const rows = configs.map((w) => {
     "ours runs": r.ours.map((m) => fixed(m.microsPerIteration, 0)).join(" "),
     "pi runs": r.pi.map((m) => fixed(m.microsPerIteration, 0)).join(" "),
     "events/iter ours|pi": `${fixed(r.ours[0]!.eventsPerIteration)}|${fixed(r.pi[0]!.eventsPerIteration)}`,
+    "cpu ours|pi µs/iter": `${fixed(cpu(r.ours))}|${fixed(cpu(r.pi))}`,
+    "cpu ours/pi": fixed(cpu(r.ours) / cpu(r.pi), 2),
     "first turn ours|pi µs/iter": `${fixed(firstTurn(r.ours))}|${fixed(firstTurn(r.pi))}`,
     "first turn ours/pi": fixed(firstTurn(r.ours) / firstTurn(r.pi), 2)
   }

@@ -93,12 +93,14 @@ const turn = async (workload: Workload): Promise<Omit<Measurement, "firstTurnMic
     events++
   })
   const start = performance.now()
+  const cpu = process.cpuUsage()
   await agent.prompt("go")
   const micros = (performance.now() - start) * 1000
+  const { system, user } = process.cpuUsage(cpu)
   if (agent.state.errorMessage !== undefined) throw new Error(`pi turn failed: ${agent.state.errorMessage}`)
   const calls = workload.iterations + 1
   if (plan.calls() !== calls) throw new Error(`pi made ${plan.calls()} model calls, expected ${calls}`)
-  return { microsPerIteration: micros / calls, eventsPerIteration: events / calls }
+  return { microsPerIteration: micros / calls, cpuMicrosPerIteration: (user + system) / calls, eventsPerIteration: events / calls }
 }
 
 /** A warm-up turn, then the measured one; both are timed. */

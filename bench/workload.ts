@@ -19,6 +19,11 @@ export interface Workload {
 export interface Measurement {
   /** Turn time / model calls, in microseconds, of the turn after the warm-up turn. */
   readonly microsPerIteration: number
+  /**
+   * The process's CPU time (all its threads, the garbage collector's included) during the turn /
+   * model calls, in microseconds: less disturbed than the wall time on a busy machine.
+   */
+  readonly cpuMicrosPerIteration: number
   /** The same for the warm-up turn: the first turn in the process (cold: nothing compiled yet). */
   readonly firstTurnMicrosPerIteration: number
   /** Events the subscriber received, per model call (a sanity check that it saw them all). */
