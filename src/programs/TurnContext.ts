@@ -72,6 +72,11 @@ export interface TurnContext {
   systemPrompt: string | undefined
   /** Session history followed by this turn's messages; compression may shorten its front. */
   conversation: Array<Message>
+  /**
+   * Whether the conversation may hold content parts: set when a message with parts joins it, never
+   * cleared (compression only takes messages out), so a request is scanned for images only then.
+   */
+  partsSeen: boolean
   /** How many messages the loaded history held. */
   historyLength: number
   /** Every message this turn produced, in order, including those compression took out of `conversation`. */
@@ -148,6 +153,7 @@ export const make = (
     traced,
     systemPrompt: spec.systemPrompt,
     conversation: [],
+    partsSeen: false,
     historyLength: 0,
     produced: [],
     compaction: undefined,
@@ -164,7 +170,17 @@ export const make = (
 export const loaded = (context: TurnContext, history: ReadonlyArray<Message>): void => {
   context.conversation = [...history]
   context.historyLength = history.length
+  context.partsSeen = holdsParts(history)
 }
+
+/** Whether any of `messages` holds content parts (only those can hold images; most histories hold none). */
+export const holdsParts = (messages: ReadonlyArray<Message>): boolean => {
+  for (const message of messages) if (hasParts(message)) return true
+  return false
+}
+
+const hasParts = (message: Message): boolean =>
+  (message.role === "user" || message.role === "tool") && typeof message.content !== "string"
 
 /** The messages this turn added so far. */
 export const added = (context: TurnContext): ReadonlyArray<Message> => [...context.produced]
@@ -174,6 +190,7 @@ export const append = (context: TurnContext, ...messages: ReadonlyArray<Message>
   for (const message of messages) {
     context.conversation.push(message)
     context.produced.push(message)
+    if (!context.partsSeen && hasParts(message)) context.partsSeen = true
   }
 }
 

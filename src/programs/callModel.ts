@@ -20,7 +20,7 @@ import {
   shrinkOversizedToolResult
 } from "./compaction.ts"
 import type { Env } from "./Env.ts"
-import { compacted, type Emit, spanned, type TurnContext } from "./TurnContext.ts"
+import { compacted, type Emit, holdsParts, spanned, type TurnContext } from "./TurnContext.ts"
 import { hookContext } from "./TurnControl.ts"
 import { stopFor, TurnAborted } from "./turnEnd.ts"
 
@@ -166,16 +166,13 @@ const requestMessages = (context: TurnContext, extra: ReadonlyArray<Message.Mess
     ? context.conversation.concat(extra)
     : context.conversation.slice()
 
-/** Whether any message holds content parts (only those can hold images; most histories hold none). */
-const holdsParts = (messages: ReadonlyArray<Message.Message>): boolean =>
-  messages.some((m) => (m.role === "user" || m.role === "tool") && typeof m.content !== "string")
-
 /**
  * The request as the model may see it: for a model that does not accept images (see
  * `acceptsImages`), every image becomes its text placeholder, as MCP images were before parts.
+ * `mayHoldParts` false says no message can hold parts, sparing a scan of the whole request.
  */
-const forModel = (config: AgentLoopConfig, request: ProviderRequest): ProviderRequest =>
-  !holdsParts(request.messages) || acceptsImages(config, request.model) ? request : {
+const forModel = (config: AgentLoopConfig, request: ProviderRequest, mayHoldParts: boolean): ProviderRequest =>
+  !mayHoldParts || !holdsParts(request.messages) || acceptsImages(config, request.model) ? request : {
     ...request,
     messages: request.messages.map((m) => m.role === "user" || m.role === "tool" ? { ...m, content: Message.withoutImages(m.content) } : m)
   }
@@ -306,7 +303,8 @@ export const make = (env: Env) => {
       let truncationRetries = 0
       let transient: ReadonlyArray<Message.Message> = extraMessages
       while (true) {
-        let request = buildRequest(context, tools, transient)
+        const built = buildRequest(context, tools, transient)
+        let request = built
         if (hooks.handles("beforeLLMRequest")) {
           const planned = yield* hooks.beforeLLMRequest({ context: hookContext(context.control), request })
           if (planned._tag !== "Continue") return yield* stopFor(context, "beforeLLMRequest", planned)
@@ -316,7 +314,8 @@ export const make = (env: Env) => {
         const started = context.clock.currentTimeMillisUnsafe()
         context.publish("LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length }, started)
         context.calls++
-        const sent = forModel(config, request)
+        // A hook's request may hold anything; the loop's own holds parts only if its messages may.
+        const sent = forModel(config, request, request !== built || context.partsSeen || holdsParts(transient))
         const attempt = yield* spanned(
           context,
           "gen_ai.chat",
