@@ -19,7 +19,7 @@ import * as Scripted from "../src/layers/providers/Scripted.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { AgentLoop, type AgentLoopShape } from "../src/services/AgentLoop.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { startCluster } from "../test/support/cluster.ts"
 import { postgresProbe } from "../test/support/postgres.ts"
 
@@ -86,7 +86,7 @@ const drive = (runtime: ManagedRuntime.ManagedRuntime<AgentLoop, unknown>, label
 const local = async (): Promise<Measured> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-bench-"))
   const layer = AgentLoopLive.layer({ model: "bench", maxParallelTurns: CONCURRENCY }).pipe(
-    Layer.provide([Scripted.layer(() => ({ content: "ok" })), ToolRegistry.layer([]), SessionStoreJsonl.layer(dir)]),
+    Layer.provide([Scripted.layer(() => ({ content: "ok" })), ToolRegistryLive.layer([]), SessionStoreJsonl.layer(dir)]),
     Layer.provide(NodeServices.layer),
     Layer.orDie
   )

@@ -4,7 +4,7 @@
  * alive. Needs `--expose-gc` (the `bench` script passes it).
  */
 import { Effect, Layer } from "effect"
-import { AgentLoop, AgentLoopLive, SessionStore, SessionStoreMemory, ToolRegistry } from "../src/index.ts"
+import { AgentLoop, AgentLoopLive, SessionStore, SessionStoreMemory, ToolRegistryLive } from "../src/index.ts"
 import * as Model from "./model.ts"
 
 const heapAfterGc = (): number => {
@@ -19,7 +19,7 @@ const heapAfterGc = (): number => {
 export const heapAfterTurn = (iterations = 10_000): Effect.Effect<{ readonly megabytes: number; readonly messages: number }> => {
   let calls = 0
   const layer = AgentLoopLive.layer({ model: "bench", maxIterations: iterations + 1 }).pipe(
-    Layer.provideMerge(Layer.mergeAll(Model.layer({ deltas: 0, tools: 1 }, () => calls++ < iterations), ToolRegistry.layer([Model.echo]), SessionStoreMemory.layer())),
+    Layer.provideMerge(Layer.mergeAll(Model.layer({ deltas: 0, tools: 1 }, () => calls++ < iterations), ToolRegistryLive.layer([Model.echo]), SessionStoreMemory.layer())),
     Layer.orDie
   )
   return Effect.gen(function*() {

@@ -9,7 +9,7 @@
  * the bus does.
  */
 import { Deferred, Effect, Layer, Stream } from "effect"
-import { AgentLoop, AgentLoopLive, type Event, SessionStoreMemory, ToolRegistry } from "../src/index.ts"
+import { AgentLoop, AgentLoopLive, type Event, SessionStoreMemory, ToolRegistryLive } from "../src/index.ts"
 import * as Model from "./model.ts"
 import { planner, type Measurement, type Workload } from "./workload.ts"
 
@@ -48,7 +48,7 @@ const turn = (workload: Workload, sessionKey: string, consumer: Consumer) =>
 export const run = (workload: Workload, warmUp: Workload, consumer: Consumer = "stream"): Promise<Measurement> => {
   let plan = planner(warmUp)
   const layer = AgentLoopLive.layer({ model: "bench", maxIterations: workload.iterations + 1 }).pipe(
-    Layer.provide([Model.layer(workload, () => plan.next()), ToolRegistry.layer([Model.echo]), SessionStoreMemory.layer()]),
+    Layer.provide([Model.layer(workload, () => plan.next()), ToolRegistryLive.layer([Model.echo]), SessionStoreMemory.layer()]),
     Layer.orDie
   )
   return Effect.runPromise(Effect.gen(function*() {

@@ -10,7 +10,7 @@
  * The comparison with pi-agent-core is `npm run bench:peers` (`peers.ts`).
  */
 import { Effect, Layer } from "effect"
-import { AgentLoop, AgentLoopLive, SessionStoreMemory, ToolRegistry } from "../src/index.ts"
+import { AgentLoop, AgentLoopLive, SessionStoreMemory, ToolRegistryLive } from "../src/index.ts"
 import { throughput } from "./bus.ts"
 import { heapAfterTurn } from "./heap.ts"
 import * as Model from "./model.ts"
@@ -22,7 +22,7 @@ const RUNS = 5
 
 const loopLayer = (deltas: number) =>
   AgentLoopLive.layer({ model: "bench", eventBufferCapacity: 16 }).pipe(
-    Layer.provide([Model.layer({ deltas, tools: 1 }, (request) => request.messages.at(-1)?.role !== "tool"), ToolRegistry.layer([Model.echo]), SessionStoreMemory.layer()]),
+    Layer.provide([Model.layer({ deltas, tools: 1 }, (request) => request.messages.at(-1)?.role !== "tool"), ToolRegistryLive.layer([Model.echo]), SessionStoreMemory.layer()]),
     Layer.orDie
   )
 

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { SessionStoreShape } from "../src/index.ts"
-import { AgentLoop, AgentLoopLive, Message, Scripted, SessionStore, SessionStoreJsonl, ToolRegistry } from "../src/index.ts"
+import { AgentLoop, AgentLoopLive, Message, Scripted, SessionStore, SessionStoreJsonl, ToolRegistryLive } from "../src/index.ts"
 
 /** A store under test: the layer the loop uses, and how to open a second, cold store on the same data. */
 export interface Backend {
@@ -48,7 +48,7 @@ export const turnsOnSession = (size: number, backend: Backend, turns: number) =>
   }).pipe(
     Effect.scoped,
     Effect.provide(AgentLoopLive.layer({ model: "bench" }).pipe(
-      Layer.provideMerge(Layer.mergeAll(Scripted.layer(() => ({ content: "done" })), ToolRegistry.layer([]))),
+      Layer.provideMerge(Layer.mergeAll(Scripted.layer(() => ({ content: "done" })), ToolRegistryLive.layer([]))),
       Layer.provideMerge(backend.store),
       Layer.orDie
     ))

@@ -8,7 +8,7 @@
  * to talk to a real model; nothing else changes.
  */
 import { Effect, Fiber, Layer, Schema } from "effect"
-import { AgentLoop, AgentLoopLive, Hook, Scripted, SessionStoreMemory, Tool, ToolRegistry } from "../src/index.ts"
+import { AgentLoop, AgentLoopLive, Hook, Scripted, SessionStoreMemory, Tool, ToolRegistryLive } from "../src/index.ts"
 
 /** A tool: its parameters are a Schema, so bad arguments become an error result the model sees. */
 const convert = Tool.make({
@@ -35,7 +35,7 @@ const model = Scripted.layer([
 ])
 
 const app = AgentLoopLive.layer({ model: "scripted", systemPrompt: "You are a weather assistant." }).pipe(
-  Layer.provide([model, ToolRegistry.layer([convert]), SessionStoreMemory.layer()])
+  Layer.provide([model, ToolRegistryLive.layer([convert]), SessionStoreMemory.layer()])
 )
 
 const program = Effect.gen(function*() {

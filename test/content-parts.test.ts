@@ -16,9 +16,9 @@ import * as Scripted from "../src/layers/providers/Scripted.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
-import { Secrets } from "../src/services/Secrets.ts"
+import * as SecretsLive from "../src/layers/Secrets.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import * as Testing from "../src/testing/index.ts"
 import { AgentLoop, harness } from "./support/harness.ts"
 import { openStore, sqlite } from "./support/sqlBackends.ts"
@@ -147,7 +147,7 @@ describe("content parts in a turn", () => {
             })
         })],
         config: { model: "gpt-4o" }
-      }).pipe(Layer.provide(Secrets.layer(["sk-live-0123456789"]))))
+      }).pipe(Layer.provide(SecretsLive.layer(["sk-live-0123456789"]))))
     ))
 
   it("an image counts IMAGE_RUNES in the budget, not its base64 length", () => {
@@ -190,7 +190,7 @@ const turnInto = (store: Layer.Layer<SessionStore, unknown>) =>
   }).pipe(
     Effect.scoped,
     Effect.provide(AgentLoopLive.layer({ model: "claude-sonnet-4-5" }).pipe(
-      Layer.provide(Layer.mergeAll(Scripted.layer([{ content: "a cat" }]), ToolRegistry.layer([]), store))
+      Layer.provide(Layer.mergeAll(Scripted.layer([{ content: "a cat" }]), ToolRegistryLive.layer([]), store))
     ))
   )
 
@@ -220,7 +220,7 @@ describe("content parts in cassettes", () => {
       const cassette = NodePath.join(dir, "image.jsonl")
       const loopOver = (provider: Layer.Layer<any, any, any>) =>
         AgentLoopLive.layer({ model: "gpt-4o" }).pipe(
-          Layer.provide(Layer.mergeAll(provider, ToolRegistry.layer([]), SessionStoreMemory.layer())),
+          Layer.provide(Layer.mergeAll(provider, ToolRegistryLive.layer([]), SessionStoreMemory.layer())),
           Layer.provide(NodeServices.layer)
         )
       const run = (input: ReadonlyArray<Message.ContentPart>, provider: Layer.Layer<any, any, any>) =>

@@ -15,7 +15,7 @@ import * as FileHooks from "../src/layers/FileHooks.ts"
 import * as HooksLayer from "../src/layers/Hooks.ts"
 import { EventBus } from "../src/services/EventBus.ts"
 import { Hooks } from "../src/services/Hooks.ts"
-import { LoopConfig } from "../src/services/LoopConfig.ts"
+import * as LoopConfigLive from "../src/layers/LoopConfig.ts"
 
 interface Dirs {
   readonly root: string
@@ -79,7 +79,7 @@ const withFileHooks = (dirs: Dirs) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
     FileHooks.layer({ userDir: dirs.user, workDir: dirs.work }).pipe(
       Layer.provideMerge(HooksLayer.layer),
       Layer.provideMerge(EventBusLayer.layer),
-      Layer.provideMerge(LoopConfig.layer({ model: "m" })),
+      Layer.provideMerge(LoopConfigLive.layer({ model: "m" })),
       Layer.provideMerge(NodeServices.layer)
     )
   ))

@@ -10,12 +10,12 @@ import * as EventBusLayer from "../src/layers/EventBus.ts"
 import * as HooksLayer from "../src/layers/Hooks.ts"
 import { EventBus } from "../src/services/EventBus.ts"
 import { Hooks } from "../src/services/Hooks.ts"
-import { LoopConfig } from "../src/services/LoopConfig.ts"
+import * as LoopConfigLive from "../src/layers/LoopConfig.ts"
 
 const layerWith = (config: Partial<AgentLoopConfigInput> = {}) =>
   HooksLayer.layer.pipe(
     Layer.provideMerge(EventBusLayer.layer),
-    Layer.provideMerge(LoopConfig.layer({ ...config, model: "m" }))
+    Layer.provideMerge(LoopConfigLive.layer({ ...config, model: "m" }))
   )
 const TestLayer = layerWith()
 

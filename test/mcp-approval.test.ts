@@ -11,7 +11,7 @@ import * as McpTools from "../src/layers/McpTools.ts"
 import * as Scripted from "../src/layers/providers/Scripted.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { AgentLoop, recordEvents } from "./support/harness.ts"
 import { logLines, serverConfig, testServer, tempDir } from "./support/mcpServerKit.ts"
 
@@ -63,7 +63,7 @@ describe("McpTools: approval in a turn", () => {
     AgentLoopLive.layer({ model: "test-model" }).pipe(
       Layer.provideMerge(Layer.mergeAll(
         Scripted.layer(script),
-        McpTools.layer({ store: serverConfig(log) }).pipe(Layer.provideMerge(ToolRegistry.layer([]))),
+        McpTools.layer({ store: serverConfig(log) }).pipe(Layer.provideMerge(ToolRegistryLive.layer([]))),
         SessionStoreMemory.layer()
       )),
       Layer.provide(NodeServices.layer)

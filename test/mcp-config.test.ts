@@ -9,7 +9,8 @@ import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import * as McpTools from "../src/layers/McpTools.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
-import { Secrets } from "../src/services/Secrets.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
+import * as SecretsLive from "../src/layers/Secrets.ts"
 import { call, captureLogs, serverConfig, tempDir, testServer } from "./support/mcpServerKit.ts"
 
 const write = (dir: string, name: string, value: unknown) => {
@@ -50,7 +51,7 @@ describe("MCP config: ${VAR} expansion", () => {
       expect(yield* call(tools, "lookup", { key: "env:SHORT" })).toEqual({ content: "dflt" })
       // The expanded token reached the server, and is scrubbed when the server echoes it.
       expect(yield* call(tools, "lookup", { key: "env:GIVEN_TOKEN" })).toEqual({ content: "<redacted>" })
-    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeServices.layer, Secrets.layer()))))
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeServices.layer, SecretsLive.layer()))))
 
   it.live("a variable with no value and no default skips that server with a warning naming it and the field", () =>
     Effect.gen(function*() {
@@ -72,7 +73,7 @@ describe("MCP config: sources", () => {
     Effect.gen(function*() {
       return (yield* (yield* ToolRegistry).list).map((tool) => tool.name)
     }).pipe(Effect.provide(McpTools.layerFromSources(sources, { prefix: "always" }).pipe(
-      Layer.provideMerge(ToolRegistry.layer([])),
+      Layer.provideMerge(ToolRegistryLive.layer([])),
       Layer.provide(NodeServices.layer)
     )))
 

@@ -13,7 +13,7 @@ import * as McpTools from "../src/layers/McpTools.ts"
 import * as Scripted from "../src/layers/providers/Scripted.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { AgentLoop } from "./support/harness.ts"
 import { byName, call, captureLogs, npmServer, tempDir } from "./support/mcpServerKit.ts"
 
@@ -44,7 +44,7 @@ describe("@modelcontextprotocol/server-filesystem", () => {
             { toolCalls: [{ name: "write_file", arguments: { path: target, content: "gotcha" } }] },
             { content: "done" }
           ]),
-          McpTools.layer({ fs: filesystem(root) }).pipe(Layer.provideMerge(ToolRegistry.layer([]))),
+          McpTools.layer({ fs: filesystem(root) }).pipe(Layer.provideMerge(ToolRegistryLive.layer([]))),
           SessionStoreMemory.layer()
         )),
         Layer.provide(NodeServices.layer)

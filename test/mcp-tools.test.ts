@@ -12,6 +12,7 @@ import * as Scripted from "../src/layers/providers/Scripted.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { AgentLoop, recordEvents } from "./support/harness.ts"
 import { byName, call, isAlive, logLines, pidOf, serverConfig, tempDir } from "./support/mcpServerKit.ts"
 
@@ -108,7 +109,7 @@ describe("McpTools: naming", () => {
         return (yield* (yield* ToolRegistry).list).map((t) => t.name)
       }).pipe(Effect.provide(
         McpTools.layer({ kv: serverConfig(nodePath.join(dir, "reg")) }).pipe(
-          Layer.provideMerge(ToolRegistry.layer([builtin])),
+          Layer.provideMerge(ToolRegistryLive.layer([builtin])),
           Layer.provide(NodeServices.layer)
         )
       ))
@@ -143,7 +144,7 @@ describe("McpTools: configuration", () => {
         Effect.gen(function*() {
           return (yield* (yield* ToolRegistry).list).map((t) => t.name)
         }).pipe(Effect.provide(
-          McpTools.layerFromConfigFile(path).pipe(Layer.provideMerge(ToolRegistry.layer([])), Layer.provide(NodeServices.layer))
+          McpTools.layerFromConfigFile(path).pipe(Layer.provideMerge(ToolRegistryLive.layer([])), Layer.provide(NodeServices.layer))
         ))
 
       const good = file("good.json", JSON.stringify({ mcpServers: { store: serverConfig(log) } }))
@@ -192,7 +193,7 @@ describe("McpTools: lifetime", () => {
       yield* Scope.close(scope, Exit.void)
       expect(yield* registry.list).toEqual([])
       expect(isAlive(pid)).toBe(false)
-    }).pipe(Effect.scoped, Effect.provide(ToolRegistry.layer([]))))
+    }).pipe(Effect.scoped, Effect.provide(ToolRegistryLive.layer([]))))
 
   it.effect("a server that ignores the closed stdin is killed after the grace period on the Clock", () =>
     Effect.gen(function*() {
@@ -232,7 +233,7 @@ describe("McpTools: in a turn", () => {
       Layer.provideMerge(Layer.mergeAll(
         Scripted.layer(script),
         // `put` is mutating, so it needs approval unless the config allows it (this test is about grouping).
-        McpTools.layer({ store: serverConfig(log, {}, { allow: ["put"] }) }).pipe(Layer.provideMerge(ToolRegistry.layer([]))),
+        McpTools.layer({ store: serverConfig(log, {}, { allow: ["put"] }) }).pipe(Layer.provideMerge(ToolRegistryLive.layer([]))),
         SessionStoreMemory.layer()
       )),
       Layer.provide(NodeServices.layer)
@@ -270,7 +271,7 @@ describe("McpTools: in a turn", () => {
       const layer = AgentLoopLive.layer({ model: "gpt-4o" }).pipe(
         Layer.provideMerge(Layer.mergeAll(
           Scripted.layer([{ toolCalls: [{ name: "lookup", arguments: { key: "picture" } }] }, { content: "a picture" }, { content: "still" }]),
-          McpTools.layer({ store: serverConfig(log, {}) }).pipe(Layer.provideMerge(ToolRegistry.layer([]))),
+          McpTools.layer({ store: serverConfig(log, {}) }).pipe(Layer.provideMerge(ToolRegistryLive.layer([]))),
           SessionStoreMemory.layer()
         )),
         Layer.provide(NodeServices.layer)

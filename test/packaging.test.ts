@@ -49,7 +49,7 @@ const installed = (app: string) => path.join(app, "node_modules", "effect-agent-
 /** Plain Node, no TypeScript: import the package and run one turn with the Scripted provider. */
 const plainConsumer = `
 import { Effect, Layer } from "effect"
-import { AgentLoop, AgentLoopLive, Scripted, SessionStoreMemory, ToolRegistry } from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, Scripted, SessionStoreMemory, ToolRegistryLive } from "effect-agent-loop"
 
 const program = Effect.gen(function*() {
   const loop = yield* AgentLoop
@@ -58,7 +58,7 @@ const program = Effect.gen(function*() {
 })
 
 const app = AgentLoopLive.layer({ model: "scripted" }).pipe(
-  Layer.provide([Scripted.layer([{ content: ["Hello ", "from the package."] }]), ToolRegistry.layer([]), SessionStoreMemory.layer()])
+  Layer.provide([Scripted.layer([{ content: ["Hello ", "from the package."] }]), ToolRegistryLive.layer([]), SessionStoreMemory.layer()])
 )
 await Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(app)))
 `
@@ -69,7 +69,7 @@ await Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(app)))
  */
 const typedConsumer = `
 import { Effect, Layer, Schema } from "effect"
-import { AgentLoop, AgentLoopLive, Scripted, SessionStoreMemory, Tool, ToolRegistry, type TurnResult, type TurnStatus } from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, Scripted, SessionStoreMemory, Tool, ToolRegistryLive, type TurnResult, type TurnStatus } from "effect-agent-loop"
 
 const add = Tool.make({
   name: "add",
@@ -89,7 +89,7 @@ const program: Effect.Effect<TurnResult, never, AgentLoop> = Effect.gen(function
 const app = AgentLoopLive.layer({ model: "scripted" }).pipe(
   Layer.provide([
     Scripted.layer([{ toolCalls: [{ name: "add", arguments: { a: 2, b: 3 } }] }, { content: "5" }]),
-    ToolRegistry.layer([add]),
+    ToolRegistryLive.layer([add]),
     SessionStoreMemory.layer()
   ])
 )

@@ -20,7 +20,7 @@ import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import type { CurrentTurn } from "../src/services/CurrentTurn.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { AgentLoop, recordEvents } from "./support/harness.ts"
 import { echo, longHistory, ofKind } from "./support/fixtures.ts"
 
@@ -33,7 +33,7 @@ const loopOver = (
   AgentLoopLive.layer({ model: "test-model", ...options.config }).pipe(
     Layer.provideMerge(Layer.mergeAll(
       Scripted.layer(script),
-      ToolRegistry.layer(options.tools ?? []),
+      ToolRegistryLive.layer(options.tools ?? []),
       SessionStoreJsonl.layer(dir).pipe(Layer.provide(NodeServices.layer))
     )),
     Layer.orDie
@@ -230,7 +230,7 @@ describe("a history that cannot be read", () => {
       AgentLoopLive.layer({ model: "m" }).pipe(
         Layer.provideMerge(Layer.mergeAll(
           Scripted.layer([{ content: "never" }]),
-          ToolRegistry.layer([]),
+          ToolRegistryLive.layer([]),
           Layer.succeed(SessionStore, {
             load: (sessionKey) => Effect.fail(new SessionStoreError({ sessionKey, message: "line 2 of 3 is corrupt" })),
             log: (sessionKey) => Effect.fail(new SessionStoreError({ sessionKey, message: "line 2 of 3 is corrupt" })),

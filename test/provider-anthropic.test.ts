@@ -10,7 +10,7 @@ import * as Anthropic from "../src/layers/providers/Anthropic.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { AgentLoop } from "../src/services/AgentLoop.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { anthropicChunks, anthropicStream } from "./support/wireFixtures.ts"
 import { bytesEvery, event, type ReceivedRequest, start, type WireResponse } from "./support/wireServer.ts"
 
@@ -290,7 +290,7 @@ describe("Anthropic in the loop", () => {
       const loopLayer = AgentLoopLive.layer({ model: "claude-test" }).pipe(
         Layer.provideMerge(Layer.mergeAll(
           Anthropic.layer({ baseUrl: server.url, apiKey: Redacted.make(KEY) }).pipe(Layer.provide(NodeHttpClient.layerUndici)),
-          ToolRegistry.layer([wait]),
+          ToolRegistryLive.layer([wait]),
           SessionStoreMemory.layer()
         ))
       )

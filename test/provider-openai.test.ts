@@ -8,6 +8,7 @@ import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
 import * as OpenAiCompatible from "../src/layers/providers/OpenAiCompatible.ts"
 import { Secrets } from "../src/services/Secrets.ts"
+import * as SecretsLive from "../src/layers/Secrets.ts"
 import { bytesEvery, data, start, type WireResponse } from "./support/wireServer.ts"
 import { openAiText, openAiTextChunks, openAiTools, openAiToolsChunks } from "./support/wireFixtures.ts"
 
@@ -269,7 +270,7 @@ describe("OpenAiCompatible", () => {
       expect(plain!.headers["b3"]).toBeUndefined()
       expect(traced!.headers["traceparent"]).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/)
       expect(secrets.scrub(`key ${KEY}`)).toBe("key <redacted>")
-    }).pipe(Effect.provide(Secrets.layer())))
+    }).pipe(Effect.provide(SecretsLive.layer())))
 
   it.live("tool schemas lose $schema at every level (never a property called so); additionalProperties only when the server rejects it", () =>
     Effect.gen(function*() {

@@ -15,7 +15,7 @@ import * as Replay from "../src/layers/providers/Replay.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import type { Provider } from "../src/services/Provider.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { AgentLoop, recordEvents, tags } from "./support/harness.ts"
 import { openAiText, openAiTools } from "./support/wireFixtures.ts"
 import { bytesEvery, start } from "./support/wireServer.ts"
@@ -40,7 +40,7 @@ const tools = [
 
 const loopOver = (provider: Layer.Layer<Provider, ConfigError>) =>
   AgentLoopLive.layer({ model: "gpt-4o", systemPrompt: "Be brief." }).pipe(
-    Layer.provideMerge(Layer.mergeAll(provider, ToolRegistry.layer(tools), SessionStoreMemory.layer())),
+    Layer.provideMerge(Layer.mergeAll(provider, ToolRegistryLive.layer(tools), SessionStoreMemory.layer())),
     Layer.orDie
   )
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { MIN_SECRET_LENGTH, Secrets } from "../src/services/Secrets.ts"
+import * as SecretsLive from "../src/layers/Secrets.ts"
 
 const current = Effect.gen(function*() {
   return yield* Secrets
@@ -15,11 +16,11 @@ describe("Secrets", () => {
       expect(secrets.size()).toBe(2)
       expect(secrets.scrub(`a sk-live-0123456789-extended b sk-live-0123456789 c ${short}`))
         .toBe(`a <redacted> b <redacted> c ${short}`)
-    }).pipe(Effect.provide(Secrets.layer())))
+    }).pipe(Effect.provide(SecretsLive.layer())))
 
   it.effect("a layer gives a registry of its own, seeded; without one the process-wide registry is used", () =>
     Effect.gen(function*() {
-      const own = yield* Effect.provide(current, Secrets.layer(["seeded-secret-value"]))
+      const own = yield* Effect.provide(current, SecretsLive.layer(["seeded-secret-value"]))
       expect(own.scrub("seeded-secret-value")).toBe("<redacted>")
       const shared = yield* current
       expect(shared.scrub("seeded-secret-value")).toBe("seeded-secret-value")

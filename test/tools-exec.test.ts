@@ -10,6 +10,7 @@ import * as nodePath from "node:path"
 import type { ToolError } from "../src/domain/errors.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { exec, makeExec, Workspace } from "../src/tools/index.ts"
+import * as WorkspaceLive from "../src/layers/Workspace.ts"
 import * as Message from "../src/domain/Message.ts"
 
 const context: Tool.ToolContext = { toolCallId: "call-1", turnId: "turn-1", sessionKey: "s", iteration: 0, depth: 0 }
@@ -23,7 +24,7 @@ const withWorkspace = <A, E>(
       Effect.sync(() => nodeFs.realpathSync(nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "exec-")))),
       (dir) => Effect.sync(() => nodeFs.rmSync(dir, { recursive: true, force: true }))
     )
-    return yield* body(root).pipe(Effect.provide(Workspace.layer(root)))
+    return yield* body(root).pipe(Effect.provide(WorkspaceLive.layer(root)))
   })).pipe(Effect.provide(NodeServices.layer))
 
 const call = (tool: Tool.Tool<any>, args: unknown) =>

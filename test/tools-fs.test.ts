@@ -5,6 +5,7 @@ import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { CurrentTurn, type CurrentTurnShape } from "../src/services/CurrentTurn.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import {
   builtinTools,
   editFile,
@@ -17,6 +18,7 @@ import {
   Workspace,
   writeFile
 } from "../src/tools/index.ts"
+import * as WorkspaceLive from "../src/layers/Workspace.ts"
 import { failure, text, toolContext as context, withWorkspace, write } from "./support/toolWorkspace.ts"
 
 describe("Workspace confinement", () => {
@@ -62,7 +64,7 @@ describe("Workspace confinement", () => {
       const exit = yield* Effect.exit(
         Effect.gen(function*() {
           yield* Workspace
-        }).pipe(Effect.provide(Workspace.layer("/definitely/not/here")), Effect.provide(NodeServices.layer))
+        }).pipe(Effect.provide(WorkspaceLive.layer("/definitely/not/here")), Effect.provide(NodeServices.layer))
       )
       expect(Exit.isFailure(exit)).toBe(true)
       expect(String(exit)).toContain("ConfigError")
@@ -312,13 +314,13 @@ describe("edit_file", () => {
 })
 
 describe("builtinTools", () => {
-  it.effect("plug into ToolRegistry.layer, which takes their requirements once", () =>
+  it.effect("plug into ToolRegistryLive.layer, which takes their requirements once", () =>
     withWorkspace(({ root }) =>
       Effect.gen(function*() {
         write(root, "hello.txt", "hi\n")
         const workspace = yield* Workspace
         const registry = yield* ToolRegistry.pipe(
-          Effect.provide(ToolRegistry.layer(builtinTools()).pipe(Layer.provide(Layer.succeed(Workspace, workspace))))
+          Effect.provide(ToolRegistryLive.layer(builtinTools()).pipe(Layer.provide(Layer.succeed(Workspace, workspace))))
         )
         expect((yield* registry.list).map((t) => t.name)).toHaveLength(6)
         const tool = Option.getOrThrow(yield* registry.get("read_file"))

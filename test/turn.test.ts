@@ -9,7 +9,7 @@ import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { Provider } from "../src/services/Provider.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { AgentLoop, harness, recordEvents, tags } from "./support/harness.ts"
 import { echo } from "./support/fixtures.ts"
 
@@ -288,7 +288,7 @@ describe("Provider.whole", () => {
               )
             }
           }),
-          ToolRegistry.layer([]),
+          ToolRegistryLive.layer([]),
           SessionStoreMemory.layer()
         ]),
         Layer.orDie
@@ -326,7 +326,7 @@ describe("Provider.fromChat", () => {
       AgentLoopLive.layer({ model: "m" }).pipe(
         Layer.provide([
           Layer.succeed(Provider, Provider.fromChat((request) => Effect.succeed({ content: `you said: ${request.messages.at(-1)?.content}` }))),
-          ToolRegistry.layer([]),
+          ToolRegistryLive.layer([]),
           SessionStoreMemory.layer()
         ]),
         Layer.orDie

@@ -16,8 +16,9 @@ import * as Replay from "../layers/providers/Replay.ts"
 import * as SessionStoreMemory from "../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../programs/defaults.ts"
 import type { Provider } from "../services/Provider.ts"
-import { ToolRegistry } from "../services/ToolRegistry.ts"
-import { builtinTools, Workspace } from "../tools/index.ts"
+import * as ToolRegistryLive from "../layers/ToolRegistry.ts"
+import { builtinTools } from "../tools/index.ts"
+import * as WorkspaceLive from "../layers/Workspace.ts"
 import type { CliSettings, ProviderSettings } from "./settings.ts"
 import * as StoreChoice from "./storeChoice.ts"
 
@@ -57,8 +58,8 @@ export const EXEC_KILL_GRACE = "1 second"
  * the log level is lowered for the MCP layer only, whose readers are forked while it is built.
  */
 const tools = (settings: CliSettings) => {
-  const builtins = ToolRegistry.layer(builtinTools({ enable: settings.tools, exec: { killGrace: EXEC_KILL_GRACE } })).pipe(
-    Layer.provide(Workspace.layer(settings.workspace))
+  const builtins = ToolRegistryLive.layer(builtinTools({ enable: settings.tools, exec: { killGrace: EXEC_KILL_GRACE } })).pipe(
+    Layer.provide(WorkspaceLive.layer(settings.workspace))
   )
   const sources = {
     servers: settings.mcpServers,

@@ -16,14 +16,14 @@
  * ```ts
  * import * as PgClient from "@effect/sql-pg/PgClient"
  * import { Layer, Redacted } from "effect"
- * import { AgentLoopCluster, AgentLoopLive, OpenAiCompatible, SessionStoreSql, ToolRegistry } from "effect-agent-loop"
+ * import { AgentLoopCluster, AgentLoopLive, OpenAiCompatible, SessionStoreSql, ToolRegistryLive } from "effect-agent-loop"
  *
  * const sql = PgClient.layer({ url: Redacted.make("postgres://agent@db/agents") })
  *
  * // a runner: the loop it runs sessions on, registered as the session entity; sessions in the same database
  * const runner = AgentLoopCluster.layerRunner({ host: "10.0.0.5", port: 34431 }).pipe(
  *   Layer.provide(AgentLoopLive.layer({ model: "gpt-4.1-mini" })),
- *   Layer.provide([OpenAiCompatible.layer(), ToolRegistry.layer([]), SessionStoreSql.layer()]),
+ *   Layer.provide([OpenAiCompatible.layer(), ToolRegistryLive.layer([]), SessionStoreSql.layer()]),
  *   Layer.provide(sql)
  * )
  *

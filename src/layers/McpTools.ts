@@ -30,10 +30,10 @@
  * ```ts
  * import { NodeServices } from "@effect/platform-node"
  * import { Layer } from "effect"
- * import { McpTools, ToolRegistry } from "effect-agent-loop"
+ * import { McpTools, ToolRegistryLive } from "effect-agent-loop"
  *
  * const tools = McpTools.layerFromConfigFile("./mcp.json").pipe(
- *   Layer.provideMerge(ToolRegistry.layer([])),
+ *   Layer.provideMerge(ToolRegistryLive.layer([])),
  *   Layer.provide(NodeServices.layer)
  * )
  * ```

@@ -6,10 +6,10 @@
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { AgentLoopLive, Scripted, SessionStoreMemory, ToolRegistry } from "effect-agent-loop"
+ * import { AgentLoopLive, Scripted, SessionStoreMemory, ToolRegistryLive } from "effect-agent-loop"
  *
  * const app = AgentLoopLive.layer({ model: "demo" }).pipe(
- *   Layer.provide([Scripted.layer([{ content: "hi" }]), ToolRegistry.layer([]), SessionStoreMemory.layer()])
+ *   Layer.provide([Scripted.layer([{ content: "hi" }]), ToolRegistryLive.layer([]), SessionStoreMemory.layer()])
  * )
  * ```
  */
@@ -22,6 +22,7 @@ import type { AgentLoop } from "../services/AgentLoop.ts"
 import type { EventBus } from "../services/EventBus.ts"
 import type { Hooks } from "../services/Hooks.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
+import * as LoopConfigLive from "../layers/LoopConfig.ts"
 import type { Provider } from "../services/Provider.ts"
 import type { SessionStore } from "../services/SessionStore.ts"
 import type { ToolRegistry } from "../services/ToolRegistry.ts"
@@ -34,5 +35,5 @@ export const layer = (
   AgentLoopProgram.layer.pipe(
     Layer.provideMerge(HooksLive.layer),
     Layer.provideMerge(EventBusLive.layer),
-    Layer.provideMerge(LoopConfig.layer(config))
+    Layer.provideMerge(LoopConfigLive.layer(config))
   )

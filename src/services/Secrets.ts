@@ -10,7 +10,7 @@
  *
  * The service is a `Context.Reference`: without a layer, every part of a program shares one
  * registry for the process, so a provider layer that registers its key protects the loop that
- * uses it without any wiring. `Secrets.layer` gives a program (or a test) its own registry.
+ * uses it without any wiring. `SecretsLive.layer` gives a program (or a test) its own registry.
  *
  * @example
  * ```ts
@@ -24,7 +24,7 @@
  * })
  * ```
  */
-import { Context, Layer, Redacted } from "effect"
+import { Context, Redacted } from "effect"
 
 /** What a secret is replaced with. */
 export const REDACTED = "<redacted>"
@@ -71,16 +71,10 @@ export const make = (): SecretsShape => {
   }
 }
 
-/** The secrets registry; defaults to one registry shared by the whole process. */
+/**
+ * The secrets registry; defaults to one registry shared by the whole process
+ * (`SecretsLive.layer` gives a program its own).
+ */
 export class Secrets extends Context.Reference<SecretsShape>("effect-agent-loop/Secrets", {
   defaultValue: make
-}) {
-  /** A registry of its own for a program or a test, seeded with `secrets`. */
-  static layer(secrets: ReadonlyArray<Redacted.Redacted<string> | string> = []): Layer.Layer<never> {
-    return Layer.sync(Secrets, () => {
-      const registry = make()
-      registry.add(secrets)
-      return registry
-    }) as Layer.Layer<never>
-  }
-}
+}) {}

@@ -46,6 +46,7 @@ import type { LoopConfig } from "../services/LoopConfig.ts"
 import type { Provider } from "../services/Provider.ts"
 import type { SessionStore } from "../services/SessionStore.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../layers/ToolRegistry.ts"
 
 /** What a test loop is made of. */
 export interface TestLoopOptions {
@@ -68,7 +69,7 @@ export const layer = (
   AgentLoopLive.layer({ model: "test-model", ...options.config }).pipe(
     Layer.provideMerge(Layer.mergeAll(
       Scripted.layer(options.script),
-      ToolRegistry.layer(options.tools ?? []),
+      ToolRegistryLive.layer(options.tools ?? []),
       SessionStoreMemory.layer(options.sessions)
     ))
   )

@@ -12,8 +12,8 @@
  *
  * @example
  * ```ts
- * import { ToolRegistry, makeEditFile } from "effect-agent-loop"
- * const tools = ToolRegistry.layer([makeEditFile({ maxFileBytes: 1024 * 1024 })])
+ * import { makeEditFile, ToolRegistryLive } from "effect-agent-loop"
+ * const tools = ToolRegistryLive.layer([makeEditFile({ maxFileBytes: 1024 * 1024 })])
  * ```
  */
 import { type Duration, Effect, Schema } from "effect"

@@ -5,8 +5,8 @@
  *
  * @example
  * ```ts
- * import { ToolRegistry, makeExec } from "effect-agent-loop"
- * const tools = ToolRegistry.layer([makeExec({ defaultTimeout: "10 seconds" })])
+ * import { makeExec, ToolRegistryLive } from "effect-agent-loop"
+ * const tools = ToolRegistryLive.layer([makeExec({ defaultTimeout: "10 seconds" })])
  * ```
  */
 import { Duration, Effect, Fiber, Option, Schema, Stream } from "effect"

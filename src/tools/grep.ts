@@ -5,8 +5,8 @@
  *
  * @example
  * ```ts
- * import { ToolRegistry, makeGrep } from "effect-agent-loop"
- * const tools = ToolRegistry.layer([makeGrep({ maxMatches: 50 })])
+ * import { makeGrep, ToolRegistryLive } from "effect-agent-loop"
+ * const tools = ToolRegistryLive.layer([makeGrep({ maxMatches: 50 })])
  * ```
  */
 import { Duration, Effect, Glob, Option, Schema } from "effect"

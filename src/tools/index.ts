@@ -6,10 +6,10 @@
  * ```ts
  * import { Layer } from "effect"
  * import { NodeServices } from "@effect/platform-node"
- * import { ToolRegistry, Workspace, builtinTools } from "effect-agent-loop"
+ * import { builtinTools, ToolRegistryLive, WorkspaceLive } from "effect-agent-loop"
  *
- * const tools = ToolRegistry.layer(builtinTools({ enable: ["read_file", "grep"] })).pipe(
- *   Layer.provide(Workspace.layer(process.cwd())),
+ * const tools = ToolRegistryLive.layer(builtinTools({ enable: ["read_file", "grep"] })).pipe(
+ *   Layer.provide(WorkspaceLive.layer(process.cwd())),
  *   Layer.provide(NodeServices.layer)
  * )
  * ```
@@ -41,7 +41,7 @@ export const BuiltinToolName = Schema.Literals(["read_file", "list_dir", "grep",
 /** The name of a built-in tool. */
 export type BuiltinToolName = typeof BuiltinToolName.Type
 
-/** What the built-in tools need from the context; `ToolRegistry.layer` takes it once. */
+/** What the built-in tools need from the context; `ToolRegistryLive.layer` takes it once. */
 export type BuiltinToolRequirements =
   | Workspace
   | FileSystem.FileSystem
@@ -60,7 +60,7 @@ export interface BuiltinToolsOptions {
   readonly exec?: ExecOptions
 }
 
-/** The selected built-in tools, ready for `ToolRegistry.layer`. */
+/** The selected built-in tools, ready for `ToolRegistryLive.layer`. */
 export const builtinTools = (options: BuiltinToolsOptions = {}): ReadonlyArray<Tool<BuiltinToolRequirements>> => {
   const all: ReadonlyArray<Tool<BuiltinToolRequirements>> = [
     makeReadFile(options.readFile),

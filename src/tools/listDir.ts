@@ -4,8 +4,8 @@
  *
  * @example
  * ```ts
- * import { ToolRegistry, makeListDir } from "effect-agent-loop"
- * const tools = ToolRegistry.layer([makeListDir({ maxEntries: 200 })])
+ * import { makeListDir, ToolRegistryLive } from "effect-agent-loop"
+ * const tools = ToolRegistryLive.layer([makeListDir({ maxEntries: 200 })])
  * ```
  */
 import { type Duration, Effect, Schema } from "effect"

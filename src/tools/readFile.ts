@@ -4,8 +4,8 @@
  *
  * @example
  * ```ts
- * import { ToolRegistry, makeReadFile } from "effect-agent-loop"
- * const tools = ToolRegistry.layer([makeReadFile({ maxBytes: 64 * 1024 })])
+ * import { makeReadFile, ToolRegistryLive } from "effect-agent-loop"
+ * const tools = ToolRegistryLive.layer([makeReadFile({ maxBytes: 64 * 1024 })])
  * ```
  */
 import { type Duration, Effect, Schema, Stream } from "effect"

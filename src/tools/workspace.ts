@@ -8,15 +8,15 @@
  * ```ts
  * import { Effect } from "effect"
  * import { NodeServices } from "@effect/platform-node"
- * import { Workspace } from "effect-agent-loop"
+ * import { Workspace, WorkspaceLive } from "effect-agent-loop"
  *
  * const program = Effect.gen(function*() {
  *   const workspace = yield* Workspace
  *   return yield* workspace.resolve("src/index.ts") // fails with a ToolError for "../etc/passwd"
- * }).pipe(Effect.provide(Workspace.layer("/home/me/project")), Effect.provide(NodeServices.layer))
+ * }).pipe(Effect.provide(WorkspaceLive.layer("/home/me/project")), Effect.provide(NodeServices.layer))
  * ```
  */
-import { Context, Duration, Effect, FileSystem, Layer, Option, Path, type PlatformError } from "effect"
+import { Context, Duration, Effect, FileSystem, Option, Path, type PlatformError } from "effect"
 import { ConfigError, ToolError } from "../domain/errors.ts"
 
 /** How many symbolic links a single path may pass through, as the kernel's `ELOOP` limit. */
@@ -36,13 +36,8 @@ export interface WorkspaceShape {
   readonly display: (absolute: string) => string
 }
 
-/** The workspace the built-in tools are confined to. */
-export class Workspace extends Context.Service<Workspace, WorkspaceShape>()("effect-agent-loop/Workspace") {
-  /** A workspace rooted at `root`, which must be an existing directory. */
-  static layer(root: string): Layer.Layer<Workspace, ConfigError, FileSystem.FileSystem | Path.Path> {
-    return Layer.effect(Workspace, makeWorkspace(root))
-  }
-}
+/** The workspace the built-in tools are confined to; `WorkspaceLive.layer(root)` provides one. */
+export class Workspace extends Context.Service<Workspace, WorkspaceShape>()("effect-agent-loop/Workspace") {}
 
 const isInside = (path: Path.Path, root: string, candidate: string): boolean => {
   const rel = path.relative(root, candidate)

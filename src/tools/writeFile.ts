@@ -8,8 +8,8 @@
  *
  * @example
  * ```ts
- * import { ToolRegistry, writeFile } from "effect-agent-loop"
- * const tools = ToolRegistry.layer([writeFile])
+ * import { writeFile, ToolRegistryLive } from "effect-agent-loop"
+ * const tools = ToolRegistryLive.layer([writeFile])
  * ```
  */
 import { type Duration, Effect, Option, Schema } from "effect"

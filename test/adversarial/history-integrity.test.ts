@@ -23,7 +23,7 @@ import * as AgentLoopLive from "../../src/programs/defaults.ts"
 import { SUMMARY_INSTRUCTION } from "../../src/programs/summarize.ts"
 import { AgentLoop } from "../../src/services/AgentLoop.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
-import { ToolRegistry } from "../../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
 import { echo, longHistory } from "../support/fixtures.ts"
 import { settled, harness, recordEvents } from "../support/harness.ts"
 
@@ -34,7 +34,7 @@ const loopOver = (dir: string, script: Scripted.Script, config: Partial<AgentLoo
   AgentLoopLive.layer({ model: "test-model", ...config }).pipe(
     Layer.provideMerge(Layer.mergeAll(
       Scripted.layer(script),
-      ToolRegistry.layer([echo]),
+      ToolRegistryLive.layer([echo]),
       SessionStoreJsonl.layer(dir).pipe(Layer.provide(NodeServices.layer))
     )),
     Layer.orDie
@@ -350,7 +350,7 @@ describe("a crash in the middle of a turn's append", () => {
         const layer = AgentLoopLive.layer({ model: "test-model" }).pipe(
           Layer.provideMerge(Layer.mergeAll(
             Scripted.layer([{ error: overflow }, { toolCalls: [{ id: "c9", name: "echo", arguments: { text: "y" } }] }, { content: "done" }]),
-            ToolRegistry.layer([echo]),
+            ToolRegistryLive.layer([echo]),
             SessionStoreJsonl.layer(dir).pipe(Layer.provide(Layer.succeed(FileSystem.FileSystem, observed)), Layer.provide(NodeServices.layer))
           )),
           Layer.orDie

@@ -12,8 +12,8 @@ import * as EventBusLayer from "../../src/layers/EventBus.ts"
 import * as HooksLayer from "../../src/layers/Hooks.ts"
 import { EventBus } from "../../src/services/EventBus.ts"
 import { Hooks } from "../../src/services/Hooks.ts"
-import { LoopConfig } from "../../src/services/LoopConfig.ts"
-import { Secrets } from "../../src/services/Secrets.ts"
+import * as LoopConfigLive from "../../src/layers/LoopConfig.ts"
+import * as SecretsLive from "../../src/layers/Secrets.ts"
 import { echo } from "../support/fixtures.ts"
 import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 
@@ -24,8 +24,8 @@ const huge = `${SECRET} ${"x".repeat(HUGE - 2 * SECRET.length - 2)} ${SECRET}`
 
 const runnerLayer = HooksLayer.layer.pipe(
   Layer.provideMerge(EventBusLayer.layer),
-  Layer.provideMerge(LoopConfig.layer({ model: "m", autoApprove: true })),
-  Layer.provide(Secrets.layer([SECRET]))
+  Layer.provideMerge(LoopConfigLive.layer({ model: "m", autoApprove: true })),
+  Layer.provide(SecretsLive.layer([SECRET]))
 )
 
 const context: Hook.HookContext = { turnId: "t1", sessionKey: "s1", iteration: 1, depth: 0 }
@@ -162,6 +162,6 @@ describe("hook texts through a turn", () => {
         script: [{ toolCalls: [{ name: "echo", arguments: { text: "hi" } }] }, { content: "first" }, { content: "second" }],
         tools: [echo]
       })),
-      Effect.provide(Secrets.layer([SECRET]))
+      Effect.provide(SecretsLive.layer([SECRET]))
     ))
 })

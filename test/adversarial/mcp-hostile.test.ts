@@ -11,7 +11,9 @@ import * as nodePath from "node:path"
 import * as Tool from "../../src/domain/Tool.ts"
 import * as McpTools from "../../src/layers/McpTools.ts"
 import { Secrets } from "../../src/services/Secrets.ts"
+import * as SecretsLive from "../../src/layers/Secrets.ts"
 import { ToolRegistry } from "../../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
 import { call, captureLogs, logLines, serverConfig, tempDir, testServer } from "../support/mcpServerKit.ts"
 import * as Message from "../../src/domain/Message.ts"
 
@@ -22,7 +24,7 @@ const registered = (servers: Record<string, McpTools.McpServerConfigInput>, opti
   Effect.gen(function*() {
     return (yield* (yield* ToolRegistry).list).map((tool) => tool.name)
   }).pipe(Effect.provide(McpTools.layer(servers, options).pipe(
-    Layer.provideMerge(ToolRegistry.layer([builtin])),
+    Layer.provideMerge(ToolRegistryLive.layer([builtin])),
     Layer.provide(NodeServices.layer)
   )))
 
@@ -194,5 +196,5 @@ describe("MCP servers that misbehave while running", () => {
       const tools = yield* McpTools.tools({ store: serverConfig(log, { GIVEN_TOKEN: "ghp_0123456789abcdef" }) })
       expect(yield* call(tools, "lookup", { key: "env:GIVEN_TOKEN" })).toEqual({ content: "<redacted>" })
       expect((yield* Secrets).scrub("token ghp_0123456789abcdef")).toBe("token <redacted>")
-    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeServices.layer, Secrets.layer()))))
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeServices.layer, SecretsLive.layer()))))
 })

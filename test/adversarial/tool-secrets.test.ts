@@ -16,7 +16,7 @@ import { ToolError } from "../../src/domain/errors.ts"
 import * as Tool from "../../src/domain/Tool.ts"
 import * as McpTools from "../../src/layers/McpTools.ts"
 import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
-import { Secrets } from "../../src/services/Secrets.ts"
+import * as SecretsLive from "../../src/layers/Secrets.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { AgentLoop, harness, type HarnessOptions, recordEvents } from "../support/harness.ts"
 import * as Message from "../../src/domain/Message.ts"
@@ -38,7 +38,7 @@ const leaky = Tool.make({
 })
 
 /** A loop that knows the secret (as a provider layer or the CLI would have registered it). */
-const withSecret = (options: HarnessOptions) => harness(options).pipe(Layer.provide(Secrets.layer([SECRET])))
+const withSecret = (options: HarnessOptions) => harness(options).pipe(Layer.provide(SecretsLive.layer([SECRET])))
 
 /** Runs one turn and checks that nothing the loop produced holds the secret; returns the tool results. */
 const turnLeaksNothing = Effect.gen(function*() {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Secrets } from "../../src/services/Secrets.ts"
+import * as SecretsLive from "../../src/layers/Secrets.ts"
 import { exec, isSecretEnv, makeExec } from "../../src/tools/index.ts"
 import { call, withWorkspace } from "../support/toolWorkspace.ts"
 import * as Message from "../../src/domain/Message.ts"
@@ -42,7 +42,7 @@ describe("exec's environment", () => {
         const output = yield* withEnv(
           vars,
           call(exec, { command: names.map((n) => `echo "${n}=[$${n}]"`).join("; ") })
-        ).pipe(Effect.provide(Secrets.layer(["registered-secret-value-123"])))
+        ).pipe(Effect.provide(SecretsLive.layer(["registered-secret-value-123"])))
         expect(Message.textOf(output.content).split("\n").slice(1, -1)).toEqual([
           ...names.slice(0, -3).map((n) => `${n}=[]`),
           "T_PLAIN=[visible]",

@@ -19,7 +19,7 @@ import * as Scripted from "../../src/layers/providers/Scripted.ts"
 import * as SessionStoreJsonl from "../../src/layers/SessionStoreJsonl.ts"
 import * as AgentLoopLive from "../../src/programs/defaults.ts"
 import { EventBus } from "../../src/services/EventBus.ts"
-import { ToolRegistry } from "../../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
 import * as Message from "../../src/domain/Message.ts"
 
 /** How a runner process is started. */
@@ -45,7 +45,7 @@ const model = Scripted.layer((request) => {
 const sharding = Object.fromEntries(Object.entries(spec.timingsMs ?? {}).map(([k, ms]) => [k, Duration.millis(ms)]))
 
 const local = AgentLoopLive.layer({ model: "scripted", maxParallelTurns: 64, acceptsImages: { vision: true } }).pipe(
-  Layer.provide([model, ToolRegistry.layer([]), SessionStoreJsonl.layer(spec.sessionsDir)])
+  Layer.provide([model, ToolRegistryLive.layer([]), SessionStoreJsonl.layer(spec.sessionsDir)])
 )
 
 const runner = AgentLoopCluster.layerRunner({ host: "127.0.0.1", port: spec.port, sharding }).pipe(

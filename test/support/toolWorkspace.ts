@@ -11,6 +11,7 @@ import type { ToolError } from "../../src/domain/errors.ts"
 import * as Tool from "../../src/domain/Tool.ts"
 import type { CurrentTurn } from "../../src/services/CurrentTurn.ts"
 import { type BuiltinToolRequirements, Workspace } from "../../src/tools/index.ts"
+import * as WorkspaceLive from "../../src/layers/Workspace.ts"
 import * as Message from "../../src/domain/Message.ts"
 
 export const toolContext: Tool.ToolContext = { toolCallId: "call-1", turnId: "turn-1", sessionKey: "s", iteration: 0, depth: 0 }
@@ -29,7 +30,7 @@ export const withWorkspace = <A, E>(
   Effect.scoped(Effect.gen(function*() {
     const root = yield* tempDir("ws-")
     const outside = yield* tempDir("outside-")
-    return yield* body({ root, outside }).pipe(Effect.provide(Workspace.layer(root)))
+    return yield* body({ root, outside }).pipe(Effect.provide(WorkspaceLive.layer(root)))
   })).pipe(Effect.provide(NodeServices.layer))
 
 /** Decodes the arguments as the loop does, then runs the tool. */
@@ -58,6 +59,6 @@ export const provided = (
 
 /** The context the built-in tools need, for a workspace at `root`. */
 export const builtinContext = (root: string) =>
-  Layer.build(Workspace.layer(root).pipe(Layer.provideMerge(NodeServices.layer))).pipe(
+  Layer.build(WorkspaceLive.layer(root).pipe(Layer.provideMerge(NodeServices.layer))).pipe(
     Effect.map((context) => context as Context.Context<BuiltinToolRequirements>)
   )

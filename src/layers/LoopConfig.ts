@@ -1,0 +1,11 @@
+/**
+ * The `LoopConfig` layer: the configuration decoded once, at start.
+ */
+import { Layer } from "effect"
+import * as Config from "../domain/Config.ts"
+import type { ConfigError } from "../domain/errors.ts"
+import { LoopConfig } from "../services/LoopConfig.ts"
+
+/** Decodes `input` once at start; a bad value fails the layer with `ConfigError` naming the field. */
+export const layer = (input: Config.AgentLoopConfigInput): Layer.Layer<LoopConfig, ConfigError> =>
+  Layer.effect(LoopConfig, Config.make(input))

@@ -1,0 +1,64 @@
+/**
+ * The in-memory `ToolRegistry`: the tools given to the layer, and those registered later for the
+ * life of a scope (MCP servers, plugins).
+ *
+ * @example
+ * ```ts
+ * import { listDir, readFile, ToolRegistryLive } from "effect-agent-loop"
+ * const tools = ToolRegistryLive.layer([listDir, readFile])
+ * ```
+ */
+import { type Context, Effect, Exit, Layer, Option } from "effect"
+import type { Tool } from "../domain/Tool.ts"
+import type { CurrentTurn } from "../services/CurrentTurn.ts"
+import { type RegisteredTool, ToolRegistry, type ToolRegistryShape } from "../services/ToolRegistry.ts"
+
+/**
+ * A registry over a mutable list; `register` adds for the life of a scope. The winning tools are
+ * worked out when the list changes, so `list` returns the same array until it changes again.
+ */
+export const make = (initial: ReadonlyArray<RegisteredTool>): ToolRegistryShape => {
+  let entries: ReadonlyArray<RegisteredTool> = initial
+  const find = (name: string) => {
+    for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.name === name) return Option.some(entries[i]!)
+    return Option.none()
+  }
+  const winners = () => {
+    const seen = new Set<string>()
+    return entries.filter((t) => find(t.name).pipe(Option.exists((winner) => winner === t)) && !seen.has(t.name) && seen.add(t.name))
+  }
+  let listed = winners()
+  const set = (next: ReadonlyArray<RegisteredTool>) => {
+    entries = next
+    listed = winners()
+  }
+  return {
+    list: Effect.sync(() => listed),
+    get: (name) => Effect.sync(() => find(name)),
+    register: (tools) =>
+      Effect.acquireRelease(
+        Effect.sync(() => set([...entries, ...tools])),
+        () => Effect.sync(() => set(entries.filter((t) => !tools.includes(t))))
+      )
+  }
+}
+
+/**
+ * A registry holding `tools`. Whatever the tools need, other than what the loop provides per
+ * call (`CurrentTurn`), is taken from the layer's context once.
+ */
+export const layer = <R = never>(
+  tools: ReadonlyArray<Tool<R>>
+): Layer.Layer<ToolRegistry, never, Exclude<R, CurrentTurn>> =>
+  Layer.effect(ToolRegistry, Effect.gen(function*() {
+    const context = yield* Effect.context<Exclude<R, CurrentTurn>>()
+    const entries = tools.map((tool): RegisteredTool => ({
+      ...tool,
+      execute: (args, ctx) => {
+        const run = tool.execute(args, ctx)
+        // A tool that answered at once (an Exit) needs nothing from a context: no step to provide one.
+        return Exit.isExit(run) ? run as ReturnType<RegisteredTool["execute"]> : Effect.provideContext(run, context as Context.Context<any>)
+      }
+    }))
+    return make(entries)
+  }))
