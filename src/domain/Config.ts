@@ -11,9 +11,10 @@
  * // Effect<AgentLoopConfig, ConfigError>: a bad value fails with the field named
  * ```
  */
-import { Effect, Schema, SchemaTransformation } from "effect"
+import { Effect, Result, Schema, SchemaTransformation } from "effect"
 import { ConfigError, ContentRejected } from "./errors.ts"
 import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES, hasImages } from "./Message.ts"
+import { ModelOptions } from "./ModelOptions.ts"
 import * as Models from "./Models.ts"
 import { ModelPrice } from "./Usage.ts"
 
@@ -65,7 +66,10 @@ export const AgentLoopConfigSchema = Schema.Struct({
   toolConcurrency: withDefault(PositiveInt, 16),
   /** How long a session stays idle before it ends (`sessionEnd`) and the loop lets its state go. */
   sessionIdleTimeout: withDefault(DurationSetting, 600_000),
+  /** The output limit; `modelOptions.maxTokens` wins when both are set. */
   maxTokens: Schema.optionalKey(PositiveInt),
+  /** Sampling and reasoning for every call; a turn's own options win field by field. */
+  modelOptions: Schema.optionalKey(ModelOptions),
   hookTimeout: withDefault(DurationSetting, 5000),
   approvalTimeout: withDefault(DurationSetting, 60_000),
   autoApprove: withDefault(Schema.Boolean, false),
@@ -107,6 +111,12 @@ export const make = (input: unknown): Effect.Effect<AgentLoopConfig, ConfigError
   Schema.decodeUnknownEffect(AgentLoopConfigSchema)(input).pipe(
     Effect.mapError((e) => new ConfigError({ field: fieldOf(e.message), message: e.message }))
   )
+
+const decodeModelOptions = Schema.decodeUnknownResult(ModelOptions)
+
+/** Checks model options given at run time (a turn's); a bad value is a `ConfigError` naming the field. */
+export const checkModelOptions = (input: unknown): Result.Result<ModelOptions, ConfigError> =>
+  Result.mapError(decodeModelOptions(input), (e) => new ConfigError({ field: fieldOf(e.message), message: e.message }))
 
 /** Decodes a configuration synchronously; throws `ConfigError`. For tests and scripts. */
 export const makeUnsafe = (input: AgentLoopConfigInput): AgentLoopConfig => Effect.runSync(make(input))

@@ -83,15 +83,30 @@ export const UserMessage = Schema.Struct({
 export type UserMessage = typeof UserMessage.Type
 
 /**
+ * Provider data that must go back to the provider with the message it came in, as it came:
+ * Anthropic `thinking` blocks (with their signatures) and `redacted_thinking` blocks, OpenAI
+ * Responses `reasoning` items (with their encrypted content) and the ids of the output items that
+ * follow them. Opaque to the loop; `provider` names the wire that made it (`anthropic`,
+ * `openai-responses`), and other wires leave it out.
+ */
+export const ProviderBlock = Schema.Struct({
+  provider: Schema.String,
+  data: Schema.Record(Schema.String, Schema.Unknown)
+})
+export type ProviderBlock = typeof ProviderBlock.Type
+
+/**
  * A reply of the model. `partial` marks text that arrived before the provider
- * failed, kept so that nothing the user saw is lost.
+ * failed, kept so that nothing the user saw is lost. `reasoning` is the reasoning text as it
+ * streamed; `providerBlocks` what the provider needs back (see `ProviderBlock`).
  */
 export const AssistantMessage = Schema.Struct({
   role: Schema.Literal("assistant"),
   content: Schema.String,
   reasoning: Schema.optionalKey(Schema.String),
   toolCalls: Schema.optionalKey(Schema.Array(ToolCall)),
-  partial: Schema.optionalKey(Schema.Boolean)
+  partial: Schema.optionalKey(Schema.Boolean),
+  providerBlocks: Schema.optionalKey(Schema.Array(ProviderBlock))
 })
 export type AssistantMessage = typeof AssistantMessage.Type
 
@@ -219,13 +234,14 @@ export const textOf = (content: Content): string =>
 export const assistant = (
   content: string,
   toolCalls: ReadonlyArray<ToolCall> = [],
-  extra: { readonly reasoning?: string; readonly partial?: boolean } = {}
+  extra: { readonly reasoning?: string; readonly partial?: boolean; readonly providerBlocks?: ReadonlyArray<ProviderBlock> } = {}
 ): AssistantMessage => ({
   role: "assistant",
   content,
   ...(toolCalls.length > 0 ? { toolCalls } : {}),
   ...(extra.reasoning ? { reasoning: extra.reasoning } : {}),
-  ...(extra.partial ? { partial: true } : {})
+  ...(extra.partial ? { partial: true } : {}),
+  ...(extra.providerBlocks !== undefined && extra.providerBlocks.length > 0 ? { providerBlocks: extra.providerBlocks } : {})
 })
 
 /** Builds a tool result message. */

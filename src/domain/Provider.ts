@@ -2,7 +2,8 @@
  * The wire-independent shape of a model call: what the loop sends and the chunks it streams back.
  */
 import { Schema } from "effect"
-import { Message } from "./Message.ts"
+import { Message, ProviderBlock as ProviderBlockData } from "./Message.ts"
+import { ModelOptions } from "./ModelOptions.ts"
 import { Usage } from "./Usage.ts"
 
 /** A tool as the model sees it: name, description and JSON Schema of its parameters. */
@@ -13,12 +14,12 @@ export const ToolDefinition = Schema.Struct({
 })
 export type ToolDefinition = typeof ToolDefinition.Type
 
-/** One provider call. */
+/** One provider call: the model, the conversation, the tools, and the model options (`ModelOptions`). */
 export const ProviderRequest = Schema.Struct({
   model: Schema.String,
   messages: Schema.Array(Message),
   tools: Schema.Array(ToolDefinition),
-  maxTokens: Schema.optionalKey(Schema.Number)
+  ...ModelOptions.fields
 })
 export type ProviderRequest = typeof ProviderRequest.Type
 
@@ -37,6 +38,8 @@ export const ToolCallDelta = Schema.TaggedStruct("ToolCallDelta", {
   name: Schema.optionalKey(Schema.String),
   argumentsDelta: Schema.String
 })
+/** Provider data for the reply's `providerBlocks` (a signed thinking block, a reasoning item): not shown, sent back. */
+export const ProviderBlock = Schema.TaggedStruct("ProviderBlock", { block: ProviderBlockData })
 /** The end of a response. */
 export const Finish = Schema.TaggedStruct("Finish", {
   reason: FinishReason,
@@ -44,5 +47,5 @@ export const Finish = Schema.TaggedStruct("Finish", {
 })
 
 /** What a provider streams. */
-export const ProviderChunk = Schema.Union([TextDelta, ReasoningDelta, ToolCallDelta, Finish])
+export const ProviderChunk = Schema.Union([TextDelta, ReasoningDelta, ToolCallDelta, ProviderBlock, Finish])
 export type ProviderChunk = typeof ProviderChunk.Type

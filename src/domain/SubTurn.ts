@@ -3,6 +3,7 @@
  */
 import { Effect, Schema } from "effect"
 import { DurationSetting } from "./Config.ts"
+import { ModelOptions } from "./ModelOptions.ts"
 
 /** What `spawnSubTurn` takes. Only `model` and `task` are required. */
 export const SubTurnConfig = Schema.Struct({
@@ -14,6 +15,8 @@ export const SubTurnConfig = Schema.Struct({
   /** Names of the tools the sub-turn may use; empty inherits the parent's. */
   tools: Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
   maxTokens: Schema.optionalKey(Schema.Int),
+  /** Model options over the parent turn's, which the sub-turn inherits (`maxTokens` above wins). */
+  modelOptions: Schema.optionalKey(ModelOptions),
   async: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
   critical: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
   timeout: Schema.optionalKey(DurationSetting),

@@ -4,7 +4,7 @@
  * time. The services live in the engine (`engine.ts`), not here.
  */
 import { type Clock, Effect, Tracer } from "effect"
-import type { SessionStoreError } from "../domain/errors.ts"
+import type { ConfigError, SessionStoreError } from "../domain/errors.ts"
 import * as AgentEvent from "../domain/Event.ts"
 import type { EventKind, EventPayload } from "../domain/Event.ts"
 import type { Content, Message } from "../domain/Message.ts"
@@ -43,6 +43,8 @@ export interface TurnSpec {
   readonly maxMessages?: number | undefined
   /** Whether this is the session's first turn in this loop (runs `sessionStart` hooks). */
   readonly firstOfSession: boolean
+  /** Set when the turn's options are invalid: the turn fails with it before anything else. */
+  readonly rejected?: ConfigError | undefined
 }
 
 /** An emitter of one turn's events. */

@@ -9,6 +9,7 @@ import { Deferred, Effect, Exit, Fiber, Option, Scope } from "effect"
 import { NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { EventBase } from "../domain/Event.ts"
 import type { HookContext } from "../domain/Hook.ts"
+import type { ModelOptions } from "../domain/ModelOptions.ts"
 import type { TurnInfo, TurnPhase } from "../domain/Turn.ts"
 
 /** An async sub-turn result waiting for the parent's next provider call. */
@@ -54,6 +55,8 @@ export interface ControlOptions {
   readonly toolNames?: ReadonlyArray<string> | undefined
   /** The model the turn talks to; the default for its sub-turns. */
   readonly model: string
+  /** The turn's model options (the config's under its own); the default for its sub-turns. */
+  readonly modelOptions?: ModelOptions | undefined
 }
 
 /** A fresh control block, made synchronously so that routing can check-and-start atomically. */

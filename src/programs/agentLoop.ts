@@ -8,10 +8,11 @@
  * its state is released, so a loop serving many keys holds only the recent ones. A later turn on
  * that key begins the session again (`sessionStart`); its stored history is untouched.
  */
-import { Clock, Deferred, Effect, type Fiber, Layer, Queue, Semaphore, Stream } from "effect"
-import { checkInput } from "../domain/Config.ts"
-import { NoActiveTurn } from "../domain/errors.ts"
+import { Clock, Deferred, Effect, type Fiber, Layer, Queue, Result, Semaphore, Stream } from "effect"
+import { checkInput, checkModelOptions } from "../domain/Config.ts"
+import { type ConfigError, NoActiveTurn } from "../domain/errors.ts"
 import type { Content } from "../domain/Message.ts"
+import * as ModelOptions from "../domain/ModelOptions.ts"
 import type { Inbound, Outbound, TurnResult } from "../domain/Turn.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
@@ -20,6 +21,15 @@ import type { Services } from "./Env.ts"
 import { emitterFor, type SessionPort } from "./TurnContext.ts"
 import * as TurnControl from "./TurnControl.ts"
 import { abortFromOutside } from "./turnEnd.ts"
+
+/**
+ * A turn's own model options, checked (bad ones fail the turn before it calls anything);
+ * `undefined` when it sets none, the common case, which costs no decoding.
+ */
+const ownModelOptions = (options: TurnOptions): Result.Result<ModelOptions.ModelOptions, ConfigError> | undefined => {
+  const picked = ModelOptions.pick(options)
+  return Object.keys(picked).length === 0 ? undefined : checkModelOptions(picked)
+}
 
 interface SessionState {
   /** Serialises the turns of the session (FIFO). */
@@ -102,10 +112,11 @@ export const make = Effect.gen(function*() {
       }))
     })
 
-  const newControl = (sessionKey: string, startedAt: number, model: string) =>
+  const newControl = (sessionKey: string, startedAt: number, model: string, modelOptions = config.modelOptions) =>
     TurnControl.makeUnsafe({
       turnId: engine.env.nextTurnId(),
       model,
+      modelOptions,
       sessionKey,
       depth: 0,
       parentTurnId: undefined,
@@ -125,7 +136,9 @@ export const make = Effect.gen(function*() {
     using(sessionKey, state, state.lock.withPermits(1)(
       Effect.gen(function*() {
         const model = options.model ?? config.model
-        const control = prepared ?? newControl(sessionKey, yield* Clock.currentTimeMillis, model)
+        const own = ownModelOptions(options)
+        const modelOptions = own !== undefined && Result.isSuccess(own) ? ModelOptions.merge(config.modelOptions, own.success) : config.modelOptions
+        const control = prepared ?? newControl(sessionKey, yield* Clock.currentTimeMillis, model, modelOptions)
         state.active = control
         turns.set(control.turnId, control)
         const firstOfSession = !state.started
@@ -136,7 +149,8 @@ export const make = Effect.gen(function*() {
           input,
           systemPrompt: config.systemPrompt,
           session,
-          firstOfSession
+          firstOfSession,
+          ...(own !== undefined && Result.isFailure(own) ? { rejected: own.failure } : {})
         }).pipe(
           Effect.ensuring(Effect.sync(() => {
             turns.delete(control.turnId)

@@ -34,6 +34,8 @@ export const TRUNCATION_RETRY_REASON = "Truncated: the answer hit the output tok
 export interface ModelResponse {
   readonly content: string
   readonly reasoning: string
+  /** What the provider needs back with this reply (`AssistantMessage.providerBlocks`). */
+  readonly providerBlocks: ReadonlyArray<Message.ProviderBlock>
   readonly toolCalls: ReadonlyArray<Message.ToolCall>
   readonly finishReason: FinishReason
   readonly usage: Usage.Usage
@@ -42,6 +44,7 @@ export interface ModelResponse {
 interface CallAccumulator {
   content: string
   reasoning: string
+  readonly blocks: Array<Message.ProviderBlock>
   readonly calls: Map<number, { id: string | undefined; name: string | undefined; args: string }>
   finish: { readonly reason: FinishReason; readonly usage: Usage.Usage | undefined } | undefined
 }
@@ -95,7 +98,7 @@ const streamResponse = (
   context: TurnContext,
   stream: Stream.Stream<ProviderChunk, ProviderError>
 ): Effect.Effect<ModelResponse, ProviderError> => {
-  const acc: CallAccumulator = { content: "", reasoning: "", calls: new Map(), finish: undefined }
+  const acc: CallAccumulator = { content: "", reasoning: "", blocks: [], calls: new Map(), finish: undefined }
   const partial = context.partial
   const publishDelta = context.publishDelta
   partial.content = ""
@@ -123,6 +126,9 @@ const streamResponse = (
           publishDelta("tool_call", chunk.argumentsDelta, at, chunk.index)
           break
         }
+        case "ProviderBlock":
+          acc.blocks.push(chunk.block)
+          break
         case "Finish":
           acc.finish = { reason: chunk.reason, usage: chunk.usage }
       }
@@ -142,6 +148,7 @@ const streamResponse = (
     return Effect.succeed({
       content: acc.content,
       reasoning: acc.reasoning,
+      providerBlocks: acc.blocks,
       toolCalls,
       finishReason: acc.finish.reason,
       usage: acc.finish.usage ?? Usage.empty
@@ -232,8 +239,10 @@ export const make = (env: Env) => {
 
   /** Makes the request of this iteration: the conversation, under the budget, with the tools. */
   const buildRequest = (context: TurnContext, tools: ReadonlyArray<ToolDefinition>, extra: ReadonlyArray<Message.Message>): ProviderRequest => {
-    const maxTokens = context.spec.maxTokens ?? config.maxTokens
+    const options = context.control.modelOptions
+    const maxTokens = context.spec.maxTokens ?? options?.maxTokens ?? config.maxTokens
     return {
+      ...options,
       model: context.control.model,
       messages: requestMessages(context, extra),
       tools,

@@ -85,6 +85,7 @@ export const make = (env: Env, parts: Parts) => {
   const turnBody = (context: TurnContext.TurnContext) =>
     Effect.gen(function*() {
       const { control, spec } = context
+      if (spec.rejected !== undefined) return yield* Effect.fail(spec.rejected)
       TurnContext.loaded(context, yield* spec.session.load)
       if (spec.firstOfSession) {
         const admitted = yield* hooks.sessionStart({ sessionKey: control.sessionKey })
@@ -117,7 +118,10 @@ export const make = (env: Env, parts: Parts) => {
         yield* applyBudget(context)
         context.iterations++
         const response = yield* callModel(context, toolset.definitions)
-        const reply = Message.assistant(response.content, response.toolCalls, { reasoning: response.reasoning })
+        const reply = Message.assistant(response.content, response.toolCalls, {
+          reasoning: response.reasoning,
+          providerBlocks: response.providerBlocks
+        })
         TurnContext.append(context, reply)
         if (response.toolCalls.length > 0) {
           yield* parts.executeTools(context, response.toolCalls, toolset.byName)

@@ -13,6 +13,7 @@ import { contextBudget } from "../domain/Config.ts"
 import { ConcurrencyTimeout, DepthLimitExceeded, InvalidSubTurnConfig, SubTurnBlocked } from "../domain/errors.ts"
 import type { HookSubTurn } from "../domain/Hook.ts"
 import type { Message } from "../domain/Message.ts"
+import * as ModelOptions from "../domain/ModelOptions.ts"
 import { type SessionEntry, view } from "../domain/SessionLog.ts"
 import { SubTurnConfig, type SubTurnConfigInput } from "../domain/SubTurn.ts"
 import type { TurnResult } from "../domain/Turn.ts"
@@ -86,6 +87,7 @@ export const make = (env: Env, runTurn: (spec: TurnSpec) => Effect.Effect<TurnRe
       const child = TurnControl.makeUnsafe({
         turnId: described.childTurnId,
         model: subTurn.model,
+        modelOptions: ModelOptions.merge(parent.modelOptions, subTurn.modelOptions),
         sessionKey: parent.sessionKey,
         depth: parent.depth + 1,
         parentTurnId: parent.turnId,

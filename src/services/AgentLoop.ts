@@ -18,11 +18,16 @@ import type { ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain
 import type { AgentEvent } from "../domain/Event.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
 import type { ContentPart } from "../domain/Message.ts"
+import type { ModelOptions } from "../domain/ModelOptions.ts"
 import type { Inbound, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 import type { SubscribeOptions, Subscription } from "./EventBus.ts"
 
-/** Options of one turn. */
-export interface TurnOptions {
+/**
+ * Options of one turn. The model options (`temperature`, `topP`, `stop`, `seed`, `maxTokens`,
+ * `reasoning`) override the config's `modelOptions` field by field for this turn and its
+ * sub-turns; invalid ones end the turn `failed` with a `ConfigError` before any call.
+ */
+export interface TurnOptions extends ModelOptions {
   /** Overrides the configured model for this turn. */
   readonly model?: string
 }

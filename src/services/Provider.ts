@@ -12,7 +12,7 @@
  */
 import { Context, Effect, Stream } from "effect"
 import type { ProviderError } from "../domain/errors.ts"
-import type { ToolCall } from "../domain/Message.ts"
+import type { ProviderBlock, ToolCall } from "../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../domain/Provider.ts"
 import type { Usage } from "../domain/Usage.ts"
 
@@ -25,6 +25,8 @@ export interface ProviderShape {
 export interface ChatReply {
   readonly content?: string | ReadonlyArray<string>
   readonly reasoning?: string
+  /** Sent as `ProviderBlock` chunks: they end up on the reply's `providerBlocks`. */
+  readonly providerBlocks?: ReadonlyArray<ProviderBlock>
   readonly toolCalls?: ReadonlyArray<ToolCall>
   readonly finishReason?: FinishReason
   readonly usage?: Usage
@@ -35,6 +37,7 @@ export const chunksOfReply = (reply: ChatReply): ReadonlyArray<ProviderChunk> =>
   const toolCalls = reply.toolCalls ?? []
   return [
     ...(reply.reasoning ? [{ _tag: "ReasoningDelta", text: reply.reasoning } as const] : []),
+    ...(reply.providerBlocks ?? []).map((block) => ({ _tag: "ProviderBlock", block }) as const),
     ...(typeof reply.content === "string" ? [reply.content] : reply.content ?? [])
       .filter((text) => text.length > 0)
       .map((text) => ({ _tag: "TextDelta", text }) as const),

@@ -3,7 +3,7 @@
  * with no network, in order, deterministically. Record once against a live server, commit the
  * cassette, and tests replay the exact chunks (including errors) forever after.
  *
- * A cassette line is one call: `{"request": {model, messages, tools: [names], maxTokens?},
+ * A cassette line is one call: `{"request": {model, messages, tools: [names], ...model options},
  * "chunks": [...], "error"?: {_tag, message, ...}}`. Entries are appended when a call ends, so a
  * cassette of concurrent calls is in completion order; replay expects calls in cassette order.
  *
@@ -30,16 +30,17 @@ import {
   ReplayMismatch
 } from "../../domain/errors.ts"
 import { Message, textOf } from "../../domain/Message.ts"
+import { ModelOptions, pick } from "../../domain/ModelOptions.ts"
 import { type ProviderChunk, ProviderChunk as ProviderChunkSchema, type ProviderRequest } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { excerpt } from "./sse.ts"
 
-/** The part of a request a cassette keeps and matches on: tools by name only. */
+/** The part of a request a cassette keeps and matches on: tools by name only, and the model options. */
 export const RecordedRequest = Schema.Struct({
   model: Schema.String,
   messages: Schema.Array(Message),
   tools: Schema.Array(Schema.String),
-  maxTokens: Schema.optionalKey(Schema.Number)
+  ...ModelOptions.fields
 })
 export type RecordedRequest = typeof RecordedRequest.Type
 
@@ -55,10 +56,10 @@ const EntryJson = Schema.fromJsonString(CassetteEntry)
 
 /** What a cassette records of a request. */
 export const recordedRequest = (request: ProviderRequest): RecordedRequest => ({
+  ...pick(request),
   model: request.model,
   messages: request.messages,
-  tools: request.tools.map((tool) => tool.name),
-  ...(request.maxTokens === undefined ? {} : { maxTokens: request.maxTokens })
+  tools: request.tools.map((tool) => tool.name)
 })
 
 /**
@@ -92,9 +93,18 @@ export const describeRequest = (request: RecordedRequest): string => {
   }, tools [${request.tools.join(", ")}]`
 }
 
-/** Where two requests differ (model, messages, tool names), or `undefined` when they match. */
+/**
+ * The options that change what a model answers. `maxTokens` is left out: a limit from the model
+ * registry may change between recording and replay without changing the answers recorded.
+ */
+const answerOptions = (request: RecordedRequest) => ({ ...pick(request), maxTokens: undefined })
+
+/** Where two requests differ (model, model options but the output limit, messages, tool names), or `undefined` when they match. */
 export const difference = (expected: RecordedRequest, actual: RecordedRequest): string | undefined => {
   if (expected.model !== actual.model) return `model: expected ${expected.model}, got ${actual.model}`
+  if (!sameJson(answerOptions(expected), answerOptions(actual))) {
+    return `model options: expected ${canonical(answerOptions(expected))}, got ${canonical(answerOptions(actual))}`
+  }
   if (!sameJson(expected.tools, actual.tools)) {
     return `tools: expected [${expected.tools.join(", ")}], got [${actual.tools.join(", ")}]`
   }

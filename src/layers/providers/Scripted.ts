@@ -17,6 +17,7 @@
  */
 import { Context, Duration, Effect, Layer, Stream } from "effect"
 import { ProviderRejected, type ProviderError } from "../../domain/errors.ts"
+import type { ProviderBlock } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
 import { chunksOfReply, Provider, type ProviderShape, type WholeReply } from "../../services/Provider.ts"
@@ -33,6 +34,8 @@ export interface ScriptedResponse {
   /** Text, as one delta or as the given pieces. */
   readonly content?: string | ReadonlyArray<string>
   readonly reasoning?: string
+  /** Provider data the reply carries (signed thinking, reasoning items): kept on the assistant message. */
+  readonly providerBlocks?: ReadonlyArray<ProviderBlock>
   readonly toolCalls?: ReadonlyArray<ScriptedToolCall>
   readonly finishReason?: FinishReason
   readonly usage?: Usage
