@@ -111,6 +111,7 @@ export const anthropicStream = [
 /** What `anthropicStream` decodes to. */
 export const anthropicChunks: ReadonlyArray<ProviderChunk> = [
   { _tag: "ReasoningDelta", text: "Überlege…" },
+  { _tag: "ProviderBlock", block: { provider: "anthropic", data: { type: "thinking", thinking: "Überlege…", signature: "sig" } } },
   { _tag: "TextDelta", text: "Hallo 世界" },
   { _tag: "ToolCallDelta", index: 0, id: "toolu_a", name: "read_file", argumentsDelta: "" },
   { _tag: "ToolCallDelta", index: 0, argumentsDelta: "{\"path\": \"ä" },

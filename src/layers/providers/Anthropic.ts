@@ -13,7 +13,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import type { HttpClient } from "effect/http"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
-import { makeDecoder, requestBody } from "./anthropicWire.ts"
+import { check, makeDecoder, requestBody } from "./anthropicWire.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
 
 /**
@@ -34,6 +34,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
     headers: { "anthropic-version": options.version ?? "2023-06-01" },
     auth: (apiKey) => ({ "x-api-key": Redacted.value(apiKey) }),
     body: requestBody,
+    check,
     makeDecoder
   }, options)
 

@@ -17,14 +17,14 @@ import { Effect, Layer, Redacted } from "effect"
 import type { HttpClient } from "effect/http"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
-import { makeDecoder, type MaxTokensField, requestBody } from "./openAiWire.ts"
+import { makeDecoder, type MaxTokensField, maxTokensFieldFor, requestBody } from "./openAiWire.ts"
 
 /**
  * How to reach the server: `baseUrl` defaults to `https://api.openai.com/v1`, `apiKey` to the
  * `OPENAI_API_KEY` config value (none is sent when neither is set: local servers).
  */
 export interface Options extends HttpOptions {
-  /** The field carrying `maxTokens`; default `max_tokens`. */
+  /** The field carrying `maxTokens`; default `max_completion_tokens` on OpenAI's own URL, else `max_tokens`. */
   readonly maxTokensField?: MaxTokensField
   /**
    * Keep `additionalProperties` in tool schemas (default true). Set false for servers that reject
@@ -40,7 +40,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
     path: "/chat/completions",
     keyName: "OPENAI_API_KEY",
     auth: (apiKey) => ({ authorization: `Bearer ${Redacted.value(apiKey)}` }),
-    body: (request) => requestBody(request, options.maxTokensField, { additionalProperties: options.additionalProperties ?? true }),
+    body: (request) => requestBody(request, options.maxTokensField ?? maxTokensFieldFor(options.baseUrl), { additionalProperties: options.additionalProperties ?? true }),
     makeDecoder
   }, options)
 

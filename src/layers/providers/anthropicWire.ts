@@ -3,8 +3,18 @@
  * user `tool_result` blocks, tool calls as `tool_use` blocks) and the decoder of its event stream.
  */
 import type { Sse } from "effect/encoding"
-import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
-import { type Content, type ContentPart, type ImagePart, type ImageUrlPart, inlineOf, type Message, textOf } from "../../domain/Message.ts"
+import { MalformedResponse, type ProviderError, ProviderRejected } from "../../domain/errors.ts"
+import {
+  type AssistantMessage,
+  type Content,
+  type ContentPart,
+  type ImagePart,
+  type ImageUrlPart,
+  inlineOf,
+  type Message,
+  textOf
+} from "../../domain/Message.ts"
+import { budgetForEffort } from "../../domain/ModelOptions.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
 import { describeJson, fromStreamError } from "./httpErrors.ts"
@@ -50,12 +60,13 @@ const toolResultContent = (content: Content): string | Array<Block> => {
  * API rejects `tool_use` and `tool_result` blocks in a request that defines no tools (the
  * graceful-interrupt summary is such a request), and a text rendering keeps what they said.
  */
-const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: boolean): Array<Block> => {
+const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: boolean, thinking: boolean): Array<Block> => {
   switch (message.role) {
     case "user":
       return typeof message.content === "string" ? [{ type: "text", text: message.content }] : contentBlocks(message.content)
     case "assistant":
       return [
+        ...(thinking ? thinkingBlocksOf(message) : []),
         ...(message.content === "" ? [] : [{ type: "text", text: message.content }]),
         ...(message.toolCalls ?? []).map((call) =>
           toolsAsText
@@ -81,16 +92,25 @@ const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: bo
 }
 
 /**
+ * The signed thinking and redacted thinking blocks of a reply, first in its content as the API
+ * wants them: it checks their signatures when a tool result answers the reply.
+ */
+const thinkingBlocksOf = (message: AssistantMessage): Array<Block> =>
+  (message.providerBlocks ?? []).flatMap((block) => block.provider === PROVIDER ? [block.data] : [])
+
+/**
  * The messages in the API's shape. Consecutive messages of one role (tool results, steering
  * after them) merge into one message, since the API wants user and assistant to alternate; a
  * lone user text stays a plain string. `toolsAsText` renders tool blocks as text (see `blocksOf`).
+ * Thinking blocks go back only to a request with thinking on: with it off the API has no use for
+ * them (it drops those of earlier turns anyway).
  */
-export const toWireMessages = (messages: ReadonlyArray<Message>, toolsAsText = false): ReadonlyArray<unknown> => {
+export const toWireMessages = (messages: ReadonlyArray<Message>, toolsAsText = false, thinking = false): ReadonlyArray<unknown> => {
   const out: Array<WireMessage> = []
   for (const message of messages) {
     if (message.role === "system") continue
     const role = message.role === "assistant" ? "assistant" : "user"
-    const blocks = blocksOf(message, toolsAsText)
+    const blocks = blocksOf(message, toolsAsText, thinking)
     if (blocks.length === 0) continue
     const last = out.at(-1)
     if (last && last.role === role) last.content.push(...blocks)
@@ -104,15 +124,75 @@ export const toWireMessages = (messages: ReadonlyArray<Message>, toolsAsText = f
 /** Anthropic accepts the whole of JSON Schema in `input_schema`, `additionalProperties` included. */
 export const anthropicSchemaPolicy: SchemaPolicy = { additionalProperties: true }
 
-/** The JSON body of a streaming Messages request. */
+/** The `provider` of the blocks this wire keeps (`AssistantMessage.providerBlocks`). */
+export const PROVIDER = "anthropic"
+
+/** The smallest thinking budget the API accepts. */
+export const minThinkingBudget = 1024
+
+/**
+ * The thinking budget of a request: `reasoning.budgetTokens`, else one derived from
+ * `reasoning.effort` (`budgetForEffort`), cut to leave at least `minThinkingBudget` tokens of a
+ * given `maxTokens` for the answer; `undefined`: no thinking.
+ */
+export const thinkingBudget = (request: ProviderRequest): number | undefined => {
+  const reasoning = request.reasoning
+  if (reasoning?.budgetTokens !== undefined) return reasoning.budgetTokens
+  if (reasoning?.effort === undefined) return undefined
+  const wanted = budgetForEffort[reasoning.effort]
+  return request.maxTokens === undefined ? wanted : Math.min(wanted, request.maxTokens - minThinkingBudget)
+}
+
+/**
+ * What the API refuses about thinking and sampling, said before sending: a budget under its
+ * minimum or not under the output limit (thinking counts against it), a temperature over 1.
+ */
+export const check = (request: ProviderRequest): ProviderError | undefined => {
+  const budget = thinkingBudget(request)
+  if (budget !== undefined && budget < minThinkingBudget) {
+    return new ProviderRejected({
+      message: request.reasoning?.budgetTokens === undefined
+        ? `Anthropic: maxTokens ${request.maxTokens} leaves no room for thinking (at least ${minThinkingBudget} tokens) and an answer`
+        : `Anthropic: reasoning.budgetTokens must be at least ${minThinkingBudget}, got ${budget}`
+    })
+  }
+  if (budget !== undefined && request.maxTokens !== undefined && budget >= request.maxTokens) {
+    return new ProviderRejected({
+      message: `Anthropic: reasoning.budgetTokens (${budget}) must be less than maxTokens (${request.maxTokens}): thinking counts against the output limit`
+    })
+  }
+  if (request.temperature !== undefined && request.temperature > 1) {
+    return new ProviderRejected({ message: `Anthropic: temperature must be between 0 and 1, got ${request.temperature}` })
+  }
+  return undefined
+}
+
+/**
+ * The sampling fields. With thinking on, the API takes neither a temperature nor a `top_p` below
+ * 0.95: those are left out rather than refused, so one configuration serves turns with and
+ * without thinking. Anthropic has no `seed`; it is ignored.
+ */
+const samplingFields = (request: ProviderRequest, budget: number | undefined) => ({
+  ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
+  ...(request.temperature === undefined || budget !== undefined ? {} : { temperature: request.temperature }),
+  ...(request.topP === undefined || (budget !== undefined && request.topP < 0.95) ? {} : { top_p: request.topP }),
+  ...(request.stop === undefined ? {} : { stop_sequences: request.stop })
+})
+
+/**
+ * The JSON body of a streaming Messages request. The output limit is `maxTokens`, else the
+ * default plus the thinking budget, so that thinking does not eat the answer's share.
+ */
 export const requestBody = (request: ProviderRequest) => {
   const system = request.messages.flatMap((m) => m.role === "system" ? [m.content] : []).join("\n\n")
+  const budget = thinkingBudget(request)
   return {
     model: request.model,
-    max_tokens: request.maxTokens ?? defaultMaxTokens,
+    max_tokens: request.maxTokens ?? defaultMaxTokens + (budget ?? 0),
     stream: true,
     ...(system === "" ? {} : { system }),
-    messages: toWireMessages(request.messages, request.tools.length === 0),
+    ...samplingFields(request, budget),
+    messages: toWireMessages(request.messages, request.tools.length === 0, budget !== undefined),
     ...(request.tools.length > 0
       ? {
         tools: request.tools.map((tool) => ({
@@ -143,7 +223,11 @@ export const finishReason = (reason: string): FinishReason => {
   }
 }
 
-type BlockKind = { readonly kind: "text" | "thinking" | "other" } | { readonly kind: "tool"; readonly index: number }
+/** An open content block; a thinking block gathers its text and signature to be kept whole. */
+type BlockKind =
+  | { readonly kind: "text" | "other" }
+  | { readonly kind: "tool"; readonly index: number }
+  | { readonly kind: "thinking"; thinking: string; signature: string }
 
 /** The token counts of a `usage` object; each is kept from `previous` when this one lacks it. */
 interface Counts {
@@ -199,9 +283,14 @@ export const makeDecoder = (): WireDecoder => {
             return next(text ? [{ _tag: "TextDelta", text }] : [])
           }
           case "thinking": {
-            blocks.set(index, { kind: "thinking" })
-            const text = stringAt(block, "thinking")
+            const text = stringAt(block, "thinking") ?? ""
+            blocks.set(index, { kind: "thinking", thinking: text, signature: stringAt(block, "signature") ?? "" })
             return next(text ? [{ _tag: "ReasoningDelta", text }] : [])
+          }
+          case "redacted_thinking": {
+            blocks.set(index, { kind: "other" })
+            const data = stringAt(block, "data")
+            return next(data === undefined ? [] : [{ _tag: "ProviderBlock", block: { provider: PROVIDER, data: { type: "redacted_thinking", data } } }])
           }
           case "tool_use": {
             const id = stringAt(block, "id")
@@ -228,7 +317,13 @@ export const makeDecoder = (): WireDecoder => {
           }
           case "thinking_delta": {
             const text = stringAt(delta, "thinking")
+            if (block?.kind === "thinking" && text) block.thinking += text
             return next(text ? [{ _tag: "ReasoningDelta", text }] : [])
+          }
+          case "signature_delta": {
+            const signature = stringAt(delta, "signature")
+            if (block?.kind === "thinking" && signature) block.signature += signature
+            return next()
           }
           case "input_json_delta": {
             if (block?.kind !== "tool") return new MalformedResponse({ message: `input_json_delta outside a tool_use block: ${excerpt(event.data)}` })
@@ -238,6 +333,15 @@ export const makeDecoder = (): WireDecoder => {
           default:
             return next()
         }
+      }
+      case "content_block_stop": {
+        // a thinking block is kept once complete, and only signed: the API refuses unsigned ones
+        const block = blocks.get(numberAt(payload, "index") ?? -1)
+        if (block?.kind !== "thinking" || block.signature === "") return next()
+        return next([{
+          _tag: "ProviderBlock",
+          block: { provider: PROVIDER, data: { type: "thinking", thinking: block.thinking, signature: block.signature } }
+        }])
       }
       case "message_delta": {
         const stop = stringAt(objectAt(payload, "delta"), "stop_reason")

@@ -48,6 +48,11 @@ export interface Vendor {
   /** The headers carrying the key; nothing overrides them. */
   readonly auth: (apiKey: Redacted.Redacted<string>) => Readonly<Record<string, string>>
   readonly body: (request: ProviderRequest) => unknown
+  /**
+   * What the API would refuse in a request, caught before it is sent with a clearer message (an
+   * option it does not have, a combination it rejects); `undefined` when the request is fine.
+   */
+  readonly check?: (request: ProviderRequest) => ProviderError | undefined
   readonly makeDecoder: () => WireDecoder
 }
 
@@ -112,5 +117,11 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
       )
     // The HTTP request lives in the stream's scope, so interrupting the consumer (a hard abort)
     // aborts the connection.
-    return { stream: (request) => call(HttpClientRequest.bodyJsonUnsafe(base, vendor.body(request))) }
+    const check = vendor.check
+    return {
+      stream: (request) => {
+        const refused = check?.(request)
+        return refused === undefined ? call(HttpClientRequest.bodyJsonUnsafe(base, vendor.body(request))) : Stream.fail(refused)
+      }
+    }
   })

@@ -29,6 +29,14 @@ export const IMAGE_ONLY_RESULT = "(see attached image)"
 /** The user message after a run of tool results that carries their images, which tool messages cannot. */
 export const TOOL_IMAGES_INTRO = "Attached image(s) from tool result:"
 
+/**
+ * The output-limit field for a server: `max_completion_tokens` for OpenAI itself (its reasoning
+ * models refuse `max_tokens`, which the API deprecated), `max_tokens` for the compatible
+ * servers, which all know that one.
+ */
+export const maxTokensFieldFor = (baseUrl: string | undefined): MaxTokensField =>
+  baseUrl === undefined || /^https:\/\/api\.openai\.com(\/|$)/.test(baseUrl) ? "max_completion_tokens" : "max_tokens"
+
 const toWireMessage = (message: Message): Record<string, unknown> => {
   switch (message.role) {
     case "system":
@@ -102,7 +110,17 @@ export const requestBody = (
       }))
     }
     : {}),
-  ...(request.maxTokens === undefined ? {} : { [maxTokensField]: request.maxTokens })
+  ...(request.maxTokens === undefined ? {} : { [maxTokensField]: request.maxTokens }),
+  ...samplingFields(request)
+})
+
+/** The model options but the output limit, as Chat Completions names them; absent ones are left out. */
+const samplingFields = (request: ProviderRequest) => ({
+  ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+  ...(request.topP === undefined ? {} : { top_p: request.topP }),
+  ...(request.stop === undefined ? {} : { stop: request.stop }),
+  ...(request.seed === undefined ? {} : { seed: request.seed }),
+  ...(request.reasoning?.effort === undefined ? {} : { reasoning_effort: request.reasoning.effort })
 })
 
 /** The library's finish reason for an OpenAI one. */
