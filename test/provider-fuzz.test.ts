@@ -4,8 +4,18 @@ import type { ProviderError } from "../src/domain/errors.ts"
 import { ProviderChunk } from "../src/domain/Provider.ts"
 import * as AnthropicWire from "../src/layers/providers/anthropicWire.ts"
 import * as OpenAiWire from "../src/layers/providers/openAiWire.ts"
+import * as ResponsesWire from "../src/layers/providers/responsesWire.ts"
 import { decodeSse, type WireDecoder } from "../src/layers/providers/sse.ts"
-import { anthropicChunks, anthropicStream, openAiText, openAiTextChunks, openAiTools, openAiToolsChunks } from "./support/wireFixtures.ts"
+import {
+  anthropicChunks,
+  anthropicStream,
+  openAiText,
+  openAiTextChunks,
+  openAiTools,
+  openAiToolsChunks,
+  responsesChunks,
+  responsesStream
+} from "./support/wireFixtures.ts"
 
 /** mulberry32: a tiny seeded PRNG, so every failure is reproducible from its seed. */
 const prng = (seed: number) => () => {
@@ -78,7 +88,8 @@ const mutate = (text: string, mutation: Mutation, rng: Rng): Uint8Array => {
 const formats = [
   { name: "openai text", text: openAiText, expected: openAiTextChunks, makeDecoder: OpenAiWire.makeDecoder },
   { name: "openai tools", text: openAiTools, expected: openAiToolsChunks, makeDecoder: OpenAiWire.makeDecoder },
-  { name: "anthropic", text: anthropicStream, expected: anthropicChunks, makeDecoder: AnthropicWire.makeDecoder }
+  { name: "anthropic", text: anthropicStream, expected: anthropicChunks, makeDecoder: AnthropicWire.makeDecoder },
+  { name: "responses", text: responsesStream, expected: responsesChunks, makeDecoder: ResponsesWire.makeDecoder }
 ]
 
 const errorTags = ["ContextLengthExceeded", "RateLimited", "ProviderUnavailable", "ProviderRejected", "MalformedResponse"]

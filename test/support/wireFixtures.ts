@@ -120,3 +120,88 @@ export const anthropicChunks: ReadonlyArray<ProviderChunk> = [
   { _tag: "ToolCallDelta", index: 1, argumentsDelta: "{\"path\": \".\"}" },
   { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 25, outputTokens: 89 } }
 ]
+
+let sequence = 0
+/** A Responses event as OpenAI frames it: the type both as the SSE event name and in the payload. */
+const rs = (type: string, fields: Record<string, unknown>) => event(type, { type, sequence_number: sequence++, ...fields })
+
+/** The reasoning item of `responsesStream`, as the API sends it back when `include` asks for its encrypted content. */
+export const responsesReasoningItem = {
+  id: "rs_01",
+  type: "reasoning",
+  summary: [{ type: "summary_text", text: "Plan: read." }, { type: "summary_text", text: "Then answer." }],
+  encrypted_content: "gAAAAenc=="
+}
+
+const responseObject = (status: string, extra: Record<string, unknown> = {}) => ({
+  id: "resp_01",
+  object: "response",
+  created_at: 1736000000,
+  status,
+  model: "gpt-5-2025-08-07",
+  output: [],
+  ...extra
+})
+
+/**
+ * Responses: a reasoning item with two summary parts, text with multi-byte characters, a function
+ * call whose arguments arrive in pieces, usage with cached and reasoning tokens.
+ */
+export const responsesStream = [
+  rs("response.created", { response: responseObject("in_progress") }),
+  rs("response.in_progress", { response: responseObject("in_progress") }),
+  rs("response.output_item.added", { output_index: 0, item: { id: "rs_01", type: "reasoning", summary: [] } }),
+  rs("response.reasoning_summary_part.added", { item_id: "rs_01", output_index: 0, summary_index: 0, part: { type: "summary_text", text: "" } }),
+  rs("response.reasoning_summary_text.delta", { item_id: "rs_01", output_index: 0, summary_index: 0, delta: "Plan: read." }),
+  rs("response.reasoning_summary_part.done", { item_id: "rs_01", output_index: 0, summary_index: 0, part: { type: "summary_text", text: "Plan: read." } }),
+  rs("response.reasoning_summary_part.added", { item_id: "rs_01", output_index: 0, summary_index: 1, part: { type: "summary_text", text: "" } }),
+  rs("response.reasoning_summary_text.delta", { item_id: "rs_01", output_index: 0, summary_index: 1, delta: "Then answer." }),
+  rs("response.output_item.done", { output_index: 0, item: responsesReasoningItem }),
+  rs("response.output_item.added", { output_index: 1, item: { id: "msg_01", type: "message", status: "in_progress", role: "assistant", content: [] } }),
+  rs("response.content_part.added", { item_id: "msg_01", output_index: 1, content_index: 0, part: { type: "output_text", text: "", annotations: [] } }),
+  rs("response.output_text.delta", { item_id: "msg_01", output_index: 1, content_index: 0, delta: "Grüße, " }),
+  rs("response.output_text.delta", { item_id: "msg_01", output_index: 1, content_index: 0, delta: "世界 🌍" }),
+  rs("response.output_text.done", { item_id: "msg_01", output_index: 1, content_index: 0, text: "Grüße, 世界 🌍" }),
+  rs("response.output_item.done", {
+    output_index: 1,
+    item: { id: "msg_01", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Grüße, 世界 🌍", annotations: [] }] }
+  }),
+  rs("response.output_item.added", {
+    output_index: 2,
+    item: { id: "fc_01", type: "function_call", status: "in_progress", arguments: "", call_id: "call_a", name: "read_file" }
+  }),
+  rs("response.function_call_arguments.delta", { item_id: "fc_01", output_index: 2, delta: "{\"path\":" }),
+  rs("response.function_call_arguments.delta", { item_id: "fc_01", output_index: 2, delta: "\"ä.md\"}" }),
+  rs("response.function_call_arguments.done", { item_id: "fc_01", output_index: 2, arguments: "{\"path\":\"ä.md\"}" }),
+  rs("response.output_item.done", {
+    output_index: 2,
+    item: { id: "fc_01", type: "function_call", status: "completed", arguments: "{\"path\":\"ä.md\"}", call_id: "call_a", name: "read_file" }
+  }),
+  rs("response.completed", {
+    response: responseObject("completed", {
+      usage: {
+        input_tokens: 120,
+        input_tokens_details: { cached_tokens: 64 },
+        output_tokens: 90,
+        output_tokens_details: { reasoning_tokens: 48 },
+        total_tokens: 210
+      }
+    })
+  })
+].join("")
+
+/** What `responsesStream` decodes to: the response's items are kept, since its reasoning is. */
+export const responsesChunks: ReadonlyArray<ProviderChunk> = [
+  { _tag: "ReasoningDelta", text: "Plan: read." },
+  { _tag: "ReasoningDelta", text: "\n\n" },
+  { _tag: "ReasoningDelta", text: "Then answer." },
+  { _tag: "TextDelta", text: "Grüße, " },
+  { _tag: "TextDelta", text: "世界 🌍" },
+  { _tag: "ToolCallDelta", index: 0, id: "call_a", name: "read_file", argumentsDelta: "" },
+  { _tag: "ToolCallDelta", index: 0, argumentsDelta: "{\"path\":" },
+  { _tag: "ToolCallDelta", index: 0, argumentsDelta: "\"ä.md\"}" },
+  { _tag: "ProviderBlock", block: { provider: "openai-responses", data: responsesReasoningItem } },
+  { _tag: "ProviderBlock", block: { provider: "openai-responses", data: { type: "message", id: "msg_01" } } },
+  { _tag: "ProviderBlock", block: { provider: "openai-responses", data: { type: "function_call", id: "fc_01", call_id: "call_a" } } },
+  { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 120, outputTokens: 90, cachedInputTokens: 64, reasoningTokens: 48 } }
+]
