@@ -101,9 +101,10 @@ export type AgentLoopConfig = typeof AgentLoopConfigSchema.Type
 /** What a user writes: only `model` is required. */
 export type AgentLoopConfigInput = typeof AgentLoopConfigSchema.Encoded
 
+/** The path of the first issue in a decoding error's message (`at ["a"]["b"][0]` → `a.b.0`). */
 const fieldOf = (message: string): string => {
-  const at = /at ((?:\["[^"]*"\])+)/.exec(message)
-  return at ? [...at[1]!.matchAll(/\["([^"]*)"\]/g)].map((m) => m[1]).join(".") : "config"
+  const at = /at ((?:\["[^"]*"\]|\[\d+\])+)/.exec(message)
+  return at ? [...at[1]!.matchAll(/\["([^"]*)"\]|\[(\d+)\]/g)].map((m) => m[1] ?? m[2]).join(".") : "config"
 }
 
 /** Decodes a configuration; a bad value fails with `ConfigError` naming the field. */
@@ -114,9 +115,12 @@ export const make = (input: unknown): Effect.Effect<AgentLoopConfig, ConfigError
 
 const decodeModelOptions = Schema.decodeUnknownResult(ModelOptions)
 
-/** Checks model options given at run time (a turn's); a bad value is a `ConfigError` naming the field. */
+/** Checks model options given at run time (a turn's); a bad value is a `ConfigError` naming the field in one line. */
 export const checkModelOptions = (input: unknown): Result.Result<ModelOptions, ConfigError> =>
-  Result.mapError(decodeModelOptions(input), (e) => new ConfigError({ field: fieldOf(e.message), message: e.message }))
+  Result.mapError(decodeModelOptions(input), (e) => {
+    const field = fieldOf(e.message)
+    return new ConfigError({ field, message: `Invalid model option ${field}: ${e.message.split("\n")[0]}` })
+  })
 
 /** Decodes a configuration synchronously; throws `ConfigError`. For tests and scripts. */
 export const makeUnsafe = (input: AgentLoopConfigInput): AgentLoopConfig => Effect.runSync(make(input))
