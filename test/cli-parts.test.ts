@@ -312,6 +312,13 @@ describe("resolved settings", () => {
     replay: Option.none(),
     mcpConfig: Option.none(),
     mcpWorkspace: false,
+    temperature: Option.none(),
+    topP: Option.none(),
+    stop: [],
+    seed: Option.none(),
+    maxTokens: Option.none(),
+    reasoningEffort: Option.none(),
+    thinkingBudget: Option.none(),
     verbose: false,
     ...over
   })
@@ -357,6 +364,47 @@ describe("resolved settings", () => {
       expect(Exit.isFailure(anthropic) && anthropic.cause.toString()).toContain("ANTHROPIC_API_KEY is not set")
       const local = yield* resolveWith({ model: Option.some("qwen3"), baseUrl: Option.some("http://127.0.0.1:9/v1") })
       expect(local.settings.provider).toEqual({ _tag: "openai", baseUrl: "http://127.0.0.1:9/v1", apiKey: undefined })
+    }))
+
+  it.effect("sampling and reasoning flags over the settings' modelOptions; bad values and what the API refuses fail with one line naming the flag", () =>
+    Effect.gen(function*() {
+      const local = { model: Option.some("qwen3"), baseUrl: Option.some("http://127.0.0.1:9/v1") }
+      const { settings } = yield* resolveWith({
+        ...local,
+        temperature: Option.some(0.4),
+        topP: Option.some(0.9),
+        stop: ["END", "STOP"],
+        seed: Option.some(7),
+        maxTokens: Option.some(800),
+        reasoningEffort: Option.some("high")
+      })
+      expect(settings.modelOptions).toEqual({ temperature: 0.4, topP: 0.9, stop: ["END", "STOP"], seed: 7, maxTokens: 800, reasoning: { effort: "high" } })
+      expect((yield* resolveWith(local)).settings.modelOptions).toBeUndefined()
+      const failure = (over: Partial<AgentFlags>, keys: ProviderKeys.Keys = {}) =>
+        Effect.map(Effect.flip(resolveWith({ ...local, ...over }, keys)), (error) => (error as { readonly message: string }).message)
+      expect(yield* failure({ temperature: Option.some(2.5) })).toBe("--temperature: Expected a value between 0 and 2")
+      expect(yield* failure({ maxTokens: Option.some(0) })).toBe("--max-tokens: Expected a value greater than or equal to 1")
+      expect(yield* failure({ stop: ["ok", ""] })).toMatch(/^--stop: /)
+      const key = { anthropic: Redacted.make("sk-ant-test-0123456789") }
+      const claude = { provider: Option.some("anthropic" as const), model: Option.some("claude-sonnet-4-5"), baseUrl: Option.none() }
+      expect(yield* failure({ ...claude, thinkingBudget: Option.some(64_000) }, key)).toBe(
+        "Anthropic: reasoning.budgetTokens (64000) must be less than maxTokens (64000): thinking counts against the output limit"
+      )
+      const thinking = yield* resolveWith({ ...claude, thinkingBudget: Option.some(10_000) }, key)
+      expect([thinking.settings.maxTokens, thinking.settings.modelOptions]).toEqual([64_000, { reasoning: { budgetTokens: 10_000 } }])
+      const responses = { provider: Option.some("openai-responses" as const), model: Option.some("gpt-5"), baseUrl: Option.none() }
+      expect(yield* failure({ ...responses, stop: ["END"] }, { openai: Redacted.make("sk-openai-0123456789") })).toMatch(/no stop sequences/)
+    }))
+
+  it.effect("openai-responses takes OpenAI's key and its models' limits and prices", () =>
+    Effect.gen(function*() {
+      const key = Redacted.make("sk-openai-0123456789")
+      const { settings } = yield* resolveWith({ provider: Option.some("openai-responses"), model: Option.some("gpt-4.1"), baseUrl: Option.none() }, { openai: key })
+      expect(settings.provider).toEqual({ _tag: "openai-responses", baseUrl: undefined, apiKey: key })
+      expect(settings.contextWindow).toBe(1_047_576)
+      expect(settings.prices?.["gpt-4.1"]).toBeDefined()
+      const missing = yield* Effect.exit(resolveWith({ provider: Option.some("openai-responses"), model: Option.some("gpt-5"), baseUrl: Option.none() }))
+      expect(Exit.isFailure(missing) && missing.cause.toString()).toContain("OPENAI_API_KEY is not set")
     }))
 
   it("provider keys are taken out of the environment once; empty ones count as none", () => {

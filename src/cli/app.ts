@@ -12,6 +12,7 @@ import * as FileHooks from "../layers/FileHooks.ts"
 import * as McpTools from "../layers/McpTools.ts"
 import * as Anthropic from "../layers/providers/Anthropic.ts"
 import * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
+import * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
 import * as Replay from "../layers/providers/Replay.ts"
 import * as SessionStoreMemory from "../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../programs/defaults.ts"
@@ -34,7 +35,14 @@ const liveProvider = (chosen: ProviderSettings): ProviderLayer => {
     ...(chosen.baseUrl === undefined ? {} : { baseUrl: chosen.baseUrl }),
     ...(chosen.apiKey === undefined ? {} : { apiKey: chosen.apiKey })
   }
-  return chosen._tag === "anthropic" ? Anthropic.layer(options) : OpenAiCompatible.layer(options)
+  switch (chosen._tag) {
+    case "anthropic":
+      return Anthropic.layer(options)
+    case "openai-responses":
+      return OpenAiResponses.layer(options)
+    case "openai":
+      return OpenAiCompatible.layer(options)
+  }
 }
 
 /** The provider of the settings; `--record` wraps it so every call lands in the cassette. */
@@ -87,6 +95,7 @@ export const layer = (settings: CliSettings) => {
     ...(settings.maxIterations === undefined ? {} : { maxIterations: settings.maxIterations }),
     ...(settings.contextWindow === undefined ? {} : { contextWindow: settings.contextWindow }),
     ...(settings.maxTokens === undefined ? {} : { maxTokens: settings.maxTokens }),
+    ...(settings.modelOptions === undefined ? {} : { modelOptions: settings.modelOptions }),
     ...(settings.prices === undefined ? {} : { prices: settings.prices }),
     ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages }),
     maxImageBytes: settings.maxImageBytes

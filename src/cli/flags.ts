@@ -5,16 +5,43 @@
 import { Config } from "effect"
 import { Flag } from "effect/cli"
 import * as AgentLoopConfig from "../domain/Config.ts"
+import { ReasoningEffort } from "../domain/ModelOptions.ts"
 import { BuiltinToolName } from "../tools/index.ts"
 import { defaultTools } from "./settings.ts"
 import { ApprovalPolicy } from "./settingsFile.ts"
 import { storeFlags } from "./storeChoice.ts"
 
 /** The providers the CLI can talk to. */
-const providerNames = ["openai", "anthropic", "replay"] as const
+const providerNames = ["openai", "openai-responses", "anthropic", "replay"] as const
 
 /** The loop's own defaults (any model will do), so that the help never repeats them by hand. */
 const loopDefaults = AgentLoopConfig.makeUnsafe({ model: "any" })
+
+/**
+ * Sampling and reasoning, over the settings' `modelOptions`; their ranges are checked when the
+ * flags are resolved (`settings.ts`), so a bad value fails with one line before anything starts.
+ */
+const modelOptionFlags = {
+  temperature: Flag.Finite("temperature").pipe(Flag.optional, Flag.withDescription("Sampling temperature, 0–2 (Anthropic: 0–1; left out with thinking)")),
+  topP: Flag.Finite("top-p").pipe(Flag.optional, Flag.withDescription("Nucleus sampling, 0–1")),
+  stop: Flag.String("stop").pipe(
+    Flag.atLeast(0),
+    Flag.withDescription("A sequence that ends the answer (repeatable; not on openai-responses)")
+  ),
+  seed: Flag.Int("seed").pipe(Flag.optional, Flag.withDescription("Seed for best-effort deterministic sampling (OpenAI Chat Completions)")),
+  maxTokens: Flag.Int("max-tokens").pipe(
+    Flag.optional,
+    Flag.withDescription("Most tokens per answer, thinking included (default: the model's limit on anthropic, the server's otherwise)")
+  ),
+  reasoningEffort: Flag.Literals("reasoning-effort", ReasoningEffort.literals).pipe(
+    Flag.optional,
+    Flag.withDescription("How hard a reasoning model thinks (OpenAI); on anthropic, thinking with a budget for that level")
+  ),
+  thinkingBudget: Flag.Int("thinking-budget").pipe(
+    Flag.optional,
+    Flag.withDescription("Anthropic extended thinking: tokens it may think with (at least 1024, less than --max-tokens)")
+  )
+}
 
 /** The flags shared by `run` and `chat`. */
 export const agentFlags = {
@@ -22,7 +49,7 @@ export const agentFlags = {
     Flag.withFallbackConfig(Config.Literals(providerNames, "AGENT_LOOP_PROVIDER")),
     Flag.optional,
     Flag.withDescription(
-      "openai (any Chat Completions server), anthropic, or replay (needs --replay). Env AGENT_LOOP_PROVIDER; default the settings' \"provider\", else openai"
+      "openai (any Chat Completions server), openai-responses (OpenAI's Responses API), anthropic, or replay (needs --replay). Env AGENT_LOOP_PROVIDER; default the settings' \"provider\", else openai"
     )
   ),
   baseUrl: Flag.String("base-url").pipe(
@@ -107,6 +134,7 @@ export const agentFlags = {
     Flag.withDefault(false),
     Flag.withDescription("Also start the MCP servers of the workspace's .mcp.json (they run programs: only for workspaces you trust)")
   ),
+  ...modelOptionFlags,
   verbose: Flag.Boolean("verbose").pipe(
     Flag.withDefault(false),
     Flag.withDescription("Show reasoning, tool results and errors in full, and what MCP servers write to stderr")

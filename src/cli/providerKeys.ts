@@ -14,6 +14,10 @@ export const KEY_VARIABLES = { openai: "OPENAI_API_KEY", anthropic: "ANTHROPIC_A
 /** A provider that takes a key. */
 export type KeyedProvider = keyof typeof KEY_VARIABLES
 
+/** Whose key a live provider uses: the Responses API takes OpenAI's. */
+export const keyOwner = (provider: KeyedProvider | "openai-responses"): KeyedProvider =>
+  provider === "openai-responses" ? "openai" : provider
+
 /** The keys found at start, by provider. */
 export type Keys = { readonly [P in KeyedProvider]?: Redacted.Redacted<string> }
 

@@ -11,6 +11,7 @@ import { Effect, Option, type Redacted, Schema } from "effect"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import * as Models from "../domain/Models.ts"
 import { DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
+import type { ModelOptions } from "../domain/ModelOptions.ts"
 import type { ModelPrice } from "../domain/Usage.ts"
 import type { McpServerConfigInput } from "../layers/mcp/config.ts"
 import { readCassette } from "../layers/providers/Replay.ts"
@@ -19,7 +20,8 @@ import * as ContextFiles from "./contextFiles.ts"
 import { dataDir, newSessionKey, readLastSession } from "./dataDir.ts"
 import { fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
-import { KEY_VARIABLES, ProviderKeys } from "./providerKeys.ts"
+import * as ModelOptionFlags from "./modelOptions.ts"
+import { KEY_VARIABLES, keyOwner, ProviderKeys } from "./providerKeys.ts"
 import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
 import * as SettingsFile from "./settingsFile.ts"
@@ -28,7 +30,7 @@ import * as Trust from "./trust.ts"
 
 /** Which provider, and how to reach it. */
 export type ProviderSettings =
-  | { readonly _tag: "openai" | "anthropic"; readonly baseUrl: string | undefined; readonly apiKey: Redacted.Redacted<string> | undefined }
+  | { readonly _tag: "openai" | "openai-responses" | "anthropic"; readonly baseUrl: string | undefined; readonly apiKey: Redacted.Redacted<string> | undefined }
   | { readonly _tag: "replay"; readonly cassette: string }
 
 /** The resolved settings of an agent command. */
@@ -61,6 +63,8 @@ export interface CliSettings {
   /** From the model registry; `undefined` leaves the loop's default. */
   readonly contextWindow: number | undefined
   readonly maxTokens: number | undefined
+  /** Sampling and reasoning: the flags over the settings' `modelOptions` (their `maxTokens` wins over the registry's). */
+  readonly modelOptions: ModelOptions | undefined
   /** Prices for the loop's cost; `undefined` when the model has none (its cost is unknown). */
   readonly prices: Readonly<Record<string, ModelPrice>> | undefined
   /** Also start the servers of the workspace's `.mcp.json` (`--mcp-workspace`, trusted workspaces only). */
@@ -138,9 +142,9 @@ const provider = (flags: AgentFlags, settings: SettingsFile.Settings) =>
     if (named === "replay") return yield* fail("--provider replay needs a cassette: --replay FILE")
     const tag = named ?? settings.provider ?? "openai"
     const baseUrl = Option.getOrUndefined(flags.baseUrl) ?? settings.baseUrl
-    const apiKey = (yield* ProviderKeys)[tag]
+    const apiKey = (yield* ProviderKeys)[keyOwner(tag)]
     if (apiKey === undefined && baseUrl === undefined) {
-      return yield* fail(`${KEY_VARIABLES[tag]} is not set: export it, or pass --base-url for a server that needs no key`)
+      return yield* fail(`${KEY_VARIABLES[keyOwner(tag)]} is not set: export it, or pass --base-url for a server that needs no key`)
     }
     return { _tag: tag, baseUrl, apiKey } as const
   })
@@ -242,6 +246,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       mcpWorkspace: flags.mcpWorkspace && trusted,
       contextWindow: limits.contextWindow,
       maxTokens: limits.maxTokens,
+      modelOptions: yield* ModelOptionFlags.resolve(flags, settings.modelOptions, chosen._tag, limits.maxTokens),
       prices: limits.prices,
       acceptsImages: settings.acceptsImages,
       maxImageBytes: settings.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES,

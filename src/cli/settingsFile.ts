@@ -14,6 +14,7 @@
  */
 import * as nodePath from "node:path"
 import { Effect, FileSystem, Option, Result, Schema, SchemaIssue } from "effect"
+import { ModelOptions, merge as mergeModelOptions } from "../domain/ModelOptions.ts"
 import { ModelPrice } from "../domain/Usage.ts"
 import { xdgBase } from "../layers/fileHooks/discover.ts"
 import { type McpServerConfigInput, McpServers } from "../layers/mcp/config.ts"
@@ -25,7 +26,7 @@ export const ApprovalPolicy = Schema.Literals(["ask", "approve", "deny"])
 export type ApprovalPolicy = typeof ApprovalPolicy.Type
 
 /** The providers a settings file may name (`replay` needs a cassette, so it is a flag only). */
-export const SettingsProvider = Schema.Literals(["openai", "anthropic"])
+export const SettingsProvider = Schema.Literals(["openai", "openai-responses", "anthropic"])
 
 /** The contents of a settings file; every field is optional. */
 export const Settings = Schema.Struct({
@@ -35,6 +36,8 @@ export const Settings = Schema.Struct({
   tools: Schema.optionalKey(Schema.Array(BuiltinToolName)),
   approval: Schema.optionalKey(ApprovalPolicy),
   systemPrompt: Schema.optionalKey(Schema.String),
+  /** Sampling and reasoning (`temperature`, `topP`, `stop`, `seed`, `maxTokens`, `reasoning`), as in the library's config. */
+  modelOptions: Schema.optionalKey(ModelOptions),
   /** Prices per million tokens by model name, over the built-in ones. */
   prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPrice)),
   /** MCP servers, as in an `{"mcpServers": …}` file. */
@@ -109,7 +112,7 @@ export const load = (path: string) =>
     return Option.some(yield* parse(path, text))
   })
 
-/** The settings of `layers` merged in order, later ones winning; `prices` and `mcpServers` merge by name. */
+/** The settings of `layers` merged in order, later ones winning; `prices` and `mcpServers` merge by name, `modelOptions` by field. */
 export const merge = (
   layers: ReadonlyArray<LoadedSettings>
 ): { readonly settings: Omit<Settings, "mcpServers">; readonly mcpServers: Readonly<Record<string, McpServerConfigInput>> } => {
@@ -119,7 +122,8 @@ export const merge = (
     // the servers are taken as written (below); the decoded ones only validated the file
     const { mcpServers: _decoded, ...values } = layer.settings
     const prices = values.prices === undefined ? settings.prices : { ...settings.prices, ...values.prices }
-    settings = { ...settings, ...values, ...(prices === undefined ? {} : { prices }) }
+    const modelOptions = mergeModelOptions(settings.modelOptions, values.modelOptions)
+    settings = { ...settings, ...values, ...(prices === undefined ? {} : { prices }), ...(modelOptions === undefined ? {} : { modelOptions }) }
     mcpServers = { ...mcpServers, ...layer.mcpServers }
   }
   return { settings, mcpServers }
