@@ -20,7 +20,7 @@ const fakeModel = (script: ReadonlyArray<Response.StreamPartEncoded>, error?: Ai
   return { model, calls }
 }
 
-const usage = { inputTokens: { uncached: 10, cacheRead: 5 }, outputTokens: { total: 7 } }
+const usage = { inputTokens: { uncached: 10, cacheRead: 5 }, outputTokens: { total: 7, reasoning: 3 } }
 
 const request: ProviderRequest = {
   model: "ignored",
@@ -74,7 +74,7 @@ describe("fromLanguageModel", () => {
         { _tag: "ToolCallDelta", index: 1, argumentsDelta: "{}" },
         { _tag: "ToolCallDelta", index: 0, argumentsDelta: "\"a\"}" },
         { _tag: "ToolCallDelta", index: 2, id: "call_c", name: "read_file", argumentsDelta: "{\"path\":\"b\"}" },
-        { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 15, outputTokens: 7 } }
+        { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 15, outputTokens: 7, cachedInputTokens: 5, reasoningTokens: 3 } }
       ])
       const options = calls[0]!
       expect(options.tools.map((tool) => tool.name)).toEqual(["read_file", "list_dir"])

@@ -3,8 +3,10 @@
  * every model Effect's AI packages support. Tool-call resolution is turned off: the model sees
  * the tools, but the loop (with its hooks, approvals and grouping) executes them.
  *
- * The `LanguageModel` is configured by its own layer, so `request.model` and `maxTokens` are not
- * forwarded; choose them where the `LanguageModel` is built.
+ * The `LanguageModel` is configured by its own layer, so `request.model` and the model options
+ * (`maxTokens`, temperature, reasoning: `effect/ai` has no vendor-neutral knobs for them) are not
+ * forwarded; choose them where the `LanguageModel` is built. Usage carries the cache and reasoning
+ * token counts the model reports.
  *
  * @example
  * ```ts
@@ -177,10 +179,17 @@ const decodeParts = (parts: Stream.Stream<Response.StreamPart<any, any>, Provide
           finished = true
           const input = part.usage.inputTokens
           const inputTokens = input.total ?? (input.uncached ?? 0) + (input.cacheRead ?? 0) + (input.cacheWrite ?? 0)
+          const reasoning = part.usage.outputTokens.reasoning
           return [{
             _tag: "Finish",
             reason: finishReason(part.reason),
-            usage: { inputTokens, outputTokens: part.usage.outputTokens.total ?? 0 }
+            usage: {
+              inputTokens,
+              outputTokens: part.usage.outputTokens.total ?? 0,
+              ...(input.cacheRead === undefined ? {} : { cachedInputTokens: input.cacheRead }),
+              ...(input.cacheWrite === undefined ? {} : { cacheWriteTokens: input.cacheWrite }),
+              ...(reasoning === undefined ? {} : { reasoningTokens: reasoning })
+            }
           }]
         }
         case "error":
