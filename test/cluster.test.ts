@@ -84,6 +84,14 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     expect(await history("pictures")).toEqual([Message.user(picture), outcome.seen.finalMessage])
   }, 60_000)
 
+  it("a turn's model options reach the loop on the session's runner", async () => {
+    const result = await run(Effect.gen(function*() {
+      return yield* (yield* AgentLoop).turn("tuned", "options please", { temperature: 0.3, reasoning: { effort: "low" } })
+    }))
+    expect(result.status).toBe("completed")
+    expect(JSON.parse(result.finalMessage!.content)).toEqual({ temperature: 0.3, reasoning: { effort: "low" } })
+  }, 60_000)
+
   it("steers, interrupts and reports the active turn of a session on its runner", async () => {
     await run(Effect.gen(function*() {
       const loop = yield* AgentLoop

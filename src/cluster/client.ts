@@ -24,6 +24,7 @@ import * as AgentEvent from "../domain/Event.ts"
 import type { ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
 import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
+import * as ModelOptions from "../domain/ModelOptions.ts"
 import type { Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
@@ -141,7 +142,7 @@ export const make = (options: ClientOptions = {}) =>
         const rejected = checkContent(input, options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES)
         if (rejected) return yield* rejected
         yield* running(sessionKey)
-        const payload = turnOptions.model === undefined ? { input } : { input, model: turnOptions.model }
+        const payload = { ...ModelOptions.pick(turnOptions), ...(turnOptions.model === undefined ? {} : { model: turnOptions.model }), input }
         const outcome = yield* Effect.exit(clientFor(sessionKey).Turn(payload))
         if (Exit.isFailure(outcome)) {
           const refused = Cause.findErrorOption(outcome.cause)

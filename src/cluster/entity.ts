@@ -91,8 +91,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
             const requestId = String(request.requestId)
             // delivered again: its runner stopped after starting it
             if (!(yield* claim(requestId))) return { _tag: "Finished", result: yield* lost(requestId), lost: true } as const
-            const { input, model } = request.payload
-            const result = yield* loop.turn(sessionKey, input, model === undefined ? {} : { model })
+            const { input, ...options } = request.payload
+            const result = yield* loop.turn(sessionKey, input, options)
             return { _tag: "Finished", result, lost: false } as const
           }),
         Send: (request) => {

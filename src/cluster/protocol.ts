@@ -17,6 +17,7 @@ import { Rpc } from "effect/rpc"
 import { ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import { AgentEvent } from "../domain/Event.ts"
 import { Content } from "../domain/Message.ts"
+import { ModelOptions } from "../domain/ModelOptions.ts"
 import { Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 
 /** `Send` reached a runner, which will run it as a turn (its chunk is stored before the turn is claimed). */
@@ -40,9 +41,9 @@ export const Subscribed = Schema.TaggedStruct("Subscribed", {})
 export const SessionEvent = Schema.Union([Subscribed, AgentEvent])
 export type SessionEvent = typeof SessionEvent.Type
 
-/** One turn of the session (`AgentLoop.turn`); input with images the runner's model does not take is rejected. */
+/** One turn of the session (`AgentLoop.turn`), with its options (the model, the model options); input with images the runner's model does not take is rejected. */
 export const Turn = Rpc.make("Turn", {
-  payload: { input: Content, model: Schema.optionalKey(Schema.String) },
+  payload: { input: Content, model: Schema.optionalKey(Schema.String), ...ModelOptions.fields },
   success: Finished,
   error: ContentRejected
 }).annotate(ClusterSchema.Persisted, true)

@@ -37,6 +37,8 @@ const model = Scripted.layer((request) => {
   const users = request.messages.filter((m) => m.role === "user").map((m) => Message.textOf(m.content))
   const last = users.at(-1) ?? ""
   if (last.startsWith("hang")) return { content: "working", stall: true }
+  // the model options the turn's request carried, as the client set them
+  if (last.startsWith("options")) return { content: JSON.stringify({ temperature: request.temperature, reasoning: request.reasoning }) }
   // a slow first answer: time for steering to arrive while the turn runs
   if (last.startsWith("slow") && request.messages.at(-1)?.role === "user") return { content: "thinking", delay: "1 second" }
   return { content: `seen ${request.messages.length}: ${users.join(" | ")}` }
