@@ -39,7 +39,8 @@ const everyKind: ReadonlyArray<Message.Message> = [
   Message.system("Be brief."),
   Message.user("list files\nwith \"quotes\" and unicode 会话 🚀"),
   Message.assistant("", [{ id: "c1", name: "list_dir", arguments: "{\"path\":\".\"}" }, { id: "c2", name: "grep", arguments: "{}" }], {
-    reasoning: "need to look"
+    reasoning: "need to look",
+    providerBlocks: [{ provider: "anthropic", data: { type: "thinking", thinking: "need to look", signature: "c2lnbmF0dXJl" } }]
   }),
   Message.toolResult({ id: "c1", name: "list_dir" }, "a.txt\nb.txt"),
   Message.toolResult({ id: "c2", name: "grep" }, "boom", true),
