@@ -123,13 +123,19 @@ describe("OpenAiResponses", () => {
       expect(body.tools).toBeUndefined()
     }))
 
-  it.live("keeps no items when no reasoning came with encrypted content; an incomplete response finishes by its reason", () =>
+  it.live("keeps no items when no reasoning came with encrypted content; arguments that come whole; an incomplete response finishes by its reason", () =>
     Effect.gen(function*() {
       const server = yield* start([{
         body: [
           rs("response.output_item.done", { output_index: 0, item: { id: "rs_x", type: "reasoning", summary: [] } }),
           rs("response.output_text.delta", { delta: "Hal" }),
+          rs("response.refusal.delta", { delta: "t." }),
           rs("response.output_item.done", { output_index: 1, item: { id: "msg_x", type: "message", content: [] } }),
+          rs("response.output_item.added", { output_index: 2, item: { id: "fc_x", type: "function_call", call_id: "call_x", name: "read_file", arguments: "" } }),
+          rs("response.output_item.done", {
+            output_index: 2,
+            item: { id: "fc_x", type: "function_call", call_id: "call_x", name: "read_file", arguments: "{\"path\":\"x\"}" }
+          }),
           rs("response.incomplete", {
             response: { status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, usage: { input_tokens: 5, output_tokens: 7 } }
           })
@@ -137,6 +143,9 @@ describe("OpenAiResponses", () => {
       }])
       expect(yield* collect(server.url)).toEqual([
         { _tag: "TextDelta", text: "Hal" },
+        { _tag: "TextDelta", text: "t." },
+        { _tag: "ToolCallDelta", index: 0, id: "call_x", name: "read_file", argumentsDelta: "" },
+        { _tag: "ToolCallDelta", index: 0, argumentsDelta: "{\"path\":\"x\"}" },
         { _tag: "Finish", reason: "length", usage: { inputTokens: 5, outputTokens: 7 } }
       ])
     }))
