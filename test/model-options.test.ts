@@ -136,7 +136,8 @@ describe("cassettes with reasoning and options", () => {
       const lines = (yield* fs.readFileString(cassette)).trim().split("\n").map((line) => JSON.parse(line))
       expect(lines[0].request.reasoning).toEqual({ budgetTokens: 2048 })
       expect(lines[0].chunks).toContainEqual({ _tag: "ProviderBlock", block: thinking })
-      expect(lines[1].request.messages[1].providerBlocks).toEqual([thinking])
+      // the loop stamps the blocks with the model that made them
+      expect(lines[1].request.messages[1].providerBlocks).toEqual([{ ...thinking, model: "claude-sonnet-4-5" }])
       const replayed = yield* turn.pipe(Effect.provide(loopOver(Replay.replay(cassette))))
       expect(replayed.status).toBe("completed")
       expect(replayed.messages).toEqual(recorded.messages)

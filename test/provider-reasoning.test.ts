@@ -149,6 +149,21 @@ describe("Anthropic thinking and sampling", () => {
       expect(second.messages[2].content.map((block: any) => block.type)).toEqual(["tool_result", "tool_result"])
     }))
 
+  it.live("blocks go back only to the model that made them", () =>
+    Effect.gen(function*() {
+      const stamped = (model: string): ProviderRequest => ({
+        ...afterThinking,
+        reasoning: { budgetTokens: 2000 },
+        messages: afterThinking.messages.map((m) =>
+          m.role === "assistant" ? { ...m, providerBlocks: (m.providerBlocks ?? []).map((block) => ({ ...block, model })) } : m
+        )
+      })
+      const same = yield* anthropicBody(stamped("claude-sonnet-4-5"))
+      expect(same.messages[1].content.map((block: any) => block.type)).toEqual(["thinking", "redacted_thinking", "text", "tool_use"])
+      const other = yield* anthropicBody(stamped("claude-opus-4-1"))
+      expect(other.messages[1].content.map((block: any) => block.type)).toEqual(["text", "tool_use"])
+    }))
+
   it.live("an unsigned thinking block (a cut stream) is not kept", () =>
     Effect.gen(function*() {
       const unsigned = anthropicStream.replace(/event: content_block_delta\ndata: \{[^\n]*signature_delta[^\n]*\n\n/, "")

@@ -102,6 +102,19 @@ describe("OpenAiResponses", () => {
       )
     }))
 
+  it.live("another model's items are left out: the reply goes back as plain text and calls", () =>
+    Effect.gen(function*() {
+      const server = yield* start([{ body: [responsesStream] }])
+      const fromOther = Message.assistant(reply.content, reply.toolCalls, {
+        providerBlocks: (reply.providerBlocks ?? []).map((block) => ({ ...block, model: "o3" }))
+      })
+      yield* collect(server.url, { ...request, messages: [Message.user("read x"), fromOther] })
+      expect(server.requests[0]!.json.input.slice(1)).toEqual([
+        { role: "assistant", content: "Grüße" },
+        { type: "function_call", call_id: "call_a", name: "read_file", arguments: "{\"path\":\"x\"}" }
+      ])
+    }))
+
   it.live("a reply without kept items goes back as plain text and calls; no reasoning asked, none included", () =>
     Effect.gen(function*() {
       const server = yield* start([{ body: [responsesStream] }])

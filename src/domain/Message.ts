@@ -87,12 +87,18 @@ export type UserMessage = typeof UserMessage.Type
  * Anthropic `thinking` blocks (with their signatures) and `redacted_thinking` blocks, OpenAI
  * Responses `reasoning` items (with their encrypted content) and the ids of the output items that
  * follow them. Opaque to the loop; `provider` names the wire that made it (`anthropic`,
- * `openai-responses`), and other wires leave it out.
+ * `openai-responses`) and `model` the model (the loop sets it): the block goes back to that wire
+ * and that model only, since signatures and encrypted reasoning are valid for them alone.
  */
 export const ProviderBlock = Schema.Struct({
   provider: Schema.String,
+  model: Schema.optionalKey(Schema.String),
   data: Schema.Record(Schema.String, Schema.Unknown)
 })
+
+/** Whether a block goes back in a request to `model` on the wire `provider` (a block of no model goes to any). */
+export const blockFor = (block: ProviderBlock, provider: string, model: string): boolean =>
+  block.provider === provider && (block.model === undefined || block.model === model)
 export type ProviderBlock = typeof ProviderBlock.Type
 
 /**

@@ -92,10 +92,12 @@ const retrySchedule = (policy: RetryPolicy) => {
 /**
  * Consumes a provider stream into a response, publishing one `LLMDelta` per delta. Each batch of
  * chunks the stream hands over is folded in one synchronous step; a whole reply
- * (`Provider.whole`) is one batch, taken without running a stream.
+ * (`Provider.whole`) is one batch, taken without running a stream. Provider blocks are stamped
+ * with the `model` that made them: they go back to that model only.
  */
 const streamResponse = (
   context: TurnContext,
+  model: string,
   stream: Stream.Stream<ProviderChunk, ProviderError>
 ): Effect.Effect<ModelResponse, ProviderError> => {
   const acc: CallAccumulator = { content: "", reasoning: "", blocks: [], calls: new Map(), finish: undefined }
@@ -127,7 +129,7 @@ const streamResponse = (
           break
         }
         case "ProviderBlock":
-          acc.blocks.push(chunk.block)
+          acc.blocks.push(chunk.block.model === undefined ? { ...chunk.block, model } : chunk.block)
           break
         case "Finish":
           acc.finish = { reason: chunk.reason, usage: chunk.usage }
@@ -214,7 +216,7 @@ export const make = (env: Env) => {
    * Called when the effect runs: the first attempt starts at once.
    */
   const attemptCall = (context: TurnContext, request: ProviderRequest): Effect.Effect<Attempt, ProviderError> => {
-    const call = () => streamResponse(context, provider.stream(request))
+    const call = () => streamResponse(context, request.model, provider.stream(request))
     return Effect.matchEffect(call(), {
       onSuccess: (response) => Effect.succeed({ _tag: "ok", response }),
       onFailure: (first) => {

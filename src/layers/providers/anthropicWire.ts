@@ -6,6 +6,7 @@ import type { Sse } from "effect/encoding"
 import { MalformedResponse, type ProviderError, ProviderRejected } from "../../domain/errors.ts"
 import {
   type AssistantMessage,
+  blockFor,
   type Content,
   type ContentPart,
   type ImagePart,
@@ -60,13 +61,13 @@ const toolResultContent = (content: Content): string | Array<Block> => {
  * API rejects `tool_use` and `tool_result` blocks in a request that defines no tools (the
  * graceful-interrupt summary is such a request), and a text rendering keeps what they said.
  */
-const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: boolean, thinking: boolean): Array<Block> => {
+const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: boolean, thinking: string | undefined): Array<Block> => {
   switch (message.role) {
     case "user":
       return typeof message.content === "string" ? [{ type: "text", text: message.content }] : contentBlocks(message.content)
     case "assistant":
       return [
-        ...(thinking ? thinkingBlocksOf(message) : []),
+        ...(thinking === undefined ? [] : thinkingBlocksOf(message, thinking)),
         ...(message.content === "" ? [] : [{ type: "text", text: message.content }]),
         ...(message.toolCalls ?? []).map((call) =>
           toolsAsText
@@ -95,17 +96,22 @@ const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: bo
  * The signed thinking and redacted thinking blocks of a reply, first in its content as the API
  * wants them: it checks their signatures when a tool result answers the reply.
  */
-const thinkingBlocksOf = (message: AssistantMessage): Array<Block> =>
-  (message.providerBlocks ?? []).flatMap((block) => block.provider === PROVIDER ? [block.data] : [])
+const thinkingBlocksOf = (message: AssistantMessage, model: string): Array<Block> =>
+  (message.providerBlocks ?? []).flatMap((block) => blockFor(block, PROVIDER, model) ? [block.data] : [])
 
 /**
  * The messages in the API's shape. Consecutive messages of one role (tool results, steering
  * after them) merge into one message, since the API wants user and assistant to alternate; a
  * lone user text stays a plain string. `toolsAsText` renders tool blocks as text (see `blocksOf`).
- * Thinking blocks go back only to a request with thinking on: with it off the API has no use for
- * them (it drops those of earlier turns anyway).
+ * Thinking blocks go back only to a request with thinking on (`thinking` is then its model, and
+ * only that model's blocks go): with it off the API has no use for them (it drops those of earlier
+ * turns anyway).
  */
-export const toWireMessages = (messages: ReadonlyArray<Message>, toolsAsText = false, thinking = false): ReadonlyArray<unknown> => {
+export const toWireMessages = (
+  messages: ReadonlyArray<Message>,
+  toolsAsText = false,
+  thinking: string | undefined = undefined
+): ReadonlyArray<unknown> => {
   const out: Array<WireMessage> = []
   for (const message of messages) {
     if (message.role === "system") continue
@@ -192,7 +198,7 @@ export const requestBody = (request: ProviderRequest) => {
     stream: true,
     ...(system === "" ? {} : { system }),
     ...samplingFields(request, budget),
-    messages: toWireMessages(request.messages, request.tools.length === 0, budget !== undefined),
+    messages: toWireMessages(request.messages, request.tools.length === 0, budget === undefined ? undefined : request.model),
     ...(request.tools.length > 0
       ? {
         tools: request.tools.map((tool) => ({

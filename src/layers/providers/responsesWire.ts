@@ -5,7 +5,7 @@
  */
 import type { Sse } from "effect/encoding"
 import { MalformedResponse, type ProviderError, ProviderRejected } from "../../domain/errors.ts"
-import type { AssistantMessage, Message, ProviderBlock } from "../../domain/Message.ts"
+import { type AssistantMessage, blockFor, type Message, type ProviderBlock } from "../../domain/Message.ts"
 import { reasons } from "../../domain/ModelOptions.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
@@ -25,7 +25,7 @@ type Item = Record<string, unknown>
  * function calls under the ids they had, which the API pairs the reasoning with; the text and
  * calls come from the message as it is now, so a hook's edit is what is sent.
  */
-const replyItems = (message: AssistantMessage): Array<Item> => {
+const replyItems = (message: AssistantMessage, model: string): Array<Item> => {
   const calls = message.toolCalls ?? []
   const callItem = (call: (typeof calls)[number], id?: string): Item => ({
     type: "function_call",
@@ -37,8 +37,9 @@ const replyItems = (message: AssistantMessage): Array<Item> => {
   const out: Array<Item> = []
   let textSent = message.content === ""
   const sentCalls = new Set<string>()
-  for (const { data, provider } of message.providerBlocks ?? []) {
-    if (provider !== PROVIDER) continue
+  for (const block of message.providerBlocks ?? []) {
+    if (!blockFor(block, PROVIDER, model)) continue
+    const data = block.data
     const id = stringAt(data, "id")
     switch (data["type"]) {
       case "reasoning":
@@ -68,8 +69,11 @@ const replyItems = (message: AssistantMessage): Array<Item> => {
   return out
 }
 
-/** The conversation as input items; system messages go to `instructions` instead. */
-export const toInputItems = (messages: ReadonlyArray<Message>): Array<Item> =>
+/**
+ * The conversation as input items, for `model`; system messages go to `instructions` instead. A
+ * reply's items go back under their ids to the model that made them only.
+ */
+export const toInputItems = (messages: ReadonlyArray<Message>, model: string): Array<Item> =>
   messages.flatMap((message): Array<Item> => {
     switch (message.role) {
       case "system":
@@ -77,7 +81,7 @@ export const toInputItems = (messages: ReadonlyArray<Message>): Array<Item> =>
       case "user":
         return [{ role: "user", content: [{ type: "input_text", text: message.content }] }]
       case "assistant":
-        return replyItems(message)
+        return replyItems(message, model)
       case "tool":
         return [{ type: "function_call_output", call_id: message.toolCallId, output: message.content }]
     }
@@ -104,7 +108,7 @@ export const requestBody = (request: ProviderRequest, schemaPolicy: SchemaPolicy
   return {
     model: request.model,
     ...(instructions === "" ? {} : { instructions }),
-    input: toInputItems(request.messages),
+    input: toInputItems(request.messages, request.model),
     stream: true,
     store: false,
     ...(request.tools.length > 0
