@@ -11,6 +11,7 @@ import * as Message from "../../src/domain/Message.ts"
 import type { ProviderRequest } from "../../src/domain/Provider.ts"
 import * as Anthropic from "../../src/layers/providers/Anthropic.ts"
 import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
+import * as OpenAiResponses from "../../src/layers/providers/OpenAiResponses.ts"
 import { data, start } from "../support/wireServer.ts"
 
 const KEY = "sk-test-hostile-0123456789"
@@ -23,7 +24,7 @@ describe("hostile providers and proxies", () => {
   it.live("a 413 is a context overflow only when its body says so; a proxy's HTML page is a rejection", () =>
     Effect.gen(function*() {
       const server = yield* start([{ status: 413, headers: { "content-type": "text/html" }, body: [nginx413] }])
-      for (const make of [OpenAiCompatible.make, Anthropic.make]) {
+      for (const make of [OpenAiCompatible.make, OpenAiResponses.make, Anthropic.make]) {
         const provider = yield* make({ baseUrl: server.url, apiKey: Redacted.make(KEY) })
         const error = yield* Effect.flip(Stream.runDrain(provider.stream(request)))
         expect(error).toMatchObject({ _tag: "ProviderRejected", status: 413 })
