@@ -6,8 +6,9 @@ import type { ProviderRequest } from "../src/domain/Provider.ts"
 import * as Anthropic from "../src/layers/providers/Anthropic.ts"
 import { toPromptMessage } from "../src/layers/providers/LanguageModel.ts"
 import * as OpenAiCompatible from "../src/layers/providers/OpenAiCompatible.ts"
+import * as OpenAiResponses from "../src/layers/providers/OpenAiResponses.ts"
 import { piToolCalls, piToolResult, piUser, type ReferenceApi, referenceBody } from "./support/sdkReference.ts"
-import { anthropicStream, openAiText } from "./support/wireFixtures.ts"
+import { anthropicStream, openAiText, responsesStream } from "./support/wireFixtures.ts"
 import { start } from "./support/wireServer.ts"
 
 const PNG = Buffer.from("\x89PNG\r\n\x1a\n not really a png").toString("base64")
@@ -41,9 +42,11 @@ const theirs = (api: ReferenceApi, model: string) => ({
 /** The body our provider sends for `request`. */
 const sentBy = (api: ReferenceApi, request: ProviderRequest) =>
   Effect.scoped(Effect.gen(function*() {
-    const server = yield* start([{ body: [api === "anthropic-messages" ? anthropicStream : openAiText] }])
+    const server = yield* start([{ body: [api === "anthropic-messages" ? anthropicStream : api === "openai-responses" ? responsesStream : openAiText] }])
     const provider = api === "anthropic-messages"
       ? yield* Anthropic.make({ baseUrl: server.url, apiKey: Redacted.make("sk-test") })
+      : api === "openai-responses"
+      ? yield* OpenAiResponses.make({ baseUrl: `${server.url}/v1`, apiKey: Redacted.make("sk-test") })
       : yield* OpenAiCompatible.make({ baseUrl: `${server.url}/v1`, apiKey: Redacted.make("sk-test") })
     yield* Stream.runDrain(provider.stream(request))
     return server.requests[0]!.json as Record<string, any>
@@ -166,6 +169,45 @@ describe("images on the Anthropic wire", () => {
         { type: "text", text: "[result of tool screenshot]\nshot" },
         { type: "image", source: { type: "base64", media_type: "image/jpeg", data: JPEG } }
       ])
+    }))
+})
+
+describe("images on the Responses wire", () => {
+  it.live("a user image and a tool result's image: the input items the official client sends, field by field", () =>
+    Effect.gen(function*() {
+      const body = yield* sentBy("openai-responses", ours("gpt-4o"))
+      const reference = yield* referenceBody("openai-responses", "gpt-4o", theirs("openai-responses", "gpt-4o"))
+      // the client sends the system prompt as the first input item; ours is the API's `instructions`
+      expect(body.instructions).toBe("Be brief.")
+      expect(body.input).toEqual(reference.input.slice(1))
+      // What that means: input_image parts with data URLs, in the user message and in the function call's output.
+      expect(body.input[0].content[1]).toEqual({ type: "input_image", detail: "auto", image_url: `data:image/png;base64,${PNG}` })
+      expect(body.input[2]).toEqual({
+        type: "function_call_output",
+        call_id: "call_1",
+        output: [
+          { type: "input_text", text: "the screen:" },
+          { type: "input_image", detail: "auto", image_url: `data:image/jpeg;base64,${JPEG}` }
+        ]
+      })
+    }))
+
+  it.live("an image by URL is sent as that URL; a text-only result stays a string (fixed expectations from the API reference)", () =>
+    Effect.gen(function*() {
+      const body = yield* sentBy("openai-responses", {
+        model: "gpt-4o",
+        messages: [
+          Message.user([Message.imageUrl("https://example.com/cat.png"), Message.text("and this?")]),
+          Message.assistant("", [{ ...shot, arguments: "{}" }]),
+          Message.toolResult(shot, [Message.text("no screen")])
+        ],
+        tools
+      })
+      expect(body.input[0].content).toEqual([
+        { type: "input_image", detail: "auto", image_url: "https://example.com/cat.png" },
+        { type: "input_text", text: "and this?" }
+      ])
+      expect(body.input[2]).toEqual({ type: "function_call_output", call_id: "call_1", output: "no screen" })
     }))
 })
 

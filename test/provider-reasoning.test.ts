@@ -17,7 +17,7 @@ import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { AgentLoop } from "../src/services/AgentLoop.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
-import { piAssistant, piToolResult, piUser, sdkBody } from "./support/sdkBodies.ts"
+import { piAssistant, piToolResult, piUser, referenceBody } from "./support/sdkReference.ts"
 import { anthropicStream, openAiText } from "./support/wireFixtures.ts"
 import { event, start } from "./support/wireServer.ts"
 
@@ -60,7 +60,7 @@ describe("Anthropic thinking and sampling", () => {
   it.live("sends thinking, the output limit and the blocks after thinking as the official client does; temperature is left out with thinking", () =>
     Effect.gen(function*() {
       const ours = yield* anthropicBody({ ...afterThinking, maxTokens: 16000, temperature: 0.5, reasoning: { budgetTokens: 8000 } })
-      const sdk = yield* sdkBody("anthropic-messages", "claude-sonnet-4-5", {
+      const sdk = yield* referenceBody("anthropic-messages", "claude-sonnet-4-5", {
         systemPrompt: "Be terse.",
         messages: [
           piUser("read x"),
@@ -70,7 +70,7 @@ describe("Anthropic thinking and sampling", () => {
             { type: "text", text: "Reading." },
             { type: "toolCall", id: "toolu_a", name: "read_file", arguments: { path: "x" } }
           ]),
-          piToolResult("toolu_a", "read_file", "A")
+          piToolResult({ id: "toolu_a", name: "read_file" }, [{ text: "A" }])
         ],
         tools: [readFile]
       }, { maxTokens: 16000, temperature: 0.5, thinkingEnabled: true, thinkingBudgetTokens: 8000 })
@@ -86,7 +86,7 @@ describe("Anthropic thinking and sampling", () => {
   it.live("without thinking: temperature, top_p and stop_sequences are sent, thinking blocks are not", () =>
     Effect.gen(function*() {
       const ours = yield* anthropicBody({ ...afterThinking, temperature: 0.5, topP: 0.8, stop: ["END"], seed: 7 })
-      const sdk = yield* sdkBody("anthropic-messages", "claude-sonnet-4-5", { systemPrompt: "Be terse.", messages: [piUser("hi")] }, {
+      const sdk = yield* referenceBody("anthropic-messages", "claude-sonnet-4-5", { systemPrompt: "Be terse.", messages: [piUser("hi")] }, {
         maxTokens: 4096,
         temperature: 0.5
       })
@@ -192,7 +192,7 @@ describe("Chat Completions sampling and reasoning", () => {
         reasoning: { effort: "low", budgetTokens: 5000 }
       }))
       const ours = server.requests[0]!.json
-      const sdk = yield* sdkBody("openai-completions", "gpt-5", { systemPrompt: "Be terse.", messages: [piUser("hi")] }, {
+      const sdk = yield* referenceBody("openai-completions", "gpt-5", { systemPrompt: "Be terse.", messages: [piUser("hi")] }, {
         maxTokens: 1000,
         temperature: 0.3,
         reasoningEffort: "low"

@@ -10,7 +10,7 @@ import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { AgentLoop } from "../src/services/AgentLoop.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
-import { piAssistant, piToolResult, piUser, sdkBody } from "./support/sdkBodies.ts"
+import { piAssistant, piToolResult, piUser, referenceBody } from "./support/sdkReference.ts"
 import { responsesChunks, responsesReasoningItem, responsesStream } from "./support/wireFixtures.ts"
 import { bytesEvery, event, start, type WireResponse } from "./support/wireServer.ts"
 
@@ -75,7 +75,7 @@ describe("OpenAiResponses", () => {
       const server = yield* start([{ body: [responsesStream] }])
       yield* collect(server.url)
       const ours = server.requests[0]!.json
-      const sdk = yield* sdkBody("openai-responses", "gpt-5", {
+      const sdk = yield* referenceBody("openai-responses", "gpt-5", {
         systemPrompt: "Be terse.",
         messages: [
           piUser("read x"),
@@ -84,7 +84,7 @@ describe("OpenAiResponses", () => {
             { type: "text", text: "Grüße", textSignature: JSON.stringify({ v: 1, id: "msg_01" }) },
             { type: "toolCall", id: "call_a|fc_01", name: "read_file", arguments: { path: "x" } }
           ]),
-          piToolResult("call_a|fc_01", "read_file", "A")
+          piToolResult({ id: "call_a|fc_01", name: "read_file" }, [{ text: "A" }])
         ],
         tools: [readFile]
       }, { maxTokens: 1000, temperature: 0.3, reasoningEffort: "high" })

@@ -5,11 +5,11 @@
  */
 import { complete } from "@mariozechner/pi-ai"
 import { Effect } from "effect"
-import { anthropicStream, openAiText } from "./wireFixtures.ts"
+import { anthropicStream, openAiText, responsesStream } from "./wireFixtures.ts"
 import { start } from "./wireServer.ts"
 
 /** The wire APIs the reference covers. */
-export type ReferenceApi = "openai-completions" | "anthropic-messages"
+export type ReferenceApi = "openai-completions" | "openai-responses" | "anthropic-messages"
 
 /** A pi-ai conversation (its `Context`): user, assistant and `toolResult` messages with text and image blocks. */
 export interface ReferenceContext {
@@ -27,17 +27,21 @@ const zeroUsage = {
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 }
 }
 
-/** pi-ai's user message from text and `{ data, mimeType }` images. */
-export const piUser = (content: ReadonlyArray<{ text: string } | { data: string; mimeType: string }>) => ({
+/** pi-ai's user message from text, or from text and `{ data, mimeType }` images. */
+export const piUser = (content: string | ReadonlyArray<{ text: string } | { data: string; mimeType: string }>) => ({
   role: "user",
-  content: content.map((part) => "text" in part ? { type: "text", ...part } : { type: "image", ...part }),
+  content: typeof content === "string" ? content : content.map((part) => "text" in part ? { type: "text", ...part } : { type: "image", ...part }),
   timestamp: 1
 })
 
-/** pi-ai's assistant message calling tools, as if `api`'s model had sent it. */
-export const piToolCalls = (api: ReferenceApi, model: string, calls: ReadonlyArray<{ id: string; name: string }>) => ({
+/**
+ * pi-ai's assistant message with these blocks (`text`, `toolCall`, and `thinking` with the
+ * provider's signature or reasoning item), as if `api`'s `model` had sent it, so pi-ai sends its
+ * thinking back to that model.
+ */
+export const piAssistant = (api: ReferenceApi, model: string, content: ReadonlyArray<unknown>) => ({
   role: "assistant",
-  content: calls.map((call) => ({ type: "toolCall", ...call, arguments: {} })),
+  content,
   api,
   provider: api === "anthropic-messages" ? "anthropic" : "openai",
   model,
@@ -45,6 +49,10 @@ export const piToolCalls = (api: ReferenceApi, model: string, calls: ReadonlyArr
   stopReason: "toolUse",
   timestamp: 2
 })
+
+/** pi-ai's assistant message calling tools, as if `api`'s model had sent it. */
+export const piToolCalls = (api: ReferenceApi, model: string, calls: ReadonlyArray<{ id: string; name: string }>) =>
+  piAssistant(api, model, calls.map((call) => ({ type: "toolCall", ...call, arguments: {} })))
 
 /** pi-ai's tool result from text and images. */
 export const piToolResult = (
@@ -59,23 +67,36 @@ export const piToolResult = (
   timestamp: 3
 })
 
-/** The JSON body the official client of `api` sends for `context` to `model` (a model that accepts images). */
-export const referenceBody = (api: ReferenceApi, model: string, context: ReferenceContext) =>
+const replies: Record<ReferenceApi, string> = {
+  "anthropic-messages": anthropicStream,
+  "openai-completions": openAiText,
+  "openai-responses": responsesStream
+}
+
+/**
+ * The JSON body the official client of `api` sends for `context` to `model` (a model that accepts
+ * images). With `options` (pi-ai's options of that provider: `temperature`, `maxTokens`,
+ * `reasoningEffort`, `thinkingEnabled`, …) the model is a reasoning model, so they all apply, and
+ * no prompt caching is asked for.
+ */
+export const referenceBody = (api: ReferenceApi, model: string, context: ReferenceContext, options?: Record<string, unknown>) =>
   Effect.scoped(Effect.gen(function*() {
-    const server = yield* start([{ body: [api === "anthropic-messages" ? anthropicStream : openAiText] }])
+    const server = yield* start([{ body: [replies[api]] }])
     const piModel = {
       id: model,
       name: model,
       api,
       provider: api === "anthropic-messages" ? "anthropic" : "openai",
       baseUrl: api === "anthropic-messages" ? server.url : `${server.url}/v1`,
-      reasoning: false,
+      reasoning: options !== undefined,
       input: ["text", "image"],
       cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
       contextWindow: 200_000,
       maxTokens: 4096
     }
-    const reply = yield* Effect.promise(() => complete(piModel as never, context as never, { apiKey: "sk-reference" }))
+    const reply = yield* Effect.promise(() =>
+      complete(piModel as never, context as never, { apiKey: "sk-reference", ...(options === undefined ? {} : { cacheRetention: "none", ...options }) } as never)
+    )
     if (reply.stopReason === "error") return yield* Effect.die(new Error(`reference client failed: ${reply.errorMessage}`))
     return server.requests[0]!.json as Record<string, any>
   }))

@@ -5,7 +5,16 @@
  */
 import type { Sse } from "effect/encoding"
 import { MalformedResponse, type ProviderError, ProviderRejected } from "../../domain/errors.ts"
-import { type AssistantMessage, blockFor, type Message, type ProviderBlock } from "../../domain/Message.ts"
+import {
+  type AssistantMessage,
+  blockFor,
+  type Content,
+  hasImages,
+  type ImagePart,
+  type Message,
+  type ProviderBlock,
+  textOf
+} from "../../domain/Message.ts"
 import { reasons } from "../../domain/ModelOptions.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
@@ -69,6 +78,19 @@ const replyItems = (message: AssistantMessage, model: string): Array<Item> => {
   return out
 }
 
+/** An image as an `input_image`: inline images as `data:` URLs. */
+const inputImage = (part: ImagePart): Item => ({
+  type: "input_image",
+  detail: "auto",
+  image_url: "data" in part ? `data:${part.mediaType};base64,${part.data}` : part.url
+})
+
+/** Text and images as input content parts, in their order. */
+const inputParts = (content: Content): Array<Item> =>
+  typeof content === "string"
+    ? [{ type: "input_text", text: content }]
+    : content.map((part) => part.type === "text" ? { type: "input_text", text: part.text } : inputImage(part))
+
 /**
  * The conversation as input items, for `model`; system messages go to `instructions` instead. A
  * reply's items go back under their ids to the model that made them only.
@@ -79,11 +101,16 @@ export const toInputItems = (messages: ReadonlyArray<Message>, model: string): A
       case "system":
         return []
       case "user":
-        return [{ role: "user", content: [{ type: "input_text", text: message.content }] }]
+        return [{ role: "user", content: inputParts(message.content) }]
       case "assistant":
         return replyItems(message, model)
       case "tool":
-        return [{ type: "function_call_output", call_id: message.toolCallId, output: message.content }]
+        // an output takes content parts too, so a result's images go with it
+        return [{
+          type: "function_call_output",
+          call_id: message.toolCallId,
+          output: hasImages(message.content) ? inputParts(message.content) : textOf(message.content)
+        }]
     }
   })
 
