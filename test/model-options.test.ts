@@ -17,7 +17,7 @@ import * as AgentLoopLive from "../src/programs/defaults.ts"
 import type { Provider } from "../src/services/Provider.ts"
 import { CurrentTurn } from "../src/services/CurrentTurn.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { AgentLoop, harness, recordEvents } from "./support/harness.ts"
 
 const requests = Effect.gen(function*() {
@@ -117,7 +117,7 @@ describe("model options", () => {
 describe("cassettes with reasoning and options", () => {
   const loopOver = (provider: Layer.Layer<Provider, ConfigError, FileSystem.FileSystem>, options = {}) =>
     AgentLoopLive.layer({ model: "claude-sonnet-4-5", modelOptions: { reasoning: { budgetTokens: 2048 }, ...options } }).pipe(
-      Layer.provideMerge(Layer.mergeAll(provider, ToolRegistry.layer([echoTool]), SessionStoreMemory.layer())),
+      Layer.provideMerge(Layer.mergeAll(provider, ToolRegistryLive.layer([echoTool]), SessionStoreMemory.layer())),
       Layer.orDie
     )
   const script: Scripted.Script = [

@@ -16,7 +16,7 @@ import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { AgentLoop } from "../src/services/AgentLoop.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { piAssistant, piToolResult, piUser, referenceBody } from "./support/sdkReference.ts"
 import { anthropicStream, openAiText } from "./support/wireFixtures.ts"
 import { event, start } from "./support/wireServer.ts"
@@ -130,7 +130,7 @@ describe("Anthropic thinking and sampling", () => {
       )
       const layer = AgentLoopLive.layer({ model: "claude-sonnet-4-5", modelOptions: { maxTokens: 8000, reasoning: { budgetTokens: 2000 } } }).pipe(
         Layer.provideMerge(SessionStoreMemory.layer()),
-        Layer.provide([Anthropic.layer({ baseUrl: server.url, apiKey: Redacted.make(KEY) }), ToolRegistry.layer(tools)]),
+        Layer.provide([Anthropic.layer({ baseUrl: server.url, apiKey: Redacted.make(KEY) }), ToolRegistryLive.layer(tools)]),
         Layer.provide(NodeHttpClient.layerUndici)
       )
       const stored = yield* Effect.gen(function*() {

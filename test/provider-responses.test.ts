@@ -9,7 +9,7 @@ import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { AgentLoop } from "../src/services/AgentLoop.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { piAssistant, piToolResult, piUser, referenceBody } from "./support/sdkReference.ts"
 import { responsesChunks, responsesReasoningItem, responsesStream } from "./support/wireFixtures.ts"
 import { bytesEvery, event, start, type WireResponse } from "./support/wireServer.ts"
@@ -220,7 +220,7 @@ describe("OpenAiResponses", () => {
       })
       const layer = AgentLoopLive.layer({ model: "gpt-5", modelOptions: { reasoning: { effort: "low" } } }).pipe(
         Layer.provideMerge(SessionStoreMemory.layer()),
-        Layer.provide([OpenAiResponses.layer({ baseUrl: server.url, apiKey: Redacted.make(KEY) }), ToolRegistry.layer([tool])]),
+        Layer.provide([OpenAiResponses.layer({ baseUrl: server.url, apiKey: Redacted.make(KEY) }), ToolRegistryLive.layer([tool])]),
         Layer.provide(NodeHttpClient.layerUndici)
       )
       const { result, stored } = yield* Effect.gen(function*() {
