@@ -8,7 +8,7 @@
  * has returned its `TurnEnd` is either in the buffer (and will be handled) or already counted as
  * dropped.
  */
-import { Deferred, Effect, Scope } from "effect"
+import { Deferred, Effect, Scope, Stream } from "effect"
 import type { AgentEvent } from "../domain/Event.ts"
 import { EventBus } from "../services/EventBus.ts"
 
@@ -46,7 +46,8 @@ export const start = (handlers: ReadonlyArray<(event: AgentEvent) => Effect.Effe
         for (const handler of handlers) yield* handler(event)
         if (event._tag === "TurnEnd" && event.depth === 0) yield* Deferred.succeed(endOf(event.turnId), undefined)
       })
-    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(subscription.take, handle)))
+    // The stream hands over whatever is buffered as one batch: no scheduler hop per event.
+    yield* Effect.forkScoped(Stream.runForEach(subscription.stream, handle))
     const sink: EventSink = {
       flushed: (turnId) =>
         Effect.gen(function*() {
