@@ -81,6 +81,8 @@ export const AgentLoopConfigSchema = Schema.Struct({
   maxContextRunes: withDefault(Schema.Int.check(Schema.isGreaterThanOrEqualTo(-1)), -1),
   maxCompressRetries: withDefault(NonNegativeInt, 2),
   maxTruncationRetries: withDefault(NonNegativeInt, 2),
+  /** Typed answers (`TurnOptions.output`) that failed to decode sent back to the model before the turn fails. */
+  maxOutputRetries: withDefault(NonNegativeInt, 2),
   summarizeThreshold: withDefault(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 })), 0),
   summarizeKeepMessages: withDefault(PositiveInt, 8),
   retry: withDefault(RetryPolicy, {}),

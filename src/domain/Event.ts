@@ -50,7 +50,9 @@ export const TurnEnd = Schema.TaggedStruct("TurnEnd", {
   iterations: Schema.Number,
   durationMs: Schema.Number,
   usage: Usage,
-  error: Schema.optionalKey(Schema.String)
+  error: Schema.optionalKey(Schema.String),
+  /** As `TurnResult.output`: the decoded typed answer. */
+  output: Schema.optionalKey(Schema.Unknown)
 })
 /** A provider call is about to be made. */
 export const LLMRequest = Schema.TaggedStruct("LLMRequest", {

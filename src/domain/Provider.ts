@@ -14,12 +14,28 @@ export const ToolDefinition = Schema.Struct({
 })
 export type ToolDefinition = typeof ToolDefinition.Type
 
-/** One provider call: the model, the conversation, the tools, and the model options (`ModelOptions`). */
+/**
+ * A typed final answer the turn asks for. The loop offers it two ways at once: as the tool
+ * `name` in the request's `tools` (the portable way: the model calls it with the answer), and
+ * as this field, so that a provider with native structured output (OpenAI's `response_format`)
+ * can drop that tool and constrain the reply's text instead. The loop accepts either form.
+ * `force` says the final answer is due now: a provider that can force a tool forces `name`.
+ */
+export const OutputFormat = Schema.Struct({
+  name: Schema.String,
+  /** The JSON Schema of the answer. */
+  schema: Schema.Record(Schema.String, Schema.Unknown),
+  force: Schema.optionalKey(Schema.Boolean)
+})
+export type OutputFormat = typeof OutputFormat.Type
+
+/** One provider call: the model, the conversation, the tools, the model options (`ModelOptions`), and the typed answer asked for. */
 export const ProviderRequest = Schema.Struct({
   model: Schema.String,
   messages: Schema.Array(Message),
   tools: Schema.Array(ToolDefinition),
-  ...ModelOptions.fields
+  ...ModelOptions.fields,
+  output: Schema.optionalKey(OutputFormat)
 })
 export type ProviderRequest = typeof ProviderRequest.Type
 

@@ -24,7 +24,9 @@ export const TurnResult = Schema.Struct({
    */
   iterations: Schema.Number,
   usage: Usage,
-  error: Schema.optionalKey(Schema.String)
+  error: Schema.optionalKey(Schema.String),
+  /** The final answer decoded by the turn's `output` Schema, when it asked for one and got it. */
+  output: Schema.optionalKey(Schema.Unknown)
 })
 export type TurnResult = typeof TurnResult.Type
 

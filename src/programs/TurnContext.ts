@@ -3,7 +3,7 @@
  * the turn produced, and an emitter stamping events with the turn's coordinates and the Clock's
  * time. The services live in the engine (`engine.ts`), not here.
  */
-import { type Clock, Effect, Tracer } from "effect"
+import { type Clock, Effect, type Schema, Tracer } from "effect"
 import type { ConfigError, SessionStoreError } from "../domain/errors.ts"
 import * as AgentEvent from "../domain/Event.ts"
 import type { EventKind, EventPayload } from "../domain/Event.ts"
@@ -45,6 +45,8 @@ export interface TurnSpec {
   readonly firstOfSession: boolean
   /** Set when the turn's options are invalid: the turn fails with it before anything else. */
   readonly rejected?: ConfigError | undefined
+  /** The typed answer asked for (`TurnOptions.output`), and its JSON Schema if given. */
+  readonly output?: { readonly schema: Schema.Decoder<unknown>; readonly jsonSchema?: Record<string, unknown> | undefined } | undefined
 }
 
 /** An emitter of one turn's events. */

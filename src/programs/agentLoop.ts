@@ -150,7 +150,8 @@ export const make = Effect.gen(function*() {
           systemPrompt: config.systemPrompt,
           session,
           firstOfSession,
-          ...(own !== undefined && Result.isFailure(own) ? { rejected: own.failure } : {})
+          ...(own !== undefined && Result.isFailure(own) ? { rejected: own.failure } : {}),
+          ...(options.output === undefined ? {} : { output: { schema: options.output, jsonSchema: options.outputJsonSchema } })
         }).pipe(
           Effect.ensuring(Effect.sync(() => {
             turns.delete(control.turnId)
@@ -210,6 +211,7 @@ export const make = Effect.gen(function*() {
     }))
 
   const loop: AgentLoopShape = {
+    // The typed overloads only narrow `output`, which the decoding Schema guarantees.
     turn: ((sessionKey: string, input: Content, options: TurnOptions = {}) =>
       Effect.suspend(() => {
         const rejected = checkInput(config, options.model ?? config.model, input)

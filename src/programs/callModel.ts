@@ -7,7 +7,7 @@ import { Duration, Effect, Schedule, Stream } from "effect"
 import { acceptsImages, type AgentLoopConfig, contextBudget, type RetryPolicy } from "../domain/Config.ts"
 import { type ContextLengthExceeded, MalformedResponse, type ProviderError } from "../domain/errors.ts"
 import * as Message from "../domain/Message.ts"
-import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } from "../domain/Provider.ts"
+import type { FinishReason, OutputFormat, ProviderChunk, ProviderRequest, ToolDefinition } from "../domain/Provider.ts"
 import * as Usage from "../domain/Usage.ts"
 import { Provider } from "../services/Provider.ts"
 import {
@@ -239,8 +239,13 @@ export const make = (env: Env) => {
     })
   }
 
-  /** Makes the request of this iteration: the conversation, under the budget, with the tools. */
-  const buildRequest = (context: TurnContext, tools: ReadonlyArray<ToolDefinition>, extra: ReadonlyArray<Message.Message>): ProviderRequest => {
+  /** Makes the request of this iteration: the conversation, under the budget, with the tools (and the typed answer asked for). */
+  const buildRequest = (
+    context: TurnContext,
+    tools: ReadonlyArray<ToolDefinition>,
+    extra: ReadonlyArray<Message.Message>,
+    output: OutputFormat | undefined
+  ): ProviderRequest => {
     const options = context.control.modelOptions
     const maxTokens = context.spec.maxTokens ?? options?.maxTokens ?? config.maxTokens
     return {
@@ -248,7 +253,8 @@ export const make = (env: Env) => {
       model: context.control.model,
       messages: requestMessages(context, extra),
       tools,
-      ...(maxTokens === undefined ? {} : { maxTokens })
+      ...(maxTokens === undefined ? {} : { maxTokens }),
+      ...(output === undefined ? {} : { output })
     }
   }
 
@@ -302,19 +308,21 @@ export const make = (env: Env) => {
 
   /**
    * Calls the model once for this iteration, with every recovery of DESIGN §6 step 3, and returns
-   * the response after `afterLLMResponse`. `tools` is empty for the graceful-interrupt summary.
+   * the response after `afterLLMResponse`. `tools` is empty for the graceful-interrupt summary;
+   * `output` asks for a typed answer (`typedOutput.ts`).
    */
   const callModel = (
     context: TurnContext,
     tools: ReadonlyArray<ToolDefinition>,
-    extraMessages: ReadonlyArray<Message.Message> = []
+    extraMessages: ReadonlyArray<Message.Message> = [],
+    output?: OutputFormat
   ) =>
     Effect.gen(function*() {
       let overflowRetries = 0
       let truncationRetries = 0
       let transient: ReadonlyArray<Message.Message> = extraMessages
       while (true) {
-        const built = buildRequest(context, tools, transient)
+        const built = buildRequest(context, tools, transient, output)
         let request = built
         if (hooks.handles("beforeLLMRequest")) {
           const planned = yield* hooks.beforeLLMRequest({ context: hookContext(context.control), request })

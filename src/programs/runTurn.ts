@@ -17,6 +17,7 @@ import type * as ExecuteTools from "./executeTools.ts"
 import * as TurnContext from "./TurnContext.ts"
 import { drainPending, drainSteering, gracefulAsked, gracefulRequested, hookContext, releaseChildren, type TurnControl } from "./TurnControl.ts"
 import type * as TurnEnd from "./turnEnd.ts"
+import * as TypedOutput from "./typedOutput.ts"
 
 /** The hint sent (never persisted) with the last, tool-less call after a graceful interrupt. */
 export const INTERRUPT_HINT = "Interrupt requested. Stop scheduling tools and provide a short final summary."
@@ -107,28 +108,39 @@ export const make = (env: Env, parts: Parts) => {
         TurnContext.append(context, ...opening.addMessages)
       }
       TurnContext.append(context, Message.user(spec.input))
+      const typed = spec.output && TypedOutput.start(yield* TypedOutput.make(spec.output.schema, spec.output.jsonSchema))
       let toolset: Toolset | undefined
+      let definitions: ReadonlyArray<ToolDefinition> = []
       while (true) {
         control.iteration++
         if (control.steering.length > 0 || control.pending.length > 0) yield* injectQueuedInput(context)
         if (gracefulAsked(control)) return yield* finishGracefully(context, (yield* gracefulRequested(control))?.hint)
         if (control.iteration > config.maxIterations) return yield* endTurn(context, "max_iterations")
         const tools = yield* registry.list
-        if (toolset?.from !== tools) toolset = toolsetOf(tools, control.toolNames)
+        if (toolset?.from !== tools) {
+          toolset = toolsetOf(tools, control.toolNames)
+          definitions = typed ? [...toolset.definitions, typed.spec.definition] : toolset.definitions
+        }
         yield* applyBudget(context)
         context.iterations++
-        const response = yield* callModel(context, toolset.definitions)
+        const response = yield* callModel(context, definitions, [], typed && TypedOutput.formatFor(typed))
         const reply = Message.assistant(response.content, response.toolCalls, {
           reasoning: response.reasoning,
           providerBlocks: response.providerBlocks
         })
         TurnContext.append(context, reply)
-        if (response.toolCalls.length > 0) {
-          yield* parts.executeTools(context, response.toolCalls, toolset.byName)
-          continue
+        const reading = typed && (yield* TypedOutput.read(typed, reply))
+        const calls = reading === undefined ? response.toolCalls : reading._tag === "Tools" ? reading.calls : []
+        if (calls.length > 0) yield* parts.executeTools(context, calls, toolset.byName)
+        if (reading?._tag === "Rejected" && typed!.rejected > config.maxOutputRetries) {
+          // Out of retries: the respond call is answered (the history stays valid), the feedback is not sent.
+          TurnContext.append(context, ...reading.after.filter((message) => message.role === "tool"))
+          return yield* endTurn(context, "failed", { finalMessage: reply, error: `OutputInvalid: ${reading.error}` })
         }
+        if (reading !== undefined) TurnContext.append(context, ...reading.after)
+        if (calls.length > 0 || reading?._tag === "Tools" || reading?._tag === "Rejected") continue
         const verdict = yield* decideStop(context, reply)
-        if (verdict !== "continue") return yield* endTurn(context, verdict, { finalMessage: reply })
+        if (verdict !== "continue") return yield* endTurn(context, verdict, { finalMessage: reply, output: reading?.value })
       }
     })
 

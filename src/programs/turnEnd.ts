@@ -64,7 +64,12 @@ export const make = (env: Env) => {
   const finish = (
     context: TurnContext,
     status: TurnStatus,
-    extra: { readonly finalMessage?: Message.AssistantMessage | undefined; readonly error?: string | undefined; readonly persisted: boolean }
+    extra: {
+      readonly finalMessage?: Message.AssistantMessage | undefined
+      readonly error?: string | undefined
+      readonly output?: unknown
+      readonly persisted: boolean
+    }
   ) =>
     Effect.gen(function*() {
       const control = context.control
@@ -97,14 +102,16 @@ export const make = (env: Env) => {
         followUps: [...control.followUps],
         iterations: context.iterations,
         usage: context.usage,
-        ...(error === undefined ? {} : { error })
+        ...(error === undefined ? {} : { error }),
+        ...(extra.output === undefined ? {} : { output: extra.output })
       }
       yield* context.emit("TurnEnd", {
         status,
         iterations: context.iterations,
         durationMs: now - control.startedAt,
         usage: context.usage,
-        ...(error === undefined ? {} : { error })
+        ...(error === undefined ? {} : { error }),
+        ...(extra.output === undefined ? {} : { output: extra.output })
       })
       yield* Effect.annotateCurrentSpan({ "agent.turn.status": status, "agent.turn.iterations": context.iterations })
       if (hooks.handles("afterTurn")) yield* hooks.afterTurn({ context: hookContext(control), result })
@@ -115,7 +122,11 @@ export const make = (env: Env) => {
   const endTurn = (
     context: TurnContext,
     status: TurnStatus,
-    extra: { readonly finalMessage?: Message.AssistantMessage | undefined; readonly error?: string | undefined } = {}
+    extra: {
+      readonly finalMessage?: Message.AssistantMessage | undefined
+      readonly error?: string | undefined
+      readonly output?: unknown
+    } = {}
   ) => finish(context, status, { ...extra, persisted: status !== "blocked" })
 
   /**

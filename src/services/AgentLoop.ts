@@ -13,7 +13,7 @@
  * })
  * ```
  */
-import { Context, Effect, Scope, Stream } from "effect"
+import { Context, Effect, type Schema, Scope, Stream } from "effect"
 import type { ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { AgentEvent } from "../domain/Event.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
@@ -30,6 +30,37 @@ import type { SubscribeOptions, Subscription } from "./EventBus.ts"
 export interface TurnOptions extends ModelOptions {
   /** Overrides the configured model for this turn. */
   readonly model?: string
+  /**
+   * Asks for a typed final answer: the turn's result carries it as `output`, decoded by this
+   * Schema (from JSON, so the Schema's encoded side is what the model writes). An answer that
+   * does not decode goes back to the model with the error, at most `maxOutputRetries` times;
+   * then the turn ends `failed`.
+   */
+  readonly output?: Schema.Decoder<unknown>
+  /** Overrides the JSON Schema derived from `output` (for a Schema imported from a JSON Schema). */
+  readonly outputJsonSchema?: Record<string, unknown>
+}
+
+/** A turn's result whose `output` has the type of the turn's `output` Schema. */
+export type TypedTurnResult<A> = Omit<TurnResult, "output"> & { readonly output?: A }
+
+/**
+ * Runs one turn; with an `output` Schema the result's `output` is typed by it. Text input cannot
+ * be rejected; input given as parts may fail with `ContentRejected`.
+ */
+export interface Turn {
+  <S extends Schema.Decoder<unknown>>(
+    sessionKey: string,
+    input: string,
+    options: TurnOptions & { readonly output: S }
+  ): Effect.Effect<TypedTurnResult<S["Type"]>>
+  <S extends Schema.Decoder<unknown>>(
+    sessionKey: string,
+    input: string | ReadonlyArray<ContentPart>,
+    options: TurnOptions & { readonly output: S }
+  ): Effect.Effect<TypedTurnResult<S["Type"]>, ContentRejected>
+  (sessionKey: string, input: string, options?: TurnOptions): Effect.Effect<TurnResult>
+  (sessionKey: string, input: string | ReadonlyArray<ContentPart>, options?: TurnOptions): Effect.Effect<TurnResult, ContentRejected>
 }
 
 /** The loop. */
@@ -38,12 +69,9 @@ export interface AgentLoopShape {
    * Runs one turn and returns its result; turns of one session run one after another (FIFO). Input
    * given as parts (text and images) is checked first: images over `maxImageBytes`, malformed, or
    * for a model that does not accept them (`acceptsImages`) fail with `ContentRejected` before
-   * anything is stored or sent. Text input cannot be rejected.
+   * anything is stored or sent. Text input cannot be rejected. With `output`, see `TurnOptions`.
    */
-  readonly turn: {
-    (sessionKey: string, input: string, options?: TurnOptions): Effect.Effect<TurnResult>
-    (sessionKey: string, input: string | ReadonlyArray<ContentPart>, options?: TurnOptions): Effect.Effect<TurnResult, ContentRejected>
-  }
+  readonly turn: Turn
   /** The router: starts a turn for an idle session (at most `maxParallelTurns` at once), else steers the active one. */
   readonly send: (inbound: Inbound) => Effect.Effect<void, SteeringQueueFull>
   /** One reply per turn the router ran. */

@@ -3,7 +3,7 @@
  * with no network, in order, deterministically. Record once against a live server, commit the
  * cassette, and tests replay the exact chunks (including errors) forever after.
  *
- * A cassette line is one call: `{"request": {model, messages, tools: [names], ...model options},
+ * A cassette line is one call: `{"request": {model, messages, tools: [names], ...model options, output?},
  * "chunks": [...], "error"?: {_tag, message, ...}}`. Entries are appended when a call ends, so a
  * cassette of concurrent calls is in completion order; replay expects calls in cassette order.
  *
@@ -31,7 +31,7 @@ import {
 } from "../../domain/errors.ts"
 import { Message, textOf } from "../../domain/Message.ts"
 import { ModelOptions, pick } from "../../domain/ModelOptions.ts"
-import { type ProviderChunk, ProviderChunk as ProviderChunkSchema, type ProviderRequest } from "../../domain/Provider.ts"
+import { OutputFormat, type ProviderChunk, ProviderChunk as ProviderChunkSchema, type ProviderRequest } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { excerpt } from "./sse.ts"
 
@@ -40,7 +40,8 @@ export const RecordedRequest = Schema.Struct({
   model: Schema.String,
   messages: Schema.Array(Message),
   tools: Schema.Array(Schema.String),
-  ...ModelOptions.fields
+  ...ModelOptions.fields,
+  output: Schema.optionalKey(OutputFormat)
 })
 export type RecordedRequest = typeof RecordedRequest.Type
 
@@ -59,7 +60,8 @@ export const recordedRequest = (request: ProviderRequest): RecordedRequest => ({
   ...pick(request),
   model: request.model,
   messages: request.messages,
-  tools: request.tools.map((tool) => tool.name)
+  tools: request.tools.map((tool) => tool.name),
+  ...(request.output === undefined ? {} : { output: request.output })
 })
 
 /**
@@ -99,7 +101,7 @@ export const describeRequest = (request: RecordedRequest): string => {
  */
 const answerOptions = (request: RecordedRequest) => ({ ...pick(request), maxTokens: undefined })
 
-/** Where two requests differ (model, model options but the output limit, messages, tool names), or `undefined` when they match. */
+/** Where two requests differ (model, model options but the output limit, tool names, typed answer asked for, messages), or `undefined` when they match. */
 export const difference = (expected: RecordedRequest, actual: RecordedRequest): string | undefined => {
   if (expected.model !== actual.model) return `model: expected ${expected.model}, got ${actual.model}`
   if (!sameJson(answerOptions(expected), answerOptions(actual))) {
@@ -107,6 +109,9 @@ export const difference = (expected: RecordedRequest, actual: RecordedRequest): 
   }
   if (!sameJson(expected.tools, actual.tools)) {
     return `tools: expected [${expected.tools.join(", ")}], got [${actual.tools.join(", ")}]`
+  }
+  if (!sameJson(expected.output, actual.output)) {
+    return `output: expected ${excerpt(canonical(expected.output), 80)}, got ${excerpt(canonical(actual.output), 80)}`
   }
   const length = Math.max(expected.messages.length, actual.messages.length)
   for (let i = 0; i < length; i++) {

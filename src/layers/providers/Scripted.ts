@@ -37,6 +37,8 @@ export interface ScriptedResponse {
   /** Provider data the reply carries (signed thinking, reasoning items): kept on the assistant message. */
   readonly providerBlocks?: ReadonlyArray<ProviderBlock>
   readonly toolCalls?: ReadonlyArray<ScriptedToolCall>
+  /** A typed final answer: a call of the request's answer tool (`respond`) with this value, after `toolCalls`. */
+  readonly output?: unknown
   readonly finishReason?: FinishReason
   readonly usage?: Usage
   /** Raw chunks, sent instead of the fields above. */
@@ -68,11 +70,14 @@ export class ScriptedLog extends Context.Service<ScriptedLog, {
 const argumentsText = (value: unknown): string =>
   value === undefined ? "{}" : typeof value === "string" ? value : JSON.stringify(value)
 
-/** The chunks a response streams, for call number `index`. */
-export const chunksOf = (response: ScriptedResponse, index: number): ReadonlyArray<ProviderChunk> =>
+/** The chunks a response streams, for call number `index`; `outputTool` names the answer tool of `output`. */
+export const chunksOf = (response: ScriptedResponse, index: number, outputTool = "respond"): ReadonlyArray<ProviderChunk> =>
   response.chunks ?? chunksOfReply({
     ...response,
-    toolCalls: (response.toolCalls ?? []).map((call, i) => ({
+    toolCalls: [
+      ...(response.toolCalls ?? []),
+      ...(response.output === undefined ? [] : [{ name: outputTool, arguments: response.output }])
+    ].map((call, i) => ({
       id: call.id ?? `call_${index}_${i}`,
       name: call.name,
       arguments: argumentsText(call.arguments)
@@ -83,8 +88,8 @@ export const chunksOf = (response: ScriptedResponse, index: number): ReadonlyArr
  * What call number `index` answers: its chunks, whole, unless they are paced, broken off or
  * stalled (then a stream of them); first the `delay`, an `error` or a defect.
  */
-const replyOf = (response: ScriptedResponse, index: number): Effect.Effect<WholeReply, ProviderError> => {
-  const chunks = chunksOf(response, index)
+const replyOf = (response: ScriptedResponse, index: number, request: ProviderRequest): Effect.Effect<WholeReply, ProviderError> => {
+  const chunks = chunksOf(response, index, request.output?.name)
   const streamed = response.chunkDelay !== undefined || response.errorAfterChunks !== undefined || response.stall === true
   const start: Effect.Effect<WholeReply, ProviderError> = response.error
     ? Effect.fail(response.error)
@@ -118,7 +123,7 @@ export const make = (script: Script) =>
           const response = typeof script === "function" ? script(request, index) : script[index]
           return response === undefined
             ? Effect.fail(new ProviderRejected({ message: `Scripted provider has no response for call ${index + 1}` }))
-            : replyOf(response, index)
+            : replyOf(response, index, request)
         }))
     }
     return { provider, log: { requests: Effect.sync((): ReadonlyArray<ProviderRequest> => [...requests]) } }

@@ -1,0 +1,132 @@
+/**
+ * Typed final answers (`TurnOptions.output`): what the loop offers the model and how it reads
+ * the reply.
+ *
+ * The answer is offered two ways in one request (see `OutputFormat`): a `respond` tool beside the
+ * turn's other tools, and the `output` field for providers with native structured output. So the
+ * model keeps its tools while it works, and gives the answer either by calling `respond` or (where
+ * the provider constrains the reply's text) as JSON text. A reply that is neither goes back to the
+ * model with the reason, and the next call forces the answer where the provider can force a tool.
+ */
+import { Effect, Schema } from "effect"
+import { ConfigError } from "../domain/errors.ts"
+import * as Message from "../domain/Message.ts"
+import type { OutputFormat, ToolDefinition } from "../domain/Provider.ts"
+import { jsonSchemaOf } from "../domain/Tool.ts"
+
+/** The name of the tool that takes the final answer. */
+export const RESPOND_TOOL = "respond"
+
+/** What the `respond` tool answers when the answer decoded. */
+export const ACCEPTED = "Answer accepted."
+
+/** What the `respond` tool answers when it was called beside other tools. */
+export const NOT_ALONE = `Call ${RESPOND_TOOL} on its own, once the other tool calls have returned.`
+
+/** A turn's typed answer: how to decode it and how to ask for it. */
+export interface OutputSpec {
+  readonly decode: (input: unknown) => Effect.Effect<unknown, Schema.SchemaError>
+  readonly schema: Record<string, unknown>
+  readonly definition: ToolDefinition
+}
+
+/** The spec of an `output` Schema; `jsonSchema` overrides the JSON Schema derived from it. */
+export const make = (
+  output: Schema.Decoder<unknown>,
+  jsonSchema?: Record<string, unknown>
+): Effect.Effect<OutputSpec, ConfigError> =>
+  Effect.try({
+    try: () => jsonSchema ?? jsonSchemaOf(output),
+    catch: (error) => new ConfigError({ field: "output", message: `No JSON Schema for the output Schema: ${String(error)}` })
+  }).pipe(Effect.map((schema) => {
+    const decode = Schema.decodeUnknownEffect(output)
+    return {
+      decode: (input) => decode(input, { errors: "all" }),
+      schema,
+      definition: {
+        name: RESPOND_TOOL,
+        description: "Give your final answer: call this once, on its own, when you are done; its arguments are the answer.",
+        parameters: schema
+      }
+    }
+  }))
+
+/** One turn's progress towards its answer. */
+export interface OutputState {
+  readonly spec: OutputSpec
+  /** Answers rejected so far. */
+  rejected: number
+  /** The next call must give the answer (the last reply was text that is not one). */
+  force: boolean
+}
+
+/** A turn's state for `spec`. */
+export const start = (spec: OutputSpec): OutputState => ({ spec, rejected: 0, force: false })
+
+/** The `output` field of the next request; a forced answer is asked for once. */
+export const formatFor = (state: OutputState): OutputFormat => {
+  const force = state.force
+  state.force = false
+  return { name: RESPOND_TOOL, schema: state.spec.schema, ...(force ? { force: true } : {}) }
+}
+
+/**
+ * What a reply means for the answer:
+ * - `Tools`: it calls other tools, to run; `respond` among them is answered with `after` (an error).
+ * - `Answer`: the decoded answer; `after` answers the `respond` call, if there was one.
+ * - `Rejected`: no valid answer; `after` tells the model why (a tool result or a user message).
+ */
+export type Reading =
+  | { readonly _tag: "Tools"; readonly calls: ReadonlyArray<Message.ToolCall>; readonly after: ReadonlyArray<Message.Message> }
+  | { readonly _tag: "Answer"; readonly value: unknown; readonly after: ReadonlyArray<Message.Message> }
+  | { readonly _tag: "Rejected"; readonly error: string; readonly after: ReadonlyArray<Message.Message> }
+
+/** Text that is only a fenced code block (a habit of models asked for JSON) without its fence. */
+const unfenced = (text: string): string => {
+  const fenced = /^```[A-Za-z]*\n([\s\S]*?)\n?```$/.exec(text.trim())
+  return fenced ? fenced[1]! : text.trim()
+}
+
+const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
+  try {
+    return { ok: true, value: JSON.parse(text) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+/** Reads a reply of the model (already appended to the conversation); counts rejections in `state`. */
+export const read = (state: OutputState, reply: Message.AssistantMessage): Effect.Effect<Reading> => {
+  const calls = reply.toolCalls ?? []
+  const respond = calls.find((call) => call.name === RESPOND_TOOL)
+  if (calls.length > 0 && (respond === undefined || calls.length > 1)) {
+    const others = calls.filter((call) => call.name !== RESPOND_TOOL)
+    const refused = calls.filter((call) => call.name === RESPOND_TOOL).map((call) => Message.toolResult(call, NOT_ALONE, true))
+    return Effect.succeed({ _tag: "Tools", calls: others, after: refused })
+  }
+  const reject = (error: string, after: Message.Message): Reading => {
+    state.rejected++
+    return { _tag: "Rejected", error, after: [after] }
+  }
+  const source = respond === undefined ? parseJson(unfenced(reply.content)) : parseJson(respond.arguments.trim() === "" ? "{}" : respond.arguments)
+  if (!source.ok) {
+    if (respond !== undefined) return Effect.succeed(reject("The answer's arguments are not JSON", Message.toolResult(respond, "Invalid answer: the arguments are not JSON. Call respond again with valid JSON.", true)))
+    state.force = true
+    return Effect.succeed(reject(
+      "The final answer is not JSON",
+      Message.user(`Your final answer must be the structured result, not text: call the "${RESPOND_TOOL}" tool with it (or, if you have no such tool, reply with the JSON alone).`)
+    ))
+  }
+  return state.spec.decode(source.value).pipe(
+    Effect.map((value): Reading => ({ _tag: "Answer", value, after: respond === undefined ? [] : [Message.toolResult(respond, ACCEPTED)] })),
+    Effect.catch((error) => {
+      const why = `The answer does not match the output schema: ${error.message}`
+      return Effect.succeed(reject(
+        why,
+        respond === undefined
+          ? Message.user(`${why}\nGive the corrected final answer.`)
+          : Message.toolResult(respond, `${why}\nCall ${RESPOND_TOOL} again with a corrected answer.`, true)
+      ))
+    })
+  )
+}
