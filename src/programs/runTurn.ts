@@ -108,7 +108,7 @@ export const make = (env: Env, parts: Parts) => {
         TurnContext.append(context, ...opening.addMessages)
       }
       TurnContext.append(context, Message.user(spec.input))
-      const typed = spec.output && TypedOutput.start(yield* TypedOutput.make(spec.output.schema, spec.output.jsonSchema))
+      const typed = spec.output && TypedOutput.start(TypedOutput.make(spec.output.schema, spec.output.jsonSchema))
       let toolset: Toolset | undefined
       let definitions: ReadonlyArray<ToolDefinition> = []
       while (true) {

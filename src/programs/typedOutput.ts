@@ -9,7 +9,6 @@
  * model with the reason, and the next call forces the answer where the provider can force a tool.
  */
 import { Effect, Schema } from "effect"
-import { ConfigError } from "../domain/errors.ts"
 import * as Message from "../domain/Message.ts"
 import type { OutputFormat, ToolDefinition } from "../domain/Provider.ts"
 import { jsonSchemaOf } from "../domain/Tool.ts"
@@ -31,25 +30,19 @@ export interface OutputSpec {
 }
 
 /** The spec of an `output` Schema; `jsonSchema` overrides the JSON Schema derived from it. */
-export const make = (
-  output: Schema.Decoder<unknown>,
-  jsonSchema?: Record<string, unknown>
-): Effect.Effect<OutputSpec, ConfigError> =>
-  Effect.try({
-    try: () => jsonSchema ?? jsonSchemaOf(output),
-    catch: (error) => new ConfigError({ field: "output", message: `No JSON Schema for the output Schema: ${String(error)}` })
-  }).pipe(Effect.map((schema) => {
-    const decode = Schema.decodeUnknownEffect(output)
-    return {
-      decode: (input) => decode(input, { errors: "all" }),
-      schema,
-      definition: {
-        name: RESPOND_TOOL,
-        description: "Give your final answer: call this once, on its own, when you are done; its arguments are the answer.",
-        parameters: schema
-      }
+export const make = (output: Schema.Decoder<unknown>, jsonSchema?: Record<string, unknown>): OutputSpec => {
+  const decode = Schema.decodeUnknownEffect(output)
+  const schema = jsonSchema ?? jsonSchemaOf(output)
+  return {
+    decode: (input) => decode(input, { errors: "all" }),
+    schema,
+    definition: {
+      name: RESPOND_TOOL,
+      description: "Give your final answer: call this once, on its own, when you are done; its arguments are the answer.",
+      parameters: schema
     }
-  }))
+  }
+}
 
 /** One turn's progress towards its answer. */
 export interface OutputState {
