@@ -61,7 +61,7 @@ describe("Anthropic", () => {
     Effect.gen(function*() {
       const server = yield* start([{ body: bytesEvery(anthropicStream, 5) }])
       const chunks = yield* Effect.gen(function*() {
-        const provider = yield* Anthropic.make({ baseUrl: `${server.url}/` })
+        const provider = yield* Anthropic.make({ baseUrl: `${server.url}/`, promptCaching: false })
         return yield* Stream.runCollect(provider.stream(request))
       }).pipe(
         Effect.provide(NodeHttpClient.layerUndici),
@@ -101,6 +101,44 @@ describe("Anthropic", () => {
         tools: [{ name: "read_file", description: "Reads a file", input_schema: request.tools[0]!.parameters }]
       })
     }))
+
+  it.live("by default marks the system prompt, the last tool and the last two user messages for the prompt cache", () =>
+    Effect.gen(function*() {
+      const server = yield* start([{ body: stopWith("end_turn") }])
+      const provider = yield* Anthropic.make({ baseUrl: server.url, apiKey: Redacted.make(KEY) })
+      yield* Stream.runDrain(provider.stream({ ...request, tools: [...request.tools, { name: "list_dir", description: "Lists", parameters: { type: "object" } }] }))
+      const cache = { type: "ephemeral" }
+      expect(server.requests[0]!.json).toEqual({
+        model: "claude-sonnet-4-5",
+        max_tokens: 4096,
+        stream: true,
+        system: [{ type: "text", text: "You are terse.", cache_control: cache }],
+        messages: [
+          { role: "user", content: [{ type: "text", text: "read two", cache_control: cache }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "text", text: "Reading." },
+              { type: "tool_use", id: "toolu_a", name: "read_file", input: { path: "x" } },
+              { type: "tool_use", id: "toolu_b", name: "list_dir", input: {} }
+            ]
+          },
+          {
+            role: "user",
+            content: [
+              { type: "tool_result", tool_use_id: "toolu_a", content: "A" },
+              { type: "tool_result", tool_use_id: "toolu_b", content: "no such dir", is_error: true },
+              { type: "text", text: "steer", cache_control: cache }
+            ]
+          },
+          { role: "assistant", content: [{ type: "text", text: "done" }] }
+        ],
+        tools: [
+          { name: "read_file", description: "Reads a file", input_schema: request.tools[0]!.parameters },
+          { name: "list_dir", description: "Lists", input_schema: { type: "object" }, cache_control: cache }
+        ]
+      })
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.live("maps stop reasons and sends maxTokens when given", () =>
     Effect.gen(function*() {
@@ -211,7 +249,7 @@ describe("Anthropic", () => {
   it.live("a request without tools renders earlier tool calls and results as text; tool schemas lose $schema", () =>
     Effect.gen(function*() {
       const server = yield* start([{ body: stopWith("end_turn") }])
-      const provider = yield* Anthropic.make({ baseUrl: server.url, apiKey: Redacted.make(KEY) })
+      const provider = yield* Anthropic.make({ baseUrl: server.url, apiKey: Redacted.make(KEY), promptCaching: false })
       yield* Stream.runDrain(provider.stream({ ...request, tools: [] }))
       yield* Stream.runDrain(provider.stream({
         ...request,

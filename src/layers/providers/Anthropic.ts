@@ -23,6 +23,11 @@ import { type HttpOptions, httpProvider } from "./httpStream.ts"
 export interface Options extends HttpOptions {
   /** Default `2023-06-01`. */
   readonly version?: string
+  /**
+   * Prompt caching: `cache_control` breakpoints on the system prompt, the tool list and the newest
+   * messages, so each call of a turn reads the prefix the previous one wrote. Default true.
+   */
+  readonly promptCaching?: boolean
 }
 
 /** A Messages API provider. */
@@ -33,7 +38,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
     keyName: "ANTHROPIC_API_KEY",
     headers: { "anthropic-version": options.version ?? "2023-06-01" },
     auth: (apiKey) => ({ "x-api-key": Redacted.value(apiKey) }),
-    body: requestBody,
+    body: (request) => requestBody(request, { promptCaching: options.promptCaching ?? true }),
     check,
     makeDecoder
   }, options)

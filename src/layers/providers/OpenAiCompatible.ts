@@ -17,7 +17,7 @@ import { Effect, Layer, Redacted } from "effect"
 import type { HttpClient } from "effect/http"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
-import { makeDecoder, type MaxTokensField, maxTokensFieldFor, requestBody } from "./openAiWire.ts"
+import { makeDecoder, type MaxTokensField, maxTokensFieldFor, requestBody, type StructuredOutput } from "./openAiWire.ts"
 
 /**
  * How to reach the server: `baseUrl` defaults to `https://api.openai.com/v1`, `apiKey` to the
@@ -31,6 +31,11 @@ export interface Options extends HttpOptions {
    * the keyword, such as Gemini's OpenAI-compatible endpoint. `$schema` is always left out.
    */
   readonly additionalProperties?: boolean
+  /**
+   * How a typed answer is asked for: `native` (default) with `response_format` json_schema, `tool`
+   * with a `respond` tool, for servers without structured outputs.
+   */
+  readonly structuredOutput?: StructuredOutput
 }
 
 /** A Chat Completions provider. */
@@ -40,7 +45,13 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
     path: "/chat/completions",
     keyName: "OPENAI_API_KEY",
     auth: (apiKey) => ({ authorization: `Bearer ${Redacted.value(apiKey)}` }),
-    body: (request) => requestBody(request, options.maxTokensField ?? maxTokensFieldFor(options.baseUrl), { additionalProperties: options.additionalProperties ?? true }),
+    body: (request) =>
+      requestBody(
+        request,
+        options.maxTokensField ?? maxTokensFieldFor(options.baseUrl),
+        { additionalProperties: options.additionalProperties ?? true },
+        options.structuredOutput
+      ),
     makeDecoder
   }, options)
 

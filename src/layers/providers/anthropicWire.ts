@@ -102,7 +102,8 @@ const thinkingBlocksOf = (message: AssistantMessage, model: string): Array<Block
 /**
  * The messages in the API's shape. Consecutive messages of one role (tool results, steering
  * after them) merge into one message, since the API wants user and assistant to alternate; a
- * lone user text stays a plain string. `toolsAsText` renders tool blocks as text (see `blocksOf`).
+ * lone user text stays a plain string unless `keepBlocks` (the form prompt caching needs, see
+ * `markCache`). `toolsAsText` renders tool blocks as text (see `blocksOf`).
  * Thinking blocks go back only to a request with thinking on (`thinking` is then its model, and
  * only that model's blocks go): with it off the API has no use for them (it drops those of earlier
  * turns anyway).
@@ -110,8 +111,9 @@ const thinkingBlocksOf = (message: AssistantMessage, model: string): Array<Block
 export const toWireMessages = (
   messages: ReadonlyArray<Message>,
   toolsAsText = false,
-  thinking: string | undefined = undefined
-): ReadonlyArray<unknown> => {
+  thinking: string | undefined = undefined,
+  keepBlocks = false
+): Array<WireMessage | { role: "user"; content: string }> => {
   const out: Array<WireMessage> = []
   for (const message of messages) {
     if (message.role === "system") continue
@@ -122,13 +124,42 @@ export const toWireMessages = (
     if (last && last.role === role) last.content.push(...blocks)
     else out.push({ role, content: blocks })
   }
+  if (keepBlocks) return out
   return out.map((m) =>
-    m.role === "user" && m.content.length === 1 && m.content[0]!["type"] === "text" ? { role: "user", content: m.content[0]!["text"] } : m
+    m.role === "user" && m.content.length === 1 && m.content[0]!["type"] === "text" ? { role: "user", content: m.content[0]!["text"] as string } : m
   )
 }
 
 /** Anthropic accepts the whole of JSON Schema in `input_schema`, `additionalProperties` included. */
 export const anthropicSchemaPolicy: SchemaPolicy = { additionalProperties: true }
+
+/** How the request is written. */
+export interface WireOptions {
+  /** Mark the stable prefix for the prompt cache (`cache_control` breakpoints); default true. */
+  readonly promptCaching?: boolean
+}
+
+/** The API's limit on `cache_control` breakpoints in one request. */
+export const MAX_CACHE_BREAKPOINTS = 4
+
+/** The marker of a prompt-cache breakpoint: the prefix up to and including the block is cached (5 minutes). */
+const EPHEMERAL = { type: "ephemeral" } as const
+
+/**
+ * Puts the conversation's cache breakpoints on the last block of the last `count` user messages
+ * (at most two). The last is the newest prefix, written to the cache for the next call; the one
+ * before is where the previous call of the turn put its last breakpoint, so this call reads what
+ * that one wrote even when more than the API's 20-block lookback was added since.
+ */
+const markCache = (messages: ReadonlyArray<WireMessage>, count: number): void => {
+  let left = Math.min(count, 2)
+  for (let i = messages.length - 1; i >= 0 && left > 0; i--) {
+    const message = messages[i]!
+    if (message.role !== "user" || message.content.length === 0) continue
+    message.content[message.content.length - 1] = { ...message.content.at(-1)!, cache_control: EPHEMERAL }
+    left--
+  }
+}
 
 /** The `provider` of the blocks this wire keeps (`AssistantMessage.providerBlocks`). */
 export const PROVIDER = "anthropic"
@@ -187,27 +218,37 @@ const samplingFields = (request: ProviderRequest, budget: number | undefined) =>
 
 /**
  * The JSON body of a streaming Messages request. The output limit is `maxTokens`, else the
- * default plus the thinking budget, so that thinking does not eat the answer's share.
+ * default plus the thinking budget, so that thinking does not eat the answer's share. With prompt
+ * caching (the default) the system prompt, the last tool and the last two user messages carry
+ * `cache_control` breakpoints — at most `MAX_CACHE_BREAKPOINTS` — and messages keep the block
+ * form, so that each call's prefix is byte for byte the start of the next one's. A typed answer
+ * that is due (`output.force`) forces its tool with `tool_choice`; otherwise the answer tool is
+ * offered beside the others.
  */
-export const requestBody = (request: ProviderRequest) => {
+export const requestBody = (request: ProviderRequest, options: WireOptions = {}) => {
+  const caching = options.promptCaching ?? true
   const system = request.messages.flatMap((m) => m.role === "system" ? [m.content] : []).join("\n\n")
   const budget = thinkingBudget(request)
+  const tools = request.tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: toolSchemaFor(tool.parameters, anthropicSchemaPolicy)
+  }))
+  const messages = toWireMessages(request.messages, request.tools.length === 0, budget === undefined ? undefined : request.model, caching)
+  if (caching) {
+    if (tools.length > 0) tools[tools.length - 1] = { ...tools.at(-1)!, cache_control: EPHEMERAL } as (typeof tools)[number]
+    markCache(messages as Array<WireMessage>, MAX_CACHE_BREAKPOINTS - (system === "" ? 0 : 1) - (tools.length > 0 ? 1 : 0))
+  }
+  const output = request.output
   return {
     model: request.model,
     max_tokens: request.maxTokens ?? defaultMaxTokens + (budget ?? 0),
     stream: true,
-    ...(system === "" ? {} : { system }),
+    ...(system === "" ? {} : { system: caching ? [{ type: "text", text: system, cache_control: EPHEMERAL }] : system }),
     ...samplingFields(request, budget),
-    messages: toWireMessages(request.messages, request.tools.length === 0, budget === undefined ? undefined : request.model),
-    ...(request.tools.length > 0
-      ? {
-        tools: request.tools.map((tool) => ({
-          name: tool.name,
-          description: tool.description,
-          input_schema: toolSchemaFor(tool.parameters, anthropicSchemaPolicy)
-        }))
-      }
-      : {})
+    messages,
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(output?.force && tools.some((tool) => tool.name === output.name) ? { tool_choice: { type: "tool", name: output.name } } : {})
   }
 }
 

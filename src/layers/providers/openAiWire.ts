@@ -6,11 +6,11 @@
 import type { Sse } from "effect/encoding"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
 import type { ContentPart, ImagePart, Message } from "../../domain/Message.ts"
-import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
+import type { FinishReason, OutputFormat, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
 import { describeBody, fromStreamError } from "./httpErrors.ts"
 import { excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
-import { type SchemaPolicy, toolSchemaFor } from "./toolSchema.ts"
+import { isOpenAiStrict, type SchemaPolicy, toolSchemaFor } from "./toolSchema.ts"
 
 /** Which request field carries the output limit: newer OpenAI models only accept the second. */
 export type MaxTokensField = "max_tokens" | "max_completion_tokens"
@@ -92,27 +92,51 @@ export const toWireMessages = (messages: ReadonlyArray<Message>): Array<Record<s
 /** What OpenAI accepts in tool schemas; compatible servers that reject `additionalProperties` opt out. */
 export const openAiSchemaPolicy: SchemaPolicy = { additionalProperties: true }
 
+/**
+ * How a typed answer (`ProviderRequest.output`) is asked for: `native` with `response_format`
+ * json_schema (the answer tool is dropped and the reply's text is the answer), or `tool` with the
+ * answer tool the loop offers (for compatible servers without structured outputs).
+ */
+export type StructuredOutput = "native" | "tool"
+
+/** The fields a typed answer adds: `response_format`, or `tool_choice` forcing the answer when it is due. */
+const outputFields = (output: OutputFormat, mode: StructuredOutput, schemaPolicy: SchemaPolicy): Record<string, unknown> => {
+  if (mode === "tool") return output.force ? { tool_choice: { type: "function", function: { name: output.name } } } : {}
+  const schema = toolSchemaFor(output.schema, schemaPolicy)
+  return {
+    response_format: { type: "json_schema", json_schema: { name: output.name, schema, strict: isOpenAiStrict(schema) } },
+    // The answer is due now: no more tool calls, only the constrained text.
+    ...(output.force ? { tool_choice: "none" } : {})
+  }
+}
+
 /** The JSON body of a streaming Chat Completions request. */
 export const requestBody = (
   request: ProviderRequest,
   maxTokensField: MaxTokensField = "max_tokens",
-  schemaPolicy: SchemaPolicy = openAiSchemaPolicy
-) => ({
-  model: request.model,
-  messages: toWireMessages(request.messages),
-  stream: true,
-  stream_options: { include_usage: true },
-  ...(request.tools.length > 0
-    ? {
-      tools: request.tools.map((tool) => ({
-        type: "function",
-        function: { name: tool.name, description: tool.description, parameters: toolSchemaFor(tool.parameters, schemaPolicy) }
-      }))
-    }
-    : {}),
-  ...(request.maxTokens === undefined ? {} : { [maxTokensField]: request.maxTokens }),
-  ...samplingFields(request)
-})
+  schemaPolicy: SchemaPolicy = openAiSchemaPolicy,
+  structuredOutput: StructuredOutput = "native"
+) => {
+  const output = request.output
+  const tools = output && structuredOutput === "native" ? request.tools.filter((tool) => tool.name !== output.name) : request.tools
+  return {
+    model: request.model,
+    messages: toWireMessages(request.messages),
+    stream: true,
+    stream_options: { include_usage: true },
+    ...(tools.length > 0
+      ? {
+        tools: tools.map((tool) => ({
+          type: "function",
+          function: { name: tool.name, description: tool.description, parameters: toolSchemaFor(tool.parameters, schemaPolicy) }
+        }))
+      }
+      : {}),
+    ...(request.maxTokens === undefined ? {} : { [maxTokensField]: request.maxTokens }),
+    ...samplingFields(request),
+    ...(output === undefined ? {} : outputFields(output, structuredOutput, schemaPolicy))
+  }
+}
 
 /** The model options but the output limit, as Chat Completions names them; absent ones are left out. */
 const samplingFields = (request: ProviderRequest) => ({
