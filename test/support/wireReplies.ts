@@ -1,0 +1,112 @@
+/**
+ * Whole streamed replies in the two wire formats, for loopback servers that play a model over
+ * several calls (a text answer or one tool call, with usage), and the bodies the official SDK
+ * clients send for a conversation (through `@mariozechner/pi-ai`, which drives them), captured
+ * on a loopback server as the reference for the library's own request bodies.
+ */
+import { type Context, getModel, type ProviderStreamOptions, stream } from "@mariozechner/pi-ai"
+import { Effect } from "effect"
+import { data, event, type ReceivedRequest, start, type WireResponse } from "./wireServer.ts"
+
+/** What the fake model says in one reply. */
+export interface FakeReply {
+  readonly text?: string
+  readonly toolCall?: { readonly id: string; readonly name: string; readonly arguments: unknown }
+  readonly usage?: { readonly input: number; readonly output: number; readonly cacheRead?: number; readonly cacheWrite?: number }
+}
+
+/** A Messages API stream of `reply`. */
+export const anthropicReply = (reply: FakeReply): WireResponse => {
+  const usage = reply.usage ?? { input: 10, output: 2 }
+  const blocks = [
+    ...(reply.text === undefined ? [] : [
+      event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+      event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: reply.text } }),
+      event("content_block_stop", { type: "content_block_stop", index: 0 })
+    ]),
+    ...(reply.toolCall === undefined ? [] : [
+      event("content_block_start", {
+        type: "content_block_start",
+        index: 1,
+        content_block: { type: "tool_use", id: reply.toolCall.id, name: reply.toolCall.name, input: {} }
+      }),
+      event("content_block_delta", {
+        type: "content_block_delta",
+        index: 1,
+        delta: { type: "input_json_delta", partial_json: JSON.stringify(reply.toolCall.arguments) }
+      }),
+      event("content_block_stop", { type: "content_block_stop", index: 1 })
+    ])
+  ]
+  return {
+    body: [
+      event("message_start", {
+        type: "message_start",
+        message: {
+          id: "msg",
+          type: "message",
+          role: "assistant",
+          content: [],
+          usage: {
+            input_tokens: usage.input,
+            output_tokens: 1,
+            ...(usage.cacheRead === undefined ? {} : { cache_read_input_tokens: usage.cacheRead }),
+            ...(usage.cacheWrite === undefined ? {} : { cache_creation_input_tokens: usage.cacheWrite })
+          }
+        }
+      }),
+      ...blocks,
+      event("message_delta", {
+        type: "message_delta",
+        delta: { stop_reason: reply.toolCall ? "tool_use" : "end_turn" },
+        usage: { output_tokens: usage.output }
+      }),
+      event("message_stop", { type: "message_stop" })
+    ]
+  }
+}
+
+/** A Chat Completions stream of `reply`. */
+export const openAiReply = (reply: FakeReply): WireResponse => {
+  const chunk = (delta: unknown, finish: string | null = null) => ({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })
+  return {
+    body: [
+      data(chunk({ role: "assistant", content: reply.text ?? null })),
+      ...(reply.toolCall === undefined ? [] : [data(chunk({
+        tool_calls: [{
+          index: 0,
+          id: reply.toolCall.id,
+          type: "function",
+          function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.arguments) }
+        }]
+      }))]),
+      data(chunk({}, reply.toolCall ? "tool_calls" : "stop")),
+      data({ id: "c", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: reply.usage?.input ?? 10, completion_tokens: reply.usage?.output ?? 2 } }),
+      "data: [DONE]\n\n"
+    ]
+  }
+}
+
+/**
+ * The body the official Anthropic SDK sends for `context` (through pi-ai's `anthropic` provider,
+ * which sets the prompt-cache breakpoints itself), captured on a loopback server.
+ */
+export const anthropicSdkBody = (context: Context, options: ProviderStreamOptions = {}): Effect.Effect<any> =>
+  Effect.scoped(Effect.gen(function*() {
+    const server = yield* start([anthropicReply({ text: "ok" })])
+    const model = { ...getModel("anthropic", "claude-sonnet-4-5"), baseUrl: server.url }
+    yield* Effect.promise(() => stream(model, context, { apiKey: "sk-ant-test", ...options }).result())
+    return (server.requests[0] as ReceivedRequest).json
+  }))
+
+/** pi-ai's message metadata for an assistant message of `content`. */
+export const piAssistant = (content: ReadonlyArray<any>): Context["messages"][number] => ({
+  role: "assistant",
+  content: [...content],
+  api: "anthropic-messages",
+  provider: "anthropic",
+  model: "claude-sonnet-4-5",
+  usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: "toolUse",
+  timestamp: 0
+})
