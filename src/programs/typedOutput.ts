@@ -29,10 +29,25 @@ export interface OutputSpec {
   readonly definition: ToolDefinition
 }
 
+/**
+ * A derived JSON Schema with every struct closed (`additionalProperties: true` becomes `false`).
+ * A Struct ignores keys it does not declare when it decodes, so asking the model for none of them
+ * loses nothing, and a closed schema is one OpenAI can enforce strictly.
+ */
+const closed = (schema: unknown): unknown => {
+  if (Array.isArray(schema)) return schema.map(closed)
+  if (typeof schema !== "object" || schema === null) return schema
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(schema)) {
+    out[key] = key === "enum" || key === "const" ? value : key === "additionalProperties" && value === true && "properties" in schema ? false : closed(value)
+  }
+  return out
+}
+
 /** The spec of an `output` Schema; `jsonSchema` overrides the JSON Schema derived from it. */
 export const make = (output: Schema.Decoder<unknown>, jsonSchema?: Record<string, unknown>): OutputSpec => {
   const decode = Schema.decodeUnknownEffect(output)
-  const schema = jsonSchema ?? jsonSchemaOf(output)
+  const schema = jsonSchema ?? closed(jsonSchemaOf(output)) as Record<string, unknown>
   return {
     decode: (input) => decode(input, { errors: "all" }),
     schema,
