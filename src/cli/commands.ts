@@ -5,6 +5,7 @@
 import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { chat } from "./chat.ts"
+import { fail } from "./failure.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
 import { agentFlags } from "./flags.ts"
 import * as HooksList from "./hooksList.ts"
@@ -35,13 +36,19 @@ const runCommand = Command.make(
         "Attach an image FILE (PNG, JPEG, GIF, WebP; repeatable). @path/to/file.png in the prompt attaches an image inside the workspace too"
       )
     ),
+    outputSchema: Flag.String("output-schema").pipe(
+      Flag.optional,
+      Flag.withDescription("A JSON Schema file: the answer is typed by it and printed as \"output\" (with --output-format json)")
+    ),
     cluster: ClusterOptions.clusterFlag,
     ...agentFlags
   },
-  ({ prompt, outputFormat, image, cluster, ...flags }) =>
+  ({ prompt, outputFormat, image, outputSchema, cluster, ...flags }) =>
     cluster._tag === "Some"
-      ? Effect.flatMap(Effect.promise(() => import("./clusterRun.ts")), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value, image))
-      : run(prompt, outputFormat, flags, image)
+      ? outputSchema._tag === "Some"
+        ? fail("--output-schema does not work with --cluster")
+        : Effect.flatMap(Effect.promise(() => import("./clusterRun.ts")), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value, image))
+      : run(prompt, outputFormat, flags, image, outputSchema)
 ).pipe(
   Command.withDescription(
     "Run one turn and print the answer. Exit 0 when the turn completes, 130 after Ctrl-C, 143 after SIGTERM, 1 with a reason otherwise."
@@ -55,6 +62,10 @@ const runCommand = Command.make(
     { command: "git diff | agent-loop run \"Review this change\"", description: "Attach piped input to the prompt" },
     { command: "agent-loop run --model gpt-4.1-mini \"What is wrong in @screenshots/error.png?\"", description: "Show the model an image" },
     { command: "agent-loop run --output-format json - < question.txt", description: "The prompt from a file, the result as JSON" },
+    {
+      command: "agent-loop run --output-format json --output-schema answer.schema.json \"Largest city in Japan?\"",
+      description: "A typed answer: \"output\" holds the answer as the schema describes it"
+    },
     { command: "agent-loop run --cluster postgres://agent@db/agents -s support-42 \"Any news?\"", description: "Let a cluster's runners run the turn" }
   ])
 )

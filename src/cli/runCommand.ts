@@ -7,6 +7,7 @@
  * Output (`--output-format`): `text` streams the answer to stdout (whole responses when stdout is
  * not a terminal); `json` prints one object at the end (`RunResult`); `stream-json` prints every
  * event as one JSON line. Tool calls, notes and the closing line go to stderr in every format.
+ * `--output-schema FILE` (with `json`) asks for a typed answer, printed as the object's `output`.
  */
 import { Clock, Effect, type FileSystem, Option } from "effect"
 import { checkInput } from "../domain/Config.ts"
@@ -22,6 +23,7 @@ import type { AgentFlags } from "./flags.ts"
 import { tokensKnown } from "./format.ts"
 import { promptInput } from "./images.ts"
 import * as LineInput from "./lineInput.ts"
+import * as OutputSchema from "./outputSchema.ts"
 import type { ProviderKeys } from "./providerKeys.ts"
 import { Screen } from "./screen.ts"
 import { attach, warnDropped } from "./session.ts"
@@ -49,10 +51,12 @@ export interface RunResult {
   readonly costUsd: number | null
   /** Why the turn did not complete; `null` when it did. */
   readonly error: string | null
+  /** With `--output-schema` only: the typed answer, decoded by the schema; `null` when there is none. */
+  readonly output?: unknown
 }
 
 /** The `--output-format json` object of a finished turn. */
-export const runResult = (result: TurnResult, model: string, durationMs: number): RunResult => {
+export const runResult = (result: TurnResult, model: string, durationMs: number, typed = false): RunResult => {
   const known = tokensKnown(result.usage)
   return {
     type: "result",
@@ -64,7 +68,8 @@ export const runResult = (result: TurnResult, model: string, durationMs: number)
     durationMs,
     usage: known ? result.usage : null,
     costUsd: known ? result.usage.costUsd ?? null : null,
-    error: result.error ?? (result.status === "completed" ? null : result.status)
+    error: result.error ?? (result.status === "completed" ? null : result.status),
+    ...(typed ? { output: result.output ?? null } : {})
   }
 }
 
@@ -97,10 +102,18 @@ export const inputOf = (
 ): Effect.Effect<Content, unknown, FileSystem.FileSystem> =>
   promptInput({ prompt, mentionsIn: Option.getOrUndefined(Option.filter(argument, (a) => a !== "-")), files: images, ...options })
 
-/** Runs one turn of the prompt. */
-export const run = (argument: Option.Option<string>, format: OutputFormat, flags: AgentFlags, images: ReadonlyArray<string> = []) =>
+/** Runs one turn of the prompt; `outputSchema` is the file of `--output-schema`. */
+export const run = (
+  argument: Option.Option<string>,
+  format: OutputFormat,
+  flags: AgentFlags,
+  images: ReadonlyArray<string> = [],
+  outputSchema: Option.Option<string> = Option.none()
+) =>
   Effect.gen(function*() {
     const screen = yield* Screen
+    if (Option.isSome(outputSchema) && format !== "json") return yield* fail("--output-schema needs --output-format json")
+    const typed = Option.isSome(outputSchema) ? yield* OutputSchema.load(outputSchema.value) : undefined
     const settings = yield* Settings.resolve(flags)
     const prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
     const input = yield* inputOf(prompt, argument, images, { workspace: settings.workspace, maxBytes: settings.maxImageBytes })
@@ -124,11 +137,15 @@ export const run = (argument: Option.Option<string>, format: OutputFormat, flags
         cancelQuestions: lines?.cancelQuestions
       })
       const started = yield* Clock.currentTimeMillis
-      const result = yield* loop.turn(settings.sessionKey, input)
+      const result = yield* loop.turn(
+        settings.sessionKey,
+        input,
+        typed === undefined ? {} : { output: typed.schema, outputJsonSchema: typed.jsonSchema }
+      )
       const finished = yield* Clock.currentTimeMillis
       yield* sink.flushed(result.turnId)
       yield* warnDropped(sink)
-      if (format === "json") yield* screen.raw(`${JSON.stringify(runResult(result, settings.model, finished - started))}\n`)
+      if (format === "json") yield* screen.raw(`${JSON.stringify(runResult(result, settings.model, finished - started, typed !== undefined))}\n`)
       return yield* outcome(result, (yield* LoopConfig).maxIterations)
     })).pipe(Effect.provide(App.layer(settings)))
   }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>
