@@ -86,6 +86,18 @@ describe("fromLanguageModel", () => {
       expect(tool.role === "tool" && tool.content[0]).toMatchObject({ type: "tool-result", id: "c0", name: "read_file", isFailure: true, result: "boom" })
     }))
 
+  it.effect("a typed answer's tool is one of the tools, chosen by toolChoice only when the answer is due", () =>
+    Effect.gen(function*() {
+      const respond = { name: "respond", description: "The answer", parameters: { type: "object", properties: { n: { type: "number" } } } }
+      const typed = { ...request, tools: [...request.tools, respond], output: { name: "respond", schema: respond.parameters } }
+      const finish = [{ type: "finish", reason: "stop", usage }] as const
+      const offered = (yield* collect(finish, typed)).calls[0]!
+      expect(offered.tools.map((tool) => tool.name)).toEqual(["read_file", "list_dir", "respond"])
+      expect(offered.toolChoice).toBe("auto")
+      const forced = (yield* collect(finish, { ...typed, output: { ...typed.output, force: true } })).calls[0]!
+      expect(forced.toolChoice).toEqual({ tool: "respond" })
+    }))
+
   it.effect("without tools no toolkit is sent; finish reasons map", () =>
     Effect.gen(function*() {
       const reasons: Array<unknown> = []

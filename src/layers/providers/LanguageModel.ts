@@ -216,7 +216,9 @@ export const fromLanguageModel = (model: LanguageModel.LanguageModel): ProviderS
         prompt,
         toolkit: toolkitOf(request.tools),
         disableToolCallResolution: true,
-        toolCallValidation: "deferred"
+        toolCallValidation: "deferred",
+        // A typed answer that is due: the model must call its tool now.
+        ...(request.output?.force ? { toolChoice: { tool: request.output.name } } : {})
       }) as Stream.Stream<Response.StreamPart<any, any>, AiError.AiError>
     return decodeParts(Stream.mapError(parts, fromAiError))
   }
