@@ -4,10 +4,10 @@
  * the middle of a turn. Multi-process, so on real time: every wait polls a condition with a deadline.
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Effect, Exit, Fiber, Layer, ManagedRuntime, Queue, Stream } from "effect"
+import { Effect, Exit, Fiber, Layer, ManagedRuntime, Queue, Schema, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AgentSession, LOST_TURN_ERROR } from "../src/cluster/AgentLoopCluster.ts"
+import { AgentSession, LOST_TURN_ERROR, OUTPUT_UNSUPPORTED } from "../src/cluster/AgentLoopCluster.ts"
 import type { SessionEvent } from "../src/cluster/protocol.ts"
 import type { AgentEvent } from "../src/domain/Event.ts"
 import * as Message from "../src/domain/Message.ts"
@@ -91,6 +91,14 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     expect(result.status).toBe("completed")
     expect(JSON.parse(result.finalMessage!.content)).toEqual({ temperature: 0.3, reasoning: { effort: "low" } })
   }, 60_000)
+
+  it("a turn asking for a typed answer fails saying the cluster does not carry it, and reaches no runner", async () => {
+    const result = await run(Effect.gen(function*() {
+      return yield* (yield* AgentLoop).turn("typed", "hi", { output: Schema.Struct({ a: Schema.String }) })
+    }))
+    expect([result.status, result.error, result.output]).toEqual(["failed", OUTPUT_UNSUPPORTED, undefined])
+    expect(cluster.runners.some((runner) => runner.sessions().has("typed"))).toBe(false)
+  }, 30_000)
 
   it("steers, interrupts and reports the active turn of a session on its runner", async () => {
     await run(Effect.gen(function*() {

@@ -44,6 +44,7 @@ import * as Transport from "./transport.ts"
 
 export { ClusterUnavailable, HookNotSupportedOnClient, type ClientOptions } from "./client.ts"
 export { LOST_TURN_ERROR } from "./entity.ts"
+export { OUTPUT_UNSUPPORTED } from "./client.ts"
 export { AgentSession } from "./protocol.ts"
 export { shardingDefaults, type RunnerOptions, type ShardingOptions } from "./transport.ts"
 

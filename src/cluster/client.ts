@@ -84,6 +84,9 @@ const failed = (sessionKey: string, turnId: string, error: string): TurnResult =
   error
 })
 
+/** Why a turn asking for a typed answer (`TurnOptions.output`) fails on a cluster. */
+export const OUTPUT_UNSUPPORTED = "a typed answer (the output option) is not supported on a cluster: run the turn on a local loop"
+
 /** The `TurnEnd` a lost turn never published on the client. */
 const lostEnd = (result: TurnResult, at: number) =>
   AgentEvent.make("TurnEnd", { turnId: result.turnId, sessionKey: result.sessionKey, iteration: 0, depth: 0 }, at, {
@@ -141,6 +144,8 @@ export const make = (options: ClientOptions = {}) =>
       Effect.scoped(Effect.gen(function*() {
         const rejected = checkContent(input, options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES)
         if (rejected) return yield* rejected
+        // A Schema cannot travel to a runner: rather than answer untyped, say so.
+        if (turnOptions.output !== undefined) return failed(sessionKey, `failed-${++failures}`, OUTPUT_UNSUPPORTED)
         yield* running(sessionKey)
         const payload = { ...ModelOptions.pick(turnOptions), ...(turnOptions.model === undefined ? {} : { model: turnOptions.model }), input }
         const outcome = yield* Effect.exit(clientFor(sessionKey).Turn(payload))
