@@ -79,6 +79,17 @@ describe("typed output", () => {
       script: [{ output: { city: "Paris", population: -1 } }, { output: { city: "Paris", population: 2 } }]
     }))))
 
+  it.effect("respond arguments that are not JSON are refused with that reason, and not forced", () =>
+    Effect.gen(function*() {
+      const result = yield* (yield* AgentLoop).turn("s", "go", { output: Answer })
+      expect(result.output).toEqual({ city: "Quito", population: 3 })
+      const sent = yield* requests
+      expect(sent[1]!.messages.at(-1)).toMatchObject({ role: "tool", isError: true, content: expect.stringContaining("not JSON") })
+      expect(sent[1]!.output!.force).toBeUndefined()
+    }).pipe(Effect.provide(harness({
+      script: [{ output: "{\"city\": \"Quito\"," }, { output: { city: "Quito", population: 3 } }]
+    }))))
+
   it.effect("after maxOutputRetries rejected answers the turn fails with the decode error; the history stays valid", () =>
     Effect.gen(function*() {
       const events = yield* recordEvents

@@ -116,9 +116,16 @@ export const read = (state: OutputState, reply: Message.AssistantMessage): Effec
     state.rejected++
     return { _tag: "Rejected", error, after: [after] }
   }
-  const source = respond === undefined ? parseJson(unfenced(reply.content)) : parseJson(respond.arguments.trim() === "" ? "{}" : respond.arguments)
+  const source = respond === undefined
+    ? parseJson(unfenced(reply.content))
+    : parseJson(respond.arguments.trim() === "" ? "{}" : respond.arguments)
+  if (!source.ok && respond !== undefined) {
+    return Effect.succeed(reject(
+      "The answer's arguments are not JSON",
+      Message.toolResult(respond, `Invalid answer: the arguments are not JSON. Call ${RESPOND_TOOL} again with valid JSON.`, true)
+    ))
+  }
   if (!source.ok) {
-    if (respond !== undefined) return Effect.succeed(reject("The answer's arguments are not JSON", Message.toolResult(respond, "Invalid answer: the arguments are not JSON. Call respond again with valid JSON.", true)))
     state.force = true
     return Effect.succeed(reject(
       "The final answer is not JSON",
@@ -126,7 +133,11 @@ export const read = (state: OutputState, reply: Message.AssistantMessage): Effec
     ))
   }
   return state.spec.decode(source.value).pipe(
-    Effect.map((value): Reading => ({ _tag: "Answer", value, after: respond === undefined ? [] : [Message.toolResult(respond, ACCEPTED)] })),
+    Effect.map((value): Reading => ({
+      _tag: "Answer",
+      value,
+      after: respond === undefined ? [] : [Message.toolResult(respond, ACCEPTED)]
+    })),
     Effect.catch((error) => {
       const why = `The answer does not match the output schema: ${error.message}`
       return Effect.succeed(reject(
