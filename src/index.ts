@@ -20,7 +20,7 @@ export * as Turn from "./domain/Turn.ts"
 export type { Inbound, Outbound, TurnInfo, TurnResult, TurnStatus } from "./domain/Turn.ts"
 export * as Usage from "./domain/Usage.ts"
 
-export { AgentLoop, type AgentLoopShape, type TurnOptions } from "./services/AgentLoop.ts"
+export { AgentLoop, type AgentLoopShape, type TurnOptions, type TypedTurnResult } from "./services/AgentLoop.ts"
 export { CurrentTurn, type CurrentTurnShape } from "./services/CurrentTurn.ts"
 export {
   type DropCounts,
