@@ -5,8 +5,10 @@
  */
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Fiber, Layer, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import * as Hook from "../src/domain/Hook.ts"
+import * as Tool from "../src/domain/Tool.ts"
 import * as Replay from "../src/layers/providers/Replay.ts"
 import * as Scripted from "../src/layers/providers/Scripted.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
@@ -15,7 +17,7 @@ import { ACCEPTED, NOT_ALONE } from "../src/programs/typedOutput.ts"
 import type { Provider } from "../src/services/Provider.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import { echo, ofKind } from "./support/fixtures.ts"
-import { AgentLoop, harness, recordEvents } from "./support/harness.ts"
+import { AgentLoop, harness, recordEvents, settled } from "./support/harness.ts"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as fs from "node:fs"
@@ -155,6 +157,28 @@ describe("typed output", () => {
         { toolCalls: [{ name: "echo", arguments: { text: "a" } }] },
         { toolCalls: [{ name: "echo", arguments: { text: "b" } }] }
       ]
+    }))))
+
+  it.effect("a graceful interrupt ends the turn as before: one tool-less call without the answer asked for, no output", () =>
+    Effect.gen(function*() {
+      const events = yield* recordEvents
+      const loop = yield* AgentLoop
+      const turn = yield* Effect.forkChild(loop.turn("s", "go", { output: Answer }))
+      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart")))
+      yield* loop.interruptGraceful("s")
+      yield* TestClock.adjust("1 second")
+      const result = yield* Fiber.join(turn)
+      expect([result.status, result.output, result.finalMessage?.content]).toEqual(["interrupted", undefined, "Stopped."])
+      const last = (yield* requests).at(-1)!
+      expect([last.tools, last.output]).toEqual([[], undefined])
+    }).pipe(Effect.provide(harness({
+      tools: [Tool.make({
+        name: "slow",
+        description: "waits a second",
+        parameters: Schema.Struct({}),
+        execute: () => Effect.as(Effect.sleep("1 second"), "done")
+      })],
+      script: [{ toolCalls: [{ name: "slow" }] }, { content: "Stopped." }]
     }))))
 
   it.effect("outputJsonSchema is what the model is offered; the Schema still decodes", () =>
