@@ -2,7 +2,8 @@
  * Anthropic prompt caching: where the `cache_control` breakpoints go (against the official SDK's
  * body through pi-ai, and over a 20-iteration turn on a loopback server: every call's cached
  * prefix is byte for byte the start of the next call, which reads it at the same breakpoint),
- * the API's limit of 4, switching it off, and the cache tokens counted at cache prices.
+ * the API's limit of 4, switching it off, and the cache tokens (Anthropic's and OpenAI's automatic
+ * caching) counted at cache prices.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
@@ -11,13 +12,14 @@ import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
 import * as Usage from "../src/domain/Usage.ts"
 import * as Anthropic from "../src/layers/providers/Anthropic.ts"
+import * as OpenAiCompatible from "../src/layers/providers/OpenAiCompatible.ts"
 import { MAX_CACHE_BREAKPOINTS } from "../src/layers/providers/anthropicWire.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import { echo } from "./support/fixtures.ts"
 import { AgentLoop } from "./support/harness.ts"
-import { anthropicReply, anthropicSdkBody, piAssistant } from "./support/wireReplies.ts"
+import { anthropicReply, anthropicSdkBody, openAiReply, piAssistant } from "./support/wireReplies.ts"
 import { start } from "./support/wireServer.ts"
 
 const KEY = Redacted.make("sk-ant-test")
@@ -43,7 +45,7 @@ const units = (body: any): Array<{ readonly json: string; readonly breakpoint: b
   ]
 }
 
-describe("Anthropic prompt caching", () => {
+describe("prompt caching", () => {
   it.live("breakpoints where the official SDK (through pi-ai) puts them, plus the previous call's", () =>
     Effect.gen(function*() {
       const sdk = yield* anthropicSdkBody({
@@ -140,6 +142,27 @@ describe("Anthropic prompt caching", () => {
       }
       expect(first.usage).toEqual({ ...expected, costUsd: expect.closeTo(Usage.cost(expected, price), 12) })
       expect(first.usage.costUsd).toBeLessThan(Usage.cost(expected, { inputPerMillion: 3, outputPerMillion: 15 }))
+    }))
+
+  it.live("OpenAI's automatic caching: cached_tokens arrive as cachedInputTokens and cost the cached price", () =>
+    Effect.gen(function*() {
+      const server = yield* start([
+        openAiReply({ toolCall: { id: "c1", name: "echo", arguments: { text: "a" } }, usage: { input: 2000, output: 10, cacheRead: 0 } }),
+        openAiReply({ text: "done", usage: { input: 2100, output: 5, cacheRead: 1920 } })
+      ])
+      const price = { inputPerMillion: 2, outputPerMillion: 8, cachedInputPerMillion: 0.5 }
+      const loop = AgentLoopLive.layer({ model: "gpt-test", prices: { "gpt-test": price } }).pipe(
+        Layer.provideMerge(Layer.mergeAll(
+          OpenAiCompatible.layer({ baseUrl: server.url, apiKey: KEY }).pipe(Layer.provide(NodeHttpClient.layerUndici)),
+          ToolRegistry.layer([echo]),
+          SessionStoreMemory.layer()
+        ))
+      )
+      const result = yield* Effect.gen(function*() {
+        return yield* (yield* AgentLoop).turn("s", "go")
+      }).pipe(Effect.provide(loop))
+      const usage = { inputTokens: 4100, outputTokens: 15, cachedInputTokens: 1920 }
+      expect(result.usage).toEqual({ ...usage, costUsd: expect.closeTo((2180 * 2 + 1920 * 0.5 + 15 * 8) / 1e6, 12) })
     }))
 
   it.live("promptCaching: false sends no breakpoint and keeps the plain forms", () =>

@@ -15,7 +15,7 @@ export interface FakeReply {
   readonly usage?: { readonly input: number; readonly output: number; readonly cacheRead?: number; readonly cacheWrite?: number }
 }
 
-/** A Messages API stream of `reply`. */
+/** A Messages API stream of `reply`; `input` is the uncached tokens, as the API counts them. */
 export const anthropicReply = (reply: FakeReply): WireResponse => {
   const usage = reply.usage ?? { input: 10, output: 2 }
   const blocks = [
@@ -66,7 +66,7 @@ export const anthropicReply = (reply: FakeReply): WireResponse => {
   }
 }
 
-/** A Chat Completions stream of `reply`. */
+/** A Chat Completions stream of `reply`; `input` is all prompt tokens, `cacheRead` the cached part of them. */
 export const openAiReply = (reply: FakeReply): WireResponse => {
   const chunk = (delta: unknown, finish: string | null = null) => ({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })
   return {
@@ -81,7 +81,16 @@ export const openAiReply = (reply: FakeReply): WireResponse => {
         }]
       }))]),
       data(chunk({}, reply.toolCall ? "tool_calls" : "stop")),
-      data({ id: "c", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: reply.usage?.input ?? 10, completion_tokens: reply.usage?.output ?? 2 } }),
+      data({
+        id: "c",
+        object: "chat.completion.chunk",
+        choices: [],
+        usage: {
+          prompt_tokens: reply.usage?.input ?? 10,
+          completion_tokens: reply.usage?.output ?? 2,
+          ...(reply.usage?.cacheRead === undefined ? {} : { prompt_tokens_details: { cached_tokens: reply.usage.cacheRead } })
+        }
+      }),
       "data: [DONE]\n\n"
     ]
   }
