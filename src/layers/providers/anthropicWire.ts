@@ -229,16 +229,14 @@ export const requestBody = (request: ProviderRequest, options: WireOptions = {})
   const caching = options.promptCaching ?? true
   const system = request.messages.flatMap((m) => m.role === "system" ? [m.content] : []).join("\n\n")
   const budget = thinkingBudget(request)
-  const tools = request.tools.map((tool) => ({
+  const tools = request.tools.map((tool, i, all) => ({
     name: tool.name,
     description: tool.description,
-    input_schema: toolSchemaFor(tool.parameters, anthropicSchemaPolicy)
+    input_schema: toolSchemaFor(tool.parameters, anthropicSchemaPolicy),
+    ...(caching && i === all.length - 1 ? { cache_control: EPHEMERAL } : {})
   }))
   const messages = toWireMessages(request.messages, request.tools.length === 0, budget === undefined ? undefined : request.model, caching)
-  if (caching) {
-    if (tools.length > 0) tools[tools.length - 1] = { ...tools.at(-1)!, cache_control: EPHEMERAL } as (typeof tools)[number]
-    markCache(messages as Array<WireMessage>, MAX_CACHE_BREAKPOINTS - (system === "" ? 0 : 1) - (tools.length > 0 ? 1 : 0))
-  }
+  if (caching) markCache(messages as Array<WireMessage>, MAX_CACHE_BREAKPOINTS - (system === "" ? 0 : 1) - (tools.length > 0 ? 1 : 0))
   const output = request.output
   return {
     model: request.model,
