@@ -99,12 +99,21 @@ export const openAiSchemaPolicy: SchemaPolicy = { additionalProperties: true }
  */
 export type StructuredOutput = "native" | "tool"
 
+/** A typed answer as OpenAI's json_schema format (Chat's `response_format`, Responses' `text.format`). */
+export const jsonSchemaFormat = (output: OutputFormat, schemaPolicy: SchemaPolicy) => {
+  const schema = toolSchemaFor(output.schema, schemaPolicy)
+  return { name: output.name, schema, strict: isOpenAiStrict(schema) }
+}
+
+/** The tools of a request whose typed answer comes natively: all but the answer tool. */
+export const toolsBesideAnswer = (request: ProviderRequest) =>
+  request.output === undefined ? request.tools : request.tools.filter((tool) => tool.name !== request.output!.name)
+
 /** The fields a typed answer adds: `response_format`, or `tool_choice` forcing the answer when it is due. */
 const outputFields = (output: OutputFormat, mode: StructuredOutput, schemaPolicy: SchemaPolicy): Record<string, unknown> => {
   if (mode === "tool") return output.force ? { tool_choice: { type: "function", function: { name: output.name } } } : {}
-  const schema = toolSchemaFor(output.schema, schemaPolicy)
   return {
-    response_format: { type: "json_schema", json_schema: { name: output.name, schema, strict: isOpenAiStrict(schema) } },
+    response_format: { type: "json_schema", json_schema: jsonSchemaFormat(output, schemaPolicy) },
     // The answer is due now: no more tool calls, only the constrained text.
     ...(output.force ? { tool_choice: "none" } : {})
   }
@@ -118,7 +127,7 @@ export const requestBody = (
   structuredOutput: StructuredOutput = "native"
 ) => {
   const output = request.output
-  const tools = output && structuredOutput === "native" ? request.tools.filter((tool) => tool.name !== output.name) : request.tools
+  const tools = structuredOutput === "native" ? toolsBesideAnswer(request) : request.tools
   return {
     model: request.model,
     messages: toWireMessages(request.messages),
