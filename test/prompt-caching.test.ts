@@ -19,7 +19,8 @@ import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import { echo } from "./support/fixtures.ts"
 import { AgentLoop } from "./support/harness.ts"
-import { anthropicReply, anthropicSdkBody, openAiReply, piAssistant } from "./support/wireReplies.ts"
+import { piToolCalls, piToolResult, piUser, referenceBody } from "./support/sdkReference.ts"
+import { anthropicReply, openAiReply } from "./support/wireReplies.ts"
 import { start } from "./support/wireServer.ts"
 
 const KEY = Redacted.make("sk-ant-test")
@@ -48,25 +49,23 @@ const units = (body: any): Array<{ readonly json: string; readonly breakpoint: b
 describe("prompt caching", () => {
   it.live("breakpoints where the official SDK (through pi-ai) puts them, plus the previous call's", () =>
     Effect.gen(function*() {
-      const sdk = yield* anthropicSdkBody({
+      const model = "claude-sonnet-4-5"
+      const call = { id: "toolu_1", name: "read_file" }
+      const sdk = yield* referenceBody("anthropic-messages", model, {
         systemPrompt: "You are terse.",
-        messages: [
-          { role: "user", content: "read x", timestamp: 0 },
-          piAssistant([{ type: "text", text: "Reading." }, { type: "toolCall", id: "toolu_1", name: "read_file", arguments: { path: "x" } }]),
-          { role: "toolResult", toolCallId: "toolu_1", toolName: "read_file", content: [{ type: "text", text: "A" }], isError: false, timestamp: 0 }
-        ],
-        tools: [readFile as any]
+        messages: [piUser([{ text: "read x" }]), piToolCalls("anthropic-messages", model, [call]), piToolResult(call, [{ text: "A" }])],
+        tools: [readFile]
       })
       const server = yield* start([anthropicReply({ text: "ok" })])
       const provider = yield* Anthropic.make({ baseUrl: server.url, apiKey: KEY })
       const request: ProviderRequest = {
-        model: "claude-sonnet-4-5",
+        model,
         maxTokens: sdk.max_tokens,
         messages: [
           Message.system("You are terse."),
-          Message.user("read x"),
-          Message.assistant("Reading.", [{ id: "toolu_1", name: "read_file", arguments: "{\"path\":\"x\"}" }]),
-          Message.toolResult({ id: "toolu_1", name: "read_file" }, "A")
+          Message.user([Message.text("read x")]),
+          Message.assistant("", [{ ...call, arguments: "{}" }]),
+          Message.toolResult(call, "A")
         ],
         tools: [readFile]
       }
@@ -84,7 +83,7 @@ describe("prompt caching", () => {
       })))
       expect(ours.messages.at(-1).content.at(-1).cache_control).toEqual(cache)
       // The first user message is the previous call's newest: this call reads it back at its breakpoint.
-      expect(sdk.messages[0]).toEqual({ role: "user", content: "read x" })
+      expect(sdk.messages[0]).toEqual({ role: "user", content: [{ type: "text", text: "read x" }] })
       expect(ours.messages[0]).toEqual({ role: "user", content: [{ type: "text", text: "read x", cache_control: cache }] })
       expect(units(ours).filter((u) => u.breakpoint)).toHaveLength(MAX_CACHE_BREAKPOINTS)
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))

@@ -43,8 +43,9 @@ const theirs = (api: ReferenceApi, model: string) => ({
 const sentBy = (api: ReferenceApi, request: ProviderRequest) =>
   Effect.scoped(Effect.gen(function*() {
     const server = yield* start([{ body: [api === "anthropic-messages" ? anthropicStream : api === "openai-responses" ? responsesStream : openAiText] }])
+    // Without cache breakpoints (prompt-caching.test.ts checks those): the blocks alone are compared here.
     const provider = api === "anthropic-messages"
-      ? yield* Anthropic.make({ baseUrl: server.url, apiKey: Redacted.make("sk-test") })
+      ? yield* Anthropic.make({ baseUrl: server.url, apiKey: Redacted.make("sk-test"), promptCaching: false })
       : api === "openai-responses"
       ? yield* OpenAiResponses.make({ baseUrl: `${server.url}/v1`, apiKey: Redacted.make("sk-test") })
       : yield* OpenAiCompatible.make({ baseUrl: `${server.url}/v1`, apiKey: Redacted.make("sk-test") })

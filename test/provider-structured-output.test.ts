@@ -22,7 +22,8 @@ import type { Provider } from "../src/services/Provider.ts"
 import { ToolRegistry } from "../src/services/ToolRegistry.ts"
 import { echo } from "./support/fixtures.ts"
 import { AgentLoop } from "./support/harness.ts"
-import { anthropicReply, anthropicSdkBody, openAiReply } from "./support/wireReplies.ts"
+import { piUser, referenceBody } from "./support/sdkReference.ts"
+import { anthropicReply, openAiReply } from "./support/wireReplies.ts"
 import { start, type WireResponse } from "./support/wireServer.ts"
 
 const KEY = Redacted.make("sk-test")
@@ -162,9 +163,11 @@ describe("Anthropic structured output", () => {
       expect(offered.tools[1].input_schema).toEqual(answer.schema)
       expect(offered.tool_choice).toBeUndefined()
       const forced = yield* anthropicBody(typedRequest(true))
-      const sdk = yield* anthropicSdkBody(
-        { systemPrompt: "Be brief.", messages: [{ role: "user", content: "Largest city?", timestamp: 0 }], tools: [answer.definition as any] },
-        { toolChoice: { type: "tool", name: "respond" } } as any
+      const sdk = yield* referenceBody(
+        "anthropic-messages",
+        "claude-sonnet-4-5",
+        { systemPrompt: "Be brief.", messages: [piUser([{ text: "Largest city?" }])], tools: [answer.definition] },
+        { toolChoice: { type: "tool", name: "respond" } }
       )
       expect(forced.tool_choice).toEqual(sdk.tool_choice)
       expect(forced.tool_choice).toEqual({ type: "tool", name: "respond" })

@@ -1,12 +1,8 @@
 /**
  * Whole streamed replies in the two wire formats, for loopback servers that play a model over
- * several calls (a text answer or one tool call, with usage), and the bodies the official SDK
- * clients send for a conversation (through `@mariozechner/pi-ai`, which drives them), captured
- * on a loopback server as the reference for the library's own request bodies.
+ * several calls: a text answer or one tool call, with usage (cache counts included).
  */
-import { type Context, getModel, type ProviderStreamOptions, stream } from "@mariozechner/pi-ai"
-import { Effect } from "effect"
-import { data, event, type ReceivedRequest, start, type WireResponse } from "./wireServer.ts"
+import { data, event, type WireResponse } from "./wireServer.ts"
 
 /** What the fake model says in one reply. */
 export interface FakeReply {
@@ -95,27 +91,3 @@ export const openAiReply = (reply: FakeReply): WireResponse => {
     ]
   }
 }
-
-/**
- * The body the official Anthropic SDK sends for `context` (through pi-ai's `anthropic` provider,
- * which sets the prompt-cache breakpoints itself), captured on a loopback server.
- */
-export const anthropicSdkBody = (context: Context, options: ProviderStreamOptions = {}): Effect.Effect<any> =>
-  Effect.scoped(Effect.gen(function*() {
-    const server = yield* start([anthropicReply({ text: "ok" })])
-    const model = { ...getModel("anthropic", "claude-sonnet-4-5"), baseUrl: server.url }
-    yield* Effect.promise(() => stream(model, context, { apiKey: "sk-ant-test", ...options }).result())
-    return (server.requests[0] as ReceivedRequest).json
-  }))
-
-/** pi-ai's message metadata for an assistant message of `content`. */
-export const piAssistant = (content: ReadonlyArray<any>): Context["messages"][number] => ({
-  role: "assistant",
-  content: [...content],
-  api: "anthropic-messages",
-  provider: "anthropic",
-  model: "claude-sonnet-4-5",
-  usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-  stopReason: "toolUse",
-  timestamp: 0
-})
