@@ -16,7 +16,7 @@ import * as OpenAiCompatible from "../src/layers/providers/OpenAiCompatible.ts"
 import { MAX_CACHE_BREAKPOINTS } from "../src/layers/providers/anthropicWire.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { echo } from "./support/fixtures.ts"
 import { AgentLoop } from "./support/harness.ts"
 import { piToolCalls, piToolResult, piUser, referenceBody } from "./support/sdkReference.ts"
@@ -105,7 +105,7 @@ describe("prompt caching", () => {
       const loop = AgentLoopLive.layer({ model: "claude-test", systemPrompt: "You are a careful agent.", maxIterations: iterations, prices: { "claude-test": price } }).pipe(
         Layer.provideMerge(Layer.mergeAll(
           Anthropic.layer({ baseUrl: server.url, apiKey: KEY }).pipe(Layer.provide(NodeHttpClient.layerUndici)),
-          ToolRegistry.layer([echo]),
+          ToolRegistryLive.layer([echo]),
           SessionStoreMemory.layer()
         ))
       )
@@ -153,7 +153,7 @@ describe("prompt caching", () => {
       const loop = AgentLoopLive.layer({ model: "gpt-test", prices: { "gpt-test": price } }).pipe(
         Layer.provideMerge(Layer.mergeAll(
           OpenAiCompatible.layer({ baseUrl: server.url, apiKey: KEY }).pipe(Layer.provide(NodeHttpClient.layerUndici)),
-          ToolRegistry.layer([echo]),
+          ToolRegistryLive.layer([echo]),
           SessionStoreMemory.layer()
         ))
       )

@@ -19,7 +19,7 @@ import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import * as TypedOutput from "../src/programs/typedOutput.ts"
 import type { Provider } from "../src/services/Provider.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { echo } from "./support/fixtures.ts"
 import { AgentLoop } from "./support/harness.ts"
 import { piUser, referenceBody } from "./support/sdkReference.ts"
@@ -58,7 +58,7 @@ const anthropicBody = (request: ProviderRequest) =>
 /** A loop over `provider` with the echo tool. */
 const loopOver = (provider: Layer.Layer<Provider>) =>
   AgentLoopLive.layer({ model: "m" }).pipe(
-    Layer.provideMerge(Layer.mergeAll(provider, ToolRegistry.layer([echo]), SessionStoreMemory.layer())),
+    Layer.provideMerge(Layer.mergeAll(provider, ToolRegistryLive.layer([echo]), SessionStoreMemory.layer())),
     Layer.orDie
   )
 

@@ -15,7 +15,7 @@ import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
 import { ACCEPTED, NOT_ALONE } from "../src/programs/typedOutput.ts"
 import type { Provider } from "../src/services/Provider.ts"
-import { ToolRegistry } from "../src/services/ToolRegistry.ts"
+import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { echo, ofKind } from "./support/fixtures.ts"
 import { AgentLoop, harness, recordEvents, settled } from "./support/harness.ts"
 import * as os from "node:os"
@@ -196,7 +196,7 @@ describe("typed output", () => {
       const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "typed-output-")), "turn.jsonl")
       const loopOver = (provider: Layer.Layer<Provider, unknown>) =>
         AgentLoopLive.layer({ model: "m" }).pipe(
-          Layer.provideMerge(Layer.mergeAll(provider, ToolRegistry.layer([echo]), SessionStoreMemory.layer())),
+          Layer.provideMerge(Layer.mergeAll(provider, ToolRegistryLive.layer([echo]), SessionStoreMemory.layer())),
           Layer.orDie
         )
       const run = (provider: Layer.Layer<Provider, unknown>) =>
