@@ -1,19 +1,21 @@
 /**
- * Typed answers on the wires: OpenAI Chat's `response_format` json_schema (checked against the
- * official `openai` SDK's own helper and client), strict only for schemas OpenAI can enforce, the
- * `respond` tool for servers without structured outputs, Anthropic's forced answer tool (checked
- * against the official Anthropic SDK's body through pi-ai), and whole turns over loopback servers.
+ * Typed answers on the wires: OpenAI Chat's `response_format` json_schema and the Responses API's
+ * `text.format` (checked against the official `openai` SDK's own helpers and client), strict only
+ * for schemas OpenAI can enforce, the `respond` tool for servers without structured outputs,
+ * Anthropic's forced answer tool (checked against the official Anthropic SDK's body through
+ * pi-ai) and not forced with thinking on, and whole turns over loopback servers.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema, Stream } from "effect"
 import OpenAI from "openai"
-import { zodResponseFormat } from "openai/helpers/zod"
+import { zodResponseFormat, zodTextFormat } from "openai/helpers/zod"
 import { z } from "zod"
 import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
 import * as Anthropic from "../src/layers/providers/Anthropic.ts"
 import * as OpenAiCompatible from "../src/layers/providers/OpenAiCompatible.ts"
+import * as OpenAiResponses from "../src/layers/providers/OpenAiResponses.ts"
 import { isOpenAiStrict } from "../src/layers/providers/toolSchema.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/defaults.ts"
@@ -23,7 +25,7 @@ import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
 import { echo } from "./support/fixtures.ts"
 import { AgentLoop } from "./support/harness.ts"
 import { piUser, referenceBody } from "./support/sdkReference.ts"
-import { anthropicReply, openAiReply } from "./support/wireReplies.ts"
+import { anthropicReply, openAiReply, responsesReply } from "./support/wireReplies.ts"
 import { start, type WireResponse } from "./support/wireServer.ts"
 
 const KEY = Redacted.make("sk-test")
@@ -43,6 +45,14 @@ const openAiBody = (request: ProviderRequest, options: OpenAiCompatible.Options 
   Effect.gen(function*() {
     const server = yield* start([openAiReply({ text: "{}" })])
     const provider = yield* OpenAiCompatible.make({ baseUrl: server.url, apiKey: KEY, ...options })
+    yield* Stream.runDrain(provider.stream(request))
+    return server.requests[0]!.json
+  }).pipe(Effect.provide(NodeHttpClient.layerUndici))
+
+const responsesBody = (request: ProviderRequest) =>
+  Effect.gen(function*() {
+    const server = yield* start([responsesReply({ text: "{}" })])
+    const provider = yield* OpenAiResponses.make({ baseUrl: server.url, apiKey: KEY })
     yield* Stream.runDrain(provider.stream(request))
     return server.requests[0]!.json
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))
@@ -129,6 +139,65 @@ describe("OpenAI Chat structured output", () => {
     }))
 })
 
+describe("OpenAI Responses structured output", () => {
+  it.live("text.format json_schema as the official SDK writes it (its zod helper, through its client); the answer tool is dropped", () =>
+    Effect.gen(function*() {
+      const ours = yield* responsesBody(typedRequest())
+      const server = yield* start([responsesReply({ text: "{}" })])
+      const client = new OpenAI({ baseURL: server.url, apiKey: "sk-test" })
+      yield* Effect.promise(async () => {
+        for await (const _ of await client.responses.create({
+          model: "gpt-4o",
+          instructions: "Be brief.",
+          input: [{ role: "user", content: [{ type: "input_text", text: "Largest city?" }] }],
+          stream: true,
+          store: false,
+          tools: [{ type: "function", name: "echo", description: echoDefinition.description, parameters: ours.tools[0].parameters, strict: false }],
+          text: { format: zodTextFormat(z.object({ city: z.string(), population: z.number() }), "respond") }
+        })) { /* drained */ }
+      })
+      const sdk = server.requests[0]!.json
+      // The SDK's helper adds `$schema`, which the library leaves out of every schema it sends.
+      const { $schema: _, ...schema } = sdk.text.format.schema
+      expect(ours.text).toEqual({ format: { ...sdk.text.format, schema } })
+      expect(ours.text.format).toMatchObject({ type: "json_schema", name: "respond", strict: true })
+      // And the whole body is the one the official client sent for the same request.
+      expect(ours).toEqual({ ...sdk, text: ours.text })
+      expect(ours.tools.map((t: any) => t.name)).toEqual(["echo"])
+      expect(ours.tool_choice).toBeUndefined()
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it.live("a forced answer allows no tool call; a schema OpenAI cannot enforce goes with strict false", () =>
+    Effect.gen(function*() {
+      const forced = yield* responsesBody(typedRequest(true))
+      expect([forced.tool_choice, forced.tools.map((t: any) => t.name), forced.text.format.name]).toEqual(["none", ["echo"], "respond"])
+      const loose = TypedOutput.make(Schema.Struct({ city: Schema.String, note: Schema.optionalKey(Schema.String) }))
+      const body = yield* responsesBody({ ...typedRequest(), output: { name: "respond", schema: loose.schema } })
+      expect(body.text.format.strict).toBe(false)
+      expect(body.text.format.schema).toEqual(loose.schema)
+      const { output: _, ...untyped } = typedRequest()
+      expect((yield* responsesBody(untyped)).text).toBeUndefined()
+    }))
+
+  it.live("a typed turn over a loopback server: a tool call, a text that is not JSON sent back, then the forced JSON text is the output", () =>
+    Effect.gen(function*() {
+      const server = yield* start([
+        responsesReply({ toolCall: { id: "call_1", name: "echo", arguments: { text: "census" } } }),
+        responsesReply({ text: "Tokyo, about 37 million." }),
+        responsesReply({ text: "{\"city\":\"Tokyo\",\"population\":37}" })
+      ])
+      const provider = OpenAiResponses.layer({ baseUrl: server.url, apiKey: KEY }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      const result = yield* typedTurn(provider)
+      expect([result.status, result.output]).toEqual(["completed", { city: "Tokyo", population: 37 }])
+      const bodies = server.requests.map((r) => r.json)
+      expect(bodies.map((b) => b.text.format.name)).toEqual(["respond", "respond", "respond"])
+      expect(bodies.map((b) => b.tools.map((t: any) => t.name))).toEqual([["echo"], ["echo"], ["echo"]])
+      expect(bodies.map((b) => b.tool_choice)).toEqual([undefined, undefined, "none"])
+      expect(bodies[1].input.at(-1)).toEqual({ type: "function_call_output", call_id: "call_1", output: "echo: census" })
+      expect(bodies[2].input.at(-1)).toMatchObject({ role: "user" })
+    }))
+})
+
 describe("strict schemas", () => {
   const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
     type: "object",
@@ -171,6 +240,34 @@ describe("Anthropic structured output", () => {
       )
       expect(forced.tool_choice).toEqual(sdk.tool_choice)
       expect(forced.tool_choice).toEqual({ type: "tool", name: "respond" })
+    }))
+
+  it.live("with thinking on, a due answer is not forced (the API allows only auto or none with thinking): respond stays offered", () =>
+    Effect.gen(function*() {
+      const thinking = { ...typedRequest(true), model: "claude-sonnet-4-5", maxTokens: 8000, reasoning: { budgetTokens: 2048 } }
+      const body = yield* anthropicBody(thinking)
+      expect(body.thinking).toEqual({ type: "enabled", budget_tokens: 2048 })
+      expect(body.tool_choice).toBeUndefined()
+      expect(body.tools.map((t: any) => t.name)).toEqual(["echo", "respond"])
+      const { reasoning: _, ...plain } = thinking
+      expect((yield* anthropicBody(plain)).tool_choice).toEqual({ type: "tool", name: "respond" })
+    }))
+
+  it.live("a typed turn with thinking over a loopback server: the text answer is sent back unforced, the respond call is the output", () =>
+    Effect.gen(function*() {
+      const server = yield* start([
+        anthropicReply({ text: "Tokyo, about 37 million." }),
+        anthropicReply({ toolCall: { id: "toolu_r", name: "respond", arguments: { city: "Tokyo", population: 37 } } })
+      ])
+      const provider = Anthropic.layer({ baseUrl: server.url, apiKey: KEY }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      const result = yield* Effect.gen(function*() {
+        return yield* (yield* AgentLoop).turn("s", "Largest city?", { output: Answer, reasoning: { budgetTokens: 2048 } })
+      }).pipe(Effect.provide(loopOver(provider)))
+      expect([result.status, result.output]).toEqual(["completed", { city: "Tokyo", population: 37 }])
+      const [first, second] = server.requests.map((r) => r.json)
+      expect([first.thinking, second.thinking]).toEqual([{ type: "enabled", budget_tokens: 2048 }, { type: "enabled", budget_tokens: 2048 }])
+      expect([first.tool_choice, second.tool_choice]).toEqual([undefined, undefined])
+      expect(second.messages.at(-1).content.at(-1).text).toContain("call the \"respond\" tool")
     }))
 
   it.live("a typed turn over a loopback server: a text answer is sent back, the forced respond call is the output", () =>

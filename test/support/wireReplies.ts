@@ -1,6 +1,7 @@
 /**
- * Whole streamed replies in the two wire formats, for loopback servers that play a model over
- * several calls: a text answer or one tool call, with usage (cache counts included).
+ * Whole streamed replies in the three wire formats (Messages, Chat Completions, Responses), for
+ * loopback servers that play a model over several calls: a text answer or one tool call, with
+ * usage (cache counts included).
  */
 import { data, event, type WireResponse } from "./wireServer.ts"
 
@@ -88,6 +89,45 @@ export const openAiReply = (reply: FakeReply): WireResponse => {
         }
       }),
       "data: [DONE]\n\n"
+    ]
+  }
+}
+
+/** A Responses stream of `reply` (no reasoning); `input` is all input tokens, `cacheRead` the cached part of them. */
+export const responsesReply = (reply: FakeReply): WireResponse => {
+  const rs = (type: string, fields: Record<string, unknown>) => event(type, { type, ...fields })
+  const usage = reply.usage ?? { input: 10, output: 2 }
+  const call = reply.toolCall
+  const args = call === undefined ? "" : JSON.stringify(call.arguments)
+  return {
+    body: [
+      rs("response.created", { response: { id: "resp", object: "response", status: "in_progress", output: [] } }),
+      ...(reply.text === undefined ? [] : [
+        rs("response.output_item.added", { output_index: 0, item: { id: "msg", type: "message", role: "assistant", content: [] } }),
+        rs("response.output_text.delta", { item_id: "msg", output_index: 0, content_index: 0, delta: reply.text }),
+        rs("response.output_item.done", {
+          output_index: 0,
+          item: { id: "msg", type: "message", role: "assistant", content: [{ type: "output_text", text: reply.text, annotations: [] }] }
+        })
+      ]),
+      ...(call === undefined ? [] : [
+        rs("response.output_item.added", { output_index: 1, item: { id: "fc", type: "function_call", arguments: "", call_id: call.id, name: call.name } }),
+        rs("response.function_call_arguments.delta", { item_id: "fc", output_index: 1, delta: args }),
+        rs("response.output_item.done", { output_index: 1, item: { id: "fc", type: "function_call", arguments: args, call_id: call.id, name: call.name } })
+      ]),
+      rs("response.completed", {
+        response: {
+          id: "resp",
+          object: "response",
+          status: "completed",
+          output: [],
+          usage: {
+            input_tokens: usage.input,
+            output_tokens: usage.output,
+            ...(usage.cacheRead === undefined ? {} : { input_tokens_details: { cached_tokens: usage.cacheRead } })
+          }
+        }
+      })
     ]
   }
 }

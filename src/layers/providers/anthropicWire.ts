@@ -223,7 +223,9 @@ const samplingFields = (request: ProviderRequest, budget: number | undefined) =>
  * `cache_control` breakpoints — at most `MAX_CACHE_BREAKPOINTS` — and messages keep the block
  * form, so that each call's prefix is byte for byte the start of the next one's. A typed answer
  * that is due (`output.force`) forces its tool with `tool_choice`; otherwise the answer tool is
- * offered beside the others.
+ * offered beside the others. With thinking on the API refuses a forced tool (only `auto` and
+ * `none` go with thinking), so the answer is not forced: the loop's feedback, which asks for the
+ * answer tool, is what brings it.
  */
 export const requestBody = (request: ProviderRequest, options: WireOptions = {}) => {
   const caching = options.promptCaching ?? true
@@ -246,7 +248,9 @@ export const requestBody = (request: ProviderRequest, options: WireOptions = {})
     ...samplingFields(request, budget),
     messages,
     ...(tools.length > 0 ? { tools } : {}),
-    ...(output?.force && tools.some((tool) => tool.name === output.name) ? { tool_choice: { type: "tool", name: output.name } } : {})
+    ...(output?.force && budget === undefined && tools.some((tool) => tool.name === output.name)
+      ? { tool_choice: { type: "tool", name: output.name } }
+      : {})
   }
 }
 

@@ -19,7 +19,7 @@ import { reasons } from "../../domain/ModelOptions.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
 import { describeJson, fromStreamError } from "./httpErrors.ts"
-import { openAiSchemaPolicy } from "./openAiWire.ts"
+import { jsonSchemaFormat, openAiSchemaPolicy, toolsBesideAnswer } from "./openAiWire.ts"
 import { excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
 import { type SchemaPolicy, toolSchemaFor } from "./toolSchema.ts"
 
@@ -127,20 +127,24 @@ export const check = (request: ProviderRequest): ProviderError | undefined =>
 /**
  * The JSON body of a streaming Responses request. Nothing is stored at OpenAI (`store: false`),
  * so reasoning continues across calls through the encrypted content the response includes when
- * reasoning is asked for, sent back in the reasoning items.
+ * reasoning is asked for, sent back in the reasoning items. A typed answer (`output`) comes
+ * natively: its json_schema goes in `text.format`, the answer tool is left out, and when the
+ * answer is due (`output.force`) `tool_choice: "none"` leaves only the constrained text.
  */
 export const requestBody = (request: ProviderRequest, schemaPolicy: SchemaPolicy = openAiSchemaPolicy) => {
   const instructions = request.messages.flatMap((m) => m.role === "system" ? [m.content] : []).join("\n\n")
   const reasoning = reasons(request)
+  const output = request.output
+  const tools = toolsBesideAnswer(request)
   return {
     model: request.model,
     ...(instructions === "" ? {} : { instructions }),
     input: toInputItems(request.messages, request.model),
     stream: true,
     store: false,
-    ...(request.tools.length > 0
+    ...(tools.length > 0
       ? {
-        tools: request.tools.map((tool) => ({
+        tools: tools.map((tool) => ({
           type: "function",
           name: tool.name,
           description: tool.description,
@@ -158,7 +162,10 @@ export const requestBody = (request: ProviderRequest, schemaPolicy: SchemaPolicy
         reasoning: { ...(request.reasoning?.effort === undefined ? {} : { effort: request.reasoning.effort }), summary: "auto" },
         include: ["reasoning.encrypted_content"]
       }
-      : {})
+      : {}),
+    ...(output === undefined
+      ? {}
+      : { text: { format: { type: "json_schema", ...jsonSchemaFormat(output, schemaPolicy) } }, ...(output.force ? { tool_choice: "none" } : {}) })
   }
 }
 
