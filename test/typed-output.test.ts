@@ -191,11 +191,12 @@ describe("typed output", () => {
       expect(sent.tools.find((t) => t.name === "respond")!.parameters).toEqual(jsonSchema)
     }).pipe(Effect.provide(harness({ script: [{ output: { city: "Ulm" } }] }))))
 
-  it.effect("a recorded typed-output turn replays from its cassette to the same output", () =>
+  it.effect("a recorded typed-output turn with thinking on replays from its cassette to the same output and blocks", () =>
     Effect.gen(function*() {
       const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "typed-output-")), "turn.jsonl")
+      const thinking = { provider: "anthropic", data: { type: "thinking", thinking: "Look it up.", signature: "sig" } }
       const loopOver = (provider: Layer.Layer<Provider, unknown>) =>
-        AgentLoopLive.layer({ model: "m" }).pipe(
+        AgentLoopLive.layer({ model: "m", modelOptions: { reasoning: { budgetTokens: 2048 } } }).pipe(
           Layer.provideMerge(Layer.mergeAll(provider, ToolRegistryLive.layer([echo]), SessionStoreMemory.layer())),
           Layer.orDie
         )
@@ -204,7 +205,7 @@ describe("typed output", () => {
           return yield* (yield* AgentLoop).turn("s", "go", { output: Answer })
         }).pipe(Effect.provide(loopOver(provider)))
       const script = Scripted.layer([
-        { toolCalls: [{ name: "echo", arguments: { text: "x" } }] },
+        { providerBlocks: [thinking], toolCalls: [{ name: "echo", arguments: { text: "x" } }] },
         { output: { city: "Riga", population: 6 } }
       ])
       const recorded = yield* run(Replay.record(file, { fresh: true }).pipe(Layer.provide(script), Layer.provide(NodeFileSystem.layer)))
@@ -213,7 +214,9 @@ describe("typed output", () => {
       expect(replayed.output).toEqual(recorded.output)
       expect(replayed.messages).toEqual(recorded.messages)
       const entries = yield* Replay.readCassette(file).pipe(Effect.provide(NodeFileSystem.layer))
-      expect(entries[0]!.request.output?.name).toBe("respond")
+      expect([entries[0]!.request.output?.name, entries[0]!.request.reasoning]).toEqual(["respond", { budgetTokens: 2048 }])
+      expect(entries[1]!.request.messages[1]).toMatchObject({ providerBlocks: [{ ...thinking, model: "m" }] })
+      expect(replayed.messages[1]).toMatchObject({ providerBlocks: [{ ...thinking, model: "m" }] })
       // A replay asked for another answer does not match the cassette.
       const other = yield* Effect.gen(function*() {
         return yield* (yield* AgentLoop).turn("s", "go", { output: Schema.String })
