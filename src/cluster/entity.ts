@@ -9,7 +9,7 @@
 import { Clock, Effect, Layer, Option, Semaphore, Stream } from "effect"
 import { Entity } from "effect/cluster"
 import * as Event from "../domain/Event.ts"
-import type { Outbound, TurnResult } from "../domain/Turn.ts"
+import { outboundOf, type TurnResult } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { EventBus } from "../services/EventBus.ts"
@@ -22,14 +22,6 @@ export const LOST_TURN_ERROR = "the runner running this turn stopped before it e
 
 /** How many session events a remote observer may fall behind by before it loses some. */
 const EVENTS_CAPACITY = 1024
-
-const reply = (result: TurnResult): Outbound => ({
-  sessionKey: result.sessionKey,
-  turnId: result.turnId,
-  status: result.status,
-  content: result.finalMessage?.content ?? result.error ?? "",
-  result
-})
 
 /**
  * The session entity over the runner's `AgentLoop`. `Send` turns run at most `maxParallelTurns` at
@@ -82,7 +74,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         Stream.paginate<ReadonlyArray<string>, SendProgress>([content], ([input, ...backlog]) =>
           Effect.map(workers.withPermits(1)(loop.turn(sessionKey, input!)), (result) => {
             const next = [...result.followUps, ...backlog]
-            return [[{ _tag: "Replied", outbound: reply(result), lost: false }], next.length === 0 ? Option.none() : Option.some(next)] as const
+            return [[{ _tag: "Replied", outbound: outboundOf(result), lost: false }], next.length === 0 ? Option.none() : Option.some(next)] as const
           }))
 
       return AgentSession.of({
@@ -101,7 +93,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           const claimed = Stream.unwrap(Effect.map(claim(requestId), (fresh): Stream.Stream<SendProgress> =>
             fresh
               ? routed(request.payload.content)
-              : Stream.fromEffect(Effect.map(lost(requestId), (result) => ({ _tag: "Replied", outbound: reply(result), lost: true } as const)))))
+              : Stream.fromEffect(Effect.map(lost(requestId), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: true } as const)))))
           const previous = request.lastSentChunkValue as Option.Option<SendProgress>
           if (Option.isSome(previous)) {
             // delivered again: replay a steering answer; otherwise its turns ran, or never started

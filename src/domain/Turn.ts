@@ -63,3 +63,12 @@ export const Outbound = Schema.Struct({
   result: TurnResult
 })
 export type Outbound = typeof Outbound.Type
+
+/** The router's reply for a turn: its final text, else its error. */
+export const outboundOf = (result: TurnResult): Outbound => ({
+  sessionKey: result.sessionKey,
+  turnId: result.turnId,
+  status: result.status,
+  content: result.finalMessage?.content ?? result.error ?? "",
+  result
+})

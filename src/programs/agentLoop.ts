@@ -13,7 +13,7 @@ import { checkInput, checkModelOptions } from "../domain/Config.ts"
 import { type ConfigError, NoActiveTurn } from "../domain/errors.ts"
 import type { Content } from "../domain/Message.ts"
 import * as ModelOptions from "../domain/ModelOptions.ts"
-import type { Inbound, Outbound, TurnResult } from "../domain/Turn.ts"
+import { type Inbound, type Outbound, outboundOf } from "../domain/Turn.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
 import { makeEngine } from "./engine.ts"
@@ -175,14 +175,6 @@ export const make = Effect.gen(function*() {
 
   const publishTo = (control: TurnControl.TurnControl) => emitterFor(bus, control)
 
-  const reply = (result: TurnResult): Outbound => ({
-    sessionKey: result.sessionKey,
-    turnId: result.turnId,
-    status: result.status,
-    content: result.finalMessage?.content ?? result.error ?? "",
-    result
-  })
-
   /** A router worker: runs the session's turns until nothing is left for it. */
   const work = (state: SessionState, sessionKey: string, first: TurnControl.TurnControl, input: string) =>
     workers.withPermits(1)(Effect.gen(function*() {
@@ -190,7 +182,7 @@ export const make = Effect.gen(function*() {
       let next = input
       while (true) {
         const result = yield* runInSession(state, sessionKey, next, {}, control)
-        yield* Queue.offer(outbound, reply(result))
+        yield* Queue.offer(outbound, outboundOf(result))
         const more = yield* Effect.clockWith((clock) =>
           Effect.sync(() => {
             state.backlog.unshift(...result.followUps)
