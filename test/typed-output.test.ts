@@ -23,6 +23,12 @@ import * as path from "node:path"
 import * as fs from "node:fs"
 
 const Answer = Schema.Struct({ city: Schema.String, population: Schema.Int.check(Schema.isGreaterThan(0)) })
+const respondLike = {
+  name: "respond",
+  description: "A user's own tool that happens to be named respond",
+  parameters: Schema.Struct({ text: Schema.String }),
+  execute: ({ text }: { readonly text: string }) => Effect.succeed(text)
+}
 const requests = Effect.gen(function*() {
   return yield* (yield* Scripted.ScriptedLog).requests
 })
@@ -54,6 +60,17 @@ describe("typed output", () => {
         { toolCalls: [{ name: "echo", arguments: { text: "look it up" } }] },
         { output: { city: "Berlin", population: 3_600_000 } }
       ]
+    }))))
+
+  it.effect("a registered tool named respond: the typed turn fails, naming the clash, before any model call", () =>
+    Effect.gen(function*() {
+      const result = yield* (yield* AgentLoop).turn("s", "Largest city?", { output: Answer })
+      expect(result.status).toBe("failed")
+      expect(result.error).toContain(`a tool is named "respond"`)
+      expect(yield* requests).toEqual([])
+    }).pipe(Effect.provide(harness({
+      tools: [Tool.make(respondLike)],
+      script: [{ output: { city: "Berlin", population: 3_600_000 } }]
     }))))
 
   it.effect("JSON text (a provider's native structured output) is an answer too, fenced or not", () =>

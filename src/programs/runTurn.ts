@@ -119,6 +119,12 @@ export const make = (env: Env, parts: Parts) => {
         const tools = yield* registry.list
         if (toolset?.from !== tools) {
           toolset = toolsetOf(tools, control.toolNames)
+          // The model could not tell the two apart, and the tool's calls would be read as the answer.
+          if (typed && toolset.byName.has(TypedOutput.RESPOND_TOOL)) {
+            return yield* endTurn(context, "failed", {
+              error: `OutputUnavailable: a tool is named "${TypedOutput.RESPOND_TOOL}", the name of the typed answer's tool; rename it to ask for a typed answer`
+            })
+          }
           definitions = typed ? [...toolset.definitions, typed.spec.definition] : toolset.definitions
         }
         yield* applyBudget(context)
