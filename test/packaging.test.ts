@@ -123,8 +123,8 @@ const typedTsconfig = {
 }
 
 /**
- * Every ```ts example of the README and of the doc comments in src/, keyed by a file name that
- * says where it comes from. They are written for users, so they import "effect-agent-loop".
+ * Every ```ts example of the README, of the pages in docs/ and of the doc comments in src/, keyed
+ * by a file name that says where it comes from. They are written for users, so they import "effect-agent-loop".
  */
 const documentedExamples = (): ReadonlyMap<string, string> => {
   const examples = new Map<string, string>()
@@ -133,6 +133,9 @@ const documentedExamples = (): ReadonlyMap<string, string> => {
     for (const match of text.matchAll(/```ts\n([\s\S]*?)```/g)) examples.set(`${origin.replace(/\W+/g, "_")}_${n++}.ts`, match[1]!)
   }
   collect("README", fs.readFileSync(path.join(root, "README.md"), "utf8"))
+  for (const page of fs.readdirSync(path.join(root, "docs"), { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".md"))) {
+    collect(`docs/${page}`, fs.readFileSync(path.join(root, "docs", page), "utf8"))
+  }
   const sources = fs.readdirSync(path.join(root, "src"), { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".ts"))
   for (const file of sources) {
     // Doc comments: drop each line's leading " * ".
@@ -228,7 +231,7 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
     })
   })
 
-  it("(d) every TypeScript example of the README and the doc comments type-checks against it", async () => {
+  it("(d) every TypeScript example of the README, the docs and the doc comments type-checks against it", async () => {
     const dir = path.join(app, "doc-examples")
     fs.mkdirSync(dir)
     const examples = documentedExamples()
