@@ -61,7 +61,7 @@ export const agentFlags = {
     Flag.withAlias("m"),
     Flag.withFallbackConfig(Config.String("AGENT_LOOP_MODEL")),
     Flag.optional,
-    Flag.withDescription("Model name (agent-loop models lists the known ones). Env AGENT_LOOP_MODEL; default the settings' \"model\"; with --replay, the cassette's")
+    Flag.withDescription("Model name, required here or in settings (agent-loop models lists the known ones). Env AGENT_LOOP_MODEL; default the settings' \"model\"; with --replay, the cassette's")
   ),
   system: Flag.String("system").pipe(
     Flag.optional,
@@ -101,12 +101,12 @@ export const agentFlags = {
   yes: Flag.Boolean("yes").pipe(
     Flag.withAlias("y"),
     Flag.withDefault(false),
-    Flag.withDescription("Approve every tool call that needs approval (exec, MCP tools not marked read-only) without asking: --approval approve")
+    Flag.withDescription("Approve every tool call that needs approval (exec, MCP tools not marked read-only, file writes into protected locations) without asking: --approval approve")
   ),
   approval: Flag.Literals("approval", ApprovalPolicy.literals).pipe(
     Flag.optional,
     Flag.withDescription(
-      "Calls that need approval (exec, MCP tools not marked read-only): ask on a terminal (denied without one), approve all, or deny all. Default ask, or the settings' \"approval\""
+      "Calls that need approval (exec, MCP tools not marked read-only, file writes into .agents/hooks, .agent-loop, .mcp.json or .git): ask on a terminal (denied without one), approve all, or deny all. Default ask, or the settings' \"approval\""
     )
   ),
   contextFiles: Flag.Boolean("context-files").pipe(
@@ -117,7 +117,7 @@ export const agentFlags = {
     Flag.withDefault(true),
     Flag.withDescription("Read the settings files (user, and the workspace's when trusted); --no-settings ignores them")
   ),
-  events: Flag.String("events").pipe(Flag.optional, Flag.withDescription("Write every event to FILE as JSON Lines")),
+  events: Flag.String("events").pipe(Flag.optional, Flag.withDescription("Write every event to FILE as JSON Lines (/dev/stdout or -: on stdout, instead of the text)")),
   record: Flag.String("record").pipe(
     Flag.optional,
     Flag.withDescription("Record the provider's responses to a cassette FILE (overwritten)")
@@ -137,7 +137,7 @@ export const agentFlags = {
   ...modelOptionFlags,
   verbose: Flag.Boolean("verbose").pipe(
     Flag.withDefault(false),
-    Flag.withDescription("Show reasoning, tool results and errors in full, and what MCP servers write to stderr")
+    Flag.withDescription("Show reasoning, tool results, the context files loaded, errors in full (stack traces), and what MCP servers write to stderr")
   )
 }
 

@@ -44,7 +44,7 @@ export const storeFlags = {
     Flag.withFallbackConfig(Config.Redacted(URL_VARIABLE)),
     Flag.optional,
     Flag.withDescription(
-      `The Postgres database, postgres://USER:PASSWORD@HOST:PORT/DATABASE: of --store postgres, and for serve the cluster's (where serve keeps sessions unless --store says otherwise). Env ${URL_VARIABLE}`
+      `The Postgres database, postgres://USER:PASSWORD@HOST:PORT/DATABASE: of --store postgres, and for serve the cluster's (where serve keeps sessions unless --store says otherwise). Env ${URL_VARIABLE}; read once, removed from the environment and scrubbed like a key`
     )
   )
 }

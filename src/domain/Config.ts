@@ -30,72 +30,93 @@ export const DurationSetting = Schema.Union([
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
+/** A field's meaning, as the configuration reference (`npm run docs`) prints it. */
+const describe = (description: string) => <S extends Schema.Top>(schema: S) => schema.annotate({ description })
+
 /**
  * Retries of retryable provider failures: exponential backoff with jitter. Every delay (a
  * server's `Retry-After` included) is capped at `maxDelay`, and no retry starts more than
  * `maxElapsed` after the call's first failure.
  */
 export const RetryPolicy = Schema.Struct({
-  maxAttempts: withDefault(PositiveInt, 4),
-  baseDelay: withDefault(DurationSetting, 1000),
-  maxDelay: withDefault(DurationSetting, 30_000),
-  maxElapsed: withDefault(DurationSetting, 120_000),
-  factor: withDefault(Schema.Number.check(Schema.isGreaterThanOrEqualTo(1)), 2),
-  jitter: withDefault(Schema.Boolean, true)
+  maxAttempts: withDefault(PositiveInt, 4).pipe(describe("attempts of one call in all, the first included")),
+  baseDelay: withDefault(DurationSetting, 1000).pipe(describe("the delay before the first retry")),
+  maxDelay: withDefault(DurationSetting, 30_000).pipe(describe("the longest delay, a server's `Retry-After` included")),
+  maxElapsed: withDefault(DurationSetting, 120_000).pipe(describe("no retry starts later than this after the call's first failure")),
+  factor: withDefault(Schema.Number.check(Schema.isGreaterThanOrEqualTo(1)), 2).pipe(describe("each delay is the previous one times this")),
+  jitter: withDefault(Schema.Boolean, true).pipe(describe("randomise each delay a little, so that clients do not retry in step"))
 })
 export type RetryPolicy = typeof RetryPolicy.Type
 
 /** Limits of sub-turns (DESIGN §7). */
 export const SubTurnLimits = Schema.Struct({
-  maxDepth: withDefault(NonNegativeInt, 3),
-  maxConcurrent: withDefault(PositiveInt, 5),
-  concurrencyTimeout: withDefault(DurationSetting, 30_000),
-  timeout: withDefault(DurationSetting, 300_000),
-  maxMessages: withDefault(PositiveInt, 50),
-  pendingCapacity: withDefault(PositiveInt, 16)
+  maxDepth: withDefault(NonNegativeInt, 3).pipe(describe("how deep sub-turns may nest (`DepthLimitExceeded` beyond)")),
+  maxConcurrent: withDefault(PositiveInt, 5).pipe(describe("sub-turns of one parent running at once")),
+  concurrencyTimeout: withDefault(DurationSetting, 30_000).pipe(
+    describe("how long a sub-turn waits for a free slot before failing with `ConcurrencyTimeout`")
+  ),
+  timeout: withDefault(DurationSetting, 300_000).pipe(describe("a sub-turn running longer ends `aborted`")),
+  maxMessages: withDefault(PositiveInt, 50).pipe(describe("messages a sub-turn's in-memory session holds")),
+  pendingCapacity: withDefault(PositiveInt, 16).pipe(
+    describe("results of detached sub-turns waiting for their parent's next call; more are published as `SubTurnOrphan`")
+  )
 })
 export type SubTurnLimits = typeof SubTurnLimits.Type
 
 /** The loop's configuration. Only `model` is required. */
 export const AgentLoopConfigSchema = Schema.Struct({
-  model: Schema.NonEmptyString,
-  systemPrompt: Schema.optionalKey(Schema.String),
-  maxIterations: withDefault(PositiveInt, 20),
-  maxParallelTurns: withDefault(PositiveInt, 4),
-  /** Tool calls of one response running at once (a model may ask for thousands). */
-  toolConcurrency: withDefault(PositiveInt, 16),
-  /** How long a session stays idle before it ends (`sessionEnd`) and the loop lets its state go. */
-  sessionIdleTimeout: withDefault(DurationSetting, 600_000),
-  /** The output limit; `modelOptions.maxTokens` wins when both are set. */
-  maxTokens: Schema.optionalKey(PositiveInt),
-  /** Sampling and reasoning for every call; a turn's own options win field by field. */
-  modelOptions: Schema.optionalKey(ModelOptions),
-  hookTimeout: withDefault(DurationSetting, 5000),
-  approvalTimeout: withDefault(DurationSetting, 60_000),
-  autoApprove: withDefault(Schema.Boolean, false),
-  eventBufferCapacity: withDefault(PositiveInt, 16),
-  steeringMode: withDefault(Schema.Literals(["skip-remaining", "after-batch"]), "skip-remaining"),
-  maxSteering: withDefault(PositiveInt, 10),
-  maxStopBlocks: withDefault(NonNegativeInt, 8),
-  contextWindow: withDefault(PositiveInt, 128_000),
-  maxContextRunes: withDefault(Schema.Int.check(Schema.isGreaterThanOrEqualTo(-1)), -1),
-  maxCompressRetries: withDefault(NonNegativeInt, 2),
-  maxTruncationRetries: withDefault(NonNegativeInt, 2),
-  /** Typed answers (`TurnOptions.output`) that failed to decode sent back to the model before the turn fails. */
-  maxOutputRetries: withDefault(NonNegativeInt, 2),
-  summarizeThreshold: withDefault(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 })), 0),
-  summarizeKeepMessages: withDefault(PositiveInt, 8),
-  retry: withDefault(RetryPolicy, {}),
-  subTurn: withDefault(SubTurnLimits, {}),
-  prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPrice)),
-  /** The largest image (decoded bytes) a turn's input may hold inline; larger input is rejected. */
-  maxImageBytes: withDefault(PositiveInt, DEFAULT_MAX_IMAGE_BYTES),
-  /**
-   * Which models accept images, over the built-in registry (`Models`): `true` or `false` for every
-   * model, or by model name. A model neither names is asked of the registry; one unknown to it is
-   * taken not to accept images (see `acceptsImages`).
-   */
-  acceptsImages: Schema.optionalKey(Schema.Union([Schema.Boolean, Schema.Record(Schema.String, Schema.Boolean)]))
+  model: Schema.NonEmptyString.pipe(describe("the model name sent to the provider")),
+  systemPrompt: Schema.optionalKey(Schema.String.pipe(describe("sent first on every call (never stored in the session)"))),
+  maxIterations: withDefault(PositiveInt, 20).pipe(
+    describe("iterations per turn (each one model call, plus its repeats after a truncated answer or an overflow) before the turn ends `max_iterations`")
+  ),
+  maxParallelTurns: withDefault(PositiveInt, 4).pipe(describe("router workers running turns at once (`send`)")),
+  // A model may ask for thousands of calls in one response.
+  toolConcurrency: withDefault(PositiveInt, 16).pipe(describe("read-only tool calls of one response running at once")),
+  sessionIdleTimeout: withDefault(DurationSetting, 600_000).pipe(
+    describe("a session idle this long ends (`sessionEnd` hooks) and the loop lets its in-memory state go")
+  ),
+  maxTokens: Schema.optionalKey(PositiveInt.pipe(describe("the output limit passed to the provider; `modelOptions.maxTokens` wins when both are set"))),
+  modelOptions: Schema.optionalKey(ModelOptions.pipe(
+    describe("sampling and reasoning for every call; a turn's own options win field by field")
+  )),
+  hookTimeout: withDefault(DurationSetting, 5000).pipe(describe("per hook handler; a handler that takes longer counts as \"continue\"")),
+  approvalTimeout: withDefault(DurationSetting, 60_000).pipe(describe("per approver; an approver that takes longer denies")),
+  autoApprove: withDefault(Schema.Boolean, false).pipe(describe("approve calls that require approval when no approver is registered")),
+  eventBufferCapacity: withDefault(PositiveInt, 16).pipe(describe("the default buffer of a bounded event subscriber")),
+  steeringMode: withDefault(Schema.Literals(["skip-remaining", "after-batch"]), "skip-remaining").pipe(
+    describe("steering that arrives while tools run skips the remaining calls, or joins after the batch")
+  ),
+  maxSteering: withDefault(PositiveInt, 10).pipe(describe("steering messages waiting for a turn (`SteeringQueueFull` beyond)")),
+  maxStopBlocks: withDefault(NonNegativeInt, 8).pipe(describe("consecutive `beforeStop` blocks before the turn ends anyway")),
+  contextWindow: withDefault(PositiveInt, 128_000).pipe(describe("the model's context window, in tokens")),
+  maxContextRunes: withDefault(Schema.Int.check(Schema.isGreaterThanOrEqualTo(-1)), -1).pipe(
+    describe("a soft limit on the context before each call, in characters: -1 none, 0 three quarters of the window (4 characters per token), more than 0 that many")
+  ),
+  maxCompressRetries: withDefault(NonNegativeInt, 2).pipe(describe("recoveries from a context overflow per call (compress, then call again)")),
+  maxTruncationRetries: withDefault(NonNegativeInt, 2).pipe(describe("recoveries from an answer truncated at the output limit per call")),
+  maxOutputRetries: withDefault(NonNegativeInt, 2).pipe(
+    describe("typed answers (`turn(…, { output })`) that failed to decode sent back to the model before the turn fails")
+  ),
+  summarizeThreshold: withDefault(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 })), 0).pipe(
+    describe("after a turn, summarise the older messages when the session passes this fraction of the window; 0 never")
+  ),
+  summarizeKeepMessages: withDefault(PositiveInt, 8).pipe(describe("the newest messages a summary keeps verbatim")),
+  retry: withDefault(RetryPolicy, {}).pipe(
+    describe("retries of `RateLimited` and `ProviderUnavailable`: exponential backoff with jitter; a server's `Retry-After` replaces the computed delay")
+  ),
+  subTurn: withDefault(SubTurnLimits, {}).pipe(describe("limits of sub-turns (DESIGN §7)")),
+  prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPrice).pipe(
+    describe(
+      "US dollars per million tokens by model name, `{ inputPerMillion, outputPerMillion, cachedInputPerMillion?, cacheWritePerMillion? }`, for `costUsd`; cached and cache-write tokens at their own prices when given, else at the input price"
+    )
+  )),
+  maxImageBytes: withDefault(PositiveInt, DEFAULT_MAX_IMAGE_BYTES).pipe(
+    describe("the largest image of a turn's input, decoded (default 5 MiB); a larger one fails the turn with `ContentRejected` before anything is stored or sent")
+  ),
+  acceptsImages: Schema.optionalKey(Schema.Union([Schema.Boolean, Schema.Record(Schema.String, Schema.Boolean)]).pipe(
+    describe("which models take images, over the built-in registry: `true` or `false` for every model, or by model name; a model unknown to both takes none")
+  ))
 })
 
 /** A decoded configuration: every default filled in. */

@@ -41,7 +41,7 @@ export type EventBase = {
 }
 
 /** A turn began with this input (text, or parts with its images). */
-export const TurnStart = Schema.TaggedStruct("TurnStart", { ...base, input: Content })
+export const TurnStart = Schema.TaggedStruct("TurnStart", { ...base, input: Content }).annotate({ description: "A turn began with this input (text, or parts with its images)." })
 /** A turn ended; published exactly once per turn, also after a hard abort. */
 export const TurnEnd = Schema.TaggedStruct("TurnEnd", {
   ...base,
@@ -53,21 +53,21 @@ export const TurnEnd = Schema.TaggedStruct("TurnEnd", {
   error: Schema.optionalKey(Schema.String),
   /** As `TurnResult.output`: the decoded typed answer. */
   output: Schema.optionalKey(Schema.Unknown)
-})
+}).annotate({ description: "A turn ended; published exactly once per turn, also after a hard abort." })
 /** A provider call is about to be made. */
 export const LLMRequest = Schema.TaggedStruct("LLMRequest", {
   ...base,
   model: Schema.String,
   messageCount: Schema.Number,
   toolCount: Schema.Number
-})
+}).annotate({ description: "A provider call is about to be made." })
 /** One streamed delta: text, reasoning, or a piece of a tool call. */
 export const LLMDelta = Schema.TaggedStruct("LLMDelta", {
   ...base,
   kind: Schema.Literals(["text", "reasoning", "tool_call"]),
   text: Schema.String,
   toolCallIndex: Schema.optionalKey(Schema.Number)
-})
+}).annotate({ description: "One streamed delta: text, reasoning, or a piece of a tool call." })
 /** A provider call finished. */
 export const LLMResponse = Schema.TaggedStruct("LLMResponse", {
   ...base,
@@ -77,34 +77,34 @@ export const LLMResponse = Schema.TaggedStruct("LLMResponse", {
   finishReason: FinishReason,
   usage: Usage,
   durationMs: Schema.Number
-})
+}).annotate({ description: "A provider call finished." })
 /** A provider call failed and will be retried after `delayMs`. */
 export const LLMRetry = Schema.TaggedStruct("LLMRetry", {
   ...base,
   attempt: Schema.Number,
   reason: Schema.String,
   delayMs: Schema.Number
-})
+}).annotate({ description: "A provider call failed and will be retried after `delayMs`." })
 /** Old messages were dropped to fit the context: `overflow` (provider said so) or `budget`. */
 export const ContextCompress = Schema.TaggedStruct("ContextCompress", {
   ...base,
   reason: Schema.Literals(["overflow", "budget"]),
   dropped: Schema.Number,
   remaining: Schema.Number
-})
+}).annotate({ description: "Old messages were dropped to fit the context: `overflow` (provider said so) or `budget`." })
 /** The older part of a session was replaced by a summary. */
 export const SessionSummarize = Schema.TaggedStruct("SessionSummarize", {
   ...base,
   summarized: Schema.Number,
   remaining: Schema.Number
-})
+}).annotate({ description: "The older part of a session was replaced by a summary." })
 /** A tool call starts. */
 export const ToolExecStart = Schema.TaggedStruct("ToolExecStart", {
   ...base,
   toolCallId: Schema.String,
   toolName: Schema.String,
   arguments: Schema.String
-})
+}).annotate({ description: "A tool call starts." })
 /** A tool call ended (successfully or with an error result). */
 export const ToolExecEnd = Schema.TaggedStruct("ToolExecEnd", {
   ...base,
@@ -113,24 +113,24 @@ export const ToolExecEnd = Schema.TaggedStruct("ToolExecEnd", {
   durationMs: Schema.Number,
   isError: Schema.Boolean,
   result: Schema.String
-})
+}).annotate({ description: "A tool call ended (successfully or with an error result)." })
 /** A tool call was not run; `reason` is the result the model sees. */
 export const ToolExecSkipped = Schema.TaggedStruct("ToolExecSkipped", {
   ...base,
   toolCallId: Schema.String,
   toolName: Schema.String,
   reason: Schema.String
-})
+}).annotate({ description: "A tool call was not run; `reason` is the result the model sees." })
 /** Queued steering messages joined the history. */
-export const SteeringInjected = Schema.TaggedStruct("SteeringInjected", { ...base, count: Schema.Number })
+export const SteeringInjected = Schema.TaggedStruct("SteeringInjected", { ...base, count: Schema.Number }).annotate({ description: "Queued steering messages joined the history." })
 /** A follow-up was queued for after the turn. */
-export const FollowUpQueued = Schema.TaggedStruct("FollowUpQueued", { ...base, content: Schema.String })
+export const FollowUpQueued = Schema.TaggedStruct("FollowUpQueued", { ...base, content: Schema.String }).annotate({ description: "A follow-up was queued for after the turn." })
 /** An interrupt reached the turn: graceful, hard, or steering that skips the remaining tools. */
 export const InterruptReceived = Schema.TaggedStruct("InterruptReceived", {
   ...base,
   kind: Schema.Literals(["graceful", "hard", "steering"]),
   hint: Schema.optionalKey(Schema.String)
-})
+}).annotate({ description: "An interrupt reached the turn: graceful, hard, or steering that skips the remaining tools." })
 /** A sub-turn was spawned by this turn. */
 export const SubTurnSpawn = Schema.TaggedStruct("SubTurnSpawn", {
   ...base,
@@ -138,32 +138,32 @@ export const SubTurnSpawn = Schema.TaggedStruct("SubTurnSpawn", {
   model: Schema.String,
   async: Schema.Boolean,
   critical: Schema.Boolean
-})
+}).annotate({ description: "A sub-turn was spawned by this turn." })
 /** A sub-turn of this turn ended. */
 export const SubTurnEnd = Schema.TaggedStruct("SubTurnEnd", {
   ...base,
   childTurnId: Schema.String,
   status: TurnStatus
-})
+}).annotate({ description: "A sub-turn of this turn ended." })
 /** An async sub-turn's result joined this turn's history. */
 export const SubTurnResultDelivered = Schema.TaggedStruct("SubTurnResultDelivered", {
   ...base,
   childTurnId: Schema.String
-})
+}).annotate({ description: "An async sub-turn's result joined this turn's history." })
 /** An async sub-turn's result could not be delivered. */
 export const SubTurnOrphan = Schema.TaggedStruct("SubTurnOrphan", {
   ...base,
   childTurnId: Schema.String,
   reason: Schema.Literals(["parent_ended", "queue_full"]),
   content: Schema.String
-})
+}).annotate({ description: "An async sub-turn's result could not be delivered." })
 /** Something went wrong that did not end the turn, or did (`stage` says where). */
 export const ErrorEvent = Schema.TaggedStruct("Error", {
   ...base,
   stage: Schema.String,
   message: Schema.String,
   hook: Schema.optionalKey(Schema.String)
-})
+}).annotate({ description: "Something went wrong that did not end the turn, or did (`stage` says where)." })
 
 /** Any event of the loop. */
 export const AgentEvent = Schema.Union([

@@ -111,66 +111,82 @@ export interface HookSubTurn {
 
 /** The handlers a hook may implement; each is optional. */
 export interface Hook {
+  /** Every event, as a bus subscriber of its own: it observes and never slows a turn. */
   readonly onEvent?: (event: AgentEvent) => HookReturn<never>
+  /** Before a session's first turn in this loop; a block makes that turn `blocked`. */
   readonly sessionStart?: (input: { readonly sessionKey: string }) => HookReturn<Continue | Block>
+  /** When the session has been idle for `sessionIdleTimeout`, or the loop closes. */
   readonly sessionEnd?: (input: { readonly sessionKey: string }) => HookReturn<never>
+  /** Before the input is processed: block it (`blocked`), add messages, or set the system prompt. */
   readonly beforeTurn?: (input: {
     readonly context: HookContext
     readonly input: Content
     readonly messages: ReadonlyArray<Message>
     readonly systemPrompt: string | undefined
   }) => HookReturn<Continue | Block | Modify<TurnChanges>>
+  /** Before each model call: rewrite the request for this call (messages, model, tools), or stop the turn. */
   readonly beforeLLMRequest?: (input: {
     readonly context: HookContext
     readonly request: ProviderRequest
   }) => HookReturn<Continue | Modify<RequestChanges> | AbortTurn | HardAbort>
+  /** After each reply: rewrite its text or tool calls, or stop the turn. */
   readonly afterLLMResponse?: (input: {
     readonly context: HookContext
     readonly response: HookResponse
   }) => HookReturn<Continue | Modify<ResponseChanges> | AbortTurn>
+  /** Before each tool call: change its arguments, deny it (the model sees the reason), or stop the turn. */
   readonly beforeTool?: (input: {
     readonly context: HookContext
     readonly call: HookToolCall
   }) => HookReturn<Continue | Modify<{ readonly arguments: unknown }> | Deny | AbortTurn | HardAbort>
+  /** Before a call that requires approval: any deny denies; when every approver abstains, the call is denied unless `autoApprove`. */
   readonly approveTool?: (input: {
     readonly context: HookContext
     readonly call: HookToolCall
   }) => HookReturn<Approve | Deny>
+  /** After a tool call succeeded: patch its result (patches accumulate). */
   readonly afterTool?: (input: {
     readonly context: HookContext
     readonly call: HookToolCall
     readonly result: { readonly content: Content; readonly isError: boolean }
   }) => HookReturn<Continue | Patch>
+  /** After a tool call failed while running: patch its result (patches accumulate). */
   readonly onToolFailure?: (input: {
     readonly context: HookContext
     readonly call: HookToolCall
     readonly result: { readonly content: Content; readonly isError: boolean }
   }) => HookReturn<Continue | Patch>
+  /** When a final answer would end the turn: a block sends its feedback to the model and the turn goes on (at most `maxStopBlocks` times in a row). */
   readonly beforeStop?: (input: {
     readonly context: HookContext
     readonly finalMessage: AssistantMessage
     readonly stopHookActive: boolean
   }) => HookReturn<Continue | Block>
+  /** Before compression or a summary: refuse it. */
   readonly beforeCompact?: (input: {
     readonly context: HookContext
     readonly reason: "overflow" | "budget" | "summary"
     readonly messages: ReadonlyArray<Message>
   }) => HookReturn<Continue | AbortTurn>
+  /** After compression or a summary. */
   readonly afterCompact?: (input: {
     readonly context: HookContext
     readonly reason: "overflow" | "budget" | "summary"
     readonly dropped: number
     readonly remaining: number
   }) => HookReturn<never>
+  /** Before a sub-turn starts: refuse it. */
   readonly beforeSubTurn?: (input: {
     readonly context: HookContext
     readonly subTurn: HookSubTurn
   }) => HookReturn<Continue | Block>
+  /** After a sub-turn ended, with its result. */
   readonly afterSubTurn?: (input: {
     readonly context: HookContext
     readonly subTurn: HookSubTurn
     readonly result: TurnResult
   }) => HookReturn<never>
+  /** After `TurnEnd`, with the turn's result. */
   readonly afterTurn?: (input: { readonly context: HookContext; readonly result: TurnResult }) => HookReturn<never>
 }
 

@@ -26,8 +26,8 @@ export type ReasoningEffort = typeof ReasoningEffort.Type
  * `effort` when no budget is given (`budgetForEffort`); OpenAI ignores `budgetTokens`.
  */
 export const Reasoning = Schema.Struct({
-  effort: Schema.optionalKey(ReasoningEffort),
-  budgetTokens: Schema.optionalKey(PositiveInt)
+  effort: Schema.optionalKey(ReasoningEffort.annotate({ description: "how hard a reasoning model thinks: OpenAI's reasoning effort; on Anthropic, thinking with a budget for that level" })),
+  budgetTokens: Schema.optionalKey(PositiveInt.annotate({ description: "Anthropic's extended thinking: the tokens it may think with (at least 1024, under `maxTokens`)" }))
 })
 export type Reasoning = typeof Reasoning.Type
 
@@ -37,15 +37,14 @@ export type Reasoning = typeof Reasoning.Type
  * top is 1 and the API says so).
  */
 export const ModelOptions = Schema.Struct({
-  temperature: Schema.optionalKey(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 2 }))),
-  topP: Schema.optionalKey(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }))),
-  /** Sequences that end the answer where they appear. */
-  stop: Schema.optionalKey(Schema.Array(Schema.NonEmptyString)),
-  /** Best-effort determinism where the API supports it (OpenAI). */
-  seed: Schema.optionalKey(Schema.Int),
-  /** The most tokens the answer may take (thinking included on Anthropic). */
-  maxTokens: Schema.optionalKey(PositiveInt),
-  reasoning: Schema.optionalKey(Reasoning)
+  temperature: Schema.optionalKey(
+    Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 2 })).annotate({ description: "sampling temperature (Anthropic: at most 1, and none with thinking)" })
+  ),
+  topP: Schema.optionalKey(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })).annotate({ description: "nucleus sampling" })),
+  stop: Schema.optionalKey(Schema.Array(Schema.NonEmptyString).annotate({ description: "sequences that end the answer where they appear (not on the Responses API)" })),
+  seed: Schema.optionalKey(Schema.Int.annotate({ description: "best-effort determinism where the API supports it (OpenAI Chat Completions)" })),
+  maxTokens: Schema.optionalKey(PositiveInt.annotate({ description: "the most tokens the answer may take (thinking included on Anthropic)" })),
+  reasoning: Schema.optionalKey(Reasoning.annotate({ description: "reasoning: `effort` for OpenAI, `budgetTokens` for Anthropic's extended thinking" }))
 })
 export type ModelOptions = typeof ModelOptions.Type
 
