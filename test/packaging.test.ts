@@ -198,7 +198,7 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
     expect(Object.keys(manifest.peerDependencies).sort()).toEqual(["@effect/platform-node", "@effect/sql-pg", "effect"])
     expect(manifest.peerDependenciesMeta).toEqual({ "@effect/sql-pg": { optional: true } })
     const files = tarball.files.map((file) => file.path)
-    expect(files).toEqual(expect.arrayContaining(["package.json", "README.md", "LICENSE", "bin/agent-loop.js", "dist/index.js", "dist/index.d.ts", "dist/cli/main.js", "examples/demo.cassette.jsonl"]))
+    expect(files).toEqual(expect.arrayContaining(["package.json", "README.md", "LICENSE", "bin/agent-loop.js", "dist/index.js", "dist/index.d.ts", "dist/cli/main.js", "examples/demo.cassette.jsonl", "docs/concepts.md"]))
     expect(files.filter((file) => /(^|\/)(test|bench|\.ci)\/|\.test\.|tsconfig|scripts\//.test(file))).toEqual([])
     // No declaration may point at a `.ts` file: users compile without `allowImportingTsExtensions`.
     const declarations = files.filter((file) => file.endsWith(".d.ts"))
