@@ -13,13 +13,13 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { cliTables, configTable, eventsTable, filesTable, hooksTable, modelsTable } from "./docsTables.ts"
+import { cliTables, configTable, eventsTable, filesTable, hooksTable, modelsTable, settingsTable } from "./docsTables.ts"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
 /** Each page and the regions it holds, by name. */
 const pages: Record<string, Record<string, () => string>> = {
-  "docs/configuration.md": { config: configTable },
+  "docs/configuration.md": { config: configTable, settings: settingsTable },
   "docs/events.md": { events: eventsTable },
   "docs/hooks.md": { hooks: () => hooksTable(root) },
   "docs/cli.md": { cli: cliTables },

@@ -7,6 +7,7 @@ import { Duration, Schema, SchemaAST } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { agentLoop } from "../src/cli/commands.ts"
+import { Settings } from "../src/cli/settingsFile.ts"
 import * as Public from "../src/index.ts"
 
 /** A Markdown table cell: one line, pipes escaped. */
@@ -362,4 +363,18 @@ export const filesTable = (root: string): string => {
     })
     return `### ${folder}/\n\n` + table(["file", "what it is"], rows)
   }).join("\n\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings files
+
+/** One row per field of a settings file (`src/cli/settingsFile.ts`), all optional. */
+export const settingsTable = (): string => {
+  const rows = Object.entries(Settings.fields as Record<string, Schema.Top>).map(([name, field]) => {
+    const description = SchemaAST.resolveDescription(field.ast)
+    if (description === undefined) throw new Error(`Settings field ${name} has no description annotation`)
+    const inner = (field as unknown as { readonly schema?: Schema.Top }).schema ?? field
+    return [code(name), code(typeText(inner.ast, "encoded")), description]
+  })
+  return table(["field", "type", "meaning"], rows)
 }

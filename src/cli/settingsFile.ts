@@ -30,22 +30,25 @@ export const SettingsProvider = Schema.Literals(["openai", "openai-responses", "
 
 /** The contents of a settings file; every field is optional. */
 export const Settings = Schema.Struct({
-  provider: Schema.optionalKey(SettingsProvider),
-  baseUrl: Schema.optionalKey(Schema.NonEmptyString),
-  model: Schema.optionalKey(Schema.NonEmptyString),
-  tools: Schema.optionalKey(Schema.Array(BuiltinToolName)),
-  approval: Schema.optionalKey(ApprovalPolicy),
-  systemPrompt: Schema.optionalKey(Schema.String),
-  /** Sampling and reasoning (`temperature`, `topP`, `stop`, `seed`, `maxTokens`, `reasoning`), as in the library's config. */
-  modelOptions: Schema.optionalKey(ModelOptions),
-  /** Prices per million tokens by model name, over the built-in ones. */
-  prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPrice)),
-  /** MCP servers, as in an `{"mcpServers": …}` file. */
-  mcpServers: Schema.optionalKey(McpServers),
-  /** Which models accept images, over the built-in registry: `true`/`false` for all, or by model name. */
-  acceptsImages: Schema.optionalKey(Schema.Union([Schema.Boolean, Schema.Record(Schema.String, Schema.Boolean)])),
-  /** The largest image (bytes) a prompt or an MCP tool result may carry; default 5 MiB. */
-  maxImageBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
+  provider: Schema.optionalKey(SettingsProvider.annotate({ description: "the provider, as `--provider` (`replay` is a flag only)" })),
+  baseUrl: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the server's URL, as `--base-url`" })),
+  model: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the model, as `--model`" })),
+  tools: Schema.optionalKey(Schema.Array(BuiltinToolName).annotate({ description: "the built-in tools to enable, as `--tools`" })),
+  approval: Schema.optionalKey(ApprovalPolicy.annotate({ description: "calls that need approval, as `--approval`" })),
+  systemPrompt: Schema.optionalKey(Schema.String.annotate({ description: "the system prompt instead of the built-in one, as `--system`" })),
+  modelOptions: Schema.optionalKey(ModelOptions.annotate({
+    description: "sampling and reasoning (`temperature`, `topP`, `stop`, `seed`, `maxTokens`, `reasoning`), as `modelOptions` in the library's configuration; merged field by field"
+  })),
+  prices: Schema.optionalKey(Schema.Record(Schema.String, ModelPrice).annotate({
+    description: "prices per million tokens by model name, over the built-in ones; merged by name"
+  })),
+  mcpServers: Schema.optionalKey(McpServers.annotate({ description: "MCP servers, as in an `{\"mcpServers\": …}` file; merged by name" })),
+  acceptsImages: Schema.optionalKey(Schema.Union([Schema.Boolean, Schema.Record(Schema.String, Schema.Boolean)]).annotate({
+    description: "which models accept images, over the built-in registry: `true`/`false` for all, or by model name"
+  })),
+  maxImageBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
+    description: "the largest image (bytes) a prompt or an MCP tool result may carry; default 5 MiB"
+  }))
 })
 export type Settings = typeof Settings.Type
 
