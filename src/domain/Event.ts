@@ -41,7 +41,8 @@ export type EventBase = {
 }
 
 /** A turn began with this input (text, or parts with its images). */
-export const TurnStart = Schema.TaggedStruct("TurnStart", { ...base, input: Content }).annotate({ description: "A turn began with this input (text, or parts with its images)." })
+export const TurnStart = Schema.TaggedStruct("TurnStart", { ...base, input: Content })
+  .annotate({ description: "A turn began with this input (text, or parts with its images)." })
 /** A turn ended; published exactly once per turn, also after a hard abort. */
 export const TurnEnd = Schema.TaggedStruct("TurnEnd", {
   ...base,
@@ -122,9 +123,11 @@ export const ToolExecSkipped = Schema.TaggedStruct("ToolExecSkipped", {
   reason: Schema.String
 }).annotate({ description: "A tool call was not run; `reason` is the result the model sees." })
 /** Queued steering messages joined the history. */
-export const SteeringInjected = Schema.TaggedStruct("SteeringInjected", { ...base, count: Schema.Number }).annotate({ description: "Queued steering messages joined the history." })
+export const SteeringInjected = Schema.TaggedStruct("SteeringInjected", { ...base, count: Schema.Number })
+  .annotate({ description: "Queued steering messages joined the history." })
 /** A follow-up was queued for after the turn. */
-export const FollowUpQueued = Schema.TaggedStruct("FollowUpQueued", { ...base, content: Schema.String }).annotate({ description: "A follow-up was queued for after the turn." })
+export const FollowUpQueued = Schema.TaggedStruct("FollowUpQueued", { ...base, content: Schema.String })
+  .annotate({ description: "A follow-up was queued for after the turn." })
 /** An interrupt reached the turn: graceful, hard, or steering that skips the remaining tools. */
 export const InterruptReceived = Schema.TaggedStruct("InterruptReceived", {
   ...base,

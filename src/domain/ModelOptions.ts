@@ -26,8 +26,12 @@ export type ReasoningEffort = typeof ReasoningEffort.Type
  * `effort` when no budget is given (`budgetForEffort`); OpenAI ignores `budgetTokens`.
  */
 export const Reasoning = Schema.Struct({
-  effort: Schema.optionalKey(ReasoningEffort.annotate({ description: "how hard a reasoning model thinks: OpenAI's reasoning effort; on Anthropic, thinking with a budget for that level" })),
-  budgetTokens: Schema.optionalKey(PositiveInt.annotate({ description: "Anthropic's extended thinking: the tokens it may think with (at least 1024, under `maxTokens`)" }))
+  effort: Schema.optionalKey(ReasoningEffort.annotate({
+    description: "how hard a reasoning model thinks: OpenAI's reasoning effort; on Anthropic, thinking with a budget for that level"
+  })),
+  budgetTokens: Schema.optionalKey(PositiveInt.annotate({
+    description: "Anthropic's extended thinking: the tokens it may think with (at least 1024, under `maxTokens`)"
+  }))
 })
 export type Reasoning = typeof Reasoning.Type
 
