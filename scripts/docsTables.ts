@@ -148,7 +148,8 @@ export const eventsTable = (): string => {
     if (description === undefined) throw new Error(`AgentEvent ${kind} has no description annotation`)
     const own = Object.entries(member.fields as Record<string, Schema.Top>).filter(([name]) => !common.includes(name))
     const fields = own.map(([name, field]) => code(`${name}${field.ast.context?.isOptional === true ? "?" : ""}: ${typeText(field.ast)}`))
-    return [code(kind), fields.join(", "), description]
+    const lifecycle = (Public.lifecycleKinds as ReadonlyArray<string>).includes(kind) ? " Lifecycle: kept when a bounded buffer is full." : ""
+    return [code(kind), fields.join(", "), description + lifecycle]
   })
   const base = (members[0]!.fields as Record<string, Schema.Top>)
   const commonText = common.filter((name) => name !== "_tag").map((name) =>
