@@ -131,7 +131,8 @@ const MAX_MANIFEST_BYTES = 256 * 1024
 const loadOne = (fs: FileSystem.FileSystem, level: Level, hookDir: string, within: string) =>
   Effect.gen(function*() {
     const manifestPath = path.join(hookDir, "HOOK.md")
-    const read = yield* readConfined(manifestPath, { within, maxBytes: MAX_MANIFEST_BYTES })
+    // the workspace's hooks are the user's own only when they belong to the user (or root), as for its settings
+    const read = yield* readConfined(manifestPath, { within, ownedByUser: level === "project", maxBytes: MAX_MANIFEST_BYTES })
     const text = textOf(read)
     if (read._tag === "Skipped") return Result.fail<ReadonlyArray<HookProblem>>([])
     if (text === undefined || read._tag !== "Read" || read.truncated) {
@@ -148,7 +149,7 @@ const loadOne = (fs: FileSystem.FileSystem, level: Level, hookDir: string, withi
 /**
  * `dir`'s hooks. Their manifests are read only inside `within` with links resolved (the workspace for
  * the project's hooks, the config home for the user's): a `HOOK.md` leading elsewhere is skipped
- * with a warning naming it.
+ * with a warning naming it, and so is a project `HOOK.md` of another user.
  */
 const loadLevel = (fs: FileSystem.FileSystem, level: Level, dir: string, within: string) =>
   Effect.gen(function*() {

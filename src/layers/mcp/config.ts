@@ -130,11 +130,11 @@ export const MAX_CONFIG_BYTES = 1024 * 1024
 /**
  * Reads and decodes a config file, at most `MAX_CONFIG_BYTES` of it. With `within` (a workspace's
  * `.mcp.json`) a file leading outside that directory by a link is skipped with a warning naming it
- * (`readConfined`): `None`.
+ * (`readConfined`): `None`; so is one of another user with `ownedByUser`.
  */
 export const readConfigFile = (
   path: string,
-  options: { readonly within?: string } = {}
+  options: { readonly within?: string; readonly ownedByUser?: boolean } = {}
 ): Effect.Effect<Option.Option<McpServers>, ConfigError> =>
   Effect.gen(function*() {
     const read = yield* readConfined(path, { ...options, maxBytes: MAX_CONFIG_BYTES })
@@ -183,7 +183,7 @@ export const loadConfig = (sources: McpSources): Effect.Effect<McpServers, Confi
       : yield* findWorkspaceConfig(sources.workspace)
     let servers: McpServers = sources.servers === undefined ? {} : yield* decodeServers(sources.servers)
     const fromWorkspace = Option.isSome(workspaceFile) && sources.workspace !== undefined
-      ? yield* readConfigFile(workspaceFile.value, { within: sources.workspace })
+      ? yield* readConfigFile(workspaceFile.value, { within: sources.workspace, ownedByUser: true })
       : Option.none()
     if (Option.isSome(workspaceFile) && Option.isSome(fromWorkspace)) {
       servers = { ...servers, ...fromWorkspace.value }
