@@ -10,6 +10,7 @@ import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import * as nodeFs from "node:fs"
+import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as ContextFiles from "../../src/cli/contextFiles.ts"
 import * as Images from "../../src/cli/images.ts"
@@ -18,7 +19,9 @@ import * as SettingsFile from "../../src/cli/settingsFile.ts"
 import { discover as discoverHooks } from "../../src/layers/fileHooks/discover.ts"
 import { loadConfig } from "../../src/layers/mcp/config.ts"
 import { readCassette } from "../../src/layers/providers/Replay.ts"
+import { isolatedEnv, runCli } from "../support/cliProcess.ts"
 import { captureWarnings } from "../support/fixtures.ts"
+import { start } from "../support/openaiServer.ts"
 import { tempDir, write } from "../support/toolWorkspace.ts"
 
 const SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- not-for-the-model"
@@ -38,6 +41,28 @@ const link = (target: string, path: string) => {
 }
 
 describe("files read for the workspace do not follow a link out of it", () => {
+  it("agent-loop run: AGENTS.md -> a key outside is named in one warning line and never sent", async (context) => {
+    const server = await start([{ text: "ok" }])
+    context.onTestFinished(() => server.close())
+    const home = nodeFs.realpathSync(nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "cli-ctx-link-")))
+    context.onTestFinished(() => nodeFs.rmSync(home, { recursive: true, force: true }))
+    const workspace = nodePath.join(home, "repo")
+    nodeFs.mkdirSync(nodePath.join(workspace, ".git"), { recursive: true })
+    write(home, ".ssh/id_ed25519", SECRET)
+    link(nodePath.join(home, ".ssh", "id_ed25519"), nodePath.join(workspace, "AGENTS.md"))
+    write(workspace, "CLAUDE.md", "project rules")
+    const result = await runCli(
+      ["run", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--ephemeral", "hi"],
+      { env: isolatedEnv(home) }
+    )
+    expect(result.code).toBe(0)
+    const warnings = result.stderr.split("\n").filter((line) => line.includes("warn:"))
+    expect(warnings).toEqual([`agent-loop: warn: skipped ${nodePath.join(workspace, "AGENTS.md")}: it leads outside ${workspace} (to ${nodePath.join(home, ".ssh", "id_ed25519")})`])
+    const sent = JSON.stringify(server.requests[0]!.body)
+    expect(sent).toContain("project rules")
+    expect(sent).not.toContain("OPENSSH")
+  }, 60_000)
+
   it.effect("context files: a link out is skipped with one warning naming it; a link inside is read", () =>
     Effect.gen(function*() {
       const { config, home, root } = yield* setup
