@@ -67,8 +67,12 @@ const isInside = (root: string, candidate: string): boolean => {
 
 const currentUid = typeof process.getuid === "function" ? process.getuid() : undefined
 
+/** Under `sudo`, the user who ran it: their files are theirs, as git's `safe.directory` also allows. */
+const sudoUid = currentUid === 0 && /^\d+$/.test(process.env["SUDO_UID"] ?? "") ? Number(process.env["SUDO_UID"]) : undefined
+
 /** Whether `info` belongs to the current user or root (always true where there are no uids). */
-const ownedByUs = (info: Stats): boolean => currentUid === undefined || info.uid === currentUid || info.uid === 0
+const ownedByUs = (info: Stats): boolean =>
+  currentUid === undefined || info.uid === currentUid || info.uid === 0 || info.uid === sudoUid
 
 /** The real path of the file open as `handle`, from the descriptor itself. */
 const openedPath = (handle: fsp.FileHandle, fallback: string): Promise<string> =>
