@@ -51,7 +51,7 @@ export type ReadResult =
   }
   | { readonly _tag: "Missing" }
   | { readonly _tag: "NotRegular" }
-  /** Left out for the reason given; a warning naming the file was logged. */
+  /** Left out for the reason given; a warning naming the file was logged (unless `warn` is off). */
   | { readonly _tag: "Skipped"; readonly reason: string }
   | { readonly _tag: "Failed"; readonly message: string }
 
@@ -97,15 +97,7 @@ const readHead = async (handle: fsp.FileHandle, limit: number): Promise<Uint8Arr
   return Buffer.concat(chunks, total)
 }
 
-type Step = Exclude<ReadResult, { readonly _tag: "Read" | "Skipped" }> | { readonly _tag: "Skip"; readonly reason: string } | {
-  readonly _tag: "Read"
-  readonly bytes: Uint8Array
-  readonly truncated: boolean
-  readonly size: number
-  readonly real: string
-}
-
-const attempt = async (path: string, options: ReadOptions): Promise<Step> => {
+const attempt = async (path: string, options: ReadOptions): Promise<ReadResult> => {
   const absolute = nodePath.resolve(path)
   let root: string | undefined
   if (options.within !== undefined) {
@@ -123,7 +115,7 @@ const attempt = async (path: string, options: ReadOptions): Promise<Step> => {
     return code === "ENOENT" || code === "ENOTDIR" ? { _tag: "Missing" } : { _tag: "Failed", message: messageOf(error) }
   }
   // decided before anything is opened: opening a device can have effects of its own
-  if (root !== undefined && !isInside(root, real)) return { _tag: "Skip", reason: `it leads outside ${root} (to ${real})` }
+  if (root !== undefined && !isInside(root, real)) return { _tag: "Skipped", reason: `it leads outside ${root} (to ${real})` }
   const before = await fsp.stat(real).catch(() => undefined)
   if (before === undefined) return { _tag: "Missing" }
   if (!before.isFile()) return { _tag: "NotRegular" }
@@ -132,22 +124,22 @@ const attempt = async (path: string, options: ReadOptions): Promise<Step> => {
     handle = await fsp.open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY)
   } catch (error) {
     const code = errnoOf(error)
-    if (code === "ELOOP") return { _tag: "Skip", reason: "it was replaced by a symbolic link while being opened" }
+    if (code === "ELOOP") return { _tag: "Skipped", reason: "it was replaced by a symbolic link while being opened" }
     return code === "ENOENT" ? { _tag: "Missing" } : { _tag: "Failed", message: messageOf(error) }
   }
   try {
     const info = await handle.stat()
     if (!info.isFile()) return { _tag: "NotRegular" }
     const opened = await openedPath(handle, real)
-    if (root !== undefined && !isInside(root, opened)) return { _tag: "Skip", reason: `it leads outside ${root} (to ${opened})` }
+    if (root !== undefined && !isInside(root, opened)) return { _tag: "Skipped", reason: `it leads outside ${root} (to ${opened})` }
     if (!DESCRIPTOR_PATHS && (info.dev !== before.dev || info.ino !== before.ino)) {
-      return { _tag: "Skip", reason: "it changed while being opened" }
+      return { _tag: "Skipped", reason: "it changed while being opened" }
     }
     if (options.ownedByUser === true) {
       const directory = await fsp.stat(nodePath.dirname(opened))
-      if (!ownedByUs(info)) return { _tag: "Skip", reason: `it is owned by another user (uid ${info.uid})` }
+      if (!ownedByUs(info)) return { _tag: "Skipped", reason: `it is owned by another user (uid ${info.uid})` }
       if (!ownedByUs(directory)) {
-        return { _tag: "Skip", reason: `its directory ${nodePath.dirname(opened)} is owned by another user (uid ${directory.uid})` }
+        return { _tag: "Skipped", reason: `its directory ${nodePath.dirname(opened)} is owned by another user (uid ${directory.uid})` }
       }
     }
     const head = await readHead(handle, options.maxBytes)
@@ -166,12 +158,8 @@ const attempt = async (path: string, options: ReadOptions): Promise<Step> => {
  * and a file skipped for leaving `within` or for its owner has been named in one warning line.
  */
 export const readConfined = (path: string, options: ReadOptions): Effect.Effect<ReadResult> =>
-  Effect.flatMap(Effect.promise(() => attempt(path, options)), (step): Effect.Effect<ReadResult> => {
-    if (step._tag !== "Skip") return Effect.succeed(step)
-    const skipped = { _tag: "Skipped", reason: step.reason } as const
-    if (options.warn === false) return Effect.succeed(skipped)
-    return Effect.as(Effect.logWarning(`skipped ${path}: ${step.reason}`), skipped)
-  })
+  Effect.tap(Effect.promise(() => attempt(path, options)), (result) =>
+    result._tag === "Skipped" && options.warn !== false ? Effect.logWarning(`skipped ${path}: ${result.reason}`) : Effect.void)
 
 /** The text of a read, cut characters (at the cut) dropped; `undefined` when nothing was read. */
 export const textOf = (result: ReadResult): string | undefined => {
