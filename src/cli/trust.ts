@@ -27,7 +27,7 @@ export const workspaceConfig = (workspace: string): ReadonlyArray<readonly [labe
 ]
 
 /** The largest trust file read. */
-const MAX_TRUST_FILE_BYTES = 4 * 1024 * 1024
+export const MAX_TRUST_FILE_BYTES = 4 * 1024 * 1024
 
 /** The trusted directories (absolute, real paths); none when the file does not exist (or leaves the config home by a link). */
 export const list = (env: NodeJS.ProcessEnv = process.env) =>

@@ -8,7 +8,7 @@
  */
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, type FileSystem, Option } from "effect"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
@@ -16,8 +16,10 @@ import * as ContextFiles from "../../src/cli/contextFiles.ts"
 import * as Images from "../../src/cli/images.ts"
 import * as OutputSchema from "../../src/cli/outputSchema.ts"
 import * as SettingsFile from "../../src/cli/settingsFile.ts"
-import { discover as discoverHooks } from "../../src/layers/fileHooks/discover.ts"
-import { loadConfig } from "../../src/layers/mcp/config.ts"
+import * as Trust from "../../src/cli/trust.ts"
+import { discover as discoverHooks, MAX_MANIFEST_BYTES } from "../../src/layers/fileHooks/discover.ts"
+import { loadConfig, MAX_CONFIG_BYTES } from "../../src/layers/mcp/config.ts"
+import { readConfined } from "../../src/layers/readConfined.ts"
 import { readCassette } from "../../src/layers/providers/Replay.ts"
 import { isolatedEnv, runCli } from "../support/cliProcess.ts"
 import { captureWarnings } from "../support/fixtures.ts"
@@ -25,6 +27,8 @@ import { start } from "../support/openaiServer.ts"
 import { tempDir, write } from "../support/toolWorkspace.ts"
 
 const SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- not-for-the-model"
+/** A valid hook manifest: read, it would load a hook. */
+const PLANTED_HOOK = "---\nname: planted\ndescription: d\ntrigger: pre-tool-call\n---\n"
 
 /** A workspace (a git repository) next to a directory outside it holding secrets, both removed after the scope. */
 const setup = Effect.gen(function*() {
@@ -96,8 +100,10 @@ describe("files read for the workspace do not follow a link out of it", () => {
       const { config, home, root } = yield* setup
       link(nodePath.join(home, "settings.json"), nodePath.join(root, ".agent-loop", "settings.json"))
       link(nodePath.join(home, "settings.json"), nodePath.join(config, "agent-loop", "settings.json"))
+      write(home, "HOOK.md", PLANTED_HOOK)
       link(nodePath.join(home, "HOOK.md"), nodePath.join(root, ".agents", "hooks", "planted", "HOOK.md"))
       write(root, ".agents/hooks/planted/scripts/run", "#!/bin/sh\n")
+      nodeFs.chmodSync(nodePath.join(root, ".agents/hooks/planted/scripts/run"), 0o755)
       link(nodePath.join(home, "mcp.json"), nodePath.join(root, ".mcp.json"))
       const { layer, warnings } = captureWarnings()
       const [project, user, hooks, servers] = yield* Effect.all([
@@ -130,10 +136,12 @@ describe("files read for the workspace do not follow a link out of it", () => {
 const isRoot = typeof process.getuid === "function" && process.getuid() === 0
 /** A uid no one on the machine uses, for files "another user" owns. */
 const OTHER_UID = 4242
+/** Said in the names of the tests that cannot run without root. */
+const needsRoot = isRoot ? "" : " (skipped: only root can give a file to another user)"
 
 describe("files of other users are not taken as the workspace's", () => {
   // Only root can give a file to another user; elsewhere these cases cannot be set up.
-  it.effect.skipIf(!isRoot)("a .git and AGENTS.md planted by another user above the workspace are skipped; the user's own are read", () =>
+  it.effect.skipIf(!isRoot)(`a .git and AGENTS.md planted by another user above the workspace are skipped; the user's own are read${needsRoot}`, () =>
     Effect.gen(function*() {
       const shared = yield* tempDir("shared-")
       nodeFs.chmodSync(shared, 0o1777)
@@ -157,11 +165,11 @@ describe("files of other users are not taken as the workspace's", () => {
       )
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
-  it.effect.skipIf(!isRoot)("workspace settings, hook manifests and .mcp.json another user owns are skipped with a warning", () =>
+  it.effect.skipIf(!isRoot)(`workspace settings, hook manifests and .mcp.json another user owns are skipped with a warning${needsRoot}`, () =>
     Effect.gen(function*() {
       const root = yield* tempDir("ws-owned-")
       write(root, ".agent-loop/settings.json", "{\"baseUrl\": \"http://attacker.example\"}")
-      write(root, ".agents/hooks/planted/HOOK.md", "---\nname: planted\ndescription: d\ntrigger: beforeTool\n---\n")
+      write(root, ".agents/hooks/planted/HOOK.md", PLANTED_HOOK)
       write(root, ".agents/hooks/planted/scripts/run", "#!/bin/sh\n")
       nodeFs.chmodSync(nodePath.join(root, ".agents/hooks/planted/scripts/run"), 0o755)
       write(root, ".mcp.json", "{\"mcpServers\": {\"evil\": {\"command\": \"sh\"}}}")
@@ -198,4 +206,66 @@ describe("no read trusts stat's size", () => {
       expect(cassette.message).toContain(`Cannot read ${PAGEMAP}: larger than the limit of`)
     }).pipe(Effect.provide(NodeServices.layer)))
 
+})
+
+/** JSON text of exactly `size` bytes: `fields` with a padding string in the field `pad`. */
+const jsonOfSize = (size: number, fields: Record<string, unknown>, pad: string) => {
+  const bare = JSON.stringify({ ...fields, [pad]: "" })
+  return JSON.stringify({ ...fields, [pad]: "x".repeat(size - bare.length) })
+}
+
+describe("each read is bounded at its limit", () => {
+  it.effect("readConfined: exactly maxBytes is whole, one more is truncated, across chunk boundaries", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir("ws-bounds-")
+      for (const max of [1, 65_536, 200_001]) {
+        write(root, "exact", "a".repeat(max))
+        write(root, "over", "a".repeat(max + 1))
+        const exact = yield* readConfined(nodePath.join(root, "exact"), { within: root, maxBytes: max })
+        const over = yield* readConfined(nodePath.join(root, "over"), { within: root, maxBytes: max })
+        expect(exact._tag === "Read" && [exact.bytes.length, exact.truncated]).toEqual([max, false])
+        expect(over._tag === "Read" && [over.bytes.length, over.truncated]).toEqual([max, true])
+      }
+    }).pipe(Effect.scoped))
+
+  it.effect("settings, MCP config, output schema, trust file and HOOK.md: at the bound read, one byte more refused", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir("ws-bounds-")
+      const env = { XDG_CONFIG_HOME: nodePath.join(root, "config") }
+      const cases: ReadonlyArray<{ readonly max: number; readonly fields: Record<string, unknown>; readonly pad: string; readonly file: string; readonly read: Effect.Effect<unknown, unknown, FileSystem.FileSystem> }> = [
+        {
+          max: SettingsFile.MAX_SETTINGS_BYTES,
+          fields: {},
+          pad: "systemPrompt",
+          file: ".agent-loop/settings.json",
+          read: Effect.flatMap(
+            SettingsFile.load(nodePath.join(root, ".agent-loop/settings.json"), { within: root }),
+            (loaded) => Option.isSome(loaded) ? Effect.void : Effect.fail("missing")
+          )
+        },
+        { max: MAX_CONFIG_BYTES, fields: { mcpServers: {} }, pad: "pad", file: ".mcp.json", read: loadConfig({ workspace: root }) },
+        { max: OutputSchema.MAX_OUTPUT_SCHEMA_BYTES, fields: { type: "object" }, pad: "description", file: "schema.json", read: OutputSchema.load(nodePath.join(root, "schema.json")) },
+        { max: Trust.MAX_TRUST_FILE_BYTES, fields: { trusted: [] }, pad: "pad", file: "config/agent-loop/trusted-workspaces.json", read: Trust.list(env) }
+      ]
+      for (const { fields, file, max, pad, read } of cases) {
+        write(root, file, jsonOfSize(max, fields, pad))
+        expect(nodeFs.statSync(nodePath.join(root, file)).size).toBe(max)
+        yield* read
+        write(root, file, jsonOfSize(max + 1, fields, pad))
+        const refused = yield* Effect.flip(read)
+        expect(String((refused as { message?: string }).message ?? refused), file).toMatch(/larger than/)
+      }
+      const manifest = (size: number) => {
+        const head = "---\nname: big\ndescription: d\ntrigger: pre-tool-call\n---\n"
+        write(root, ".agents/hooks/big/HOOK.md", head + "x".repeat(size - head.length))
+      }
+      write(root, ".agents/hooks/big/scripts/run", "#!/bin/sh\n")
+      nodeFs.chmodSync(nodePath.join(root, ".agents/hooks/big/scripts/run"), 0o755)
+      manifest(MAX_MANIFEST_BYTES)
+      const found = yield* discoverHooks({ workDir: root, userDir: nodePath.join(root, "none") })
+      expect([found.hooks.map((hook) => hook.name), found.problems]).toEqual([["big"], []])
+      manifest(MAX_MANIFEST_BYTES + 1)
+      const over = yield* discoverHooks({ workDir: root, userDir: nodePath.join(root, "none") })
+      expect([over.hooks, over.problems.map((problem) => problem.message)]).toEqual([[], [`larger than ${MAX_MANIFEST_BYTES} bytes`]])
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 })

@@ -126,7 +126,7 @@ const toFileHook = (manifest: Manifest, level: Level, manifestPath: string, entr
 })
 
 /** The largest `HOOK.md` read: front matter and a description, a few KiB in practice. */
-const MAX_MANIFEST_BYTES = 256 * 1024
+export const MAX_MANIFEST_BYTES = 256 * 1024
 
 const loadOne = (fs: FileSystem.FileSystem, level: Level, hookDir: string, within: string) =>
   Effect.gen(function*() {
