@@ -61,6 +61,8 @@ describe("the user's own directories and git's hooks inside the workspace need a
       expect(isProtectedPath("config/settings.json", found)).toBe(true)
       expect(isProtectedPath("./data/agent-loop/../agent-loop/x", found)).toBe(true)
       expect(isProtectedPath("src/config.ts", found)).toBe(false)
+      // the usual names of a hooks directory are protected in every workspace
+      for (const path of [".husky/pre-commit", "web/.Husky/_/h", ".githooks/pre-push"]) expect(isProtectedPath(path), path).toBe(true)
       // the whole workspace is the user's directory: every write asks
       expect(isProtectedPath("anything.txt", yield* locationsWithin(home, [home]))).toBe(true)
       expect(yield* gitHooksDirectory(home)).toEqual(Option.none())
