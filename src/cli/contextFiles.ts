@@ -8,7 +8,7 @@
  * is the same as one already read (a symlink, a copy) is read once.
  *
  * A repository decides what its names point to, so a project file is read only when it stays inside
- * the repository (the user's, inside their config directory) with links resolved, and only when it
+ * the directory it is found in (the user's, inside their config home) with links resolved, and only when it
  * and its directory belong to the user or root, as git's `safe.directory` asks of a repository: an
  * `AGENTS.md` another user planted in a shared directory is skipped with a warning (`readConfined`).
  */
@@ -73,7 +73,9 @@ export const discover = (workspace: string, env: NodeJS.ProcessEnv = process.env
     for (const dir of dirs) {
       for (const name of CONTEXT_FILE_NAMES) {
         const path = nodePath.join(dir, name)
-        candidates.push({ path, label: nodePath.relative(workspace, path), within: dirs[0]!, project: true })
+        // each stays inside the directory it is found in: a repository root may be a home directory
+        // (a dotfiles repository), and a file below it must not reach the rest of the home
+        candidates.push({ path, label: nodePath.relative(workspace, path), within: dir, project: true })
       }
     }
     const files: Array<ContextFile> = []

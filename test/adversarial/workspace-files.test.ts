@@ -84,6 +84,20 @@ describe("files read for the workspace do not follow a link out of it", () => {
       expect(warnings[1]).toContain(`skipped ${nodePath.join(root, "AGENTS.md")}: it leads outside ${root}`)
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
+  it.effect("below a home that is a repository (dotfiles), a context file may not reach the rest of the home", () =>
+    Effect.gen(function*() {
+      const home = yield* tempDir("home-repo-")
+      nodeFs.mkdirSync(nodePath.join(home, ".git"))
+      write(home, ".ssh/id_ed25519", SECRET)
+      write(home, "AGENTS.md", "home rules")
+      const workspace = nodePath.join(home, "downloads", "x")
+      link(nodePath.join(home, ".ssh", "id_ed25519"), nodePath.join(workspace, "AGENTS.md"))
+      const { layer, warnings } = captureWarnings()
+      const files = yield* ContextFiles.discover(workspace, { XDG_CONFIG_HOME: nodePath.join(home, "none") }).pipe(Effect.provide(layer))
+      expect(files.map((file) => file.content)).toEqual(["home rules"])
+      expect(warnings).toEqual([expect.stringContaining(`skipped ${nodePath.join(workspace, "AGENTS.md")}: it leads outside ${workspace}`)])
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
   it.effect("a directory on the way that is a link out counts as leaving too", () =>
     Effect.gen(function*() {
       const { home, root } = yield* setup
