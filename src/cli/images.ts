@@ -41,7 +41,7 @@ export const imageMentions = (prompt: string): ReadonlyArray<string> => {
 }
 
 /**
- * Reads the image at `path` (as the user wrote `shown`), never more than `maxBytes` + 1 bytes
+ * Reads the image at `path` (as the user wrote `shown`), never more than a chunk past `maxBytes`
  * whatever `stat` says (`/proc/self/pagemap` says 0 and reads forever); anything else fails with
  * one line. With `within` the file must stay inside that directory, links resolved.
  */
