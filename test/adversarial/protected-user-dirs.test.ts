@@ -32,20 +32,27 @@ describe("the user's own directories and git's hooks inside the workspace need a
     ]
     // a link to the config directory does not get around the question: the write is refused
     fs.mkdirSync(path.join(home, "config", "agent-loop"), { recursive: true })
+    fs.writeFileSync(path.join(home, "config", "agent-loop", "AGENTS.md"), "be careful\n")
     fs.symlinkSync(path.join(home, "config", "agent-loop"), path.join(home, "cfg"))
     const server = await start([
-      { toolCalls: [...targets, "cfg/settings.json", "notes.txt"].map((file) => ({ name: "write_file", arguments: { path: file, content: "touch PWNED\n" } })) },
+      {
+        toolCalls: [
+          ...[...targets, "cfg/settings.json", "notes.txt"].map((file) => ({ name: "write_file", arguments: { path: file, content: "touch PWNED\n" } })),
+          { name: "edit_file", arguments: { path: "config/agent-loop/AGENTS.md", old_text: "careful", new_text: "reckless" } }
+        ]
+      },
       { text: "done" }
     ])
     context.onTestFinished(() => server.close())
     const result = await runCli([
       "run", "--base-url", server.url, "--model", "m", "--workspace", home, "--ephemeral", "--no-context-files",
-      "--tools", "write_file", "--approval", "deny", "go"
+      "--tools", "write_file,edit_file", "--approval", "deny", "go"
     ], { env: isolatedEnv(home) })
     expect(result.code).toBe(0)
     const results = server.requests[1]!.body.messages.filter((m: any) => m.role === "tool").map((m: any) => String(m.content))
-    expect(results.map((text: string) => text.includes("denied by approval"))).toEqual([...targets.map(() => true), false, false])
-    expect(results.at(-2)).toContain(`Path "cfg/settings.json" is inside a protected location (config/agent-loop) by way of a symbolic link`)
+    expect(results.map((text: string) => text.includes("denied by approval"))).toEqual([...targets.map(() => true), false, false, true])
+    expect(fs.readFileSync(path.join(home, "config", "agent-loop", "AGENTS.md"), "utf8")).toBe("be careful\n")
+    expect(results.at(-3)).toContain(`Path "cfg/settings.json" is inside a protected location (config/agent-loop) by way of a symbolic link`)
     for (const file of targets) expect(fs.existsSync(path.join(home, file)), file).toBe(false)
     expect(fs.readFileSync(path.join(home, "notes.txt"), "utf8")).toBe("touch PWNED\n")
   }, 90_000)
