@@ -8,14 +8,14 @@
  * is the same as one already read (a symlink, a copy) is read once.
  *
  * A repository decides what its names point to, so a project file is read only when it stays inside
- * the directory it is found in (the user's, inside their config home) with links resolved, and only when it
+ * the directory it is found in (the user's, inside their config directory) with links resolved, and only when it
  * and its directory belong to the user or root, as git's `safe.directory` asks of a repository: an
  * `AGENTS.md` another user planted in a shared directory is skipped with a warning (`readConfined`).
  */
 import * as nodePath from "node:path"
 import { Effect, FileSystem, Option } from "effect"
 import { readConfined, textOf } from "../layers/readConfined.ts"
-import { configDir, configHome } from "./settingsFile.ts"
+import { configDir } from "./settingsFile.ts"
 
 /** The most bytes kept of one context file; the rest is cut with a note saying how much. */
 export const MAX_CONTEXT_FILE_BYTES = 32 * 1024
@@ -65,7 +65,8 @@ const readCapped = (path: string, within: string, ownedByUser: boolean) =>
 export const discover = (workspace: string, env: NodeJS.ProcessEnv = process.env) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const userRoot = configHome(env)
+    // the user's config directory may itself be a link (dotfiles); its AGENTS.md may not lead out of it
+    const userRoot = configDir(env)
     const candidates: Array<{ readonly path: string; readonly label: string; readonly within: string; readonly project: boolean }> = [
       { path: nodePath.join(configDir(env), "AGENTS.md"), label: "(user) AGENTS.md", within: userRoot, project: false }
     ]

@@ -57,12 +57,9 @@ export interface LoadedSettings {
   readonly mcpServers: Readonly<Record<string, McpServerConfigInput>>
 }
 
-/** The user's configuration home, `$XDG_CONFIG_HOME` else `~/.config`: user-level files are read only from inside it. */
-export const configHome = (env: NodeJS.ProcessEnv = process.env): string => xdgBase("XDG_CONFIG_HOME", ".config", env)
-
 /** The user's configuration directory of agent-loop: `$XDG_CONFIG_HOME/agent-loop`, else `~/.config/agent-loop`. */
 export const configDir = (env: NodeJS.ProcessEnv = process.env): string =>
-  nodePath.join(configHome(env), "agent-loop")
+  nodePath.join(xdgBase("XDG_CONFIG_HOME", ".config", env), "agent-loop")
 
 /** Where the user's settings live. */
 export const userSettingsPath = (env: NodeJS.ProcessEnv = process.env): string => nodePath.join(configDir(env), "settings.json")

@@ -11,7 +11,7 @@ import { Effect, FileSystem, Option, Schema } from "effect"
 import { readConfined, textOf } from "../layers/readConfined.ts"
 import { fail } from "./failure.ts"
 import { Screen } from "./screen.ts"
-import { configDir, configHome, projectSettingsPath } from "./settingsFile.ts"
+import { configDir, projectSettingsPath } from "./settingsFile.ts"
 
 /** The file of trusted directories. */
 export const trustFile = (env: NodeJS.ProcessEnv = process.env): string => nodePath.join(configDir(env), "trusted-workspaces.json")
@@ -29,11 +29,11 @@ export const workspaceConfig = (workspace: string): ReadonlyArray<readonly [labe
 /** The largest trust file read. */
 export const MAX_TRUST_FILE_BYTES = 4 * 1024 * 1024
 
-/** The trusted directories (absolute, real paths); none when the file does not exist (or leaves the config home by a link). */
+/** The trusted directories (absolute, real paths); none when the file does not exist (or leads out of the config directory by a link). */
 export const list = (env: NodeJS.ProcessEnv = process.env) =>
   Effect.gen(function*() {
     const file = trustFile(env)
-    const read = yield* readConfined(file, { within: configHome(env), maxBytes: MAX_TRUST_FILE_BYTES })
+    const read = yield* readConfined(file, { within: configDir(env), maxBytes: MAX_TRUST_FILE_BYTES })
     const text = textOf(read)
     if (text === undefined || read._tag !== "Read") return [] as ReadonlyArray<string>
     if (read.truncated) return yield* fail(`${file}: larger than ${MAX_TRUST_FILE_BYTES} bytes; fix or delete it`)

@@ -84,6 +84,26 @@ describe("files read for the workspace do not follow a link out of it", () => {
       expect(warnings[1]).toContain(`skipped ${nodePath.join(root, "AGENTS.md")}: it leads outside ${root}`)
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
+  it.effect("the user's config directory may itself be a link (dotfiles): its files are read, a link out of it is not", () =>
+    Effect.gen(function*() {
+      const { config, home, root } = yield* setup
+      write(home, "dotfiles/agent-loop/AGENTS.md", "user rules")
+      write(home, "dotfiles/agent-loop/settings.json", "{\"model\": \"m\"}")
+      link(nodePath.join(home, "dotfiles", "agent-loop"), nodePath.join(config, "agent-loop"))
+      link(nodePath.join(home, "id_ed25519"), nodePath.join(home, "dotfiles", "agent-loop", "trusted-workspaces.json"))
+      const env = { XDG_CONFIG_HOME: config }
+      const { layer, warnings } = captureWarnings()
+      const [files, settings, trusted] = yield* Effect.all([
+        ContextFiles.discover(root, env),
+        SettingsFile.load(SettingsFile.userSettingsPath(env), { within: SettingsFile.configDir(env) }),
+        Trust.list(env)
+      ]).pipe(Effect.provide(layer))
+      expect(files.map((file) => file.content)).toEqual(["user rules"])
+      expect(Option.map(settings, (loaded) => loaded.settings.model)).toEqual(Option.some("m"))
+      expect(trusted).toEqual([])
+      expect(warnings).toEqual([expect.stringContaining(`skipped ${Trust.trustFile(env)}: it leads outside`)])
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
   it.effect("below a home that is a repository (dotfiles), a context file may not reach the rest of the home", () =>
     Effect.gen(function*() {
       const home = yield* tempDir("home-repo-")

@@ -148,7 +148,7 @@ const loadOne = (fs: FileSystem.FileSystem, level: Level, hookDir: string, withi
 
 /**
  * `dir`'s hooks. Their manifests are read only inside `within` with links resolved (the workspace for
- * the project's hooks, the config home for the user's): a `HOOK.md` leading elsewhere is skipped
+ * the project's hooks, the user's hooks directory for theirs): a `HOOK.md` leading elsewhere is skipped
  * with a warning naming it, and so is a project `HOOK.md` of another user.
  */
 const loadLevel = (fs: FileSystem.FileSystem, level: Level, dir: string, within: string) =>
@@ -179,10 +179,9 @@ export const discover = (options: DiscoverOptions = {}): Effect.Effect<Discovery
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const dirs = resolveDirs(options)
-    const configHome = xdgBase("XDG_CONFIG_HOME", ".config")
-    const userRoot = isWithin(configHome, dirs.userDir) ? configHome : dirs.userDir
     const projectRoot = isWithin(dirs.workDir, dirs.projectDir) ? dirs.workDir : dirs.projectDir
-    const user = yield* loadLevel(fs, "user", dirs.userDir, userRoot)
+    // the user's hooks directory may itself be a link (dotfiles); a hook in it may not lead out of it
+    const user = yield* loadLevel(fs, "user", dirs.userDir, dirs.userDir)
     const project = options.project === false || dirs.projectDir === dirs.userDir
       ? { hooks: [], problems: [] }
       : yield* loadLevel(fs, "project", dirs.projectDir, projectRoot)
