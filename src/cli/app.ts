@@ -4,7 +4,7 @@
  * limits and prices, and file hooks (the workspace's only when it is trusted).
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { type FileSystem, Layer, type Path, References } from "effect"
+import { Effect, type FileSystem, Layer, Option, type Path, References } from "effect"
 import type { HttpClient } from "effect/http"
 import type { ChildProcessSpawner } from "effect/process"
 import type { ConfigError } from "../domain/errors.ts"
@@ -18,9 +18,10 @@ import * as SessionStoreMemory from "../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../programs/defaults.ts"
 import type { Provider } from "../services/Provider.ts"
 import * as ToolRegistryLive from "../layers/ToolRegistry.ts"
-import { builtinTools } from "../tools/index.ts"
+import { builtinTools, gitHooksDirectory, locationsWithin } from "../tools/index.ts"
 import * as WorkspaceLive from "../layers/Workspace.ts"
 import type { CliSettings, ProviderSettings } from "./settings.ts"
+import { configDir } from "./settingsFile.ts"
 import * as StoreChoice from "./storeChoice.ts"
 
 /** What the agent commands take from the platform: `main.ts` provides `NodeServices.layer` once, for every command. */
@@ -58,6 +59,19 @@ const provider = (settings: CliSettings): ProviderLayer => {
 export const EXEC_KILL_GRACE = "1 second"
 
 /**
+ * Where `write_file` and `edit_file` ask approval besides the workspace's own protected locations:
+ * the CLI's configuration (settings, trusted workspaces), its data and the user's hooks directory
+ * when they sit inside the workspace (running from `~`), and the directory git runs this
+ * repository's hooks from when `core.hooksPath` names one outside `.git`.
+ */
+const protectedLocations = (settings: CliSettings) =>
+  Effect.gen(function*() {
+    const gitHooks = yield* gitHooksDirectory(settings.workspace)
+    const userHooks = FileHooks.resolveDirs({ workDir: settings.workspace }).userDir
+    return yield* locationsWithin(settings.workspace, [configDir(), settings.dataDir, userHooks, ...Option.toArray(gitHooks)])
+  })
+
+/**
  * The built-in tools of `--tools`, then the tools of the MCP servers of the settings files, the
  * workspace's `.mcp.json` (`--mcp-workspace`, trusted workspaces) and `--mcp-config`, later ones
  * replacing a server of the same name, narrowed by `--tools` and renamed where they collide. A
@@ -66,7 +80,8 @@ export const EXEC_KILL_GRACE = "1 second"
  * the log level is lowered for the MCP layer only, whose readers are forked while it is built.
  */
 const tools = (settings: CliSettings) => {
-  const builtins = ToolRegistryLive.layer(builtinTools({ enable: settings.tools, exec: { killGrace: EXEC_KILL_GRACE } })).pipe(
+  const builtins = Layer.unwrap(Effect.map(protectedLocations(settings), (protect) =>
+    ToolRegistryLive.layer(builtinTools({ enable: settings.tools, exec: { killGrace: EXEC_KILL_GRACE }, protect })))).pipe(
     Layer.provide(WorkspaceLive.layer(settings.workspace))
   )
   const sources = {

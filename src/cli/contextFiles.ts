@@ -6,9 +6,15 @@
  * workspace, in each directory `AGENTS.md` then `CLAUDE.md`. Only regular files are read (a FIFO
  * named `AGENTS.md` must not hang the start), each up to `MAX_CONTEXT_FILE_BYTES`; a file that
  * is the same as one already read (a symlink, a copy) is read once.
+ *
+ * A repository decides what its names point to, so a project file is read only when it stays inside
+ * the directory it is found in (the user's, inside their config directory) with links resolved, and only when it
+ * and its directory belong to the user or root, as git's `safe.directory` asks of a repository: an
+ * `AGENTS.md` another user planted in a shared directory is skipped with a warning (`readConfined`).
  */
 import * as nodePath from "node:path"
 import { Effect, FileSystem, Option } from "effect"
+import { readConfined, textOf } from "../layers/readConfined.ts"
 import { configDir } from "./settingsFile.ts"
 
 /** The most bytes kept of one context file; the rest is cut with a note saying how much. */
@@ -40,44 +46,48 @@ const projectDirs = (fs: FileSystem.FileSystem, workspace: string) =>
     }
   })
 
-/** The text of a regular file, cut at `MAX_CONTEXT_FILE_BYTES`; `None` for anything else or an unreadable file. */
-const readCapped = (fs: FileSystem.FileSystem, path: string) =>
+/**
+ * The text of a regular file inside `within`, cut at `MAX_CONTEXT_FILE_BYTES`; `None` for anything
+ * else. A file that leaves `within` by a link, or (`ownedByUser`) belongs to another user, is
+ * skipped with a warning naming it.
+ */
+const readCapped = (path: string, within: string, ownedByUser: boolean) =>
   Effect.gen(function*() {
-    const info = yield* Effect.option(fs.stat(path))
-    if (Option.isNone(info) || info.value.type !== "File") return Option.none<string>()
-    // never more than the cap is read, however large the file
-    const head = yield* Effect.option(Effect.scoped(Effect.flatMap(fs.open(path), (file) => file.readAlloc(MAX_CONTEXT_FILE_BYTES))))
-    if (Option.isNone(head)) return Option.none<string>()
-    const bytes = Option.getOrElse(head.value, () => new Uint8Array(0))
-    const size = Number(info.value.size)
-    if (size <= bytes.length) return Option.some(new TextDecoder().decode(bytes))
-    // a character cut in half becomes U+FFFD; it is dropped rather than shown
-    const kept = new TextDecoder().decode(bytes).replace(/\uFFFD+$/, "")
-    return Option.some(`${kept}\n[truncated: the first ${bytes.length} of ${size} bytes are shown]`)
+    const read = yield* readConfined(path, { within, ownedByUser, maxBytes: MAX_CONTEXT_FILE_BYTES })
+    const text = textOf(read)
+    if (read._tag !== "Read" || text === undefined) return Option.none<{ readonly text: string; readonly real: string }>()
+    if (!read.truncated) return Option.some({ text, real: read.real })
+    const of = read.size > read.bytes.length ? ` of ${read.size}` : ""
+    return Option.some({ text: `${text}\n[truncated: the first ${read.bytes.length}${of} bytes are shown]`, real: read.real })
   })
 
 /** Finds and reads the context files of `workspace` (absolute), in the order they go into the prompt. */
 export const discover = (workspace: string, env: NodeJS.ProcessEnv = process.env) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const candidates: Array<{ readonly path: string; readonly label: string }> = [
-      { path: nodePath.join(configDir(env), "AGENTS.md"), label: "(user) AGENTS.md" }
+    // the user's config directory may itself be a link (dotfiles); its AGENTS.md may not lead out of it
+    const userRoot = configDir(env)
+    const candidates: Array<{ readonly path: string; readonly label: string; readonly within: string; readonly project: boolean }> = [
+      { path: nodePath.join(configDir(env), "AGENTS.md"), label: "(user) AGENTS.md", within: userRoot, project: false }
     ]
-    for (const dir of yield* projectDirs(fs, workspace)) {
+    const dirs = yield* projectDirs(fs, workspace)
+    for (const dir of dirs) {
       for (const name of CONTEXT_FILE_NAMES) {
         const path = nodePath.join(dir, name)
-        candidates.push({ path, label: nodePath.relative(workspace, path) })
+        // each stays inside the directory it is found in: a repository root may be a home directory
+        // (a dotfiles repository), and a file below it must not reach the rest of the home
+        candidates.push({ path, label: nodePath.relative(workspace, path), within: dir, project: true })
       }
     }
     const files: Array<ContextFile> = []
     const seen = new Set<string>()
     for (const candidate of candidates) {
-      const content = yield* readCapped(fs, candidate.path)
-      if (Option.isNone(content)) continue
-      const real = yield* Effect.orElseSucceed(fs.realPath(candidate.path), () => candidate.path)
-      if (seen.has(real) || files.some((file) => file.content === content.value)) continue
+      const read = yield* readCapped(candidate.path, candidate.within, candidate.project)
+      if (Option.isNone(read)) continue
+      const { real, text } = read.value
+      if (seen.has(real) || files.some((file) => file.content === text)) continue
       seen.add(real)
-      files.push({ ...candidate, content: content.value })
+      files.push({ path: candidate.path, label: candidate.label, content: text })
     }
     return files as ReadonlyArray<ContextFile>
   })

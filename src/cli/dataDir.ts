@@ -9,6 +9,7 @@
 import * as nodePath from "node:path"
 import { Clock, Effect, FileSystem, Option, Random } from "effect"
 import { xdgBase } from "../layers/fileHooks/discover.ts"
+import { readConfined, textOf } from "../layers/readConfined.ts"
 
 /** The data directory for an environment. */
 export const dataDir = (env: NodeJS.ProcessEnv = process.env): string => {
@@ -25,9 +26,10 @@ const lastSessionFile = (data: string) => nodePath.join(data, "last-session")
 /** The session used last, if any. */
 export const readLastSession = (data: string): Effect.Effect<Option.Option<string>, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* Effect.option(fs.readFileString(lastSessionFile(data)))
-    return Option.filter(Option.map(text, (t) => t.trim()), (key) => key !== "")
+    // a key is short: a file that says otherwise (a link to a device, say) is not read past 4 KiB
+    const read = yield* readConfined(lastSessionFile(data), { maxBytes: 4096 })
+    const text = read._tag === "Read" && !read.truncated ? textOf(read) : undefined
+    return Option.filter(Option.fromNullishOr(text?.trim()), (key) => key !== "")
   })
 
 const PRIVATE_DIR = 0o700

@@ -11,6 +11,7 @@ import * as nodePath from "node:path"
 import { Effect, FileSystem } from "effect"
 import { Base64 } from "effect/encoding"
 import * as Message from "../domain/Message.ts"
+import { problemOf, readConfined } from "../layers/readConfined.ts"
 import { fail } from "./failure.ts"
 
 /** The media type of an image from its first bytes (PNG, JPEG, GIF, WebP), or `undefined`. */
@@ -39,41 +40,40 @@ export const imageMentions = (prompt: string): ReadonlyArray<string> => {
   return found
 }
 
-/** Reads the image at `path` (as the user wrote `shown`), within `maxBytes`; anything else fails with one line. */
-export const readImage = (path: string, shown: string, maxBytes: number) =>
+/**
+ * Reads the image at `path` (as the user wrote `shown`), never more than a chunk past `maxBytes`
+ * whatever `stat` says (`/proc/self/pagemap` says 0 and reads forever); anything else fails with
+ * one line. With `within` the file must stay inside that directory, links resolved.
+ */
+export const readImage = (path: string, shown: string, maxBytes: number, within?: string) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const info = yield* fs.stat(path).pipe(Effect.catch(() => fail(`cannot read image ${shown}: no such file`)))
-    if (info.type !== "File") return yield* fail(`cannot read image ${shown}: not a file`)
-    if (Number(info.size) > maxBytes) return yield* fail(`image ${shown} is ${info.size} bytes, over the limit of ${maxBytes} bytes`)
-    const bytes = yield* fs.readFile(path).pipe(Effect.catch((error) => fail(`cannot read image ${shown}: ${error.message}`)))
-    // read again in full: the file may have grown since stat
-    if (bytes.length > maxBytes) return yield* fail(`image ${shown} is ${bytes.length} bytes, over the limit of ${maxBytes} bytes`)
+    const read = yield* readConfined(path, { maxBytes, warn: false, ...(within === undefined ? {} : { within }) })
+    if (read._tag === "Skipped") return yield* fail(`${shown} is outside the workspace; attach it with --image`)
+    if (read._tag === "Read" && read.truncated) {
+      return yield* fail(`image ${shown} is ${read.size > maxBytes ? `${read.size} bytes` : "larger"}, over the limit of ${maxBytes} bytes`)
+    }
+    if (read._tag === "NotRegular") return yield* fail(`cannot read image ${shown}: not a file`)
+    const problem = problemOf(read, maxBytes)
+    if (problem !== undefined || read._tag !== "Read") return yield* fail(`cannot read image ${shown}: ${problem ?? "unreadable"}`)
+    const bytes = read.bytes
     const mediaType = sniffImageType(bytes)
     if (mediaType === undefined) return yield* fail(`${shown} is not a PNG, JPEG, GIF or WebP image`)
     return Message.image(mediaType, Base64.encode(bytes))
   })
 
-/** Whether `path` is `root` or inside it. */
-const inside = (root: string, path: string) => {
-  const relative = nodePath.relative(root, path)
-  return relative === "" || (!relative.startsWith("..") && !nodePath.isAbsolute(relative))
-}
-
 /**
- * The images a prompt mentions: those that exist inside the workspace (symbolic links followed),
- * read as `readImage` does. A mention of an existing file outside the workspace fails.
+ * The images a prompt mentions: those that exist inside the workspace, read as `readImage` does,
+ * checked on the opened file. A mention of an existing file outside the workspace (by its path or
+ * through a symbolic link) fails.
  */
 export const mentionedImages = (prompt: string, workspace: string, maxBytes: number) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const root = yield* Effect.orElseSucceed(fs.realPath(workspace), () => workspace)
     const images: Array<Message.ImageDataPart> = []
     for (const mention of imageMentions(prompt)) {
-      const real = yield* Effect.option(fs.realPath(nodePath.resolve(workspace, mention)))
-      if (real._tag === "None") continue
-      if (!inside(root, real.value)) return yield* fail(`@${mention} is outside the workspace; attach it with --image`)
-      images.push(yield* readImage(real.value, `@${mention}`, maxBytes))
+      const path = nodePath.resolve(workspace, mention)
+      if (!(yield* Effect.orElseSucceed(fs.exists(path), () => false))) continue
+      images.push(yield* readImage(path, `@${mention}`, maxBytes, workspace))
     }
     return images
   })

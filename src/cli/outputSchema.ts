@@ -3,7 +3,8 @@
  * the model as it is written, and imported as an Effect Schema (Effect's own JSON Schema import,
  * Draft 2020-12, or Draft-07 when its `$schema` says so) that decodes the answer.
  */
-import { Effect, FileSystem, JsonSchema, type Schema, SchemaRepresentation } from "effect"
+import { Effect, JsonSchema, type Schema, SchemaRepresentation } from "effect"
+import { problemOf, readConfined, textOf } from "../layers/readConfined.ts"
 import { fail } from "./failure.ts"
 
 /** A typed answer read from a file: the Schema that decodes it and the JSON Schema the model sees. */
@@ -16,12 +17,17 @@ const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 
 const reason = (error: unknown): string => error instanceof Error ? error.message : String(error)
 
+/** The largest schema file read: never more, whatever `stat` says of it. */
+export const MAX_OUTPUT_SCHEMA_BYTES = 1024 * 1024
+
 /** Reads and imports the schema file; a bad one fails with one line naming the file and what is wrong. */
 export const load = (file: string) =>
   Effect.gen(function*() {
     const bad = (why: string) => fail(`--output-schema ${file}: ${why}`)
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs.readFileString(file).pipe(Effect.catch((error) => bad(`cannot read it (${error.message})`)))
+    const read = yield* readConfined(file, { maxBytes: MAX_OUTPUT_SCHEMA_BYTES })
+    const problem = problemOf(read, MAX_OUTPUT_SCHEMA_BYTES)
+    if (problem !== undefined) return yield* bad(`cannot read it (${problem})`)
+    const text = textOf(read) ?? ""
     let json: unknown
     try {
       json = JSON.parse(text)

@@ -179,8 +179,10 @@ export const sessionKey = (flags: AgentFlags, data: string) =>
 const settingsFiles = (flags: AgentFlags, workspace: string, trusted: boolean, env: NodeJS.ProcessEnv) =>
   Effect.gen(function*() {
     if (!flags.settings) return []
-    const user = yield* SettingsFile.load(SettingsFile.userSettingsPath(env))
-    const project = trusted ? yield* SettingsFile.load(SettingsFile.projectSettingsPath(workspace)) : Option.none()
+    const user = yield* SettingsFile.load(SettingsFile.userSettingsPath(env), { within: SettingsFile.configDir(env) })
+    const project = trusted
+      ? yield* SettingsFile.load(SettingsFile.projectSettingsPath(workspace), { within: workspace, ownedByUser: true })
+      : Option.none()
     return [...Option.toArray(user), ...Option.toArray(project)]
   })
 

@@ -13,11 +13,12 @@
  * ```
  */
 import * as nodePath from "node:path"
-import { Effect, FileSystem, Option, Result, Schema, SchemaIssue } from "effect"
+import { Effect, Option, Result, Schema, SchemaIssue } from "effect"
 import { ModelOptions, merge as mergeModelOptions } from "../domain/ModelOptions.ts"
 import { ModelPrice } from "../domain/Usage.ts"
 import { xdgBase } from "../layers/fileHooks/discover.ts"
 import { type McpServerConfigInput, McpServers } from "../layers/mcp/config.ts"
+import { problemOf, readConfined, textOf } from "../layers/readConfined.ts"
 import { BuiltinToolName } from "../tools/index.ts"
 import { fail } from "./failure.ts"
 
@@ -106,13 +107,22 @@ export const parse = (path: string, text: string) =>
     return loaded
   })
 
-/** Reads the settings file at `path`; a missing file is `None`, an unreadable or bad one fails with one line. */
-export const load = (path: string) =>
+/** The largest settings file read; a real one is a few hundred bytes. */
+export const MAX_SETTINGS_BYTES = 1024 * 1024
+
+/**
+ * Reads the settings file at `path`, inside `within` (links resolved) and, with `ownedByUser`, only
+ * when it and its directory belong to the user or root (`readConfined`). A missing file is `None`,
+ * and so is one skipped (with a warning naming it); an unreadable, too large or bad one fails
+ * with one line.
+ */
+export const load = (path: string, options: { readonly within: string; readonly ownedByUser?: boolean }) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    if (!(yield* Effect.orElseSucceed(fs.exists(path), () => false))) return Option.none<LoadedSettings>()
-    const text = yield* fs.readFileString(path).pipe(Effect.catch((error) => fail(`${path}: cannot read: ${error.message}`)))
-    return Option.some(yield* parse(path, text))
+    const read = yield* readConfined(path, { ...options, maxBytes: MAX_SETTINGS_BYTES })
+    if (read._tag === "Missing" || read._tag === "Skipped") return Option.none<LoadedSettings>()
+    const problem = problemOf(read, MAX_SETTINGS_BYTES)
+    if (problem !== undefined) return yield* fail(`${path}: cannot read: ${problem}`)
+    return Option.some(yield* parse(path, textOf(read) ?? ""))
   })
 
 /** The settings of `layers` merged in order, later ones winning; `prices` and `mcpServers` merge by name, `modelOptions` by field. */

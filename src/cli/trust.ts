@@ -8,6 +8,7 @@
  */
 import * as nodePath from "node:path"
 import { Effect, FileSystem, Option, Schema } from "effect"
+import { readConfined, textOf } from "../layers/readConfined.ts"
 import { fail } from "./failure.ts"
 import { Screen } from "./screen.ts"
 import { configDir, projectSettingsPath } from "./settingsFile.ts"
@@ -25,14 +26,18 @@ export const workspaceConfig = (workspace: string): ReadonlyArray<readonly [labe
   [".agent-loop/settings.json", projectSettingsPath(workspace)]
 ]
 
-/** The trusted directories (absolute, real paths); none when the file does not exist. */
+/** The largest trust file read. */
+export const MAX_TRUST_FILE_BYTES = 4 * 1024 * 1024
+
+/** The trusted directories (absolute, real paths); none when the file does not exist (or leads out of the config directory by a link). */
 export const list = (env: NodeJS.ProcessEnv = process.env) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     const file = trustFile(env)
-    const text = yield* Effect.option(fs.readFileString(file))
-    if (Option.isNone(text)) return [] as ReadonlyArray<string>
-    const decoded = yield* decodeTrustFile(text.value).pipe(
+    const read = yield* readConfined(file, { within: configDir(env), maxBytes: MAX_TRUST_FILE_BYTES })
+    const text = textOf(read)
+    if (text === undefined || read._tag !== "Read") return [] as ReadonlyArray<string>
+    if (read.truncated) return yield* fail(`${file}: larger than ${MAX_TRUST_FILE_BYTES} bytes; fix or delete it`)
+    const decoded = yield* decodeTrustFile(text).pipe(
       Effect.catch(() => fail(`${file}: expected {"trusted": ["/a/directory", ...]}; fix or delete it`))
     )
     return decoded.trusted

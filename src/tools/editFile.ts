@@ -30,6 +30,11 @@ export interface EditFileOptions {
   readonly maxFileBytes?: number
   /** How long one call may take. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
   readonly timeout?: Duration.Input
+  /**
+   * More protected locations, relative to the workspace root, besides `PROTECTED_LOCATIONS`: a
+   * write there needs approval (`locationsWithin`, `gitHooksDirectory`).
+   */
+  readonly protect?: ReadonlyArray<string>
 }
 
 /** The default size limit of `edit_file`. */
@@ -57,13 +62,14 @@ const toCrlf = (text: string) => text.replace(/\r?\n/g, "\r\n")
 /** `edit_file` with the given limits: mutating, so the loop serialises it with other mutating calls. */
 export const makeEditFile = (options: EditFileOptions = {}) => {
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_EDIT_MAX_FILE_BYTES
+  const protect = options.protect ?? []
   return Tool.make({
     name: "edit_file",
     description: "Edits a UTF-8 text file in the workspace by replacing old_text with new_text. old_text must match " +
       "the file exactly (whitespace included, without read_file's line-number prefixes) and occur exactly once; add " +
       "surrounding lines to make it unique. To create a file or replace all of it, use write_file.",
     parameters: EditFileParameters,
-    requiresApproval: ({ path }) => isProtectedPath(path),
+    requiresApproval: ({ path }) => isProtectedPath(path, protect),
     timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
     execute: ({ path: input, old_text, new_text }) =>
       Effect.scoped(Effect.gen(function*() {
@@ -74,7 +80,7 @@ export const makeEditFile = (options: EditFileOptions = {}) => {
         if (old_text === new_text) return yield* fail("old_text and new_text are identical; nothing would change")
         const workspace = yield* Workspace
         const absolute = yield* workspace.resolve(input)
-        yield* guardProtected(workspace, input, absolute)
+        yield* guardProtected(workspace, input, absolute, protect)
         const file = yield* openPath(workspace.root, absolute, input, { write: true })
         if (file.size > maxFileBytes) {
           return yield* fail(

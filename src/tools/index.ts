@@ -31,7 +31,7 @@ export * from "./exec.ts"
 export * from "./grep.ts"
 export { type LineMatch, type LineMatcher, type LineMatcherOptions, makeLineMatcher, REGEX_THREAD_NAME, RegexTimeout } from "./lineMatcher.ts"
 export * from "./listDir.ts"
-export { isProtectedPath, PROTECTED_LOCATIONS } from "./protected.ts"
+export { gitHooksDirectory, isProtectedPath, locationsWithin, PROTECTED_LOCATIONS } from "./protected.ts"
 export * from "./readFile.ts"
 export * from "./workspace.ts"
 export * from "./writeFile.ts"
@@ -58,7 +58,15 @@ export interface BuiltinToolsOptions {
   readonly writeFile?: WriteFileOptions
   readonly editFile?: EditFileOptions
   readonly exec?: ExecOptions
+  /**
+   * More protected locations for `write_file` and `edit_file`, relative to the workspace root:
+   * writes there need approval, as in `PROTECTED_LOCATIONS` (added to each tool's own `protect`).
+   */
+  readonly protect?: ReadonlyArray<string>
 }
+
+const withProtect = <O extends { readonly protect?: ReadonlyArray<string> }>(own: O | undefined, protect: ReadonlyArray<string> | undefined): O | undefined =>
+  protect === undefined ? own : Object.assign({}, own, { protect: [...(own?.protect ?? []), ...protect] })
 
 /** The selected built-in tools, ready for `ToolRegistryLive.layer`. */
 export const builtinTools = (options: BuiltinToolsOptions = {}): ReadonlyArray<Tool<BuiltinToolRequirements>> => {
@@ -66,8 +74,8 @@ export const builtinTools = (options: BuiltinToolsOptions = {}): ReadonlyArray<T
     makeReadFile(options.readFile),
     makeListDir(options.listDir),
     makeGrep(options.grep),
-    makeWriteFile(options.writeFile),
-    makeEditFile(options.editFile),
+    makeWriteFile(withProtect(options.writeFile, options.protect)),
+    makeEditFile(withProtect(options.editFile, options.protect)),
     makeExec(options.exec)
   ]
   const enabled = options.enable === undefined ? undefined : new Set<string>(options.enable)

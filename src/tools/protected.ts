@@ -10,14 +10,24 @@
  * anywhere in the path). The tool then checks the path it really writes (links resolved, including
  * a protected directory that is itself a link elsewhere in the workspace); a path that lands in a
  * protected location without looking like one is refused, so no spelling gets there unasked.
+ *
+ * Besides the fixed locations, a host names its own (`protect`, relative to the workspace root):
+ * the CLI adds its configuration, data and user hooks directories when they sit inside the
+ * workspace (running from `~`), and the directory git runs hooks from when `core.hooksPath` moves
+ * it out of `.git` (`gitHooksDirectory`).
  */
-import { Effect, Option } from "effect"
+import { Duration, Effect, FileSystem, Option } from "effect"
+import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import type { WorkspaceShape } from "./workspace.ts"
 
-/** The protected locations, relative to the workspace root. */
-export const PROTECTED_LOCATIONS: ReadonlyArray<string> = [".agents/hooks", ".agent-loop", ".mcp.json", ".git"]
+/**
+ * The protected locations, relative to the workspace root: file hooks, settings, MCP config, git's
+ * directory, and the hooks directories git is commonly pointed at (`.githooks`, husky's `.husky`,
+ * which an `npm install` makes git's hooks directory).
+ */
+export const PROTECTED_LOCATIONS: ReadonlyArray<string> = [".agents/hooks", ".agent-loop", ".mcp.json", ".git", ".githooks", ".husky"]
 
 /** Case and Unicode form folded, as a case-insensitive file system would see a name. */
 const fold = (name: string): string => name.normalize("NFC").toLowerCase()
@@ -27,11 +37,14 @@ const segmentsOf = (path: string): ReadonlyArray<string> =>
 
 const locations = PROTECTED_LOCATIONS.map(segmentsOf)
 
-/** Whether `path`, as written, names a protected location or something inside one (see the module doc). */
-export const isProtectedPath = (path: string): boolean => {
+/**
+ * Whether `path`, as written, names a protected location or something inside one (see the module
+ * doc); `extra` are a host's own locations, relative to the workspace root (`""` is all of it).
+ */
+export const isProtectedPath = (path: string, extra: ReadonlyArray<string> = []): boolean => {
   const segments = segmentsOf(path)
-  return locations.some((location) =>
-    segments.some((_, start) => location.every((part, k) => segments[start + k] === part))
+  return [...locations, ...extra.map(segmentsOf)].some((location) =>
+    location.length === 0 || segments.some((_, start) => location.every((part, k) => segments[start + k] === part))
   )
 }
 
@@ -41,9 +54,9 @@ const within = (candidate: string, location: string): boolean => {
 }
 
 /** The protected location `absolute` (a canonical path from `resolve`) is in, if any. */
-const locationOf = (workspace: WorkspaceShape, absolute: string): Effect.Effect<Option.Option<string>> =>
+const locationOf = (workspace: WorkspaceShape, absolute: string, extra: ReadonlyArray<string>): Effect.Effect<Option.Option<string>> =>
   Effect.gen(function*() {
-    for (const location of PROTECTED_LOCATIONS) {
+    for (const location of [...PROTECTED_LOCATIONS, ...extra]) {
       // a location that is a link leading out of the workspace cannot be written through anyway
       const real = yield* Effect.option(workspace.resolve(location))
       const spelled = nodePath.join(workspace.root, location)
@@ -56,16 +69,69 @@ const locationOf = (workspace: WorkspaceShape, absolute: string): Effect.Effect<
  * Fails when the file the tool is about to write, `absolute`, is in a protected location although
  * `input` does not look like it, so the user was not asked.
  */
-export const guardProtected = (workspace: WorkspaceShape, input: string, absolute: string): Effect.Effect<void, ToolError> =>
+export const guardProtected = (
+  workspace: WorkspaceShape,
+  input: string,
+  absolute: string,
+  extra: ReadonlyArray<string> = []
+): Effect.Effect<void, ToolError> =>
   Effect.gen(function*() {
-    if (isProtectedPath(input)) return
-    const location = yield* locationOf(workspace, absolute)
+    if (isProtectedPath(input, extra)) return
+    const location = yield* locationOf(workspace, absolute, extra)
     if (Option.isSome(location)) {
       return yield* Effect.fail(
         new ToolError({
-          message: `Path "${input}" is inside a protected location (${location.value}) by way of a symbolic link; ` +
+          message: `Path "${input}" is inside a protected location (${location.value || "the workspace itself"}) by way of a symbolic link; ` +
             "write to it by its own path so the user is asked to approve the change"
         })
       )
     }
   })
+
+const isWithin = (root: string, candidate: string): boolean => {
+  const rel = nodePath.relative(root, candidate)
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${nodePath.sep}`) && !nodePath.isAbsolute(rel))
+}
+
+/**
+ * Of the directories `dirs` (absolute), those inside the workspace `root`, relative to it as
+ * `protect` takes them: each as written and, when it exists, by its real path, so a home reached
+ * through a link is matched too. A directory outside the workspace is left out: the file tools
+ * cannot reach it anyway.
+ */
+export const locationsWithin = (root: string, dirs: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const realRoot = yield* Effect.orElseSucceed(fs.realPath(root), () => root)
+    const found = new Set<string>()
+    for (const dir of dirs) {
+      const real = yield* Effect.orElseSucceed(fs.realPath(dir), () => dir)
+      for (const base of [root, realRoot]) {
+        for (const candidate of [nodePath.resolve(dir), real]) {
+          if (isWithin(base, candidate)) found.add(nodePath.relative(base, candidate).split(nodePath.sep).join("/"))
+        }
+      }
+    }
+    return [...found]
+  })
+
+/** How long asking git for its hooks directory may take. */
+const GIT_DEADLINE = Duration.seconds(5)
+
+/**
+ * The directory git runs the hooks of the repository at `root` from (`git rev-parse --git-path
+ * hooks`, so `core.hooksPath` in any of git's config files counts), absolute; `None` outside a
+ * repository, without git, or when git does not answer within five seconds. Git refuses a
+ * repository another user owns, and then runs none of its hooks either.
+ */
+export const gitHooksDirectory = (root: string): Effect.Effect<Option.Option<string>, never, ChildProcessSpawner.ChildProcessSpawner> =>
+  Effect.gen(function*() {
+    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+    const lines = yield* spawner.lines(ChildProcess.make("git", ["rev-parse", "--git-path", "hooks"], { cwd: root }))
+    const line = lines.find((l) => l.trim() !== "")
+    return line === undefined ? Option.none<string>() : Option.some(nodePath.resolve(root, line.trim()))
+  }).pipe(
+    Effect.timeoutOption(GIT_DEADLINE),
+    Effect.map(Option.flatten),
+    Effect.orElseSucceed(() => Option.none<string>())
+  )

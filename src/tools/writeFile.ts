@@ -25,6 +25,11 @@ import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 export interface WriteFileOptions {
   /** How long one call may take. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
   readonly timeout?: Duration.Input
+  /**
+   * More protected locations, relative to the workspace root, besides `PROTECTED_LOCATIONS`: a
+   * write there needs approval (`locationsWithin`, `gitHooksDirectory`).
+   */
+  readonly protect?: ReadonlyArray<string>
 }
 
 /** The arguments of `write_file`. */
@@ -34,14 +39,15 @@ export const WriteFileParameters = Schema.Struct({
 })
 
 /** `write_file` with the given limits: mutating, so the loop serialises it with other mutating calls. */
-export const makeWriteFile = (options: WriteFileOptions = {}) =>
-  Tool.make({
+export const makeWriteFile = (options: WriteFileOptions = {}) => {
+  const protect = options.protect ?? []
+  return Tool.make({
     name: "write_file",
     description: "Writes a UTF-8 text file in the workspace, replacing it entirely if it exists and creating missing " +
       "parent directories. Returns the number of bytes written. To change part of an existing file, prefer edit_file. " +
       "It will not replace a binary file.",
     parameters: WriteFileParameters,
-    requiresApproval: ({ path }) => isProtectedPath(path),
+    requiresApproval: ({ path }) => isProtectedPath(path, protect),
     timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
     execute: ({ path: input, content }) =>
       Effect.scoped(Effect.gen(function*() {
@@ -50,7 +56,7 @@ export const makeWriteFile = (options: WriteFileOptions = {}) =>
         if (absolute === workspace.root) {
           return yield* Effect.fail(new ToolError({ message: `"${input}" is the workspace root; give a file path` }))
         }
-        yield* guardProtected(workspace, input, absolute)
+        yield* guardProtected(workspace, input, absolute, protect)
         const directory = yield* openDirectory(workspace.root, nodePath.dirname(absolute), input, { create: true })
         const name = nodePath.basename(absolute)
         const existing = yield* kindIn(directory, name, input)
@@ -75,6 +81,7 @@ export const makeWriteFile = (options: WriteFileOptions = {}) =>
         return `${verb} "${workspace.display(absolute)}": wrote ${bytes.length} bytes${note}`
       }))
   })
+}
 
 /** `write_file` with default limits. */
 export const writeFile = makeWriteFile()

@@ -9,6 +9,7 @@
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, FileSystem, Option, Result } from "effect"
+import { readConfined, textOf } from "../readConfined.ts"
 import { type HookProblem, type Manifest, parse, type Trigger } from "./manifest.ts"
 
 /** Where hooks are looked for; every field has a default, overridable for tests. */
@@ -65,6 +66,11 @@ export const xdgBase = (variable: string, fallback: string, env: Readonly<Record
   return value !== undefined && path.isAbsolute(value) ? value : path.join(os.homedir(), fallback)
 }
 
+const isWithin = (root: string, candidate: string): boolean => {
+  const rel = path.relative(root, candidate)
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel))
+}
+
 /** The directories of `options`, defaults filled in. */
 export const resolveDirs = (options: DiscoverOptions = {}) => {
   const workDir = path.resolve(options.workDir ?? process.cwd())
@@ -119,21 +125,33 @@ const toFileHook = (manifest: Manifest, level: Level, manifestPath: string, entr
   command: entry.command
 })
 
-const loadOne = (fs: FileSystem.FileSystem, level: Level, hookDir: string) =>
+/** The largest `HOOK.md` read: front matter and a description, a few KiB in practice. */
+export const MAX_MANIFEST_BYTES = 256 * 1024
+
+const loadOne = (fs: FileSystem.FileSystem, level: Level, hookDir: string, within: string) =>
   Effect.gen(function*() {
     const manifestPath = path.join(hookDir, "HOOK.md")
-    const text = yield* Effect.option(fs.readFileString(manifestPath))
-    if (Option.isNone(text)) {
-      return Result.fail<ReadonlyArray<HookProblem>>([{ path: manifestPath, field: "HOOK.md", message: "missing or unreadable" }])
+    // the workspace's hooks are the user's own only when they belong to the user (or root), as for its settings
+    const read = yield* readConfined(manifestPath, { within, ownedByUser: level === "project", maxBytes: MAX_MANIFEST_BYTES })
+    const text = textOf(read)
+    if (read._tag === "Skipped") return Result.fail<ReadonlyArray<HookProblem>>([])
+    if (text === undefined || read._tag !== "Read" || read.truncated) {
+      const message = read._tag === "Read" ? `larger than ${MAX_MANIFEST_BYTES} bytes` : "missing or unreadable"
+      return Result.fail<ReadonlyArray<HookProblem>>([{ path: manifestPath, field: "HOOK.md", message }])
     }
-    const manifest = parse(manifestPath, text.value)
+    const manifest = parse(manifestPath, text)
     if (Result.isFailure(manifest)) return Result.fail(manifest.failure)
     const entry = yield* findEntry(fs, hookDir, manifestPath)
     if (Result.isFailure(entry)) return Result.fail([entry.failure])
     return Result.succeed(toFileHook(manifest.success, level, manifestPath, entry.success))
   })
 
-const loadLevel = (fs: FileSystem.FileSystem, level: Level, dir: string) =>
+/**
+ * `dir`'s hooks. Their manifests are read only inside `within` with links resolved (the workspace for
+ * the project's hooks, the user's hooks directory for theirs): a `HOOK.md` leading elsewhere is skipped
+ * with a warning naming it, and so is a project `HOOK.md` of another user.
+ */
+const loadLevel = (fs: FileSystem.FileSystem, level: Level, dir: string, within: string) =>
   Effect.gen(function*() {
     const hooks: Array<FileHook> = []
     const problems: Array<HookProblem> = []
@@ -147,7 +165,7 @@ const loadLevel = (fs: FileSystem.FileSystem, level: Level, dir: string) =>
       const hookDir = path.join(dir, name)
       const info = yield* Effect.option(fs.stat(hookDir))
       if (Option.isNone(info) || info.value.type !== "Directory") continue
-      const loaded = yield* loadOne(fs, level, hookDir)
+      const loaded = yield* loadOne(fs, level, hookDir, within)
       if (Result.isFailure(loaded)) problems.push(...loaded.failure)
       else hooks.push(loaded.success)
     }
@@ -161,10 +179,12 @@ export const discover = (options: DiscoverOptions = {}): Effect.Effect<Discovery
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const dirs = resolveDirs(options)
-    const user = yield* loadLevel(fs, "user", dirs.userDir)
+    const projectRoot = isWithin(dirs.workDir, dirs.projectDir) ? dirs.workDir : dirs.projectDir
+    // the user's hooks directory may itself be a link (dotfiles); a hook in it may not lead out of it
+    const user = yield* loadLevel(fs, "user", dirs.userDir, dirs.userDir)
     const project = options.project === false || dirs.projectDir === dirs.userDir
       ? { hooks: [], problems: [] }
-      : yield* loadLevel(fs, "project", dirs.projectDir)
+      : yield* loadLevel(fs, "project", dirs.projectDir, projectRoot)
     const problems = [...user.problems, ...project.problems]
     const byName = new Map<string, FileHook>()
     for (const hook of [...user.hooks, ...project.hooks]) {

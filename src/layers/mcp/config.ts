@@ -16,6 +16,7 @@ import * as nodePath from "node:path"
 import { Effect, FileSystem, Option, Schema, SchemaIssue } from "effect"
 import { DurationSetting } from "../../domain/Config.ts"
 import { ConfigError } from "../../domain/errors.ts"
+import { problemOf, readConfined, textOf } from "../readConfined.ts"
 
 /** A tool-name pattern: an exact name, or `*` for any run of characters (`read_*`). */
 const Patterns = Schema.Array(Schema.String)
@@ -123,16 +124,26 @@ export const decodeFile = (text: string, source: string): Effect.Effect<McpServe
     Effect.map((file) => file.mcpServers)
   )
 
-/** Reads and decodes a config file. */
-export const readConfigFile = (path: string): Effect.Effect<McpServers, ConfigError, FileSystem.FileSystem> =>
+/** The largest MCP config file read. */
+export const MAX_CONFIG_BYTES = 1024 * 1024
+
+/**
+ * Reads and decodes a config file, at most `MAX_CONFIG_BYTES` of it. With `within` (a workspace's
+ * `.mcp.json`) a file leading outside that directory by a link is skipped with a warning naming it
+ * (`readConfined`): `None`; so is one of another user with `ownedByUser`.
+ */
+export const readConfigFile = (
+  path: string,
+  options: { readonly within?: string; readonly ownedByUser?: boolean } = {}
+): Effect.Effect<Option.Option<McpServers>, ConfigError> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs.readFileString(path).pipe(
-      Effect.mapError((error) =>
-        new ConfigError({ field: "mcpServers", message: `Cannot read MCP config ${path}: ${error.message}` })
-      )
-    )
-    return yield* decodeFile(text, path)
+    const read = yield* readConfined(path, { ...options, maxBytes: MAX_CONFIG_BYTES })
+    if (read._tag === "Skipped") return Option.none()
+    const problem = problemOf(read, MAX_CONFIG_BYTES)
+    if (problem !== undefined) {
+      return yield* Effect.fail(new ConfigError({ field: "mcpServers", message: `Cannot read MCP config ${path}: ${problem}` }))
+    }
+    return Option.some(yield* decodeFile(textOf(read) ?? "", path))
   })
 
 /** The file a workspace keeps its MCP servers in, as Claude Code does. */
@@ -171,11 +182,15 @@ export const loadConfig = (sources: McpSources): Effect.Effect<McpServers, Confi
       ? Option.none<string>()
       : yield* findWorkspaceConfig(sources.workspace)
     let servers: McpServers = sources.servers === undefined ? {} : yield* decodeServers(sources.servers)
-    if (Option.isSome(workspaceFile)) {
-      const fromWorkspace = yield* readConfigFile(workspaceFile.value)
-      servers = { ...servers, ...fromWorkspace }
-      yield* Effect.logInfo(`MCP servers from ${workspaceFile.value}: ${Object.keys(fromWorkspace).join(", ") || "none"}`)
+    const fromWorkspace = Option.isSome(workspaceFile) && sources.workspace !== undefined
+      ? yield* readConfigFile(workspaceFile.value, { within: sources.workspace, ownedByUser: true })
+      : Option.none()
+    if (Option.isSome(workspaceFile) && Option.isSome(fromWorkspace)) {
+      servers = { ...servers, ...fromWorkspace.value }
+      yield* Effect.logInfo(`MCP servers from ${workspaceFile.value}: ${Object.keys(fromWorkspace.value).join(", ") || "none"}`)
     }
-    for (const file of sources.files ?? []) servers = { ...servers, ...yield* readConfigFile(file) }
+    for (const file of sources.files ?? []) {
+      servers = { ...servers, ...Option.getOrElse(yield* readConfigFile(file), () => ({})) }
+    }
     return servers
   })

@@ -34,6 +34,7 @@ import { ModelOptions, pick } from "../../domain/ModelOptions.ts"
 import { OutputFormat, type ProviderChunk, ProviderChunk as ProviderChunkSchema, type ProviderRequest } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { excerpt } from "./sse.ts"
+import { problemOf, readConfined, textOf as textRead } from "../readConfined.ts"
 
 /** The part of a request a cassette keeps and matches on: tools by name only, and the model options. */
 export const RecordedRequest = Schema.Struct({
@@ -172,13 +173,16 @@ export const record = (
     })
   )
 
+/** The largest cassette read, whatever `stat` says of the file (a device or `/proc` file may say 0 and never end). */
+export const MAX_CASSETTE_BYTES = 64 * 1024 * 1024
+
 /** Reads a cassette: one entry per non-empty line. */
 export const readCassette = (path: string): Effect.Effect<ReadonlyArray<CassetteEntry>, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs.readFileString(path).pipe(
-      Effect.mapError((error) => new ConfigError({ field: "cassette", message: `Cannot read ${path}: ${error.message}` }))
-    )
+    const read = yield* readConfined(path, { maxBytes: MAX_CASSETTE_BYTES })
+    const problem = problemOf(read, MAX_CASSETTE_BYTES)
+    if (problem !== undefined) return yield* Effect.fail(new ConfigError({ field: "cassette", message: `Cannot read ${path}: ${problem}` }))
+    const text = textRead(read) ?? ""
     const lines = text.split("\n").map((line, i) => [line, i + 1] as const).filter(([line]) => line.trim() !== "")
     return yield* Effect.forEach(lines, ([line, number]) =>
       Schema.decodeUnknownEffect(EntryJson)(line).pipe(
