@@ -103,10 +103,11 @@ export const layer = (settings: CliSettings) => {
     maxImageBytes: settings.maxImageBytes
   }).pipe(Layer.provide([provider(settings), tools(settings), store(settings)]))
   // the workspace's own hooks run only in a trusted workspace (trust.ts); so do the hooks of its settings
+  const fileHooks = FileHooks.layer({ workDir: settings.workspace, project: settings.trusted, bridge: settings.hookBridge })
   const hooks = settings.claudeHooks.length === 0
-    ? FileHooks.layer({ workDir: settings.workspace, project: settings.trusted })
+    ? fileHooks
     : Layer.merge(
-      FileHooks.layer({ workDir: settings.workspace, project: settings.trusted }),
+      fileHooks,
       ClaudeHooks.layer({ sources: settings.claudeHooks, projectDir: settings.workspace, bridge: settings.hookBridge })
     )
   return hooks.pipe(
