@@ -176,6 +176,24 @@ describe.concurrent("a repository configured for Claude Code", () => {
     expect(fs.existsSync(path.join(workspace, "pwned"))).toBe(true)
   }, 60_000)
 
+  it("hooks list shows the hooks of the settings; in agent-loop's own settings a bad rule or hook fails with one line", async (context) => {
+    const { flags, env, home, workspace } = await setup(context, [{ text: "ok" }])
+    const listed = await runCli(["hooks", "list", "--workspace", workspace], { env })
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).toContain(`PreToolUse[0] (matcher Bash)  node "$CLAUDE_PROJECT_DIR/.claude/hooks/no-rm.mjs"  timeout 30s  settings: ${path.join(workspace, ".claude", "settings.json")}`)
+    expect(listed.stdout).toContain("Stop[0]  node \"$CLAUDE_PROJECT_DIR/.claude/hooks/stop-once.mjs\"  timeout 60s")
+    const user = path.join(home, "config", "agent-loop", "settings.json")
+    write(user, JSON.stringify({ permissions: { deny: ["exec(rm:*"] } }))
+    const badRule = await runCli(["run", ...flags, "go"], { env })
+    expect([badRule.code, badRule.stderr.trim()]).toEqual([1, `agent-loop: ${user}: permissions.deny: "exec(rm:*": expected Tool(specifier): the ( is not closed by a final )`])
+    write(user, JSON.stringify({ hooks: { Stop: [{ hooks: [{ command: "true" }] }] } }))
+    const badHook = await runCli(["run", ...flags, "go"], { env })
+    expect(badHook.code).toBe(1)
+    expect(badHook.stderr).toMatch(/hooks\.Stop\.0\.hooks\.0\.type: Missing key/)
+    const badFlag = await runCli(["run", ...flags, "--allow", "exec(npm test", "go"], { env: { ...env, XDG_CONFIG_HOME: tempDir() } })
+    expect([badFlag.code, badFlag.stderr.trim()]).toEqual([1, "agent-loop: --allow: permissions.allow: \"exec(npm test\": expected Tool(specifier): the ( is not closed by a final )"])
+  }, 60_000)
+
   it("an untrusted workspace's .claude/settings.json is skipped with a warning", async (context) => {
     const { flags, env, server } = await setup(context, [{ text: "ok" }], false)
     const result = await runCli(["run", ...flags, "go"], { env })
