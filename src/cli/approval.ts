@@ -85,7 +85,9 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
   /** Calls the user approved at `beforeTool`: not asked twice. */
   const approvedEarly = new Set<string>()
   // a one-line mention (denials without asking); the prompt itself shows the whole call
-  const what = (call: Hook.HookToolCall) => Display.visible(`${Format.truncate(call.name, 80)} ${Format.truncate(JSON.stringify(call.arguments ?? {}), 120)}`)
+  // (cut before `truncate`, which normalises whitespace over all it is given)
+  const what = (call: Hook.HookToolCall) =>
+    Display.visible(`${Format.truncate(call.name, 80)} ${Format.truncate((JSON.stringify(call.arguments ?? {}) ?? "").slice(0, 1000), 120)}`)
 
   /** Writes a call too long for the screen to a private file; its path, or `undefined` when it cannot. */
   const overflow = (call: Hook.HookToolCall, plain: string) =>

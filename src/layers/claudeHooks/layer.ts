@@ -27,7 +27,7 @@ import { EventBus } from "../../services/EventBus.ts"
 import { Hooks } from "../../services/Hooks.ts"
 import { Secrets } from "../../services/Secrets.ts"
 import * as Script from "../fileHooks/script.ts"
-import type { Bridge } from "./bridge.ts"
+import * as Bridge from "./bridge.ts"
 import { compile, EVENTS, type Group, type HooksSource } from "./config.ts"
 import { claudeName, fromClaudeInput, interpret, type Said, toClaudeInput, toClaudeResponse } from "./io.ts"
 import { namesFor } from "./names.ts"
@@ -38,7 +38,7 @@ export interface ClaudeHooksOptions {
   /** The workspace: the commands' working directory and `CLAUDE_PROJECT_DIR`. */
   readonly projectDir: string
   /** Where `PreToolUse` permission decisions go and `Notification` hooks come from. */
-  readonly bridge?: Bridge
+  readonly bridge?: Bridge.Bridge
   /** The session's transcript file, when the store keeps one per session. */
   readonly transcriptPath?: (sessionKey: string) => string | undefined
 }
@@ -59,6 +59,8 @@ export const layer = (
     const secrets = yield* Secrets
     const scope = yield* Effect.scope
     const projectDir = options.projectDir
+    // without an approver that reads a shared bridge, the hooks' own approveTool below still honours "allow"
+    const bridge = options.bridge ?? Bridge.make()
     /** Context from `SessionStart` hooks, for the session's next turn. */
     const pending = new Map<string, Array<string>>()
 
@@ -120,14 +122,13 @@ export const layer = (
                   if (s.stop !== undefined) return Hook.abortTurn(s.stop)
                   if (s.block !== undefined) return Hook.deny(s.block)
                   if (s.permission?.decision === "deny") return Hook.deny(s.permission.reason ?? `denied by hook ${name}`)
-                  if (s.permission !== undefined) options.bridge?.record(call.id, { decision: s.permission.decision, reason: s.permission.reason, hook: name })
+                  if (s.permission !== undefined) bridge.record(call.id, { decision: s.permission.decision, reason: s.permission.reason, hook: name })
                   if (s.updatedInput !== undefined) args = fromClaudeInput(call.name, args ?? call.arguments, s.updatedInput, projectDir)
                 }
                 return args === undefined ? undefined : Hook.modify({ arguments: args })
               })
             },
-            // without an approver that reads the bridge, a hook's "allow" still approves
-            approveTool: ({ call }) => options.bridge?.peek(call.id)?.decision === "allow" ? Hook.approve : undefined
+            approveTool: ({ call }) => bridge.peek(call.id)?.decision === "allow" ? Hook.approve : undefined
           }
         case "PostToolUse":
           return {
@@ -208,7 +209,7 @@ export const layer = (
             }
           }
         case "Notification":
-          options.bridge?.onNotify((context, message) =>
+          bridge.onNotify((context, message) =>
             Effect.asVoid(Effect.forkIn(runGroup(group, name, context, { ...base(context, "Notification"), message }, false), scope)))
           return {}
       }
