@@ -130,3 +130,16 @@ describe("permission rules", () => {
     }
   })
 })
+
+describe("permission rules look past what runs nothing itself", () => {
+  it("deny rules see commands behind reserved words, assignments and wrappers; allow rules never allow assignments", () => {
+    const lists = { allow: ["exec(echo:*)", "exec(npm test:*)", "exec(true)"], deny: ["exec(rm:*)"] }
+    for (const command of ["{ rm -rf /; }", "if true; then rm -rf /; fi", "FOO=1 rm -rf /", "sudo rm -rf /", "env rm x", "! rm x", "ls | xargs rm"]) {
+      expect(verdictOf(lists, exec(command))).toBe("Deny:exec(rm:*)")
+    }
+    expect(verdictOf(lists, exec("if true; then echo yes; fi"))).toBe("Allow")
+    expect(verdictOf(lists, exec("LD_PRELOAD=/tmp/x.so npm test"))).toBe("None")
+    expect(verdictOf(lists, exec("sudo npm test"))).toBe("None")
+    expect(suggest([], exec("FOO=1 make"))).toEqual([])
+  })
+})

@@ -174,11 +174,33 @@ export type Verdict =
 const first = (rules: ReadonlyArray<Rule>, kind: RuleKind, test: (rule: Rule) => boolean) =>
   rules.find((rule) => rule.kind === kind && test(rule))
 
+/** Reserved words that run nothing themselves (`if`, `then`, `do`, `{`, `!` …): the command is what follows. */
+const RESERVED = new Set(["{", "}", "!", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "time"])
+/** Programs that run the rest of their words as a command: a deny rule looks past them. */
+const WRAPPERS = new Set(["command", "builtin", "exec", "nohup", "sudo", "env", "xargs"])
+const isAssignment = (word: string): boolean => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)
+
+/** The command's words with the reserved words in front removed. */
+const withoutReserved = (part: SimpleCommand): SimpleCommand => {
+  let i = 0
+  while (i < part.words.length && RESERVED.has(part.words[i]!)) i++
+  return i === 0 ? part : { ...part, words: part.words.slice(i) }
+}
+
+/** What deny and ask rules look at: the command as written, and without reserved words, `VAR=value` and plain wrappers in front. */
+const deniable = (part: SimpleCommand): ReadonlyArray<SimpleCommand> => {
+  let i = 0
+  while (i < part.words.length && (RESERVED.has(part.words[i]!) || isAssignment(part.words[i]!) || WRAPPERS.has(part.words[i]!))) i++
+  return i === 0 ? [part] : [part, { ...part, words: part.words.slice(i) }]
+}
+
 /**
  * What `rules` say of `call`: deny beats ask beats allow. An `exec` command is read into its
- * simple commands: any part a deny (ask) rule matches denies (asks); it is allowed only when
- * every part is matched by an allow rule and none writes a file by redirection. A command that
- * cannot be read is matched by deny rules on its blank-separated words, and never allowed.
+ * simple commands: any part a deny (ask) rule matches denies (asks), looking past reserved words,
+ * `VAR=value` and plain wrappers (`sudo`, `env`, `xargs` …) in front; it is allowed only when every
+ * part is matched by an allow rule, none sets variables in front (`LD_PRELOAD=… npm test`) and none
+ * writes a file by redirection. A command that cannot be read is matched by deny rules on its
+ * blank-separated words, and never allowed.
  */
 export const evaluate = (rules: ReadonlyArray<Rule>, call: RuleCall, workspace: string): Verdict => {
   const command = call.name === "exec" ? commandOf(call) : undefined
@@ -197,17 +219,22 @@ export const evaluate = (rules: ReadonlyArray<Rule>, call: RuleCall, workspace: 
     : [{ words: wordsOf(command), writesFile: true }]
   for (const kind of ["deny", "ask"] as const) {
     for (const part of parts) {
-      const rule = first(forExec, kind, (r) => commandMatches(r.specifier, part))
-      if (rule) return kind === "deny" ? { _tag: "Deny", rule } : { _tag: "Ask", rule }
+      for (const seen of deniable(part)) {
+        const rule = first(forExec, kind, (r) => commandMatches(r.specifier, seen))
+        if (rule) return kind === "deny" ? { _tag: "Deny", rule } : { _tag: "Ask", rule }
+      }
     }
   }
   if (reading._tag === "Opaque") return { _tag: "None", why: `the command cannot be read as simple commands (${reading.reason})` }
   const allowed: Array<Rule> = []
-  for (const part of parts) {
-    const rule = part.writesFile ? undefined : first(forExec, "allow", (r) => commandMatches(r.specifier, part))
+  for (const written of parts) {
+    const part = withoutReserved(written)
+    if (part.words.length === 0) continue
+    const rule = part.writesFile || isAssignment(part.words[0]!) ? undefined : first(forExec, "allow", (r) => commandMatches(r.specifier, part))
     if (rule === undefined) {
       if (allowed.length === 0 && parts.length === 1) return { _tag: "None" }
-      return { _tag: "None", why: `no allow rule covers \`${part.words.join(" ")}\`${part.writesFile ? " (it writes to a file)" : ""}` }
+      const note = part.writesFile ? " (it writes to a file)" : isAssignment(part.words[0]!) ? " (it sets variables)" : ""
+      return { _tag: "None", why: `no allow rule covers \`${part.words.join(" ")}\`${note}` }
     }
     if (!allowed.includes(rule)) allowed.push(rule)
   }
@@ -229,10 +256,12 @@ export const suggest = (rules: ReadonlyArray<Rule>, call: RuleCall): ReadonlyArr
   const reading = read(command)
   if (reading._tag === "Opaque") return []
   const suggested: Array<string> = []
-  for (const part of reading.commands) {
+  for (const written of reading.commands) {
+    const part = withoutReserved(written)
+    if (part.words.length === 0) continue
     if (rules.some((rule) => rule.kind === "allow" && namesTool(rule, "exec") && commandMatches(rule.specifier, part))) continue
     const [program, sub] = part.words
-    if (program === undefined || part.writesFile || program.includes("\u0000") || /[()\s]/.test(program)) return []
+    if (program === undefined || part.writesFile || isAssignment(program) || program.includes("\u0000") || /[()\s]/.test(program)) return []
     const rule = `exec(${sub !== undefined && SUBCOMMAND.test(sub) ? `${program} ${sub}` : program}:*)`
     if (!suggested.includes(rule)) suggested.push(rule)
   }
