@@ -22,6 +22,7 @@ import * as HooksLayer from "../src/layers/Hooks.ts"
 import * as LoopConfigLive from "../src/layers/LoopConfig.ts"
 import { EventBus } from "../src/services/EventBus.ts"
 import { Hooks } from "../src/services/Hooks.ts"
+import { Secrets } from "../src/services/Secrets.ts"
 import { tempDir } from "./support/cliProcess.ts"
 
 const context: HookContext = { turnId: "t1", sessionKey: "s1", iteration: 1, depth: 0 }
@@ -144,6 +145,25 @@ esac`)]
         const received = yield* Effect.promise(() => fsp.readFile(fifo, "utf8"))
         expect(JSON.parse(received)).toMatchObject({ hook_event_name: "Notification", message: "agent-loop needs your permission to use Bash" })
       })))
+
+  it.effect("commands never see provider keys nor registered secrets, and what they print is scrubbed", () => {
+    process.env["CLAUDE_HOOKS_TEST_API_KEY"] = "sk-provider-key-0123456789"
+    process.env["CLAUDE_HOOKS_TEST_TOKEN"] = "registered-secret-0123456789"
+    return withHooks({ PreToolUse: [{ hooks: [command("env > \"$CLAUDE_PROJECT_DIR/env.txt\"; echo \"leak [$CLAUDE_HOOKS_TEST_TOKEN] registered-secret-0123456789\" >&2; exit 2")] }] }, (dir) =>
+      Effect.gen(function*() {
+        const secrets = yield* Secrets
+        secrets.add(["registered-secret-0123456789"])
+        const hooks = yield* Hooks
+        expect(yield* hooks.beforeTool({ context, call: call("exec", { command: "ls" }) })).toMatchObject({ _tag: "Deny", reason: "leak [] <redacted>" })
+        const env = fs.readFileSync(path.join(dir, "env.txt"), "utf8")
+        expect(env).toContain(`CLAUDE_PROJECT_DIR=${dir}`)
+        expect(env).not.toContain("sk-provider-key")
+        expect(env).not.toContain("registered-secret")
+      })).pipe(Effect.ensuring(Effect.sync(() => {
+        delete process.env["CLAUDE_HOOKS_TEST_API_KEY"]
+        delete process.env["CLAUDE_HOOKS_TEST_TOKEN"]
+      })))
+  })
 
   it.effect("a command past its timeout is killed on the Clock: the call goes on, and an Error event says so", () =>
     withHooks({ PreToolUse: [{ hooks: [command("cat > /dev/null; exec sleep 1000", 2)] }] }, () =>
