@@ -36,6 +36,8 @@ class Opaque {
 }
 
 const isBlank = (c: string) => c === " " || c === "\t"
+/** Characters the reader must look at one by one; any other is part of a word. */
+const SPECIAL = new Set([" ", "\t", "\r", "\n", "\\", "'", "\"", "`", "$", "<", ">", "(", ")", ";", "&", "|", "#"])
 const isSeparator = (c: string) => c === ";" || c === "&" || c === "|" || c === "\n" || c === "(" || c === ")"
 
 /** Reads `text` (see the module doc). */
@@ -200,9 +202,12 @@ export const read = (text: string): Reading => {
         i++
         continue
       }
-      word += c
+      // a run of ordinary characters is taken at once
+      let j = i + 1
+      while (j < text.length && !SPECIAL.has(text[j]!)) j++
+      word += text.slice(i, j)
       inWord = true
-      i++
+      i = j
     }
     if (end !== undefined) throw new Opaque(end === "`" ? "an unterminated backtick" : "an unterminated $(")
     endCommand()
