@@ -19,7 +19,7 @@ import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
 import { Duration, Effect } from "effect"
 import * as Hook from "../domain/Hook.ts"
-import type { Bridge } from "../layers/claudeHooks/bridge.ts"
+import { type Bridge, MAX_VERDICTS } from "../layers/claudeHooks/bridge.ts"
 import { claudeName } from "../layers/claudeHooks/io.ts"
 import * as Display from "./approvalDisplay.ts"
 import * as Format from "./format.ts"
@@ -176,6 +176,8 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
         Effect.map((decision) => {
           if (decision._tag === "Some" && decision.value._tag === "Approve") {
             approvedEarly.add(call.id)
+            // most such calls never reach approveTool (their tool needs no approval): forget the oldest past a bound
+            if (approvedEarly.size > MAX_VERDICTS) approvedEarly.delete(approvedEarly.values().next().value!)
             return undefined
           }
           return decision._tag === "Some" ? decision.value as Hook.Deny : Hook.deny(DENIED_REASON)
