@@ -54,6 +54,18 @@ describe("Claude Code hooks", () => {
     expect(fromClaudeInput("exec", { command: "ls" }, { command: "ls -la" }, "/p")).toEqual({ command: "ls -la" })
   })
 
+  it("the bridge keeps at most MAX_VERDICTS verdicts, the oldest going first, and ask wins over allow", () => {
+    const bridge = Bridge.make()
+    for (let i = 0; i <= Bridge.MAX_VERDICTS; i++) bridge.record(`c${i}`, { decision: "allow", reason: undefined, hook: "h" })
+    expect(bridge.peek("c0")).toBeUndefined()
+    expect(bridge.peek("c1")).toBeDefined()
+    expect(bridge.peek(`c${Bridge.MAX_VERDICTS}`)).toBeDefined()
+    bridge.record("x", { decision: "ask", reason: "careful", hook: "a" })
+    bridge.record("x", { decision: "allow", reason: undefined, hook: "b" })
+    expect(bridge.take("x")).toEqual({ decision: "ask", reason: "careful", hook: "a" })
+    expect(bridge.take("x")).toBeUndefined()
+  })
+
   it.effect("PreToolUse: matchers by Claude Code's names, the event on stdin, exit 2 denies with stderr", () =>
     withHooks({
       PreToolUse: [
