@@ -9,6 +9,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { approvalHook, UNSHOWABLE_REASON } from "../../src/cli/approval.ts"
+import { MAX_SHOWN_LINES } from "../../src/cli/approvalDisplay.ts"
 import * as Screen from "../../src/cli/screen.ts"
 import type { HookToolCall } from "../../src/domain/Hook.ts"
 import { tempDir } from "../support/cliProcess.ts"
@@ -85,6 +86,18 @@ describe("the approval prompt shows the whole call", () => {
       expect(fs.statSync(file!).mode & 0o777).toBe(0o600)
       expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
       expect(shown.split("\n").length).toBeLessThan(60)
+    }))
+
+  it.effect("up to MAX_SHOWN_LINES lines are shown on the screen; one more goes to a file", () =>
+    Effect.gen(function*() {
+      const dir = path.join(tempDir(), "approvals")
+      const lines = (n: number) => Array.from({ length: n }, (_, i) => `echo ${i}`).join("\n")
+      const fits = yield* ask(exec(lines(MAX_SHOWN_LINES)), "n", dir)
+      expect(fits.shown).toContain(`    echo ${MAX_SHOWN_LINES - 1}\n`)
+      expect(fits.shown).not.toContain("the whole call is in")
+      const over = yield* ask(exec(lines(MAX_SHOWN_LINES + 1)), "n", dir)
+      expect(over.shown).toContain("the whole call is in")
+      expect(over.shown).not.toContain(`    echo ${MAX_SHOWN_LINES}\n`)
     }))
 
   it.effect("a call that cannot be shown whole is denied without asking", () =>
