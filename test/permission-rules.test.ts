@@ -59,6 +59,9 @@ describe("shell words", () => {
     expect(read("echo $((1+2))")._tag).toBe("Opaque")
     expect(read("echo $(echo")._tag).toBe("Opaque")
     expect(read("$(".repeat(40) + ")".repeat(40))._tag).toBe("Opaque")
+    // nesting is read up to its bound, and no deeper
+    expect(read("$(".repeat(16) + "id" + ")".repeat(16))._tag).toBe("Commands")
+    expect(read("$(".repeat(17) + "id" + ")".repeat(17))).toEqual({ _tag: "Opaque", reason: "substitutions nest too deep" })
   })
 })
 
