@@ -103,9 +103,9 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "agent-loop chat (tmux)" : "agent
       { text: "All done." }
     ], ["--tools", "exec"])
     pane.line("run things")
-    await pane.waitFor(/\? allow exec \{"command":"echo approved-output"\}\? \[y\/N\]/)
+    await pane.waitFor(/\? exec wants to run:\n {4}echo approved-output\n[\s\S]*\? allow exec\? \[y\/a\/N\]/)
     pane.line("y")
-    await pane.waitFor(/\? allow exec \{"command":"echo second"\}\? \[y\/N\]/)
+    await pane.waitFor(/\? exec wants to run:\n {4}echo second\n[\s\S]*\? allow exec\? \[y\/a\/N\]/)
     pane.line("n")
     await pane.waitFor(/All done\.\n── completed/)
     expect(lastMessage(server.requests[1]!.body).content).toContain("approved-output")

@@ -106,7 +106,7 @@ describe("Ctrl-C during an approval prompt", () => {
         Effect.provideService(Screen.Screen, screen)
       )
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* settled(Effect.sync(() => out.stderr.includes("? allow danger {}? [y/N] ") || undefined))
+      yield* settled(Effect.sync(() => out.stderr.includes("? allow danger? [y/a/N] ") || undefined))
       yield* press
       stdin.write("y\n")
       const result = yield* Fiber.join(turn)
@@ -206,7 +206,8 @@ describe("approval", () => {
         const decision = yield* decide(approvalHook({ policy: "ask", screen, ask: Effect.succeed(answer) }))
         expect(decision._tag).toBe(expected)
         if (decision._tag === "Deny") expect(decision.reason).toBe(DENIED_REASON)
-        expect(out.stderr).toContain("? allow exec {\"command\":\"rm -rf build\"}? [y/N] ")
+        expect(out.stderr).toContain("? exec wants to run:\n    rm -rf build\n")
+        expect(out.stderr).toContain("? allow exec? [y/a/N] ")
       }
     }))
 })

@@ -244,7 +244,28 @@ describe("FileHooks", () => {
       yield* Effect.gen(function*() {
         const hooks = yield* Hooks
         expect(yield* hooks.beforeTool({ context, call: exec({}) })).toMatchObject({ _tag: "Deny", reason: "from-project" })
-        expect(yield* hooks.list).toEqual([{ name: "guard", priority: 100, source: projectPath, handlers: ["beforeTool"] }])
+        expect(yield* hooks.list).toEqual([{ name: "guard", priority: 100, source: projectPath, handlers: ["beforeTool", "approveTool"] }])
+      }).pipe(withFileHooks(dirs))
+    }).pipe(Effect.scoped))
+
+  it.effect("a pre-tool-call reply \"approve\" approves the call at the approval step; \"allow\" only lets it go on", () =>
+    Effect.gen(function*() {
+      const dirs = yield* tempDirs
+      yield* writeHook(
+        dirs.user,
+        "approver",
+        toolHook("approver", `if grep -q '"cmd":"ok"'; then echo '{"decision":"approve","reason":"known safe"}'; else echo '{"decision":"allow"}'; fi`)
+      )
+      yield* Effect.gen(function*() {
+        const hooks = yield* Hooks
+        const approved = exec({ cmd: "ok" })
+        expect(yield* hooks.beforeTool({ context, call: approved })).toMatchObject({ _tag: "Continue" })
+        expect(yield* hooks.approveTool({ context, call: approved })).toEqual({ _tag: "Approve" })
+        // approval is for that call only, once
+        expect(yield* hooks.approveTool({ context, call: approved })).toMatchObject({ _tag: "Deny" })
+        const other = { ...exec({ cmd: "other" }), id: "call-2" }
+        expect(yield* hooks.beforeTool({ context, call: other })).toMatchObject({ _tag: "Continue" })
+        expect(yield* hooks.approveTool({ context, call: other })).toMatchObject({ _tag: "Deny" })
       }).pipe(withFileHooks(dirs))
     }).pipe(Effect.scoped))
 

@@ -1,13 +1,15 @@
 /**
  * The layer behind `run` and `chat`: the chosen provider (optionally recording), the built-in
  * tools confined to the workspace plus MCP tools, the session store, the loop with the model's
- * limits and prices, and file hooks (the workspace's only when it is trusted).
+ * limits and prices, file hooks (the workspace's only when it is trusted), and the hooks in
+ * Claude Code's shape of the settings files.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Effect, type FileSystem, Layer, Option, type Path, References } from "effect"
 import type { HttpClient } from "effect/http"
 import type { ChildProcessSpawner } from "effect/process"
 import type { ConfigError } from "../domain/errors.ts"
+import * as ClaudeHooks from "../layers/claudeHooks/layer.ts"
 import * as FileHooks from "../layers/FileHooks.ts"
 import * as McpTools from "../layers/McpTools.ts"
 import * as Anthropic from "../layers/providers/Anthropic.ts"
@@ -115,8 +117,15 @@ export const layer = (settings: CliSettings) => {
     ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages }),
     maxImageBytes: settings.maxImageBytes
   }).pipe(Layer.provide([provider(settings), tools(settings), store(settings)]))
-  // the workspace's own hooks run only in a trusted workspace (trust.ts)
-  return FileHooks.layer({ workDir: settings.workspace, project: settings.trusted }).pipe(
+  // the workspace's own hooks run only in a trusted workspace (trust.ts); so do the hooks of its settings
+  const fileHooks = FileHooks.layer({ workDir: settings.workspace, project: settings.trusted, bridge: settings.hookBridge })
+  const hooks = settings.claudeHooks.length === 0
+    ? fileHooks
+    : Layer.merge(
+      fileHooks,
+      ClaudeHooks.layer({ sources: settings.claudeHooks, projectDir: settings.workspace, bridge: settings.hookBridge })
+    )
+  return hooks.pipe(
     Layer.provideMerge(loop),
     Layer.provide(NodeHttpClient.layerUndici)
   )

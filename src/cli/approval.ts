@@ -1,11 +1,30 @@
 /**
- * Approval of tool calls that require it (`exec`), by policy: `approve` (`--yes`) approves all,
- * `deny` denies all, `ask` asks y/N on a terminal and denies without one; a denial without asking
- * says why on stderr. The loop denies on its own when nobody answers within `approvalTimeout`.
+ * Approval of tool calls, by permission rules, hooks and policy.
+ *
+ * - A `deny` rule denies the call before anything else, whatever the policy (`--yes` included),
+ *   and the model is told which rule.
+ * - An `ask` rule, or a `PreToolUse` hook answering `ask`, makes the user be asked about a call,
+ *   even of a tool that needs no approval; an `allow` rule (every part of an `exec` command
+ *   covered) or a hook answering `allow` approves without asking. Allow rules never approve a
+ *   write into a protected location: that is always asked.
+ * - Otherwise the policy decides: `approve` (`--yes`) approves all, `deny` denies all, `ask` asks
+ *   on a terminal and denies without one; a denial without asking says why on stderr.
+ *
+ * The prompt shows the whole call (see `approvalDisplay.ts`) and offers: allow once, allow the
+ * suggested rule for the session, allow and save it to the workspace's settings, or deny (an
+ * answer `n REASON` passes the reason to the model). The loop denies on its own when nobody
+ * answers within `approvalTimeout`.
  */
-import { Effect } from "effect"
+import * as fs from "node:fs/promises"
+import * as nodePath from "node:path"
+import { Duration, Effect } from "effect"
 import * as Hook from "../domain/Hook.ts"
+import { type Bridge, MAX_VERDICTS } from "../layers/claudeHooks/bridge.ts"
+import { claudeName } from "../layers/claudeHooks/io.ts"
+import * as Display from "./approvalDisplay.ts"
 import * as Format from "./format.ts"
+import * as Permissions from "./permissions/state.ts"
+import type { Rule } from "./permissions/rules.ts"
 import type { ScreenShape } from "./screen.ts"
 import type { ApprovalPolicy } from "./settingsFile.ts"
 
@@ -19,6 +38,15 @@ export const DENIED_REASON = "The user denied this call."
 /** What the model is told when the policy denies every call that needs approval. */
 export const POLICY_DENIED_REASON = "Not approved: agent-loop is set to deny every call that needs approval (approval: deny)."
 
+/** What the model is told when the call was too long to show and could not be written to a file either. */
+export const UNSHOWABLE_REASON = "Not approved: the call is too long to show the user, and agent-loop could not write it to a file for them to read."
+
+/** What the model is told when a deny rule matched. */
+export const ruleDeniedReason = (rule: Rule) => `Denied by the permission rule "${rule.text}" in the user's deny list.`
+
+/** How long a prompt for a tool that needs no approval (an `ask` rule) may wait: it is not under the loop's approval deadline. */
+export const ASK_TIMEOUT: Duration.Duration = Duration.seconds(60)
+
 /** How approval is decided. */
 export interface ApprovalOptions {
   readonly policy: ApprovalPolicy
@@ -28,33 +56,153 @@ export interface ApprovalOptions {
    * the commands pass it only when stdin is a terminal, so this is the one place that decides.
    */
   readonly ask: Effect.Effect<string | undefined> | undefined
+  /** The permission rules; none when absent. */
+  readonly permissions?: Permissions.Permissions
+  /** What hooks said about calls (`PreToolUse` allow/ask) and the `Notification` hooks. */
+  readonly bridge?: Bridge
+  /** The terminal's width, for wrapping; default 100. */
+  readonly columns?: number
+  /** A private directory where a call too long for the screen is written for the user to read; without it such a call is denied. */
+  readonly overflowDir?: string
 }
 
-const isYes = (answer: string | undefined) => answer !== undefined && /^\s*y(es)?\s*$/i.test(answer)
+type Answer = { readonly _tag: "Once" | "Session" | "Save" } | { readonly _tag: "Deny"; readonly reason: string }
 
-/** The CLI's approval hook. */
-export const approvalHook = (options: ApprovalOptions): Hook.Hook =>
-  Hook.make({
-    approveTool: ({ call }) => {
-      if (options.policy === "approve") return Hook.approve
-      const { screen } = options
-      const what = `${Format.truncate(call.name, 80)} ${Format.truncate(JSON.stringify(call.arguments ?? {}), 120)}`
-      if (options.policy === "deny") {
-        return Effect.as(screen.line(`agent-loop: denied ${what}: approval is set to deny`), Hook.deny(POLICY_DENIED_REASON))
+const parseAnswer = (answer: string | undefined, canSuggest: boolean, canSave: boolean): Answer => {
+  const text = (answer ?? "").trim()
+  const word = text.split(/\s/, 1)[0]!.toLowerCase()
+  if (word === "y" || word === "yes") return { _tag: "Once" }
+  if (canSuggest && (word === "a" || word === "always")) return { _tag: "Session" }
+  if (canSuggest && canSave && (word === "s" || word === "save")) return { _tag: "Save" }
+  const reason = word === "n" || word === "no" ? text.slice(word.length).trim() : ""
+  return { _tag: "Deny", reason: reason === "" ? DENIED_REASON : `${DENIED_REASON} They said: ${reason}` }
+}
+
+/** The CLI's approval hook: `beforeTool` for deny rules (and asking about tools that need no approval), `approveTool` for the rest. */
+export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
+  const { screen } = options
+  const permissions = options.permissions ?? Permissions.none(process.cwd())
+  /** Calls the user approved at `beforeTool`: not asked twice. */
+  const approvedEarly = new Set<string>()
+  // a one-line mention (denials without asking); the prompt itself shows the whole call
+  // (cut before `truncate`, which normalises whitespace over all it is given)
+  const what = (call: Hook.HookToolCall) =>
+    Display.visible(`${Format.truncate(call.name, 80)} ${Format.truncate((JSON.stringify(call.arguments ?? {}) ?? "").slice(0, 1000), 120)}`)
+
+  /** Writes a call too long for the screen to a private file; its path, or `undefined` when it cannot. */
+  const overflow = (call: Hook.HookToolCall, plain: string) =>
+    options.overflowDir === undefined ? Effect.succeed(undefined) : Effect.promise(async () => {
+      try {
+        await fs.mkdir(options.overflowDir!, { recursive: true, mode: 0o700 })
+        const file = nodePath.join(options.overflowDir!, `call-${Date.now()}-${call.id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64)}.txt`)
+        await fs.writeFile(file, `${call.name}\n${plain}\n`, { mode: 0o600, flag: "wx" })
+        return file
+      } catch {
+        return undefined
       }
-      const ask = options.ask
-      if (ask === undefined) {
-        return Effect.as(
-          screen.line(`agent-loop: denied ${what}: it needs approval and there is no terminal to ask (pass --yes to approve)`),
-          Hook.deny(NO_TERMINAL_REASON)
+    })
+
+  /** Shows the whole call and asks; denies when it cannot be shown whole. */
+  const prompt = (context: Hook.HookContext, call: Hook.HookToolCall, why: string | undefined, ask: Effect.Effect<string | undefined>) =>
+    Effect.gen(function*() {
+      const err = screen.err
+      const shown = Display.show(call, err, options.columns ?? 100)
+      let lines = shown.lines
+      if (lines.length > Display.MAX_SHOWN_LINES) {
+        const file = yield* overflow(call, shown.plain)
+        if (file === undefined) {
+          yield* screen.line(`agent-loop: denied ${what(call)}: it is too long to show here and could not be written to a file`)
+          return { _tag: "Deny", reason: UNSHOWABLE_REASON } as Answer
+        }
+        const head = Display.MAX_SHOWN_LINES / 2
+        lines = [...lines.slice(0, head), err.yellow(`    … ${lines.length - head} more lines: the whole call is in ${file} (read it before answering)`)]
+      }
+      const suggested = permissions.suggest(call)
+      const suggestedShown = Display.visible(suggested.join(", "))
+      const canSave = permissions.saveTarget !== undefined
+      if (options.bridge !== undefined) yield* options.bridge.notify(context, `agent-loop needs your permission to use ${claudeName(call.name)}`)
+      yield* screen.line(`${err.yellow("?")} ${err.bold(`${Display.visible(Format.truncate(call.name, 80))} wants to run`)}${why === undefined ? "" : err.dim(` (${Display.visible(why)})`)}:`)
+      for (const line of lines) yield* screen.line(line)
+      if (shown.operators.length > 0) yield* screen.line(`  ${err.red("shell operators:")} ${shown.operators.join(" ")}`)
+      const choices = [
+        "y: allow once",
+        ...(suggested.length > 0 ? [`a: allow ${suggestedShown} for this session`] : []),
+        ...(suggested.length > 0 && canSave ? [`s: allow and save to ${nodePath.relative(process.cwd(), permissions.saveTarget!) || permissions.saveTarget}`] : []),
+        "n: deny (n REASON tells the model why)"
+      ]
+      yield* screen.line(`  ${err.dim(choices.join(" · "))}`)
+      yield* screen.prompt(`${err.yellow("?")} allow ${err.bold(Format.truncate(call.name, 80))}? [y${suggested.length > 0 ? "/a" : ""}${suggested.length > 0 && canSave ? "/s" : ""}/N] `)
+      const answer = parseAnswer(yield* ask, suggested.length > 0, canSave)
+      if (answer._tag === "Session" || answer._tag === "Save") permissions.allowForSession(suggested)
+      if (answer._tag === "Save") {
+        yield* permissions.save(suggested).pipe(
+          Effect.flatMap(() => screen.line(err.dim(`(saved ${suggestedShown} to ${permissions.saveTarget})`))),
+          Effect.catch((message) => screen.line(`agent-loop: warn: ${message}; allowed for this session only`))
         )
       }
-      return Effect.gen(function*() {
-        yield* screen.prompt(`${screen.err.yellow("?")} allow ${screen.err.bold(what)}? [y/N] `)
-        const answer = yield* ask
-        if (isYes(answer)) return Hook.approve
-        yield* screen.line(screen.err.dim(`(denied ${Format.truncate(call.name, 80)})`))
-        return Hook.deny(DENIED_REASON)
-      }).pipe(Effect.onInterrupt(() => screen.line(screen.err.dim(`(no answer: ${Format.truncate(call.name, 80)} denied)`))))
+      if (answer._tag === "Deny") yield* screen.line(err.dim(`(denied ${Format.truncate(call.name, 80)})`))
+      return answer
+    }).pipe(Effect.onInterrupt(() => screen.line(screen.err.dim(`(no answer: ${Format.truncate(call.name, 80)} denied)`))))
+
+  /** The policy's decision for a call nothing else decided; asks on a terminal. */
+  const byPolicy = (context: Hook.HookContext, call: Hook.HookToolCall, why: string | undefined) => {
+    if (options.policy === "approve") return Effect.succeed<Hook.Approve | Hook.Deny>(Hook.approve)
+    if (options.policy === "deny") {
+      return Effect.as(screen.line(`agent-loop: denied ${what(call)}: approval is set to deny`), Hook.deny(POLICY_DENIED_REASON))
+    }
+    const ask = options.ask
+    if (ask === undefined) {
+      return Effect.as(
+        screen.line(`agent-loop: denied ${what(call)}: it needs approval${why === undefined ? "" : ` (${Display.visible(why)})`} and there is no terminal to ask (pass --yes to approve)`),
+        Hook.deny(NO_TERMINAL_REASON)
+      )
+    }
+    return Effect.map(prompt(context, call, why, ask), (answer) => answer._tag === "Deny" ? Hook.deny(answer.reason) : Hook.approve)
+  }
+
+  const denyByRule = (call: Hook.HookToolCall, rule: Rule) =>
+    Effect.as(screen.line(`agent-loop: denied ${what(call)}: permission rule ${rule.text} (${rule.source})`), Hook.deny(ruleDeniedReason(rule)))
+
+  return Hook.make({
+    beforeTool: ({ call, context }) => {
+      const verdict = permissions.evaluate(call)
+      if (verdict._tag === "Deny") return denyByRule(call, verdict.rule)
+      const hook = options.bridge?.peek(call.id)
+      // a tool that needs approval is asked about at approveTool; others only when a rule or hook says so
+      if (call.requiresApproval || (verdict._tag !== "Ask" && hook?.decision !== "ask")) return undefined
+      const why = verdict._tag === "Ask" ? `the rule ${verdict.rule.text} asks` : `hook ${hook!.hook} asks${hook!.reason === undefined ? "" : `: ${hook!.reason}`}`
+      return byPolicy(context, call, why).pipe(
+        Effect.timeoutOption(ASK_TIMEOUT),
+        Effect.map((decision) => {
+          if (decision._tag === "Some" && decision.value._tag === "Approve") {
+            approvedEarly.add(call.id)
+            // most such calls never reach approveTool (their tool needs no approval): forget the oldest past a bound
+            if (approvedEarly.size > MAX_VERDICTS) approvedEarly.delete(approvedEarly.values().next().value!)
+            return undefined
+          }
+          return decision._tag === "Some" ? decision.value as Hook.Deny : Hook.deny(DENIED_REASON)
+        })
+      )
+    },
+    approveTool: ({ call, context }) => {
+      if (approvedEarly.delete(call.id)) return Hook.approve
+      const verdict = permissions.evaluate(call)
+      if (verdict._tag === "Deny") return denyByRule(call, verdict.rule)
+      const hook = options.bridge?.take(call.id)
+      // a tool that needs approval only for some calls (a write into a protected location) is never approved by a rule
+      const perCall = !call.requiresApproval
+      if (hook?.decision === "allow" && verdict._tag !== "Ask") return Hook.approve
+      if (verdict._tag === "Allow" && !perCall && hook?.decision !== "ask") return Hook.approve
+      const why = verdict._tag === "Ask"
+        ? `the rule ${verdict.rule.text} asks`
+        : hook?.decision === "ask"
+        ? `hook ${hook.hook} asks${hook.reason === undefined ? "" : `: ${hook.reason}`}`
+        : perCall
+        ? "it writes to a protected location"
+        : verdict._tag === "None"
+        ? verdict.why
+        : undefined
+      return byPolicy(context, call, why)
     }
   })
+}

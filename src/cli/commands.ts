@@ -91,7 +91,7 @@ const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...ag
   ])
 )
 
-const hooksList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => HooksList.list(workspace)).pipe(Command.withDescription("List the file hooks a run would load, in run order, and the ones skipped"))
+const hooksList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => HooksList.list(workspace)).pipe(Command.withDescription("List the file hooks a run would load, in run order, then the hooks of the settings files, and the ones skipped"))
 
 const hooks = Command.make("hooks").pipe(
   Command.withDescription("File hooks (~/.config/agents/hooks, ./.agents/hooks)"),

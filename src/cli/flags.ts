@@ -106,8 +106,20 @@ export const agentFlags = {
   approval: Flag.Literals("approval", ApprovalPolicy.literals).pipe(
     Flag.optional,
     Flag.withDescription(
-      "Calls that need approval (exec, MCP tools not marked read-only, file writes into .agents/hooks, .agent-loop, .mcp.json or .git): ask on a terminal (denied without one), approve all, or deny all. Default ask, or the settings' \"approval\""
+      "Calls that need approval (exec, MCP tools not marked read-only, file writes into .agents/hooks, .agent-loop, .claude, .mcp.json or .git; deny rules of --deny and the settings first): ask on a terminal (denied without one), approve all, or deny all. Default ask, or the settings' \"approval\""
     )
+  ),
+  allow: Flag.String("allow").pipe(
+    Flag.atLeast(0),
+    Flag.withDescription("Allow calls matching a permission RULE without asking, e.g. 'exec(npm test:*)' or 'Read(src/**)' (repeatable; Claude Code syntax)")
+  ),
+  deny: Flag.String("deny").pipe(
+    Flag.atLeast(0),
+    Flag.withDescription("Deny calls matching a permission RULE, e.g. 'exec(git push:*)' (repeatable); deny rules hold even with --yes")
+  ),
+  claudeSettings: Flag.Boolean("claude-settings").pipe(
+    Flag.withDefault(true),
+    Flag.withDescription("In a trusted workspace, also apply the permission rules and hooks of .claude/settings.json and .claude/settings.local.json; --no-claude-settings leaves them out")
   ),
   contextFiles: Flag.Boolean("context-files").pipe(
     Flag.withDefault(true),

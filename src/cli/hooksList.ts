@@ -1,9 +1,13 @@
 /**
- * `agent-loop hooks list`: the file hooks a run in this workspace would load, in run order, and
- * why any were skipped (the workspace's own hooks when it is not trusted).
+ * `agent-loop hooks list`: the file hooks a run in this workspace would load, in run order, then
+ * the hooks in Claude Code's shape of the settings files, and why any were skipped (the
+ * workspace's own hooks when it is not trusted).
  */
 import { Effect, Option } from "effect"
+import { compile, type HooksSource } from "../layers/claudeHooks/config.ts"
 import { discover, resolveDirs } from "../layers/FileHooks.ts"
+import * as ClaudeSettings from "./claudeSettings.ts"
+import * as SettingsFile from "./settingsFile.ts"
 import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
 import * as Trust from "./trust.ts"
@@ -28,6 +32,26 @@ export const list = (workspace: Option.Option<string>) =>
     for (const problem of found.problems) {
       yield* screen.line(clean(`skipped ${problem.path}: ${problem.field}: ${problem.message}`))
     }
+    const settings = [
+      ...Option.toArray(yield* SettingsFile.load(SettingsFile.userSettingsPath(), { within: SettingsFile.configDir() })),
+      ...(trusted ? Option.toArray(yield* SettingsFile.load(SettingsFile.projectSettingsPath(dirs.workDir), { within: dirs.workDir, ownedByUser: true })) : [])
+    ]
+    const sources: Array<HooksSource> = settings.flatMap((file) => (file.settings.hooks === undefined ? [] : [{ source: file.path, hooks: file.settings.hooks }]))
+    if (trusted) {
+      for (const file of yield* ClaudeSettings.load(dirs.workDir)) {
+        for (const warning of file.warnings) yield* screen.line(clean(`skipped ${warning}`))
+        if (file.hooks !== undefined) sources.push(file.hooks)
+      }
+    }
+    const claude = compile(sources)
+    for (const group of claude.groups) {
+      const matcher = group.matcher === undefined || group.matcher === "" ? "" : ` (matcher ${group.matcher})`
+      for (const command of group.commands) {
+        yield* screen.text(clean(`${group.event}[${group.index}]${matcher}  ${command.command}  timeout ${command.timeoutMs / 1000}s`) +
+          `  ${screen.out.dim(clean(`settings: ${group.source}`))}\n`)
+      }
+    }
+    for (const warning of claude.warnings) yield* screen.line(clean(`skipped ${warning}`))
     if (!trusted) {
       const warning = yield* Trust.skippedWarning(dirs.workDir)
       if (warning !== undefined) yield* screen.line(clean(warning))

@@ -12,12 +12,12 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import * as App from "./app.ts"
-import { approvalHook } from "./approval.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
 import { fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 import type { ProviderKeys } from "./providerKeys.ts"
 import { Screen } from "./screen.ts"
+import { registerApproval } from "./session.ts"
 import * as Settings from "./settings.ts"
 
 /** The flags of `serve`. */
@@ -41,7 +41,7 @@ export const serve = (flags: ServeFlags) =>
       const local = yield* Layer.build(App.layer(settings))
       const loop = Context.get(local, AgentLoop)
       // the approval policy is in place before the runner takes any session (the loop scrubs tool results itself)
-      yield* loop.registerHook(approvalHook({ policy: settings.approval, screen, ask: undefined }), { name: "cli-approval", source: "agent-loop CLI" })
+      yield* registerApproval(settings, screen, undefined).pipe(Effect.provideService(AgentLoop, loop))
       const listenHost = Option.getOrUndefined(flags.listenHost)
       yield* Layer.build(
         AgentLoopCluster.layerRunner({ host: flags.host, port: flags.port, ...(listenHost === undefined ? {} : { listenHost }) }).pipe(

@@ -7,24 +7,45 @@ import { Effect, type FileSystem, type Scope } from "effect"
 import type { AgentEvent } from "../domain/Event.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import type { EventBus } from "../services/EventBus.ts"
-import { approvalHook } from "./approval.ts"
+import * as nodePath from "node:path"
+import { Duration } from "effect"
+import { approvalHook, ASK_TIMEOUT } from "./approval.ts"
 import { writeLastSession } from "./dataDir.ts"
 import * as EventsFile from "./eventsFile.ts"
 import * as EventSink from "./eventSink.ts"
 import type { CliFailure } from "./failure.ts"
 import { makeRenderer } from "./render.ts"
-import { Screen } from "./screen.ts"
+import { Screen, type ScreenShape } from "./screen.ts"
 import type { CliSettings } from "./settings.ts"
 import * as Spinner from "./spinner.ts"
 
 /** What goes to stdout while a turn runs: the model's text, every event as JSON Lines, or nothing (JSON at the end). */
 export type StdoutContent = "text" | "events" | "none"
 
+/**
+ * Registers the approval hook: last of the `beforeTool` hooks (so deny rules see the arguments
+ * other hooks left), with room for a prompt at `beforeTool` (an `ask` rule on a tool that needs
+ * no approval), which denies by itself at its deadline.
+ */
+export const registerApproval = (settings: CliSettings, screen: ScreenShape, ask: Effect.Effect<string | undefined> | undefined) =>
+  Effect.flatMap(AgentLoop, (loop) =>
+    loop.registerHook(
+      approvalHook({
+        policy: settings.approval,
+        screen,
+        ask,
+        permissions: settings.permissions,
+        bridge: settings.hookBridge,
+        ...(process.stderr.columns === undefined ? {} : { columns: process.stderr.columns }),
+        overflowDir: nodePath.join(settings.dataDir, "approvals")
+      }),
+      { name: "cli-approval", source: "agent-loop CLI", priority: -1, timeout: Duration.sum(ASK_TIMEOUT, Duration.seconds(5)) }
+    ))
+
 /** Starts rendering (and recording) events and registers the CLI's hooks, for the scope. */
 export const attach = (settings: CliSettings, ask: Effect.Effect<string | undefined> | undefined, stdout: StdoutContent = "text") =>
   Effect.gen(function*() {
     const screen = yield* Screen
-    const loop = yield* AgentLoop
     const handlers: Array<(event: AgentEvent) => Effect.Effect<void>> = []
     // --events naming stdout turns stdout into the event stream: text mixed in would corrupt it
     const eventsToStdout = stdout === "events" || (settings.events !== undefined && EventsFile.isStdout(settings.events))
@@ -33,7 +54,7 @@ export const attach = (settings: CliSettings, ask: Effect.Effect<string | undefi
     handlers.push(makeRenderer(screen, { verbose: settings.verbose, ...(stdout === "text" && !eventsToStdout ? {} : { text: "none" }) }))
     handlers.push(yield* Spinner.start(screen))
     const sink = yield* EventSink.start(handlers)
-    yield* loop.registerHook(approvalHook({ policy: settings.approval, screen, ask }), { name: "cli-approval", source: "agent-loop CLI" })
+    yield* registerApproval(settings, screen, ask)
     if (settings.persist) yield* writeLastSession(settings.dataDir, settings.sessionKey)
     return sink
   }) satisfies Effect.Effect<

@@ -16,11 +16,16 @@ import type { ModelPrice } from "../domain/Usage.ts"
 import type { McpServerConfigInput } from "../layers/mcp/config.ts"
 import { readCassette } from "../layers/providers/Replay.ts"
 import { BuiltinToolName } from "../tools/index.ts"
+import * as Bridge from "../layers/claudeHooks/bridge.ts"
+import type { HooksSource } from "../layers/claudeHooks/config.ts"
+import * as ClaudeSettings from "./claudeSettings.ts"
 import * as ContextFiles from "./contextFiles.ts"
 import { dataDir, newSessionKey, readLastSession } from "./dataDir.ts"
 import { fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 import * as ModelOptionFlags from "./modelOptions.ts"
+import { parseRule, type Rule, RuleError, type RuleKind } from "./permissions/rules.ts"
+import * as Permissions from "./permissions/state.ts"
 import { KEY_VARIABLES, keyOwner, ProviderKeys } from "./providerKeys.ts"
 import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
@@ -74,6 +79,12 @@ export interface CliSettings {
   /** The largest image a prompt or MCP result may carry. */
   readonly maxImageBytes: number
   readonly verbose: boolean
+  /** The permission rules (settings files, trusted `.claude/` files, `--allow`/`--deny`) and the rules allowed during the session. */
+  readonly permissions: Permissions.Permissions
+  /** Hooks in Claude Code's shape, from the settings files and trusted `.claude/` files. */
+  readonly claudeHooks: ReadonlyArray<HooksSource>
+  /** What those hooks tell the approval prompt. */
+  readonly hookBridge: Bridge.Bridge
   /** Lines to show once the command starts (`announce`): a skipped untrusted workspace, an unknown model, the context files. */
   readonly notices: ReadonlyArray<Notice>
 }
@@ -186,6 +197,57 @@ const settingsFiles = (flags: AgentFlags, workspace: string, trusted: boolean, e
     return [...Option.toArray(user), ...Option.toArray(project)]
   })
 
+/** Rules of `lists` from `source`; one that cannot be read fails (ours) or is a warning (Claude Code's files). */
+const rulesOf = (lists: SettingsFile.PermissionLists | undefined, source: string, strict: boolean, notices: Array<Notice>) =>
+  Effect.gen(function*() {
+    const rules: Array<Rule> = []
+    for (const kind of ["deny", "ask", "allow"] as const satisfies ReadonlyArray<RuleKind>) {
+      for (const text of lists?.[kind] ?? []) {
+        const rule = parseRule(text, kind, source)
+        if (!(rule instanceof RuleError)) {
+          rules.push(rule)
+          continue
+        }
+        const message = `${source}: permissions.${kind}: ${JSON.stringify(clean(text))}: ${rule.message}`
+        if (strict) return yield* fail(message)
+        notices.push({ level: "warn", text: `${message}; skipped` })
+      }
+    }
+    return rules
+  })
+
+/** The permission rules and Claude Code hooks of every source, in order: settings files, `.claude/` files, flags. */
+const permissionsAndHooks = (
+  flags: AgentFlags,
+  files: ReadonlyArray<SettingsFile.LoadedSettings>,
+  workspace: string,
+  trusted: boolean,
+  notices: Array<Notice>
+) =>
+  Effect.gen(function*() {
+    const rules: Array<Rule> = []
+    const hooks: Array<HooksSource> = []
+    for (const file of files) {
+      rules.push(...yield* rulesOf(file.settings.permissions, file.path, true, notices))
+      if (file.settings.hooks !== undefined) hooks.push({ source: file.path, hooks: file.settings.hooks })
+    }
+    // Claude Code's files, like the workspace's own settings, take effect only in a trusted workspace
+    if (trusted && flags.claudeSettings && flags.settings) {
+      for (const file of yield* ClaudeSettings.load(workspace)) {
+        for (const warning of file.warnings) notices.push({ level: "warn", text: warning })
+        rules.push(...yield* rulesOf(file.permissions, file.path, false, notices))
+        if (file.hooks !== undefined) hooks.push(file.hooks)
+        if (flags.verbose && file.ignored.length > 0) {
+          notices.push({ level: "note", text: `${file.path}: only permissions and hooks apply; ignored: ${file.ignored.join(", ")}` })
+        }
+      }
+    }
+    rules.push(...yield* rulesOf({ allow: flags.allow }, "--allow", true, notices))
+    rules.push(...yield* rulesOf({ deny: flags.deny }, "--deny", true, notices))
+    const saveTarget = trusted ? SettingsFile.projectSettingsPath(workspace) : undefined
+    return { permissions: Permissions.make(rules, workspace, saveTarget), hooks }
+  })
+
 /** What the registry and the settings say about the model: window, output limit, prices; and a note if it is not known. */
 const modelLimits = (name: string, chosen: ProviderSettings, settings: SettingsFile.Settings) => {
   const info = Models.lookup(name)
@@ -210,7 +272,8 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
   Effect.gen(function*() {
     const workspace = nodePath.resolve(Option.getOrElse(flags.workspace, () => "."))
     const trusted = yield* Trust.isTrusted(workspace, env)
-    const { settings, mcpServers } = SettingsFile.merge(yield* settingsFiles(flags, workspace, trusted, env))
+    const files = yield* settingsFiles(flags, workspace, trusted, env)
+    const { settings, mcpServers } = SettingsFile.merge(files)
     const chosen = yield* provider(flags, settings)
     const data = dataDir(env)
     if (flags.ephemeral && flags.continue) return yield* fail("--ephemeral sessions cannot be continued")
@@ -222,6 +285,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     const notices: Array<Notice> = []
     if (untrusted !== undefined) notices.push({ level: "warn", text: untrusted })
     if (limits.note !== undefined) notices.push({ level: "note", text: limits.note })
+    const { hooks: claudeHooks, permissions } = yield* permissionsAndHooks(flags, files, workspace, trusted, notices)
     if (flags.verbose) {
       notices.push({ level: "note", text: `context files: ${contextFiles.length === 0 ? "none" : contextFiles.map((file) => file.path).join(", ")}` })
     }
@@ -253,6 +317,9 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       acceptsImages: settings.acceptsImages,
       maxImageBytes: settings.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES,
       verbose: flags.verbose,
+      permissions,
+      claudeHooks,
+      hookBridge: Bridge.make(),
       notices
     }
     return resolved

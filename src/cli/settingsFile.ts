@@ -16,6 +16,7 @@ import * as nodePath from "node:path"
 import { Effect, Option, Result, Schema, SchemaIssue } from "effect"
 import { ModelOptions, merge as mergeModelOptions } from "../domain/ModelOptions.ts"
 import { ModelPrice } from "../domain/Usage.ts"
+import { HooksConfig } from "../layers/claudeHooks/config.ts"
 import { xdgBase } from "../layers/fileHooks/discover.ts"
 import { type McpServerConfigInput, McpServers } from "../layers/mcp/config.ts"
 import { problemOf, readConfined, textOf } from "../layers/readConfined.ts"
@@ -28,6 +29,14 @@ export type ApprovalPolicy = typeof ApprovalPolicy.Type
 
 /** The providers a settings file may name (`replay` needs a cassette, so it is a flag only). */
 export const SettingsProvider = Schema.Literals(["openai", "openai-responses", "anthropic"])
+
+/** `allow`, `ask` and `deny` lists of permission rules. */
+export const PermissionLists = Schema.Struct({
+  allow: Schema.optionalKey(Schema.Array(Schema.String)),
+  ask: Schema.optionalKey(Schema.Array(Schema.String)),
+  deny: Schema.optionalKey(Schema.Array(Schema.String))
+})
+export type PermissionLists = typeof PermissionLists.Type
 
 /** The contents of a settings file; every field is optional. */
 export const Settings = Schema.Struct({
@@ -49,6 +58,12 @@ export const Settings = Schema.Struct({
   })),
   maxImageBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
     description: "the largest image (bytes) a prompt or an MCP tool result may carry; default 5 MiB"
+  })),
+  permissions: Schema.optionalKey(PermissionLists.annotate({
+    description: "permission rules in Claude Code's syntax: `allow`, `ask` and `deny` lists such as `exec(npm test:*)` or `Read(src/**)`; the lists of every file apply"
+  })),
+  hooks: Schema.optionalKey(HooksConfig.annotate({
+    description: "hooks in Claude Code's shape (`PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, …); the hooks of every file apply"
   }))
 })
 export type Settings = typeof Settings.Type

@@ -1,6 +1,7 @@
 /**
  * Trusted workspaces. What a workspace holds can run code or redirect the CLI — file hooks
- * (`.agents/hooks`), settings (`.agent-loop/settings.json`: base URL, approval, MCP servers) —
+ * (`.agents/hooks`), settings (`.agent-loop/settings.json`: base URL, approval, MCP servers; and
+ * Claude Code's `.claude/settings.json` and `.claude/settings.local.json`: hooks, permission rules) —
  * and a model with the file tools can write there, so none of it takes effect until the user has
  * trusted the workspace: `agent-loop trust [DIR]` records it in
  * `$XDG_CONFIG_HOME/agent-loop/trusted-workspaces.json`. A trusted directory trusts its
@@ -23,7 +24,9 @@ const encodeTrustFile = Schema.encodeEffect(TrustFile)
 /** The workspace files that take effect only when the workspace is trusted, with what they are. */
 export const workspaceConfig = (workspace: string): ReadonlyArray<readonly [label: string, path: string]> => [
   [".agents/hooks", nodePath.join(workspace, ".agents", "hooks")],
-  [".agent-loop/settings.json", projectSettingsPath(workspace)]
+  [".agent-loop/settings.json", projectSettingsPath(workspace)],
+  [".claude/settings.json", nodePath.join(workspace, ".claude", "settings.json")],
+  [".claude/settings.local.json", nodePath.join(workspace, ".claude", "settings.local.json")]
 ]
 
 /** The largest trust file read. */

@@ -6,7 +6,8 @@
  * fires (and, for tool triggers, the matchers accept the call) its script runs with the event as
  * JSON on stdin, and an environment without provider keys or any value registered in `Secrets`;
  * what it prints is scrubbed of known secrets before it becomes a reason or an error. Exit 0 continues, honouring a `{"decision", "modified_input", "reason"}` reply on
- * stdout; exit 2 blocks with stderr as the reason; anything else (another exit code, unparseable
+ * stdout (a `pre-tool-call` reply may also say `approve`, approving a call that needs approval, or
+ * `ask`, so the user is asked); exit 2 blocks with stderr as the reason; anything else (another exit code, unparseable
  * stdout, a crash, the timeout) continues and is reported as an `Error` event. `async` hooks run
  * detached in this layer's scope and can never block.
  *
@@ -28,18 +29,21 @@ import * as Message from "../domain/Message.ts"
 import { EventBus } from "../services/EventBus.ts"
 import { Hooks } from "../services/Hooks.ts"
 import { Secrets, type SecretsShape } from "../services/Secrets.ts"
+import { type Bridge, MAX_VERDICTS } from "./claudeHooks/bridge.ts"
 import { discover, type DiscoverOptions, type FileHook, resolveDirs } from "./fileHooks/discover.ts"
 import * as Script from "./fileHooks/script.ts"
 
 export { discover, type DiscoverOptions, type Discovery, type FileHook, resolveDirs } from "./fileHooks/discover.ts"
 export type { HookProblem, Trigger } from "./fileHooks/manifest.ts"
 
-/** What a script asked for. */
-type Verdict = { readonly _tag: "Go"; readonly modifiedInput?: unknown } | { readonly _tag: "Stop"; readonly reason: string }
+/** What a script asked for; `permission`: a `pre-tool-call` reply's `approve` or `ask` for the approval step. */
+type Verdict =
+  | { readonly _tag: "Go"; readonly modifiedInput?: unknown; readonly permission?: "approve" | "ask"; readonly reason?: string }
+  | { readonly _tag: "Stop"; readonly reason: string }
 
 /** The reply a script may print on stdout when it exits 0. */
 const Reply = Schema.fromJsonString(Schema.Struct({
-  decision: Schema.optionalKey(Schema.Literals(["allow", "deny"])),
+  decision: Schema.optionalKey(Schema.Literals(["allow", "deny", "approve", "ask"])),
   modified_input: Schema.optionalKey(Schema.Unknown),
   reason: Schema.optionalKey(Schema.String)
 }))
@@ -67,7 +71,12 @@ const interpret = (hook: FileHook, raw: Script.ScriptResult, scrub: (text: strin
   if (reply.success.decision === "deny") {
     return Effect.succeed({ _tag: "Stop", reason: reply.success.reason ?? (stderr || `denied by hook ${hook.name}`) })
   }
-  return Effect.succeed("modified_input" in reply.success ? { _tag: "Go", modifiedInput: reply.success.modified_input } : { _tag: "Go" })
+  const { decision, reason } = reply.success
+  return Effect.succeed({
+    _tag: "Go",
+    ...("modified_input" in reply.success ? { modifiedInput: reply.success.modified_input } : {}),
+    ...(decision === "approve" || decision === "ask" ? { permission: decision, ...(reason === undefined ? {} : { reason }) } : {})
+  })
 }
 
 
@@ -120,6 +129,7 @@ const toHook = (
     readonly publishError: (context: Hook.HookContext, message: string) => Effect.Effect<void>
     readonly scope: Scope.Scope
     readonly secrets: SecretsShape
+    readonly bridge: Bridge | undefined
   }
 ): Hook.Hook => {
   const point = pointOf[hook.trigger]
@@ -191,18 +201,26 @@ const toHook = (
         beforeStop: ({ context, finalMessage, stopHookActive }) =>
           fire(context, { stop_hook_active: stopHookActive, last_message: finalMessage.content }, stopWith(Hook.block))
       }
-    case "pre-tool-call":
+    case "pre-tool-call": {
+      // a reply `approve` approves the call at the approval step (`ask`: the user is asked even if a rule allows it)
+      const approved = new Set<string>()
       return {
         beforeTool: ({ context, call }) =>
           matches(hook, call)
-            ? fire(context, toolFields(call), (verdict) =>
-              verdict._tag === "Stop"
-                ? Hook.deny(verdict.reason)
-                : "modifiedInput" in verdict
-                ? Hook.modify({ arguments: verdict.modifiedInput })
-                : undefined)
-            : undefined
+            ? fire(context, toolFields(call), (verdict) => {
+              if (verdict._tag === "Stop") return Hook.deny(verdict.reason)
+              if (verdict.permission !== undefined) {
+                if (verdict.permission === "approve") approved.add(call.id)
+                // calls that never reach the approval step (no approval needed, denied later) are forgotten past a bound
+                if (approved.size > MAX_VERDICTS) approved.delete(approved.values().next().value!)
+                env.bridge?.record(call.id, { decision: verdict.permission === "approve" ? "allow" : "ask", reason: verdict.reason, hook: hook.name })
+              }
+              return "modifiedInput" in verdict ? Hook.modify({ arguments: verdict.modifiedInput }) : undefined
+            })
+            : undefined,
+        approveTool: ({ call }) => (approved.delete(call.id) ? Hook.approve : undefined)
       }
+    }
     case "post-tool-call":
     case "post-tool-call-failure": {
       const handler = ({ context, call, result }: Parameters<NonNullable<Hook.Hook["afterTool"]>>[0]) =>
@@ -237,7 +255,10 @@ const toHook = (
  * `project: false` the workspace's own hooks are not even read.
  */
 export const layer = (
-  options: DiscoverOptions = {}
+  options: DiscoverOptions & {
+    /** Where `pre-tool-call` replies `approve`/`ask` go for an approver that asks the user (the CLI's prompt). */
+    readonly bridge?: Bridge
+  } = {}
 ): Layer.Layer<never, never, Hooks | EventBus | FileSystem.FileSystem | ChildProcessSpawner.ChildProcessSpawner> =>
   Layer.effectDiscard(Effect.gen(function*() {
     const { workDir } = resolveDirs(options)
@@ -254,7 +275,7 @@ export const layer = (
       const publishError = (context: Hook.HookContext, message: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) =>
           bus.publish(AgentEvent.make("Error", context, at, { stage: pointOf[hook.trigger], message, hook: hook.name })))
-      yield* hooks.register(toHook(hook, workDir, { spawner, publishError, scope, secrets }), {
+      yield* hooks.register(toHook(hook, workDir, { spawner, publishError, scope, secrets, bridge: options.bridge }), {
         name: hook.name,
         priority: hook.priority,
         source: hook.path,

@@ -1,6 +1,6 @@
 /**
  * Protected locations: the places in a workspace whose files end up being run or trusted — file
- * hooks, project settings, the workspace's MCP config, and git's hooks and config (which git runs
+ * hooks, project settings (Claude Code's `.claude/` too: its hooks run commands), the workspace's MCP config, and git's hooks and config (which git runs
  * on the user's next command). A model that may write files could otherwise turn a file write into
  * code execution without the approval `exec` needs. So `write_file` and `edit_file` ask approval for
  * any path in a protected location, and refuse a path that reaches one through a symbolic link.
@@ -23,11 +23,11 @@ import { ToolError } from "../domain/errors.ts"
 import type { WorkspaceShape } from "./workspace.ts"
 
 /**
- * The protected locations, relative to the workspace root: file hooks, settings, MCP config, git's
- * directory, and the hooks directories git is commonly pointed at (`.githooks`, husky's `.husky`,
- * which an `npm install` makes git's hooks directory).
+ * The protected locations, relative to the workspace root: file hooks, settings (ours and Claude
+ * Code's), MCP config, git's directory, and the hooks directories git is commonly pointed at
+ * (`.githooks`, husky's `.husky`, which an `npm install` makes git's hooks directory).
  */
-export const PROTECTED_LOCATIONS: ReadonlyArray<string> = [".agents/hooks", ".agent-loop", ".mcp.json", ".git", ".githooks", ".husky"]
+export const PROTECTED_LOCATIONS: ReadonlyArray<string> = [".agents/hooks", ".agent-loop", ".claude", ".mcp.json", ".git", ".githooks", ".husky"]
 
 /** Case and Unicode form folded, as a case-insensitive file system would see a name. */
 const fold = (name: string): string => name.normalize("NFC").toLowerCase()

@@ -90,7 +90,7 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "stopping at the approval prompt 
 
   it("SIGTERM exits 143 within 2 s", async (context) => {
     const { pane } = await inPane(context, askExec, ["run", "go"])
-    await pane.waitFor(/\? allow exec .*\[y\/N\]/, 30_000)
+    await pane.waitFor(/\? exec wants to run:\n {4}echo hi\n[\s\S]*\? allow exec\? \[y\/a\/N\]/, 30_000)
     const sent = Date.now()
     process.kill(pane.pid(), "SIGTERM")
     expect(await pane.exitStatus(10_000)).toBe(143)
@@ -101,7 +101,7 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "stopping at the approval prompt 
     const never = gate()
     context.onTestFinished(() => never.open())
     const { server, pane } = await inPane(context, [askExec[0]!, { before: never.promise }], ["run", "go"])
-    await pane.waitFor(/\? allow exec .*\[y\/N\]/, 30_000)
+    await pane.waitFor(/\? exec wants to run:\n {4}echo hi\n[\s\S]*\? allow exec\? \[y\/a\/N\]/, 30_000)
     pane.keys("C-c")
     await pane.waitFor(/\(denied exec\)[\s\S]*interrupting/, 10_000)
     await server.received(2, 10_000)

@@ -1,0 +1,269 @@
+/**
+ * Permission rules in Claude Code's syntax: `Tool` or `Tool(specifier)`, in `allow`, `ask` and
+ * `deny` lists. Tools are named as agent-loop names them (`exec`, `read_file`, `server__tool`) or
+ * as Claude Code does (`Bash`, `Read`, `Write`, `Edit`, `MultiEdit`, `Grep`, `LS`, `Glob`,
+ * `mcp__server__tool`), so a Claude Code rule list works unchanged.
+ *
+ * - `exec(npm test:*)` matches a command whose words start with `npm test`; `exec(git *)` is a
+ *   glob over the command's words; `exec(npm test)` is that command exactly. A compound command
+ *   is matched part by part (see `shellWords.ts`).
+ * - `read_file(src/**)`, `edit_file(docs/**)`: a glob on the path, from the workspace root (`/x`
+ *   and `./x` too); a pattern without `/` (`.env`, `*.pem`) matches a file of that name anywhere;
+ *   `//abs/path` is absolute and `~/x` is under the home directory.
+ * - `mcp__github`, `mcp__github__*`, `github__search_*`: MCP tools, by server or by name glob.
+ *
+ * Rules naming a tool agent-loop does not have (`WebFetch`, `Task`) are kept and never match.
+ */
+import * as os from "node:os"
+import { Data } from "effect"
+import * as nodePath from "node:path"
+import { CLAUDE_ALIASES } from "../../layers/claudeHooks/names.ts"
+import { pathMatch, starMatch } from "./glob.ts"
+import { read, type SimpleCommand } from "./shellWords.ts"
+
+/** Which list a rule is in. */
+export type RuleKind = "allow" | "ask" | "deny"
+
+
+const BUILTINS = new Set(["exec", "read_file", "write_file", "edit_file", "grep", "list_dir"])
+const PATH_TOOLS = new Set(["read_file", "write_file", "edit_file", "grep", "list_dir"])
+
+/** What a rule's tool part names. */
+export type ToolPattern =
+  | { readonly _tag: "Builtin"; readonly name: string }
+  | { readonly _tag: "Mcp"; readonly glob: string }
+  | { readonly _tag: "Unknown"; readonly name: string }
+
+/** A parsed rule. */
+export interface Rule {
+  readonly kind: RuleKind
+  /** As written. */
+  readonly text: string
+  /** Where it came from: a settings file, `--allow`, `--deny`, or `this session`. */
+  readonly source: string
+  readonly tool: ToolPattern
+  readonly specifier: string | undefined
+}
+
+/** A rule that cannot be read: why. */
+export class RuleError extends Data.TaggedError("RuleError")<{ readonly text: string; readonly message: string }> {}
+
+const toolPattern = (name: string): ToolPattern => {
+  const builtin = CLAUDE_ALIASES[name] ?? (BUILTINS.has(name) ? name : undefined)
+  if (builtin !== undefined) return { _tag: "Builtin", name: builtin }
+  if (name.startsWith("mcp__")) {
+    const rest = name.slice("mcp__".length)
+    return { _tag: "Mcp", glob: rest.includes("__") ? rest : `${rest}__*` }
+  }
+  if (name.includes("__") && !name.startsWith("_")) return { _tag: "Mcp", glob: name }
+  return { _tag: "Unknown", name }
+}
+
+/** Parses one rule; `source` says where it was written. */
+export const parseRule = (text: string, kind: RuleKind, source: string): Rule | RuleError => {
+  const trimmed = text.trim()
+  const open = trimmed.indexOf("(")
+  if (open < 0) {
+    if (trimmed === "" || /[\s)]/.test(trimmed)) return new RuleError({ text, message: "expected Tool or Tool(specifier)" })
+    return { kind, text: trimmed, source, tool: toolPattern(trimmed), specifier: undefined }
+  }
+  if (!trimmed.endsWith(")")) return new RuleError({ text, message: "expected Tool(specifier): the ( is not closed by a final )" })
+  const name = trimmed.slice(0, open).trim()
+  if (name === "") return new RuleError({ text, message: "no tool name before (" })
+  const specifier = trimmed.slice(open + 1, -1).trim()
+  return { kind, text: trimmed, source, tool: toolPattern(name), specifier: specifier === "" || specifier === "*" ? undefined : specifier }
+}
+
+/** The words of text a user wrote (a rule's command), split at blanks. */
+const wordsOf = (text: string): ReadonlyArray<string> => text.split(/[ \t\n]+/).filter((w) => w !== "")
+
+/** Whether an `exec` rule's specifier matches one simple command. */
+export const commandMatches = (specifier: string | undefined, command: SimpleCommand): boolean => {
+  if (specifier === undefined) return true
+  if (specifier.endsWith(":*")) {
+    const prefix = wordsOf(specifier.slice(0, -2))
+    return prefix.length <= command.words.length && prefix.every((word, i) => command.words[i] === word)
+  }
+  const line = command.words.join(" ")
+  if (specifier.includes("*")) return starMatch(wordsOf(specifier).join(" "), line)
+  return line === wordsOf(specifier).join(" ")
+}
+
+/** Where a path argument points: relative to the workspace (when inside it) and absolute. */
+interface Where {
+  readonly relative: ReadonlyArray<string> | undefined
+  readonly absolute: ReadonlyArray<string>
+}
+
+const segments = (path: string): ReadonlyArray<string> => path.split("/").filter((s) => s !== "" && s !== ".")
+
+const whereOf = (path: string, workspace: string): Where => {
+  const absolute = nodePath.posix.resolve(workspace, path.replaceAll("\\", "/"))
+  const relative = nodePath.posix.relative(workspace, absolute)
+  const inside = relative === "" || (relative !== ".." && !relative.startsWith("../"))
+  return { relative: inside ? segments(relative) : undefined, absolute: segments(absolute) }
+}
+
+/** Whether a path rule's specifier matches the path (see the module doc). */
+export const pathMatches = (specifier: string | undefined, where: Where, home: string = os.homedir()): boolean => {
+  if (specifier === undefined) return true
+  let pattern = specifier.endsWith("/") ? `${specifier}**` : specifier
+  if (pattern.startsWith("//")) return pathMatch(segments(pattern.slice(1)), where.absolute)
+  if (pattern.startsWith("~/")) return pathMatch([...segments(home), ...segments(pattern.slice(2))], where.absolute)
+  if (where.relative === undefined) return false
+  if (pattern.startsWith("./")) pattern = pattern.slice(2)
+  const anchored = pattern.startsWith("/") || pattern.slice(0, -1).includes("/")
+  const parts = segments(pattern)
+  return pathMatch(anchored ? parts : ["**", ...parts], where.relative)
+}
+
+/** A tool call as rules see it. */
+export interface RuleCall {
+  readonly name: string
+  readonly arguments: unknown
+}
+
+const argument = (args: unknown, field: string): unknown =>
+  typeof args === "object" && args !== null ? (args as Record<string, unknown>)[field] : undefined
+
+/** The path a file tool's call names (`.` for grep and list_dir without one). */
+export const pathOf = (call: RuleCall): string | undefined => {
+  const path = argument(call.arguments, "path")
+  if (typeof path === "string") return path
+  return call.name === "grep" || call.name === "list_dir" ? "." : undefined
+}
+
+/** The command of an `exec` call. */
+export const commandOf = (call: RuleCall): string | undefined => {
+  const command = argument(call.arguments, "command")
+  return typeof command === "string" ? command : undefined
+}
+
+/** Whether `rule` names the tool of `call` (its specifier aside). */
+export const namesTool = (rule: Rule, name: string): boolean => {
+  switch (rule.tool._tag) {
+    case "Builtin":
+      return rule.tool.name === name
+    case "Mcp":
+      return starMatch(rule.tool.glob, name)
+    case "Unknown":
+      return false
+  }
+}
+
+/**
+ * Whether `rule` matches a call of a tool that is not `exec` (for `exec`, see `commandMatches`
+ * and `evaluate`).
+ */
+export const matchesCall = (rule: Rule, call: RuleCall, workspace: string): boolean => {
+  if (!namesTool(rule, call.name)) return false
+  if (rule.specifier === undefined || rule.tool._tag !== "Builtin") return true
+  if (!PATH_TOOLS.has(call.name)) return false
+  const path = pathOf(call)
+  return path !== undefined && pathMatches(rule.specifier, whereOf(path, workspace))
+}
+
+/** What the rules say of a call. */
+export type Verdict =
+  | { readonly _tag: "Deny"; readonly rule: Rule }
+  | { readonly _tag: "Ask"; readonly rule: Rule }
+  | { readonly _tag: "Allow"; readonly rules: ReadonlyArray<Rule> }
+  /** No rule decides; `why` says why allow rules could not (a compound part not covered, an unreadable command). */
+  | { readonly _tag: "None"; readonly why?: string }
+
+const first = (rules: ReadonlyArray<Rule>, kind: RuleKind, test: (rule: Rule) => boolean) =>
+  rules.find((rule) => rule.kind === kind && test(rule))
+
+/** Reserved words that run nothing themselves (`if`, `then`, `do`, `{`, `!` …): the command is what follows. */
+const RESERVED = new Set(["{", "}", "!", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "time"])
+/** Programs that run the rest of their words as a command: a deny rule looks past them. */
+const WRAPPERS = new Set(["command", "builtin", "exec", "nohup", "sudo", "env", "xargs"])
+const isAssignment = (word: string): boolean => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)
+
+/** The command's words with the reserved words in front removed. */
+const withoutReserved = (part: SimpleCommand): SimpleCommand => {
+  let i = 0
+  while (i < part.words.length && RESERVED.has(part.words[i]!)) i++
+  return i === 0 ? part : { ...part, words: part.words.slice(i) }
+}
+
+/** What deny and ask rules look at: the command as written, and without reserved words, `VAR=value` and plain wrappers in front. */
+const deniable = (part: SimpleCommand): ReadonlyArray<SimpleCommand> => {
+  let i = 0
+  while (i < part.words.length && (RESERVED.has(part.words[i]!) || isAssignment(part.words[i]!) || WRAPPERS.has(part.words[i]!))) i++
+  return i === 0 ? [part] : [part, { ...part, words: part.words.slice(i) }]
+}
+
+/**
+ * What `rules` say of `call`: deny beats ask beats allow. An `exec` command is read into its
+ * simple commands: any part a deny (ask) rule matches denies (asks), looking past reserved words,
+ * `VAR=value` and plain wrappers (`sudo`, `env`, `xargs` …) in front; it is allowed only when every
+ * part is matched by an allow rule, none sets variables in front (`LD_PRELOAD=… npm test`) and none
+ * writes a file by redirection. A command that cannot be read is matched by deny rules on its
+ * blank-separated words, and never allowed.
+ */
+export const evaluate = (rules: ReadonlyArray<Rule>, call: RuleCall, workspace: string): Verdict => {
+  const command = call.name === "exec" ? commandOf(call) : undefined
+  if (command === undefined) {
+    const deny = first(rules, "deny", (rule) => matchesCall(rule, call, workspace))
+    if (deny) return { _tag: "Deny", rule: deny }
+    const ask = first(rules, "ask", (rule) => matchesCall(rule, call, workspace))
+    if (ask) return { _tag: "Ask", rule: ask }
+    const allow = first(rules, "allow", (rule) => matchesCall(rule, call, workspace))
+    return allow ? { _tag: "Allow", rules: [allow] } : { _tag: "None" }
+  }
+  const forExec = rules.filter((rule) => namesTool(rule, "exec"))
+  const reading = read(command)
+  const parts: ReadonlyArray<SimpleCommand> = reading._tag === "Commands"
+    ? reading.commands
+    : [{ words: wordsOf(command), writesFile: true }]
+  for (const kind of ["deny", "ask"] as const) {
+    for (const part of parts) {
+      for (const seen of deniable(part)) {
+        const rule = first(forExec, kind, (r) => commandMatches(r.specifier, seen))
+        if (rule) return kind === "deny" ? { _tag: "Deny", rule } : { _tag: "Ask", rule }
+      }
+    }
+  }
+  if (reading._tag === "Opaque") return { _tag: "None", why: `the command cannot be read as simple commands (${reading.reason})` }
+  const allowed: Array<Rule> = []
+  for (const written of parts) {
+    const part = withoutReserved(written)
+    if (part.words.length === 0) continue
+    const rule = part.writesFile || isAssignment(part.words[0]!) ? undefined : first(forExec, "allow", (r) => commandMatches(r.specifier, part))
+    if (rule === undefined) {
+      if (allowed.length === 0 && parts.length === 1) return { _tag: "None" }
+      const note = part.writesFile ? " (it writes to a file)" : isAssignment(part.words[0]!) ? " (it sets variables)" : ""
+      return { _tag: "None", why: `no allow rule covers \`${part.words.join(" ")}\`${note}` }
+    }
+    if (!allowed.includes(rule)) allowed.push(rule)
+  }
+  return allowed.length === 0 ? { _tag: "None" } : { _tag: "Allow", rules: allowed }
+}
+
+const SUBCOMMAND = /^[a-z][a-z0-9-]*$/
+
+/**
+ * Rules (in agent-loop's names) that would allow `call` from now on, for the approval prompt's
+ * "allow for the session" and "save": for `exec`, one `exec(WORDS:*)` per part not yet allowed
+ * (its command and, when it looks like one, its subcommand); for other tools, the tool's name.
+ * None when no rule could (an unreadable command, a redirection, a substitution as the command).
+ */
+export const suggest = (rules: ReadonlyArray<Rule>, call: RuleCall): ReadonlyArray<string> => {
+  if (call.name !== "exec") return [call.name]
+  const command = commandOf(call)
+  if (command === undefined) return []
+  const reading = read(command)
+  if (reading._tag === "Opaque") return []
+  const suggested: Array<string> = []
+  for (const written of reading.commands) {
+    const part = withoutReserved(written)
+    if (part.words.length === 0) continue
+    if (rules.some((rule) => rule.kind === "allow" && namesTool(rule, "exec") && commandMatches(rule.specifier, part))) continue
+    const [program, sub] = part.words
+    if (program === undefined || part.writesFile || isAssignment(program) || program.includes("\u0000") || /[()\s]/.test(program)) return []
+    const rule = `exec(${sub !== undefined && SUBCOMMAND.test(sub) ? `${program} ${sub}` : program}:*)`
+    if (!suggested.includes(rule)) suggested.push(rule)
+  }
+  return suggested
+}

@@ -1,0 +1,58 @@
+/**
+ * What Claude Code hooks tell the approval step: a `PreToolUse` hook's `permissionDecision` of
+ * `allow` or `ask` for a call (a `deny` denies the call at `beforeTool` itself), and the
+ * `Notification` hooks to run when the user is about to be asked. The approver (the CLI's prompt)
+ * reads a call's verdict once; verdicts of calls that never reach it are dropped past a bound.
+ */
+import { Effect } from "effect"
+import type { HookContext } from "../../domain/Hook.ts"
+
+/** A hook's word on one call. */
+export interface PermissionVerdict {
+  readonly decision: "allow" | "ask"
+  readonly reason: string | undefined
+  /** The hook that said it. */
+  readonly hook: string
+}
+
+/** The bridge between the hooks and the approver. */
+export interface Bridge {
+  /** Records a verdict; `ask` wins over `allow` when hooks disagree. */
+  readonly record: (callId: string, verdict: PermissionVerdict) => void
+  /** The call's verdict, if any, without forgetting it. */
+  readonly peek: (callId: string) => PermissionVerdict | undefined
+  /** The call's verdict, forgotten. */
+  readonly take: (callId: string) => PermissionVerdict | undefined
+  /** Adds what runs on `notify`. */
+  readonly onNotify: (listener: (context: HookContext, message: string) => Effect.Effect<void>) => void
+  /** Runs the `Notification` listeners (each returns at once: they run detached). */
+  readonly notify: (context: HookContext, message: string) => Effect.Effect<void>
+}
+
+/** Most verdicts kept: the oldest go first (a denied or failed call never reaches the approver). */
+export const MAX_VERDICTS = 1024
+
+/** A new bridge. */
+export const make = (): Bridge => {
+  const verdicts = new Map<string, PermissionVerdict>()
+  const listeners: Array<(context: HookContext, message: string) => Effect.Effect<void>> = []
+  return {
+    record: (callId, verdict) => {
+      const before = verdicts.get(callId)
+      if (before?.decision === "ask") return
+      verdicts.delete(callId)
+      verdicts.set(callId, verdict)
+      if (verdicts.size > MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value!)
+    },
+    peek: (callId) => verdicts.get(callId),
+    take: (callId) => {
+      const verdict = verdicts.get(callId)
+      verdicts.delete(callId)
+      return verdict
+    },
+    onNotify: (listener) => {
+      listeners.push(listener)
+    },
+    notify: (context, message) => Effect.forEach(listeners, (listener) => listener(context, message), { discard: true })
+  }
+}
