@@ -111,8 +111,8 @@ export const pathMatches = (specifier: string | undefined, where: Where, home: s
   if (pattern.startsWith("//")) return pathMatch(segments(pattern.slice(1)), where.absolute)
   if (pattern.startsWith("~/")) return pathMatch([...segments(home), ...segments(pattern.slice(2))], where.absolute)
   if (where.relative === undefined) return false
+  const anchored = pattern.startsWith("./") || pattern.startsWith("/") || pattern.slice(0, -1).includes("/")
   if (pattern.startsWith("./")) pattern = pattern.slice(2)
-  const anchored = pattern.startsWith("/") || pattern.slice(0, -1).includes("/")
   const parts = segments(pattern)
   return pathMatch(anchored ? parts : ["**", ...parts], where.relative)
 }
