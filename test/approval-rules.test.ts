@@ -110,6 +110,8 @@ describe("approval with permission rules", () => {
       expect(yield* t.approve(call)).toEqual({ _tag: "Approve" })
       expect(t.asked()).toBe(1)
       expect(t.out.stderr).toContain("(it writes to a protected location)")
+      // no rule can answer such a call, so none is offered
+      expect(t.out.stderr).toContain("? allow write_file? [y/N] ")
     }))
 
   it.effect("allow for the session adds the suggested rule: the next such call is not asked", () =>

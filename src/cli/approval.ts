@@ -102,8 +102,18 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
       }
     })
 
-  /** Shows the whole call and asks; denies when it cannot be shown whole. */
-  const prompt = (context: Hook.HookContext, call: Hook.HookToolCall, why: string | undefined, ask: Effect.Effect<string | undefined>) =>
+  /**
+   * Shows the whole call and asks; denies when it cannot be shown whole. Rules are offered only
+   * when `remember`: an allow rule cannot answer a call an ask rule or hook asks about, nor a
+   * write into a protected location.
+   */
+  const prompt = (
+    context: Hook.HookContext,
+    call: Hook.HookToolCall,
+    why: string | undefined,
+    ask: Effect.Effect<string | undefined>,
+    remember: boolean
+  ) =>
     Effect.gen(function*() {
       const err = screen.err
       const shown = Display.show(call, err, options.columns ?? 100)
@@ -117,7 +127,7 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
         const head = Display.MAX_SHOWN_LINES / 2
         lines = [...lines.slice(0, head), err.yellow(`    … ${lines.length - head} more lines: the whole call is in ${file} (read it before answering)`)]
       }
-      const suggested = permissions.suggest(call)
+      const suggested = remember ? permissions.suggest(call) : []
       const suggestedShown = Display.visible(suggested.join(", "))
       const canSave = permissions.saveTarget !== undefined
       if (options.bridge !== undefined) yield* options.bridge.notify(context, `agent-loop needs your permission to use ${claudeName(call.name)}`)
@@ -145,7 +155,7 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
     }).pipe(Effect.onInterrupt(() => screen.line(screen.err.dim(`(no answer: ${Format.truncate(call.name, 80)} denied)`))))
 
   /** The policy's decision for a call nothing else decided; asks on a terminal. */
-  const byPolicy = (context: Hook.HookContext, call: Hook.HookToolCall, why: string | undefined) => {
+  const byPolicy = (context: Hook.HookContext, call: Hook.HookToolCall, why: string | undefined, remember: boolean) => {
     if (options.policy === "approve") return Effect.succeed<Hook.Approve | Hook.Deny>(Hook.approve)
     if (options.policy === "deny") {
       return Effect.as(screen.line(`agent-loop: denied ${what(call)}: approval is set to deny`), Hook.deny(POLICY_DENIED_REASON))
@@ -157,7 +167,7 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
         Hook.deny(NO_TERMINAL_REASON)
       )
     }
-    return Effect.map(prompt(context, call, why, ask), (answer) => answer._tag === "Deny" ? Hook.deny(answer.reason) : Hook.approve)
+    return Effect.map(prompt(context, call, why, ask, remember), (answer) => answer._tag === "Deny" ? Hook.deny(answer.reason) : Hook.approve)
   }
 
   const denyByRule = (call: Hook.HookToolCall, rule: Rule) =>
@@ -171,7 +181,7 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
       // a tool that needs approval is asked about at approveTool; others only when a rule or hook says so
       if (call.requiresApproval || (verdict._tag !== "Ask" && hook?.decision !== "ask")) return undefined
       const why = verdict._tag === "Ask" ? `the rule ${verdict.rule.text} asks` : `hook ${hook!.hook} asks${hook!.reason === undefined ? "" : `: ${hook!.reason}`}`
-      return byPolicy(context, call, why).pipe(
+      return byPolicy(context, call, why, false).pipe(
         Effect.timeoutOption(ASK_TIMEOUT),
         Effect.map((decision) => {
           if (decision._tag === "Some" && decision.value._tag === "Approve") {
@@ -202,7 +212,7 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
         : verdict._tag === "None"
         ? verdict.why
         : undefined
-      return byPolicy(context, call, why)
+      return byPolicy(context, call, why, verdict._tag === "None" && !perCall && hook?.decision !== "ask")
     }
   })
 }
