@@ -39,6 +39,8 @@ export interface ErrorBody {
   readonly code?: string
   readonly type?: string
   readonly status?: number
+  /** How long the server asks to wait, from Google's `RetryInfo` detail (`"retryDelay": "37s"`). */
+  readonly retryAfterMs?: number
 }
 
 /** The error of a response body, in the shapes OpenAI, Anthropic, vLLM, Ollama and OpenRouter use. */
@@ -61,25 +63,44 @@ export const describeJson = (json: unknown, fallback: string): ErrorBody => {
   const message = text(inner?.["message"]) ?? text(root?.["error"]) ?? text(root?.["message"]) ?? text(root?.["detail"]) ??
     fallback
   const code = text(inner?.["code"]) ?? text(root?.["code"])
-  const type = text(inner?.["type"]) ?? (inner === undefined ? text(root?.["type"]) : undefined)
+  // Google puts its kind (`RESOURCE_EXHAUSTED`, `UNAUTHENTICATED`, …) in `status`, beside a numeric `code`
+  const type = text(inner?.["type"]) ?? text(inner?.["status"]) ?? (inner === undefined ? text(root?.["type"]) : undefined)
   const status = int(inner?.["code"]) ?? int(inner?.["status"]) ?? int(root?.["code"]) ?? int(root?.["status"])
+  const retryAfter = retryInfoMs(inner?.["details"])
   return {
     message,
     ...(code === undefined ? {} : { code }),
     ...(type === undefined ? {} : { type }),
-    ...(status === undefined ? {} : { status })
+    ...(status === undefined ? {} : { status }),
+    ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter })
   }
 }
 
-const contextLengthPattern = /context[_ ]length|maximum context|prompt is too long|context window|too many tokens/i
+/** The delay of a `google.rpc.RetryInfo` among an error's `details`, in milliseconds (`"retryDelay": "37.5s"`). */
+const retryInfoMs = (details: unknown): number | undefined => {
+  if (!Array.isArray(details)) return undefined
+  for (const detail of details) {
+    if (typeof detail !== "object" || detail === null) continue
+    const record = detail as Record<string, unknown>
+    const delay = record["retryDelay"]
+    if (!String(record["@type"] ?? "").endsWith("google.rpc.RetryInfo") || typeof delay !== "string") continue
+    const seconds = /^(\d+(?:\.\d+)?)s$/.exec(delay.trim())
+    if (seconds) return Math.round(Number(seconds[1]) * 1000)
+  }
+  return undefined
+}
+
+const contextLengthPattern =
+  /context[_ ]length|maximum context|prompt is too long|context window|too many tokens|exceeds the maximum number of tokens/i
 
 /** Whether an error's words say the prompt did not fit the model. */
 export const isContextLength = (message: string, code?: string): boolean =>
   code === "context_length_exceeded" || contextLengthPattern.test(message)
 
 /** Kinds that say the request itself was refused: retrying the same request cannot help. */
-const rejectedKinds = /invalid_api_key|authentication|unauthori[sz]ed|permission|forbidden|invalid_request|not_found|insufficient_quota|billing/i
-const rateLimitKinds = /rate_limit|too_many_requests/i
+const rejectedKinds =
+  /invalid_api_key|authentication|unauthori[sz]ed|unauthenticated|permission|forbidden|invalid_request|invalid_argument|failed_precondition|not_found|insufficient_quota|billing/i
+const rateLimitKinds = /rate_limit|too_many_requests|resource_exhausted/i
 /** Anthropic's 413: the request is over its byte limit, which dropping history fixes. */
 const tooLargeKinds = /request_too_large/i
 
@@ -116,7 +137,7 @@ export const fromResponse = (options: {
 }): ProviderError => {
   const body = describeBody(options.body)
   const message = body.message === "" ? `HTTP ${options.status}` : body.message
-  return classify({ ...body, message }, options.status, retryAfterMs(options.headers, options.nowMs))
+  return classify({ ...body, message }, options.status, retryAfterMs(options.headers, options.nowMs) ?? body.retryAfterMs)
 }
 
 /**
@@ -125,7 +146,7 @@ export const fromResponse = (options: {
  * status it names, else as a server-side failure, which is retried.
  */
 export const fromStreamError = (body: ErrorBody): ProviderError =>
-  classify(body, body.status !== undefined && body.status >= 400 && body.status < 600 ? body.status : undefined, undefined)
+  classify(body, body.status !== undefined && body.status >= 400 && body.status < 600 ? body.status : undefined, body.retryAfterMs)
 
 /**
  * A transport failure (refused, reset, dropped mid-stream) is the network, so retryable; a URL

@@ -36,17 +36,32 @@ export interface HttpOptions {
   readonly propagateTrace?: boolean
 }
 
+/** Headers that carry a credential made for a call, and the secrets they carry. */
+export interface Authorization {
+  readonly headers: Readonly<Record<string, string>>
+  readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
+}
+
 /** What sets one vendor's API apart. */
 export interface Vendor {
   readonly defaultBaseUrl: string
-  /** Appended to the base URL, e.g. `/chat/completions`. */
-  readonly path: string
+  /**
+   * Appended to the base URL, e.g. `/chat/completions`; a function when the path names the model
+   * (Gemini's `/models/{model}:streamGenerateContent`).
+   */
+  readonly path: string | ((request: ProviderRequest) => string)
   /** The config value the API key is read from when the options carry none. */
   readonly keyName: string
   /** The vendor's fixed headers; the caller's `headers` override them. */
   readonly headers?: Readonly<Record<string, string>>
   /** The headers carrying the key; nothing overrides them. */
   readonly auth: (apiKey: Redacted.Redacted<string>) => Readonly<Record<string, string>>
+  /**
+   * Headers made for each call, after the fixed ones: credentials that expire and are refreshed
+   * (Google's OAuth access tokens), with the secrets in them, which are registered with `Secrets`
+   * before anything is sent.
+   */
+  readonly authorize?: Effect.Effect<Authorization, ProviderError>
   readonly body: (request: ProviderRequest) => unknown
   /**
    * What the API would refuse in a request, caught before it is sent with a clearer message (an
@@ -73,7 +88,9 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
     const client = HttpClient.withScope(yield* HttpClient.HttpClient)
     const apiKey = options.apiKey ??
       (yield* Config.option(Config.Redacted(vendor.keyName)).pipe(Effect.orDie, Effect.map(Option.getOrUndefined)))
-    const url = `${(options.baseUrl ?? vendor.defaultBaseUrl).replace(/\/+$/, "")}${vendor.path}`
+    const root = (options.baseUrl ?? vendor.defaultBaseUrl).replace(/\/+$/, "")
+    const path = vendor.path
+    const url = typeof path === "string" ? `${root}${path}` : root
     const timeout = Duration.fromInputUnsafe(options.timeout ?? defaultTimeout)
     const totalTimeout = Duration.fromInputUnsafe(options.totalTimeout ?? defaultTotalTimeout)
     const secrets = yield* Secrets
@@ -118,10 +135,22 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
     // The HTTP request lives in the stream's scope, so interrupting the consumer (a hard abort)
     // aborts the connection.
     const check = vendor.check
+    const authorize = vendor.authorize
+    const requestOf = (request: ProviderRequest) => {
+      const sized = typeof path === "string" ? base : HttpClientRequest.setUrl(base, `${root}${path(request)}`)
+      return HttpClientRequest.bodyJsonUnsafe(sized, vendor.body(request))
+    }
+    // A refreshed credential is registered before it is sent, so no echo of it survives a scrub.
+    const authorized = authorize === undefined ? undefined : (request: HttpClientRequest.HttpClientRequest) =>
+      Stream.unwrap(Effect.map(authorize, (authorization) => {
+        secrets.add(authorization.secrets)
+        return call(HttpClientRequest.setHeaders(request, authorization.headers))
+      })).pipe(Stream.mapError((error) => scrubError(error, scrub)))
     return {
       stream: (request) => {
         const refused = check?.(request)
-        return refused === undefined ? call(HttpClientRequest.bodyJsonUnsafe(base, vendor.body(request))) : Stream.fail(refused)
+        if (refused !== undefined) return Stream.fail(refused)
+        return authorized === undefined ? call(requestOf(request)) : authorized(requestOf(request))
       }
     }
   })
