@@ -50,8 +50,8 @@ export interface Vendor {
    * (Gemini's `/models/{model}:streamGenerateContent`).
    */
   readonly path: string | ((request: ProviderRequest) => string)
-  /** The config value the API key is read from when the options carry none. */
-  readonly keyName: string
+  /** The config value the API key is read from when the options carry none; none for an API without keys. */
+  readonly keyName?: string
   /** The vendor's fixed headers; the caller's `headers` override them. */
   readonly headers?: Readonly<Record<string, string>>
   /** The headers carrying the key; nothing overrides them. */
@@ -86,8 +86,10 @@ const timedOut = (timeout: Duration.Duration, what: string) =>
 export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const client = HttpClient.withScope(yield* HttpClient.HttpClient)
-    const apiKey = options.apiKey ??
-      (yield* Config.option(Config.Redacted(vendor.keyName)).pipe(Effect.orDie, Effect.map(Option.getOrUndefined)))
+    const keyName = vendor.keyName
+    const apiKey = options.apiKey ?? (keyName === undefined
+      ? undefined
+      : yield* Config.option(Config.Redacted(keyName)).pipe(Effect.orDie, Effect.map(Option.getOrUndefined)))
     const root = (options.baseUrl ?? vendor.defaultBaseUrl).replace(/\/+$/, "")
     const path = vendor.path
     const url = typeof path === "string" ? `${root}${path}` : root

@@ -1,0 +1,172 @@
+/**
+ * `Vertex`: Google Cloud's Vertex AI, for Gemini (`publishers/google`, the Gemini wire) and for
+ * Claude (`publishers/anthropic`, the Messages wire through `streamRawPredict`), chosen by the
+ * model's name. Credentials are Application Default Credentials, found and refreshed by Google's
+ * own `google-auth-library` (an optional peer dependency, loaded on the first call): the file in
+ * `GOOGLE_APPLICATION_CREDENTIALS` (a service account, workload identity federation), the gcloud
+ * user's (`gcloud auth application-default login`), or the metadata server on Google Cloud.
+ *
+ * @example
+ * ```ts
+ * import { NodeHttpClient } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { Vertex } from "effect-agent-loop"
+ *
+ * // project and location default to GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION
+ * const vertex = Vertex.layer({ project: "my-project", location: "us-east5" }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+ * ```
+ */
+import { Config, Effect, Layer, Option, Redacted, Stream } from "effect"
+import type { HttpClient } from "effect/http"
+import { type ProviderError, ProviderRejected, ProviderUnavailable } from "../../domain/errors.ts"
+import type { ProviderRequest } from "../../domain/Provider.ts"
+import { Provider, type ProviderShape } from "../../services/Provider.ts"
+import * as AnthropicWire from "./anthropicWire.ts"
+import * as GeminiWire from "./geminiWire.ts"
+import { type Authorization, type HttpOptions, httpProvider } from "./httpStream.ts"
+
+/** The `provider` of the blocks kept from Gemini on Vertex: its signatures go back to Vertex only. */
+export const GEMINI_PROVIDER = "vertex-gemini"
+
+/** The `anthropic_version` Vertex takes in the body of a Claude request. */
+export const ANTHROPIC_VERSION = "vertex-2023-10-16"
+
+/** The scope of an access token for Vertex AI. */
+const SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+/** Who publishes a model on Vertex: Anthropic for Claude models, else Google. */
+export type Publisher = "google" | "anthropic"
+
+/** The publisher of a model name: `claude-…` is Anthropic's. */
+export const publisherOf = (model: string): Publisher => model.startsWith("claude-") ? "anthropic" : "google"
+
+/** Where the credentials come from when not from Application Default Credentials: any object with Google's `getRequestHeaders`. */
+export interface GoogleAuthClient {
+  readonly getRequestHeaders: (url?: string) => Promise<Headers | Record<string, string>>
+}
+
+/** How to reach Vertex AI. */
+export interface Options extends Omit<HttpOptions, "apiKey"> {
+  /** The Google Cloud project; default the `GOOGLE_CLOUD_PROJECT` config value. */
+  readonly project?: string
+  /** The region (`us-central1`, `europe-west4`, …) or `global`; default `GOOGLE_CLOUD_LOCATION`, else `global`. */
+  readonly location?: string
+  /** A service account or other credentials file, instead of the one Application Default Credentials find. */
+  readonly keyFile?: string
+  /** Credentials of the host's own (e.g. a `GoogleAuth` it made); default Application Default Credentials. */
+  readonly auth?: GoogleAuthClient
+  /** How a typed answer is asked of Gemini (see the Gemini provider); default `auto`. */
+  readonly structuredOutput?: GeminiWire.StructuredOutput
+  /** Prompt caching for Claude (see the Anthropic provider); default true. */
+  readonly promptCaching?: boolean
+}
+
+/** The API's root for a location: `https://{location}-aiplatform.googleapis.com`, or the global endpoint. */
+export const baseUrlFor = (location: string): string =>
+  location === "global" ? "https://aiplatform.googleapis.com" : `https://${location}-aiplatform.googleapis.com`
+
+/** The path of a streaming call to `model` of `publisher`. */
+export const streamPath = (project: string, location: string, publisher: Publisher, model: string): string =>
+  `/v1/projects/${project}/locations/${location}/publishers/${publisher}/models/${model}:${
+    publisher === "anthropic" ? "streamRawPredict" : "streamGenerateContent?alt=sse"
+  }`
+
+/** The body of a Claude request on Vertex: the Messages body without `model` (it is in the URL), with Vertex's `anthropic_version`. */
+export const anthropicBody = (request: ProviderRequest, options: AnthropicWire.WireOptions = {}) => {
+  const { model: _, ...body } = AnthropicWire.requestBody(request, options)
+  return { anthropic_version: ANTHROPIC_VERSION, ...body }
+}
+
+const describe = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
+
+/**
+ * A failure to get a token: a missing library or missing credentials are the setup's, and no retry
+ * helps; the token server failing or unreachable is retried.
+ */
+const authError = (cause: unknown): ProviderError => {
+  const status = (cause as { readonly response?: { readonly status?: unknown } } | undefined)?.response?.status
+  const message = `Vertex AI credentials: ${describe(cause)}`
+  return typeof status === "number" && status < 500 && status !== 408 && status !== 429
+    ? new ProviderRejected({ message, status })
+    : typeof status === "number" || /ECONNREFUSED|ECONNRESET|ETIMEDOUT|socket hang up|network/i.test(describe(cause))
+    ? new ProviderUnavailable({ message })
+    : new ProviderRejected({ message })
+}
+
+/** Application Default Credentials through `google-auth-library`, loaded and set up once, on the first call. */
+const adc = (project: string, keyFile: string | undefined) => {
+  let client: Promise<GoogleAuthClient> | undefined
+  return Effect.tryPromise({
+    try: () =>
+      client ??= import("google-auth-library").then(
+        ({ GoogleAuth }) => new GoogleAuth({ scopes: [SCOPE], projectId: project, ...(keyFile === undefined ? {} : { keyFilename: keyFile }) }),
+        () => {
+          client = undefined
+          throw new Error("Vertex AI needs the google-auth-library package for Application Default Credentials: npm install google-auth-library")
+        }
+      ),
+    catch: authError
+  })
+}
+
+/** The headers Google's client makes for a call (`authorization`, and `x-goog-user-project` when set), and the token in them. */
+const authorization = (client: Effect.Effect<GoogleAuthClient, ProviderError>): Effect.Effect<Authorization, ProviderError> =>
+  Effect.flatMap(client, (auth) =>
+    Effect.tryPromise({
+      try: async () => {
+        const made = await auth.getRequestHeaders()
+        const headers: Record<string, string> = {}
+        if (made instanceof Headers) made.forEach((value, name) => headers[name] = value)
+        else Object.assign(headers, made)
+        const token = (headers["authorization"] ?? headers["Authorization"] ?? "").replace(/^Bearer\s+/i, "")
+        if (token === "") throw new Error("no access token was issued")
+        return { headers, secrets: [Redacted.make(token)] }
+      },
+      catch: authError
+    }))
+
+const configValue = (name: string) => Config.option(Config.String(name)).pipe(Effect.orDie, Effect.map(Option.getOrUndefined))
+
+/**
+ * A Vertex AI provider. Without a project (from the options or `GOOGLE_CLOUD_PROJECT`) every call
+ * fails with a `ProviderRejected` saying so.
+ */
+export const make = (options: Options = {}): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const project = options.project ?? (yield* configValue("GOOGLE_CLOUD_PROJECT"))
+    if (project === undefined || project === "") {
+      const missing = new ProviderRejected({ message: "Vertex AI needs a project: set GOOGLE_CLOUD_PROJECT or pass project" })
+      return { stream: () => Stream.fail(missing) }
+    }
+    const location = options.location ?? (yield* configValue("GOOGLE_CLOUD_LOCATION")) ?? "global"
+    const client = options.auth === undefined ? adc(project, options.keyFile) : Effect.succeed(options.auth)
+    const authorize = authorization(client)
+    const shared = {
+      defaultBaseUrl: baseUrlFor(location),
+      auth: () => ({}),
+      authorize
+    }
+    const gemini = yield* httpProvider({
+      ...shared,
+      path: (request) => streamPath(project, location, "google", request.model),
+      body: (request) =>
+        GeminiWire.requestBody(request, {
+          provider: GEMINI_PROVIDER,
+          ...(options.structuredOutput === undefined ? {} : { structuredOutput: options.structuredOutput })
+        }),
+      check: GeminiWire.check,
+      makeDecoder: GeminiWire.makeDecoder(GEMINI_PROVIDER)
+    }, options)
+    const claude = yield* httpProvider({
+      ...shared,
+      path: (request) => streamPath(project, location, "anthropic", request.model),
+      body: (request) => anthropicBody(request, { promptCaching: options.promptCaching ?? true }),
+      check: AnthropicWire.check,
+      makeDecoder: AnthropicWire.makeDecoder
+    }, options)
+    return { stream: (request: ProviderRequest) => publisherOf(request.model) === "anthropic" ? claude.stream(request) : gemini.stream(request) }
+  })
+
+/** The provider as a layer; needs an `HttpClient` (e.g. `NodeHttpClient.layerUndici`). */
+export const layer = (options: Options = {}): Layer.Layer<Provider, never, HttpClient.HttpClient> =>
+  Layer.effect(Provider, make(options))

@@ -1,0 +1,149 @@
+/**
+ * The Vertex AI provider against a loopback server that is both Google's token endpoint and
+ * Vertex: Application Default Credentials through `google-auth-library` (a credentials file whose
+ * token endpoint is the loopback), Gemini on Vertex compared with what Google's own client sends in
+ * Vertex mode, Claude on Vertex through `streamRawPredict`, and the failures of the setup.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { GoogleGenAI } from "@google/genai"
+import { ConfigProvider, Effect, Stream } from "effect"
+import * as Message from "../src/domain/Message.ts"
+import type { ProviderRequest } from "../src/domain/Provider.ts"
+import * as Vertex from "../src/layers/providers/Vertex.ts"
+import { chunk } from "./support/geminiWire.ts"
+import { ACCESS_TOKEN, credentialsFile, isTokenRequest, tokenResponse } from "./support/googleAdc.ts"
+import { anthropicChunks, anthropicStream } from "./support/wireFixtures.ts"
+import { type ReceivedRequest, start, type WireResponse } from "./support/wireServer.ts"
+
+const geminiDone = [chunk([{ text: "Hallo" }], { usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 1 } }, { finishReason: "STOP" })]
+
+const readFile = { name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }
+
+const request = (model: string): ProviderRequest => ({
+  model,
+  messages: [
+    Message.system("Be brief."),
+    Message.user("read x"),
+    Message.assistant("", [{ id: "toolu_1", name: "read_file", arguments: "{\"path\":\"x\"}" }]),
+    Message.toolResult({ id: "toolu_1", name: "read_file" }, "X")
+  ],
+  tools: [readFile],
+  maxTokens: 1000
+})
+
+/** A loopback Vertex with its token endpoint; model calls answer with `reply`. */
+const vertexServer = (reply: (request: ReceivedRequest) => WireResponse) =>
+  start((received) => isTokenRequest(received) ? tokenResponse : reply(received))
+
+const modelCalls = (requests: ReadonlyArray<ReceivedRequest>) => requests.filter((r) => !isTokenRequest(r))
+
+describe("Vertex", () => {
+  it.live("Gemini on Vertex: the token from Application Default Credentials, the publisher path, and the body Google's client sends in Vertex mode", () =>
+    Effect.gen(function*() {
+      const server = yield* vertexServer(() => ({ body: geminiDone }))
+      const file = yield* credentialsFile(server.url)
+      const provider = yield* Vertex.make({ baseUrl: server.url, project: "my-project", location: "us-central1", keyFile: file })
+      const chunks = yield* Stream.runCollect(provider.stream(request("gemini-2.5-pro")))
+      expect(chunks.at(-1)).toEqual({ _tag: "Finish", reason: "stop", usage: { inputTokens: 7, outputTokens: 1 } })
+      yield* Stream.runDrain(provider.stream(request("gemini-2.5-pro")))
+      const calls = modelCalls(server.requests)
+      expect(calls).toHaveLength(2)
+      // the library keeps the token until it expires: one exchange for two calls
+      expect(server.requests.filter(isTokenRequest)).toHaveLength(1)
+      expect(calls[0]!.path).toBe("/v1/projects/my-project/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse")
+      expect(calls[0]!.headers["authorization"]).toBe(`Bearer ${ACCESS_TOKEN}`)
+      expect(calls[0]!.headers["x-goog-api-key"]).toBeUndefined()
+
+      const reference = yield* vertexServer(() => ({ body: geminiDone }))
+      const ai = new GoogleGenAI({
+        vertexai: true,
+        project: "my-project",
+        location: "us-central1",
+        googleAuthOptions: { keyFilename: yield* credentialsFile(reference.url) },
+        httpOptions: { baseUrl: reference.url, apiVersion: "v1" }
+      })
+      yield* Effect.promise(async () => {
+        const stream = await ai.models.generateContentStream({
+          model: "gemini-2.5-pro",
+          contents: [
+            { role: "user", parts: [{ text: "read x" }] },
+            { role: "model", parts: [{ functionCall: { name: "read_file", args: { path: "x" } } }] },
+            { role: "user", parts: [{ functionResponse: { name: "read_file", response: { output: "X" } } }] }
+          ],
+          config: { systemInstruction: "Be brief.", tools: [{ functionDeclarations: [structuredClone(readFile) as never] }], maxOutputTokens: 1000 }
+        })
+        for await (const _ of stream) { /* drained */ }
+      })
+      const theirs = modelCalls(reference.requests)[0]!
+      expect(calls[0]!.path).toBe(theirs.path)
+      expect(theirs.headers["authorization"]).toBe(`Bearer ${ACCESS_TOKEN}`)
+      expect(calls[0]!.json).toEqual(theirs.json)
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it.live("Claude on Vertex: streamRawPredict with anthropic_version and no model in the body; the Messages stream decodes", () =>
+    Effect.gen(function*() {
+      const server = yield* vertexServer(() => ({ body: [anthropicStream] }))
+      const file = yield* credentialsFile(server.url)
+      const provider = yield* Vertex.make({ baseUrl: server.url, keyFile: file, promptCaching: false })
+      const chunks = yield* Stream.runCollect(provider.stream(request("claude-sonnet-4-5@20250929")))
+      expect(chunks).toEqual(anthropicChunks)
+      const call = modelCalls(server.requests)[0]!
+      expect(call.path).toBe("/v1/projects/env-project/locations/europe-west1/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict")
+      expect(call.headers["authorization"]).toBe(`Bearer ${ACCESS_TOKEN}`)
+      expect(call.headers["anthropic-version"]).toBeUndefined()
+      expect(call.json).toEqual({
+        anthropic_version: "vertex-2023-10-16",
+        max_tokens: 1000,
+        stream: true,
+        system: "Be brief.",
+        messages: [
+          { role: "user", content: "read x" },
+          { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "read_file", input: { path: "x" } }] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "X" }] }
+        ],
+        tools: [{ name: "read_file", description: "Reads a file", input_schema: readFile.parameters }]
+      })
+    }).pipe(
+      Effect.provide(NodeHttpClient.layerUndici),
+      Effect.provideService(
+        ConfigProvider.ConfigProvider,
+        ConfigProvider.fromEnv({ env: { GOOGLE_CLOUD_PROJECT: "env-project", GOOGLE_CLOUD_LOCATION: "europe-west1" } })
+      )
+    ))
+
+  it.live("errors map as for the vendor's API, and the access token never appears in them", () =>
+    Effect.gen(function*() {
+      const server = yield* vertexServer((received) =>
+        received.path.includes("anthropic")
+          ? { status: 429, headers: { "retry-after": "4" }, body: [JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "slow" } })] }
+          : { status: 401, body: [JSON.stringify({ error: { code: 401, status: "UNAUTHENTICATED", message: `Bad token Bearer ${ACCESS_TOKEN}` } })] }
+      )
+      const provider = yield* Vertex.make({ baseUrl: server.url, project: "p", keyFile: yield* credentialsFile(server.url) })
+      const denied = yield* Effect.flip(Stream.runDrain(provider.stream(request("gemini-2.5-flash"))))
+      expect(denied).toMatchObject({ _tag: "ProviderRejected", status: 401, message: "Bad token Bearer <redacted>" })
+      const limited = yield* Effect.flip(Stream.runDrain(provider.stream(request("claude-haiku-4-5"))))
+      expect(limited).toMatchObject({ _tag: "RateLimited", retryAfterMs: 4_000 })
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it.live("no project, missing credentials or a refused token exchange fail the call clearly, before any model call", () =>
+    Effect.gen(function*() {
+      const refusing = yield* start((received) =>
+        isTokenRequest(received)
+          ? { status: 400, headers: { "content-type": "application/json" }, body: [JSON.stringify({ error: "invalid_grant", error_description: "The subject token is expired" })] }
+          : { body: geminiDone }
+      )
+      const noProject = yield* Vertex.make({ baseUrl: refusing.url }).pipe(
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: {} }))
+      )
+      const error1 = yield* Effect.flip(Stream.runDrain(noProject.stream(request("gemini-2.5-flash"))))
+      expect(error1).toMatchObject({ _tag: "ProviderRejected", message: expect.stringContaining("GOOGLE_CLOUD_PROJECT") })
+      const noFile = yield* Vertex.make({ baseUrl: refusing.url, project: "p", keyFile: "/nonexistent/adc.json" })
+      const error2 = yield* Effect.flip(Stream.runDrain(noFile.stream(request("gemini-2.5-flash"))))
+      expect(error2).toMatchObject({ _tag: "ProviderRejected", message: expect.stringContaining("Vertex AI credentials") })
+      const refused = yield* Vertex.make({ baseUrl: refusing.url, project: "p", keyFile: yield* credentialsFile(refusing.url) })
+      const error3 = yield* Effect.flip(Stream.runDrain(refused.stream(request("gemini-2.5-flash"))))
+      expect(error3).toMatchObject({ _tag: "ProviderRejected", status: 400, message: expect.stringContaining("Vertex AI credentials") })
+      expect(modelCalls(refusing.requests)).toHaveLength(0)
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+})

@@ -1,0 +1,48 @@
+/**
+ * Application Default Credentials for tests, as Google users have them: a credentials file for
+ * `GOOGLE_APPLICATION_CREDENTIALS`. It is a workload identity federation file
+ * (`external_account`), whose token endpoint (`token_url`) the file itself names, so Google's
+ * `google-auth-library` exchanges its subject token at a loopback server and gets an access token
+ * back, by the same code path as on a real machine. (A service account file's token endpoint is
+ * fixed in the library, whatever its `token_uri` says, so it cannot be pointed at a loopback.)
+ */
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import type { ReceivedRequest, WireResponse } from "./wireServer.ts"
+
+/** The access token the loopback token endpoint issues. */
+export const ACCESS_TOKEN = "ya29.a0-loopback-access-token-value"
+
+/** The token endpoint's path on the loopback server. */
+export const TOKEN_PATH = "/v1/token"
+
+/** The token endpoint's answer: an access token for an hour. */
+export const tokenResponse: WireResponse = {
+  headers: { "content-type": "application/json" },
+  body: [JSON.stringify({ access_token: ACCESS_TOKEN, issued_token_type: "urn:ietf:params:oauth:token-type:access_token", token_type: "Bearer", expires_in: 3600 })]
+}
+
+/** Whether a request is a token exchange. */
+export const isTokenRequest = (request: ReceivedRequest): boolean => request.path === TOKEN_PATH
+
+/** Writes the credentials file (and its subject token) for a token endpoint on `serverUrl`; removed with the scope. */
+export const credentialsFile = (serverUrl: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "agent-loop-adc-"))
+      const subject = nodePath.join(dir, "subject-token")
+      fs.writeFileSync(subject, "subject-token-from-the-identity-provider")
+      const file = nodePath.join(dir, "application_default_credentials.json")
+      fs.writeFileSync(file, JSON.stringify({
+        type: "external_account",
+        audience: "//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/loopback",
+        subject_token_type: "urn:ietf:params:oauth:token-type:jwt",
+        token_url: `${serverUrl}${TOKEN_PATH}`,
+        credential_source: { file: subject }
+      }))
+      return { dir, file }
+    }),
+    ({ dir }) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  ).pipe(Effect.map(({ file }) => file))
