@@ -293,6 +293,8 @@ describe("resolved settings", () => {
   const flags = (over: Partial<AgentFlags>): AgentFlags => ({
     provider: Option.none(),
     baseUrl: Option.none(),
+    project: Option.none(),
+    location: Option.none(),
     model: Option.none(),
     system: Option.none(),
     session: Option.none(),

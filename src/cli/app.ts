@@ -13,9 +13,11 @@ import * as ClaudeHooks from "../layers/claudeHooks/layer.ts"
 import * as FileHooks from "../layers/FileHooks.ts"
 import * as McpTools from "../layers/McpTools.ts"
 import * as Anthropic from "../layers/providers/Anthropic.ts"
+import * as Gemini from "../layers/providers/Gemini.ts"
 import * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
 import * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
 import * as Replay from "../layers/providers/Replay.ts"
+import * as Vertex from "../layers/providers/Vertex.ts"
 import * as SessionStoreMemory from "../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../programs/defaults.ts"
 import type { Provider } from "../services/Provider.ts"
@@ -33,6 +35,10 @@ type ProviderLayer = Layer.Layer<Provider, ConfigError, HttpClient.HttpClient | 
 
 const liveProvider = (chosen: ProviderSettings): ProviderLayer => {
   if (chosen._tag === "replay") return Replay.replay(chosen.cassette)
+  if (chosen._tag === "vertex") {
+    const { baseUrl, location, project } = chosen
+    return Vertex.layer({ project, location, ...(baseUrl === undefined ? {} : { baseUrl }) })
+  }
   // the key is passed explicitly: it was taken out of the environment at start (providerKeys.ts)
   const options = {
     ...(chosen.baseUrl === undefined ? {} : { baseUrl: chosen.baseUrl }),
@@ -41,6 +47,8 @@ const liveProvider = (chosen: ProviderSettings): ProviderLayer => {
   switch (chosen._tag) {
     case "anthropic":
       return Anthropic.layer(options)
+    case "gemini":
+      return Gemini.layer(options)
     case "openai-responses":
       return OpenAiResponses.layer(options)
     case "openai":

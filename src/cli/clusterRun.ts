@@ -30,6 +30,8 @@ import { readAll, resolvePrompt } from "./stdinPrompt.ts"
 const runnerFlags = (flags: AgentFlags): ReadonlyArray<string> => [
   ...Option.isSome(flags.provider) ? ["--provider"] : [],
   ...Option.isSome(flags.baseUrl) ? ["--base-url"] : [],
+  ...Option.isSome(flags.project) ? ["--project"] : [],
+  ...Option.isSome(flags.location) ? ["--location"] : [],
   ...Option.isSome(flags.system) ? ["--system"] : [],
   ...Option.isSome(flags.tools) ? ["--tools"] : [],
   ...Option.isSome(flags.workspace) ? ["--workspace"] : [],

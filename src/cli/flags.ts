@@ -12,7 +12,7 @@ import { ApprovalPolicy } from "./settingsFile.ts"
 import { storeFlags } from "./storeChoice.ts"
 
 /** The providers the CLI can talk to. */
-const providerNames = ["openai", "openai-responses", "anthropic", "replay"] as const
+const providerNames = ["openai", "openai-responses", "anthropic", "gemini", "vertex", "replay"] as const
 
 /** The loop's own defaults (any model will do), so that the help never repeats them by hand. */
 const loopDefaults = AgentLoopConfig.makeUnsafe({ model: "any" })
@@ -49,8 +49,16 @@ export const agentFlags = {
     Flag.withFallbackConfig(Config.Literals(providerNames, "AGENT_LOOP_PROVIDER")),
     Flag.optional,
     Flag.withDescription(
-      "openai (any Chat Completions server), openai-responses (OpenAI's Responses API), anthropic, or replay (needs --replay). Env AGENT_LOOP_PROVIDER; default the settings' \"provider\", else openai"
+      "openai (any Chat Completions server), openai-responses (OpenAI's Responses API), anthropic, gemini (Google's Gemini API), vertex (Gemini and Claude on Google Cloud's Vertex AI), or replay (needs --replay). Env AGENT_LOOP_PROVIDER; default the settings' \"provider\", else openai"
     )
+  ),
+  project: Flag.String("project").pipe(
+    Flag.optional,
+    Flag.withDescription("Google Cloud project of --provider vertex. Default env GOOGLE_CLOUD_PROJECT, then the settings' \"project\"")
+  ),
+  location: Flag.String("location").pipe(
+    Flag.optional,
+    Flag.withDescription("Vertex AI region (us-east5, europe-west1, …) or global. Default env GOOGLE_CLOUD_LOCATION, then the settings' \"location\", else global")
   ),
   baseUrl: Flag.String("base-url").pipe(
     Flag.withFallbackConfig(Config.String("AGENT_LOOP_BASE_URL")),

@@ -7,6 +7,7 @@ import { Effect, Option, Result } from "effect"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import { merge, type ModelOptions } from "../domain/ModelOptions.ts"
 import * as AnthropicWire from "../layers/providers/anthropicWire.ts"
+import * as GeminiWire from "../layers/providers/geminiWire.ts"
 import * as ResponsesWire from "../layers/providers/responsesWire.ts"
 import { fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
@@ -63,6 +64,8 @@ export const resolve = (
       ? AnthropicWire.check(request)
       : provider === "openai-responses"
       ? ResponsesWire.check(request)
+      : provider === "gemini"
+      ? GeminiWire.check(request)
       : undefined
     if (refused !== undefined) return yield* fail(refused.message)
     return options

@@ -9,7 +9,14 @@ import { Context, Effect, Redacted } from "effect"
 import { Secrets } from "../services/Secrets.ts"
 
 /** The variable each provider's key is read from. */
-export const KEY_VARIABLES = { openai: "OPENAI_API_KEY", anthropic: "ANTHROPIC_API_KEY" } as const
+export const KEY_VARIABLES = { openai: "OPENAI_API_KEY", anthropic: "ANTHROPIC_API_KEY", gemini: "GEMINI_API_KEY" } as const
+
+/** Variables read, in order, when a provider's own is not set (Google's clients read `GOOGLE_API_KEY` too). */
+export const FALLBACK_VARIABLES: { readonly [P in KeyedProvider]?: ReadonlyArray<string> } = { gemini: ["GOOGLE_API_KEY"] }
+
+/** The variables a provider's key may be in, for messages: `GEMINI_API_KEY (or GOOGLE_API_KEY)`. */
+export const keyVariablesOf = (provider: KeyedProvider): string =>
+  [KEY_VARIABLES[provider], ...(FALLBACK_VARIABLES[provider] ?? [])].join(" (or ") + (FALLBACK_VARIABLES[provider] ? ")" : "")
 
 /** A provider that takes a key. */
 export type KeyedProvider = keyof typeof KEY_VARIABLES
@@ -28,9 +35,11 @@ export class ProviderKeys extends Context.Service<ProviderKeys, Keys>()("effect-
 export const take = (env: NodeJS.ProcessEnv): Keys => {
   const keys: { [P in KeyedProvider]?: Redacted.Redacted<string> } = {}
   for (const [provider, variable] of Object.entries(KEY_VARIABLES) as ReadonlyArray<[KeyedProvider, string]>) {
-    const value = env[variable]
-    delete env[variable]
-    if (value !== undefined && value !== "") keys[provider] = Redacted.make(value)
+    for (const name of [variable, ...(FALLBACK_VARIABLES[provider] ?? [])]) {
+      const value = env[name]
+      delete env[name]
+      if (value !== undefined && value !== "" && keys[provider] === undefined) keys[provider] = Redacted.make(value)
+    }
   }
   return keys
 }

@@ -26,7 +26,7 @@ import type { AgentFlags } from "./flags.ts"
 import * as ModelOptionFlags from "./modelOptions.ts"
 import { parseRule, type Rule, RuleError, type RuleKind } from "./permissions/rules.ts"
 import * as Permissions from "./permissions/state.ts"
-import { KEY_VARIABLES, keyOwner, ProviderKeys } from "./providerKeys.ts"
+import { keyOwner, keyVariablesOf, ProviderKeys } from "./providerKeys.ts"
 import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
 import * as SettingsFile from "./settingsFile.ts"
@@ -35,7 +35,12 @@ import * as Trust from "./trust.ts"
 
 /** Which provider, and how to reach it. */
 export type ProviderSettings =
-  | { readonly _tag: "openai" | "openai-responses" | "anthropic"; readonly baseUrl: string | undefined; readonly apiKey: Redacted.Redacted<string> | undefined }
+  | {
+    readonly _tag: "openai" | "openai-responses" | "anthropic" | "gemini"
+    readonly baseUrl: string | undefined
+    readonly apiKey: Redacted.Redacted<string> | undefined
+  }
+  | { readonly _tag: "vertex"; readonly baseUrl: string | undefined; readonly project: string; readonly location: string }
   | { readonly _tag: "replay"; readonly cassette: string }
 
 /** The resolved settings of an agent command. */
@@ -140,8 +145,12 @@ export const parseTools = (value: string) =>
     return { tools, mcp }
   })
 
-/** The provider, its URL and its key. A live provider on its vendor's URL without a key fails here, before any request. */
-const provider = (flags: AgentFlags, settings: SettingsFile.Settings) =>
+/**
+ * The provider, its URL and its key. A live provider on its vendor's URL without a key fails here,
+ * before any request; so does Vertex AI without a project (its credentials are Google's
+ * Application Default Credentials, found when the first call is made).
+ */
+const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv) =>
   Effect.gen(function*() {
     const named = Option.getOrUndefined(flags.provider)
     const cassette = Option.getOrUndefined(flags.replay)
@@ -153,12 +162,22 @@ const provider = (flags: AgentFlags, settings: SettingsFile.Settings) =>
     if (named === "replay") return yield* fail("--provider replay needs a cassette: --replay FILE")
     const tag = named ?? settings.provider ?? "openai"
     const baseUrl = Option.getOrUndefined(flags.baseUrl) ?? settings.baseUrl
+    if (tag === "vertex") {
+      const project = Option.getOrUndefined(flags.project) ?? nonEmpty(env["GOOGLE_CLOUD_PROJECT"]) ?? settings.project
+      if (project === undefined) {
+        return yield* fail("--provider vertex needs a Google Cloud project: pass --project, export GOOGLE_CLOUD_PROJECT, or add \"project\" to a settings file")
+      }
+      const location = Option.getOrUndefined(flags.location) ?? nonEmpty(env["GOOGLE_CLOUD_LOCATION"]) ?? settings.location ?? "global"
+      return { _tag: tag, baseUrl, project, location } as const
+    }
     const apiKey = (yield* ProviderKeys)[keyOwner(tag)]
     if (apiKey === undefined && baseUrl === undefined) {
-      return yield* fail(`${KEY_VARIABLES[keyOwner(tag)]} is not set: export it, or pass --base-url for a server that needs no key`)
+      return yield* fail(`${keyVariablesOf(keyOwner(tag))} is not set: export it, or pass --base-url for a server that needs no key`)
     }
     return { _tag: tag, baseUrl, apiKey } as const
   })
+
+const nonEmpty = (value: string | undefined): string | undefined => value === undefined || value === "" ? undefined : value
 
 const model = (flags: AgentFlags, chosen: ProviderSettings, settings: SettingsFile.Settings) =>
   Effect.gen(function*() {
@@ -261,7 +280,7 @@ const modelLimits = (name: string, chosen: ProviderSettings, settings: SettingsF
   return {
     contextWindow: info?.contextWindow,
     // Anthropic requires a limit, so the model's own is sent; OpenAI-compatible servers default to the model's maximum
-    maxTokens: chosen._tag === "anthropic" ? info?.maxOutputTokens : undefined,
+    maxTokens: chosen._tag === "anthropic" || (chosen._tag === "vertex" && name.startsWith("claude-")) ? info?.maxOutputTokens : undefined,
     prices,
     note
   }
@@ -274,7 +293,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     const trusted = yield* Trust.isTrusted(workspace, env)
     const files = yield* settingsFiles(flags, workspace, trusted, env)
     const { settings, mcpServers } = SettingsFile.merge(files)
-    const chosen = yield* provider(flags, settings)
+    const chosen = yield* provider(flags, settings, env)
     const data = dataDir(env)
     if (flags.ephemeral && flags.continue) return yield* fail("--ephemeral sessions cannot be continued")
     const name = yield* model(flags, chosen, settings)

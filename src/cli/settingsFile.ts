@@ -28,7 +28,7 @@ export const ApprovalPolicy = Schema.Literals(["ask", "approve", "deny"])
 export type ApprovalPolicy = typeof ApprovalPolicy.Type
 
 /** The providers a settings file may name (`replay` needs a cassette, so it is a flag only). */
-export const SettingsProvider = Schema.Literals(["openai", "openai-responses", "anthropic"])
+export const SettingsProvider = Schema.Literals(["openai", "openai-responses", "anthropic", "gemini", "vertex"])
 
 /** `allow`, `ask` and `deny` lists of permission rules. */
 export const PermissionLists = Schema.Struct({
@@ -42,6 +42,8 @@ export type PermissionLists = typeof PermissionLists.Type
 export const Settings = Schema.Struct({
   provider: Schema.optionalKey(SettingsProvider.annotate({ description: "the provider, as `--provider` (`replay` is a flag only)" })),
   baseUrl: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the server's URL, as `--base-url`" })),
+  project: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the Google Cloud project of the `vertex` provider, as `--project`" })),
+  location: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the Vertex AI region of the `vertex` provider, or `global`, as `--location`" })),
   model: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the model, as `--model`" })),
   tools: Schema.optionalKey(Schema.Array(BuiltinToolName).annotate({ description: "the built-in tools to enable, as `--tools`" })),
   approval: Schema.optionalKey(ApprovalPolicy.annotate({ description: "calls that need approval, as `--approval`" })),

@@ -1,6 +1,6 @@
 /**
- * The built-in model registry: what the CLI (and any host) knows about the common OpenAI and
- * Anthropic models without asking anyone — the context window, the most output tokens per call,
+ * The built-in model registry: what the CLI (and any host) knows about the common OpenAI,
+ * Anthropic and Google models without asking anyone — the context window, the most output tokens per call,
  * the price, and whether the model accepts images.
  *
  * Prices are US dollars per million tokens as the vendors list them for standard (not batch,
@@ -28,7 +28,7 @@ export const PRICES_AS_OF = "2026-05-08"
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
 /** Who makes the model, which says which provider speaks its API natively. */
-export const Vendor = Schema.Literals(["openai", "anthropic"])
+export const Vendor = Schema.Literals(["openai", "anthropic", "google"])
 export type Vendor = typeof Vendor.Type
 
 /** What the registry knows about one model. */
@@ -81,6 +81,21 @@ const anthropic = (
   ...(aliases === undefined ? {} : { aliases })
 })
 
+const google = (
+  id: string,
+  contextWindow: number,
+  maxOutputTokens: number,
+  [input, cached, output]: readonly [number, number, number]
+): ModelInfo => ({
+  id,
+  vendor: "google",
+  contextWindow,
+  maxOutputTokens,
+  // Google prices prompts up to 200k tokens so; the Pro models cost more above that, which is not modelled.
+  price: { inputPerMillion: input, outputPerMillion: output, cachedInputPerMillion: cached },
+  images: true
+})
+
 /** The built-in models, newest families first. Every one of them accepts images but `o3-mini`. */
 export const builtinModels: ReadonlyArray<ModelInfo> = [
   openai("gpt-5.5", 272_000, 128_000, [5, 0.5, 30]),
@@ -107,11 +122,19 @@ export const builtinModels: ReadonlyArray<ModelInfo> = [
   anthropic("claude-sonnet-4-6", 1_000_000, 64_000, [3, 15]),
   anthropic("claude-sonnet-4-5", 200_000, 64_000, [3, 15]),
   anthropic("claude-sonnet-4-0", 200_000, 64_000, [3, 15], ["claude-sonnet-4"]),
-  anthropic("claude-haiku-4-5", 200_000, 64_000, [1, 5])
+  anthropic("claude-haiku-4-5", 200_000, 64_000, [1, 5]),
+  google("gemini-3.1-pro-preview", 1_048_576, 65_536, [2, 0.2, 12]),
+  google("gemini-3-pro-preview", 1_000_000, 64_000, [2, 0.2, 12]),
+  google("gemini-3-flash-preview", 1_048_576, 65_536, [0.5, 0.05, 3]),
+  google("gemini-3.1-flash-lite-preview", 1_048_576, 65_536, [0.25, 0.025, 1.5]),
+  google("gemini-2.5-pro", 1_048_576, 65_536, [1.25, 0.125, 10]),
+  google("gemini-2.5-flash", 1_048_576, 65_536, [0.3, 0.03, 2.5]),
+  google("gemini-2.5-flash-lite", 1_048_576, 65_536, [0.1, 0.01, 0.4]),
+  google("gemini-2.0-flash", 1_048_576, 8_192, [0.1, 0.025, 0.4])
 ]
 
-/** A dated snapshot suffix: `-2024-08-06` (OpenAI) or `-20250929` (Anthropic). */
-const SNAPSHOT = /-(?:\d{4}-\d{2}-\d{2}|\d{8})$/
+/** A dated snapshot suffix: `-2024-08-06` (OpenAI), `-20250929` (Anthropic) or `@20250929` (Claude on Vertex AI). */
+const SNAPSHOT = /(?:-\d{4}-\d{2}-\d{2}|[-@]\d{8})$/
 
 /** The model `name` refers to: by id, by alias, then without a snapshot date. */
 export const lookup = (name: string, models: ReadonlyArray<ModelInfo> = builtinModels): ModelInfo | undefined => {
