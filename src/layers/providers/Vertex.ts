@@ -72,7 +72,7 @@ export const streamPath = (project: string, location: string, publisher: Publish
   }`
 
 /** The body of a Claude request on Vertex: the Messages body without `model` (it is in the URL), with Vertex's `anthropic_version`. */
-export const anthropicBody = (request: ProviderRequest, options: AnthropicWire.WireOptions = {}) => {
+export const anthropicBody = (request: ProviderRequest, options: AnthropicWire.WireOptions = {}): Record<string, unknown> => {
   const { model: _, ...body } = AnthropicWire.requestBody(request, options)
   return { anthropic_version: ANTHROPIC_VERSION, ...body }
 }
