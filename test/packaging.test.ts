@@ -63,6 +63,17 @@ const app = AgentLoopLive.layer({ model: "scripted" }).pipe(
 await Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(app)))
 `
 
+/** An app without google-auth-library that makes a Vertex call: the call, not the import, needs the library. */
+const vertexConsumer = `
+import { NodeHttpClient } from "@effect/platform-node"
+import { Effect, Stream } from "effect"
+import { Vertex } from "effect-agent-loop"
+
+const provider = await Effect.runPromise(Vertex.make({ project: "p", baseUrl: "http://127.0.0.1:9" }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+const error = await Effect.runPromise(Effect.flip(Stream.runDrain(provider.stream({ model: "gemini-2.5-flash", messages: [{ role: "user", content: "hi" }], tools: [] }))))
+console.log(JSON.stringify({ tag: error._tag, message: error.message }))
+`
+
 /**
  * A typed consumer: a tool with a Schema, a turn, the result's types. The `@ts-expect-error` lines
  * fail the compile if the package's types degrade to `any` (an import that no longer resolves).
@@ -212,6 +223,15 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
     const result = succeeded(await run(process.execPath, ["plain.mjs"], app))
     const output = JSON.parse(result.stdout)
     expect(output).toEqual({ status: "completed", answer: "Hello from the package.", from: expect.stringContaining("/node_modules/effect-agent-loop/dist/index.js") })
+  })
+
+  it("(a) the Vertex provider loads google-auth-library only when called, and says to install it when it is missing", async () => {
+    fs.writeFileSync(path.join(app, "vertex.mjs"), vertexConsumer)
+    const result = succeeded(await run(process.execPath, ["vertex.mjs"], app))
+    expect(JSON.parse(result.stdout)).toEqual({
+      tag: "ProviderRejected",
+      message: expect.stringContaining("needs the google-auth-library package for Application Default Credentials: npm install google-auth-library")
+    })
   })
 
   it("(b) a TypeScript app compiled by tsc with ordinary settings type-checks and runs", async () => {

@@ -40,9 +40,14 @@ export type Publisher = "google" | "anthropic"
 /** The publisher of a model name: `claude-…` is Anthropic's. */
 export const publisherOf = (model: string): Publisher => model.startsWith("claude-") ? "anthropic" : "google"
 
+/** Headers as `google-auth-library` gives them: a `Headers` object, or a plain record. */
+export type AuthHeaders =
+  | { readonly forEach: (callback: (value: string, name: string) => void) => void }
+  | Readonly<Record<string, string>>
+
 /** Where the credentials come from when not from Application Default Credentials: any object with Google's `getRequestHeaders`. */
 export interface GoogleAuthClient {
-  readonly getRequestHeaders: (url?: string) => Promise<Headers | Record<string, string>>
+  readonly getRequestHeaders: (url?: string) => Promise<AuthHeaders>
 }
 
 /** How to reach Vertex AI. */
@@ -116,7 +121,7 @@ const authorization = (client: Effect.Effect<GoogleAuthClient, ProviderError>): 
       try: async () => {
         const made = await auth.getRequestHeaders()
         const headers: Record<string, string> = {}
-        if (made instanceof Headers) made.forEach((value, name) => headers[name] = value)
+        if (typeof made["forEach"] === "function") (made as Headers).forEach((value, name) => headers[name.toLowerCase()] = value)
         else Object.assign(headers, made)
         const token = (headers["authorization"] ?? headers["Authorization"] ?? "").replace(/^Bearer\s+/i, "")
         if (token === "") throw new Error("no access token was issued")
