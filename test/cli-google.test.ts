@@ -128,6 +128,30 @@ describe.concurrent("agent-loop with Google's models", () => {
       for (const output of [gemini.stderr, claude.stderr, gemini.stdout, claude.stdout]) expect(output).not.toContain(ACCESS_TOKEN)
     }))
 
+  it.live("--provider gemini: a rate limit inside the stream and a dropped stream are retried, and the turn completes", () =>
+    Effect.gen(function*() {
+      const quota = { error: { code: 429, status: "RESOURCE_EXHAUSTED", message: "Quota exceeded", details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "0s" }] } }
+      const server = yield* start([
+        { body: [chunk([{ text: "Let me" }]), `data: ${JSON.stringify(quota)}\n\n`] },
+        { body: [chunk([{ text: "Let me" }])], drop: true },
+        geminiReply({ text: "Done." })
+      ])
+      const { dir, workspace } = home()
+      const result = yield* run(
+        ["--provider", "gemini", "--base-url", server.url, "--model", "gemini-2.5-flash", "--workspace", workspace, "--tools", "", "--events", path.join(dir, "events.jsonl"), "hi"],
+        isolatedEnv(dir, { GEMINI_API_KEY: KEY })
+      )
+      expect(result.code).toBe(0)
+      expect(result.stdout).toMatch(/Done\.\n$/)
+      expect(server.requests).toHaveLength(3)
+      const retries = fs.readFileSync(path.join(dir, "events.jsonl"), "utf8").trimEnd().split("\n").map((line) => JSON.parse(line)).filter((e) => e._tag === "LLMRetry")
+      expect(retries.map((e) => e.reason)).toEqual([
+        "RateLimited: Quota exceeded",
+        expect.stringMatching(/^ProviderUnavailable: Connection lost mid-stream/)
+      ])
+      expect(retries[0].delayMs).toBe(0)
+    }))
+
   it.live("what is missing fails in one line before any request: a Gemini key, a Vertex project; a refused call says why", () =>
     Effect.gen(function*() {
       const { dir, workspace } = home()

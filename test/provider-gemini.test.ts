@@ -6,7 +6,7 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Redacted, Stream } from "effect"
+import { ConfigProvider, Deferred, Effect, Fiber, Redacted, Stream } from "effect"
 import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
 import * as Gemini from "../src/layers/providers/Gemini.ts"
@@ -313,6 +313,17 @@ describe("Gemini", () => {
       const garbage = yield* failWith({ body: ["data: {not json\n\n"] })
       expect(garbage._tag).toBe("MalformedResponse")
     }))
+
+  it.live("interrupting the consumer mid-stream closes the connection", () =>
+    Effect.gen(function*() {
+      const server = yield* start([{ body: [chunk([{ text: "Thinking aloud" }])], hold: true }])
+      const provider = yield* Gemini.make({ baseUrl: server.url, apiKey: Redacted.make(KEY) })
+      const first = yield* Deferred.make<void>()
+      const fiber = yield* Stream.runForEach(provider.stream(conversation), () => Deferred.succeed(first, undefined)).pipe(Effect.forkChild)
+      yield* Deferred.await(first)
+      yield* Fiber.interrupt(fiber)
+      yield* server.disconnected.pipe(Effect.timeout("10 seconds"))
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.live("more stop sequences than the API takes fail before anything is sent", () =>
     Effect.gen(function*() {

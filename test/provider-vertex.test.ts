@@ -146,4 +146,13 @@ describe("Vertex", () => {
       expect(error3).toMatchObject({ _tag: "ProviderRejected", status: 400, message: expect.stringContaining("Vertex AI credentials") })
       expect(modelCalls(refusing.requests)).toHaveLength(0)
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it.live("a token endpoint that stays down is ProviderUnavailable, which the loop retries", () =>
+    Effect.gen(function*() {
+      const down = yield* start((received) => isTokenRequest(received) ? { status: 503, body: ["upstream down"] } : { body: geminiDone })
+      const provider = yield* Vertex.make({ baseUrl: down.url, project: "p", keyFile: yield* credentialsFile(down.url) })
+      const error = yield* Effect.flip(Stream.runDrain(provider.stream(request("gemini-2.5-flash"))))
+      expect(error).toMatchObject({ _tag: "ProviderUnavailable", message: expect.stringContaining("Vertex AI credentials") })
+      expect(modelCalls(down.requests)).toHaveLength(0)
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 })
