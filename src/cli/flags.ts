@@ -35,11 +35,11 @@ const modelOptionFlags = {
   ),
   reasoningEffort: Flag.Literals("reasoning-effort", ReasoningEffort.literals).pipe(
     Flag.optional,
-    Flag.withDescription("How hard a reasoning model thinks (OpenAI); on anthropic, thinking with a budget for that level")
+    Flag.withDescription("How hard a reasoning model thinks (OpenAI); on anthropic, thinking with a budget for that level; on gemini, its thinking level (Gemini 3) or a budget (2.x)")
   ),
   thinkingBudget: Flag.Int("thinking-budget").pipe(
     Flag.optional,
-    Flag.withDescription("Anthropic extended thinking: tokens it may think with (at least 1024, less than --max-tokens)")
+    Flag.withDescription("Tokens the model may think with: Anthropic extended thinking (at least 1024, less than --max-tokens), Gemini's thinking budget")
   )
 }
 

@@ -23,7 +23,9 @@ export type ReasoningEffort = typeof ReasoningEffort.Type
 /**
  * Reasoning: `effort` for OpenAI's reasoning models, `budgetTokens` for Anthropic's extended
  * thinking (the tokens it may think with, part of `maxTokens`). Anthropic derives a budget from
- * `effort` when no budget is given (`budgetForEffort`); OpenAI ignores `budgetTokens`.
+ * `effort` when no budget is given (`budgetForEffort`); OpenAI ignores `budgetTokens`. Gemini takes
+ * `budgetTokens` as its `thinkingBudget`, and an `effort` alone as its `thinkingLevel` (Gemini 3)
+ * or as a budget (Gemini 2.x).
  */
 export const Reasoning = Schema.Struct({
   effort: Schema.optionalKey(ReasoningEffort.annotate({
