@@ -6,7 +6,9 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
+import { AnthropicVertex } from "@anthropic-ai/vertex-sdk"
 import { GoogleGenAI } from "@google/genai"
+import { GoogleAuth } from "google-auth-library"
 import { ConfigProvider, Effect, Stream } from "effect"
 import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
@@ -155,4 +157,106 @@ describe("Vertex", () => {
       expect(error).toMatchObject({ _tag: "ProviderUnavailable", message: expect.stringContaining("Vertex AI credentials") })
       expect(modelCalls(down.requests)).toHaveLength(0)
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+})
+
+describe("Claude on Vertex against Anthropic's Vertex client", () => {
+  const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+  const readImage = { name: "read_image", description: "Reads an image", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }
+  const listDir = { name: "list_dir", description: "Lists a directory", parameters: { type: "object", properties: { path: { type: "string" } } } }
+  const answer = { type: "object", properties: { animal: { type: "string" } }, required: ["animal"], additionalProperties: false }
+  const model = "claude-sonnet-4-5@20250929"
+
+  /** System prompt, two tools, a tool result with an image, thinking on, a typed answer (offered, not forced with thinking). */
+  const conversation: ProviderRequest = {
+    model,
+    messages: [
+      Message.system("Be brief."),
+      Message.user("What is in pic.png, and what else is here?"),
+      Message.assistant("Looking.", [
+        { id: "toolu_1", name: "read_image", arguments: "{\"path\":\"pic.png\"}" },
+        { id: "toolu_2", name: "list_dir", arguments: "{}" }
+      ], { providerBlocks: [{ provider: "anthropic", model, data: { type: "thinking", thinking: "Read it first.", signature: "sig-1" } }] }),
+      Message.toolResult({ id: "toolu_1", name: "read_image" }, [Message.text("pic.png:"), Message.image("image/png", PNG)]),
+      Message.toolResult({ id: "toolu_2", name: "list_dir" }, "pic.png")
+    ],
+    tools: [readImage, listDir, { name: "respond", description: "The final answer", parameters: answer }],
+    maxTokens: 8000,
+    reasoning: { budgetTokens: 2000 },
+    output: { name: "respond", schema: answer, force: true }
+  }
+
+  it.live("streamRawPredict: the path, the token, and the body field by field", () =>
+    Effect.gen(function*() {
+      const ours = yield* vertexServer(() => ({ body: [anthropicStream] }))
+      const provider = yield* Vertex.make({ baseUrl: ours.url, project: "my-project", location: "us-east5", keyFile: yield* credentialsFile(ours.url), promptCaching: false })
+      yield* Stream.runDrain(provider.stream(conversation))
+
+      const theirs = yield* vertexServer(() => ({ body: [anthropicStream] }))
+      const client = new AnthropicVertex({
+        region: "us-east5",
+        projectId: "my-project",
+        baseURL: `${theirs.url}/v1`,
+        googleAuth: new GoogleAuth({ scopes: "https://www.googleapis.com/auth/cloud-platform", keyFilename: yield* credentialsFile(theirs.url) })
+      })
+      yield* Effect.promise(async () => {
+        const stream = await client.messages.create({
+          model,
+          max_tokens: 8000,
+          stream: true,
+          system: "Be brief.",
+          thinking: { type: "enabled", budget_tokens: 2000 },
+          messages: [
+            { role: "user", content: "What is in pic.png, and what else is here?" },
+            {
+              role: "assistant",
+              content: [
+                { type: "thinking", thinking: "Read it first.", signature: "sig-1" },
+                { type: "text", text: "Looking." },
+                { type: "tool_use", id: "toolu_1", name: "read_image", input: { path: "pic.png" } },
+                { type: "tool_use", id: "toolu_2", name: "list_dir", input: {} }
+              ]
+            },
+            {
+              role: "user",
+              content: [
+                {
+                  type: "tool_result",
+                  tool_use_id: "toolu_1",
+                  content: [{ type: "text", text: "pic.png:" }, { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } }]
+                },
+                { type: "tool_result", tool_use_id: "toolu_2", content: "pic.png" }
+              ]
+            }
+          ],
+          tools: [readImage, listDir, { name: "respond", description: "The final answer", parameters: answer }].map((tool) => ({
+            name: tool.name,
+            description: tool.description,
+            input_schema: tool.parameters as never
+          }))
+        })
+        for await (const _ of stream) { /* drained */ }
+      })
+      const [mine, reference] = [modelCalls(ours.requests)[0]!, modelCalls(theirs.requests)[0]!]
+      expect(mine.path).toBe(reference.path)
+      expect(mine.path).toBe(`/v1/projects/my-project/locations/us-east5/publishers/anthropic/models/${model}:streamRawPredict`)
+      expect(mine.headers["authorization"]).toBe(reference.headers["authorization"])
+      expect(reference.headers["anthropic-version"]).toBeUndefined()
+      // The client puts the Messages API version it speaks in `anthropic_version`; Google documents
+      // `vertex-2023-10-16`, which is what is sent here (the `anthropicVersion` option changes it).
+      const { anthropic_version: version, ...body } = mine.json
+      const { anthropic_version: clientVersion, ...clientBody } = reference.json
+      expect(version).toBe("vertex-2023-10-16")
+      expect(clientVersion).toEqual(expect.any(String))
+      expect(body).toEqual(clientBody)
+      const pinned = yield* Vertex.make({ baseUrl: ours.url, project: "p", keyFile: yield* credentialsFile(ours.url), anthropicVersion: clientVersion })
+      yield* Stream.runDrain(pinned.stream(conversation))
+      expect(modelCalls(ours.requests).at(-1)!.json.anthropic_version).toBe(clientVersion)
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it("the multi-region and global endpoints are the ones Google and Anthropic's client use", () => {
+    expect(Vertex.baseUrlFor("us")).toBe("https://aiplatform.us.rep.googleapis.com")
+    expect(Vertex.baseUrlFor("eu")).toBe("https://aiplatform.eu.rep.googleapis.com")
+    expect(Vertex.baseUrlFor("global")).toBe("https://aiplatform.googleapis.com")
+    expect(Vertex.baseUrlFor("europe-west1")).toBe("https://europe-west1-aiplatform.googleapis.com")
+  })
 })

@@ -64,11 +64,20 @@ export interface Options extends Omit<HttpOptions, "apiKey"> {
   readonly structuredOutput?: GeminiWire.StructuredOutput
   /** Prompt caching for Claude (see the Anthropic provider); default true. */
   readonly promptCaching?: boolean
+  /** The `anthropic_version` of Claude requests; default `vertex-2023-10-16`, the one Google documents. */
+  readonly anthropicVersion?: string
 }
 
-/** The API's root for a location: `https://{location}-aiplatform.googleapis.com`, or the global endpoint. */
+/**
+ * The API's root for a location: `https://{location}-aiplatform.googleapis.com` for a region, the
+ * global endpoint for `global`, and the multi-region endpoints for `us` and `eu`.
+ */
 export const baseUrlFor = (location: string): string =>
-  location === "global" ? "https://aiplatform.googleapis.com" : `https://${location}-aiplatform.googleapis.com`
+  location === "global"
+    ? "https://aiplatform.googleapis.com"
+    : location === "us" || location === "eu"
+    ? `https://aiplatform.${location}.rep.googleapis.com`
+    : `https://${location}-aiplatform.googleapis.com`
 
 /** The path of a streaming call to `model` of `publisher`. */
 export const streamPath = (project: string, location: string, publisher: Publisher, model: string): string =>
@@ -77,9 +86,13 @@ export const streamPath = (project: string, location: string, publisher: Publish
   }`
 
 /** The body of a Claude request on Vertex: the Messages body without `model` (it is in the URL), with Vertex's `anthropic_version`. */
-export const anthropicBody = (request: ProviderRequest, options: AnthropicWire.WireOptions = {}): Record<string, unknown> => {
+export const anthropicBody = (
+  request: ProviderRequest,
+  options: AnthropicWire.WireOptions = {},
+  version: string = ANTHROPIC_VERSION
+): Record<string, unknown> => {
   const { model: _, ...body } = AnthropicWire.requestBody(request, options)
-  return { anthropic_version: ANTHROPIC_VERSION, ...body }
+  return { anthropic_version: version, ...body }
 }
 
 const describe = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
@@ -165,7 +178,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
     const claude = yield* httpProvider({
       ...shared,
       path: (request) => streamPath(project, location, "anthropic", request.model),
-      body: (request) => anthropicBody(request, { promptCaching: options.promptCaching ?? true }),
+      body: (request) => anthropicBody(request, { promptCaching: options.promptCaching ?? true }, options.anthropicVersion),
       check: AnthropicWire.check,
       makeDecoder: AnthropicWire.makeDecoder
     }, options)
