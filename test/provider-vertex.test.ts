@@ -38,6 +38,19 @@ const request = (model: string): ProviderRequest => ({
 const vertexServer = (reply: (request: ReceivedRequest) => WireResponse) =>
   start((received) => isTokenRequest(received) ? tokenResponse : reply(received))
 
+/** Credentials of the host's own (the `auth` option) that name `project`, counting how often they are asked for it. */
+const credentialsOf = (project: string | undefined) => {
+  let asked = 0
+  return {
+    getRequestHeaders: () => Promise.resolve({ authorization: "Bearer host-token-0123456789" }),
+    getProjectId: () => {
+      asked++
+      return Promise.resolve(project)
+    },
+    asked: () => asked
+  }
+}
+
 const modelCalls = (requests: ReadonlyArray<ReceivedRequest>) => requests.filter((r) => !isTokenRequest(r))
 
 describe("Vertex", () => {
@@ -135,11 +148,11 @@ describe("Vertex", () => {
           ? { status: 400, headers: { "content-type": "application/json" }, body: [JSON.stringify({ error: "invalid_grant", error_description: "The subject token is expired" })] }
           : { body: geminiDone }
       )
-      const noProject = yield* Vertex.make({ baseUrl: refusing.url }).pipe(
+      const noProject = yield* Vertex.make({ baseUrl: refusing.url, auth: credentialsOf(undefined) }).pipe(
         Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: {} }))
       )
       const error1 = yield* Effect.flip(Stream.runDrain(noProject.stream(request("gemini-2.5-flash"))))
-      expect(error1).toMatchObject({ _tag: "ProviderRejected", message: expect.stringContaining("GOOGLE_CLOUD_PROJECT") })
+      expect(error1).toMatchObject({ _tag: "ProviderRejected", message: expect.stringContaining("Vertex AI needs a project: set GOOGLE_CLOUD_PROJECT") })
       const noFile = yield* Vertex.make({ baseUrl: refusing.url, project: "p", keyFile: "/nonexistent/adc.json" })
       const error2 = yield* Effect.flip(Stream.runDrain(noFile.stream(request("gemini-2.5-flash"))))
       expect(error2).toMatchObject({ _tag: "ProviderRejected", message: expect.stringContaining("Vertex AI credentials") })
@@ -147,6 +160,23 @@ describe("Vertex", () => {
       const error3 = yield* Effect.flip(Stream.runDrain(refused.stream(request("gemini-2.5-flash"))))
       expect(error3).toMatchObject({ _tag: "ProviderRejected", status: 400, message: expect.stringContaining("Vertex AI credentials") })
       expect(modelCalls(refusing.requests)).toHaveLength(0)
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it.live("without a project, the one the credentials name is used, asked once", () =>
+    Effect.gen(function*() {
+      const server = yield* vertexServer(() => ({ body: geminiDone }))
+      const auth = credentialsOf("from-credentials")
+      const provider = yield* Vertex.make({ baseUrl: server.url, location: "us", auth }).pipe(
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: {} }))
+      )
+      yield* Stream.runDrain(provider.stream(request("gemini-2.5-flash")))
+      yield* Stream.runDrain(provider.stream(request("claude-haiku-4-5")).pipe(Stream.catch(() => Stream.empty)))
+      expect(modelCalls(server.requests).map((r) => r.path)).toEqual([
+        "/v1/projects/from-credentials/locations/us/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+        "/v1/projects/from-credentials/locations/us/publishers/anthropic/models/claude-haiku-4-5:streamRawPredict"
+      ])
+      expect(modelCalls(server.requests)[0]!.headers["authorization"]).toBe("Bearer host-token-0123456789")
+      expect(auth.asked()).toBe(1)
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.live("a token endpoint that stays down is ProviderUnavailable, which the loop retries", () =>

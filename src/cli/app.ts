@@ -37,7 +37,7 @@ const liveProvider = (chosen: ProviderSettings): ProviderLayer => {
   if (chosen._tag === "replay") return Replay.replay(chosen.cassette)
   if (chosen._tag === "vertex") {
     const { baseUrl, location, project } = chosen
-    return Vertex.layer({ project, location, ...(baseUrl === undefined ? {} : { baseUrl }) })
+    return Vertex.layer({ location, ...(project === undefined ? {} : { project }), ...(baseUrl === undefined ? {} : { baseUrl }) })
   }
   // the key is passed explicitly: it was taken out of the environment at start (providerKeys.ts)
   const options = {

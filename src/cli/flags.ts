@@ -54,7 +54,7 @@ export const agentFlags = {
   ),
   project: Flag.String("project").pipe(
     Flag.optional,
-    Flag.withDescription("Google Cloud project of --provider vertex. Default env GOOGLE_CLOUD_PROJECT, then the settings' \"project\"")
+    Flag.withDescription("Google Cloud project of --provider vertex. Default env GOOGLE_CLOUD_PROJECT, then the settings' \"project\", else the credentials' own")
   ),
   location: Flag.String("location").pipe(
     Flag.optional,

@@ -40,7 +40,7 @@ export type ProviderSettings =
     readonly baseUrl: string | undefined
     readonly apiKey: Redacted.Redacted<string> | undefined
   }
-  | { readonly _tag: "vertex"; readonly baseUrl: string | undefined; readonly project: string; readonly location: string }
+  | { readonly _tag: "vertex"; readonly baseUrl: string | undefined; readonly project: string | undefined; readonly location: string }
   | { readonly _tag: "replay"; readonly cassette: string }
 
 /** The resolved settings of an agent command. */
@@ -147,8 +147,8 @@ export const parseTools = (value: string) =>
 
 /**
  * The provider, its URL and its key. A live provider on its vendor's URL without a key fails here,
- * before any request; so does Vertex AI without a project (its credentials are Google's
- * Application Default Credentials, found when the first call is made).
+ * before any request. Vertex AI takes no key: its credentials (and, when none is given, its
+ * project) are Google's Application Default Credentials, found when the first call is made.
  */
 const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv) =>
   Effect.gen(function*() {
@@ -163,10 +163,8 @@ const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJ
     const tag = named ?? settings.provider ?? "openai"
     const baseUrl = Option.getOrUndefined(flags.baseUrl) ?? settings.baseUrl
     if (tag === "vertex") {
+      // no project: the credentials' own (a service account's, gcloud's), found at the first call
       const project = Option.getOrUndefined(flags.project) ?? nonEmpty(env["GOOGLE_CLOUD_PROJECT"]) ?? settings.project
-      if (project === undefined) {
-        return yield* fail("--provider vertex needs a Google Cloud project: pass --project, export GOOGLE_CLOUD_PROJECT, or add \"project\" to a settings file")
-      }
       const location = Option.getOrUndefined(flags.location) ?? nonEmpty(env["GOOGLE_CLOUD_LOCATION"]) ?? settings.location ?? "global"
       return { _tag: tag, baseUrl, project, location } as const
     }

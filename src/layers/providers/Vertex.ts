@@ -48,6 +48,8 @@ export type AuthHeaders =
 /** Where the credentials come from when not from Application Default Credentials: any object with Google's `getRequestHeaders`. */
 export interface GoogleAuthClient {
   readonly getRequestHeaders: (url?: string) => Promise<AuthHeaders>
+  /** The project the credentials name; asked only when no project is given. */
+  readonly getProjectId?: () => Promise<string | null | undefined>
 }
 
 /** How to reach Vertex AI. */
@@ -111,13 +113,21 @@ const authError = (cause: unknown): ProviderError => {
     : new ProviderRejected({ message })
 }
 
-/** Application Default Credentials through `google-auth-library`, loaded and set up once, on the first call. */
-const adc = (project: string, keyFile: string | undefined) => {
+/**
+ * Application Default Credentials through `google-auth-library`, loaded and set up once, on the
+ * first call. A known project is passed on, so the library does not look one up.
+ */
+const adc = (project: string | undefined, keyFile: string | undefined) => {
   let client: Promise<GoogleAuthClient> | undefined
   return Effect.tryPromise({
     try: () =>
       client ??= import("google-auth-library").then(
-        ({ GoogleAuth }) => new GoogleAuth({ scopes: [SCOPE], projectId: project, ...(keyFile === undefined ? {} : { keyFilename: keyFile }) }),
+        ({ GoogleAuth }) =>
+          new GoogleAuth({
+            scopes: [SCOPE],
+            ...(project === undefined ? {} : { projectId: project }),
+            ...(keyFile === undefined ? {} : { keyFilename: keyFile })
+          }),
         () => {
           client = undefined
           throw new Error("Vertex AI needs the google-auth-library package for Application Default Credentials: npm install google-auth-library")
@@ -146,27 +156,39 @@ const authorization = (client: Effect.Effect<GoogleAuthClient, ProviderError>): 
 const configValue = (name: string) => Config.option(Config.String(name)).pipe(Effect.orDie, Effect.map(Option.getOrUndefined))
 
 /**
- * A Vertex AI provider. Without a project (from the options or `GOOGLE_CLOUD_PROJECT`) every call
- * fails with a `ProviderRejected` saying so.
+ * The project Application Default Credentials name (a service account file's `project_id`, the
+ * gcloud configuration's project, the metadata server's), for when none is given.
+ */
+const projectFromCredentials = (client: Effect.Effect<GoogleAuthClient, ProviderError>): Effect.Effect<string, ProviderError> =>
+  Effect.flatMap(client, (auth) =>
+    Effect.tryPromise({
+      try: async () => {
+        const project = await auth.getProjectId?.()
+        if (typeof project !== "string" || project === "") throw new Error("none found")
+        return project
+      },
+      catch: (cause) =>
+        new ProviderRejected({
+          message: `Vertex AI needs a project: set GOOGLE_CLOUD_PROJECT, pass project, or use credentials that name one (${describe(cause)})`
+        })
+    }))
+
+/**
+ * A Vertex AI provider. Without a project (from the options or `GOOGLE_CLOUD_PROJECT`), the first
+ * call asks the credentials for theirs; a call fails with a `ProviderRejected` saying so when they
+ * name none.
  */
 export const make = (options: Options = {}): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const project = options.project ?? (yield* configValue("GOOGLE_CLOUD_PROJECT"))
-    if (project === undefined || project === "") {
-      const missing = new ProviderRejected({ message: "Vertex AI needs a project: set GOOGLE_CLOUD_PROJECT or pass project" })
-      return { stream: () => Stream.fail(missing) }
-    }
+    const given = options.project ?? (yield* configValue("GOOGLE_CLOUD_PROJECT"))
+    let project = given === "" ? undefined : given
     const location = options.location ?? (yield* configValue("GOOGLE_CLOUD_LOCATION")) ?? "global"
     const client = options.auth === undefined ? adc(project, options.keyFile) : Effect.succeed(options.auth)
-    const authorize = authorization(client)
-    const shared = {
-      defaultBaseUrl: baseUrlFor(location),
-      auth: () => ({}),
-      authorize
-    }
+    const shared = { defaultBaseUrl: baseUrlFor(location), auth: () => ({}), authorize: authorization(client) }
+    // the project is known by the time a path is made: given, or found before the first call
     const gemini = yield* httpProvider({
       ...shared,
-      path: (request) => streamPath(project, location, "google", request.model),
+      path: (request) => streamPath(project!, location, "google", request.model),
       body: (request) =>
         GeminiWire.requestBody(request, {
           provider: GEMINI_PROVIDER,
@@ -177,12 +199,20 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
     }, options)
     const claude = yield* httpProvider({
       ...shared,
-      path: (request) => streamPath(project, location, "anthropic", request.model),
+      path: (request) => streamPath(project!, location, "anthropic", request.model),
       body: (request) => anthropicBody(request, { promptCaching: options.promptCaching ?? true }, options.anthropicVersion),
       check: AnthropicWire.check,
       makeDecoder: AnthropicWire.makeDecoder
     }, options)
-    return { stream: (request: ProviderRequest) => publisherOf(request.model) === "anthropic" ? claude.stream(request) : gemini.stream(request) }
+    const call = (request: ProviderRequest) => publisherOf(request.model) === "anthropic" ? claude.stream(request) : gemini.stream(request)
+    const find = projectFromCredentials(client)
+    return {
+      stream: (request: ProviderRequest) =>
+        project !== undefined ? call(request) : Stream.unwrap(Effect.map(find, (found) => {
+          project = found
+          return call(request)
+        }))
+    }
   })
 
 /** The provider as a layer; needs an `HttpClient` (e.g. `NodeHttpClient.layerUndici`). */
