@@ -128,6 +128,26 @@ describe.concurrent("agent-loop with Google's models", () => {
       for (const output of [gemini.stderr, claude.stderr, gemini.stdout, claude.stdout]) expect(output).not.toContain(ACCESS_TOKEN)
     }))
 
+  it.live("--provider vertex from a settings file: its project and location, under GOOGLE_CLOUD_LOCATION and --project", () =>
+    Effect.gen(function*() {
+      const server = yield* start((received) => isTokenRequest(received) ? tokenResponse : geminiReply({ text: "Hi." }))
+      const { dir, workspace } = home()
+      const config = path.join(dir, "config", "agent-loop")
+      fs.mkdirSync(config, { recursive: true })
+      fs.writeFileSync(
+        path.join(config, "settings.json"),
+        JSON.stringify({ provider: "vertex", project: "settings-project", location: "asia-northeast1", model: "gemini-2.5-flash", baseUrl: server.url })
+      )
+      const env = isolatedEnv(dir, { GOOGLE_APPLICATION_CREDENTIALS: yield* credentialsFile(server.url) })
+      const args = ["--workspace", workspace, "--tools", "", "--ephemeral", "hi"]
+      expect((yield* run(args, env)).code).toBe(0)
+      expect((yield* run(["--project", "flag-project", ...args], { ...env, GOOGLE_CLOUD_PROJECT: "env-project", GOOGLE_CLOUD_LOCATION: "us" })).code).toBe(0)
+      expect(modelCalls(server.requests).map((r) => r.path)).toEqual([
+        "/v1/projects/settings-project/locations/asia-northeast1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+        "/v1/projects/flag-project/locations/us/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+      ])
+    }))
+
   it.live("--provider gemini: a rate limit inside the stream and a dropped stream are retried, and the turn completes", () =>
     Effect.gen(function*() {
       const quota = { error: { code: 429, status: "RESOURCE_EXHAUSTED", message: "Quota exceeded", details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "0s" }] } }
