@@ -3,6 +3,7 @@ import { Cause, Effect, Exit, Option, Schema, Stream } from "effect"
 import type { ProviderError } from "../src/domain/errors.ts"
 import { ProviderChunk } from "../src/domain/Provider.ts"
 import * as AnthropicWire from "../src/layers/providers/anthropicWire.ts"
+import * as GeminiWire from "../src/layers/providers/geminiWire.ts"
 import * as OpenAiWire from "../src/layers/providers/openAiWire.ts"
 import * as ResponsesWire from "../src/layers/providers/responsesWire.ts"
 import { decodeSse, type WireDecoder } from "../src/layers/providers/sse.ts"
@@ -16,6 +17,7 @@ import {
   responsesChunks,
   responsesStream
 } from "./support/wireFixtures.ts"
+import { geminiChunks, geminiStream } from "./support/geminiWire.ts"
 
 /** mulberry32: a tiny seeded PRNG, so every failure is reproducible from its seed. */
 const prng = (seed: number) => () => {
@@ -89,7 +91,8 @@ const formats = [
   { name: "openai text", text: openAiText, expected: openAiTextChunks, makeDecoder: OpenAiWire.makeDecoder },
   { name: "openai tools", text: openAiTools, expected: openAiToolsChunks, makeDecoder: OpenAiWire.makeDecoder },
   { name: "anthropic", text: anthropicStream, expected: anthropicChunks, makeDecoder: AnthropicWire.makeDecoder },
-  { name: "responses", text: responsesStream, expected: responsesChunks, makeDecoder: ResponsesWire.makeDecoder }
+  { name: "responses", text: responsesStream, expected: responsesChunks, makeDecoder: ResponsesWire.makeDecoder },
+  { name: "gemini", text: geminiStream, expected: geminiChunks, makeDecoder: GeminiWire.makeDecoder() }
 ]
 
 const errorTags = ["ContextLengthExceeded", "RateLimited", "ProviderUnavailable", "ProviderRejected", "MalformedResponse"]
