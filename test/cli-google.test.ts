@@ -10,7 +10,14 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { isolatedEnv, runCli, tempDir } from "./support/cliProcess.ts"
 import { chunk, geminiReply } from "./support/geminiWire.ts"
-import { ACCESS_TOKEN, credentialsFile, isTokenRequest, tokenResponse } from "./support/googleAdc.ts"
+import {
+  ACCESS_TOKEN,
+  credentialsFile,
+  isTokenRequest,
+  SERVICE_ACCOUNT_PROJECT,
+  serviceAccountFile,
+  tokenResponse
+} from "./support/googleAdc.ts"
 import { anthropicReply } from "./support/wireReplies.ts"
 import { type ReceivedRequest, start, type WireResponse } from "./support/wireServer.ts"
 
@@ -146,6 +153,21 @@ describe.concurrent("agent-loop with Google's models", () => {
         "/v1/projects/settings-project/locations/asia-northeast1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
         "/v1/projects/flag-project/locations/us/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
       ])
+    }))
+
+  it.live("--provider vertex with a service account file and no project: the file's project, a token signed with its key", () =>
+    Effect.gen(function*() {
+      const server = yield* start([anthropicReply({ text: "Hi." })])
+      const account = yield* serviceAccountFile
+      const { dir, workspace } = home()
+      const result = yield* run(
+        ["--provider", "vertex", "--base-url", server.url, "--model", "claude-haiku-4-5", "--workspace", workspace, "--tools", "", "--ephemeral", "hi"],
+        isolatedEnv(dir, { GOOGLE_APPLICATION_CREDENTIALS: account.file })
+      )
+      expect(result.code).toBe(0)
+      expect(result.stdout).toBe("Hi.\n")
+      expect(server.requests[0]!.path).toBe(`/v1/projects/${SERVICE_ACCOUNT_PROJECT}/locations/global/publishers/anthropic/models/claude-haiku-4-5:streamRawPredict`)
+      expect(account.signedByIt(server.requests[0]!.headers["authorization"])).toBe(true)
     }))
 
   it.live("--provider gemini: a rate limit inside the stream and a dropped stream are retried, and the turn completes", () =>

@@ -14,7 +14,14 @@ import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
 import * as Vertex from "../src/layers/providers/Vertex.ts"
 import { chunk } from "./support/geminiWire.ts"
-import { ACCESS_TOKEN, credentialsFile, isTokenRequest, tokenResponse } from "./support/googleAdc.ts"
+import {
+  ACCESS_TOKEN,
+  credentialsFile,
+  isTokenRequest,
+  SERVICE_ACCOUNT_PROJECT,
+  serviceAccountFile,
+  tokenResponse
+} from "./support/googleAdc.ts"
 import { anthropicChunks, anthropicStream } from "./support/wireFixtures.ts"
 import { type ReceivedRequest, start, type WireResponse } from "./support/wireServer.ts"
 
@@ -177,6 +184,20 @@ describe("Vertex", () => {
       ])
       expect(modelCalls(server.requests)[0]!.headers["authorization"]).toBe("Bearer host-token-0123456789")
       expect(auth.asked()).toBe(1)
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it.live("a service account file: a token signed with its key, and its project when none is given", () =>
+    Effect.gen(function*() {
+      const server = yield* vertexServer(() => ({ body: geminiDone }))
+      const account = yield* serviceAccountFile
+      const provider = yield* Vertex.make({ baseUrl: server.url, location: "europe-west4", keyFile: account.file }).pipe(
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: {} }))
+      )
+      yield* Stream.runDrain(provider.stream(request("gemini-2.5-pro")))
+      const call = modelCalls(server.requests)[0]!
+      expect(call.path).toBe(`/v1/projects/${SERVICE_ACCOUNT_PROJECT}/locations/europe-west4/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse`)
+      expect(account.signedByIt(call.headers["authorization"])).toBe(true)
+      expect(account.signedByIt("Bearer e30.e30.c2ln")).toBe(false)
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.live("a token endpoint that stays down is ProviderUnavailable, which the loop retries", () =>

@@ -5,7 +5,12 @@
  * `google-auth-library` exchanges its subject token at a loopback server and gets an access token
  * back, by the same code path as on a real machine. (A service account file's token endpoint is
  * fixed in the library, whatever its `token_uri` says, so it cannot be pointed at a loopback.)
+ *
+ * And a service account file of a universe other than Google's default, for which the library signs
+ * its own access token (a JWT with the scopes) with the file's key instead of asking a token
+ * endpoint: the loopback checks the signature with the public key.
  */
+import * as crypto from "node:crypto"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -46,3 +51,38 @@ export const credentialsFile = (serverUrl: string) =>
     }),
     ({ dir }) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   ).pipe(Effect.map(({ file }) => file))
+
+/** The project a generated service account file names. */
+export const SERVICE_ACCOUNT_PROJECT = "sa-project"
+
+/**
+ * Writes a service account file with a fresh RSA key (removed with the scope), and gives its path
+ * and a check of a bearer token: whether it is a JWT the file's key signed for the account, with
+ * the cloud-platform scope.
+ */
+export const serviceAccountFile = Effect.acquireRelease(
+  Effect.sync(() => {
+    const { privateKey, publicKey } = crypto.generateKeyPairSync("rsa", { modulusLength: 2048 })
+    const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "agent-loop-sa-"))
+    const file = nodePath.join(dir, "service-account.json")
+    const email = `agent@${SERVICE_ACCOUNT_PROJECT}.iam.gserviceaccount.com`
+    fs.writeFileSync(file, JSON.stringify({
+      type: "service_account",
+      project_id: SERVICE_ACCOUNT_PROJECT,
+      private_key_id: "key-1",
+      private_key: privateKey.export({ type: "pkcs8", format: "pem" }),
+      client_email: email,
+      client_id: "1",
+      universe_domain: "loopback.test"
+    }))
+    const signedByIt = (authorization: string | undefined): boolean => {
+      const [head, body, signature] = (authorization ?? "").replace(/^Bearer /, "").split(".")
+      if (head === undefined || body === undefined || signature === undefined) return false
+      const claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8"))
+      return crypto.verify("RSA-SHA256", Buffer.from(`${head}.${body}`), publicKey, Buffer.from(signature, "base64url")) &&
+        claims.iss === email && claims.scope === "https://www.googleapis.com/auth/cloud-platform"
+    }
+    return { dir, file, signedByIt }
+  }),
+  ({ dir }) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+)
