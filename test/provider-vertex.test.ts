@@ -10,6 +10,7 @@ import { AnthropicVertex } from "@anthropic-ai/vertex-sdk"
 import { GoogleGenAI } from "@google/genai"
 import { GoogleAuth } from "google-auth-library"
 import { ConfigProvider, Effect, Stream } from "effect"
+import { RateLimited } from "../src/domain/errors.ts"
 import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
 import * as Vertex from "../src/layers/providers/Vertex.ts"
@@ -139,6 +140,18 @@ describe("Vertex", () => {
       const server = yield* vertexServer((received) =>
         received.path.includes("anthropic")
           ? { status: 429, headers: { "retry-after": "4" }, body: [JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "slow" } })] }
+          : received.path.includes("gemini-2.5-pro")
+          ? {
+            status: 429,
+            body: [JSON.stringify([{
+              error: {
+                code: 429,
+                status: "RESOURCE_EXHAUSTED",
+                message: "Resource exhausted. Please try again later.",
+                details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "12s" }]
+              }
+            }])]
+          }
           : { status: 401, body: [JSON.stringify({ error: { code: 401, status: "UNAUTHENTICATED", message: `Bad token Bearer ${ACCESS_TOKEN}` } })] }
       )
       const provider = yield* Vertex.make({ baseUrl: server.url, project: "p", keyFile: yield* credentialsFile(server.url) })
@@ -146,6 +159,9 @@ describe("Vertex", () => {
       expect(denied).toMatchObject({ _tag: "ProviderRejected", status: 401, message: "Bad token Bearer <redacted>" })
       const limited = yield* Effect.flip(Stream.runDrain(provider.stream(request("claude-haiku-4-5"))))
       expect(limited).toMatchObject({ _tag: "RateLimited", retryAfterMs: 4_000 })
+      // Vertex's streaming endpoints put the error in an array
+      const exhausted = yield* Effect.flip(Stream.runDrain(provider.stream(request("gemini-2.5-pro"))))
+      expect(exhausted).toEqual(new RateLimited({ message: "Resource exhausted. Please try again later.", retryAfterMs: 12_000 }))
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.live("no project, missing credentials or a refused token exchange fail the call clearly, before any model call", () =>

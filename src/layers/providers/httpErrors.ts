@@ -58,7 +58,8 @@ export const describeJson = (json: unknown, fallback: string): ErrorBody => {
     typeof u === "object" && u !== null ? u as Record<string, unknown> : undefined
   const text = (u: unknown) => typeof u === "string" ? u : undefined
   const int = (u: unknown) => typeof u === "number" && Number.isInteger(u) ? u : undefined
-  const root = record(json)
+  // Vertex AI's streaming endpoints wrap their error in an array: `[{"error": {…}}]`
+  const root = record(Array.isArray(json) && json.length === 1 ? json[0] : json)
   const inner = record(root?.["error"])
   const message = text(inner?.["message"]) ?? text(root?.["error"]) ?? text(root?.["message"]) ?? text(root?.["detail"]) ??
     fallback
