@@ -51,7 +51,8 @@ const readThenAnswer: ReadonlyArray<WireResponse> = [
 
 const modelCalls = (requests: ReadonlyArray<ReceivedRequest>) => requests.filter((r) => !isTokenRequest(r))
 
-describe.concurrent("agent-loop with Google's models", () => {
+// Child processes (up to three per test) on a shared machine: generous deadlines, far above the seconds they take alone.
+describe.concurrent("agent-loop with Google's models", { timeout: 180_000 }, () => {
   it.live("--provider gemini: a tool call, its result, the answer, usage and cost; the call's id and signature go back", () =>
     Effect.gen(function*() {
       const server = yield* start(readThenAnswer)
