@@ -9,7 +9,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { AnthropicVertex } from "@anthropic-ai/vertex-sdk"
 import { GoogleGenAI } from "@google/genai"
 import { GoogleAuth } from "google-auth-library"
-import { ConfigProvider, Effect, Stream } from "effect"
+import { ConfigProvider, Effect, Fiber, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { RateLimited } from "../src/domain/errors.ts"
 import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
@@ -214,6 +215,17 @@ describe("Vertex", () => {
       expect(call.path).toBe(`/v1/projects/${SERVICE_ACCOUNT_PROJECT}/locations/europe-west4/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse`)
       expect(account.signedByIt(call.headers["authorization"])).toBe(true)
       expect(account.signedByIt("Bearer e30.e30.c2ln")).toBe(false)
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it.effect("getting credentials has a deadline: the provider's timeout, on the Clock", () =>
+    Effect.gen(function*() {
+      const hanging = { getRequestHeaders: () => new Promise<Record<string, string>>(() => {}) }
+      const provider = yield* Vertex.make({ project: "p", auth: hanging, timeout: "30 seconds" })
+      const fiber = yield* Stream.runDrain(provider.stream(request("gemini-2.5-flash"))).pipe(Effect.flip, Effect.forkChild)
+      yield* TestClock.adjust("29 seconds")
+      expect(fiber.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "ProviderUnavailable", message: "No credentials within 30s" })
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.live("a token endpoint that stays down is ProviderUnavailable, which the loop retries", () =>

@@ -143,8 +143,12 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
       return HttpClientRequest.bodyJsonUnsafe(sized, vendor.body(request))
     }
     // A refreshed credential is registered before it is sent, so no echo of it survives a scrub.
-    const authorized = authorize === undefined ? undefined : (request: HttpClientRequest.HttpClientRequest) =>
-      Stream.unwrap(Effect.map(authorize, (authorization) => {
+    // Getting a credential is bounded like waiting for the response: a token endpoint may hang too.
+    const credential = authorize?.pipe(
+      Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut(timeout, "No credentials")) })
+    )
+    const authorized = credential === undefined ? undefined : (request: HttpClientRequest.HttpClientRequest) =>
+      Stream.unwrap(Effect.map(credential, (authorization) => {
         secrets.add(authorization.secrets)
         return call(HttpClientRequest.setHeaders(request, authorization.headers))
       })).pipe(Stream.mapError((error) => scrubError(error, scrub)))
