@@ -217,7 +217,7 @@ describe("Vertex", () => {
       expect(account.signedByIt("Bearer e30.e30.c2ln")).toBe(false)
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
-  it.effect("getting credentials has a deadline: the provider's timeout, on the Clock", () =>
+  it.effect("getting credentials and the credentials' project have a deadline: the provider's timeout, on the Clock", () =>
     Effect.gen(function*() {
       const hanging = { getRequestHeaders: () => new Promise<Record<string, string>>(() => {}) }
       const provider = yield* Vertex.make({ project: "p", auth: hanging, timeout: "30 seconds" })
@@ -226,6 +226,13 @@ describe("Vertex", () => {
       expect(fiber.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("1 second")
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "ProviderUnavailable", message: "No credentials within 30s" })
+      const noAnswer = { ...hanging, getProjectId: () => new Promise<string>(() => {}) }
+      const unnamed = yield* Vertex.make({ auth: noAnswer, timeout: "30 seconds" }).pipe(
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: {} }))
+      )
+      const lookup = yield* Stream.runDrain(unnamed.stream(request("gemini-2.5-flash"))).pipe(Effect.flip, Effect.forkChild)
+      yield* TestClock.adjust("30 seconds")
+      expect(yield* Fiber.join(lookup)).toMatchObject({ _tag: "ProviderUnavailable", message: "No project from the credentials within 30s" })
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.live("a token endpoint that stays down is ProviderUnavailable, which the loop retries", () =>

@@ -16,7 +16,7 @@
  * const vertex = Vertex.layer({ project: "my-project", location: "us-east5" }).pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  */
-import { Config, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Config, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
 import type { HttpClient } from "effect/http"
 import { type ProviderError, ProviderRejected, ProviderUnavailable } from "../../domain/errors.ts"
 import type { ProviderRequest } from "../../domain/Provider.ts"
@@ -205,7 +205,11 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
       makeDecoder: AnthropicWire.makeDecoder
     }, options)
     const call = (request: ProviderRequest) => publisherOf(request.model) === "anthropic" ? claude.stream(request) : gemini.stream(request)
-    const find = projectFromCredentials(client)
+    const deadline = Duration.fromInputUnsafe(options.timeout ?? "2 minutes")
+    const find = projectFromCredentials(client).pipe(Effect.timeoutOrElse({
+      duration: deadline,
+      orElse: () => Effect.fail(new ProviderUnavailable({ message: `No project from the credentials within ${Duration.format(deadline)}` }))
+    }))
     return {
       stream: (request: ProviderRequest) =>
         project !== undefined ? call(request) : Stream.unwrap(Effect.map(find, (found) => {
