@@ -1,13 +1,13 @@
 /**
- * The zero-latency model our loop runs against in the benchmarks: a `Provider` whose stream is
- * the chunks of one reply, computed from the workload alone and handed over whole
- * (`Provider.whole`), as a scripted or recorded model hands them.
+ * The zero-latency model our loop runs against in the benchmarks: a `Provider` whose reply is
+ * the chunks of one response, computed from the workload alone, handed over whole or streamed
+ * (`Path`).
  *
  * It is not `Scripted`: that test double records every request it receives (each holding the
  * whole history), so over a long turn it would retain memory quadratic in the iterations and the
  * benchmark would measure its garbage collection rather than the loop.
  */
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema, Stream } from "effect"
 import { Provider, type ProviderTypes, Tool } from "../src/index.ts"
 import { deltaTexts, echoArguments, type Workload } from "./workload.ts"
 
@@ -21,12 +21,20 @@ export const echo = Tool.make({
 })
 
 /**
+ * How the model hands its reply over: `whole` (all chunks at once, as a script or a cassette
+ * does) or `stream` (a provider that implements only `stream`, its chunks from an array, as pi's
+ * mock `streamFn` pushes them: the path every real provider takes).
+ */
+export type Path = "whole" | "stream"
+
+/**
  * A provider that answers each request with `deltas` text deltas, then, when `callsTools(request)`
  * says so, `tools` echo calls; otherwise the text (or "done" when there are no deltas) is the answer.
  */
 export const layer = (
   workload: Pick<Workload, "deltas" | "tools">,
-  callsTools: (request: ProviderTypes.ProviderRequest) => boolean
+  callsTools: (request: ProviderTypes.ProviderRequest) => boolean,
+  path: Path = "whole"
 ): Layer.Layer<Provider> => {
   const text = deltaTexts({ ...workload, iterations: 0 }).map((text): ProviderTypes.ProviderChunk => ({ _tag: "TextDelta", text }))
   const args = echoArguments({ ...workload, iterations: 0 }).map((a) => JSON.stringify(a))
@@ -49,8 +57,12 @@ export const layer = (
       { _tag: "Finish", reason: "tool_calls" }
     ]
   }
-  return Layer.succeed(Provider, {
-    // The reply is made when the loop asks for it, as pi's `streamFn` (`pi.ts`) makes its own.
-    stream: (request) => Provider.whole(Effect.succeed(callsTools(request) ? toolCalls() : answer))
-  })
+  // The reply is made when the loop asks for it, as pi's `streamFn` (`pi.ts`) makes its own.
+  const reply = (request: ProviderTypes.ProviderRequest) => callsTools(request) ? toolCalls() : answer
+  return Layer.succeed(
+    Provider,
+    path === "stream"
+      ? { stream: (request) => Stream.fromArray(reply(request)) }
+      : { stream: (request) => Provider.whole(Effect.succeed(reply(request))) }
+  )
 }

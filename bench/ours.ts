@@ -45,10 +45,10 @@ const turn = (workload: Workload, sessionKey: string, consumer: Consumer) =>
   }).pipe(Effect.scoped)
 
 /** A warm-up turn, then the measured one, each with a model of its own plan; both are timed. */
-export const run = (workload: Workload, warmUp: Workload, consumer: Consumer = "stream"): Promise<Measurement> => {
+export const run = (workload: Workload, warmUp: Workload, consumer: Consumer = "stream", path: Model.Path = "whole"): Promise<Measurement> => {
   let plan = planner(warmUp)
   const layer = AgentLoopLive.layer({ model: "bench", maxIterations: workload.iterations + 1 }).pipe(
-    Layer.provide([Model.layer(workload, () => plan.next()), ToolRegistryLive.layer([Model.echo]), SessionStoreMemory.layer()]),
+    Layer.provide([Model.layer(workload, () => plan.next(), path), ToolRegistryLive.layer([Model.echo]), SessionStoreMemory.layer()]),
     Layer.orDie
   )
   return Effect.runPromise(Effect.gen(function*() {
