@@ -63,6 +63,6 @@ export const layer = (
     Provider,
     path === "stream"
       ? { stream: (request) => Stream.fromArray(reply(request)) }
-      : { stream: (request) => Provider.whole(Effect.succeed(reply(request))) }
+      : Provider.fromWhole((request) => Effect.succeed(reply(request)))
   )
 }

@@ -63,8 +63,8 @@ export * as ToolRegistryLive from "./layers/ToolRegistry.ts"
 export * as WorkspaceLive from "./layers/Workspace.ts"
 
 export * as AgentLoopCluster from "./cluster/AgentLoopCluster.ts"
-export * as AgentLoopProgram from "./programs/agentLoop.ts"
-export * as AgentLoopLive from "./programs/defaults.ts"
+export * as AgentLoopProgram from "./programs/AgentLoopProgram.ts"
+export * as AgentLoopLive from "./programs/AgentLoopLive.ts"
 
 export * from "./tools/index.ts"
 export { SpawnParameters, SubagentParameters, spawn, subagent } from "./tools/subagent.ts"

@@ -6,7 +6,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { INTERRUPT_HINT } from "../src/programs/runTurn.ts"
+import { INTERRUPT_HINT } from "../src/programs/internal/runTurn.ts"
 import { isolatedEnv, launcher, root, tempDir } from "./support/cliProcess.ts"
 import { gate, type Script, start } from "./support/openaiServer.ts"
 import { hasTmux, startPane } from "./support/tmux.ts"

@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { AgentEvent } from "../src/domain/Event.ts"
-import { TRUNCATION_PROMPT } from "../src/programs/callModel.ts"
+import { TRUNCATION_PROMPT } from "../src/programs/internal/callModel.ts"
 import { isolatedEnv, launcher, root, runCli, spawnCli, tempDir } from "./support/cliProcess.ts"
 import { type Script, start } from "./support/openaiServer.ts"
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Message from "../src/domain/Message.ts"
-import { dropOldestHalf, fitToBudget, fitToCount, splitForSummary } from "../src/programs/compaction.ts"
+import { dropOldestHalf, fitToBudget, fitToCount, splitForSummary } from "../src/programs/internal/compaction.ts"
 
 /**
  * A history in short notation: `s` system, `u1` user, `a1` assistant, `c:x,y` an assistant calling

@@ -6,7 +6,7 @@ import * as Hook from "../src/domain/Hook.ts"
 import { type Message, textOf } from "../src/domain/Message.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
-import { INTERRUPT_HINT } from "../src/programs/runTurn.ts"
+import { INTERRUPT_HINT } from "../src/programs/internal/runTurn.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { AgentLoop, settled, harness, recordEvents } from "./support/harness.ts"
 

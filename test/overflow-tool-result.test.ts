@@ -10,7 +10,7 @@ import * as Message from "../src/domain/Message.ts"
 import type { ProviderRequest } from "../src/domain/Provider.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
-import { halveNewestToolResult, shrinkNewestToolResult, shrinkOversizedToolResult } from "../src/programs/compaction.ts"
+import { halveNewestToolResult, shrinkNewestToolResult, shrinkOversizedToolResult } from "../src/programs/internal/compaction.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { AgentLoop, harness, recordEvents } from "./support/harness.ts"
 

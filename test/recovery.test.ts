@@ -11,7 +11,7 @@ import { ContextLengthExceeded, MalformedResponse, ProviderRejected, ProviderUna
 import * as Hook from "../src/domain/Hook.ts"
 import * as Message from "../src/domain/Message.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
-import { TRUNCATION_PROMPT, TRUNCATION_RETRY_REASON } from "../src/programs/callModel.ts"
+import { TRUNCATION_PROMPT, TRUNCATION_RETRY_REASON } from "../src/programs/internal/callModel.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import { AgentLoop, settled, harness, recordEvents, tags } from "./support/harness.ts"
 import { longHistory, ofKind } from "./support/fixtures.ts"

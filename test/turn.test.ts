@@ -6,7 +6,7 @@ import * as Message from "../src/domain/Message.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../src/programs/defaults.ts"
+import * as AgentLoopLive from "../src/programs/AgentLoopLive.ts"
 import { Provider } from "../src/services/Provider.ts"
 import { SessionStore } from "../src/services/SessionStore.ts"
 import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
@@ -240,24 +240,22 @@ describe("AgentLoop: sessions", () => {
     }).pipe(Effect.provide(harness({ script: () => ({ content: "answer", delay: "100 millis" }) }))))
 })
 
-describe("Provider.whole", () => {
+describe("ProviderShape.whole", () => {
   const reply = [{ _tag: "TextDelta", text: "whole" }, { _tag: "Finish", reason: "stop" }] as const
 
-  it.effect("is an ordinary stream to anyone but the loop; a stream derived from it is not whole", () =>
+  it.effect("Provider.fromWhole: its stream gives what its whole gives, a reply handed over as a stream, and a failure", () =>
     Effect.gen(function*() {
-      const stream = Provider.whole(Effect.succeed(reply))
-      expect(Provider.wholeOf(stream)).toBeDefined()
-      expect(yield* Stream.runCollect(stream)).toEqual(reply)
-      const derived = stream.pipe(Stream.map((chunk) => chunk))
-      expect(Provider.wholeOf(derived)).toBeUndefined()
-      expect(yield* Stream.runCollect(derived)).toEqual(reply)
-      const handedOver = Provider.whole(Effect.succeed(Stream.fromIterable(reply)))
-      expect(yield* Stream.runCollect(handedOver)).toEqual(reply)
-      const failing = Provider.whole(Effect.fail(new RateLimited({ message: "slow down" })))
-      expect((yield* Effect.flip(Stream.runCollect(failing)))._tag).toBe("RateLimited")
+      const provider = Provider.fromWhole(() => Effect.succeed(reply))
+      const request = { model: "m", messages: [], tools: [] }
+      expect(yield* provider.whole!(request)).toEqual(reply)
+      expect(yield* Stream.runCollect(provider.stream(request))).toEqual(reply)
+      const handedOver = Provider.fromWhole(() => Effect.succeed(Stream.fromIterable(reply)))
+      expect(yield* Stream.runCollect(handedOver.stream(request))).toEqual(reply)
+      const failing = Provider.fromWhole(() => Effect.fail(new RateLimited({ message: "slow down" })))
+      expect((yield* Effect.flip(Stream.runCollect(failing.stream(request))))._tag).toBe("RateLimited")
     }))
 
-  it.effect("a turn takes a whole reply, a reply handed over as a stream, and a failed one alike", () =>
+  it.effect("a turn takes a whole reply, a reply handed over as a stream, and a failed one alike, from whole and not stream", () =>
     Effect.gen(function*() {
       const events = yield* recordEvents
       const loop = yield* AgentLoop
@@ -273,20 +271,45 @@ describe("Provider.whole", () => {
       AgentLoopLive.layer({ model: "m", retry: { maxAttempts: 1 } }).pipe(
         Layer.provide([
           Layer.succeed(Provider, {
-            stream: (request) => {
+            // The loop must not call it when the provider gives whole replies.
+            stream: () => Stream.die("stream called"),
+            whole: (request) => {
               const input = request.messages.at(-1)?.content
-              return Provider.whole(
-                input === "one"
-                  ? Effect.succeed(reply)
-                  : input === "two"
-                  ? Effect.succeed(Stream.fromIterable([
-                    { _tag: "TextDelta", text: "stream" },
-                    { _tag: "TextDelta", text: "ed" },
-                    { _tag: "Finish", reason: "stop" }
-                  ] as const))
-                  : Effect.fail(new ProviderRejected({ message: "rejected" }))
-              )
+              return input === "one"
+                ? Effect.succeed(reply)
+                : input === "two"
+                ? Effect.succeed(Stream.fromIterable([
+                  { _tag: "TextDelta", text: "stream" },
+                  { _tag: "TextDelta", text: "ed" },
+                  { _tag: "Finish", reason: "stop" }
+                ] as const))
+                : Effect.fail(new ProviderRejected({ message: "rejected" }))
             }
+          }),
+          ToolRegistryLive.layer([]),
+          SessionStoreMemory.layer()
+        ]),
+        Layer.orDie
+      )
+    )))
+
+  it.effect("a provider that only streams: every chunk of a batch folds into the reply", () =>
+    Effect.gen(function*() {
+      const events = yield* recordEvents
+      const result = yield* (yield* AgentLoop).turn("s", "go")
+      expect(result.finalMessage?.content).toBe("a streamed reply")
+      expect(tags(yield* events).filter((tag) => tag === "LLMDelta")).toHaveLength(3)
+    }).pipe(Effect.provide(
+      AgentLoopLive.layer({ model: "m" }).pipe(
+        Layer.provide([
+          Layer.succeed(Provider, {
+            stream: () =>
+              Stream.fromArray([
+                { _tag: "TextDelta", text: "a " },
+                { _tag: "TextDelta", text: "streamed " },
+                { _tag: "TextDelta", text: "reply" },
+                { _tag: "Finish", reason: "stop" }
+              ] as const)
           }),
           ToolRegistryLive.layer([]),
           SessionStoreMemory.layer()

@@ -8,7 +8,8 @@
  * const tools = ToolRegistryLive.layer([listDir, readFile])
  * ```
  */
-import { type Context, Effect, Exit, Layer, Option } from "effect"
+import { type Context, Effect, Layer, Option } from "effect"
+import { doneNow } from "../domain/doneNow.ts"
 import type { Tool } from "../domain/Tool.ts"
 import type { CurrentTurn } from "../services/CurrentTurn.ts"
 import { type RegisteredTool, ToolRegistry, type ToolRegistryShape } from "../services/ToolRegistry.ts"
@@ -56,8 +57,8 @@ export const layer = <R = never>(
       ...tool,
       execute: (args, ctx) => {
         const run = tool.execute(args, ctx)
-        // A tool that answered at once (an Exit) needs nothing from a context: no step to provide one.
-        return Exit.isExit(run) ? run as ReturnType<RegisteredTool["execute"]> : Effect.provideContext(run, context as Context.Context<any>)
+        // A tool that answered at once needs nothing from a context: no step to provide one.
+        return doneNow(run) ?? Effect.provideContext(run, context as Context.Context<any>)
       }
     }))
     return make(entries)

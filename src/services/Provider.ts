@@ -16,9 +16,18 @@ import type { ProviderBlock, ToolCall } from "../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../domain/Provider.ts"
 import type { Usage } from "../domain/Usage.ts"
 
-/** What every provider layer implements. */
+/**
+ * What every provider layer implements: `stream`, and optionally `whole`.
+ *
+ * A provider that has a reply in full once it has it at all (a script, a cassette, a non-streaming
+ * API) may also implement `whole`: the loop then calls `whole` instead of `stream` and takes the
+ * chunks in one step, without running a stream per call. `stream` must give the same chunks
+ * (`Provider.fromWhole` builds both from one function).
+ */
 export interface ProviderShape {
   readonly stream: (request: ProviderRequest) => Stream.Stream<ProviderChunk, ProviderError>
+  /** The reply in full, or as a stream when it is not whole after all (paced, broken off). */
+  readonly whole?: ((request: ProviderRequest) => Effect.Effect<WholeReply, ProviderError>) | undefined
 }
 
 /** A complete (non-streaming) reply, for `Provider.fromChat`; `content` may come in pieces. */
@@ -59,47 +68,40 @@ export const chunksOfReply = (reply: ChatReply): ReadonlyArray<ProviderChunk> =>
 /** A reply given whole (all its chunks at once), or as a stream when it is not whole after all. */
 export type WholeReply = ReadonlyArray<ProviderChunk> | Stream.Stream<ProviderChunk, ProviderError>
 
-/**
- * Where a stream made by `Provider.whole` keeps its reply: a property of the stream itself rather
- * than a `WeakMap` entry, which costs more than the stream to make and to collect (one per call).
- */
-const WholeReplyKey: unique symbol = Symbol.for("effect-agent-loop/Provider/WholeReply")
-
-interface WholeStream extends Stream.Stream<ProviderChunk, ProviderError> {
-  [WholeReplyKey]?: Effect.Effect<WholeReply, ProviderError>
-}
+/** A whole reply as a stream. */
+const streamOf = (reply: WholeReply): Stream.Stream<ProviderChunk, ProviderError> => Stream.isStream(reply) ? reply : Stream.fromArray(reply)
 
 /** The model. Swap its layer to change vendors or to script a test. */
 export class Provider extends Context.Service<Provider, ProviderShape>()("effect-agent-loop/Provider") {
-  /** A streaming provider built from a function that returns whole replies. */
+  /** A provider built from a function that returns whole replies. */
   static fromChat(chat: (request: ProviderRequest) => Effect.Effect<ChatReply, ProviderError>): ProviderShape {
-    return { stream: (request) => Provider.whole(Effect.map(chat(request), chunksOfReply)) }
+    return Provider.fromWhole((request) => Effect.map(chat(request), chunksOfReply))
   }
 
   /**
-   * The stream of a reply a provider has in full once `reply` succeeds (a script, a cassette, a
-   * non-streaming API), or that `reply` hands over as a stream after all. To anyone else it is an
-   * ordinary stream; the loop runs `reply` itself and takes the chunks in one step, without
-   * running a stream per call. A stream derived from it (by `pipe`) is an ordinary stream again.
+   * A provider whose replies are whole once `whole` succeeds (a script, a cassette, a
+   * non-streaming API), or handed over as a stream after all: both `whole` and the `stream` that
+   * gives the same chunks.
    *
    * @example
    * ```ts
    * import { Effect } from "effect"
-   * import { Provider, type ProviderShape } from "effect-agent-loop"
+   * import { Provider } from "effect-agent-loop"
    *
-   * const hello: ProviderShape = {
-   *   stream: () => Provider.whole(Effect.succeed([{ _tag: "TextDelta", text: "hello" }, { _tag: "Finish", reason: "stop" }]))
-   * }
+   * const hello = Provider.fromWhole(() => Effect.succeed([{ _tag: "TextDelta", text: "hello" }, { _tag: "Finish", reason: "stop" }]))
    * ```
    */
-  static whole(reply: Effect.Effect<WholeReply, ProviderError>): Stream.Stream<ProviderChunk, ProviderError> {
-    const stream: WholeStream = Stream.unwrap(Effect.map(reply, (whole) => Stream.isStream(whole) ? whole : Stream.fromArray(whole)))
-    stream[WholeReplyKey] = reply
-    return stream
+  static fromWhole(whole: (request: ProviderRequest) => Effect.Effect<WholeReply, ProviderError>): ProviderShape {
+    return { stream: (request) => Stream.unwrap(Effect.map(whole(request), streamOf)), whole }
   }
 
-  /** The `reply` of a stream made by `Provider.whole`; `undefined` for any other stream. */
-  static wholeOf(stream: Stream.Stream<ProviderChunk, ProviderError>): Effect.Effect<WholeReply, ProviderError> | undefined {
-    return (stream as WholeStream)[WholeReplyKey]
+  /**
+   * The stream of a reply that is whole once `reply` succeeds.
+   *
+   * @deprecated An ordinary stream: implement `ProviderShape.whole` (or use `Provider.fromWhole`)
+   * for the loop to take whole replies in one step.
+   */
+  static whole(reply: Effect.Effect<WholeReply, ProviderError>): Stream.Stream<ProviderChunk, ProviderError> {
+    return Stream.unwrap(Effect.map(reply, streamOf))
   }
 }

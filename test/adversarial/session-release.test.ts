@@ -8,7 +8,7 @@ import { Effect, Fiber, Layer, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as Hook from "../../src/domain/Hook.ts"
 import * as Message from "../../src/domain/Message.ts"
-import { heldSessions } from "../../src/programs/agentLoop.ts"
+import { heldSessions } from "../../src/programs/AgentLoopProgram.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 

@@ -116,16 +116,15 @@ const streamOf = (response: ScriptedResponse, chunks: ReadonlyArray<ProviderChun
 export const make = (script: Script) =>
   Effect.sync(() => {
     const requests: Array<ProviderRequest> = []
-    const provider: ProviderShape = {
-      stream: (request) =>
-        Provider.whole(Effect.suspend(() => {
-          const index = requests.push(request) - 1
-          const response = typeof script === "function" ? script(request, index) : script[index]
-          return response === undefined
-            ? Effect.fail(new ProviderRejected({ message: `Scripted provider has no response for call ${index + 1}` }))
-            : replyOf(response, index, request)
-        }))
-    }
+    const provider: ProviderShape = Provider.fromWhole((request) =>
+      Effect.suspend(() => {
+        const index = requests.push(request) - 1
+        const response = typeof script === "function" ? script(request, index) : script[index]
+        return response === undefined
+          ? Effect.fail(new ProviderRejected({ message: `Scripted provider has no response for call ${index + 1}` }))
+          : replyOf(response, index, request)
+      })
+    )
     return { provider, log: { requests: Effect.sync((): ReadonlyArray<ProviderRequest> => [...requests]) } }
   })
 

@@ -9,9 +9,9 @@
  * model with the reason, and the next call forces the answer where the provider can force a tool.
  */
 import { Effect, Schema } from "effect"
-import * as Message from "../domain/Message.ts"
-import type { OutputFormat, ToolDefinition } from "../domain/Provider.ts"
-import { jsonSchemaOf } from "../domain/Tool.ts"
+import * as Message from "../../domain/Message.ts"
+import type { OutputFormat, ToolDefinition } from "../../domain/Provider.ts"
+import { jsonSchemaOf } from "../../domain/Tool.ts"
 
 /** The name of the tool that takes the final answer. */
 export const RESPOND_TOOL = "respond"
@@ -148,4 +148,38 @@ export const read = (state: OutputState, reply: Message.AssistantMessage): Effec
       ))
     })
   )
+}
+
+/**
+ * What the turn does after a reply (already appended), typed answer or not:
+ * - `Tools`: run `calls`, then append `after`, and call the model again.
+ * - `Retry`: append `after` (why the answer was refused) and call the model again.
+ * - `Failed`: append `after` and end the turn `failed` with `error` (out of retries).
+ * - `Final`: append `after`; the reply is a final answer (`output` when typed).
+ */
+export type Next =
+  | { readonly _tag: "Tools"; readonly calls: ReadonlyArray<Message.ToolCall>; readonly after: ReadonlyArray<Message.Message> }
+  | { readonly _tag: "Retry"; readonly after: ReadonlyArray<Message.Message> }
+  | { readonly _tag: "Failed"; readonly error: string; readonly after: ReadonlyArray<Message.Message> }
+  | { readonly _tag: "Final"; readonly output?: unknown; readonly after: ReadonlyArray<Message.Message> }
+
+const untyped = (reply: Message.AssistantMessage): Next =>
+  reply.toolCalls !== undefined && reply.toolCalls.length > 0 ? { _tag: "Tools", calls: reply.toolCalls, after: [] } : { _tag: "Final", after: [] }
+
+/** What follows `reply` for a turn with the answer `state` (none: untyped), refusing more than `maxRetries` answers. */
+export const next = (state: OutputState | undefined, reply: Message.AssistantMessage, maxRetries: number): Effect.Effect<Next> => {
+  if (state === undefined) return Effect.succeed(untyped(reply))
+  return Effect.map(read(state, reply), (reading): Next => {
+    switch (reading._tag) {
+      case "Tools":
+        return reading.calls.length > 0 ? reading : { _tag: "Retry", after: reading.after }
+      case "Answer":
+        return { _tag: "Final", output: reading.value, after: reading.after }
+      case "Rejected":
+        // Out of retries: the respond call is answered (the history stays valid), the feedback is not sent.
+        return state.rejected > maxRetries
+          ? { _tag: "Failed", error: `OutputInvalid: ${reading.error}`, after: reading.after.filter((message) => message.role === "tool") }
+          : { _tag: "Retry", after: reading.after }
+    }
+  })
 }

@@ -8,25 +8,25 @@
  * its state is released, so a loop serving many keys holds only the recent ones. A later turn on
  * that key begins the session again (`sessionStart`); its stored history is untouched.
  */
-import { Clock, Deferred, Effect, type Fiber, Layer, Queue, Result, Semaphore, Stream } from "effect"
+import { Clock, Effect, type Fiber, Layer, Queue, Result, Semaphore, Stream } from "effect"
 import { checkInput, checkModelOptions } from "../domain/Config.ts"
-import { type ConfigError, NoActiveTurn } from "../domain/errors.ts"
+import { type InvalidConfig, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { Content } from "../domain/Message.ts"
 import * as ModelOptions from "../domain/ModelOptions.ts"
 import { type Inbound, type Outbound, outboundOf } from "../domain/Turn.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
-import { makeEngine } from "./engine.ts"
-import type { Services } from "./Env.ts"
-import { emitterFor, type SessionPort } from "./TurnContext.ts"
-import * as TurnControl from "./TurnControl.ts"
-import { abortFromOutside } from "./turnEnd.ts"
+import * as Engine from "./internal/engine.ts"
+import * as HardAbort from "./internal/hardAbort.ts"
+import { runTurn } from "./internal/runTurn.ts"
+import { summarize } from "./internal/summarize.ts"
+import * as Turn from "./internal/turn.ts"
 
 /**
  * A turn's own model options, checked (bad ones fail the turn before it calls anything);
  * `undefined` when it sets none, the common case, which costs no decoding.
  */
-const ownModelOptions = (options: TurnOptions): Result.Result<ModelOptions.ModelOptions, ConfigError> | undefined => {
+const ownModelOptions = (options: TurnOptions): Result.Result<ModelOptions.ModelOptions, InvalidConfig> | undefined => {
   const picked = ModelOptions.pick(options)
   return Object.keys(picked).length === 0 ? undefined : checkModelOptions(picked)
 }
@@ -34,7 +34,7 @@ const ownModelOptions = (options: TurnOptions): Result.Result<ModelOptions.Model
 interface SessionState {
   /** Serialises the turns of the session (FIFO). */
   readonly lock: Semaphore.Semaphore
-  active: TurnControl.TurnControl | undefined
+  active: Turn.Turn | undefined
   started: boolean
   /** A router worker owns this session until its backlog is empty. */
   routed: boolean
@@ -52,16 +52,16 @@ const held = new WeakMap<AgentLoopShape, () => number>()
 export const heldSessions = (loop: AgentLoopShape): number => held.get(loop)?.() ?? 0
 
 /** A stored session as a turn's session port: what `load` reads, `commit` appends. */
-const storedSession = (store: SessionStoreShape, sessionKey: string): SessionPort => ({
+const storedSession = (store: SessionStoreShape, sessionKey: string): Turn.SessionPort => ({
   load: store.load(sessionKey),
   commit: (entries) => entries.length > 0 ? store.append(sessionKey, entries) : Effect.void
 })
 
 /** Builds the loop from the services; sessions end (`sessionEnd`) when its scope closes. */
 export const make = Effect.gen(function*() {
-  const engine = yield* makeEngine
-  const { bus, config, hooks, turns } = engine.env
-  const loopScope = engine.env.scope
+  const engine = yield* Engine.make
+  const { bus, config, hooks, turns } = engine
+  const loopScope = engine.scope
   const store = yield* SessionStore
   const sessions = new Map<string, SessionState>()
   const workers = yield* Semaphore.make(config.maxParallelTurns)
@@ -112,17 +112,19 @@ export const make = Effect.gen(function*() {
       }))
     })
 
-  const newControl = (sessionKey: string, startedAt: number, model: string, modelOptions = config.modelOptions) =>
-    TurnControl.makeUnsafe({
-      turnId: engine.env.nextTurnId(),
+  const newTurn = (sessionKey: string, clock: Clock.Clock, model: string, modelOptions = config.modelOptions) =>
+    Turn.make({
+      turnId: engine.nextTurnId(),
       model,
       modelOptions,
       sessionKey,
       depth: 0,
       parentTurnId: undefined,
-      startedAt,
+      startedAt: clock.currentTimeMillisUnsafe(),
       steeringCapacity: config.maxSteering,
-      pendingCapacity: config.subTurn.pendingCapacity
+      pendingCapacity: config.subTurn.pendingCapacity,
+      bus,
+      clock
     })
 
   /** Runs one turn of a session once it holds the session's lock. */
@@ -131,21 +133,20 @@ export const make = Effect.gen(function*() {
     sessionKey: string,
     input: Content,
     options: TurnOptions,
-    prepared: TurnControl.TurnControl | undefined
+    prepared: Turn.Turn | undefined
   ) =>
     using(sessionKey, state, state.lock.withPermits(1)(
       Effect.gen(function*() {
         const model = options.model ?? config.model
         const own = ownModelOptions(options)
         const modelOptions = own !== undefined && Result.isSuccess(own) ? ModelOptions.merge(config.modelOptions, own.success) : config.modelOptions
-        const control = prepared ?? newControl(sessionKey, yield* Clock.currentTimeMillis, model, modelOptions)
-        state.active = control
-        turns.set(control.turnId, control)
+        const turn = prepared ?? newTurn(sessionKey, yield* Clock.Clock, model, modelOptions)
+        state.active = turn
+        turns.set(turn.turnId, turn)
         const firstOfSession = !state.started
         state.started = true
         const session = storedSession(store, sessionKey)
-        const result = yield* engine.runTurn({
-          control,
+        const result = yield* runTurn(engine, turn, {
           input,
           systemPrompt: config.systemPrompt,
           session,
@@ -154,34 +155,44 @@ export const make = Effect.gen(function*() {
           ...(options.output === undefined ? {} : { output: { schema: options.output, jsonSchema: options.outputJsonSchema } })
         }).pipe(
           Effect.ensuring(Effect.sync(() => {
-            turns.delete(control.turnId)
-            if (state.active === control) state.active = undefined
+            turns.delete(turn.turnId)
+            if (state.active === turn) state.active = undefined
           }))
         )
         if (result.status !== "aborted" && config.summarizeThreshold > 0) {
           // Started at once, so the session counts as in use before this turn lets go of it.
-          const summary = using(sessionKey, state, state.lock.withPermits(1)(engine.summarize(session, control, control.model)))
+          const summary = using(sessionKey, state, state.lock.withPermits(1)(summarize(engine, session, turn)))
           yield* Effect.forkIn(summary, loopScope, { startImmediately: true })
         }
         return result
       })
     ))
 
-  const activeControl = (sessionKey: string) =>
+  const activeTurn = (sessionKey: string) =>
     Effect.suspend(() => {
-      const control = sessions.get(sessionKey)?.active
-      return control && !control.closed ? Effect.succeed(control) : Effect.fail(new NoActiveTurn({ sessionKey }))
+      const turn = sessions.get(sessionKey)?.active
+      return turn && !turn.closed ? Effect.succeed(turn) : Effect.fail(new NoActiveTurn({ sessionKey }))
     })
 
-  const publishTo = (control: TurnControl.TurnControl) => emitterFor(bus, control)
+  /** Queues steering on `turn`, or fails saying why it cannot take it. */
+  const steer = (turn: Turn.Turn, message: string): Effect.Effect<void, SteeringQueueFull | NoActiveTurn> => {
+    const queued = Turn.steer(turn, message)
+    return queued === "queued"
+      ? Effect.void
+      : Effect.fail(
+        queued === "full"
+          ? new SteeringQueueFull({ sessionKey: turn.sessionKey, capacity: turn.steeringCapacity })
+          : new NoActiveTurn({ sessionKey: turn.sessionKey })
+      )
+  }
 
   /** A router worker: runs the session's turns until nothing is left for it. */
-  const work = (state: SessionState, sessionKey: string, first: TurnControl.TurnControl, input: string) =>
+  const work = (state: SessionState, sessionKey: string, first: Turn.Turn, input: string) =>
     workers.withPermits(1)(Effect.gen(function*() {
-      let control = first
+      let turn = first
       let next = input
       while (true) {
-        const result = yield* runInSession(state, sessionKey, next, {}, control)
+        const result = yield* runInSession(state, sessionKey, next, {}, turn)
         yield* Queue.offer(outbound, outboundOf(result))
         const more = yield* Effect.clockWith((clock) =>
           Effect.sync(() => {
@@ -191,13 +202,13 @@ export const make = Effect.gen(function*() {
               state.routed = false
               return undefined
             }
-            const prepared = newControl(sessionKey, clock.currentTimeMillisUnsafe(), config.model)
+            const prepared = newTurn(sessionKey, clock, config.model)
             state.active = prepared
             return { prepared, following }
           })
         )
         if (more === undefined) return yield* releaseWhenIdle(sessionKey, state)
-        control = more.prepared
+        turn = more.prepared
         next = more.following
       }
     }))
@@ -214,40 +225,39 @@ export const make = Effect.gen(function*() {
         Effect.suspend(() => {
           const state = session(inbound.sessionKey)
           const active = state.active
-          if (active && !active.closed) return TurnControl.steer(active, inbound.content).pipe(Effect.catchTag("NoActiveTurn", () => Effect.void))
+          if (active && !active.closed) return steer(active, inbound.content).pipe(Effect.catchTag("NoActiveTurn", () => Effect.void))
           if (state.routed) {
             state.backlog.push(inbound.content)
             return Effect.void
           }
           state.routed = true
-          const control = newControl(inbound.sessionKey, clock.currentTimeMillisUnsafe(), config.model)
-          state.active = control
-          return Effect.asVoid(Effect.forkIn(work(state, inbound.sessionKey, control, inbound.content), loopScope))
+          const turn = newTurn(inbound.sessionKey, clock, config.model)
+          state.active = turn
+          return Effect.asVoid(Effect.forkIn(work(state, inbound.sessionKey, turn, inbound.content), loopScope))
         })
       ),
     outbound: Stream.fromQueue(outbound),
-    injectSteering: (sessionKey, message) => Effect.flatMap(activeControl(sessionKey), (control) => TurnControl.steer(control, message)),
+    injectSteering: (sessionKey, message) => Effect.flatMap(activeTurn(sessionKey), (turn) => steer(turn, message)),
     injectFollowUp: (sessionKey, message) =>
-      Effect.flatMap(activeControl(sessionKey), (control) =>
-        Effect.andThen(
-          Effect.sync(() => control.followUps.push(message)),
-          publishTo(control)("FollowUpQueued", { content: message })
-        )),
+      Effect.flatMap(activeTurn(sessionKey), (turn) =>
+        Effect.sync(() => {
+          Turn.queueFollowUp(turn, message)
+          Turn.publish(turn, "FollowUpQueued", { content: message })
+        })),
     interruptGraceful: (sessionKey, hint) =>
-      Effect.flatMap(activeControl(sessionKey), (control) =>
-        Effect.flatMap(Deferred.succeed(control.graceful, hint), (first) =>
-          first ? publishTo(control)("InterruptReceived", { kind: "graceful", ...(hint === undefined ? {} : { hint }) }) : Effect.void)),
-    interruptHard: (sessionKey) =>
-      Effect.flatMap(activeControl(sessionKey), (control) => abortFromOutside(control, publishTo(control))),
+      Effect.flatMap(activeTurn(sessionKey), (turn) =>
+        Effect.flatMap(Turn.requestGraceful(turn, hint), (first) =>
+          first ? Turn.emit(turn, "InterruptReceived", { kind: "graceful", ...(hint === undefined ? {} : { hint }) }) : Effect.void)),
+    interruptHard: (sessionKey) => Effect.flatMap(activeTurn(sessionKey), HardAbort.fromOutside),
     subscribe: (options) => bus.subscribe(options),
     events: (options) => bus.stream(options),
     registerHook: (hook, options) => hooks.register(hook, options),
     activeTurn: (sessionKey) =>
       Effect.sync(() => {
-        const control = sessions.get(sessionKey)?.active
-        return control ? TurnControl.info(control) : undefined
+        const turn = sessions.get(sessionKey)?.active
+        return turn ? Turn.info(turn) : undefined
       }),
-    activeTurns: Effect.sync(() => [...turns.values()].map(TurnControl.info))
+    activeTurns: Effect.sync(() => [...turns.values()].map(Turn.info))
   }
 
   held.set(loop, () => sessions.size)
@@ -255,4 +265,4 @@ export const make = Effect.gen(function*() {
 })
 
 /** The loop as a layer over its services. */
-export const layer: Layer.Layer<AgentLoop, never, Services | SessionStore> = Layer.effect(AgentLoop, make)
+export const layer: Layer.Layer<AgentLoop, never, Engine.Services | SessionStore> = Layer.effect(AgentLoop, make)

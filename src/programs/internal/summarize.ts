@@ -8,13 +8,12 @@
  * the session's next turn for ever (nobody can interrupt it: the session has no active turn).
  */
 import { Cause, Duration, Effect, Option, Stream } from "effect"
-import { readCause, show, tagged } from "../domain/causeMessage.ts"
-import type { AgentLoopConfig } from "../domain/Config.ts"
-import * as Message from "../domain/Message.ts"
+import { readCause, show, tagged } from "../../domain/causeMessage.ts"
+import type { AgentLoopConfig } from "../../domain/Config.ts"
+import * as Message from "../../domain/Message.ts"
 import { runesOf, splitForSummary } from "./compaction.ts"
-import type { Env } from "./Env.ts"
-import { emitterFor, type SessionPort } from "./TurnContext.ts"
-import { hookContext, type TurnControl } from "./TurnControl.ts"
+import type { Engine } from "./engine.ts"
+import * as Turn from "./turn.ts"
 
 /** What the summariser is asked. */
 export const SUMMARY_INSTRUCTION =
@@ -22,7 +21,7 @@ export const SUMMARY_INSTRUCTION =
   "files and tools involved, and open questions. Be concise and complete."
 
 /** The first line of the summary message a `summary` record stands for in the view. */
-export { SUMMARY_PREFIX } from "../domain/SessionLog.ts"
+export { SUMMARY_PREFIX } from "../../domain/SessionLog.ts"
 
 /** How long the summary's provider call may take before it is given up (history kept). */
 export const SUMMARY_TIMEOUT: Duration.Duration = Duration.minutes(2)
@@ -41,36 +40,35 @@ export const needsSummary = (config: AgentLoopConfig, history: ReadonlyArray<Mes
   config.summarizeThreshold > 0 && runesOf(history) / 4 > config.summarizeThreshold * config.contextWindow
 
 /**
- * Summarises the session's older messages if it is past the threshold; events carry `control`'s
- * turn. The summary record is appended through the session's `commit`.
+ * Summarises the session's older messages if it is past the threshold; events carry `turn`'s
+ * place (the turn just ended). The summary record is appended through the session's `commit`.
  */
-export const make = (env: Env) => (session: SessionPort, control: TurnControl, model: string): Effect.Effect<void> =>
+export const summarize = (engine: Engine, session: Turn.SessionPort, turn: Turn.Turn): Effect.Effect<void> =>
   Effect.gen(function*() {
-    const { config, hooks, provider } = env
-    const emit = emitterFor(env.bus, control)
+    const { config, hooks, provider } = engine
     const history = yield* session.load
     if (!needsSummary(config, history)) return
     const { newer, older } = splitForSummary(history, config.summarizeKeepMessages)
     if (older.length === 0) return
-    const where = hookContext(control)
+    const where = Turn.hookContext(turn)
     const verdict = yield* hooks.beforeCompact({ context: where, reason: "summary", messages: history })
     if (verdict._tag !== "Continue") return
     const collected = yield* Stream.runCollect(provider.stream({
-      model,
+      model: turn.model,
       messages: [Message.system(SUMMARY_INSTRUCTION), Message.user(transcript(older))],
       tools: []
     })).pipe(Effect.timeoutOption(SUMMARY_TIMEOUT))
     if (Option.isNone(collected)) {
-      return yield* emit("Error", {
+      return yield* Turn.emit(turn, "Error", {
         stage: "summarize",
         message: `The summary took longer than ${Duration.toMillis(SUMMARY_TIMEOUT)}ms; history kept`
       })
     }
     const text = collected.value.flatMap((c) => (c._tag === "TextDelta" ? [c.text] : [])).join("")
-    if (text.trim() === "") return yield* emit("Error", { stage: "summarize", message: "The summary came back empty; history kept" })
+    if (text.trim() === "") return yield* Turn.emit(turn, "Error", { stage: "summarize", message: "The summary came back empty; history kept" })
     yield* session.commit([{ role: "compaction", reason: "summary", cut: older.length, summary: text }])
     const remaining = 1 + newer.length
-    yield* emit("SessionSummarize", { summarized: older.length, remaining })
+    yield* Turn.emit(turn, "SessionSummarize", { summarized: older.length, remaining })
     yield* hooks.afterCompact({ context: where, reason: "summary", dropped: older.length, remaining })
   }).pipe(
     Effect.catchCause((cause) => {
@@ -79,7 +77,7 @@ export const make = (env: Env) => (session: SessionPort, control: TurnControl, m
       const message = reading._tag === "Error"
         ? tagged(reading.error)
         : `The summary failed: ${show(reading._tag === "Defect" ? reading.defect : Cause.squash(cause))}`
-      return emitterFor(env.bus, control)("Error", { stage: "summarize", message: `${message}; history kept` })
+      return Turn.emit(turn, "Error", { stage: "summarize", message: `${message}; history kept` })
     }),
-    Effect.withSpan("agent.summarize", { attributes: { "agent.session.key": control.sessionKey } })
+    Effect.withSpan("agent.summarize", { attributes: { "agent.session.key": turn.sessionKey } })
   )

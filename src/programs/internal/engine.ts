@@ -1,20 +1,21 @@
 /**
- * What the parts of a loop's engine share, resolved once when the engine is built: the services,
- * the scope that owns the loop's long-lived fibers, and the registry of running turns. Every turn,
- * sub-turn and summary of that loop uses these values directly (no per-turn context lookups).
+ * What every turn of a loop shares, resolved once when the loop is built (as `effect`'s own
+ * `LanguageModel.make` resolves its services once): the services, the scope that owns the loop's
+ * long-lived fibers, and the registry of running turns. Every step of a turn takes it as its
+ * first argument, so a turn costs what it does, not a context lookup per step.
  */
 import { Effect, type Scope } from "effect"
-import type { AgentLoopConfig } from "../domain/Config.ts"
-import { EventBus, type EventBusShape } from "../services/EventBus.ts"
-import { Hooks, type HooksShape } from "../services/Hooks.ts"
-import { LoopConfig } from "../services/LoopConfig.ts"
-import { Provider, type ProviderShape } from "../services/Provider.ts"
-import { Secrets, type SecretsShape } from "../services/Secrets.ts"
-import { ToolRegistry, type ToolRegistryShape } from "../services/ToolRegistry.ts"
-import type { TurnControl } from "./TurnControl.ts"
+import type { AgentLoopConfig } from "../../domain/Config.ts"
+import { EventBus, type EventBusShape } from "../../services/EventBus.ts"
+import { Hooks, type HooksShape } from "../../services/Hooks.ts"
+import { LoopConfig } from "../../services/LoopConfig.ts"
+import { Provider, type ProviderShape } from "../../services/Provider.ts"
+import { Secrets, type SecretsShape } from "../../services/Secrets.ts"
+import { ToolRegistry, type ToolRegistryShape } from "../../services/ToolRegistry.ts"
+import type { Turn } from "./turn.ts"
 
-/** What the engine's parts share. */
-export interface Env {
+/** What the steps of a loop's turns share. */
+export interface Engine {
   readonly config: AgentLoopConfig
   readonly provider: ProviderShape
   readonly registry: ToolRegistryShape
@@ -25,7 +26,7 @@ export interface Env {
   /** Owns what outlives a turn: critical detached sub-turns, summaries, router workers. */
   readonly scope: Scope.Scope
   /** Every running turn, sub-turns included, by id (`activeTurns`). */
-  readonly turns: Map<string, TurnControl>
+  readonly turns: Map<string, Turn>
   /** A fresh turn id, unique in the process. */
   readonly nextTurnId: () => string
 }
@@ -34,7 +35,7 @@ export interface Env {
 export type Services = LoopConfig | Provider | ToolRegistry | Hooks | EventBus
 
 /** Resolves the services once and starts an empty turn registry. */
-export const make: Effect.Effect<Env, never, Services | Scope.Scope> = Effect.gen(function*() {
+export const make: Effect.Effect<Engine, never, Services | Scope.Scope> = Effect.gen(function*() {
   const instance = Math.random().toString(36).slice(2, 8)
   let counter = 0
   return {

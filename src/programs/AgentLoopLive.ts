@@ -15,7 +15,7 @@
  */
 import { Layer } from "effect"
 import type { AgentLoopConfigInput } from "../domain/Config.ts"
-import type { ConfigError } from "../domain/errors.ts"
+import type { InvalidConfig } from "../domain/errors.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
 import * as HooksLive from "../layers/Hooks.ts"
 import type { AgentLoop } from "../services/AgentLoop.ts"
@@ -26,12 +26,12 @@ import * as LoopConfigLive from "../layers/LoopConfig.ts"
 import type { Provider } from "../services/Provider.ts"
 import type { SessionStore } from "../services/SessionStore.ts"
 import type { ToolRegistry } from "../services/ToolRegistry.ts"
-import * as AgentLoopProgram from "./agentLoop.ts"
+import * as AgentLoopProgram from "./AgentLoopProgram.ts"
 
 /** The loop plus its event bus, hooks and config; bad config fails the layer with the field named. */
 export const layer = (
   config: AgentLoopConfigInput
-): Layer.Layer<AgentLoop | EventBus | Hooks | LoopConfig, ConfigError, Provider | ToolRegistry | SessionStore> =>
+): Layer.Layer<AgentLoop | EventBus | Hooks | LoopConfig, InvalidConfig, Provider | ToolRegistry | SessionStore> =>
   AgentLoopProgram.layer.pipe(
     Layer.provideMerge(HooksLive.layer),
     Layer.provideMerge(EventBusLive.layer),

@@ -7,7 +7,7 @@
  * never dropped, and neither is anything after that input: it is the work of the current turn.
  * What is kept starts with a user message whenever the conversation has one.
  */
-import { type Content, type ContentPart, type Message, runes } from "../domain/Message.ts"
+import { type Content, type ContentPart, type Message, runes } from "../../domain/Message.ts"
 
 /** The outcome of a compression: what is kept and how many messages went. */
 export interface Compression {

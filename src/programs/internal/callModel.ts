@@ -1,0 +1,231 @@
+/**
+ * One iteration's model call (DESIGN §6 steps 3–4): the request under the context's soft limits,
+ * `beforeLLMRequest` hooks, the provider call with its retries (`providerCall.ts`), recovery from
+ * context overflow and from truncated answers, `afterLLMResponse` hooks and `LLMResponse`.
+ */
+import { Effect } from "effect"
+import { acceptsImages, type AgentLoopConfig, contextBudget } from "../../domain/Config.ts"
+import type { ProviderError } from "../../domain/errors.ts"
+import * as Message from "../../domain/Message.ts"
+import type { OutputFormat, ProviderRequest, ToolDefinition } from "../../domain/Provider.ts"
+import * as Usage from "../../domain/Usage.ts"
+import {
+  type Compression,
+  dropOldestHalf,
+  fitToBudget,
+  fitToCount,
+  halveNewestToolResult,
+  type Shrink,
+  shrinkOversizedToolResult
+} from "./compaction.ts"
+import type { Engine } from "./engine.ts"
+import { attempt, type ModelResponse, type RetrySchedule, retrySchedule } from "./providerCall.ts"
+import { spanned } from "./tracing.ts"
+import * as Turn from "./turn.ts"
+import { stopFor, TurnAborted } from "./turnEnd.ts"
+
+export type { ModelResponse } from "./providerCall.ts"
+
+/** The recovery prompt after a truncated answer. */
+export const TRUNCATION_PROMPT = "Your answer was truncated because it was too long. Answer again, shorter and complete."
+
+/** The `reason` of the `LLMRetry` published when a truncated answer is asked for again. */
+export const TRUNCATION_RETRY_REASON = "Truncated: the answer hit the output token limit (finish reason length); asking for a shorter one"
+
+/** What one model call asks for. */
+export interface Ask {
+  /** The tools offered; none for the graceful-interrupt summary. */
+  readonly tools: ReadonlyArray<ToolDefinition>
+  /** Messages sent after the conversation but never kept (the graceful-interrupt hint). */
+  readonly extra?: ReadonlyArray<Message.Message> | undefined
+  /** The typed answer asked for (`typedOutput.ts`). */
+  readonly output?: OutputFormat | undefined
+}
+
+const schedules = new WeakMap<AgentLoopConfig, RetrySchedule>()
+/** The loop's retry schedule, built once per config. */
+const scheduleOf = (config: AgentLoopConfig): RetrySchedule => {
+  let schedule = schedules.get(config)
+  if (schedule === undefined) {
+    schedule = retrySchedule(config.retry)
+    schedules.set(config, schedule)
+  }
+  return schedule
+}
+
+/**
+ * Calls the model once for this iteration, with every recovery of DESIGN §6 step 3, and returns
+ * the response after `afterLLMResponse`.
+ */
+export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn, ask: Ask) {
+  const { config, hooks } = engine
+  const extra = ask.extra ?? []
+  let overflowRetries = 0
+  let truncationRetries = 0
+  let transient: ReadonlyArray<Message.Message> = extra
+  while (true) {
+    const built = buildRequest(engine, turn, ask, transient)
+    let request = built
+    if (hooks.handles("beforeLLMRequest")) {
+      const planned = yield* hooks.beforeLLMRequest({ context: Turn.hookContext(turn), request })
+      if (planned._tag !== "Continue") return yield* stopFor(turn, "beforeLLMRequest", planned)
+      request = planned.request
+    }
+    Turn.setPhase(turn, "llm")
+    const started = turn.clock.currentTimeMillisUnsafe()
+    Turn.publish(turn, "LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length }, started)
+    // A hook's request may hold anything; the loop's own holds parts only if its messages may.
+    const sent = forModel(config, request, request !== built || turn.partsSeen || Turn.holdsParts(transient))
+    const outcome = yield* spanned(
+      turn.traced,
+      "gen_ai.chat",
+      () => ({ "gen_ai.request.model": sent.model, "gen_ai.operation.name": "chat" }),
+      () => attempt(turn, engine.provider, scheduleOf(config), sent),
+      (outcome) =>
+        outcome._tag === "ok"
+          ? {
+            "gen_ai.usage.input_tokens": outcome.response.usage.inputTokens,
+            "gen_ai.usage.output_tokens": outcome.response.usage.outputTokens,
+            "gen_ai.response.finish_reasons": [outcome.response.finishReason]
+          }
+          : undefined
+    )
+    if (outcome._tag === "overflow") {
+      if (overflowRetries >= config.maxCompressRetries || !(yield* recoverFromOverflow(engine, turn))) {
+        return yield* Effect.fail<ProviderError>(outcome.error)
+      }
+      overflowRetries++
+      continue
+    }
+    const response = yield* priced(engine, turn, request.model, outcome.response)
+    Turn.setPartialText(turn, "")
+    Turn.addUsage(turn, response.usage)
+    if (response.finishReason === "length" && response.toolCalls.length === 0 && truncationRetries < config.maxTruncationRetries) {
+      truncationRetries++
+      transient = [...extra, Message.assistant(response.content), Message.user(TRUNCATION_PROMPT)]
+      // Announced like any retry, so a renderer knows the text it streamed is superseded.
+      Turn.publish(turn, "LLMRetry", { attempt: truncationRetries, reason: TRUNCATION_RETRY_REASON, delayMs: 0 })
+      continue
+    }
+    let final = response
+    if (hooks.handles("afterLLMResponse")) {
+      const reviewed = yield* hooks.afterLLMResponse({
+        context: Turn.hookContext(turn),
+        response: { content: response.content, toolCalls: response.toolCalls, finishReason: response.finishReason }
+      })
+      if (reviewed._tag !== "Continue") return yield* stopFor(turn, "afterLLMResponse", reviewed)
+      final = { ...response, content: reviewed.response.content, toolCalls: reviewed.response.toolCalls }
+    }
+    const now = turn.clock.currentTimeMillisUnsafe()
+    Turn.publish(turn, "LLMResponse", {
+      model: request.model,
+      content: final.content,
+      toolCalls: final.toolCalls,
+      finishReason: final.finishReason,
+      usage: final.usage,
+      durationMs: now - started
+    }, now)
+    return final
+  }
+})
+
+/** The assistant message of a response. */
+export const replyOf = (response: ModelResponse): Message.AssistantMessage =>
+  Message.assistant(response.content, response.toolCalls, { reasoning: response.reasoning, providerBlocks: response.providerBlocks })
+
+/** The messages of this iteration's request: the system prompt, the conversation, then `extra` — one copy. */
+const requestMessages = (turn: Turn.Turn, extra: ReadonlyArray<Message.Message>): Array<Message.Message> =>
+  turn.systemPrompt
+    ? ([Message.system(turn.systemPrompt)] as Array<Message.Message>).concat(turn.conversation, extra)
+    : extra.length > 0
+    ? turn.conversation.concat(extra)
+    : turn.conversation.slice()
+
+/** Makes the request of this iteration: the conversation, with the tools (and the typed answer asked for). */
+const buildRequest = (engine: Engine, turn: Turn.Turn, ask: Ask, extra: ReadonlyArray<Message.Message>): ProviderRequest => {
+  const options = turn.modelOptions
+  const maxTokens = turn.start.maxTokens ?? options?.maxTokens ?? engine.config.maxTokens
+  return {
+    ...options,
+    model: turn.model,
+    messages: requestMessages(turn, extra),
+    tools: ask.tools,
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    ...(ask.output === undefined ? {} : { output: ask.output })
+  }
+}
+
+/**
+ * The request as the model may see it: for a model that does not accept images (see
+ * `acceptsImages`), every image becomes its text placeholder, as MCP images were before parts.
+ * `mayHoldParts` false says no message can hold parts, sparing a scan of the whole request.
+ */
+const forModel = (config: AgentLoopConfig, request: ProviderRequest, mayHoldParts: boolean): ProviderRequest =>
+  !mayHoldParts || !Turn.holdsParts(request.messages) || acceptsImages(config, request.model) ? request : {
+    ...request,
+    messages: request.messages.map((m) => m.role === "user" || m.role === "tool" ? { ...m, content: Message.withoutImages(m.content) } : m)
+  }
+
+/**
+ * Adds `costUsd` for the model actually called when the config has a price table. A model
+ * missing from the table costs 0 with a warning (once per model and turn), never a failed turn.
+ */
+const priced = (engine: Engine, turn: Turn.Turn, model: string, response: ModelResponse): Effect.Effect<ModelResponse> => {
+  const prices = engine.config.prices
+  if (prices === undefined) return Effect.succeed(response)
+  const price = prices[model]
+  if (price !== undefined) return Effect.succeed({ ...response, usage: { ...response.usage, costUsd: Usage.cost(response.usage, price) } })
+  const free = { ...response, usage: { ...response.usage, costUsd: 0 } }
+  if (!Turn.firstUnpriced(turn, model)) return Effect.succeed(free)
+  return Effect.as(Effect.logWarning(`No price for model "${model}"; its cost counts as 0`), free)
+}
+
+/**
+ * After a context overflow, the first of these that changes the context: an oversized newest tool
+ * result cut, the oldest half dropped, the newest tool result halved. False when none could.
+ */
+const recoverFromOverflow = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
+  const window = engine.config.contextWindow
+  return (yield* shrinkToolResult(turn, shrinkOversizedToolResult(turn.conversation, window))) ||
+    (yield* compress(engine, turn, "overflow", dropOldestHalf(turn.conversation))) ||
+    (yield* shrinkToolResult(turn, halveNewestToolResult(turn.conversation)))
+})
+
+/** Shortens the conversation, `beforeCompact` hooks permitting; the turn's compaction record follows it. */
+const compress = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn, reason: "overflow" | "budget", compression: Compression) {
+  if (compression.dropped === 0) return false
+  const { hooks } = engine
+  const verdict = yield* hooks.beforeCompact({ context: Turn.hookContext(turn), reason, messages: turn.conversation })
+  if (verdict._tag === "AbortTurn") return yield* new TurnAborted({ stage: "beforeCompact", reason: verdict.reason, hook: verdict.hook })
+  Turn.compacted(turn, reason, compression)
+  Turn.publish(turn, "ContextCompress", { reason, dropped: compression.dropped, remaining: compression.kept.length })
+  yield* hooks.afterCompact({ context: Turn.hookContext(turn), reason, dropped: compression.dropped, remaining: compression.kept.length })
+  return true
+})
+
+/**
+ * Cuts the newest tool result in the context as `shrink` says (a `ContextCompress` that dropped no
+ * message). Only the context: the session stores the result in full (recovery never destroys
+ * history), so a later turn that overflows on it again cuts it again.
+ */
+const shrinkToolResult = (turn: Turn.Turn, shrink: Shrink | undefined): Effect.Effect<boolean> =>
+  Effect.sync(() => {
+    if (shrink === undefined) return false
+    Turn.replaceContext(turn, shrink.kept)
+    Turn.publish(turn, "ContextCompress", { reason: "overflow", dropped: 0, remaining: shrink.kept.length })
+    return true
+  })
+
+/**
+ * The soft limits, before each call: drop the oldest messages beyond `maxContextRunes` (and, for
+ * sub-turns, beyond their message cap).
+ */
+export const applyBudget = (engine: Engine, turn: Turn.Turn): Effect.Effect<void, TurnAborted> => {
+  const maxMessages = turn.start.maxMessages
+  const budget = turn.start.contextBudget ?? contextBudget(engine.config.maxContextRunes, engine.config.contextWindow)
+  if (budget === undefined && (maxMessages === undefined || turn.conversation.length <= maxMessages)) return Effect.void
+  return Effect.gen(function*() {
+    if (maxMessages !== undefined) yield* compress(engine, turn, "budget", fitToCount(turn.conversation, maxMessages))
+    if (budget !== undefined) yield* compress(engine, turn, "budget", fitToBudget(turn.conversation, budget))
+  })
+}

@@ -1,0 +1,118 @@
+/**
+ * Running a response's tool calls (DESIGN §6 step 5); each call is one record (`toolCall.ts`).
+ *
+ * Calls are grouped in order: consecutive read-only calls form one parallel group (at most
+ * `toolConcurrency` calls at once), each mutating (or unknown) call is a group of its own. Before
+ * each group is a checkpoint where a graceful interrupt, or newly queued steering in
+ * `skip-remaining` mode, skips every remaining call with a result saying why, so the history stays
+ * well formed. Results are appended in call order.
+ */
+import { Effect } from "effect"
+import { doneNow } from "../../domain/doneNow.ts"
+import type * as Message from "../../domain/Message.ts"
+import type { CurrentTurn } from "../../services/CurrentTurn.ts"
+import type { RegisteredTool } from "../../services/ToolRegistry.ts"
+import type { Engine } from "./engine.ts"
+import { type PlannedCall, runCall, skip } from "./toolCall.ts"
+import * as Turn from "./turn.ts"
+import type { TurnAborted } from "./turnEnd.ts"
+
+/** The result the model sees for calls skipped by a graceful interrupt. */
+export const SKIPPED_GRACEFUL = "Skipped due to graceful interrupt."
+/** The result the model sees for calls skipped because the user sent a new message. */
+export const SKIPPED_STEERING = "Skipped due to queued user message."
+
+/** Groups calls in order: runs of read-only calls together, everything else alone. */
+export const groupCalls = <A extends { readonly tool: { readonly readOnly: boolean } | undefined }>(
+  calls: ReadonlyArray<A>
+): ReadonlyArray<ReadonlyArray<A>> => {
+  const groups: Array<Array<A>> = []
+  for (const call of calls) {
+    const last = groups[groups.length - 1]
+    if (call.tool?.readOnly && last && last[0]!.tool?.readOnly) last.push(call)
+    else groups.push([call])
+  }
+  return groups
+}
+
+/**
+ * Runs the calls of one response with the tools available to it and appends their results in
+ * call order. Called when the effect is to run.
+ */
+export const executeTools = (
+  engine: Engine,
+  turn: Turn.Turn,
+  calls: ReadonlyArray<Message.ToolCall>,
+  available: ReadonlyMap<string, RegisteredTool>
+): Effect.Effect<void, TurnAborted, CurrentTurn> => {
+  Turn.setPhase(turn, "tools")
+  const planned = calls.map((call): PlannedCall => ({ call, tool: available.get(call.name) }))
+  return runGroups(engine, turn, groupCalls(planned), 0, [], undefined)
+}
+
+/** Why the remaining calls must be skipped now, if they must. */
+const checkpoint = (engine: Engine, turn: Turn.Turn): Effect.Effect<string | undefined> => {
+  const steered = engine.config.steeringMode === "skip-remaining" && turn.steering.length > 0
+  if (!steered && !Turn.gracefulAsked(turn)) return Effect.succeed(undefined)
+  return Effect.map(Turn.gracefulRequested(turn), (graceful) => {
+    if (graceful) return SKIPPED_GRACEFUL
+    if (!steered) return undefined
+    Turn.publish(turn, "InterruptReceived", { kind: "steering" })
+    return SKIPPED_STEERING
+  })
+}
+
+/**
+ * The groups from `index` on, each after its checkpoint (once a checkpoint says to skip, every
+ * later call is skipped for the same reason); then the results join the conversation in call
+ * order. Groups that finish at once go on in the same step.
+ */
+const runGroups = (
+  engine: Engine,
+  turn: Turn.Turn,
+  groups: ReadonlyArray<ReadonlyArray<PlannedCall>>,
+  index: number,
+  results: Array<Message.ToolResultMessage>,
+  skipReason: string | undefined
+): Effect.Effect<void, TurnAborted, CurrentTurn> => {
+  if (index === groups.length) {
+    Turn.append(turn, ...results)
+    return Effect.void
+  }
+  const group = groups[index]!
+  return Effect.flatMapEager(skipReason === undefined ? checkpoint(engine, turn) : Effect.succeed(skipReason), (reason) =>
+    Effect.flatMapEager(
+      reason === undefined ? runGroup(engine, turn, group) : Effect.succeed(group.map((planned) => skip(turn, planned.call, reason))),
+      (groupResults) => {
+        for (const result of groupResults) results.push(result)
+        return runGroups(engine, turn, groups, index + 1, results, reason)
+      }
+    ))
+}
+
+/**
+ * A group's calls, one after the other while they are done at once; from the first that waits, it
+ * and the rest run in parallel, as many at once as `toolConcurrency` allows. A failure ends the
+ * group there.
+ */
+const runGroup = (
+  engine: Engine,
+  turn: Turn.Turn,
+  group: ReadonlyArray<PlannedCall>
+): Effect.Effect<ReadonlyArray<Message.ToolResultMessage>, TurnAborted, CurrentTurn> => {
+  const results: Array<Message.ToolResultMessage> = []
+  for (let i = 0; i < group.length; i++) {
+    const run = runCall(engine, turn, group[i]!)
+    const done = doneNow(run)
+    if (done === undefined) {
+      const starts = [() => run, ...group.slice(i + 1).map((planned) => () => runCall(engine, turn, planned))]
+      return Effect.map(
+        Effect.forEach(starts, (start) => start(), { concurrency: engine.config.toolConcurrency }),
+        (later) => results.concat(later)
+      )
+    }
+    if (done._tag === "Failure") return Effect.failCause(done.cause)
+    results.push(done.value)
+  }
+  return Effect.succeed(results)
+}

@@ -1,0 +1,78 @@
+/**
+ * The hard-abort protocol, whole: a turn's body runs in a fiber of its own, and a hard abort —
+ * asked by `interruptHard` from outside or by a hook from inside — is announced once
+ * (`InterruptReceived{hard}`) and interrupts that fiber. The turn then ends `aborted` with nothing
+ * persisted (`turnEnd.ts`), and its critical sub-turns, which outlive a normal end, are stopped.
+ *
+ * This module owns the protocol's state; nothing else reads or writes it.
+ */
+import { Effect, type Exit, Fiber } from "effect"
+import * as Turn from "./turn.ts"
+
+/** A turn's hard-abort state. */
+export interface State {
+  /** The fiber running the turn's body, once it runs. */
+  fiber: Fiber.Fiber<unknown, unknown> | undefined
+  /** Set once a hard abort was asked for and announced. */
+  announced: boolean
+  /** Critical detached sub-turns: they outlive a normal end, not a hard abort. */
+  readonly critical: Set<Fiber.Fiber<unknown, unknown>>
+}
+
+/** The state of a turn no one has aborted. */
+export const initial = (): State => ({ fiber: undefined, announced: false, critical: new Set() })
+
+/**
+ * Announces a hard abort once (`InterruptReceived{hard}`), whoever asks first: the caller of
+ * `interruptHard`, a hook, or the turn noticing its own interruption.
+ */
+export const announce = (turn: Turn.Turn, hint?: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (turn.abort.announced) return Effect.void
+    turn.abort.announced = true
+    return Turn.emit(turn, "InterruptReceived", { kind: "hard", ...(hint === undefined ? {} : { hint }) })
+  })
+
+/** A hard abort from outside (`interruptHard`): announced, then the body's fiber interrupted (its sub-turns go with it). */
+export const fromOutside = (turn: Turn.Turn): Effect.Effect<void> =>
+  Effect.andThen(announce(turn), Effect.suspend(() => turn.abort.fiber ? Fiber.interrupt(turn.abort.fiber) : Effect.void))
+
+/** A hard abort from inside the body (a hook's `HardAbort`): announced, then the body interrupts itself. */
+export const fromInside = (turn: Turn.Turn, reason: string): Effect.Effect<never> =>
+  Effect.andThen(announce(turn, reason), Effect.interrupt)
+
+/**
+ * Runs the turn's body in a child fiber that a hard abort interrupts, then `settle` on how it
+ * ended. If the caller's fiber is interrupted instead, the body is interrupted and awaited and
+ * still settled, so the turn always ends. The body starts at once rather than being scheduled: it
+ * runs on to its first real wait (a sleep, the provider) before its caller goes on, so a spawned
+ * child is already waiting on the Clock when its parent does, and `TestClock.adjust` wakes every
+ * sleep due in the window.
+ */
+export const abortable = <A, E, B>(
+  turn: Turn.Turn,
+  body: Effect.Effect<A, E>,
+  settle: (exit: Exit.Exit<A, E>) => Effect.Effect<B>
+): Effect.Effect<B> =>
+  Effect.flatMap(Effect.forkChild(body, { startImmediately: true }), (fiber) => {
+    turn.abort.fiber = fiber
+    // Asked for while the turn was being prepared: honoured now.
+    const early = turn.abort.announced ? Fiber.interrupt(fiber) : Effect.void
+    return Effect.andThen(
+      early,
+      Fiber.await(fiber).pipe(
+        Effect.onInterrupt(() => Effect.flatMap(Effect.andThen(Fiber.interrupt(fiber), Fiber.await(fiber)), settle)),
+        Effect.flatMap(settle)
+      )
+    )
+  })
+
+/** A critical detached sub-turn of `turn`: kept until it ends, stopped by a hard abort. */
+export const holdCritical = (turn: Turn.Turn, fiber: Fiber.Fiber<unknown, unknown>): void => {
+  turn.abort.critical.add(fiber)
+  fiber.addObserver(() => turn.abort.critical.delete(fiber))
+}
+
+/** After a hard abort: the critical sub-turns, which outlive a normal end, are stopped too. */
+export const stopCritical = (turn: Turn.Turn): Effect.Effect<void> =>
+  Effect.forEach([...turn.abort.critical], Fiber.interrupt, { discard: true, concurrency: "unbounded" })

@@ -1,0 +1,181 @@
+/**
+ * One provider call: the reply folded into a response while its deltas are published, and the
+ * retries of a call that failed with a retryable error (DESIGN §6 step 3).
+ */
+import { Duration, Effect, Schedule, Stream } from "effect"
+import type { RetryPolicy } from "../../domain/Config.ts"
+import { type ContextLengthExceeded, MalformedResponse, type ProviderError } from "../../domain/errors.ts"
+import type * as Message from "../../domain/Message.ts"
+import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
+import * as Usage from "../../domain/Usage.ts"
+import type { ProviderShape } from "../../services/Provider.ts"
+import * as Turn from "./turn.ts"
+
+/** A complete response as the loop keeps it. */
+export interface ModelResponse {
+  readonly content: string
+  readonly reasoning: string
+  /** What the provider needs back with this reply (`AssistantMessage.providerBlocks`). */
+  readonly providerBlocks: ReadonlyArray<Message.ProviderBlock>
+  readonly toolCalls: ReadonlyArray<Message.ToolCall>
+  readonly finishReason: FinishReason
+  readonly usage: Usage.Usage
+}
+
+/** A provider call's outcome: a response, or a context overflow to recover from. */
+export type Attempt =
+  | { readonly _tag: "ok"; readonly response: ModelResponse }
+  | { readonly _tag: "overflow"; readonly error: ContextLengthExceeded }
+
+const retryable = (error: ProviderError): boolean => error._tag === "RateLimited" || error._tag === "ProviderUnavailable"
+
+/** A failed attempt as the retry schedule sees it: the error, and the turn that made it. */
+interface FailedAttempt {
+  readonly error: ProviderError
+  readonly turn: Turn.Turn
+}
+
+/** The retry schedule of a loop's provider calls. */
+export type RetrySchedule = Schedule.Schedule<unknown, FailedAttempt>
+
+/**
+ * Exponential backoff with optional jitter, honouring `retryAfterMs`, publishing `LLMRetry`.
+ * Every delay is capped at `maxDelay` (a server's `Retry-After` too: it may ask for days), and a
+ * retry that would start more than `maxElapsed` after the first failure is not made, so a call
+ * gives up in bounded time whatever the server says. The checks run before `LLMRetry` is
+ * published, so an error that is not retried publishes none; delays are whole milliseconds, so
+ * the event says exactly when the retry happens. Built once per loop: the turn to report to comes
+ * with each failed attempt.
+ */
+export const retrySchedule = (policy: RetryPolicy): RetrySchedule => {
+  const maxDelayMs = Duration.toMillis(policy.maxDelay)
+  const maxElapsedMs = Duration.toMillis(policy.maxElapsed)
+  const backoff = Schedule.exponential(policy.baseDelay, policy.factor)
+  return Schedule.max([policy.jitter ? Schedule.jittered(backoff) : backoff, Schedule.recurs(policy.maxAttempts - 1)]).pipe(
+    Schedule.setInputType<FailedAttempt>(),
+    Schedule.while(({ input }) => retryable(input.error)),
+    Schedule.modifyDelay(({ duration, input: { error } }) => {
+      const wanted = error._tag === "RateLimited" && error.retryAfterMs !== undefined ? error.retryAfterMs : Duration.toMillis(duration)
+      return Effect.succeed(Duration.millis(Math.round(Math.min(Math.max(wanted, 0), maxDelayMs))))
+    }),
+    Schedule.while(({ duration, elapsed }) => elapsed + Duration.toMillis(duration) <= maxElapsedMs),
+    Schedule.modifyDelay(({ attempt, duration, input: { error, turn } }) =>
+      Effect.as(Turn.emit(turn, "LLMRetry", { attempt, reason: `${error._tag}: ${error.message}`, delayMs: Duration.toMillis(duration) }), duration)
+    )
+  )
+}
+
+/** What a response is folded from, chunk by chunk. */
+interface Accumulator {
+  content: string
+  reasoning: string
+  readonly blocks: Array<Message.ProviderBlock>
+  readonly calls: Map<number, { id: string | undefined; name: string | undefined; args: string }>
+  finish: { readonly reason: FinishReason; readonly usage: Usage.Usage | undefined } | undefined
+}
+
+/**
+ * Folds a batch of chunks into `acc`, publishing one `LLMDelta` per delta in one synchronous step
+ * (one reading of the Clock). Provider blocks are stamped with the `model` that made them: they go
+ * back to that model only.
+ */
+const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: ReadonlyArray<ProviderChunk>): void => {
+  const at = turn.clock.currentTimeMillisUnsafe()
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i]!
+    switch (chunk._tag) {
+      case "TextDelta":
+        acc.content += chunk.text
+        Turn.setPartialText(turn, acc.content)
+        Turn.publishDelta(turn, "text", chunk.text, at)
+        break
+      case "ReasoningDelta":
+        acc.reasoning += chunk.text
+        Turn.publishDelta(turn, "reasoning", chunk.text, at)
+        break
+      case "ToolCallDelta": {
+        const call = acc.calls.get(chunk.index) ?? { id: undefined, name: undefined, args: "" }
+        if (chunk.id) call.id = chunk.id
+        if (chunk.name) call.name = chunk.name
+        call.args += chunk.argumentsDelta
+        acc.calls.set(chunk.index, call)
+        Turn.publishDelta(turn, "tool_call", chunk.argumentsDelta, at, chunk.index)
+        break
+      }
+      case "ProviderBlock":
+        acc.blocks.push(chunk.block.model === undefined ? { ...chunk.block, model } : chunk.block)
+        break
+      case "Finish":
+        acc.finish = { reason: chunk.reason, usage: chunk.usage }
+    }
+  }
+}
+
+/** The response `acc` holds once the reply is over; a tool call without an id gets one unique in the turn. */
+const responseOf = (turn: Turn.Turn, acc: Accumulator): Effect.Effect<ModelResponse, MalformedResponse> => {
+  if (acc.finish === undefined) return Effect.fail(new MalformedResponse({ message: "The stream ended without a finish reason" }))
+  const toolCalls: Array<Message.ToolCall> = []
+  const indices = acc.calls.size === 1 ? acc.calls.keys() : [...acc.calls.keys()].sort((a, b) => a - b)
+  for (const index of indices) {
+    const call = acc.calls.get(index)!
+    if (!call.name) return Effect.fail(new MalformedResponse({ message: `Tool call ${index} has no name` }))
+    toolCalls.push({ id: call.id ?? `call_${turn.turnId}_${turn.iteration}_${index}`, name: call.name, arguments: call.args || "{}" })
+  }
+  return Effect.succeed({
+    content: acc.content,
+    reasoning: acc.reasoning,
+    providerBlocks: acc.blocks,
+    toolCalls,
+    finishReason: acc.finish.reason,
+    usage: acc.finish.usage ?? Usage.empty
+  })
+}
+
+/** Receives one reply: whole when the provider can give it so (`ProviderShape.whole`), else streamed. */
+const receive = (turn: Turn.Turn, provider: ProviderShape, request: ProviderRequest): Effect.Effect<ModelResponse, ProviderError> => {
+  const acc: Accumulator = { content: "", reasoning: "", blocks: [], calls: new Map(), finish: undefined }
+  Turn.setPartialText(turn, "")
+  const run = (stream: Stream.Stream<ProviderChunk, ProviderError>) =>
+    Effect.flatMap(Stream.runForEachArray(stream, (chunks) => Effect.sync(() => fold(turn, request.model, acc, chunks))), () => responseOf(turn, acc))
+  if (provider.whole === undefined) return run(provider.stream(request))
+  return Effect.flatMap(provider.whole(request), (reply) => {
+    if (Stream.isStream(reply)) return run(reply)
+    fold(turn, request.model, acc, reply)
+    return responseOf(turn, acc)
+  })
+}
+
+/** A provider error as the turn sees it: an overflow is recovered from, anything else fails the call. */
+const overflowOrFail = (error: ProviderError): Effect.Effect<Attempt, ProviderError> =>
+  error._tag === "ContextLengthExceeded" ? Effect.succeed({ _tag: "overflow", error }) : Effect.fail(error)
+
+const ok = (response: ModelResponse): Effect.Effect<Attempt> => Effect.succeed({ _tag: "ok", response })
+
+/**
+ * One provider call, and only when it fails with a retryable error the schedule's retries: the
+ * schedule sees that first failure again, so its steps are what `Effect.retry` would take, and a
+ * call that succeeds costs no schedule. Called when the effect runs: the first attempt starts at once.
+ */
+export const attempt = (
+  turn: Turn.Turn,
+  provider: ProviderShape,
+  schedule: RetrySchedule,
+  request: ProviderRequest
+): Effect.Effect<Attempt, ProviderError> =>
+  Effect.matchEffect(receive(turn, provider, request), {
+    onSuccess: ok,
+    onFailure: (first) => {
+      if (!retryable(first)) return overflowOrFail(first)
+      let pending: ProviderError | undefined = first
+      const again: Effect.Effect<ModelResponse, ProviderError> = Effect.suspend(() => {
+        const failed = pending
+        pending = undefined
+        return failed ? Effect.fail(failed) : receive(turn, provider, request)
+      })
+      return again.pipe(
+        Effect.mapError((error): FailedAttempt => ({ error, turn })),
+        Effect.retry(schedule),
+        Effect.matchEffect({ onSuccess: ok, onFailure: (failed) => overflowOrFail(failed.error) })
+      )
+    }
+  })

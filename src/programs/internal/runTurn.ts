@@ -1,0 +1,172 @@
+/**
+ * `runTurn`: one turn of the agent loop, as DESIGN §6 describes it.
+ *
+ * The body runs in a fiber of its own, so that a hard abort (`hardAbort.ts`) still lets `runTurn`
+ * return a result (`aborted`) and publish `TurnEnd`. Nothing is written before the end, so rolling
+ * back to the snapshot taken at the start is simply not writing.
+ */
+import { Effect, Scope } from "effect"
+import * as Message from "../../domain/Message.ts"
+import type { ToolDefinition } from "../../domain/Provider.ts"
+import type { TurnResult } from "../../domain/Turn.ts"
+import { CurrentTurn } from "../../services/CurrentTurn.ts"
+import type { RegisteredTool } from "../../services/ToolRegistry.ts"
+import { applyBudget, callModel, replyOf } from "./callModel.ts"
+import type { Engine } from "./engine.ts"
+import { executeTools } from "./executeTools.ts"
+import * as HardAbort from "./hardAbort.ts"
+import { currentTurn } from "./subTurn.ts"
+import { isTraced, noStackTrace } from "./tracing.ts"
+import * as Turn from "./turn.ts"
+import { endTurn, settle } from "./turnEnd.ts"
+import * as TypedOutput from "./typedOutput.ts"
+
+/** The hint sent (never persisted) with the last, tool-less call after a graceful interrupt. */
+export const INTERRUPT_HINT = "Interrupt requested. Stop scheduling tools and provide a short final summary."
+
+/** Runs one turn to its end and returns its result; never fails. */
+export const runTurn = (engine: Engine, turn: Turn.Turn, start: Turn.TurnStart): Effect.Effect<TurnResult> =>
+  Effect.gen(function*() {
+    Turn.begin(turn, start, yield* isTraced, yield* Scope.make())
+    Turn.publish(turn, "TurnStart", { input: start.input })
+    // Provided once for the whole body rather than per tool call: every tool of the turn sees it.
+    const body = Effect.provideService(turnBody(engine, turn), CurrentTurn, currentTurn(engine, turn, runTurn))
+    return yield* HardAbort.abortable(turn, body, (exit) => settle(engine, turn, exit))
+  }).pipe(Effect.withSpan("agent.turn", {
+    attributes: {
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.request.model": turn.model,
+      "agent.session.key": turn.sessionKey,
+      "agent.turn.id": turn.turnId,
+      "agent.turn.depth": turn.depth
+    }
+  }, noStackTrace))
+
+/** Steps 1–7 of a turn: the loop. */
+const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
+  const { config } = engine
+  const blocked = yield* openTurn(engine, turn)
+  if (blocked !== undefined) return yield* endTurn(engine, turn, "blocked", { error: blocked })
+  const typed = turn.start.output && TypedOutput.start(TypedOutput.make(turn.start.output.schema, turn.start.output.jsonSchema))
+  const tools = toolsetCache(engine, turn, typed)
+  while (true) {
+    yield* injectQueuedInput(turn)
+    if (Turn.gracefulAsked(turn)) return yield* finishGracefully(engine, turn)
+    if (turn.iteration >= config.maxIterations) return yield* endTurn(engine, turn, "max_iterations")
+    const toolset = yield* tools.current
+    if (typeof toolset === "string") return yield* endTurn(engine, turn, "failed", { error: toolset })
+    yield* applyBudget(engine, turn)
+    Turn.nextIteration(turn)
+    const reply = replyOf(yield* callModel(engine, turn, { tools: toolset.definitions, output: typed && TypedOutput.formatFor(typed) }))
+    Turn.append(turn, reply)
+    const next = yield* TypedOutput.next(typed, reply, config.maxOutputRetries)
+    if (next._tag === "Tools") yield* executeTools(engine, turn, next.calls, toolset.byName)
+    Turn.append(turn, ...next.after)
+    if (next._tag === "Failed") return yield* endTurn(engine, turn, "failed", { finalMessage: reply, error: next.error })
+    if (next._tag !== "Final") continue
+    const verdict = yield* decideStop(engine, turn, reply)
+    if (verdict !== "continue") return yield* endTurn(engine, turn, verdict, { finalMessage: reply, output: next.output })
+  }
+})
+
+/** Step 1: the history, `sessionStart` and `beforeTurn` hooks, the input. Why the turn is blocked, if it is. */
+const openTurn = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
+  const { hooks } = engine
+  const start = turn.start
+  if (start.rejected !== undefined) return yield* Effect.fail(start.rejected)
+  Turn.loaded(turn, yield* start.session.load)
+  if (start.firstOfSession) {
+    const admitted = yield* hooks.sessionStart({ sessionKey: turn.sessionKey })
+    if (admitted._tag === "Block") return `Session blocked by hook "${admitted.hook}": ${admitted.reason}`
+  }
+  if (hooks.handles("beforeTurn")) {
+    const opening = yield* hooks.beforeTurn({
+      context: Turn.hookContext(turn),
+      input: start.input,
+      messages: turn.conversation,
+      systemPrompt: turn.systemPrompt
+    })
+    if (opening._tag === "Block") return `Blocked by hook "${opening.hook}": ${opening.reason}`
+    Turn.setSystemPrompt(turn, opening.systemPrompt)
+    Turn.append(turn, ...opening.addMessages)
+  }
+  Turn.append(turn, Message.user(start.input))
+  return undefined
+})
+
+/** The tools a turn may call now, and their definitions for the request. */
+interface Toolset {
+  readonly byName: ReadonlyMap<string, RegisteredTool>
+  readonly definitions: ReadonlyArray<ToolDefinition>
+}
+
+/**
+ * The turn's tools as of each iteration (the registry may change during a turn), narrowed to the
+ * turn's own list if it has one, with the typed answer's tool; rebuilt only when the registry's
+ * list changed. A string when the turn cannot go on: a registered tool has the answer tool's name,
+ * and the model could not tell the two apart.
+ */
+const toolsetCache = (engine: Engine, turn: Turn.Turn, typed: TypedOutput.OutputState | undefined) => {
+  let from: ReadonlyArray<RegisteredTool> | undefined
+  let toolset: Toolset | string = { byName: new Map(), definitions: [] }
+  const rebuild = (tools: ReadonlyArray<RegisteredTool>): Toolset | string => {
+    from = tools
+    const byName = new Map<string, RegisteredTool>()
+    for (const tool of tools) if (turn.toolNames === undefined || turn.toolNames.includes(tool.name)) byName.set(tool.name, tool)
+    if (typed && byName.has(TypedOutput.RESPOND_TOOL)) {
+      return `OutputUnavailable: a tool is named "${TypedOutput.RESPOND_TOOL}", the name of the typed answer's tool; rename it to ask for a typed answer`
+    }
+    const definitions = [...byName.values()].map((tool) => tool.definition)
+    return { byName, definitions: typed ? [...definitions, typed.spec.definition] : definitions }
+  }
+  return {
+    current: Effect.map(engine.registry.list, (tools) => from === tools ? toolset : (toolset = rebuild(tools)))
+  }
+}
+
+/** Step 2: queued steering, then pending sub-turn results, join the conversation. */
+const injectQueuedInput = (turn: Turn.Turn): Effect.Effect<void> => {
+  if (turn.steering.length === 0 && turn.pending.length === 0) return Effect.void
+  return Effect.sync(() => {
+    const steering = Turn.drainSteering(turn)
+    if (steering.length > 0) {
+      Turn.append(turn, ...steering.map(Message.user))
+      Turn.publish(turn, "SteeringInjected", { count: steering.length })
+    }
+    for (const result of Turn.drainPending(turn)) {
+      Turn.append(turn, Message.user(`[SubTurn Result] ${result.content}`))
+      Turn.publish(turn, "SubTurnResultDelivered", { childTurnId: result.childTurnId })
+    }
+  })
+}
+
+/** A graceful interrupt's end: one last call without tools, with the hint; its tool calls are ignored. */
+const finishGracefully = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
+  const hint = (yield* Turn.gracefulRequested(turn))?.hint
+  Turn.nextIteration(turn)
+  const response = yield* callModel(engine, turn, { tools: [], extra: [Message.user(hint ? `${INTERRUPT_HINT}\n${hint}` : INTERRUPT_HINT)] })
+  const reply = Message.assistant(response.content)
+  Turn.append(turn, reply)
+  return yield* endTurn(engine, turn, "interrupted", { finalMessage: reply })
+})
+
+/**
+ * Step 6: a final answer. Pending steering keeps the turn going while iterations remain; a
+ * pending graceful interrupt ends it `interrupted` (the answer is the summary); otherwise the
+ * `beforeStop` quality gate may send feedback and go on, at most `maxStopBlocks` times.
+ */
+const decideStop = (engine: Engine, turn: Turn.Turn, reply: Message.AssistantMessage): Effect.Effect<"continue" | "completed" | "interrupted"> => {
+  const { config, hooks } = engine
+  if (turn.steering.length > 0) return Effect.succeed(turn.iteration < config.maxIterations ? "continue" : "completed")
+  if (Turn.gracefulAsked(turn)) return Effect.succeed("interrupted")
+  if (turn.stopBlocks >= config.maxStopBlocks || !hooks.handles("beforeStop")) return Effect.succeed("completed")
+  return Effect.map(
+    hooks.beforeStop({ context: Turn.hookContext(turn), finalMessage: reply, stopHookActive: turn.stopBlocks > 0 }),
+    (gate) => {
+      if (gate._tag === "Continue") return "completed"
+      Turn.stopBlocked(turn)
+      Turn.append(turn, Message.user(gate.reason))
+      return "continue"
+    }
+  )
+}

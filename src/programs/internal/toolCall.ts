@@ -1,0 +1,208 @@
+/**
+ * One tool call in flight (DESIGN §6 step 5), as one record that goes prepare → execute →
+ * finalize:
+ *
+ * - `prepare`: a call that cannot run (unknown tool, arguments that are not JSON) gets its error
+ *   result; `beforeTool` hooks may deny it, stop the turn or patch the arguments; the arguments
+ *   are decoded by the tool's Schema; a tool that asks for approval is approved or denied.
+ * - `execute`: `ToolExecStart`, then the tool, bounded by its timeout; every failure becomes an
+ *   error result.
+ * - `finalize`: `afterTool` (or `onToolFailure`) hooks, `ToolExecEnd`, the result message.
+ *
+ * A tool's output and error messages are outside text (a command may print the environment, a
+ * server may quote a header): they are scrubbed of every known secret (`Secrets`) as they come
+ * out of the tool, so hooks, events, sessions and cassettes only ever see the scrubbed text.
+ */
+import { Cause, Duration, Effect, Option } from "effect"
+import { readCause, show } from "../../domain/causeMessage.ts"
+import type { HookContext, HookToolCall } from "../../domain/Hook.ts"
+import * as Message from "../../domain/Message.ts"
+import { toOutput, type ToolContext } from "../../domain/Tool.ts"
+import type { CurrentTurn } from "../../services/CurrentTurn.ts"
+import type { RegisteredTool } from "../../services/ToolRegistry.ts"
+import type { Engine } from "./engine.ts"
+import { spanned } from "./tracing.ts"
+import * as Turn from "./turn.ts"
+import { stopFor, type TurnAborted } from "./turnEnd.ts"
+
+/** A call of a response, and the tool it names (if the turn has it). */
+export interface PlannedCall {
+  readonly call: Message.ToolCall
+  readonly tool: RegisteredTool | undefined
+}
+
+/** A call ready to run: its tool, its decoded arguments, and where and how hooks saw it. */
+interface PreparedCall {
+  readonly call: Message.ToolCall
+  readonly tool: RegisteredTool
+  readonly started: number
+  readonly where: HookContext
+  /** The call as hooks see it, with the arguments `beforeTool` left. */
+  readonly hookCall: HookToolCall
+  /** What the tool's Schema decoded from those arguments. */
+  readonly args: unknown
+}
+
+/** What a tool produced, before the result hooks. */
+interface Outcome {
+  readonly content: Message.Content
+  readonly isError: boolean
+}
+
+/** Runs one call to its result message, in a span when the turn is traced. */
+export const runCall = (engine: Engine, turn: Turn.Turn, planned: PlannedCall): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> =>
+  spanned(turn.traced, "gen_ai.execute_tool", () => ({
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": planned.call.name,
+    "gen_ai.tool.call.id": planned.call.id
+  }), () =>
+    Effect.flatMapEager(prepare(engine, turn, planned), (prepared) =>
+      prepared._tag === "ToolResult"
+        ? Effect.succeed(prepared.result)
+        : Effect.flatMapEager(execute(engine, turn, prepared), (outcome) => finalize(engine, turn, prepared, outcome))), (result) => ({
+    "agent.tool.is_error": result.isError === true
+  }))
+
+/** A call that is not run, and why. */
+export const skip = (turn: Turn.Turn, call: Message.ToolCall, reason: string): Message.ToolResultMessage => {
+  Turn.publish(turn, "ToolExecSkipped", { toolCallId: call.id, toolName: call.name, reason })
+  return Message.toolResult(call, reason, true)
+}
+
+type Prepared = PreparedCall & { readonly _tag: "Prepared" } | { readonly _tag: "ToolResult"; readonly result: Message.ToolResultMessage }
+
+const resultNow = (result: Message.ToolResultMessage): Effect.Effect<Prepared> => Effect.succeed({ _tag: "ToolResult", result })
+
+/** Checks, `beforeTool` hooks, decoding and approval: a call ready to run, or its result already. */
+const prepare = (engine: Engine, turn: Turn.Turn, { call, tool }: PlannedCall): Effect.Effect<Prepared, TurnAborted> => {
+  const started = turn.clock.currentTimeMillisUnsafe()
+  if (tool === undefined) return resultNow(notRun(turn, call, started, `Tool "${call.name}" not found`))
+  const args = parseArguments(call.arguments)
+  if (args === NOT_JSON) {
+    return resultNow(notRun(turn, call, started, `Invalid arguments for tool "${call.name}": not valid JSON. Received: ${call.arguments}`))
+  }
+  const where = Turn.hookContext(turn)
+  const hookCall: HookToolCall = { id: call.id, name: call.name, arguments: args, readOnly: tool.readOnly, requiresApproval: tool.requiresApproval }
+  const { hooks } = engine
+  if (!hooks.handles("beforeTool")) return decodeAndApprove(engine, turn, { call, tool, started, where, hookCall, args })
+  return Effect.flatMap(hooks.beforeTool({ context: where, call: hookCall }), (before) => {
+    if (before._tag === "Deny") return resultNow(skip(turn, call, `Tool execution denied by hook: ${before.reason}`))
+    if (before._tag !== "Continue") return stopFor(turn, "beforeTool", before)
+    const patched = { ...hookCall, arguments: before.arguments }
+    return decodeAndApprove(engine, turn, { call, tool, started, where, hookCall: patched, args: before.arguments })
+  })
+}
+
+/** Validation against the tool's Schema, then approval when the tool asks for it. */
+const decodeAndApprove = (engine: Engine, turn: Turn.Turn, call: PreparedCall): Effect.Effect<Prepared> =>
+  Effect.matchCauseEffectEager(call.tool.decode(call.hookCall.arguments), {
+    onFailure: (cause) => {
+      const error = Cause.findErrorOption(cause)
+      if (Option.isNone(error)) return Effect.failCause(cause as Cause.Cause<never>)
+      const invalid = `Invalid arguments for tool "${call.call.name}": ${issuesOf(error.value.message)}. Received: ${
+        JSON.stringify(call.hookCall.arguments)
+      }`
+      return resultNow(notRun(turn, call.call, call.started, invalid))
+    },
+    onSuccess: (args) => {
+      const prepared: Prepared = { ...call, args, _tag: "Prepared" }
+      if (!call.tool.needsApproval(args)) return Effect.succeed(prepared)
+      return Effect.map(engine.hooks.approveTool({ context: call.where, call: call.hookCall }), (approval): Prepared =>
+        approval._tag === "Deny"
+          ? { _tag: "ToolResult", result: skip(turn, call.call, `Tool execution denied by approval: ${approval.reason}`) }
+          : prepared)
+    }
+  })
+
+/** `ToolExecStart`, then the tool, bounded by its timeout; every failure becomes an error result, known secrets scrubbed. */
+const execute = (engine: Engine, turn: Turn.Turn, prepared: PreparedCall): Effect.Effect<Outcome, never, CurrentTurn> => {
+  const { call, tool } = prepared
+  Turn.publish(turn, "ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: JSON.stringify(prepared.hookCall.arguments) })
+  const scrub = engine.secrets.scrub
+  const run = Effect.matchCauseEffectEager(tool.execute(prepared.args, toolContextOf(prepared.where, call.id)), {
+    onSuccess: (value) => {
+      const output = toOutput(value)
+      return Effect.succeed<Outcome>({ content: Message.mapStrings(output.content, scrub), isError: output.isError ?? false })
+    },
+    onFailure: (cause) => {
+      // An interruption is the turn's, not the tool's failure: it goes on (and has no typed error).
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const reading = readCause(cause)
+      return Effect.succeed<Outcome>({
+        content: scrub(
+          reading._tag === "Error"
+            ? (reading.error as { readonly message: string }).message
+            : `Tool "${tool.name}" failed: ${show(reading._tag === "Defect" ? reading.defect : Cause.squash(cause))}`
+        ),
+        isError: true
+      })
+    }
+  })
+  if (tool.timeout === undefined) return run
+  const timeout = tool.timeout
+  return run.pipe(Effect.timeoutOrElse({
+    duration: timeout,
+    orElse: () => Effect.succeed({ content: `Tool "${tool.name}" timed out after ${Duration.toMillis(timeout)}ms`, isError: true })
+  }))
+}
+
+/** `afterTool` (or `onToolFailure`) hooks, `ToolExecEnd` and the result message. */
+const finalize = (engine: Engine, turn: Turn.Turn, prepared: PreparedCall, outcome: Outcome): Effect.Effect<Message.ToolResultMessage> => {
+  const { hooks } = engine
+  if (!hooks.handles(outcome.isError ? "onToolFailure" : "afterTool")) return Effect.succeed(ended(turn, prepared.call, prepared.started, outcome))
+  return Effect.map(
+    hooks.afterTool({ context: prepared.where, call: prepared.hookCall, result: outcome, failed: outcome.isError }),
+    (patched) => ended(turn, prepared.call, prepared.started, patched)
+  )
+}
+
+/** A call that did not run: `ToolExecStart` with the raw arguments, then its error result. */
+const notRun = (turn: Turn.Turn, call: Message.ToolCall, started: number, content: string): Message.ToolResultMessage => {
+  Turn.publish(turn, "ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: call.arguments })
+  return ended(turn, call, started, { content, isError: true })
+}
+
+/** `ToolExecEnd` and the call's result message. */
+const ended = (turn: Turn.Turn, call: Message.ToolCall, started: number, outcome: Outcome): Message.ToolResultMessage => {
+  const now = turn.clock.currentTimeMillisUnsafe()
+  Turn.publish(turn, "ToolExecEnd", {
+    toolCallId: call.id,
+    toolName: call.name,
+    durationMs: now - started,
+    isError: outcome.isError,
+    result: Message.textOf(outcome.content)
+  }, now)
+  return Message.toolResult(call, outcome.content, outcome.isError)
+}
+
+/** What a tool sees of its call: where it runs (as hooks see it) and the call's id. */
+const toolContextOf = (where: HookContext, toolCallId: string): ToolContext => {
+  const { turnId, sessionKey, iteration, depth, parentTurnId } = where
+  return parentTurnId === undefined
+    ? { turnId, sessionKey, iteration, depth, toolCallId }
+    : ({ turnId, sessionKey, iteration, depth, parentTurnId, toolCallId } as ToolContext)
+}
+
+/** What `parseArguments` returns for text that is not JSON. */
+const NOT_JSON: unique symbol = Symbol("NOT_JSON")
+
+const parseArguments = (raw: string): unknown => {
+  try {
+    return raw.trim() === "" ? {} : JSON.parse(raw)
+  } catch {
+    return NOT_JSON
+  }
+}
+
+/** `Expected string\n  at ["path"]` lines as `path: Expected string`, one per failing field. */
+const issuesOf = (message: string) => {
+  const issues: Array<string> = []
+  for (const line of message.split("\n")) {
+    const at = /^\s*at ((?:\[[^\]]*\])+)$/.exec(line)
+    if (at && issues.length > 0) {
+      const field = [...at[1]!.matchAll(/\[("?)([^\]]*?)\1\]/g)].map((m) => m[2]).join(".")
+      issues[issues.length - 1] = `${field}: ${issues[issues.length - 1]}`
+    } else if (line.trim() !== "") issues.push(line.trim())
+  }
+  return issues.join("; ")
+}

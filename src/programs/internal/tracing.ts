@@ -1,0 +1,31 @@
+/**
+ * Spans of a turn's steps, made only when someone can see them (see the design doc's
+ * "Performance" section).
+ */
+import { Effect, Tracer } from "effect"
+
+/** Spans on the loop's hot path (turn, provider call, tool call) skip capturing a stack trace each time. */
+export const noStackTrace: Tracer.TraceOptions = { captureStackTrace: false }
+
+/** Whether spans made on this fiber reach a tracing backend (anything but Effect's `nativeTracer`). */
+export const isTraced: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== Tracer.nativeTracer)
+
+/**
+ * `body()` in a span named `name` with `attributes()` and, on success, `annotate(result)`, when
+ * `traced`; untraced, `body()` is the effect. Call it when the effect is to run.
+ */
+export const spanned = <A, E, R>(
+  traced: boolean,
+  name: string,
+  attributes: () => Record<string, unknown>,
+  body: () => Effect.Effect<A, E, R>,
+  annotate?: (result: A) => Record<string, unknown> | undefined
+): Effect.Effect<A, E, R> => {
+  if (!traced) return body()
+  const effect = Effect.suspend(body)
+  const annotated = annotate === undefined ? effect : Effect.tap(effect, (result) => {
+    const values = annotate(result)
+    return values === undefined ? Effect.void : Effect.annotateCurrentSpan(values)
+  })
+  return annotated.pipe(Effect.withSpan(name, { attributes: attributes() }, noStackTrace))
+}

@@ -1,0 +1,374 @@
+/**
+ * The state of one running turn, and every change made to it.
+ *
+ * A `Turn` is made when a turn is decided on (a router claims the session, a parent spawns a
+ * child), so steering and interrupts can reach it before it starts; `begin` adds what the run
+ * needs. Its fields are read-only outside this module: each change is one of the functions below,
+ * which is the whole list of ways a turn's state moves. The hard-abort state is the exception,
+ * owned by `hardAbort.ts`.
+ *
+ * The queues are plain arrays changed in synchronous steps: fibers interleave only at yield
+ * points, so each change is atomic, and the turn reads them only at its checkpoints.
+ */
+import { type Clock, Deferred, Effect, Option, type Schema, type Scope } from "effect"
+import type { InvalidConfig, SessionStoreError } from "../../domain/errors.ts"
+import * as AgentEvent from "../../domain/Event.ts"
+import type { EventKind, EventPayload } from "../../domain/Event.ts"
+import type { HookContext } from "../../domain/Hook.ts"
+import type { Content, Message } from "../../domain/Message.ts"
+import type { ModelOptions } from "../../domain/ModelOptions.ts"
+import type { Compaction, SessionEntry } from "../../domain/SessionLog.ts"
+import type { TurnInfo, TurnPhase } from "../../domain/Turn.ts"
+import * as Usage from "../../domain/Usage.ts"
+import type { EventBusShape } from "../../services/EventBus.ts"
+import type { Compression } from "./compaction.ts"
+import * as HardAbort from "./hardAbort.ts"
+
+/**
+ * Where a turn's conversation comes from and goes to: a stored session for a root turn, an
+ * ephemeral one for a sub-turn.
+ */
+export interface SessionPort {
+  /** The history the turn starts from (the snapshot a hard abort returns to); a failure fails the turn. */
+  readonly load: Effect.Effect<ReadonlyArray<Message>, SessionStoreError>
+  /**
+   * Stores, in one append, every message the turn produced followed by at most one compaction
+   * record whose `cut` (an index into the loaded history followed by those messages) makes the
+   * session's view the turn's final context.
+   */
+  readonly commit: (entries: ReadonlyArray<SessionEntry>) => Effect.Effect<void, SessionStoreError>
+}
+
+/** What a turn is started with: by the agent loop for a session, or by a parent turn for a sub-turn. */
+export interface TurnStart {
+  readonly input: Content
+  readonly systemPrompt: string | undefined
+  readonly session: SessionPort
+  readonly maxTokens?: number | undefined
+  /** A context budget in runes overriding the config's (sub-turns). */
+  readonly contextBudget?: number | undefined
+  /** At most this many messages are sent (sub-turns' ephemeral sessions). */
+  readonly maxMessages?: number | undefined
+  /** Whether this is the session's first turn in this loop (runs `sessionStart` hooks). */
+  readonly firstOfSession: boolean
+  /** Set when the turn's options are invalid: the turn fails with it before anything else. */
+  readonly rejected?: InvalidConfig | undefined
+  /** The typed answer asked for (`TurnOptions.output`), and its JSON Schema if given. */
+  readonly output?: { readonly schema: Schema.Decoder<unknown>; readonly jsonSchema?: Record<string, unknown> | undefined } | undefined
+}
+
+/** An async sub-turn result waiting for the parent's next provider call. */
+export interface PendingResult {
+  readonly childTurnId: string
+  readonly content: string
+}
+
+/** What a new turn is made from. */
+export interface TurnOptions {
+  readonly turnId: string
+  readonly sessionKey: string
+  readonly depth: number
+  readonly parentTurnId: string | undefined
+  readonly startedAt: number
+  readonly steeringCapacity: number
+  readonly pendingCapacity: number
+  /** The tools the turn may use (`undefined`: all); inherited by sub-turns that name none. */
+  readonly toolNames?: ReadonlyArray<string> | undefined
+  /** The model the turn talks to; the default for its sub-turns. */
+  readonly model: string
+  /** The turn's model options (the config's under its own); the default for its sub-turns. */
+  readonly modelOptions?: ModelOptions | undefined
+  /** Where its events go, stamped with this Clock's time. */
+  readonly bus: EventBusShape
+  readonly clock: Clock.Clock
+}
+
+/** A running turn. */
+export interface Turn extends TurnOptions {
+  /**
+   * The iteration the turn is in: how many iterations have called the model so far (what
+   * `maxIterations` limits; a graceful interrupt's summary call counts as one more).
+   */
+  readonly iteration: number
+  readonly phase: TurnPhase
+  readonly steering: ReadonlyArray<string>
+  readonly followUps: ReadonlyArray<string>
+  /** Steering already drained into the conversation; handed back as follow-ups if the turn is rolled back. */
+  readonly steered: ReadonlyArray<string>
+  /** Completed with the caller's hint by `interruptGraceful`. */
+  readonly graceful: Deferred.Deferred<string | undefined>
+  readonly pending: ReadonlyArray<PendingResult>
+  readonly children: ReadonlyMap<string, Turn>
+  /** Owns the turn's detached sub-turns; closed when the turn ends, which stops them. */
+  readonly scope: Scope.Closeable | undefined
+  /** Set once the turn stopped taking input (results after this are orphans). */
+  readonly closed: boolean
+  /** The hard-abort protocol's state (`hardAbort.ts`). */
+  readonly abort: HardAbort.State
+  // What the run adds (`begin`).
+  readonly start: TurnStart
+  /** Whether the turn makes spans for its provider and tool calls (see `spanned`). */
+  readonly traced: boolean
+  readonly systemPrompt: string | undefined
+  /** Session history followed by this turn's messages; compression may shorten its front. */
+  readonly conversation: ReadonlyArray<Message>
+  /**
+   * Whether the conversation may hold content parts: set when a message with parts joins it, never
+   * cleared (compression only takes messages out), so a request is scanned for images only then.
+   */
+  readonly partsSeen: boolean
+  /** How many messages the loaded history held. */
+  readonly historyLength: number
+  /** Every message this turn produced, in order, including those compression took out of `conversation`. */
+  readonly produced: ReadonlyArray<Message>
+  /** Set when the turn compressed: the record committed after `produced` (see `compacted`). */
+  readonly compaction: Compaction | undefined
+  readonly usage: Usage.Usage
+  /** Text of the provider call in flight; kept as a `partial` message if the call fails for good. */
+  readonly partialText: string
+  /** Models called this turn that have no price (each is warned about once). */
+  readonly unpriced: ReadonlySet<string>
+  readonly stopBlocks: number
+}
+
+type Writable = { -readonly [K in keyof Turn]: Turn[K] } & {
+  readonly steering: Array<string>
+  readonly followUps: Array<string>
+  readonly steered: Array<string>
+  readonly pending: Array<PendingResult>
+  readonly children: Map<string, Turn>
+  readonly produced: Array<Message>
+  conversation: Array<Message>
+  readonly unpriced: Set<string>
+}
+const writable = (turn: Turn): Writable => turn as Writable
+
+/** A fresh turn, made synchronously so that routing can check-and-start atomically. */
+export const make = (options: TurnOptions): Turn => {
+  const turn: Omit<Writable, "start"> = {
+    ...options,
+    iteration: 0,
+    phase: "starting",
+    steering: [],
+    followUps: [],
+    steered: [],
+    graceful: Deferred.makeUnsafe<string | undefined>(),
+    pending: [],
+    children: new Map(),
+    scope: undefined,
+    closed: false,
+    abort: HardAbort.initial(),
+    traced: false,
+    systemPrompt: undefined,
+    conversation: [],
+    partsSeen: false,
+    historyLength: 0,
+    produced: [],
+    compaction: undefined,
+    usage: Usage.empty,
+    partialText: "",
+    unpriced: new Set(),
+    stopBlocks: 0
+  }
+  // `start` is set by `begin`, before anything reads it.
+  return turn as unknown as Turn
+}
+
+/** Starts the run: what the turn was started with, and whether it is traced. */
+export const begin = (turn: Turn, start: TurnStart, traced: boolean, scope: Scope.Closeable): void => {
+  const w = writable(turn)
+  w.start = start
+  w.traced = traced
+  w.systemPrompt = start.systemPrompt
+  w.scope = scope
+}
+
+/** Sets the history the turn starts from. */
+export const loaded = (turn: Turn, history: ReadonlyArray<Message>): void => {
+  const w = writable(turn)
+  w.conversation = [...history]
+  w.historyLength = history.length
+  w.partsSeen = holdsParts(history)
+}
+
+/** Whether any of `messages` holds content parts (only those can hold images; most histories hold none). */
+export const holdsParts = (messages: ReadonlyArray<Message>): boolean => {
+  for (const message of messages) if (hasParts(message)) return true
+  return false
+}
+
+const hasParts = (message: Message): boolean =>
+  (message.role === "user" || message.role === "tool") && typeof message.content !== "string"
+
+/** Appends messages to the conversation; the turn commits them. */
+export const append = (turn: Turn, ...messages: ReadonlyArray<Message>): void => {
+  const w = writable(turn)
+  for (const message of messages) {
+    w.conversation.push(message)
+    w.produced.push(message)
+    if (!w.partsSeen && hasParts(message)) w.partsSeen = true
+  }
+}
+
+/** A `beforeTurn` hook's system prompt. */
+export const setSystemPrompt = (turn: Turn, systemPrompt: string | undefined): void => {
+  writable(turn).systemPrompt = systemPrompt
+}
+
+/** The next iteration begins: it calls the model. */
+export const nextIteration = (turn: Turn): void => {
+  writable(turn).iteration++
+}
+
+export const setPhase = (turn: Turn, phase: TurnPhase): void => {
+  writable(turn).phase = phase
+}
+
+/** The text streamed so far by the provider call in flight. */
+export const setPartialText = (turn: Turn, text: string): void => {
+  writable(turn).partialText = text
+}
+
+export const addUsage = (turn: Turn, usage: Usage.Usage): void => {
+  const w = writable(turn)
+  w.usage = Usage.add(w.usage, usage)
+}
+
+/** Whether `model` is priceless and not yet warned about this turn (it is from now on). */
+export const firstUnpriced = (turn: Turn, model: string): boolean => {
+  const w = writable(turn)
+  if (w.unpriced.has(model)) return false
+  w.unpriced.add(model)
+  return true
+}
+
+/** A `beforeStop` hook kept the turn going. */
+export const stopBlocked = (turn: Turn): void => {
+  writable(turn).stopBlocks++
+}
+
+/** The context without compression's bookkeeping (a tool result cut in the context only). */
+export const replaceContext = (turn: Turn, kept: ReadonlyArray<Message>): void => {
+  writable(turn).conversation = [...kept]
+}
+
+/**
+ * Records a compression of the conversation. The conversation is always the system messages of
+ * `all[0, cut)` followed by `all[cut…]`, where `all` is the history followed by `produced` (a
+ * compression keeps the system messages and a suffix, `compaction.ts`): so the new cut is the
+ * old one advanced past what this compression dropped. An overflow among the turn's compressions
+ * names the record.
+ */
+export const compacted = (turn: Turn, reason: "overflow" | "budget", compression: Compression): void => {
+  const w = writable(turn)
+  const cut = w.compaction?.cut ?? 0
+  const leadingSystems = w.conversation.length - (w.historyLength + w.produced.length - cut)
+  const dropUpTo = (compression.droppedAt.at(-1) ?? leadingSystems - 1) + 1
+  w.conversation = [...compression.kept]
+  w.compaction = {
+    role: "compaction",
+    reason: w.compaction?.reason === "overflow" ? "overflow" : reason,
+    cut: cut + dropUpTo - leadingSystems
+  }
+}
+
+// ---- Input from outside ----------------------------------------------------------------------
+
+/** Queues steering; says why when the turn cannot take it. */
+export const steer = (turn: Turn, message: string): "queued" | "closed" | "full" => {
+  if (turn.closed) return "closed"
+  if (turn.steering.length >= turn.steeringCapacity) return "full"
+  writable(turn).steering.push(message)
+  return "queued"
+}
+
+/** Takes every queued steering message at once. */
+export const drainSteering = (turn: Turn): ReadonlyArray<string> => {
+  const w = writable(turn)
+  const drained = w.steering.splice(0, w.steering.length)
+  w.steered.push(...drained)
+  return drained
+}
+
+/** Takes every pending sub-turn result at once. */
+export const drainPending = (turn: Turn): ReadonlyArray<PendingResult> => writable(turn).pending.splice(0, turn.pending.length)
+
+/** Offers a sub-turn result; says why when it cannot be delivered. */
+export const offerPending = (turn: Turn, result: PendingResult): "delivered" | "parent_ended" | "queue_full" => {
+  if (turn.closed) return "parent_ended"
+  if (turn.pending.length >= turn.pendingCapacity) return "queue_full"
+  writable(turn).pending.push(result)
+  return "delivered"
+}
+
+/** Queues a message to run as the session's next turn once this one ends. */
+export const queueFollowUp = (turn: Turn, message: string): void => {
+  writable(turn).followUps.push(message)
+}
+
+/** Asks for a graceful interrupt; true when this is the first ask. */
+export const requestGraceful = (turn: Turn, hint: string | undefined): Effect.Effect<boolean> => Deferred.succeed(turn.graceful, hint)
+
+/** Whether a graceful interrupt was requested, without its hint: a plain check for the hot path. */
+export const gracefulAsked = (turn: Turn): boolean => Deferred.isDoneUnsafe(turn.graceful)
+
+/** Whether a graceful interrupt was requested, and its hint. */
+export const gracefulRequested = (turn: Turn): Effect.Effect<{ readonly hint: string | undefined } | undefined> =>
+  Effect.flatMap(Deferred.poll(turn.graceful), Option.match({
+    onNone: () => Effect.succeed(undefined),
+    onSome: (hint) => Effect.map(hint, (value) => ({ hint: value }))
+  }))
+
+export const addChild = (turn: Turn, child: Turn): void => {
+  writable(turn).children.set(child.turnId, child)
+}
+
+export const removeChild = (turn: Turn, child: Turn): void => {
+  writable(turn).children.delete(child.turnId)
+}
+
+/**
+ * The turn takes no more input: steering that came too late, or that a rollback took out of the
+ * history (`persisted` false), becomes follow-ups, never lost. Returns the messages moved.
+ */
+export const close = (turn: Turn, persisted: boolean): ReadonlyArray<string> => {
+  const w = writable(turn)
+  w.closed = true
+  w.phase = "finishing"
+  const moved = [...(persisted ? [] : w.steered), ...w.steering.splice(0)]
+  w.followUps.push(...moved)
+  return moved
+}
+
+// ---- What others see -------------------------------------------------------------------------
+
+/** Publishes an event of this turn, stamped with its place and (by default) the Clock's time now. */
+export const publish = <K extends EventKind>(turn: Turn, kind: K, payload: EventPayload<K>, at?: number): void =>
+  // The turn is the event's place (its coordinates are read at the call): no copy per event.
+  turn.bus.publishUnsafe(AgentEvent.make(kind, turn, at ?? turn.clock.currentTimeMillisUnsafe(), payload))
+
+/** `publish` as an effect. */
+export const emit = <K extends EventKind>(turn: Turn, kind: K, payload: EventPayload<K>): Effect.Effect<void> =>
+  Effect.sync(() => publish(turn, kind, payload))
+
+/** Publishes an `LLMDelta` stamped `at` (the hottest event, see `AgentEvent.delta`). */
+export const publishDelta = (turn: Turn, kind: "text" | "reasoning" | "tool_call", text: string, at: number, toolCallIndex?: number): void =>
+  turn.bus.publishUnsafe(AgentEvent.delta(turn, at, kind, text, toolCallIndex))
+
+/** Where hooks run: the turn's place. */
+export const hookContext = (turn: Turn): HookContext =>
+  turn.parentTurnId === undefined
+    ? { turnId: turn.turnId, sessionKey: turn.sessionKey, iteration: turn.iteration, depth: turn.depth }
+    : { turnId: turn.turnId, sessionKey: turn.sessionKey, iteration: turn.iteration, depth: turn.depth, parentTurnId: turn.parentTurnId }
+
+/** The public view of a turn. */
+export const info = (turn: Turn): TurnInfo => ({
+  turnId: turn.turnId,
+  sessionKey: turn.sessionKey,
+  iteration: turn.iteration,
+  startedAt: turn.startedAt,
+  ...(turn.parentTurnId === undefined ? {} : { parentTurnId: turn.parentTurnId }),
+  childTurnIds: [...turn.children.keys()],
+  phase: turn.phase,
+  depth: turn.depth
+})

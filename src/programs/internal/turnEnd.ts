@@ -1,0 +1,120 @@
+/**
+ * Every way a turn ends (DESIGN §6 step 7), in one place.
+ *
+ * - Normally: persist what it produced (and how it compacted), `TurnEnd`, `afterTurn` hooks.
+ * - A hook stops it: `TurnAborted` (status `failed`, with an `Error` event naming the hook), or a
+ *   hard abort (`hardAbort.ts`).
+ * - A hard abort: the turn ends `aborted` and nothing is persisted.
+ * - A failure or defect of the body: status `failed`, keeping what was completed.
+ */
+import { Cause, Clock, Data, Effect, Exit, Scope } from "effect"
+import { readCause, tagged } from "../../domain/causeMessage.ts"
+import type { AbortTurn, HardAbort as HardAbortDecision } from "../../domain/Hook.ts"
+import * as Message from "../../domain/Message.ts"
+import type { TurnResult, TurnStatus } from "../../domain/Turn.ts"
+import type { Named } from "../../services/Hooks.ts"
+import type { Engine } from "./engine.ts"
+import * as HardAbort from "./hardAbort.ts"
+import * as Turn from "./turn.ts"
+
+/** A hook (or the compactor) ended the turn: status `failed`, with an `Error` event naming it. */
+export class TurnAborted extends Data.TaggedError("TurnAborted")<{
+  readonly stage: string
+  readonly reason: string
+  readonly hook?: string
+}> {}
+
+/** Ends the turn as a hook decided: `failed` for an abort, rolled back for a hard abort. */
+export const stopFor = (turn: Turn.Turn, stage: string, decision: Named<AbortTurn> | Named<HardAbortDecision>): Effect.Effect<never, TurnAborted> =>
+  decision._tag === "HardAbort"
+    ? HardAbort.fromInside(turn, decision.reason)
+    : Effect.fail(new TurnAborted({ stage, reason: decision.reason, hook: decision.hook }))
+
+/** What a turn's end may carry. */
+export interface Ending {
+  readonly finalMessage?: Message.AssistantMessage | undefined
+  readonly error?: string | undefined
+  readonly output?: unknown
+}
+
+/** Ends the turn normally: its messages are persisted (but for a blocked turn). */
+export const endTurn = (engine: Engine, turn: Turn.Turn, status: TurnStatus, ending: Ending = {}): Effect.Effect<TurnResult> =>
+  finish(engine, turn, status, ending, status !== "blocked")
+
+/**
+ * Turns the exit of a turn's body into its result: a success is the result; an interruption
+ * (hard abort) rolls back — nothing persisted — and ends `aborted`; a failure or defect ends
+ * `failed`, keeping the messages completed so far and any text that arrived before the provider
+ * failed (as a `partial` assistant message). Then the turn's detached sub-turns are released.
+ */
+export const settle = (engine: Engine, turn: Turn.Turn, exit: Exit.Exit<TurnResult, unknown>): Effect.Effect<TurnResult> =>
+  Effect.tap(resultOf(engine, turn, exit), (result) => release(turn, result.status === "aborted"))
+
+const resultOf = (engine: Engine, turn: Turn.Turn, exit: Exit.Exit<TurnResult, unknown>): Effect.Effect<TurnResult> => {
+  if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
+  if (Cause.hasInterruptsOnly(exit.cause)) return Effect.andThen(HardAbort.announce(turn), finish(engine, turn, "aborted", {}, false))
+  const reading = readCause(exit.cause)
+  const error = reading._tag === "Error" ? reading.error : reading._tag === "Defect" ? reading.defect : Cause.squash(exit.cause)
+  const aborted = error instanceof TurnAborted ? error : undefined
+  const message = aborted
+    ? `${aborted.hook ? `Hook "${aborted.hook}"` : "The loop"} aborted the turn at ${aborted.stage}: ${aborted.reason}`
+    : tagged(error)
+  if (turn.partialText !== "") Turn.append(turn, Message.assistant(turn.partialText, [], { partial: true }))
+  Turn.publish(turn, "Error", { stage: aborted?.stage ?? "turn", message, ...(aborted?.hook === undefined ? {} : { hook: aborted.hook }) })
+  return finish(engine, turn, "failed", { error: message }, true)
+}
+
+/**
+ * What every way of ending shares: the turn closes (late steering becomes follow-ups), commits
+ * what it produced if `persisted`, then its result, `TurnEnd` and `afterTurn`.
+ */
+const finish = (engine: Engine, turn: Turn.Turn, status: TurnStatus, ending: Ending, persisted: boolean) =>
+  Effect.gen(function*() {
+    for (const message of Turn.close(turn, persisted)) Turn.publish(turn, "FollowUpQueued", { content: message })
+    const messages = persisted ? [...turn.produced] : []
+    let error = ending.error
+    if (persisted) {
+      yield* turn.start.session.commit(turn.compaction ? [...messages, turn.compaction] : messages).pipe(
+        Effect.catch((e) =>
+          Effect.sync(() => {
+            error = error ?? e.message
+            Turn.publish(turn, "Error", { stage: "commit", message: e.message })
+          })
+        )
+      )
+    }
+    const now = yield* Clock.currentTimeMillis
+    const result: TurnResult = {
+      turnId: turn.turnId,
+      sessionKey: turn.sessionKey,
+      status,
+      ...(ending.finalMessage ? { finalMessage: ending.finalMessage } : {}),
+      messages,
+      followUps: [...turn.followUps],
+      iterations: turn.iteration,
+      usage: turn.usage,
+      ...(error === undefined ? {} : { error }),
+      ...(ending.output === undefined ? {} : { output: ending.output })
+    }
+    Turn.publish(turn, "TurnEnd", {
+      status,
+      iterations: turn.iteration,
+      durationMs: now - turn.startedAt,
+      usage: turn.usage,
+      ...(error === undefined ? {} : { error }),
+      ...(ending.output === undefined ? {} : { output: ending.output })
+    }, now)
+    yield* Effect.annotateCurrentSpan({ "agent.turn.status": status, "agent.turn.iterations": turn.iteration })
+    if (engine.hooks.handles("afterTurn")) yield* engine.hooks.afterTurn({ context: Turn.hookContext(turn), result })
+    return result
+  }).pipe(Effect.uninterruptible)
+
+/**
+ * Releases the turn's detached sub-turns when it ends: closing its scope stops the non-critical
+ * ones; after a hard abort the critical ones are stopped too.
+ */
+const release = (turn: Turn.Turn, aborted: boolean): Effect.Effect<void> =>
+  Effect.andThen(
+    turn.scope ? Scope.close(turn.scope, Exit.void) : Effect.void,
+    aborted ? HardAbort.stopCritical(turn) : Effect.void
+  )
