@@ -86,6 +86,8 @@ const main = Effect.gen(function*() {
   yield* sessions
   const heap = yield* heapAfterTurn()
   console.log(`\nheap retained after a 10,000-iteration turn: ${heap.megabytes.toFixed(1)} MB (${heap.messages} messages in the session)`)
+  const scripted = yield* heapAfterTurn(10_000, "scripted")
+  console.log(`the same on Scripted, its log of 10,001 requests included: ${scripted.megabytes.toFixed(1)} MB`)
 })
 
 Effect.runPromise(main)

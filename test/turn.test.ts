@@ -4,6 +4,7 @@ import { TestClock } from "effect/testing"
 import { ProviderRejected, RateLimited, ToolError } from "../src/domain/errors.ts"
 import * as Message from "../src/domain/Message.ts"
 import * as Tool from "../src/domain/Tool.ts"
+import * as Scripted from "../src/layers/providers/Scripted.ts"
 import { ScriptedLog } from "../src/layers/providers/Scripted.ts"
 import * as SessionStoreMemory from "../src/layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../src/programs/AgentLoopLive.ts"
@@ -238,6 +239,44 @@ describe("AgentLoop: sessions", () => {
       expect(r1.status).toBe("completed")
       expect(r2.status).toBe("completed")
     }).pipe(Effect.provide(harness({ script: () => ({ content: "answer", delay: "100 millis" }) }))))
+})
+
+describe("Scripted: the request log", () => {
+  it.effect("each request is kept as it was sent, while consecutive requests share what they have in common", () =>
+    Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const first = yield* loop.turn("s", "go")
+      expect([first.status, first.iterations]).toEqual(["completed", 31])
+      yield* loop.turn("s", "again")
+      const requests = yield* (yield* ScriptedLog).requests
+      expect(requests).toHaveLength(32)
+      for (let k = 0; k <= 30; k++) {
+        const sent = requests[k]!.messages
+        expect(sent).toHaveLength(2 + 2 * k)
+        expect(sent[0]).toEqual(Message.system("be brief"))
+        expect(sent[1]).toEqual(Message.user("go"))
+        if (k > 0) {
+          expect(sent.at(-2)).toMatchObject({ role: "assistant", toolCalls: [{ id: `call_${k - 1}_0` }] })
+          expect(sent.at(-1)).toMatchObject({ role: "tool", toolCallId: `call_${k - 1}_0`, content: `echo: e${k - 1}` })
+        }
+      }
+      // The next turn's request holds the first turn whole, then its own input.
+      const next = requests[31]!.messages
+      expect(next).toHaveLength(2 + 2 * 30 + 2)
+      expect(next.slice(-2)).toEqual([Message.assistant("done"), Message.user("again")])
+      expect(requests[0]!.model).toBe("m")
+    }).pipe(Effect.provide(
+      AgentLoopLive.layer({ model: "m", systemPrompt: "be brief", maxIterations: 40 }).pipe(
+        Layer.provideMerge(Layer.mergeAll(
+          Scripted.layer((_, index) =>
+            index < 30 ? { toolCalls: [{ name: "echo", arguments: { text: `e${index}` } }] } : { content: "done" }
+          ),
+          ToolRegistryLive.layer([echo]),
+          SessionStoreMemory.layer()
+        )),
+        Layer.orDie
+      )
+    )))
 })
 
 describe("ProviderShape.whole", () => {

@@ -3,7 +3,8 @@
  *
  * Responses come from a list (one per call, in order) or from a function of the request. Each may
  * wait on the Clock before it starts (`delay`) and between its chunks (`chunkDelay`), fail with a
- * provider error, die, or never finish (`stall`). Every request is recorded in `ScriptedLog`.
+ * provider error, die, or never finish (`stall`). Every request is recorded in `ScriptedLog`
+ * (sharing the messages consecutive requests have in common).
  *
  * @example
  * ```ts
@@ -17,7 +18,7 @@
  */
 import { Context, Duration, Effect, Layer, Stream } from "effect"
 import { ProviderRejected, type ProviderError } from "../../domain/errors.ts"
-import type { ProviderBlock } from "../../domain/Message.ts"
+import type { Message, ProviderBlock } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
 import { chunksOfReply, Provider, type ProviderShape, type WholeReply } from "../../services/Provider.ts"
@@ -112,20 +113,52 @@ const streamOf = (response: ScriptedResponse, chunks: ReadonlyArray<ProviderChun
     : paced
 }
 
+/**
+ * The requests a provider received, kept without a copy of the conversation per request: each
+ * request of a turn holds the one before it plus what was added, so consecutive requests share
+ * their common prefix of messages (one array, appended to). A log of a long turn then grows with
+ * the conversation, not with its square; a request that does not extend the one before (a
+ * compression, a retry's extra messages) starts a new array from their common prefix.
+ */
+const requestLog = () => {
+  const records: Array<{ readonly request: Omit<ProviderRequest, "messages">; readonly messages: ReadonlyArray<Message>; readonly length: number }> = []
+  let shared: Array<Message> = []
+  return {
+    /** Records `request`; returns its index. */
+    add: (request: ProviderRequest): number => {
+      const { messages, ...rest } = request
+      const limit = Math.min(shared.length, messages.length)
+      let common = 0
+      while (common < limit && shared[common] === messages[common]) common++
+      if (common < shared.length) shared = shared.slice(0, common)
+      for (let i = common; i < messages.length; i++) shared.push(messages[i]!)
+      return records.push({ request: rest, messages: shared, length: messages.length }) - 1
+    },
+    /** Every request; each one's messages are copied out when read (reading them all costs what keeping them all would). */
+    all: (): ReadonlyArray<ProviderRequest> =>
+      records.map((r) => ({
+        ...r.request,
+        get messages() {
+          return r.messages.slice(0, r.length)
+        }
+      }))
+  }
+}
+
 /** A scripted provider and the log of what it received. */
 export const make = (script: Script) =>
   Effect.sync(() => {
-    const requests: Array<ProviderRequest> = []
+    const requests = requestLog()
     const provider: ProviderShape = Provider.fromWhole((request) =>
       Effect.suspend(() => {
-        const index = requests.push(request) - 1
+        const index = requests.add(request)
         const response = typeof script === "function" ? script(request, index) : script[index]
         return response === undefined
           ? Effect.fail(new ProviderRejected({ message: `Scripted provider has no response for call ${index + 1}` }))
           : replyOf(response, index, request)
       })
     )
-    return { provider, log: { requests: Effect.sync((): ReadonlyArray<ProviderRequest> => [...requests]) } }
+    return { provider, log: { requests: Effect.sync(requests.all) } }
   })
 
 /** The scripted provider as a layer, with its `ScriptedLog`. */

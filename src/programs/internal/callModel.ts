@@ -135,8 +135,8 @@ export const replyOf = (response: ModelResponse): Message.AssistantMessage =>
 
 /** The messages of this iteration's request: the system prompt, the conversation, then `extra` — one copy. */
 const requestMessages = (turn: Turn.Turn, extra: ReadonlyArray<Message.Message>): Array<Message.Message> =>
-  turn.systemPrompt
-    ? ([Message.system(turn.systemPrompt)] as Array<Message.Message>).concat(turn.conversation, extra)
+  turn.systemMessage
+    ? ([turn.systemMessage] as Array<Message.Message>).concat(turn.conversation, extra)
     : extra.length > 0
     ? turn.conversation.concat(extra)
     : turn.conversation.slice()

@@ -15,7 +15,7 @@ import type { InvalidConfig, SessionStoreError } from "../../domain/errors.ts"
 import * as AgentEvent from "../../domain/Event.ts"
 import type { EventKind, EventPayload } from "../../domain/Event.ts"
 import type { HookContext } from "../../domain/Hook.ts"
-import type { Content, Message } from "../../domain/Message.ts"
+import { type Content, type Message, system, type SystemMessage } from "../../domain/Message.ts"
 import type { ModelOptions } from "../../domain/ModelOptions.ts"
 import type { Compaction, SessionEntry } from "../../domain/SessionLog.ts"
 import type { TurnInfo, TurnPhase } from "../../domain/Turn.ts"
@@ -110,6 +110,8 @@ export interface Turn extends TurnOptions {
   /** Whether the turn makes spans for its provider and tool calls (see `spanned`). */
   readonly traced: boolean
   readonly systemPrompt: string | undefined
+  /** The system prompt as the first message of each request: one object while the prompt stays, so requests share it. */
+  readonly systemMessage: SystemMessage | undefined
   /** Session history followed by this turn's messages; compression may shorten its front. */
   readonly conversation: ReadonlyArray<Message>
   /**
@@ -160,6 +162,7 @@ export const make = (options: TurnOptions): Turn => {
     abort: HardAbort.initial(),
     traced: false,
     systemPrompt: undefined,
+    systemMessage: undefined,
     conversation: [],
     partsSeen: false,
     historyLength: 0,
@@ -179,8 +182,8 @@ export const begin = (turn: Turn, start: TurnStart, traced: boolean, scope: Scop
   const w = writable(turn)
   w.start = start
   w.traced = traced
-  w.systemPrompt = start.systemPrompt
   w.scope = scope
+  setSystemPrompt(turn, start.systemPrompt)
 }
 
 /** Sets the history the turn starts from. */
@@ -212,7 +215,9 @@ export const append = (turn: Turn, ...messages: ReadonlyArray<Message>): void =>
 
 /** A `beforeTurn` hook's system prompt. */
 export const setSystemPrompt = (turn: Turn, systemPrompt: string | undefined): void => {
-  writable(turn).systemPrompt = systemPrompt
+  const w = writable(turn)
+  w.systemPrompt = systemPrompt
+  w.systemMessage = systemPrompt ? system(systemPrompt) : undefined
 }
 
 /** The next iteration begins: it calls the model. */
