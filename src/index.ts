@@ -61,6 +61,8 @@ export * as SessionStoreSql from "./layers/SessionStoreSql.ts"
 export * as NodeSqliteClient from "./layers/sql/NodeSqliteClient.ts"
 export * as ToolRegistryLive from "./layers/ToolRegistry.ts"
 export * as WorkspaceLive from "./layers/Workspace.ts"
+/** @deprecated Use `WorkspaceLive.make`. */
+export { make as makeWorkspace } from "./layers/Workspace.ts"
 
 export * as AgentLoopCluster from "./cluster/AgentLoopCluster.ts"
 export * as AgentLoopProgram from "./programs/AgentLoopProgram.ts"

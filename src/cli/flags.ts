@@ -7,9 +7,14 @@ import { Flag } from "effect/cli"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import { ReasoningEffort } from "../domain/ModelOptions.ts"
 import { BuiltinToolName } from "../tools/index.ts"
-import { defaultTools } from "./settings.ts"
 import { ApprovalPolicy } from "./settingsFile.ts"
 import { storeFlags } from "./storeChoice.ts"
+
+/**
+ * The built-in tools enabled when neither `--tools` nor a settings file chooses: all of them.
+ * `exec` is among them, as in every peer CLI; it still asks before each call (or is denied).
+ */
+export const defaultTools: ReadonlyArray<BuiltinToolName> = BuiltinToolName.literals
 
 /** The providers the CLI can talk to. */
 const providerNames = ["openai", "openai-responses", "anthropic", "gemini", "vertex", "replay"] as const

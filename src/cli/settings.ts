@@ -22,7 +22,7 @@ import * as ClaudeSettings from "./claudeSettings.ts"
 import * as ContextFiles from "./contextFiles.ts"
 import { dataDir, newSessionKey, readLastSession } from "./dataDir.ts"
 import { fail } from "./failure.ts"
-import type { AgentFlags } from "./flags.ts"
+import { type AgentFlags, defaultTools } from "./flags.ts"
 import * as ModelOptionFlags from "./modelOptions.ts"
 import { parseRule, type Rule, RuleError, type RuleKind } from "./permissions/rules.ts"
 import * as Permissions from "./permissions/state.ts"
@@ -108,11 +108,6 @@ const defaultSystemPrompt = "You are agent-loop, a careful assistant working in 
   "machine. Look at files with the tools before answering questions about them; paths are relative to the " +
   "workspace root. Be concise."
 
-/**
- * The built-in tools enabled when neither `--tools` nor a settings file chooses: all of them.
- * `exec` is among them, as in every peer CLI; it still asks before each call (or is denied).
- */
-export const defaultTools: ReadonlyArray<BuiltinToolName> = BuiltinToolName.literals
 
 const decodeToolName = Schema.decodeUnknownOption(BuiltinToolName)
 

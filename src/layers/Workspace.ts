@@ -1,10 +1,98 @@
 /**
- * The `Workspace` layer: the built-in tools confined to one directory.
+ * The `Workspace` layer: the built-in tools confined to one directory, and how a path given by
+ * the model is decided to stay inside it.
  */
-import { type FileSystem, Layer, type Path } from "effect"
-import type { ConfigError } from "../domain/errors.ts"
-import { makeWorkspace, Workspace } from "../tools/workspace.ts"
+import { Effect, FileSystem, Layer, Option, Path, type PlatformError } from "effect"
+import { InvalidConfig, ToolError } from "../domain/errors.ts"
+import { Workspace, type WorkspaceShape } from "../services/Workspace.ts"
+
+/** How many symbolic links a single path may pass through, as the kernel's `ELOOP` limit. */
+const MAX_LINK_HOPS = 40
+
+const isInside = (path: Path.Path, root: string, candidate: string): boolean => {
+  const rel = path.relative(root, candidate)
+  return rel === "" || (rel !== ".." && !rel.startsWith(".." + path.sep) && !path.isAbsolute(rel))
+}
+
+const isNotFound = (error: PlatformError.PlatformError): boolean =>
+  error.reason._tag === "NotFound"
+
+/** Builds the workspace shape; the root is canonicalised once so every later comparison is exact. */
+export const make = (root: string): Effect.Effect<WorkspaceShape, InvalidConfig, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const fail = (message: string) => new InvalidConfig({ field: "workspace", message })
+    const realRoot = yield* fs.realPath(path.resolve(root)).pipe(
+      Effect.mapError((e) => fail(`Workspace root "${root}" cannot be opened: ${e.message}`))
+    )
+    const info = yield* fs.stat(realRoot).pipe(Effect.mapError((e) => fail(e.message)))
+    if (info.type !== "Directory") return yield* Effect.fail(fail(`Workspace root "${root}" is not a directory`))
+
+    const ioError = (input: string, error: PlatformError.PlatformError) =>
+      new ToolError({ message: `Cannot resolve path "${input}": ${error.message}` })
+
+    /**
+     * The canonical form of `absolute`: the real path of its deepest existing ancestor joined with
+     * the missing tail. A dangling link is followed by hand, since `realPath` cannot see through it.
+     */
+    const canonical = (input: string, absolute: string, hops: number): Effect.Effect<string, ToolError> =>
+      Effect.gen(function*() {
+        let current = absolute
+        const tail: Array<string> = []
+        while (true) {
+          const found = yield* fs.lstat(current).pipe(
+            Effect.map(Option.some),
+            Effect.catchIf(isNotFound, () => Effect.succeed(Option.none())),
+            Effect.mapError((e) => ioError(input, e))
+          )
+          if (Option.isSome(found)) {
+            const real = yield* fs.realPath(current).pipe(
+              Effect.map(Option.some),
+              Effect.catchIf(isNotFound, () => Effect.succeed(Option.none())),
+              Effect.mapError((e) => ioError(input, e))
+            )
+            if (Option.isSome(real)) return path.join(real.value, ...tail)
+            if (hops >= MAX_LINK_HOPS) {
+              return yield* Effect.fail(new ToolError({ message: `Path "${input}" passes through too many symbolic links` }))
+            }
+            const target = yield* fs.readLink(current).pipe(Effect.mapError((e) => ioError(input, e)))
+            return yield* canonical(input, path.join(path.resolve(path.dirname(current), target), ...tail), hops + 1)
+          }
+          const parent = path.dirname(current)
+          if (parent === current) return path.join(current, ...tail)
+          tail.unshift(path.basename(current))
+          current = parent
+        }
+      })
+
+    const resolve = (input: string): Effect.Effect<string, ToolError> =>
+      Effect.gen(function*() {
+        const absolute = path.resolve(realRoot, input)
+        if (!path.isAbsolute(input) && !isInside(path, realRoot, absolute)) {
+          return yield* Effect.fail(
+            new ToolError({ message: `Path "${input}" escapes the workspace root; use a path inside the workspace` })
+          )
+        }
+        const real = yield* canonical(input, absolute, 0)
+        if (isInside(path, realRoot, real)) return real
+        return yield* Effect.fail(
+          new ToolError({
+            message: path.isAbsolute(input) && !isInside(path, realRoot, absolute)
+              ? `Path "${input}" is outside the workspace root ${realRoot}; use a path relative to the workspace root`
+              : `Path "${input}" resolves through a symbolic link to a location outside the workspace root; refusing to follow it`
+          })
+        )
+      })
+
+    const display = (absolute: string): string => {
+      const rel = path.relative(realRoot, absolute)
+      return rel === "" ? "." : rel.split(path.sep).join("/")
+    }
+
+    return { root: realRoot, resolve, display }
+  })
 
 /** A workspace rooted at `root`, which must be an existing directory. */
-export const layer = (root: string): Layer.Layer<Workspace, ConfigError, FileSystem.FileSystem | Path.Path> =>
-  Layer.effect(Workspace, makeWorkspace(root))
+export const layer = (root: string): Layer.Layer<Workspace, InvalidConfig, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(Workspace, make(root))

@@ -4,13 +4,13 @@
  * (`InterruptReceived{hard}`) and interrupts that fiber. The turn then ends `aborted` with nothing
  * persisted (`turnEnd.ts`), and its critical sub-turns, which outlive a normal end, are stopped.
  *
- * This module owns the protocol's state; nothing else reads or writes it.
+ * This module owns the protocol's state (kept here per turn); nothing else reads or writes it.
  */
 import { Effect, type Exit, Fiber } from "effect"
 import * as Turn from "./turn.ts"
 
 /** A turn's hard-abort state. */
-export interface State {
+interface State {
   /** The fiber running the turn's body, once it runs. */
   fiber: Fiber.Fiber<unknown, unknown> | undefined
   /** Set once a hard abort was asked for and announced. */
@@ -19,8 +19,17 @@ export interface State {
   readonly critical: Set<Fiber.Fiber<unknown, unknown>>
 }
 
-/** The state of a turn no one has aborted. */
-export const initial = (): State => ({ fiber: undefined, announced: false, critical: new Set() })
+const states = new WeakMap<Turn.Turn, State>()
+
+/** The state of `turn`, made when first needed (most turns are never aborted and have no critical sub-turn). */
+const stateOf = (turn: Turn.Turn): State => {
+  let state = states.get(turn)
+  if (state === undefined) {
+    state = { fiber: undefined, announced: false, critical: new Set() }
+    states.set(turn, state)
+  }
+  return state
+}
 
 /**
  * Announces a hard abort once (`InterruptReceived{hard}`), whoever asks first: the caller of
@@ -28,14 +37,18 @@ export const initial = (): State => ({ fiber: undefined, announced: false, criti
  */
 export const announce = (turn: Turn.Turn, hint?: string): Effect.Effect<void> =>
   Effect.suspend(() => {
-    if (turn.abort.announced) return Effect.void
-    turn.abort.announced = true
+    const state = stateOf(turn)
+    if (state.announced) return Effect.void
+    state.announced = true
     return Turn.emit(turn, "InterruptReceived", { kind: "hard", ...(hint === undefined ? {} : { hint }) })
   })
 
 /** A hard abort from outside (`interruptHard`): announced, then the body's fiber interrupted (its sub-turns go with it). */
 export const fromOutside = (turn: Turn.Turn): Effect.Effect<void> =>
-  Effect.andThen(announce(turn), Effect.suspend(() => turn.abort.fiber ? Fiber.interrupt(turn.abort.fiber) : Effect.void))
+  Effect.andThen(announce(turn), Effect.suspend(() => {
+    const fiber = states.get(turn)?.fiber
+    return fiber ? Fiber.interrupt(fiber) : Effect.void
+  }))
 
 /** A hard abort from inside the body (a hook's `HardAbort`): announced, then the body interrupts itself. */
 export const fromInside = (turn: Turn.Turn, reason: string): Effect.Effect<never> =>
@@ -55,9 +68,10 @@ export const abortable = <A, E, B>(
   settle: (exit: Exit.Exit<A, E>) => Effect.Effect<B>
 ): Effect.Effect<B> =>
   Effect.flatMap(Effect.forkChild(body, { startImmediately: true }), (fiber) => {
-    turn.abort.fiber = fiber
+    const state = stateOf(turn)
+    state.fiber = fiber
     // Asked for while the turn was being prepared: honoured now.
-    const early = turn.abort.announced ? Fiber.interrupt(fiber) : Effect.void
+    const early = state.announced ? Fiber.interrupt(fiber) : Effect.void
     return Effect.andThen(
       early,
       Fiber.await(fiber).pipe(
@@ -69,10 +83,11 @@ export const abortable = <A, E, B>(
 
 /** A critical detached sub-turn of `turn`: kept until it ends, stopped by a hard abort. */
 export const holdCritical = (turn: Turn.Turn, fiber: Fiber.Fiber<unknown, unknown>): void => {
-  turn.abort.critical.add(fiber)
-  fiber.addObserver(() => turn.abort.critical.delete(fiber))
+  const critical = stateOf(turn).critical
+  critical.add(fiber)
+  fiber.addObserver(() => critical.delete(fiber))
 }
 
 /** After a hard abort: the critical sub-turns, which outlive a normal end, are stopped too. */
 export const stopCritical = (turn: Turn.Turn): Effect.Effect<void> =>
-  Effect.forEach([...turn.abort.critical], Fiber.interrupt, { discard: true, concurrency: "unbounded" })
+  Effect.suspend(() => Effect.forEach([...(states.get(turn)?.critical ?? [])], Fiber.interrupt, { discard: true, concurrency: "unbounded" }))

@@ -4,8 +4,8 @@
  * A `Turn` is made when a turn is decided on (a router claims the session, a parent spawns a
  * child), so steering and interrupts can reach it before it starts; `begin` adds what the run
  * needs. Its fields are read-only outside this module: each change is one of the functions below,
- * which is the whole list of ways a turn's state moves. The hard-abort state is the exception,
- * owned by `hardAbort.ts`.
+ * which is the whole list of ways a turn's state moves (the hard-abort protocol keeps its own,
+ * in `hardAbort.ts`).
  *
  * The queues are plain arrays changed in synchronous steps: fibers interleave only at yield
  * points, so each change is atomic, and the turn reads them only at its checkpoints.
@@ -22,7 +22,6 @@ import type { TurnInfo, TurnPhase } from "../../domain/Turn.ts"
 import * as Usage from "../../domain/Usage.ts"
 import type { EventBusShape } from "../../services/EventBus.ts"
 import type { Compression } from "./compaction.ts"
-import * as HardAbort from "./hardAbort.ts"
 
 /**
  * Where a turn's conversation comes from and goes to: a stored session for a root turn, an
@@ -103,8 +102,6 @@ export interface Turn extends TurnOptions {
   readonly scope: Scope.Closeable | undefined
   /** Set once the turn stopped taking input (results after this are orphans). */
   readonly closed: boolean
-  /** The hard-abort protocol's state (`hardAbort.ts`). */
-  readonly abort: HardAbort.State
   // What the run adds (`begin`).
   readonly start: TurnStart
   /** Whether the turn makes spans for its provider and tool calls (see `spanned`). */
@@ -159,7 +156,6 @@ export const make = (options: TurnOptions): Turn => {
     children: new Map(),
     scope: undefined,
     closed: false,
-    abort: HardAbort.initial(),
     traced: false,
     systemPrompt: undefined,
     systemMessage: undefined,

@@ -1,0 +1,38 @@
+/**
+ * `Workspace`: the directory the built-in tools may touch, and the one place that decides whether
+ * a path given by the model stays inside it. The file tools then open the path `resolve` returned
+ * through `confined.ts`, which refuses a link met on the way, so the decision cannot be undone by
+ * a directory swapped for a link in between.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { NodeServices } from "@effect/platform-node"
+ * import { Workspace, WorkspaceLive } from "effect-agent-loop"
+ *
+ * const program = Effect.gen(function*() {
+ *   const workspace = yield* Workspace
+ *   return yield* workspace.resolve("src/index.ts") // fails with a ToolError for "../etc/passwd"
+ * }).pipe(Effect.provide(WorkspaceLive.layer("/home/me/project")), Effect.provide(NodeServices.layer))
+ * ```
+ */
+import { Context, type Effect } from "effect"
+import type { ToolError } from "../domain/errors.ts"
+
+/** The workspace root and its confinement rule. */
+export interface WorkspaceShape {
+  /** The canonical (symlink-free) absolute root. */
+  readonly root: string
+  /**
+   * The absolute, canonical path for `input` (relative paths resolve against the root), or a
+   * `ToolError` when it escapes the root lexically (`..`), is absolute outside it, or reaches
+   * outside through a symbolic link, including one on the parent of a file not yet created.
+   */
+  readonly resolve: (input: string) => Effect.Effect<string, ToolError>
+  /** `absolute` relative to the root, `/`-separated; `.` for the root itself. For tool output. */
+  readonly display: (absolute: string) => string
+}
+
+/** The workspace the built-in tools are confined to; `WorkspaceLive.layer(root)` provides one. */
+export class Workspace extends Context.Service<Workspace, WorkspaceShape>()("effect-agent-loop/Workspace") {}
+
