@@ -15,7 +15,7 @@ import { ContextLengthExceeded, ProviderRejected, SessionStoreError } from "../s
 import * as Message from "../src/domain/Message.ts"
 import * as Tool from "../src/domain/Tool.ts"
 import * as Scripted from "../src/layers/providers/Scripted.ts"
-import { fileName } from "../src/layers/sessionKey.ts"
+import { fileName } from "../src/layers/SessionStoreJsonlNames.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
 import * as AgentLoopLive from "../src/programs/AgentLoopLive.ts"
 import type { CurrentTurn } from "../src/services/CurrentTurn.ts"

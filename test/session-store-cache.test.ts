@@ -11,7 +11,7 @@ import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
 import * as Message from "../src/domain/Message.ts"
-import { fileName } from "../src/layers/sessionKey.ts"
+import { fileName } from "../src/layers/SessionStoreJsonlNames.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
 
 /** A real directory for the test, removed afterwards. */

@@ -8,7 +8,7 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Message from "../src/domain/Message.ts"
 import { SUMMARY_PREFIX } from "../src/domain/SessionLog.ts"
-import { classify, fileName } from "../src/layers/sessionKey.ts"
+import { classify, fileName } from "../src/layers/SessionStoreJsonlNames.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
 import { captureWarnings, keysOf } from "./support/fixtures.ts"
 

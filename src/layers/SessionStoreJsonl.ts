@@ -1,6 +1,6 @@
 /**
  * `SessionStore` on disk: one JSON Lines file per session in a directory (format and torn-line
- * rules in `SessionStoreJsonlFile.ts`, file names in `sessionKey.ts`).
+ * rules in `SessionStoreJsonlFile.ts`, file names in `SessionStoreJsonlNames.ts`).
  *
  * - Append-only: `append` writes all entries of a call with one append write and then `sync`s,
  *   so a turn's records land together and survive a crash once the call returns. Nothing is ever
@@ -26,7 +26,7 @@ import type { Message } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
 import { type SessionInfo, SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
 import * as File from "./SessionStoreJsonlFile.ts"
-import { classify, fileName } from "./sessionKey.ts"
+import { classify, fileName } from "./SessionStoreJsonlNames.ts"
 
 /** Options of the JSON Lines store. */
 export interface Options {

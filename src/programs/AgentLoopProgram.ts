@@ -68,7 +68,7 @@ export const make = Effect.gen(function*() {
   const outbound = yield* Queue.unbounded<Outbound>()
 
   yield* Effect.addFinalizer(() =>
-    Effect.forEach([...sessions.entries()].filter(([, s]) => s.started), ([sessionKey]) => hooks.sessionEnd({ sessionKey }), {
+    Effect.forEach([...sessions.entries()].filter(([, s]) => s.started), ([sessionKey]) => hooks.run("sessionEnd", { sessionKey }), {
       discard: true
     })
   )
@@ -95,7 +95,7 @@ export const make = Effect.gen(function*() {
         state.release = undefined
         if (sessions.get(sessionKey) !== state || !idle(state)) return Effect.void
         sessions.delete(sessionKey)
-        return state.started ? hooks.sessionEnd({ sessionKey }) : Effect.void
+        return state.started ? Effect.asVoid(hooks.run("sessionEnd", { sessionKey })) : Effect.void
       }).pipe(Effect.uninterruptible, Effect.delay(config.sessionIdleTimeout))
       return Effect.map(Effect.forkIn(release, loopScope, { startImmediately: true }), (fiber) => {
         if (!fiber.pollUnsafe()) state.release = fiber

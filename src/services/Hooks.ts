@@ -3,8 +3,8 @@
  *
  * The loop runs a point and gets the combined outcome of every handler of it: changes chained in
  * priority order (each handler sees the changes before it), the first block/deny/abort winning,
- * patches accumulated. `run(point, input)` is the one general form; the per-point methods below
- * it are the same runs with outcomes shaped for each call site. A point no hook handles costs
+ * patches accumulated. `run(point, input)` is the one general form, and the one the loop uses;
+ * the per-point methods below it are the same runs with outcomes shaped for each call site. A point no hook handles costs
  * nothing: `handles(point)` is false and its runner returns at once.
  *
  * Nothing here fails: a handler that fails, dies or times out counts as "continue" (approval:

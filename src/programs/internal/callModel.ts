@@ -67,9 +67,9 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
     const built = buildRequest(engine, turn, ask, transient)
     let request = built
     if (hooks.handles("beforeLLMRequest")) {
-      const planned = yield* hooks.beforeLLMRequest({ context: Turn.hookContext(turn), request })
+      const planned = yield* hooks.run("beforeLLMRequest", { context: Turn.hookContext(turn), request })
       if (planned._tag !== "Continue") return yield* stopFor(turn, "beforeLLMRequest", planned)
-      request = planned.request
+      request = planned.input.request
     }
     Turn.setPhase(turn, "llm")
     const started = turn.clock.currentTimeMillisUnsafe()
@@ -109,12 +109,12 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
     }
     let final = response
     if (hooks.handles("afterLLMResponse")) {
-      const reviewed = yield* hooks.afterLLMResponse({
+      const reviewed = yield* hooks.run("afterLLMResponse", {
         context: Turn.hookContext(turn),
         response: { content: response.content, toolCalls: response.toolCalls, finishReason: response.finishReason }
       })
       if (reviewed._tag !== "Continue") return yield* stopFor(turn, "afterLLMResponse", reviewed)
-      final = { ...response, content: reviewed.response.content, toolCalls: reviewed.response.toolCalls }
+      final = { ...response, content: reviewed.input.response.content, toolCalls: reviewed.input.response.toolCalls }
     }
     const now = turn.clock.currentTimeMillisUnsafe()
     Turn.publish(turn, "LLMResponse", {
@@ -195,11 +195,11 @@ const recoverFromOverflow = Effect.fnUntraced(function*(engine: Engine, turn: Tu
 const compress = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn, reason: "overflow" | "budget", compression: Compression) {
   if (compression.dropped === 0) return false
   const { hooks } = engine
-  const verdict = yield* hooks.beforeCompact({ context: Turn.hookContext(turn), reason, messages: turn.conversation })
+  const verdict = yield* hooks.run("beforeCompact", { context: Turn.hookContext(turn), reason, messages: turn.conversation })
   if (verdict._tag === "AbortTurn") return yield* new TurnAborted({ stage: "beforeCompact", reason: verdict.reason, hook: verdict.hook })
   Turn.compacted(turn, reason, compression)
   Turn.publish(turn, "ContextCompress", { reason, dropped: compression.dropped, remaining: compression.kept.length })
-  yield* hooks.afterCompact({ context: Turn.hookContext(turn), reason, dropped: compression.dropped, remaining: compression.kept.length })
+  yield* hooks.run("afterCompact", { context: Turn.hookContext(turn), reason, dropped: compression.dropped, remaining: compression.kept.length })
   return true
 })
 

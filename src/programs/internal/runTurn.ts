@@ -76,19 +76,15 @@ const openTurn = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
   if (start.rejected !== undefined) return yield* Effect.fail(start.rejected)
   Turn.loaded(turn, yield* start.session.load)
   if (start.firstOfSession) {
-    const admitted = yield* hooks.sessionStart({ sessionKey: turn.sessionKey })
+    const admitted = yield* hooks.run("sessionStart", { sessionKey: turn.sessionKey })
     if (admitted._tag === "Block") return `Session blocked by hook "${admitted.hook}": ${admitted.reason}`
   }
   if (hooks.handles("beforeTurn")) {
-    const opening = yield* hooks.beforeTurn({
-      context: Turn.hookContext(turn),
-      input: start.input,
-      messages: turn.conversation,
-      systemPrompt: turn.systemPrompt
-    })
+    const messages = turn.conversation
+    const opening = yield* hooks.run("beforeTurn", { context: Turn.hookContext(turn), input: start.input, messages, systemPrompt: turn.systemPrompt })
     if (opening._tag === "Block") return `Blocked by hook "${opening.hook}": ${opening.reason}`
-    Turn.setSystemPrompt(turn, opening.systemPrompt)
-    Turn.append(turn, ...opening.addMessages)
+    Turn.setSystemPrompt(turn, opening.input.systemPrompt)
+    Turn.append(turn, ...opening.input.messages.slice(messages.length))
   }
   Turn.append(turn, Message.user(start.input))
   return undefined
@@ -161,7 +157,7 @@ const decideStop = (engine: Engine, turn: Turn.Turn, reply: Message.AssistantMes
   if (Turn.gracefulAsked(turn)) return Effect.succeed("interrupted")
   if (turn.stopBlocks >= config.maxStopBlocks || !hooks.handles("beforeStop")) return Effect.succeed("completed")
   return Effect.map(
-    hooks.beforeStop({ context: Turn.hookContext(turn), finalMessage: reply, stopHookActive: turn.stopBlocks > 0 }),
+    hooks.run("beforeStop", { context: Turn.hookContext(turn), finalMessage: reply, stopHookActive: turn.stopBlocks > 0 }),
     (gate) => {
       if (gate._tag === "Continue") return "completed"
       Turn.stopBlocked(turn)

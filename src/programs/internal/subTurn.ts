@@ -89,7 +89,7 @@ const admit = Effect.fnUntraced(function*(engine: Engine, parent: Turn.Turn, inp
 /** `beforeSubTurn`, a concurrency slot (waiting at most `concurrencyTimeout`), then the child. */
 const start = Effect.fnUntraced(function*(spawning: Spawning, admitted: Admitted) {
   const { engine, parent, slots } = spawning
-  const gate = yield* engine.hooks.beforeSubTurn({ context: Turn.hookContext(parent), subTurn: admitted.described })
+  const gate = yield* engine.hooks.run("beforeSubTurn", { context: Turn.hookContext(parent), subTurn: admitted.described })
   if (gate._tag === "Block") return yield* new SubTurnBlocked({ reason: gate.reason })
   const limit = engine.config.subTurn.concurrencyTimeout
   const acquired = yield* Effect.timeoutOption(Semaphore.take(slots, 1), limit)
@@ -152,7 +152,7 @@ const settle = (
     Turn.removeChild(parent, child)
     engine.turns.delete(child.turnId)
     Turn.publish(parent, "SubTurnEnd", { childTurnId: child.turnId, status: result.status })
-    yield* engine.hooks.afterSubTurn({ context: Turn.hookContext(parent), subTurn: described, result })
+    yield* engine.hooks.run("afterSubTurn", { context: Turn.hookContext(parent), subTurn: described, result })
     if (!subTurn.async || stopped) return
     const content = result.finalMessage?.content ?? result.error ?? `Sub-turn ended ${result.status}`
     const delivery = Turn.offerPending(parent, { childTurnId: child.turnId, content })

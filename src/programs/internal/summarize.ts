@@ -51,7 +51,7 @@ export const summarize = (engine: Engine, session: Turn.SessionPort, turn: Turn.
     const { newer, older } = splitForSummary(history, config.summarizeKeepMessages)
     if (older.length === 0) return
     const where = Turn.hookContext(turn)
-    const verdict = yield* hooks.beforeCompact({ context: where, reason: "summary", messages: history })
+    const verdict = yield* hooks.run("beforeCompact", { context: where, reason: "summary", messages: history })
     if (verdict._tag !== "Continue") return
     const collected = yield* Stream.runCollect(provider.stream({
       model: turn.model,
@@ -69,7 +69,7 @@ export const summarize = (engine: Engine, session: Turn.SessionPort, turn: Turn.
     yield* session.commit([{ role: "compaction", reason: "summary", cut: older.length, summary: text }])
     const remaining = 1 + newer.length
     yield* Turn.emit(turn, "SessionSummarize", { summarized: older.length, remaining })
-    yield* hooks.afterCompact({ context: where, reason: "summary", dropped: older.length, remaining })
+    yield* hooks.run("afterCompact", { context: where, reason: "summary", dropped: older.length, remaining })
   }).pipe(
     Effect.catchCause((cause) => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt

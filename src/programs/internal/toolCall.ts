@@ -85,11 +85,11 @@ const prepare = (engine: Engine, turn: Turn.Turn, { call, tool }: PlannedCall): 
   const hookCall: HookToolCall = { id: call.id, name: call.name, arguments: args, readOnly: tool.readOnly, requiresApproval: tool.requiresApproval }
   const { hooks } = engine
   if (!hooks.handles("beforeTool")) return decodeAndApprove(engine, turn, { call, tool, started, where, hookCall, args })
-  return Effect.flatMap(hooks.beforeTool({ context: where, call: hookCall }), (before) => {
+  return Effect.flatMap(hooks.run("beforeTool", { context: where, call: hookCall }), (before) => {
     if (before._tag === "Deny") return resultNow(skip(turn, call, `Tool execution denied by hook: ${before.reason}`))
     if (before._tag !== "Continue") return stopFor(turn, "beforeTool", before)
-    const patched = { ...hookCall, arguments: before.arguments }
-    return decodeAndApprove(engine, turn, { call, tool, started, where, hookCall: patched, args: before.arguments })
+    const patched = before.input.call
+    return decodeAndApprove(engine, turn, { call, tool, started, where, hookCall: patched, args: patched.arguments })
   })
 }
 
@@ -149,10 +149,11 @@ const execute = (engine: Engine, turn: Turn.Turn, prepared: PreparedCall): Effec
 /** `afterTool` (or `onToolFailure`) hooks, `ToolExecEnd` and the result message. */
 const finalize = (engine: Engine, turn: Turn.Turn, prepared: PreparedCall, outcome: Outcome): Effect.Effect<Message.ToolResultMessage> => {
   const { hooks } = engine
-  if (!hooks.handles(outcome.isError ? "onToolFailure" : "afterTool")) return Effect.succeed(ended(turn, prepared.call, prepared.started, outcome))
+  const point = outcome.isError ? "onToolFailure" : "afterTool"
+  if (!hooks.handles(point)) return Effect.succeed(ended(turn, prepared.call, prepared.started, outcome))
   return Effect.map(
-    hooks.afterTool({ context: prepared.where, call: prepared.hookCall, result: outcome, failed: outcome.isError }),
-    (patched) => ended(turn, prepared.call, prepared.started, patched)
+    hooks.run(point, { context: prepared.where, call: prepared.hookCall, result: outcome }),
+    (patched) => ended(turn, prepared.call, prepared.started, patched.input.result)
   )
 }
 

@@ -105,7 +105,7 @@ const finish = (engine: Engine, turn: Turn.Turn, status: TurnStatus, ending: End
       ...(ending.output === undefined ? {} : { output: ending.output })
     }, now)
     yield* Effect.annotateCurrentSpan({ "agent.turn.status": status, "agent.turn.iterations": turn.iteration })
-    if (engine.hooks.handles("afterTurn")) yield* engine.hooks.afterTurn({ context: Turn.hookContext(turn), result })
+    if (engine.hooks.handles("afterTurn")) yield* engine.hooks.run("afterTurn", { context: Turn.hookContext(turn), result })
     return result
   }).pipe(Effect.uninterruptible)
 

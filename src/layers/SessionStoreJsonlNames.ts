@@ -1,5 +1,5 @@
 /**
- * Session keys as file names for `SessionStoreJsonl`.
+ * `SessionStoreJsonl` file names: a session key as the name of its JSONL file, and back.
  *
  * Session keys come from users and channels, so any string must map to exactly one file
  * directly inside the store directory, on every file system. The scheme:
