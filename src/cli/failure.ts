@@ -2,7 +2,7 @@
  * How the CLI ends badly: one line on stderr and an exit code, never a stack trace unless
  * `--verbose` asked for one.
  */
-import { Cause, Data, Effect, Runtime } from "effect"
+import { Cause, Effect, Runtime, Schema } from "effect"
 import { CliError } from "effect/cli"
 import { clean } from "./safeText.ts"
 
@@ -21,7 +21,7 @@ export const ExitCode = {
  * A reason to stop with `code` (which `runMain` exits with). `message` is printed as
  * `agent-loop: <message>` unless it is empty (already reported).
  */
-export class CliFailure extends Data.TaggedError("CliFailure")<{ readonly message: string; readonly code: number }> {
+export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", { message: Schema.String, code: Schema.Number }) {
   override readonly [Runtime.errorExitCode]: number = this.code
 }
 

@@ -18,7 +18,7 @@
  * - Control calls (steering, follow-ups, interrupts, `activeTurn`) wait at most `controlTimeout`
  *   for a runner to answer; past it they die with `ClusterUnavailable`.
  */
-import { Cause, Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Queue, Stream } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Queue, Schema, Stream } from "effect"
 import type { ClusterError, Sharding } from "effect/cluster"
 import * as AgentEvent from "../domain/Event.ts"
 import type { ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
@@ -34,17 +34,17 @@ import * as Mirror from "./mirror.ts"
 import { AgentSession, type SessionEvent } from "./protocol.ts"
 
 /** The cluster did not answer a control call in time, or answered with an infrastructure error. */
-export class ClusterUnavailable extends Data.TaggedError("ClusterUnavailable")<{
-  readonly sessionKey: string
-  readonly operation: string
-  readonly message: string
-}> {}
+export class ClusterUnavailable extends Schema.TaggedError<ClusterUnavailable>()("ClusterUnavailable", {
+  sessionKey: Schema.String,
+  operation: Schema.String,
+  message: Schema.String
+}) {}
 
 /** A hook with handlers that decide was registered on a cluster client. */
-export class HookNotSupportedOnClient extends Data.TaggedError("HookNotSupportedOnClient")<{
-  readonly name: string
-  readonly handlers: ReadonlyArray<string>
-}> {}
+export class HookNotSupportedOnClient extends Schema.TaggedError<HookNotSupportedOnClient>()("HookNotSupportedOnClient", {
+  name: Schema.String,
+  handlers: Schema.Array(Schema.String)
+}) {}
 
 /** Options of the client. */
 export interface ClientOptions {

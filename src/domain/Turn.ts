@@ -2,6 +2,7 @@
  * Turn results and the live view of running turns.
  */
 import { Schema } from "effect"
+import { TurnFailure } from "./errors.ts"
 import { AssistantMessage, Message } from "./Message.ts"
 import { Usage } from "./Usage.ts"
 
@@ -24,7 +25,10 @@ export const TurnResult = Schema.Struct({
    */
   iterations: Schema.Number,
   usage: Usage,
+  /** What went wrong, in words (`failure`'s message, as the CLI and the router show it). */
   error: Schema.optionalKey(Schema.String),
+  /** What went wrong, as a tagged value to match on (`TurnFailure`); set whenever `error` is, but after a hard abort. */
+  failure: Schema.optionalKey(TurnFailure),
   /** The final answer decoded by the turn's `output` Schema, when it asked for one and got it. */
   output: Schema.optionalKey(Schema.Unknown)
 })

@@ -111,3 +111,55 @@ export class SubTurnBlocked extends Schema.TaggedError<SubTurnBlocked>()("SubTur
 export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>()("ReplayMismatch", {
   message: Schema.String
 }) {}
+
+/** A hook (or the loop, at compaction) ended the turn at `stage`: the turn fails, with an `Error` event naming the hook. */
+export class TurnAborted extends Schema.TaggedError<TurnAborted>()("TurnAborted", {
+  stage: Schema.String,
+  reason: Schema.String,
+  hook: Schema.optionalKey(Schema.String)
+}) {}
+
+/** A `sessionStart` or `beforeTurn` hook blocked the turn before it called the model. */
+export class TurnBlocked extends Schema.TaggedError<TurnBlocked>()("TurnBlocked", {
+  stage: Schema.Literals(["sessionStart", "beforeTurn"]),
+  hook: Schema.String,
+  reason: Schema.String
+}) {}
+
+/** A typed answer cannot be asked for (a registered tool has the answer tool's name). */
+export class OutputUnavailable extends Schema.TaggedError<OutputUnavailable>()("OutputUnavailable", {
+  message: Schema.String
+}) {}
+
+/** The model's answers never matched the output Schema, within `maxOutputRetries`. */
+export class OutputInvalid extends Schema.TaggedError<OutputInvalid>()("OutputInvalid", {
+  message: Schema.String
+}) {}
+
+/** A sub-turn was stopped from outside: its timeout, or its parent ending. */
+export class SubTurnStopped extends Schema.TaggedError<SubTurnStopped>()("SubTurnStopped", {
+  message: Schema.String
+}) {}
+
+/** The turn died of something that is not one of the library's failures (a defect). */
+export class TurnDefect extends Schema.TaggedError<TurnDefect>()("TurnDefect", {
+  message: Schema.String
+}) {}
+
+/** Why a turn did not complete as asked: `TurnResult.failure`, to match on by `_tag`. */
+export const TurnFailure = Schema.Union([
+  ContextLengthExceeded,
+  RateLimited,
+  ProviderUnavailable,
+  ProviderRejected,
+  MalformedResponse,
+  SessionStoreError,
+  InvalidConfig,
+  TurnAborted,
+  TurnBlocked,
+  OutputUnavailable,
+  OutputInvalid,
+  SubTurnStopped,
+  TurnDefect
+])
+export type TurnFailure = typeof TurnFailure.Type

@@ -7,7 +7,7 @@
  * each request has a deadline on the Effect `Clock`: when it passes, the worker is terminated
  * (V8 stops a running regex for that) and the request fails with `RegexTimeout`.
  */
-import { Data, Duration, Effect, type Scope } from "effect"
+import { Duration, Effect, Schema, type Scope } from "effect"
 import { Worker } from "node:worker_threads"
 import { ToolError } from "../domain/errors.ts"
 
@@ -15,7 +15,7 @@ import { ToolError } from "../domain/errors.ts"
 export const REGEX_THREAD_NAME = "grep-regex"
 
 /** The pattern did not finish within its deadline; the worker running it was terminated. */
-export class RegexTimeout extends Data.TaggedError("RegexTimeout")<{ readonly timeout: Duration.Duration }> {}
+export class RegexTimeout extends Schema.TaggedError<RegexTimeout>()("RegexTimeout", { timeout: Schema.Duration }) {}
 
 /** A match: the 0-based line index and the line, cut to the maximum length with `…`. */
 export type LineMatch = readonly [index: number, line: string]

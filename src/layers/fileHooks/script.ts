@@ -5,7 +5,7 @@
  * process scope closes: the spawner signals the script's process group (SIGTERM, SIGKILL after
  * a grace period) and waits for it to exit.
  */
-import { Data, Duration, Effect, Option, Stream } from "effect"
+import { Duration, Effect, Option, Schema, Stream } from "effect"
 import { ChildProcess, type ChildProcessSpawner } from "effect/process"
 
 /** Most bytes kept of each of stdout and stderr; the rest is read and discarded. */
@@ -22,7 +22,7 @@ export interface ScriptResult {
 }
 
 /** The script could not be run, or did not finish in time. */
-export class ScriptFailure extends Data.TaggedError("ScriptFailure")<{ readonly message: string }> {}
+export class ScriptFailure extends Schema.TaggedError<ScriptFailure>()("ScriptFailure", { message: Schema.String }) {}
 
 const collect = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.Effect<string, E> =>
   Effect.map(

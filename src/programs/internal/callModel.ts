@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { acceptsImages, type AgentLoopConfig, contextBudget } from "../../domain/Config.ts"
-import type { ProviderError } from "../../domain/errors.ts"
+import { type ProviderError, TurnAborted } from "../../domain/errors.ts"
 import * as Message from "../../domain/Message.ts"
 import type { OutputFormat, ProviderRequest, ToolDefinition } from "../../domain/Provider.ts"
 import * as Usage from "../../domain/Usage.ts"
@@ -22,7 +22,7 @@ import type { Engine } from "./engine.ts"
 import { attempt, type ModelResponse, type RetrySchedule, retrySchedule } from "./providerCall.ts"
 import { spanned } from "./tracing.ts"
 import * as Turn from "./turn.ts"
-import { stopFor, TurnAborted } from "./turnEnd.ts"
+import { stopFor } from "./turnEnd.ts"
 
 export type { ModelResponse } from "./providerCall.ts"
 

@@ -15,7 +15,7 @@ import type { RegisteredTool } from "../../services/ToolRegistry.ts"
 import type { Engine } from "./engine.ts"
 import { type PlannedCall, runCall, skip } from "./toolCall.ts"
 import * as Turn from "./turn.ts"
-import type { TurnAborted } from "./turnEnd.ts"
+import type { TurnAborted } from "../../domain/errors.ts"
 
 /** The result the model sees for calls skipped by a graceful interrupt. */
 export const SKIPPED_GRACEFUL = "Skipped due to graceful interrupt."

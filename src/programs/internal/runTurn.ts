@@ -6,6 +6,7 @@
  * back to the snapshot taken at the start is simply not writing.
  */
 import { Effect, Scope } from "effect"
+import { OutputInvalid, OutputUnavailable, TurnBlocked } from "../../domain/errors.ts"
 import * as Message from "../../domain/Message.ts"
 import type { ToolDefinition } from "../../domain/Provider.ts"
 import type { TurnResult } from "../../domain/Turn.ts"
@@ -46,7 +47,7 @@ export const runTurn = (engine: Engine, turn: Turn.Turn, start: Turn.TurnStart):
 const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
   const { config } = engine
   const blocked = yield* openTurn(engine, turn)
-  if (blocked !== undefined) return yield* endTurn(engine, turn, "blocked", { error: blocked })
+  if (blocked !== undefined) return yield* endTurn(engine, turn, "blocked", { failure: blocked })
   const typed = turn.start.output && TypedOutput.start(TypedOutput.make(turn.start.output.schema, turn.start.output.jsonSchema))
   const tools = toolsetCache(engine, turn, typed)
   while (true) {
@@ -54,7 +55,7 @@ const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
     if (Turn.gracefulAsked(turn)) return yield* finishGracefully(engine, turn)
     if (turn.iteration >= config.maxIterations) return yield* endTurn(engine, turn, "max_iterations")
     const toolset = yield* tools.current
-    if (typeof toolset === "string") return yield* endTurn(engine, turn, "failed", { error: toolset })
+    if (toolset instanceof OutputUnavailable) return yield* endTurn(engine, turn, "failed", { failure: toolset })
     yield* applyBudget(engine, turn)
     Turn.nextIteration(turn)
     const reply = replyOf(yield* callModel(engine, turn, { tools: toolset.definitions, output: typed && TypedOutput.formatFor(typed) }))
@@ -62,7 +63,7 @@ const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
     const next = yield* TypedOutput.next(typed, reply, config.maxOutputRetries)
     if (next._tag === "Tools") yield* executeTools(engine, turn, next.calls, toolset.byName)
     Turn.append(turn, ...next.after)
-    if (next._tag === "Failed") return yield* endTurn(engine, turn, "failed", { finalMessage: reply, error: next.error })
+    if (next._tag === "Failed") return yield* endTurn(engine, turn, "failed", { finalMessage: reply, failure: new OutputInvalid({ message: next.error }) })
     if (next._tag !== "Final") continue
     const verdict = yield* decideStop(engine, turn, reply)
     if (verdict !== "continue") return yield* endTurn(engine, turn, verdict, { finalMessage: reply, output: next.output })
@@ -77,12 +78,12 @@ const openTurn = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
   Turn.loaded(turn, yield* start.session.load)
   if (start.firstOfSession) {
     const admitted = yield* hooks.run("sessionStart", { sessionKey: turn.sessionKey })
-    if (admitted._tag === "Block") return `Session blocked by hook "${admitted.hook}": ${admitted.reason}`
+    if (admitted._tag === "Block") return new TurnBlocked({ stage: "sessionStart", hook: admitted.hook, reason: admitted.reason })
   }
   if (hooks.handles("beforeTurn")) {
     const messages = turn.conversation
     const opening = yield* hooks.run("beforeTurn", { context: Turn.hookContext(turn), input: start.input, messages, systemPrompt: turn.systemPrompt })
-    if (opening._tag === "Block") return `Blocked by hook "${opening.hook}": ${opening.reason}`
+    if (opening._tag === "Block") return new TurnBlocked({ stage: "beforeTurn", hook: opening.hook, reason: opening.reason })
     Turn.setSystemPrompt(turn, opening.input.systemPrompt)
     Turn.append(turn, ...opening.input.messages.slice(messages.length))
   }
@@ -99,18 +100,20 @@ interface Toolset {
 /**
  * The turn's tools as of each iteration (the registry may change during a turn), narrowed to the
  * turn's own list if it has one, with the typed answer's tool; rebuilt only when the registry's
- * list changed. A string when the turn cannot go on: a registered tool has the answer tool's name,
- * and the model could not tell the two apart.
+ * list changed. `OutputUnavailable` when a registered tool has the answer tool's name: the model
+ * could not tell the two apart.
  */
 const toolsetCache = (engine: Engine, turn: Turn.Turn, typed: TypedOutput.OutputState | undefined) => {
   let from: ReadonlyArray<RegisteredTool> | undefined
-  let toolset: Toolset | string = { byName: new Map(), definitions: [] }
-  const rebuild = (tools: ReadonlyArray<RegisteredTool>): Toolset | string => {
+  let toolset: Toolset | OutputUnavailable = { byName: new Map(), definitions: [] }
+  const rebuild = (tools: ReadonlyArray<RegisteredTool>): Toolset | OutputUnavailable => {
     from = tools
     const byName = new Map<string, RegisteredTool>()
     for (const tool of tools) if (turn.toolNames === undefined || turn.toolNames.includes(tool.name)) byName.set(tool.name, tool)
     if (typed && byName.has(TypedOutput.RESPOND_TOOL)) {
-      return `OutputUnavailable: a tool is named "${TypedOutput.RESPOND_TOOL}", the name of the typed answer's tool; rename it to ask for a typed answer`
+      return new OutputUnavailable({
+        message: `a tool is named "${TypedOutput.RESPOND_TOOL}", the name of the typed answer's tool; rename it to ask for a typed answer`
+      })
     }
     const definitions = [...byName.values()].map((tool) => tool.definition)
     return { byName, definitions: typed ? [...definitions, typed.spec.definition] : definitions }

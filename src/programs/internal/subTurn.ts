@@ -10,7 +10,7 @@
  */
 import { Clock, Duration, Effect, Option, Schema, Semaphore } from "effect"
 import { contextBudget } from "../../domain/Config.ts"
-import { ConcurrencyTimeout, DepthLimitExceeded, InvalidSubTurnConfig, SubTurnBlocked } from "../../domain/errors.ts"
+import { ConcurrencyTimeout, DepthLimitExceeded, InvalidSubTurnConfig, SubTurnBlocked, SubTurnStopped } from "../../domain/errors.ts"
 import type { HookSubTurn } from "../../domain/Hook.ts"
 import type { Message } from "../../domain/Message.ts"
 import * as ModelOptions from "../../domain/ModelOptions.ts"
@@ -181,5 +181,6 @@ const stoppedResult = (child: Turn.Turn, error: string): TurnResult => ({
   followUps: [],
   iterations: child.iteration,
   usage: Usage.empty,
-  error
+  error,
+  failure: new SubTurnStopped({ message: error })
 })

@@ -23,7 +23,8 @@ import type { RegisteredTool } from "../../services/ToolRegistry.ts"
 import type { Engine } from "./engine.ts"
 import { spanned } from "./tracing.ts"
 import * as Turn from "./turn.ts"
-import { stopFor, type TurnAborted } from "./turnEnd.ts"
+import type { TurnAborted } from "../../domain/errors.ts"
+import { stopFor } from "./turnEnd.ts"
 
 /** A call of a response, and the tool it names (if the turn has it). */
 export interface PlannedCall {

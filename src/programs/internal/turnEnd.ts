@@ -7,8 +7,9 @@
  * - A hard abort: the turn ends `aborted` and nothing is persisted.
  * - A failure or defect of the body: status `failed`, keeping what was completed.
  */
-import { Cause, Clock, Data, Effect, Exit, Scope } from "effect"
+import { Cause, Clock, Effect, Exit, Schema, Scope } from "effect"
 import { readCause, tagged } from "../../domain/causeMessage.ts"
+import { TurnAborted, TurnDefect, TurnFailure } from "../../domain/errors.ts"
 import type { AbortTurn, HardAbort as HardAbortDecision } from "../../domain/Hook.ts"
 import * as Message from "../../domain/Message.ts"
 import type { TurnResult, TurnStatus } from "../../domain/Turn.ts"
@@ -16,13 +17,6 @@ import type { Named } from "../../services/Hooks.ts"
 import type { Engine } from "./engine.ts"
 import * as HardAbort from "./hardAbort.ts"
 import * as Turn from "./turn.ts"
-
-/** A hook (or the compactor) ended the turn: status `failed`, with an `Error` event naming it. */
-export class TurnAborted extends Data.TaggedError("TurnAborted")<{
-  readonly stage: string
-  readonly reason: string
-  readonly hook?: string
-}> {}
 
 /** Ends the turn as a hook decided: `failed` for an abort, rolled back for a hard abort. */
 export const stopFor = (turn: Turn.Turn, stage: string, decision: Named<AbortTurn> | Named<HardAbortDecision>): Effect.Effect<never, TurnAborted> =>
@@ -33,9 +27,30 @@ export const stopFor = (turn: Turn.Turn, stage: string, decision: Named<AbortTur
 /** What a turn's end may carry. */
 export interface Ending {
   readonly finalMessage?: Message.AssistantMessage | undefined
-  readonly error?: string | undefined
+  /** Why the turn did not complete as asked (its words are `TurnResult.error`). */
+  readonly failure?: TurnFailure | undefined
   readonly output?: unknown
 }
+
+/** A failure in words, as results and events have always said it. */
+const messageOf = (failure: TurnFailure): string => {
+  switch (failure._tag) {
+    case "TurnAborted":
+      return `${failure.hook ? `Hook "${failure.hook}"` : "The loop"} aborted the turn at ${failure.stage}: ${failure.reason}`
+    case "TurnBlocked":
+      return `${failure.stage === "sessionStart" ? "Session blocked" : "Blocked"} by hook "${failure.hook}": ${failure.reason}`
+    case "TurnDefect":
+    case "SubTurnStopped":
+      return failure.message
+    default:
+      return tagged(failure)
+  }
+}
+
+const isFailure = Schema.is(TurnFailure)
+
+/** A failure of the body as a `TurnFailure`: the library's own as they are, anything else a defect. */
+const failureOf = (error: unknown): TurnFailure => isFailure(error) ? error : new TurnDefect({ message: tagged(error) })
 
 /** Ends the turn normally: its messages are persisted (but for a blocked turn). */
 export const endTurn = (engine: Engine, turn: Turn.Turn, status: TurnStatus, ending: Ending = {}): Effect.Effect<TurnResult> =>
@@ -54,14 +69,15 @@ const resultOf = (engine: Engine, turn: Turn.Turn, exit: Exit.Exit<TurnResult, u
   if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
   if (Cause.hasInterruptsOnly(exit.cause)) return Effect.andThen(HardAbort.announce(turn), finish(engine, turn, "aborted", {}, false))
   const reading = readCause(exit.cause)
-  const error = reading._tag === "Error" ? reading.error : reading._tag === "Defect" ? reading.defect : Cause.squash(exit.cause)
-  const aborted = error instanceof TurnAborted ? error : undefined
-  const message = aborted
-    ? `${aborted.hook ? `Hook "${aborted.hook}"` : "The loop"} aborted the turn at ${aborted.stage}: ${aborted.reason}`
-    : tagged(error)
+  const failure = failureOf(reading._tag === "Error" ? reading.error : reading._tag === "Defect" ? reading.defect : Cause.squash(exit.cause))
+  const aborted = failure instanceof TurnAborted ? failure : undefined
   if (turn.partialText !== "") Turn.append(turn, Message.assistant(turn.partialText, [], { partial: true }))
-  Turn.publish(turn, "Error", { stage: aborted?.stage ?? "turn", message, ...(aborted?.hook === undefined ? {} : { hook: aborted.hook }) })
-  return finish(engine, turn, "failed", { error: message }, true)
+  Turn.publish(turn, "Error", {
+    stage: aborted?.stage ?? "turn",
+    message: messageOf(failure),
+    ...(aborted?.hook === undefined ? {} : { hook: aborted.hook })
+  })
+  return finish(engine, turn, "failed", { failure }, true)
 }
 
 /**
@@ -72,11 +88,13 @@ const finish = (engine: Engine, turn: Turn.Turn, status: TurnStatus, ending: End
   Effect.gen(function*() {
     for (const message of Turn.close(turn, persisted)) Turn.publish(turn, "FollowUpQueued", { content: message })
     const messages = persisted ? [...turn.produced] : []
-    let error = ending.error
+    let failure = ending.failure
+    let error = failure && messageOf(failure)
     if (persisted) {
       yield* turn.start.session.commit(turn.compaction ? [...messages, turn.compaction] : messages).pipe(
         Effect.catch((e) =>
           Effect.sync(() => {
+            failure = failure ?? e
             error = error ?? e.message
             Turn.publish(turn, "Error", { stage: "commit", message: e.message })
           })
@@ -94,6 +112,7 @@ const finish = (engine: Engine, turn: Turn.Turn, status: TurnStatus, ending: End
       iterations: turn.iteration,
       usage: turn.usage,
       ...(error === undefined ? {} : { error }),
+      ...(failure === undefined ? {} : { failure }),
       ...(ending.output === undefined ? {} : { output: ending.output })
     }
     Turn.publish(turn, "TurnEnd", {

@@ -154,7 +154,7 @@ export const read = (state: OutputState, reply: Message.AssistantMessage): Effec
  * What the turn does after a reply (already appended), typed answer or not:
  * - `Tools`: run `calls`, then append `after`, and call the model again.
  * - `Retry`: append `after` (why the answer was refused) and call the model again.
- * - `Failed`: append `after` and end the turn `failed` with `error` (out of retries).
+ * - `Failed`: append `after` and end the turn `failed`: the answer is invalid for `error` (out of retries).
  * - `Final`: append `after`; the reply is a final answer (`output` when typed).
  */
 export type Next =
@@ -178,7 +178,7 @@ export const next = (state: OutputState | undefined, reply: Message.AssistantMes
       case "Rejected":
         // Out of retries: the respond call is answered (the history stays valid), the feedback is not sent.
         return state.rejected > maxRetries
-          ? { _tag: "Failed", error: `OutputInvalid: ${reading.error}`, after: reading.after.filter((message) => message.role === "tool") }
+          ? { _tag: "Failed", error: reading.error, after: reading.after.filter((message) => message.role === "tool") }
           : { _tag: "Retry", after: reading.after }
     }
   })
