@@ -221,8 +221,7 @@ export type EventPlace = Omit<EventBase, "at" | "parentTurnId"> & { readonly par
  * ```
  */
 export const make = <K extends EventKind>(kind: K, place: EventPlace, at: number, payload: EventPayload<K>): EventOf<K> =>
-  // Two literals rather than a conditional spread: one event is built per streamed delta, and
-  // this allocates nothing but the event (the field order is the same either way).
+  // Two literals, not a conditional spread (the design doc's "Performance").
   (place.parentTurnId === undefined
     ? { _tag: kind, turnId: place.turnId, sessionKey: place.sessionKey, iteration: place.iteration, depth: place.depth, at, ...payload }
     : {
@@ -237,9 +236,8 @@ export const make = <K extends EventKind>(kind: K, place: EventPlace, at: number
     }) as unknown as EventOf<K>
 
 /**
- * `make("LLMDelta", place, at, { kind, text, toolCallIndex })`, built as one literal: a delta is
- * the event a turn publishes most (one per streamed piece), and copying a payload object into the
- * event costs several times what building the event does. Same fields, same order.
+ * `make("LLMDelta", place, at, { kind, text, toolCallIndex })`, built as one literal (the event a
+ * turn publishes most; see the design doc's "Performance"). Same fields, same order.
  */
 export const delta = (
   place: EventPlace,

@@ -29,10 +29,7 @@ import { Mailbox } from "./eventMailbox.ts"
 
 type Counts = Partial<Record<EventKind, number>>
 
-/**
- * A counter per kind, every kind present from the start: all counters share one object shape, so
- * counting a loss on the hot path is a monomorphic property store.
- */
+/** A counter per kind, every kind present from the start (one object shape: the design doc's "Performance"). */
 const zeroCounts = (): Record<EventKind, number> =>
   Object.fromEntries(eventKinds.map((kind) => [kind, 0])) as Record<EventKind, number>
 
