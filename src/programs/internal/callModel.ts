@@ -97,7 +97,7 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
       overflowRetries++
       continue
     }
-    const response = yield* priced(engine, turn, request.model, outcome.response)
+    const response = config.prices === undefined ? outcome.response : yield* priced(engine, turn, request.model, outcome.response)
     Turn.setPartialText(turn, "")
     Turn.addUsage(turn, response.usage)
     if (response.finishReason === "length" && response.toolCalls.length === 0 && truncationRetries < config.maxTruncationRetries) {
@@ -216,16 +216,22 @@ const shrinkToolResult = (turn: Turn.Turn, shrink: Shrink | undefined): Effect.E
     return true
   })
 
+const budgetOf = (engine: Engine, turn: Turn.Turn): number | undefined =>
+  turn.start.contextBudget ?? contextBudget(engine.config.maxContextRunes, engine.config.contextWindow)
+
+/** Whether the soft limits may have to drop messages before this call (`applyBudget`). */
+export const overBudget = (engine: Engine, turn: Turn.Turn): boolean => {
+  const maxMessages = turn.start.maxMessages
+  return budgetOf(engine, turn) !== undefined || (maxMessages !== undefined && turn.conversation.length > maxMessages)
+}
+
 /**
  * The soft limits, before each call: drop the oldest messages beyond `maxContextRunes` (and, for
  * sub-turns, beyond their message cap).
  */
-export const applyBudget = (engine: Engine, turn: Turn.Turn): Effect.Effect<void, TurnAborted> => {
+export const applyBudget = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
   const maxMessages = turn.start.maxMessages
-  const budget = turn.start.contextBudget ?? contextBudget(engine.config.maxContextRunes, engine.config.contextWindow)
-  if (budget === undefined && (maxMessages === undefined || turn.conversation.length <= maxMessages)) return Effect.void
-  return Effect.gen(function*() {
-    if (maxMessages !== undefined) yield* compress(engine, turn, "budget", fitToCount(turn.conversation, maxMessages))
-    if (budget !== undefined) yield* compress(engine, turn, "budget", fitToBudget(turn.conversation, budget))
-  })
-}
+  const budget = budgetOf(engine, turn)
+  if (maxMessages !== undefined) yield* compress(engine, turn, "budget", fitToCount(turn.conversation, maxMessages))
+  if (budget !== undefined) yield* compress(engine, turn, "budget", fitToBudget(turn.conversation, budget))
+})

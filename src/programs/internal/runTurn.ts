@@ -12,7 +12,7 @@ import type { ToolDefinition } from "../../domain/Provider.ts"
 import type { TurnResult } from "../../domain/Turn.ts"
 import { CurrentTurn } from "../../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../../services/ToolRegistry.ts"
-import { applyBudget, callModel, replyOf } from "./callModel.ts"
+import { applyBudget, callModel, overBudget, replyOf } from "./callModel.ts"
 import type { Engine } from "./engine.ts"
 import { executeTools } from "./executeTools.ts"
 import * as HardAbort from "./hardAbort.ts"
@@ -49,18 +49,18 @@ const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
   const blocked = yield* openTurn(engine, turn)
   if (blocked !== undefined) return yield* endTurn(engine, turn, "blocked", { failure: blocked })
   const typed = turn.start.output && TypedOutput.start(TypedOutput.make(turn.start.output.schema, turn.start.output.jsonSchema))
-  const tools = toolsetCache(engine, turn, typed)
+  const tools = toolsetCache(turn, typed)
   while (true) {
-    yield* injectQueuedInput(turn)
+    injectQueuedInput(turn)
     if (Turn.gracefulAsked(turn)) return yield* finishGracefully(engine, turn)
     if (turn.iteration >= config.maxIterations) return yield* endTurn(engine, turn, "max_iterations")
-    const toolset = yield* tools.current
+    const toolset = tools.of(yield* engine.registry.list)
     if (toolset instanceof OutputUnavailable) return yield* endTurn(engine, turn, "failed", { failure: toolset })
-    yield* applyBudget(engine, turn)
+    if (overBudget(engine, turn)) yield* applyBudget(engine, turn)
     Turn.nextIteration(turn)
     const reply = replyOf(yield* callModel(engine, turn, { tools: toolset.definitions, output: typed && TypedOutput.formatFor(typed) }))
     Turn.append(turn, reply)
-    const next = yield* TypedOutput.next(typed, reply, config.maxOutputRetries)
+    const next = typed ? yield* TypedOutput.next(typed, reply, config.maxOutputRetries) : TypedOutput.untyped(reply)
     if (next._tag === "Tools") yield* executeTools(engine, turn, next.calls, toolset.byName)
     Turn.append(turn, ...next.after)
     if (next._tag === "Failed") return yield* endTurn(engine, turn, "failed", { finalMessage: reply, failure: new OutputInvalid({ message: next.error }) })
@@ -103,7 +103,7 @@ interface Toolset {
  * list changed. `OutputUnavailable` when a registered tool has the answer tool's name: the model
  * could not tell the two apart.
  */
-const toolsetCache = (engine: Engine, turn: Turn.Turn, typed: TypedOutput.OutputState | undefined) => {
+const toolsetCache = (turn: Turn.Turn, typed: TypedOutput.OutputState | undefined) => {
   let from: ReadonlyArray<RegisteredTool> | undefined
   let toolset: Toolset | OutputUnavailable = { byName: new Map(), definitions: [] }
   const rebuild = (tools: ReadonlyArray<RegisteredTool>): Toolset | OutputUnavailable => {
@@ -118,25 +118,21 @@ const toolsetCache = (engine: Engine, turn: Turn.Turn, typed: TypedOutput.Output
     const definitions = [...byName.values()].map((tool) => tool.definition)
     return { byName, definitions: typed ? [...definitions, typed.spec.definition] : definitions }
   }
-  return {
-    current: Effect.map(engine.registry.list, (tools) => from === tools ? toolset : (toolset = rebuild(tools)))
-  }
+  return { of: (tools: ReadonlyArray<RegisteredTool>) => from === tools ? toolset : (toolset = rebuild(tools)) }
 }
 
 /** Step 2: queued steering, then pending sub-turn results, join the conversation. */
-const injectQueuedInput = (turn: Turn.Turn): Effect.Effect<void> => {
-  if (turn.steering.length === 0 && turn.pending.length === 0) return Effect.void
-  return Effect.sync(() => {
-    const steering = Turn.drainSteering(turn)
-    if (steering.length > 0) {
-      Turn.append(turn, ...steering.map(Message.user))
-      Turn.publish(turn, "SteeringInjected", { count: steering.length })
-    }
-    for (const result of Turn.drainPending(turn)) {
-      Turn.append(turn, Message.user(`[SubTurn Result] ${result.content}`))
-      Turn.publish(turn, "SubTurnResultDelivered", { childTurnId: result.childTurnId })
-    }
-  })
+const injectQueuedInput = (turn: Turn.Turn): void => {
+  if (turn.steering.length === 0 && turn.pending.length === 0) return
+  const steering = Turn.drainSteering(turn)
+  if (steering.length > 0) {
+    Turn.append(turn, ...steering.map(Message.user))
+    Turn.publish(turn, "SteeringInjected", { count: steering.length })
+  }
+  for (const result of Turn.drainPending(turn)) {
+    Turn.append(turn, Message.user(`[SubTurn Result] ${result.content}`))
+    Turn.publish(turn, "SubTurnResultDelivered", { childTurnId: result.childTurnId })
+  }
 }
 
 /** A graceful interrupt's end: one last call without tools, with the hint; its tool calls are ignored. */

@@ -163,13 +163,12 @@ export type Next =
   | { readonly _tag: "Failed"; readonly error: string; readonly after: ReadonlyArray<Message.Message> }
   | { readonly _tag: "Final"; readonly output?: unknown; readonly after: ReadonlyArray<Message.Message> }
 
-const untyped = (reply: Message.AssistantMessage): Next =>
+/** What follows `reply` for a turn without a typed answer. */
+export const untyped = (reply: Message.AssistantMessage): Next =>
   reply.toolCalls !== undefined && reply.toolCalls.length > 0 ? { _tag: "Tools", calls: reply.toolCalls, after: [] } : { _tag: "Final", after: [] }
 
-/** What follows `reply` for a turn with the answer `state` (none: untyped), refusing more than `maxRetries` answers. */
-export const next = (state: OutputState | undefined, reply: Message.AssistantMessage, maxRetries: number): Effect.Effect<Next> => {
-  if (state === undefined) return Effect.succeed(untyped(reply))
-  return Effect.map(read(state, reply), (reading): Next => {
+/** What follows `reply` for a turn with the answer `state`, refusing more than `maxRetries` answers. */
+export const next = (state: OutputState, reply: Message.AssistantMessage, maxRetries: number): Effect.Effect<Next> => Effect.map(read(state, reply), (reading): Next => {
     switch (reading._tag) {
       case "Tools":
         return reading.calls.length > 0 ? reading : { _tag: "Retry", after: reading.after }
@@ -182,4 +181,3 @@ export const next = (state: OutputState | undefined, reply: Message.AssistantMes
           : { _tag: "Retry", after: reading.after }
     }
   })
-}
