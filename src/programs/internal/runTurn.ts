@@ -25,23 +25,27 @@ import * as TypedOutput from "./typedOutput.ts"
 /** The hint sent (never persisted) with the last, tool-less call after a graceful interrupt. */
 export const INTERRUPT_HINT = "Interrupt requested. Stop scheduling tools and provide a short final summary."
 
-/** Runs one turn to its end and returns its result; never fails. */
+/** Runs one turn to its end and returns its result, in an `agent.turn` span when traced; never fails. */
 export const runTurn = (engine: Engine, turn: Turn.Turn, start: Turn.TurnStart): Effect.Effect<TurnResult> =>
-  Effect.gen(function*() {
-    Turn.begin(turn, start, yield* isTraced, yield* Scope.make())
-    Turn.publish(turn, "TurnStart", { input: start.input })
-    // Provided once for the whole body rather than per tool call: every tool of the turn sees it.
-    const body = Effect.provideService(turnBody(engine, turn), CurrentTurn, currentTurn(engine, turn, runTurn))
-    return yield* HardAbort.abortable(turn, body, (exit) => settle(engine, turn, exit))
-  }).pipe(Effect.withSpan("agent.turn", {
-    attributes: {
-      "gen_ai.operation.name": "invoke_agent",
-      "gen_ai.request.model": turn.model,
-      "agent.session.key": turn.sessionKey,
-      "agent.turn.id": turn.turnId,
-      "agent.turn.depth": turn.depth
-    }
-  }, noStackTrace))
+  Effect.flatMap(isTraced, (traced) => {
+    const run = Effect.gen(function*() {
+      Turn.begin(turn, start, traced, yield* Scope.make())
+      Turn.publish(turn, "TurnStart", { input: start.input })
+      // Provided once for the whole body rather than per tool call: every tool of the turn sees it.
+      const body = Effect.provideService(turnBody(engine, turn), CurrentTurn, currentTurn(engine, turn, runTurn))
+      return yield* HardAbort.abortable(turn, body, (exit) => settle(engine, turn, exit))
+    })
+    // Untraced, no span: a span's stack frame would annotate every failure of the turn, a stream's end included.
+    return traced ? run.pipe(Effect.withSpan("agent.turn", { attributes: turnAttributes(turn) }, noStackTrace)) : run
+  })
+
+const turnAttributes = (turn: Turn.Turn) => ({
+  "gen_ai.operation.name": "invoke_agent",
+  "gen_ai.request.model": turn.model,
+  "agent.session.key": turn.sessionKey,
+  "agent.turn.id": turn.turnId,
+  "agent.turn.depth": turn.depth
+})
 
 /** Steps 1–7 of a turn: the loop. */
 const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
