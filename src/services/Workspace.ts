@@ -1,8 +1,8 @@
 /**
  * `Workspace`: the directory the built-in tools may touch, and the one service that decides whether
- * a path given by the model stays inside it (`WorkspaceLive`). The file tools then open the path `resolve` returned
- * through `confined.ts`, which refuses a link met on the way, so the decision cannot be undone by
- * a directory swapped for a link in between.
+ * a path given by the model stays inside it (`WorkspaceLive`). The file tools then open the path
+ * `resolve` returned through `confined.ts`, which refuses a link met on the way, so the decision
+ * cannot be undone by a directory swapped for a link in between.
  *
  * @example
  * ```ts
