@@ -15,6 +15,7 @@ import * as nodePath from "node:path"
 import * as ContextFiles from "../../src/cli/contextFiles.ts"
 import * as Images from "../../src/cli/images.ts"
 import * as OutputSchema from "../../src/cli/outputSchema.ts"
+import * as Permissions from "../../src/cli/permissions/state.ts"
 import * as SettingsFile from "../../src/cli/settingsFile.ts"
 import * as Trust from "../../src/cli/trust.ts"
 import { discover as discoverHooks, MAX_MANIFEST_BYTES } from "../../src/layers/fileHooks/discover.ts"
@@ -156,6 +157,30 @@ describe("files read for the workspace do not follow a link out of it", () => {
         `skipped ${nodePath.join(root, ".mcp.json")}`
       ])
       for (const warning of warnings) expect(warning).not.toContain("OPENSSH")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.effect("saving an allow rule: a settings file or .agent-loop that is a link out is neither copied in nor written", () =>
+    Effect.gen(function*() {
+      const { home, root } = yield* setup
+      const outsideJson = JSON.stringify({ token: SECRET })
+      write(home, "secret.json", outsideJson)
+      link(nodePath.join(home, "secret.json"), nodePath.join(root, ".agent-loop", "settings.json"))
+      const target = SettingsFile.projectSettingsPath(root)
+      const refused = yield* Effect.flip(Permissions.make([], root, target).save(["exec(npm test:*)"]))
+      expect(refused).toContain(`cannot save to ${target}: it leads outside ${root}`)
+      expect(nodeFs.lstatSync(target).isSymbolicLink()).toBe(true)
+      expect(nodeFs.readFileSync(nodePath.join(home, "secret.json"), "utf8")).toBe(outsideJson)
+      // the directory itself a link out: nothing is written there
+      nodeFs.rmSync(nodePath.join(root, ".agent-loop"), { recursive: true })
+      nodeFs.mkdirSync(nodePath.join(home, "elsewhere"))
+      link(nodePath.join(home, "elsewhere"), nodePath.join(root, ".agent-loop"))
+      const again = yield* Effect.flip(Permissions.make([], root, target).save(["exec(npm test:*)"]))
+      expect(again).toContain(`cannot save to ${target}:`)
+      expect(nodeFs.readdirSync(nodePath.join(home, "elsewhere"))).toEqual([])
+      // a real directory inside: saved
+      nodeFs.rmSync(nodePath.join(root, ".agent-loop"))
+      yield* Permissions.make([], root, target).save(["exec(npm test:*)"])
+      expect(JSON.parse(nodeFs.readFileSync(target, "utf8"))).toEqual({ permissions: { allow: ["exec(npm test:*)"] } })
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
   it.effect("an @path mention that is a link out of the workspace stops the command, nothing read", () =>

@@ -6,6 +6,8 @@
 import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
 import { Effect } from "effect"
+import { problemOf, readConfined, textOf } from "../../layers/readConfined.ts"
+import { MAX_SETTINGS_BYTES } from "../settingsFile.ts"
 import { evaluate, parseRule, type Rule, RuleError, type RuleCall, suggest, type Verdict } from "./rules.ts"
 
 /** The process's rules. */
@@ -41,31 +43,51 @@ export const make = (rules: ReadonlyArray<Rule>, workspace: string, saveTarget: 
     save: (texts) =>
       saveTarget === undefined
         ? Effect.fail("the workspace is not trusted, so its settings are not read")
-        : Effect.tryPromise({
-          try: () => addAllowRules(saveTarget, texts),
-          catch: (error) => `cannot save to ${saveTarget}: ${error instanceof Error ? error.message : String(error)}`
-        })
+        : addAllowRules(saveTarget, workspace, texts).pipe(Effect.mapError((message) => `cannot save to ${saveTarget}: ${message}`))
   }
 }
 
-/** Adds `rules` to `permissions.allow` of the JSON file at `path`, written whole through a renamed temporary file. */
-const addAllowRules = async (path: string, rules: ReadonlyArray<string>) => {
-  let settings: Record<string, unknown> = {}
-  const text = await fs.readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return undefined
-    throw error
-  })
-  if (text !== undefined) {
-    const parsed: unknown = JSON.parse(text)
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("it does not hold a JSON object")
-    settings = parsed as Record<string, unknown>
-  }
-  const permissions = { ...(settings["permissions"] as Record<string, unknown> | undefined) }
-  const allow = Array.isArray(permissions["allow"]) ? [...(permissions["allow"] as Array<unknown>)] : []
-  for (const rule of rules) if (!allow.includes(rule)) allow.push(rule)
-  const next = { ...settings, permissions: { ...permissions, allow } }
-  await fs.mkdir(nodePath.dirname(path), { recursive: true })
-  const temp = `${path}.${process.pid}.tmp`
-  await fs.writeFile(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o644 })
-  await fs.rename(temp, path)
+const isInside = (root: string, candidate: string): boolean => {
+  const rel = nodePath.relative(root, candidate)
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${nodePath.sep}`) && !nodePath.isAbsolute(rel))
 }
+
+const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
+
+/**
+ * Adds `rules` to `permissions.allow` of the JSON file at `path` inside `workspace`, written whole
+ * through a renamed temporary file. It is read as the settings are (`readConfined`: not through a
+ * link out of the workspace, bounded), and written only into a directory that is really inside
+ * the workspace, so a `.agent-loop` that is a link elsewhere is neither copied in nor written to.
+ */
+const addAllowRules = (path: string, workspace: string, rules: ReadonlyArray<string>): Effect.Effect<void, string> =>
+  Effect.gen(function*() {
+    const read = yield* readConfined(path, { within: workspace, ownedByUser: true, maxBytes: MAX_SETTINGS_BYTES, warn: false })
+    if (read._tag === "Skipped") return yield* Effect.fail(read.reason)
+    let settings: Record<string, unknown> = {}
+    if (read._tag !== "Missing") {
+      const problem = problemOf(read, MAX_SETTINGS_BYTES)
+      if (problem !== undefined) return yield* Effect.fail(problem)
+      const parsed = yield* Effect.try({ try: (): unknown => JSON.parse(textOf(read) ?? ""), catch: () => "it is not valid JSON" })
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return yield* Effect.fail("it does not hold a JSON object")
+      settings = parsed as Record<string, unknown>
+    }
+    const permissions = { ...(settings["permissions"] as Record<string, unknown> | undefined) }
+    const allow = Array.isArray(permissions["allow"]) ? [...(permissions["allow"] as Array<unknown>)] : []
+    for (const rule of rules) if (!allow.includes(rule)) allow.push(rule)
+    const next = { ...settings, permissions: { ...permissions, allow } }
+    yield* Effect.tryPromise({
+      try: async () => {
+        const directory = nodePath.dirname(path)
+        await fs.mkdir(directory, { recursive: true })
+        const [root, real] = await Promise.all([fs.realpath(workspace), fs.realpath(directory)])
+        if (!isInside(root, real)) throw new Error(`${directory} leads outside ${root} (to ${real})`)
+        // into the directory as resolved, so a link swapped in meanwhile is not followed by the rename
+        const target = nodePath.join(real, nodePath.basename(path))
+        const temp = `${target}.${process.pid}.tmp`
+        await fs.writeFile(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o644, flag: "wx" })
+        await fs.rename(temp, target)
+      },
+      catch: messageOf
+    })
+  })
