@@ -49,6 +49,38 @@ const truncateUtf8 = (text: string, maxBytes: number): string => {
   return new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD+$/, "")
 }
 
+/**
+ * A stateful map over decoded text that cuts every line to `keep` characters and keeps the line
+ * breaks (`\r\n`, `\r`, `\n`, as `Stream.splitLines` splits), so that splitting the result never
+ * holds more than `keep` characters of one line: a 1 GB file without a line break is read in
+ * constant memory, not gathered into one string. `keep` is at least 1, so that a last line without
+ * a line break is never cut to nothing (and lost).
+ */
+export const capLines = (keep: number) => {
+  keep = Math.max(1, keep)
+  let run = 0
+  return (text: string): string => {
+    const parts: Array<string> = []
+    let from = 0
+    let cr = text.indexOf("\r")
+    let lf = text.indexOf("\n")
+    while (from < text.length) {
+      // each search runs forward only, so a chunk is scanned once whatever its line breaks
+      if (cr !== -1 && cr < from) cr = text.indexOf("\r", from)
+      if (lf !== -1 && lf < from) lf = text.indexOf("\n", from)
+      const end = cr === -1 ? lf : lf === -1 ? cr : Math.min(cr, lf)
+      const stop = end === -1 ? text.length : end
+      if (run < keep) parts.push(text.slice(from, from + Math.min(stop - from, keep - run)))
+      run += stop - from
+      if (end === -1) break
+      parts.push(text[end]!)
+      run = 0
+      from = end + 1
+    }
+    return parts.join("")
+  }
+}
+
 /** `read_file` with the given limits. */
 export const makeReadFile = (options: ReadFileOptions = {}) => {
   const maxBytes = options.maxBytes ?? DEFAULT_READ_MAX_BYTES
@@ -82,6 +114,8 @@ export const makeReadFile = (options: ReadFileOptions = {}) => {
             return chunk
           }),
           Stream.decodeText,
+          // no line is held longer than can be shown (the cap in characters is at least the cap in bytes)
+          Stream.map(capLines(maxBytes + 1)),
           Stream.splitLines,
           Stream.runForEachWhile((line) =>
             Effect.sync(() => {

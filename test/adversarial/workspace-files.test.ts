@@ -8,7 +8,7 @@
  */
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, type FileSystem, Option } from "effect"
+import { Effect, type FileSystem, Option, Stream } from "effect"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
@@ -22,6 +22,7 @@ import { discover as discoverHooks, MAX_MANIFEST_BYTES } from "../../src/layers/
 import { loadConfig, MAX_CONFIG_BYTES } from "../../src/layers/mcp/config.ts"
 import { readConfined } from "../../src/layers/readConfined.ts"
 import { readCassette } from "../../src/layers/providers/Replay.ts"
+import { capLines } from "../../src/tools/readFile.ts"
 import { isolatedEnv, runCli } from "../support/cliProcess.ts"
 import { captureWarnings } from "../support/fixtures.ts"
 import { start } from "../support/openaiServer.ts"
@@ -327,4 +328,31 @@ describe("each read is bounded at its limit", () => {
       const over = yield* discoverHooks({ workDir: root, userDir: nodePath.join(root, "none") })
       expect([over.hooks, over.problems.map((problem) => problem.message)]).toEqual([[], [`larger than ${MAX_MANIFEST_BYTES} bytes`]])
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+})
+
+describe("read_file holds no more of one line than it can show", () => {
+  /** A deterministic stream of pseudo-random numbers in [0, 1). */
+  const random = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+  const lines = (chunks: ReadonlyArray<string>) => Effect.runSync(Stream.runCollect(Stream.splitLines(Stream.fromIterable(chunks))))
+
+  it("capLines then splitLines gives the lines splitLines gives, each cut to the cap, at any chunking", () => {
+    const next = random(7)
+    const alphabet = ["a", "b", "é", "\r", "\n", "\r\n"]
+    for (let round = 0; round < 2000; round++) {
+      const text = Array.from({ length: Math.floor(next() * 30) }, () => alphabet[Math.floor(next() * alphabet.length)]).join("")
+      const chunks: Array<string> = []
+      for (let at = 0; at < text.length;) {
+        const size = 1 + Math.floor(next() * 6)
+        chunks.push(text.slice(at, at + size))
+        at += size
+      }
+      const keep = 1 + Math.floor(next() * 4)
+      const cap = capLines(keep)
+      expect(lines(chunks.map(cap)), JSON.stringify({ text, chunks, keep })).toEqual(lines([text]).map((line) => line.slice(0, keep)))
+    }
+  })
+
+  it("at the cap: a line of exactly the cap is whole, one character more is cut", () => {
+    expect(lines([capLines(3)("abc\nabcd\n")])).toEqual(["abc", "abc"])
+  })
 })
