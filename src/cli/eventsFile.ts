@@ -42,7 +42,8 @@ export const open = (path: string) =>
     const fs = yield* FileSystem.FileSystem
     const info = yield* Effect.option(fs.stat(path))
     const regular = info._tag === "None" || info.value.type === "File"
-    const file = yield* fs.open(path, { flag: regular ? "w" : "a" }).pipe(
+    // Private when created here: events carry the whole conversation.
+    const file = yield* fs.open(path, { flag: regular ? "w" : "a", mode: 0o600 }).pipe(
       Effect.catch((error) => fail(`cannot write events to ${path}: ${error.message}`))
     )
     const encoder = new TextEncoder()
