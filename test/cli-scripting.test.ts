@@ -104,11 +104,13 @@ describe.concurrent("machine-readable output", () => {
     expect(JSON.parse(unknown.stdout)).toMatchObject({ status: "completed", result: "Hi.", usage: null, costUsd: null })
   }, 60_000)
 
-  it("--output-format stream-json prints every event as a JSON line and nothing else on stdout", async (context) => {
+  it("--output-format stream-json prints every event as a JSON line between the init and result lines, and nothing else on stdout", async (context) => {
     const { flags, env } = await setup(context, [{ toolCalls: [{ name: "list_dir", arguments: {} }] }, { text: ["Done ", "here."] }])
     const result = await runCli(["run", ...flags, "--output-format", "stream-json", "go"], { env })
     expect(result.code).toBe(0)
-    const events = result.stdout.trimEnd().split("\n").map((line) => decodeEvent(JSON.parse(line)))
+    const lines = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))
+    expect([lines[0].type, lines.at(-1).type]).toEqual(["system", "result"])
+    const events = lines.slice(1, -1).map((line) => decodeEvent(line))
     expect(events[0]).toMatchObject({ _tag: "TurnStart", input: "go" })
     expect(events.at(-1)).toMatchObject({ _tag: "TurnEnd", status: "completed" })
     expect(events.filter((e) => e._tag === "LLMDelta" && e.kind === "text").map((e) => e._tag === "LLMDelta" && e.text)).toEqual(["Done ", "here."])

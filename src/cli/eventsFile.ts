@@ -14,6 +14,7 @@ import { Effect, FileSystem, Schema, type Scope } from "effect"
 import { AgentEvent } from "../domain/Event.ts"
 import { fail } from "./failure.ts"
 import type { ScreenShape } from "./screen.ts"
+import { eventLine } from "./streamJson.ts"
 
 const encodeLine = Schema.encodeEffect(Schema.fromJsonString(AgentEvent))
 
@@ -32,9 +33,9 @@ export const isStdout = (path: string): boolean => {
   }
 }
 
-/** Each event as one line on stdout, through the screen (so it never lands inside a partial text line). */
+/** Each event as one line on stdout (with `"type":"event"`, see `streamJson.ts`), through the screen (so it never lands inside a partial text line). */
 export const toStdout = (screen: ScreenShape): EventWriter => (event) =>
-  encodeLine(event).pipe(Effect.flatMap((line) => screen.raw(`${line}\n`)), Effect.orDie)
+  encodeLine(event).pipe(Effect.flatMap((line) => screen.raw(`${eventLine(line)}\n`)), Effect.orDie)
 
 /** Opens `path` (a regular file is truncated) and returns a writer of events; the file closes with the scope. */
 export const open = (path: string) =>
