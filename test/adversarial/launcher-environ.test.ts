@@ -11,7 +11,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { binOverSources, isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
+import { binOverSources, isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
 import { start } from "../support/openaiServer.ts"
 
 const OPENAI_KEY = "sk-proj-launcher-0123456789abcdef"
@@ -74,6 +74,22 @@ describe("the installed command keeps credentials out of /proc", () => {
     }
     // the handover file is gone
     expect(fs.readdirSync(runtime)).toEqual([])
+  }, 60_000)
+
+  it("the restart keeps stdin, stdout and the exit code: a piped prompt is answered", async (context) => {
+    const server = await start([{ text: "piped answer" }])
+    context.onTestFinished(() => server.close())
+    const home = tempDir()
+    const cli = spawnCli(["run", "--base-url", server.url, "--model", "m", "--no-settings", "--no-context-files", "--ephemeral"], {
+      env: isolatedEnv(home, { OPENAI_API_KEY: OPENAI_KEY }),
+      stdin: true,
+      entry: binOverSources()
+    })
+    cli.child.stdin!.end("a question from a pipe")
+    expect(await cli.exited).toEqual({ code: 0, signal: null })
+    expect(cli.stdout()).toBe("piped answer\n")
+    expect(server.requests[0]!.body.messages.at(-1).content).toBe("a question from a pipe")
+    expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`)
   }, 60_000)
 
   it("a handover variable that names no handover file is refused, and the file it names is left alone", async () => {
