@@ -5,6 +5,8 @@
  * run by the tool. Now every request is scrubbed on its way to the model, every reply as it
  * arrives, and every message as the turn commits it.
  */
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { ProviderRejected } from "../../src/domain/errors.ts"
@@ -14,7 +16,9 @@ import * as Tool from "../../src/domain/Tool.ts"
 import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
 import * as SecretsLive from "../../src/layers/Secrets.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
+import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
 import { AgentLoop, harness, type HarnessOptions, recordEvents } from "../support/harness.ts"
+import { start } from "../support/openaiServer.ts"
 
 const SECRET = "sk-everywhere-0a1b2c3d4e5f"
 
@@ -77,4 +81,30 @@ describe("known secrets never reach the model or the log", () => {
     }).pipe(Effect.provide(withSecret({
       script: [{ content: ["half an answer ", `with ${SECRET}`], errorAfterChunks: new ProviderRejected({ message: "gone", status: 400 }) }]
     }))))
+
+  it("the CLI: a context file quoting the provider key reaches the model redacted, and the session never holds it", async (context) => {
+    const server = await start([{ text: `noted ${SECRET}` }])
+    context.onTestFinished(() => server.close())
+    const home = tempDir()
+    const workspace = path.join(home, "ws")
+    fs.mkdirSync(workspace)
+    fs.writeFileSync(path.join(workspace, "AGENTS.md"), `Deploy with OPENAI_API_KEY=${SECRET} set.\n`)
+    const result = await runCli(
+      ["run", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--no-settings", "--session", "ctx", "--output-format", "json", "hi"],
+      { env: isolatedEnv(home, { OPENAI_API_KEY: SECRET }) }
+    )
+    expect(result.code, result.stderr).toBe(0)
+    const system = server.requests[0]!.body.messages[0]
+    expect(system.role).toBe("system")
+    expect(system.content).toContain("Deploy with OPENAI_API_KEY=<redacted> set.")
+    expect(JSON.parse(result.stdout).result).toBe("noted <redacted>")
+    const sessions = path.join(home, "data")
+    const stored = fs.readdirSync(sessions, { recursive: true, encoding: "utf8" })
+      .map((file) => path.join(sessions, file))
+      .filter((file) => fs.statSync(file).isFile())
+      .map((file) => fs.readFileSync(file, "latin1"))
+      .join("\n")
+    expect(stored).toContain("noted <redacted>")
+    expect([JSON.stringify(server.requests.map((r) => r.body)), stored, result.stdout, result.stderr].join("\n")).not.toContain(SECRET)
+  }, 60_000)
 })
