@@ -60,8 +60,9 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     const result = await runCli(["run", "--cluster", pg.url(), "--session", "demo-stream", "--output-format", "stream-json", demoPrompt], { env })
     const lines = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))
     expect(lines[0]).toMatchObject({ type: "system", subtype: "init", session_id: "demo-stream", tools: [] })
-    expect(lines.slice(1, -1).map((line) => line.type)).toEqual(lines.slice(1, -1).map(() => "event"))
-    expect(lines.slice(1, -1).map((line) => line._tag)).toEqual(expect.arrayContaining(["TurnStart", "LLMRequest", "TurnEnd"]))
+    const events = lines.slice(1, -1).filter((line) => line.type === "event")
+    expect(events.map((line) => line._tag)).toEqual(expect.arrayContaining(["TurnStart", "LLMRequest", "TurnEnd"]))
+    expect(lines.slice(1, -1).every((line) => ["event", "assistant", "user"].includes(line.type) && typeof line._tag === "string")).toBe(true)
     const last = lines.at(-1)
     const completed = last.status === "completed"
     expect(last).toMatchObject({

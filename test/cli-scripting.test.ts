@@ -110,7 +110,11 @@ describe.concurrent("machine-readable output", () => {
     expect(result.code).toBe(0)
     const lines = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))
     expect([lines[0].type, lines.at(-1).type]).toEqual(["system", "result"])
-    const events = lines.slice(1, -1).map((line) => decodeEvent(line))
+    // Claude Code's message lines, each right after the event it stands for
+    const kinds = lines.slice(1, -1).map((line) => line.type === "event" ? line._tag : line.type)
+    expect(kinds.filter((kind) => ["LLMResponse", "assistant", "ToolExecEnd", "user"].includes(kind))).toEqual(["LLMResponse", "assistant", "ToolExecEnd", "user", "LLMResponse", "assistant"])
+    kinds.forEach((kind, i) => kind === "assistant" || kind === "user" ? expect(kinds[i - 1]).toBe(kind === "assistant" ? "LLMResponse" : "ToolExecEnd") : undefined)
+    const events = lines.filter((line) => line.type === "event").map((line) => decodeEvent(line))
     expect(events[0]).toMatchObject({ _tag: "TurnStart", input: "go" })
     expect(events.at(-1)).toMatchObject({ _tag: "TurnEnd", status: "completed" })
     expect(events.filter((e) => e._tag === "LLMDelta" && e.kind === "text").map((e) => e._tag === "LLMDelta" && e.text)).toEqual(["Done ", "here."])

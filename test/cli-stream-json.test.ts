@@ -34,7 +34,10 @@ const common = (url: string, workspace: string) =>
 
 describe("stream-json output", () => {
   it("starts with an init line, ends with a result line, and every line has type and _tag", async (context) => {
-    const server = await start([{ text: ["Hel", "lo"], usage: { prompt: 12, completion: 3 } }])
+    const server = await start([
+      { toolCalls: [{ name: "list_dir", arguments: {}, id: "call_1" }], usage: { prompt: 10, completion: 2 } },
+      { text: ["Hel", "lo"], usage: { prompt: 12, completion: 3 } }
+    ])
     context.onTestFinished(() => server.close())
     const home = tempDir()
     const workspace = workspaceIn(home)
@@ -55,11 +58,48 @@ describe("stream-json output", () => {
       expect(typeof line.type).toBe("string")
       expect(typeof line._tag).toBe("string")
     }
-    const events = out.slice(1, -1)
-    expect(events.every((line) => line.type === "event")).toBe(true)
+    const events = out.slice(1, -1).filter((line) => line.type === "event")
+    // Claude Code's message lines: the replies as assistant messages, the tool result as a user message
+    expect(out.filter((line) => line.type === "assistant" || line.type === "user")).toEqual([
+      {
+        type: "assistant",
+        _tag: "AssistantMessage",
+        message: {
+          type: "message",
+          role: "assistant",
+          model: "m",
+          content: [{ type: "tool_use", id: "call_1", name: "list_dir", input: {} }],
+          stop_reason: "tool_calls",
+          usage: { input_tokens: 10, output_tokens: 2 }
+        },
+        parent_tool_use_id: null,
+        session_id: "s"
+      },
+      {
+        type: "user",
+        _tag: "ToolResultMessage",
+        message: { role: "user", content: [{ type: "tool_result", tool_use_id: "call_1", content: expect.any(String), is_error: false }] },
+        parent_tool_use_id: null,
+        session_id: "s"
+      },
+      {
+        type: "assistant",
+        _tag: "AssistantMessage",
+        message: {
+          type: "message",
+          role: "assistant",
+          model: "m",
+          content: [{ type: "text", text: "Hello" }],
+          stop_reason: "stop",
+          usage: { input_tokens: 12, output_tokens: 3 }
+        },
+        parent_tool_use_id: null,
+        session_id: "s"
+      }
+    ])
     expect(events[0]._tag).toBe("TurnStart")
     expect(events.at(-1)._tag).toBe("TurnEnd")
-    expect(events.filter((e) => e._tag === "LLMDelta").map((e) => e.text).join("")).toBe("Hello")
+    expect(events.filter((e) => e._tag === "LLMDelta" && e.kind === "text").map((e) => e.text).join("")).toBe("Hello")
     const last = out.at(-1)
     expect(last).toMatchObject({
       type: "result",
@@ -69,8 +109,8 @@ describe("stream-json output", () => {
       status: "completed",
       result: "Hello",
       session_id: "s",
-      num_turns: 1,
-      usage: { inputTokens: 12, outputTokens: 3, input_tokens: 12, output_tokens: 3 }
+      num_turns: 2,
+      usage: { inputTokens: 22, outputTokens: 5, input_tokens: 22, output_tokens: 5 }
     })
     expect(last.duration_ms).toBe(last.durationMs)
     expect(last.duration_ms).toBeGreaterThanOrEqual(0)

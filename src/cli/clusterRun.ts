@@ -72,7 +72,7 @@ export const runOnCluster = (
       const eventsToStdout = format === "stream-json" || (flags.events._tag === "Some" && EventsFile.isStdout(flags.events.value))
       const handlers = [
         ...flags.events._tag === "Some" && !EventsFile.isStdout(flags.events.value) ? [yield* EventsFile.open(flags.events.value)] : [],
-        ...eventsToStdout ? [EventsFile.toStdout(screen)] : [],
+        ...eventsToStdout ? [EventsFile.toStdout(screen, { messages: format === "stream-json" })] : [],
         makeRenderer(screen, { verbose: flags.verbose, ...(format === "text" && !eventsToStdout ? {} : { text: "none" as const }) }),
         yield* Spinner.start(screen)
       ]

@@ -3,9 +3,11 @@
  * so that scripts written for `claude -p --output-format stream-json` read `agent-loop`'s too.
  *
  * Output: a first line `{"type":"system","subtype":"init",...}` (session, model, tools, cwd), then
- * the loop's events, one per line, each with `"type":"event"` beside its `_tag`, then after each
- * turn a `{"type":"result",...}` line (status, answer, usage, cost, duration, session id), with
- * Claude Code's field names beside the loop's own. Every line has both `type` and `_tag`.
+ * the loop's events, one per line, each with `"type":"event"` beside its `_tag`, with Claude Code's
+ * `assistant` and `user` message lines after the events they stand for (a reply, a tool result),
+ * then after each turn a `{"type":"result",...}` line (status, answer, usage, cost, duration,
+ * session id), with Claude Code's field names beside the loop's own. Every line has both `type`
+ * and `_tag`.
  *
  * Input: one JSON object per line, `{"type":"user","message":{"role":"user","content":...}}`,
  * content a string or a list of `text` and base64 `image` blocks; each line is one turn of the
@@ -14,6 +16,7 @@
  */
 import { Effect, Schema, Stream } from "effect"
 import * as Message from "../domain/Message.ts"
+import type { AgentEvent } from "../domain/Event.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import { CliFailure } from "./failure.ts"
 import type { RunResult } from "./runCommand.ts"
@@ -69,6 +72,60 @@ export const resultLine = (own: RunResult, result: TurnResult) => {
 
 /** An event's JSON line (`Schema`-encoded, `_tag` first) with `"type":"event"` put in front. */
 export const eventLine = (encoded: string): string => `{"type":"event",${encoded.slice(1)}`
+
+/** A tool call's arguments as Claude Code's `input` object (text that is not a JSON object stays text, under `arguments`). */
+const toolInput = (args: string): unknown => {
+  try {
+    const parsed: unknown = JSON.parse(args)
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed : { arguments: args }
+  } catch {
+    return { arguments: args }
+  }
+}
+
+/**
+ * The Claude Code message lines an event of the top-level turn stands for, after its own line: a
+ * model reply is an `assistant` message (text and `tool_use` blocks), a tool's result (or a skipped
+ * call's reason) a `user` message with a `tool_result` block. Sub-turns' events have none.
+ */
+export const messageLines = (event: AgentEvent): ReadonlyArray<object> => {
+  if (event.depth !== 0) return []
+  switch (event._tag) {
+    case "LLMResponse": {
+      const content = [
+        ...(event.content === "" ? [] : [{ type: "text", text: event.content }]),
+        ...event.toolCalls.map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: toolInput(call.arguments) }))
+      ]
+      return [{
+        type: "assistant",
+        _tag: "AssistantMessage",
+        message: {
+          type: "message",
+          role: "assistant",
+          model: event.model,
+          content,
+          stop_reason: event.finishReason,
+          usage: { input_tokens: event.usage.inputTokens, output_tokens: event.usage.outputTokens }
+        },
+        parent_tool_use_id: null,
+        session_id: event.sessionKey
+      }]
+    }
+    case "ToolExecEnd":
+    case "ToolExecSkipped": {
+      const [content, isError] = event._tag === "ToolExecEnd" ? [event.result, event.isError] : [event.reason, true]
+      return [{
+        type: "user",
+        _tag: "ToolResultMessage",
+        message: { role: "user", content: [{ type: "tool_result", tool_use_id: event.toolCallId, content, is_error: isError }] },
+        parent_tool_use_id: null,
+        session_id: event.sessionKey
+      }]
+    }
+    default:
+      return []
+  }
+}
 
 const TextBlock = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 const ImageBlock = Schema.Struct({
