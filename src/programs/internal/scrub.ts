@@ -1,5 +1,6 @@
 /**
- * Known secrets (`Secrets`) kept out of the model and out of the log, at the doors text passes:
+ * Known secrets (`Secrets`) kept out of the model and out of the log. They are scrubbed at the doors
+ * text passes:
  *
  * - into the model: every request, whatever built it (the system prompt with its context files,
  *   user input, hook messages, a summary's transcript), through the provider the engine holds;
