@@ -8,8 +8,9 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import { MAX_INPUT_LINE_BYTES, userInputs } from "../src/cli/streamJson.ts"
-import { isolatedEnv, spawnCli, tempDir } from "./support/cliProcess.ts"
+import { isolatedEnv, launcher, root, spawnCli, tempDir } from "./support/cliProcess.ts"
 import { start } from "./support/openaiServer.ts"
+import { hasTmux, startPane } from "./support/tmux.ts"
 
 const lines = (stdout: string) => stdout.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line))
 
@@ -189,4 +190,25 @@ describe("stream-json input", () => {
       })(), bound)))
       expect(notUtf8.message).toBe("line 1 of stdin is not UTF-8 text")
     }))
+
+  it.skipIf(!hasTmux)(hasTmux ? "on a terminal, every typed line is a message of the stream, none taken as steering" : "on a terminal: SKIPPED, tmux is not installed", async (context) => {
+    const server = await start([{ text: "one" }, { text: "two" }])
+    const home = tempDir()
+    const pane = startPane(
+      [process.execPath, launcher, "run", ...common(server.url, workspaceIn(home)), "--input-format", "stream-json", "--output-format", "stream-json"],
+      isolatedEnv(home),
+      root
+    )
+    context.onTestFinished(async () => {
+      pane.kill()
+      await server.close()
+    })
+    pane.line(user("first"))
+    await pane.waitFor(/"type":"result".*"result":"one"/, 30_000)
+    pane.line(user("second"))
+    await pane.waitFor(/"type":"result".*"result":"two"/, 30_000)
+    pane.keys("C-d")
+    expect(await pane.exitStatus(30_000)).toBe(0)
+    expect(server.requests.map((r) => r.body.messages.filter((m: { role: string }) => m.role === "user").length)).toEqual([1, 2])
+  }, 90_000)
 })

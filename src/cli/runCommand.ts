@@ -140,7 +140,8 @@ export const run = (
     yield* Settings.announce(settings)
     yield* Effect.scoped(Effect.gen(function*() {
       const loop = yield* AgentLoop
-      const lines = screen.interactive ? yield* LineInput.make : undefined
+      // with --input-format stream-json, stdin holds the messages: nothing else may read it
+      const lines = screen.interactive && !streamed ? yield* LineInput.make : undefined
       const sink = yield* attach(settings, lines?.ask, format === "text" ? "text" : format === "json" ? "none" : "events")
       const main = yield* Effect.fiber
       const stop = Effect.sync(() => exitWithin(ExitCode.interrupted))
