@@ -35,7 +35,9 @@ export const isStdout = (path: string): boolean => {
 
 /**
  * Each event as one line on stdout (with `"type":"event"`, and with `messages` Claude Code's message
- * lines after it: see `streamJson.ts`), through the screen (so it never lands inside a partial text line). */
+ * lines after it: see `streamJson.ts`), through the screen (so it never lands inside a partial text
+ * line).
+ */
 export const toStdout = (screen: ScreenShape, options: { readonly messages?: boolean } = {}): EventWriter => (event) =>
   encodeLine(event).pipe(
     Effect.flatMap((line) => {
