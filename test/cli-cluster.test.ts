@@ -55,6 +55,26 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     expect(shown.stdout).toMatch(new RegExp(`^user: ${demoPrompt.replace("?", "\\?")}\n[\\s\\S]*Lighthouse`))
   }, 60_000)
 
+  it("run --cluster --output-format stream-json prints the init line, the runner's events and the result line", async () => {
+    // The runner's cassette answers one turn, which the test above may have taken: this one checks the lines, whatever the answer.
+    const result = await runCli(["run", "--cluster", pg.url(), "--session", "demo-stream", "--output-format", "stream-json", demoPrompt], { env })
+    const lines = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))
+    expect(lines[0]).toMatchObject({ type: "system", subtype: "init", session_id: "demo-stream", tools: [] })
+    const events = lines.slice(1, -1).filter((line) => line.type === "event")
+    expect(events.map((line) => line._tag)).toEqual(expect.arrayContaining(["TurnStart", "LLMRequest", "TurnEnd"]))
+    expect(lines.slice(1, -1).every((line) => ["event", "assistant", "user"].includes(line.type) && typeof line._tag === "string")).toBe(true)
+    const last = lines.at(-1)
+    const completed = last.status === "completed"
+    expect(last).toMatchObject({
+      type: "result",
+      _tag: "Result",
+      session_id: "demo-stream",
+      is_error: !completed,
+      subtype: completed ? "success" : "error_during_execution"
+    })
+    expect(result.code).toBe(completed ? 0 : 1)
+  }, 60_000)
+
   it("refuses flags that only the runners decide, and a database that is not Postgres", async () => {
     const tools = await runCli(["run", "--cluster", pg.url(), "--tools", "exec", "hello"], { env })
     expect(tools.code).toBe(1)

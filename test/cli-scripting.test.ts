@@ -104,11 +104,17 @@ describe.concurrent("machine-readable output", () => {
     expect(JSON.parse(unknown.stdout)).toMatchObject({ status: "completed", result: "Hi.", usage: null, costUsd: null })
   }, 60_000)
 
-  it("--output-format stream-json prints every event as a JSON line and nothing else on stdout", async (context) => {
+  it("--output-format stream-json prints every event as a JSON line between the init and result lines, and nothing else on stdout", async (context) => {
     const { flags, env } = await setup(context, [{ toolCalls: [{ name: "list_dir", arguments: {} }] }, { text: ["Done ", "here."] }])
     const result = await runCli(["run", ...flags, "--output-format", "stream-json", "go"], { env })
     expect(result.code).toBe(0)
-    const events = result.stdout.trimEnd().split("\n").map((line) => decodeEvent(JSON.parse(line)))
+    const lines = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))
+    expect([lines[0].type, lines.at(-1).type]).toEqual(["system", "result"])
+    // Claude Code's message lines, each right after the event it stands for
+    const kinds = lines.slice(1, -1).map((line) => line.type === "event" ? line._tag : line.type)
+    expect(kinds.filter((kind) => ["LLMResponse", "assistant", "ToolExecEnd", "user"].includes(kind))).toEqual(["LLMResponse", "assistant", "ToolExecEnd", "user", "LLMResponse", "assistant"])
+    kinds.forEach((kind, i) => kind === "assistant" || kind === "user" ? expect(kinds[i - 1]).toBe(kind === "assistant" ? "LLMResponse" : "ToolExecEnd") : undefined)
+    const events = lines.filter((line) => line.type === "event").map((line) => decodeEvent(line))
     expect(events[0]).toMatchObject({ _tag: "TurnStart", input: "go" })
     expect(events.at(-1)).toMatchObject({ _tag: "TurnEnd", status: "completed" })
     expect(events.filter((e) => e._tag === "LLMDelta" && e.kind === "text").map((e) => e._tag === "LLMDelta" && e.text)).toEqual(["Done ", "here."])

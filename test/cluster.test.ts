@@ -47,7 +47,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     await cluster?.close()
   }, 30_000)
 
-  it("runs turns of many sessions across the runners, each seeing its whole history", async () => {
+  it("runs turns of many sessions on the runners, each session one owner at a time with its whole history", async () => {
     const sessions = Array.from({ length: 12 }, (_, i) => `spread-${i}`)
     const results = await run(Effect.gen(function*() {
       const loop = yield* AgentLoop
@@ -62,10 +62,18 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
       expect(result.status).toBe("completed")
       expect(userTexts(result)).toEqual([`${sessions[i]} one`, `${sessions[i]} two`])
     }
-    // a session runs on one runner, and the sessions are shared out among the runners
-    const owners = sessions.map((key) => cluster.runners.filter((runner) => runner.sessions().has(key)).length)
-    expect(owners).toEqual(sessions.map(() => 1))
-    expect(cluster.runners.filter((runner) => sessions.some((key) => runner.sessions().has(key))).length).toBeGreaterThan(1)
+    // Which runner holds a session is the cluster's choice, and load may move a shard between two
+    // turns: what is promised is one owner at a time, so the stored history is whole, each turn's
+    // messages once, in order, whichever runners ran them.
+    for (const key of sessions) {
+      expect((await history(key)).map((m) => `${m.role}:${m.content}`)).toEqual([
+        `user:${key} one`,
+        `assistant:seen 1: ${key} one`,
+        `user:${key} two`,
+        `assistant:seen 3: ${key} one | ${key} two`
+      ])
+      expect(cluster.runners.some((runner) => runner.sessions().has(key))).toBe(true)
+    }
   }, 60_000)
 
   it("a turn with an image runs on the runner and is saved with it; the runner's model decides whether images are taken", async () => {

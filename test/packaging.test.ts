@@ -1,7 +1,8 @@
 /**
  * The package as its users get it: `npm pack` (which builds `dist/` from the current sources), the
- * tarball installed into a fresh app, then used the three ways users use it — plain Node importing
- * it, a TypeScript app compiled by `tsc` with ordinary settings, and the `agent-loop` command.
+ * tarball installed into a fresh app, then used the ways users use it — plain Node importing it,
+ * CommonJS requiring it, a TypeScript app compiled by `tsc` with ordinary settings, an app bundled
+ * by esbuild, and the `agent-loop` command.
  *
  * Offline: the install uses an empty private npm cache with `--offline`, so it cannot fetch
  * anything; the app's own `effect`, `@effect/platform-node` and `@effect/sql-pg` (the optional peer
@@ -14,6 +15,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { isolatedEnv, root, tempDir } from "./support/cliProcess.ts"
+import { start } from "./support/openaiServer.ts"
 
 interface Finished {
   readonly code: number | null
@@ -73,6 +75,44 @@ const provider = await Effect.runPromise(Vertex.make({ project: "p", baseUrl: "h
 const error = await Effect.runPromise(Effect.flip(Stream.runDrain(provider.stream({ model: "gemini-2.5-flash", messages: [{ role: "user", content: "hi" }], tools: [] }))))
 console.log(JSON.stringify({ tag: error._tag, message: error.message }))
 `
+
+/** CommonJS: \`require()\` of the package (its ESM build, which Node >= 22.12 requires: no top-level await). */
+const requireConsumer = `
+const { Effect, Layer } = require("effect")
+const { AgentLoop, AgentLoopLive, Scripted, SessionStoreMemory, ToolRegistryLive } = require("effect-agent-loop")
+const Testing = require("effect-agent-loop/testing")
+
+const program = Effect.gen(function*() {
+  const loop = yield* AgentLoop
+  return yield* loop.turn("s", "Say hello")
+})
+const app = AgentLoopLive.layer({ model: "scripted" }).pipe(
+  Layer.provide([Scripted.layer([{ content: "Hello from require." }]), ToolRegistryLive.layer([]), SessionStoreMemory.layer()])
+)
+Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(app))).then((result) =>
+  console.log(JSON.stringify({ status: result.status, answer: result.finalMessage?.content, testing: typeof Testing.layer, from: require.resolve("effect-agent-loop") }))
+)
+`
+
+/**
+ * An app on a real provider layer, bundled by esbuild into one ESM file: \`OpenAiCompatible\` over
+ * \`NodeHttpClient\` (undici, which is CommonJS and requires Node's built-ins at run time).
+ */
+const bundledConsumer = `
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Effect, Layer, Redacted } from "effect"
+import { AgentLoop, AgentLoopLive, OpenAiCompatible, SessionStoreMemory, ToolRegistryLive } from "effect-agent-loop"
+
+const provider = OpenAiCompatible.layer({ baseUrl: process.argv[2], apiKey: Redacted.make("bundle-key") }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+const app = AgentLoopLive.layer({ model: "m" }).pipe(Layer.provide([provider, ToolRegistryLive.layer([]), SessionStoreMemory.layer()]))
+const result = await Effect.runPromise(Effect.gen(function*() {
+  return yield* (yield* AgentLoop).turn("s", "hi")
+}).pipe(Effect.scoped, Effect.provide(app)))
+console.log(JSON.stringify({ status: result.status, answer: result.finalMessage?.content, error: result.error }))
+`
+
+/** What an ESM bundle for Node needs so that CommonJS code inside it (undici) can \`require\` Node's built-ins (docs/concepts.md). */
+const ESM_REQUIRE_BANNER = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
 
 /**
  * A typed consumer: a tool with a Schema, a turn, the result's types. The `@ts-expect-error` lines
@@ -234,6 +274,47 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
     })
   })
 
+  it("(e) CommonJS: require() of the package and of its testing kit runs a turn", async () => {
+    fs.writeFileSync(path.join(app, "required.cjs"), requireConsumer)
+    const result = succeeded(await run(process.execPath, ["required.cjs"], app))
+    expect(JSON.parse(result.stdout)).toEqual({
+      status: "completed",
+      answer: "Hello from require.",
+      testing: "function",
+      from: expect.stringContaining("/node_modules/effect-agent-loop/dist/index.js")
+    })
+    expect(result.stderr).toBe("")
+    const manifest = JSON.parse(fs.readFileSync(path.join(installed(app), "package.json"), "utf8"))
+    expect(manifest.sideEffects).toEqual(["./bin/agent-loop.js", "./dist/cli/main.js", "./src/cli/main.ts"])
+  })
+
+  it("(f) an esbuild --bundle --platform=node ESM build of an app on OpenAiCompatible and NodeHttpClient runs, with the documented banner", async (context) => {
+    const server = await start([{ text: "bundled answer" }])
+    context.onTestFinished(() => server.close())
+    fs.writeFileSync(path.join(app, "bundled.mjs"), bundledConsumer)
+    const esbuild = await import("esbuild")
+    const build = (outfile: string, banner: boolean) =>
+      esbuild.build({
+        entryPoints: [path.join(app, "bundled.mjs")],
+        absWorkingDir: app,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        outfile: path.join(app, outfile),
+        logLevel: "silent",
+        ...(banner ? { banner: { js: ESM_REQUIRE_BANNER } } : {})
+      })
+    await build("bundle.mjs", true)
+    const result = succeeded(await run(process.execPath, ["bundle.mjs", server.url], app))
+    expect(JSON.parse(result.stdout)).toEqual({ status: "completed", answer: "bundled answer" })
+    expect(server.requests[0]!.headers.authorization).toBe("Bearer bundle-key")
+    // why the banner: without it, undici's require of a built-in fails in the ESM bundle
+    await build("bare.mjs", false)
+    const bare = await run(process.execPath, ["bare.mjs", server.url], app)
+    expect(bare.code).not.toBe(0)
+    expect(bare.stderr).toContain('Dynamic require of "node:')
+  })
+
   it("(b) a TypeScript app compiled by tsc with ordinary settings type-checks and runs", async () => {
     const dir = path.join(app, "typed")
     fs.mkdirSync(dir)
@@ -305,7 +386,10 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
     // nothing listens on port 9: the installed package loaded the app's @effect/sql-pg and tried to connect
     const postgres = await run(bin(), ["sessions", "list", "--store", "postgres", "--database-url", "postgres://u:secret-pw@127.0.0.1:9/db"], app, isolatedEnv(home))
     expect(postgres).toMatchObject({ code: 1, stdout: "" })
-    expect(postgres.stderr).toMatch(/^agent-loop: cannot open the session store \(postgres 127\.0\.0\.1:9\/db\): .+\n$/)
+    // a hint first: the password was on the command line
+    expect(postgres.stderr).toMatch(
+      /^agent-loop: --database-url holds a password, .* use AGENT_LOOP_DATABASE_URL or --database-url-file FILE\nagent-loop: cannot open the session store \(postgres 127\.0\.0\.1:9\/db\): .+\n$/
+    )
     expect(postgres.stderr).not.toContain("secret-pw")
   })
 

@@ -20,6 +20,7 @@ import { ExitCode, fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 import { makeRenderer } from "./render.ts"
 import { inputOf, type OutputFormat, outcome, runResult } from "./runCommand.ts"
+import * as StreamJson from "./streamJson.ts"
 import { Screen } from "./screen.ts"
 import { sessionKey } from "./settings.ts"
 import { exitWithin } from "./signals.ts"
@@ -71,12 +72,16 @@ export const runOnCluster = (
       const eventsToStdout = format === "stream-json" || (flags.events._tag === "Some" && EventsFile.isStdout(flags.events.value))
       const handlers = [
         ...flags.events._tag === "Some" && !EventsFile.isStdout(flags.events.value) ? [yield* EventsFile.open(flags.events.value)] : [],
-        ...eventsToStdout ? [EventsFile.toStdout(screen)] : [],
+        ...eventsToStdout ? [EventsFile.toStdout(screen, { messages: format === "stream-json" })] : [],
         makeRenderer(screen, { verbose: flags.verbose, ...(format === "text" && !eventsToStdout ? {} : { text: "none" as const }) }),
         yield* Spinner.start(screen)
       ]
       const sink = yield* EventSink.start(handlers)
       yield* writeLastSession(data, key)
+      // the runners decide the tools (and the model, unless --model says)
+      if (format === "stream-json") {
+        yield* screen.raw(`${JSON.stringify(StreamJson.initLine({ sessionKey: key, model: model ?? "", tools: [], cwd: process.cwd() }))}\n`)
+      }
       const main = yield* Effect.fiber
       const stop = Effect.sync(() => exitWithin(ExitCode.interrupted))
       yield* CtrlC.install({ sessionKey: key, onIdle: () => Effect.andThen(stop, Effect.sync(() => main.interruptUnsafe())), onHardAbort: stop })
@@ -86,7 +91,9 @@ export const runOnCluster = (
       )
       const finished = yield* Clock.currentTimeMillis
       yield* sink.flushed(result.turnId)
-      if (format === "json") yield* screen.raw(`${JSON.stringify(runResult(result, model ?? "", finished - started))}\n`)
+      const own = runResult(result, model ?? "", finished - started)
+      if (format === "json") yield* screen.raw(`${JSON.stringify(own)}\n`)
+      if (format === "stream-json") yield* screen.raw(`${JSON.stringify(StreamJson.resultLine(own, result))}\n`)
       return yield* outcome(result, result.iterations)
     })).pipe(Effect.provide(AgentLoopCluster.layerClient().pipe(Layer.provide(ClusterOptions.database(url)))))
   })

@@ -15,6 +15,7 @@ import type { ServeFlags } from "./serve.ts"
 import * as Sessions from "./sessions.ts"
 import { importSessions } from "./sessionsImport.ts"
 import { storeFlags } from "./storeChoice.ts"
+import { inputFormats } from "./streamJson.ts"
 import * as Trust from "./trust.ts"
 
 const runCommand = Command.make(
@@ -27,7 +28,13 @@ const runCommand = Command.make(
     outputFormat: Flag.Literals("output-format", outputFormats).pipe(
       Flag.withDefault("text"),
       Flag.withDescription(
-        "text: the answer on stdout; json: one object at the end (status, result, usage, costUsd, sessionKey, error); stream-json: every event as a JSON line"
+        "text: the answer on stdout; json: one object at the end (status, result, usage, costUsd, sessionKey, error); stream-json: an init line, every event as a JSON line, and a result line per turn (Claude Code's shapes)"
+      )
+    ),
+    inputFormat: Flag.Literals("input-format", inputFormats).pipe(
+      Flag.withDefault("text"),
+      Flag.withDescription(
+        "text: the prompt argument (or stdin); stream-json: user messages as JSON lines on stdin, {\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"...\"}}, one turn each (with --output-format stream-json)"
       )
     ),
     image: Flag.String("image").pipe(
@@ -43,12 +50,12 @@ const runCommand = Command.make(
     cluster: ClusterOptions.clusterFlag,
     ...agentFlags
   },
-  ({ prompt, outputFormat, image, outputSchema, cluster, ...flags }) =>
+  ({ prompt, outputFormat, inputFormat, image, outputSchema, cluster, ...flags }) =>
     cluster._tag === "Some"
-      ? outputSchema._tag === "Some"
-        ? fail("--output-schema does not work with --cluster")
+      ? outputSchema._tag === "Some" || inputFormat !== "text"
+        ? fail(`${outputSchema._tag === "Some" ? "--output-schema" : "--input-format stream-json"} does not work with --cluster`)
         : Effect.flatMap(Effect.promise(() => import("./clusterRun.ts")), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value, image))
-      : run(prompt, outputFormat, flags, image, outputSchema)
+      : run(prompt, outputFormat, flags, image, outputSchema, inputFormat)
 ).pipe(
   Command.withDescription(
     "Run one turn and print the answer. Exit 0 when the turn completes, 130 after Ctrl-C, 143 after SIGTERM, 1 with a reason otherwise."

@@ -14,6 +14,7 @@ import { Effect, FileSystem, Schema, type Scope } from "effect"
 import { AgentEvent } from "../domain/Event.ts"
 import { fail } from "./failure.ts"
 import type { ScreenShape } from "./screen.ts"
+import { eventLine, messageLines } from "./streamJson.ts"
 
 const encodeLine = Schema.encodeEffect(Schema.fromJsonString(AgentEvent))
 
@@ -32,9 +33,20 @@ export const isStdout = (path: string): boolean => {
   }
 }
 
-/** Each event as one line on stdout, through the screen (so it never lands inside a partial text line). */
-export const toStdout = (screen: ScreenShape): EventWriter => (event) =>
-  encodeLine(event).pipe(Effect.flatMap((line) => screen.raw(`${line}\n`)), Effect.orDie)
+/**
+ * Each event as one line on stdout (with `"type":"event"`, and with `messages` Claude Code's message
+ * lines after it: see `streamJson.ts`), through the screen (so it never lands inside a partial text
+ * line).
+ */
+export const toStdout = (screen: ScreenShape, options: { readonly messages?: boolean } = {}): EventWriter => (event) =>
+  encodeLine(event).pipe(
+    Effect.flatMap((line) => {
+      const messages = options.messages === true ? messageLines(event) : []
+      const text = messages.length === 0 ? `${eventLine(line)}\n` : [eventLine(line), ...messages.map((m) => JSON.stringify(m))].join("\n") + "\n"
+      return screen.raw(text)
+    }),
+    Effect.orDie
+  )
 
 /** Opens `path` (a regular file is truncated) and returns a writer of events; the file closes with the scope. */
 export const open = (path: string) =>
@@ -42,7 +54,8 @@ export const open = (path: string) =>
     const fs = yield* FileSystem.FileSystem
     const info = yield* Effect.option(fs.stat(path))
     const regular = info._tag === "None" || info.value.type === "File"
-    const file = yield* fs.open(path, { flag: regular ? "w" : "a" }).pipe(
+    // Private when created here: events carry the whole conversation.
+    const file = yield* fs.open(path, { flag: regular ? "w" : "a", mode: 0o600 }).pipe(
       Effect.catch((error) => fail(`cannot write events to ${path}: ${error.message}`))
     )
     const encoder = new TextEncoder()

@@ -3,7 +3,8 @@
  * `NodeRuntime.runMain`.
  *
  * Before anything else, the provider keys are taken out of the environment (`providerKeys.ts`),
- * so nothing the CLI starts inherits them.
+ * so nothing the CLI starts inherits them, and a password given on the command line gets a hint
+ * to pass it another way (the installed launcher, `launcher.ts`, hides it from `ps` meanwhile).
  *
  * Ctrl-C belongs to the CLI: `run` and `chat` turn it into a graceful interrupt, then a hard abort
  * (`ctrlC.ts`). `runMain` would interrupt the whole program on SIGINT instead, so its SIGINT
@@ -19,12 +20,18 @@ import { Command } from "effect/cli"
 import packageJson from "../../package.json" with { type: "json" }
 import { agentLoop } from "./commands.ts"
 import { reportFailures } from "./failure.ts"
+import { passwordFlags } from "./launcher.ts"
 import * as CliLogger from "./logger.ts"
 import * as ProviderKeys from "./providerKeys.ts"
 import * as Screen from "./screen.ts"
 import * as Signals from "./signals.ts"
 
 const keys = ProviderKeys.take(process.env)
+if (passwordFlags(process.argv.slice(2)).includes("--database-url")) {
+  process.stderr.write(
+    "agent-loop: --database-url holds a password, which other processes can read on a command line (ps); use AGENT_LOOP_DATABASE_URL or --database-url-file FILE\n"
+  )
+}
 const verbose = process.argv.includes("--verbose")
 const screen = Screen.ofProcess()
 

@@ -6,16 +6,19 @@
  *
  * Output (`--output-format`): `text` streams the answer to stdout (whole responses when stdout is
  * not a terminal); `json` prints one object at the end (`RunResult`); `stream-json` prints every
- * event as one JSON line. Tool calls, notes and the closing line go to stderr in every format.
+ * event as one JSON line, between a first `system`/`init` line and a `result` line (`streamJson.ts`,
+ * Claude Code's shapes). `--input-format stream-json` takes user messages as JSON lines on stdin,
+ * one turn each, in one process. Tool calls, notes and the closing line go to stderr in every format.
  * `--output-schema FILE` (with `json`) asks for a typed answer, printed as the object's `output`.
  */
-import { Clock, Effect, type FileSystem, Option } from "effect"
+import { Clock, Effect, type FileSystem, Option, Stream } from "effect"
 import { checkInput } from "../domain/Config.ts"
 import type { Content } from "../domain/Message.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import type { Usage } from "../domain/Usage.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
+import { ToolRegistry } from "../services/ToolRegistry.ts"
 import * as App from "./app.ts"
 import * as CtrlC from "./ctrlC.ts"
 import { ExitCode, fail } from "./failure.ts"
@@ -30,6 +33,7 @@ import { attach, warnDropped } from "./session.ts"
 import * as Settings from "./settings.ts"
 import { exitWithin } from "./signals.ts"
 import { readAll, resolvePrompt } from "./stdinPrompt.ts"
+import * as StreamJson from "./streamJson.ts"
 
 /** The output formats of `run`. */
 export const outputFormats = ["text", "json", "stream-json"] as const
@@ -108,25 +112,36 @@ export const run = (
   format: OutputFormat,
   flags: AgentFlags,
   images: ReadonlyArray<string> = [],
-  outputSchema: Option.Option<string> = Option.none()
+  outputSchema: Option.Option<string> = Option.none(),
+  inputFormat: StreamJson.InputFormat = "text"
 ) =>
   Effect.gen(function*() {
     const screen = yield* Screen
     if (Option.isSome(outputSchema) && format !== "json") return yield* fail("--output-schema needs --output-format json")
+    const streamed = inputFormat === "stream-json"
+    if (streamed && format !== "stream-json") return yield* fail("--input-format stream-json needs --output-format stream-json")
+    if (streamed && (Option.isSome(argument) || images.length > 0)) {
+      return yield* fail("--input-format stream-json reads every message from stdin: give no prompt or --image")
+    }
     const typed = Option.isSome(outputSchema) ? yield* OutputSchema.load(outputSchema.value) : undefined
     const settings = yield* Settings.resolve(flags)
-    const prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
-    const input = yield* inputOf(prompt, argument, images, { workspace: settings.workspace, maxBytes: settings.maxImageBytes })
-    // refused here, before the session store is opened: the loop would refuse it too, after
-    const rejected = checkInput({
+    const limits = {
       maxImageBytes: settings.maxImageBytes,
       ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages })
-    }, settings.model, input)
-    if (rejected) return yield* fail(rejected.message)
+    }
+    let input: Content = ""
+    if (!streamed) {
+      const prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
+      input = yield* inputOf(prompt, argument, images, { workspace: settings.workspace, maxBytes: settings.maxImageBytes })
+      // refused here, before the session store is opened: the loop would refuse it too, after
+      const rejected = checkInput(limits, settings.model, input)
+      if (rejected) return yield* fail(rejected.message)
+    }
     yield* Settings.announce(settings)
     yield* Effect.scoped(Effect.gen(function*() {
       const loop = yield* AgentLoop
-      const lines = screen.interactive ? yield* LineInput.make : undefined
+      // with --input-format stream-json, stdin holds the messages: nothing else may read it
+      const lines = screen.interactive && !streamed ? yield* LineInput.make : undefined
       const sink = yield* attach(settings, lines?.ask, format === "text" ? "text" : format === "json" ? "none" : "events")
       const main = yield* Effect.fiber
       const stop = Effect.sync(() => exitWithin(ExitCode.interrupted))
@@ -136,16 +151,38 @@ export const run = (
         onHardAbort: stop,
         cancelQuestions: lines?.cancelQuestions
       })
-      const started = yield* Clock.currentTimeMillis
-      const result = yield* loop.turn(
-        settings.sessionKey,
-        input,
-        typed === undefined ? {} : { output: typed.schema, outputJsonSchema: typed.jsonSchema }
-      )
-      const finished = yield* Clock.currentTimeMillis
-      yield* sink.flushed(result.turnId)
-      yield* warnDropped(sink)
-      if (format === "json") yield* screen.raw(`${JSON.stringify(runResult(result, settings.model, finished - started, typed !== undefined))}\n`)
-      return yield* outcome(result, (yield* LoopConfig).maxIterations)
+      if (format === "stream-json") {
+        const tools = (yield* (yield* ToolRegistry).list).map((tool) => tool.name)
+        const init = StreamJson.initLine({ sessionKey: settings.sessionKey, model: settings.model, tools, cwd: settings.workspace })
+        yield* screen.raw(`${JSON.stringify(init)}\n`)
+      }
+      const turn = (input: Content) =>
+        Effect.gen(function*() {
+          const started = yield* Clock.currentTimeMillis
+          const result = yield* loop.turn(
+            settings.sessionKey,
+            input,
+            typed === undefined ? {} : { output: typed.schema, outputJsonSchema: typed.jsonSchema }
+          )
+          const finished = yield* Clock.currentTimeMillis
+          yield* sink.flushed(result.turnId)
+          yield* warnDropped(sink)
+          const own = runResult(result, settings.model, finished - started, typed !== undefined)
+          if (format === "json") yield* screen.raw(`${JSON.stringify(own)}\n`)
+          if (format === "stream-json") yield* screen.raw(`${JSON.stringify(StreamJson.resultLine(own, result))}\n`)
+          return result
+        })
+      const maxIterations = (yield* LoopConfig).maxIterations
+      if (!streamed) return yield* outcome(yield* turn(input), maxIterations)
+      // One turn per line, in order; the exit says how the last one went.
+      let last: TurnResult | undefined
+      yield* Stream.runForEach(StreamJson.userInputs(process.stdin), (message) =>
+        Effect.gen(function*() {
+          const rejected = checkInput(limits, settings.model, message)
+          if (rejected) return yield* fail(rejected.message)
+          last = yield* turn(message)
+        }))
+      if (last === undefined) return yield* fail("no user message on stdin (--input-format stream-json)")
+      return yield* outcome(last, maxIterations)
     })).pipe(Effect.provide(App.layer(settings)))
   }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>

@@ -50,7 +50,7 @@ export const attach = (settings: CliSettings, ask: Effect.Effect<string | undefi
     // --events naming stdout turns stdout into the event stream: text mixed in would corrupt it
     const eventsToStdout = stdout === "events" || (settings.events !== undefined && EventsFile.isStdout(settings.events))
     if (settings.events !== undefined && !EventsFile.isStdout(settings.events)) handlers.push(yield* EventsFile.open(settings.events))
-    if (eventsToStdout) handlers.push(EventsFile.toStdout(screen))
+    if (eventsToStdout) handlers.push(EventsFile.toStdout(screen, { messages: stdout === "events" }))
     handlers.push(makeRenderer(screen, { verbose: settings.verbose, ...(stdout === "text" && !eventsToStdout ? {} : { text: "none" }) }))
     handlers.push(yield* Spinner.start(screen))
     const sink = yield* EventSink.start(handlers)

@@ -41,11 +41,18 @@ export const storeFlags = {
     )
   ),
   databaseUrl: Flag.Redacted("database-url").pipe(
-    Flag.withFallbackConfig(Config.Redacted(URL_VARIABLE)),
-    Flag.optional,
     Flag.withDescription(
       `The Postgres database, postgres://USER:PASSWORD@HOST:PORT/DATABASE: of --store postgres, and for serve the cluster's (where serve keeps sessions unless --store says otherwise). Env ${URL_VARIABLE}; read once, removed from the environment and scrubbed like a key`
-    )
+    ),
+    // A file keeps the password off the command line, where other processes could read it.
+    Flag.orElse(() =>
+      Flag.FileText("database-url-file").pipe(
+        Flag.withDescription("A file holding the --database-url (keeps its password out of the command line)"),
+        Flag.map((text) => Redacted.make(text.trim()))
+      )
+    ),
+    Flag.withFallbackConfig(Config.Redacted(URL_VARIABLE)),
+    Flag.optional
   )
 }
 

@@ -15,6 +15,9 @@ import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { Workspace } from "./workspace.ts"
+import { looksSecret } from "./secretEnv.ts"
+
+export { SECRET_ENV_PATTERN, SECRET_VALUE_PATTERN } from "./secretEnv.ts"
 
 /** Limits of `exec`. */
 export interface ExecOptions {
@@ -37,29 +40,13 @@ export interface ExecOptions {
 export const DEFAULT_EXEC_MAX_OUTPUT_BYTES = 64 * 1024
 
 /**
- * Names of environment variables withheld from commands: any name containing one of these words
- * (`OPENAI_API_KEY`, `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `DB_PASSWORD`, `PGPASSFILE`, …), or
- * `PAT` and `DSN` as a whole word (`GH_PAT`, `SENTRY_DSN`). Deliberately broad: a variable a
- * command needed can be passed by the user, a leaked key cannot be taken back.
- */
-export const SECRET_ENV_PATTERN = /KEY|TOKEN|SECRET|PASS|CRED|AUTH|PRIVATE|COOKIE|(?:^|_)(?:PAT|DSN)(?:_|$)/i
-
-/**
- * Values withheld whatever their name: a URL with a password in it (`postgres://user:pw@host`),
- * and tokens in the well-known formats of OpenAI and Anthropic (`sk-`), GitHub (`ghp_`,
- * `github_pat_`, …), GitLab (`glpat-`), Slack (`xox?-`), AWS access key ids and Google API keys.
- */
-export const SECRET_VALUE_PATTERN =
-  /:\/\/[^/\s:@]+:[^/\s@]+@|^(?:sk-|sk_live_|rk_live_|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza)/
-
-/**
  * The rule `exec` withholds environment variables by: the name looks like a credential
  * (`SECRET_ENV_PATTERN`), the value does (`SECRET_VALUE_PATTERN`), or the value contains a secret
  * the program registered in `Secrets` (an API key the CLI read, an MCP server's token), whatever
  * the variable is called.
  */
 export const isSecretEnv = (name: string, value: string, secrets: Pick<SecretsShape, "scrub">): boolean =>
-  SECRET_ENV_PATTERN.test(name) || SECRET_VALUE_PATTERN.test(value) || secrets.scrub(value) !== value
+  looksSecret(name, value) || secrets.scrub(value) !== value
 
 /** How long output may keep arriving after the process exited (a background child can hold the pipe). */
 const DRAIN_GRACE = Duration.seconds(1)

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 /** The repository root. */
 export const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -55,11 +55,13 @@ export interface SpawnOptions {
   readonly cwd?: string
   /** Give the CLI a stdin pipe (`child.stdin`) instead of none. */
   readonly stdin?: boolean
+  /** The script to start instead of the sources' entry (`launcher`), e.g. an installed bin. */
+  readonly entry?: string
 }
 
 /** Starts `agent-loop ARGS`. */
 export const spawnCli = (args: ReadonlyArray<string>, options: SpawnOptions): CliProcess => {
-  const child = spawn(process.execPath, [launcher, ...args], {
+  const child = spawn(process.execPath, [options.entry ?? launcher, ...args], {
     cwd: options.cwd ?? root,
     env: options.env,
     stdio: [options.stdin === true ? "pipe" : "ignore", "pipe", "pipe"]
@@ -113,4 +115,21 @@ export const runCli = async (args: ReadonlyArray<string>, options: SpawnOptions)
   const cli = spawnCli(args, options)
   const { code, signal } = await cli.exited
   return { code, signal, stdout: cli.stdout(), stderr: cli.stderr() }
+}
+
+/**
+ * The installed command's layout around the sources: `bin/agent-loop.js` and `package.json` as
+ * they ship, and a `dist/` whose modules are the sources (`dist/cli/main.js` runs
+ * `src/cli/main.ts`), so a test runs the real launcher on the code as it is now, without a build.
+ * Returns the bin's path.
+ */
+export const binOverSources = (dir: string = tempDir("agent-loop-bin-")): string => {
+  fs.mkdirSync(path.join(dir, "bin"))
+  fs.mkdirSync(path.join(dir, "dist", "cli"), { recursive: true })
+  fs.copyFileSync(path.join(root, "bin", "agent-loop.js"), path.join(dir, "bin", "agent-loop.js"))
+  fs.copyFileSync(path.join(root, "package.json"), path.join(dir, "package.json"))
+  const source = (file: string) => JSON.stringify(pathToFileURL(path.join(root, "src", file)).href)
+  fs.writeFileSync(path.join(dir, "dist", "cli", "launcher.js"), `export * from ${source("cli/launcher.ts")}\n`)
+  fs.writeFileSync(path.join(dir, "dist", "cli", "main.js"), `import ${source("cli/main.ts")}\n`)
+  return path.join(dir, "bin", "agent-loop.js")
 }

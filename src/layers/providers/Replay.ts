@@ -144,12 +144,13 @@ export const record = (
       const fs = yield* FileSystem.FileSystem
       const lock = yield* Semaphore.make(1)
       if (options.fresh) {
-        yield* fs.writeFileString(path, "").pipe(
+        // Private when created here: a cassette holds whole conversations.
+        yield* fs.writeFileString(path, "", { mode: 0o600 }).pipe(
           Effect.mapError((error) => new ConfigError({ field: "cassette", message: `Cannot create ${path}: ${error.message}` }))
         )
       }
       const append = (entry: CassetteEntry) =>
-        Effect.flatMap(Schema.encodeEffect(EntryJson)(entry), (line) => fs.writeFileString(path, `${line}\n`, { flag: "a" })).pipe(
+        Effect.flatMap(Schema.encodeEffect(EntryJson)(entry), (line) => fs.writeFileString(path, `${line}\n`, { flag: "a", mode: 0o600 })).pipe(
           lock.withPermits(1),
           Effect.mapError((error) => new ProviderRejected({ message: `Replay: cannot write cassette ${path}: ${error.message}` }))
         )

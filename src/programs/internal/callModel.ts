@@ -19,6 +19,7 @@ import {
   shrinkOversizedToolResult
 } from "./compaction.ts"
 import type { Engine } from "./engine.ts"
+import * as Scrub from "./scrub.ts"
 import { attempt, type ModelResponse, type RetrySchedule, retrySchedule } from "./providerCall.ts"
 import { spanned } from "./tracing.ts"
 import * as Turn from "./turn.ts"
@@ -97,7 +98,9 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
       overflowRetries++
       continue
     }
-    const response = config.prices === undefined ? outcome.response : yield* priced(engine, turn, request.model, outcome.response)
+    // What the model said, with any known secret replaced, before hooks, events, tools or the history see it.
+    const scrubbed = Scrub.reply(engine.secrets, outcome.response)
+    const response = config.prices === undefined ? scrubbed : yield* priced(engine, turn, request.model, scrubbed)
     Turn.setPartialText(turn, "")
     Turn.addUsage(turn, response.usage)
     if (response.finishReason === "length" && response.toolCalls.length === 0 && truncationRetries < config.maxTruncationRetries) {

@@ -12,17 +12,21 @@ import { LoopConfig } from "../../services/LoopConfig.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { Secrets, type SecretsShape } from "../../services/Secrets.ts"
 import { ToolRegistry, type ToolRegistryShape } from "../../services/ToolRegistry.ts"
+import * as Scrub from "./scrub.ts"
 import type { Turn } from "./turn.ts"
 
 /** What the steps of a loop's turns share. */
 export interface Engine {
   readonly config: AgentLoopConfig
+  /** The provider, every request scrubbed of known secrets first (`scrub.ts`). */
   readonly provider: ProviderShape
   readonly registry: ToolRegistryShape
   readonly hooks: HooksShape
   readonly bus: EventBusShape
   /** Known secrets, scrubbed from what tools say (the registry in the loop's context, else the process's). */
   readonly secrets: SecretsShape
+  /** Scrubs messages of those secrets, remembering the clean ones. */
+  readonly scrubber: Scrub.Scrubber
   /** Owns what outlives a turn: critical detached sub-turns, summaries, router workers. */
   readonly scope: Scope.Scope
   /** Every running turn, sub-turns included, by id (`activeTurns`). */
@@ -38,13 +42,16 @@ export type Services = LoopConfig | Provider | ToolRegistry | Hooks | EventBus
 export const make: Effect.Effect<Engine, never, Services | Scope.Scope> = Effect.gen(function*() {
   const instance = Math.random().toString(36).slice(2, 8)
   let counter = 0
+  const secrets = yield* Secrets
+  const scrubber = Scrub.make(secrets)
   return {
     config: yield* LoopConfig,
-    provider: yield* Provider,
+    provider: Scrub.provider(yield* Provider, scrubber, secrets),
     registry: yield* ToolRegistry,
     hooks: yield* Hooks,
     bus: yield* EventBus,
-    secrets: yield* Secrets,
+    secrets,
+    scrubber,
     scope: yield* Effect.scope,
     turns: new Map(),
     nextTurnId: () => `turn-${instance}-${++counter}`

@@ -30,7 +30,7 @@ export const runTurn = (engine: Engine, turn: Turn.Turn, start: Turn.TurnStart):
   Effect.flatMap(isTraced, (traced) => {
     const run = Effect.gen(function*() {
       Turn.begin(turn, start, traced, yield* Scope.make())
-      Turn.publish(turn, "TurnStart", { input: start.input })
+      Turn.publish(turn, "TurnStart", { input: Message.mapStrings(start.input, engine.secrets.scrub) })
       // Provided once for the whole body rather than per tool call: every tool of the turn sees it.
       const body = Effect.provideService(turnBody(engine, turn), CurrentTurn, currentTurn(engine, turn, runTurn))
       return yield* HardAbort.abortable(turn, body, (exit) => settle(engine, turn, exit))

@@ -66,7 +66,7 @@ export const summarize = (engine: Engine, session: Turn.SessionPort, turn: Turn.
     }
     const text = collected.value.flatMap((c) => (c._tag === "TextDelta" ? [c.text] : [])).join("")
     if (text.trim() === "") return yield* Turn.emit(turn, "Error", { stage: "summarize", message: "The summary came back empty; history kept" })
-    yield* session.commit([{ role: "compaction", reason: "summary", cut: older.length, summary: text }])
+    yield* session.commit([{ role: "compaction", reason: "summary", cut: older.length, summary: engine.secrets.scrub(text) }])
     const remaining = 1 + newer.length
     yield* Turn.emit(turn, "SessionSummarize", { summarized: older.length, remaining })
     yield* hooks.run("afterCompact", { context: where, reason: "summary", dropped: older.length, remaining })

@@ -87,7 +87,7 @@ const resultOf = (engine: Engine, turn: Turn.Turn, exit: Exit.Exit<TurnResult, u
 const finish = (engine: Engine, turn: Turn.Turn, status: TurnStatus, ending: Ending, persisted: boolean) =>
   Effect.gen(function*() {
     for (const message of Turn.close(turn, persisted)) Turn.publish(turn, "FollowUpQueued", { content: message })
-    const messages = persisted ? [...turn.produced] : []
+    const messages = persisted ? [...engine.scrubber.messages(turn.produced)] : []
     let failure = ending.failure
     let error = failure && messageOf(failure)
     if (persisted) {
