@@ -8,6 +8,7 @@ import { Clock, Config, Duration, Effect, Option, Redacted, Stream } from "effec
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { type ProviderError, ProviderUnavailable } from "../../domain/errors.ts"
 import type { ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
+import { trimEndWhile } from "../../domain/text.ts"
 import type { ProviderShape } from "../../services/Provider.ts"
 import { Secrets } from "../../services/Secrets.ts"
 import { fromResponse, fromTransport, scrubError } from "./httpErrors.ts"
@@ -90,7 +91,7 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
     const apiKey = options.apiKey ?? (keyName === undefined
       ? undefined
       : yield* Config.option(Config.Redacted(keyName)).pipe(Effect.orDie, Effect.map(Option.getOrUndefined)))
-    const root = (options.baseUrl ?? vendor.defaultBaseUrl).replace(/\/+$/, "")
+    const root = trimEndWhile(options.baseUrl ?? vendor.defaultBaseUrl, (char) => char === "/")
     const path = vendor.path
     const url = typeof path === "string" ? `${root}${path}` : root
     const timeout = Duration.fromInputUnsafe(options.timeout ?? defaultTimeout)
