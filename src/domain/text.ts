@@ -40,3 +40,33 @@ export const trimEndWhile = (text: string, drop: (char: string) => boolean): str
  */
 export const joinLines = (text: string): string =>
   text.includes("\n") ? text.replace(/\s+/g, (run) => run.includes("\n") ? " " : run) : text
+
+/**
+ * How deeply the JSON a model writes (tool arguments, a typed answer) may nest. Far beyond any
+ * real arguments, and far below what the recursive code that handles parsed JSON (Schema decoding,
+ * `JSON.stringify`, the hooks) can take before the stack overflows.
+ */
+export const MAX_JSON_DEPTH = 256
+
+/**
+ * Whether the JSON `text` nests arrays and objects deeper than `max`, found by one scan of its
+ * brackets (strings skipped) before anything parses it. Text that is not JSON may give any answer;
+ * parsing it fails anyway.
+ */
+export const jsonTooDeep = (text: string, max: number = MAX_JSON_DEPTH): boolean => {
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      // a string: skip to its closing quote, over escapes
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 0x5c) i++
+        else if (d === 0x22) break
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) depth--
+  }
+  return false
+}
