@@ -1,12 +1,15 @@
 /**
  * `run --output-schema FILE`: a JSON Schema file as the turn's typed answer. The file is sent to
  * the model as it is written, and imported as an Effect Schema (Effect's own JSON Schema import,
- * Draft 2020-12, or Draft-07 when its `$schema` says so) that decodes the answer.
+ * Draft 2020-12, or Draft-07 when its `$schema` says so) that decodes the answer, in a worker thread
+ * under a deadline (`outputDecoder.ts`).
  */
 import { Effect, JsonSchema, type Schema, SchemaRepresentation } from "effect"
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../domain/text.ts"
 import { problemOf, readConfined, textOf } from "../layers/readConfined.ts"
+import { DEFAULT_GREP_MATCH_TIMEOUT } from "../tools/grep.ts"
 import { fail } from "./failure.ts"
+import { workerSchema } from "./outputDecoder.ts"
 
 /** A typed answer read from a file: the Schema that decodes it and the JSON Schema the model sees. */
 export interface OutputSchema {
@@ -101,9 +104,10 @@ export const load = (file: string) =>
     const draft07 = typeof json["$schema"] === "string" && /draft-0[4-7]/.test(json["$schema"])
     try {
       const document = draft07 ? JsonSchema.fromSchemaDraft07(json) : JsonSchema.fromSchemaDraft2020_12(json)
-      // The file is the user's own: its patterns are applied as written.
-      const schema = SchemaRepresentation.fromJsonSchemaDocument(document, { patterns: "apply" })
-      return { schema: schema as Schema.Decoder<unknown>, jsonSchema: json } satisfies OutputSchema
+      // Imported here only to report a bad schema now: compiling its patterns is safe, running them
+      // on the model's answer is not, so answers are decoded in a worker under grep's deadline.
+      SchemaRepresentation.fromJsonSchemaDocument(document, { patterns: "apply" })
+      return { schema: workerSchema(json, draft07, DEFAULT_GREP_MATCH_TIMEOUT), jsonSchema: json } satisfies OutputSchema
     } catch (error) {
       return yield* bad(`not a JSON Schema the loop can use (${reason(error)})`)
     }
