@@ -23,7 +23,9 @@ import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
 import type { Provider } from "../../src/services/Provider.ts"
 import { AgentLoop } from "../../src/services/AgentLoop.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
-import { echo } from "../support/fixtures.ts"
+import { SUMMARY_INSTRUCTION } from "../../src/programs/summarize.ts"
+import { echo, ofKind } from "../support/fixtures.ts"
+import { harness, recordEvents, settled } from "../support/harness.ts"
 import { start } from "../support/openaiServer.ts"
 
 const CAP = 4096
@@ -117,6 +119,24 @@ describe("one model response is bounded", () => {
       expect((yield* loop.turn("s", "b")).finalMessage?.content).toBe("two")
       expect((yield* store.load("s")).map((m) => m.role)).toEqual(["user", "user", "assistant", "user", "assistant"])
     })).pipe(Effect.provide(NodeServices.layer)))
+
+  it.effect("a summary past the cap is dropped with an Error event; the history is kept whole", () =>
+    Effect.gen(function*() {
+      const events = yield* recordEvents
+      const loop = yield* AgentLoop
+      const result = yield* loop.turn("s", "hello")
+      expect(result.status).toBe("completed")
+      const error = yield* settled(Effect.map(events, (all) => ofKind(all, "Error").find((e) => e.stage === "summarize")))
+      expect(error.message).toMatch(/^ResponseTooLarge: .*; history kept$/)
+      const log = yield* (yield* SessionStore).log("s")
+      expect(log.some((entry) => entry.role === "compaction")).toBe(false)
+      expect(log).toHaveLength(4)
+    }).pipe(Effect.provide(harness({
+      config: { maxResponseBytes: CAP, contextWindow: 100, summarizeThreshold: 0.5, summarizeKeepMessages: 2 },
+      seed: { s: [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))] },
+      script: (request) =>
+        request.messages[0]?.content === SUMMARY_INSTRUCTION ? { content: pieces(text(CAP + 1)) } : { content: "z".repeat(40) }
+    }))))
 
   it.effect("the default cap is 8 MiB, and the config rejects a cap that is not a positive integer", () =>
     Effect.gen(function*() {
