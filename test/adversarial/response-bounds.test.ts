@@ -5,7 +5,8 @@
  */
 import { NodeHttpClient, NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Redacted, Schema, Stream } from "effect"
+import { HttpClient, HttpClientResponse } from "effect/http"
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
@@ -14,6 +15,7 @@ import type { AgentLoopConfigInput } from "../../src/domain/Config.ts"
 import * as Message from "../../src/domain/Message.ts"
 import type { ProviderChunk } from "../../src/domain/Provider.ts"
 import * as Tool from "../../src/domain/Tool.ts"
+import { MAX_ERROR_BODY } from "../../src/layers/providers/httpStream.ts"
 import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
 import * as Scripted from "../../src/layers/providers/Scripted.ts"
 import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
@@ -143,6 +145,25 @@ describe("one model response is bounded", () => {
       expect((yield* Config.make({ model: "m" })).maxResponseBytes).toBe(8 * 1024 * 1024)
       const bad = yield* Effect.flip(Config.make({ model: "m", maxResponseBytes: 0 }))
       expect(bad).toMatchObject({ _tag: "ConfigError", field: "maxResponseBytes" })
+    }))
+})
+
+describe("error bodies", () => {
+  it.effect("an error response whose body never ends is read up to its head, and fails typed", () =>
+    Effect.gen(function*() {
+      let pulled = 0
+      const endless = new ReadableStream<Uint8Array>({
+        pull: (controller) => {
+          pulled++
+          controller.enqueue(new TextEncoder().encode(pulled === 1 ? `{"error":{"message":"overloaded ` : "x".repeat(16 * 1024)))
+        }
+      })
+      const client = HttpClient.make((request) => Effect.succeed(HttpClientResponse.fromWeb(request, new Response(endless, { status: 400 }))))
+      const provider = yield* OpenAiCompatible.make({ apiKey: Redacted.make("sk-test-bounds") }).pipe(Effect.provideService(HttpClient.HttpClient, client))
+      const error = yield* Effect.flip(Stream.runDrain(provider.stream({ model: "m", messages: [Message.user("hi")], tools: [] })))
+      expect(error).toMatchObject({ _tag: "ProviderRejected", status: 400 })
+      expect(error.message.startsWith(`{"error":{"message":"overloaded x`)).toBe(true)
+      expect(pulled * 16 * 1024).toBeLessThan(MAX_ERROR_BODY + 64 * 1024)
     }))
 })
 
