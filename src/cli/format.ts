@@ -3,6 +3,7 @@
  * outside is cleaned of escape sequences here (`safeText.ts`), since these lines go to a terminal.
  */
 import type { Usage } from "../domain/Usage.ts"
+import { joinLines } from "../domain/text.ts"
 import { clean } from "./safeText.ts"
 
 /** `850 ms`, `1.4 s`, `2 min 5 s`. */
@@ -37,10 +38,19 @@ export const usage = (u: Usage): string => {
   return `${input} · ${output} tokens${u.costUsd === undefined ? "" : ` · $${u.costUsd.toFixed(4)}`}`
 }
 
+/**
+ * How much of a text `truncate` looks at per character shown: cleaning and joining lines only
+ * shorten it, and a line of a terminal is short, so a megabyte of text costs no more than this.
+ */
+const WINDOW_PER_CHAR = 8
+
 /** `text` cleaned and cut to `max` characters, with an ellipsis when cut; newlines shown as spaces. */
 export const truncate = (text: string, max: number): string => {
-  const flat = clean(text).replace(/\s*\n\s*/g, " ")
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
+  // cut first, then normalise: the work is bounded by `max`, not by the text
+  const window = max * WINDOW_PER_CHAR + 64
+  const cut = text.length > window
+  const flat = joinLines(clean(cut ? text.slice(0, window) : text))
+  return cut || flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
 
 /** A tool call's JSON arguments, compacted, cleaned and truncated for one line. */

@@ -11,6 +11,7 @@ import * as nodePath from "node:path"
 import { Effect, FileSystem } from "effect"
 import { Base64 } from "effect/encoding"
 import * as Message from "../domain/Message.ts"
+import { trimEndWhile } from "../domain/text.ts"
 import { problemOf, readConfined } from "../layers/readConfined.ts"
 import { fail } from "./failure.ts"
 
@@ -27,14 +28,14 @@ export const sniffImageType = (bytes: Uint8Array): string | undefined => {
 const IMAGE_EXTENSION = /\.(png|jpe?g|gif|webp)$/i
 
 /** Characters a sentence may put right after a mention (`see @a.png, then`). */
-const TRAILING = /[.,;:!?)\]}'"]+$/
+const TRAILING = new Set(".,;:!?)]}'\"")
 
 /** The paths a prompt mentions as `@path` that name image files by their extension, in order, once each. */
 export const imageMentions = (prompt: string): ReadonlyArray<string> => {
   const found: Array<string> = []
   for (const match of prompt.matchAll(/(?:^|\s)@(\S+)/g)) {
     const raw = match[1]!
-    const path = IMAGE_EXTENSION.test(raw) ? raw : raw.replace(TRAILING, "")
+    const path = IMAGE_EXTENSION.test(raw) ? raw : trimEndWhile(raw, (char) => TRAILING.has(char))
     if (IMAGE_EXTENSION.test(path) && !found.includes(path)) found.push(path)
   }
   return found

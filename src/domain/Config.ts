@@ -63,6 +63,9 @@ export const SubTurnLimits = Schema.Struct({
 })
 export type SubTurnLimits = typeof SubTurnLimits.Type
 
+/** The default of `maxResponseBytes`: 8 MiB, far above what any model writes in one response. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+
 /** The loop's configuration. Only `model` is required. */
 export const AgentLoopConfigSchema = Schema.Struct({
   model: Schema.NonEmptyString.pipe(describe("the model name sent to the provider")),
@@ -111,6 +114,9 @@ export const AgentLoopConfigSchema = Schema.Struct({
       "US dollars per million tokens by model name, `{ inputPerMillion, outputPerMillion, cachedInputPerMillion?, cacheWritePerMillion? }`, for `costUsd`; cached and cache-write tokens at their own prices when given, else at the input price"
     )
   )),
+  maxResponseBytes: withDefault(PositiveInt, DEFAULT_MAX_RESPONSE_BYTES).pipe(
+    describe("the most bytes (UTF-8) of text, reasoning and tool-call arguments one model response may hold together (default 8 MiB); past it the call fails with `ResponseTooLarge` and nothing of the response is kept")
+  ),
   maxImageBytes: withDefault(PositiveInt, DEFAULT_MAX_IMAGE_BYTES).pipe(
     describe("the largest image of a turn's input, decoded (default 5 MiB); a larger one fails the turn with `ContentRejected` before anything is stored or sent")
   ),

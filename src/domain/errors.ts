@@ -31,6 +31,15 @@ export class MalformedResponse extends Schema.TaggedError<MalformedResponse>()("
   message: Schema.String
 }) {}
 
+/**
+ * A response whose text, reasoning and tool-call arguments together passed `maxResponseBytes`: the
+ * call is stopped there and nothing of the response is kept. Not retried.
+ */
+export class ResponseTooLarge extends Schema.TaggedError<ResponseTooLarge>()("ResponseTooLarge", {
+  message: Schema.String,
+  limitBytes: Schema.Number
+}) {}
+
 /** Any provider failure. */
 export type ProviderError =
   | ContextLengthExceeded
@@ -38,6 +47,7 @@ export type ProviderError =
   | ProviderUnavailable
   | ProviderRejected
   | MalformedResponse
+  | ResponseTooLarge
 
 /** A tool's own failure; its message becomes the error result the model sees. */
 export class ToolError extends Schema.TaggedError<ToolError>()("ToolError", {

@@ -35,7 +35,7 @@ export interface Options {
 }
 
 const LOCK_STRIPES = 64
-const FINGERPRINT = 64
+const FINGERPRINT = File.TAIL
 const PRIVATE_FILE = 0o600
 const PRIVATE_DIR = 0o700
 const OPEN_TO_OTHERS = 0o077
@@ -71,15 +71,18 @@ const nextFingerprint = (before: Uint8Array, added: Uint8Array): Uint8Array => {
 
 const equalBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((byte, i) => byte === b[i])
 
-/** Adds what was read or written (`bytes`, holding `entries` in `lines` lines) to a cache. */
-const extend = (cached: Cached, bytes: Uint8Array, lines: number, entries: ReadonlyArray<SessionLog.SessionEntry>) => {
+/**
+ * Adds what was read or written (`length` bytes ending with `tail`, at least their last
+ * `FINGERPRINT` bytes, holding `entries` in `lines` lines) to a cache.
+ */
+const extend = (cached: Cached, length: number, tail: Uint8Array, lines: number, entries: ReadonlyArray<SessionLog.SessionEntry>) => {
   for (const entry of entries) {
     cached.entries.push(entry)
     cached.folded = SessionLog.foldEntry(cached.folded, entry)
   }
-  cached.offset += bytes.length
+  cached.offset += length
   cached.lines += lines
-  cached.fingerprint = nextFingerprint(cached.fingerprint, bytes)
+  cached.fingerprint = nextFingerprint(cached.fingerprint, tail)
 }
 
 /** A store writing one JSON Lines file per session under `dir` (created if missing). */
@@ -134,9 +137,8 @@ export const make = (dir: string, options: Options = {}): Effect.Effect<SessionS
           entries: [],
           folded: []
         }
-        const bytes = yield* File.readRange(file, cached.offset, Number(info.size))
-        const parsed = yield* File.parse(key, fileName(key), bytes, cached.lines)
-        extend(cached, bytes.subarray(0, parsed.consumed), parsed.lines, parsed.entries)
+        const parsed = yield* File.readLines(key, fileName(key), file, { from: cached.offset, to: Number(info.size), before: cached.lines })
+        extend(cached, parsed.consumed, parsed.tail, parsed.lines, parsed.entries)
         remember(key, cached)
         return { cached, parsed }
       })
@@ -236,7 +238,7 @@ export const make = (dir: string, options: Options = {}): Effect.Effect<SessionS
           // Another process may have appended between the stat and the write: then the cache stays
           // behind, and the next load reads both.
           if (plan.cached !== undefined && Number((yield* file.stat).size) === size + bytes.length) {
-            extend(plan.cached, bytes, plan.entries.length + (size === 0 ? 1 : 0), plan.entries)
+            extend(plan.cached, bytes.length, bytes, plan.entries.length + (size === 0 ? 1 : 0), plan.entries)
             remember(key, plan.cached)
           }
         }).pipe(Effect.scoped, Effect.mapError(failure(key, "cannot append to session")), locked(key))

@@ -12,6 +12,7 @@
 import { Duration, Effect, Fiber, Option, Schema, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { ToolError } from "../domain/errors.ts"
+import { completeUtf8Length } from "../domain/text.ts"
 import * as Tool from "../domain/Tool.ts"
 import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { Workspace } from "./workspace.ts"
@@ -80,9 +81,11 @@ const makeCollector = (max: number) => {
         bytes.set(chunk, at)
         at += chunk.length
       }
-      let text = new TextDecoder().decode(bytes)
+      // a character cut in half at the cap is left out, not shown as U+FFFD
+      const shown = total > kept ? bytes.subarray(0, completeUtf8Length(bytes)) : bytes
+      let text = new TextDecoder().decode(shown)
       if (total > kept) {
-        text = text.replace(/\uFFFD+$/, "") +
+        text +=
           `\n[output truncated: showing the first ${kept} of ${total} bytes; redirect output to a file ` +
           "and inspect it with grep or read_file]"
       }

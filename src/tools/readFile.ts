@@ -10,6 +10,7 @@
  */
 import { type Duration, Effect, Schema, Stream } from "effect"
 import { ToolError } from "../domain/errors.ts"
+import { decodeUtf8Head } from "../domain/text.ts"
 import * as Tool from "../domain/Tool.ts"
 import { chunksOf, openPath, readAt } from "./confined.ts"
 import { hasNul, SNIFF_BYTES, utf8Checker } from "./textBytes.ts"
@@ -45,8 +46,7 @@ const byteLength = (text: string): number => encoder.encode(text).length
 /** The first `maxBytes` bytes of `text`, cut on a character boundary. */
 const truncateUtf8 = (text: string, maxBytes: number): string => {
   const bytes = encoder.encode(text)
-  if (bytes.length <= maxBytes) return text
-  return new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD+$/, "")
+  return bytes.length <= maxBytes ? text : decodeUtf8Head(bytes, maxBytes)
 }
 
 /**

@@ -7,6 +7,7 @@
 import type { McpSchema } from "effect/ai"
 import { Base64 } from "effect/encoding"
 import * as Message from "../../domain/Message.ts"
+import { decodeUtf8Head } from "../../domain/text.ts"
 import type { ToolOutput } from "../../domain/Tool.ts"
 
 const summary = (block: McpSchema.ContentBlock): string => {
@@ -61,7 +62,7 @@ const encoder = new TextEncoder()
 
 /** `text` cut to at most `maxBytes` bytes of UTF-8, on a character boundary. */
 const headBytes = (text: string, maxBytes: number): string =>
-  text.length * 3 <= maxBytes ? text : new TextDecoder().decode(encoder.encode(text).subarray(0, maxBytes)).replace(/\uFFFD+$/, "")
+  text.length * 3 <= maxBytes ? text : decodeUtf8Head(encoder.encode(text), maxBytes)
 
 const truncationNote = (keptBytes: number, totalBytes: number) =>
   `[output truncated: showing the first ${keptBytes} of ${totalBytes} bytes; ` +

@@ -22,14 +22,18 @@ export const expandConfig = (
   env: Readonly<Record<string, string | undefined>>
 ): Result.Result<McpServerConfig, MissingVariable> => {
   let missing: MissingVariable | undefined
-  const text = (value: string, field: string): string =>
-    value.replace(reference, (_, variable: string, fallback: string | undefined) => {
+  const text = (value: string, field: string): string => {
+    // A reference ends with `}`: past the last one there is none. Matching only up to it keeps
+    // the pattern linear, as `[^}]*` would rescan the rest from every `${` that has no `}`.
+    const end = value.lastIndexOf("}") + 1
+    return value.slice(0, end).replace(reference, (_, variable: string, fallback: string | undefined) => {
       const found = env[variable]
       if (found !== undefined && found !== "") return found
       if (fallback !== undefined) return fallback
       missing ??= { _tag: "MissingVariable", variable, field }
       return ""
-    })
+    }) + value.slice(end)
+  }
   const secrets = (record: Readonly<Record<string, Redacted.Redacted<string>>> | undefined, field: string) =>
     record === undefined ? {} : {
       [field]: Object.fromEntries(

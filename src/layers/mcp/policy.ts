@@ -10,11 +10,26 @@
 import type { McpSchema } from "effect/ai"
 import type { McpServerConfig } from "./config.ts"
 
-const escape = (text: string) => text.replace(/[.+?^${}()|[\]\\]/g, "\\$&")
-
-/** Whether `name` matches a pattern: an exact name, or `*` standing for any run of characters. */
-export const matchesPattern = (pattern: string, name: string): boolean =>
-  new RegExp(`^${pattern.split("*").map(escape).join(".*")}$`).test(name)
+/**
+ * Whether `name` matches a pattern: an exact name, or `*` standing for any run of characters. The
+ * pieces between stars are found left to right with `indexOf` (the leftmost place of each is
+ * always a right one), so a server's long tool name cannot make a pattern of many stars backtrack.
+ */
+export const matchesPattern = (pattern: string, name: string): boolean => {
+  const pieces = pattern.split("*")
+  if (pieces.length === 1) return pattern === name
+  const first = pieces[0]!
+  const last = pieces[pieces.length - 1]!
+  if (name.length < first.length + last.length || !name.startsWith(first) || !name.endsWith(last)) return false
+  const end = name.length - last.length
+  let at = first.length
+  for (let i = 1; i < pieces.length - 1; i++) {
+    const found = name.indexOf(pieces[i]!, at)
+    if (found < 0 || found + pieces[i]!.length > end) return false
+    at = found + pieces[i]!.length
+  }
+  return true
+}
 
 const matchesAny = (patterns: ReadonlyArray<string> | undefined, name: string) =>
   patterns !== undefined && patterns.some((pattern) => matchesPattern(pattern, name))

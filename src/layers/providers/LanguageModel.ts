@@ -32,7 +32,7 @@ import { type Content, type Message, textOf } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest, ToolDefinition } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { describeJson, fromStreamError, isContextLength } from "./httpErrors.ts"
-import { emitChunks, parseObject } from "./sse.ts"
+import { argumentsObject, emitChunks } from "./sse.ts"
 
 /** User content as `effect/ai` parts: images become file parts (base64 data, or a URL). */
 const userParts = (content: Content): string | ReadonlyArray<Prompt.UserMessagePartEncoded> =>
@@ -65,7 +65,7 @@ export const toPromptMessage = (message: Message): Prompt.MessageEncoded => {
             type: "tool-call" as const,
             id: call.id,
             name: call.name,
-            params: parseObject(call.arguments) ?? call.arguments
+            params: argumentsObject(call.arguments) ?? call.arguments
           }))
         ]
       }

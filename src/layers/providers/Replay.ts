@@ -27,7 +27,8 @@ import {
   ProviderRejected,
   ProviderUnavailable,
   RateLimited,
-  ReplayMismatch
+  ReplayMismatch,
+  ResponseTooLarge
 } from "../../domain/errors.ts"
 import { Message, textOf } from "../../domain/Message.ts"
 import { ModelOptions, pick } from "../../domain/ModelOptions.ts"
@@ -50,7 +51,7 @@ export type RecordedRequest = typeof RecordedRequest.Type
 export const CassetteEntry = Schema.Struct({
   request: RecordedRequest,
   chunks: Schema.Array(ProviderChunkSchema),
-  error: Schema.optionalKey(Schema.Union([ContextLengthExceeded, RateLimited, ProviderUnavailable, ProviderRejected, MalformedResponse]))
+  error: Schema.optionalKey(Schema.Union([ContextLengthExceeded, RateLimited, ProviderUnavailable, ProviderRejected, MalformedResponse, ResponseTooLarge]))
 })
 export type CassetteEntry = typeof CassetteEntry.Type
 

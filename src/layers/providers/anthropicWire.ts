@@ -4,6 +4,7 @@
  */
 import type { Sse } from "effect/encoding"
 import { MalformedResponse, type ProviderError, ProviderRejected } from "../../domain/errors.ts"
+import { jsonTooDeep, MAX_JSON_DEPTH } from "../../domain/text.ts"
 import {
   type AssistantMessage,
   blockFor,
@@ -19,11 +20,14 @@ import { budgetForEffort } from "../../domain/ModelOptions.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
 import { describeJson, fromStreamError } from "./httpErrors.ts"
-import { excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
+import { argumentsObject, excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
 import { type SchemaPolicy, toolSchemaFor } from "./toolSchema.ts"
 
 /** The output limit sent when a request has none: the API requires one. */
 export const defaultMaxTokens = 4096
+
+/** The nesting of an event around a tool's `input` (`content_block_start` → `content_block` → `input`). */
+const EVENT_DEPTH = 8
 
 type Block = Record<string, unknown>
 interface WireMessage {
@@ -72,7 +76,7 @@ const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: bo
         ...(message.toolCalls ?? []).map((call) =>
           toolsAsText
             ? { type: "text", text: `[called tool ${call.name} with ${call.arguments.trim() === "" ? "{}" : call.arguments}]` }
-            : { type: "tool_use", id: call.id, name: call.name, input: parseObject(call.arguments) ?? {} }
+            : { type: "tool_use", id: call.id, name: call.name, input: argumentsObject(call.arguments) ?? {} }
         )
       ]
     case "tool":
@@ -314,6 +318,10 @@ export const makeDecoder = (): WireDecoder => {
   let reason: FinishReason | undefined
   const next = (chunks: ReadonlyArray<ProviderChunk> = []): Step => ({ done: false, chunks })
   const feed = (event: Sse.Event): Step | ProviderError => {
+    // a tool's `input` object is serialised again below (recursively): bound its nesting first
+    if (jsonTooDeep(event.data, MAX_JSON_DEPTH + EVENT_DEPTH)) {
+      return new MalformedResponse({ message: `An event nests deeper than ${MAX_JSON_DEPTH} levels: ${excerpt(event.data)}` })
+    }
     const payload = parseObject(event.data)
     if (payload === undefined) return new MalformedResponse({ message: `Invalid JSON in stream: ${excerpt(event.data)}` })
     const type = event.event === "message" ? stringAt(payload, "type") : event.event

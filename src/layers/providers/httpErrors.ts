@@ -9,7 +9,8 @@ import {
   type ProviderError,
   ProviderRejected,
   ProviderUnavailable,
-  RateLimited
+  RateLimited,
+  ResponseTooLarge
 } from "../../domain/errors.ts"
 
 /** The longest server message kept in an error; error bodies can be whole HTML pages. */
@@ -186,5 +187,7 @@ export const scrubError = (error: ProviderError, scrub: (text: string) => string
       return new ProviderRejected(error.status === undefined ? { message } : { message, status: error.status })
     case "MalformedResponse":
       return new MalformedResponse({ message })
+    case "ResponseTooLarge":
+      return new ResponseTooLarge({ message, limitBytes: error.limitBytes })
   }
 }

@@ -8,6 +8,7 @@ import { Clock, Config, Duration, Effect, Option, Redacted, Stream } from "effec
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { type ProviderError, ProviderUnavailable } from "../../domain/errors.ts"
 import type { ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
+import { trimEndWhile } from "../../domain/text.ts"
 import type { ProviderShape } from "../../services/Provider.ts"
 import { Secrets } from "../../services/Secrets.ts"
 import { fromResponse, fromTransport, scrubError } from "./httpErrors.ts"
@@ -71,6 +72,9 @@ export interface Vendor {
   readonly makeDecoder: () => WireDecoder
 }
 
+/** The most characters of an error response's body read: enough for any API's error JSON. */
+export const MAX_ERROR_BODY = 64 * 1024
+
 /** The default request timeout: generous, since local models can take long to load. */
 const defaultTimeout: Duration.Duration = Duration.minutes(2)
 /** The default bound of one whole response: long reasoning runs take minutes, not tens of them. */
@@ -90,7 +94,7 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
     const apiKey = options.apiKey ?? (keyName === undefined
       ? undefined
       : yield* Config.option(Config.Redacted(keyName)).pipe(Effect.orDie, Effect.map(Option.getOrUndefined)))
-    const root = (options.baseUrl ?? vendor.defaultBaseUrl).replace(/\/+$/, "")
+    const root = trimEndWhile(options.baseUrl ?? vendor.defaultBaseUrl, (char) => char === "/")
     const path = vendor.path
     const url = typeof path === "string" ? `${root}${path}` : root
     const timeout = Duration.fromInputUnsafe(options.timeout ?? defaultTimeout)
@@ -115,7 +119,13 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
           Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut(timeout, "No response")) })
         )
         if (response.status < 200 || response.status >= 300) {
-          const body = yield* response.text.pipe(
+          // only the head of an error body: a server may send one without end
+          let head = ""
+          const body = yield* response.stream.pipe(
+            Stream.decodeText,
+            Stream.takeUntil((piece) => (head += piece).length >= MAX_ERROR_BODY),
+            Stream.runDrain,
+            Effect.map(() => head.slice(0, MAX_ERROR_BODY)),
             Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.succeed("") }),
             Effect.orElseSucceed(() => "")
           )

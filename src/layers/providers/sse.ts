@@ -7,6 +7,7 @@ import { Effect, Stream } from "effect"
 import { Sse } from "effect/encoding"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
 import type { ProviderChunk } from "../../domain/Provider.ts"
+import { jsonTooDeep } from "../../domain/text.ts"
 
 /** What one SSE event did to a response: chunks to emit, and whether the response is complete. */
 export interface Step {
@@ -90,6 +91,14 @@ export const parseObject = (data: string): Record<string, unknown> | undefined =
     return undefined
   }
 }
+
+/**
+ * Stored tool-call arguments as the object an API wants back, or `undefined` when they are not a
+ * JSON object or nest deeper than `MAX_JSON_DEPTH` (the loop already refused such a call; sending
+ * them would overflow the stack when the request is serialised, on every later turn).
+ */
+export const argumentsObject = (text: string): Record<string, unknown> | undefined =>
+  jsonTooDeep(text) ? undefined : parseObject(text)
 
 /** A field as an object, tolerating servers that omit or null it. */
 export const objectAt = (record: Record<string, unknown> | undefined, key: string): Record<string, unknown> | undefined => {

@@ -81,7 +81,7 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
       turn.traced,
       "gen_ai.chat",
       () => ({ "gen_ai.request.model": sent.model, "gen_ai.operation.name": "chat" }),
-      () => attempt(turn, engine.provider, scheduleOf(config), sent),
+      () => attempt(turn, engine.provider, scheduleOf(config), sent, config.maxResponseBytes),
       (outcome) =>
         outcome._tag === "ok"
           ? {

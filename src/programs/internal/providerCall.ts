@@ -4,7 +4,7 @@
  */
 import { Duration, Effect, Schedule, Stream } from "effect"
 import type { RetryPolicy } from "../../domain/Config.ts"
-import { type ContextLengthExceeded, MalformedResponse, type ProviderError } from "../../domain/errors.ts"
+import { type ContextLengthExceeded, MalformedResponse, type ProviderError, ResponseTooLarge } from "../../domain/errors.ts"
 import type * as Message from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import * as Usage from "../../domain/Usage.ts"
@@ -72,17 +72,56 @@ interface Accumulator {
   readonly blocks: Array<Message.ProviderBlock>
   readonly calls: Map<number, { id: string | undefined; name: string | undefined; args: string }>
   finish: { readonly reason: FinishReason; readonly usage: Usage.Usage | undefined } | undefined
+  /** UTF-8 bytes of text, reasoning and tool-call arguments so far (`maxResponseBytes`). */
+  bytes: number
+}
+
+/** The failure of a response past `maxResponseBytes`. */
+export const tooLarge = (limitBytes: number) =>
+  new ResponseTooLarge({
+    message: `The response passed ${limitBytes} bytes of text, reasoning and tool-call arguments (maxResponseBytes); it was stopped and nothing of it is kept`,
+    limitBytes
+  })
+
+/**
+ * The calls with every id unique: a server that gives two calls one id would otherwise have the
+ * history pair both results with one call, and a provider reject every later request of the
+ * session. A repeated id gets the first free `_2`, `_3`… suffix.
+ */
+export const uniqueCallIds = (calls: ReadonlyArray<Message.ToolCall>): ReadonlyArray<Message.ToolCall> => {
+  if (calls.length < 2) return calls
+  const ids = new Set(calls.map((call) => call.id))
+  if (ids.size === calls.length) return calls
+  const seen = new Set<string>()
+  return calls.map((call) => {
+    if (!seen.has(call.id)) {
+      seen.add(call.id)
+      return call
+    }
+    let n = 2
+    while (ids.has(`${call.id}_${n}`)) n++
+    const id = `${call.id}_${n}`
+    ids.add(id)
+    seen.add(id)
+    return { ...call, id }
+  })
 }
 
 /**
  * Folds a batch of chunks into `acc`, publishing one `LLMDelta` per delta in one synchronous step
  * (one reading of the Clock). Provider blocks are stamped with the `model` that made them: they go
- * back to that model only.
+ * back to that model only. False once the response is over `maxBytes`: the batch is dropped, and
+ * so is the partial answer, since nothing of such a response may be kept.
  */
-const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: ReadonlyArray<ProviderChunk>): void => {
+const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: ReadonlyArray<ProviderChunk>, maxBytes: number): boolean => {
   const at = turn.clock.currentTimeMillisUnsafe()
   for (let i = 0; i < chunks.length; i++) {
     const chunk = chunks[i]!
+    const text = chunk._tag === "ToolCallDelta" ? chunk.argumentsDelta : chunk._tag === "TextDelta" || chunk._tag === "ReasoningDelta" ? chunk.text : ""
+    if (text !== "" && (acc.bytes += Buffer.byteLength(text, "utf8")) > maxBytes) {
+      Turn.setPartialText(turn, "")
+      return false
+    }
     switch (chunk._tag) {
       case "TextDelta":
         acc.content += chunk.text
@@ -109,6 +148,7 @@ const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: Readonly
         acc.finish = { reason: chunk.reason, usage: chunk.usage }
     }
   }
+  return true
 }
 
 /** The response `acc` holds once the reply is over; a tool call without an id gets one unique in the turn. */
@@ -125,23 +165,31 @@ const responseOf = (turn: Turn.Turn, acc: Accumulator): Effect.Effect<ModelRespo
     content: acc.content,
     reasoning: acc.reasoning,
     providerBlocks: acc.blocks,
-    toolCalls,
+    toolCalls: uniqueCallIds(toolCalls),
     finishReason: acc.finish.reason,
     usage: acc.finish.usage ?? Usage.empty
   })
 }
 
 /** Receives one reply: whole when the provider can give it so (`ProviderShape.whole`), else streamed. */
-const receive = (turn: Turn.Turn, provider: ProviderShape, request: ProviderRequest): Effect.Effect<ModelResponse, ProviderError> => {
-  const acc: Accumulator = { content: "", reasoning: "", blocks: [], calls: new Map(), finish: undefined }
+const receive = (
+  turn: Turn.Turn,
+  provider: ProviderShape,
+  request: ProviderRequest,
+  maxBytes: number
+): Effect.Effect<ModelResponse, ProviderError> => {
+  const acc: Accumulator = { content: "", reasoning: "", blocks: [], calls: new Map(), finish: undefined, bytes: 0 }
   Turn.setPartialText(turn, "")
+  // failing the fold stops the stream, which closes the connection
   const run = (stream: Stream.Stream<ProviderChunk, ProviderError>) =>
-    Effect.flatMap(Stream.runForEachArray(stream, (chunks) => Effect.sync(() => fold(turn, request.model, acc, chunks))), () => responseOf(turn, acc))
+    Effect.flatMap(
+      Stream.runForEachArray(stream, (chunks) => fold(turn, request.model, acc, chunks, maxBytes) ? Effect.void : Effect.fail(tooLarge(maxBytes))),
+      () => responseOf(turn, acc)
+    )
   if (provider.whole === undefined) return run(provider.stream(request))
   return Effect.flatMap(provider.whole(request), (reply) => {
     if (Stream.isStream(reply)) return run(reply)
-    fold(turn, request.model, acc, reply)
-    return responseOf(turn, acc)
+    return fold(turn, request.model, acc, reply, maxBytes) ? responseOf(turn, acc) : Effect.fail(tooLarge(maxBytes))
   })
 }
 
@@ -160,9 +208,10 @@ export const attempt = (
   turn: Turn.Turn,
   provider: ProviderShape,
   schedule: RetrySchedule,
-  request: ProviderRequest
+  request: ProviderRequest,
+  maxBytes: number
 ): Effect.Effect<Attempt, ProviderError> =>
-  Effect.matchEffect(receive(turn, provider, request), {
+  Effect.matchEffect(receive(turn, provider, request, maxBytes), {
     onSuccess: ok,
     onFailure: (first) => {
       if (!retryable(first)) return overflowOrFail(first)
@@ -170,7 +219,7 @@ export const attempt = (
       const again: Effect.Effect<ModelResponse, ProviderError> = Effect.suspend(() => {
         const failed = pending
         pending = undefined
-        return failed ? Effect.fail(failed) : receive(turn, provider, request)
+        return failed ? Effect.fail(failed) : receive(turn, provider, request, maxBytes)
       })
       return again.pipe(
         Effect.mapError((error): FailedAttempt => ({ error, turn })),

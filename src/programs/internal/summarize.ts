@@ -12,6 +12,7 @@ import { readCause, show, tagged } from "../../domain/causeMessage.ts"
 import type { AgentLoopConfig } from "../../domain/Config.ts"
 import * as Message from "../../domain/Message.ts"
 import { runesOf, splitForSummary } from "./compaction.ts"
+import { tooLarge } from "./providerCall.ts"
 import type { Engine } from "./engine.ts"
 import * as Turn from "./turn.ts"
 
@@ -53,18 +54,29 @@ export const summarize = (engine: Engine, session: Turn.SessionPort, turn: Turn.
     const where = Turn.hookContext(turn)
     const verdict = yield* hooks.run("beforeCompact", { context: where, reason: "summary", messages: history })
     if (verdict._tag !== "Continue") return
-    const collected = yield* Stream.runCollect(provider.stream({
+    // the summary is a model response like any other: bounded by `maxResponseBytes`
+    const pieces: Array<string> = []
+    let bytes = 0
+    const collected = yield* Stream.runForEachArray(provider.stream({
       model: turn.model,
       messages: [Message.system(SUMMARY_INSTRUCTION), Message.user(transcript(older))],
       tools: []
-    })).pipe(Effect.timeoutOption(SUMMARY_TIMEOUT))
+    }), (chunks) => {
+      for (const chunk of chunks) {
+        if (chunk._tag !== "TextDelta") continue
+        bytes += Buffer.byteLength(chunk.text, "utf8")
+        if (bytes > config.maxResponseBytes) return Effect.fail(tooLarge(config.maxResponseBytes))
+        pieces.push(chunk.text)
+      }
+      return Effect.void
+    }).pipe(Effect.timeoutOption(SUMMARY_TIMEOUT))
     if (Option.isNone(collected)) {
       return yield* Turn.emit(turn, "Error", {
         stage: "summarize",
         message: `The summary took longer than ${Duration.toMillis(SUMMARY_TIMEOUT)}ms; history kept`
       })
     }
-    const text = collected.value.flatMap((c) => (c._tag === "TextDelta" ? [c.text] : [])).join("")
+    const text = pieces.join("")
     if (text.trim() === "") return yield* Turn.emit(turn, "Error", { stage: "summarize", message: "The summary came back empty; history kept" })
     yield* session.commit([{ role: "compaction", reason: "summary", cut: older.length, summary: engine.secrets.scrub(text) }])
     const remaining = 1 + newer.length

@@ -17,6 +17,7 @@ import { Cause, Duration, Effect, Option } from "effect"
 import { readCause, show } from "../../domain/causeMessage.ts"
 import type { HookContext, HookToolCall } from "../../domain/Hook.ts"
 import * as Message from "../../domain/Message.ts"
+import { jsonTooDeep, MAX_JSON_DEPTH } from "../../domain/text.ts"
 import { toOutput, type ToolContext } from "../../domain/Tool.ts"
 import type { CurrentTurn } from "../../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../../services/ToolRegistry.ts"
@@ -79,6 +80,9 @@ const prepare = (engine: Engine, turn: Turn.Turn, { call, tool }: PlannedCall): 
   const started = turn.clock.currentTimeMillisUnsafe()
   if (tool === undefined) return resultNow(notRun(turn, call, started, `Tool "${call.name}" not found`))
   const args = parseArguments(call.arguments)
+  if (args === TOO_DEEP) {
+    return resultNow(notRun(turn, call, started, `Invalid arguments for tool "${call.name}": nested deeper than ${MAX_JSON_DEPTH} levels`))
+  }
   if (args === NOT_JSON) {
     return resultNow(notRun(turn, call, started, `Invalid arguments for tool "${call.name}": not valid JSON. Received: ${call.arguments}`))
   }
@@ -188,7 +192,12 @@ const toolContextOf = (where: HookContext, toolCallId: string): ToolContext => {
 /** What `parseArguments` returns for text that is not JSON. */
 const NOT_JSON: unique symbol = Symbol("NOT_JSON")
 
+/** What `parseArguments` returns for JSON nested deeper than `MAX_JSON_DEPTH`. */
+const TOO_DEEP: unique symbol = Symbol("TOO_DEEP")
+
 const parseArguments = (raw: string): unknown => {
+  // checked before parsing: everything after (Schema decoding, hooks, events) recurses
+  if (jsonTooDeep(raw)) return TOO_DEEP
   try {
     return raw.trim() === "" ? {} : JSON.parse(raw)
   } catch {

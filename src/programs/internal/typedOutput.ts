@@ -10,6 +10,7 @@
  */
 import { Effect, Schema } from "effect"
 import * as Message from "../../domain/Message.ts"
+import { jsonTooDeep, MAX_JSON_DEPTH } from "../../domain/text.ts"
 import type { OutputFormat, ToolDefinition } from "../../domain/Provider.ts"
 import { jsonSchemaOf } from "../../domain/Tool.ts"
 
@@ -95,7 +96,9 @@ const unfenced = (text: string): string => {
   return fenced ? fenced[1]! : text.trim()
 }
 
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
+const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly deep?: true } => {
+  // deeper JSON would overflow the stack in the (recursive) decoding of a recursive Schema
+  if (jsonTooDeep(text)) return { ok: false, deep: true }
   try {
     return { ok: true, value: JSON.parse(text) }
   } catch {
@@ -119,6 +122,15 @@ export const read = (state: OutputState, reply: Message.AssistantMessage): Effec
   const source = respond === undefined
     ? parseJson(unfenced(reply.content))
     : parseJson(respond.arguments.trim() === "" ? "{}" : respond.arguments)
+  if (!source.ok && source.deep) {
+    const why = `The answer nests deeper than ${MAX_JSON_DEPTH} levels`
+    return Effect.succeed(reject(
+      why,
+      respond === undefined
+        ? Message.user(`${why}.\nGive the corrected final answer.`)
+        : Message.toolResult(respond, `${why}. Call ${RESPOND_TOOL} again with a corrected answer.`, true)
+    ))
+  }
   if (!source.ok && respond !== undefined) {
     return Effect.succeed(reject(
       "The answer's arguments are not JSON",
