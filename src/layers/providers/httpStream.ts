@@ -51,7 +51,7 @@ export interface Vendor {
    */
   readonly path: string | ((request: ProviderRequest) => string)
   /** The config value the API key is read from when the options carry none; none for an API without keys. */
-  readonly keyName?: string
+  readonly keyName?: string | undefined
   /** The vendor's fixed headers; the caller's `headers` override them. */
   readonly headers?: Readonly<Record<string, string>>
   /** The headers carrying the key; nothing overrides them. */

@@ -1,0 +1,116 @@
+/**
+ * The providers the CLI can talk to: one row each, saying what `--provider NAME` means — the
+ * variables its key is read from, the registry's models it serves, what its API refuses before
+ * any request, and how its layer is built. A provider is added as one more row.
+ */
+import type { FileSystem, Layer, Redacted } from "effect"
+import type { HttpClient } from "effect/http"
+import type { ConfigError, ProviderError } from "../domain/errors.ts"
+import type { ProviderRequest } from "../domain/Provider.ts"
+import * as Anthropic from "../layers/providers/Anthropic.ts"
+import * as AnthropicWire from "../layers/providers/anthropicWire.ts"
+import * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
+import * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
+import { presetNames, presets } from "../layers/providers/presets.ts"
+import * as ResponsesWire from "../layers/providers/responsesWire.ts"
+import type { Provider } from "../services/Provider.ts"
+
+/** The layer of a provider, as the CLI runs it. */
+export type ProviderLayer = Layer.Layer<Provider, ConfigError, HttpClient.HttpClient | FileSystem.FileSystem>
+
+/** What the settings say about reaching a provider, handed to its row's `layer`. */
+export interface Connection {
+  /** `--base-url` or the settings' `baseUrl`. */
+  readonly baseUrl: string | undefined
+  /** The key read from the row's variables (or the settings' `apiKeyEnv`). */
+  readonly apiKey: Redacted.Redacted<string> | undefined
+  /** The settings' `headers`: extra headers on every request (OpenRouter's attribution). */
+  readonly headers: Readonly<Record<string, string>> | undefined
+  /** Every credential taken from the environment at start, by variable (`providerKeys.ts`). */
+  readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+  /** The settings' `region` (Bedrock), else the environment's. */
+  readonly region: string | undefined
+  /** The settings' `apiVersion` (Azure), else the environment's. */
+  readonly apiVersion: string | undefined
+}
+
+/** One provider of `--provider`. */
+export interface CliProvider {
+  readonly name: string
+  /** How `--provider` help describes it. */
+  readonly summary: string
+  /** The variables its key is read from, the first one set winning; empty: it takes none. */
+  readonly keyVariables: ReadonlyArray<string>
+  /** Whether it works without a key on its own URL (local servers; credential chains). */
+  readonly keyOptional: boolean
+  /** Other credentials taken out of the environment at start and handed over in `secrets`. */
+  readonly secretVariables?: ReadonlyArray<string>
+  /** The provider of the model registry whose models (limits, prices) it serves. */
+  readonly models: string | undefined
+  /** Its API requires an output limit: the model's own is sent when none is set. */
+  readonly needsMaxTokens?: boolean
+  /** What its API refuses, said before any request (the model option flags are checked with it). */
+  readonly check?: (request: ProviderRequest) => ProviderError | undefined
+  readonly layer: (connection: Connection) => ProviderLayer
+}
+
+const common = (connection: Connection) => ({
+  ...(connection.baseUrl === undefined ? {} : { baseUrl: connection.baseUrl }),
+  ...(connection.apiKey === undefined ? {} : { apiKey: connection.apiKey }),
+  ...(connection.headers === undefined ? {} : { headers: connection.headers })
+})
+
+const presetRows: ReadonlyArray<CliProvider> = presetNames.map((name) => {
+  const preset = presets[name]
+  return {
+    name,
+    summary: preset.title,
+    keyVariables: preset.apiKeyEnv === undefined ? [] : [preset.apiKeyEnv],
+    keyOptional: preset.apiKeyEnv === undefined,
+    models: preset.apiKeyEnv === undefined ? undefined : name,
+    layer: (connection) => OpenAiCompatible.preset(name, common(connection))
+  }
+})
+
+/** The providers, in the order `--provider` help lists them. */
+export const providers: ReadonlyArray<CliProvider> = [
+  {
+    name: "openai",
+    summary: "OpenAI Chat Completions, or any server speaking it with --base-url",
+    keyVariables: ["OPENAI_API_KEY"],
+    keyOptional: false,
+    models: "openai",
+    layer: (connection) => OpenAiCompatible.layer(common(connection))
+  },
+  {
+    name: "openai-responses",
+    summary: "OpenAI's Responses API",
+    keyVariables: ["OPENAI_API_KEY"],
+    keyOptional: false,
+    models: "openai",
+    check: ResponsesWire.check,
+    layer: (connection) => OpenAiResponses.layer(common(connection))
+  },
+  {
+    name: "anthropic",
+    summary: "Anthropic Messages",
+    keyVariables: ["ANTHROPIC_API_KEY"],
+    keyOptional: false,
+    models: "anthropic",
+    needsMaxTokens: true,
+    check: AnthropicWire.check,
+    layer: (connection) => Anthropic.layer(common(connection))
+  },
+  ...presetRows
+]
+
+/** The names `--provider` takes: the providers, and `replay` (answers from a cassette). */
+export const providerNames: ReadonlyArray<string> = [...providers.map((provider) => provider.name), "replay"]
+
+/** The provider of a name; `undefined` for an unknown one. */
+export const find = (name: string): CliProvider | undefined => providers.find((provider) => provider.name === name)
+
+/** Every variable a provider's credentials are read from, each once. */
+export const credentialVariables = (): ReadonlyArray<string> => [
+  ...new Set(providers.flatMap((provider) => [...provider.keyVariables, ...(provider.secretVariables ?? [])]))
+]
