@@ -8,6 +8,7 @@ import type { HttpClient } from "effect/http"
 import type { ConfigError, ProviderError } from "../domain/errors.ts"
 import type { ProviderRequest } from "../domain/Provider.ts"
 import * as Anthropic from "../layers/providers/Anthropic.ts"
+import * as Azure from "../layers/providers/Azure.ts"
 import * as AnthropicWire from "../layers/providers/anthropicWire.ts"
 import * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
 import * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
@@ -24,6 +25,8 @@ export interface Connection {
   readonly baseUrl: string | undefined
   /** The key read from the row's variables (or the settings' `apiKeyEnv`). */
   readonly apiKey: Redacted.Redacted<string> | undefined
+  /** The variable `apiKey` was read from. */
+  readonly keyVariable: string | undefined
   /** The settings' `headers`: extra headers on every request (OpenRouter's attribution). */
   readonly headers: Readonly<Record<string, string>> | undefined
   /** Every credential taken from the environment at start, by variable (`providerKeys.ts`). */
@@ -41,8 +44,16 @@ export interface CliProvider {
   readonly summary: string
   /** The variables its key is read from, the first one set winning; empty: it takes none. */
   readonly keyVariables: ReadonlyArray<string>
-  /** Whether it works without a key on its own URL (local servers; credential chains). */
-  readonly keyOptional: boolean
+  /**
+   * When a missing key fails before anything starts: `required` always, `unless-base-url` on the
+   * provider's own URL (a `--base-url` server may need none), `optional` never (local servers,
+   * credential chains).
+   */
+  readonly key: "required" | "unless-base-url" | "optional"
+  /** The variable giving the base URL when neither `--base-url` nor the settings do (`AZURE_OPENAI_ENDPOINT`). */
+  readonly baseUrlVariable?: string
+  /** It has no URL of its own: one must be given. */
+  readonly baseUrlRequired?: boolean
   /** Other credentials taken out of the environment at start and handed over in `secrets`. */
   readonly secretVariables?: ReadonlyArray<string>
   /** The provider of the model registry whose models (limits, prices) it serves. */
@@ -66,7 +77,7 @@ const presetRows: ReadonlyArray<CliProvider> = presetNames.map((name) => {
     name,
     summary: preset.title,
     keyVariables: preset.apiKeyEnv === undefined ? [] : [preset.apiKeyEnv],
-    keyOptional: preset.apiKeyEnv === undefined,
+    key: preset.apiKeyEnv === undefined ? "optional" : "unless-base-url",
     models: preset.apiKeyEnv === undefined ? undefined : name,
     layer: (connection) => OpenAiCompatible.preset(name, common(connection))
   }
@@ -78,7 +89,7 @@ export const providers: ReadonlyArray<CliProvider> = [
     name: "openai",
     summary: "OpenAI Chat Completions, or any server speaking it with --base-url",
     keyVariables: ["OPENAI_API_KEY"],
-    keyOptional: false,
+    key: "unless-base-url",
     models: "openai",
     layer: (connection) => OpenAiCompatible.layer(common(connection))
   },
@@ -86,7 +97,7 @@ export const providers: ReadonlyArray<CliProvider> = [
     name: "openai-responses",
     summary: "OpenAI's Responses API",
     keyVariables: ["OPENAI_API_KEY"],
-    keyOptional: false,
+    key: "unless-base-url",
     models: "openai",
     check: ResponsesWire.check,
     layer: (connection) => OpenAiResponses.layer(common(connection))
@@ -95,12 +106,29 @@ export const providers: ReadonlyArray<CliProvider> = [
     name: "anthropic",
     summary: "Anthropic Messages",
     keyVariables: ["ANTHROPIC_API_KEY"],
-    keyOptional: false,
+    key: "unless-base-url",
     models: "anthropic",
     needsMaxTokens: true,
     check: AnthropicWire.check,
     layer: (connection) => Anthropic.layer(common(connection))
   },
+  ...(["chat-completions", "responses"] as const).map((api): CliProvider => ({
+    name: api === "responses" ? "azure-responses" : "azure",
+    summary: `Azure OpenAI ${api === "responses" ? "Responses" : "Chat Completions"}; --base-url https://RESOURCE.openai.azure.com or AZURE_OPENAI_ENDPOINT; the model names the deployment`,
+    keyVariables: ["AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"],
+    key: "required",
+    baseUrlVariable: "AZURE_OPENAI_ENDPOINT",
+    baseUrlRequired: true,
+    models: "openai",
+    ...(api === "responses" ? { check: ResponsesWire.check } : {}),
+    layer: (connection) =>
+      Azure.layer({
+        api,
+        ...common({ ...connection, apiKey: connection.keyVariable === "AZURE_OPENAI_AD_TOKEN" ? undefined : connection.apiKey }),
+        ...(connection.keyVariable === "AZURE_OPENAI_AD_TOKEN" && connection.apiKey !== undefined ? { bearerToken: connection.apiKey } : {}),
+        ...(connection.apiVersion === undefined ? {} : { apiVersion: connection.apiVersion })
+      })
+  })),
   ...presetRows
 ]
 

@@ -151,11 +151,11 @@ const providerKey = (entry: Providers.CliProvider, settings: SettingsFile.Settin
       delete env[named]
       const apiKey = value === undefined || value === "" ? undefined : Redacted.make(value)
       if (apiKey !== undefined) (yield* Secrets).add([apiKey])
-      return { apiKey, variable: `${named} (the settings' "apiKeyEnv")` }
+      return { apiKey, keyVariable: named, variable: `${named} (the settings' "apiKeyEnv")` }
     }
     const keys = yield* ProviderKeys
     const found = entry.keyVariables.find((variable) => keys[variable] !== undefined)
-    return { apiKey: found === undefined ? undefined : keys[found], variable: entry.keyVariables.join(" or ") }
+    return { apiKey: found === undefined ? undefined : keys[found], keyVariable: found, variable: entry.keyVariables.join(" or ") }
   })
 
 /** The provider, its URL and its key. A provider on its vendor's URL without the key it needs fails here, before any request. */
@@ -172,14 +172,23 @@ const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJ
     const name = named ?? settings.provider ?? "openai"
     const entry = Providers.find(name)
     if (entry === undefined) return yield* fail(`unknown provider "${name}"; providers: ${Providers.providerNames.join(", ")}`)
-    const baseUrl = Option.getOrUndefined(flags.baseUrl) ?? settings.baseUrl
-    const { apiKey, variable } = yield* providerKey(entry, settings, env)
-    if (apiKey === undefined && baseUrl === undefined && !entry.keyOptional && variable !== "") {
-      return yield* fail(`${variable} is not set: export it, or pass --base-url for a server that needs no key`)
+    const baseUrl = Option.getOrUndefined(flags.baseUrl) ?? settings.baseUrl ??
+      (entry.baseUrlVariable === undefined ? undefined : nonEmpty(env[entry.baseUrlVariable]))
+    if (baseUrl === undefined && entry.baseUrlRequired === true) {
+      return yield* fail(
+        `--provider ${name} needs its URL: pass --base-url, set "baseUrl" in a settings file${
+          entry.baseUrlVariable === undefined ? "" : `, or export ${entry.baseUrlVariable}`
+        }`
+      )
+    }
+    const { apiKey, keyVariable, variable } = yield* providerKey(entry, settings, env)
+    if (apiKey === undefined && variable !== "" && (entry.key === "required" || (entry.key === "unless-base-url" && baseUrl === undefined))) {
+      return yield* fail(`${variable} is not set: export it${entry.key === "required" ? "" : ", or pass --base-url for a server that needs no key"}`)
     }
     const connection: Connection = {
       baseUrl,
       apiKey,
+      keyVariable,
       headers: settings.headers,
       secrets: yield* ProviderKeys,
       region: settings.region ?? nonEmpty(env["AWS_REGION"]) ?? nonEmpty(env["AWS_DEFAULT_REGION"]),
