@@ -11,6 +11,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { providers } from "../src/cli/providers.ts"
 import { isolatedEnv, runCli, tempDir } from "./support/cliProcess.ts"
 import { type Reply, type Script, start } from "./support/openaiServer.ts"
+import { exceptionFrame, signatureValid, startBedrock, textReply, toolReply } from "./support/bedrockStream.ts"
 
 interface TestContext {
   readonly onTestFinished: (fn: () => Promise<void>) => void
@@ -93,6 +94,60 @@ describe.concurrent("Azure OpenAI through the CLI", () => {
   }, 60_000)
 })
 
+describe.concurrent("Amazon Bedrock through the CLI", () => {
+  const CREDENTIALS = { accessKeyId: "AKIDCLITEST000001", secretAccessKey: "cli-secret-access-key-0123456789" }
+  const MODEL = "anthropic.claude-haiku-4-5-20251001-v1:0"
+
+  it("a whole turn over the event stream, signed with the environment's AWS keys: tool call, result, answer, usage and cost", async (context) => {
+    const server = await startBedrock(async (request, index) =>
+      !(await signatureValid(request, CREDENTIALS, "us-west-2"))
+        ? { status: 403, type: "InvalidSignatureException", message: "The request signature we calculated does not match the signature you provided." }
+        : index === 0
+        ? { frames: toolReply([{ id: "tooluse_cli_1", name: "read_file", input: { path: "notes.md" } }], { input: 1000, output: 40 }) }
+        : { frames: textReply(["Tues", "day."], 1100, 20) })
+    context.onTestFinished(() => server.close())
+    const home = tempDir()
+    const workspace = path.join(home, "ws")
+    fs.mkdirSync(workspace)
+    fs.writeFileSync(path.join(workspace, "notes.md"), "the launch is on Tuesday\n")
+    const env = isolatedEnv(home, { AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey, AWS_REGION: "us-west-2" })
+    const result = await runCli(
+      ["run", "--provider", "bedrock", "--base-url", server.url, "--model", MODEL, "--workspace", workspace, "--ephemeral", "When is the launch?"],
+      { env }
+    )
+    expect(result.stderr).not.toContain("not in the built-in registry")
+    expect([result.code, result.stdout]).toEqual([0, "Tuesday.\n"])
+    expect(server.requests.map((r) => r.path)).toEqual([`/model/${encodeURIComponent(MODEL)}/converse-stream`, `/model/${encodeURIComponent(MODEL)}/converse-stream`])
+    const results = server.requests[1]!.json.messages.at(-1).content.filter((block: any) => block.toolResult !== undefined)
+    expect(results[0].toolResult.toolUseId).toBe("tooluse_cli_1")
+    expect(JSON.stringify(results[0].toolResult.content)).toContain("the launch is on Tuesday")
+    // the registry's output limit is sent, as Claude's thinking needs one
+    expect(server.requests[0]!.json.inferenceConfig.maxTokens).toBe(64_000)
+    // 2100 × $1/M + 60 × $5/M = $0.0024
+    expect(lastLine(result.stderr)).toMatch(/^── completed · 2 iterations · 2,100 in · 60 out tokens · \$0\.0024 · /)
+    expect(result.stderr).not.toContain(CREDENTIALS.secretAccessKey)
+  }, 60_000)
+
+  it("throttling mid-stream is retried; without a region the CLI says which variable to set; a Bedrock API key needs no AWS keys", async (context) => {
+    const server = await startBedrock((request, index) =>
+      index === 0
+        ? { frames: [...textReply(["par"]).slice(0, 2), exceptionFrame("throttlingException", "Too many tokens, please wait before trying again.")] }
+        : request.headers["authorization"] === "Bearer bedrock-api-key-cli"
+        ? { frames: textReply(["done"]) }
+        : { status: 403, type: "AccessDeniedException", message: "no" })
+    context.onTestFinished(() => server.close())
+    const home = tempDir()
+    const env = isolatedEnv(home, { AWS_BEARER_TOKEN_BEDROCK: "bedrock-api-key-cli", AWS_DEFAULT_REGION: "eu-central-1" })
+    const flags = ["--provider", "bedrock", "--model", "amazon.nova-lite-v1:0", "--workspace", home, "--ephemeral", "hi"]
+    const result = await runCli(["run", "--base-url", server.url, ...flags], { env })
+    expect([result.code, result.stdout]).toEqual([0, "done\n"])
+    expect(server.requests).toHaveLength(2)
+    expect(result.stderr).toMatch(/retry/i)
+    const noRegion = await runCli(["run", ...flags], { env: { ...env, AWS_DEFAULT_REGION: "" } })
+    expect([noRegion.code, noRegion.stderr]).toEqual([1, "agent-loop: --provider bedrock needs an AWS region: export AWS_REGION, or set \"region\" in a settings file\n"])
+  }, 60_000)
+})
+
 describe.concurrent("named OpenAI-compatible clouds through the CLI", () => {
   it("groq: its key variable as a bearer token, its model's price from its own table", async (context) => {
     const KEY = "gsk_groq_cli_0123456789"
@@ -154,6 +209,8 @@ describe.concurrent("models and help", () => {
     expect(rows.length).toBeGreaterThan(3)
     for (const row of rows) expect(row).toMatch(/^\S+\s+groq\s/)
     expect(groq.stdout).toMatch(/^llama-3\.3-70b-versatile\s+groq\s+131,072\s+32,768\s+\$0\.59\s+\$0\.79\s+-\s+-\s+no\s+no$/m)
+    const bedrock = await runCli(["models", "--provider", "bedrock"], { env })
+    expect(bedrock.stdout).toMatch(/^anthropic\.claude-sonnet-4-5-20250929-v1:0\s+bedrock\s+200k\s+64k\s+\$3\s+\$15\s+\$0\.3\s+\$3\.75\s+yes\s+yes$/m)
     const azure = await runCli(["models", "--provider", "azure"], { env })
     expect(azure.stdout).toMatch(/^gpt-4\.1-mini\s+openai\s/m)
     const unknown = await runCli(["models", "--provider", "nope"], { env })

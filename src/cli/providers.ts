@@ -3,12 +3,14 @@
  * variables its key is read from, the registry's models it serves, what its API refuses before
  * any request, and how its layer is built. A provider is added as one more row.
  */
-import type { FileSystem, Layer, Redacted } from "effect"
+import { type FileSystem, type Layer, Redacted } from "effect"
 import type { HttpClient } from "effect/http"
 import type { ConfigError, ProviderError } from "../domain/errors.ts"
 import type { ProviderRequest } from "../domain/Provider.ts"
 import * as Anthropic from "../layers/providers/Anthropic.ts"
 import * as Azure from "../layers/providers/Azure.ts"
+import * as Bedrock from "../layers/providers/Bedrock.ts"
+import * as BedrockWire from "../layers/providers/bedrockWire.ts"
 import * as AnthropicWire from "../layers/providers/anthropicWire.ts"
 import * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
 import * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
@@ -29,7 +31,7 @@ export interface Connection {
   readonly keyVariable: string | undefined
   /** The settings' `headers`: extra headers on every request (OpenRouter's attribution). */
   readonly headers: Readonly<Record<string, string>> | undefined
-  /** Every credential taken from the environment at start, by variable (`providerKeys.ts`). */
+  /** The credentials taken from the environment, by variable: at start (`providerKeys.ts`), and the row's `secretVariables`. */
   readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
   /** The settings' `region` (Bedrock), else the environment's. */
   readonly region: string | undefined
@@ -54,10 +56,15 @@ export interface CliProvider {
   readonly baseUrlVariable?: string
   /** It has no URL of its own: one must be given. */
   readonly baseUrlRequired?: boolean
-  /** Other credentials taken out of the environment at start and handed over in `secrets`. */
+  /**
+   * Other credentials, taken out of the environment (and scrubbed from every text) only when this
+   * provider is chosen, and handed over in `secrets`: AWS's keys serve more than the model.
+   */
   readonly secretVariables?: ReadonlyArray<string>
   /** The provider of the model registry whose models (limits, prices) it serves. */
   readonly models: string | undefined
+  /** What else it needs before anything starts, as the line saying so; `undefined` when it has it. */
+  readonly requires?: (connection: Connection) => string | undefined
   /** Its API requires an output limit: the model's own is sent when none is set. */
   readonly needsMaxTokens?: boolean
   /** What its API refuses, said before any request (the model option flags are checked with it). */
@@ -129,6 +136,32 @@ export const providers: ReadonlyArray<CliProvider> = [
         ...(connection.apiVersion === undefined ? {} : { apiVersion: connection.apiVersion })
       })
   })),
+  {
+    name: "bedrock",
+    summary:
+      "Amazon Bedrock Converse; region AWS_REGION or the settings' \"region\"; AWS credentials (environment, AWS_PROFILE, SSO, roles) or a Bedrock API key; needs AWS's optional packages",
+    keyVariables: ["AWS_BEARER_TOKEN_BEDROCK"],
+    key: "optional",
+    secretVariables: ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
+    models: "bedrock",
+    needsMaxTokens: true,
+    requires: (connection) =>
+      connection.region === undefined ? "--provider bedrock needs an AWS region: export AWS_REGION, or set \"region\" in a settings file" : undefined,
+    check: BedrockWire.check,
+    layer: (connection) => {
+      const id = connection.secrets["AWS_ACCESS_KEY_ID"]
+      const secret = connection.secrets["AWS_SECRET_ACCESS_KEY"]
+      const token = connection.secrets["AWS_SESSION_TOKEN"]
+      return Bedrock.layer({
+        ...common(connection),
+        ...(connection.region === undefined ? {} : { region: connection.region }),
+        // keys from the environment are passed on, as they were taken out of it; otherwise AWS's chain finds them
+        ...(id === undefined || secret === undefined
+          ? {}
+          : { credentials: { accessKeyId: Redacted.value(id), secretAccessKey: secret, ...(token === undefined ? {} : { sessionToken: token }) } })
+      })
+    }
+  },
   ...presetRows
 ]
 
@@ -138,7 +171,5 @@ export const providerNames: ReadonlyArray<string> = [...providers.map((provider)
 /** The provider of a name; `undefined` for an unknown one. */
 export const find = (name: string): CliProvider | undefined => providers.find((provider) => provider.name === name)
 
-/** Every variable a provider's credentials are read from, each once. */
-export const credentialVariables = (): ReadonlyArray<string> => [
-  ...new Set(providers.flatMap((provider) => [...provider.keyVariables, ...(provider.secretVariables ?? [])]))
-]
+/** Every variable a provider's key is read from at start, each once. */
+export const credentialVariables = (): ReadonlyArray<string> => [...new Set(providers.flatMap((provider) => provider.keyVariables))]

@@ -190,11 +190,27 @@ const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJ
       apiKey,
       keyVariable,
       headers: settings.headers,
-      secrets: yield* ProviderKeys,
+      secrets: { ...yield* ProviderKeys, ...yield* takeSecrets(entry.secretVariables ?? [], env) },
       region: settings.region ?? nonEmpty(env["AWS_REGION"]) ?? nonEmpty(env["AWS_DEFAULT_REGION"]),
       apiVersion: settings.apiVersion ?? nonEmpty(env["OPENAI_API_VERSION"])
     }
+    const wanting = entry.requires?.(connection)
+    if (wanting !== undefined) return yield* fail(wanting)
     return { _tag: "live", name, ...connection } as const
+  })
+
+/** Takes `variables` out of `env` (so nothing started later inherits them) and registers them with `Secrets`. */
+const takeSecrets = (variables: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  Effect.gen(function*() {
+    const taken: Record<string, Redacted.Redacted<string>> = {}
+    for (const variable of variables) {
+      const value = env[variable]
+      delete env[variable]
+      if (value !== undefined && value !== "") taken[variable] = Redacted.make(value)
+    }
+    // the access key id is no secret, but scrubbing it too costs nothing
+    (yield* Secrets).add(Object.values(taken))
+    return taken
   })
 
 const nonEmpty = (value: string | undefined) => value === undefined || value === "" ? undefined : value
