@@ -66,11 +66,17 @@ describe.concurrent("Azure OpenAI through the CLI", () => {
   it("the endpoint from AZURE_OPENAI_ENDPOINT, the v1 URL without a version; a missing key or endpoint is one line naming what to set", async (context) => {
     const KEY = "azure-cli-key-abcdef0123"
     const { server, workspace, env, root } = await setup(context, (request, index) =>
-      request.url === "/openai/v1/chat/completions" && request.headers["api-key"] === KEY ? turn[index]! : { status: 404, error: request.url })
+      request.url !== "/openai/v1/chat/completions" || request.headers["api-key"] !== KEY
+        ? { status: 404, error: request.url }
+        : index === 1
+        ? { text: "Tues", cut: true }
+        : turn[Math.min(index, 2) - (index === 0 ? 0 : 1)]!)
     const flags = ["--model", "gpt-4.1-mini", "--workspace", workspace, "--ephemeral", "When?"]
     const v1 = await runCli(["run", "--provider", "azure", ...flags], { env: { ...env, AZURE_OPENAI_API_KEY: KEY, AZURE_OPENAI_ENDPOINT: root } })
     expect([v1.code, v1.stdout]).toEqual([0, "Tuesday.\n"])
-    expect(server.requests).toHaveLength(2)
+    // the first answer's stream was cut after a few words: it is asked for again
+    expect(server.requests).toHaveLength(3)
+    expect(v1.stderr).toMatch(/retry/i)
     const noKey = await runCli(["run", "--provider", "azure", ...flags], { env: { ...env, AZURE_OPENAI_ENDPOINT: root } })
     expect([noKey.code, noKey.stderr]).toEqual([1, "agent-loop: AZURE_OPENAI_API_KEY or AZURE_OPENAI_AD_TOKEN is not set: export it\n"])
     const noEndpoint = await runCli(["run", "--provider", "azure-responses", ...flags], { env: { ...env, AZURE_OPENAI_API_KEY: KEY } })
@@ -78,7 +84,7 @@ describe.concurrent("Azure OpenAI through the CLI", () => {
       1,
       "agent-loop: --provider azure-responses needs its URL: pass --base-url, set \"baseUrl\" in a settings file, or export AZURE_OPENAI_ENDPOINT\n"
     ])
-    expect(server.requests).toHaveLength(2)
+    expect(server.requests).toHaveLength(3)
   }, 60_000)
 
   it("an Entra ID token from AZURE_OPENAI_AD_TOKEN goes as a bearer token", async (context) => {
@@ -111,8 +117,9 @@ describe.concurrent("Amazon Bedrock through the CLI", () => {
     fs.mkdirSync(workspace)
     fs.writeFileSync(path.join(workspace, "notes.md"), "the launch is on Tuesday\n")
     const env = isolatedEnv(home, { AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey, AWS_REGION: "us-west-2" })
+    const cassette = path.join(home, "bedrock.jsonl")
     const result = await runCli(
-      ["run", "--provider", "bedrock", "--base-url", server.url, "--model", MODEL, "--workspace", workspace, "--ephemeral", "When is the launch?"],
+      ["run", "--provider", "bedrock", "--base-url", server.url, "--model", MODEL, "--workspace", workspace, "--ephemeral", "--record", cassette, "When is the launch?"],
       { env }
     )
     expect(result.stderr).not.toContain("not in the built-in registry")
@@ -126,6 +133,11 @@ describe.concurrent("Amazon Bedrock through the CLI", () => {
     // 2100 × $1/M + 60 × $5/M = $0.0024
     expect(lastLine(result.stderr)).toMatch(/^── completed · 2 iterations · 2,100 in · 60 out tokens · \$0\.0024 · /)
     expect(result.stderr).not.toContain(CREDENTIALS.secretAccessKey)
+    // the cassette replays the turn with no server and no credentials
+    await server.close()
+    const replayed = await runCli(["run", "--replay", cassette, "--workspace", workspace, "--ephemeral", "When is the launch?"], { env: isolatedEnv(home) })
+    expect([replayed.code, replayed.stdout]).toEqual([0, "Tuesday.\n"])
+    expect(fs.readFileSync(cassette, "utf8")).not.toContain(CREDENTIALS.secretAccessKey)
   }, 60_000)
 
   it("throttling mid-stream is retried; without a region the CLI says which variable to set; a Bedrock API key needs no AWS keys", async (context) => {
