@@ -17,6 +17,7 @@ import type { AgentFlags } from "../src/cli/flags.ts"
 import * as Format from "../src/cli/format.ts"
 import * as ModelsCommand from "../src/cli/modelsCommand.ts"
 import * as ProviderKeys from "../src/cli/providerKeys.ts"
+import * as Providers from "../src/cli/providers.ts"
 import { clean } from "../src/cli/safeText.ts"
 import * as Screen from "../src/cli/screen.ts"
 import * as Settings from "../src/cli/settings.ts"
@@ -181,6 +182,8 @@ describe("settings files", () => {
       ["{\"modle\": \"x\"}", "/x/settings.json: modle: unknown setting"],
       ["{\"tools\": [\"read_file\", \"shell\"]}", "/x/settings.json: tools.1: Expected \"read_file\" | \"list_dir\" | \"grep\" | \"write_file\" | \"edit_file\" | \"exec\""],
       ["{\"approval\": \"maybe\"}", "/x/settings.json: approval: Expected \"ask\" | \"approve\" | \"deny\""],
+      ["{\"provider\": \"replay\"}", `/x/settings.json: provider: one of ${Providers.providers.map((p) => p.name).join(", ")}`],
+      ["{\"headers\": {\"X-Title\": 1}}", "/x/settings.json: headers.X-Title: Expected string"],
       ["{\"prices\": {\"m\": {\"inputPerMillion\": \"a\", \"outputPerMillion\": 1}}}", "/x/settings.json: prices.m.inputPerMillion: Expected number"],
       ["{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"K\": 12345678}}}}", "/x/settings.json: mcpServers.a.env.K: expected a string"],
       ["{ \"model\": ", "/x/settings.json: not valid JSON"],
@@ -431,6 +434,41 @@ describe("resolved settings", () => {
       expect(settings.prices?.["gpt-4.1"]).toBeDefined()
       const missing = yield* Effect.exit(resolveWith({ provider: Option.some("openai-responses"), model: Option.some("gpt-5"), baseUrl: Option.none() }))
       expect(Exit.isFailure(missing) && missing.cause.toString()).toContain("OPENAI_API_KEY is not set")
+    }))
+
+  it.effect("AWS keys leave the environment only when Bedrock is chosen, and reach it; apiKeyEnv's variable leaves it too", () =>
+    Effect.gen(function*() {
+      const aws = { AWS_ACCESS_KEY_ID: "AKIDPARTS00000001", AWS_SECRET_ACCESS_KEY: "parts-secret-access-key-0123", AWS_REGION: "us-east-2" }
+      const resolveIn = (over: Partial<AgentFlags>, extra: Record<string, string>) => {
+        const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: nodePath.join(tempDir(), "config"), AGENT_LOOP_DATA_DIR: tempDir(), ...extra }
+        return Settings.resolve(flags(over), env).pipe(
+          Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, liveScreen().screen), Layer.succeed(ProviderKeys.ProviderKeys, {}))),
+          Effect.map((settings) => ({ settings, env }))
+        )
+      }
+      const bedrock = yield* resolveIn({ provider: Option.some("bedrock"), model: Option.some("amazon.nova-lite-v1:0") }, aws)
+      expect(bedrock.env["AWS_ACCESS_KEY_ID"]).toBeUndefined()
+      expect(bedrock.env["AWS_SECRET_ACCESS_KEY"]).toBeUndefined()
+      expect(bedrock.env["AWS_REGION"]).toBe("us-east-2")
+      const chosen = bedrock.settings.provider
+      expect(chosen._tag === "live" && chosen.region).toBe("us-east-2")
+      expect(chosen._tag === "live" && Redacted.value(chosen.secrets["AWS_SECRET_ACCESS_KEY"]!)).toBe(aws.AWS_SECRET_ACCESS_KEY)
+      // Bedrock's models know their output limit, which Claude's thinking needs sent
+      expect(bedrock.settings.maxTokens).toBe(8_192)
+      const openai = yield* resolveIn({ model: Option.some("m"), baseUrl: Option.some("http://127.0.0.1:9/v1") }, aws)
+      expect(openai.env["AWS_SECRET_ACCESS_KEY"]).toBe(aws.AWS_SECRET_ACCESS_KEY)
+      // without apiKeyEnv another variable is not Groq's key
+      const unnamed = yield* Effect.flip(resolveIn({ provider: Option.some("groq"), model: Option.some("m") }, { TEAM_KEY: "gsk-team-0123456789" }))
+      expect(unnamed.message).toBe("GROQ_API_KEY is not set: export it, or pass --base-url for a server that needs no key")
+      const settingsDir = tempDir()
+      fs.mkdirSync(nodePath.join(settingsDir, "agent-loop"), { recursive: true })
+      fs.writeFileSync(nodePath.join(settingsDir, "agent-loop", "settings.json"), JSON.stringify({ apiKeyEnv: "TEAM_KEY" }))
+      const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: settingsDir, AGENT_LOOP_DATA_DIR: tempDir(), TEAM_KEY: "gsk-team-0123456789" }
+      const viaSetting = yield* Settings.resolve(flags({ provider: Option.some("groq"), model: Option.some("m") }), env).pipe(
+        Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, liveScreen().screen), Layer.succeed(ProviderKeys.ProviderKeys, {})))
+      )
+      expect(env["TEAM_KEY"]).toBeUndefined()
+      expect(viaSetting.provider._tag === "live" && Redacted.value(viaSetting.provider.apiKey!)).toBe("gsk-team-0123456789")
     }))
 
   it("provider keys are taken out of the environment once; empty ones count as none", () => {
