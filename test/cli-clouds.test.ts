@@ -97,6 +97,14 @@ describe.concurrent("Azure OpenAI through the CLI", () => {
     )
     expect([result.code, result.stdout]).toEqual([0, "Tuesday.\n"])
     expect(server.requests).toHaveLength(2)
+    // a token the server refuses ends the run with the server's words, and is not retried
+    const refused = await runCli(
+      ["run", "--provider", "azure", "--base-url", root, "--model", "gpt-4.1-mini", "--workspace", workspace, "--ephemeral", "When?"],
+      { env: { ...env, AZURE_OPENAI_AD_TOKEN: "expired-token-0123456789" } }
+    )
+    expect(refused.code).toBe(1)
+    expect(lastLine(refused.stderr)).toBe("agent-loop: ProviderRejected: no token")
+    expect(server.requests).toHaveLength(3)
   }, 60_000)
 })
 
@@ -157,6 +165,26 @@ describe.concurrent("Amazon Bedrock through the CLI", () => {
     expect(result.stderr).toMatch(/retry/i)
     const noRegion = await runCli(["run", ...flags], { env: { ...env, AWS_DEFAULT_REGION: "" } })
     expect([noRegion.code, noRegion.stderr]).toEqual([1, "agent-loop: --provider bedrock needs an AWS region: export AWS_REGION, or set \"region\" in a settings file\n"])
+  }, 60_000)
+})
+
+describe.concurrent("typed answers on Bedrock through the CLI", () => {
+  it("--output-schema: the answer comes through the respond tool in the Converse request, and is printed as output", async (context) => {
+    const schema = { type: "object", properties: { day: { type: "string" } }, required: ["day"], additionalProperties: false }
+    const server = await startBedrock(() => ({ frames: toolReply([{ id: "tooluse_answer", name: "respond", input: { day: "Tuesday" } }]) }))
+    context.onTestFinished(() => server.close())
+    const home = tempDir()
+    const schemaFile = path.join(home, "answer.schema.json")
+    fs.writeFileSync(schemaFile, JSON.stringify(schema))
+    const env = isolatedEnv(home, { AWS_BEARER_TOKEN_BEDROCK: "bedrock-key-typed", AWS_REGION: "us-east-1" })
+    const result = await runCli([
+      "run", "--provider", "bedrock", "--base-url", server.url, "--model", "anthropic.claude-haiku-4-5-20251001-v1:0", "--workspace", home,
+      "--ephemeral", "--output-format", "json", "--output-schema", schemaFile, "Which day?"
+    ], { env })
+    expect(result.code).toBe(0)
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: "completed", output: { day: "Tuesday" }, error: null })
+    const respond = server.requests[0]!.json.toolConfig.tools.find((tool: any) => tool.toolSpec?.name === "respond")
+    expect(respond.toolSpec.inputSchema.json).toEqual(schema)
   }, 60_000)
 })
 
