@@ -12,7 +12,7 @@ import * as nodePath from "node:path"
 import { complete } from "@mariozechner/pi-ai"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Redacted, Stream } from "effect"
+import { ConfigProvider, Effect, Exit, Redacted, Stream } from "effect"
 import * as Message from "../src/domain/Message.ts"
 import type { ProviderChunk, ProviderRequest } from "../src/domain/Provider.ts"
 import * as Bedrock from "../src/layers/providers/Bedrock.ts"
@@ -326,5 +326,48 @@ describe("Bedrock errors", () => {
       expect((yield* inStream("internalServerException", "Internal error"))._tag).toBe("ProviderUnavailable")
       const whole = concat(textReply(["cut here"]))
       expect((yield* failWith({ body: [whole.subarray(0, whole.length - 30)], drop: true }))._tag).toBe("ProviderUnavailable")
+    }))
+})
+
+describe("Bedrock event streams under random splits and corruption", () => {
+  /** mulberry32: a tiny seeded PRNG, so every failure is reproducible from its seed. */
+  const prng = (seed: number) => () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const codec = new EventStreamCodec((b) => new TextDecoder().decode(b), (t) => new TextEncoder().encode(t))
+  const body = concat(toolReply([{ id: "tu_a", name: "read_file", input: { path: "ä.md" } }], { thinking: { text: "Let me see it.", signature: "sig" } }))
+  const clean = Effect.runSync(Stream.runCollect(decodeEventStream((b) => codec.decode(b), fromException)(Stream.make(body), makeDecoder)))
+
+  it.effect("never crash or hang: the same chunks, or a tagged error; flipped bytes fail their CRC", () =>
+    Effect.gen(function*() {
+      const outcomes: Record<string, number> = {}
+      for (let seed = 1; seed <= 150; seed++) {
+        const rng = prng(seed)
+        const kind = (["split", "truncate", "flip"] as const)[seed % 3]!
+        let bytes: Uint8Array = body
+        if (kind === "truncate") bytes = body.subarray(0, Math.floor(rng() * body.length))
+        if (kind === "flip") {
+          bytes = Uint8Array.from(body)
+          bytes[Math.floor(rng() * bytes.length)] ^= 1 + Math.floor(rng() * 255)
+        }
+        const pieces: Array<Uint8Array> = []
+        for (let i = 0; i < bytes.length;) {
+          const size = 1 + Math.floor(rng() * (rng() < 0.7 ? 8 : 300))
+          pieces.push(bytes.subarray(i, i + size))
+          i += size
+        }
+        const exit = yield* Effect.exit(Stream.runCollect(decodeEventStream((b) => codec.decode(b), fromException)(Stream.fromIterable(pieces), makeDecoder)))
+        const context = `seed=${seed} ${kind}`
+        expect(exit._tag === "Failure" && exit.cause.reasons.some((reason) => reason._tag === "Die"), context).toBe(false)
+        const outcome = exit._tag === "Success" ? "same" : (exit.cause.reasons[0] as any)?.error?._tag
+        outcomes[`${kind}:${outcome}`] = (outcomes[`${kind}:${outcome}`] ?? 0) + 1
+        if (kind === "split") expect(exit, context).toEqual(Exit.succeed(clean))
+        if (kind === "flip") expect(outcome, context).toBe("MalformedResponse")
+        if (kind === "truncate" && exit._tag === "Success") expect(exit.value.at(-1)?._tag, context).toBe("Finish")
+      }
+      expect(outcomes["truncate:MalformedResponse"]).toBeGreaterThan(0)
     }))
 })

@@ -121,7 +121,9 @@ export const providers: ReadonlyArray<CliProvider> = [
   },
   ...(["chat-completions", "responses"] as const).map((api): CliProvider => ({
     name: api === "responses" ? "azure-responses" : "azure",
-    summary: `Azure OpenAI ${api === "responses" ? "Responses" : "Chat Completions"}; --base-url https://RESOURCE.openai.azure.com or AZURE_OPENAI_ENDPOINT; the model names the deployment`,
+    summary: api === "responses"
+      ? "Azure OpenAI's Responses API"
+      : "Azure OpenAI: --base-url https://RESOURCE.openai.azure.com or AZURE_OPENAI_ENDPOINT, the model names the deployment",
     keyVariables: ["AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"],
     key: "required",
     baseUrlVariable: "AZURE_OPENAI_ENDPOINT",
@@ -138,8 +140,7 @@ export const providers: ReadonlyArray<CliProvider> = [
   })),
   {
     name: "bedrock",
-    summary:
-      "Amazon Bedrock Converse; region AWS_REGION or the settings' \"region\"; AWS credentials (environment, AWS_PROFILE, SSO, roles) or a Bedrock API key; needs AWS's optional packages",
+    summary: "Amazon Bedrock: region AWS_REGION, AWS credentials (environment, AWS_PROFILE, SSO, roles) or a Bedrock API key",
     keyVariables: ["AWS_BEARER_TOKEN_BEDROCK"],
     key: "optional",
     secretVariables: ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
