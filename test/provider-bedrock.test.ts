@@ -134,6 +134,9 @@ describe("Bedrock requests, as AWS's client sends them", () => {
       expect(points).toBeLessThanOrEqual(4)
       const llama = yield* exchange({ ...conversation, model: "meta.llama3-3-70b-instruct-v1:0" })
       expect(JSON.stringify(llama.received.json)).not.toContain("cachePoint")
+      const nova = yield* exchange({ ...conversation, model: "us.amazon.nova-pro-v1:0" })
+      expect(nova.received.json.system.at(-1)).toEqual({ cachePoint: { type: "default" } })
+      expect(JSON.stringify(nova.received.json.toolConfig)).not.toContain("cachePoint")
     }))
 
   it.live("requests are signed with SigV4 for bedrock in the region: AWS's signer, given what the server received, computes the same signature", () =>

@@ -30,13 +30,13 @@ const env = Object.fromEntries(presetNames.flatMap((name) => {
   return variable === undefined ? [] : [[variable, `key-of-${name}`]]
 }))
 
-/** What the preset sends, pointed at a loopback server, with every preset's key in the environment. */
-const sentBy = (name: PresetName, options: OpenAiCompatible.Options = {}) =>
+/** What the preset sends for `sent`, pointed at a loopback server, with every preset's key in the environment. */
+const sentBy = (name: PresetName, options: OpenAiCompatible.Options = {}, sent: ProviderRequest = request) =>
   Effect.scoped(Effect.gen(function*() {
     const server = yield* start([{ body: [openAiText] }])
     yield* Effect.gen(function*() {
       const provider = yield* Provider
-      yield* Stream.runDrain(provider.stream(request))
+      yield* Stream.runDrain(provider.stream(sent))
     }).pipe(Effect.provide(OpenAiCompatible.preset(name, { baseUrl: `${server.url}/v1`, ...options })))
     return server.requests[0]!
   })).pipe(
@@ -71,6 +71,18 @@ describe("OpenAI-compatible presets", () => {
       }
       expect(presets.mistral.structuredOutput).toBe("native")
       expect(presets.deepseek.structuredOutput).toBe("tool")
+    }))
+
+  it.live("Mistral's dialect: no stream_options, random_seed for seed, no reasoning_effort, max_tokens; the others keep OpenAI's names", () =>
+    Effect.gen(function*() {
+      const tuned: ProviderRequest = { ...request, seed: 7, maxTokens: 500, temperature: 0.3, reasoning: { effort: "low" } }
+      const mistral = (yield* sentBy("mistral", {}, tuned)).json
+      expect(mistral.stream_options).toBeUndefined()
+      expect(mistral).toMatchObject({ random_seed: 7, max_tokens: 500, temperature: 0.3, stream: true })
+      expect("seed" in mistral || "reasoning_effort" in mistral || "max_completion_tokens" in mistral).toBe(false)
+      const groq = (yield* sentBy("groq", {}, tuned)).json
+      expect(groq).toMatchObject({ seed: 7, reasoning_effort: "low", stream_options: { include_usage: true }, max_tokens: 500 })
+      expect("random_seed" in groq).toBe(false)
     }))
 
   it.live("options override the preset; OpenRouter's attribution headers go with every request", () =>

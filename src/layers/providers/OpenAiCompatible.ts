@@ -19,7 +19,7 @@ import { Effect, Layer, Redacted } from "effect"
 import type { HttpClient } from "effect/http"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
-import { makeDecoder, type MaxTokensField, maxTokensFieldFor, requestBody, type StructuredOutput } from "./openAiWire.ts"
+import { type Dialect, makeDecoder, type MaxTokensField, maxTokensFieldFor, requestBody, type StructuredOutput } from "./openAiWire.ts"
 import { type PresetName, presets } from "./presets.ts"
 
 /**
@@ -44,6 +44,8 @@ export interface Options extends HttpOptions {
    * `null` reads none (a local server, which must not be sent anyone's key).
    */
   readonly apiKeyEnv?: string | null
+  /** The server's names for fields OpenAI names otherwise, and the fields it refuses (see `Dialect`). */
+  readonly dialect?: Dialect
 }
 
 /** A Chat Completions provider. */
@@ -58,7 +60,8 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
         request,
         options.maxTokensField ?? maxTokensFieldFor(options.baseUrl),
         { additionalProperties: options.additionalProperties ?? true },
-        options.structuredOutput
+        options.structuredOutput,
+        options.dialect
       ),
     makeDecoder
   }, options)
@@ -78,6 +81,7 @@ export const preset = (name: PresetName, options: Options = {}): Layer.Layer<Pro
     baseUrl: known.baseUrl,
     apiKeyEnv: known.apiKeyEnv ?? null,
     structuredOutput: known.structuredOutput,
+    ...("dialect" in known ? { dialect: known.dialect } : {}),
     ...options
   })
 }

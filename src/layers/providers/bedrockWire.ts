@@ -155,8 +155,10 @@ export const requestBody = (request: ProviderRequest, options: WireOptions = {})
     toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: toolSchemaFor(tool.parameters, schemaPolicy) } }
   }))
   if (caching) {
-    if (tools.length > 0) tools.push(CACHE_POINT)
-    markCache(messages, MAX_CACHE_POINTS - (system === "" ? 0 : 1) - (tools.length > 0 ? 1 : 0))
+    // Claude caches the tool list too; Nova caches the system prompt and the messages only
+    const toolsCached = tools.length > 0 && isClaude(request.model)
+    if (toolsCached) tools.push(CACHE_POINT)
+    markCache(messages, MAX_CACHE_POINTS - (system === "" ? 0 : 1) - (toolsCached ? 1 : 0))
   }
   const output = request.output
   const inferenceConfig = {

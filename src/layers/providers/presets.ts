@@ -14,7 +14,7 @@
  * const groq = OpenAiCompatible.preset("groq").pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  */
-import type { StructuredOutput } from "./openAiWire.ts"
+import type { Dialect, StructuredOutput } from "./openAiWire.ts"
 
 /** One named server. */
 export interface Preset {
@@ -29,13 +29,22 @@ export interface Preset {
    * enforces it for every model, else `tool` (the answer tool, which every tool-calling model has).
    */
   readonly structuredOutput: StructuredOutput
+  /** Where its fields differ from OpenAI's. */
+  readonly dialect?: Dialect
 }
 
 /** The presets, by the name `--provider` and `OpenAiCompatible.preset` take. */
 export const presets = {
   openrouter: { title: "OpenRouter", baseUrl: "https://openrouter.ai/api/v1", apiKeyEnv: "OPENROUTER_API_KEY", structuredOutput: "tool" },
   groq: { title: "Groq", baseUrl: "https://api.groq.com/openai/v1", apiKeyEnv: "GROQ_API_KEY", structuredOutput: "tool" },
-  mistral: { title: "Mistral", baseUrl: "https://api.mistral.ai/v1", apiKeyEnv: "MISTRAL_API_KEY", structuredOutput: "native" },
+  // Mistral refuses fields it does not know (422 "extra_forbidden"), and sends the usage unasked
+  mistral: {
+    title: "Mistral",
+    baseUrl: "https://api.mistral.ai/v1",
+    apiKeyEnv: "MISTRAL_API_KEY",
+    structuredOutput: "native",
+    dialect: { streamOptions: false, seedField: "random_seed", reasoningEffort: false }
+  },
   deepseek: { title: "DeepSeek", baseUrl: "https://api.deepseek.com/v1", apiKeyEnv: "DEEPSEEK_API_KEY", structuredOutput: "tool" },
   xai: { title: "xAI", baseUrl: "https://api.x.ai/v1", apiKeyEnv: "XAI_API_KEY", structuredOutput: "native" },
   together: { title: "Together AI", baseUrl: "https://api.together.xyz/v1", apiKeyEnv: "TOGETHER_API_KEY", structuredOutput: "tool" },
