@@ -253,6 +253,8 @@ describe.concurrent("models and help", () => {
     expect(bedrock.stdout).toMatch(/^anthropic\.claude-sonnet-4-5-20250929-v1:0\s+bedrock\s+200k\s+64k\s+\$3\s+\$15\s+\$0\.3\s+\$3\.75\s+yes\s+yes$/m)
     const azure = await runCli(["models", "--provider", "azure"], { env })
     expect(azure.stdout).toMatch(/^gpt-4\.1-mini\s+openai\s/m)
+    const local = await runCli(["models", "--provider", "ollama"], { env })
+    expect([local.code, local.stdout, local.stderr]).toEqual([0, "", "ollama serves the models its server has: the registry lists none for it\n"])
     const unknown = await runCli(["models", "--provider", "nope"], { env })
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toMatch(/^agent-loop: unknown provider "nope"; providers: openai, /)

@@ -81,7 +81,8 @@ describe("OpenAI-compatible presets", () => {
       expect(mistral).toMatchObject({ random_seed: 7, max_tokens: 500, temperature: 0.3, stream: true })
       expect("seed" in mistral || "reasoning_effort" in mistral || "max_completion_tokens" in mistral).toBe(false)
       const groq = (yield* sentBy("groq", {}, tuned)).json
-      expect(groq).toMatchObject({ seed: 7, reasoning_effort: "low", stream_options: { include_usage: true }, max_tokens: 500 })
+      expect(groq).toMatchObject({ seed: 7, reasoning_effort: "low", stream_options: { include_usage: true }, max_completion_tokens: 500 })
+      expect((yield* sentBy("deepseek", {}, tuned)).json.max_tokens).toBe(500)
       expect("random_seed" in groq).toBe(false)
     }))
 

@@ -82,6 +82,7 @@ export const preset = (name: PresetName, options: Options = {}): Layer.Layer<Pro
     apiKeyEnv: known.apiKeyEnv ?? null,
     structuredOutput: known.structuredOutput,
     ...("dialect" in known ? { dialect: known.dialect } : {}),
+    ...("maxTokensField" in known ? { maxTokensField: known.maxTokensField } : {}),
     ...options
   })
 }

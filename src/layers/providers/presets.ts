@@ -14,7 +14,7 @@
  * const groq = OpenAiCompatible.preset("groq").pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  */
-import type { Dialect, StructuredOutput } from "./openAiWire.ts"
+import type { Dialect, MaxTokensField, StructuredOutput } from "./openAiWire.ts"
 
 /** One named server. */
 export interface Preset {
@@ -31,12 +31,14 @@ export interface Preset {
   readonly structuredOutput: StructuredOutput
   /** Where its fields differ from OpenAI's. */
   readonly dialect?: Dialect
+  /** The output-limit field it documents, where that is not `max_tokens`. */
+  readonly maxTokensField?: MaxTokensField
 }
 
 /** The presets, by the name `--provider` and `OpenAiCompatible.preset` take. */
 export const presets = {
   openrouter: { title: "OpenRouter", baseUrl: "https://openrouter.ai/api/v1", apiKeyEnv: "OPENROUTER_API_KEY", structuredOutput: "tool" },
-  groq: { title: "Groq", baseUrl: "https://api.groq.com/openai/v1", apiKeyEnv: "GROQ_API_KEY", structuredOutput: "tool" },
+  groq: { title: "Groq", baseUrl: "https://api.groq.com/openai/v1", apiKeyEnv: "GROQ_API_KEY", structuredOutput: "tool", maxTokensField: "max_completion_tokens" },
   // Mistral refuses fields it does not know (422 "extra_forbidden"), and sends the usage unasked
   mistral: {
     title: "Mistral",
@@ -46,10 +48,10 @@ export const presets = {
     dialect: { streamOptions: false, seedField: "random_seed", reasoningEffort: false }
   },
   deepseek: { title: "DeepSeek", baseUrl: "https://api.deepseek.com/v1", apiKeyEnv: "DEEPSEEK_API_KEY", structuredOutput: "tool" },
-  xai: { title: "xAI", baseUrl: "https://api.x.ai/v1", apiKeyEnv: "XAI_API_KEY", structuredOutput: "native" },
+  xai: { title: "xAI", baseUrl: "https://api.x.ai/v1", apiKeyEnv: "XAI_API_KEY", structuredOutput: "native", maxTokensField: "max_completion_tokens" },
   together: { title: "Together AI", baseUrl: "https://api.together.xyz/v1", apiKeyEnv: "TOGETHER_API_KEY", structuredOutput: "tool" },
   fireworks: { title: "Fireworks AI", baseUrl: "https://api.fireworks.ai/inference/v1", apiKeyEnv: "FIREWORKS_API_KEY", structuredOutput: "native" },
-  cerebras: { title: "Cerebras", baseUrl: "https://api.cerebras.ai/v1", apiKeyEnv: "CEREBRAS_API_KEY", structuredOutput: "native" },
+  cerebras: { title: "Cerebras", baseUrl: "https://api.cerebras.ai/v1", apiKeyEnv: "CEREBRAS_API_KEY", structuredOutput: "native", maxTokensField: "max_completion_tokens" },
   ollama: { title: "Ollama (local)", baseUrl: "http://localhost:11434/v1", apiKeyEnv: undefined, structuredOutput: "tool" },
   lmstudio: { title: "LM Studio (local)", baseUrl: "http://localhost:1234/v1", apiKeyEnv: undefined, structuredOutput: "tool" },
   vllm: { title: "vLLM (local)", baseUrl: "http://localhost:8000/v1", apiKeyEnv: undefined, structuredOutput: "tool" }
