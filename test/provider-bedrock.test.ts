@@ -313,6 +313,11 @@ describe("Bedrock errors", () => {
         _tag: "ProviderRejected",
         status: 403
       })
+      expect(yield* failWith(awsError(424, "ModelErrorException", "The system encountered an unexpected error during processing."))).toMatchObject({
+        _tag: "ProviderUnavailable",
+        status: 424
+      })
+      expect((yield* failWith(awsError(400, "ValidationException", "messages.1.content: Field required")))._tag).toBe("ProviderRejected")
       expect(yield* failWith(awsError(503, "ServiceUnavailableException", "Bedrock is unable to process your request."))).toMatchObject({
         _tag: "ProviderUnavailable",
         status: 503

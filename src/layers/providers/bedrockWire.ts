@@ -223,14 +223,17 @@ export const fromException = (type: string, message: string): ProviderError => {
 
 /**
  * The error of a failed response: as for every HTTP API (the status decides; `Retry-After` is
- * kept), but a `ValidationException` whose words say the input is too long is an overflow.
+ * kept), but a `ValidationException` whose words say the input is too long is an overflow, and a
+ * `ModelErrorException` is the model failing, retried.
  */
 export const fromHttpResponse = (response: Parameters<typeof fromResponse>[0]): ProviderError => {
   const error = fromResponse(response)
   const type = response.headers["x-amzn-errortype"] ?? ""
-  return error._tag === "ProviderRejected" && /^ValidationException/i.test(type) && overflow(error.message)
-    ? new ContextLengthExceeded({ message: error.message })
-    : error
+  if (error._tag !== "ProviderRejected") return error
+  if (/^ValidationException/i.test(type) && overflow(error.message)) return new ContextLengthExceeded({ message: error.message })
+  // 424 ModelErrorException: the model failed while processing, which another try can get past
+  if (/^ModelErrorException/i.test(type)) return new ProviderUnavailable({ message: error.message, status: response.status })
+  return error
 }
 
 /** A reasoning block being streamed: its text and signature are kept whole for the next request. */
