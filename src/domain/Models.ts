@@ -76,10 +76,25 @@ export const providers = (models: ReadonlyArray<ModelInfo> = builtinModels): Rea
 /** A dated snapshot suffix: `-2024-08-06` (OpenAI), `-20250929` (Anthropic) or `@20250929` (Claude on Vertex AI). */
 const SNAPSHOT = /(?:-\d{4}-\d{2}-\d{2}|[-@]\d{8})$/
 
-/** The model `name` refers to: by id, by alias, then without a snapshot date. */
+/** The model `name` refers to: by id, by alias, then without a snapshot date. `models` is indexed on its first lookup, so change a list by making a new one. */
 export const lookup = (name: string, models: ReadonlyArray<ModelInfo> = builtinModels): ModelInfo | undefined => {
-  const find = (candidate: string) => models.find((model) => model.id === candidate || model.aliases?.includes(candidate) === true)
-  return find(name) ?? (SNAPSHOT.test(name) ? find(name.replace(SNAPSHOT, "")) : undefined)
+  const byName = indexOf(models)
+  return byName.get(name) ?? (SNAPSHOT.test(name) ? byName.get(name.replace(SNAPSHOT, "")) : undefined)
+}
+
+/** The models of a list by id and alias, the first one of a name winning; built once per list (the loop looks up per call). */
+const indexes = new WeakMap<ReadonlyArray<ModelInfo>, ReadonlyMap<string, ModelInfo>>()
+const indexOf = (models: ReadonlyArray<ModelInfo>): ReadonlyMap<string, ModelInfo> => {
+  let index = indexes.get(models)
+  if (index === undefined) {
+    const byName = new Map<string, ModelInfo>()
+    // ids before aliases, as a search by id then alias found them
+    for (const model of models) if (!byName.has(model.id)) byName.set(model.id, model)
+    for (const model of models) for (const alias of model.aliases ?? []) if (!byName.has(alias)) byName.set(alias, model)
+    index = byName
+    indexes.set(models, index)
+  }
+  return index
 }
 
 /**
