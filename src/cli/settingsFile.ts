@@ -46,7 +46,7 @@ export type PermissionLists = typeof PermissionLists.Type
 
 /** The contents of a settings file; every field is optional. */
 export const Settings = Schema.Struct({
-  provider: Schema.optionalKey(SettingsProvider.annotate({ description: "the provider, as `--provider` (`replay` is a flag only)" })),
+  provider: Schema.optionalKey(SettingsProvider.annotate({ description: "the provider, as `--provider`: any of its names but `replay`, which is a flag only" })),
   baseUrl: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the server's URL, as `--base-url`" })),
   project: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the Google Cloud project of the `vertex` provider, as `--project`" })),
   location: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the Vertex AI region of the `vertex` provider, or `global`, as `--location`" })),

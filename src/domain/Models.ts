@@ -36,7 +36,7 @@ export const PRICES_AS_OF = "2026-05-08"
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
 /** Who makes the model (`openai`, `anthropic`, `meta`, `mistral`, …), whichever provider serves it. */
-export const Vendor = Schema.NonEmptyString
+export const Vendor = Schema.NonEmptyString.annotate({ description: "who makes the model" })
 export type Vendor = typeof Vendor.Type
 
 /** What the registry knows about one model. */
