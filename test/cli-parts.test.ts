@@ -469,6 +469,15 @@ describe("resolved settings", () => {
       )
       expect(env["TEAM_KEY"]).toBeUndefined()
       expect(viaSetting.provider._tag === "live" && Redacted.value(viaSetting.provider.apiKey!)).toBe("gsk-team-0123456789")
+      // the settings' region and api-version win over the environment's
+      fs.writeFileSync(nodePath.join(settingsDir, "agent-loop", "settings.json"), JSON.stringify({ region: "ap-south-1", apiVersion: "2024-10-21" }))
+      const regional = yield* Settings.resolve(flags({ provider: Option.some("bedrock"), model: Option.some("m") }), {
+        XDG_CONFIG_HOME: settingsDir,
+        AGENT_LOOP_DATA_DIR: tempDir(),
+        AWS_REGION: "us-east-1",
+        OPENAI_API_VERSION: "2025-01-01-preview"
+      }).pipe(Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, liveScreen().screen), Layer.succeed(ProviderKeys.ProviderKeys, {}))))
+      expect(regional.provider).toMatchObject({ _tag: "live", name: "bedrock", region: "ap-south-1", apiVersion: "2024-10-21" })
     }))
 
   it("provider keys are taken out of the environment once; empty ones count as none", () => {
