@@ -313,6 +313,17 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
     expect(postgres.stderr).not.toContain("secret-pw")
   })
 
+  it("(c) --provider bedrock without AWS's optional packages fails with one line saying what to install, sending nothing", async () => {
+    const env = { ...isolatedEnv(tempDir()), AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: "AKIDPACKAGING0001", AWS_SECRET_ACCESS_KEY: "packaging-secret-key-0123" }
+    const args = ["run", "--provider", "bedrock", "--base-url", "http://127.0.0.1:9", "--model", "amazon.nova-lite-v1:0", "--ephemeral", "hi"]
+    const result = await run(bin(), args, app, env)
+    expect(result.code).toBe(1)
+    expect(result.stderr.trimEnd().split("\n").at(-1)).toMatch(
+      /^agent-loop: ProviderRejected: Bedrock needs AWS's packages, which are optional: npm install @smithy\/signature-v4 @aws-crypto\/sha256-js @aws-sdk\/credential-providers @smithy\/eventstream-codec \(/
+    )
+    expect(result.stderr).not.toContain("packaging-secret-key-0123")
+  })
+
   /** A Node older than the package needs, on PATH outside any node_modules (the machine's own). */
   const olderNode = (process.env.PATH ?? "").split(path.delimiter)
     .filter((dir) => dir !== "" && !dir.split(path.sep).includes("node_modules"))
