@@ -9,6 +9,9 @@ import type { ConfigError, ProviderError } from "../domain/errors.ts"
 import type { ProviderRequest } from "../domain/Provider.ts"
 import * as Anthropic from "../layers/providers/Anthropic.ts"
 import * as Azure from "../layers/providers/Azure.ts"
+import * as Gemini from "../layers/providers/Gemini.ts"
+import * as GeminiWire from "../layers/providers/geminiWire.ts"
+import * as Vertex from "../layers/providers/Vertex.ts"
 import * as Bedrock from "../layers/providers/Bedrock.ts"
 import * as BedrockWire from "../layers/providers/bedrockWire.ts"
 import * as AnthropicWire from "../layers/providers/anthropicWire.ts"
@@ -37,6 +40,10 @@ export interface Connection {
   readonly region: string | undefined
   /** The settings' `apiVersion` (Azure), else the environment's. */
   readonly apiVersion: string | undefined
+  /** `--project`, else `GOOGLE_CLOUD_PROJECT`, else the settings' `project` (Vertex AI). */
+  readonly project: string | undefined
+  /** `--location`, else `GOOGLE_CLOUD_LOCATION`, else the settings' `location` (Vertex AI). */
+  readonly location: string | undefined
 }
 
 /** One provider of `--provider`. */
@@ -65,8 +72,8 @@ export interface CliProvider {
   readonly models: string | undefined
   /** What else it needs before anything starts, as the line saying so; `undefined` when it has it. */
   readonly requires?: (connection: Connection) => string | undefined
-  /** Its API requires an output limit: the model's own is sent when none is set. */
-  readonly needsMaxTokens?: boolean
+  /** Its API requires an output limit (for this model): the model's own is sent when none is set. */
+  readonly needsMaxTokens?: boolean | ((model: string) => boolean)
   /** What its API refuses, said before any request (the model option flags are checked with it). */
   readonly check?: (request: ProviderRequest) => ProviderError | undefined
   readonly layer: (connection: Connection) => ProviderLayer
@@ -118,6 +125,32 @@ export const providers: ReadonlyArray<CliProvider> = [
     needsMaxTokens: true,
     check: AnthropicWire.check,
     layer: (connection) => Anthropic.layer(common(connection))
+  },
+  {
+    name: "gemini",
+    summary: "Google's Gemini API",
+    // Google's own clients read GOOGLE_API_KEY too
+    keyVariables: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+    key: "unless-base-url",
+    models: "gemini",
+    check: GeminiWire.check,
+    layer: (connection) => Gemini.layer(common(connection))
+  },
+  {
+    name: "vertex",
+    summary: "Gemini and Claude on Google Cloud's Vertex AI, with Application Default Credentials; --project, --location",
+    // no key: Google's Application Default Credentials (and, when none is given, their project), found at the first call
+    keyVariables: [],
+    key: "optional",
+    models: "gemini",
+    // Claude on Vertex AI speaks Anthropic's API, which needs an output limit
+    needsMaxTokens: (model) => model.startsWith("claude-"),
+    layer: (connection) =>
+      Vertex.layer({
+        location: connection.location ?? "global",
+        ...(connection.project === undefined ? {} : { project: connection.project }),
+        ...(connection.baseUrl === undefined ? {} : { baseUrl: connection.baseUrl })
+      })
   },
   ...(["chat-completions", "responses"] as const).map((api): CliProvider => ({
     name: api === "responses" ? "azure-responses" : "azure",

@@ -192,7 +192,9 @@ const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJ
       headers: settings.headers,
       secrets: { ...yield* ProviderKeys, ...yield* takeSecrets(entry.secretVariables ?? [], env) },
       region: settings.region ?? nonEmpty(env["AWS_REGION"]) ?? nonEmpty(env["AWS_DEFAULT_REGION"]),
-      apiVersion: settings.apiVersion ?? nonEmpty(env["OPENAI_API_VERSION"])
+      apiVersion: settings.apiVersion ?? nonEmpty(env["OPENAI_API_VERSION"]),
+      project: Option.getOrUndefined(flags.project) ?? nonEmpty(env["GOOGLE_CLOUD_PROJECT"]) ?? settings.project,
+      location: Option.getOrUndefined(flags.location) ?? nonEmpty(env["GOOGLE_CLOUD_LOCATION"]) ?? settings.location
     }
     const wanting = entry.requires?.(connection)
     if (wanting !== undefined) return yield* fail(wanting)
@@ -324,7 +326,9 @@ const modelLimits = (name: string, chosen: ProviderSettings, settings: SettingsF
   return {
     contextWindow: info?.contextWindow,
     // APIs that require a limit are sent the model's own; the others default to the model's maximum
-    maxTokens: entry?.needsMaxTokens === true ? info?.maxOutputTokens : undefined,
+    maxTokens: entry?.needsMaxTokens === true || (typeof entry?.needsMaxTokens === "function" && entry.needsMaxTokens(name))
+      ? info?.maxOutputTokens
+      : undefined,
     prices,
     note
   }
