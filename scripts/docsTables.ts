@@ -319,19 +319,23 @@ export const cliTables = (): string => {
 
 const dollars = (value: number | undefined): string => (value === undefined ? "—" : `$${value}`)
 
-/** The built-in registry, one row per model. */
+/** The built-in registry: a table per provider, one row per model. */
 export const modelsTable = (): string => {
-  const rows = Public.Models.builtinModels.map((model) => [
-    [model.id, ...(model.aliases ?? [])].map(code).join(", "),
-    model.vendor,
-    model.contextWindow.toLocaleString("en-US"),
-    model.maxOutputTokens.toLocaleString("en-US"),
-    `${dollars(model.price.inputPerMillion)} / ${dollars(model.price.cachedInputPerMillion)} / ${dollars(model.price.outputPerMillion)}`,
-    dollars(model.price.cacheWritePerMillion),
-    model.images ? "yes" : "no"
-  ])
-  return `Prices in US dollars per million tokens, as of ${Public.Models.PRICES_AS_OF}.\n\n` +
-    table(["model", "vendor", "context window", "max output", "input / cached / output", "cache write", "images"], rows)
+  const sections = Public.Models.providers().map((provider) => {
+    const rows = Public.Models.forProvider(provider).map((model) => [
+      [model.id, ...(model.aliases ?? [])].map(code).join(", "),
+      model.vendor,
+      model.contextWindow.toLocaleString("en-US"),
+      model.maxOutputTokens.toLocaleString("en-US"),
+      `${dollars(model.price.inputPerMillion)} / ${dollars(model.price.outputPerMillion)}`,
+      `${dollars(model.price.cachedInputPerMillion)} / ${dollars(model.price.cacheWritePerMillion)}`,
+      model.images ? "yes" : "no",
+      model.reasoning === true ? "yes" : "no"
+    ])
+    return `### ${provider}\n\n` +
+      table(["model", "vendor", "context window", "max output", "input / output", "cache read / write", "images", "reasoning"], rows)
+  })
+  return `Prices in US dollars per million tokens, as of ${Public.Models.PRICES_AS_OF}.\n\n` + sections.join("\n\n")
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -201,7 +201,7 @@ describe.concurrent("agent-loop with Google's models", { timeout: 180_000 }, () 
       const env = isolatedEnv(dir)
       const noKey = yield* run(["--provider", "gemini", "--model", "gemini-2.5-flash", "--workspace", workspace, "hi"], env)
       expect(noKey.code).toBe(1)
-      expect(noKey.stderr).toContain("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set")
+      expect(noKey.stderr).toContain("GEMINI_API_KEY or GOOGLE_API_KEY is not set")
       const server = yield* start([{ status: 400, body: [JSON.stringify({ error: { code: 400, status: "INVALID_ARGUMENT", message: "API key not valid. Please pass a valid API key." } })] }])
       const refused = yield* run(
         ["--provider", "gemini", "--base-url", server.url, "--model", "gemini-2.5-flash", "--workspace", workspace, "hi"],

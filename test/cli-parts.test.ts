@@ -9,7 +9,7 @@ import * as nodePath from "node:path"
 import { PassThrough } from "node:stream"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Redacted } from "effect"
+import { Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as ContextFiles from "../src/cli/contextFiles.ts"
 import { isStdout } from "../src/cli/eventsFile.ts"
@@ -17,6 +17,7 @@ import type { AgentFlags } from "../src/cli/flags.ts"
 import * as Format from "../src/cli/format.ts"
 import * as ModelsCommand from "../src/cli/modelsCommand.ts"
 import * as ProviderKeys from "../src/cli/providerKeys.ts"
+import * as Providers from "../src/cli/providers.ts"
 import { clean } from "../src/cli/safeText.ts"
 import * as Screen from "../src/cli/screen.ts"
 import * as Settings from "../src/cli/settings.ts"
@@ -125,7 +126,7 @@ describe("waiting indicator", () => {
 
 describe("model registry", () => {
   it("finds models by id, alias and dated snapshot; prices every id and alias; knows images", () => {
-    expect(Models.lookup("gpt-4.1-mini")).toMatchObject({ vendor: "openai", contextWindow: 1_047_576, maxOutputTokens: 32_768 })
+    expect(Models.lookup("gpt-4.1-mini")).toMatchObject({ provider: "openai", vendor: "openai", contextWindow: 1_047_576, maxOutputTokens: 32_768 })
     expect(Models.lookup("gpt-4o-2024-08-06")?.id).toBe("gpt-4o")
     expect(Models.lookup("claude-sonnet-4-5-20250929")?.id).toBe("claude-sonnet-4-5")
     expect(Models.lookup("claude-sonnet-4")?.id).toBe("claude-sonnet-4-0")
@@ -140,15 +141,36 @@ describe("model registry", () => {
     const table = Models.priceTable()
     expect(table["gpt-4.1-mini"]).toEqual({ inputPerMillion: 0.4, outputPerMillion: 1.6, cachedInputPerMillion: 0.1 })
     expect(table["chatgpt-4o-latest"]).toEqual(table["gpt-4o"])
-    expect(new Set(Models.builtinModels.map((m) => m.id)).size).toBe(Models.builtinModels.length)
+    for (const provider of Models.providers()) {
+      const models = Models.forProvider(provider)
+      const names = models.flatMap((m) => [m.id, ...(m.aliases ?? [])])
+      expect(new Set(names).size, provider).toBe(names.length)
+    }
     expect(Models.PRICES_AS_OF).toMatch(/^\d{4}-\d{2}-\d{2}$/)
   })
 
   it("agent-loop models prints one aligned row per model", () => {
     const rows = ModelsCommand.table()
     expect(rows).toHaveLength(Models.builtinModels.length + 1)
-    expect(rows[0]).toMatch(/^model\s+vendor\s+context\s+max out\s+input\/M\s+cached\/M\s+output\/M\s+images$/)
-    expect(rows.find((row) => row.startsWith("gpt-4.1-mini "))).toMatch(/openai\s+1\.047576M\s+33k\s+\$0\.4\s+\$0\.1\s+\$1\.6\s+yes/)
+    expect(rows[0]).toMatch(/^model\s+provider\s+context\s+max out\s+input\/M\s+output\/M\s+cache read\/M\s+cache write\/M\s+images\s+reasoning$/)
+    expect(rows.find((row) => row.startsWith("gpt-4.1-mini "))).toMatch(/openai\s+1,047,576\s+32,768\s+\$0\.4\s+\$1\.6\s+\$0\.1\s+-\s+yes\s+no$/)
+    expect(rows.find((row) => row.startsWith("claude-haiku-4-5 "))).toMatch(/anthropic\s+200k\s+64k\s+\$1\s+\$5\s+\$0\.1\s+\$1\.25\s+yes\s+yes$/)
+  })
+
+  it("token counts read as people write them: round ones short, others with every digit", () => {
+    expect([1_000_000, 2_000_000, 1_050_000, 3_500_000, 1_047_576, 1_048_576, 128_000, 32_768, 8_192, 500].map(ModelsCommand.tokens)).toEqual([
+      "1M", "2M", "1.05M", "3.5M", "1,047,576", "1,048,576", "128k", "32,768", "8,192", "500"
+    ])
+  })
+
+  it("each provider's models are found among its own first: one id, two clouds, two prices", () => {
+    const groq = Models.lookup("openai/gpt-oss-120b", Models.forProvider("groq"))
+    const openrouter = Models.lookup("openai/gpt-oss-120b", Models.forProvider("openrouter"))
+    expect([groq?.provider, groq?.price.inputPerMillion]).toEqual(["groq", 0.15])
+    expect([openrouter?.provider, openrouter?.price.inputPerMillion]).toEqual(["openrouter", 0.039])
+    expect(Models.lookup("us.anthropic.claude-sonnet-4-5-20250929-v1:0")).toMatchObject({ provider: "bedrock", vendor: "anthropic", contextWindow: 200_000 })
+    expect(Models.priceTable(Models.forProvider("groq"))["openai/gpt-oss-120b"]?.inputPerMillion).toBe(0.15)
+    for (const model of Models.builtinModels) expect(Schema.decodeUnknownExit(Models.ModelInfo)(model)._tag, model.id).toBe("Success")
   })
 })
 
@@ -160,6 +182,8 @@ describe("settings files", () => {
       ["{\"modle\": \"x\"}", "/x/settings.json: modle: unknown setting"],
       ["{\"tools\": [\"read_file\", \"shell\"]}", "/x/settings.json: tools.1: Expected \"read_file\" | \"list_dir\" | \"grep\" | \"write_file\" | \"edit_file\" | \"exec\""],
       ["{\"approval\": \"maybe\"}", "/x/settings.json: approval: Expected \"ask\" | \"approve\" | \"deny\""],
+      ["{\"provider\": \"replay\"}", `/x/settings.json: provider: one of ${Providers.providers.map((p) => p.name).join(", ")}`],
+      ["{\"headers\": {\"X-Title\": 1}}", "/x/settings.json: headers.X-Title: Expected string"],
       ["{\"prices\": {\"m\": {\"inputPerMillion\": \"a\", \"outputPerMillion\": 1}}}", "/x/settings.json: prices.m.inputPerMillion: Expected number"],
       ["{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"K\": 12345678}}}}", "/x/settings.json: mcpServers.a.env.K: expected a string"],
       ["{ \"model\": ", "/x/settings.json: not valid JSON"],
@@ -339,8 +363,8 @@ describe("resolved settings", () => {
   it.effect("a registry model brings its window, its price, and for Anthropic its output limit", () =>
     Effect.gen(function*() {
       const key = Redacted.make("sk-ant-test-0123456789")
-      const { settings, stderr } = yield* resolveWith({ provider: Option.some("anthropic"), model: Option.some("claude-sonnet-4-5-20250929") }, { anthropic: key })
-      expect(settings.provider).toEqual({ _tag: "anthropic", baseUrl: undefined, apiKey: key })
+      const { settings, stderr } = yield* resolveWith({ provider: Option.some("anthropic"), model: Option.some("claude-sonnet-4-5-20250929") }, { ANTHROPIC_API_KEY: key })
+      expect(settings.provider).toMatchObject({ _tag: "live", name: "anthropic", baseUrl: undefined, apiKey: key })
       expect(settings.contextWindow).toBe(200_000)
       expect(settings.maxTokens).toBe(64_000)
       expect(settings.prices?.["claude-sonnet-4-5-20250929"]).toEqual({ inputPerMillion: 3, outputPerMillion: 15, cachedInputPerMillion: 0.3, cacheWritePerMillion: 3.75 })
@@ -368,7 +392,7 @@ describe("resolved settings", () => {
       const anthropic = yield* Effect.exit(resolveWith({ provider: Option.some("anthropic"), model: Option.some("claude-haiku-4-5") }))
       expect(Exit.isFailure(anthropic) && anthropic.cause.toString()).toContain("ANTHROPIC_API_KEY is not set")
       const local = yield* resolveWith({ model: Option.some("qwen3"), baseUrl: Option.some("http://127.0.0.1:9/v1") })
-      expect(local.settings.provider).toEqual({ _tag: "openai", baseUrl: "http://127.0.0.1:9/v1", apiKey: undefined })
+      expect(local.settings.provider).toMatchObject({ _tag: "live", name: "openai", baseUrl: "http://127.0.0.1:9/v1", apiKey: undefined })
     }))
 
   it.effect("sampling and reasoning flags over the settings' modelOptions; bad values and what the API refuses fail with one line naming the flag", () =>
@@ -390,7 +414,7 @@ describe("resolved settings", () => {
       expect(yield* failure({ temperature: Option.some(2.5) })).toBe("--temperature: Expected a value between 0 and 2")
       expect(yield* failure({ maxTokens: Option.some(0) })).toBe("--max-tokens: Expected a value greater than or equal to 1")
       expect(yield* failure({ stop: ["ok", ""] })).toMatch(/^--stop: /)
-      const key = { anthropic: Redacted.make("sk-ant-test-0123456789") }
+      const key = { ANTHROPIC_API_KEY: Redacted.make("sk-ant-test-0123456789") }
       const claude = { provider: Option.some("anthropic" as const), model: Option.some("claude-sonnet-4-5"), baseUrl: Option.none() }
       expect(yield* failure({ ...claude, thinkingBudget: Option.some(64_000) }, key)).toBe(
         "Anthropic: reasoning.budgetTokens (64000) must be less than maxTokens (64000): thinking counts against the output limit"
@@ -398,27 +422,72 @@ describe("resolved settings", () => {
       const thinking = yield* resolveWith({ ...claude, thinkingBudget: Option.some(10_000) }, key)
       expect([thinking.settings.maxTokens, thinking.settings.modelOptions]).toEqual([64_000, { reasoning: { budgetTokens: 10_000 } }])
       const responses = { provider: Option.some("openai-responses" as const), model: Option.some("gpt-5"), baseUrl: Option.none() }
-      expect(yield* failure({ ...responses, stop: ["END"] }, { openai: Redacted.make("sk-openai-0123456789") })).toMatch(/no stop sequences/)
+      expect(yield* failure({ ...responses, stop: ["END"] }, { OPENAI_API_KEY: Redacted.make("sk-openai-0123456789") })).toMatch(/no stop sequences/)
     }))
 
   it.effect("openai-responses takes OpenAI's key and its models' limits and prices", () =>
     Effect.gen(function*() {
       const key = Redacted.make("sk-openai-0123456789")
-      const { settings } = yield* resolveWith({ provider: Option.some("openai-responses"), model: Option.some("gpt-4.1"), baseUrl: Option.none() }, { openai: key })
-      expect(settings.provider).toEqual({ _tag: "openai-responses", baseUrl: undefined, apiKey: key })
+      const { settings } = yield* resolveWith({ provider: Option.some("openai-responses"), model: Option.some("gpt-4.1"), baseUrl: Option.none() }, { OPENAI_API_KEY: key })
+      expect(settings.provider).toMatchObject({ _tag: "live", name: "openai-responses", baseUrl: undefined, apiKey: key })
       expect(settings.contextWindow).toBe(1_047_576)
       expect(settings.prices?.["gpt-4.1"]).toBeDefined()
       const missing = yield* Effect.exit(resolveWith({ provider: Option.some("openai-responses"), model: Option.some("gpt-5"), baseUrl: Option.none() }))
       expect(Exit.isFailure(missing) && missing.cause.toString()).toContain("OPENAI_API_KEY is not set")
     }))
 
+  it.effect("AWS keys leave the environment only when Bedrock is chosen, and reach it; apiKeyEnv's variable leaves it too", () =>
+    Effect.gen(function*() {
+      const aws = { AWS_ACCESS_KEY_ID: "AKIDPARTS00000001", AWS_SECRET_ACCESS_KEY: "parts-secret-access-key-0123", AWS_REGION: "us-east-2" }
+      const resolveIn = (over: Partial<AgentFlags>, extra: Record<string, string>) => {
+        const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: nodePath.join(tempDir(), "config"), AGENT_LOOP_DATA_DIR: tempDir(), ...extra }
+        return Settings.resolve(flags(over), env).pipe(
+          Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, liveScreen().screen), Layer.succeed(ProviderKeys.ProviderKeys, {}))),
+          Effect.map((settings) => ({ settings, env }))
+        )
+      }
+      const bedrock = yield* resolveIn({ provider: Option.some("bedrock"), model: Option.some("amazon.nova-lite-v1:0") }, aws)
+      expect(bedrock.env["AWS_ACCESS_KEY_ID"]).toBeUndefined()
+      expect(bedrock.env["AWS_SECRET_ACCESS_KEY"]).toBeUndefined()
+      expect(bedrock.env["AWS_REGION"]).toBe("us-east-2")
+      const chosen = bedrock.settings.provider
+      expect(chosen._tag === "live" && chosen.region).toBe("us-east-2")
+      expect(chosen._tag === "live" && Redacted.value(chosen.secrets["AWS_SECRET_ACCESS_KEY"]!)).toBe(aws.AWS_SECRET_ACCESS_KEY)
+      // Bedrock's models know their output limit, which Claude's thinking needs sent
+      expect(bedrock.settings.maxTokens).toBe(8_192)
+      const openai = yield* resolveIn({ model: Option.some("m"), baseUrl: Option.some("http://127.0.0.1:9/v1") }, aws)
+      expect(openai.env["AWS_SECRET_ACCESS_KEY"]).toBe(aws.AWS_SECRET_ACCESS_KEY)
+      // without apiKeyEnv another variable is not Groq's key
+      const unnamed = yield* Effect.flip(resolveIn({ provider: Option.some("groq"), model: Option.some("m") }, { TEAM_KEY: "gsk-team-0123456789" }))
+      expect(unnamed.message).toBe("GROQ_API_KEY is not set: export it, or pass --base-url for a server that needs no key")
+      const settingsDir = tempDir()
+      fs.mkdirSync(nodePath.join(settingsDir, "agent-loop"), { recursive: true })
+      fs.writeFileSync(nodePath.join(settingsDir, "agent-loop", "settings.json"), JSON.stringify({ apiKeyEnv: "TEAM_KEY" }))
+      const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: settingsDir, AGENT_LOOP_DATA_DIR: tempDir(), TEAM_KEY: "gsk-team-0123456789" }
+      const viaSetting = yield* Settings.resolve(flags({ provider: Option.some("groq"), model: Option.some("m") }), env).pipe(
+        Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, liveScreen().screen), Layer.succeed(ProviderKeys.ProviderKeys, {})))
+      )
+      expect(env["TEAM_KEY"]).toBeUndefined()
+      expect(viaSetting.provider._tag === "live" && Redacted.value(viaSetting.provider.apiKey!)).toBe("gsk-team-0123456789")
+      // the settings' region and api-version win over the environment's
+      fs.writeFileSync(nodePath.join(settingsDir, "agent-loop", "settings.json"), JSON.stringify({ region: "ap-south-1", apiVersion: "2024-10-21" }))
+      const regional = yield* Settings.resolve(flags({ provider: Option.some("bedrock"), model: Option.some("m") }), {
+        XDG_CONFIG_HOME: settingsDir,
+        AGENT_LOOP_DATA_DIR: tempDir(),
+        AWS_REGION: "us-east-1",
+        OPENAI_API_VERSION: "2025-01-01-preview"
+      }).pipe(Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, liveScreen().screen), Layer.succeed(ProviderKeys.ProviderKeys, {}))))
+      expect(regional.provider).toMatchObject({ _tag: "live", name: "bedrock", region: "ap-south-1", apiVersion: "2024-10-21" })
+    }))
+
   it("provider keys are taken out of the environment once; empty ones count as none", () => {
     const env: NodeJS.ProcessEnv = { OPENAI_API_KEY: "sk-openai-0123456789", ANTHROPIC_API_KEY: "", PATH: "/bin" }
     const keys = ProviderKeys.take(env)
     expect(env).toEqual({ PATH: "/bin" })
-    expect(keys.openai && Redacted.value(keys.openai)).toBe("sk-openai-0123456789")
-    expect(keys.anthropic).toBeUndefined()
-    expect(String(keys.openai)).not.toContain("sk-openai")
+    const openai = keys["OPENAI_API_KEY"]
+    expect(openai && Redacted.value(openai)).toBe("sk-openai-0123456789")
+    expect(keys["ANTHROPIC_API_KEY"]).toBeUndefined()
+    expect(String(openai)).not.toContain("sk-openai")
   })
 })
 

@@ -145,9 +145,9 @@ describe.concurrent("models, prices and keys", () => {
   it("agent-loop models lists the registry with the date of its prices", async () => {
     const result = await runCli(["models"], { env: isolatedEnv(tempDir()) })
     expect(result.code).toBe(0)
-    expect(result.stdout).toMatch(/^model\s+vendor\s+context/)
-    expect(result.stdout).toMatch(/^gpt-4\.1-mini\s+openai\s+1\.047576M\s+33k\s+\$0\.4\s+\$0\.1\s+\$1\.6\s+yes$/m)
-    expect(result.stdout).toMatch(/^claude-sonnet-4-5\s+anthropic\s+200k\s+64k\s+\$3\s+\$0\.3\s+\$15\s+yes$/m)
+    expect(result.stdout).toMatch(/^model\s+provider\s+context/)
+    expect(result.stdout).toMatch(/^gpt-4\.1-mini\s+openai\s+1,047,576\s+32,768\s+\$0\.4\s+\$1\.6\s+\$0\.1\s+-\s+yes\s+no$/m)
+    expect(result.stdout).toMatch(/^claude-sonnet-4-5\s+anthropic\s+200k\s+64k\s+\$3\s+\$15\s+\$0\.3\s+\$3\.75\s+yes\s+yes$/m)
     expect(result.stderr).toMatch(/as of \d{4}-\d{2}-\d{2}/)
   })
 

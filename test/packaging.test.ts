@@ -246,8 +246,12 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
   it("holds what users need and no tests; effect comes from the app", () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(installed(app), "package.json"), "utf8"))
     expect(manifest.dependencies).toBeUndefined()
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(["@effect/platform-node", "@effect/sql-pg", "effect", "google-auth-library"])
-    expect(manifest.peerDependenciesMeta).toEqual({ "@effect/sql-pg": { optional: true }, "google-auth-library": { optional: true } })
+    // The optional ones are loaded on first use only: Vertex AI's Google credentials, Bedrock's AWS packages, Postgres
+    const optional = [
+      "@aws-crypto/sha256-js", "@aws-sdk/credential-providers", "@effect/sql-pg", "@smithy/eventstream-codec", "@smithy/signature-v4", "google-auth-library"
+    ]
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...optional, "@effect/platform-node", "effect"].sort())
+    expect(manifest.peerDependenciesMeta).toEqual(Object.fromEntries(optional.map((name) => [name, { optional: true }])))
     const files = tarball.files.map((file) => file.path)
     expect(files).toEqual(expect.arrayContaining(["package.json", "README.md", "LICENSE", "bin/agent-loop.js", "dist/index.js", "dist/index.d.ts", "dist/cli/main.js", "examples/demo.cassette.jsonl", "docs/concepts.md"]))
     expect(files.filter((file) => /(^|\/)(test|bench|\.ci)\/|\.test\.|tsconfig|scripts\//.test(file))).toEqual([])
@@ -391,6 +395,17 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
       /^agent-loop: --database-url holds a password, .* use AGENT_LOOP_DATABASE_URL or --database-url-file FILE\nagent-loop: cannot open the session store \(postgres 127\.0\.0\.1:9\/db\): .+\n$/
     )
     expect(postgres.stderr).not.toContain("secret-pw")
+  })
+
+  it("(c) --provider bedrock without AWS's optional packages fails with one line saying what to install, sending nothing", async () => {
+    const env = { ...isolatedEnv(tempDir()), AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: "AKIDPACKAGING0001", AWS_SECRET_ACCESS_KEY: "packaging-secret-key-0123" }
+    const args = ["run", "--provider", "bedrock", "--base-url", "http://127.0.0.1:9", "--model", "amazon.nova-lite-v1:0", "--ephemeral", "hi"]
+    const result = await run(bin(), args, app, env)
+    expect(result.code).toBe(1)
+    expect(result.stderr.trimEnd().split("\n").at(-1)).toMatch(
+      /^agent-loop: ProviderRejected: Bedrock needs AWS's packages, which are optional: npm install @smithy\/signature-v4 @aws-crypto\/sha256-js @aws-sdk\/credential-providers @smithy\/eventstream-codec \(/
+    )
+    expect(result.stderr).not.toContain("packaging-secret-key-0123")
   })
 
   /** A Node older than the package needs, on PATH outside any node_modules (the machine's own). */

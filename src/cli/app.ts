@@ -6,24 +6,19 @@
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Effect, type FileSystem, Layer, Option, type Path, References } from "effect"
-import type { HttpClient } from "effect/http"
 import type { ChildProcessSpawner } from "effect/process"
-import type { ConfigError } from "../domain/errors.ts"
 import * as ClaudeHooks from "../layers/claudeHooks/layer.ts"
 import * as FileHooks from "../layers/FileHooks.ts"
 import * as McpTools from "../layers/McpTools.ts"
-import * as Anthropic from "../layers/providers/Anthropic.ts"
-import * as Gemini from "../layers/providers/Gemini.ts"
-import * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
-import * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
 import * as Replay from "../layers/providers/Replay.ts"
-import * as Vertex from "../layers/providers/Vertex.ts"
 import * as SessionStoreMemory from "../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../programs/AgentLoopLive.ts"
-import type { Provider } from "../services/Provider.ts"
+import { Provider } from "../services/Provider.ts"
 import * as ToolRegistryLive from "../layers/ToolRegistry.ts"
 import { builtinTools, gitHooksDirectory, locationsWithin } from "../tools/index.ts"
 import * as WorkspaceLive from "../layers/Workspace.ts"
+import * as Providers from "./providers.ts"
+import type { ProviderLayer } from "./providers.ts"
 import type { CliSettings, ProviderSettings } from "./settings.ts"
 import { configDir } from "./settingsFile.ts"
 import * as StoreChoice from "./storeChoice.ts"
@@ -31,29 +26,12 @@ import * as StoreChoice from "./storeChoice.ts"
 /** What the agent commands take from the platform: `main.ts` provides `NodeServices.layer` once, for every command. */
 export type Platform = FileSystem.FileSystem | Path.Path | ChildProcessSpawner.ChildProcessSpawner
 
-type ProviderLayer = Layer.Layer<Provider, ConfigError, HttpClient.HttpClient | FileSystem.FileSystem>
-
 const liveProvider = (chosen: ProviderSettings): ProviderLayer => {
   if (chosen._tag === "replay") return Replay.replay(chosen.cassette)
-  if (chosen._tag === "vertex") {
-    const { baseUrl, location, project } = chosen
-    return Vertex.layer({ location, ...(project === undefined ? {} : { project }), ...(baseUrl === undefined ? {} : { baseUrl }) })
-  }
   // the key is passed explicitly: it was taken out of the environment at start (providerKeys.ts)
-  const options = {
-    ...(chosen.baseUrl === undefined ? {} : { baseUrl: chosen.baseUrl }),
-    ...(chosen.apiKey === undefined ? {} : { apiKey: chosen.apiKey })
-  }
-  switch (chosen._tag) {
-    case "anthropic":
-      return Anthropic.layer(options)
-    case "gemini":
-      return Gemini.layer(options)
-    case "openai-responses":
-      return OpenAiResponses.layer(options)
-    case "openai":
-      return OpenAiCompatible.layer(options)
-  }
+  const entry = Providers.find(chosen.name)
+  if (entry === undefined) return Layer.effect(Provider, Effect.die(new Error(`unknown provider ${chosen.name}`))) // settings.ts refuses it first
+  return entry.layer(chosen)
 }
 
 /** The provider of the settings; `--record` wraps it so every call lands in the cassette. */

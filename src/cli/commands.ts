@@ -2,7 +2,7 @@
  * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`,
  * `sessions list|show|import`, `models`, `trust`, `untrust`.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { chat } from "./chat.ts"
 import { fail } from "./failure.ts"
@@ -140,8 +140,12 @@ const sessions = Command.make("sessions").pipe(
   Command.withSubcommands([sessionsList, sessionsShow, sessionsImport])
 )
 
-const models = Command.make("models", {}, () => ModelsCommand.list).pipe(
-  Command.withDescription("List the built-in models: context window, max output, prices per million tokens, images")
+const models = Command.make("models", {
+  provider: Flag.String("provider").pipe(Flag.optional, Flag.withDescription("Only the models of this provider (as --provider of run names it)"))
+}, ({ provider }) => ModelsCommand.list(Option.getOrUndefined(provider))).pipe(
+  Command.withDescription(
+    "List the built-in models: context window, max output, prices per million tokens (input, output, cache read, cache write), images, reasoning"
+  )
 )
 
 const directory = Argument.String("dir").pipe(

@@ -7,6 +7,7 @@ import { Flag } from "effect/cli"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import { ReasoningEffort } from "../domain/ModelOptions.ts"
 import { BuiltinToolName } from "../tools/index.ts"
+import { providerNames, providers } from "./providers.ts"
 import { ApprovalPolicy } from "./settingsFile.ts"
 import { storeFlags } from "./storeChoice.ts"
 
@@ -16,8 +17,13 @@ import { storeFlags } from "./storeChoice.ts"
  */
 export const defaultTools: ReadonlyArray<BuiltinToolName> = BuiltinToolName.literals
 
-/** The providers the CLI can talk to. */
-const providerNames = ["openai", "openai-responses", "anthropic", "gemini", "vertex", "replay"] as const
+/** `--provider` help: every provider with what it is, then `replay`. */
+const providerHelp = [
+  ...providers.map((provider) =>
+    `${provider.name} (${provider.summary}${provider.keyVariables.length === 0 ? "" : `; key ${provider.keyVariables.join(" or ")}`})`
+  ),
+  "replay (needs --replay)"
+].join(", ")
 
 /** The loop's own defaults (any model will do), so that the help never repeats them by hand. */
 const loopDefaults = AgentLoopConfig.makeUnsafe({ model: "any" })
@@ -54,7 +60,7 @@ export const agentFlags = {
     Flag.withFallbackConfig(Config.Literals(providerNames, "AGENT_LOOP_PROVIDER")),
     Flag.optional,
     Flag.withDescription(
-      "openai (any Chat Completions server), openai-responses (OpenAI's Responses API), anthropic, gemini (Google's Gemini API), vertex (Gemini and Claude on Google Cloud's Vertex AI), or replay (needs --replay). Env AGENT_LOOP_PROVIDER; default the settings' \"provider\", else openai"
+      `${providerHelp}. Env AGENT_LOOP_PROVIDER; default the settings' "provider", else openai`
     )
   ),
   project: Flag.String("project").pipe(

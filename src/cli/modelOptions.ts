@@ -6,9 +6,8 @@
 import { Effect, Option, Result } from "effect"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import { merge, type ModelOptions } from "../domain/ModelOptions.ts"
-import * as AnthropicWire from "../layers/providers/anthropicWire.ts"
-import * as GeminiWire from "../layers/providers/geminiWire.ts"
-import * as ResponsesWire from "../layers/providers/responsesWire.ts"
+import type { ProviderError } from "../domain/errors.ts"
+import type { ProviderRequest } from "../domain/Provider.ts"
 import { fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 
@@ -42,12 +41,12 @@ const fromFlags = (flags: AgentFlags): Record<string, unknown> => {
 
 /**
  * The flags' options over the settings'; `maxTokens` is the output limit the model registry gives
- * when neither sets one (the chosen provider's own checks see it, as its requests will).
+ * when neither sets one (the chosen provider's own `check` sees it, as its requests will).
  */
 export const resolve = (
   flags: AgentFlags,
   settings: ModelOptions | undefined,
-  provider: string,
+  check: ((request: ProviderRequest) => ProviderError | undefined) | undefined,
   registryMaxTokens: number | undefined
 ) =>
   Effect.gen(function*() {
@@ -60,13 +59,7 @@ export const resolve = (
     const options = merge(settings, checked.success)
     const maxTokens = options?.maxTokens ?? registryMaxTokens
     const request = { model: "", messages: [], tools: [], ...options, ...(maxTokens === undefined ? {} : { maxTokens }) }
-    const refused = provider === "anthropic"
-      ? AnthropicWire.check(request)
-      : provider === "openai-responses"
-      ? ResponsesWire.check(request)
-      : provider === "gemini"
-      ? GeminiWire.check(request)
-      : undefined
+    const refused = check?.(request)
     if (refused !== undefined) return yield* fail(refused.message)
     return options
   })

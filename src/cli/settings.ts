@@ -7,7 +7,7 @@
  * settings (trusted workspaces only), then the user's, then the built-in defaults.
  */
 import * as nodePath from "node:path"
-import { Effect, Option, type Redacted, Schema } from "effect"
+import { Effect, Option, Redacted, Schema } from "effect"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import * as Models from "../domain/Models.ts"
 import { DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
@@ -15,6 +15,7 @@ import type { ModelOptions } from "../domain/ModelOptions.ts"
 import type { ModelPrice } from "../domain/Usage.ts"
 import type { McpServerConfigInput } from "../layers/mcp/config.ts"
 import { readCassette } from "../layers/providers/Replay.ts"
+import { Secrets } from "../services/Secrets.ts"
 import { BuiltinToolName } from "../tools/index.ts"
 import * as Bridge from "../layers/claudeHooks/bridge.ts"
 import type { HooksSource } from "../layers/claudeHooks/config.ts"
@@ -26,21 +27,18 @@ import { type AgentFlags, defaultTools } from "./flags.ts"
 import * as ModelOptionFlags from "./modelOptions.ts"
 import { parseRule, type Rule, RuleError, type RuleKind } from "./permissions/rules.ts"
 import * as Permissions from "./permissions/state.ts"
-import { keyOwner, keyVariablesOf, ProviderKeys } from "./providerKeys.ts"
+import { ProviderKeys } from "./providerKeys.ts"
+import * as Providers from "./providers.ts"
+import type { Connection } from "./providers.ts"
 import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
 import * as SettingsFile from "./settingsFile.ts"
 import * as StoreChoice from "./storeChoice.ts"
 import * as Trust from "./trust.ts"
 
-/** Which provider, and how to reach it. */
+/** Which provider (a row of `providers.ts`), and how to reach it. */
 export type ProviderSettings =
-  | {
-    readonly _tag: "openai" | "openai-responses" | "anthropic" | "gemini"
-    readonly baseUrl: string | undefined
-    readonly apiKey: Redacted.Redacted<string> | undefined
-  }
-  | { readonly _tag: "vertex"; readonly baseUrl: string | undefined; readonly project: string | undefined; readonly location: string }
+  | ({ readonly _tag: "live"; readonly name: string } & Connection)
   | { readonly _tag: "replay"; readonly cassette: string }
 
 /** The resolved settings of an agent command. */
@@ -141,10 +139,26 @@ export const parseTools = (value: string) =>
   })
 
 /**
- * The provider, its URL and its key. A live provider on its vendor's URL without a key fails here,
- * before any request. Vertex AI takes no key: its credentials (and, when none is given, its
- * project) are Google's Application Default Credentials, found when the first call is made.
+ * The key of a provider: from the variable the settings' `apiKeyEnv` names (taken out of `env`
+ * like the built-in ones, and scrubbed from every text), else from the first of its own variables
+ * that was set at start. `variable` is the one read, for the line saying it is missing.
  */
+const providerKey = (entry: Providers.CliProvider, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv) =>
+  Effect.gen(function*() {
+    const named = settings.apiKeyEnv
+    if (named !== undefined) {
+      const value = env[named]
+      delete env[named]
+      const apiKey = value === undefined || value === "" ? undefined : Redacted.make(value)
+      if (apiKey !== undefined) (yield* Secrets).add([apiKey])
+      return { apiKey, keyVariable: named, variable: `${named} (the settings' "apiKeyEnv")` }
+    }
+    const keys = yield* ProviderKeys
+    const found = entry.keyVariables.find((variable) => keys[variable] !== undefined)
+    return { apiKey: found === undefined ? undefined : keys[found], keyVariable: found, variable: entry.keyVariables.join(" or ") }
+  })
+
+/** The provider, its URL and its key. A provider on its vendor's URL without the key it needs fails here, before any request. */
 const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv) =>
   Effect.gen(function*() {
     const named = Option.getOrUndefined(flags.provider)
@@ -155,22 +169,53 @@ const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJ
       return { _tag: "replay", cassette: nodePath.resolve(cassette) } as const
     }
     if (named === "replay") return yield* fail("--provider replay needs a cassette: --replay FILE")
-    const tag = named ?? settings.provider ?? "openai"
-    const baseUrl = Option.getOrUndefined(flags.baseUrl) ?? settings.baseUrl
-    if (tag === "vertex") {
-      // no project: the credentials' own (a service account's, gcloud's), found at the first call
-      const project = Option.getOrUndefined(flags.project) ?? nonEmpty(env["GOOGLE_CLOUD_PROJECT"]) ?? settings.project
-      const location = Option.getOrUndefined(flags.location) ?? nonEmpty(env["GOOGLE_CLOUD_LOCATION"]) ?? settings.location ?? "global"
-      return { _tag: tag, baseUrl, project, location } as const
+    const name = named ?? settings.provider ?? "openai"
+    const entry = Providers.find(name)
+    if (entry === undefined) return yield* fail(`unknown provider "${name}"; providers: ${Providers.providerNames.join(", ")}`)
+    const baseUrl = Option.getOrUndefined(flags.baseUrl) ?? settings.baseUrl ??
+      (entry.baseUrlVariable === undefined ? undefined : nonEmpty(env[entry.baseUrlVariable]))
+    if (baseUrl === undefined && entry.baseUrlRequired === true) {
+      return yield* fail(
+        `--provider ${name} needs its URL: pass --base-url, set "baseUrl" in a settings file${
+          entry.baseUrlVariable === undefined ? "" : `, or export ${entry.baseUrlVariable}`
+        }`
+      )
     }
-    const apiKey = (yield* ProviderKeys)[keyOwner(tag)]
-    if (apiKey === undefined && baseUrl === undefined) {
-      return yield* fail(`${keyVariablesOf(keyOwner(tag))} is not set: export it, or pass --base-url for a server that needs no key`)
+    const { apiKey, keyVariable, variable } = yield* providerKey(entry, settings, env)
+    if (apiKey === undefined && variable !== "" && (entry.key === "required" || (entry.key === "unless-base-url" && baseUrl === undefined))) {
+      return yield* fail(`${variable} is not set: export it${entry.key === "required" ? "" : ", or pass --base-url for a server that needs no key"}`)
     }
-    return { _tag: tag, baseUrl, apiKey } as const
+    const connection: Connection = {
+      baseUrl,
+      apiKey,
+      keyVariable,
+      headers: settings.headers,
+      secrets: { ...yield* ProviderKeys, ...yield* takeSecrets(entry.secretVariables ?? [], env) },
+      region: settings.region ?? nonEmpty(env["AWS_REGION"]) ?? nonEmpty(env["AWS_DEFAULT_REGION"]),
+      apiVersion: settings.apiVersion ?? nonEmpty(env["OPENAI_API_VERSION"]),
+      project: Option.getOrUndefined(flags.project) ?? nonEmpty(env["GOOGLE_CLOUD_PROJECT"]) ?? settings.project,
+      location: Option.getOrUndefined(flags.location) ?? nonEmpty(env["GOOGLE_CLOUD_LOCATION"]) ?? settings.location
+    }
+    const wanting = entry.requires?.(connection)
+    if (wanting !== undefined) return yield* fail(wanting)
+    return { _tag: "live", name, ...connection } as const
   })
 
-const nonEmpty = (value: string | undefined): string | undefined => value === undefined || value === "" ? undefined : value
+/** Takes `variables` out of `env` (so nothing started later inherits them) and registers them with `Secrets`. */
+const takeSecrets = (variables: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  Effect.gen(function*() {
+    const taken: Record<string, Redacted.Redacted<string>> = {}
+    for (const variable of variables) {
+      const value = env[variable]
+      delete env[variable]
+      if (value !== undefined && value !== "") taken[variable] = Redacted.make(value)
+    }
+    // the access key id is no secret, but scrubbing it too costs nothing
+    (yield* Secrets).add(Object.values(taken))
+    return taken
+  })
+
+const nonEmpty = (value: string | undefined) => value === undefined || value === "" ? undefined : value
 
 const model = (flags: AgentFlags, chosen: ProviderSettings, settings: SettingsFile.Settings) =>
   Effect.gen(function*() {
@@ -260,20 +305,30 @@ const permissionsAndHooks = (
     return { permissions: Permissions.make(rules, workspace, saveTarget), hooks }
   })
 
-/** What the registry and the settings say about the model: window, output limit, prices; and a note if it is not known. */
+/**
+ * What the registry and the settings say about the model: window, output limit, prices; and a
+ * note if it is not known. The model is looked up among its provider's models first, whose
+ * prices win (one id can cost differently on two clouds), then among all.
+ */
 const modelLimits = (name: string, chosen: ProviderSettings, settings: SettingsFile.Settings) => {
-  const info = Models.lookup(name)
-  const own = settings.prices?.[name] ?? info?.price
-  const prices = own === undefined ? undefined : { ...Models.priceTable(), ...settings.prices, [name]: own }
+  const entry = chosen._tag === "live" ? Providers.find(chosen.name) : undefined
+  const own = entry?.models === undefined ? [] : Models.forProvider(entry.models)
+  const info = Models.lookup(name, own) ?? Models.lookup(name)
+  const price = settings.prices?.[name] ?? info?.price
+  const prices = price === undefined
+    ? undefined
+    : { ...Models.priceTable(), ...Models.priceTable(own), ...settings.prices, [name]: price }
   const note = info !== undefined || chosen._tag === "replay"
     ? undefined
     : `model "${name}" is not in the built-in registry (agent-loop models lists it): a ${
       loopDefaults.contextWindow.toLocaleString("en-US")
-    }-token context window is assumed${own === undefined ? ", and its cost is unknown (settings \"prices\" can give it)" : ""}`
+    }-token context window is assumed${price === undefined ? ", and its cost is unknown (settings \"prices\" can give it)" : ""}`
   return {
     contextWindow: info?.contextWindow,
-    // Anthropic requires a limit, so the model's own is sent; OpenAI-compatible servers default to the model's maximum
-    maxTokens: chosen._tag === "anthropic" || (chosen._tag === "vertex" && name.startsWith("claude-")) ? info?.maxOutputTokens : undefined,
+    // APIs that require a limit are sent the model's own; the others default to the model's maximum
+    maxTokens: entry?.needsMaxTokens === true || (typeof entry?.needsMaxTokens === "function" && entry.needsMaxTokens(name))
+      ? info?.maxOutputTokens
+      : undefined,
     prices,
     note
   }
@@ -324,7 +379,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       mcpWorkspace: flags.mcpWorkspace && trusted,
       contextWindow: limits.contextWindow,
       maxTokens: limits.maxTokens,
-      modelOptions: yield* ModelOptionFlags.resolve(flags, settings.modelOptions, chosen._tag, limits.maxTokens),
+      modelOptions: yield* ModelOptionFlags.resolve(flags, settings.modelOptions, chosen._tag === "live" ? Providers.find(chosen.name)?.check : undefined, limits.maxTokens),
       prices: limits.prices,
       acceptsImages: settings.acceptsImages,
       maxImageBytes: settings.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES,

@@ -22,13 +22,19 @@ import { type McpServerConfigInput, McpServers } from "../layers/mcp/config.ts"
 import { problemOf, readConfined, textOf } from "../layers/readConfined.ts"
 import { BuiltinToolName } from "../tools/index.ts"
 import { fail } from "./failure.ts"
+import { providers } from "./providers.ts"
 
 /** How tool calls that need approval are decided: ask on a terminal, approve all (`--yes`), or deny all. */
 export const ApprovalPolicy = Schema.Literals(["ask", "approve", "deny"])
 export type ApprovalPolicy = typeof ApprovalPolicy.Type
 
-/** The providers a settings file may name (`replay` needs a cassette, so it is a flag only). */
-export const SettingsProvider = Schema.Literals(["openai", "openai-responses", "anthropic", "gemini", "vertex"])
+/**
+ * The providers a settings file may name: any of `--provider`'s but `replay` (which needs a
+ * cassette, so it is a flag only).
+ */
+export const SettingsProvider = Schema.NonEmptyString.check(
+  Schema.makeFilter((name: string) => providers.some((provider) => provider.name === name) || `one of ${providers.map((p) => p.name).join(", ")}`)
+)
 
 /** `allow`, `ask` and `deny` lists of permission rules. */
 export const PermissionLists = Schema.Struct({
@@ -40,10 +46,20 @@ export type PermissionLists = typeof PermissionLists.Type
 
 /** The contents of a settings file; every field is optional. */
 export const Settings = Schema.Struct({
-  provider: Schema.optionalKey(SettingsProvider.annotate({ description: "the provider, as `--provider` (`replay` is a flag only)" })),
+  provider: Schema.optionalKey(SettingsProvider.annotate({ description: "the provider, as `--provider`: any of its names but `replay`, which is a flag only" })),
   baseUrl: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the server's URL, as `--base-url`" })),
   project: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the Google Cloud project of the `vertex` provider, as `--project`" })),
   location: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the Vertex AI region of the `vertex` provider, or `global`, as `--location`" })),
+  apiKeyEnv: Schema.optionalKey(Schema.NonEmptyString.annotate({
+    description: "the variable the provider's key is read from, instead of its own (`GROQ_API_KEY`, …)"
+  })),
+  headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String).annotate({
+    description: "extra headers on every provider request, e.g. OpenRouter's `HTTP-Referer` and `X-Title`"
+  })),
+  region: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "Bedrock's AWS region; default `AWS_REGION`, then `AWS_DEFAULT_REGION`" })),
+  apiVersion: Schema.optionalKey(Schema.NonEmptyString.annotate({
+    description: "Azure OpenAI's dated `api-version`, which sends requests to the deployment URLs; default `OPENAI_API_VERSION`, else the v1 API"
+  })),
   model: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the model, as `--model`" })),
   tools: Schema.optionalKey(Schema.Array(BuiltinToolName).annotate({ description: "the built-in tools to enable, as `--tools`" })),
   approval: Schema.optionalKey(ApprovalPolicy.annotate({ description: "calls that need approval, as `--approval`" })),

@@ -1,14 +1,17 @@
 /**
- * The built-in model registry: what the CLI (and any host) knows about the common OpenAI,
- * Anthropic and Google models without asking anyone — the context window, the most output tokens per call,
- * the price, and whether the model accepts images.
+ * The built-in model registry: what the CLI (and any host) knows about the models of the
+ * providers it speaks to without asking anyone — the context window, the most output tokens per
+ * call, the price, whether the model accepts images and whether it reasons. Each provider's
+ * models are a table of their own (`models/*.ts`), by the ids that provider's API takes.
  *
  * Prices are US dollars per million tokens as the vendors list them for standard (not batch,
  * not priority) use, taken on `PRICES_AS_OF` from the models.dev catalogue. They go stale: a host
  * can override or extend them (the CLI's settings file has `prices`).
  *
  * Names are matched exactly, then by alias, then without a dated snapshot suffix, so
- * `gpt-4o-2024-08-06` and `claude-sonnet-4-5-20250929` find their family.
+ * `gpt-4o-2024-08-06` and `claude-sonnet-4-5-20250929` find their family. One id can be served by
+ * several providers at different prices (`openai/gpt-oss-120b` on OpenRouter, Groq and Together):
+ * look it up among one provider's models (`forProvider`) to get that provider's.
  *
  * @example
  * ```ts
@@ -20,6 +23,11 @@
  * ```
  */
 import { Schema } from "effect"
+import { models as anthropic } from "./models/anthropic.ts"
+import { models as bedrock } from "./models/bedrock.ts"
+import { models as clouds } from "./models/clouds.ts"
+import { models as google } from "./models/google.ts"
+import { models as openai } from "./models/openai.ts"
 import { ModelPrice } from "./Usage.ts"
 
 /** The day the built-in prices and limits were taken. */
@@ -27,14 +35,16 @@ export const PRICES_AS_OF = "2026-05-08"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
-/** Who makes the model, which says which provider speaks its API natively. */
-export const Vendor = Schema.Literals(["openai", "anthropic", "google"])
+/** Who makes the model (`openai`, `anthropic`, `meta`, `mistral`, …), whichever provider serves it. */
+export const Vendor = Schema.NonEmptyString.annotate({ description: "who makes the model" })
 export type Vendor = typeof Vendor.Type
 
 /** What the registry knows about one model. */
 export const ModelInfo = Schema.Struct({
-  /** The name the vendor's API takes. */
+  /** The name the provider's API takes. */
   id: Schema.NonEmptyString,
+  /** The provider whose API serves it under this id: `openai`, `anthropic`, `bedrock`, `groq`, … */
+  provider: Schema.NonEmptyString,
   vendor: Vendor,
   /** Tokens of input plus output the model can attend to. */
   contextWindow: PositiveInt,
@@ -43,113 +53,60 @@ export const ModelInfo = Schema.Struct({
   price: ModelPrice,
   /** Whether the model accepts images in its input. */
   images: Schema.Boolean,
-  /** Other names of the same model (snapshots, `-latest`, `-0` forms). */
+  /** Whether the model reasons before it answers (thinking, reasoning effort). */
+  reasoning: Schema.optionalKey(Schema.Boolean),
+  /** Other names of the same model (snapshots, `-latest`, `-0` forms, cross-region profiles). */
   aliases: Schema.optionalKey(Schema.Array(Schema.String))
 })
 export type ModelInfo = typeof ModelInfo.Type
 
-const openai = (
-  id: string,
-  contextWindow: number,
-  maxOutputTokens: number,
-  [input, cached, output]: readonly [number, number, number],
-  aliases?: ReadonlyArray<string>
-): ModelInfo => ({
-  id,
-  vendor: "openai",
-  contextWindow,
-  maxOutputTokens,
-  price: { inputPerMillion: input, outputPerMillion: output, cachedInputPerMillion: cached },
-  images: true,
-  ...(aliases === undefined ? {} : { aliases })
-})
+/**
+ * The built-in models: one table per provider, newest families first. A provider adds its models
+ * as one more table here.
+ */
+export const builtinModels: ReadonlyArray<ModelInfo> = [...openai, ...anthropic, ...google, ...bedrock, ...clouds]
 
-const anthropic = (
-  id: string,
-  contextWindow: number,
-  maxOutputTokens: number,
-  [input, output]: readonly [number, number],
-  aliases?: ReadonlyArray<string>
-): ModelInfo => ({
-  id,
-  vendor: "anthropic",
-  contextWindow,
-  maxOutputTokens,
-  // Anthropic prices cache reads at a tenth of input and (five-minute) cache writes at 1.25 times it.
-  price: { inputPerMillion: input, outputPerMillion: output, cachedInputPerMillion: input / 10, cacheWritePerMillion: input * 1.25 },
-  images: true,
-  ...(aliases === undefined ? {} : { aliases })
-})
+/** The built-in models `provider`'s API serves (`openai`, `anthropic`, `bedrock`, `groq`, …). */
+export const forProvider = (provider: string, models: ReadonlyArray<ModelInfo> = builtinModels): ReadonlyArray<ModelInfo> =>
+  models.filter((model) => model.provider === provider)
 
-const google = (
-  id: string,
-  contextWindow: number,
-  maxOutputTokens: number,
-  [input, cached, output]: readonly [number, number, number]
-): ModelInfo => ({
-  id,
-  vendor: "google",
-  contextWindow,
-  maxOutputTokens,
-  // Google prices prompts up to 200k tokens so; the Pro models cost more above that, which is not modelled.
-  price: { inputPerMillion: input, outputPerMillion: output, cachedInputPerMillion: cached },
-  images: true
-})
-
-/** The built-in models, newest families first. Every one of them accepts images but `o3-mini`. */
-export const builtinModels: ReadonlyArray<ModelInfo> = [
-  openai("gpt-5.5", 272_000, 128_000, [5, 0.5, 30]),
-  openai("gpt-5.4", 272_000, 128_000, [2.5, 0.25, 15]),
-  openai("gpt-5.4-mini", 400_000, 128_000, [0.75, 0.075, 4.5]),
-  openai("gpt-5.4-nano", 400_000, 128_000, [0.2, 0.02, 1.25]),
-  openai("gpt-5.2", 400_000, 128_000, [1.75, 0.175, 14]),
-  openai("gpt-5.1", 400_000, 128_000, [1.25, 0.125, 10]),
-  openai("gpt-5", 400_000, 128_000, [1.25, 0.125, 10]),
-  openai("gpt-5-mini", 400_000, 128_000, [0.25, 0.025, 2]),
-  openai("gpt-5-nano", 400_000, 128_000, [0.05, 0.005, 0.4]),
-  openai("gpt-4.1", 1_047_576, 32_768, [2, 0.5, 8]),
-  openai("gpt-4.1-mini", 1_047_576, 32_768, [0.4, 0.1, 1.6]),
-  openai("gpt-4.1-nano", 1_047_576, 32_768, [0.1, 0.025, 0.4]),
-  openai("gpt-4o", 128_000, 16_384, [2.5, 1.25, 10], ["chatgpt-4o-latest"]),
-  openai("gpt-4o-mini", 128_000, 16_384, [0.15, 0.075, 0.6]),
-  openai("o3", 200_000, 100_000, [2, 0.5, 8]),
-  openai("o4-mini", 200_000, 100_000, [1.1, 0.275, 4.4]),
-  { ...openai("o3-mini", 200_000, 100_000, [1.1, 0.55, 4.4]), images: false },
-  anthropic("claude-opus-4-7", 1_000_000, 128_000, [5, 25]),
-  anthropic("claude-opus-4-6", 1_000_000, 128_000, [5, 25]),
-  anthropic("claude-opus-4-5", 200_000, 64_000, [5, 25]),
-  anthropic("claude-opus-4-1", 200_000, 32_000, [15, 75]),
-  anthropic("claude-sonnet-4-6", 1_000_000, 64_000, [3, 15]),
-  anthropic("claude-sonnet-4-5", 200_000, 64_000, [3, 15]),
-  anthropic("claude-sonnet-4-0", 200_000, 64_000, [3, 15], ["claude-sonnet-4"]),
-  anthropic("claude-haiku-4-5", 200_000, 64_000, [1, 5]),
-  google("gemini-3.1-pro-preview", 1_048_576, 65_536, [2, 0.2, 12]),
-  google("gemini-3-pro-preview", 1_000_000, 64_000, [2, 0.2, 12]),
-  google("gemini-3-flash-preview", 1_048_576, 65_536, [0.5, 0.05, 3]),
-  google("gemini-3.1-flash-lite-preview", 1_048_576, 65_536, [0.25, 0.025, 1.5]),
-  google("gemini-2.5-pro", 1_048_576, 65_536, [1.25, 0.125, 10]),
-  google("gemini-2.5-flash", 1_048_576, 65_536, [0.3, 0.03, 2.5]),
-  google("gemini-2.5-flash-lite", 1_048_576, 65_536, [0.1, 0.01, 0.4]),
-  google("gemini-2.0-flash", 1_048_576, 8_192, [0.1, 0.025, 0.4])
-]
+/** The providers the registry has models of, in its order. */
+export const providers = (models: ReadonlyArray<ModelInfo> = builtinModels): ReadonlyArray<string> => [...new Set(models.map((model) => model.provider))]
 
 /** A dated snapshot suffix: `-2024-08-06` (OpenAI), `-20250929` (Anthropic) or `@20250929` (Claude on Vertex AI). */
 const SNAPSHOT = /(?:-\d{4}-\d{2}-\d{2}|[-@]\d{8})$/
 
-/** The model `name` refers to: by id, by alias, then without a snapshot date. */
+/** The model `name` refers to: by id, by alias, then without a snapshot date. `models` is indexed on its first lookup, so change a list by making a new one. */
 export const lookup = (name: string, models: ReadonlyArray<ModelInfo> = builtinModels): ModelInfo | undefined => {
-  const find = (candidate: string) => models.find((model) => model.id === candidate || model.aliases?.includes(candidate) === true)
-  return find(name) ?? (SNAPSHOT.test(name) ? find(name.replace(SNAPSHOT, "")) : undefined)
+  const byName = indexOf(models)
+  return byName.get(name) ?? (SNAPSHOT.test(name) ? byName.get(name.replace(SNAPSHOT, "")) : undefined)
+}
+
+/** The models of a list by id and alias, the first one of a name winning; built once per list (the loop looks up per call). */
+const indexes = new WeakMap<ReadonlyArray<ModelInfo>, ReadonlyMap<string, ModelInfo>>()
+const indexOf = (models: ReadonlyArray<ModelInfo>): ReadonlyMap<string, ModelInfo> => {
+  let index = indexes.get(models)
+  if (index === undefined) {
+    const byName = new Map<string, ModelInfo>()
+    // ids before aliases, as a search by id then alias found them
+    for (const model of models) if (!byName.has(model.id)) byName.set(model.id, model)
+    for (const model of models) for (const alias of model.aliases ?? []) if (!byName.has(alias)) byName.set(alias, model)
+    index = byName
+    indexes.set(models, index)
+  }
+  return index
 }
 
 /**
  * The prices of `models` by id and alias, in the shape of `AgentLoopConfig`'s `prices`. The loop
  * prices the name it sent, so a snapshot name is priced only when it is looked up first (`lookup`).
+ * A name several providers serve keeps its first price, as `lookup` finds it: pass one provider's
+ * models (`forProvider`) for that provider's prices.
  */
 export const priceTable = (models: ReadonlyArray<ModelInfo> = builtinModels): Record<string, ModelPrice> => {
   const table: Record<string, ModelPrice> = {}
   for (const model of models) {
-    for (const name of [model.id, ...(model.aliases ?? [])]) table[name] = model.price
+    for (const name of [model.id, ...(model.aliases ?? [])]) table[name] ??= model.price
   }
   return table
 }

@@ -39,6 +39,8 @@ export interface Reply {
 
 /** A request as the server received it. */
 export interface Received {
+  /** The path and query the request was sent to. */
+  readonly url: string
   readonly headers: http.IncomingHttpHeaders
   readonly body: any
 }
@@ -121,7 +123,7 @@ export const start = (script: Script): Promise<OpenAiServer> =>
       req.on("data", (b: Buffer) => parts.push(b))
       req.on("end", async () => {
         const text = Buffer.concat(parts).toString("utf8")
-        const received: Received = { headers: req.headers, body: text === "" ? undefined : JSON.parse(text) }
+        const received: Received = { url: req.url ?? "", headers: req.headers, body: text === "" ? undefined : JSON.parse(text) }
         const index = requests.length
         requests.push(received)
         waiting.forEach((check) => check())

@@ -11,13 +11,16 @@
  *
  * const ollama = OpenAiCompatible.layer({ baseUrl: "http://localhost:11434/v1" }).pipe(
  *   Layer.provide(NodeHttpClient.layerUndici))
+ * // a named cloud: its URL, its key variable (OPENROUTER_API_KEY) and its dialect
+ * const openrouter = OpenAiCompatible.preset("openrouter").pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  */
 import { Effect, Layer, Redacted } from "effect"
 import type { HttpClient } from "effect/http"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
-import { makeDecoder, type MaxTokensField, maxTokensFieldFor, requestBody, type StructuredOutput } from "./openAiWire.ts"
+import { type Dialect, makeDecoder, type MaxTokensField, maxTokensFieldFor, requestBody, type StructuredOutput } from "./openAiWire.ts"
+import { type PresetName, presets } from "./presets.ts"
 
 /**
  * How to reach the server: `baseUrl` defaults to `https://api.openai.com/v1`, `apiKey` to the
@@ -36,6 +39,13 @@ export interface Options extends HttpOptions {
    * with a `respond` tool, for servers without structured outputs.
    */
   readonly structuredOutput?: StructuredOutput
+  /**
+   * The config value the key is read from when `apiKey` is not given: default `OPENAI_API_KEY`;
+   * `null` reads none (a local server, which must not be sent anyone's key).
+   */
+  readonly apiKeyEnv?: string | null
+  /** The server's names for fields OpenAI names otherwise, and the fields it refuses (see `Dialect`). */
+  readonly dialect?: Dialect
 }
 
 /** A Chat Completions provider. */
@@ -43,14 +53,15 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
   httpProvider({
     defaultBaseUrl: "https://api.openai.com/v1",
     path: "/chat/completions",
-    keyName: "OPENAI_API_KEY",
+    keyName: options.apiKeyEnv === null ? undefined : options.apiKeyEnv ?? "OPENAI_API_KEY",
     auth: (apiKey) => ({ authorization: `Bearer ${Redacted.value(apiKey)}` }),
     body: (request) =>
       requestBody(
         request,
         options.maxTokensField ?? maxTokensFieldFor(options.baseUrl),
         { additionalProperties: options.additionalProperties ?? true },
-        options.structuredOutput
+        options.structuredOutput,
+        options.dialect
       ),
     makeDecoder
   }, options)
@@ -58,3 +69,20 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
 /** The provider as a layer; needs an `HttpClient` (e.g. `NodeHttpClient.layerUndici`). */
 export const layer = (options: Options = {}): Layer.Layer<Provider, never, HttpClient.HttpClient> =>
   Layer.effect(Provider, make(options))
+
+/**
+ * The provider of a named cloud or local server (`presets`): its URL, its key variable and its
+ * dialect, each overridable by `options` (`baseUrl` for a server elsewhere, `headers` for
+ * OpenRouter's attribution).
+ */
+export const preset = (name: PresetName, options: Options = {}): Layer.Layer<Provider, never, HttpClient.HttpClient> => {
+  const known = presets[name]
+  return layer({
+    baseUrl: known.baseUrl,
+    apiKeyEnv: known.apiKeyEnv ?? null,
+    structuredOutput: known.structuredOutput,
+    ...("dialect" in known ? { dialect: known.dialect } : {}),
+    ...("maxTokensField" in known ? { maxTokensField: known.maxTokensField } : {}),
+    ...options
+  })
+}

@@ -52,7 +52,7 @@ export interface Vendor {
    */
   readonly path: string | ((request: ProviderRequest) => string)
   /** The config value the API key is read from when the options carry none; none for an API without keys. */
-  readonly keyName?: string
+  readonly keyName?: string | undefined
   /** The vendor's fixed headers; the caller's `headers` override them. */
   readonly headers?: Readonly<Record<string, string>>
   /** The headers carrying the key; nothing overrides them. */
@@ -70,6 +70,15 @@ export interface Vendor {
    */
   readonly check?: (request: ProviderRequest) => ProviderError | undefined
   readonly makeDecoder: () => WireDecoder
+  /**
+   * A last step before sending, given the request with its JSON body as the exact text sent
+   * (AWS's SigV4 signs both); default none.
+   */
+  readonly prepare?: (request: HttpClientRequest.HttpClientRequest, body: string) => Effect.Effect<HttpClientRequest.HttpClientRequest, ProviderError>
+  /** The error of a failed response, for an API with words of its own; default `fromResponse`. */
+  readonly fromResponse?: typeof fromResponse
+  /** How the body is read, for an API that streams something else than SSE; default `decodeSse`. */
+  readonly decode?: (bytes: Stream.Stream<Uint8Array, ProviderError>, makeDecoder: () => WireDecoder) => Stream.Stream<ProviderChunk, ProviderError>
 }
 
 /** The most characters of an error response's body read: enough for any API's error JSON. */
@@ -111,11 +120,12 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
       ...options.headers,
       ...(apiKey === undefined ? {} : vendor.auth(apiKey))
     }))
-    const call = (request: HttpClientRequest.HttpClientRequest): Stream.Stream<ProviderChunk, ProviderError> =>
+    const decode = vendor.decode ?? decodeSse
+    const call = (request: HttpClientRequest.HttpClientRequest | Effect.Effect<HttpClientRequest.HttpClientRequest, ProviderError>): Stream.Stream<ProviderChunk, ProviderError> =>
       Stream.unwrap(Effect.gen(function*() {
-        const response = yield* client.execute(request).pipe(
+        const response = yield* (Effect.isEffect(request) ? Effect.flatMap(request, client.execute) : client.execute(request)).pipe(
           Effect.provideService(HttpClient.TracerPropagationEnabled, options.propagateTrace === true),
-          Effect.mapError((error) => fromTransport("Request failed", error)),
+          Effect.mapError((error) => error._tag === "HttpClientError" ? fromTransport("Request failed", error) : error),
           Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut(timeout, "No response")) })
         )
         if (response.status < 200 || response.status >= 300) {
@@ -130,7 +140,7 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
             Effect.orElseSucceed(() => "")
           )
           const nowMs = yield* Clock.currentTimeMillis
-          return Stream.fail(fromResponse({ status: response.status, headers: response.headers, body, nowMs }))
+          return Stream.fail((vendor.fromResponse ?? fromResponse)({ status: response.status, headers: response.headers, body, nowMs }))
         }
         const bytes = response.stream.pipe(
           Stream.mapError((error) => fromTransport("Connection lost mid-stream", error)),
@@ -139,7 +149,7 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
             orElse: () => Stream.fail(timedOut(timeout, "The stream stalled: no data"))
           })
         )
-        return decodeSse(bytes, vendor.makeDecoder)
+        return decode(bytes, vendor.makeDecoder)
       })).pipe(
         Stream.interruptWhen(Effect.flatMap(Effect.sleep(totalTimeout), () => Effect.fail(timedOut(totalTimeout, "The response did not complete")))),
         Stream.mapError((error) => scrubError(error, scrub))
@@ -148,9 +158,16 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
     // aborts the connection.
     const check = vendor.check
     const authorize = vendor.authorize
+    const prepare = vendor.prepare
     const requestOf = (request: ProviderRequest) => {
       const sized = typeof path === "string" ? base : HttpClientRequest.setUrl(base, `${root}${path(request)}`)
       return HttpClientRequest.bodyJsonUnsafe(sized, vendor.body(request))
+    }
+    /** A request that a last step (`prepare`) completes, with its JSON body as the exact text sent. */
+    const prepared = (prepare: NonNullable<Vendor["prepare"]>, request: ProviderRequest) => {
+      const sized = typeof path === "string" ? base : HttpClientRequest.setUrl(base, `${root}${path(request)}`)
+      const text = JSON.stringify(vendor.body(request))
+      return prepare(HttpClientRequest.bodyText(sized, text, "application/json"), text)
     }
     // A refreshed credential is registered before it is sent, so no echo of it survives a scrub.
     // Getting a credential is bounded like waiting for the response: a token endpoint may hang too.
@@ -166,6 +183,7 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
       stream: (request) => {
         const refused = check?.(request)
         if (refused !== undefined) return Stream.fail(refused)
+        if (prepare !== undefined) return call(prepared(prepare, request))
         return authorized === undefined ? call(requestOf(request)) : authorized(requestOf(request))
       }
     }

@@ -119,12 +119,27 @@ const outputFields = (output: OutputFormat, mode: StructuredOutput, schemaPolicy
   }
 }
 
+/**
+ * Where a compatible server's request differs from OpenAI's in fields, not meaning. Mistral, for
+ * one, refuses fields it does not know: it has no `stream_options` (it sends the usage anyway),
+ * names the seed `random_seed`, and takes no `reasoning_effort`.
+ */
+export interface Dialect {
+  /** Send `stream_options: { include_usage: true }`; default true. */
+  readonly streamOptions?: boolean
+  /** The field of `seed`; default `seed`. */
+  readonly seedField?: string
+  /** Send `reasoning.effort` as `reasoning_effort`; default true. */
+  readonly reasoningEffort?: boolean
+}
+
 /** The JSON body of a streaming Chat Completions request. */
 export const requestBody = (
   request: ProviderRequest,
   maxTokensField: MaxTokensField = "max_tokens",
   schemaPolicy: SchemaPolicy = openAiSchemaPolicy,
-  structuredOutput: StructuredOutput = "native"
+  structuredOutput: StructuredOutput = "native",
+  dialect?: Dialect
 ) => {
   const output = request.output
   const tools = structuredOutput === "native" ? toolsBesideAnswer(request) : request.tools
@@ -132,7 +147,7 @@ export const requestBody = (
     model: request.model,
     messages: toWireMessages(request.messages),
     stream: true,
-    stream_options: { include_usage: true },
+    ...(dialect?.streamOptions === false ? {} : { stream_options: { include_usage: true } }),
     ...(tools.length > 0
       ? {
         tools: tools.map((tool) => ({
@@ -142,7 +157,7 @@ export const requestBody = (
       }
       : {}),
     ...(request.maxTokens === undefined ? {} : { [maxTokensField]: request.maxTokens }),
-    ...samplingFields(request),
+    ...(dialect === undefined ? samplingFields(request) : dialectSampling(request, dialect)),
     ...(output === undefined ? {} : outputFields(output, structuredOutput, schemaPolicy))
   }
 }
@@ -155,6 +170,16 @@ const samplingFields = (request: ProviderRequest) => ({
   ...(request.seed === undefined ? {} : { seed: request.seed }),
   ...(request.reasoning?.effort === undefined ? {} : { reasoning_effort: request.reasoning.effort })
 })
+
+/** The sampling fields in a dialect's names. */
+const dialectSampling = (request: ProviderRequest, dialect: Dialect) => {
+  const { seed, reasoning_effort, ...rest } = samplingFields(request) as Record<string, unknown>
+  return {
+    ...rest,
+    ...(seed === undefined ? {} : { [dialect.seedField ?? "seed"]: seed }),
+    ...(reasoning_effort === undefined || dialect.reasoningEffort === false ? {} : { reasoning_effort })
+  }
+}
 
 /** The library's finish reason for an OpenAI one. */
 export const finishReason = (reason: string): FinishReason =>

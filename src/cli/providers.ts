@@ -1,0 +1,209 @@
+/**
+ * The providers the CLI can talk to: one row each, saying what `--provider NAME` means — the
+ * variables its key is read from, the registry's models it serves, what its API refuses before
+ * any request, and how its layer is built. A provider is added as one more row.
+ */
+import { type FileSystem, type Layer, Redacted } from "effect"
+import type { HttpClient } from "effect/http"
+import type { ConfigError, ProviderError } from "../domain/errors.ts"
+import type { ProviderRequest } from "../domain/Provider.ts"
+import * as Anthropic from "../layers/providers/Anthropic.ts"
+import * as Azure from "../layers/providers/Azure.ts"
+import * as Gemini from "../layers/providers/Gemini.ts"
+import * as GeminiWire from "../layers/providers/geminiWire.ts"
+import * as Vertex from "../layers/providers/Vertex.ts"
+import * as Bedrock from "../layers/providers/Bedrock.ts"
+import * as BedrockWire from "../layers/providers/bedrockWire.ts"
+import * as AnthropicWire from "../layers/providers/anthropicWire.ts"
+import * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
+import * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
+import { presetNames, presets } from "../layers/providers/presets.ts"
+import * as ResponsesWire from "../layers/providers/responsesWire.ts"
+import type { Provider } from "../services/Provider.ts"
+
+/** The layer of a provider, as the CLI runs it. */
+export type ProviderLayer = Layer.Layer<Provider, ConfigError, HttpClient.HttpClient | FileSystem.FileSystem>
+
+/** What the settings say about reaching a provider, handed to its row's `layer`. */
+export interface Connection {
+  /** `--base-url` or the settings' `baseUrl`. */
+  readonly baseUrl: string | undefined
+  /** The key read from the row's variables (or the settings' `apiKeyEnv`). */
+  readonly apiKey: Redacted.Redacted<string> | undefined
+  /** The variable `apiKey` was read from. */
+  readonly keyVariable: string | undefined
+  /** The settings' `headers`: extra headers on every request (OpenRouter's attribution). */
+  readonly headers: Readonly<Record<string, string>> | undefined
+  /** The credentials taken from the environment, by variable: at start (`providerKeys.ts`), and the row's `secretVariables`. */
+  readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+  /** The settings' `region` (Bedrock), else the environment's. */
+  readonly region: string | undefined
+  /** The settings' `apiVersion` (Azure), else the environment's. */
+  readonly apiVersion: string | undefined
+  /** `--project`, else `GOOGLE_CLOUD_PROJECT`, else the settings' `project` (Vertex AI). */
+  readonly project: string | undefined
+  /** `--location`, else `GOOGLE_CLOUD_LOCATION`, else the settings' `location` (Vertex AI). */
+  readonly location: string | undefined
+}
+
+/** One provider of `--provider`. */
+export interface CliProvider {
+  readonly name: string
+  /** How `--provider` help describes it. */
+  readonly summary: string
+  /** The variables its key is read from, the first one set winning; empty: it takes none. */
+  readonly keyVariables: ReadonlyArray<string>
+  /**
+   * When a missing key fails before anything starts: `required` always, `unless-base-url` on the
+   * provider's own URL (a `--base-url` server may need none), `optional` never (local servers,
+   * credential chains).
+   */
+  readonly key: "required" | "unless-base-url" | "optional"
+  /** The variable giving the base URL when neither `--base-url` nor the settings do (`AZURE_OPENAI_ENDPOINT`). */
+  readonly baseUrlVariable?: string
+  /** It has no URL of its own: one must be given. */
+  readonly baseUrlRequired?: boolean
+  /**
+   * Other credentials, taken out of the environment (and scrubbed from every text) only when this
+   * provider is chosen, and handed over in `secrets`: AWS's keys serve more than the model.
+   */
+  readonly secretVariables?: ReadonlyArray<string>
+  /** The provider of the model registry whose models (limits, prices) it serves. */
+  readonly models: string | undefined
+  /** What else it needs before anything starts, as the line saying so; `undefined` when it has it. */
+  readonly requires?: (connection: Connection) => string | undefined
+  /** Its API requires an output limit (for this model): the model's own is sent when none is set. */
+  readonly needsMaxTokens?: boolean | ((model: string) => boolean)
+  /** What its API refuses, said before any request (the model option flags are checked with it). */
+  readonly check?: (request: ProviderRequest) => ProviderError | undefined
+  readonly layer: (connection: Connection) => ProviderLayer
+}
+
+const common = (connection: Connection) => ({
+  ...(connection.baseUrl === undefined ? {} : { baseUrl: connection.baseUrl }),
+  ...(connection.apiKey === undefined ? {} : { apiKey: connection.apiKey }),
+  ...(connection.headers === undefined ? {} : { headers: connection.headers })
+})
+
+const presetRows: ReadonlyArray<CliProvider> = presetNames.map((name) => {
+  const preset = presets[name]
+  return {
+    name,
+    summary: preset.title,
+    keyVariables: preset.apiKeyEnv === undefined ? [] : [preset.apiKeyEnv],
+    key: preset.apiKeyEnv === undefined ? "optional" : "unless-base-url",
+    models: preset.apiKeyEnv === undefined ? undefined : name,
+    layer: (connection) => OpenAiCompatible.preset(name, common(connection))
+  }
+})
+
+/** The providers, in the order `--provider` help lists them. */
+export const providers: ReadonlyArray<CliProvider> = [
+  {
+    name: "openai",
+    summary: "OpenAI Chat Completions, or any server speaking it with --base-url",
+    keyVariables: ["OPENAI_API_KEY"],
+    key: "unless-base-url",
+    models: "openai",
+    layer: (connection) => OpenAiCompatible.layer(common(connection))
+  },
+  {
+    name: "openai-responses",
+    summary: "OpenAI's Responses API",
+    keyVariables: ["OPENAI_API_KEY"],
+    key: "unless-base-url",
+    models: "openai",
+    check: ResponsesWire.check,
+    layer: (connection) => OpenAiResponses.layer(common(connection))
+  },
+  {
+    name: "anthropic",
+    summary: "Anthropic Messages",
+    keyVariables: ["ANTHROPIC_API_KEY"],
+    key: "unless-base-url",
+    models: "anthropic",
+    needsMaxTokens: true,
+    check: AnthropicWire.check,
+    layer: (connection) => Anthropic.layer(common(connection))
+  },
+  {
+    name: "gemini",
+    summary: "Google's Gemini API",
+    // Google's own clients read GOOGLE_API_KEY too
+    keyVariables: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+    key: "unless-base-url",
+    models: "gemini",
+    check: GeminiWire.check,
+    layer: (connection) => Gemini.layer(common(connection))
+  },
+  {
+    name: "vertex",
+    summary: "Gemini and Claude on Google Cloud's Vertex AI, with Application Default Credentials; --project, --location",
+    // no key: Google's Application Default Credentials (and, when none is given, their project), found at the first call
+    keyVariables: [],
+    key: "optional",
+    models: "gemini",
+    // Claude on Vertex AI speaks Anthropic's API, which needs an output limit
+    needsMaxTokens: (model) => model.startsWith("claude-"),
+    layer: (connection) =>
+      Vertex.layer({
+        location: connection.location ?? "global",
+        ...(connection.project === undefined ? {} : { project: connection.project }),
+        ...(connection.baseUrl === undefined ? {} : { baseUrl: connection.baseUrl })
+      })
+  },
+  ...(["chat-completions", "responses"] as const).map((api): CliProvider => ({
+    name: api === "responses" ? "azure-responses" : "azure",
+    summary: api === "responses"
+      ? "Azure OpenAI's Responses API"
+      : "Azure OpenAI: --base-url https://RESOURCE.openai.azure.com or AZURE_OPENAI_ENDPOINT, the model names the deployment",
+    keyVariables: ["AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"],
+    key: "required",
+    baseUrlVariable: "AZURE_OPENAI_ENDPOINT",
+    baseUrlRequired: true,
+    models: "openai",
+    ...(api === "responses" ? { check: ResponsesWire.check } : {}),
+    layer: (connection) =>
+      Azure.layer({
+        api,
+        ...common({ ...connection, apiKey: connection.keyVariable === "AZURE_OPENAI_AD_TOKEN" ? undefined : connection.apiKey }),
+        ...(connection.keyVariable === "AZURE_OPENAI_AD_TOKEN" && connection.apiKey !== undefined ? { bearerToken: connection.apiKey } : {}),
+        ...(connection.apiVersion === undefined ? {} : { apiVersion: connection.apiVersion })
+      })
+  })),
+  {
+    name: "bedrock",
+    summary: "Amazon Bedrock: region AWS_REGION, AWS credentials (environment, AWS_PROFILE, SSO, roles) or a Bedrock API key",
+    keyVariables: ["AWS_BEARER_TOKEN_BEDROCK"],
+    key: "optional",
+    secretVariables: ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
+    models: "bedrock",
+    needsMaxTokens: true,
+    requires: (connection) =>
+      connection.region === undefined ? "--provider bedrock needs an AWS region: export AWS_REGION, or set \"region\" in a settings file" : undefined,
+    check: BedrockWire.check,
+    layer: (connection) => {
+      const id = connection.secrets["AWS_ACCESS_KEY_ID"]
+      const secret = connection.secrets["AWS_SECRET_ACCESS_KEY"]
+      const token = connection.secrets["AWS_SESSION_TOKEN"]
+      return Bedrock.layer({
+        ...common(connection),
+        ...(connection.region === undefined ? {} : { region: connection.region }),
+        // keys from the environment are passed on, as they were taken out of it; otherwise AWS's chain finds them
+        ...(id === undefined || secret === undefined
+          ? {}
+          : { credentials: { accessKeyId: Redacted.value(id), secretAccessKey: secret, ...(token === undefined ? {} : { sessionToken: token }) } })
+      })
+    }
+  },
+  ...presetRows
+]
+
+/** The names `--provider` takes: the providers, and `replay` (answers from a cassette). */
+export const providerNames: ReadonlyArray<string> = [...providers.map((provider) => provider.name), "replay"]
+
+/** The provider of a name; `undefined` for an unknown one. */
+export const find = (name: string): CliProvider | undefined => providers.find((provider) => provider.name === name)
+
+/** Every variable a provider's key is read from at start, each once. */
+export const credentialVariables = (): ReadonlyArray<string> => [...new Set(providers.flatMap((provider) => provider.keyVariables))]
