@@ -156,8 +156,10 @@ export const agentFlags = {
     Flag.withDescription("Add the tools of the MCP servers in FILE ({\"mcpServers\": {...}})")
   ),
   mcpWorkspace: Flag.Boolean("mcp-workspace").pipe(
-    Flag.withDefault(false),
-    Flag.withDescription("Also start the MCP servers of the workspace's .mcp.json (they run programs: only for workspaces you trust)")
+    Flag.withDefault(true),
+    Flag.withDescription(
+      "Start the MCP servers of a trusted workspace's .vscode/mcp.json, .cursor/mcp.json and .mcp.json (later ones win); --no-mcp-workspace leaves them out"
+    )
   ),
   ...modelOptionFlags,
   verbose: Flag.Boolean("verbose").pipe(
