@@ -1,5 +1,5 @@
 /**
- * One MCP server: started (stdio) or reached (Streamable HTTP), its protocol revision negotiated
+ * One MCP server: started (stdio) or reached (Streamable HTTP, or HTTP+SSE: `sse.ts`), its protocol revision negotiated
  * (`negotiate.ts`), initialised and its tools listed, all within its start-up timeout on the
  * Effect Clock. Everything the server holds lives in a scope of its own, so a server that fails
  * is stopped at once without touching the others; the process of one that starts lives as long as
