@@ -7,6 +7,7 @@
  */
 import { Effect } from "effect"
 import * as http from "node:http"
+import { createRequire } from "node:module"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
 const everything = fileURLToPath(new URL("../../node_modules/@modelcontextprotocol/server-everything/", import.meta.url))
@@ -27,9 +28,9 @@ export interface SseServer {
 export const start = (headers: Readonly<Record<string, string>> = {}) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
-      const { SSEServerTransport } = await import(
-        pathToFileURL(`${everything}node_modules/@modelcontextprotocol/sdk/dist/esm/server/sse.js`).href
-      ) as { SSEServerTransport: new(endpoint: string, res: http.ServerResponse) => SdkTransport }
+      // the SDK server-everything itself uses, wherever npm put it (its ESM build, as the server's)
+      const sse = createRequire(`${everything}package.json`).resolve("@modelcontextprotocol/sdk/server/sse.js").replace(/[/\\]dist[/\\]cjs[/\\]/, "/dist/esm/")
+      const { SSEServerTransport } = await import(pathToFileURL(sse).href) as { SSEServerTransport: new(endpoint: string, res: http.ServerResponse) => SdkTransport }
       const { createServer } = await import(pathToFileURL(`${everything}dist/server/index.js`).href) as {
         createServer: () => { server: { connect: (t: SdkTransport) => Promise<void> }; cleanup: (id?: string) => void }
       }
