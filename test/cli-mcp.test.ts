@@ -91,20 +91,59 @@ describe("agent-loop and MCP servers", () => {
     expect(verbose.stderr).toMatch(/^agent-loop: debug: MCP server "noisy" stdout \(not JSON-RPC, ignored\): DEBUG \{not json$/m)
   })
 
-  it("the workspace's .mcp.json is used only with --mcp-workspace, and only in a trusted workspace", async (context) => {
+  it("the workspace's .mcp.json is used in a trusted workspace unless --no-mcp-workspace, never in an untrusted one", async (context) => {
     const { flags, env, workspace, home, server } = await setup(context, [{ text: "ok" }])
     fs.writeFileSync(path.join(workspace, ".mcp.json"), JSON.stringify({
       mcpServers: { project: { command: process.execPath, args: [serverScript], env: { MCP_TEST_LOG: path.join(home, "p.log") } } }
     }))
     const notice = `MCP servers from ${path.join(workspace, ".mcp.json")}: project`
     const untrusted = await runCli(["run", ...flags, "--mcp-workspace", "hi"], { env })
+    expect(untrusted.stderr).toContain(`so its .mcp.json was skipped; to use it, run: agent-loop trust ${workspace}`)
     const trustFile = path.join(env.XDG_CONFIG_HOME!, "agent-loop", "trusted-workspaces.json")
     fs.mkdirSync(path.dirname(trustFile), { recursive: true })
     fs.writeFileSync(trustFile, JSON.stringify({ trusted: [fs.realpathSync(workspace)] }))
-    const withoutFlag = await runCli(["run", ...flags, "hi"], { env })
-    const used = await runCli(["run", ...flags, "--mcp-workspace", "hi"], { env })
-    expect([untrusted.code, withoutFlag.code, used.code]).toEqual([0, 0, 0])
-    expect([untrusted, withoutFlag, used].map((result) => result.stderr.includes(notice))).toEqual([false, false, true])
+    const optedOut = await runCli(["run", ...flags, "--no-mcp-workspace", "hi"], { env })
+    const used = await runCli(["run", ...flags, "hi"], { env })
+    expect([untrusted.code, optedOut.code, used.code]).toEqual([0, 0, 0])
+    expect([untrusted, optedOut, used].map((result) => result.stderr.includes(notice))).toEqual([false, false, true])
     expect(server.requests.map((request) => toolNames(request).includes("lookup"))).toEqual([false, false, true])
+  })
+
+  it("--tools patterns that match no MCP tool are warnings naming them, with servers and without", async (context) => {
+    const { flags, env, config, server } = await setup(context, [{ text: "ok" }, { text: "ok" }])
+    const withServer = await runCli(["run", ...flags, "--tools", "read_file,kv__lookup,kv__nope,other__*", "--mcp-config", config, "hi"], { env })
+    expect(withServer.code).toBe(0)
+    expect(withServer.stderr).toMatch(/^agent-loop: warn: --tools pattern "kv__nope" matches no MCP tool$/m)
+    expect(withServer.stderr).toMatch(/^agent-loop: warn: --tools pattern "other__\*" matches no MCP tool$/m)
+    expect(withServer.stderr).not.toContain("\"kv__lookup\"")
+    expect(toolNames(server.requests[0]!)).toEqual(["read_file", "lookup"])
+    const without = await runCli(["run", ...flags, "--tools", "files__read", "hi"], { env })
+    expect(without.code).toBe(0)
+    expect(without.stderr).toMatch(/^agent-loop: warn: --tools pattern "files__read" matches no MCP tool$/m)
+  })
+
+  it("a stdio server sees the proxy, CA and npm registry variables of the CLI, and not the provider's key", async (context) => {
+    const script: Script = [{ toolCalls: [{ name: "get-env", arguments: {} }] }, { text: "done" }]
+    const { flags, env, home, server } = await setup(context, script)
+    const config = path.join(home, "everything.json")
+    fs.writeFileSync(config, JSON.stringify({
+      mcpServers: { everything: { command: process.execPath, args: [path.join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio"] } }
+    }))
+    const network = {
+      HTTPS_PROXY: "http://proxy.corp.example:3128",
+      no_proxy: "localhost,127.0.0.1",
+      NODE_EXTRA_CA_CERTS: "/etc/ssl/corp-ca.pem",
+      SSL_CERT_FILE: "/etc/ssl/corp-bundle.pem",
+      npm_config_registry: "https://npm.corp.example/",
+      npm_config_cafile: "/etc/ssl/corp-ca.pem"
+    }
+    const result = await runCli(["run", ...flags, "--mcp-config", config, "what is your environment?"], {
+      env: { ...env, ...network, OPENAI_API_KEY: "sk-provider-key-must-stay-here" }
+    })
+    expect(result.code).toBe(0)
+    const seen = server.requests[1]!.body.messages.find((m: any) => m.role === "tool").content as string
+    for (const [name, value] of Object.entries(network)) expect(seen).toContain(`"${name}": "${value}"`)
+    expect(seen).not.toContain("sk-provider-key-must-stay-here")
+    expect(seen).not.toContain("OPENAI_API_KEY")
   })
 })

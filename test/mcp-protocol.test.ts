@@ -87,11 +87,9 @@ describe("McpTools: Streamable HTTP", () => {
       expect(server.requests.map((r) => r.method)).toEqual(["initialize", "notifications/initialized", "tools/list", "tools/call"])
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
-  it.live("\"type\": \"sse\" (the legacy transport) is a clear error, not an attempt", () =>
+  it.live("\"type\": \"sse\" (the older transport) is tried, and an unreachable one is an error naming its stream", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(McpTools.tools({ old: { type: "sse", url: "http://127.0.0.1:9/sse" } }, { onServerFailure: "fail" }))
-      expect(error.message).toBe(
-        "MCP server \"old\" cannot start: the legacy HTTP+SSE transport (\"type\": \"sse\") is not supported; use \"type\": \"http\" (Streamable HTTP)"
-      )
+      expect(error.message).toMatch(/^MCP server "old" failed to start: MCP SSE stream failed to open: .*GET http:\/\/127\.0\.0\.1:9\/sse/)
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 })

@@ -61,9 +61,11 @@ const protectedLocations = (settings: CliSettings) =>
 
 /**
  * The built-in tools of `--tools`, then the tools of the MCP servers of the settings files, the
- * workspace's `.mcp.json` (`--mcp-workspace`, trusted workspaces) and `--mcp-config`, later ones
- * replacing a server of the same name, narrowed by `--tools` and renamed where they collide. A
- * server that fails is a warning; tools needing approval go through the same approval as `exec`.
+ * workspace's MCP files (`.vscode/mcp.json`, `.cursor/mcp.json`, `.mcp.json`: trusted workspaces,
+ * unless `--no-mcp-workspace`) and `--mcp-config`, later ones replacing a server of the same name,
+ * narrowed by `--tools` (a pattern that matches nothing is a warning) and renamed where they
+ * collide. A server that fails is a warning; tools needing approval go through the same approval
+ * as `exec`.
  * With `--verbose` the servers' debug log (all of their stderr, ignored stdout lines) is shown:
  * the log level is lowered for the MCP layer only, whose readers are forked while it is built.
  */
@@ -77,9 +79,13 @@ const tools = (settings: CliSettings) => {
     files: settings.mcpConfig === undefined ? [] : [settings.mcpConfig],
     ...(settings.mcpWorkspace ? { workspace: settings.workspace } : {})
   }
-  if (Object.keys(sources.servers).length === 0 && sources.files.length === 0 && !settings.mcpWorkspace) return builtins
+  const none = Object.keys(sources.servers).length === 0 && sources.files.length === 0 && !settings.mcpWorkspace
+  // with nothing configured the layer still runs when --tools names MCP tools: to warn that they match nothing
+  if (none && (settings.mcpTools ?? []).length === 0) return builtins
   const mcp = McpTools.layerFromSources(sources, {
     maxImageBytes: settings.maxImageBytes,
+    workspace: settings.workspace,
+    enableName: "--tools",
     ...(settings.mcpTools === undefined ? {} : { enable: settings.mcpTools })
   })
   return (settings.verbose ? Layer.provide(mcp, Layer.succeed(References.MinimumLogLevel, "Debug")) : mcp).pipe(

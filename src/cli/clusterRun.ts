@@ -42,7 +42,7 @@ const runnerFlags = (flags: AgentFlags): ReadonlyArray<string> => [
   ...Option.isSome(flags.replay) ? ["--replay"] : [],
   ...Option.isSome(flags.record) ? ["--record"] : [],
   ...Option.isSome(flags.mcpConfig) ? ["--mcp-config"] : [],
-  ...flags.mcpWorkspace ? ["--mcp-workspace"] : [],
+  ...flags.mcpWorkspace ? [] : ["--no-mcp-workspace"],
   ...flags.ephemeral ? ["--ephemeral"] : []
 ]
 

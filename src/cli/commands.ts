@@ -1,6 +1,6 @@
 /**
  * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`,
- * `sessions list|show|import`, `models`, `trust`, `untrust`.
+ * `sessions list|show|import`, `models`, `mcp list|add|remove`, `trust`, `untrust`.
  */
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
@@ -9,6 +9,7 @@ import { fail } from "./failure.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
 import { agentFlags } from "./flags.ts"
 import * as HooksList from "./hooksList.ts"
+import * as McpCommand from "./mcpCommand.ts"
 import * as ModelsCommand from "./modelsCommand.ts"
 import { outputFormats, run } from "./runCommand.ts"
 import type { ServeFlags } from "./serve.ts"
@@ -148,6 +149,67 @@ const models = Command.make("models", {
   )
 )
 
+const mcpList = Command.make(
+  "list",
+  { workspace: agentFlags.workspace, settings: agentFlags.settings, mcpConfig: agentFlags.mcpConfig, mcpWorkspace: agentFlags.mcpWorkspace },
+  McpCommand.list
+).pipe(
+  Command.withDescription(
+    "Start every MCP server a run would (settings, the trusted workspace's MCP files, --mcp-config) and print each one's status, transport, protocol version and tools with their approval; no model needed"
+  )
+)
+
+const mcpScope = Flag.Literals("scope", ["user", "workspace"])
+const mcpName = Argument.String("name").pipe(Argument.withDescription("The server's name; its tools are server__tool in --tools"))
+
+const mcpAdd = Command.make(
+  "add",
+  {
+    name: mcpName,
+    commandLine: Argument.String("command").pipe(
+      Argument.variadic(),
+      Argument.withDescription("After --: the command that starts a stdio server, and its arguments")
+    ),
+    url: Flag.String("url").pipe(Flag.optional, Flag.withDescription("The URL of a remote server (Streamable HTTP, falling back to HTTP+SSE) instead of a command")),
+    transport: Flag.Literals("transport", ["http", "sse"]).pipe(
+      Flag.optional,
+      Flag.withDescription("With --url: http (default; falls back to HTTP+SSE on a 4xx) or sse (the older HTTP+SSE transport only)")
+    ),
+    scope: mcpScope.pipe(
+      Flag.withDefault("user"),
+      Flag.withDescription("user: your settings (every workspace); workspace: the workspace's .mcp.json (shared with Claude Code; used once trusted)")
+    ),
+    env: Flag.String("env").pipe(Flag.withAlias("e"), Flag.atLeast(0), Flag.withDescription("KEY=VALUE for the server's environment (repeatable; ${VAR} is expanded at start)")),
+    header: Flag.String("header").pipe(Flag.withAlias("H"), Flag.atLeast(0), Flag.withDescription("\"Name: value\" sent with every request to a --url server (repeatable; ${VAR} is expanded)")),
+    workspace: agentFlags.workspace
+  },
+  McpCommand.add
+).pipe(
+  Command.withDescription("Add an MCP server to your settings or the workspace's .mcp.json"),
+  Command.withExamples([
+    { command: "agent-loop mcp add files -- npx -y @modelcontextprotocol/server-filesystem .", description: "A stdio server, for every workspace" },
+    {
+      command: "agent-loop mcp add github --scope workspace --url https://api.githubcopilot.com/mcp/ -H \"Authorization: Bearer \${GITHUB_TOKEN}\"",
+      description: "A remote server in the workspace's .mcp.json, its token read from the environment"
+    }
+  ])
+)
+
+const mcpRemove = Command.make(
+  "remove",
+  {
+    name: mcpName,
+    scope: mcpScope.pipe(Flag.optional, Flag.withDescription("Where to remove it from (default: the one scope that has it)")),
+    workspace: agentFlags.workspace
+  },
+  McpCommand.remove
+).pipe(Command.withDescription("Remove an MCP server from your settings or the workspace's .mcp.json"))
+
+const mcp = Command.make("mcp").pipe(
+  Command.withDescription("MCP servers: list them with their tools, add or remove one"),
+  Command.withSubcommands([mcpList, mcpAdd, mcpRemove])
+)
+
 const directory = Argument.String("dir").pipe(
   Argument.withDescription("The workspace directory (default: the current directory)"),
   Argument.withDefault(".")
@@ -173,5 +235,5 @@ const untrust = Command.make("untrust", { dir: directory }, ({ dir }) => Trust.u
 /** The whole CLI. */
 export const agentLoop = Command.make("agent-loop").pipe(
   Command.withDescription("An event-driven, hookable, interruptible, steerable LLM agent loop"),
-  Command.withSubcommands([runCommand, chatCommand, serveCommand, hooks, sessions, models, trust, untrust])
+  Command.withSubcommands([runCommand, chatCommand, serveCommand, hooks, sessions, models, mcp, trust, untrust])
 )

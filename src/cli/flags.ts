@@ -125,7 +125,7 @@ export const agentFlags = {
   approval: Flag.Literals("approval", ApprovalPolicy.literals).pipe(
     Flag.optional,
     Flag.withDescription(
-      "Calls that need approval (exec, MCP tools not marked read-only, file writes into .agents/hooks, .agent-loop, .claude, .mcp.json or .git; deny rules of --deny and the settings first): ask on a terminal (denied without one), approve all, or deny all. Default ask, or the settings' \"approval\""
+      "Calls that need approval (exec, MCP tools not marked read-only, file writes into .agents/hooks, .agent-loop, .claude, the MCP files (.mcp.json, .vscode/mcp.json, .cursor/mcp.json) or .git; deny rules of --deny and the settings first): ask on a terminal (denied without one), approve all, or deny all. Default ask, or the settings' \"approval\""
     )
   ),
   allow: Flag.String("allow").pipe(
@@ -162,8 +162,10 @@ export const agentFlags = {
     Flag.withDescription("Add the tools of the MCP servers in FILE ({\"mcpServers\": {...}})")
   ),
   mcpWorkspace: Flag.Boolean("mcp-workspace").pipe(
-    Flag.withDefault(false),
-    Flag.withDescription("Also start the MCP servers of the workspace's .mcp.json (they run programs: only for workspaces you trust)")
+    Flag.withDefault(true),
+    Flag.withDescription(
+      "Start the MCP servers of a trusted workspace's .vscode/mcp.json, .cursor/mcp.json and .mcp.json (later ones win); --no-mcp-workspace leaves them out"
+    )
   ),
   ...modelOptionFlags,
   verbose: Flag.Boolean("verbose").pipe(

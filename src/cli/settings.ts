@@ -75,7 +75,7 @@ export interface CliSettings {
   readonly modelOptions: ModelOptions | undefined
   /** Prices for the loop's cost; `undefined` when the model has none (its cost is unknown). */
   readonly prices: Readonly<Record<string, ModelPrice>> | undefined
-  /** Also start the servers of the workspace's `.mcp.json` (`--mcp-workspace`, trusted workspaces only). */
+  /** Start the servers of the workspace's MCP files (trusted workspaces, unless `--no-mcp-workspace`). */
   readonly mcpWorkspace: boolean
   /** The settings' `acceptsImages`; `undefined` leaves it to the model registry. */
   readonly acceptsImages: boolean | Readonly<Record<string, boolean>> | undefined

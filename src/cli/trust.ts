@@ -1,7 +1,8 @@
 /**
  * Trusted workspaces. What a workspace holds can run code or redirect the CLI — file hooks
  * (`.agents/hooks`), settings (`.agent-loop/settings.json`: base URL, approval, MCP servers; and
- * Claude Code's `.claude/settings.json` and `.claude/settings.local.json`: hooks, permission rules) —
+ * Claude Code's `.claude/settings.json` and `.claude/settings.local.json`: hooks, permission rules;
+ * the MCP files `.mcp.json`, `.vscode/mcp.json` and `.cursor/mcp.json`: programs to start) —
  * and a model with the file tools can write there, so none of it takes effect until the user has
  * trusted the workspace: `agent-loop trust [DIR]` records it in
  * `$XDG_CONFIG_HOME/agent-loop/trusted-workspaces.json`. A trusted directory trusts its
@@ -9,6 +10,7 @@
  */
 import * as nodePath from "node:path"
 import { Effect, FileSystem, Option, Schema } from "effect"
+import { WORKSPACE_CONFIGS } from "../layers/mcp/config.ts"
 import { readConfined, textOf } from "../layers/readConfined.ts"
 import { fail } from "./failure.ts"
 import { Screen } from "./screen.ts"
@@ -26,7 +28,8 @@ export const workspaceConfig = (workspace: string): ReadonlyArray<readonly [labe
   [".agents/hooks", nodePath.join(workspace, ".agents", "hooks")],
   [".agent-loop/settings.json", projectSettingsPath(workspace)],
   [".claude/settings.json", nodePath.join(workspace, ".claude", "settings.json")],
-  [".claude/settings.local.json", nodePath.join(workspace, ".claude", "settings.local.json")]
+  [".claude/settings.local.json", nodePath.join(workspace, ".claude", "settings.local.json")],
+  ...WORKSPACE_CONFIGS.map((file) => [file, nodePath.join(workspace, file)] as const)
 ]
 
 /** The largest trust file read. */

@@ -55,14 +55,18 @@ import { type McpSettings, resolveSettings, type SettingsOptions } from "./mcp/s
 export {
   findWorkspaceConfig,
   loadConfig,
+  loadConfigWithOrigins,
   McpConfigFile,
   McpServerConfig,
   type McpServerConfigInput,
+  type McpServerOrigin,
   McpServers,
   type McpSources,
-  WORKSPACE_CONFIG
+  WORKSPACE_CONFIG,
+  WORKSPACE_CONFIGS
 } from "./mcp/config.ts"
-export { connect, type McpConnection, McpError } from "./mcp/connect.ts"
+export { connect, isInherited, type McpConnection, McpError } from "./mcp/connect.ts"
+export { inputVariable } from "./mcp/expand.ts"
 export { SUPPORTED_VERSIONS } from "./mcp/negotiate.ts"
 export { matchesPattern, qualifiedName } from "./mcp/policy.ts"
 
@@ -77,6 +81,8 @@ export interface McpToolsOptions extends SettingsOptions {
   readonly enable?: ReadonlyArray<string>
   /** `"warn"` (default): a server that fails to start is logged and skipped; `"fail"`: the whole call fails. */
   readonly onServerFailure?: "warn" | "fail"
+  /** How the `enable` filter is named in the warning about a pattern that matches no tool (the CLI: `--tools`). Default `enable`. */
+  readonly enableName?: string
 }
 
 /** An MCP tool needs nothing from the context: it closes over its server's connection. */
@@ -172,6 +178,15 @@ export const toolsOf = (
     return out
   })
 
+/** The patterns of `enable` that name no tool of the connected servers. */
+export const unmatched = (
+  enable: ReadonlyArray<string> | undefined,
+  connections: ReadonlyArray<Pick<McpConnection, "server" | "tools">>
+): ReadonlyArray<string> =>
+  (enable ?? []).filter((pattern) =>
+    !connections.some((connection) => connection.tools.some((tool) => isEnabled([pattern], connection.server, tool.name)))
+  )
+
 /** `message` with "; skipped" after its first line (the server's stderr lines follow it). */
 const skipped = (message: string) => {
   const [first, ...rest] = message.split("\n")
@@ -189,9 +204,15 @@ export const connectAll = (
 ): Effect.Effect<ReadonlyArray<McpTool>, McpError | ConfigError, Scope.Scope | ChildProcessSpawner.ChildProcessSpawner> =>
   Effect.gen(function*() {
     const settings = yield* resolveSettings(options, (yield* Secrets).scrub)
+    const enabled = Object.entries(servers).filter(([, config]) => config.disabled !== true)
     const results = yield* Effect.forEach(
-      Object.entries(servers),
-      ([name, config]) => Effect.result(connect(name, config, { startupTimeout: settings.startupTimeout, ...(options.env ? { env: options.env } : {}) })),
+      enabled,
+      ([name, config]) =>
+        Effect.result(connect(name, config, {
+          startupTimeout: settings.startupTimeout,
+          ...(options.env ? { env: options.env } : {}),
+          ...(options.workspace ? { workspace: options.workspace } : {})
+        })),
       { concurrency: "unbounded" }
     )
     const connections: Array<McpConnection> = []
@@ -199,6 +220,13 @@ export const connectAll = (
       if (result._tag === "Success") connections.push(result.success)
       else if (options.onServerFailure === "fail") return yield* result.failure
       else yield* Effect.logWarning(skipped(result.failure.message))
+    }
+    // a filter pattern that names nothing is most likely a typo: say so (unless its server failed, which was said)
+    const failed = new Set(enabled.filter((_, i) => results[i]!._tag === "Failure").map(([name]) => name))
+    for (const pattern of unmatched(options.enable, connections)) {
+      if (![...failed].some((server) => pattern.startsWith(`${server}__`))) {
+        yield* Effect.logWarning(`${options.enableName ?? "enable"} pattern "${pattern}" matches no MCP tool`)
+      }
     }
     return yield* toolsOf(connections, settings, options)
   })

@@ -24,10 +24,12 @@ import type { WorkspaceShape } from "./workspace.ts"
 
 /**
  * The protected locations, relative to the workspace root: file hooks, settings (ours and Claude
- * Code's), MCP config, git's directory, and the hooks directories git is commonly pointed at
+ * Code's), MCP config (Claude Code's, VS Code's and Cursor's), git's directory, and the hooks directories git is commonly pointed at
  * (`.githooks`, husky's `.husky`, which an `npm install` makes git's hooks directory).
  */
-export const PROTECTED_LOCATIONS: ReadonlyArray<string> = [".agents/hooks", ".agent-loop", ".claude", ".mcp.json", ".git", ".githooks", ".husky"]
+export const PROTECTED_LOCATIONS: ReadonlyArray<string> = [
+  ".agents/hooks", ".agent-loop", ".claude", ".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json", ".git", ".githooks", ".husky"
+]
 
 /** Case and Unicode form folded, as a case-insensitive file system would see a name. */
 const fold = (name: string): string => name.normalize("NFC").toLowerCase()

@@ -63,6 +63,8 @@ describe("protected locations need approval", () => {
         ".Agent-Loop/settings.json",
         ".mcp.json",
         "sub/../.MCP.json",
+        ".vscode/mcp.json",
+        ".Cursor/MCP.json",
         ".git/hooks/pre-commit",
         ".git/config"
       ]
@@ -125,10 +127,10 @@ describe("protected locations need approval", () => {
     }).pipe(Effect.scoped))
 
   it("isProtectedPath is lexical and conservative: any spelling, anywhere in the path", () => {
-    for (const path of [".agents/hooks/a", "x/.agents/hooks", "/abs/.AGENTS/HOOKS/b", ".agent-loop", "a/.mcp.json", ".git/x", ".agents/./hooks"]) {
+    for (const path of [".agents/hooks/a", "x/.agents/hooks", "/abs/.AGENTS/HOOKS/b", ".agent-loop", "a/.mcp.json", ".vscode/mcp.json", "x/.cursor/mcp.json", ".git/x", ".agents/./hooks"]) {
       expect(isProtectedPath(path), path).toBe(true)
     }
-    for (const path of [".agents/skills/a.md", "hooks/a", "agent-loop/x", "mcp.json", ".mcp.json.bak", "src/.gitignore", ".github/workflows/ci.yml"]) {
+    for (const path of [".agents/skills/a.md", "hooks/a", "agent-loop/x", "mcp.json", ".mcp.json.bak", ".vscode/settings.json", ".cursor/rules/a.md", "src/.gitignore", ".github/workflows/ci.yml"]) {
       expect(isProtectedPath(path), path).toBe(false)
     }
   })

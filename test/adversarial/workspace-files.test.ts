@@ -141,6 +141,8 @@ describe("files read for the workspace do not follow a link out of it", () => {
       write(root, ".agents/hooks/planted/scripts/run", "#!/bin/sh\n")
       nodeFs.chmodSync(nodePath.join(root, ".agents/hooks/planted/scripts/run"), 0o755)
       link(nodePath.join(home, "mcp.json"), nodePath.join(root, ".mcp.json"))
+      link(nodePath.join(home, "mcp.json"), nodePath.join(root, ".vscode", "mcp.json"))
+      link(nodePath.join(home, "mcp.json"), nodePath.join(root, ".cursor", "mcp.json"))
       const { layer, warnings } = captureWarnings()
       const [project, user, hooks, servers] = yield* Effect.all([
         SettingsFile.load(SettingsFile.projectSettingsPath(root), { within: root, ownedByUser: true }),
@@ -155,6 +157,8 @@ describe("files read for the workspace do not follow a link out of it", () => {
         `skipped ${nodePath.join(root, ".agent-loop", "settings.json")}`,
         `skipped ${nodePath.join(config, "agent-loop", "settings.json")}`,
         `skipped ${nodePath.join(root, ".agents", "hooks", "planted", "HOOK.md")}`,
+        `skipped ${nodePath.join(root, ".vscode", "mcp.json")}`,
+        `skipped ${nodePath.join(root, ".cursor", "mcp.json")}`,
         `skipped ${nodePath.join(root, ".mcp.json")}`
       ])
       for (const warning of warnings) expect(warning).not.toContain("OPENSSH")

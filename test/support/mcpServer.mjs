@@ -17,7 +17,8 @@
  *   supported ones instead.
  * - `MCP_TEST_MODE=crash`: writes to stderr and exits 1 at start. `silent`: never answers anything.
  *   `noise`: writes lines that are not JSON-RPC to stdout (and stderr) around every answer.
- *   `endless`: answers `initialize` with a line that never ends.
+ *   `endless`: answers `initialize` with a line that never ends. `waiting`: at `initialize`, writes
+ *   what a server stuck on the network would (a line on stdout, two on stderr), logs it, and never answers.
  * - `MCP_TEST_IGNORE_EOF=1` keeps the process alive after stdin closes (a server that must be killed).
  */
 import { appendFileSync } from "node:fs"
@@ -140,7 +141,12 @@ const handle = (message) => {
   switch (method) {
     case "initialize": {
       const requested = params.protocolVersion
+      if (mode === "waiting") {
+        process.stdout.write("Fetching the package index...\n")
+        process.stderr.write("npm warn fetch GET https://registry.example/ failed: UNABLE_TO_GET_ISSUER_CERT_LOCALLY\nnpm warn retrying in 10 seconds\n")
+      }
       log(`initialize ${requested}`)
+      if (mode === "waiting") return
       if (versions.length > 0 && !versions.includes(requested) && setting("MCP_TEST_REFUSE") === "1") {
         return send({
           jsonrpc: "2.0",

@@ -1,7 +1,7 @@
 /**
- * The MCP server configuration in the common `{"mcpServers": {...}}` format (Claude Code's
- * `.mcp.json`, Claude Desktop, Cursor and VS Code read the same shape), its decoding, and where it
- * is read from.
+ * The MCP server configuration in the shapes the common clients write, its decoding, and where it
+ * is read from: `{"mcpServers": {...}}` (Claude Code's `.mcp.json`, Claude Desktop, Cursor,
+ * Windsurf) and VS Code's `{"servers": {...}, "inputs": [...]}` (`.vscode/mcp.json`).
  *
  * @example
  * ```json
@@ -31,8 +31,10 @@ const Patterns = Schema.Array(Schema.String)
  * - `startupTimeout`: how long the server may take to start, initialise and list its tools.
  * - `toolTimeout`: how long one tool call may take.
  * - `maxOutputBytes`: the longest tool result kept; the rest is cut, with a note saying how much.
+ * - `disabled`: `true` keeps the server from starting (Claude Desktop, Cursor and Windsurf write it).
  */
 const Common = {
+  disabled: Schema.optionalKey(Schema.Boolean),
   approve: Schema.optionalKey(Schema.Literals(["auto", "always", "never"])),
   allow: Schema.optionalKey(Patterns),
   deny: Schema.optionalKey(Patterns),
@@ -56,7 +58,11 @@ export const McpStdioServer = Schema.Struct({
   ...Common
 })
 
-/** A server reached over Streamable HTTP; `headers` (say, `Authorization`) are secrets like `env`. */
+/**
+ * A server reached over Streamable HTTP, or over the older HTTP+SSE transport when the server
+ * answers Streamable HTTP with a 4xx status (as the specification's backwards compatibility says);
+ * `headers` (say, `Authorization`) are secrets like `env`.
+ */
 export const McpHttpServer = Schema.Struct({
   type: Schema.Literal("http"),
   url: Schema.NonEmptyString,
@@ -64,10 +70,15 @@ export const McpHttpServer = Schema.Struct({
   ...Common
 })
 
-/**
- * The legacy HTTP+SSE transport (two endpoints). Accepted in the file so that a config written
- * for other clients loads, but such a server is skipped with an error saying to use `"http"`.
- */
+/** An entry that gives only `url` (as Cursor writes them): an `"http"` server. */
+const McpUrlServer = Schema.Struct({
+  type: Schema.Literal("http").pipe(Schema.withDecodingDefaultKey(Effect.succeed("http" as const))),
+  url: Schema.NonEmptyString,
+  headers: Schema.optionalKey(SecretValues),
+  ...Common
+})
+
+/** The older HTTP+SSE transport (a GET event stream, and POSTs to the endpoint it names), used directly. */
 export const McpSseServer = Schema.Struct({
   type: Schema.Literal("sse"),
   url: Schema.NonEmptyString,
@@ -77,9 +88,9 @@ export const McpSseServer = Schema.Struct({
 
 /**
  * One server. The members that carry a required `type` come first, so a bad `"http"` entry is
- * reported by its own fields, not as "not stdio".
+ * reported by its own fields, not as "not stdio"; an entry with only `url` is tried last.
  */
-export const McpServerConfig = Schema.Union([McpHttpServer, McpSseServer, McpStdioServer])
+export const McpServerConfig = Schema.Union([McpHttpServer, McpSseServer, McpStdioServer, McpUrlServer])
 export type McpServerConfig = typeof McpServerConfig.Type
 /** A server as written in a config file or passed to `McpTools.layer`. */
 export type McpServerConfigInput = typeof McpServerConfig.Encoded
@@ -88,9 +99,29 @@ export type McpServerConfigInput = typeof McpServerConfig.Encoded
 export const McpServers = Schema.Record(Schema.String, McpServerConfig)
 export type McpServers = typeof McpServers.Type
 
-/** The whole config file. */
+/** The whole config file, once `normaliseFile` has given it the common shape. */
 export const McpConfigFile = Schema.Struct({ mcpServers: McpServers })
 export type McpConfigFile = typeof McpConfigFile.Type
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * A file in any of the common shapes as `{"mcpServers": {...}}`: VS Code's `servers` is taken for
+ * `mcpServers`, and Windsurf's `serverUrl` for `url`. Anything else is left for the decoding to
+ * report. (VS Code's `inputs` need no copying: `${input:ID}` is answered from the environment.)
+ */
+export const normaliseFile = (json: unknown): unknown => {
+  if (!isRecord(json)) return json
+  const servers = json["mcpServers"] ?? json["servers"]
+  if (!isRecord(servers)) return servers === undefined ? json : { mcpServers: servers }
+  const entries = Object.entries(servers).map(([name, entry]) =>
+    [name, isRecord(entry) && entry["url"] === undefined && typeof entry["serverUrl"] === "string"
+      ? (({ serverUrl, ...rest }) => ({ ...rest, url: serverUrl }))(entry)
+      : entry] as const
+  )
+  return { mcpServers: Object.fromEntries(entries) }
+}
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
@@ -118,10 +149,23 @@ export const decodeFile = (text: string, source: string): Effect.Effect<McpServe
     // The parser's message quotes the text, which may hold secrets: it is left out.
     catch: () => new ConfigError({ field: "mcpServers", message: `MCP config ${source} is not valid JSON` })
   }).pipe(
-    Effect.flatMap((json) =>
-      Schema.decodeUnknownEffect(McpConfigFile)(json).pipe(Effect.mapError(toConfigError([], ` ${source}`)))
-    ),
-    Effect.map((file) => file.mcpServers)
+    Effect.flatMap((json) => {
+      // the field named in an error is the file's own: `servers.x.command` in a VS Code file
+      const key = isRecord(json) && json["mcpServers"] === undefined && json["servers"] !== undefined ? "servers" : "mcpServers"
+      if (isRecord(json) && json["mcpServers"] === undefined && json["servers"] === undefined) {
+        return Effect.fail(new ConfigError({
+          field: "mcpServers",
+          message: `Invalid MCP config ${source}: expected "mcpServers" (Claude Code, Cursor, Windsurf) or "servers" (VS Code)`
+        }))
+      }
+      const normalised = normaliseFile(json)
+      return isRecord(normalised)
+        ? Schema.decodeUnknownEffect(McpServers)(normalised["mcpServers"]).pipe(Effect.mapError(toConfigError([key], ` ${source}`)))
+        : Schema.decodeUnknownEffect(McpConfigFile)(normalised).pipe(
+          Effect.map((file) => file.mcpServers),
+          Effect.mapError(toConfigError([], ` ${source}`))
+        )
+    })
   )
 
 /** The largest MCP config file read. */
@@ -150,6 +194,13 @@ export const readConfigFile = (
 export const WORKSPACE_CONFIG = ".mcp.json"
 
 /**
+ * The MCP files a workspace may hold, lowest precedence first: VS Code's, Cursor's, then Claude
+ * Code's `.mcp.json` (the one shared by most clients), so a server defined in several is taken from
+ * the last.
+ */
+export const WORKSPACE_CONFIGS: ReadonlyArray<string> = [nodePath.join(".vscode", "mcp.json"), nodePath.join(".cursor", "mcp.json"), WORKSPACE_CONFIG]
+
+/**
  * The path of `dir`'s `.mcp.json` when there is one. The servers of a workspace run programs the
  * workspace names, so whoever calls this decides whether the workspace is trusted enough.
  */
@@ -161,36 +212,60 @@ export const findWorkspaceConfig = (dir: string): Effect.Effect<Option.Option<st
     return exists ? Option.some(path) : Option.none()
   })
 
-/** Where MCP servers come from: servers given inline, a workspace's `.mcp.json` (if any), then config files, in order. */
+/** Where MCP servers come from, lowest precedence first: servers given inline, a workspace's MCP files, then config files. */
 export interface McpSources {
   /** Servers as written (a host's own settings, say); the lowest precedence. */
   readonly servers?: Readonly<Record<string, McpServerConfigInput>>
   /** Files that must exist (`--mcp-config`). */
   readonly files?: ReadonlyArray<string>
-  /** A workspace whose `.mcp.json` is read when present. Pass it only for a trusted workspace. */
+  /**
+   * A workspace whose MCP files (`WORKSPACE_CONFIGS`: `.vscode/mcp.json`, `.cursor/mcp.json`,
+   * `.mcp.json`) are read when present. Pass it only for a trusted workspace.
+   */
   readonly workspace?: string
 }
 
+/** A server and the file (or `"inline"`) it was defined in. */
+export interface McpServerOrigin {
+  readonly config: McpServerConfig
+  readonly source: string
+}
+
 /**
- * The servers of every source, merged: a name defined again by a later source replaces the
- * earlier definition (so an explicit file overrides the workspace's, which overrides inline ones). Bad files fail with
- * `ConfigError` naming the file and the field.
+ * The servers of every source with where each was defined: a name defined again by a later source
+ * replaces the earlier definition (so an explicit file overrides the workspace's, which overrides
+ * inline ones). Bad files fail with `ConfigError` naming the file and the field.
  */
-export const loadConfig = (sources: McpSources): Effect.Effect<McpServers, ConfigError, FileSystem.FileSystem> =>
+export const loadConfigWithOrigins = (
+  sources: McpSources
+): Effect.Effect<Readonly<Record<string, McpServerOrigin>>, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const workspaceFile = sources.workspace === undefined
-      ? Option.none<string>()
-      : yield* findWorkspaceConfig(sources.workspace)
-    let servers: McpServers = sources.servers === undefined ? {} : yield* decodeServers(sources.servers)
-    const fromWorkspace = Option.isSome(workspaceFile) && sources.workspace !== undefined
-      ? yield* readConfigFile(workspaceFile.value, { within: sources.workspace, ownedByUser: true })
-      : Option.none()
-    if (Option.isSome(workspaceFile) && Option.isSome(fromWorkspace)) {
-      servers = { ...servers, ...fromWorkspace.value }
-      yield* Effect.logInfo(`MCP servers from ${workspaceFile.value}: ${Object.keys(fromWorkspace.value).join(", ") || "none"}`)
+    const fs = yield* FileSystem.FileSystem
+    const servers: Record<string, McpServerOrigin> = {}
+    const add = (found: McpServers, source: string) => {
+      for (const [name, config] of Object.entries(found)) {
+        delete servers[name]
+        servers[name] = { config, source }
+      }
+    }
+    if (sources.servers !== undefined) add(yield* decodeServers(sources.servers), "inline")
+    const workspace = sources.workspace
+    for (const relative of workspace === undefined ? [] : WORKSPACE_CONFIGS) {
+      const path = nodePath.join(workspace!, relative)
+      if (!(yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false)))) continue
+      const found = yield* readConfigFile(path, { within: workspace!, ownedByUser: true })
+      if (Option.isNone(found)) continue
+      add(found.value, path)
+      yield* Effect.logInfo(`MCP servers from ${path}: ${Object.keys(found.value).join(", ") || "none"}`)
     }
     for (const file of sources.files ?? []) {
-      servers = { ...servers, ...Option.getOrElse(yield* readConfigFile(file), () => ({})) }
+      const found = yield* readConfigFile(file)
+      if (Option.isSome(found)) add(found.value, file)
     }
     return servers
   })
+
+/** The servers of every source, merged as `loadConfigWithOrigins` says. */
+export const loadConfig = (sources: McpSources): Effect.Effect<McpServers, ConfigError, FileSystem.FileSystem> =>
+  Effect.map(loadConfigWithOrigins(sources), (servers) =>
+    Object.fromEntries(Object.entries(servers).map(([name, { config }]) => [name, config])))

@@ -1,18 +1,19 @@
 /**
- * One MCP server: started (stdio) or reached (Streamable HTTP), its protocol revision negotiated
+ * One MCP server: started (stdio) or reached (Streamable HTTP, or HTTP+SSE: `sse.ts`), its protocol revision negotiated
  * (`negotiate.ts`), initialised and its tools listed, all within its start-up timeout on the
  * Effect Clock. Everything the server holds lives in a scope of its own, so a server that fails
  * is stopped at once without touching the others; the process of one that starts lives as long as
  * the caller's scope (closing it closes the server's stdin, then SIGTERM, then SIGKILL).
  */
 import { Duration, Effect, Exit, Option, Redacted, Result, Schema, Scope } from "effect"
-import { McpClient, type McpClientError, type McpSchema } from "effect/ai"
+import { McpClient, McpClientError, type McpSchema } from "effect/ai"
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { Secrets } from "../../services/Secrets.ts"
 import type { McpServerConfig } from "./config.ts"
 import { expandConfig } from "./expand.ts"
 import { adapterFor, makeClient, negotiate, NEWEST_VERSION } from "./negotiate.ts"
+import { sseTransport, suggestsSse } from "./sse.ts"
 import { observingSpawner, type StderrTail } from "./stdio.ts"
 
 /** An MCP server could not be started, initialised or listed; `server` is its configured name. */
@@ -28,6 +29,10 @@ export interface McpConnection {
   readonly config: McpServerConfig
   readonly client: McpClient.McpClient
   readonly tools: ReadonlyArray<McpSchema.Tool>
+  /** The MCP revision agreed on (`2025-06-18`, …). */
+  readonly version: string
+  /** How it is reached: `"sse"` also for an `"http"` server that speaks only HTTP+SSE. */
+  readonly transport: "stdio" | "http" | "sse"
   /** The last lines of its stderr (stdio servers; empty otherwise). */
   readonly stderr: StderrTail | undefined
 }
@@ -38,6 +43,8 @@ export interface ConnectOptions {
   readonly startupTimeout?: Duration.Input
   /** Where `${VAR}` references are looked up. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>
+  /** What `${workspaceFolder}` stands for. Default the current directory. */
+  readonly workspace?: string
 }
 
 /** The default start-up timeout: long enough for `npx` to start a cached package, short enough to notice a dead one. */
@@ -56,17 +63,31 @@ const INHERITED_ENV = [
   "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PROGRAMFILES", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE"
 ]
 
+/**
+ * And what a program needs to reach the network as its parent does (a server started with
+ * `npx -y` downloads itself first): proxies (in any case), CA bundles, and npm's registry, proxy
+ * and CA settings. Not npm's auth settings (`npm_config_//host/:_authToken`): those are secrets.
+ */
+const NETWORK_ENV = new Set([
+  "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+  "node_extra_ca_certs", "node_use_env_proxy", "ssl_cert_file", "ssl_cert_dir", "requests_ca_bundle", "curl_ca_bundle"
+])
+const NPM_NETWORK = /^npm_config_(?:(?:@[\w.-]+:)?registry|proxy|https_proxy|http_proxy|noproxy|no_proxy|cafile|ca|strict_ssl|userconfig|globalconfig|cache|prefer_offline|offline)$/i
+
+/** Whether a variable of this process is passed to stdio servers. */
+export const isInherited = (name: string): boolean =>
+  INHERITED_ENV.includes(name) || NETWORK_ENV.has(name.toLowerCase()) || NPM_NETWORK.test(name)
+
 const inheritedEnv = (): Record<string, string> => {
   const env: Record<string, string> = {}
-  for (const name of INHERITED_ENV) {
-    const value = process.env[name]
-    if (value !== undefined) env[name] = value
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && isInherited(name)) env[name] = value
   }
   return env
 }
 
 type StdioConfig = Extract<McpServerConfig, { readonly type: "stdio" }>
-type HttpConfig = Extract<McpServerConfig, { readonly type: "http" }>
+type HttpConfig = Extract<McpServerConfig, { readonly type: "http" | "sse" }>
 
 const reveal = (record: Readonly<Record<string, Redacted.Redacted<string>>> | undefined) =>
   Object.fromEntries(Object.entries(record ?? {}).map(([key, value]) => [key, Redacted.value(value)]))
@@ -86,10 +107,10 @@ export const describe = (error: McpClientError.McpClientError): string => {
   return cause === undefined || cause === reason.message ? reason.message : `${reason.message}: ${cause}`
 }
 
-/** `message`, then the server's last stderr lines, indented, when it wrote any. */
+/** `message`, then the server's last stderr (and stray stdout) lines, indented, when it wrote any. */
 export const withStderr = (message: string, stderr: StderrTail | undefined): string => {
-  const lines = stderr?.lines().filter((line) => line.trim() !== "") ?? []
-  return lines.length === 0 ? message : `${message}\n${lines.map((line) => `  stderr: ${line}`).join("\n")}`
+  const lines = stderr?.lines().filter((line) => line.replace(/^std(?:err|out): /, "").trim() !== "") ?? []
+  return lines.length === 0 ? message : `${message}\n${lines.map((line) => `  ${line}`).join("\n")}`
 }
 
 /** Waits (briefly, on the Clock) for a dead server's last stderr lines to be read. */
@@ -97,29 +118,57 @@ export const settle = (stderr: StderrTail | undefined) =>
   stderr === undefined ? Effect.void : Effect.timeoutOption(stderr.ended, "1 second").pipe(Effect.asVoid)
 
 /** A transport to a stdio server, observed as `stdio.ts` says; the process belongs to the current scope. */
-const stdioTransport = (config: StdioConfig, spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]) =>
+const stdioTransport = (config: Extract<McpServerConfig, { readonly type: "stdio" }>, spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]) =>
   McpClient.stdio({ command: commandOf(config), protocol: adapterFor(NEWEST_VERSION), maxMessageBytes: MAX_MESSAGE_CHARS }).pipe(
     Effect.provideService(ChildProcessSpawner.ChildProcessSpawner, spawner),
     Effect.flatMap(negotiate),
-    Effect.map((negotiated) => negotiated.transport)
+    Effect.map((negotiated) => ({ ...negotiated, kind: "stdio" as const }))
+  )
+
+/** Over HTTP+SSE, negotiated on the one stream (no version travels in a header there). */
+const legacyTransport = (config: HttpConfig) =>
+  sseTransport({ url: config.url, headers: reveal(config.headers), maxMessageChars: MAX_MESSAGE_CHARS, protocol: adapterFor(NEWEST_VERSION) }).pipe(
+    Effect.flatMap(negotiate),
+    Effect.map((negotiated) => ({ ...negotiated, kind: "sse" as const }))
   )
 
 /**
  * A transport to a Streamable HTTP server. Its revision travels in a header of every request, so
  * when the server chose an older one the probing session is closed and a transport for that
- * revision starts afresh.
+ * revision starts afresh. A server that answers the first POST with a 4xx (other than 401/403)
+ * may speak only the older HTTP+SSE transport: that is tried next, as the specification says.
  */
-const httpTransport = (config: HttpConfig) =>
+const streamableTransport = (config: HttpConfig) =>
   Effect.gen(function*() {
     const open = (version: typeof NEWEST_VERSION) =>
       McpClient.http({ url: config.url, protocol: adapterFor(version), headers: reveal(config.headers) })
     // The probe's session is the connection when the server speaks the newest revision.
     const probeScope = yield* Scope.fork(yield* Effect.scope, "sequential")
-    const negotiated = yield* open(NEWEST_VERSION).pipe(Effect.flatMap(negotiate), Scope.provide(probeScope))
-    if (negotiated.version === NEWEST_VERSION) return negotiated.transport
+    const probe = yield* open(NEWEST_VERSION).pipe(Effect.flatMap(negotiate), Scope.provide(probeScope), Effect.result)
+    if (Result.isFailure(probe)) {
+      yield* Scope.close(probeScope, Exit.void)
+      if (!suggestsSse(probe.failure)) return yield* probe.failure
+      return yield* legacyTransport(config).pipe(
+        Effect.mapError((error) =>
+          new McpClientError.McpClientError({
+            reason: new McpClientError.TransportError({
+              description: `Streamable HTTP: ${describe(probe.failure)}; HTTP+SSE: ${describe(error)}`
+            })
+          })
+        )
+      )
+    }
+    const negotiated = probe.success
+    if (negotiated.version === NEWEST_VERSION) return { ...negotiated, kind: "http" as const }
     yield* Scope.close(probeScope, Exit.void)
-    return yield* open(negotiated.version)
-  }).pipe(Effect.provideServiceEffect(HttpClient.HttpClient, thirdPartyClient))
+    return { version: negotiated.version, transport: yield* open(negotiated.version), kind: "http" as const }
+  })
+
+/** An `"http"` server (Streamable HTTP, or HTTP+SSE after a 4xx) or an `"sse"` one. */
+const httpTransport = (config: HttpConfig) =>
+  (config.type === "sse" ? legacyTransport(config) : streamableTransport(config)).pipe(
+    Effect.provideServiceEffect(HttpClient.HttpClient, thirdPartyClient)
+  )
 
 /**
  * The context's `HttpClient` (or `fetch` when there is none), sending no trace context: a
@@ -148,17 +197,18 @@ export const connect = (
 ): Effect.Effect<McpConnection, McpError, Scope.Scope | ChildProcessSpawner.ChildProcessSpawner> =>
   Effect.gen(function*() {
     const fail = (message: string) => new McpError({ server, message: `MCP server "${server}" ${message}` })
-    const expanded = expandConfig(given, options.env ?? process.env)
+    const expanded = expandConfig(given, options.env ?? process.env, options.workspace === undefined ? {} : { workspaceFolder: options.workspace })
     if (Result.isFailure(expanded)) {
-      const { field, variable } = expanded.failure
-      return yield* fail(`cannot start: environment variable ${variable} is not set (used in ${field})`)
+      const { field, input, variable } = expanded.failure
+      return yield* fail(
+        input === undefined
+          ? `cannot start: environment variable ${variable} is not set (used in ${field})`
+          : `cannot start: it asks for input "${input}" (used in ${field}), and there is no editor to prompt in: set ${variable} to answer it`
+      )
     }
     const config = expanded.success
     const secrets = yield* Secrets
     secrets.add(Object.values(config.type === "stdio" ? config.env ?? {} : config.headers ?? {}))
-    if (config.type === "sse") {
-      return yield* fail("cannot start: the legacy HTTP+SSE transport (\"type\": \"sse\") is not supported; use \"type\": \"http\" (Streamable HTTP)")
-    }
     const timeout = Duration.fromInputUnsafe(config.startupTimeout ?? options.startupTimeout ?? DEFAULT_STARTUP_TIMEOUT)
     const outer = yield* Effect.scope
     const own = yield* Scope.fork(outer, "sequential")
@@ -177,27 +227,38 @@ export const connect = (
       } as const
       : { _tag: "http", config } as const
     const stderr = plan._tag === "stdio" ? plan.observed.stderr : undefined
+    let timedOut = false
     const start = Effect.gen(function*() {
-      const transport = plan._tag === "stdio"
+      const negotiated = plan._tag === "stdio"
         ? yield* stdioTransport(plan.config, plan.observed.spawner)
         : yield* httpTransport(plan.config)
-      const client = yield* makeClient(transport, timeout)
-      return { client, tools: yield* client.listTools() }
+      const client = yield* makeClient(negotiated.transport, timeout)
+      return { client, tools: yield* client.listTools(), version: negotiated.version, kind: negotiated.kind }
     }).pipe(
       Scope.provide(own),
       Effect.mapError((error) => fail(`failed to start: ${describe(error)}`)),
       Effect.timeoutOrElse({
         duration: timeout,
-        orElse: () => Effect.fail(fail(`did not start within ${Duration.format(timeout)}`))
+        orElse: () =>
+          Effect.suspend(() => {
+            timedOut = true
+            return Effect.fail(fail(`did not start within ${Duration.format(timeout)}`))
+          })
       })
     )
     const started = yield* Effect.exit(start)
     if (Exit.isFailure(started)) {
       yield* Scope.close(own, started)
       yield* settle(stderr)
+      // a process whose transport had not failed was alive: waiting for something (a download, the network, input)
+      const stillRunning = (message: string) =>
+        !timedOut || stderr === undefined ? message : `${message}: it was still running (now stopped); raise startupTimeout or MCP_TIMEOUT if it needs longer; ${
+          withStderr("", stderr) === "" ? "it printed nothing" : "it printed the lines below"
+        }`
       return yield* Effect.failCause(started.cause).pipe(
-        Effect.mapError((error) => new McpError({ server, message: secrets.scrub(withStderr(error.message, stderr)) }))
+        Effect.mapError((error) => new McpError({ server, message: secrets.scrub(withStderr(stillRunning(error.message), stderr)) }))
       )
     }
-    return { server, config, client: started.value.client, tools: started.value.tools, stderr }
+    const { client, kind, tools, version } = started.value
+    return { server, config, client, tools, version, transport: kind, stderr }
   })

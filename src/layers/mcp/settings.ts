@@ -23,6 +23,8 @@ export interface SettingsOptions {
   readonly maxImageBytes?: number
   /** Where `${VAR}` references in server configs are looked up. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>
+  /** What `${workspaceFolder}` in server configs stands for. Default the current directory. */
+  readonly workspace?: string
 }
 
 /** The resolved defaults, and the scrub every text from a server goes through. */

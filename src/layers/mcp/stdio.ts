@@ -11,9 +11,9 @@
 import { Deferred, Effect, type Scope, Stream } from "effect"
 import { ChildProcessSpawner } from "effect/process"
 
-/** The last lines a server wrote to stderr. */
+/** The last lines a server wrote to stderr, and to stdout besides its messages. */
 export interface StderrTail {
-  /** The last lines, oldest first (a line still being written is included). */
+  /** The last lines, oldest first, each after `stderr: ` or `stdout: ` (a line still being written on stderr is included). */
   readonly lines: () => ReadonlyArray<string>
   /** Completes when stderr has ended (the process and anything holding its stderr are gone). */
   readonly ended: Effect.Effect<void>
@@ -66,20 +66,25 @@ const lineSplitter = () => {
 const makeTail = (server: string, done: Deferred.Deferred<void>, scrub: (text: string) => string) => {
   const kept: Array<string> = []
   const split = lineSplitter()
+  const keep = (line: string) => {
+    kept.push(line)
+    if (kept.length > TAIL_LINES) kept.shift()
+  }
   return {
+    /** A stdout line that was not a message (a banner, a log line, a prompt). */
+    note: (line: string) => keep(`stdout: ${clip(line)}`),
     feed: (chunk: string) =>
       Effect.gen(function*() {
         const lines = split.push(chunk)
         // A line without its newline yet is cut at its width: a flood without newlines cannot grow it.
         if (split.restLength() > LINE_WIDTH) lines.push(split.take())
         for (const line of lines) {
-          kept.push(clip(line))
-          if (kept.length > TAIL_LINES) kept.shift()
+          keep(`stderr: ${clip(line)}`)
           yield* Effect.logDebug(`MCP server "${server}" stderr: ${scrub(line)}`)
         }
       }),
     tail: {
-      lines: () => (split.restLength() === 0 ? kept : [...kept, clip(split.rest())]).slice(-TAIL_LINES),
+      lines: () => (split.restLength() === 0 ? kept : [...kept, `stderr: ${clip(split.rest())}`]).slice(-TAIL_LINES),
       ended: Deferred.await(done)
     } satisfies StderrTail
   }
@@ -99,7 +104,8 @@ const jsonRpcLines = <E>(
   stdout: Stream.Stream<Uint8Array, E>,
   server: string,
   maxChars: number,
-  scrub: (text: string) => string
+  scrub: (text: string) => string,
+  note: (line: string) => void
 ): Stream.Stream<Uint8Array, E> =>
   Stream.suspend(() => {
     const split = lineSplitter()
@@ -112,7 +118,10 @@ const jsonRpcLines = <E>(
           const lines = split.push(chunk)
           for (const line of lines) {
             if (oversized || looksLikeJsonRpc(line)) out.push(`${line}\n`)
-            else if (line.trim() !== "") yield* Effect.logDebug(`MCP server "${server}" stdout (not JSON-RPC, ignored): ${scrub(clip(line))}`)
+            else if (line.trim() !== "") {
+              note(line)
+              yield* Effect.logDebug(`MCP server "${server}" stdout (not JSON-RPC, ignored): ${scrub(clip(line))}`)
+            }
             oversized = false
           }
           if (split.restLength() > maxChars) {
@@ -141,7 +150,7 @@ export const observingSpawner = (options: {
 }): Effect.Effect<{ readonly spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]; readonly stderr: StderrTail }> =>
   Effect.gen(function*() {
     const done = yield* Deferred.make<void>()
-    const { feed, tail } = makeTail(options.server, done, options.scrub)
+    const { feed, note, tail } = makeTail(options.server, done, options.scrub)
     const spawner = ChildProcessSpawner.make((command) =>
       Effect.gen(function*() {
         // A process that never started has no stderr to wait for.
@@ -155,7 +164,7 @@ export const observingSpawner = (options: {
         )
         return ChildProcessSpawner.makeHandle({
           ...handle,
-          stdout: jsonRpcLines(handle.stdout, options.server, options.maxMessageChars, options.scrub),
+          stdout: jsonRpcLines(handle.stdout, options.server, options.maxMessageChars, options.scrub, note),
           stderr: Stream.empty
         })
       })
