@@ -82,6 +82,23 @@ describe("MCP files of other clients", () => {
       expect(logLines(log)[0]).toMatch(/^ready /)
     }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeServices.layer, SecretsLive.layer()))))
 
+  it.effect("VS Code's comments and trailing commas are read (strings keep their slashes); broken JSON is still an error", () =>
+    Effect.gen(function*() {
+      const workspace = yield* tempDir
+      const vscode = nodePath.join(workspace, ".vscode", "mcp.json")
+      nodeFs.mkdirSync(nodePath.dirname(vscode))
+      nodeFs.writeFileSync(vscode, `{
+  // the servers of this repository
+  "servers": {
+    "docs": { "type": "http", "url": "https://example.invalid//mcp/*x*/", }, /* a remote one */
+  },
+  "inputs": [],
+}`)
+      expect(yield* McpTools.loadConfig({ workspace })).toMatchObject({ docs: { type: "http", url: "https://example.invalid//mcp/*x*/" } })
+      nodeFs.writeFileSync(vscode, `{ "servers": { "docs": { "url": "https://x" } }`)
+      expect(yield* Effect.flip(McpTools.loadConfig({ workspace }))).toMatchObject({ message: `MCP config ${vscode} is not valid JSON` })
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
   it.effect("a file of neither shape, and a bad VS Code entry, are errors naming the file's own fields", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir

@@ -142,10 +142,43 @@ const toConfigError = (prefix: ReadonlyArray<string>, source: string) => (error:
 export const decodeServers = (input: unknown): Effect.Effect<McpServers, ConfigError> =>
   Schema.decodeUnknownEffect(McpServers)(input).pipe(Effect.mapError(toConfigError(["mcpServers"], "")))
 
-/** Decodes the text of a config file; `source` names the file in the message. */
+/**
+ * JSON with comments (`//`, `/* *\/`) and trailing commas, as VS Code writes its `mcp.json`, made
+ * plain JSON: one pass that leaves strings alone.
+ */
+export const stripJsonComments = (text: string): string => {
+  const out: Array<string> = []
+  // where the last comma outside strings was put, while nothing but blanks and comments follow it
+  let comma = -1
+  let i = 0
+  while (i < text.length) {
+    const c = text[i]!
+    if (c === "\"") {
+      let j = i + 1
+      while (j < text.length && text[j] !== "\"") j += text[j] === "\\" ? 2 : 1
+      out.push(text.slice(i, j + 1))
+      comma = -1
+      i = j + 1
+    } else if (c === "/" && text[i + 1] === "/") {
+      while (i < text.length && text[i] !== "\n") i++
+    } else if (c === "/" && text[i + 1] === "*") {
+      const end = text.indexOf("*/", i + 2)
+      i = end < 0 ? text.length : end + 2
+    } else {
+      if ((c === "}" || c === "]") && comma >= 0) out[comma] = ""
+      if (c === ",") comma = out.length
+      else if (!/\s/.test(c)) comma = -1
+      out.push(c)
+      i++
+    }
+  }
+  return out.join("")
+}
+
+/** Decodes the text of a config file (comments and trailing commas allowed); `source` names the file in the message. */
 export const decodeFile = (text: string, source: string): Effect.Effect<McpServers, ConfigError> =>
   Effect.try({
-    try: () => JSON.parse(text) as unknown,
+    try: () => JSON.parse(stripJsonComments(text)) as unknown,
     // The parser's message quotes the text, which may hold secrets: it is left out.
     catch: () => new ConfigError({ field: "mcpServers", message: `MCP config ${source} is not valid JSON` })
   }).pipe(
