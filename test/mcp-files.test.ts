@@ -82,7 +82,7 @@ describe("MCP files of other clients", () => {
       expect(logLines(log)[0]).toMatch(/^ready /)
     }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeServices.layer, SecretsLive.layer()))))
 
-  it.effect("VS Code's comments and trailing commas are read (strings keep their slashes); broken JSON is still an error", () =>
+  it.effect("VS Code's comments and trailing commas are read (strings keep their slashes); broken JSON is still an error naming the file", () =>
     Effect.gen(function*() {
       const workspace = yield* tempDir
       const vscode = nodePath.join(workspace, ".vscode", "mcp.json")
@@ -95,6 +95,7 @@ describe("MCP files of other clients", () => {
   "inputs": [],
 }`)
       expect(yield* McpTools.loadConfig({ workspace })).toMatchObject({ docs: { type: "http", url: "https://example.invalid//mcp/*x*/" } })
+      // a broken one is an error naming it, as for .mcp.json (the CLI's --no-mcp-workspace leaves the workspace's files out)
       nodeFs.writeFileSync(vscode, `{ "servers": { "docs": { "url": "https://x" } }`)
       expect(yield* Effect.flip(McpTools.loadConfig({ workspace }))).toMatchObject({ message: `MCP config ${vscode} is not valid JSON` })
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
