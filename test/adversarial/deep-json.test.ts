@@ -14,6 +14,8 @@ import * as Message from "../../src/domain/Message.ts"
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../../src/domain/text.ts"
 import * as Tool from "../../src/domain/Tool.ts"
 import * as Anthropic from "../../src/layers/providers/Anthropic.ts"
+import * as BedrockWire from "../../src/layers/providers/bedrockWire.ts"
+import * as GeminiWire from "../../src/layers/providers/geminiWire.ts"
 import { AgentLoop, harness } from "../support/harness.ts"
 import { tempDir } from "../support/toolWorkspace.ts"
 
@@ -86,6 +88,19 @@ describe("deeply nested JSON", () => {
       expect(bodies[0]).toContain(`"tool_use"`)
       expect(bodies[0]).not.toContain("[[[[")
     }))
+
+  it("the Bedrock and Gemini request bodies serialise such a stored call, and a deep Gemini event is refused typed", () => {
+    const call = { id: "c1", name: "loose", arguments: nested(5000) }
+    const messages = [Message.user("go"), Message.assistant("", [call]), Message.toolResult(call, "refused", true), Message.user("next")]
+    const tools = [{ name: "loose", description: "d", parameters: { type: "object" } }]
+    for (const body of [BedrockWire.requestBody({ model: "anthropic.claude-x", messages, tools }), GeminiWire.requestBody({ model: "gemini-2.5-pro", messages, tools })]) {
+      const json = JSON.stringify(body)
+      expect(json).not.toContain("[[[[")
+    }
+    const deepArgs = `{"candidates":[{"content":{"parts":[{"functionCall":{"name":"loose","args":${nested(5000)}}}]}}]}`
+    const step = GeminiWire.makeDecoder()().feed({ _tag: "Event", event: "message", id: undefined, data: deepArgs })
+    expect(step).toMatchObject({ _tag: "MalformedResponse" })
+  })
 
   it.effect("a typed answer 5,000 levels deep is sent back to the model, and the next answer is taken", () =>
     Effect.gen(function*() {

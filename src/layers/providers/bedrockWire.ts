@@ -11,7 +11,7 @@ import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/
 import type { Usage } from "../../domain/Usage.ts"
 import { check as anthropicCheck, thinkingBudget } from "./anthropicWire.ts"
 import { fromResponse, isContextLength } from "./httpErrors.ts"
-import { excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
+import { argumentsObject, excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
 import { type SchemaPolicy, toolSchemaFor } from "./toolSchema.ts"
 
 type Block = Record<string, unknown>
@@ -82,7 +82,7 @@ const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: bo
         ...(message.toolCalls ?? []).map((call) =>
           toolsAsText
             ? { text: `[called tool ${call.name} with ${call.arguments.trim() === "" ? "{}" : call.arguments}]` }
-            : { toolUse: { toolUseId: toolUseId(call.id), name: call.name, input: parseObject(call.arguments) ?? {} } }
+            : { toolUse: { toolUseId: toolUseId(call.id), name: call.name, input: argumentsObject(call.arguments) ?? {} } }
         )
       ]
     case "tool": {

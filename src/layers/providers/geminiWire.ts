@@ -23,6 +23,7 @@ import {
 } from "../../domain/Message.ts"
 import { budgetForEffort } from "../../domain/ModelOptions.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
+import { jsonTooDeep, MAX_JSON_DEPTH } from "../../domain/text.ts"
 import type { Usage } from "../../domain/Usage.ts"
 import { geminiParameters, geminiSchema } from "./geminiSchema.ts"
 import { describeJson, fromStreamError } from "./httpErrors.ts"
@@ -84,7 +85,12 @@ const keptOf = (message: AssistantMessage, provider: string, model: string): Kep
 }
 
 /** The arguments of a call as an object (the API's `args`); text that is not an object is sent as `{}`. */
+/** The nesting of an event around a call's `args` (`candidates` → … → `functionCall` → `args`). */
+const EVENT_DEPTH = 8
+
 const argsOf = (text: string): Record<string, unknown> => {
+  // deeper arguments were refused by the loop; serialising them would overflow the stack
+  if (jsonTooDeep(text)) return {}
   try {
     const value: unknown = JSON.parse(text)
     return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
@@ -310,6 +316,10 @@ export const makeDecoder = (provider: string = PROVIDER) => (): WireDecoder => {
   let blocked: string | undefined
   const fallbackPrefix = Math.random().toString(36).slice(2, 10)
   const feed = (event: Sse.Event): Step | ProviderError => {
+    // a call's `args` object is serialised again below (recursively): bound its nesting first
+    if (jsonTooDeep(event.data, MAX_JSON_DEPTH + EVENT_DEPTH)) {
+      return new MalformedResponse({ message: `An event nests deeper than ${MAX_JSON_DEPTH} levels: ${excerpt(event.data)}` })
+    }
     const payload = parseObject(event.data)
     if (payload === undefined) return new MalformedResponse({ message: `Invalid JSON in stream: ${excerpt(event.data)}` })
     if (payload["error"] !== undefined) return fromStreamError(describeJson(payload, "error event"))
