@@ -23,7 +23,7 @@ const rules = (lists: Partial<Record<RuleKind, ReadonlyArray<string>>>): Readonl
 
 const ws = "/home/u/project"
 const exec = (command: string) => ({ name: "exec", arguments: { command } })
-const verdictOf = (lists: Partial<Record<RuleKind, ReadonlyArray<string>>>, call: { name: string; arguments: unknown }) => {
+const verdictOf = (lists: Partial<Record<RuleKind, ReadonlyArray<string>>>, call: { name: string; arguments: unknown; mcp?: { server: string; tool: string } }) => {
   const verdict = evaluate(rules(lists), call, ws)
   return verdict._tag === "Deny" || verdict._tag === "Ask" ? `${verdict._tag}:${verdict.rule.text}` : verdict._tag
 }
@@ -93,6 +93,21 @@ describe("permission rules", () => {
     expect(verdictOf({ allow: ["mcp__github__search_issues"] }, { name: "github__create_issue", arguments: {} })).toBe("None")
     expect(verdictOf({ allow: ["github__search_*"] }, { name: "github__search_code", arguments: {} })).toBe("Allow")
     expect(verdictOf({ allow: ["WebFetch(domain:example.com)"] }, exec("curl example.com"))).toBe("None")
+  })
+
+  it("names an MCP tool by its server and own name, whatever name it is registered under", () => {
+    // two servers' tools are registered under their plain names when nothing else has them
+    const plain = { name: "create_issue", arguments: {}, mcp: { server: "github", tool: "create_issue" } }
+    expect(verdictOf({ deny: ["mcp__github__create_issue"] }, plain)).toBe("Deny:mcp__github__create_issue")
+    expect(verdictOf({ deny: ["mcp__github"] }, plain)).toBe("Deny:mcp__github")
+    expect(verdictOf({ deny: ["github__*"] }, plain)).toBe("Deny:github__*")
+    expect(verdictOf({ deny: ["mcp__gitlab"] }, plain)).toBe("None")
+    // a built-in's rule never names an MCP tool that happens to share its name
+    const lookalike = { name: "read_file", arguments: { path: "a" }, mcp: { server: "files", tool: "read_file" } }
+    expect(verdictOf({ allow: ["Read"] }, lookalike)).toBe("None")
+    expect(verdictOf({ allow: ["exec"] }, { name: "exec", arguments: { command: "ls" }, mcp: { server: "sh", tool: "exec" } })).toBe("None")
+    expect(suggest([], plain)).toEqual(["mcp__github__create_issue"])
+    expect(verdictOf({ allow: suggest([], plain) }, plain)).toBe("Allow")
   })
 
   it("deny beats ask beats allow", () => {

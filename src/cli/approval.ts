@@ -130,7 +130,7 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
       const suggested = remember ? permissions.suggest(call) : []
       const suggestedShown = Display.visible(suggested.join(", "))
       const canSave = permissions.saveTarget !== undefined
-      if (options.bridge !== undefined) yield* options.bridge.notify(context, `agent-loop needs your permission to use ${claudeName(call.name)}`)
+      if (options.bridge !== undefined) yield* options.bridge.notify(context, `agent-loop needs your permission to use ${claudeName(call)}`)
       yield* screen.line(`${err.yellow("?")} ${err.bold(`${Display.visible(Format.truncate(call.name, 80))} wants to run`)}${why === undefined ? "" : err.dim(` (${Display.visible(why)})`)}:`)
       for (const line of lines) yield* screen.line(line)
       if (shown.operators.length > 0) yield* screen.line(`  ${err.red("shell operators:")} ${shown.operators.join(" ")}`)

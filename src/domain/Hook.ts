@@ -21,6 +21,7 @@ import type { Duration, Effect } from "effect"
 import type { AgentEvent } from "./Event.ts"
 import type { AssistantMessage, Content, Message, ToolCall } from "./Message.ts"
 import type { FinishReason, ProviderRequest, ToolDefinition } from "./Provider.ts"
+import type { McpOrigin } from "./Tool.ts"
 import type { TurnResult } from "./Turn.ts"
 
 /** Go on unchanged. */
@@ -74,6 +75,8 @@ export const sessionContext = (sessionKey: string): HookContext => ({ turnId: ""
 export interface HookToolCall {
   readonly id: string
   readonly name: string
+  /** For an MCP tool, its server and its name there, whatever `name` it is registered under. */
+  readonly mcp?: McpOrigin
   readonly arguments: unknown
   readonly readOnly: boolean
   readonly requiresApproval: boolean

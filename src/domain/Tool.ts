@@ -38,9 +38,17 @@ export interface ToolContext {
   readonly depth: number
 }
 
+/** Where an MCP tool comes from: its server and its name there, whatever name it is registered under. */
+export interface McpOrigin {
+  readonly server: string
+  readonly tool: string
+}
+
 /** A tool ready for a registry. `R` is what `execute` needs from the context. */
 export interface Tool<R = never> {
   readonly name: string
+  /** For an MCP tool, its server and name there (rules and hooks name it `mcp__server__tool`). */
+  readonly mcp?: McpOrigin
   readonly description: string
   /** Static: known without looking at arguments. Undeclared means mutating. */
   readonly readOnly: boolean
@@ -70,6 +78,8 @@ export interface MakeOptions<S extends Schema.Decoder<unknown>, R> {
   readonly timeout?: Duration.Input
   /** Overrides the JSON Schema derived from `parameters` (for tools that bring their own, such as MCP tools). */
   readonly jsonSchema?: Record<string, unknown>
+  /** For an MCP tool: its server and its name there. */
+  readonly mcp?: McpOrigin
   readonly execute: (args: S["Type"], context: ToolContext) => Effect.Effect<string | ToolOutput, ToolError, R>
 }
 
@@ -89,6 +99,7 @@ export const make = <S extends Schema.Decoder<unknown>, R = never>(options: Make
   const approval = options.requiresApproval ?? false
   return {
     name: options.name,
+    ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
     description: options.description,
     readOnly: options.readOnly ?? false,
     requiresApproval: approval === true,

@@ -108,6 +108,7 @@ const toTool = (
     `MCP server "${connection.server}" tool "${descriptor.name}" ${reason}`
   return Tool.make({
     name,
+    mcp: { server: connection.server, tool: descriptor.name },
     description: descriptor.description ?? descriptor.title ?? "",
     parameters: Arguments,
     jsonSchema: descriptor.inputSchema,

@@ -17,6 +17,7 @@
 import * as os from "node:os"
 import { Data } from "effect"
 import * as nodePath from "node:path"
+import type { McpOrigin } from "../../domain/Tool.ts"
 import { CLAUDE_ALIASES } from "../../layers/claudeHooks/names.ts"
 import { pathMatch, starMatch } from "./glob.ts"
 import { read, type SimpleCommand } from "./shellWords.ts"
@@ -121,7 +122,12 @@ export const pathMatches = (specifier: string | undefined, where: Where, home: s
 export interface RuleCall {
   readonly name: string
   readonly arguments: unknown
+  /** For an MCP tool, its server and its name there: rules name it by these, whatever it is registered as. */
+  readonly mcp?: McpOrigin | undefined
 }
+
+/** The `server__tool` name MCP rules match an MCP tool's calls by. */
+const mcpName = (origin: McpOrigin): string => `${origin.server}__${origin.tool}`
 
 const argument = (args: unknown, field: string): unknown =>
   typeof args === "object" && args !== null ? (args as Record<string, unknown>)[field] : undefined
@@ -139,13 +145,18 @@ export const commandOf = (call: RuleCall): string | undefined => {
   return typeof command === "string" ? command : undefined
 }
 
-/** Whether `rule` names the tool of `call` (its specifier aside). */
-export const namesTool = (rule: Rule, name: string): boolean => {
+/**
+ * Whether `rule` names the tool of `call` (its specifier aside). An MCP tool is named by its server
+ * and its own name (`mcp__github__create_issue`) even when it is registered under its plain name,
+ * and never by a built-in's rule.
+ */
+export const namesTool = (rule: Rule, call: Pick<RuleCall, "name" | "mcp">): boolean => {
+  const { mcp, name } = call
   switch (rule.tool._tag) {
     case "Builtin":
-      return rule.tool.name === name
+      return mcp === undefined && rule.tool.name === name
     case "Mcp":
-      return starMatch(rule.tool.glob, name)
+      return mcp === undefined ? starMatch(rule.tool.glob, name) : starMatch(rule.tool.glob, mcpName(mcp)) || starMatch(rule.tool.glob, name)
     case "Unknown":
       return false
   }
@@ -156,7 +167,7 @@ export const namesTool = (rule: Rule, name: string): boolean => {
  * and `evaluate`).
  */
 export const matchesCall = (rule: Rule, call: RuleCall, workspace: string): boolean => {
-  if (!namesTool(rule, call.name)) return false
+  if (!namesTool(rule, call)) return false
   if (rule.specifier === undefined || rule.tool._tag !== "Builtin") return true
   if (!PATH_TOOLS.has(call.name)) return false
   const path = pathOf(call)
@@ -203,7 +214,7 @@ const deniable = (part: SimpleCommand): ReadonlyArray<SimpleCommand> => {
  * blank-separated words, and never allowed.
  */
 export const evaluate = (rules: ReadonlyArray<Rule>, call: RuleCall, workspace: string): Verdict => {
-  const command = call.name === "exec" ? commandOf(call) : undefined
+  const command = call.mcp === undefined && call.name === "exec" ? commandOf(call) : undefined
   if (command === undefined) {
     const deny = first(rules, "deny", (rule) => matchesCall(rule, call, workspace))
     if (deny) return { _tag: "Deny", rule: deny }
@@ -212,7 +223,7 @@ export const evaluate = (rules: ReadonlyArray<Rule>, call: RuleCall, workspace: 
     const allow = first(rules, "allow", (rule) => matchesCall(rule, call, workspace))
     return allow ? { _tag: "Allow", rules: [allow] } : { _tag: "None" }
   }
-  const forExec = rules.filter((rule) => namesTool(rule, "exec"))
+  const forExec = rules.filter((rule) => namesTool(rule, { name: "exec" }))
   const reading = read(command)
   const parts: ReadonlyArray<SimpleCommand> = reading._tag === "Commands"
     ? reading.commands
@@ -250,6 +261,7 @@ const SUBCOMMAND = /^[a-z][a-z0-9-]*$/
  * None when no rule could (an unreadable command, a redirection, a substitution as the command).
  */
 export const suggest = (rules: ReadonlyArray<Rule>, call: RuleCall): ReadonlyArray<string> => {
+  if (call.mcp !== undefined) return [`mcp__${mcpName(call.mcp)}`]
   if (call.name !== "exec") return [call.name]
   const command = commandOf(call)
   if (command === undefined) return []
@@ -259,7 +271,7 @@ export const suggest = (rules: ReadonlyArray<Rule>, call: RuleCall): ReadonlyArr
   for (const written of reading.commands) {
     const part = withoutReserved(written)
     if (part.words.length === 0) continue
-    if (rules.some((rule) => rule.kind === "allow" && namesTool(rule, "exec") && commandMatches(rule.specifier, part))) continue
+    if (rules.some((rule) => rule.kind === "allow" && namesTool(rule, { name: "exec" }) && commandMatches(rule.specifier, part))) continue
     const [program, sub] = part.words
     if (program === undefined || part.writesFile || isAssignment(program) || program.includes("\u0000") || /[()\s]/.test(program)) return []
     const rule = `exec(${sub !== undefined && SUBCOMMAND.test(sub) ? `${program} ${sub}` : program}:*)`

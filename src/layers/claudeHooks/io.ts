@@ -3,11 +3,17 @@
  * spelling, and the reading of its exit code and output.
  */
 import * as nodePath from "node:path"
+import type { McpOrigin } from "../../domain/Tool.ts"
 import { CLAUDE_NAMES } from "./names.ts"
 
-/** Claude Code's name for a tool: its built-in names, `mcp__server__tool` for MCP tools. */
-export const claudeName = (name: string): string =>
-  CLAUDE_NAMES[name] ?? (name.includes("__") && !name.startsWith("_") ? `mcp__${name}` : name)
+/**
+ * Claude Code's name for a tool: its built-in names, `mcp__server__tool` for MCP tools (by their
+ * server and own name, whatever name they are registered under).
+ */
+export const claudeName = (call: { readonly name: string; readonly mcp?: McpOrigin | undefined }): string =>
+  call.mcp !== undefined
+    ? `mcp__${call.mcp.server}__${call.mcp.tool}`
+    : CLAUDE_NAMES[call.name] ?? (call.name.includes("__") && !call.name.startsWith("_") ? `mcp__${call.name}` : call.name)
 
 const record = (value: unknown): Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {}

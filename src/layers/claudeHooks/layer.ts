@@ -113,9 +113,9 @@ export const layer = (
         case "PreToolUse":
           return {
             beforeTool: ({ context, call }) => {
-              if (!group.test(namesFor(call.name))) return undefined
+              if (!group.test(namesFor(call))) return undefined
               return Effect.gen(function*() {
-                const input = { ...base(context, "PreToolUse"), tool_name: claudeName(call.name), tool_input: toClaudeInput(call.name, call.arguments, projectDir), tool_use_id: call.id }
+                const input = { ...base(context, "PreToolUse"), tool_name: claudeName(call), tool_input: toClaudeInput(call.name, call.arguments, projectDir), tool_use_id: call.id }
                 const said = yield* runGroup(group, name, context, input, false)
                 let args: unknown = undefined
                 for (const s of said) {
@@ -133,12 +133,12 @@ export const layer = (
         case "PostToolUse":
           return {
             afterTool: ({ context, call, result }) => {
-              if (!group.test(namesFor(call.name))) return undefined
+              if (!group.test(namesFor(call))) return undefined
               return Effect.gen(function*() {
                 const output = Message.textOf(result.content)
                 const input = {
                   ...base(context, "PostToolUse"),
-                  tool_name: claudeName(call.name),
+                  tool_name: claudeName(call),
                   tool_input: toClaudeInput(call.name, call.arguments, projectDir),
                   tool_response: toClaudeResponse(call.name, call.arguments, output, projectDir),
                   tool_use_id: call.id

@@ -1,3 +1,5 @@
+import type { McpOrigin } from "../../domain/Tool.ts"
+
 /** Claude Code's names of agent-loop's built-in tools (its `Glob` and `LS` both list: `list_dir` is `LS`). */
 export const CLAUDE_NAMES: Readonly<Record<string, string>> = {
   exec: "Bash",
@@ -21,7 +23,9 @@ export const CLAUDE_ALIASES: Readonly<Record<string, string>> = {
 }
 
 /** Every name a matcher may use for a tool: Claude Code's (and its aliases), and agent-loop's own. */
-export const namesFor = (name: string): ReadonlyArray<string> => {
+export const namesFor = (call: { readonly name: string; readonly mcp?: McpOrigin | undefined }): ReadonlyArray<string> => {
+  const { mcp, name } = call
+  if (mcp !== undefined) return [`mcp__${mcp.server}__${mcp.tool}`, name]
   const names = Object.entries(CLAUDE_ALIASES).filter(([, ours]) => ours === name).map(([theirs]) => theirs)
   if (names.length === 0 && name.includes("__") && !name.startsWith("_")) names.push(`mcp__${name}`)
   return [...names, name]

@@ -87,7 +87,14 @@ const prepare = (engine: Engine, turn: Turn.Turn, { call, tool }: PlannedCall): 
     return resultNow(notRun(turn, call, started, `Invalid arguments for tool "${call.name}": not valid JSON. Received: ${call.arguments}`))
   }
   const where = Turn.hookContext(turn)
-  const hookCall: HookToolCall = { id: call.id, name: call.name, arguments: args, readOnly: tool.readOnly, requiresApproval: tool.requiresApproval }
+  const hookCall: HookToolCall = {
+    id: call.id,
+    name: call.name,
+    ...(tool.mcp === undefined ? {} : { mcp: tool.mcp }),
+    arguments: args,
+    readOnly: tool.readOnly,
+    requiresApproval: tool.requiresApproval
+  }
   const { hooks } = engine
   if (!hooks.handles("beforeTool")) return decodeAndApprove(engine, turn, { call, tool, started, where, hookCall, args })
   return Effect.flatMap(hooks.run("beforeTool", { context: where, call: hookCall }), (before) => {
