@@ -8,6 +8,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Effect, type FileSystem, Layer, Option, type Path, References } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
 import * as ClaudeHooks from "../layers/claudeHooks/layer.ts"
+import * as FileHistoryDir from "../layers/FileHistoryDir.ts"
 import * as FileHooks from "../layers/FileHooks.ts"
 import * as McpTools from "../layers/McpTools.ts"
 import * as Replay from "../layers/providers/Replay.ts"
@@ -22,6 +23,7 @@ import type { ProviderLayer } from "./providers.ts"
 import type { CliSettings, ProviderSettings } from "./settings.ts"
 import { configDir } from "./settingsFile.ts"
 import * as StoreChoice from "./storeChoice.ts"
+import { undoDir } from "./undo.ts"
 
 /** What the agent commands take from the platform: `main.ts` provides `NodeServices.layer` once, for every command. */
 export type Platform = FileSystem.FileSystem | Path.Path | ChildProcessSpawner.ChildProcessSpawner
@@ -72,7 +74,9 @@ const protectedLocations = (settings: CliSettings) =>
 const tools = (settings: CliSettings) => {
   const builtins = Layer.unwrap(Effect.map(protectedLocations(settings), (protect) =>
     ToolRegistryLive.layer(builtinTools({ enable: settings.tools, exec: { killGrace: EXEC_KILL_GRACE }, protect })))).pipe(
-    Layer.provide(WorkspaceLive.layer(settings.workspace))
+    Layer.provide(WorkspaceLive.layer(settings.workspace)),
+    // what the file tools replace is kept for `agent-loop undo`, for sessions that are saved
+    settings.persist ? Layer.provide(FileHistoryDir.layer({ directory: undoDir(settings.dataDir), maxBytesPerSession: settings.undoBudget })) : (l) => l
   )
   const sources = {
     servers: settings.mcpServers,
