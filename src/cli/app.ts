@@ -62,6 +62,15 @@ const protectedLocations = (settings: CliSettings) =>
   })
 
 /**
+ * Whether `web_fetch` may reach `host` at a private or loopback address: only by an allow rule
+ * naming its domain (`web_fetch(domain:localhost)`), never by one allowing every fetch.
+ */
+const allowsPrivateHost = (settings: CliSettings, host: string) => {
+  const verdict = settings.permissions.evaluate({ name: "web_fetch", arguments: { url: `http://${host.includes(":") ? `[${host}]` : host}/` } })
+  return verdict._tag === "Allow" && verdict.rules.every((rule) => rule.specifier !== undefined)
+}
+
+/**
  * The built-in tools of `--tools`, then the tools of the MCP servers of the settings files, the
  * workspace's MCP files (`.vscode/mcp.json`, `.cursor/mcp.json`, `.mcp.json`: trusted workspaces,
  * unless `--no-mcp-workspace`) and `--mcp-config`, later ones replacing a server of the same name,
@@ -73,7 +82,12 @@ const protectedLocations = (settings: CliSettings) =>
  */
 const tools = (settings: CliSettings) => {
   const builtins = Layer.unwrap(Effect.map(protectedLocations(settings), (protect) =>
-    ToolRegistryLive.layer(builtinTools({ enable: settings.tools, exec: { killGrace: EXEC_KILL_GRACE }, protect })))).pipe(
+    ToolRegistryLive.layer(builtinTools({
+      enable: settings.tools,
+      exec: { killGrace: EXEC_KILL_GRACE },
+      webFetch: { allowPrivate: (host) => allowsPrivateHost(settings, host) },
+      protect
+    })))).pipe(
     Layer.provide(WorkspaceLive.layer(settings.workspace)),
     // what the file tools replace is kept for `agent-loop undo`, for sessions that are saved
     settings.persist ? Layer.provide(FileHistoryDir.layer({ directory: undoDir(settings.dataDir), maxBytesPerSession: settings.undoBudget })) : (l) => l

@@ -5,7 +5,8 @@ export const CLAUDE_NAMES: Readonly<Record<string, string>> = {
   write_file: "Write",
   edit_file: "Edit",
   grep: "Grep",
-  list_dir: "LS"
+  list_dir: "LS",
+  web_fetch: "WebFetch"
 }
 
 /** Claude Code's tool names (`MultiEdit` and `Glob` included) to agent-loop's: for rules and matchers. */
@@ -17,7 +18,8 @@ export const CLAUDE_ALIASES: Readonly<Record<string, string>> = {
   MultiEdit: "edit_file",
   Grep: "grep",
   LS: "list_dir",
-  Glob: "list_dir"
+  Glob: "list_dir",
+  WebFetch: "web_fetch"
 }
 
 /** Every name a matcher may use for a tool: Claude Code's (and its aliases), and agent-loop's own. */
