@@ -23,8 +23,7 @@
  */
 import { Duration, Effect, Schema } from "effect"
 import * as dns from "node:dns"
-import * as http from "node:http"
-import * as https from "node:https"
+import type * as http from "node:http"
 import type { LookupFunction } from "node:net"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
@@ -100,12 +99,17 @@ interface Fetched {
   readonly cut: boolean
 }
 
+/** The HTTP client of `url`'s scheme, loaded when first used (TLS costs start-up time otherwise). */
+type Client = { readonly request: (url: URL, options: http.RequestOptions) => http.ClientRequest }
+const clientOf = (url: URL): Effect.Effect<Client> =>
+  Effect.promise(() => url.protocol === "https:" ? import("node:https") : import("node:http"))
+
 /** One GET of `url`, connected to `address` whatever the name resolves to now. */
-const getOnce = (url: URL, address: dns.LookupAddress, maxBytes: number) =>
+const getOnce = (client: Client, url: URL, address: dns.LookupAddress, maxBytes: number) =>
   Effect.callback<Fetched, ToolError>((resume, signal) => {
     const pinned: LookupFunction = (_host, options, callback) =>
       options.all ? callback(null, [address]) : callback(null, address.address, address.family)
-    const request = (url.protocol === "https:" ? https : http).request(url, {
+    const request = client.request(url, {
       method: "GET",
       agent: false,
       lookup: pinned,
@@ -184,7 +188,7 @@ export const makeWebFetch = (options: WebFetchOptions = {}) => {
         for (let redirects = 0;; redirects++) {
           if (typeof url === "string") return yield* fail(url)
           const address = yield* resolveChecked(url, allowPrivate)
-          const fetched = yield* getOnce(url, address, maxBytes)
+          const fetched = yield* getOnce(yield* clientOf(url), url, address, maxBytes)
           if (REDIRECTS.has(fetched.status)) {
             if (fetched.location === undefined) return yield* fail(`${url.href} answered ${fetched.status} without a Location`)
             if (redirects >= maxRedirects) return yield* fail(`${input} redirects more than ${maxRedirects} times; stopped at ${url.href}`)
