@@ -17,12 +17,15 @@ const exists = (root: string, file: string) => nodeFs.existsSync(nodePath.join(r
 const mode = (path: string) => nodeFs.statSync(path).mode & 0o777
 
 /** Runs `body` in a workspace whose tools record into a history in a fresh directory. */
-const withHistory = <A, E>(maxBytesPerSession: number | undefined, body: (dirs: { root: string; history: string }) => Effect.Effect<A, E, any>) =>
+const withHistory = <A, E>(limits: number | { readonly maxTurnsPerSession: number } | undefined, body: (dirs: { root: string; history: string }) => Effect.Effect<A, E, any>) =>
   withWorkspace(({ root }) =>
     Effect.gen(function*() {
       const history = nodePath.join(yield* tempDir("history-"), "undo")
       return yield* body({ root, history }).pipe(
-        Effect.provide(FileHistoryDir.layer({ directory: history, ...(maxBytesPerSession === undefined ? {} : { maxBytesPerSession }) }))
+        Effect.provide(FileHistoryDir.layer({
+          directory: history,
+          ...(limits === undefined ? {} : typeof limits === "number" ? { maxBytesPerSession: limits } : limits)
+        }))
       )
     }).pipe(Effect.scoped) as Effect.Effect<A, E, any>
   )
@@ -134,6 +137,18 @@ describe("FileHistory in a directory", () => {
         expect(refused._tag).toBe("NothingToUndo")
         expect(refused.message).toContain("turn t5 cannot be undone")
         expect(read(root, "big.txt")).toBe("small")
+      })
+    ))
+
+  it.effect("keeps at most maxTurnsPerSession turns, even when they keep no bytes", () =>
+    withHistory({ maxTurnsPerSession: 3 }, ({ root }) =>
+      Effect.gen(function*() {
+        for (const n of [1, 2, 3]) yield* callIn(`t${n}`, writeFile, { path: `new${n}.txt`, content: "n" })
+        const files = yield* FileHistory
+        expect((yield* files.turns("s")).map((t) => t.turnId)).toEqual(["t1", "t2", "t3"])
+        yield* callIn("t4", writeFile, { path: "new4.txt", content: "n" })
+        expect((yield* files.turns("s")).map((t) => t.turnId)).toEqual(["t2", "t3", "t4"])
+        expect(exists(root, "new1.txt")).toBe(true)
       })
     ))
 })

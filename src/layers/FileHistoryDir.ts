@@ -3,8 +3,8 @@
  * `manifest.json` (which files the turn changed, hashes of their content before and after) and
  * the previous bytes of each file. Everything is private: directories 0700, files 0600.
  *
- * Each session has a byte budget for kept content: when a turn's changes pass it, the session's
- * oldest turns are dropped first; a turn that does not fit on its own is marked as not undoable
+ * Each session has a byte budget for kept content and a number of turns: when a turn's changes pass
+ * either, the session's oldest turns are dropped first; a turn that does not fit on its own is marked as not undoable
  * (its kept bytes go), so that undo never restores only part of a turn. An undo restores a file
  * only while it still holds what the turn wrote (or already holds what it held before); other
  * files are refused by name, and the turn is kept so that it can be undone once they are fixed.
@@ -35,12 +35,20 @@ import { fileName } from "./SessionStoreJsonlNames.ts"
 /** The default byte budget of one session's kept content: 64 MiB. */
 export const DEFAULT_MAX_BYTES_PER_SESSION = 64 * 1024 * 1024
 
+/**
+ * The default number of turns kept per session: a turn that only creates files keeps no bytes,
+ * so the byte budget alone would not bound the number of turn directories.
+ */
+export const DEFAULT_MAX_TURNS_PER_SESSION = 100
+
 /** Where and how much. */
 export interface FileHistoryDirOptions {
   /** The directory of the history; created (0700) when missing. */
   readonly directory: string
   /** The most bytes of previous content kept per session. Default `DEFAULT_MAX_BYTES_PER_SESSION`. */
   readonly maxBytesPerSession?: number
+  /** The most turns kept per session, oldest dropped first. Default `DEFAULT_MAX_TURNS_PER_SESSION`. */
+  readonly maxTurnsPerSession?: number
 }
 
 const Before = Schema.Union([
@@ -97,6 +105,7 @@ const keptBytes = (manifest: Manifest) =>
 export const make = (options: FileHistoryDirOptions): Effect.Effect<FileHistoryShape> =>
   Effect.gen(function*() {
     const budget = options.maxBytesPerSession ?? DEFAULT_MAX_BYTES_PER_SESSION
+    const maxTurns = Math.max(1, options.maxTurnsPerSession ?? DEFAULT_MAX_TURNS_PER_SESSION)
     const lock = yield* Semaphore.make(1)
     const sessionDir = (key: string) => nodePath.join(options.directory, nameOf(key))
 
@@ -154,13 +163,15 @@ export const make = (options: FileHistoryDirOptions): Effect.Effect<FileHistoryS
           }
           manifest = { ...manifest, files: [...manifest.files, { root: change.root, path: change.path, before, afterSha256 }] }
         }
-        // the budget: older turns go first; a turn that does not fit alone cannot be undone
+        // the budgets: older turns go first; a turn that does not fit alone cannot be undone
         let total = keptBytes(manifest) + turns.filter((t) => t !== found).reduce((sum, t) => sum + keptBytes(t.manifest), 0)
+        let count = turns.length + (found === undefined ? 1 : 0)
         for (const turn of turns) {
-          if (total <= budget) break
+          if (total <= budget && count <= maxTurns) break
           if (turn === found) continue
           yield* remove(turn.dir)
           total -= keptBytes(turn.manifest)
+          count--
         }
         if (total > budget && manifest.incomplete === undefined) {
           manifest = { ...manifest, incomplete: `its changes need more than the undo budget of ${budget} bytes` }
