@@ -32,6 +32,17 @@ export {
   type SubscribeOptions,
   type Subscription
 } from "./services/EventBus.ts"
+export {
+  type Before as FileBefore,
+  type FileChange,
+  FileHistory,
+  FileHistoryError,
+  type FileHistoryShape,
+  NothingToUndo,
+  type Refused as UndoRefused,
+  type TurnChanges,
+  type UndoResult
+} from "./services/FileHistory.ts"
 export { Hooks, type HooksShape, type Named, type Outcome as HookOutcome, type RunPoint } from "./services/Hooks.ts"
 export { LoopConfig } from "./services/LoopConfig.ts"
 export { Provider, type ChatReply, type ProviderShape, type WholeReply } from "./services/Provider.ts"
@@ -40,6 +51,7 @@ export { type SessionInfo, SessionStore, type SessionStoreShape } from "./servic
 export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts"
 
 export * as EventBusLive from "./layers/EventBus.ts"
+export * as FileHistoryDir from "./layers/FileHistoryDir.ts"
 export * as FileHooks from "./layers/FileHooks.ts"
 export * as HooksLive from "./layers/Hooks.ts"
 export * as LoopConfigLive from "./layers/LoopConfig.ts"

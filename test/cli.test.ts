@@ -257,7 +257,7 @@ describe.concurrent("agent-loop run", () => {
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
       [
         ["--tools", "read_file,nope"],
-        "agent-loop: unknown tool \"nope\" in --tools; built-in tools: read_file, list_dir, grep, write_file, edit_file, exec; MCP tools: server__tool or server__*"
+        "agent-loop: unknown tool \"nope\" in --tools; built-in tools: read_file, list_dir, grep, write_file, edit_file, exec, web_fetch; MCP tools: server__tool or server__*"
       ],
       [["--replay", "x.jsonl", "--record", "y.jsonl"], "agent-loop: --record and --replay cannot be used together"],
       [["--continue"], "agent-loop: no session to continue yet: start one without --continue"],

@@ -136,6 +136,20 @@ describe("permission rules", () => {
     expect(parseRule("", "allow", "x")).toBeInstanceOf(RuleError)
   })
 
+  it("matches web_fetch calls by the domain of their URL, in either tool name", () => {
+    const fetch = (url: string) => ({ name: "web_fetch", arguments: { url } })
+    expect(verdictOf({ allow: ["WebFetch(domain:example.com)"] }, fetch("https://example.com/a"))).toBe("Allow")
+    expect(verdictOf({ allow: ["web_fetch(domain:example.com)"] }, fetch("https://EXAMPLE.com:8443/a"))).toBe("Allow")
+    expect(verdictOf({ allow: ["web_fetch(domain:example.com)"] }, fetch("https://docs.example.com/"))).toBe("None")
+    expect(verdictOf({ allow: ["web_fetch(domain:example.com)"] }, fetch("https://example.com.evil.test/"))).toBe("None")
+    expect(verdictOf({ allow: ["web_fetch(domain:*.example.com)"] }, fetch("https://docs.example.com/"))).toBe("Allow")
+    expect(verdictOf({ allow: ["web_fetch(domain:::1)"] }, fetch("http://[::1]:8080/"))).toBe("Allow")
+    expect(verdictOf({ allow: ["web_fetch(example.com)"] }, fetch("https://example.com/"))).toBe("None")
+    expect(verdictOf({ allow: ["web_fetch(domain:example.com)"] }, fetch("not a url"))).toBe("None")
+    expect(verdictOf({ deny: ["WebFetch"] }, fetch("https://example.com/"))).toBe("Deny:WebFetch")
+    expect(suggest([], fetch("https://Docs.Example.com/x"))).toEqual(["web_fetch(domain:docs.example.com)"])
+  })
+
   it("suggests the rule to allow a call from now on", () => {
     expect(suggest([], exec("git diff --stat"))).toEqual(["exec(git diff:*)"])
     expect(suggest([], exec("ls -la"))).toEqual(["exec(ls:*)"])

@@ -8,6 +8,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Effect, type FileSystem, Layer, Option, type Path, References } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
 import * as ClaudeHooks from "../layers/claudeHooks/layer.ts"
+import * as FileHistoryDir from "../layers/FileHistoryDir.ts"
 import * as FileHooks from "../layers/FileHooks.ts"
 import * as McpTools from "../layers/McpTools.ts"
 import * as Replay from "../layers/providers/Replay.ts"
@@ -22,6 +23,7 @@ import type { ProviderLayer } from "./providers.ts"
 import type { CliSettings, ProviderSettings } from "./settings.ts"
 import { configDir } from "./settingsFile.ts"
 import * as StoreChoice from "./storeChoice.ts"
+import { undoDir } from "./undo.ts"
 
 /** What the agent commands take from the platform: `main.ts` provides `NodeServices.layer` once, for every command. */
 export type Platform = FileSystem.FileSystem | Path.Path | ChildProcessSpawner.ChildProcessSpawner
@@ -60,6 +62,15 @@ const protectedLocations = (settings: CliSettings) =>
   })
 
 /**
+ * Whether `web_fetch` may reach `host` at a private or loopback address: only by an allow rule
+ * naming its domain (`web_fetch(domain:localhost)`), never by one allowing every fetch.
+ */
+const allowsPrivateHost = (settings: CliSettings, host: string) => {
+  const verdict = settings.permissions.evaluate({ name: "web_fetch", arguments: { url: `http://${host.includes(":") ? `[${host}]` : host}/` } })
+  return verdict._tag === "Allow" && verdict.rules.every((rule) => rule.specifier !== undefined)
+}
+
+/**
  * The built-in tools of `--tools`, then the tools of the MCP servers of the settings files, the
  * workspace's MCP files (`.vscode/mcp.json`, `.cursor/mcp.json`, `.mcp.json`: trusted workspaces,
  * unless `--no-mcp-workspace`) and `--mcp-config`, later ones replacing a server of the same name,
@@ -71,8 +82,15 @@ const protectedLocations = (settings: CliSettings) =>
  */
 const tools = (settings: CliSettings) => {
   const builtins = Layer.unwrap(Effect.map(protectedLocations(settings), (protect) =>
-    ToolRegistryLive.layer(builtinTools({ enable: settings.tools, exec: { killGrace: EXEC_KILL_GRACE }, protect })))).pipe(
-    Layer.provide(WorkspaceLive.layer(settings.workspace))
+    ToolRegistryLive.layer(builtinTools({
+      enable: settings.tools,
+      exec: { killGrace: EXEC_KILL_GRACE },
+      webFetch: { allowPrivate: (host) => allowsPrivateHost(settings, host) },
+      protect
+    })))).pipe(
+    Layer.provide(WorkspaceLive.layer(settings.workspace)),
+    // what the file tools replace is kept for `agent-loop undo`, for sessions that are saved
+    settings.persist ? Layer.provide(FileHistoryDir.layer({ directory: undoDir(settings.dataDir), maxBytesPerSession: settings.undoBudget })) : (l) => l
   )
   const sources = {
     servers: settings.mcpServers,

@@ -1,6 +1,6 @@
 /**
  * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`,
- * `sessions list|show|import`, `models`, `mcp list|add|remove`, `trust`, `untrust`.
+ * `sessions list|show|import`, `models`, `mcp list|add|remove`, `trust`, `untrust`, `undo`.
  */
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
@@ -18,6 +18,7 @@ import { importSessions } from "./sessionsImport.ts"
 import { storeFlags } from "./storeChoice.ts"
 import { inputFormats } from "./streamJson.ts"
 import * as Trust from "./trust.ts"
+import * as Undo from "./undo.ts"
 
 const runCommand = Command.make(
   "run",
@@ -232,8 +233,23 @@ const untrust = Command.make("untrust", { dir: directory }, ({ dir }) => Trust.u
   Command.withDescription("Stop trusting a workspace")
 )
 
+const undoCommand = Command.make(
+  "undo",
+  {
+    turn: Flag.String("turn").pipe(Flag.optional, Flag.withDescription("The turn to undo (see --list); default the last one that changed files")),
+    session: Flag.String("session").pipe(Flag.withAlias("s"), Flag.optional, Flag.withDescription("The session (default: the one used last)")),
+    list: Flag.Boolean("list").pipe(Flag.withDefault(false), Flag.withDescription("List the turns that can be undone instead"))
+  },
+  Undo.undo
+).pipe(
+  Command.withDescription(
+    "Put back the files the last turn changed with write_file and edit_file; a file changed since is left alone and named (exit 1)"
+  ),
+  Command.withExamples([{ command: "agent-loop undo", description: "Undo the file changes of the last turn of the session used last" }])
+)
+
 /** The whole CLI. */
 export const agentLoop = Command.make("agent-loop").pipe(
   Command.withDescription("An event-driven, hookable, interruptible, steerable LLM agent loop"),
-  Command.withSubcommands([runCommand, chatCommand, serveCommand, hooks, sessions, models, mcp, trust, untrust])
+  Command.withSubcommands([runCommand, chatCommand, serveCommand, hooks, sessions, models, mcp, trust, untrust, undoCommand])
 )

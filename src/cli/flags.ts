@@ -12,10 +12,11 @@ import { ApprovalPolicy } from "./settingsFile.ts"
 import { storeFlags } from "./storeChoice.ts"
 
 /**
- * The built-in tools enabled when neither `--tools` nor a settings file chooses: all of them.
- * `exec` is among them, as in every peer CLI; it still asks before each call (or is denied).
+ * The built-in tools enabled when neither `--tools` nor a settings file chooses: all but
+ * `web_fetch`, which reaches the network and is enabled only by name. `exec` is among them, as in
+ * every peer CLI; it still asks before each call (or is denied).
  */
-export const defaultTools: ReadonlyArray<BuiltinToolName> = BuiltinToolName.literals
+export const defaultTools: ReadonlyArray<BuiltinToolName> = BuiltinToolName.literals.filter((name) => name !== "web_fetch")
 
 /** `--provider` help: every provider with what it is, then `replay`. */
 const providerHelp = [

@@ -14,6 +14,7 @@ import { DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
 import type { ModelOptions } from "../domain/ModelOptions.ts"
 import type { ModelPrice } from "../domain/Usage.ts"
 import type { McpServerConfigInput } from "../layers/mcp/config.ts"
+import { DEFAULT_MAX_BYTES_PER_SESSION } from "../layers/FileHistoryDir.ts"
 import { readCassette } from "../layers/providers/Replay.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { BuiltinToolName } from "../tools/index.ts"
@@ -82,6 +83,8 @@ export interface CliSettings {
   /** The largest image a prompt or MCP result may carry. */
   readonly maxImageBytes: number
   readonly verbose: boolean
+  /** The most bytes of previous file content kept for `undo` per session (the settings' `undoBudget`). */
+  readonly undoBudget: number
   /** The permission rules (settings files, trusted `.claude/` files, `--allow`/`--deny`) and the rules allowed during the session. */
   readonly permissions: Permissions.Permissions
   /** Hooks in Claude Code's shape, from the settings files and trusted `.claude/` files. */
@@ -384,6 +387,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       acceptsImages: settings.acceptsImages,
       maxImageBytes: settings.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES,
       verbose: flags.verbose,
+      undoBudget: settings.undoBudget ?? DEFAULT_MAX_BYTES_PER_SESSION,
       permissions,
       claudeHooks,
       hookBridge: Bridge.make(),

@@ -77,6 +77,9 @@ export const Settings = Schema.Struct({
   maxImageBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
     description: "the largest image (bytes) a prompt or an MCP tool result may carry; default 5 MiB"
   })),
+  undoBudget: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
+    description: "the most bytes of previous file content `agent-loop undo` keeps per session (oldest turns dropped first); default 64 MiB"
+  })),
   permissions: Schema.optionalKey(PermissionLists.annotate({
     description: "permission rules in Claude Code's syntax: `allow`, `ask` and `deny` lists such as `exec(npm test:*)` or `Read(src/**)`; the lists of every file apply"
   })),

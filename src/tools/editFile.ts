@@ -16,10 +16,11 @@
  * const tools = ToolRegistryLive.layer([makeEditFile({ maxFileBytes: 1024 * 1024 })])
  * ```
  */
-import { type Duration, Effect, Schema } from "effect"
+import { type Duration, Effect, Option, Schema } from "effect"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { openPath, readAt, replaceFrom } from "./confined.ts"
+import { keepForUndo } from "./history.ts"
 import { guardProtected, isProtectedPath } from "./protected.ts"
 import { firstInvalidUtf8, hasNul, usesCrlf } from "./textBytes.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
@@ -71,7 +72,7 @@ export const makeEditFile = (options: EditFileOptions = {}) => {
     parameters: EditFileParameters,
     requiresApproval: ({ path }) => isProtectedPath(path, protect),
     timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
-    execute: ({ path: input, old_text, new_text }) =>
+    execute: ({ path: input, old_text, new_text }, context) =>
       Effect.scoped(Effect.gen(function*() {
         const fail = (message: string) => Effect.fail(new ToolError({ message }))
         if (old_text.length === 0) {
@@ -115,6 +116,7 @@ export const makeEditFile = (options: EditFileOptions = {}) => {
         }
         const at = found[0]!
         const rest = Buffer.concat([newBytes, bytes.subarray(at + oldBytes.length)])
+        yield* keepForUndo(context, workspace.root, absolute, input, Option.some(file), Buffer.concat([bytes.subarray(0, at), rest]), bytes)
         yield* replaceFrom(file, input, at, rest)
         const line = bytes.subarray(0, at).filter((byte) => byte === 0x0a).length + 1
         return `Edited "${workspace.display(absolute)}": replaced 1 occurrence at line ${line}`

@@ -1,6 +1,6 @@
 /**
  * The built-in tools: file reading, listing and search (read-only), file writing and editing, and
- * shell commands, all confined to one `Workspace`.
+ * shell commands, all confined to one `Workspace`; and `web_fetch`, built only when named.
  *
  * @example
  * ```ts
@@ -24,6 +24,7 @@ import { type GrepOptions, makeGrep } from "./grep.ts"
 import { type ListDirOptions, makeListDir } from "./listDir.ts"
 import { makeReadFile, type ReadFileOptions } from "./readFile.ts"
 import type { Workspace } from "./workspace.ts"
+import { makeWebFetch, type WebFetchOptions } from "./webFetch.ts"
 import { makeWriteFile, type WriteFileOptions } from "./writeFile.ts"
 
 export * from "./editFile.ts"
@@ -34,10 +35,12 @@ export * from "./listDir.ts"
 export { gitHooksDirectory, isProtectedPath, locationsWithin, PROTECTED_LOCATIONS } from "./protected.ts"
 export * from "./readFile.ts"
 export * from "./workspace.ts"
+export { isPublicAddress } from "./netAddress.ts"
+export * from "./webFetch.ts"
 export * from "./writeFile.ts"
 
-/** The names of the built-in tools, in the order `builtinTools` returns them. */
-export const BuiltinToolName = Schema.Literals(["read_file", "list_dir", "grep", "write_file", "edit_file", "exec"])
+/** The names of the built-in tools, in the order `builtinTools` returns them (`web_fetch` only when enabled by name). */
+export const BuiltinToolName = Schema.Literals(["read_file", "list_dir", "grep", "write_file", "edit_file", "exec", "web_fetch"])
 /** The name of a built-in tool. */
 export type BuiltinToolName = typeof BuiltinToolName.Type
 
@@ -50,7 +53,10 @@ export type BuiltinToolRequirements =
 
 /** Which built-in tools to build, and their limits. */
 export interface BuiltinToolsOptions {
-  /** The tools to include (all when absent). Decode user input with the `BuiltinToolName` Schema. */
+  /**
+   * The tools to include; when absent, all but `web_fetch` (which reaches the network, so it is
+   * built only when named). Decode user input with the `BuiltinToolName` Schema.
+   */
   readonly enable?: ReadonlyArray<BuiltinToolName>
   readonly readFile?: ReadFileOptions
   readonly listDir?: ListDirOptions
@@ -58,6 +64,7 @@ export interface BuiltinToolsOptions {
   readonly writeFile?: WriteFileOptions
   readonly editFile?: EditFileOptions
   readonly exec?: ExecOptions
+  readonly webFetch?: WebFetchOptions
   /**
    * More protected locations for `write_file` and `edit_file`, relative to the workspace root:
    * writes there need approval, as in `PROTECTED_LOCATIONS` (added to each tool's own `protect`).
@@ -76,8 +83,9 @@ export const builtinTools = (options: BuiltinToolsOptions = {}): ReadonlyArray<T
     makeGrep(options.grep),
     makeWriteFile(withProtect(options.writeFile, options.protect)),
     makeEditFile(withProtect(options.editFile, options.protect)),
-    makeExec(options.exec)
+    makeExec(options.exec),
+    makeWebFetch(options.webFetch)
   ]
-  const enabled = options.enable === undefined ? undefined : new Set<string>(options.enable)
-  return enabled === undefined ? all : all.filter((tool) => enabled.has(tool.name))
+  const enabled = new Set<string>(options.enable ?? BuiltinToolName.literals.filter((name) => name !== "web_fetch"))
+  return all.filter((tool) => enabled.has(tool.name))
 }

@@ -17,6 +17,7 @@ import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { kindIn, openDirectory, openFile, readAt, replaceFrom } from "./confined.ts"
+import { keepForUndo } from "./history.ts"
 import { guardProtected, isProtectedPath } from "./protected.ts"
 import { firstInvalidUtf8, hasNul, SNIFF_BYTES } from "./textBytes.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
@@ -49,7 +50,7 @@ export const makeWriteFile = (options: WriteFileOptions = {}) => {
     parameters: WriteFileParameters,
     requiresApproval: ({ path }) => isProtectedPath(path, protect),
     timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
-    execute: ({ path: input, content }) =>
+    execute: ({ path: input, content }, context) =>
       Effect.scoped(Effect.gen(function*() {
         const workspace = yield* Workspace
         const absolute = yield* workspace.resolve(input)
@@ -63,6 +64,9 @@ export const makeWriteFile = (options: WriteFileOptions = {}) => {
         if (Option.isSome(existing) && existing.value === "directory") {
           return yield* Effect.fail(new ToolError({ message: `"${input}" is a directory; give a file path` }))
         }
+        const bytes = new TextEncoder().encode(content)
+        // a new file is recorded before it is created, so a history that fails leaves nothing behind
+        if (Option.isNone(existing)) yield* keepForUndo(context, workspace.root, absolute, input, Option.none(), bytes)
         const file = yield* openFile(directory, name, input, { write: true, create: true })
         const head = yield* readAt(file, input, 0, SNIFF_BYTES)
         if (hasNul(head)) {
@@ -74,7 +78,7 @@ export const makeWriteFile = (options: WriteFileOptions = {}) => {
           )
         }
         const wasNotUtf8 = firstInvalidUtf8(head, file.size > head.length) !== -1
-        const bytes = new TextEncoder().encode(content)
+        if (Option.isSome(existing)) yield* keepForUndo(context, workspace.root, absolute, input, Option.some(file), bytes)
         yield* replaceFrom(file, input, 0, bytes)
         const verb = Option.isSome(existing) ? "Overwrote" : "Created"
         const note = wasNotUtf8 ? " (the previous content was not valid UTF-8; the file is UTF-8 now)" : ""

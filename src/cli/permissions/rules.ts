@@ -10,9 +10,12 @@
  * - `read_file(src/**)`, `edit_file(docs/**)`: a glob on the path, from the workspace root (`/x`
  *   and `./x` too); a pattern without `/` (`.env`, `*.pem`) matches a file of that name anywhere;
  *   `//abs/path` is absolute and `~/x` is under the home directory.
+ * - `web_fetch(domain:example.com)` (Claude Code's `WebFetch(domain:…)`): a URL whose host is that
+ *   name; `domain:*.example.com` is a glob on it. An allow rule also lets `web_fetch` reach that host
+ *   at a private or loopback address.
  * - `mcp__github`, `mcp__github__*`, `github__search_*`: MCP tools, by server or by name glob.
  *
- * Rules naming a tool agent-loop does not have (`WebFetch`, `Task`) are kept and never match.
+ * Rules naming a tool agent-loop does not have (`Task`) are kept and never match.
  */
 import * as os from "node:os"
 import { Data } from "effect"
@@ -26,7 +29,7 @@ import { read, type SimpleCommand } from "./shellWords.ts"
 export type RuleKind = "allow" | "ask" | "deny"
 
 
-const BUILTINS = new Set(["exec", "read_file", "write_file", "edit_file", "grep", "list_dir"])
+const BUILTINS = new Set(["exec", "read_file", "write_file", "edit_file", "grep", "list_dir", "web_fetch"])
 const PATH_TOOLS = new Set(["read_file", "write_file", "edit_file", "grep", "list_dir"])
 
 /** What a rule's tool part names. */
@@ -139,6 +142,13 @@ export const pathOf = (call: RuleCall): string | undefined => {
   return call.name === "grep" || call.name === "list_dir" ? "." : undefined
 }
 
+/** The host of a `web_fetch` call's URL, lower case, without the brackets of an IPv6 address. */
+export const hostOf = (call: RuleCall): string | undefined => {
+  const url = argument(call.arguments, "url")
+  if (typeof url !== "string" || !URL.canParse(url)) return undefined
+  return new URL(url).hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1")
+}
+
 /** The command of an `exec` call. */
 export const commandOf = (call: RuleCall): string | undefined => {
   const command = argument(call.arguments, "command")
@@ -169,6 +179,10 @@ export const namesTool = (rule: Rule, call: Pick<RuleCall, "name" | "mcp">): boo
 export const matchesCall = (rule: Rule, call: RuleCall, workspace: string): boolean => {
   if (!namesTool(rule, call)) return false
   if (rule.specifier === undefined || rule.tool._tag !== "Builtin") return true
+  if (call.mcp === undefined && call.name === "web_fetch") {
+    const host = hostOf(call)
+    return rule.specifier.startsWith("domain:") && host !== undefined && starMatch(rule.specifier.slice("domain:".length).toLowerCase(), host)
+  }
   if (!PATH_TOOLS.has(call.name)) return false
   const path = pathOf(call)
   return path !== undefined && pathMatches(rule.specifier, whereOf(path, workspace))
@@ -262,6 +276,10 @@ const SUBCOMMAND = /^[a-z][a-z0-9-]*$/
  */
 export const suggest = (rules: ReadonlyArray<Rule>, call: RuleCall): ReadonlyArray<string> => {
   if (call.mcp !== undefined) return [`mcp__${mcpName(call.mcp)}`]
+  if (call.mcp === undefined && call.name === "web_fetch") {
+    const host = hostOf(call)
+    return host === undefined ? [] : [`web_fetch(domain:${host})`]
+  }
   if (call.name !== "exec") return [call.name]
   const command = commandOf(call)
   if (command === undefined) return []

@@ -1,3 +1,7 @@
+/**
+ * Tool names between Claude Code and agent-loop: its names of our built-ins, its aliases, and every
+ * name a hook matcher may use for a tool.
+ */
 import type { McpOrigin } from "../../domain/Tool.ts"
 
 /** Claude Code's names of agent-loop's built-in tools (its `Glob` and `LS` both list: `list_dir` is `LS`). */
@@ -7,7 +11,8 @@ export const CLAUDE_NAMES: Readonly<Record<string, string>> = {
   write_file: "Write",
   edit_file: "Edit",
   grep: "Grep",
-  list_dir: "LS"
+  list_dir: "LS",
+  web_fetch: "WebFetch"
 }
 
 /** Claude Code's tool names (`MultiEdit` and `Glob` included) to agent-loop's: for rules and matchers. */
@@ -19,7 +24,8 @@ export const CLAUDE_ALIASES: Readonly<Record<string, string>> = {
   MultiEdit: "edit_file",
   Grep: "grep",
   LS: "list_dir",
-  Glob: "list_dir"
+  Glob: "list_dir",
+  WebFetch: "web_fetch"
 }
 
 /** Every name a matcher may use for a tool: Claude Code's (and its aliases), and agent-loop's own. */
