@@ -72,7 +72,7 @@ describe("MCP servers that fail to start", () => {
       expect(build.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("1 second")
       expect(yield* Fiber.join(build)).toEqual(["echo"])
-      expect(logs.warnings()).toEqual(["MCP server \"silent\" did not start within 30s; skipped"])
+      expect(logs.warnings()).toEqual(["MCP server \"silent\" did not start within 30s: it was still running (now stopped); raise startupTimeout or MCP_TIMEOUT if it needs longer; it printed nothing; skipped"])
     }).pipe(Effect.scoped))
 
   it.effect("the start-up timeout comes from the server's config, else the options, else MCP_TIMEOUT", () =>
@@ -104,11 +104,11 @@ describe("MCP servers that fail to start", () => {
           yield* Fiber.join(build)
           return logs.warnings()[0]
         })
-      expect(yield* timesOutAfter("env", {}, {}, { MCP_TIMEOUT: "5000" })).toBe("MCP server \"env\" did not start within 5s; skipped")
+      expect(yield* timesOutAfter("env", {}, {}, { MCP_TIMEOUT: "5000" })).toBe("MCP server \"env\" did not start within 5s: it was still running (now stopped); raise startupTimeout or MCP_TIMEOUT if it needs longer; it printed nothing; skipped")
       expect(yield* timesOutAfter("option", {}, { startupTimeout: "3 seconds" }, { MCP_TIMEOUT: "5000" }))
-        .toBe("MCP server \"option\" did not start within 3s; skipped")
+        .toBe("MCP server \"option\" did not start within 3s: it was still running (now stopped); raise startupTimeout or MCP_TIMEOUT if it needs longer; it printed nothing; skipped")
       expect(yield* timesOutAfter("config", { startupTimeout: 2000 }, { startupTimeout: "3 seconds" }, {}))
-        .toBe("MCP server \"config\" did not start within 2s; skipped")
+        .toBe("MCP server \"config\" did not start within 2s: it was still running (now stopped); raise startupTimeout or MCP_TIMEOUT if it needs longer; it printed nothing; skipped")
       const bad = yield* Effect.flip(registered({}).pipe(
         Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { MCP_TIMEOUT: "soon" } }))
       ))
