@@ -26,6 +26,7 @@ import { Secrets } from "../../services/Secrets.ts"
 import { check, fromException, fromHttpResponse, makeDecoder, requestBody } from "./bedrockWire.ts"
 import { decodeEventStream, type FrameParser } from "./eventStream.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
+import { importPeer } from "./optionalPeer.ts"
 
 /** AWS credentials given outright (instead of the default chain). */
 export interface Credentials {
@@ -65,7 +66,7 @@ const utf8 = { decode: (bytes: Uint8Array) => new TextDecoder().decode(bytes), e
 /** AWS's event-stream codec, loaded when first needed. */
 const loadCodec = Effect.tryPromise({
   try: async (): Promise<FrameParser> => {
-    const { EventStreamCodec } = await import("@smithy/eventstream-codec")
+    const { EventStreamCodec } = await importPeer<typeof import("@smithy/eventstream-codec")>("@smithy/eventstream-codec")
     const codec = new EventStreamCodec(utf8.decode, utf8.encode)
     return (frame) => codec.decode(frame)
   },
@@ -79,9 +80,12 @@ type CredentialSource = () => Promise<{ readonly accessKeyId: string; readonly s
 const loadSigner = (region: string, source: (load: () => Promise<CredentialSource>) => Promise<CredentialSource>) =>
   Effect.tryPromise({
     try: async () => {
-      const [{ SignatureV4 }, { Sha256 }] = await Promise.all([import("@smithy/signature-v4"), import("@aws-crypto/sha256-js")])
+      const [{ SignatureV4 }, { Sha256 }] = await Promise.all([
+        importPeer<typeof import("@smithy/signature-v4")>("@smithy/signature-v4"),
+        importPeer<typeof import("@aws-crypto/sha256-js")>("@aws-crypto/sha256-js")
+      ])
       const credentials = await source(async () => {
-        const { fromNodeProviderChain } = await import("@aws-sdk/credential-providers")
+        const { fromNodeProviderChain } = await importPeer<typeof import("@aws-sdk/credential-providers")>("@aws-sdk/credential-providers")
         return fromNodeProviderChain()
       })
       const signer = new SignatureV4({ service: "bedrock", region, credentials, sha256: Sha256 })

@@ -24,6 +24,7 @@ import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import * as AnthropicWire from "./anthropicWire.ts"
 import * as GeminiWire from "./geminiWire.ts"
 import { type Authorization, type HttpOptions, httpProvider } from "./httpStream.ts"
+import { importPeer } from "./optionalPeer.ts"
 
 /** The `provider` of the blocks kept from Gemini on Vertex: its signatures go back to Vertex only. */
 export const GEMINI_PROVIDER = "vertex-gemini"
@@ -121,7 +122,7 @@ const adc = (project: string | undefined, keyFile: string | undefined) => {
   let client: Promise<GoogleAuthClient> | undefined
   return Effect.tryPromise({
     try: () =>
-      client ??= import("google-auth-library").then(
+      client ??= importPeer<typeof import("google-auth-library")>("google-auth-library").then(
         ({ GoogleAuth }) =>
           new GoogleAuth({
             scopes: [SCOPE],
