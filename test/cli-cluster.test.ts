@@ -23,18 +23,22 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
   let pg: PostgresServer
   let serve: ReturnType<typeof spawn>
   let serveOutput = ""
+  let metricsPort = 0
   const env = isolatedEnv(tempDir())
 
   beforeAll(async () => {
     pg = await startPostgres()
     const port = await freePort()
+    metricsPort = await freePort()
     serve = spawn(process.execPath, ["-e", GUARD, process.execPath, launcher, "serve", "--database-url", pg.url(), "--host", "127.0.0.1", "--port", String(port),
+      "--metrics-port", String(metricsPort),
       "--replay", path.join(root, "examples", "demo.cassette.jsonl"), "--workspace", path.join(root, "examples", "demo-workspace"),
       "--tools", "list_dir,read_file", "--no-settings", "--no-context-files"], { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] })
     serve.stdout!.on("data", (chunk) => (serveOutput += chunk))
     serve.stderr!.on("data", (chunk) => (serveOutput += chunk))
     await waitUntil(`the runner to serve (output: ${serveOutput})`, () => serveOutput.includes("serving sessions") || serve.exitCode !== null, 60_000)
     expect(serveOutput).toContain(`runner 127.0.0.1:${port} serving sessions (model demo-model)`)
+    expect(serveOutput).toContain(`agent-loop: metrics at http://127.0.0.1:${metricsPort}/metrics`)
   }, 90_000)
 
   afterAll(async () => {
@@ -53,6 +57,15 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     // serve keeps the sessions in the cluster's database, where every runner finds them
     const shown = await runCli(["sessions", "show", "demo", "--store", "postgres", "--database-url", pg.url()], { env })
     expect(shown.stdout).toMatch(new RegExp(`^user: ${demoPrompt.replace("?", "\\?")}\n[\\s\\S]*Lighthouse`))
+    // the runner counted the turn it ran (its observer may take a moment after the answer left)
+    const sample = async (pattern: RegExp) => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(10_000) })).text()
+      return Number(pattern.exec(text)?.[1])
+    }
+    await waitUntil("the runner's metrics to count the turn", async () => (await sample(/^agent_loop_turns_total\{status="completed",depth="0"\} (\S+)$/m)) === 1, 20_000)
+    expect(await sample(/^agent_loop_iterations_total (\S+)$/m)).toBe(3)
+    expect(await sample(/^agent_loop_tool_calls_total\{tool="list_dir",outcome="ok"\} (\S+)$/m)).toBeGreaterThanOrEqual(1)
+    expect(await sample(/^agent_loop_tool_calls_total\{tool="read_file",outcome="ok"\} (\S+)$/m)).toBeGreaterThanOrEqual(1)
   }, 60_000)
 
   it("run --cluster --output-format stream-json prints the init line, the runner's events and the result line", async () => {
