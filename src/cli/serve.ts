@@ -18,6 +18,7 @@ import { fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 import type { ProviderKeys } from "./providerKeys.ts"
 import { Screen } from "./screen.ts"
+import * as Telemetry from "./telemetry.ts"
 import { registerApproval } from "./session.ts"
 import * as Settings from "./settings.ts"
 
@@ -41,14 +42,13 @@ export const serve = (flags: ServeFlags) =>
     const url = yield* ClusterOptions.parse(Redacted.value(flags.databaseUrl.value))
     yield* Settings.announce(settings)
     return yield* Effect.scoped(Effect.gen(function*() {
-      const local = yield* Layer.build(App.layer(settings))
+      const local = yield* Layer.build(App.layer(settings, { metrics: Telemetry.exporting || Option.isSome(flags.metricsPort) }))
       const loop = Context.get(local, AgentLoop)
       // the approval policy is in place before the runner takes any session (the loop scrubs tool results itself)
       yield* registerApproval(settings, screen, undefined).pipe(Effect.provideService(AgentLoop, loop))
       if (Option.isSome(flags.metricsPort)) {
         const endpoint = yield* Layer.build(
           Metrics.layerPrometheus({ port: flags.metricsPort.value, host: flags.metricsHost }).pipe(
-            Layer.provide(Metrics.layer),
             Layer.provide(Layer.succeedContext(local))
           )
         ).pipe(Effect.catchTag("MetricsEndpointError", (error) => fail(error.message)))

@@ -67,19 +67,24 @@ const recordResponse = (event: EventOf<"LLMResponse">) =>
     yield* Metric.update(Metric.withAttributes(modelCallDuration, { model: event.model }), event.durationMs)
   })
 
+/** What `recordDrops` has counted so far, per bus (a scrape and the observer share it). */
+const dropsSeen = new WeakMap<EventBusShape, Partial<Record<EventKind, number>>>()
+
 /**
- * Counts the bus's losses since the last call. The bus reports totals; the counter takes the
- * growth, so it stays a counter (a rate in Prometheus) and a restart of the count is never negative.
+ * Brings the drop counter up to date with `bus`'s losses. The bus reports totals; the counter
+ * takes their growth, so it stays a counter (a rate in Prometheus).
  */
-const dropsRecorder = (bus: EventBusShape) => {
-  const seen: Partial<Record<EventKind, number>> = {}
-  return Effect.flatMap(bus.dropped, (counts: DropCounts) =>
-    Effect.forEach(Object.entries(counts) as Array<[EventKind, number]>, ([kind, total]) => {
-      const grown = total - (seen[kind] ?? 0)
+export const recordDrops = (bus: EventBusShape): Effect.Effect<void> =>
+  Effect.flatMap(bus.dropped, (counts: DropCounts) => {
+    let seen = dropsSeen.get(bus)
+    if (seen === undefined) dropsSeen.set(bus, seen = {})
+    const grown: Array<[EventKind, number]> = []
+    for (const [kind, total] of Object.entries(counts) as Array<[EventKind, number]>) {
+      if (total > (seen[kind] ?? 0)) grown.push([kind, total - (seen[kind] ?? 0)])
       seen[kind] = total
-      return grown > 0 ? add(eventsDropped, grown, { kind }) : Effect.void
-    }, { discard: true }))
-}
+    }
+    return Effect.forEach(grown, ([kind, n]) => add(eventsDropped, n, { kind }), { discard: true })
+  })
 
 /** Records one event. `inFlight` holds the running-turn count the gauge is set from. */
 const record = (event: AgentEvent, inFlight: { n: number }, drops: Effect.Effect<void>): Effect.Effect<void> => {
@@ -111,31 +116,26 @@ const record = (event: AgentEvent, inFlight: { n: number }, drops: Effect.Effect
 
 /**
  * Subscribes to `bus` now (so no turn started after this is missed) and records its events into
- * the metrics on a fiber owned by the current scope. The returned effect brings the drop counter
- * up to date (the observer does so at each turn end; a scrape does it first).
+ * the metrics on a fiber owned by the current scope. When the scope closes, what is still
+ * buffered is recorded before the subscription ends, so an exporter flushing after it sees the
+ * last turn. One observer per bus: a second would count everything twice.
  */
-export const observe = Effect.fn("Metrics.observe")(function*(bus: EventBusShape) {
+export const observe = Effect.fnUntraced(function*(bus: EventBusShape) {
   const subscription = yield* bus.subscribe({ kinds: observedKinds, strategy: "lossless" })
   const inFlight = { n: 0 }
-  const drops = dropsRecorder(bus)
+  const drops = recordDrops(bus)
+  yield* Effect.addFinalizer(() =>
+    Effect.flatMap(subscription.takeAll, (rest) => Effect.forEach(rest, (event) => record(event, inFlight, drops), { discard: true }))
+  )
   yield* subscription.take.pipe(
-    Effect.flatMap((event) => record(event, inFlight, drops)),
+    Effect.flatMap((event) => Effect.uninterruptible(record(event, inFlight, drops))),
     Effect.forever,
     Effect.forkScoped
   )
-  return drops
 })
 
-/** The running observer: `refresh` brings the drop counter up to date before the metrics are read. */
-export class Observer extends Context.Service<Observer, { readonly refresh: Effect.Effect<void> }>()(
-  "effect-agent-loop/Metrics/Observer"
-) {}
-
-/** Records the loop's metrics from its event bus for as long as the layer lives. */
-export const layer: Layer.Layer<Observer, never, EventBus> = Layer.effect(
-  Observer,
-  Effect.map(Effect.flatMap(EventBus, observe), (refresh) => ({ refresh }))
-)
+/** Records the loop's metrics from its event bus for as long as the layer lives (once per loop). */
+export const layer: Layer.Layer<never, never, EventBus> = Layer.effectDiscard(Effect.flatMap(EventBus, observe))
 
 /** The metrics endpoint could not listen (the port is taken, the host is not this machine's). */
 export class MetricsEndpointError extends Schema.TaggedError<MetricsEndpointError>()("MetricsEndpointError", {
@@ -151,11 +151,12 @@ export interface EndpointOptions {
 
 /**
  * Serves the metrics at `GET /metrics` in the Prometheus text format, on a plain `node:http`
- * server that closes with the layer. `port` 0 picks a free port; `Endpoint` says which.
+ * server that closes with the layer. `port` 0 picks a free port; `Endpoint` says which. It only
+ * reads the metrics: `layer` (once per loop) records them.
  */
-export const layerPrometheus = (options: EndpointOptions): Layer.Layer<Endpoint, MetricsEndpointError, Observer> =>
+export const layerPrometheus = (options: EndpointOptions): Layer.Layer<Endpoint, MetricsEndpointError, EventBus> =>
   Layer.effect(Endpoint, Effect.gen(function*() {
-    const observer = yield* Observer
+    const refresh = recordDrops(yield* EventBus)
     // loaded here, so a loop without the endpoint never loads the formatter
     const { formatUnsafe } = yield* Effect.promise(() => import("effect/observability/PrometheusMetrics"))
     const context = yield* Effect.context<never>()
@@ -166,7 +167,7 @@ export const layerPrometheus = (options: EndpointOptions): Layer.Layer<Endpoint,
         response.writeHead(404, { "content-type": "text/plain" }).end("not found\n")
         return
       }
-      Effect.runSyncWith(context)(observer.refresh)
+      Effect.runSyncWith(context)(refresh)
       const body = formatUnsafe(context)
       response.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(body)
     })
