@@ -4,44 +4,12 @@
  * spans (with their GenAI attributes), a metric and a log, in JSON and in protobuf.
  */
 import * as fs from "node:fs"
-import * as http from "node:http"
 import * as path from "node:path"
 import protobuf from "protobufjs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fromEnv } from "../src/cli/telemetry.ts"
 import { isolatedEnv, root, runCli, tempDir } from "./support/cliProcess.ts"
-
-/** One request the receiver got. */
-interface Received {
-  readonly path: string
-  readonly contentType: string
-  readonly headers: http.IncomingHttpHeaders
-  readonly body: Buffer
-}
-
-/** An OTLP/HTTP receiver on 127.0.0.1 that keeps every request and answers 200. */
-const startReceiver = async () => {
-  const received: Array<Received> = []
-  const server = http.createServer((request, response) => {
-    const chunks: Array<Buffer> = []
-    request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => {
-      received.push({ path: request.url ?? "", contentType: request.headers["content-type"] ?? "", headers: request.headers, body: Buffer.concat(chunks) })
-      response.writeHead(200, { "content-type": "application/json" }).end("{}")
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const address = server.address()
-  const port = typeof address === "object" && address !== null ? address.port : 0
-  return {
-    received,
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
-  }
-}
+import { jsonAttributes, jsonSpans, type Received, type SpanView, startReceiver } from "./support/otlpReceiver.ts"
 
 /** The parts of the OTLP trace protobuf (opentelemetry-proto, trace/v1 and common/v1) the test reads. */
 const traceProto = protobuf.parse(`
@@ -54,36 +22,6 @@ message ScopeSpans { repeated Span spans = 2; }
 message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
 message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
 `).root.lookupType("ExportTraceServiceRequest")
-
-/** A span as both encodings are read into. */
-interface SpanView {
-  readonly traceId: string
-  readonly spanId: string
-  readonly parentSpanId: string
-  readonly name: string
-  readonly attributes: Record<string, unknown>
-}
-
-type JsonAttribute = { key: string; value: Record<string, unknown> }
-const jsonAttributes = (list: ReadonlyArray<JsonAttribute> = []) =>
-  Object.fromEntries(list.map(({ key, value }) => [key, value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : value.doubleValue ?? value.boolValue)]))
-
-const jsonSpans = (bodies: ReadonlyArray<Received>) =>
-  bodies.flatMap((r) => {
-    const data = JSON.parse(r.body.toString("utf8")) as { resourceSpans: Array<{ resource: { attributes: Array<JsonAttribute> }; scopeSpans: Array<{ spans: Array<any> }> }> }
-    return data.resourceSpans.flatMap((rs) =>
-      rs.scopeSpans.flatMap((ss) =>
-        ss.spans.map((s): SpanView & { resource: Record<string, unknown> } => ({
-          traceId: s.traceId,
-          spanId: s.spanId,
-          parentSpanId: s.parentSpanId ?? "",
-          name: s.name,
-          attributes: jsonAttributes(s.attributes),
-          resource: jsonAttributes(rs.resource.attributes)
-        }))
-      )
-    )
-  })
 
 const protobufSpans = (bodies: ReadonlyArray<Received>) =>
   bodies.flatMap((r) => {
