@@ -1,8 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Metric, Schema } from "effect"
+import { Effect, Exit, Fiber, Layer, Metric, Schema, Scope } from "effect"
+import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
 import * as Tool from "../src/domain/Tool.ts"
 import { RateLimited } from "../src/domain/errors.ts"
+import * as AgentEvent from "../src/domain/Event.ts"
+import * as EventBusLive from "../src/layers/EventBus.ts"
 import * as Metrics from "../src/layers/Metrics.ts"
 import { EventBus } from "../src/services/EventBus.ts"
 import { AgentLoop, harness, settled } from "./support/harness.ts"
@@ -170,6 +173,24 @@ describe("metrics", () => {
       expect(error._tag).toBe("MetricsEndpointError")
       expect(error.message).toContain(`127.0.0.1:${port}`)
     }).pipe(Effect.provide(loop())))
+
+  it.effect("events still buffered when the observer's scope closes are recorded (an exporter flushing after it sees the last turn)", () =>
+    Effect.gen(function*() {
+      const bus = yield* EventBusLive.make()
+      const scope = yield* Scope.make()
+      yield* Metrics.observe(bus).pipe(Scope.provide(scope))
+      const place = { turnId: "t", sessionKey: "s", iteration: 2, depth: 0 }
+      // published and closed with no yield between: the observer's fiber never ran
+      bus.publishUnsafe(AgentEvent.make("TurnStart", place, 0, { input: "go" }))
+      bus.publishUnsafe(AgentEvent.make("TurnEnd", place, 40, { status: "max_iterations", iterations: 2, durationMs: 40, usage: { inputTokens: 1, outputTokens: 1 } }))
+      yield* Scope.close(scope, Exit.void)
+      const { samples } = parsePrometheus(yield* PrometheusMetrics.format())
+      expect(value(samples, "agent_loop_turns_total", { status: "max_iterations" })).toBe(1)
+      expect(value(samples, "agent_loop_iterations_total")).toBe(2)
+      expect(value(samples, "agent_loop_turns_in_flight")).toBe(0)
+      // and the subscription is gone with the scope
+      expect(yield* bus.subscribers).toBe(0)
+    }).pipe(Effect.provide(Layer.succeed(Metric.MetricRegistry, new Map()))))
 
   it("parsePrometheus rejects what is not the text format", () => {
     expect(() => parsePrometheus("x 1")).toThrow(/newline/)
