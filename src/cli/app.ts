@@ -11,9 +11,11 @@ import * as ClaudeHooks from "../layers/claudeHooks/layer.ts"
 import * as FileHistoryDir from "../layers/FileHistoryDir.ts"
 import * as FileHooks from "../layers/FileHooks.ts"
 import * as McpTools from "../layers/McpTools.ts"
+import * as Metrics from "../layers/Metrics.ts"
 import * as Replay from "../layers/providers/Replay.ts"
 import * as SessionStoreMemory from "../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../programs/AgentLoopLive.ts"
+import type { EventBus } from "../services/EventBus.ts"
 import { Provider } from "../services/Provider.ts"
 import * as ToolRegistryLive from "../layers/ToolRegistry.ts"
 import { builtinTools, gitHooksDirectory, locationsWithin } from "../tools/index.ts"
@@ -24,6 +26,7 @@ import type { CliSettings, ProviderSettings } from "./settings.ts"
 import { configDir } from "./settingsFile.ts"
 import * as StoreChoice from "./storeChoice.ts"
 import { undoDir } from "./undo.ts"
+import * as Telemetry from "./telemetry.ts"
 
 /** What the agent commands take from the platform: `main.ts` provides `NodeServices.layer` once, for every command. */
 export type Platform = FileSystem.FileSystem | Path.Path | ChildProcessSpawner.ChildProcessSpawner
@@ -114,8 +117,11 @@ const tools = (settings: CliSettings) => {
 const store = (settings: CliSettings) =>
   settings.persist ? StoreChoice.layer(settings.store, settings.dataDir) : SessionStoreMemory.layer()
 
-/** Everything an agent command runs on. */
-export const layer = (settings: CliSettings) => {
+/**
+ * Everything an agent command runs on; with `metrics` (by default when OpenTelemetry export is on)
+ * the loop's metrics are recorded from its event bus.
+ */
+export const layer = (settings: CliSettings, options: { readonly metrics?: boolean } = {}) => {
   const loop = AgentLoopLive.layer({
     model: settings.model,
     systemPrompt: settings.systemPrompt,
@@ -135,7 +141,8 @@ export const layer = (settings: CliSettings) => {
       fileHooks,
       ClaudeHooks.layer({ sources: settings.claudeHooks, projectDir: settings.workspace, bridge: settings.hookBridge })
     )
-  return hooks.pipe(
+  const observed: Layer.Layer<never, never, EventBus> = (options.metrics ?? Telemetry.exporting) ? Metrics.layer : Layer.empty
+  return Layer.merge(hooks, observed).pipe(
     Layer.provideMerge(loop),
     Layer.provide(NodeHttpClient.layerUndici)
   )

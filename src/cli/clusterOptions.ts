@@ -22,6 +22,14 @@ export const serveFlags = {
   listenHost: Flag.String("listen-host").pipe(
     Flag.optional,
     Flag.withDescription("The address to listen on when it differs from --host (e.g. 0.0.0.0 in a container)")
+  ),
+  metricsPort: Flag.Int("metrics-port").pipe(
+    Flag.optional,
+    Flag.withDescription("Serve the loop's metrics for Prometheus at http://127.0.0.1:PORT/metrics (see --metrics-host)")
+  ),
+  metricsHost: Flag.String("metrics-host").pipe(
+    Flag.withDefault("127.0.0.1"),
+    Flag.withDescription("The address the --metrics-port endpoint listens on")
   )
 }
 

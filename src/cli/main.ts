@@ -12,6 +12,9 @@
  * `signals.ts` bounds how long that takes and makes the exit code 143.
  *
  * `reportFailures` prints every failure as one line, so `runMain`'s own error log is disabled.
+ *
+ * The `OTEL_*` variables turn on OpenTelemetry export (`telemetry.ts`); it closes, sending what is
+ * left, when the command ends.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
@@ -25,6 +28,7 @@ import * as CliLogger from "./logger.ts"
 import * as ProviderKeys from "./providerKeys.ts"
 import * as Screen from "./screen.ts"
 import * as Signals from "./signals.ts"
+import * as Telemetry from "./telemetry.ts"
 
 const keys = ProviderKeys.take(process.env)
 if (passwordFlags(process.argv.slice(2)).includes("--database-url")) {
@@ -36,6 +40,8 @@ const verbose = process.argv.includes("--verbose")
 const screen = Screen.ofProcess()
 
 const program = Effect.andThen(ProviderKeys.register(keys), Command.run(agentLoop, { version: packageJson.version })).pipe(
+  // inside the terminal's logger, so the OTLP logger joins it rather than replacing it
+  Effect.provide(Telemetry.layer()),
   reportFailures(verbose, screen.lineSync),
   Effect.provide(Layer.mergeAll(
     NodeServices.layer,

@@ -10,6 +10,7 @@
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
+import * as Metrics from "../layers/Metrics.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import * as App from "./app.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
@@ -17,6 +18,7 @@ import { fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 import type { ProviderKeys } from "./providerKeys.ts"
 import { Screen } from "./screen.ts"
+import * as Telemetry from "./telemetry.ts"
 import { registerApproval } from "./session.ts"
 import * as Settings from "./settings.ts"
 
@@ -25,6 +27,8 @@ export type ServeFlags = AgentFlags & {
   readonly host: string
   readonly port: number
   readonly listenHost: Option.Option<string>
+  readonly metricsPort: Option.Option<number>
+  readonly metricsHost: string
 }
 
 /** Runs a runner until the process is stopped. */
@@ -38,10 +42,19 @@ export const serve = (flags: ServeFlags) =>
     const url = yield* ClusterOptions.parse(Redacted.value(flags.databaseUrl.value))
     yield* Settings.announce(settings)
     return yield* Effect.scoped(Effect.gen(function*() {
-      const local = yield* Layer.build(App.layer(settings))
+      const local = yield* Layer.build(App.layer(settings, { metrics: Telemetry.exporting || Option.isSome(flags.metricsPort) }))
       const loop = Context.get(local, AgentLoop)
       // the approval policy is in place before the runner takes any session (the loop scrubs tool results itself)
       yield* registerApproval(settings, screen, undefined).pipe(Effect.provideService(AgentLoop, loop))
+      if (Option.isSome(flags.metricsPort)) {
+        const endpoint = yield* Layer.build(
+          Metrics.layerPrometheus({ port: flags.metricsPort.value, host: flags.metricsHost }).pipe(
+            Layer.provide(Layer.succeedContext(local))
+          )
+        ).pipe(Effect.catchTag("MetricsEndpointError", (error) => fail(error.message)))
+        const { host, port } = Context.get(endpoint, Metrics.Endpoint)
+        yield* screen.line(`agent-loop: metrics at http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`)
+      }
       const listenHost = Option.getOrUndefined(flags.listenHost)
       yield* Layer.build(
         AgentLoopCluster.layerRunner({ host: flags.host, port: flags.port, ...(listenHost === undefined ? {} : { listenHost }) }).pipe(

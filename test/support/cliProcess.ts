@@ -25,7 +25,7 @@ export const tempDir = (prefix = "agent-loop-cli-") => fs.mkdtempSync(path.join(
 export const isolatedEnv = (home: string, extra: Record<string, string> = {}): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(process.env)) {
-    if (value === undefined || name.startsWith("AGENT_LOOP_") || name.endsWith("_API_KEY") || name === "NO_COLOR") continue
+    if (value === undefined || name.startsWith("AGENT_LOOP_") || name.startsWith("OTEL_") || name.endsWith("_API_KEY") || name === "NO_COLOR") continue
     // credentials and endpoints of the cloud providers (AWS, Azure) the CLI would otherwise pick up
     if (name.startsWith("AWS_") || name.startsWith("AZURE_") || name === "OPENAI_API_VERSION") continue
     env[name] = value

@@ -1,0 +1,195 @@
+/**
+ * The loop's metrics, as Effect `Metric`s, derived in one place: an observer subscribed to the
+ * event bus. The engine itself records nothing; a loop without this layer pays nothing, and one
+ * with it pays one lossless subscription that takes only the six kinds it counts (never
+ * `LLMDelta`).
+ *
+ * The metrics land in the `Metric.MetricRegistry` of the context the layer is built in, where
+ * `PrometheusMetrics.format` and the OTLP metrics exporter read them.
+ */
+import { Context, Effect, Layer, Metric, Schema } from "effect"
+import * as Http from "node:http"
+import type { AgentEvent, EventKind, EventOf } from "../domain/Event.ts"
+import type { Usage } from "../domain/Usage.ts"
+import { type DropCounts, EventBus, type EventBusShape } from "../services/EventBus.ts"
+
+/** Latency buckets in milliseconds: 10 ms to about 10 minutes. */
+const latencyBoundaries = Metric.exponentialBoundaries({ start: 10, factor: 2, count: 17 })
+
+/** Turns that ended, by `status` and `depth` (0: a session's turn, more: a sub-turn). */
+export const turns = Metric.counter("agent_loop_turns_total", { description: "Turns that ended, by status", incremental: true })
+/** Iterations (model-calling rounds) of the turns that ended. */
+export const iterations = Metric.counter("agent_loop_iterations_total", { description: "Iterations of the turns that ended", incremental: true })
+/** Tool calls by `tool` and `outcome` (`ok`, `error` or `skipped`). */
+export const toolCalls = Metric.counter("agent_loop_tool_calls_total", { description: "Tool calls, by tool and outcome", incremental: true })
+/** Tokens of provider calls by `kind` (`input`, `output`, `cached_input`, `cache_write`, `reasoning`) and `model`. */
+export const tokens = Metric.counter("agent_loop_tokens_total", { description: "Tokens of provider calls, by kind and model", incremental: true })
+/** Cost of provider calls in US dollars, by `model`, where a price is known. */
+export const costUsd = Metric.counter("agent_loop_cost_usd_total", { description: "Cost of provider calls in US dollars", incremental: true })
+/** Provider calls that failed and were retried. */
+export const retries = Metric.counter("agent_loop_retries_total", { description: "Provider calls retried", incremental: true })
+/** Events a subscriber lost to a full buffer, by event `kind`. */
+export const eventsDropped = Metric.counter("agent_loop_events_dropped_total", { description: "Events lost to full subscriber buffers, by kind", incremental: true })
+/** Turns running now (sub-turns included). */
+export const turnsInFlight = Metric.gauge("agent_loop_turns_in_flight", { description: "Turns running now" })
+/** How long turns took (ms, on the loop's Clock), by `status`. */
+export const turnDuration = Metric.histogram("agent_loop_turn_duration_ms", {
+  description: "Turn duration in milliseconds",
+  boundaries: latencyBoundaries
+})
+/** How long provider calls took (ms, on the loop's Clock, retries included), by `model`. */
+export const modelCallDuration = Metric.histogram("agent_loop_model_call_duration_ms", {
+  description: "Provider call duration in milliseconds",
+  boundaries: latencyBoundaries
+})
+
+/** The kinds the observer counts. */
+export const observedKinds: ReadonlyArray<EventKind> = ["TurnStart", "TurnEnd", "LLMResponse", "LLMRetry", "ToolExecEnd", "ToolExecSkipped"]
+
+const add = (metric: Metric.Counter<number>, value: number, attributes: Metric.Metric.Attributes) =>
+  Metric.update(Metric.withAttributes(metric, attributes), value)
+
+const usageKinds: ReadonlyArray<readonly [keyof Usage, string]> = [
+  ["inputTokens", "input"],
+  ["outputTokens", "output"],
+  ["cachedInputTokens", "cached_input"],
+  ["cacheWriteTokens", "cache_write"],
+  ["reasoningTokens", "reasoning"]
+]
+
+const recordResponse = (event: EventOf<"LLMResponse">) =>
+  Effect.gen(function*() {
+    for (const [field, kind] of usageKinds) {
+      const n = event.usage[field]
+      if (n !== undefined && n > 0) yield* add(tokens, n, { kind, model: event.model })
+    }
+    if (event.usage.costUsd !== undefined && event.usage.costUsd > 0) yield* add(costUsd, event.usage.costUsd, { model: event.model })
+    yield* Metric.update(Metric.withAttributes(modelCallDuration, { model: event.model }), event.durationMs)
+  })
+
+/** What `recordDrops` has counted so far, per bus (a scrape and the observer share it). */
+const dropsSeen = new WeakMap<EventBusShape, Partial<Record<EventKind, number>>>()
+
+/**
+ * Brings the drop counter up to date with `bus`'s losses. The bus reports totals; the counter
+ * takes their growth, so it stays a counter (a rate in Prometheus).
+ */
+export const recordDrops = (bus: EventBusShape): Effect.Effect<void> =>
+  Effect.flatMap(bus.dropped, (counts: DropCounts) => {
+    let seen = dropsSeen.get(bus)
+    if (seen === undefined) dropsSeen.set(bus, seen = {})
+    const grown: Array<[EventKind, number]> = []
+    for (const [kind, total] of Object.entries(counts) as Array<[EventKind, number]>) {
+      if (total > (seen[kind] ?? 0)) grown.push([kind, total - (seen[kind] ?? 0)])
+      seen[kind] = total
+    }
+    return Effect.forEach(grown, ([kind, n]) => add(eventsDropped, n, { kind }), { discard: true })
+  })
+
+/** Records one event. `inFlight` holds the running-turn count the gauge is set from. */
+const record = (event: AgentEvent, inFlight: { n: number }, drops: Effect.Effect<void>): Effect.Effect<void> => {
+  switch (event._tag) {
+    case "TurnStart":
+      inFlight.n++
+      return Metric.update(turnsInFlight, inFlight.n)
+    case "TurnEnd":
+      inFlight.n = Math.max(0, inFlight.n - 1)
+      return Effect.all([
+        Metric.update(turnsInFlight, inFlight.n),
+        add(turns, 1, { status: event.status, depth: String(event.depth) }),
+        add(iterations, event.iterations, {}),
+        Metric.update(Metric.withAttributes(turnDuration, { status: event.status }), event.durationMs),
+        drops
+      ], { discard: true })
+    case "LLMResponse":
+      return recordResponse(event)
+    case "LLMRetry":
+      return add(retries, 1, {})
+    case "ToolExecEnd":
+      return add(toolCalls, 1, { tool: event.toolName, outcome: event.isError ? "error" : "ok" })
+    case "ToolExecSkipped":
+      return add(toolCalls, 1, { tool: event.toolName, outcome: "skipped" })
+    default:
+      return Effect.void
+  }
+}
+
+/**
+ * Subscribes to `bus` now (so no turn started after this is missed) and records its events into
+ * the metrics on a fiber owned by the current scope. When the scope closes, what is still
+ * buffered is recorded before the subscription ends, so an exporter flushing after it sees the
+ * last turn. One observer per bus: a second would count everything twice.
+ */
+export const observe = Effect.fnUntraced(function*(bus: EventBusShape) {
+  const subscription = yield* bus.subscribe({ kinds: observedKinds, strategy: "lossless" })
+  const inFlight = { n: 0 }
+  const drops = recordDrops(bus)
+  yield* Effect.addFinalizer(() =>
+    Effect.flatMap(subscription.takeAll, (rest) => Effect.forEach(rest, (event) => record(event, inFlight, drops), { discard: true }))
+  )
+  yield* subscription.take.pipe(
+    Effect.flatMap((event) => Effect.uninterruptible(record(event, inFlight, drops))),
+    Effect.forever,
+    Effect.forkScoped
+  )
+})
+
+/** Records the loop's metrics from its event bus for as long as the layer lives (once per loop). */
+export const layer: Layer.Layer<never, never, EventBus> = Layer.effectDiscard(Effect.flatMap(EventBus, observe))
+
+/** The metrics endpoint could not listen (the port is taken, the host is not this machine's). */
+export class MetricsEndpointError extends Schema.TaggedError<MetricsEndpointError>()("MetricsEndpointError", {
+  message: Schema.String
+}) {}
+
+/** Where the Prometheus endpoint listens. */
+export interface EndpointOptions {
+  readonly port: number
+  /** Default `127.0.0.1`: the metrics name tools and models, so they are not offered to the network unasked. */
+  readonly host?: string | undefined
+}
+
+/**
+ * Serves the metrics at `GET /metrics` in the Prometheus text format, on a plain `node:http`
+ * server that closes with the layer. `port` 0 picks a free port; `Endpoint` says which. It only
+ * reads the metrics: `layer` (once per loop) records them.
+ */
+export const layerPrometheus = (options: EndpointOptions): Layer.Layer<Endpoint, MetricsEndpointError, EventBus> =>
+  Layer.effect(Endpoint, Effect.gen(function*() {
+    const refresh = recordDrops(yield* EventBus)
+    // loaded here, so a loop without the endpoint never loads the formatter
+    const { formatUnsafe } = yield* Effect.promise(() => import("effect/observability/PrometheusMetrics"))
+    const context = yield* Effect.context<never>()
+    const host = options.host ?? "127.0.0.1"
+    const server = Http.createServer((request, response) => {
+      const path = (request.url ?? "").split("?")[0]
+      if (request.method !== "GET" || path !== "/metrics") {
+        response.writeHead(404, { "content-type": "text/plain" }).end("not found\n")
+        return
+      }
+      Effect.runSyncWith(context)(refresh)
+      const body = formatUnsafe(context)
+      response.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(body)
+    })
+    const port = yield* Effect.acquireRelease(
+      Effect.callback<number, MetricsEndpointError>((resume) => {
+        const failed = (error: Error) => resume(Effect.fail(new MetricsEndpointError({ message: `metrics endpoint on ${host}:${options.port}: ${error.message}` })))
+        server.once("error", failed)
+        server.listen(options.port, host, () => {
+          server.off("error", failed)
+          const address = server.address()
+          resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : options.port))
+        })
+      }),
+      () => Effect.callback<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+    )
+    return { host, port }
+  }))
+
+/** Where the Prometheus endpoint of `layerPrometheus` listens. */
+export class Endpoint extends Context.Service<Endpoint, { readonly host: string; readonly port: number }>()(
+  "effect-agent-loop/Metrics/Endpoint"
+) {}
