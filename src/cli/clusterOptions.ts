@@ -6,6 +6,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import { Flag } from "effect/cli"
 import type { SqlClient } from "effect/sql"
+import { connectionFailure } from "../layers/connectionFailure.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { type CliFailure, fail } from "./failure.ts"
 
@@ -65,10 +66,23 @@ export const parse = (text: string) =>
  */
 export const database = (url: URL): Layer.Layer<SqlClient.SqlClient, CliFailure> =>
   Layer.unwrap(
-    Effect.tryPromise(() => import("@effect/sql-pg/PgClient")).pipe(
+    Effect.tryPromise(() => Promise.all([import("@effect/sql-pg/PgClient"), import("effect/sql")])).pipe(
       Effect.matchEffect({
         onFailure: () => fail("a cluster needs the package @effect/sql-pg (npm install @effect/sql-pg)"),
-        onSuccess: (PgClient) => Effect.succeed(PgClient.layer({ url: Redacted.make(url.href) }).pipe(Layer.orDie))
+        onSuccess: ([PgClient, Sql]) =>
+          // The pool connects lazily, deep inside the cluster's storage, where a refused connection
+          // is a defect: one query first turns it into a failure that says why.
+          Effect.succeed(Layer.effect(
+            Sql.SqlClient.SqlClient,
+            Effect.flatMap(Sql.SqlClient.SqlClient, (sql) =>
+              sql`SELECT 1`.pipe(Effect.catchTag("SqlError", (error) => unreachable(url, error)), Effect.as(sql)))
+          ).pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url.href) }).pipe(Layer.orDie))))
       })
     )
   )
+
+/** The cluster's database could not be reached: the cause beneath the driver's "Failed to connect". */
+const unreachable = (url: URL, error: { readonly message: string }) => {
+  const failure = connectionFailure(error, url.port === "" ? `${url.protocol}//${url.hostname}:5432` : url.href)
+  return fail(`the cluster's database ${describe(url)} cannot be reached: ${failure?.text ?? error.message}`)
+}

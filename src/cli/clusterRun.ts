@@ -9,6 +9,7 @@
  */
 import { Clock, Effect, Layer, Option } from "effect"
 import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
+import { LOST_TURN_ERROR } from "../cluster/entity.ts"
 import { DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
@@ -94,6 +95,8 @@ export const runOnCluster = (
       const own = runResult(result, model ?? "", finished - started)
       if (format === "json") yield* screen.raw(`${JSON.stringify(own)}\n`)
       if (format === "stream-json") yield* screen.raw(`${JSON.stringify(StreamJson.resultLine(own, result))}\n`)
+      // a turn its runner lost is no Ctrl-C: say so, and exit 1, not 130
+      if (result.status === "aborted" && result.error === LOST_TURN_ERROR) return yield* fail(`turn aborted: ${LOST_TURN_ERROR}`)
       return yield* outcome(result, result.iterations)
     })).pipe(Effect.provide(AgentLoopCluster.layerClient().pipe(Layer.provide(ClusterOptions.database(url)))))
   })

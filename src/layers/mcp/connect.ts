@@ -10,6 +10,7 @@ import { McpClient, McpClientError, type McpSchema } from "effect/ai"
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { Secrets } from "../../services/Secrets.ts"
+import { connectionFailure } from "../connectionFailure.ts"
 import type { McpServerConfig } from "./config.ts"
 import { expandConfig } from "./expand.ts"
 import { adapterFor, makeClient, negotiate, NEWEST_VERSION } from "./negotiate.ts"
@@ -103,6 +104,9 @@ export const commandOf = (config: StdioConfig): ChildProcess.Command =>
 /** The reason of a client failure, with the underlying cause when it says more (ENOENT, exit code). */
 export const describe = (error: McpClientError.McpClientError): string => {
   const reason = error.reason
+  // only over HTTP (a target): a stdio server's broken pipe is no network failure
+  const failure = connectionFailure(error)
+  if (failure?.target !== undefined) return `${reason.message.replace(/: Transport error \(.*\)$/, "")}: ${failure.text}`
   const cause = "cause" in reason && reason.cause instanceof Error ? reason.cause.message : undefined
   return cause === undefined || cause === reason.message ? reason.message : `${reason.message}: ${cause}`
 }

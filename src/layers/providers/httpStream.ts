@@ -11,6 +11,7 @@ import type { ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import { trimEndWhile } from "../../domain/text.ts"
 import type { ProviderShape } from "../../services/Provider.ts"
 import { Secrets } from "../../services/Secrets.ts"
+import { targetOfUrl } from "../connectionFailure.ts"
 import { fromResponse, fromTransport, scrubError } from "./httpErrors.ts"
 import { decodeSse, type WireDecoder } from "./sse.ts"
 import { userAgent } from "./userAgent.ts"
@@ -89,8 +90,9 @@ const defaultTimeout: Duration.Duration = Duration.minutes(2)
 /** The default bound of one whole response: long reasoning runs take minutes, not tens of them. */
 const defaultTotalTimeout: Duration.Duration = Duration.minutes(10)
 
-const timedOut = (timeout: Duration.Duration, what: string) =>
-  new ProviderUnavailable({ message: `${what} within ${Duration.format(timeout)}` })
+/** A timeout, with the `host:port` it waited on when known. */
+const timedOut = (timeout: Duration.Duration, what: string, target?: string) =>
+  new ProviderUnavailable({ message: `${what} within ${Duration.format(timeout)}${target === undefined ? "" : ` from ${target}`}` })
 
 /**
  * Builds a vendor's provider; the key is read from the Effect config so tests can supply it, and
@@ -106,6 +108,7 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
     const root = trimEndWhile(options.baseUrl ?? vendor.defaultBaseUrl, (char) => char === "/")
     const path = vendor.path
     const url = typeof path === "string" ? `${root}${path}` : root
+    const target = targetOfUrl(root)
     const timeout = Duration.fromInputUnsafe(options.timeout ?? defaultTimeout)
     const totalTimeout = Duration.fromInputUnsafe(options.totalTimeout ?? defaultTotalTimeout)
     const secrets = yield* Secrets
@@ -126,7 +129,7 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
         const response = yield* (Effect.isEffect(request) ? Effect.flatMap(request, client.execute) : client.execute(request)).pipe(
           Effect.provideService(HttpClient.TracerPropagationEnabled, options.propagateTrace === true),
           Effect.mapError((error) => error._tag === "HttpClientError" ? fromTransport("Request failed", error) : error),
-          Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut(timeout, "No response")) })
+          Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut(timeout, "No response", target)) })
         )
         if (response.status < 200 || response.status >= 300) {
           // only the head of an error body: a server may send one without end
@@ -146,12 +149,12 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
           Stream.mapError((error) => fromTransport("Connection lost mid-stream", error)),
           Stream.timeoutOrElse({
             duration: timeout,
-            orElse: () => Stream.fail(timedOut(timeout, "The stream stalled: no data"))
+            orElse: () => Stream.fail(timedOut(timeout, "The stream stalled: no data", target))
           })
         )
         return decode(bytes, vendor.makeDecoder)
       })).pipe(
-        Stream.interruptWhen(Effect.flatMap(Effect.sleep(totalTimeout), () => Effect.fail(timedOut(totalTimeout, "The response did not complete")))),
+        Stream.interruptWhen(Effect.flatMap(Effect.sleep(totalTimeout), () => Effect.fail(timedOut(totalTimeout, "The response did not complete", target)))),
         Stream.mapError((error) => scrubError(error, scrub))
       )
     // The HTTP request lives in the stream's scope, so interrupting the consumer (a hard abort)
