@@ -210,6 +210,30 @@ describe("approval through a turn", () => {
       expect((yield* requests)[1]!.messages.at(-1)?.content).toBe("guarded ran")
     }).pipe(Effect.provide(harness({ tools: [guarded], script: guardedCall, config: { autoApprove: true } }))))
 
+  it.effect("a tool's duration excludes the wait for approval: 10 s to approve, 1 s to run, 1 s", () =>
+    Effect.gen(function*() {
+      const events = yield* recordEvents
+      const loop = yield* AgentLoop
+      yield* loop.registerHook({ approveTool: () => Effect.as(Effect.sleep("10 seconds"), Hook.approve) }, { name: "pondering-human" })
+      const turn = yield* Effect.forkChild(loop.turn("s", "go"))
+      yield* TestClock.adjust("10 seconds")
+      yield* TestClock.adjust("1 second")
+      const result = yield* Fiber.join(turn)
+      expect(result.status).toBe("completed")
+      const all = yield* events
+      expect(ofKind(all, "ToolExecStart").map((e) => e.at)).toEqual([10_000])
+      expect(ofKind(all, "ToolExecEnd").map((e) => [e.at, e.durationMs])).toEqual([[11_000, 1_000]])
+    }).pipe(Effect.scoped, Effect.provide(harness({
+      tools: [Tool.make({
+        name: "slow",
+        description: "Takes a second",
+        parameters: Schema.Struct({}),
+        requiresApproval: true,
+        execute: () => Effect.as(Effect.sleep("1 second"), "slow ran")
+      })],
+      script: [{ toolCalls: [{ id: "s1", name: "slow" }] }, { content: "done" }]
+    }))))
+
   it.effect("an approver that never answers denies at exactly 60 s", () =>
     Effect.gen(function*() {
       guardedRuns.length = 0

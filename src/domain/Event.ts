@@ -106,7 +106,7 @@ export const ToolExecStart = Schema.TaggedStruct("ToolExecStart", {
   toolName: Schema.String,
   arguments: Schema.String
 }).annotate({ description: "A tool call starts." })
-/** A tool call ended (successfully or with an error result). */
+/** A tool call ended (successfully or with an error result); `durationMs` excludes the wait for approval. */
 export const ToolExecEnd = Schema.TaggedStruct("ToolExecEnd", {
   ...base,
   toolCallId: Schema.String,
@@ -114,7 +114,7 @@ export const ToolExecEnd = Schema.TaggedStruct("ToolExecEnd", {
   durationMs: Schema.Number,
   isError: Schema.Boolean,
   result: Schema.String
-}).annotate({ description: "A tool call ended (successfully or with an error result)." })
+}).annotate({ description: "A tool call ended (successfully or with an error result); `durationMs` excludes the wait for approval." })
 /** A tool call was not run; `reason` is the result the model sees. */
 export const ToolExecSkipped = Schema.TaggedStruct("ToolExecSkipped", {
   ...base,

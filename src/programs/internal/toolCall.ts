@@ -119,10 +119,11 @@ const decodeAndApprove = (engine: Engine, turn: Turn.Turn, call: PreparedCall): 
     onSuccess: (args) => {
       const prepared: Prepared = { ...call, args, _tag: "Prepared" }
       if (!call.tool.needsApproval(args)) return Effect.succeed(prepared)
+      // the tool's duration starts once approved: the time a person took to answer is not the tool's
       return Effect.map(engine.hooks.approveTool({ context: call.where, call: call.hookCall }), (approval): Prepared =>
         approval._tag === "Deny"
           ? { _tag: "ToolResult", result: skip(turn, call.call, `Tool execution denied by approval: ${approval.reason}`) }
-          : prepared)
+          : { ...prepared, started: turn.clock.currentTimeMillisUnsafe() })
     }
   })
 
