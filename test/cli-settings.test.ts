@@ -57,6 +57,32 @@ describe.concurrent("context files", () => {
   }, 60_000)
 })
 
+describe.concurrent("the contextFiles setting", () => {
+  it("names the files looked for (GEMINI.md added, CLAUDE.md left out); a name with a directory is refused", async (context) => {
+    const { server, repo, workspace, config, env } = await setup(context, [{ text: "ok" }])
+    write(path.join(repo, "GEMINI.md"), "Gemini: use tabs.")
+    write(path.join(workspace, "AGENTS.md"), "Agents: be brief.")
+    write(path.join(workspace, "CLAUDE.md"), "Claude: not read here.")
+    const settings = path.join(config, "settings.json")
+    write(settings, JSON.stringify({ contextFiles: ["AGENTS.md", "GEMINI.md"] }))
+    const flags = ["--base-url", server.url, "--model", "m", "--workspace", workspace, "--ephemeral"]
+    const result = await runCli(["run", ...flags, "--verbose", "hi"], { env })
+    expect(result.code).toBe(0)
+    const prompt = systemPrompt(server.requests[0]!.body)
+    expect(prompt).toContain("Gemini: use tabs.")
+    expect(prompt).toContain("Agents: be brief.")
+    expect(prompt).not.toContain("Claude: not read here.")
+    expect(prompt.indexOf("Gemini: use tabs.")).toBeLessThan(prompt.indexOf("Agents: be brief."))
+    expect(result.stderr).toContain(`agent-loop: note: context files: ${path.join(repo, "GEMINI.md")}, ${path.join(workspace, "AGENTS.md")}`)
+    // names, not paths: nothing outside each directory can be named
+    write(settings, JSON.stringify({ contextFiles: ["../secret.md"] }))
+    const bad = await runCli(["run", ...flags, "hi"], { env })
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toBe(`agent-loop: ${settings}: contextFiles.0: Expected a file name such as GEMINI.md, without a directory\n`)
+    expect(server.requests).toHaveLength(1)
+  }, 60_000)
+})
+
 describe.concurrent("settings files", () => {
   it("user settings give the server, model, tools, system prompt and prices; the project's override them once trusted; flags and env win", async (context) => {
     const { server, workspace, config, env } = await setup(context, [{ text: "ok", usage: { prompt: 1_000_000, completion: 0 } }])

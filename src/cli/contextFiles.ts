@@ -3,7 +3,7 @@
  * added to the system prompt. Read, in this order (the nearest last, so it wins where they
  * disagree): the user's `$XDG_CONFIG_HOME/agent-loop/AGENTS.md`, then from the repository root (the
  * nearest directory above the workspace holding `.git`, else the workspace itself) down to the
- * workspace, in each directory `AGENTS.md` then `CLAUDE.md`. Only regular files are read (a FIFO
+ * workspace, in each directory `AGENTS.md` then `CLAUDE.md` (the `contextFiles` setting names others). Only regular files are read (a FIFO
  * named `AGENTS.md` must not hang the start), each up to `MAX_CONTEXT_FILE_BYTES`; a file that
  * is the same as one already read (a symlink, a copy) is read once.
  *
@@ -20,8 +20,8 @@ import { configDir } from "./settingsFile.ts"
 /** The most bytes kept of one context file; the rest is cut with a note saying how much. */
 export const MAX_CONTEXT_FILE_BYTES = 32 * 1024
 
-/** The names looked for in each directory, in order. */
-export const CONTEXT_FILE_NAMES = ["AGENTS.md", "CLAUDE.md"] as const
+/** The names looked for in each directory, in order, unless the `contextFiles` setting names others. */
+export const CONTEXT_FILE_NAMES: ReadonlyArray<string> = ["AGENTS.md", "CLAUDE.md"]
 
 /** A context file that was read. */
 export interface ContextFile {
@@ -61,8 +61,11 @@ const readCapped = (path: string, within: string, ownedByUser: boolean) =>
     return Option.some({ text: `${text}\n[truncated: the first ${read.bytes.length}${of} bytes are shown]`, real: read.real })
   })
 
-/** Finds and reads the context files of `workspace` (absolute), in the order they go into the prompt. */
-export const discover = (workspace: string, env: NodeJS.ProcessEnv = process.env) =>
+/**
+ * Finds and reads the context files of `workspace` (absolute), in the order they go into the
+ * prompt; `names` are looked for in each directory (the user's config directory keeps `AGENTS.md`).
+ */
+export const discover = (workspace: string, env: NodeJS.ProcessEnv = process.env, names: ReadonlyArray<string> = CONTEXT_FILE_NAMES) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     // the user's config directory may itself be a link (dotfiles); its AGENTS.md may not lead out of it
@@ -72,7 +75,7 @@ export const discover = (workspace: string, env: NodeJS.ProcessEnv = process.env
     ]
     const dirs = yield* projectDirs(fs, workspace)
     for (const dir of dirs) {
-      for (const name of CONTEXT_FILE_NAMES) {
+      for (const name of names) {
         const path = nodePath.join(dir, name)
         // each stays inside the directory it is found in: a repository root may be a home directory
         // (a dotfiles repository), and a file below it must not reach the rest of the home
@@ -98,7 +101,7 @@ export const withContextFiles = (systemPrompt: string, files: ReadonlyArray<Cont
   const sections = files.map((file) => `## ${file.label}\n\n${file.content.trim()}`)
   return [
     systemPrompt,
-    "# Project instructions\n\nThese files hold the user's and the project's instructions (AGENTS.md and CLAUDE.md); " +
+    "# Project instructions\n\nThese files hold the user's and the project's instructions; " +
     "where they disagree, the later one wins.",
     ...sections
   ].join("\n\n")

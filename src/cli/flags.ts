@@ -143,7 +143,7 @@ export const agentFlags = {
   ),
   contextFiles: Flag.Boolean("context-files").pipe(
     Flag.withDefault(true),
-    Flag.withDescription("Add AGENTS.md and CLAUDE.md (user, repository root down to the workspace) to the system prompt; --no-context-files leaves them out")
+    Flag.withDescription("Add AGENTS.md and CLAUDE.md (or the names of the contextFiles setting; user, repository root down to the workspace) to the system prompt; --no-context-files leaves them out")
   ),
   settings: Flag.Boolean("settings").pipe(
     Flag.withDefault(true),

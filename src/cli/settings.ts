@@ -349,7 +349,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     if (flags.ephemeral && flags.continue) return yield* fail("--ephemeral sessions cannot be continued")
     const name = yield* model(flags, chosen, settings)
     const limits = modelLimits(name, chosen, settings)
-    const contextFiles = flags.contextFiles ? yield* ContextFiles.discover(workspace, env) : []
+    const contextFiles = flags.contextFiles ? yield* ContextFiles.discover(workspace, env, settings.contextFiles) : []
     const base = Option.getOrUndefined(flags.system) ?? settings.systemPrompt ?? defaultSystemPrompt
     const untrusted = trusted ? undefined : yield* Trust.skippedWarning(workspace)
     const notices: Array<Notice> = []

@@ -44,6 +44,11 @@ export const PermissionLists = Schema.Struct({
 })
 export type PermissionLists = typeof PermissionLists.Type
 
+/** A context file's name: a plain file name, never a path, so a setting cannot point outside each directory. */
+const ContextFileName = Schema.String.check(
+  Schema.isPattern(/^(?!\.\.?$)[^/\\\0]+$/, { expected: "a file name such as GEMINI.md, without a directory" })
+)
+
 /** The contents of a settings file; every field is optional. */
 export const Settings = Schema.Struct({
   provider: Schema.optionalKey(SettingsProvider.annotate({ description: "the provider, as `--provider`: any of its names but `replay`, which is a flag only" })),
@@ -73,6 +78,9 @@ export const Settings = Schema.Struct({
   mcpServers: Schema.optionalKey(McpServers.annotate({ description: "MCP servers, as in an `{\"mcpServers\": …}` file; merged by name" })),
   acceptsImages: Schema.optionalKey(Schema.Union([Schema.Boolean, Schema.Record(Schema.String, Schema.Boolean)]).annotate({
     description: "which models accept images, over the built-in registry: `true`/`false` for all, or by model name"
+  })),
+  contextFiles: Schema.optionalKey(Schema.Array(ContextFileName).annotate({
+    description: "the context file names looked for in each directory, in order; default `[\"AGENTS.md\", \"CLAUDE.md\"]` (add `GEMINI.md`, or `[]` for none)"
   })),
   maxImageBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
     description: "the largest image (bytes) a prompt or an MCP tool result may carry; default 5 MiB"
