@@ -113,4 +113,39 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "agent-loop chat (tmux)" : "agent
     pane.keys("C-d")
     expect(await pane.exitStatus()).toBe(0)
   })
+
+  it("a trailing backslash continues the input on the next line; each turn ends with its tokens and cost", async (context) => {
+    const server = await start([
+      { text: "First answer.", usage: { prompt: 1_000_000, completion: 0 } },
+      { text: "Second answer.", usage: { prompt: 500_000, completion: 0 } }
+    ])
+    const home = tempDir()
+    const workspace = path.join(home, "ws")
+    fs.mkdirSync(workspace)
+    // a priced model, so the cost is known: $2 per million input tokens
+    fs.mkdirSync(path.join(home, "config", "agent-loop"), { recursive: true })
+    fs.writeFileSync(path.join(home, "config", "agent-loop", "settings.json"), JSON.stringify({
+      prices: { "priced-model": { inputPerMillion: 2, outputPerMillion: 8 } }
+    }))
+    const pane = startPane(
+      [process.execPath, launcher, "chat", "--base-url", server.url, "--model", "priced-model", "--workspace", workspace],
+      isolatedEnv(home),
+      root
+    )
+    context.onTestFinished(async () => {
+      pane.kill()
+      await server.close()
+    })
+    await pane.waitFor(/^> $/m)
+    pane.line("first line \\")
+    pane.line("second line")
+    await pane.waitFor(/First answer\.\n── completed · 1 iteration · 1,000,000 in · 0 out tokens · \$2\.0000 · /)
+    expect(server.requests).toHaveLength(1)
+    expect(lastMessage(server.requests[0]!.body)).toEqual({ role: "user", content: "first line \nsecond line" })
+    pane.line("again")
+    await pane.waitFor(/Second answer\.\n── completed · 1 iteration · 500,000 in · 0 out tokens · \$1\.0000 · /)
+    expect(lastMessage(server.requests[1]!.body)).toEqual({ role: "user", content: "again" })
+    pane.line("/exit")
+    expect(await pane.exitStatus()).toBe(0)
+  })
 })

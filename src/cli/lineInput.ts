@@ -19,8 +19,15 @@ export interface LineInput {
   readonly cancelQuestions: Effect.Effect<void>
 }
 
-/** Reads `input` line by line until the scope closes. */
-export const fromReadable = (input: NodeJS.ReadableStream): Effect.Effect<LineInput, never, Scope.Scope> =>
+/**
+ * Reads `input` line by line until the scope closes. With `continuation` (a terminal), a line that
+ * ends with a backslash continues on the next: the lines are one input, joined by newlines, as in a
+ * shell. Answers to questions are single lines.
+ */
+export const fromReadable = (
+  input: NodeJS.ReadableStream,
+  options: { readonly continuation?: boolean } = {}
+): Effect.Effect<LineInput, never, Scope.Scope> =>
   Effect.gen(function*() {
     const lines = yield* Queue.unbounded<string, Cause.Done>()
     const questions: Array<Deferred.Deferred<string | undefined>> = []
@@ -32,12 +39,22 @@ export const fromReadable = (input: NodeJS.ReadableStream): Effect.Effect<LineIn
       Effect.sync(() => readline.createInterface({ input, terminal: false })),
       (rl) => Effect.sync(() => rl.close())
     )
+    // the lines so far of an input continued with trailing backslashes
+    let continued: Array<string> = []
     rl.on("line", (line) => {
       const question = questions.shift()
-      if (question) Deferred.doneUnsafe(question, Exit.succeed(line))
-      else Queue.offerUnsafe(lines, line)
+      if (question) return Deferred.doneUnsafe(question, Exit.succeed(line))
+      if (options.continuation === true && line.endsWith("\\")) {
+        continued.push(line.slice(0, -1))
+        return
+      }
+      const whole = [...continued, line].join("\n")
+      continued = []
+      Queue.offerUnsafe(lines, whole)
     })
     rl.once("close", () => {
+      // input that ends mid-continuation is still input
+      if (continued.length > 0) Queue.offerUnsafe(lines, continued.join("\n"))
       closed = true
       answerAll(undefined)
       Queue.endUnsafe(lines)
@@ -63,4 +80,6 @@ export const fromReadable = (input: NodeJS.ReadableStream): Effect.Effect<LineIn
   })
 
 /** Reads stdin line by line until the scope closes. */
-export const make: Effect.Effect<LineInput, never, Scope.Scope> = Effect.suspend(() => fromReadable(process.stdin))
+export const make: Effect.Effect<LineInput, never, Scope.Scope> = Effect.suspend(() =>
+  fromReadable(process.stdin, { continuation: process.stdin.isTTY === true })
+)
