@@ -121,6 +121,28 @@ describe("Ctrl-C during an approval prompt", () => {
     ))
 })
 
+describe("line input", () => {
+  it.effect("with continuation, a trailing backslash joins lines into one input; answers stay single lines; a piped backslash is kept", () =>
+    Effect.gen(function*() {
+      const stdin = new PassThrough()
+      const input = yield* LineInput.fromReadable(stdin, { continuation: true })
+      const answer = yield* Effect.forkChild(input.ask, { startImmediately: true })
+      stdin.write("yes \\\n")
+      expect(yield* Fiber.join(answer)).toBe("yes \\")
+      stdin.write("first \\\nsecond\\\nthird\nalone\nunfinished\\\n")
+      stdin.end()
+      expect(yield* input.next).toEqual(Option.some("first \nsecond\nthird"))
+      expect(yield* input.next).toEqual(Option.some("alone"))
+      expect(yield* input.next).toEqual(Option.some("unfinished"))
+      expect(yield* input.next).toEqual(Option.none())
+      const piped = new PassThrough()
+      const plain = yield* LineInput.fromReadable(piped)
+      piped.end("C:\\dir\\\nnext\n")
+      expect(yield* plain.next).toEqual(Option.some("C:\\dir\\"))
+      expect(yield* plain.next).toEqual(Option.some("next"))
+    }).pipe(Effect.scoped))
+})
+
 describe("event sink", () => {
   const place = { turnId: "t1", sessionKey: "s", iteration: 1, depth: 0 }
   const turnStart = AgentEvent.make("TurnStart", place, 0, { input: "go" })
