@@ -1,0 +1,69 @@
+/**
+ * `npm run bench:startup` (not a test): how long the installed `agent-loop` command takes to start,
+ * and how much memory it peaks at, for `--help`, `models` and a `run` of the offline demo, each over
+ * repeated runs (median and worst wall time, median peak RSS). It runs `bin/agent-loop.js`, which
+ * starts the built `dist/` as the installed package does (`npm run build` first); with no `dist/`,
+ * the sources. Beside them, pi's CLI (`pi --help`) when one is installed in node_modules.
+ *
+ * Peak RSS comes from GNU time (`/usr/bin/time -f %M`); without it only wall time is shown. Figures
+ * depend on the machine and its load: run it on an idle one.
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const RUNS = Number(process.env["RUNS"] ?? 10)
+const gnuTime = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined
+
+const built = fs.existsSync(path.join(root, "dist", "cli", "main.js"))
+const cli = built ? [path.join(root, "bin", "agent-loop.js")] : [path.join(root, "src", "cli", "main.ts")]
+
+/** A private data and config directory, so no user settings or sessions change what is measured. */
+const home = fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-startup-"))
+const env = { ...process.env, AGENT_LOOP_DATA_DIR: path.join(home, "data"), XDG_CONFIG_HOME: path.join(home, "config"), NO_COLOR: "1" }
+
+interface Run {
+  readonly ms: number
+  readonly rssMb: number | undefined
+}
+
+/** One run of `argv`: wall time, and peak RSS when GNU time is there. */
+const once = (argv: ReadonlyArray<string>): Run => {
+  const command = gnuTime === undefined ? argv : [gnuTime, "-f", "%M", ...argv]
+  const start = performance.now()
+  const result = spawnSync(command[0]!, command.slice(1), { cwd: root, env, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] })
+  const ms = performance.now() - start
+  if (result.status !== 0) throw new Error(`${argv.join(" ")} exited ${result.status}: ${result.stderr}`)
+  const kb = gnuTime === undefined ? undefined : Number(result.stderr.trim().split("\n").at(-1))
+  return { ms, rssMb: kb === undefined || Number.isNaN(kb) ? undefined : kb / 1024 }
+}
+
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]!
+}
+
+const measure = (name: string, argv: ReadonlyArray<string>) => {
+  once(argv) // warm the file cache
+  const runs = Array.from({ length: RUNS }, () => once(argv))
+  const ms = runs.map((r) => r.ms)
+  const rss = runs.flatMap((r) => (r.rssMb === undefined ? [] : [r.rssMb]))
+  const memory = rss.length === 0 ? "" : ` · peak RSS ${median(rss).toFixed(0)} MB`
+  console.log(`${name.padEnd(30)} ${(median(ms) / 1000).toFixed(2)} s median, ${(Math.max(...ms) / 1000).toFixed(2)} s worst${memory} (${RUNS} runs)`)
+}
+
+console.log(`agent-loop start-up (${built ? "built dist/ through bin/agent-loop.js" : "sources: run npm run build to measure the package"}), Node ${process.versions.node}, ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`)
+measure("agent-loop --help", [process.execPath, ...cli, "--help"])
+measure("agent-loop models", [process.execPath, ...cli, "models"])
+measure("agent-loop run (offline demo)", [
+  process.execPath, ...cli, "run", "--replay", "examples/demo.cassette.jsonl", "--workspace", "examples/demo-workspace",
+  "--tools", "list_dir,read_file", "--no-settings", "--no-context-files", "--ephemeral",
+  "What is in this workspace, and what is the project about?"
+])
+const pi = path.join(root, "node_modules", ".bin", "pi")
+if (fs.existsSync(pi)) measure("pi --help", [pi, "--help"])
+else console.log(`${"pi --help".padEnd(30)} not measured: pi's CLI (@mariozechner/pi-coding-agent) is not installed here`)
+fs.rmSync(home, { recursive: true, force: true })
