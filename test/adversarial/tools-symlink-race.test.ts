@@ -7,32 +7,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { Worker } from "node:worker_threads"
 import { editFile, readFile, writeFile } from "../../src/tools/index.ts"
+import { linkSwapper } from "../support/linkSwapper.ts"
 import { call, withWorkspace } from "../support/toolWorkspace.ts"
 import * as Message from "../../src/domain/Message.ts"
 
 const ROUNDS = 400
-
-/**
- * Flips `d` between a real directory and a link to outside, as fast as it can, until told to stop.
- * A stray `d` that a tool created while `d` was briefly missing is removed (it is inside anyway).
- */
-const SWAPPER = `
-const { workerData } = require("node:worker_threads")
-const fs = require("node:fs")
-const { d, parkedDir, parkedLink, stop, flips } = workerData
-const attempt = (f) => { try { f(); return true } catch { return false } }
-while (Atomics.load(stop, 0) === 0) {
-  attempt(() => fs.renameSync(d, parkedDir))
-  if (attempt(() => fs.renameSync(parkedLink, d))) Atomics.add(flips, 0, 1)
-  attempt(() => fs.renameSync(d, parkedLink))
-  if (!attempt(() => fs.renameSync(parkedDir, d))) {
-    attempt(() => fs.rmSync(d, { recursive: true, force: true }))
-    attempt(() => fs.renameSync(parkedDir, d))
-  }
-}
-`
 
 describe("symlink swap race", () => {
   it.live(`${ROUNDS} writes, edits and reads racing a directory/link swap: zero escapes`, () =>
@@ -47,18 +27,8 @@ describe("symlink swap race", () => {
           nodeFs.writeFileSync(nodePath.join(outside, `e-${i}.txt`), "AAA\n")
         }
         nodeFs.symlinkSync(outside, nodePath.join(root, "d.link"))
-        const stop = new Int32Array(new SharedArrayBuffer(4))
-        const flips = new Int32Array(new SharedArrayBuffer(4))
-        const swapper = yield* Effect.acquireRelease(
-          Effect.sync(() =>
-            new Worker(SWAPPER, {
-              eval: true,
-              workerData: { d, parkedDir: nodePath.join(root, "d.dir"), parkedLink: nodePath.join(root, "d.link"), stop, flips }
-            })
-          ),
-          (worker) => Effect.promise(() => worker.terminate())
-        )
-        expect(swapper.threadId).toBeGreaterThan(0)
+        const swapper = yield* linkSwapper({ d, parkedDir: nodePath.join(root, "d.dir"), parkedLink: nodePath.join(root, "d.link"), removeStray: true })
+        expect(swapper.worker.threadId).toBeGreaterThan(0)
 
         let done = 0
         let readEscapes = 0
@@ -69,18 +39,18 @@ describe("symlink swap race", () => {
           if (read._tag === "Success" && Message.textOf(read.value.content).includes("OUTSIDE")) readEscapes++
           done += [written, edited, read].filter((exit) => exit._tag === "Success").length
         }
-        Atomics.store(stop, 0, 1)
+        swapper.stop()
 
         const writeEscapes = nodeFs.readdirSync(outside).filter((name) => name.startsWith("f-")).length
         const editEscapes = nodeFs.readdirSync(outside).filter((name) =>
           name.startsWith("e-") && nodeFs.readFileSync(nodePath.join(outside, name), "utf8") !== "AAA\n"
         ).length
         console.log(
-          `symlink race: ${Atomics.load(flips, 0)} swaps, ${done} of ${3 * ROUNDS} calls succeeded; ` +
+          `symlink race: ${swapper.flips()} swaps, ${done} of ${3 * ROUNDS} calls succeeded; ` +
             `escapes: ${writeEscapes} writes, ${editEscapes} edits, ${readEscapes} reads`
         )
         // the race really ran: the link was swapped in many times and calls both worked and were refused
-        expect(Atomics.load(flips, 0)).toBeGreaterThan(10)
+        expect(swapper.flips()).toBeGreaterThan(10)
         expect(done).toBeGreaterThan(0)
         expect(done).toBeLessThan(3 * ROUNDS)
         expect({ writeEscapes, editEscapes, readEscapes }).toEqual({ writeEscapes: 0, editEscapes: 0, readEscapes: 0 })
