@@ -9,23 +9,14 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { providers } from "../src/cli/providers.ts"
-import { isolatedEnv, runCli, tempDir } from "./support/cliProcess.ts"
-import { type Reply, type Script, start } from "./support/openaiServer.ts"
+import { cliSetup, isolatedEnv, runCli, tempDir, type TestContext } from "./support/cliProcess.ts"
+import type { Reply, Script } from "./support/openaiServer.ts"
 import { exceptionFrame, signatureValid, startBedrock, textReply, toolReply } from "./support/bedrockStream.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
 
 /** A server, a workspace with notes.md, and an isolated environment with `extra`. */
 const setup = async (context: TestContext, script: Script, extra: Record<string, string> = {}) => {
-  const server = await start(script)
-  context.onTestFinished(() => server.close())
-  const home = tempDir()
-  const workspace = path.join(home, "ws")
-  fs.mkdirSync(workspace)
-  fs.writeFileSync(path.join(workspace, "notes.md"), "the launch is on Tuesday\n")
-  return { server, home, workspace, env: isolatedEnv(home, extra), root: server.url.replace(/\/v1$/, "") }
+  const { server, home, workspace, env } = await cliSetup(context, script, { notes: "the launch is on Tuesday\n", env: extra })
+  return { server, home, workspace, env, root: server.url.replace(/\/v1$/, "") }
 }
 
 /** The turn every test drives: read notes.md, then answer from it. */

@@ -5,29 +5,20 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, root, runCli, tempDir } from "./support/cliProcess.ts"
-import { type Script, start } from "./support/openaiServer.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
+import { cliSetup, root, runCli, type TestContext } from "./support/cliProcess.ts"
+import type { Script } from "./support/openaiServer.ts"
 
 const serverScript = path.join(root, "test", "support", "mcpServer.mjs")
 
 /** A model server, a home with a workspace, an MCP config with our test server `kv` logging to `log`. */
 const setup = async (context: TestContext, script: Script, servers: Record<string, unknown> = {}) => {
-  const server = await start(script)
-  context.onTestFinished(() => server.close())
-  const home = tempDir()
-  const workspace = path.join(home, "ws")
-  fs.mkdirSync(workspace)
-  const log = path.join(home, "kv.log")
-  const config = path.join(home, "mcp.json")
+  const base = await cliSetup(context, script)
+  const log = path.join(base.home, "kv.log")
+  const config = path.join(base.home, "mcp.json")
   fs.writeFileSync(config, JSON.stringify({
     mcpServers: { kv: { command: process.execPath, args: [serverScript], env: { MCP_TEST_LOG: log } }, ...servers }
   }))
-  const flags = ["--base-url", server.url, "--model", "fake-model", "--workspace", workspace]
-  return { server, home, workspace, log, config, flags, env: isolatedEnv(home) }
+  return { ...base, log, config }
 }
 
 const started = (log: string) => fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith("start ")) : []

@@ -11,22 +11,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { AgentEvent } from "../src/domain/Event.ts"
 import { TRUNCATION_PROMPT } from "../src/programs/internal/callModel.ts"
-import { isolatedEnv, launcher, root, runCli, spawnCli, tempDir } from "./support/cliProcess.ts"
-import { type Script, start } from "./support/openaiServer.ts"
+import { cliSetup, isolatedEnv, launcher, root, runCli, spawnCli, tempDir, type TestContext } from "./support/cliProcess.ts"
+import type { Script } from "./support/openaiServer.ts"
 
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
-
-const setup = async (context: TestContext, script: Script, model = "fake-model") => {
-  const server = await start(script)
-  context.onTestFinished(() => server.close())
-  const home = tempDir()
-  const workspace = path.join(home, "ws")
-  fs.mkdirSync(workspace)
-  const flags = ["--base-url", server.url, "--model", model, "--workspace", workspace, "--ephemeral"]
-  return { server, home, workspace, flags, env: isolatedEnv(home) }
-}
+const setup = (context: TestContext, script: Script, model = "fake-model") => cliSetup(context, script, { model, flags: ["--ephemeral"] })
 
 /** Runs the CLI with `input` piped to its stdin. */
 const runWithStdin = (args: ReadonlyArray<string>, env: Record<string, string>, input: string | Uint8Array) => {

@@ -5,19 +5,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, runCli, tempDir } from "./support/cliProcess.ts"
-import { type Script, start } from "./support/openaiServer.ts"
+import { cliSetup, runCli, type TestContext } from "./support/cliProcess.ts"
+import type { Script } from "./support/openaiServer.ts"
 
-const setup = async (context: { onTestFinished: (fn: () => Promise<void>) => void }, script: Script) => {
-  const server = await start(script)
-  context.onTestFinished(() => server.close())
-  const home = tempDir()
-  const workspace = path.join(home, "ws")
-  fs.mkdirSync(workspace)
-  fs.writeFileSync(path.join(workspace, "notes.md"), "# Notes\nThe answer is 42.\n")
-  const flags = ["--base-url", server.url, "--model", "fake-model", "--workspace", workspace]
-  return { home, workspace, flags, env: isolatedEnv(home) }
-}
+const setup = (context: TestContext, script: Script) => cliSetup(context, script, { notes: "# Notes\nThe answer is 42.\n" })
 
 const read = (workspace: string, file: string) => fs.readFileSync(path.join(workspace, file), "utf8")
 

@@ -2,23 +2,16 @@
  * `web_fetch` end to end: a scripted model on 127.0.0.1 asks the real CLI to fetch a page from a
  * loopback web server, which is refused unless a permission rule names the host.
  */
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, runCli, tempDir } from "./support/cliProcess.ts"
-import { type Script, start } from "./support/openaiServer.ts"
+import { cliSetup, runCli, type TestContext } from "./support/cliProcess.ts"
+import type { Script } from "./support/openaiServer.ts"
 import { startWebServer } from "./support/webServer.ts"
 
-const setup = async (context: { onTestFinished: (fn: () => Promise<void>) => void }, script: (web: string) => Script) => {
+const setup = async (context: TestContext, script: (web: string) => Script) => {
   const web = await startWebServer()
   context.onTestFinished(() => web.close())
-  const server = await start(script(web.url))
-  context.onTestFinished(() => server.close())
-  const home = tempDir()
-  const workspace = path.join(home, "ws")
-  fs.mkdirSync(workspace)
-  const flags = ["--base-url", server.url, "--model", "fake-model", "--workspace", workspace]
-  return { web, server, flags, env: isolatedEnv(home) }
+  const { server, flags, env } = await cliSetup(context, script(web.url))
+  return { web, server, flags, env }
 }
 
 /** The content of the tool result the model got back in its second request. */

@@ -10,25 +10,11 @@ import * as AgentLoopConfig from "../src/domain/Config.ts"
 import { AgentEvent } from "../src/domain/Event.ts"
 import { INTERRUPT_HINT } from "../src/programs/internal/runTurn.ts"
 import { BuiltinToolName } from "../src/tools/index.ts"
-import { isolatedEnv, root, runCli, spawnCli, tempDir } from "./support/cliProcess.ts"
-import { gate, type Script, start } from "./support/openaiServer.ts"
-
-/** What a concurrent test registers its cleanup with. */
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
+import { cliSetup, isolatedEnv, root, runCli, spawnCli, tempDir, type TestContext } from "./support/cliProcess.ts"
+import { gate, type Script } from "./support/openaiServer.ts"
 
 /** A server, a home with a workspace holding `notes.md`, and the flags that point the CLI at them. */
-const setup = async (context: TestContext, script: Script) => {
-  const server = await start(script)
-  context.onTestFinished(() => server.close())
-  const home = tempDir()
-  const workspace = path.join(home, "ws")
-  fs.mkdirSync(workspace)
-  fs.writeFileSync(path.join(workspace, "notes.md"), "# Notes\nThe answer is 42.\n")
-  const flags = ["--base-url", server.url, "--model", "fake-model", "--workspace", workspace]
-  return { server, home, workspace, flags, env: isolatedEnv(home) }
-}
+const setup = (context: TestContext, script: Script) => cliSetup(context, script, { notes: "# Notes\nThe answer is 42.\n" })
 
 const decodeEvent = Schema.decodeUnknownSync(AgentEvent)
 const readEvents = (file: string) => fs.readFileSync(file, "utf8").trimEnd().split("\n").map((line) => decodeEvent(JSON.parse(line)))

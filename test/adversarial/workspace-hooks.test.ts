@@ -7,25 +7,14 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
+import { cliSetup, runCli, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
 import { storedSessions } from "../support/storedSessions.ts"
 
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
-
 const KEY = "sk-adversarial-0123456789abcdef"
 
-const setup = async (context: TestContext, script: Script) => {
-  const server = await start(script)
-  context.onTestFinished(() => server.close())
-  const home = tempDir()
-  const workspace = path.join(home, "ws")
-  fs.mkdirSync(workspace)
-  const flags = ["--base-url", server.url, "--model", "m", "--workspace", workspace, "--no-context-files"]
-  return { server, home, workspace, flags, env: isolatedEnv(home, { OPENAI_API_KEY: KEY }) }
-}
+const setup = (context: TestContext, script: Script) =>
+  cliSetup(context, script, { model: "m", flags: ["--no-context-files"], env: { OPENAI_API_KEY: KEY } })
 
 /** A pre-tool-call hook in the workspace, as a model or a cloned repository could leave it. */
 const plantHook = (workspace: string, name: string, script: string, mode: number) => {

@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { type Script, start } from "./openaiServer.ts"
 
 /** The repository root. */
 export const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -134,4 +135,36 @@ export const binOverSources = (dir: string = tempDir("agent-loop-bin-")): string
   fs.writeFileSync(path.join(dir, "dist", "cli", "launcher.js"), `export * from ${source("cli/launcher.ts")}\n`)
   fs.writeFileSync(path.join(dir, "dist", "cli", "main.js"), `import ${source("cli/main.ts")}\n`)
   return path.join(dir, "bin", "agent-loop.js")
+}
+
+/** What a concurrent test registers its cleanup with. */
+export interface TestContext {
+  readonly onTestFinished: (fn: () => Promise<void>) => void
+}
+
+/** How `cliSetup` shapes the home and the flags. */
+export interface CliSetupOptions {
+  /** The content of `notes.md` in the workspace; no file when absent. */
+  readonly notes?: string
+  /** The `--model` flag's value (default `fake-model`). */
+  readonly model?: string
+  /** Flags after the ones pointing the CLI at the server and the workspace. */
+  readonly flags?: ReadonlyArray<string>
+  /** Variables added to the isolated environment. */
+  readonly env?: Record<string, string>
+}
+
+/**
+ * A scripted OpenAI-compatible server (closed when the test finishes), a fresh home holding a
+ * workspace `ws`, the flags that point the CLI at both, and an isolated environment.
+ */
+export const cliSetup = async (context: TestContext, script: Script, options: CliSetupOptions = {}) => {
+  const server = await start(script)
+  context.onTestFinished(() => server.close())
+  const home = tempDir()
+  const workspace = path.join(home, "ws")
+  fs.mkdirSync(workspace)
+  if (options.notes !== undefined) fs.writeFileSync(path.join(workspace, "notes.md"), options.notes)
+  const flags = ["--base-url", server.url, "--model", options.model ?? "fake-model", "--workspace", workspace, ...(options.flags ?? [])]
+  return { server, home, workspace, flags, env: isolatedEnv(home, options.env) }
 }
