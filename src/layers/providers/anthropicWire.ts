@@ -29,10 +29,34 @@ export const defaultMaxTokens = 4096
 /** The nesting of an event around a tool's `input` (`content_block_start` → `content_block` → `input`). */
 const EVENT_DEPTH = 8
 
-type Block = Record<string, unknown>
-interface WireMessage {
+/** A content block of a Messages-style API (Anthropic's, and Bedrock's Converse). */
+export type Block = Record<string, unknown>
+/** A message of a Messages-style API: a role and its blocks. */
+export interface WireMessage {
   readonly role: "user" | "assistant"
   readonly content: Array<Block>
+}
+
+/**
+ * The messages as alternating user and assistant messages of `blocksOf`'s blocks: system messages
+ * are left out (they go apart), messages without blocks too, and consecutive messages of one role
+ * merge, since these APIs require the roles to alternate.
+ */
+export const alternating = (
+  messages: ReadonlyArray<Message>,
+  blocksOf: (message: Exclude<Message, { role: "system" }>) => Array<Block>
+): Array<WireMessage> => {
+  const out: Array<WireMessage> = []
+  for (const message of messages) {
+    if (message.role === "system") continue
+    const role = message.role === "assistant" ? "assistant" : "user"
+    const blocks = blocksOf(message)
+    if (blocks.length === 0) continue
+    const last = out.at(-1)
+    if (last && last.role === role) last.content.push(...blocks)
+    else out.push({ role, content: blocks })
+  }
+  return out
 }
 
 /** An image block: inline as a `base64` source, else a `url` source (a `data:` URL is sent inline). */
@@ -118,16 +142,7 @@ export const toWireMessages = (
   thinking: string | undefined = undefined,
   keepBlocks = false
 ): Array<WireMessage | { role: "user"; content: string }> => {
-  const out: Array<WireMessage> = []
-  for (const message of messages) {
-    if (message.role === "system") continue
-    const role = message.role === "assistant" ? "assistant" : "user"
-    const blocks = blocksOf(message, toolsAsText, thinking)
-    if (blocks.length === 0) continue
-    const last = out.at(-1)
-    if (last && last.role === role) last.content.push(...blocks)
-    else out.push({ role, content: blocks })
-  }
+  const out = alternating(messages, (message) => blocksOf(message, toolsAsText, thinking))
   if (keepBlocks) return out
   return out.map((m) =>
     m.role === "user" && m.content.length === 1 && m.content[0]!["type"] === "text" ? { role: "user", content: m.content[0]!["text"] as string } : m

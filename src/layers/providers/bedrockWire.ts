@@ -9,16 +9,11 @@ import { ContextLengthExceeded, MalformedResponse, type ProviderError, ProviderR
 import { type AssistantMessage, blockFor, type Content, type ContentPart, imagePlaceholder, inlineOf, type Message } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
-import { check as anthropicCheck, thinkingBudget } from "./anthropicWire.ts"
+import { alternating, type Block, check as anthropicCheck, thinkingBudget, type WireMessage } from "./anthropicWire.ts"
 import { fromResponse, isContextLength } from "./httpErrors.ts"
 import { argumentsObject, excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
 import { type SchemaPolicy, toolSchemaFor } from "./toolSchema.ts"
 
-type Block = Record<string, unknown>
-interface WireMessage {
-  readonly role: "user" | "assistant"
-  readonly content: Array<Block>
-}
 
 /** The `provider` of the blocks this wire keeps (`AssistantMessage.providerBlocks`). */
 export const PROVIDER = "bedrock"
@@ -102,19 +97,8 @@ const blocksOf = (message: Exclude<Message, { role: "system" }>, toolsAsText: bo
 }
 
 /** The messages in the API's shape: consecutive messages of one role merge, since the roles must alternate. */
-export const toWireMessages = (messages: ReadonlyArray<Message>, toolsAsText: boolean, thinking: string | undefined): Array<WireMessage> => {
-  const out: Array<WireMessage> = []
-  for (const message of messages) {
-    if (message.role === "system") continue
-    const role = message.role === "assistant" ? "assistant" : "user"
-    const blocks = blocksOf(message, toolsAsText, thinking)
-    if (blocks.length === 0) continue
-    const last = out.at(-1)
-    if (last && last.role === role) last.content.push(...blocks)
-    else out.push({ role, content: blocks })
-  }
-  return out
-}
+export const toWireMessages = (messages: ReadonlyArray<Message>, toolsAsText: boolean, thinking: string | undefined): Array<WireMessage> =>
+  alternating(messages, (message) => blocksOf(message, toolsAsText, thinking))
 
 /** Puts cache points after the last block of the last `count` user messages (at most two), as the Anthropic wire does. */
 const markCache = (messages: ReadonlyArray<WireMessage>, count: number): void => {
