@@ -2,6 +2,7 @@
  * The CLI's parts that need no process: the Ctrl-C double-press window (on TestClock), the
  * approval decisions, colours and NO_COLOR, line handling of the screen, and --tools parsing.
  */
+import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { PassThrough } from "node:stream"
@@ -140,6 +141,30 @@ describe("line input", () => {
       piped.end("C:\\dir\\\nnext\n")
       expect(yield* plain.next).toEqual(Option.some("C:\\dir\\"))
       expect(yield* plain.next).toEqual(Option.some("next"))
+    }).pipe(Effect.scoped))
+
+  it.effect("on a terminal, the history file keeps the newest inputs up to its bound, without answers", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "agent-loop-history-"))
+      const historyFile = nodePath.join(dir, "data", "chat-history.jsonl")
+      fs.mkdirSync(nodePath.dirname(historyFile))
+      const older = Array.from({ length: LineInput.HISTORY_SIZE + 20 }, (_, i) => `old ${i}`)
+      fs.writeFileSync(historyFile, older.map((entry) => JSON.stringify(entry)).join("\n") + "\nnot json\n")
+      const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => stdin })
+      const output = Object.assign(new PassThrough(), { isTTY: true, columns: 80 })
+      output.resume()
+      const input = yield* LineInput.fromReadable(stdin, { continuation: true, terminal: { output, prompt: "> ", historyFile } })
+      const answer = yield* Effect.forkChild(input.ask, { startImmediately: true })
+      stdin.write("y\r")
+      expect(yield* Fiber.join(answer)).toBe("y")
+      stdin.write("new line\r")
+      expect(yield* input.next).toEqual(Option.some("new line"))
+      const saved = fs.readFileSync(historyFile, "utf8").trim().split("\n").map((line) => JSON.parse(line))
+      expect(saved).toHaveLength(LineInput.HISTORY_SIZE)
+      expect(saved.at(-1)).toBe("new line")
+      expect(saved.at(-2)).toBe(older.at(-1))
+      expect(saved).not.toContain("y")
+      expect(fs.statSync(historyFile).mode & 0o777).toBe(0o600)
     }).pipe(Effect.scoped))
 })
 

@@ -12,6 +12,7 @@
  * A line that starts a turn sends the images it mentions (`@shots/error.png`, as `run` does); one
  * whose image cannot be sent is answered with one line and skipped. Steering is text only.
  */
+import * as path from "node:path"
 import { Deferred, Effect, Fiber, Option, Queue } from "effect"
 import { checkInput } from "../domain/Config.ts"
 import type { ContentPart } from "../domain/Message.ts"
@@ -46,7 +47,9 @@ export const chat = (flags: AgentFlags) =>
       const screen = yield* Screen
       const loop = yield* AgentLoop
       const key = settings.sessionKey
-      const input = yield* LineInput.make
+      const promptText = screen.err.bold("> ")
+      // up/down recall earlier inputs, of this chat and earlier ones, from a private file
+      const input = yield* LineInput.makeEditing({ prompt: promptText, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })
       const sink = yield* attach(settings, screen.interactive ? input.ask : undefined)
       const turns = yield* Queue.unbounded<string>()
       const quit = yield* Deferred.make<number>()
@@ -54,7 +57,7 @@ export const chat = (flags: AgentFlags) =>
       let inputEnded = false
       const dim = screen.err.dim
 
-      const showPrompt = screen.interactive ? screen.prompt(screen.err.bold("> ")) : Effect.void
+      const showPrompt = screen.interactive ? screen.prompt(promptText) : Effect.void
       const startTurn = (text: string) =>
         Effect.andThen(Effect.sync(() => {
           busy = true

@@ -1,8 +1,16 @@
 /**
  * Lines typed on stdin. A question (the approval prompt) takes the next line; every other line is
- * input for the command. The terminal stays in its normal (cooked) mode, so it echoes and edits
- * lines itself and Ctrl-C arrives as SIGINT (see `ctrlC.ts`).
+ * input for the command. By default the terminal stays in its normal (cooked) mode, so it echoes
+ * and edits lines itself and Ctrl-C arrives as SIGINT (see `ctrlC.ts`).
+ *
+ * `chat` reads its terminal with line editing instead (`terminal`): up/down recall earlier inputs,
+ * kept in a private, bounded file; a pasted block (bracketed paste) is one input. The terminal is
+ * then in raw mode, where Ctrl-C reaches readline, not the process: readline's press is handed to
+ * the process's SIGINT listeners, so `ctrlC.ts` reacts exactly as in cooked mode. Tools' child
+ * processes run in their own process groups either way and are stopped by the loop, not the terminal.
  */
+import * as fs from "node:fs"
+import * as path from "node:path"
 import * as readline from "node:readline"
 import { type Cause, Deferred, Effect, Exit, Option, Queue, type Scope } from "effect"
 
@@ -19,14 +27,59 @@ export interface LineInput {
   readonly cancelQuestions: Effect.Effect<void>
 }
 
+/** How many earlier inputs up/down can recall (and the history file keeps). */
+export const HISTORY_SIZE = 500
+
+/** Line editing on a terminal. */
+export interface TerminalOptions {
+  /** Where typed text is echoed (and the prompt redrawn when a line is edited). */
+  readonly output: NodeJS.WritableStream
+  /** The prompt the caller draws, so readline redraws the same one. */
+  readonly prompt: string
+  /** A file for the history of earlier runs (JSON lines, oldest first, private); none keeps it in memory. */
+  readonly historyFile?: string | undefined
+}
+
+/** Bracketed paste: the terminal marks pasted text, so its newlines do not send lines one by one. */
+const PASTE_ON = "\x1b[?2004h"
+const PASTE_OFF = "\x1b[?2004l"
+
+/** The history file's inputs, newest first; a missing or unreadable file is an empty history. */
+const loadHistory = (file: string): Array<string> => {
+  try {
+    return fs.readFileSync(file, "utf8").split("\n").flatMap((line) => {
+      try {
+        const entry: unknown = JSON.parse(line)
+        return typeof entry === "string" ? [entry] : []
+      } catch {
+        return []
+      }
+    }).reverse().slice(0, HISTORY_SIZE)
+  } catch {
+    return []
+  }
+}
+
+/** Writes the history (newest first) oldest first; a failure to save only loses the recall. */
+const saveHistory = (file: string, history: ReadonlyArray<string>) => {
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+    const text = history.slice(0, HISTORY_SIZE).toReversed().map((entry) => JSON.stringify(entry)).join("\n")
+    fs.writeFileSync(file, text + "\n", { mode: 0o600 })
+    fs.chmodSync(file, 0o600)
+  } catch {
+    // best effort: history is a convenience
+  }
+}
+
 /**
  * Reads `input` line by line until the scope closes. With `continuation` (a terminal), a line that
  * ends with a backslash continues on the next: the lines are one input, joined by newlines, as in a
- * shell. Answers to questions are single lines.
+ * shell; so do the lines of a paste (with `terminal`). Answers to questions are single lines.
  */
 export const fromReadable = (
   input: NodeJS.ReadableStream,
-  options: { readonly continuation?: boolean } = {}
+  options: { readonly continuation?: boolean; readonly terminal?: TerminalOptions | undefined } = {}
 ): Effect.Effect<LineInput, never, Scope.Scope> =>
   Effect.gen(function*() {
     const lines = yield* Queue.unbounded<string, Cause.Done>()
@@ -35,21 +88,75 @@ export const fromReadable = (
     const answerAll = (answer: string | undefined) => {
       for (const question of questions.splice(0)) Deferred.doneUnsafe(question, Exit.succeed(answer))
     }
+    const terminal = options.terminal
     const rl = yield* Effect.acquireRelease(
-      Effect.sync(() => readline.createInterface({ input, terminal: false })),
-      (rl) => Effect.sync(() => rl.close())
+      Effect.sync(() => {
+        if (terminal === undefined) return readline.createInterface({ input, terminal: false })
+        const rl = readline.createInterface({
+          input,
+          output: terminal.output,
+          terminal: true,
+          prompt: terminal.prompt,
+          history: terminal.historyFile === undefined ? [] : loadHistory(terminal.historyFile),
+          historySize: HISTORY_SIZE,
+          removeHistoryDuplicates: true
+        })
+        terminal.output.write(PASTE_ON)
+        return rl
+      }),
+      (rl) =>
+        Effect.sync(() => {
+          rl.close()
+          if (terminal !== undefined) terminal.output.write(PASTE_OFF)
+        })
     )
-    // the lines so far of an input continued with trailing backslashes
+    // readline keeps the history newest first; it records every line, answers and pieces included
+    const history = (rl as unknown as { history?: Array<string> }).history ?? []
+    let pasting = false
+    if (terminal !== undefined) {
+      // Ctrl-C in raw mode: the same listeners as the signal in cooked mode
+      rl.on("SIGINT", () => process.emit("SIGINT", "SIGINT"))
+      input.on("keypress", (_: unknown, key: { readonly name?: string } | undefined) => {
+        if (key?.name === "paste-start") pasting = true
+        else if (key?.name === "paste-end") pasting = false
+      })
+    }
+    /** Recalls `whole` as one entry instead of its `pieces` (newest last), and saves the history. */
+    const remember = (pieces: ReadonlyArray<string>, whole: string | undefined) => {
+      if (terminal === undefined) return
+      for (const piece of pieces.toReversed()) if (history[0] === piece) history.shift()
+      if (whole !== undefined && whole.trim() !== "") {
+        const earlier = history.indexOf(whole)
+        if (earlier >= 0) history.splice(earlier, 1)
+        history.unshift(whole)
+        history.splice(HISTORY_SIZE)
+      }
+      if (terminal.historyFile !== undefined) saveHistory(terminal.historyFile, history)
+    }
+    // the lines so far of an input continued with trailing backslashes, or pasted
     let continued: Array<string> = []
-    rl.on("line", (line) => {
+    let typed: Array<string> = []
+    rl.on("line", (received) => {
+      // readline hands a recalled multi-line entry back with its newlines as carriage returns
+      const line = terminal === undefined ? received : received.replaceAll("\r", "\n")
       const question = questions.shift()
-      if (question) return Deferred.doneUnsafe(question, Exit.succeed(line))
+      if (question) {
+        remember([line], undefined)
+        return Deferred.doneUnsafe(question, Exit.succeed(line))
+      }
+      typed.push(line)
+      if (pasting) {
+        continued.push(line)
+        return
+      }
       if (options.continuation === true && line.endsWith("\\")) {
         continued.push(line.slice(0, -1))
         return
       }
       const whole = [...continued, line].join("\n")
+      remember(typed, whole)
       continued = []
+      typed = []
       Queue.offerUnsafe(lines, whole)
     })
     rl.once("close", () => {
@@ -83,3 +190,11 @@ export const fromReadable = (
 export const make: Effect.Effect<LineInput, never, Scope.Scope> = Effect.suspend(() =>
   fromReadable(process.stdin, { continuation: process.stdin.isTTY === true })
 )
+
+/** Reads stdin with line editing and history when it is a terminal (else as `make`). */
+export const makeEditing = (options: { readonly prompt: string; readonly historyFile?: string | undefined }) =>
+  Effect.suspend(() =>
+    process.stdin.isTTY === true
+      ? fromReadable(process.stdin, { continuation: true, terminal: { output: process.stderr, ...options } })
+      : fromReadable(process.stdin)
+  )
