@@ -1,7 +1,7 @@
 /**
  * `agent-loop chat`'s line editing on a real terminal (tmux): up/down recall earlier inputs (of
  * this chat and, from a private file in the data directory, of earlier ones), a bracketed paste of
- * several lines is one message, and Ctrl-C in the terminal's raw mode still interrupts, aborts
+ * several lines is one message, an edited line keeps its prompt, and Ctrl-C in the terminal's raw mode still interrupts, aborts
  * and stops the running command. Skipped, saying so, when tmux is not installed.
  */
 import * as fs from "node:fs"
@@ -94,6 +94,21 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "agent-loop chat line editing (tm
     expect(lastContent(server.requests[0]!.body)).toBe("first pasted line\nsecond pasted line")
     expect(lastContent(server.requests[1]!.body)).toBe("first pasted line\nsecond pasted line")
     pane.line("/exit")
+    expect(await pane.exitStatus()).toBe(0)
+  })
+
+  it("editing an answer to the approval prompt, or an input, redraws the same prompt", async (context) => {
+    const server = await serve(context, [{ toolCalls: [{ name: "exec", arguments: { command: "echo hi" } }] }, { text: "Done." }])
+    const pane = await chatIn(context, tempDir(), server.url, ["--tools", "exec"])
+    pane.line("go")
+    await pane.waitFor(/\? allow exec\? \[y\/a\/N\] $/m)
+    pane.keys("x", "BSpace", "y")
+    await pane.waitFor(/^\? allow exec\? \[y\/a\/N\] y$/m)
+    pane.keys("Enter")
+    await pane.waitFor(/Done\.\n── completed[^\n]*\n> $/m)
+    pane.keys("a", "b", "BSpace")
+    await pane.waitFor(/Done\.\n── completed[^\n]*\n> a$/m)
+    pane.keys("C-u", "C-d")
     expect(await pane.exitStatus()).toBe(0)
   })
 

@@ -153,7 +153,7 @@ describe("line input", () => {
       const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => stdin })
       const output = Object.assign(new PassThrough(), { isTTY: true, columns: 80 })
       output.resume()
-      const input = yield* LineInput.fromReadable(stdin, { continuation: true, terminal: { output, prompt: "> ", historyFile } })
+      const input = yield* LineInput.fromReadable(stdin, { continuation: true, terminal: { output, prompt: () => "> ", historyFile } })
       const answer = yield* Effect.forkChild(input.ask, { startImmediately: true })
       stdin.write("y\r")
       expect(yield* Fiber.join(answer)).toBe("y")

@@ -47,9 +47,8 @@ export const chat = (flags: AgentFlags) =>
       const screen = yield* Screen
       const loop = yield* AgentLoop
       const key = settings.sessionKey
-      const promptText = screen.err.bold("> ")
       // up/down recall earlier inputs, of this chat and earlier ones, from a private file
-      const input = yield* LineInput.makeEditing({ prompt: promptText, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })
+      const input = yield* LineInput.makeEditing({ prompt: screen.openPrompt, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })
       const sink = yield* attach(settings, screen.interactive ? input.ask : undefined)
       const turns = yield* Queue.unbounded<string>()
       const quit = yield* Deferred.make<number>()
@@ -57,7 +56,7 @@ export const chat = (flags: AgentFlags) =>
       let inputEnded = false
       const dim = screen.err.dim
 
-      const showPrompt = screen.interactive ? screen.prompt(promptText) : Effect.void
+      const showPrompt = screen.interactive ? screen.prompt(screen.err.bold("> ")) : Effect.void
       const startTurn = (text: string) =>
         Effect.andThen(Effect.sync(() => {
           busy = true

@@ -34,8 +34,8 @@ export const HISTORY_SIZE = 500
 export interface TerminalOptions {
   /** Where typed text is echoed (and the prompt redrawn when a line is edited). */
   readonly output: NodeJS.WritableStream
-  /** The prompt the caller draws, so readline redraws the same one. */
-  readonly prompt: string
+  /** The prompt the caller has drawn on the current line, if any, so that readline redraws the same one. */
+  readonly prompt: () => string | undefined
   /** A file for the history of earlier runs (JSON lines, oldest first, private); none keeps it in memory. */
   readonly historyFile?: string | undefined
 }
@@ -96,7 +96,7 @@ export const fromReadable = (
           input,
           output: terminal.output,
           terminal: true,
-          prompt: terminal.prompt,
+          prompt: "",
           history: terminal.historyFile === undefined ? [] : loadHistory(terminal.historyFile),
           historySize: HISTORY_SIZE,
           removeHistoryDuplicates: true
@@ -116,7 +116,9 @@ export const fromReadable = (
     if (terminal !== undefined) {
       // Ctrl-C in raw mode: the same listeners as the signal in cooked mode
       rl.on("SIGINT", () => process.emit("SIGINT", "SIGINT"))
-      input.on("keypress", (_: unknown, key: { readonly name?: string } | undefined) => {
+      // before readline's own listener: an edit redraws the line with the prompt shown now
+      input.prependListener("keypress", (_: unknown, key: { readonly name?: string } | undefined) => {
+        rl.setPrompt(terminal.prompt() ?? "")
         if (key?.name === "paste-start") pasting = true
         else if (key?.name === "paste-end") pasting = false
       })
@@ -192,7 +194,7 @@ export const make: Effect.Effect<LineInput, never, Scope.Scope> = Effect.suspend
 )
 
 /** Reads stdin with line editing and history when it is a terminal (else as `make`). */
-export const makeEditing = (options: { readonly prompt: string; readonly historyFile?: string | undefined }) =>
+export const makeEditing = (options: { readonly prompt: () => string | undefined; readonly historyFile?: string | undefined }) =>
   Effect.suspend(() =>
     process.stdin.isTTY === true
       ? fromReadable(process.stdin, { continuation: true, terminal: { output: process.stderr, ...options } })

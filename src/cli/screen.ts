@@ -22,6 +22,8 @@ export interface ScreenShape {
   readonly lineSync: (line: string) => void
   /** A prompt to stderr, left open for the answer. */
   readonly prompt: (text: string) => Effect.Effect<void>
+  /** The prompt that waits for its answer on the current line, if any (line editing redraws it). */
+  readonly openPrompt: () => string | undefined
   /**
    * Shows `text` as the transient status line on stderr, replacing the previous one, or erases it
    * (`undefined`). Does nothing unless `live`, nor while stdout's terminal line holds partial text,
@@ -63,6 +65,7 @@ export const make = (streams: Streams): ScreenShape => {
   let statusShown = false
   /** A prompt waits for its answer on the current line: drawing a status line would erase it. */
   let promptOpen = false
+  let promptText = ""
   const eraseStatus = () => {
     if (statusShown) streams.stderr.write(ERASE_LINE)
     statusShown = false
@@ -99,7 +102,9 @@ export const make = (streams: Streams): ScreenShape => {
         endPartialLine()
         streams.stderr.write(text)
         promptOpen = true
+        promptText = text
       }),
+    openPrompt: () => promptOpen ? promptText : undefined,
     status: (text) =>
       Effect.sync(() => {
         if (!live) return
