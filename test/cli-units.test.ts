@@ -146,6 +146,7 @@ describe("line input", () => {
   it.effect("on a terminal, the history file keeps the newest inputs up to its bound, without answers", () =>
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "agent-loop-history-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
       const historyFile = nodePath.join(dir, "data", "chat-history.jsonl")
       fs.mkdirSync(nodePath.dirname(historyFile))
       const older = Array.from({ length: LineInput.HISTORY_SIZE + 20 }, (_, i) => `old ${i}`)
