@@ -323,6 +323,7 @@ describe("resolved settings", () => {
     system: Option.none(),
     session: Option.none(),
     continue: false,
+    resume: Option.none(),
     ephemeral: true,
     store: Option.none(),
     databaseUrl: Option.none(),

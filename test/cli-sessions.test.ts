@@ -29,7 +29,7 @@ const setup = async (context: TestContext, script: Script) => {
     expect(result.code, result.stderr).toBe(0)
   }
   const data = path.join(home, "data")
-  return { server, env, run, data, sessions: path.join(data, "sessions") }
+  return { server, env, run, data, home, sessions: path.join(data, "sessions") }
 }
 
 const TIME = "\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d"
@@ -42,11 +42,11 @@ const SLOW = 120_000
 
 describe("agent-loop sessions", () => {
   it("list: last used first, with time, message count and the first question; escapes in stored text stripped", async (context) => {
-    const { env, run, sessions } = await setup(context, [{ text: "one" }, { text: "two" }])
+    const { env, run, sessions, home } = await setup(context, [{ text: "one" }, { text: "two" }])
     await run("older", "plain question")
     await run("newer", "\u001b[31mred\u001b[0m \u001b]0;pwned title\u0007question\r with a carriage return")
     fs.utimesSync(path.join(sessions, fileName("older")), 1_600_000_000, 1_600_000_000)
-    const listed = await runCli(["sessions", "list"], { env })
+    const listed = await runCli(["sessions", "list"], { env, cwd: home })
     expect(listed.code).toBe(0)
     expect(listed.stdout).not.toMatch(CONTROL)
     expect(listed.stdout.split("\n")).toEqual([
@@ -57,21 +57,21 @@ describe("agent-loop sessions", () => {
    }, SLOW)
 
   it("list with a corrupt session file lists the others and marks that one with its problem", async (context) => {
-    const { env, run, sessions } = await setup(context, [{ text: "one" }, { text: "two" }])
+    const { env, run, sessions, home } = await setup(context, [{ text: "one" }, { text: "two" }])
     await run("good", "fine question")
     await run("broken", "another question")
     const file = path.join(sessions, fileName("broken"))
     const lines = fs.readFileSync(file, "utf8").split("\n")
-    lines[1] = "{\"role\":\"user\",\"con"
+    lines[2] = "{\"role\":\"user\",\"con"
     fs.writeFileSync(file, lines.join("\n"))
-    const listed = await runCli(["sessions", "list"], { env })
+    const listed = await runCli(["sessions", "list", "--workspace", home], { env })
     expect(listed.code).toBe(0)
     expect(listed.stdout).toMatch(new RegExp(`^  good  ${TIME}  2 messages  fine question$`, "m"))
-    expect(listed.stdout).toContain(`* broken  unreadable: session file ${fileName("broken")}: line 2 of 3 is corrupt\n`)
+    expect(listed.stdout).toContain(`* broken  unreadable: session file ${fileName("broken")}: line 3 of 4 is corrupt\n`)
    }, SLOW)
 
   it("show prints the context after an overflow; show --all the whole log with the compaction record marked", async (context) => {
-    const { env, run, server } = await setup(context, [
+    const { env, run, server, home } = await setup(context, [
       { text: "First answer." },
       { status: 400, error: "This model's maximum context length is 8192 tokens" },
       { text: "Second \u001b[2Janswer." }
@@ -87,6 +87,7 @@ describe("agent-loop sessions", () => {
     const all = await runCli(["sessions", "show", "work", "--all"], { env })
     expect(all.code).toBe(0)
     expect(all.stdout).toBe([
+      `── started in ${home} ──`,
       "user: first question",
       "assistant: First answer.",
       "user: second question",
@@ -129,7 +130,10 @@ describe("agent-loop sessions", () => {
     fs.chmodSync(data, 0o755)
     await run("private", "hello")
     const mode = (file: string) => (fs.statSync(file).mode & 0o777).toString(8)
-    expect([mode(data), mode(sessions), mode(path.join(sessions, fileName("private"))), mode(path.join(data, "last-session"))])
-      .toEqual(["700", "700", "600", "600"])
+    const pointers = path.join(data, "last-sessions")
+    expect(fs.readdirSync(pointers)).toHaveLength(1)
+    const pointer = path.join(pointers, fs.readdirSync(pointers)[0]!)
+    expect([mode(data), mode(sessions), mode(path.join(sessions, fileName("private"))), mode(pointers), mode(pointer)])
+      .toEqual(["700", "700", "600", "700", "600"])
   }, SLOW)
 })

@@ -30,7 +30,7 @@ const setup = async (context: TestContext, script: Script) => {
     expect(result.code, result.stderr).toBe(0)
   }
   const data = path.join(home, "data")
-  return { env, run, data, database: path.join(data, "sessions.db"), sessions: path.join(data, "sessions") }
+  return { env, run, data, home, database: path.join(data, "sessions.db"), sessions: path.join(data, "sessions") }
 }
 
 const TIME = "\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d"
@@ -38,12 +38,14 @@ const SLOW = 120_000
 
 describe("agent-loop on its default store, SQLite", () => {
   it("saves to sessions.db in the private data directory; list and show read it; the JSON Lines store is another store", async (context) => {
-    const { data, database, env, run, sessions } = await setup(context, [{ text: "one" }])
+    const { data, database, env, run, sessions, home } = await setup(context, [{ text: "one" }])
     await run("work", "first question")
     const mode = (file: string) => (fs.statSync(file).mode & 0o777).toString(8)
-    expect([mode(data), mode(database), mode(path.join(data, "last-session"))]).toEqual(["700", "600", "600"])
+    const pointers = path.join(data, "last-sessions")
+    expect([mode(data), mode(database), mode(pointers), mode(path.join(pointers, fs.readdirSync(pointers)[0]!))])
+      .toEqual(["700", "600", "700", "600"])
     expect(fs.existsSync(sessions)).toBe(false)
-    const listed = await runCli(["sessions", "list"], { env })
+    const listed = await runCli(["sessions", "list"], { env, cwd: home })
     expect(listed.stdout).toMatch(new RegExp(`^\\* work  ${TIME}  2 messages  first question\n$`))
     expect((await runCli(["sessions", "show", "work"], { env })).stdout).toBe("user: first question\nassistant: one\n")
     const jsonl = await runCli(["sessions", "list", "--store", "jsonl"], { env })
@@ -51,19 +53,20 @@ describe("agent-loop on its default store, SQLite", () => {
   }, SLOW)
 
   it("a damaged entry: list shows that session unreadable with why, the others as usual; show fails with one line", async (context) => {
-    const { database, env, run } = await setup(context, [{ text: "one" }, { text: "two" }])
+    const { database, env, run, home } = await setup(context, [{ text: "one" }, { text: "two" }])
     await run("good", "fine question")
     await run("broken", "another question")
     const db = new DatabaseSync(database)
-    db.prepare("UPDATE agent_loop_entries SET entry = ? WHERE session_id = ? AND seq = 1").run("{\"role\":\"assis", sessionId("broken"))
+    // entry 0 is the metadata record naming the workspace, 1 the question, 2 the answer
+    db.prepare("UPDATE agent_loop_entries SET entry = ? WHERE session_id = ? AND seq = 2").run("{\"role\":\"assis", sessionId("broken"))
     db.close()
-    const listed = await runCli(["sessions", "list"], { env })
+    const listed = await runCli(["sessions", "list", "--workspace", home], { env })
     expect(listed.code).toBe(0)
     expect(listed.stdout).toMatch(new RegExp(`^  good  ${TIME}  2 messages  fine question$`, "m"))
-    expect(listed.stdout).toContain(`* broken  unreadable: cannot read session: session "broken": entry 2 of 2 is corrupt\n`)
+    expect(listed.stdout).toContain(`* broken  unreadable: cannot read session: session "broken": entry 3 of 3 is corrupt\n`)
     const shown = await runCli(["sessions", "show", "broken"], { env })
     expect(shown.code).toBe(1)
-    expect(shown.stderr).toBe(`agent-loop: cannot read session: session "broken": entry 2 of 2 is corrupt\n`)
+    expect(shown.stderr).toBe(`agent-loop: cannot read session: session "broken": entry 3 of 3 is corrupt\n`)
   }, SLOW)
 
   it("two agent-loop processes running turns in one session at once: both turns are saved whole", async (context) => {
@@ -118,13 +121,13 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop --store postgres"),
   afterAll(() => server?.stop())
 
   it("runs and lists sessions in the database of --database-url or AGENT_LOOP_DATABASE_URL; without one, fails with one line", async (context) => {
-    const { env, run } = await setup(context, [{ text: "one" }, { text: "two" }])
+    const { env, run, home } = await setup(context, [{ text: "one" }, { text: "two" }])
     await server!.createDatabase("cli")
     const url = server!.url("cli")
     await run("work", "first question", ["--store", "postgres", "--database-url", url])
     const viaEnv = { ...env, AGENT_LOOP_STORE: "postgres", AGENT_LOOP_DATABASE_URL: url }
     await run("work", "second question", [])
-    const listed = await runCli(["sessions", "list", "--store", "postgres", "--database-url", url], { env })
+    const listed = await runCli(["sessions", "list", "--store", "postgres", "--database-url", url, "--workspace", home], { env })
     expect(listed.stdout).toMatch(new RegExp(`^\\* work  ${TIME}  2 messages  first question\n$`))
     const shown = await runCli(["sessions", "show", "work"], { env: viaEnv })
     expect(shown.stdout).toBe("user: first question\nassistant: one\n")

@@ -164,9 +164,9 @@ describe.concurrent("agent-loop run", () => {
   })
 
   it("sessions persist: list marks the last one, show prints it, --continue sends its history", async (context) => {
-    const { server, flags, env } = await setup(context, [{ text: "First answer." }, { text: "Second answer." }])
+    const { server, flags, env, workspace } = await setup(context, [{ text: "First answer." }, { text: "Second answer." }])
     expect((await runCli(["run", ...flags, "--session", "work", "first question"], { env })).code).toBe(0)
-    const listed = await runCli(["sessions", "list"], { env })
+    const listed = await runCli(["sessions", "list"], { env, cwd: workspace })
     expect(listed.stdout).toMatch(/^\* work  \d{4}-\d\d-\d\d \d\d:\d\d  2 messages  first question\n$/)
     const shown = await runCli(["sessions", "show", "work"], { env })
     expect(shown.stdout).toBe("user: first question\nassistant: First answer.\n")
@@ -246,7 +246,7 @@ describe.concurrent("agent-loop run", () => {
         "agent-loop: unknown tool \"nope\" in --tools; built-in tools: read_file, list_dir, grep, write_file, edit_file, exec, web_fetch; MCP tools: server__tool or server__*"
       ],
       [["--replay", "x.jsonl", "--record", "y.jsonl"], "agent-loop: --record and --replay cannot be used together"],
-      [["--continue"], "agent-loop: no session to continue yet: start one without --continue"],
+      [["--continue"], "agent-loop: no session to continue in this workspace yet: start one without --continue"],
       [["--provider", "replay"], "agent-loop: --provider replay needs a cassette: --replay FILE"]
     ]
     for (const [extra, message] of cases) {

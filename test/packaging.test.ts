@@ -389,7 +389,9 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
     expect(empty.stderr).toBe(`no sessions yet in ${path.join(home, "data", "sessions.db")}\n`)
     const saved = [...demoArgs().filter((arg) => arg !== "--ephemeral"), "--session", "kept"]
     succeeded(await run(bin(), saved, app, isolatedEnv(home)))
-    const listed = succeeded(await run(bin(), ["sessions", "list"], app, isolatedEnv(home)))
+    const listed = succeeded(
+      await run(bin(), ["sessions", "list", "--workspace", "node_modules/effect-agent-loop/examples/demo-workspace"], app, isolatedEnv(home))
+    )
     expect(listed.stdout).toMatch(/^\* kept  .*  6 messages  What is in this workspace, and what is the project about\?\n$/)
     // nothing listens on port 9: the installed package loaded the app's @effect/sql-pg and tried to connect
     const postgres = await run(bin(), ["sessions", "list", "--store", "postgres", "--database-url", "postgres://u:secret-pw@127.0.0.1:9/db"], app, isolatedEnv(home))

@@ -136,11 +136,25 @@ describe("SessionLog.rebase", () => {
 
 describe("SessionLog.describe", () => {
   it("counts messages, not records, and previews the first user message on one line", () => {
-    expect(SessionLog.describe([])).toEqual({ messages: 0 })
+    expect(SessionLog.describe([])).toEqual({ messages: 0, turns: 0 })
     const long = `first\n\tquestion ${"x".repeat(200)}`
     const described = SessionLog.describe([Message.system("s"), Message.user(long), Message.assistant("a"), overflow(1), Message.user("later")])
     expect(described.messages).toBe(4)
     expect(described.preview).toHaveLength(120)
     expect(described.preview).toMatch(/^first question x+…$/)
+    expect(described.turns).toBe(2)
+    expect(described.workspace).toBeUndefined()
+  })
+
+  it("a metadata record names the workspace, counts as no message and leaves the view alone", () => {
+    const log: ReadonlyArray<SessionLog.SessionEntry> = [
+      { role: "meta", workspace: "/home/me/project" },
+      Message.user("q"),
+      Message.assistant("a"),
+      { role: "meta", workspace: "/elsewhere" }
+    ]
+    expect(SessionLog.describe(log)).toEqual({ messages: 2, turns: 1, preview: "q", workspace: "/home/me/project" })
+    expect(SessionLog.view(log)).toEqual([Message.user("q"), Message.assistant("a")])
+    expect(SessionLog.view([...log, overflow(1)])).toEqual([Message.assistant("a")])
   })
 })

@@ -132,7 +132,7 @@ export const layer = (settings: CliSettings, options: { readonly metrics?: boole
     ...(settings.prices === undefined ? {} : { prices: settings.prices }),
     ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages }),
     maxImageBytes: settings.maxImageBytes
-  }).pipe(Layer.provide([provider(settings), store(settings)]), Layer.provideMerge(tools(settings)))
+  }).pipe(Layer.provide(provider(settings)), Layer.provideMerge(Layer.merge(tools(settings), store(settings))))
   // the workspace's own hooks run only in a trusted workspace (trust.ts); so do the hooks of its settings
   const fileHooks = FileHooks.layer({ workDir: settings.workspace, project: settings.trusted, bridge: settings.hookBridge })
   const hooks = settings.claudeHooks.length === 0

@@ -14,6 +14,7 @@ import { DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
 import * as CtrlC from "./ctrlC.ts"
+import * as nodePath from "node:path"
 import { dataDir, writeLastSession } from "./dataDir.ts"
 import * as EventsFile from "./eventsFile.ts"
 import * as EventSink from "./eventSink.ts"
@@ -63,7 +64,8 @@ export const runOnCluster = (
     }
     const url = yield* ClusterOptions.parse(cluster)
     const data = dataDir()
-    const key = yield* sessionKey(flags, data)
+    const workspace = nodePath.resolve(Option.getOrElse(flags.workspace, () => "."))
+    const key = yield* sessionKey(flags, data, workspace)
     const model = Option.getOrUndefined(flags.model)
     const prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
     // the runners' model decides whether images are accepted; their size is checked here and there
@@ -78,7 +80,7 @@ export const runOnCluster = (
         yield* Spinner.start(screen)
       ]
       const sink = yield* EventSink.start(handlers)
-      yield* writeLastSession(data, key)
+      yield* writeLastSession(data, workspace, key)
       // the runners decide the tools (and the model, unless --model says)
       if (format === "stream-json") {
         yield* screen.raw(`${JSON.stringify(StreamJson.initLine({ sessionKey: key, model: model ?? "", tools: [], cwd: process.cwd() }))}\n`)

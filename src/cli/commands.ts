@@ -2,6 +2,7 @@
  * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`,
  * `sessions list|show|import`, `models`, `mcp list|add|remove`, `trust`, `untrust`, `undo`.
  */
+import * as nodePath from "node:path"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { chat } from "./chat.ts"
@@ -107,8 +108,27 @@ const hooks = Command.make("hooks").pipe(
   Command.withSubcommands([hooksList])
 )
 
-const sessionsList = Command.make("list", storeFlags, Sessions.list).pipe(
-  Command.withDescription("List saved sessions, last used first, with message count and first question; * marks the one --continue resumes")
+const sessionsList = Command.make(
+  "list",
+  {
+    workspace: Flag.String("workspace").pipe(
+      Flag.withAlias("w"),
+      Flag.optional,
+      Flag.withDescription("List the sessions started in DIR (default: the current directory)")
+    ),
+    all: Flag.Boolean("all").pipe(
+      Flag.withDefault(false),
+      Flag.withDescription("List every workspace's sessions, with a workspace column (- for sessions saved before workspaces were recorded)")
+    ),
+    ...storeFlags
+  },
+  ({ all, workspace, ...flags }) =>
+    Sessions.list(
+      flags,
+      all ? { _tag: "all" } : { _tag: "workspace", workspace: nodePath.resolve(Option.getOrElse(workspace, () => ".")) }
+    )
+).pipe(
+  Command.withDescription("List this workspace's saved sessions, last used first, with message count and first question; * marks the one --continue resumes")
 )
 
 const sessionsShow = Command.make(

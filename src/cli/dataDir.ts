@@ -1,11 +1,12 @@
 /**
  * Where the CLI keeps its data: `$AGENT_LOOP_DATA_DIR` (tests), else `$XDG_DATA_HOME/agent-loop`,
  * else `~/.local/share/agent-loop`. It holds the sessions (`sessions.db`, or `sessions/` of the
- * JSON Lines store: `storeChoice.ts`) and the key of the session used last (for `--continue`).
+ * JSON Lines store: `storeChoice.ts`) and the key of the session used last in each workspace (for `--continue`).
  *
  * Conversations are private: the directory is 0700 (an existing one is tightened, it may predate
  * this rule) and the files in it 0600.
  */
+import { createHash } from "node:crypto"
 import * as nodePath from "node:path"
 import { Clock, Effect, FileSystem, Option, Random } from "effect"
 import { xdgBase } from "../layers/fileHooks/discover.ts"
@@ -21,13 +22,18 @@ export const dataDir = (env: NodeJS.ProcessEnv = process.env): string => {
 /** The directory of the session files. */
 export const sessionsDir = (data: string): string => nodePath.join(data, "sessions")
 
-const lastSessionFile = (data: string) => nodePath.join(data, "last-session")
+/**
+ * The file naming the session used last in `workspace`: one per workspace (by the SHA-256 of its
+ * absolute path), so `--continue` never picks up another project's conversation.
+ */
+const lastSessionFile = (data: string, workspace: string) =>
+  nodePath.join(data, "last-sessions", createHash("sha256").update(workspace, "utf8").digest("hex").slice(0, 32))
 
-/** The session used last, if any. */
-export const readLastSession = (data: string): Effect.Effect<Option.Option<string>, never, FileSystem.FileSystem> =>
+/** The session used last in `workspace`, if any. */
+export const readLastSession = (data: string, workspace: string): Effect.Effect<Option.Option<string>, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     // a key is short: a file that says otherwise (a link to a device, say) is not read past 4 KiB
-    const read = yield* readConfined(lastSessionFile(data), { maxBytes: 4096 })
+    const read = yield* readConfined(lastSessionFile(data, workspace), { maxBytes: 4096 })
     const text = read._tag === "Read" && !read.truncated ? textOf(read) : undefined
     return Option.filter(Option.fromNullishOr(text?.trim()), (key) => key !== "")
   })
@@ -44,13 +50,18 @@ export const ensureDataDir = (data: string) =>
     if (((yield* fs.stat(data)).mode & OPEN_TO_OTHERS) !== 0) yield* fs.chmod(data, PRIVATE_DIR)
   })
 
-/** Remembers `key` as the session used last (a 0600 file); a failure is only a warning (the turn matters more). */
-export const writeLastSession = (data: string, key: string): Effect.Effect<void, never, FileSystem.FileSystem> =>
+/**
+ * Remembers `key` as the session used last in `workspace` (a 0600 file in a 0700 directory); a
+ * failure is only a warning (the turn matters more).
+ */
+export const writeLastSession = (data: string, workspace: string, key: string): Effect.Effect<void, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
+    const file = lastSessionFile(data, workspace)
     yield* ensureDataDir(data)
-    yield* fs.writeFileString(lastSessionFile(data), `${key}\n`, { mode: PRIVATE_FILE })
-    yield* fs.chmod(lastSessionFile(data), PRIVATE_FILE)
+    yield* ensureDataDir(nodePath.dirname(file))
+    yield* fs.writeFileString(file, `${key}\n`, { mode: PRIVATE_FILE })
+    yield* fs.chmod(file, PRIVATE_FILE)
   }).pipe(Effect.catch((error) => Effect.logWarning(`cannot remember the session for --continue: ${error.message}`)))
 
 const pad = (n: number) => String(n).padStart(2, "0")

@@ -95,7 +95,12 @@ export const agentFlags = {
   continue: Flag.Boolean("continue").pipe(
     Flag.withAlias("c"),
     Flag.withDefault(false),
-    Flag.withDescription("Continue the session used last")
+    Flag.withDescription("Continue the session used last in this workspace")
+  ),
+  resume: Flag.String("resume").pipe(
+    Flag.withOptionalValue(""),
+    Flag.optional,
+    Flag.withDescription("Resume a saved session: --resume=KEY, or a bare --resume to pick one on a terminal (this workspace's first)")
   ),
   ephemeral: Flag.Boolean("ephemeral").pipe(
     Flag.withDefault(false),

@@ -6,6 +6,7 @@
 import { Effect, type FileSystem, type Scope } from "effect"
 import type { AgentEvent } from "../domain/Event.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
+import { SessionStore } from "../services/SessionStore.ts"
 import type { EventBus } from "../services/EventBus.ts"
 import * as nodePath from "node:path"
 import { Duration } from "effect"
@@ -42,6 +43,17 @@ export const registerApproval = (settings: CliSettings, screen: ScreenShape, ask
       { name: "cli-approval", source: "agent-loop CLI", priority: -1, timeout: Duration.sum(ASK_TIMEOUT, Duration.seconds(5)) }
     ))
 
+/**
+ * A new session starts with a metadata record naming its workspace, so `--continue`, `--resume`
+ * and `sessions list` can tell this project's sessions from others'. A failure is a warning only.
+ */
+const recordWorkspace = (settings: CliSettings) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore
+    const log = yield* store.log(settings.sessionKey)
+    if (log.length === 0) yield* store.append(settings.sessionKey, [{ role: "meta", workspace: settings.workspace }])
+  }).pipe(Effect.catch((error) => Effect.logWarning(`cannot record the session's workspace: ${error.message}`)))
+
 /** Starts rendering (and recording) events and registers the CLI's hooks, for the scope. */
 export const attach = (settings: CliSettings, ask: Effect.Effect<string | undefined> | undefined, stdout: StdoutContent = "text") =>
   Effect.gen(function*() {
@@ -55,12 +67,15 @@ export const attach = (settings: CliSettings, ask: Effect.Effect<string | undefi
     handlers.push(yield* Spinner.start(screen))
     const sink = yield* EventSink.start(handlers)
     yield* registerApproval(settings, screen, ask)
-    if (settings.persist) yield* writeLastSession(settings.dataDir, settings.sessionKey)
+    if (settings.persist) {
+      yield* recordWorkspace(settings)
+      yield* writeLastSession(settings.dataDir, settings.workspace, settings.sessionKey)
+    }
     return sink
   }) satisfies Effect.Effect<
     EventSink.EventSink,
     CliFailure,
-    Screen | AgentLoop | EventBus | FileSystem.FileSystem | Scope.Scope
+    Screen | AgentLoop | EventBus | SessionStore | FileSystem.FileSystem | Scope.Scope
   >
 
 /** Warns when the sink lost events (its buffer overflowed). */

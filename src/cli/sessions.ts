@@ -5,6 +5,7 @@
  * Everything printed from a session is stored text (the model's among it), so it goes through
  * `clean` (`safeText.ts`): a session cannot move the cursor, retitle the window or hide lines.
  */
+import * as nodePath from "node:path"
 import { Effect, Option } from "effect"
 import { type Message, textOf } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
@@ -45,36 +46,50 @@ export const withStore = <A, E, R>(
 const pad = (n: number) => String(n).padStart(2, "0")
 
 /** Local `YYYY-MM-DD HH:MM`. */
-const timestamp = (ms: number): string => {
+export const timestamp = (ms: number): string => {
   const d = new Date(ms)
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`
 }
 
 /** Newest first; sessions without a time (unreadable ones) last, by key. */
-const byRecency = (a: SessionInfo, b: SessionInfo) =>
+export const byRecency = (a: SessionInfo, b: SessionInfo) =>
   (b.updatedAt ?? -Infinity) - (a.updatedAt ?? -Infinity) || (a.sessionKey < b.sessionKey ? -1 : a.sessionKey > b.sessionKey ? 1 : 0)
 
-const describe = (info: SessionInfo, style: Style): string => {
+const describe = (info: SessionInfo, style: Style, showWorkspace: boolean): string => {
   if (info.problem !== undefined) return `${style.red("unreadable")}: ${clean(info.problem)}`
+  const where = showWorkspace ? [style.dim(info.workspace === undefined ? "-" : Format.truncate(clean(info.workspace), 40))] : []
   const when = info.updatedAt === undefined ? [] : [style.dim(timestamp(info.updatedAt))]
   const count = [style.dim(Format.plural(info.messages ?? 0, "message"))]
   const preview = info.preview === undefined ? [] : [Format.truncate(clean(info.preview), 80)]
-  return [...when, ...count, ...preview].join("  ")
+  return [...where, ...when, ...count, ...preview].join("  ")
 }
 
+/** Which sessions `list` shows: those of one workspace (an absolute path), or all of them. */
+export type Scope = { readonly _tag: "workspace"; readonly workspace: string } | { readonly _tag: "all" }
+
 /**
- * Lists the saved sessions, last used first: when, how many messages, the first question. The one
- * `--continue` resumes is marked `*`; one that cannot be read is listed with why.
+ * Lists the saved sessions, last used first: when, how many messages, the first question. By
+ * default those of one workspace; `all` lists every one with its workspace column (`-` for
+ * sessions saved before workspaces were recorded). The one `--continue` resumes in the workspace
+ * is marked `*`; one that cannot be read is listed with why (under every scope: its workspace
+ * cannot be known).
  */
-export const list = (flags: StoreChoice.StoreFlags) =>
+export const list = (flags: StoreChoice.StoreFlags, scope: Scope) =>
   withStore(flags, ({ list, where }) =>
     Effect.gen(function*() {
       const screen = yield* Screen
-      const last = Option.getOrUndefined(yield* readLastSession(dataDir()))
-      const infos = yield* list
-      if (infos.length === 0) return yield* screen.line(`no sessions yet in ${clean(where)}`)
+      const here = scope._tag === "workspace" ? scope.workspace : nodePath.resolve(".")
+      const last = Option.getOrUndefined(yield* readLastSession(dataDir(), here))
+      const stored = yield* list
+      if (stored.length === 0) return yield* screen.line(`no sessions yet in ${clean(where)}`)
+      const infos = stored.filter((info) =>
+        scope._tag === "all" || info.problem !== undefined || info.workspace === scope.workspace
+      )
+      if (infos.length === 0 && scope._tag === "workspace") {
+        return yield* screen.line(`no sessions of ${clean(scope.workspace)} in ${clean(where)} (--all lists every workspace's)`)
+      }
       for (const info of [...infos].sort(byRecency)) {
-        yield* screen.text(`${info.sessionKey === last ? "*" : " "} ${clean(info.sessionKey)}  ${describe(info, screen.out)}\n`)
+        yield* screen.text(`${info.sessionKey === last ? "*" : " "} ${clean(info.sessionKey)}  ${describe(info, screen.out, scope._tag === "all")}\n`)
       }
     }))
 
@@ -117,6 +132,8 @@ export const show = (key: string, options: { readonly all: boolean }, flags: Sto
       folded = SessionLog.foldEntry(folded, entry)
       const shown = entry.role === "compaction"
         ? showCompaction(entry, SessionLog.repair(folded).length, screen.out)
+        : entry.role === "meta"
+        ? screen.out.dim(`── started in ${clean(entry.workspace ?? "an unknown workspace")} ──`)
         : showMessage(entry, screen.out)
       yield* screen.text(`${shown}\n`)
     }

@@ -23,6 +23,7 @@ import type { HooksSource } from "../layers/claudeHooks/config.ts"
 import * as ClaudeSettings from "./claudeSettings.ts"
 import * as ContextFiles from "./contextFiles.ts"
 import { dataDir, newSessionKey, readLastSession } from "./dataDir.ts"
+import * as SessionPicker from "./sessionPicker.ts"
 import { fail } from "./failure.ts"
 import { type AgentFlags, defaultTools } from "./flags.ts"
 import * as ModelOptionFlags from "./modelOptions.ts"
@@ -233,16 +234,23 @@ const model = (flags: AgentFlags, chosen: ProviderSettings, settings: SettingsFi
     return yield* fail("no model: pass --model NAME, set AGENT_LOOP_MODEL, or add \"model\" to a settings file")
   })
 
-/** The session of the flags: `--session`, the last one (`--continue`), or a new one. */
-export const sessionKey = (flags: AgentFlags, data: string) =>
+/**
+ * The session of the flags: `--session`, `--resume=KEY`, one picked on the terminal (a bare
+ * `--resume`), the last one of the workspace (`--continue`), or a new one.
+ */
+export const sessionKey = (flags: AgentFlags, data: string, workspace: string) =>
   Effect.gen(function*() {
-    if (Option.isSome(flags.session)) {
-      if (flags.continue) return yield* fail("--session and --continue cannot be used together")
-      return flags.session.value
+    const given = [Option.isSome(flags.session) && "--session", Option.isSome(flags.resume) && "--resume", flags.continue && "--continue"]
+      .filter((name) => name !== false)
+    if (given.length > 1) return yield* fail(`${given.join(" and ")} cannot be used together`)
+    if (Option.isSome(flags.session)) return flags.session.value
+    if (Option.isSome(flags.resume)) {
+      if (flags.resume.value !== "") return flags.resume.value
+      return yield* SessionPicker.pick(flags, workspace)
     }
     if (!flags.continue) return yield* newSessionKey
-    const last = yield* readLastSession(data)
-    if (Option.isNone(last)) return yield* fail("no session to continue yet: start one without --continue")
+    const last = yield* readLastSession(data, workspace)
+    if (Option.isNone(last)) return yield* fail("no session to continue in this workspace yet: start one without --continue")
     return last.value
   })
 
@@ -346,7 +354,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     const { settings, mcpServers } = SettingsFile.merge(files)
     const chosen = yield* provider(flags, settings, env)
     const data = dataDir(env)
-    if (flags.ephemeral && flags.continue) return yield* fail("--ephemeral sessions cannot be continued")
+    if (flags.ephemeral && (flags.continue || Option.isSome(flags.resume))) return yield* fail("--ephemeral sessions cannot be continued")
     const name = yield* model(flags, chosen, settings)
     const limits = modelLimits(name, chosen, settings)
     const contextFiles = flags.contextFiles ? yield* ContextFiles.discover(workspace, env, settings.contextFiles) : []
@@ -364,7 +372,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       record: Option.getOrUndefined(Option.map(flags.record, (file) => nodePath.resolve(file))),
       model: name,
       systemPrompt: ContextFiles.withContextFiles(base, contextFiles),
-      sessionKey: yield* sessionKey(flags, data),
+      sessionKey: yield* sessionKey(flags, data, workspace),
       persist: !flags.ephemeral,
       dataDir: data,
       store: yield* StoreChoice.resolve(flags),

@@ -64,7 +64,7 @@ const list = (data: string, sessionKey: string) =>
 export const undo = (flags: { readonly session: Option.Option<string>; readonly turn: Option.Option<string>; readonly list: boolean }) =>
   Effect.gen(function*() {
     const data = dataDir()
-    const key = Option.isSome(flags.session) ? flags.session.value : Option.getOrUndefined(yield* readLastSession(data))
+    const key = Option.isSome(flags.session) ? flags.session.value : Option.getOrUndefined(yield* readLastSession(data, nodePath.resolve(".")))
     if (key === undefined) return yield* fail("no session to undo in yet: name one with --session KEY")
     if (flags.list) return yield* list(data, key)
     yield* undoLast(data, key, Option.getOrUndefined(flags.turn))

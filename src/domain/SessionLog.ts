@@ -38,8 +38,20 @@ export const Compaction = Schema.Struct({
 })
 export type Compaction = typeof Compaction.Type
 
-/** One line of the log: a message, or a compaction record. Discriminated by `role`. */
-export const SessionEntry = Schema.Union([...Message.Message.members, Compaction])
+/**
+ * A metadata record: facts about the session that are not part of the conversation, such as the
+ * workspace it was started in (so a CLI can continue "the last session here"). `view` skips it;
+ * logs written before it existed simply have none.
+ */
+export const Meta = Schema.Struct({
+  role: Schema.Literal("meta"),
+  /** The absolute path of the directory the session was started in. */
+  workspace: Schema.optionalKey(Schema.String)
+})
+export type Meta = typeof Meta.Type
+
+/** One line of the log: a message, a compaction record or a metadata record. Discriminated by `role`. */
+export const SessionEntry = Schema.Union([...Message.Message.members, Compaction, Meta])
 export type SessionEntry = typeof SessionEntry.Type
 
 /** Whether an entry is a compaction record. */
@@ -79,9 +91,10 @@ export const repair = (messages: ReadonlyArray<Message.Message>): Array<Message.
  * it, `repair(state)`: `overflow`/`budget` keep the system messages before `cut` and everything
  * from `cut` on; `summary` replaces everything before `cut` with one system message,
  * `SUMMARY_PREFIX + "\n" + summary`. A `cut` past the end counts as the end. Records return a new
- * array.
+ * array. A metadata record changes nothing.
  */
 export const foldEntry = (state: Array<Message.Message>, entry: SessionEntry): Array<Message.Message> => {
+  if (entry.role === "meta") return state
   if (entry.role !== "compaction") {
     state.push(entry)
     return state
@@ -101,16 +114,29 @@ export const view = (entries: ReadonlyArray<SessionEntry>): ReadonlyArray<Messag
   return repair(state)
 }
 
-/** How `SessionStore.list` describes a log: its messages (records not counted) and a preview. */
-export const describe = (entries: ReadonlyArray<SessionEntry>): { readonly messages: number; readonly preview?: string } => {
+/**
+ * How `SessionStore.list` describes a log: its messages (records not counted), its user messages
+ * (`turns`), a preview, and the
+ * workspace of its first metadata record that names one.
+ */
+export const describe = (
+  entries: ReadonlyArray<SessionEntry>
+): { readonly messages: number; readonly turns: number; readonly preview?: string; readonly workspace?: string } => {
   let messages = 0
+  let turns = 0
   let preview: string | undefined
+  let workspace: string | undefined
   for (const entry of entries) {
+    if (entry.role === "meta") {
+      workspace ??= entry.workspace
+      continue
+    }
     if (entry.role === "compaction") continue
     messages++
+    if (entry.role === "user") turns++
     if (preview === undefined && entry.role === "user") preview = previewOf(Message.textOf(entry.content))
   }
-  return preview === undefined ? { messages } : { messages, preview }
+  return { messages, turns, ...(preview === undefined ? {} : { preview }), ...(workspace === undefined ? {} : { workspace }) }
 }
 
 const PREVIEW_LENGTH = 120

@@ -16,8 +16,12 @@ export interface SessionInfo {
   readonly updatedAt?: number
   /** How many messages the log holds (compaction records not counted). */
   readonly messages?: number
+  /** How many user messages the log holds: roughly, how many turns the session had. */
+  readonly turns?: number
   /** The first user message, on one line, cut short. Raw stored text: strip it before printing to a terminal. */
   readonly preview?: string
+  /** The workspace the session was started in (its metadata record); absent for sessions that never recorded one. */
+  readonly workspace?: string
   /** Why the session cannot be read; the other fields are then mostly absent. */
   readonly problem?: string
 }

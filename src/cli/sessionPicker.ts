@@ -1,0 +1,119 @@
+/**
+ * The session picker of a bare `--resume`: the saved sessions, this workspace's first, newest
+ * first (when, how many turns, the first prompt), chosen with the arrow keys and Enter, or by
+ * typing its number. Drawn on stderr; stdin is read in raw mode only while it is open.
+ */
+import { Effect } from "effect"
+import type { SessionInfo } from "../services/SessionStore.ts"
+import { fail } from "./failure.ts"
+import * as Format from "./format.ts"
+import { clean } from "./safeText.ts"
+import { byRecency, timestamp, withStore } from "./sessions.ts"
+import type * as StoreChoice from "./storeChoice.ts"
+
+/** How many sessions the picker offers (the most recent). */
+export const MAX_CHOICES = 20
+
+/** The sessions to offer: readable ones, this workspace's first, each group newest first. */
+export const choices = (infos: ReadonlyArray<SessionInfo>, workspace: string): ReadonlyArray<SessionInfo> => {
+  const readable = infos.filter((info) => info.problem === undefined).sort(byRecency)
+  const here = readable.filter((info) => info.workspace === workspace)
+  const elsewhere = readable.filter((info) => info.workspace !== workspace)
+  return [...here, ...elsewhere].slice(0, MAX_CHOICES)
+}
+
+const describe = (info: SessionInfo, workspace: string): string => {
+  const when = info.updatedAt === undefined ? "" : timestamp(info.updatedAt)
+  const where = info.workspace === workspace ? "" : `  (${info.workspace === undefined ? "no workspace" : Format.truncate(clean(info.workspace), 40)})`
+  const preview = info.preview === undefined ? "" : Format.truncate(clean(info.preview), 60)
+  return `${when}  ${Format.plural(info.turns ?? 0, "turn")}  ${preview}${where}`
+}
+
+/** What a key press does to the picker: move, choose, or cancel. */
+type Key = { readonly _tag: "move"; readonly by: number } | { readonly _tag: "digit"; readonly digit: string } | {
+  readonly _tag: "enter"
+} | { readonly _tag: "cancel" } | { readonly _tag: "backspace" }
+
+/** The keys in one chunk of raw terminal input (arrow keys arrive as escape sequences). */
+export const keysOf = (chunk: string): ReadonlyArray<Key> => {
+  const keys: Array<Key> = []
+  for (let i = 0; i < chunk.length; i++) {
+    const rest = chunk.slice(i)
+    if (rest.startsWith("\u001b[A") || rest.startsWith("\u001bOA")) (keys.push({ _tag: "move", by: -1 }), i += 2)
+    else if (rest.startsWith("\u001b[B") || rest.startsWith("\u001bOB")) (keys.push({ _tag: "move", by: 1 }), i += 2)
+    else if (rest[0] === "\r" || rest[0] === "\n") keys.push({ _tag: "enter" })
+    else if (rest[0] === "\u0003" || rest[0] === "\u0004" || rest[0] === "q" || rest === "\u001b") keys.push({ _tag: "cancel" })
+    else if (rest[0] === "\u007f" || rest[0] === "\b") keys.push({ _tag: "backspace" })
+    else if (rest[0]! >= "0" && rest[0]! <= "9") keys.push({ _tag: "digit", digit: rest[0]! })
+  }
+  return keys
+}
+
+const ESC = "\u001b"
+
+/** Draws the list and reads keys until one is chosen (its index) or the picker is cancelled (`undefined`). */
+const choose = (lines: ReadonlyArray<string>, stdin: NodeJS.ReadStream, write: (text: string) => void) =>
+  Effect.callback<number | undefined>((resume) => {
+    let selected = 0
+    let typed = ""
+    let drawn = 0
+    const draw = () => {
+      const body = lines.map((line, i) => `${i === selected ? `${ESC}[7m>` : " "} ${String(i + 1).padStart(2)}  ${line}${i === selected ? `${ESC}[0m` : ""}`)
+      const footer = `↑/↓ and Enter, or type a number${typed === "" ? "" : `: ${typed}`} (q cancels)`
+      write(`${drawn > 0 ? `${ESC}[${drawn}A\r${ESC}[J` : ""}${[...body, footer].join("\n")}\n`)
+      drawn = body.length + 1
+    }
+    const onData = (data: Buffer) => {
+      for (const key of keysOf(data.toString("utf8"))) {
+        switch (key._tag) {
+          case "move":
+            selected = (selected + key.by + lines.length) % lines.length
+            typed = ""
+            break
+          case "digit":
+            typed = `${typed}${key.digit}`.slice(-3)
+            break
+          case "backspace":
+            typed = typed.slice(0, -1)
+            break
+          case "cancel":
+            return resume(Effect.succeed(undefined))
+          case "enter": {
+            const n = Number(typed)
+            if (typed === "") return resume(Effect.succeed(selected))
+            if (n >= 1 && n <= lines.length) return resume(Effect.succeed(n - 1))
+            typed = ""
+          }
+        }
+      }
+      draw()
+    }
+    const wasRaw = stdin.isRaw
+    stdin.setRawMode(true)
+    stdin.on("data", onData)
+    stdin.resume()
+    draw()
+    return Effect.sync(() => {
+      stdin.off("data", onData)
+      stdin.setRawMode(wasRaw)
+      stdin.pause()
+    })
+  })
+
+/**
+ * Offers the saved sessions on the terminal and returns the key picked. Fails without a terminal,
+ * with no session to offer, or when cancelled.
+ */
+export const pick = (flags: StoreChoice.StoreFlags, workspace: string) =>
+  Effect.gen(function*() {
+    const stdin = process.stdin
+    if (!stdin.isTTY || !process.stderr.isTTY) {
+      return yield* fail("--resume without a key needs a terminal to pick on: pass --resume=KEY (agent-loop sessions list --all shows them)")
+    }
+    const offered = choices(yield* withStore(flags, ({ list }) => list), workspace)
+    if (offered.length === 0) return yield* fail("no saved session to resume yet")
+    process.stderr.write("Resume which session?\n")
+    const chosen = yield* choose(offered.map((info) => describe(info, workspace)), stdin, (text) => process.stderr.write(text))
+    if (chosen === undefined) return yield* fail("no session picked")
+    return offered[chosen]!.sessionKey
+  })
