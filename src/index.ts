@@ -85,4 +85,4 @@ export * as AgentLoopProgram from "./programs/AgentLoopProgram.ts"
 export * as AgentLoopLive from "./programs/AgentLoopLive.ts"
 
 export * from "./tools/index.ts"
-export { SpawnParameters, SubagentParameters, spawn, subagent } from "./tools/subagent.ts"
+export { type AgentDefinition, NamedSubagentParameters, SpawnParameters, SubagentParameters, spawn, subagent, subagentWith } from "./tools/subagent.ts"

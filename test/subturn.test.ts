@@ -179,6 +179,30 @@ describe("sub-turns: delivery", () => {
           : { content: "child answer" }
     }))))
 
+  it.effect("a sub-turn's tools narrow its parent's, never widen them: a grandchild asking for more gets the intersection", () =>
+    Effect.gen(function*() {
+      const result = yield* (yield* AgentLoop).turn("s", "go")
+      expect(result.finalMessage?.content).toBe("top done")
+      const requests = yield* (yield* ScriptedLog).requests
+      const names = (task: string) => requests.find((r) => taskOf(r) === task)!.tools.map((t) => t.name).sort()
+      expect(names("go")).toEqual(["a", "b", "subagent"])
+      expect(names("mid")).toEqual(["a", "subagent"])
+      expect(names("leaf")).toEqual(["a"])
+    }).pipe(Effect.provide(harness({
+      tools: [
+        subagent,
+        Tool.make({ name: "a", description: "a", parameters: Schema.Struct({}), execute: () => Effect.succeed("a") }),
+        Tool.make({ name: "b", description: "b", parameters: Schema.Struct({}), execute: () => Effect.succeed("b") })
+      ],
+      script: (request) => {
+        const task = taskOf(request)
+        if (!isFirstCall(request)) return { content: `${task === "go" ? "top" : task} done` }
+        if (task === "go") return { toolCalls: [{ name: "subagent", arguments: { task: "mid", tools: ["subagent", "a"] } }] }
+        if (task === "mid") return { toolCalls: [{ name: "subagent", arguments: { task: "leaf", tools: ["a", "b"] } }] }
+        return { content: "leaf done" }
+      }
+    }))))
+
   it.effect("an async result is injected into the parent's next call", () =>
     Effect.gen(function*() {
       const events = yield* recordEvents

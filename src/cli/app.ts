@@ -18,7 +18,9 @@ import * as AgentLoopLive from "../programs/AgentLoopLive.ts"
 import type { EventBus } from "../services/EventBus.ts"
 import { Provider } from "../services/Provider.ts"
 import * as ToolRegistryLive from "../layers/ToolRegistry.ts"
-import { builtinTools, gitHooksDirectory, locationsWithin } from "../tools/index.ts"
+import { type BuiltinToolRequirements, builtinTools, gitHooksDirectory, locationsWithin } from "../tools/index.ts"
+import { subagentWith } from "../tools/subagent.ts"
+import type { CurrentTurn } from "../services/CurrentTurn.ts"
 import * as WorkspaceLive from "../layers/Workspace.ts"
 import * as Providers from "./providers.ts"
 import type { ProviderLayer } from "./providers.ts"
@@ -85,12 +87,18 @@ const allowsPrivateHost = (settings: CliSettings, host: string) => {
  */
 const tools = (settings: CliSettings) => {
   const builtins = Layer.unwrap(Effect.map(protectedLocations(settings), (protect) =>
-    ToolRegistryLive.layer(builtinTools({
-      enable: settings.tools,
-      exec: { killGrace: EXEC_KILL_GRACE },
-      webFetch: { allowPrivate: (host) => allowsPrivateHost(settings, host) },
-      protect
-    })))).pipe(
+    ToolRegistryLive.layer<BuiltinToolRequirements | CurrentTurn>([
+      ...builtinTools({
+        enable: settings.tools,
+        exec: { killGrace: EXEC_KILL_GRACE },
+        webFetch: { allowPrivate: (host) => allowsPrivateHost(settings, host) },
+        protect
+      }),
+      // the agent files' sub-agents, unless every tool is turned off (--tools "")
+      ...(settings.agents.length > 0 && (settings.tools.length > 0 || settings.mcpTools === undefined || settings.mcpTools.length > 0)
+        ? [subagentWith(settings.agents)]
+        : [])
+    ]))).pipe(
     Layer.provide(WorkspaceLive.layer(settings.workspace)),
     // what the file tools replace is kept for `agent-loop undo`, for sessions that are saved
     settings.persist ? Layer.provide(FileHistoryDir.layer({ directory: undoDir(settings.dataDir), maxBytesPerSession: settings.undoBudget })) : (l) => l

@@ -5,6 +5,7 @@
 import * as nodePath from "node:path"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import * as Agents from "./agents.ts"
 import { chat } from "./chat.ts"
 import { fail } from "./failure.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
@@ -102,6 +103,15 @@ const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...ag
 )
 
 const hooksList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => HooksList.list(workspace)).pipe(Command.withDescription("List the file hooks a run would load, in run order, then the hooks of the settings files, and the ones skipped"))
+
+const agentsList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => Agents.list(workspace)).pipe(
+  Command.withDescription("List the sub-agents of the agent files (~/.config/agent-loop/agents, a trusted workspace's .agent-loop/agents and .claude/agents) and the files skipped")
+)
+
+const agents = Command.make("agents").pipe(
+  Command.withDescription("Sub-agents from Markdown files, offered to the model by the subagent tool"),
+  Command.withSubcommands([agentsList])
+)
 
 const hooks = Command.make("hooks").pipe(
   Command.withDescription("File hooks (~/.config/agents/hooks, ./.agents/hooks)"),
@@ -271,5 +281,5 @@ const undoCommand = Command.make(
 /** The whole CLI. */
 export const agentLoop = Command.make("agent-loop").pipe(
   Command.withDescription("An event-driven, hookable, interruptible, steerable LLM agent loop"),
-  Command.withSubcommands([runCommand, chatCommand, serveCommand, hooks, sessions, models, mcp, trust, untrust, undoCommand])
+  Command.withSubcommands([runCommand, chatCommand, serveCommand, hooks, agents, sessions, models, mcp, trust, untrust, undoCommand])
 )

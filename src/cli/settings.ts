@@ -24,6 +24,7 @@ import * as ClaudeSettings from "./claudeSettings.ts"
 import * as ContextFiles from "./contextFiles.ts"
 import { dataDir, newSessionKey, readLastSession } from "./dataDir.ts"
 import * as SessionPicker from "./sessionPicker.ts"
+import * as Agents from "./agents.ts"
 import { fail } from "./failure.ts"
 import { type AgentFlags, defaultTools } from "./flags.ts"
 import * as ModelOptionFlags from "./modelOptions.ts"
@@ -59,6 +60,8 @@ export interface CliSettings {
   readonly store: StoreChoice.StoreChoice
   readonly maxIterations: number | undefined
   readonly tools: ReadonlyArray<BuiltinToolName>
+  /** The sub-agents of the agent files (`agents.ts`): with any, the `subagent` tool offers them. */
+  readonly agents: ReadonlyArray<Agents.Agent>
   /** The MCP tools `--tools` names (`server__tool`, `server__*`); `undefined`: all of them. */
   readonly mcpTools: ReadonlyArray<string> | undefined
   /** Absolute. */
@@ -364,6 +367,8 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     if (untrusted !== undefined) notices.push({ level: "warn", text: untrusted })
     if (limits.note !== undefined) notices.push({ level: "note", text: limits.note })
     const { hooks: claudeHooks, permissions } = yield* permissionsAndHooks(flags, files, workspace, trusted, notices)
+    const agents = yield* Agents.discover(workspace, trusted, env)
+    for (const problem of agents.problems) notices.push({ level: "warn", text: `skipped agent ${problem.path}: ${problem.message}` })
     if (flags.verbose) {
       notices.push({ level: "note", text: `context files: ${contextFiles.length === 0 ? "none" : contextFiles.map((file) => file.path).join(", ")}` })
     }
@@ -380,6 +385,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       ...(Option.isSome(flags.tools)
         ? yield* Effect.map(parseTools(flags.tools.value), ({ mcp, tools }) => ({ tools, mcpTools: mcp }))
         : { tools: settings.tools ?? defaultTools, mcpTools: undefined }),
+      agents: agents.agents,
       workspace,
       trusted,
       approval: flags.yes ? "approve" : Option.getOrUndefined(flags.approval) ?? settings.approval ?? "ask",

@@ -54,6 +54,60 @@ export const subagent = Tool.make({
     })
 })
 
+/** A named sub-agent the model may pick (`subagentWith`): its own prompt, and optionally its tools and model. */
+export interface AgentDefinition {
+  readonly name: string
+  /** When to use it: shown to the model in the tool's description. */
+  readonly description: string
+  /** Its system prompt. */
+  readonly prompt: string
+  /** The tools it may use; never more than the calling turn's (default: the caller's). */
+  readonly tools?: ReadonlyArray<string>
+  /** Its model (default: the one the model asks for, else the current one). */
+  readonly model?: string
+}
+
+/** Arguments of `subagentWith`'s tool: `subagent`'s plus the agent to run. */
+export const NamedSubagentParameters = Schema.Struct({
+  ...common,
+  agent: Schema.optionalKey(Schema.String.annotate({ description: "The name of one of the agents listed in this tool's description" }))
+})
+
+/**
+ * `subagent` with named agents: the tool's description lists them (name and when to use it), and
+ * the model picks one with `agent`; the sub-turn then runs with that agent's prompt, model and
+ * tools (never more than the calling turn's: sub-turns only narrow). Without `agent` it is
+ * `subagent`.
+ */
+export const subagentWith = (agents: ReadonlyArray<AgentDefinition>) => {
+  const byName = new Map(agents.map((agent) => [agent.name, agent]))
+  const listed = agents.map((agent) => `- ${agent.name}: ${agent.description}`).join("\n")
+  return Tool.make({
+    name: "subagent",
+    description: `Delegate a self-contained task to a sub-agent and wait for its answer. Pick one of these agents by name with \`agent\` when one fits:\n${listed}`,
+    parameters: NamedSubagentParameters,
+    execute: (args) =>
+      Effect.gen(function*() {
+        const turn = yield* CurrentTurn
+        const agent = args.agent === undefined ? undefined : byName.get(args.agent)
+        if (args.agent !== undefined && agent === undefined) {
+          return yield* new ToolError({ message: `No agent named "${args.agent}"; the agents are: ${[...byName.keys()].join(", ")}` })
+        }
+        const config = agent === undefined ? configOf(turn.model, args) : {
+          model: agent.model ?? args.model ?? turn.model,
+          task: args.task,
+          systemPrompt: agent.prompt,
+          ...(agent.tools !== undefined ? { tools: agent.tools } : args.tools ? { tools: args.tools } : {})
+        }
+        const result = yield* turn.spawnSubTurn(config).pipe(Effect.mapError(refused))
+        const answer = result.finalMessage?.content
+        return result.status === "completed" && answer !== undefined
+          ? answer
+          : { content: `Sub-agent ended ${result.status}${result.error ? `: ${result.error}` : ""}${answer ? `\n${answer}` : ""}`, isError: true }
+      })
+  })
+}
+
 /** Starts a sub-agent in the background; its answer arrives later as a message. */
 export const spawn = Tool.make({
   name: "spawn",

@@ -110,7 +110,10 @@ const runChild = Effect.fnUntraced(function*(spawning: Spawning, { described, su
     startedAt: yield* Clock.currentTimeMillis,
     steeringCapacity: engine.config.maxSteering,
     pendingCapacity: limits.pendingCapacity,
-    toolNames: subTurn.tools.length > 0 ? subTurn.tools : parent.toolNames,
+    // a sub-turn may narrow its parent's tools, never widen them
+    toolNames: subTurn.tools.length === 0
+      ? parent.toolNames
+      : subTurn.tools.filter((name) => parent.toolNames === undefined || parent.toolNames.includes(name)),
     bus: engine.bus,
     clock: yield* Clock.Clock
   })

@@ -1,0 +1,157 @@
+/**
+ * Sub-agents from Markdown files: `~/.config/agent-loop/agents/*.md`, and in a trusted workspace
+ * `.claude/agents/*.md` and `.agent-loop/agents/*.md` (later ones replace an agent of the same
+ * name, so a project's agent wins over the user's). Front matter `name`, `description`, `tools`
+ * (a list or a comma-separated string; Claude Code's names such as `Read` or `Bash` are mapped to
+ * the built-in tools) and `model`; the body is the system prompt. The model sees them in the
+ * `subagent` tool's description (`subagentWith`).
+ *
+ * The files are read on the workspace's behalf, so through the confined reader: a workspace's
+ * within the workspace and owned by the user, the user's within the configuration directory, each
+ * at most `MAX_AGENT_FILE_BYTES`. A file that cannot be used is skipped with why.
+ */
+import * as nodePath from "node:path"
+import { Effect, FileSystem, Option, Result, Schema, SchemaIssue } from "effect"
+import { Yaml } from "effect/encoding"
+import { CLAUDE_ALIASES } from "../layers/claudeHooks/names.ts"
+import { frontMatter } from "../layers/fileHooks/manifest.ts"
+import { readConfined, textOf } from "../layers/readConfined.ts"
+import type { AgentDefinition } from "../tools/subagent.ts"
+import { clean } from "./safeText.ts"
+import { Screen } from "./screen.ts"
+import { configDir } from "./settingsFile.ts"
+import * as Trust from "./trust.ts"
+
+/** The largest agent file read. */
+export const MAX_AGENT_FILE_BYTES = 64 * 1024
+
+/** An agent and the file it came from. */
+export interface Agent extends AgentDefinition {
+  readonly path: string
+}
+
+/** An agent file left out, and why. */
+export interface AgentProblem {
+  readonly path: string
+  readonly message: string
+}
+
+/** The front matter block, as `frontMatter` finds it: what follows it is the prompt. */
+const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n[\s\S]*?\r?\n---[ \t]*(?:\r?\n|$)/
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
+
+const Front = Schema.Struct({
+  name: Schema.optionalKey(Schema.String),
+  description: Schema.String,
+  tools: Schema.optionalKey(Schema.Union([Schema.String, Schema.Array(Schema.String)])),
+  model: Schema.optionalKey(Schema.String)
+})
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** The tool names of a `tools` field: Claude Code's names mapped to ours, the rest as written. */
+const toolNames = (tools: string | ReadonlyArray<string>): ReadonlyArray<string> => {
+  const names = typeof tools === "string" ? tools.split(",") : tools
+  return [...new Set(names.map((name) => name.trim()).filter((name) => name !== "").map((name) => CLAUDE_ALIASES[name] ?? name))]
+}
+
+/** Parses an agent file's text: front matter, then the body as the prompt. */
+export const parse = (path: string, text: string): Result.Result<Agent, string> => {
+  const yaml = frontMatter(text)
+  if (yaml === undefined) return Result.fail("an agent file must start with a `---` YAML front matter block")
+  let data: unknown
+  try {
+    data = Yaml.parse(yaml)
+  } catch (error) {
+    return Result.fail(`invalid YAML: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  const decoded = Schema.decodeUnknownResult(Front)(data ?? {}, { errors: "all" })
+  if (Result.isFailure(decoded)) {
+    return Result.fail(formatIssues(decoded.failure.issue).issues.map((issue) =>
+      `${issue.path !== undefined && issue.path.length > 0 ? issue.path.map(String).join(".") : "front matter"}: ${issue.message}`
+    ).join("; "))
+  }
+  const front = decoded.success
+  const name = front.name ?? nodePath.basename(path, ".md")
+  if (!NAME.test(name)) return Result.fail(`name "${name}": letters, digits, ".", "_" and "-" only, at most 64`)
+  const prompt = text.replace(FRONT_MATTER, "").trim()
+  if (prompt === "") return Result.fail("the body (the agent's system prompt) is empty")
+  return Result.succeed({
+    name,
+    description: front.description.trim(),
+    prompt,
+    path,
+    ...(front.tools === undefined ? {} : { tools: toolNames(front.tools) }),
+    ...(front.model === undefined || front.model.trim() === "" ? {} : { model: front.model.trim() })
+  })
+}
+
+/** The agent directories, in the order they apply: the user's, then a trusted workspace's. */
+export const directories = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) => [
+  { dir: nodePath.join(configDir(env), "agents"), within: configDir(env), ownedByUser: false },
+  ...(trusted
+    ? [
+      { dir: nodePath.join(workspace, ".claude", "agents"), within: workspace, ownedByUser: true },
+      { dir: nodePath.join(workspace, ".agent-loop", "agents"), within: workspace, ownedByUser: true }
+    ]
+    : [])
+]
+
+/** The agents found (a later one replacing an earlier one of the same name), and the files skipped. */
+export const discover = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const agents = new Map<string, Agent>()
+    const problems: Array<AgentProblem> = []
+    for (const { dir, ownedByUser, within } of directories(workspace, trusted, env)) {
+      const names = yield* Effect.orElseSucceed(fs.readDirectory(dir), () => [])
+      for (const file of names.filter((name) => name.endsWith(".md")).sort()) {
+        const path = nodePath.join(dir, file)
+        const read = yield* readConfined(path, { maxBytes: MAX_AGENT_FILE_BYTES, within, ownedByUser, warn: false })
+        if (read._tag === "Missing" || read._tag === "NotRegular") continue
+        if (read._tag === "Skipped" || read._tag === "Failed") {
+          problems.push({ path, message: read._tag === "Skipped" ? read.reason : read.message })
+          continue
+        }
+        if (read.truncated) {
+          problems.push({ path, message: `larger than ${MAX_AGENT_FILE_BYTES} bytes` })
+          continue
+        }
+        const parsed = parse(path, textOf(read) ?? "")
+        if (Result.isFailure(parsed)) problems.push({ path, message: parsed.failure })
+        else agents.set(parsed.success.name, parsed.success)
+      }
+    }
+    return { agents: [...agents.values()], problems }
+  })
+
+/** `agent-loop agents list`: the agents a run in the workspace would offer, and the files skipped. */
+export const list = (workspace: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const screen = yield* Screen
+    const dir = nodePath.resolve(Option.getOrElse(workspace, () => "."))
+    const trusted = yield* Trust.isTrusted(dir)
+    const found = yield* discover(dir, trusted)
+    if (found.agents.length === 0) {
+      yield* screen.line(`no agents in ${clean(directories(dir, trusted).map((d) => d.dir).join(" or "))}`)
+    }
+    for (const agent of found.agents) {
+      const details = [
+        agent.model === undefined ? undefined : `model ${agent.model}`,
+        agent.tools === undefined ? "tools: the caller's" : `tools: ${agent.tools.join(", ") || "none"}`
+      ].filter((part) => part !== undefined).join("  ")
+      yield* screen.text(`${clean(agent.name)}  ${clean(agent.description)}  ${screen.out.dim(clean(`${details}  ${agent.path}`))}\n`)
+    }
+    for (const problem of found.problems) yield* screen.line(clean(`skipped ${problem.path}: ${problem.message}`))
+    if (!trusted) {
+      const fs = yield* FileSystem.FileSystem
+      const present: Array<string> = []
+      for (const { dir: agentDir } of directories(dir, true).slice(1)) {
+        if (yield* Effect.orElseSucceed(fs.exists(agentDir), () => false)) present.push(nodePath.relative(dir, agentDir))
+      }
+      if (present.length > 0) {
+        yield* screen.line(clean(`workspace ${dir} is not trusted, so the agents in its ${present.join(" and ")} were skipped (agent-loop trust ${dir})`))
+      }
+    }
+  })
