@@ -93,13 +93,17 @@ describe("sub-agents from files", () => {
   }, SLOW)
 
   it("without agent files there is no subagent tool; agents list shows the agents and the files skipped", async (context) => {
-    const { server, workspace, env } = await setup(context, [{ text: "ok" }])
+    const { server, workspace, env } = await setup(context, [{ text: "ok" }, { text: "ok" }])
     const bare = tempDir()
     const plain = await runCli(["run", "--base-url", server.url, "--model", "fake-model", "--workspace", bare, "hi"], {
       env: isolatedEnv(bare)
     })
     expect(plain.code, plain.stderr).toBe(0)
     expect(subagentTool(server.requests[0]!.body)).toBeUndefined()
+    // agent files, but every tool turned off: no subagent tool either
+    const none = await runCli(["run", "--base-url", server.url, "--model", "fake-model", "--workspace", workspace, "--tools", "", "hi"], { env })
+    expect(none.code, none.stderr).toBe(0)
+    expect(server.requests[1]!.body.tools ?? []).toEqual([])
 
     const untrusted = await runCli(["agents", "list", "--workspace", workspace], { env })
     expect(untrusted.stdout).toMatch(/^helper {2}Answers general questions {2}tools: the caller's {2}.*helper\.md\n$/)
