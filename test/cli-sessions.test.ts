@@ -87,9 +87,9 @@ describe("agent-loop sessions", () => {
     const all = await runCli(["sessions", "show", "work", "--all"], { env })
     expect(all.code).toBe(0)
     expect(all.stdout).toBe([
-      `── started in ${home} ──`,
       "user: first question",
       "assistant: First answer.",
+      `── started in ${home} ──`,
       "user: second question",
       "assistant: Second answer.",
       "── compaction (overflow): 2 messages left in the context ──",

@@ -57,16 +57,16 @@ describe("agent-loop on its default store, SQLite", () => {
     await run("good", "fine question")
     await run("broken", "another question")
     const db = new DatabaseSync(database)
-    // entry 0 is the metadata record naming the workspace, 1 the question, 2 the answer
-    db.prepare("UPDATE agent_loop_entries SET entry = ? WHERE session_id = ? AND seq = 2").run("{\"role\":\"assis", sessionId("broken"))
+    // entry 0 is the question, 1 the answer, 2 the metadata record naming the workspace (written at the end)
+    db.prepare("UPDATE agent_loop_entries SET entry = ? WHERE session_id = ? AND seq = 1").run("{\"role\":\"assis", sessionId("broken"))
     db.close()
     const listed = await runCli(["sessions", "list", "--workspace", home], { env })
     expect(listed.code).toBe(0)
     expect(listed.stdout).toMatch(new RegExp(`^  good  ${TIME}  2 messages  fine question$`, "m"))
-    expect(listed.stdout).toContain(`* broken  unreadable: cannot read session: session "broken": entry 3 of 3 is corrupt\n`)
+    expect(listed.stdout).toContain(`* broken  unreadable: cannot read session: session "broken": entry 2 of 3 is corrupt\n`)
     const shown = await runCli(["sessions", "show", "broken"], { env })
     expect(shown.code).toBe(1)
-    expect(shown.stderr).toBe(`agent-loop: cannot read session: session "broken": entry 3 of 3 is corrupt\n`)
+    expect(shown.stderr).toBe(`agent-loop: cannot read session: session "broken": entry 2 of 3 is corrupt\n`)
   }, SLOW)
 
   it("two agent-loop processes running turns in one session at once: both turns are saved whole", async (context) => {

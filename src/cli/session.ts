@@ -44,14 +44,18 @@ export const registerApproval = (settings: CliSettings, screen: ScreenShape, ask
     ))
 
 /**
- * A new session starts with a metadata record naming its workspace, so `--continue`, `--resume`
- * and `sessions list` can tell this project's sessions from others'. A failure is a warning only.
+ * A session gets a metadata record naming its workspace, so `--continue`, `--resume` and
+ * `sessions list` can tell this project's sessions from others'. It is written when the command
+ * ends, and only into a session that holds something and has none yet: a turn that saved nothing
+ * (a hard abort) leaves no session behind. A failure is a warning only.
  */
 const recordWorkspace = (settings: CliSettings) =>
   Effect.gen(function*() {
     const store = yield* SessionStore
     const log = yield* store.log(settings.sessionKey)
-    if (log.length === 0) yield* store.append(settings.sessionKey, [{ role: "meta", workspace: settings.workspace }])
+    if (log.length > 0 && !log.some((entry) => entry.role === "meta")) {
+      yield* store.append(settings.sessionKey, [{ role: "meta", workspace: settings.workspace }])
+    }
   }).pipe(Effect.catch((error) => Effect.logWarning(`cannot record the session's workspace: ${error.message}`)))
 
 /** Starts rendering (and recording) events and registers the CLI's hooks, for the scope. */
@@ -68,7 +72,7 @@ export const attach = (settings: CliSettings, ask: Effect.Effect<string | undefi
     const sink = yield* EventSink.start(handlers)
     yield* registerApproval(settings, screen, ask)
     if (settings.persist) {
-      yield* recordWorkspace(settings)
+      yield* Effect.addFinalizer(() => recordWorkspace(settings))
       yield* writeLastSession(settings.dataDir, settings.workspace, settings.sessionKey)
     }
     return sink
