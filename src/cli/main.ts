@@ -30,6 +30,13 @@ import * as Screen from "./screen.ts"
 import * as Signals from "./signals.ts"
 import * as Telemetry from "./telemetry.ts"
 
+// A reader that stops early (`agent-loop models | head -1`) closes the pipe: stop quietly with
+// 141 (128 + SIGPIPE), as Unix tools end there, rather than crash on the unhandled EPIPE.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error
+  process.exit(141)
+})
+
 const keys = ProviderKeys.take(process.env)
 if (passwordFlags(process.argv.slice(2)).includes("--database-url")) {
   process.stderr.write(
