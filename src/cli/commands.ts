@@ -1,26 +1,27 @@
 /**
  * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`,
  * `sessions list|show|import`, `models`, `mcp list|add|remove`, `trust`, `untrust`, `undo`.
+ *
+ * Only the definitions (names, flags, help) are loaded up front; each command's code is imported
+ * when that command is chosen (`handler`), so that `--help` and every command start without
+ * loading the providers, MCP, SQL, cluster and tool code of the others.
  */
 import * as nodePath from "node:path"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import * as Agents from "./agents.ts"
-import { chat } from "./chat.ts"
+import type { AgentFlags } from "./flags.ts"
 import { fail } from "./failure.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
 import { agentFlags } from "./flags.ts"
-import * as HooksList from "./hooksList.ts"
-import * as McpCommand from "./mcpCommand.ts"
-import * as ModelsCommand from "./modelsCommand.ts"
-import { outputFormats, run } from "./runCommand.ts"
+import { inputFormats, outputFormats } from "./formats.ts"
+import type * as McpCommand from "./mcpCommand.ts"
 import type { ServeFlags } from "./serve.ts"
-import * as Sessions from "./sessions.ts"
-import { importSessions } from "./sessionsImport.ts"
-import { storeFlags } from "./storeChoice.ts"
-import { inputFormats } from "./streamJson.ts"
-import * as Trust from "./trust.ts"
-import * as Undo from "./undo.ts"
+import { storeFlags } from "./storeFlags.ts"
+import type * as Undo from "./undo.ts"
+
+/** Runs `use` on the module `load` imports, loading it only when the command runs. */
+const handler = <M, A, E, R>(load: () => Promise<M>, use: (module: M) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.promise(load), use)
 
 const runCommand = Command.make(
   "run",
@@ -58,8 +59,8 @@ const runCommand = Command.make(
     cluster._tag === "Some"
       ? outputSchema._tag === "Some" || inputFormat !== "text"
         ? fail(`${outputSchema._tag === "Some" ? "--output-schema" : "--input-format stream-json"} does not work with --cluster`)
-        : Effect.flatMap(Effect.promise(() => import("./clusterRun.ts")), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value, image))
-      : run(prompt, outputFormat, flags, image, outputSchema, inputFormat)
+        : handler(() => import("./clusterRun.ts"), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value, image))
+      : handler(() => import("./runCommand.ts"), (m) => m.run(prompt, outputFormat, flags, image, outputSchema, inputFormat))
 ).pipe(
   Command.withDescription(
     "Run one turn and print the answer. Exit 0 when the turn completes, 130 after Ctrl-C, 143 after SIGTERM, 1 with a reason otherwise."
@@ -81,14 +82,14 @@ const runCommand = Command.make(
   ])
 )
 
-const chatCommand = Command.make("chat", agentFlags, chat).pipe(
+const chatCommand = Command.make("chat", agentFlags, (flags: AgentFlags) => handler(() => import("./chat.ts"), (m) => m.chat(flags))).pipe(
   Command.withDescription(
     "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; Ctrl-C interrupts, twice aborts; /exit quits."
   )
 )
 
 // Effect Cluster is loaded by the commands that use it only, so that it costs the others no start-up time.
-const serve = (flags: ServeFlags) => Effect.flatMap(Effect.promise(() => import("./serve.ts")), (m) => m.serve(flags))
+const serve = (flags: ServeFlags) => handler(() => import("./serve.ts"), (m) => m.serve(flags))
 
 const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...agentFlags }, serve).pipe(
   Command.withDescription(
@@ -102,9 +103,9 @@ const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...ag
   ])
 )
 
-const hooksList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => HooksList.list(workspace)).pipe(Command.withDescription("List the file hooks a run would load, in run order, then the hooks of the settings files, and the ones skipped"))
+const hooksList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => handler(() => import("./hooksList.ts"), (m) => m.list(workspace))).pipe(Command.withDescription("List the file hooks a run would load, in run order, then the hooks of the settings files, and the ones skipped"))
 
-const agentsList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => Agents.list(workspace)).pipe(
+const agentsList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => handler(() => import("./agents.ts"), (m) => m.list(workspace))).pipe(
   Command.withDescription("List the sub-agents of the agent files (~/.config/agent-loop/agents, a trusted workspace's .agent-loop/agents and .claude/agents) and the files skipped")
 )
 
@@ -133,10 +134,11 @@ const sessionsList = Command.make(
     ...storeFlags
   },
   ({ all, workspace, ...flags }) =>
-    Sessions.list(
-      flags,
-      all ? { _tag: "all" } : { _tag: "workspace", workspace: nodePath.resolve(Option.getOrElse(workspace, () => ".")) }
-    )
+    handler(() => import("./sessions.ts"), (m) =>
+      m.list(
+        flags,
+        all ? { _tag: "all" } : { _tag: "workspace", workspace: nodePath.resolve(Option.getOrElse(workspace, () => ".")) }
+      ))
 ).pipe(
   Command.withDescription("List this workspace's saved sessions, last used first, with message count and first question; * marks the one --continue resumes")
 )
@@ -151,7 +153,7 @@ const sessionsShow = Command.make(
     ),
     ...storeFlags
   },
-  ({ all, key, ...flags }) => Sessions.show(key, { all }, flags)
+  ({ all, key, ...flags }) => handler(() => import("./sessions.ts"), (m) => m.show(key, { all }, flags))
 ).pipe(Command.withDescription("Print a saved session's context, the messages the next turn starts from"))
 
 const sessionsImport = Command.make(
@@ -160,7 +162,7 @@ const sessionsImport = Command.make(
     dir: Argument.String("dir").pipe(Argument.withDescription("A directory of JSON Lines sessions, e.g. the data directory's sessions/")),
     ...storeFlags
   },
-  ({ dir, ...flags }) => importSessions(dir, flags)
+  ({ dir, ...flags }) => handler(() => import("./sessionsImport.ts"), (m) => m.importSessions(dir, flags))
 ).pipe(
   Command.withDescription(
     "Copy JSON Lines sessions into the store (--store; default the SQLite database). Safe to repeat: sessions already there are left alone, continued ones get the rest"
@@ -174,7 +176,7 @@ const sessions = Command.make("sessions").pipe(
 
 const models = Command.make("models", {
   provider: Flag.String("provider").pipe(Flag.optional, Flag.withDescription("Only the models of this provider (as --provider of run names it)"))
-}, ({ provider }) => ModelsCommand.list(Option.getOrUndefined(provider))).pipe(
+}, ({ provider }) => handler(() => import("./modelsCommand.ts"), (m) => m.list(Option.getOrUndefined(provider)))).pipe(
   Command.withDescription(
     "List the built-in models: context window, max output, prices per million tokens (input, output, cache read, cache write), images, reasoning"
   )
@@ -183,7 +185,7 @@ const models = Command.make("models", {
 const mcpList = Command.make(
   "list",
   { workspace: agentFlags.workspace, settings: agentFlags.settings, mcpConfig: agentFlags.mcpConfig, mcpWorkspace: agentFlags.mcpWorkspace },
-  McpCommand.list
+  (flags: McpCommand.ListFlags) => handler(() => import("./mcpCommand.ts"), (m) => m.list(flags))
 ).pipe(
   Command.withDescription(
     "Start every MCP server a run would (settings, the trusted workspace's MCP files, --mcp-config) and print each one's status, transport, protocol version and tools with their approval; no model needed"
@@ -214,7 +216,7 @@ const mcpAdd = Command.make(
     header: Flag.String("header").pipe(Flag.withAlias("H"), Flag.atLeast(0), Flag.withDescription("\"Name: value\" sent with every request to a --url server (repeatable; ${VAR} is expanded)")),
     workspace: agentFlags.workspace
   },
-  McpCommand.add
+  (flags: McpCommand.AddFlags) => handler(() => import("./mcpCommand.ts"), (m) => m.add(flags))
 ).pipe(
   Command.withDescription("Add an MCP server to your settings or the workspace's .mcp.json"),
   Command.withExamples([
@@ -233,7 +235,7 @@ const mcpRemove = Command.make(
     scope: mcpScope.pipe(Flag.optional, Flag.withDescription("Where to remove it from (default: the one scope that has it)")),
     workspace: agentFlags.workspace
   },
-  McpCommand.remove
+  (flags: McpCommand.RemoveFlags) => handler(() => import("./mcpCommand.ts"), (m) => m.remove(flags))
 ).pipe(Command.withDescription("Remove an MCP server from your settings or the workspace's .mcp.json"))
 
 const mcp = Command.make("mcp").pipe(
@@ -252,14 +254,14 @@ const trust = Command.make(
     dir: directory,
     list: Flag.Boolean("list").pipe(Flag.withDefault(false), Flag.withDescription("List the trusted directories instead"))
   },
-  ({ dir, list }) => (list ? Trust.listCommand() : Trust.trust(dir))
+  ({ dir, list }) => handler(() => import("./trust.ts"), (m) => (list ? m.listCommand() : m.trust(dir)))
 ).pipe(
   Command.withDescription(
     "Trust a workspace: its file hooks (.agents/hooks) and settings (.agent-loop/settings.json) take effect only once it is trusted"
   )
 )
 
-const untrust = Command.make("untrust", { dir: directory }, ({ dir }) => Trust.untrust(dir)).pipe(
+const untrust = Command.make("untrust", { dir: directory }, ({ dir }) => handler(() => import("./trust.ts"), (m) => m.untrust(dir))).pipe(
   Command.withDescription("Stop trusting a workspace")
 )
 
@@ -270,7 +272,7 @@ const undoCommand = Command.make(
     session: Flag.String("session").pipe(Flag.withAlias("s"), Flag.optional, Flag.withDescription("The session (default: the one used last)")),
     list: Flag.Boolean("list").pipe(Flag.withDefault(false), Flag.withDescription("List the turns that can be undone instead"))
   },
-  Undo.undo
+  (flags: Parameters<typeof Undo.undo>[0]) => handler(() => import("./undo.ts"), (m) => m.undo(flags))
 ).pipe(
   Command.withDescription(
     "Put back the files the last turn changed with write_file and edit_file; a file changed since is left alone and named (exit 1)"

@@ -1,15 +1,18 @@
 /**
  * The flags of `run` and `chat`: which model, which session, which tools, and what to record.
  * Values missing on the command line fall back to the environment where noted.
+ *
+ * `--help` loads this module: it imports names and constants only (no provider, tool, settings or
+ * store code), so that the help prints without loading what the commands run.
  */
 import { Config } from "effect"
 import { Flag } from "effect/cli"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import { ReasoningEffort } from "../domain/ModelOptions.ts"
-import { BuiltinToolName } from "../tools/index.ts"
-import { providerNames, providers } from "./providers.ts"
-import { ApprovalPolicy } from "./settingsFile.ts"
-import { storeFlags } from "./storeChoice.ts"
+import { BuiltinToolName } from "../tools/builtinToolName.ts"
+import { ApprovalPolicy } from "./approvalPolicy.ts"
+import { providerNames, providerSummaries } from "./providerList.ts"
+import { storeFlags } from "./storeFlags.ts"
 
 /**
  * The built-in tools enabled when neither `--tools` nor a settings file chooses: all but
@@ -20,7 +23,7 @@ export const defaultTools: ReadonlyArray<BuiltinToolName> = BuiltinToolName.lite
 
 /** `--provider` help: every provider with what it is, then `replay`. */
 const providerHelp = [
-  ...providers.map((provider) =>
+  ...providerSummaries.map((provider) =>
     `${provider.name} (${provider.summary}${provider.keyVariables.length === 0 ? "" : `; key ${provider.keyVariables.join(" or ")}`})`
   ),
   "replay (needs --replay)"

@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Redacted } from "effect"
 import { Secrets } from "../services/Secrets.ts"
-import { credentialVariables } from "./providers.ts"
+import { credentialVariables } from "./providerList.ts"
 
 /** The credentials found at start, by the variable each was read from (`OPENAI_API_KEY`, …). */
 export type Keys = Readonly<Record<string, Redacted.Redacted<string>>>

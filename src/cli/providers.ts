@@ -20,6 +20,9 @@ import * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
 import { presetNames, presets } from "../layers/providers/presets.ts"
 import * as ResponsesWire from "../layers/providers/responsesWire.ts"
 import type { Provider } from "../services/Provider.ts"
+import { summaryOf } from "./providerList.ts"
+
+export { credentialVariables, providerNames } from "./providerList.ts"
 
 /** The layer of a provider, as the CLI runs it. */
 export type ProviderLayer = Layer.Layer<Provider, ConfigError, HttpClient.HttpClient | FileSystem.FileSystem>
@@ -88,9 +91,7 @@ const common = (connection: Connection) => ({
 const presetRows: ReadonlyArray<CliProvider> = presetNames.map((name) => {
   const preset = presets[name]
   return {
-    name,
-    summary: preset.title,
-    keyVariables: preset.apiKeyEnv === undefined ? [] : [preset.apiKeyEnv],
+    ...summaryOf(name),
     key: preset.apiKeyEnv === undefined ? "optional" : "unless-base-url",
     models: preset.apiKeyEnv === undefined ? undefined : name,
     layer: (connection) => OpenAiCompatible.preset(name, common(connection))
@@ -100,26 +101,20 @@ const presetRows: ReadonlyArray<CliProvider> = presetNames.map((name) => {
 /** The providers, in the order `--provider` help lists them. */
 export const providers: ReadonlyArray<CliProvider> = [
   {
-    name: "openai",
-    summary: "OpenAI Chat Completions, or any server speaking it with --base-url",
-    keyVariables: ["OPENAI_API_KEY"],
+    ...summaryOf("openai"),
     key: "unless-base-url",
     models: "openai",
     layer: (connection) => OpenAiCompatible.layer(common(connection))
   },
   {
-    name: "openai-responses",
-    summary: "OpenAI's Responses API",
-    keyVariables: ["OPENAI_API_KEY"],
+    ...summaryOf("openai-responses"),
     key: "unless-base-url",
     models: "openai",
     check: ResponsesWire.check,
     layer: (connection) => OpenAiResponses.layer(common(connection))
   },
   {
-    name: "anthropic",
-    summary: "Anthropic Messages",
-    keyVariables: ["ANTHROPIC_API_KEY"],
+    ...summaryOf("anthropic"),
     key: "unless-base-url",
     models: "anthropic",
     needsMaxTokens: true,
@@ -127,20 +122,14 @@ export const providers: ReadonlyArray<CliProvider> = [
     layer: (connection) => Anthropic.layer(common(connection))
   },
   {
-    name: "gemini",
-    summary: "Google's Gemini API",
-    // Google's own clients read GOOGLE_API_KEY too
-    keyVariables: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+    ...summaryOf("gemini"),
     key: "unless-base-url",
     models: "gemini",
     check: GeminiWire.check,
     layer: (connection) => Gemini.layer(common(connection))
   },
   {
-    name: "vertex",
-    summary: "Gemini and Claude on Google Cloud's Vertex AI, with Application Default Credentials; --project, --location",
-    // no key: Google's Application Default Credentials (and, when none is given, their project), found at the first call
-    keyVariables: [],
+    ...summaryOf("vertex"),
     key: "optional",
     models: "gemini",
     // Claude on Vertex AI speaks Anthropic's API, which needs an output limit
@@ -153,11 +142,7 @@ export const providers: ReadonlyArray<CliProvider> = [
       })
   },
   ...(["chat-completions", "responses"] as const).map((api): CliProvider => ({
-    name: api === "responses" ? "azure-responses" : "azure",
-    summary: api === "responses"
-      ? "Azure OpenAI's Responses API"
-      : "Azure OpenAI: --base-url https://RESOURCE.openai.azure.com or AZURE_OPENAI_ENDPOINT, the model names the deployment",
-    keyVariables: ["AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"],
+    ...summaryOf(api === "responses" ? "azure-responses" : "azure"),
     key: "required",
     baseUrlVariable: "AZURE_OPENAI_ENDPOINT",
     baseUrlRequired: true,
@@ -172,9 +157,7 @@ export const providers: ReadonlyArray<CliProvider> = [
       })
   })),
   {
-    name: "bedrock",
-    summary: "Amazon Bedrock: region AWS_REGION, AWS credentials (environment, AWS_PROFILE, SSO, roles) or a Bedrock API key",
-    keyVariables: ["AWS_BEARER_TOKEN_BEDROCK"],
+    ...summaryOf("bedrock"),
     key: "optional",
     secretVariables: ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
     models: "bedrock",
@@ -199,11 +182,7 @@ export const providers: ReadonlyArray<CliProvider> = [
   ...presetRows
 ]
 
-/** The names `--provider` takes: the providers, and `replay` (answers from a cassette). */
-export const providerNames: ReadonlyArray<string> = [...providers.map((provider) => provider.name), "replay"]
 
 /** The provider of a name; `undefined` for an unknown one. */
 export const find = (name: string): CliProvider | undefined => providers.find((provider) => provider.name === name)
 
-/** Every variable a provider's key is read from at start, each once. */
-export const credentialVariables = (): ReadonlyArray<string> => [...new Set(providers.flatMap((provider) => provider.keyVariables))]

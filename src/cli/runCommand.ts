@@ -35,9 +35,9 @@ import { exitWithin } from "./signals.ts"
 import { readAll, resolvePrompt } from "./stdinPrompt.ts"
 import * as StreamJson from "./streamJson.ts"
 
-/** The output formats of `run`. */
-export const outputFormats = ["text", "json", "stream-json"] as const
-export type OutputFormat = (typeof outputFormats)[number]
+import type { OutputFormat } from "./formats.ts"
+
+export { type OutputFormat, outputFormats } from "./formats.ts"
 
 /** What `--output-format json` prints: one object, on one line, when the turn has ended. */
 export interface RunResult {

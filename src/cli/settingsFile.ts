@@ -24,9 +24,9 @@ import { BuiltinToolName } from "../tools/index.ts"
 import { fail } from "./failure.ts"
 import { providers } from "./providers.ts"
 
-/** How tool calls that need approval are decided: ask on a terminal, approve all (`--yes`), or deny all. */
-export const ApprovalPolicy = Schema.Literals(["ask", "approve", "deny"])
-export type ApprovalPolicy = typeof ApprovalPolicy.Type
+import { ApprovalPolicy } from "./approvalPolicy.ts"
+
+export { ApprovalPolicy }
 
 /**
  * The providers a settings file may name: any of `--provider`'s but `replay` (which needs a

@@ -13,8 +13,7 @@
  * anything that might show it.
  */
 import * as nodePath from "node:path"
-import { Config, Effect, type FileSystem, Layer, Option, Redacted } from "effect"
-import { Flag } from "effect/cli"
+import { Effect, type FileSystem, Layer, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import * as NodeSqliteClient from "../layers/sql/NodeSqliteClient.ts"
@@ -24,37 +23,9 @@ import { SessionStore } from "../services/SessionStore.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { ensureDataDir, sessionsDir } from "./dataDir.ts"
 import { CliFailure, fail } from "./failure.ts"
+import { type StoreKind, URL_VARIABLE } from "./storeFlags.ts"
 
-/** The stores the CLI can use. */
-export const storeKinds = ["sqlite", "jsonl", "postgres"] as const
-export type StoreKind = (typeof storeKinds)[number]
-
-const URL_VARIABLE = "AGENT_LOOP_DATABASE_URL"
-
-/** The store flags, shared by `run`, `chat` and the `sessions` commands. */
-export const storeFlags = {
-  store: Flag.Literals("store", storeKinds).pipe(
-    Flag.withFallbackConfig(Config.Literals(storeKinds, "AGENT_LOOP_STORE")),
-    Flag.optional,
-    Flag.withDescription(
-      "Where sessions are kept: sqlite (sessions.db in the data directory), jsonl (one file per session in its sessions/ directory), or postgres (--database-url). Env AGENT_LOOP_STORE; default sqlite"
-    )
-  ),
-  databaseUrl: Flag.Redacted("database-url").pipe(
-    Flag.withDescription(
-      `The Postgres database, postgres://USER:PASSWORD@HOST:PORT/DATABASE: of --store postgres, and for serve the cluster's (where serve keeps sessions unless --store says otherwise). Env ${URL_VARIABLE}; read once, removed from the environment and scrubbed like a key`
-    ),
-    // A file keeps the password off the command line, where other processes could read it.
-    Flag.orElse(() =>
-      Flag.FileText("database-url-file").pipe(
-        Flag.withDescription("A file holding the --database-url (keeps its password out of the command line)"),
-        Flag.map((text) => Redacted.make(text.trim()))
-      )
-    ),
-    Flag.withFallbackConfig(Config.Redacted(URL_VARIABLE)),
-    Flag.optional
-  )
-}
+export { type StoreKind, storeFlags, storeKinds } from "./storeFlags.ts"
 
 /** The store a command uses. */
 export interface StoreChoice {

@@ -21,9 +21,7 @@ import type { TurnResult } from "../domain/Turn.ts"
 import { CliFailure } from "./failure.ts"
 import type { RunResult } from "./runCommand.ts"
 
-/** The input formats of `run`. */
-export const inputFormats = ["text", "stream-json"] as const
-export type InputFormat = (typeof inputFormats)[number]
+export { type InputFormat, inputFormats } from "./formats.ts"
 
 /** The longest input line taken: room for an image at the default image limit, base64-encoded. */
 export const MAX_INPUT_LINE_BYTES = 8 * 1024 * 1024

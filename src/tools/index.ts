@@ -16,7 +16,6 @@
  */
 import type { FileSystem, Path } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
-import { Schema } from "effect"
 import type { Tool } from "../domain/Tool.ts"
 import { type EditFileOptions, makeEditFile } from "./editFile.ts"
 import { type ExecOptions, makeExec } from "./exec.ts"
@@ -24,6 +23,7 @@ import { type GrepOptions, makeGrep } from "./grep.ts"
 import { type ListDirOptions, makeListDir } from "./listDir.ts"
 import { makeReadFile, type ReadFileOptions } from "./readFile.ts"
 import type { Workspace } from "./workspace.ts"
+import { BuiltinToolName } from "./builtinToolName.ts"
 import { makeWebFetch, type WebFetchOptions } from "./webFetch.ts"
 import { makeWriteFile, type WriteFileOptions } from "./writeFile.ts"
 
@@ -39,10 +39,7 @@ export { isPublicAddress } from "./netAddress.ts"
 export * from "./webFetch.ts"
 export * from "./writeFile.ts"
 
-/** The names of the built-in tools, in the order `builtinTools` returns them (`web_fetch` only when enabled by name). */
-export const BuiltinToolName = Schema.Literals(["read_file", "list_dir", "grep", "write_file", "edit_file", "exec", "web_fetch"])
-/** The name of a built-in tool. */
-export type BuiltinToolName = typeof BuiltinToolName.Type
+export * from "./builtinToolName.ts"
 
 /** What the built-in tools need from the context; `ToolRegistryLive.layer` takes it once. */
 export type BuiltinToolRequirements =

@@ -1,0 +1,6 @@
+/** `--approval` and the settings' `approval`, in a module of its own so that the flag definitions load no settings code. */
+import { Schema } from "effect"
+
+/** How tool calls that need approval are decided: ask on a terminal, approve all (`--yes`), or deny all. */
+export const ApprovalPolicy = Schema.Literals(["ask", "approve", "deny"])
+export type ApprovalPolicy = typeof ApprovalPolicy.Type

@@ -1,0 +1,38 @@
+/**
+ * The store flags (`--store`, `--database-url`, `--database-url-file`), apart from the store
+ * layers in `storeChoice.ts`, so that the flag definitions (and `--help`) load no SQL code.
+ */
+import { Config, Redacted } from "effect"
+import { Flag } from "effect/cli"
+
+/** The stores the CLI can use. */
+export const storeKinds = ["sqlite", "jsonl", "postgres"] as const
+export type StoreKind = (typeof storeKinds)[number]
+
+/** The variable the database URL is read from when no flag gives it. */
+export const URL_VARIABLE = "AGENT_LOOP_DATABASE_URL"
+
+/** The store flags, shared by `run`, `chat` and the `sessions` commands. */
+export const storeFlags = {
+  store: Flag.Literals("store", storeKinds).pipe(
+    Flag.withFallbackConfig(Config.Literals(storeKinds, "AGENT_LOOP_STORE")),
+    Flag.optional,
+    Flag.withDescription(
+      "Where sessions are kept: sqlite (sessions.db in the data directory), jsonl (one file per session in its sessions/ directory), or postgres (--database-url). Env AGENT_LOOP_STORE; default sqlite"
+    )
+  ),
+  databaseUrl: Flag.Redacted("database-url").pipe(
+    Flag.withDescription(
+      `The Postgres database, postgres://USER:PASSWORD@HOST:PORT/DATABASE: of --store postgres, and for serve the cluster's (where serve keeps sessions unless --store says otherwise). Env ${URL_VARIABLE}; read once, removed from the environment and scrubbed like a key`
+    ),
+    // A file keeps the password off the command line, where other processes could read it.
+    Flag.orElse(() =>
+      Flag.FileText("database-url-file").pipe(
+        Flag.withDescription("A file holding the --database-url (keeps its password out of the command line)"),
+        Flag.map((text) => Redacted.make(text.trim()))
+      )
+    ),
+    Flag.withFallbackConfig(Config.Redacted(URL_VARIABLE)),
+    Flag.optional
+  )
+}
