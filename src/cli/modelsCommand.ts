@@ -5,7 +5,6 @@
 import { Effect } from "effect"
 import * as Models from "../domain/Models.ts"
 import { fail } from "./failure.ts"
-import * as Providers from "./providers.ts"
 import { Screen } from "./screen.ts"
 
 /** A token count as people write it: `128k`, `1M`, `1.05M` when it is round, else every digit (`1,047,576`). */
@@ -46,6 +45,8 @@ export const table = (models: ReadonlyArray<Models.ModelInfo> = Models.builtinMo
 export const modelsOf = (provider: string | undefined) =>
   Effect.gen(function*() {
     if (provider === undefined) return Models.builtinModels
+    // the provider table (and its layers) only when a provider is named: the whole list needs none
+    const Providers = yield* Effect.promise(() => import("./providers.ts"))
     const entry = Providers.find(provider)
     if (entry === undefined) return yield* fail(`unknown provider "${provider}"; providers: ${Providers.providers.map((p) => p.name).join(", ")}`)
     return entry.models === undefined ? [] : Models.forProvider(entry.models)
