@@ -11,6 +11,7 @@
 //
 // Inside the repository, npm scripts and tests run the sources instead (`node src/cli/main.ts`).
 import { readFileSync } from "node:fs"
+import * as nodeModule from "node:module"
 import { fileURLToPath } from "node:url"
 
 const packageJson = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
@@ -25,6 +26,8 @@ const atLeast = (a, b) => {
 }
 
 if (atLeast(process.versions.node, minimum)) {
+  // Node's on-disk cache of compiled code: later starts skip compiling the CLI's modules again.
+  if (typeof nodeModule.enableCompileCache === "function") nodeModule.enableCompileCache()
   import("../dist/cli/launcher.js")
     .then((launcher) => launcher.launch(new URL("../dist/cli/main.js", import.meta.url).href, fileURLToPath(import.meta.url)))
     .catch((error) => {
