@@ -16,6 +16,7 @@ import * as path from "node:path"
 import { Deferred, Effect, Fiber, Option, Queue } from "effect"
 import { checkInput } from "../domain/Config.ts"
 import type { ContentPart } from "../domain/Message.ts"
+import * as Usage from "../domain/Usage.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import * as App from "./app.ts"
 import * as CtrlC from "./ctrlC.ts"
@@ -28,15 +29,14 @@ import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
 import { attach, warnDropped } from "./session.ts"
 import * as Settings from "./settings.ts"
+import * as Slash from "./slashCommands.ts"
 import { exitWithin } from "./signals.ts"
 
-/** The help of the chat's slash commands. */
-const commandsHelp = [
-  "/followup TEXT  run TEXT as a new turn after the current one",
-  "/stop           abort the running turn (nothing of it is saved)",
-  "/exit           quit (also Ctrl-D)",
-  "Ctrl-C          interrupt: the model sums up; twice within 2 s aborts"
-]
+/** A queued turn: its text, and the model a custom command asks for. */
+interface Queued {
+  readonly text: string
+  readonly model?: string
+}
 
 /** Runs the chat until /exit, end of input, or Ctrl-C twice at the prompt. */
 export const chat = (flags: AgentFlags) =>
@@ -50,27 +50,31 @@ export const chat = (flags: AgentFlags) =>
       // up/down recall earlier inputs, of this chat and earlier ones, from a private file
       const input = yield* LineInput.makeEditing({ prompt: screen.openPrompt, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })
       const sink = yield* attach(settings, screen.interactive ? input.ask : undefined)
-      const turns = yield* Queue.unbounded<string>()
+      const turns = yield* Queue.unbounded<Queued>()
       const quit = yield* Deferred.make<number>()
       let busy = false
       let inputEnded = false
+      // `/model` changes it for the turns started after; `/cost` sums the turns' usage
+      let model = settings.model
+      let spent = Usage.empty
+      let turnCount = 0
       const dim = screen.err.dim
 
       const showPrompt = screen.interactive ? screen.prompt(screen.err.bold("> ")) : Effect.void
-      const startTurn = (text: string) =>
+      const startTurn = (text: string, commandModel?: string) =>
         Effect.andThen(Effect.sync(() => {
           busy = true
-        }), Queue.offer(turns, text))
+        }), Queue.offer(turns, commandModel === undefined ? { text } : { text, model: commandModel }))
 
       /** A line with the images it mentions (see `images.ts`); one that cannot be sent is said why, and `undefined`. */
-      const inputOf = (text: string) =>
+      const inputOf = (text: string, turnModel: string) =>
         Effect.gen(function*() {
           const images = yield* mentionedImages(text, settings.workspace, settings.maxImageBytes)
           const input = images.length === 0 ? text : [{ type: "text", text } as const, ...images] as ReadonlyArray<ContentPart>
           const rejected = checkInput({
             maxImageBytes: settings.maxImageBytes,
             ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages })
-          }, settings.model, input)
+          }, turnModel, input)
           if (rejected) return yield* Effect.fail(rejected)
           return input
         }).pipe(Effect.catch((error) => Effect.as(screen.line(screen.err.red(`✗ ${clean(error.message)}`)), undefined)))
@@ -84,12 +88,16 @@ export const chat = (flags: AgentFlags) =>
       })
 
       const worker = Effect.forever(Effect.gen(function*() {
-        const input = yield* inputOf(yield* Queue.take(turns))
+        const queued = yield* Queue.take(turns)
+        const turnModel = queued.model ?? model
+        const input = yield* inputOf(queued.text, turnModel)
         if (input !== undefined) {
-          const result = yield* loop.turn(key, input)
+          const result = yield* loop.turn(key, input, { model: turnModel })
+          spent = Usage.add(spent, result.usage)
+          turnCount++
           yield* sink.flushed(result.turnId)
           if (result.error !== undefined && result.status !== "completed") yield* screen.line(screen.err.red(`✗ ${clean(result.error)}`))
-          yield* Queue.offerAll(turns, result.followUps)
+          yield* Queue.offerAll(turns, result.followUps.map((text) => ({ text })))
         }
         yield* idleIfDone
       }))
@@ -107,22 +115,50 @@ export const chat = (flags: AgentFlags) =>
           })
         )
 
+      const prompt = Effect.suspend(() => busy ? Effect.void : showPrompt)
+      const say = (text: string) => Effect.andThen(screen.line(dim(clean(text))), prompt)
+
+      const builtin = (name: string, args: string): Effect.Effect<void> => {
+        switch (name) {
+          case "exit":
+            return Effect.asVoid(Deferred.succeed(quit, ExitCode.ok))
+          case "help":
+            return Effect.andThen(Effect.forEach(Slash.helpLines(settings.commands), (help) => screen.line(dim(clean(help)))), prompt)
+          case "model":
+            if (args === "") return say(`model ${model}`)
+            model = args
+            return say(`model ${model} for the next turns`)
+          case "cost":
+            return say(Slash.costLine(spent, turnCount))
+          case "stop":
+            return Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => say("(no turn is running)"))
+          default: {
+            // followup
+            if (args === "") return screen.line(dim("usage: /followup TEXT"))
+            if (!screen.interactive) return startTurn(args)
+            return Effect.catchTag(loop.injectFollowUp(key, args), "NoActiveTurn", () => startTurn(args))
+          }
+        }
+      }
+
       const handle = (line: string): Effect.Effect<void> => {
         const text = line.trim()
         if (text === "") return busy ? Effect.void : showPrompt
-        if (text === "/exit" || text === "/quit") return Effect.asVoid(Deferred.succeed(quit, ExitCode.ok))
-        if (text === "/help") return Effect.andThen(Effect.forEach(commandsHelp, (help) => screen.line(dim(help))), busy ? Effect.void : showPrompt)
-        if (text === "/stop") {
-          return Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => Effect.andThen(screen.line(dim("(no turn is running)")), showPrompt))
+        const parsed = Slash.parse(text, settings.commands)
+        switch (parsed._tag) {
+          case "Builtin":
+            return builtin(parsed.name, parsed.args)
+          case "Unknown":
+            return screen.line(dim(`unknown command /${clean(parsed.name)}; /help lists them`))
+          case "Custom":
+            // chat offers one set of tools to every turn: a command that narrows them runs with `run`
+            if (parsed.command.allowedTools !== undefined) {
+              return say(`/${parsed.command.name} narrows the tools (allowed-tools): run it with agent-loop run /${parsed.command.name}`)
+            }
+            return startTurn(parsed.prompt, parsed.command.model)
+          case "Text":
+            return screen.interactive ? steer(text) : startTurn(text)
         }
-        if (text === "/followup" || text.startsWith("/followup ")) {
-          const followUp = text.slice("/followup".length).trim()
-          if (followUp === "") return screen.line(dim("usage: /followup TEXT"))
-          if (!screen.interactive) return startTurn(followUp)
-          return Effect.catchTag(loop.injectFollowUp(key, followUp), "NoActiveTurn", () => startTurn(followUp))
-        }
-        if (text.startsWith("/")) return screen.line(dim(`unknown command ${text.split(" ")[0]}; /help lists them`))
-        return screen.interactive ? steer(text) : startTurn(text)
       }
 
       const reader = Effect.gen(function*() {

@@ -24,6 +24,7 @@ import * as CtrlC from "./ctrlC.ts"
 import { ExitCode, fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 import { tokensKnown } from "./format.ts"
+import * as CustomCommands from "./customCommands.ts"
 import { promptInput } from "./images.ts"
 import * as LineInput from "./lineInput.ts"
 import * as OutputSchema from "./outputSchema.ts"
@@ -124,14 +125,25 @@ export const run = (
       return yield* fail("--input-format stream-json reads every message from stdin: give no prompt or --image")
     }
     const typed = Option.isSome(outputSchema) ? yield* OutputSchema.load(outputSchema.value) : undefined
-    const settings = yield* Settings.resolve(flags)
+    let settings = yield* Settings.resolve(flags)
     const limits = {
       maxImageBytes: settings.maxImageBytes,
       ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages })
     }
     let input: Content = ""
     if (!streamed) {
-      const prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
+      let prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
+      // `run /NAME args`: a custom command's prompt, with its model and tools
+      const called = Option.isSome(argument) ? CustomCommands.invocation(prompt) : undefined
+      if (called !== undefined && !called.name.includes("/")) {
+        const command = settings.commands.find((c) => c.name === called.name)
+        if (command === undefined) {
+          const names = settings.commands.map((c) => `/${c.name}`).join(", ")
+          return yield* fail(`unknown command /${called.name}; ${names === "" ? "no custom commands are defined" : `custom commands: ${names}`}`)
+        }
+        prompt = CustomCommands.expand(command.body, called.args)
+        settings = CustomCommands.narrow(settings, command)
+      }
       input = yield* inputOf(prompt, argument, images, { workspace: settings.workspace, maxBytes: settings.maxImageBytes })
       // refused here, before the session store is opened: the loop would refuse it too, after
       const rejected = checkInput(limits, settings.model, input)

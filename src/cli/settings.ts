@@ -25,6 +25,7 @@ import * as ContextFiles from "./contextFiles.ts"
 import { dataDir, newSessionKey, readLastSession } from "./dataDir.ts"
 import * as SessionPicker from "./sessionPicker.ts"
 import * as Agents from "./agents.ts"
+import * as CustomCommands from "./customCommands.ts"
 import { fail } from "./failure.ts"
 import { type AgentFlags, defaultTools } from "./flags.ts"
 import * as ModelOptionFlags from "./modelOptions.ts"
@@ -62,6 +63,8 @@ export interface CliSettings {
   readonly tools: ReadonlyArray<BuiltinToolName>
   /** The sub-agents of the agent files (`agents.ts`): with any, the `subagent` tool offers them. */
   readonly agents: ReadonlyArray<Agents.Agent>
+  /** The custom slash commands of the command files (`customCommands.ts`). */
+  readonly commands: ReadonlyArray<CustomCommands.CustomCommand>
   /** The MCP tools `--tools` names (`server__tool`, `server__*`); `undefined`: all of them. */
   readonly mcpTools: ReadonlyArray<string> | undefined
   /** Absolute. */
@@ -369,6 +372,8 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     const { hooks: claudeHooks, permissions } = yield* permissionsAndHooks(flags, files, workspace, trusted, notices)
     const agents = yield* Agents.discover(workspace, trusted, env)
     for (const problem of agents.problems) notices.push({ level: "warn", text: `skipped agent ${problem.path}: ${problem.message}` })
+    const commands = yield* CustomCommands.discover(workspace, trusted, env)
+    for (const problem of commands.problems) notices.push({ level: "warn", text: `skipped command ${problem.path}: ${problem.message}` })
     if (flags.verbose) {
       notices.push({ level: "note", text: `context files: ${contextFiles.length === 0 ? "none" : contextFiles.map((file) => file.path).join(", ")}` })
     }
@@ -386,6 +391,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
         ? yield* Effect.map(parseTools(flags.tools.value), ({ mcp, tools }) => ({ tools, mcpTools: mcp }))
         : { tools: settings.tools ?? defaultTools, mcpTools: undefined }),
       agents: agents.agents,
+      commands: commands.commands,
       workspace,
       trusted,
       approval: flags.yes ? "approve" : Option.getOrUndefined(flags.approval) ?? settings.approval ?? "ask",
