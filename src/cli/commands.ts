@@ -29,6 +29,10 @@ const runCommand = Command.make(
       Argument.withDescription("What to ask; - or nothing reads it from stdin, and piped input after a prompt is attached to it"),
       Argument.optional
     ),
+    commandArgs: Argument.String("args").pipe(
+      Argument.variadic(),
+      Argument.withDescription("After a /COMMAND prompt: the custom command's arguments")
+    ),
     outputFormat: Flag.Literals("output-format", outputFormats).pipe(
       Flag.withDefault("text"),
       Flag.withDescription(
@@ -54,12 +58,18 @@ const runCommand = Command.make(
     cluster: ClusterOptions.clusterFlag,
     ...agentFlags
   },
-  ({ prompt, outputFormat, inputFormat, image, outputSchema, cluster, ...flags }) =>
-    cluster._tag === "Some"
+  ({ commandArgs, prompt: given, outputFormat, inputFormat, image, outputSchema, cluster, ...flags }) => {
+    // `run /NAME a b`: the arguments go with the command (see customCommands.ts); other prompts are one argument
+    if (commandArgs.length > 0 && !(given._tag === "Some" && given.value.startsWith("/"))) {
+      return fail("a prompt is one argument: quote it (only a /COMMAND prompt takes more)")
+    }
+    const prompt = commandArgs.length === 0 ? given : Option.map(given, (name) => [name, ...commandArgs].join(" "))
+    return cluster._tag === "Some"
       ? outputSchema._tag === "Some" || inputFormat !== "text"
         ? fail(`${outputSchema._tag === "Some" ? "--output-schema" : "--input-format stream-json"} does not work with --cluster`)
         : handler(() => import("./clusterRun.ts"), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value, image))
       : handler(() => import("./runCommand.ts"), (m) => m.run(prompt, outputFormat, flags, image, outputSchema, inputFormat))
+  }
 ).pipe(
   Command.withDescription(
     "Run one turn and print the answer. Exit 0 when the turn completes, 130 after Ctrl-C, 143 after SIGTERM, 1 with a reason otherwise."
@@ -83,7 +93,7 @@ const runCommand = Command.make(
 
 const chatCommand = Command.make("chat", agentFlags, (flags: AgentFlags) => handler(() => import("./chat.ts"), (m) => m.chat(flags))).pipe(
   Command.withDescription(
-    "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; Ctrl-C interrupts, twice aborts; /exit quits."
+    "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; /help lists the slash commands, custom ones too; Ctrl-C interrupts, twice aborts; /exit quits."
   )
 )
 
