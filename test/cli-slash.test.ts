@@ -3,7 +3,8 @@
  * `run /NAME args` runs a custom command's prompt with its model and narrowed tools; an unknown
  * one fails saying so. In `chat` on a real terminal (tmux): `/help` lists custom commands,
  * `/model` switches the model of the next turns, `/cost` sums the turns' tokens, and a custom
- * command runs with `$ARGUMENTS` substituted. The tmux part is skipped, saying so, without tmux.
+ * command runs with `$ARGUMENTS` substituted; `/tools` lists the tools and `/undo` undoes the last
+ * turn, a refusal printed without quitting. The tmux part is skipped, saying so, without tmux.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -109,5 +110,27 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat slash commands (tmux)" : "chat slash c
       ["fake-model", "Say hello to Ada Bob, then to Bob."],
       ["other-model", "and again"]
     ])
+  }, SLOW)
+
+  it("/tools lists the tools offered; /undo puts back the last turn's files, and a refusal is printed without quitting", async (context) => {
+    const { env, flags, server, workspace } = await setup(context, [
+      { toolCalls: [{ name: "write_file", arguments: { path: "new.txt", content: "created\n" } }] },
+      { text: "Written." }
+    ])
+    const pane = startPane([process.execPath, launcher, "chat", ...flags, "--tools", "read_file,write_file"], env, root)
+    context.onTestFinished(() => pane.kill())
+    await pane.waitFor(/^> $/m)
+    pane.line("/tools")
+    await pane.waitFor(/tools: read_file, write_file/)
+    pane.line("/undo")
+    await pane.waitFor(/✗ [^\n]+\n> $/m)
+    pane.line("write it")
+    await pane.waitFor(/Written\.\n── completed[^\n]*\n> $/m)
+    expect(fs.readFileSync(path.join(workspace, "new.txt"), "utf8")).toBe("created\n")
+    pane.line("/undo")
+    await pane.waitFor(/undid turn /)
+    expect(pane.capture()).toMatch(/restored \S*new\.txt/)
+    expect(fs.existsSync(path.join(workspace, "new.txt"))).toBe(false)
+    expect(server.requests).toHaveLength(2)
   }, SLOW)
 })

@@ -18,6 +18,7 @@ import { checkInput } from "../domain/Config.ts"
 import type { ContentPart } from "../domain/Message.ts"
 import * as Usage from "../domain/Usage.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
+import { ToolRegistry } from "../services/ToolRegistry.ts"
 import * as App from "./app.ts"
 import * as CtrlC from "./ctrlC.ts"
 import { ExitCode, fail } from "./failure.ts"
@@ -31,6 +32,7 @@ import { attach, warnDropped } from "./session.ts"
 import * as Settings from "./settings.ts"
 import * as Slash from "./slashCommands.ts"
 import { exitWithin } from "./signals.ts"
+import { undoLast } from "./undo.ts"
 
 /** A queued turn: its text, and the model a custom command asks for. */
 interface Queued {
@@ -46,6 +48,7 @@ export const chat = (flags: AgentFlags) =>
     const code = yield* Effect.scoped(Effect.gen(function*() {
       const screen = yield* Screen
       const loop = yield* AgentLoop
+      const registry = yield* ToolRegistry
       const key = settings.sessionKey
       // up/down recall earlier inputs, of this chat and earlier ones, from a private file
       const input = yield* LineInput.makeEditing({ prompt: screen.openPrompt, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })
@@ -130,6 +133,17 @@ export const chat = (flags: AgentFlags) =>
             return say(`model ${model} for the next turns`)
           case "cost":
             return say(Slash.costLine(spent, turnCount))
+          case "tools":
+            return Effect.flatMap(registry.list, (tools) => say(tools.length === 0 ? "no tools are offered" : `tools: ${tools.map((t) => t.name).join(", ")}`))
+          case "undo":
+            if (busy) return screen.line(dim("(a turn is running: /undo after it)"))
+            // a refusal is printed, and the chat goes on
+            return undoLast(settings.dataDir, key).pipe(
+              Effect.asVoid,
+              Effect.catch((error) => screen.line(screen.err.red(`✗ ${clean(error.message)}`))),
+              Effect.andThen(prompt),
+              Effect.provideService(Screen, screen)
+            )
           case "stop":
             return Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => say("(no turn is running)"))
           default: {

@@ -18,6 +18,8 @@ export const builtins: ReadonlyArray<Builtin> = [
   { name: "followup", usage: "/followup TEXT", help: "run TEXT as a new turn after the current one" },
   { name: "model", usage: "/model [NAME]", help: "use model NAME for the next turns (without NAME: say which)" },
   { name: "cost", usage: "/cost", help: "tokens and cost of this chat's turns so far" },
+  { name: "tools", usage: "/tools", help: "the tools offered to the model" },
+  { name: "undo", usage: "/undo", help: "put back the files the last turn changed (as agent-loop undo)" },
   { name: "stop", usage: "/stop", help: "abort the running turn (nothing of it is saved)" },
   { name: "help", usage: "/help", help: "this list, custom commands too" },
   { name: "exit", usage: "/exit", help: "quit (also /quit, Ctrl-D)" }
