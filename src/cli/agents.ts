@@ -15,11 +15,10 @@ import { Effect, FileSystem, Option, Result, Schema, SchemaIssue } from "effect"
 import { Yaml } from "effect/encoding"
 import { CLAUDE_ALIASES } from "../layers/claudeHooks/names.ts"
 import { frontMatter } from "../layers/fileHooks/manifest.ts"
-import { readConfined, textOf } from "../layers/readConfined.ts"
 import type { AgentDefinition } from "../tools/subagent.ts"
+import * as MarkdownFiles from "./markdownFiles.ts"
 import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
-import { configDir } from "./settingsFile.ts"
 import * as Trust from "./trust.ts"
 
 /** The largest agent file read. */
@@ -31,10 +30,7 @@ export interface Agent extends AgentDefinition {
 }
 
 /** An agent file left out, and why. */
-export interface AgentProblem {
-  readonly path: string
-  readonly message: string
-}
+export type AgentProblem = MarkdownFiles.FileProblem
 
 /** The front matter block, as `frontMatter` finds it: what follows it is the prompt. */
 const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n[\s\S]*?\r?\n---[ \t]*(?:\r?\n|$)/
@@ -88,43 +84,15 @@ export const parse = (path: string, text: string): Result.Result<Agent, string> 
 }
 
 /** The agent directories, in the order they apply: the user's, then a trusted workspace's. */
-export const directories = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) => [
-  { dir: nodePath.join(configDir(env), "agents"), within: configDir(env), ownedByUser: false },
-  ...(trusted
-    ? [
-      { dir: nodePath.join(workspace, ".claude", "agents"), within: workspace, ownedByUser: true },
-      { dir: nodePath.join(workspace, ".agent-loop", "agents"), within: workspace, ownedByUser: true }
-    ]
-    : [])
-]
+export const directories = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) =>
+  MarkdownFiles.directories("agents", workspace, trusted, env)
 
 /** The agents found (a later one replacing an earlier one of the same name), and the files skipped. */
 export const discover = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const agents = new Map<string, Agent>()
-    const problems: Array<AgentProblem> = []
-    for (const { dir, ownedByUser, within } of directories(workspace, trusted, env)) {
-      const names = yield* Effect.orElseSucceed(fs.readDirectory(dir), () => [])
-      for (const file of names.filter((name) => name.endsWith(".md")).sort()) {
-        const path = nodePath.join(dir, file)
-        const read = yield* readConfined(path, { maxBytes: MAX_AGENT_FILE_BYTES, within, ownedByUser, warn: false })
-        if (read._tag === "Missing" || read._tag === "NotRegular") continue
-        if (read._tag === "Skipped" || read._tag === "Failed") {
-          problems.push({ path, message: read._tag === "Skipped" ? read.reason : read.message })
-          continue
-        }
-        if (read.truncated) {
-          problems.push({ path, message: `larger than ${MAX_AGENT_FILE_BYTES} bytes` })
-          continue
-        }
-        const parsed = parse(path, textOf(read) ?? "")
-        if (Result.isFailure(parsed)) problems.push({ path, message: parsed.failure })
-        else agents.set(parsed.success.name, parsed.success)
-      }
-    }
-    return { agents: [...agents.values()], problems }
-  })
+  Effect.map(
+    MarkdownFiles.discover({ folder: "agents", workspace, trusted, env, maxBytes: MAX_AGENT_FILE_BYTES, parse }),
+    ({ found, problems }) => ({ agents: found, problems })
+  )
 
 /** `agent-loop agents list`: the agents a run in the workspace would offer, and the files skipped. */
 export const list = (workspace: Option.Option<string>) =>

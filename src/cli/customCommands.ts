@@ -10,12 +10,11 @@
  * within the workspace and owned by the user, the user's within the configuration directory.
  */
 import * as nodePath from "node:path"
-import { Effect, FileSystem, Result, Schema, SchemaIssue } from "effect"
+import { Effect, Result, Schema, SchemaIssue } from "effect"
 import { Yaml } from "effect/encoding"
 import { CLAUDE_ALIASES } from "../layers/claudeHooks/names.ts"
 import { frontMatter } from "../layers/fileHooks/manifest.ts"
-import { readConfined, textOf } from "../layers/readConfined.ts"
-import { configDir } from "./settingsFile.ts"
+import * as MarkdownFiles from "./markdownFiles.ts"
 
 /** The largest command file read. */
 export const MAX_COMMAND_FILE_BYTES = 64 * 1024
@@ -33,10 +32,7 @@ export interface CustomCommand {
 }
 
 /** A command file left out, and why. */
-export interface CommandProblem {
-  readonly path: string
-  readonly message: string
-}
+export type CommandProblem = MarkdownFiles.FileProblem
 
 const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n[\s\S]*?\r?\n---[ \t]*(?:\r?\n|$)/
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
@@ -109,43 +105,15 @@ export const invocation = (line: string): { readonly name: string; readonly args
 }
 
 /** The command directories, in the order they apply: the user's, then a trusted workspace's. */
-export const directories = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) => [
-  { dir: nodePath.join(configDir(env), "commands"), within: configDir(env), ownedByUser: false },
-  ...(trusted
-    ? [
-      { dir: nodePath.join(workspace, ".claude", "commands"), within: workspace, ownedByUser: true },
-      { dir: nodePath.join(workspace, ".agent-loop", "commands"), within: workspace, ownedByUser: true }
-    ]
-    : [])
-]
+export const directories = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) =>
+  MarkdownFiles.directories("commands", workspace, trusted, env)
 
 /** The commands found (a later one replacing an earlier one of the same name), and the files skipped. */
 export const discover = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const commands = new Map<string, CustomCommand>()
-    const problems: Array<CommandProblem> = []
-    for (const { dir, ownedByUser, within } of directories(workspace, trusted, env)) {
-      const names = yield* Effect.orElseSucceed(fs.readDirectory(dir), () => [])
-      for (const file of names.filter((name) => name.endsWith(".md")).sort()) {
-        const path = nodePath.join(dir, file)
-        const read = yield* readConfined(path, { maxBytes: MAX_COMMAND_FILE_BYTES, within, ownedByUser, warn: false })
-        if (read._tag === "Missing" || read._tag === "NotRegular") continue
-        if (read._tag === "Skipped" || read._tag === "Failed") {
-          problems.push({ path, message: read._tag === "Skipped" ? read.reason : read.message })
-          continue
-        }
-        if (read.truncated) {
-          problems.push({ path, message: `larger than ${MAX_COMMAND_FILE_BYTES} bytes` })
-          continue
-        }
-        const parsed = parse(path, textOf(read) ?? "")
-        if (Result.isFailure(parsed)) problems.push({ path, message: parsed.failure })
-        else commands.set(parsed.success.name, parsed.success)
-      }
-    }
-    return { commands: [...commands.values()], problems }
-  })
+  Effect.map(
+    MarkdownFiles.discover({ folder: "commands", workspace, trusted, env, maxBytes: MAX_COMMAND_FILE_BYTES, parse }),
+    ({ found, problems }) => ({ commands: found, problems })
+  )
 
 /**
  * The settings of a turn of the command: its `model`, and its `allowed-tools` narrowing the
