@@ -384,8 +384,8 @@ describe("SessionStore.jsonl list", () => {
         NodeFs.utimesSync(NodePath.join(dir, fileName("a")), 1_700_000_000, 1_700_000_000)
         const infos = [...(yield* store.list)].sort((x, y) => x.sessionKey.localeCompare(y.sessionKey))
         expect(infos).toEqual([
-          { sessionKey: "a", updatedAt: 1_700_000_000_000, messages: 3, preview: "what is this?" },
-          { sessionKey: "b", updatedAt: Math.floor(NodeFs.statSync(NodePath.join(dir, fileName("b"))).mtimeMs), messages: 1 }
+          { sessionKey: "a", updatedAt: 1_700_000_000_000, messages: 3, turns: 1, preview: "what is this?" },
+          { sessionKey: "b", updatedAt: Math.floor(NodeFs.statSync(NodePath.join(dir, fileName("b"))).mtimeMs), messages: 1, turns: 0 }
         ])
       })
     ))

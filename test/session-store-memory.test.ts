@@ -25,8 +25,8 @@ describe("SessionStore.memory", () => {
         { role: "compaction", reason: "budget", cut: 2 }
       ])
       expect(yield* store.list).toEqual([
-        { sessionKey: "seeded", messages: 1, preview: "from the seed" },
-        { sessionKey: "s", updatedAt: 5000, messages: 3, preview: "u1" }
+        { sessionKey: "seeded", messages: 1, turns: 1, preview: "from the seed" },
+        { sessionKey: "s", updatedAt: 5000, messages: 3, turns: 2, preview: "u1" }
       ])
       yield* store.remove("s")
       expect(yield* store.log("s")).toEqual([])

@@ -92,8 +92,8 @@ const contract = (backend: Backend) => {
         const after = Date.now()
         const infos = [...(yield* store.list)].sort((x, y) => x.sessionKey.localeCompare(y.sessionKey))
         expect(infos.map(({ updatedAt: _, ...rest }) => rest)).toEqual([
-          { sessionKey: "a", messages: 3, preview: "what is this?" },
-          { sessionKey: "b", messages: 1 }
+          { sessionKey: "a", messages: 3, turns: 1, preview: "what is this?" },
+          { sessionKey: "b", messages: 1, turns: 0 }
         ])
         for (const info of infos) expect(info.updatedAt).toBeGreaterThanOrEqual(before)
         for (const info of infos) expect(info.updatedAt).toBeLessThanOrEqual(after)
@@ -121,7 +121,7 @@ const contract = (backend: Backend) => {
         expect(infos.map(({ updatedAt: _, ...rest }) => rest)).toEqual([
           { sessionKey: "corrupt", problem: `cannot read session: session "corrupt": entry 2 of 3 is corrupt` },
           { sessionKey: "gap", problem: `cannot read session: session "gap": entry 1 of 2 is missing` },
-          { sessionKey: "good", messages: 1, preview: "fine" }
+          { sessionKey: "good", messages: 1, turns: 1, preview: "fine" }
         ])
       })
     ))
