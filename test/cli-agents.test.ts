@@ -5,44 +5,21 @@
  * tools (never more than the parent's); an untrusted workspace's agents are left out; `agents
  * list` shows them and the files skipped.
  */
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, runCli, tempDir } from "./support/cliProcess.ts"
-import { type Script, start } from "./support/openaiServer.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void> | void) => void
-}
-
-const write = (file: string, text: string) => {
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  fs.writeFileSync(file, text)
-}
+import { cliSetup, isolatedEnv, runCli, tempDir, type TestContext } from "./support/cliProcess.ts"
+import type { Script } from "./support/openaiServer.ts"
 
 /** A server, a home with a user agent, and a workspace with two agents of its own. */
-const setup = async (context: TestContext, script: Script) => {
-  const server = await start(script)
-  context.onTestFinished(() => server.close())
-  const home = tempDir()
-  const workspace = path.join(home, "ws")
-  fs.mkdirSync(workspace)
-  const env = isolatedEnv(home)
-  write(
-    path.join(home, "config", "agent-loop", "agents", "helper.md"),
-    "---\ndescription: Answers general questions\n---\nYou are the user's helper.\n"
-  )
-  write(
-    path.join(workspace, ".claude", "agents", "reviewer.md"),
-    "---\nname: reviewer\ndescription: Reviews code for bugs\ntools: Read, Grep, Bash\nmodel: review-model\n---\nYou review code. Be terse.\n"
-  )
-  write(
-    path.join(workspace, ".agent-loop", "agents", "broken.md"),
-    "---\nname: broken\n---\nNo description.\n"
-  )
-  const flags = ["--base-url", server.url, "--model", "fake-model", "--workspace", workspace]
-  return { server, home, workspace, env, flags }
-}
+const setup = (context: TestContext, script: Script) =>
+  cliSetup(context, script, {
+    files: {
+      "config/agent-loop/agents/helper.md": "---\ndescription: Answers general questions\n---\nYou are the user's helper.\n",
+      "ws/.claude/agents/reviewer.md":
+        "---\nname: reviewer\ndescription: Reviews code for bugs\ntools: Read, Grep, Bash\nmodel: review-model\n---\nYou review code. Be terse.\n",
+      "ws/.agent-loop/agents/broken.md": "---\nname: broken\n---\nNo description.\n"
+    }
+  })
 
 const SLOW = 120_000
 const subagentTool = (body: any) => body.tools?.find((tool: any) => tool.function.name === "subagent")?.function

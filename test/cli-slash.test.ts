@@ -9,38 +9,18 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, launcher, root, runCli, tempDir } from "./support/cliProcess.ts"
-import { type Script, start } from "./support/openaiServer.ts"
+import { cliSetup, launcher, root, runCli, type TestContext } from "./support/cliProcess.ts"
+import type { Script } from "./support/openaiServer.ts"
 import { hasTmux, startPane } from "./support/tmux.ts"
 
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void> | void) => void
-}
-
-const write = (file: string, text: string) => {
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  fs.writeFileSync(file, text)
-}
-
 /** A server, a home with a user command, and a workspace with a command of its own. */
-const setup = async (context: TestContext, script: Script) => {
-  const server = await start(script)
-  context.onTestFinished(() => server.close())
-  const home = tempDir()
-  const workspace = path.join(home, "ws")
-  fs.mkdirSync(workspace)
-  const env = isolatedEnv(home)
-  write(
-    path.join(home, "config", "agent-loop", "commands", "greet.md"),
-    "---\ndescription: Greets someone\nargument-hint: NAME\n---\nSay hello to $ARGUMENTS, then to $2.\n"
-  )
-  write(
-    path.join(workspace, ".claude", "commands", "review.md"),
-    "---\ndescription: Reviews a file\nmodel: review-model\nallowed-tools: Read, Bash\n---\nReview $1.\n"
-  )
-  const flags = ["--base-url", server.url, "--model", "fake-model", "--workspace", workspace]
-  return { server, home, workspace, env, flags }
-}
+const setup = (context: TestContext, script: Script) =>
+  cliSetup(context, script, {
+    files: {
+      "config/agent-loop/commands/greet.md": "---\ndescription: Greets someone\nargument-hint: NAME\n---\nSay hello to $ARGUMENTS, then to $2.\n",
+      "ws/.claude/commands/review.md": "---\ndescription: Reviews a file\nmodel: review-model\nallowed-tools: Read, Bash\n---\nReview $1.\n"
+    }
+  })
 
 const SLOW = 120_000
 const toolNames = (body: any) => (body.tools ?? []).map((tool: any) => tool.function.name).sort()

@@ -152,6 +152,8 @@ export interface CliSetupOptions {
   readonly flags?: ReadonlyArray<string>
   /** Variables added to the isolated environment. */
   readonly env?: Record<string, string>
+  /** Files to write, by path relative to the home (`ws/...` is in the workspace), directories made as needed. */
+  readonly files?: Record<string, string>
 }
 
 /**
@@ -165,6 +167,10 @@ export const cliSetup = async (context: TestContext, script: Script, options: Cl
   const workspace = path.join(home, "ws")
   fs.mkdirSync(workspace)
   if (options.notes !== undefined) fs.writeFileSync(path.join(workspace, "notes.md"), options.notes)
+  for (const [file, text] of Object.entries(options.files ?? {})) {
+    fs.mkdirSync(path.dirname(path.join(home, file)), { recursive: true })
+    fs.writeFileSync(path.join(home, file), text)
+  }
   const flags = ["--base-url", server.url, "--model", options.model ?? "fake-model", "--workspace", workspace, ...(options.flags ?? [])]
   return { server, home, workspace, flags, env: isolatedEnv(home, options.env) }
 }
