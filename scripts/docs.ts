@@ -8,7 +8,7 @@
  *   <!-- /generated:NAME -->
  *
  * `npm run docs -- --check` writes nothing and fails, naming each stale page, when a region
- * differs from what the code says now (`test/docs.test.ts` runs it, so the suite does too).
+ * differs from what the code says now (`test/package/docs.test.ts` runs it, so the suite does too).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"

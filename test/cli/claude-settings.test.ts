@@ -1,0 +1,247 @@
+/**
+ * A repository configured for Claude Code (`.claude/settings.json` with permission rules and
+ * hooks) run under `agent-loop`, end to end: the real launcher, the real hook commands (Node
+ * scripts run by `sh -c`), and a scripted OpenAI-compatible server on 127.0.0.1 making the tool
+ * calls. The interactive approval prompt (allow for the session, save, deny with a reason) runs on
+ * a real terminal (tmux), skipped saying so when tmux is not installed.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { isolatedEnv, launcher, root, runCli, tempDir } from "../support/cliProcess.ts"
+import { type Script, start } from "../support/openaiServer.ts"
+import { hasTmux, startPane } from "../support/tmux.ts"
+
+interface TestContext {
+  readonly onTestFinished: (fn: () => Promise<void> | void) => void
+}
+
+const write = (file: string, text: string) => {
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, text)
+}
+
+/** PreToolUse on Bash: logs what it was given (input and environment), blocks `rm -rf` with exit 2. */
+const NO_RM = `
+import { appendFileSync, readFileSync } from "node:fs"
+const input = JSON.parse(readFileSync(0, "utf8"))
+appendFileSync(process.env.CLAUDE_PROJECT_DIR + "/.claude/pre.log", JSON.stringify({
+  input,
+  env: { CLAUDE_PROJECT_DIR: process.env.CLAUDE_PROJECT_DIR, AGENT_LOOP_PROJECT_DIR: process.env.AGENT_LOOP_PROJECT_DIR, key: process.env.OPENAI_API_KEY ?? null }
+}) + "\\n")
+if (/rm\\s+-rf/.test(input.tool_input.command)) {
+  process.stderr.write("rm -rf is blocked by the project's policy")
+  process.exit(2)
+}
+`
+
+/** PostToolUse on Write|Edit: formats the file (tabs to two spaces, no trailing blanks) and says so. */
+const FORMAT = `
+import { readFileSync, writeFileSync } from "node:fs"
+const input = JSON.parse(readFileSync(0, "utf8"))
+const file = input.tool_input.file_path
+const text = readFileSync(file, "utf8").split("\\n").map((line) => line.replace(/\\t/g, "  ").replace(/\\s+$/, "")).join("\\n")
+writeFileSync(file, text)
+console.log(JSON.stringify({ hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "formatted " + input.tool_name + " " + file } }))
+`
+
+/** Stop: blocks the first stop with a reason; lets the second one (stop_hook_active) through. */
+const STOP_ONCE = `
+import { readFileSync } from "node:fs"
+const input = JSON.parse(readFileSync(0, "utf8"))
+if (!input.stop_hook_active) {
+  process.stderr.write("Run the tests before you stop.")
+  process.exit(2)
+}
+`
+
+const claudeSettings = {
+  model: "claude-sonnet-4-5",
+  env: { SOME_SETTING: "1" },
+  permissions: {
+    allow: ["Bash(echo:*)", "Bash(git status:*)", "Write(src/**)"],
+    deny: ["Bash(curl:*)", "Read(.env)"],
+    defaultMode: "default"
+  },
+  hooks: {
+    PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "node \"$CLAUDE_PROJECT_DIR/.claude/hooks/no-rm.mjs\"", timeout: 30 }] }],
+    PostToolUse: [{ matcher: "Write|Edit", hooks: [{ type: "command", command: "node \"$CLAUDE_PROJECT_DIR/.claude/hooks/format.mjs\"" }] }],
+    UserPromptSubmit: [{ hooks: [{ type: "command", command: "echo 'The release branch is release-7.'" }] }],
+    Stop: [{ hooks: [{ type: "command", command: "node \"$CLAUDE_PROJECT_DIR/.claude/hooks/stop-once.mjs\"" }] }]
+  }
+}
+
+/** A home with a trusted workspace configured for Claude Code. */
+const setup = async (context: TestContext, script: Script, trusted = true) => {
+  const server = await start(script)
+  context.onTestFinished(() => server.close())
+  const home = tempDir()
+  const workspace = fs.realpathSync(fs.mkdtempSync(path.join(home, "repo-")))
+  write(path.join(workspace, ".claude", "settings.json"), JSON.stringify(claudeSettings, null, 2))
+  write(path.join(workspace, ".claude", "hooks", "no-rm.mjs"), NO_RM)
+  write(path.join(workspace, ".claude", "hooks", "format.mjs"), FORMAT)
+  write(path.join(workspace, ".claude", "hooks", "stop-once.mjs"), STOP_ONCE)
+  write(path.join(workspace, ".env"), "TOKEN=very-secret\n")
+  fs.mkdirSync(path.join(workspace, "build"))
+  if (trusted) write(path.join(home, "config", "agent-loop", "trusted-workspaces.json"), JSON.stringify({ trusted: [workspace] }))
+  const env = isolatedEnv(home, { OPENAI_API_KEY: "sk-test-key-that-hooks-never-see-0123456789" })
+  const flags = ["--base-url", server.url, "--model", "m", "--workspace", workspace, "--ephemeral", "--no-context-files"]
+  return { server, home, workspace, env, flags }
+}
+
+const toolResults = (body: any): Record<string, string> =>
+  Object.fromEntries(body.messages.filter((m: any) => m.role === "tool").map((m: any) => [m.tool_call_id, m.content]))
+
+describe.concurrent("a repository configured for Claude Code", () => {
+  it("applies its permission rules and hooks: blocked rm -rf, denied curl, formatted writes, prompt context, a stop blocked once", async (context) => {
+    const { flags, env, server, workspace } = await setup(context, [
+      {
+        toolCalls: [
+          { id: "echo", name: "exec", arguments: { command: "echo hello" } },
+          { id: "rm", name: "exec", arguments: { command: "rm -rf build" } },
+          { id: "curl", name: "exec", arguments: { command: "curl http://127.0.0.1:9/x" } },
+          { id: "compound", name: "exec", arguments: { command: "echo a && touch pwned" } },
+          { id: "write", name: "write_file", arguments: { path: "src/a.ts", content: "const x = 1;   \n\tfoo()\t\n" } },
+          { id: "env", name: "read_file", arguments: { path: ".env" } }
+        ]
+      },
+      { text: "Done." },
+      { text: "Tests pass. Done." }
+    ])
+    const result = await runCli(["run", ...flags, "tidy up"], { env })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain("Tests pass. Done.")
+
+    // UserPromptSubmit: its output is context before the prompt
+    const first = server.requests[0]!.body.messages
+    const added = first.findIndex((m: any) => m.role === "user" && String(m.content).includes("The release branch is release-7."))
+    expect(added).toBeGreaterThan(0)
+    expect(first[added + 1]).toMatchObject({ role: "user", content: "tidy up" })
+
+    const results = toolResults(server.requests[1]!.body)
+    // an allow rule runs `echo` without a terminal and without --yes
+    expect(results["echo"]).toContain("hello")
+    // PreToolUse exit 2 blocks with stderr as the reason
+    expect(results["rm"]).toContain("rm -rf is blocked by the project's policy")
+    expect(fs.existsSync(path.join(workspace, "build"))).toBe(true)
+    // a deny rule names itself
+    expect(results["curl"]).toContain("Denied by the permission rule \"Bash(curl:*)\"")
+    // a compound command with a part no rule allows asks, and there is no terminal
+    expect(results["compound"]).toContain("Not approved")
+    expect(fs.existsSync(path.join(workspace, "pwned"))).toBe(false)
+    // PostToolUse formatted the file and told the model
+    expect(fs.readFileSync(path.join(workspace, "src", "a.ts"), "utf8")).toBe("const x = 1;\n  foo()\n")
+    expect(results["write"]).toContain(`formatted Write ${path.join(workspace, "src", "a.ts")}`)
+    expect(results["env"]).toContain("Denied by the permission rule \"Read(.env)\"")
+    expect(JSON.stringify(server.requests.map((r) => r.body))).not.toContain("very-secret")
+
+    // Stop blocked the first stop; its reason reached the model; the second stop went through
+    expect(server.requests).toHaveLength(3)
+    expect(JSON.stringify(server.requests[2]!.body.messages.at(-1))).toContain("Run the tests before you stop.")
+
+    // what the PreToolUse command received
+    const log = fs.readFileSync(path.join(workspace, ".claude", "pre.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line))
+    expect(log.map((entry) => entry.input.tool_input.command)).toEqual(["echo hello", "rm -rf build", "curl http://127.0.0.1:9/x", "echo a && touch pwned"])
+    expect(log[0].input).toMatchObject({ hook_event_name: "PreToolUse", tool_name: "Bash", tool_use_id: "echo", cwd: workspace })
+    expect(typeof log[0].input.session_id).toBe("string")
+    expect(log[0].env).toEqual({ CLAUDE_PROJECT_DIR: workspace, AGENT_LOOP_PROJECT_DIR: workspace, key: null })
+  }, 60_000)
+
+  it("deny rules hold with --yes, --deny adds one, and --no-claude-settings leaves the file out", async (context) => {
+    const { flags, env, server, workspace } = await setup(context, (request) =>
+      request.body.messages.some((m: any) => m.role === "tool")
+        ? { text: "ok" }
+        : {
+          toolCalls: [
+            { id: "curl", name: "exec", arguments: { command: "curl http://127.0.0.1:9/x" } },
+            { id: "touch", name: "exec", arguments: { command: "echo a; touch pwned" } },
+            { id: "ls", name: "exec", arguments: { command: "ls build && echo listed" } }
+          ]
+        })
+    const yes = await runCli(["run", ...flags, "--yes", "--verbose", "--deny", "exec(touch:*)", "go"], { env })
+    const before = server.requests.length
+    expect(yes.code).toBe(0)
+    const results = toolResults(server.requests[1]!.body)
+    expect(results["curl"]).toContain("Denied by the permission rule \"Bash(curl:*)\"")
+    expect(results["touch"]).toContain("Denied by the permission rule \"exec(touch:*)\"")
+    expect(results["ls"]).toContain("listed")
+    expect(fs.existsSync(path.join(workspace, "pwned"))).toBe(false)
+    expect(yes.stderr).toContain("agent-loop: denied exec {\"command\":\"curl http://127.0.0.1:9/x\"}: permission rule Bash(curl:*)")
+    expect(yes.stderr).toContain(`${path.join(workspace, ".claude", "settings.json")}: only permissions and hooks apply; ignored: model, env`)
+
+    const without = await runCli(["run", ...flags, "--no-claude-settings", "--yes", "go"], { env })
+    expect(without.code).toBe(0)
+    const later = server.requests.slice(before)
+    expect(JSON.stringify(later[0]!.body.messages)).not.toContain("release-7")
+    expect(toolResults(later[1]!.body)["curl"]).not.toContain("Denied by the permission rule")
+    expect(fs.existsSync(path.join(workspace, "pwned"))).toBe(true)
+  }, 60_000)
+
+  it("hooks list shows the hooks of the settings; in agent-loop's own settings a bad rule or hook fails with one line", async (context) => {
+    const { flags, env, home, workspace } = await setup(context, [{ text: "ok" }])
+    write(path.join(workspace, ".claude", "settings.local.json"), JSON.stringify({
+      hooks: { SessionEnd: [{ hooks: [{ type: "command", command: "echo bye" }, { type: "prompt", prompt: "judge" }] }], PermissionRequest: [] }
+    }))
+    const listed = await runCli(["hooks", "list", "--workspace", workspace], { env })
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).toContain(`PreToolUse[0] (matcher Bash)  node "$CLAUDE_PROJECT_DIR/.claude/hooks/no-rm.mjs"  timeout 30s  settings: ${path.join(workspace, ".claude", "settings.json")}`)
+    expect(listed.stdout).toContain("Stop[0]  node \"$CLAUDE_PROJECT_DIR/.claude/hooks/stop-once.mjs\"  timeout 60s")
+    expect(listed.stdout).toContain(`SessionEnd[0]  echo bye  timeout 60s  settings: ${path.join(workspace, ".claude", "settings.local.json")}`)
+    expect(listed.stderr).toContain("hooks.SessionEnd[0].hooks[1]: only {\"type\": \"command\", \"command\": ...} hooks run; skipped")
+    expect(listed.stderr).toContain("hooks.PermissionRequest: agent-loop has no such event; skipped")
+    const user = path.join(home, "config", "agent-loop", "settings.json")
+    write(user, JSON.stringify({ permissions: { deny: ["exec(rm:*"] } }))
+    const badRule = await runCli(["run", ...flags, "go"], { env })
+    expect([badRule.code, badRule.stderr.trim()]).toEqual([1, `agent-loop: ${user}: permissions.deny: "exec(rm:*": expected Tool(specifier): the ( is not closed by a final )`])
+    write(user, JSON.stringify({ hooks: { Stop: [{ hooks: [{ command: "true" }] }] } }))
+    const badHook = await runCli(["run", ...flags, "go"], { env })
+    expect(badHook.code).toBe(1)
+    expect(badHook.stderr).toMatch(/hooks\.Stop\.0\.hooks\.0\.type: Missing key/)
+    const badFlag = await runCli(["run", ...flags, "--allow", "exec(npm test", "go"], { env: { ...env, XDG_CONFIG_HOME: tempDir() } })
+    expect([badFlag.code, badFlag.stderr.trim()]).toEqual([1, "agent-loop: --allow: permissions.allow: \"exec(npm test\": expected Tool(specifier): the ( is not closed by a final )"])
+  }, 60_000)
+
+  it("an untrusted workspace's .claude/settings.json is skipped with a warning", async (context) => {
+    const { flags, env, server } = await setup(context, [{ text: "ok" }], false)
+    const result = await runCli(["run", ...flags, "go"], { env })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toContain(".claude/settings.json was skipped")
+    expect(JSON.stringify(server.requests[0]!.body.messages)).not.toContain("release-7")
+  }, 60_000)
+})
+
+describe.skipIf(!hasTmux)(hasTmux ? "the approval prompt on a terminal (tmux)" : "the approval prompt on a terminal: SKIPPED because tmux is not installed", () => {
+  it("allows a rule for the session, saves one to the workspace's settings, and passes a denial's reason to the model", async (context) => {
+    const { env, home, server, workspace } = await setup(context, [
+      { toolCalls: [{ id: "one", name: "exec", arguments: { command: "git status --short; echo first" } }] },
+      { toolCalls: [{ id: "two", name: "exec", arguments: { command: "node --version" } }] },
+      { toolCalls: [{ id: "three", name: "exec", arguments: { command: "node --version && echo again" } }] },
+      { toolCalls: [{ id: "four", name: "exec", arguments: { command: "ls -la | grep build" } }] },
+      { text: "Finished." }
+    ])
+    // no Stop hook here: only the prompt is under test
+    const settings = JSON.parse(fs.readFileSync(path.join(workspace, ".claude", "settings.json"), "utf8"))
+    delete settings.hooks
+    write(path.join(workspace, ".claude", "settings.json"), JSON.stringify(settings))
+    const pane = startPane(
+      [process.execPath, launcher, "run", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--ephemeral", "--no-context-files", "go"],
+      env,
+      root
+    )
+    context.onTestFinished(() => pane.kill())
+    // `git status` and `echo` are allowed, so the first call runs unasked; the saved rule covers the third
+    await pane.waitFor(/\? exec wants to run:\n {4}node --version\n[\s\S]*a: allow exec\(node:\*\) for this session · s: allow and save to[\s\S]*\? allow exec\? \[y\/a\/s\/N\] $/m, 30_000)
+    pane.line("s")
+    await pane.waitFor(/\? exec wants to run[^\n]*:\n {4}ls -la \| grep build\n {2}shell operators: \|/, 30_000)
+    pane.line("n not in this repository")
+    await pane.waitFor(/── completed/, 30_000)
+    expect(await pane.exitStatus()).toBe(0)
+    expect(toolResults(server.requests[1]!.body)["one"]).toContain("first")
+    expect(toolResults(server.requests[2]!.body)["two"]).toMatch(/v\d+/)
+    expect(toolResults(server.requests[3]!.body)["three"]).toContain("again")
+    expect(toolResults(server.requests[4]!.body)["four"]).toBe("Tool execution denied by approval: The user denied this call. They said: not in this repository")
+    const saved = JSON.parse(fs.readFileSync(path.join(workspace, ".agent-loop", "settings.json"), "utf8"))
+    expect(saved).toEqual({ permissions: { allow: ["exec(node:*)"] } })
+    expect(home).toBeDefined()
+  }, 90_000)
+})

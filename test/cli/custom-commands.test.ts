@@ -1,0 +1,85 @@
+/** Custom slash commands: parsing command files, substituting arguments, reading a chat line, narrowing tools. */
+import { describe, expect, it } from "@effect/vitest"
+import { Result } from "effect"
+import * as CustomCommands from "../../src/cli/customCommands.ts"
+import * as Slash from "../../src/cli/slashCommands.ts"
+
+const parsed = (path: string, text: string) => {
+  const result = CustomCommands.parse(path, text)
+  if (Result.isFailure(result)) throw new Error(result.failure)
+  return result.success
+}
+
+describe("custom command files", () => {
+  it("reads the front matter and the body; Claude Code's tool names are mapped", () => {
+    const command = parsed(
+      "/x/review.md",
+      "---\ndescription: Review a file\nargument-hint: FILE\nmodel: big-model\nallowed-tools: Read, Grep\n---\nReview $1 carefully.\n"
+    )
+    expect(command).toEqual({
+      name: "review",
+      path: "/x/review.md",
+      body: "Review $1 carefully.",
+      description: "Review a file",
+      argumentHint: "FILE",
+      model: "big-model",
+      allowedTools: ["read_file", "grep"]
+    })
+  })
+
+  it("a file without front matter is all body; an empty body or a bad field is refused, saying why", () => {
+    expect(parsed("/x/hi.md", "Say hi to $ARGUMENTS\n")).toEqual({ name: "hi", path: "/x/hi.md", body: "Say hi to $ARGUMENTS" })
+    expect(CustomCommands.parse("/x/e.md", "---\ndescription: d\n---\n  \n")).toEqual(Result.fail("the body (the command's prompt) is empty"))
+    const bad = CustomCommands.parse("/x/b.md", "---\ndescription: 3\n---\nbody\n")
+    expect(Result.isFailure(bad) && bad.failure).toMatch(/^description: /)
+    const badName = CustomCommands.parse("/x/bad name.md", "body")
+    expect(Result.isFailure(badName) && badName.failure).toMatch(/name "bad name"/)
+  })
+})
+
+describe("argument substitution", () => {
+  it("$ARGUMENTS is all of them as typed, $1…$9 each (quotes keep one whole), missing ones empty", () => {
+    expect(CustomCommands.expand("Fix $ARGUMENTS now", "  issue 12 in src  ")).toBe("Fix issue 12 in src now")
+    expect(CustomCommands.expand("[$1] [$2] [$3]", `one "two words" 'three'`)).toBe("[one] [two words] [three]")
+    expect(CustomCommands.expand("[$1] [$9]", "")).toBe("[] []")
+  })
+
+  it("an argument that looks like a placeholder is not substituted again", () => {
+    expect(CustomCommands.expand("$1 and $2", "$2 x")).toBe("$2 and x")
+  })
+})
+
+describe("a chat line", () => {
+  const customs = [parsed("/x/hi.md", "Hello $ARGUMENTS"), parsed("/x/model.md", "shadowed")]
+
+  it("is a built-in (which wins over a custom of the same name), a custom command, unknown, or text", () => {
+    expect(Slash.parse("/model  gpt-x ", customs)).toEqual({ _tag: "Builtin", name: "model", args: "gpt-x" })
+    expect(Slash.parse("/quit", customs)).toEqual({ _tag: "Builtin", name: "exit", args: "" })
+    expect(Slash.parse("/hi big world", customs)).toMatchObject({ _tag: "Custom", prompt: "Hello big world" })
+    expect(Slash.parse("/nope", customs)).toEqual({ _tag: "Unknown", name: "nope" })
+    expect(Slash.parse("/etc/hosts: what is it?", customs)).toEqual({ _tag: "Text", text: "/etc/hosts: what is it?" })
+    expect(Slash.parse("plain", customs)).toEqual({ _tag: "Text", text: "plain" })
+  })
+
+  it("/help lists every built-in and the custom commands with their hints", () => {
+    const lines = Slash.helpLines([parsed("/x/fix.md", "---\ndescription: Fix it\nargument-hint: ISSUE\n---\nFix $1")])
+    for (const builtin of Slash.builtins) expect(lines.some((line) => line.startsWith(builtin.usage))).toBe(true)
+    expect(lines.at(-1)).toMatch(/^\/fix ISSUE\s+Fix it {2}\[\/x\/fix\.md\]$/)
+  })
+
+  it("/cost says the tokens, and the cost only when known", () => {
+    expect(Slash.costLine({ inputTokens: 10, outputTokens: 2 }, 1)).toBe("1 turn: 10 input tokens, 2 output tokens, cost unknown (no price for the model)")
+    expect(Slash.costLine({ inputTokens: 10, outputTokens: 2, costUsd: 0.5 }, 2)).toBe("2 turns: 10 input tokens, 2 output tokens, $0.5000")
+  })
+})
+
+describe("narrowing", () => {
+  const settings = { model: "m", tools: ["read_file", "exec", "grep"], mcpTools: undefined as ReadonlyArray<string> | undefined }
+
+  it("allowed-tools keeps only enabled tools, never adds one; model replaces the model", () => {
+    const command = parsed("/x/c.md", "---\nmodel: other\nallowed-tools: [Read, write_file, srv__q]\n---\nbody")
+    expect(CustomCommands.narrow(settings, command)).toEqual({ model: "other", tools: ["read_file"], mcpTools: ["srv__q"] })
+    expect(CustomCommands.narrow({ ...settings, mcpTools: [] }, command).mcpTools).toEqual([])
+    expect(CustomCommands.narrow(settings, parsed("/x/d.md", "body"))).toEqual(settings)
+  })
+})

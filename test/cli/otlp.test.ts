@@ -1,0 +1,158 @@
+/**
+ * OpenTelemetry export from the real CLI: `agent-loop run` over the demo cassette, with the
+ * `OTEL_*` variables pointing at a loopback OTLP/HTTP receiver this test starts, which checks the
+ * spans (with their GenAI attributes), a metric and a log, in JSON and in protobuf.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import protobuf from "protobufjs"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { fromEnv } from "../../src/cli/telemetry.ts"
+import { isolatedEnv, root, runCli, tempDir } from "../support/cliProcess.ts"
+import { jsonAttributes, jsonSpans, type Received, type SpanView, startReceiver } from "../support/otlpReceiver.ts"
+
+/** The parts of the OTLP trace protobuf (opentelemetry-proto, trace/v1 and common/v1) the test reads. */
+const traceProto = protobuf.parse(`
+syntax = "proto3";
+message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; } }
+message KeyValue { string key = 1; AnyValue value = 2; }
+message Resource { repeated KeyValue attributes = 1; }
+message Span { bytes trace_id = 1; bytes span_id = 2; bytes parent_span_id = 4; string name = 5; repeated KeyValue attributes = 9; }
+message ScopeSpans { repeated Span spans = 2; }
+message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
+message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
+`).root.lookupType("ExportTraceServiceRequest")
+
+const protobufSpans = (bodies: ReadonlyArray<Received>) =>
+  bodies.flatMap((r) => {
+    const data = traceProto.toObject(traceProto.decode(r.body), { longs: Number, bytes: String, oneofs: false }) as any
+    return (data.resourceSpans ?? []).flatMap((rs: any) =>
+      (rs.scopeSpans ?? []).flatMap((ss: any) =>
+        (ss.spans ?? []).map((s: any): SpanView & { resource: Record<string, unknown> } => {
+          const attrs = (list: Array<any> = []) =>
+            Object.fromEntries(list.map((kv) => [kv.key, kv.value.stringValue ?? kv.value.intValue ?? kv.value.doubleValue ?? kv.value.boolValue]))
+          const hex = (b64: string | undefined) => Buffer.from(b64 ?? "", "base64").toString("hex")
+          return { traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId), name: s.name, attributes: attrs(s.attributes), resource: attrs(rs.resource?.attributes) }
+        })
+      )
+    )
+  })
+
+const demoPrompt = "What is in this workspace, and what is the project about?"
+const demoArgs = ["run", "--replay", path.join(root, "examples", "demo.cassette.jsonl"), "--workspace", path.join(root, "examples", "demo-workspace"),
+  "--tools", "list_dir,read_file", "--no-settings", "--no-context-files", demoPrompt]
+
+/** A home whose user hooks hold a bad `HOOK.md`: the CLI logs a warning for it, the log the receiver must get. */
+const homeWithBadHook = () => {
+  const home = tempDir()
+  const hook = path.join(home, "config", "agents", "hooks", "bad")
+  fs.mkdirSync(hook, { recursive: true })
+  fs.writeFileSync(path.join(hook, "HOOK.md"), "---\nevents: [nonsense]\n---\n")
+  return home
+}
+
+const secretHeader = "s3cr3t-otlp-token"
+
+describe("OpenTelemetry export from the CLI", () => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>>
+  beforeAll(async () => {
+    receiver = await startReceiver()
+  })
+  afterAll(() => receiver?.close())
+
+  const runWith = async (extra: Record<string, string>) => {
+    receiver.received.length = 0
+    const result = await runCli(demoArgs, { env: isolatedEnv(homeWithBadHook(), { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...extra }) })
+    expect(result.code, result.stderr).toBe(0)
+    return [...receiver.received]
+  }
+
+  it("http/json: the turn's spans with GenAI attributes, its metrics and a log reach the receiver before the CLI exits", async () => {
+    const received = await runWith({
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_EXPORTER_OTLP_HEADERS: `x-collector-token=${secretHeader}`,
+      OTEL_SERVICE_NAME: "agent-test",
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=ci"
+    })
+    for (const r of received) {
+      expect(r.contentType).toBe("application/json")
+      expect(r.headers["x-collector-token"]).toBe(secretHeader)
+      expect(r.body.toString("utf8")).not.toContain(secretHeader)
+    }
+
+    const spans = jsonSpans(received.filter((r) => r.path === "/v1/traces"))
+    const turn = spans.find((s) => s.name === "agent.turn")!
+    expect(turn).toBeDefined()
+    expect(turn.resource).toMatchObject({ "service.name": "agent-test", "deployment.environment": "ci" })
+    expect(turn.attributes).toMatchObject({ "gen_ai.operation.name": "invoke_agent", "gen_ai.request.model": "demo-model" })
+    const chats = spans.filter((s) => s.name === "gen_ai.chat")
+    expect(chats).toHaveLength(3)
+    for (const chat of chats) {
+      expect(chat.traceId).toBe(turn.traceId)
+      expect(chat.parentSpanId).toBe(turn.spanId)
+      expect(chat.attributes).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "demo-model" })
+      expect(typeof chat.attributes["gen_ai.usage.input_tokens"]).toBe("number")
+    }
+    expect(chats.reduce((sum, c) => sum + (c.attributes["gen_ai.usage.input_tokens"] as number), 0)).toBe(330)
+    const tools = spans.filter((s) => s.name === "gen_ai.execute_tool")
+    expect(tools.map((s) => s.attributes["gen_ai.tool.name"]).sort()).toEqual(expect.arrayContaining(["list_dir", "read_file"]))
+    expect(tools.every((s) => s.traceId === turn.traceId)).toBe(true)
+
+    const metrics = received.filter((r) => r.path === "/v1/metrics").map((r) => JSON.parse(r.body.toString("utf8")))
+    const points = metrics.flatMap((m: any) => m.resourceMetrics.flatMap((rm: any) => rm.scopeMetrics.flatMap((sm: any) => sm.metrics)))
+    const turns = points.filter((m: any) => m.name === "agent_loop_turns_total").at(-1)
+    expect(turns.sum.isMonotonic).toBe(true)
+    expect(turns.sum.dataPoints.map((p: any) => [jsonAttributes(p.attributes), p.asDouble ?? Number(p.asInt)])).toEqual([[{ status: "completed", depth: "0" }, 1]])
+    const iterations = points.filter((m: any) => m.name === "agent_loop_iterations_total").at(-1)
+    expect(iterations.sum.dataPoints[0].asDouble ?? Number(iterations.sum.dataPoints[0].asInt)).toBe(3)
+
+    const logs = received.filter((r) => r.path === "/v1/logs").map((r) => JSON.parse(r.body.toString("utf8")))
+    const records = logs.flatMap((l: any) => l.resourceLogs.flatMap((rl: any) => rl.scopeLogs.flatMap((sl: any) => sl.logRecords)))
+    expect(records.some((r: any) => r.severityNumber === 13 && String(r.body.stringValue).includes("file hook skipped"))).toBe(true)
+  }, 60_000)
+
+  it("http/protobuf (the default): the same spans, decoded from the wire format", async () => {
+    const received = await runWith({})
+    expect(new Set(received.map((r) => r.path))).toEqual(new Set(["/v1/traces", "/v1/metrics", "/v1/logs"]))
+    for (const r of received) {
+      expect(r.contentType).toBe("application/x-protobuf")
+      expect(r.body.length).toBeGreaterThan(0)
+    }
+    const spans = protobufSpans(received.filter((r) => r.path === "/v1/traces"))
+    const turn = spans.find((s) => s.name === "agent.turn")!
+    expect(turn.resource["service.name"]).toBe("agent-loop")
+    expect(turn.attributes["gen_ai.request.model"]).toBe("demo-model")
+    const chats = spans.filter((s) => s.name === "gen_ai.chat")
+    expect(chats).toHaveLength(3)
+    expect(chats.every((c) => c.traceId === turn.traceId && c.parentSpanId === turn.spanId && c.traceId.length === 32)).toBe(true)
+    expect(chats.reduce((sum, c) => sum + Number(c.attributes["gen_ai.usage.input_tokens"]), 0)).toBe(330)
+  }, 60_000)
+
+  it("refuses grpc and a malformed endpoint with the variable named, and nothing is sent", async () => {
+    receiver.received.length = 0
+    const grpc = await runCli(demoArgs, { env: isolatedEnv(tempDir(), { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }) })
+    expect(grpc.code).toBe(1)
+    expect(grpc.stderr).toContain("OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf or http/json")
+    const bad = await runCli(demoArgs, { env: isolatedEnv(tempDir(), { OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" }) })
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toContain("OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL")
+    expect(receiver.received).toEqual([])
+  }, 60_000)
+})
+
+describe("telemetry settings", () => {
+  it("are off without an endpoint or when disabled, and parse headers and the service name", () => {
+    expect(fromEnv({})).toBeUndefined()
+    expect(fromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "true" })).toBeUndefined()
+    expect(fromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_EXPORTER_OTLP_HEADERS: "a=1, b=x%20y" })).toEqual({
+      endpoint: "http://c:4318",
+      protocol: "http/protobuf",
+      headers: { a: "1", b: "x y" },
+      defaultServiceName: "agent-loop"
+    })
+    expect(fromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_RESOURCE_ATTRIBUTES: "team=x,service.name=mine" })).toMatchObject({ defaultServiceName: undefined })
+    expect(fromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_EXPORTER_OTLP_HEADERS: "novalue" })).toEqual({
+      problem: "OTEL_EXPORTER_OTLP_HEADERS must be name=value pairs separated by commas"
+    })
+  })
+})

@@ -1,0 +1,520 @@
+/**
+ * The new CLI parts that need no process: terminal-safe text, usage lines, the waiting indicator
+ * (on TestClock), the model registry, settings files, the prompt from stdin and its bound,
+ * context files and their bound, trust, and the resolved settings (limits, prices, keys).
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import { PassThrough } from "node:stream"
+import { NodeServices } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
+import { TestClock } from "effect/testing"
+import * as ContextFiles from "../../src/cli/contextFiles.ts"
+import { isStdout } from "../../src/cli/eventsFile.ts"
+import type { AgentFlags } from "../../src/cli/flags.ts"
+import * as Format from "../../src/cli/format.ts"
+import * as ModelsCommand from "../../src/cli/modelsCommand.ts"
+import * as ProviderKeys from "../../src/cli/providerKeys.ts"
+import * as Providers from "../../src/cli/providers.ts"
+import { clean } from "../../src/cli/safeText.ts"
+import * as Screen from "../../src/cli/screen.ts"
+import * as Settings from "../../src/cli/settings.ts"
+import * as SettingsFile from "../../src/cli/settingsFile.ts"
+import * as Spinner from "../../src/cli/spinner.ts"
+import { attach, MAX_STDIN_BYTES, readAll, resolvePrompt } from "../../src/cli/stdinPrompt.ts"
+import * as Trust from "../../src/cli/trust.ts"
+import * as AgentEvent from "../../src/domain/Event.ts"
+import * as Models from "../../src/domain/Models.ts"
+
+const tempDir = () => fs.mkdtempSync(nodePath.join(os.tmpdir(), "cli-parts-"))
+
+const liveScreen = () => {
+  const out = { stdout: "", stderr: "" }
+  const screen = Screen.make({
+    stdout: { write: (text: string) => (out.stdout += text), isTTY: true },
+    stderr: { write: (text: string) => (out.stderr += text), isTTY: true },
+    stdinIsTTY: true,
+    env: {}
+  })
+  return { out, screen }
+}
+
+describe("terminal-safe text", () => {
+  it("removes CSI, OSC, other escapes and control characters; keeps text, tabs and newlines", () => {
+    expect(clean("a\u001b[31mred\u001b[0m b")).toBe("ared b")
+    expect(clean("\u001b]0;pwned\u0007title")).toBe("title")
+    expect(clean("\u001b]8;;http://x\u001b\\link\u001b]8;;\u001b\\")).toBe("link")
+    expect(clean("x\u001b[2J\u001b[Hy")).toBe("xy")
+    expect(clean("8-bit \u009b31m csi")).toBe("8-bit 31m csi")
+    expect(clean("back\bspace\u0000nul\rcr\u007f")).toBe("backspacenulcr")
+    expect(clean("tab\there\r\nline\n")).toBe("tab\there\nline\n")
+    expect(clean("unterminated \u001b]0;title")).toBe("unterminated ")
+    // a sequence split across two streamed pieces loses its ESC, so what is left is plain text
+    expect(clean("half \u001b[") + clean("31m")).toBe("half 31m")
+  })
+
+  it.effect("the screen cleans model text on a terminal, keeps it verbatim in a pipe, and cleans every stderr line it formats", () =>
+    Effect.gen(function*() {
+      const { out, screen } = liveScreen()
+      yield* screen.text("\u001b]0;x\u0007hi")
+      expect(out.stdout).toBe("hi")
+      const piped = { stdout: "" }
+      const pipe = Screen.make({ stdout: { write: (t: string) => (piped.stdout += t) }, stderr: { write: () => true }, stdinIsTTY: false, env: {} })
+      yield* pipe.text("\u001b[31mdata\u001b[0m")
+      expect(piped.stdout).toBe("\u001b[31mdata\u001b[0m")
+      expect(Format.args(JSON.stringify({ path: "a\u009b2Jb" }))).toBe("{\"path\":\"a2Jb\"}")
+      expect(Format.truncate("\u001b[1mbold\u001b[0m", 10)).toBe("bold")
+    }))
+})
+
+describe("usage line", () => {
+  it("shows tokens, cached and reasoning details when present, cost when known, and 'tokens unknown' when none were reported", () => {
+    expect(Format.usage({ inputTokens: 1234, outputTokens: 56 })).toBe("1,234 in · 56 out tokens")
+    expect(Format.usage({ inputTokens: 1234, outputTokens: 56, cachedInputTokens: 1000, reasoningTokens: 20, costUsd: 0.00123 }))
+      .toBe("1,234 in (1,000 cached) · 56 out (20 reasoning) tokens · $0.0012")
+    expect(Format.usage({ inputTokens: 10, outputTokens: 5, cachedInputTokens: 0, cacheWriteTokens: 7 }))
+      .toBe("10 in (7 cache write) · 5 out tokens")
+    expect(Format.usage({ inputTokens: 0, outputTokens: 0, costUsd: 0 })).toBe("tokens unknown")
+  })
+})
+
+describe("waiting indicator", () => {
+  const place = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
+
+  it.effect("shows the wait for the model and for tools with elapsed time on the Clock, and erases itself when text or results arrive", () =>
+    Effect.gen(function*() {
+      const { out, screen } = liveScreen()
+      const handle = yield* Spinner.start(screen)
+      const last = () => out.stderr.split("\r\u001b[K").at(-1) ?? ""
+      yield* handle(AgentEvent.make("LLMRequest", place, 0, { model: "gpt-x", messageCount: 1, toolCount: 0 }))
+      expect(last()).toMatch(/waiting for gpt-x · 0 ms/)
+      yield* TestClock.adjust(Spinner.TICK_MS * 12)
+      expect(last()).toMatch(/waiting for gpt-x · 1\.2 s/)
+      yield* handle(AgentEvent.make("LLMDelta", place, 1200, { kind: "reasoning", text: "hm" }))
+      expect(last()).toMatch(/gpt-x is thinking · 1\.2 s/)
+      yield* handle(AgentEvent.make("LLMDelta", place, 1300, { kind: "text", text: "Hi" }))
+      yield* screen.text("Hi\n")
+      const shown = out.stderr.length
+      yield* TestClock.adjust(Spinner.TICK_MS * 5)
+      expect(out.stderr.length).toBe(shown)
+      // the clock is at 1.7 s now
+      yield* handle(AgentEvent.make("ToolExecStart", place, 1700, { toolCallId: "c1", toolName: "exec", arguments: "{}" }))
+      yield* TestClock.adjust(Spinner.TICK_MS * 12)
+      expect(last()).toMatch(/running exec · 1\.2 s/)
+      yield* handle(AgentEvent.make("ToolExecStart", place, 2900, { toolCallId: "c2", toolName: "grep", arguments: "{}" }))
+      expect(last()).toMatch(/running 2 tools/)
+      yield* handle(AgentEvent.make("ToolExecEnd", place, 2200, { toolCallId: "c1", toolName: "exec", durationMs: 1, isError: false, result: "" }))
+      yield* handle(AgentEvent.make("ToolExecEnd", place, 2200, { toolCallId: "c2", toolName: "grep", durationMs: 1, isError: false, result: "" }))
+      expect(out.stderr.endsWith("\r\u001b[K")).toBe(true)
+    }).pipe(Effect.scoped))
+
+  it.effect("draws nothing on a screen that is not live (a pipe, NO_COLOR, TERM=dumb)", () =>
+    Effect.gen(function*() {
+      for (const [isTTY, env] of [[false, {}], [true, { NO_COLOR: "1" }], [true, { TERM: "dumb" }]] as const) {
+        const out = { stderr: "" }
+        const screen = Screen.make({ stdout: { write: () => true, isTTY }, stderr: { write: (t: string) => (out.stderr += t), isTTY }, stdinIsTTY: false, env })
+        expect(screen.live).toBe(false)
+        const handle = yield* Spinner.start(screen)
+        yield* handle(AgentEvent.make("LLMRequest", place, 0, { model: "m", messageCount: 1, toolCount: 0 }))
+        yield* TestClock.adjust(1000)
+        expect(out.stderr).toBe("")
+      }
+    }).pipe(Effect.scoped))
+})
+
+describe("model registry", () => {
+  it("finds models by id, alias and dated snapshot; prices every id and alias; knows images", () => {
+    expect(Models.lookup("gpt-4.1-mini")).toMatchObject({ provider: "openai", vendor: "openai", contextWindow: 1_047_576, maxOutputTokens: 32_768 })
+    expect(Models.lookup("gpt-4o-2024-08-06")?.id).toBe("gpt-4o")
+    expect(Models.lookup("claude-sonnet-4-5-20250929")?.id).toBe("claude-sonnet-4-5")
+    expect(Models.lookup("claude-sonnet-4")?.id).toBe("claude-sonnet-4-0")
+    expect(Models.lookup("qwen3")).toBeUndefined()
+    expect(Models.lookup("o3-mini")?.images).toBe(false)
+    expect(Models.lookup("claude-haiku-4-5")?.price).toEqual({
+      inputPerMillion: 1,
+      outputPerMillion: 5,
+      cachedInputPerMillion: 0.1,
+      cacheWritePerMillion: 1.25
+    })
+    const table = Models.priceTable()
+    expect(table["gpt-4.1-mini"]).toEqual({ inputPerMillion: 0.4, outputPerMillion: 1.6, cachedInputPerMillion: 0.1 })
+    expect(table["chatgpt-4o-latest"]).toEqual(table["gpt-4o"])
+    for (const provider of Models.providers()) {
+      const models = Models.forProvider(provider)
+      const names = models.flatMap((m) => [m.id, ...(m.aliases ?? [])])
+      expect(new Set(names).size, provider).toBe(names.length)
+    }
+    expect(Models.PRICES_AS_OF).toMatch(/^\d{4}-\d{2}-\d{2}$/)
+  })
+
+  it("agent-loop models prints one aligned row per model", () => {
+    const rows = ModelsCommand.table()
+    expect(rows).toHaveLength(Models.builtinModels.length + 1)
+    expect(rows[0]).toMatch(/^model\s+provider\s+context\s+max out\s+input\/M\s+output\/M\s+cache read\/M\s+cache write\/M\s+images\s+reasoning$/)
+    expect(rows.find((row) => row.startsWith("gpt-4.1-mini "))).toMatch(/openai\s+1,047,576\s+32,768\s+\$0\.4\s+\$1\.6\s+\$0\.1\s+-\s+yes\s+no$/)
+    expect(rows.find((row) => row.startsWith("claude-haiku-4-5 "))).toMatch(/anthropic\s+200k\s+64k\s+\$1\s+\$5\s+\$0\.1\s+\$1\.25\s+yes\s+yes$/)
+  })
+
+  it("token counts read as people write them: round ones short, others with every digit", () => {
+    expect([1_000_000, 2_000_000, 1_050_000, 3_500_000, 1_047_576, 1_048_576, 128_000, 32_768, 8_192, 500].map(ModelsCommand.tokens)).toEqual([
+      "1M", "2M", "1.05M", "3.5M", "1,047,576", "1,048,576", "128k", "32,768", "8,192", "500"
+    ])
+  })
+
+  it("each provider's models are found among its own first: one id, two clouds, two prices", () => {
+    const groq = Models.lookup("openai/gpt-oss-120b", Models.forProvider("groq"))
+    const openrouter = Models.lookup("openai/gpt-oss-120b", Models.forProvider("openrouter"))
+    expect([groq?.provider, groq?.price.inputPerMillion]).toEqual(["groq", 0.15])
+    expect([openrouter?.provider, openrouter?.price.inputPerMillion]).toEqual(["openrouter", 0.039])
+    expect(Models.lookup("us.anthropic.claude-sonnet-4-5-20250929-v1:0")).toMatchObject({ provider: "bedrock", vendor: "anthropic", contextWindow: 200_000 })
+    expect(Models.priceTable(Models.forProvider("groq"))["openai/gpt-oss-120b"]?.inputPerMillion).toBe(0.15)
+    for (const model of Models.builtinModels) expect(Schema.decodeUnknownExit(Models.ModelInfo)(model)._tag, model.id).toBe("Success")
+  })
+})
+
+describe("settings files", () => {
+  const parse = (text: string) => Effect.runSync(Effect.result(SettingsFile.parse("/x/settings.json", text)))
+
+  it("a bad file fails with the file, the field and the reason on one line; env values are never echoed", () => {
+    const failures: ReadonlyArray<readonly [string, string]> = [
+      ["{\"modle\": \"x\"}", "/x/settings.json: modle: unknown setting"],
+      ["{\"tools\": [\"read_file\", \"shell\"]}", "/x/settings.json: tools.1: Expected \"read_file\" | \"list_dir\" | \"grep\" | \"write_file\" | \"edit_file\" | \"exec\" | \"web_fetch\""],
+      ["{\"approval\": \"maybe\"}", "/x/settings.json: approval: Expected \"ask\" | \"approve\" | \"deny\""],
+      ["{\"provider\": \"replay\"}", `/x/settings.json: provider: one of ${Providers.providers.map((p) => p.name).join(", ")}`],
+      ["{\"headers\": {\"X-Title\": 1}}", "/x/settings.json: headers.X-Title: Expected string"],
+      ["{\"prices\": {\"m\": {\"inputPerMillion\": \"a\", \"outputPerMillion\": 1}}}", "/x/settings.json: prices.m.inputPerMillion: Expected number"],
+      ["{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"K\": 12345678}}}}", "/x/settings.json: mcpServers.a.env.K: expected a string"],
+      ["{ \"model\": ", "/x/settings.json: not valid JSON"],
+      ["[]", "/x/settings.json: (top level): Expected object"]
+    ]
+    for (const [text, message] of failures) {
+      const result = parse(text)
+      expect(result._tag === "Failure" && result.failure.message).toBe(message)
+    }
+  })
+
+  it("merges in order: later files win, prices and MCP servers merge by name", () => {
+    const user = parse("{\"model\": \"a\", \"tools\": [\"grep\"], \"prices\": {\"a\": {\"inputPerMillion\": 1, \"outputPerMillion\": 2}}, \"mcpServers\": {\"x\": {\"command\": \"x\"}}}")
+    const project = parse("{\"model\": \"b\", \"prices\": {\"b\": {\"inputPerMillion\": 3, \"outputPerMillion\": 4}}, \"mcpServers\": {\"y\": {\"command\": \"y\"}}}")
+    if (user._tag !== "Success" || project._tag !== "Success") throw new Error("valid files did not parse")
+    const merged = SettingsFile.merge([user.success, project.success])
+    expect(merged.settings).toEqual({
+      model: "b",
+      tools: ["grep"],
+      prices: { a: { inputPerMillion: 1, outputPerMillion: 2 }, b: { inputPerMillion: 3, outputPerMillion: 4 } }
+    })
+    expect(merged.mcpServers).toEqual({ x: { command: "x" }, y: { command: "y" } })
+  })
+})
+
+describe("prompt from stdin", () => {
+  const stream = (...chunks: ReadonlyArray<string | Uint8Array>) => {
+    const input = new PassThrough()
+    for (const chunk of chunks) input.write(chunk)
+    input.end()
+    return input
+  }
+  const message = (exit: Exit.Exit<unknown, unknown>) =>
+    Exit.isFailure(exit) ? exit.cause.toString() : "succeeded"
+
+  it.effect("reads exactly MAX_STDIN_BYTES, and fails past them", () =>
+    Effect.gen(function*() {
+      expect((yield* readAll(stream("é".repeat(MAX_STDIN_BYTES / 2)))).length).toBe(MAX_STDIN_BYTES / 2)
+      const over = yield* Effect.exit(readAll(stream("x".repeat(MAX_STDIN_BYTES), "y")))
+      expect(message(over)).toContain(`stdin holds more than ${MAX_STDIN_BYTES} bytes`)
+      const notText = yield* Effect.exit(readAll(stream(new Uint8Array([0x66, 0xff, 0xfe]))))
+      expect(message(notText)).toContain("stdin is not UTF-8 text")
+    }))
+
+  it.effect("the argument, '-' or nothing read stdin; piped input is attached after an argument; an empty prompt fails", () =>
+    Effect.gen(function*() {
+      const piped = (text: string) => ({ isTTY: false, read: Effect.succeed(text) })
+      const terminal = { isTTY: true, read: Effect.die("stdin must not be read") }
+      expect(yield* resolvePrompt(Option.some("ask"), terminal)).toBe("ask")
+      expect(yield* resolvePrompt(Option.some("-"), piped("from stdin\n"))).toBe("from stdin\n")
+      expect(yield* resolvePrompt(Option.none(), piped("from stdin"))).toBe("from stdin")
+      expect(yield* resolvePrompt(Option.some("review"), piped("diff\n"))).toBe(attach("review", "diff\n"))
+      expect(attach("review", "diff\n")).toBe("review\n\n<stdin>\ndiff\n</stdin>")
+      expect(yield* resolvePrompt(Option.some("ask"), piped("  \n"))).toBe("ask")
+      expect(message(yield* Effect.exit(resolvePrompt(Option.none(), piped(" \n"))))).toContain("empty prompt")
+      expect(message(yield* Effect.exit(resolvePrompt(Option.some(""), terminal)))).toContain("empty prompt")
+      expect(message(yield* Effect.exit(resolvePrompt(Option.none(), terminal)))).toContain("no prompt")
+    }))
+})
+
+describe("context files", () => {
+  it.effect("user file first, then repository root down to the workspace, AGENTS.md before CLAUDE.md; duplicates once; FIFOs skipped", () =>
+    Effect.gen(function*() {
+      const root = tempDir()
+      const repo = nodePath.join(root, "repo")
+      const workspace = nodePath.join(repo, "pkg", "app")
+      const config = nodePath.join(root, "config")
+      fs.mkdirSync(nodePath.join(repo, ".git"), { recursive: true })
+      fs.mkdirSync(workspace, { recursive: true })
+      fs.mkdirSync(nodePath.join(config, "agent-loop"), { recursive: true })
+      fs.writeFileSync(nodePath.join(root, "AGENTS.md"), "above the repository: never read")
+      fs.writeFileSync(nodePath.join(config, "agent-loop", "AGENTS.md"), "user rules")
+      fs.writeFileSync(nodePath.join(repo, "AGENTS.md"), "repo rules")
+      fs.writeFileSync(nodePath.join(repo, "CLAUDE.md"), "repo rules")
+      fs.writeFileSync(nodePath.join(workspace, "CLAUDE.md"), "app rules")
+      fs.symlinkSync(nodePath.join(workspace, "CLAUDE.md"), nodePath.join(workspace, "AGENTS.md"))
+      fs.mkdirSync(nodePath.join(repo, "pkg", "AGENTS.md"))
+      const files = yield* ContextFiles.discover(workspace, { XDG_CONFIG_HOME: config })
+      expect(files.map((file) => [file.label, file.content])).toEqual([
+        ["(user) AGENTS.md", "user rules"],
+        [nodePath.join("..", "..", "AGENTS.md"), "repo rules"],
+        ["AGENTS.md", "app rules"]
+      ])
+      const prompt = ContextFiles.withContextFiles("base", files)
+      expect(prompt.startsWith("base\n\n# Project instructions")).toBe(true)
+      expect(prompt.indexOf("user rules")).toBeLessThan(prompt.indexOf("repo rules"))
+      expect(prompt.indexOf("repo rules")).toBeLessThan(prompt.indexOf("app rules"))
+      expect(ContextFiles.withContextFiles("base", [])).toBe("base")
+    }).pipe(Effect.provide(NodeServices.layer)))
+
+  it.effect("a file is kept whole up to MAX_CONTEXT_FILE_BYTES and cut past it, with a note", () =>
+    Effect.gen(function*() {
+      const workspace = tempDir()
+      const max = ContextFiles.MAX_CONTEXT_FILE_BYTES
+      fs.writeFileSync(nodePath.join(workspace, "AGENTS.md"), "a".repeat(max))
+      fs.writeFileSync(nodePath.join(workspace, "CLAUDE.md"), "b".repeat(max + 1))
+      const [agents, claude] = yield* ContextFiles.discover(workspace, { XDG_CONFIG_HOME: nodePath.join(workspace, "none") })
+      expect(agents!.content).toBe("a".repeat(max))
+      expect(claude!.content).toBe(`${"b".repeat(max)}\n[truncated: the first ${max} of ${max + 1} bytes are shown]`)
+    }).pipe(Effect.provide(NodeServices.layer)))
+})
+
+describe("trust", () => {
+  it("a trusted directory covers its subdirectories, not its siblings", () => {
+    expect(Trust.trustedBy("/a/b/c", ["/a/b"])).toBe("/a/b")
+    expect(Trust.trustedBy("/a/b", ["/a/b", "/a"])).toBe("/a/b")
+    expect(Trust.trustedBy("/a/bc", ["/a/b"])).toBeUndefined()
+    expect(Trust.trustedBy("/a", ["/a/b"])).toBeUndefined()
+  })
+
+  it.effect("trust records the real path, untrust forgets it, and a bad trust file fails with one line", () =>
+    Effect.gen(function*() {
+      const home = tempDir()
+      const env = { XDG_CONFIG_HOME: nodePath.join(home, "config") }
+      const dir = nodePath.join(home, "ws")
+      fs.mkdirSync(dir)
+      fs.symlinkSync(dir, nodePath.join(home, "link"))
+      expect(yield* Trust.isTrusted(dir, env)).toBe(false)
+      yield* Trust.trust(nodePath.join(home, "link"), env)
+      expect(yield* Trust.list(env)).toEqual([fs.realpathSync(dir)])
+      expect(yield* Trust.isTrusted(nodePath.join(dir, "."), env)).toBe(true)
+      yield* Trust.untrust(dir, env)
+      expect(yield* Trust.isTrusted(dir, env)).toBe(false)
+      fs.writeFileSync(Trust.trustFile(env), "{\"trusted\": 1}")
+      const bad = yield* Effect.exit(Trust.list(env))
+      expect(Exit.isFailure(bad) && bad.cause.toString()).toContain("trusted-workspaces.json: expected {\"trusted\"")
+    }).pipe(Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, liveScreen().screen)))))
+})
+
+describe("resolved settings", () => {
+  const flags = (over: Partial<AgentFlags>): AgentFlags => ({
+    provider: Option.none(),
+    baseUrl: Option.none(),
+    project: Option.none(),
+    location: Option.none(),
+    model: Option.none(),
+    system: Option.none(),
+    session: Option.none(),
+    continue: false,
+    resume: Option.none(),
+    ephemeral: true,
+    store: Option.none(),
+    databaseUrl: Option.none(),
+    maxIterations: Option.none(),
+    tools: Option.none(),
+    workspace: Option.some(tempDir()),
+    yes: false,
+    approval: Option.none(),
+    allow: [],
+    deny: [],
+    claudeSettings: true,
+    contextFiles: false,
+    settings: true,
+    events: Option.none(),
+    record: Option.none(),
+    replay: Option.none(),
+    mcpConfig: Option.none(),
+    mcpWorkspace: false,
+    temperature: Option.none(),
+    topP: Option.none(),
+    stop: [],
+    seed: Option.none(),
+    maxTokens: Option.none(),
+    reasoningEffort: Option.none(),
+    thinkingBudget: Option.none(),
+    verbose: false,
+    ...over
+  })
+  const resolveWith = (over: Partial<AgentFlags>, keys: ProviderKeys.Keys = {}) => {
+    const { out, screen } = liveScreen()
+    const env = { XDG_CONFIG_HOME: nodePath.join(tempDir(), "config"), AGENT_LOOP_DATA_DIR: tempDir() }
+    return Settings.resolve(flags(over), env).pipe(
+      Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, screen), Layer.succeed(ProviderKeys.ProviderKeys, keys))),
+      Effect.map((settings) => ({ settings, stderr: out.stderr }))
+    )
+  }
+
+  it.effect("a registry model brings its window, its price, and for Anthropic its output limit", () =>
+    Effect.gen(function*() {
+      const key = Redacted.make("sk-ant-test-0123456789")
+      const { settings, stderr } = yield* resolveWith({ provider: Option.some("anthropic"), model: Option.some("claude-sonnet-4-5-20250929") }, { ANTHROPIC_API_KEY: key })
+      expect(settings.provider).toMatchObject({ _tag: "live", name: "anthropic", baseUrl: undefined, apiKey: key })
+      expect(settings.contextWindow).toBe(200_000)
+      expect(settings.maxTokens).toBe(64_000)
+      expect(settings.prices?.["claude-sonnet-4-5-20250929"]).toEqual({ inputPerMillion: 3, outputPerMillion: 15, cachedInputPerMillion: 0.3, cacheWritePerMillion: 3.75 })
+      expect(settings.notices).toEqual([])
+      expect(stderr).toBe("")
+      const openai = yield* resolveWith({ model: Option.some("gpt-4.1"), baseUrl: Option.some("http://127.0.0.1:9/v1") })
+      expect(openai.settings.maxTokens).toBeUndefined()
+      expect(openai.settings.contextWindow).toBe(1_047_576)
+    }))
+
+  it.effect("an unknown model keeps the loop's defaults, has no prices, and gets one note", () =>
+    Effect.gen(function*() {
+      const { settings } = yield* resolveWith({ model: Option.some("qwen3"), baseUrl: Option.some("http://127.0.0.1:9/v1") })
+      expect([settings.contextWindow, settings.maxTokens, settings.prices]).toEqual([undefined, undefined, undefined])
+      expect(settings.notices).toEqual([{ level: "note", text: expect.stringMatching(/^model "qwen3" is not in the built-in registry/) }])
+      const { out, screen } = liveScreen()
+      yield* Settings.announce(settings).pipe(Effect.provideService(Screen.Screen, screen))
+      expect(out.stderr).toMatch(/^agent-loop: note: model "qwen3" is not in the built-in registry .*128,000-token context window is assumed, and its cost is unknown/)
+    }))
+
+  it.effect("a provider on its vendor's URL without its key fails before anything starts; a custom URL needs none", () =>
+    Effect.gen(function*() {
+      const openai = yield* Effect.exit(resolveWith({ model: Option.some("gpt-4.1") }))
+      expect(Exit.isFailure(openai) && openai.cause.toString()).toContain("OPENAI_API_KEY is not set")
+      const anthropic = yield* Effect.exit(resolveWith({ provider: Option.some("anthropic"), model: Option.some("claude-haiku-4-5") }))
+      expect(Exit.isFailure(anthropic) && anthropic.cause.toString()).toContain("ANTHROPIC_API_KEY is not set")
+      const local = yield* resolveWith({ model: Option.some("qwen3"), baseUrl: Option.some("http://127.0.0.1:9/v1") })
+      expect(local.settings.provider).toMatchObject({ _tag: "live", name: "openai", baseUrl: "http://127.0.0.1:9/v1", apiKey: undefined })
+    }))
+
+  it.effect("sampling and reasoning flags over the settings' modelOptions; bad values and what the API refuses fail with one line naming the flag", () =>
+    Effect.gen(function*() {
+      const local = { model: Option.some("qwen3"), baseUrl: Option.some("http://127.0.0.1:9/v1") }
+      const { settings } = yield* resolveWith({
+        ...local,
+        temperature: Option.some(0.4),
+        topP: Option.some(0.9),
+        stop: ["END", "STOP"],
+        seed: Option.some(7),
+        maxTokens: Option.some(800),
+        reasoningEffort: Option.some("high")
+      })
+      expect(settings.modelOptions).toEqual({ temperature: 0.4, topP: 0.9, stop: ["END", "STOP"], seed: 7, maxTokens: 800, reasoning: { effort: "high" } })
+      expect((yield* resolveWith(local)).settings.modelOptions).toBeUndefined()
+      const failure = (over: Partial<AgentFlags>, keys: ProviderKeys.Keys = {}) =>
+        Effect.map(Effect.flip(resolveWith({ ...local, ...over }, keys)), (error) => (error as { readonly message: string }).message)
+      expect(yield* failure({ temperature: Option.some(2.5) })).toBe("--temperature: Expected a value between 0 and 2")
+      expect(yield* failure({ maxTokens: Option.some(0) })).toBe("--max-tokens: Expected a value greater than or equal to 1")
+      expect(yield* failure({ stop: ["ok", ""] })).toMatch(/^--stop: /)
+      const key = { ANTHROPIC_API_KEY: Redacted.make("sk-ant-test-0123456789") }
+      const claude = { provider: Option.some("anthropic" as const), model: Option.some("claude-sonnet-4-5"), baseUrl: Option.none() }
+      expect(yield* failure({ ...claude, thinkingBudget: Option.some(64_000) }, key)).toBe(
+        "Anthropic: reasoning.budgetTokens (64000) must be less than maxTokens (64000): thinking counts against the output limit"
+      )
+      const thinking = yield* resolveWith({ ...claude, thinkingBudget: Option.some(10_000) }, key)
+      expect([thinking.settings.maxTokens, thinking.settings.modelOptions]).toEqual([64_000, { reasoning: { budgetTokens: 10_000 } }])
+      const responses = { provider: Option.some("openai-responses" as const), model: Option.some("gpt-5"), baseUrl: Option.none() }
+      expect(yield* failure({ ...responses, stop: ["END"] }, { OPENAI_API_KEY: Redacted.make("sk-openai-0123456789") })).toMatch(/no stop sequences/)
+    }))
+
+  it.effect("openai-responses takes OpenAI's key and its models' limits and prices", () =>
+    Effect.gen(function*() {
+      const key = Redacted.make("sk-openai-0123456789")
+      const { settings } = yield* resolveWith({ provider: Option.some("openai-responses"), model: Option.some("gpt-4.1"), baseUrl: Option.none() }, { OPENAI_API_KEY: key })
+      expect(settings.provider).toMatchObject({ _tag: "live", name: "openai-responses", baseUrl: undefined, apiKey: key })
+      expect(settings.contextWindow).toBe(1_047_576)
+      expect(settings.prices?.["gpt-4.1"]).toBeDefined()
+      const missing = yield* Effect.exit(resolveWith({ provider: Option.some("openai-responses"), model: Option.some("gpt-5"), baseUrl: Option.none() }))
+      expect(Exit.isFailure(missing) && missing.cause.toString()).toContain("OPENAI_API_KEY is not set")
+    }))
+
+  it.effect("AWS keys leave the environment only when Bedrock is chosen, and reach it; apiKeyEnv's variable leaves it too", () =>
+    Effect.gen(function*() {
+      const aws = { AWS_ACCESS_KEY_ID: "AKIDPARTS00000001", AWS_SECRET_ACCESS_KEY: "parts-secret-access-key-0123", AWS_REGION: "us-east-2" }
+      const resolveIn = (over: Partial<AgentFlags>, extra: Record<string, string>) => {
+        const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: nodePath.join(tempDir(), "config"), AGENT_LOOP_DATA_DIR: tempDir(), ...extra }
+        return Settings.resolve(flags(over), env).pipe(
+          Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, liveScreen().screen), Layer.succeed(ProviderKeys.ProviderKeys, {}))),
+          Effect.map((settings) => ({ settings, env }))
+        )
+      }
+      const bedrock = yield* resolveIn({ provider: Option.some("bedrock"), model: Option.some("amazon.nova-lite-v1:0") }, aws)
+      expect(bedrock.env["AWS_ACCESS_KEY_ID"]).toBeUndefined()
+      expect(bedrock.env["AWS_SECRET_ACCESS_KEY"]).toBeUndefined()
+      expect(bedrock.env["AWS_REGION"]).toBe("us-east-2")
+      const chosen = bedrock.settings.provider
+      expect(chosen._tag === "live" && chosen.region).toBe("us-east-2")
+      expect(chosen._tag === "live" && Redacted.value(chosen.secrets["AWS_SECRET_ACCESS_KEY"]!)).toBe(aws.AWS_SECRET_ACCESS_KEY)
+      // Bedrock's models know their output limit, which Claude's thinking needs sent
+      expect(bedrock.settings.maxTokens).toBe(8_192)
+      const openai = yield* resolveIn({ model: Option.some("m"), baseUrl: Option.some("http://127.0.0.1:9/v1") }, aws)
+      expect(openai.env["AWS_SECRET_ACCESS_KEY"]).toBe(aws.AWS_SECRET_ACCESS_KEY)
+      // without apiKeyEnv another variable is not Groq's key
+      const unnamed = yield* Effect.flip(resolveIn({ provider: Option.some("groq"), model: Option.some("m") }, { TEAM_KEY: "gsk-team-0123456789" }))
+      expect(unnamed.message).toBe("GROQ_API_KEY is not set: export it, or pass --base-url for a server that needs no key")
+      const settingsDir = tempDir()
+      fs.mkdirSync(nodePath.join(settingsDir, "agent-loop"), { recursive: true })
+      fs.writeFileSync(nodePath.join(settingsDir, "agent-loop", "settings.json"), JSON.stringify({ apiKeyEnv: "TEAM_KEY" }))
+      const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: settingsDir, AGENT_LOOP_DATA_DIR: tempDir(), TEAM_KEY: "gsk-team-0123456789" }
+      const viaSetting = yield* Settings.resolve(flags({ provider: Option.some("groq"), model: Option.some("m") }), env).pipe(
+        Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, liveScreen().screen), Layer.succeed(ProviderKeys.ProviderKeys, {})))
+      )
+      expect(env["TEAM_KEY"]).toBeUndefined()
+      expect(viaSetting.provider._tag === "live" && Redacted.value(viaSetting.provider.apiKey!)).toBe("gsk-team-0123456789")
+      // the settings' region and api-version win over the environment's
+      fs.writeFileSync(nodePath.join(settingsDir, "agent-loop", "settings.json"), JSON.stringify({ region: "ap-south-1", apiVersion: "2024-10-21" }))
+      const regional = yield* Settings.resolve(flags({ provider: Option.some("bedrock"), model: Option.some("m") }), {
+        XDG_CONFIG_HOME: settingsDir,
+        AGENT_LOOP_DATA_DIR: tempDir(),
+        AWS_REGION: "us-east-1",
+        OPENAI_API_VERSION: "2025-01-01-preview"
+      }).pipe(Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, liveScreen().screen), Layer.succeed(ProviderKeys.ProviderKeys, {}))))
+      expect(regional.provider).toMatchObject({ _tag: "live", name: "bedrock", region: "ap-south-1", apiVersion: "2024-10-21" })
+    }))
+
+  it("provider keys are taken out of the environment once; empty ones count as none", () => {
+    const env: NodeJS.ProcessEnv = { OPENAI_API_KEY: "sk-openai-0123456789", ANTHROPIC_API_KEY: "", PATH: "/bin" }
+    const keys = ProviderKeys.take(env)
+    expect(env).toEqual({ PATH: "/bin" })
+    const openai = keys["OPENAI_API_KEY"]
+    expect(openai && Redacted.value(openai)).toBe("sk-openai-0123456789")
+    expect(keys["ANTHROPIC_API_KEY"]).toBeUndefined()
+    expect(String(openai)).not.toContain("sk-openai")
+  })
+})
+
+describe("events to stdout", () => {
+  it("'-' and the very file descriptor 1 is open on are stdout; other files are not", () => {
+    expect(isStdout("-")).toBe(true)
+    expect(isStdout(nodePath.join(tempDir(), "events.jsonl"))).toBe(false)
+    const fd1 = fs.fstatSync(1)
+    const viaProc = fs.existsSync("/proc/self/fd/1") ? fs.statSync("/proc/self/fd/1") : undefined
+    if (viaProc !== undefined) expect(isStdout("/proc/self/fd/1")).toBe(viaProc.ino === fd1.ino && viaProc.dev === fd1.dev)
+  })
+})
+
+describe("status line and prompts", () => {
+  it.effect("a status line never overwrites an open prompt, nor stdout's partial line; the next output re-enables it", () =>
+    Effect.gen(function*() {
+      const { out, screen } = liveScreen()
+      yield* screen.prompt("? allow exec? [y/N] ")
+      yield* screen.status("⠋ waiting")
+      expect(out.stderr).toBe("? allow exec? [y/N] ")
+      yield* screen.line("(denied exec)")
+      yield* screen.status("⠋ waiting")
+      expect(out.stderr.endsWith("\r\u001b[K⠋ waiting")).toBe(true)
+      yield* screen.text("partial")
+      const before = out.stderr
+      yield* screen.status("⠙ waiting")
+      expect(out.stderr).toBe(before)
+    }))
+})

@@ -1,0 +1,90 @@
+/**
+ * `agent-loop run` on a real terminal (tmux): the waiting indicator while the model has not
+ * started to answer and while a tool runs (never in plain mode), and a retried answer marked as
+ * discarded. Skipped, saying so, when tmux is not installed.
+ */
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { isolatedEnv, launcher, root, runCli, tempDir } from "../support/cliProcess.ts"
+import { gate, type Script, start } from "../support/openaiServer.ts"
+import { hasTmux, startPane } from "../support/tmux.ts"
+
+interface TestContext {
+  readonly onTestFinished: (fn: () => Promise<void> | void) => void
+}
+
+const runInPane = async (context: TestContext, script: Script, extra: ReadonlyArray<string> = [], extraEnv: Record<string, string> = {}) => {
+  const server = await start(script)
+  const home = tempDir()
+  const workspace = path.join(home, "ws")
+  fs.mkdirSync(workspace)
+  const pane = startPane(
+    [process.execPath, launcher, "run", "--base-url", server.url, "--model", "fake-model", "--workspace", workspace, "--ephemeral", ...extra, "go"],
+    { ...isolatedEnv(home), ...extraEnv },
+    root
+  )
+  context.onTestFinished(async () => {
+    pane.kill()
+    await server.close()
+  })
+  return { server, pane, home }
+}
+
+describe.skipIf(!hasTmux).concurrent(hasTmux ? "agent-loop run on a terminal (tmux)" : "agent-loop run on a terminal: SKIPPED because tmux is not installed", () => {
+  it("shows a spinner with the elapsed time while the model has not answered, and erases it when the answer streams", async (context) => {
+    const answer = gate()
+    context.onTestFinished(() => answer.open())
+    const { pane } = await runInPane(context, [{ before: answer.promise, text: "The answer." }])
+    await pane.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for fake-model · \d/, 30_000)
+    answer.open()
+    const shown = await pane.waitFor(/── completed/, 30_000)
+    expect(shown).not.toContain("waiting for")
+    expect(shown).toMatch(/^The answer\.$/m)
+  }, 60_000)
+
+  it("shows the running tool with its elapsed time, then its result line", async (context) => {
+    const fifo = path.join(tempDir(), "release")
+    execFileSync("mkfifo", [fifo])
+    /** Writes a line to the command waiting on the pipe; does nothing when no one is reading (never blocks). */
+    const release = () => {
+      try {
+        const fd = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)
+        fs.writeSync(fd, "go\n")
+        fs.closeSync(fd)
+      } catch {
+        // no reader: nothing is waiting
+      }
+    }
+    context.onTestFinished(release)
+    const { pane } = await runInPane(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: `read line < '${fifo}'; echo released` } }] },
+      { text: "Done." }
+    ], ["--yes"])
+    await pane.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running exec · \d/, 30_000)
+    release()
+    const shown = await pane.waitFor(/── completed/, 30_000)
+    expect(shown).toMatch(/✓ exec/)
+    expect(shown).not.toContain("running exec")
+  }, 60_000)
+
+  it("shows no spinner with NO_COLOR (plain mode) nor in pipes", async (context) => {
+    const answer = gate()
+    context.onTestFinished(() => answer.open())
+    const { server, pane } = await runInPane(context, [{ before: answer.promise, text: "Plain." }], [], { NO_COLOR: "1" })
+    await server.received(1, 30_000)
+    const before = pane.capture()
+    answer.open()
+    const shown = await pane.waitFor(/── completed/, 30_000)
+    expect(before + shown).not.toMatch(/waiting for|[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/)
+    const piped = await runCli(["run", "--base-url", server.url, "--model", "fake-model", "--ephemeral", "go"], { env: isolatedEnv(tempDir()) })
+    expect(piped.stderr).not.toMatch(/waiting for|\r/)
+  }, 60_000)
+
+  it("marks a truncated answer that is asked for again: the text above is discarded", async (context) => {
+    const { pane } = await runInPane(context, [{ text: "A long answer that got c", finish: "length" }, { text: "Short answer." }])
+    const shown = await pane.waitFor(/── completed/, 30_000)
+    expect(shown).toMatch(/A long answer that got c\n↻ retry 1 Truncated: .*\(the text above is discarded\)\nShort answer\./)
+  }, 60_000)
+})

@@ -1,0 +1,121 @@
+/**
+ * `agent-loop serve` and `agent-loop run --cluster` end to end: a runner process replaying the
+ * demo cassette, a throwaway Postgres as the cluster's database, and the CLI sending it a turn.
+ */
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { isolatedEnv, launcher, root, runCli, tempDir } from "../support/cliProcess.ts"
+import { waitUntil } from "../support/cluster.ts"
+import { jsonSpans, startReceiver } from "../support/otlpReceiver.ts"
+import { freePort, postgresProbe, postgresSuite, type PostgresServer, startPostgres } from "../support/postgres.ts"
+
+const demoPrompt = "What is in this workspace, and what is the project about?"
+
+/** Runs a command and kills it when this process's end closes its stdin, so it never outlives the test. */
+const GUARD = `const { spawn } = require("node:child_process")
+const child = spawn(process.argv[1], process.argv.slice(2), { stdio: ["ignore", "inherit", "inherit"] })
+process.stdin.on("end", () => child.kill("SIGKILL"))
+process.stdin.resume()
+process.on("SIGTERM", () => child.kill("SIGTERM"))
+child.on("exit", (code, signal) => process.exit(code ?? (signal === "SIGTERM" ? 143 : 1)))`
+
+describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --cluster"), () => {
+  let pg: PostgresServer
+  let serve: ReturnType<typeof spawn>
+  let serveOutput = ""
+  let metricsPort = 0
+  let receiver: Awaited<ReturnType<typeof startReceiver>>
+  const env = isolatedEnv(tempDir())
+  /** Both sides export their spans to one receiver, each as its own service. */
+  const otel = (service: string) => ({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_SERVICE_NAME: service })
+
+  beforeAll(async () => {
+    pg = await startPostgres()
+    receiver = await startReceiver()
+    const port = await freePort()
+    metricsPort = await freePort()
+    serve = spawn(process.execPath, ["-e", GUARD, process.execPath, launcher, "serve", "--database-url", pg.url(), "--host", "127.0.0.1", "--port", String(port),
+      "--metrics-port", String(metricsPort),
+      "--replay", path.join(root, "examples", "demo.cassette.jsonl"), "--workspace", path.join(root, "examples", "demo-workspace"),
+      "--tools", "list_dir,read_file", "--no-settings", "--no-context-files"], { cwd: root, env: otel("runner"), stdio: ["pipe", "pipe", "pipe"] })
+    serve.stdout!.on("data", (chunk) => (serveOutput += chunk))
+    serve.stderr!.on("data", (chunk) => (serveOutput += chunk))
+    await waitUntil(`the runner to serve (output: ${serveOutput})`, () => serveOutput.includes("serving sessions") || serve.exitCode !== null, 60_000)
+    expect(serveOutput).toContain(`runner 127.0.0.1:${port} serving sessions (model demo-model)`)
+    expect(serveOutput).toContain(`agent-loop: metrics at http://127.0.0.1:${metricsPort}/metrics`)
+  }, 90_000)
+
+  afterAll(async () => {
+    serve?.stdin?.end()
+    await receiver?.close()
+    await pg?.stop()
+  }, 30_000)
+
+  it("run --cluster sends the turn to the runner, which answers from its provider and tools", async () => {
+    const result = await runCli(["run", "--cluster", pg.url(), "--session", "demo", "--output-format", "json", demoPrompt], { env: otel("client") })
+    expect(result.code).toBe(0)
+    const json = JSON.parse(result.stdout)
+    expect(json).toMatchObject({ type: "result", status: "completed", sessionKey: "demo", iterations: 3, error: null })
+    expect(json.result).toContain("Lighthouse")
+    // the tool calls ran on the runner, and their events reached this terminal
+    expect(result.stderr).toMatch(/list_dir[\s\S]*read_file/)
+    // serve keeps the sessions in the cluster's database, where every runner finds them
+    const shown = await runCli(["sessions", "show", "demo", "--store", "postgres", "--database-url", pg.url()], { env })
+    expect(shown.stdout).toMatch(new RegExp(`^user: ${demoPrompt.replace("?", "\\?")}\n[\\s\\S]*Lighthouse`))
+    // the runner counted the turn it ran (its observer may take a moment after the answer left)
+    const sample = async (pattern: RegExp) => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(10_000) })).text()
+      return Number(pattern.exec(text)?.[1])
+    }
+    await waitUntil("the runner's metrics to count the turn", async () => (await sample(/^agent_loop_turns_total\{status="completed",depth="0"\} (\S+)$/m)) === 1, 20_000)
+    expect(await sample(/^agent_loop_iterations_total (\S+)$/m)).toBe(3)
+    expect(await sample(/^agent_loop_tool_calls_total\{tool="list_dir",outcome="ok"\} (\S+)$/m)).toBeGreaterThanOrEqual(1)
+    expect(await sample(/^agent_loop_tool_calls_total\{tool="read_file",outcome="ok"\} (\S+)$/m)).toBeGreaterThanOrEqual(1)
+    // the turn's spans on the runner join the trace of the client that sent it
+    const spans = () => jsonSpans(receiver.received.filter((r) => r.path === "/v1/traces"))
+    await waitUntil("the runner's turn span to be exported", () => spans().some((s) => s.name === "agent.turn" && s.resource["service.name"] === "runner"), 30_000)
+    const turn = spans().find((s) => s.name === "agent.turn" && s.resource["service.name"] === "runner")!
+    const client = spans().filter((s) => s.resource["service.name"] === "client")
+    expect(client.length).toBeGreaterThan(0)
+    expect(client.some((s) => s.traceId === turn.traceId)).toBe(true)
+    expect(turn.parentSpanId).not.toBe("")
+    expect(spans().filter((s) => s.name === "gen_ai.chat" && s.traceId === turn.traceId)).toHaveLength(3)
+  }, 60_000)
+
+  it("run --cluster --output-format stream-json prints the init line, the runner's events and the result line", async () => {
+    // The runner's cassette answers one turn, which the test above may have taken: this one checks the lines, whatever the answer.
+    const result = await runCli(["run", "--cluster", pg.url(), "--session", "demo-stream", "--output-format", "stream-json", demoPrompt], { env })
+    const lines = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))
+    expect(lines[0]).toMatchObject({ type: "system", subtype: "init", session_id: "demo-stream", tools: [] })
+    const events = lines.slice(1, -1).filter((line) => line.type === "event")
+    expect(events.map((line) => line._tag)).toEqual(expect.arrayContaining(["TurnStart", "LLMRequest", "TurnEnd"]))
+    expect(lines.slice(1, -1).every((line) => ["event", "assistant", "user"].includes(line.type) && typeof line._tag === "string")).toBe(true)
+    const last = lines.at(-1)
+    const completed = last.status === "completed"
+    expect(last).toMatchObject({
+      type: "result",
+      _tag: "Result",
+      session_id: "demo-stream",
+      is_error: !completed,
+      subtype: completed ? "success" : "error_during_execution"
+    })
+    expect(result.code).toBe(completed ? 0 : 1)
+  }, 60_000)
+
+  it("refuses flags that only the runners decide, and a database that is not Postgres", async () => {
+    const tools = await runCli(["run", "--cluster", pg.url(), "--tools", "exec", "hello"], { env })
+    expect(tools.code).toBe(1)
+    expect(tools.stderr).toContain("--tools: the cluster's runners decide this (agent-loop serve), not run --cluster")
+    const url = await runCli(["run", "--cluster", "mysql://user:hunter22@db/x", "hello"], { env })
+    expect(url.code).toBe(1)
+    expect(url.stderr).toContain("must be a postgres:// URL")
+    expect(url.stderr).not.toContain("hunter22")
+  }, 60_000)
+
+  it("stops on SIGTERM", async () => {
+    serve.kill("SIGTERM")
+    await waitUntil("the runner to exit", () => serve.exitCode !== null, 20_000)
+    expect(serve.exitCode).toBe(143)
+  }, 30_000)
+})

@@ -1,0 +1,148 @@
+/**
+ * Model options through the loop: the config's under a turn's own, checked; inherited by
+ * sub-turns; provider blocks kept on replies by the scripted provider and carried by cassettes.
+ */
+import { NodeFileSystem } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, FileSystem, Layer, Schema } from "effect"
+import * as AgentLoopConfig from "../../src/domain/Config.ts"
+import type { ConfigError } from "../../src/domain/errors.ts"
+import type { ProviderRequest } from "../../src/domain/Provider.ts"
+import * as Tool from "../../src/domain/Tool.ts"
+import * as Replay from "../../src/layers/providers/Replay.ts"
+import * as Scripted from "../../src/layers/providers/Scripted.ts"
+import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
+import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
+import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
+import type { Provider } from "../../src/services/Provider.ts"
+import { CurrentTurn } from "../../src/services/CurrentTurn.ts"
+import { SessionStore } from "../../src/services/SessionStore.ts"
+import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
+import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
+
+const requests = Effect.gen(function*() {
+  return yield* (yield* ScriptedLog).requests
+})
+
+/** The model options of a request: everything but the conversation. */
+const optionsOf = ({ messages: _m, model: _model, tools: _t, ...options }: ProviderRequest) => options
+
+const thinking = { provider: "anthropic", data: { type: "thinking", thinking: "Check the file.", signature: "c2lnbmF0dXJl" } }
+
+const echoTool = Tool.make({
+  name: "echo",
+  description: "echoes",
+  parameters: Schema.Struct({ text: Schema.String }),
+  execute: ({ text }) => Effect.succeed(text)
+})
+
+describe("model options", () => {
+  it.effect("a turn's options win over the config's field by field, reasoning too; the next turn is back to the config's", () =>
+    Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      yield* loop.turn("s", "one", { temperature: 0.7, reasoning: { budgetTokens: 2048 }, maxTokens: 900 })
+      yield* loop.turn("s", "two")
+      const [first, second] = yield* requests
+      expect(optionsOf(first!)).toEqual({ temperature: 0.7, stop: ["END"], seed: 3, maxTokens: 900, reasoning: { effort: "low", budgetTokens: 2048 } })
+      expect(optionsOf(second!)).toEqual({ temperature: 0.2, stop: ["END"], seed: 3, maxTokens: 500, reasoning: { effort: "low" } })
+    }).pipe(Effect.provide(harness({
+      script: [{ content: "a" }, { content: "b" }],
+      config: { maxTokens: 500, modelOptions: { temperature: 0.2, stop: ["END"], seed: 3, reasoning: { effort: "low" } } }
+    }))))
+
+  it.effect("a bad option fails the turn with a ConfigError naming it, before any call; nothing is stored", () =>
+    Effect.gen(function*() {
+      const events = yield* recordEvents
+      const result = yield* (yield* AgentLoop).turn("s", "hi", { temperature: 3 })
+      expect(result.status).toBe("failed")
+      expect(result.error).toBe("ConfigError: Invalid model option temperature: Expected a value between 0 and 2")
+      expect(yield* requests).toHaveLength(0)
+      expect((yield* events).map((e) => e._tag)).toEqual(["TurnStart", "Error", "TurnEnd"])
+      expect(yield* (yield* SessionStore).load("s")).toEqual([])
+      const fine = yield* (yield* AgentLoop).turn("s", "hi", { topP: 1, stop: ["x"], reasoning: { effort: "minimal" } })
+      expect(fine.status).toBe("completed")
+    }).pipe(Effect.provide(harness({ script: [{ content: "ok" }] }))))
+
+  it.effect("the config's options are checked when it is made, the field named", () =>
+    Effect.gen(function*() {
+      const bad = yield* Effect.flip(AgentLoopConfig.make({ model: "m", modelOptions: { reasoning: { effort: "extreme" } } }))
+      expect(bad.field).toBe("modelOptions.reasoning.effort")
+      const negative = yield* Effect.flip(AgentLoopConfig.make({ model: "m", modelOptions: { maxTokens: 0 } }))
+      expect(negative.field).toBe("modelOptions.maxTokens")
+      const empty = yield* Effect.flip(AgentLoopConfig.make({ model: "m", modelOptions: { stop: [""] } }))
+      expect(empty.field).toBe("modelOptions.stop.0")
+    }))
+
+  it.effect("sub-turns inherit the turn's options, under their own", () =>
+    Effect.gen(function*() {
+      yield* (yield* AgentLoop).turn("s", "parent", { temperature: 0.1, reasoning: { effort: "high" } })
+      const child = (yield* requests).filter((request) => request.model === "child-model")
+      expect(child.map(optionsOf)).toEqual([{ temperature: 0.1, topP: 0.5, reasoning: { effort: "high" } }])
+    }).pipe(Effect.provide(harness({
+      tools: [Tool.make({
+        name: "delegate",
+        description: "spawns a sub-turn",
+        parameters: Schema.Struct({}),
+        execute: () =>
+          Effect.gen(function*() {
+            const turn = yield* CurrentTurn
+            return (yield* Effect.orDie(turn.spawnSubTurn({ model: "child-model", task: "sub", modelOptions: { topP: 0.5 } }))).status
+          })
+      })],
+      script: (request, index) =>
+        request.model === "child-model"
+          ? { content: "child done" }
+          : index === 0
+          ? { toolCalls: [{ name: "delegate", arguments: {} }] }
+          : { content: "parent done" }
+    }))))
+
+  it.effect("the scripted provider's provider blocks land on the reply, are stored, and go back in the next request", () =>
+    Effect.gen(function*() {
+      const result = yield* (yield* AgentLoop).turn("s", "go")
+      expect(result.status).toBe("completed")
+      const stored = yield* (yield* SessionStore).load("s")
+      expect(stored[1]).toMatchObject({ role: "assistant", reasoning: "Check the file.", providerBlocks: [thinking] })
+      const [, second] = yield* requests
+      expect(second!.messages[1]).toMatchObject({ providerBlocks: [thinking] })
+    }).pipe(Effect.provide(harness({
+      tools: [echoTool],
+      script: [
+        { reasoning: "Check the file.", providerBlocks: [thinking], toolCalls: [{ name: "echo", arguments: { text: "hi" } }] },
+        { content: "done" }
+      ]
+    }))))
+})
+
+describe("cassettes with reasoning and options", () => {
+  const loopOver = (provider: Layer.Layer<Provider, ConfigError, FileSystem.FileSystem>, options = {}) =>
+    AgentLoopLive.layer({ model: "claude-sonnet-4-5", modelOptions: { reasoning: { budgetTokens: 2048 }, ...options } }).pipe(
+      Layer.provideMerge(Layer.mergeAll(provider, ToolRegistryLive.layer([echoTool]), SessionStoreMemory.layer())),
+      Layer.orDie
+    )
+  const script: Scripted.Script = [
+    { reasoning: "Check the file.", providerBlocks: [thinking], toolCalls: [{ name: "echo", arguments: { text: "hi" } }] },
+    { content: "done" }
+  ]
+
+  it.live("a recorded thinking turn replays: the blocks come back, are sent again as recorded, and other options are a mismatch", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const cassette = yield* fs.makeTempFileScoped({ suffix: ".jsonl" })
+      const turn = Effect.gen(function*() {
+        return yield* (yield* AgentLoop).turn("s", "go")
+      })
+      const recorded = yield* turn.pipe(Effect.provide(loopOver(Replay.record(cassette, { fresh: true }).pipe(Layer.provide(Scripted.layer(script))))))
+      const lines = (yield* fs.readFileString(cassette)).trim().split("\n").map((line) => JSON.parse(line))
+      expect(lines[0].request.reasoning).toEqual({ budgetTokens: 2048 })
+      expect(lines[0].chunks).toContainEqual({ _tag: "ProviderBlock", block: thinking })
+      // the loop stamps the blocks with the model that made them
+      expect(lines[1].request.messages[1].providerBlocks).toEqual([{ ...thinking, model: "claude-sonnet-4-5" }])
+      const replayed = yield* turn.pipe(Effect.provide(loopOver(Replay.replay(cassette))))
+      expect(replayed.status).toBe("completed")
+      expect(replayed.messages).toEqual(recorded.messages)
+      const other = yield* turn.pipe(Effect.provide(loopOver(Replay.replay(cassette), { temperature: 0.5 })))
+      expect(other.status).toBe("failed")
+      expect(other.error).toContain("model options: expected")
+    }).pipe(Effect.scoped, Effect.provide(NodeFileSystem.layer)))
+})
