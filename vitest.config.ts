@@ -1,6 +1,16 @@
+import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
+const source = (path: string) => fileURLToPath(new URL(path, import.meta.url))
+
 export default defineConfig({
+  // Tests import the package by its name, as its users do (tsconfig.json maps the same names for tsc).
+  resolve: {
+    alias: [
+      { find: /^effect-agent-loop$/, replacement: source("./src/index.ts") },
+      { find: /^effect-agent-loop\/testing$/, replacement: source("./src/testing/index.ts") }
+    ]
+  },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,

@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { approvalHook, UNSHOWABLE_REASON } from "../../src/cli/approval.ts"
 import { MAX_SHOWN_LINES } from "../../src/cli/approvalDisplay.ts"
 import * as Screen from "../../src/cli/screen.ts"
-import type { HookToolCall } from "../../src/domain/Hook.ts"
+import type { Hook } from "effect-agent-loop"
 import { tempDir } from "../support/cliProcess.ts"
 
 const context = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
@@ -27,10 +27,10 @@ const terminal = () => {
   return { screen, out }
 }
 
-const exec = (command: string): HookToolCall => ({ id: "call_1", name: "exec", arguments: { command }, readOnly: false, requiresApproval: true })
+const exec = (command: string): Hook.HookToolCall => ({ id: "call_1", name: "exec", arguments: { command }, readOnly: false, requiresApproval: true })
 
 /** Asks about `call`, answering `answer`; the decision and what the user was shown. */
-const ask = (call: HookToolCall, answer: string, overflowDir?: string) =>
+const ask = (call: Hook.HookToolCall, answer: string, overflowDir?: string) =>
   Effect.gen(function*() {
     const { out, screen } = terminal()
     let asked = false

@@ -11,7 +11,7 @@ import { parseRule, type Rule, RuleError, type RuleKind } from "../../src/cli/pe
 import * as Permissions from "../../src/cli/permissions/state.ts"
 import * as Screen from "../../src/cli/screen.ts"
 import type { ApprovalPolicy } from "../../src/cli/settingsFile.ts"
-import type { HookToolCall } from "../../src/domain/Hook.ts"
+import type { Hook } from "effect-agent-loop"
 import * as Bridge from "../../src/layers/claudeHooks/bridge.ts"
 
 const context = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
@@ -48,13 +48,13 @@ const setup = (policy: ApprovalPolicy, lists: Partial<Record<RuleKind, ReadonlyA
     out,
     bridge,
     asked: () => asked,
-    before: (call: HookToolCall) => run(hook.beforeTool!({ context, call })),
-    approve: (call: HookToolCall) => run(hook.approveTool!({ context, call }))
+    before: (call: Hook.HookToolCall) => run(hook.beforeTool!({ context, call })),
+    approve: (call: Hook.HookToolCall) => run(hook.approveTool!({ context, call }))
   }
 }
 
-const exec = (command: string, id = "c1"): HookToolCall => ({ id, name: "exec", arguments: { command }, readOnly: false, requiresApproval: true })
-const read = (path: string): HookToolCall => ({ id: "r1", name: "read_file", arguments: { path }, readOnly: true, requiresApproval: false })
+const exec = (command: string, id = "c1"): Hook.HookToolCall => ({ id, name: "exec", arguments: { command }, readOnly: false, requiresApproval: true })
+const read = (path: string): Hook.HookToolCall => ({ id: "r1", name: "read_file", arguments: { path }, readOnly: true, requiresApproval: false })
 
 describe("approval with permission rules", () => {
   it.effect("a deny rule denies at beforeTool, names the rule, and holds with --yes", () =>
@@ -106,7 +106,7 @@ describe("approval with permission rules", () => {
   it.effect("a write into a protected location is asked even when a rule allows write_file", () =>
     Effect.gen(function*() {
       const t = setup("ask", { allow: ["write_file"] }, ["y"])
-      const call: HookToolCall = { id: "w", name: "write_file", arguments: { path: ".claude/settings.json", content: "{}" }, readOnly: false, requiresApproval: false }
+      const call: Hook.HookToolCall = { id: "w", name: "write_file", arguments: { path: ".claude/settings.json", content: "{}" }, readOnly: false, requiresApproval: false }
       expect(yield* t.approve(call)).toEqual({ _tag: "Approve" })
       expect(t.asked()).toBe(1)
       expect(t.out.stderr).toContain("(it writes to a protected location)")

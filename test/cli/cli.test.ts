@@ -6,17 +6,15 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
-import * as AgentLoopConfig from "../../src/domain/Config.ts"
-import { AgentEvent } from "../../src/domain/Event.ts"
+import { AgentEvent, AgentLoopConfig, BuiltinToolName } from "effect-agent-loop"
 import { INTERRUPT_HINT } from "../../src/programs/internal/runTurn.ts"
-import { BuiltinToolName } from "../../src/tools/index.ts"
 import { cliSetup, isolatedEnv, root, runCli, spawnCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { gate, type Script } from "../support/openaiServer.ts"
 
 /** A server, a home with a workspace holding `notes.md`, and the flags that point the CLI at them. */
 const setup = (context: TestContext, script: Script) => cliSetup(context, script, { notes: "# Notes\nThe answer is 42.\n" })
 
-const decodeEvent = Schema.decodeUnknownSync(AgentEvent)
+const decodeEvent = Schema.decodeUnknownSync(AgentEvent.AgentEvent)
 const readEvents = (file: string) => fs.readFileSync(file, "utf8").trimEnd().split("\n").map((line) => decodeEvent(JSON.parse(line)))
 
 const lastLine = (text: string) => text.trimEnd().split("\n").at(-1)

@@ -25,8 +25,7 @@ import * as SettingsFile from "../../src/cli/settingsFile.ts"
 import * as Spinner from "../../src/cli/spinner.ts"
 import { attach, MAX_STDIN_BYTES, readAll, resolvePrompt } from "../../src/cli/stdinPrompt.ts"
 import * as Trust from "../../src/cli/trust.ts"
-import * as AgentEvent from "../../src/domain/Event.ts"
-import * as Models from "../../src/domain/Models.ts"
+import { AgentEvent, Models } from "effect-agent-loop"
 
 const tempDir = () => fs.mkdtempSync(nodePath.join(os.tmpdir(), "cli-parts-"))
 

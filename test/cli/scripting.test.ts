@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
-import { AgentEvent } from "../../src/domain/Event.ts"
+import { AgentEvent } from "effect-agent-loop"
 import { TRUNCATION_PROMPT } from "../../src/programs/internal/callModel.ts"
 import { cliSetup, isolatedEnv, launcher, root, runCli, spawnCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import type { Script } from "../support/openaiServer.ts"
@@ -23,7 +23,7 @@ const runWithStdin = (args: ReadonlyArray<string>, env: Record<string, string>, 
   return cli.exited.then(({ code }) => ({ code, stdout: cli.stdout(), stderr: cli.stderr() }))
 }
 
-const decodeEvent = Schema.decodeUnknownSync(AgentEvent)
+const decodeEvent = Schema.decodeUnknownSync(AgentEvent.AgentEvent)
 const lastLine = (text: string) => text.trimEnd().split("\n").at(-1)
 const userMessage = (body: any) => body.messages.at(-1)
 

@@ -20,11 +20,7 @@ import * as CliLogger from "../../src/cli/logger.ts"
 import * as Screen from "../../src/cli/screen.ts"
 import { parseTools } from "../../src/cli/settings.ts"
 import { styleFor } from "../../src/cli/style.ts"
-import * as AgentEvent from "../../src/domain/Event.ts"
-import type { HookToolCall } from "../../src/domain/Hook.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as EventBusLive from "../../src/layers/EventBus.ts"
-import { EventBus } from "../../src/services/EventBus.ts"
+import { AgentEvent, EventBus, EventBusLive, type Hook, Tool } from "effect-agent-loop"
 import { AgentLoop, settled, harness, recordEvents } from "../support/harness.ts"
 
 const fakeScreen = (interactive: boolean) => {
@@ -38,7 +34,7 @@ const fakeScreen = (interactive: boolean) => {
   return { screen, out }
 }
 
-const call: HookToolCall = { id: "c1", name: "exec", arguments: { command: "rm -rf build" }, readOnly: false, requiresApproval: true }
+const call: Hook.HookToolCall = { id: "c1", name: "exec", arguments: { command: "rm -rf build" }, readOnly: false, requiresApproval: true }
 const context = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
 
 /** The hook's decision; it must make one. */

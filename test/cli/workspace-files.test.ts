@@ -21,8 +21,7 @@ import * as Trust from "../../src/cli/trust.ts"
 import { discover as discoverHooks, MAX_MANIFEST_BYTES } from "../../src/layers/fileHooks/discover.ts"
 import { loadConfig, MAX_CONFIG_BYTES } from "../../src/layers/mcp/config.ts"
 import { readConfined } from "../../src/layers/readConfined.ts"
-import { readCassette } from "../../src/layers/providers/Replay.ts"
-import { capLines } from "../../src/tools/readFile.ts"
+import { capLines, Replay } from "effect-agent-loop"
 import { isolatedEnv, runCli } from "../support/cliProcess.ts"
 import { captureWarnings } from "../support/fixtures.ts"
 import { start } from "../support/openaiServer.ts"
@@ -266,7 +265,7 @@ describe("no read trusts stat's size", () => {
       expect(schema.message).toBe(`--output-schema ${PAGEMAP}: cannot read it (larger than the limit of ${OutputSchema.MAX_OUTPUT_SCHEMA_BYTES} bytes)`)
       const mcp = yield* Effect.flip(loadConfig({ files: [PAGEMAP] }))
       expect(mcp.message).toContain(`Cannot read MCP config ${PAGEMAP}: larger than the limit of`)
-      const cassette = yield* Effect.flip(readCassette(PAGEMAP))
+      const cassette = yield* Effect.flip(Replay.readCassette(PAGEMAP))
       expect(cassette.message).toContain(`Cannot read ${PAGEMAP}: larger than the limit of`)
     }).pipe(Effect.provide(NodeServices.layer)))
 

@@ -7,14 +7,16 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Exit, Fiber, Layer, ManagedRuntime, Queue, Schema, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AgentSession, LOST_TURN_ERROR, OUTPUT_UNSUPPORTED } from "../../src/cluster/AgentLoopCluster.ts"
+import {
+  type Event as AgentEvent,
+  AgentLoop,
+  AgentLoopCluster,
+  Message,
+  SessionStore,
+  SessionStoreJsonl,
+  type TurnResult
+} from "effect-agent-loop"
 import type { SessionEvent } from "../../src/cluster/protocol.ts"
-import type { AgentEvent } from "../../src/domain/Event.ts"
-import * as Message from "../../src/domain/Message.ts"
-import type { TurnResult } from "../../src/domain/Turn.ts"
-import * as SessionStoreJsonl from "../../src/layers/SessionStoreJsonl.ts"
-import { AgentLoop } from "../../src/services/AgentLoop.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
 import { type RunnerProcess, startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
@@ -104,7 +106,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     const result = await run(Effect.gen(function*() {
       return yield* (yield* AgentLoop).turn("typed", "hi", { output: Schema.Struct({ a: Schema.String }) })
     }))
-    expect([result.status, result.error, result.output]).toEqual(["failed", OUTPUT_UNSUPPORTED, undefined])
+    expect([result.status, result.error, result.output]).toEqual(["failed", AgentLoopCluster.OUTPUT_UNSUPPORTED, undefined])
     expect(cluster.runners.some((runner) => runner.sessions().has("typed"))).toBe(false)
   }, 30_000)
 
@@ -194,7 +196,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     const others = Array.from({ length: 12 }, (_, i) => `unobserved-${i}`)
     const { result, seen } = await run(Effect.scoped(Effect.gen(function*() {
       const loop = yield* AgentLoop
-      const clientFor = yield* AgentSession.client
+      const clientFor = yield* AgentLoopCluster.AgentSession.client
       const received = yield* Queue.unbounded<SessionEvent>()
       yield* clientFor("observed").Events().pipe(Stream.runForEach((event) => Queue.offer(received, event)), Effect.forkScoped)
       expect((yield* Queue.take(received))._tag).toBe("Subscribed")
@@ -228,7 +230,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     const during = turn(key, "during")
     const lost = await hanging
     expect(lost.status).toBe("aborted")
-    expect(lost.error).toBe(LOST_TURN_ERROR)
+    expect(lost.error).toBe(AgentLoopCluster.LOST_TURN_ERROR)
     expect(lost.messages).toEqual([])
     const delivered = await during
     expect(delivered.status).toBe("completed")

@@ -11,22 +11,24 @@ import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import type { HookContext, HookToolCall } from "../../src/domain/Hook.ts"
-import * as Message from "../../src/domain/Message.ts"
+import {
+  EventBus,
+  EventBusLive as EventBusLayer,
+  type Hook,
+  Hooks,
+  HooksLive as HooksLayer,
+  LoopConfigLive,
+  Message,
+  Secrets
+} from "effect-agent-loop"
 import * as Bridge from "../../src/layers/claudeHooks/bridge.ts"
 import type { HooksConfig } from "../../src/layers/claudeHooks/config.ts"
 import { fromClaudeInput, toClaudeInput } from "../../src/layers/claudeHooks/io.ts"
 import * as ClaudeHooks from "../../src/layers/claudeHooks/layer.ts"
-import * as EventBusLayer from "../../src/layers/EventBus.ts"
-import * as HooksLayer from "../../src/layers/Hooks.ts"
-import * as LoopConfigLive from "../../src/layers/LoopConfig.ts"
-import { EventBus } from "../../src/services/EventBus.ts"
-import { Hooks } from "../../src/services/Hooks.ts"
-import { Secrets } from "../../src/services/Secrets.ts"
 import { tempDir } from "../support/cliProcess.ts"
 
-const context: HookContext = { turnId: "t1", sessionKey: "s1", iteration: 1, depth: 0 }
-const call = (name: string, args: unknown, id = "call-1"): HookToolCall => ({ id, name, arguments: args, readOnly: false, requiresApproval: true })
+const context: Hook.HookContext = { turnId: "t1", sessionKey: "s1", iteration: 1, depth: 0 }
+const call = (name: string, args: unknown, id = "call-1"): Hook.HookToolCall => ({ id, name, arguments: args, readOnly: false, requiresApproval: true })
 
 /** Runs `body` with `hooks` registered for a fresh project directory; the bridge is shared. */
 const withHooks = (hooks: HooksConfig, body: (dir: string, bridge: Bridge.Bridge) => Effect.Effect<void, never, Hooks | EventBus>) => {

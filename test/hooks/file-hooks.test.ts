@@ -6,16 +6,19 @@ import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import type { AgentEvent, EventOf } from "../../src/domain/Event.ts"
-import { type HookContext, type HookToolCall, TEXT_LIMIT } from "../../src/domain/Hook.ts"
-import * as Message from "../../src/domain/Message.ts"
-import type { TurnResult, TurnStatus } from "../../src/domain/Turn.ts"
-import * as EventBusLayer from "../../src/layers/EventBus.ts"
-import * as FileHooks from "../../src/layers/FileHooks.ts"
-import * as HooksLayer from "../../src/layers/Hooks.ts"
-import { EventBus } from "../../src/services/EventBus.ts"
-import { Hooks } from "../../src/services/Hooks.ts"
-import * as LoopConfigLive from "../../src/layers/LoopConfig.ts"
+import {
+  type AgentEvent,
+  EventBus,
+  EventBusLive as EventBusLayer,
+  FileHooks,
+  Hook,
+  Hooks,
+  HooksLive as HooksLayer,
+  LoopConfigLive,
+  Message,
+  type TurnResult,
+  type TurnStatus
+} from "effect-agent-loop"
 
 interface Dirs {
   readonly root: string
@@ -84,11 +87,11 @@ const withFileHooks = (dirs: Dirs) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
     )
   ))
 
-const context: HookContext = { turnId: "t1", sessionKey: "s1", iteration: 1, depth: 0 }
-const exec = (args: unknown): HookToolCall => ({ id: "call-1", name: "exec", arguments: args, readOnly: false, requiresApproval: false })
+const context: Hook.HookContext = { turnId: "t1", sessionKey: "s1", iteration: 1, depth: 0 }
+const exec = (args: unknown): Hook.HookToolCall => ({ id: "call-1", name: "exec", arguments: args, readOnly: false, requiresApproval: false })
 
-const errorsOf = (events: ReadonlyArray<AgentEvent>): Array<EventOf<"Error">> =>
-  events.filter((e): e is EventOf<"Error"> => e._tag === "Error")
+const errorsOf = (events: ReadonlyArray<AgentEvent.AgentEvent>): Array<AgentEvent.EventOf<"Error">> =>
+  events.filter((e): e is AgentEvent.EventOf<"Error"> => e._tag === "Error")
 
 const isAlive = (pid: number): boolean => {
   try {
@@ -228,8 +231,8 @@ describe("FileHooks", () => {
         const outcome = yield* hooks.beforeTool({ context, call: exec({ cmd: "ls" }) })
         expect(outcome._tag).toBe("Deny")
         const reason = outcome._tag === "Deny" ? outcome.reason : ""
-        expect(reason.length).toBeLessThanOrEqual(TEXT_LIMIT)
-        expect(reason.length).toBeGreaterThan(TEXT_LIMIT - 100)
+        expect(reason.length).toBeLessThanOrEqual(Hook.TEXT_LIMIT)
+        expect(reason.length).toBeGreaterThan(Hook.TEXT_LIMIT - 100)
         const kept = reason.indexOf("\n")
         expect(reason.slice(0, kept)).toBe("x".repeat(kept))
         expect(reason.slice(kept)).toBe(`\n[hook text cut: ${1024 * 1024 - kept} of ${1024 * 1024} characters removed]`)

@@ -5,15 +5,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import type { AgentEvent, EventOf } from "../../src/domain/Event.ts"
-import * as Hook from "../../src/domain/Hook.ts"
-import * as Message from "../../src/domain/Message.ts"
-import * as EventBusLayer from "../../src/layers/EventBus.ts"
-import * as HooksLayer from "../../src/layers/Hooks.ts"
-import { EventBus } from "../../src/services/EventBus.ts"
-import { Hooks } from "../../src/services/Hooks.ts"
-import * as LoopConfigLive from "../../src/layers/LoopConfig.ts"
-import * as SecretsLive from "../../src/layers/Secrets.ts"
+import {
+  type AgentEvent,
+  EventBus,
+  EventBusLive as EventBusLayer,
+  Hook,
+  Hooks,
+  HooksLive as HooksLayer,
+  LoopConfigLive,
+  Message,
+  SecretsLive
+} from "effect-agent-loop"
 import { echo } from "../support/fixtures.ts"
 import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 
@@ -127,7 +129,7 @@ describe("hook texts at the runner", () => {
       expect(verdict._tag).toBe("Deny")
       expect((verdict as { readonly reason: string }).reason.length).toBeLessThanOrEqual(Hook.TEXT_LIMIT + 100)
       expect((verdict as { readonly reason: string }).reason).not.toContain(SECRET)
-      const errors = (yield* sub.takeAll) as ReadonlyArray<EventOf<"Error">>
+      const errors = (yield* sub.takeAll) as ReadonlyArray<AgentEvent.EventOf<"Error">>
       expect(errors.map((e) => e.stage)).toEqual(["beforeTool", "approveTool"])
       errors.forEach((e) => {
         expect(e.message.length).toBeLessThanOrEqual(Hook.TEXT_LIMIT)
@@ -152,7 +154,7 @@ describe("hook texts through a turn", () => {
       expectSaid(toolResult && Message.textOf(toolResult.content), true)
       const feedback = result.messages.filter((m) => m.role === "user").at(-1)
       expectSaid(feedback && Message.textOf(feedback.content))
-      const all: ReadonlyArray<AgentEvent> = yield* events
+      const all: ReadonlyArray<AgentEvent.AgentEvent> = yield* events
       const text = JSON.stringify(all) + JSON.stringify(result)
       expect(text).not.toContain(SECRET)
       expect(text.length).toBeLessThan(20 * Hook.TEXT_LIMIT)

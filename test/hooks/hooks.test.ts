@@ -1,18 +1,20 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import type { AgentLoopConfigInput } from "../../src/domain/Config.ts"
-import type { AgentEvent, EventOf } from "../../src/domain/Event.ts"
-import * as Hook from "../../src/domain/Hook.ts"
-import * as Message from "../../src/domain/Message.ts"
-import type { TurnResult } from "../../src/domain/Turn.ts"
-import * as EventBusLayer from "../../src/layers/EventBus.ts"
-import * as HooksLayer from "../../src/layers/Hooks.ts"
-import { EventBus } from "../../src/services/EventBus.ts"
-import { Hooks } from "../../src/services/Hooks.ts"
-import * as LoopConfigLive from "../../src/layers/LoopConfig.ts"
+import {
+  type AgentEvent,
+  type AgentLoopConfig,
+  EventBus,
+  EventBusLive as EventBusLayer,
+  Hook,
+  Hooks,
+  HooksLive as HooksLayer,
+  LoopConfigLive,
+  Message,
+  type TurnResult
+} from "effect-agent-loop"
 
-const layerWith = (config: Partial<AgentLoopConfigInput> = {}) =>
+const layerWith = (config: Partial<AgentLoopConfig.AgentLoopConfigInput> = {}) =>
   HooksLayer.layer.pipe(
     Layer.provideMerge(EventBusLayer.layer),
     Layer.provideMerge(LoopConfigLive.layer({ ...config, model: "m" }))
@@ -32,8 +34,8 @@ const turnResult: TurnResult = {
   usage
 }
 
-const errorsOf = (events: ReadonlyArray<AgentEvent>): Array<EventOf<"Error">> =>
-  events.filter((e): e is EventOf<"Error"> => e._tag === "Error")
+const errorsOf = (events: ReadonlyArray<AgentEvent.AgentEvent>): Array<AgentEvent.EventOf<"Error">> =>
+  events.filter((e): e is AgentEvent.EventOf<"Error"> => e._tag === "Error")
 
 describe("Hooks runner", () => {
   it.effect("runs by priority, ties in registration order; list shows run order", () =>

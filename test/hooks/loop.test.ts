@@ -6,12 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { ToolError } from "../../src/domain/errors.ts"
-import * as Hook from "../../src/domain/Hook.ts"
-import * as Message from "../../src/domain/Message.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
+import { Hook, Message, ScriptedLog, SessionStore, Tool, ToolError } from "effect-agent-loop"
 import { AgentLoop, settled, harness, recordEvents, tags } from "../support/harness.ts"
 import { ofKind } from "../support/fixtures.ts"
 

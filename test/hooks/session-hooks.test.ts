@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as Hook from "../../src/domain/Hook.ts"
-import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
+import { Hook, ScriptedLog } from "effect-agent-loop"
 import { AgentLoop, harness } from "../support/harness.ts"
 
 describe("session hooks through the loop", () => {

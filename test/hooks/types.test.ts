@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Hook from "../../src/domain/Hook.ts"
+import { Hook } from "effect-agent-loop"
 import type { PointRule } from "../../src/layers/hookPoints.ts"
 
 const allowed: ReadonlyArray<Hook.Hook> = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Message from "../../src/domain/Message.ts"
+import { Message } from "effect-agent-loop"
 import { dropOldestHalf, fitToBudget, fitToCount, splitForSummary } from "../../src/programs/internal/compaction.ts"
 
 /**

@@ -5,21 +5,23 @@ import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
 import { SchemaBinary } from "effect/encoding"
-import * as Config from "../../src/domain/Config.ts"
-import * as AgentEvent from "../../src/domain/Event.ts"
-import * as Message from "../../src/domain/Message.ts"
-import { SessionEntry } from "../../src/domain/SessionLog.ts"
-import { TurnResult } from "../../src/domain/Turn.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as Replay from "../../src/layers/providers/Replay.ts"
-import * as Scripted from "../../src/layers/providers/Scripted.ts"
-import * as SessionStoreJsonl from "../../src/layers/SessionStoreJsonl.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
-import * as SecretsLive from "../../src/layers/Secrets.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
-import * as Testing from "../../src/testing/index.ts"
+import {
+  AgentEvent,
+  AgentLoopLive,
+  AgentLoopConfig as Config,
+  Message,
+  Replay,
+  Scripted,
+  SecretsLive,
+  SessionLog,
+  SessionStore,
+  SessionStoreJsonl,
+  SessionStoreMemory,
+  Tool,
+  ToolRegistryLive,
+  Turn
+} from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { AgentLoop, harness } from "../support/harness.ts"
 import { openStore, sqlite } from "../support/sqlBackends.ts"
 
@@ -166,7 +168,7 @@ describe("content parts in a turn", () => {
       iterations: 1,
       usage: { inputTokens: 1, outputTokens: 1 }
     }
-    const turnResult = SchemaBinary.toCodec(TurnResult)
+    const turnResult = SchemaBinary.toCodec(Turn.TurnResult)
     expect(Schema.decodeUnknownSync(turnResult)(Schema.encodeUnknownSync(turnResult)(result))).toEqual(result)
     const event = AgentEvent.make("TurnStart", { turnId: "t", sessionKey: "s", iteration: 0, depth: 0 }, 5, { input: picture })
     const events = SchemaBinary.toCodec(AgentEvent.AgentEvent)
@@ -174,7 +176,7 @@ describe("content parts in a turn", () => {
   })
 
   it("old sessions (string content) and new ones (parts) decode; a malformed part does not", () => {
-    const decode = Schema.decodeUnknownSync(SessionEntry)
+    const decode = Schema.decodeUnknownSync(SessionLog.SessionEntry)
     expect(decode({ role: "user", content: "plain" })).toEqual(Message.user("plain"))
     expect(decode({ role: "tool", toolCallId: "c", toolName: "t", content: [{ type: "image", url: "https://x/y.png" }] }))
       .toEqual(Message.toolResult({ id: "c", name: "t" }, [Message.imageUrl("https://x/y.png")]))

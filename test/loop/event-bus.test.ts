@@ -2,10 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Scope, Stream } from "effect"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
-import * as AgentEvent from "../../src/domain/Event.ts"
-import * as EventBusLive from "../../src/layers/EventBus.ts"
-import { type EventBusShape, lifecycleKinds } from "../../src/services/EventBus.ts"
-import { AgentLoop } from "../../src/services/AgentLoop.ts"
+import { AgentEvent, AgentLoop, EventBusLive, type EventBusShape, lifecycleKinds } from "effect-agent-loop"
 import { harness } from "../support/harness.ts"
 
 const place = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }

@@ -11,26 +11,28 @@ import { Context, Deferred, Effect, FileSystem, Fiber, Layer, Schema } from "eff
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import type { AgentLoopConfigInput } from "../../src/domain/Config.ts"
-import { ContextLengthExceeded } from "../../src/domain/errors.ts"
-import * as Hook from "../../src/domain/Hook.ts"
-import * as Message from "../../src/domain/Message.ts"
-import * as SessionLog from "../../src/domain/SessionLog.ts"
-import * as Scripted from "../../src/layers/providers/Scripted.ts"
+import {
+  AgentLoop,
+  type AgentLoopConfig,
+  AgentLoopLive,
+  ContextLengthExceeded,
+  Hook,
+  Message,
+  Scripted,
+  SessionLog,
+  SessionStore,
+  SessionStoreJsonl,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
-import * as SessionStoreJsonl from "../../src/layers/SessionStoreJsonl.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
 import { SUMMARY_INSTRUCTION } from "../../src/programs/internal/summarize.ts"
-import { AgentLoop } from "../../src/services/AgentLoop.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
 import { echo, longHistory } from "../support/fixtures.ts"
 import { settled, harness, recordEvents } from "../support/harness.ts"
 
 const overflow = new ContextLengthExceeded({ message: "413 Request Entity Too Large" })
 
 /** A loop of its own (own store instance, own provider) over the JSON Lines directory `dir`. */
-const loopOver = (dir: string, script: Scripted.Script, config: Partial<AgentLoopConfigInput> = {}) =>
+const loopOver = (dir: string, script: Scripted.Script, config: Partial<AgentLoopConfig.AgentLoopConfigInput> = {}) =>
   AgentLoopLive.layer({ model: "test-model", ...config }).pipe(
     Layer.provideMerge(Layer.mergeAll(
       Scripted.layer(script),

@@ -1,13 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import type { AgentEvent } from "../../src/domain/Event.ts"
-import * as Hook from "../../src/domain/Hook.ts"
-import { type Message, textOf } from "../../src/domain/Message.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
+import { type Event as AgentEvent, Hook, Message, ScriptedLog, SessionStore, Tool } from "effect-agent-loop"
 import { INTERRUPT_HINT } from "../../src/programs/internal/runTurn.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
 import { AgentLoop, settled, harness, recordEvents } from "../support/harness.ts"
 
 const slowTool = (name: string, ms = 50) =>
@@ -28,7 +23,7 @@ const started = (events: Effect.Effect<ReadonlyArray<AgentEvent>>, toolName: str
 
 const kinds = (all: ReadonlyArray<AgentEvent>) => all.map((e) => e._tag)
 
-const shape = (messages: ReadonlyArray<Message>) =>
+const shape = (messages: ReadonlyArray<Message.Message>) =>
   messages.map((m) => m.role === "assistant" ? `assistant:${m.content}:${(m.toolCalls ?? []).map((c) => c.name).join(",")}` : `${m.role}:${m.content}`)
 
 /** Starts a turn, steers "change course" 10 ms into tool_one, and returns what happened. */
@@ -183,7 +178,7 @@ describe("graceful interrupt", () => {
       expect(yield* loop.activeTurn("s")).toBeUndefined()
       // the hint was sent, not persisted; tool calls of the last reply are ignored
       const stored = yield* (yield* SessionStore).load("s")
-      expect(stored.some((m) => textOf(m.content).includes(INTERRUPT_HINT))).toBe(false)
+      expect(stored.some((m) => Message.textOf(m.content).includes(INTERRUPT_HINT))).toBe(false)
       expect(stored.at(-1)).toEqual({ role: "assistant", content: "summary" })
     }).pipe(Effect.provide(harness({
       tools: [slowTool("tool_one"), slowTool("tool_two")],
@@ -218,7 +213,7 @@ const blocksForever = Tool.make({
   execute: () => Effect.never
 })
 
-const seed = { s: [{ role: "user", content: "before" }, { role: "assistant", content: "after" }] as ReadonlyArray<Message> }
+const seed = { s: [{ role: "user", content: "before" }, { role: "assistant", content: "after" }] as ReadonlyArray<Message.Message> }
 
 const expectAbortedAndRolledBack = Effect.gen(function*() {
   const store = yield* SessionStore

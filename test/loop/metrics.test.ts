@@ -2,12 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Metric, Schema, Scope } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
-import * as Tool from "../../src/domain/Tool.ts"
-import { RateLimited } from "../../src/domain/errors.ts"
-import * as AgentEvent from "../../src/domain/Event.ts"
-import * as EventBusLive from "../../src/layers/EventBus.ts"
-import * as Metrics from "../../src/layers/Metrics.ts"
-import { EventBus } from "../../src/services/EventBus.ts"
+import { AgentEvent, EventBus, EventBusLive, Metrics, RateLimited, Tool } from "effect-agent-loop"
 import { AgentLoop, harness, settled } from "../support/harness.ts"
 
 /** One sample of the Prometheus text format. */

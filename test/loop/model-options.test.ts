@@ -5,19 +5,21 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer, Schema } from "effect"
-import * as AgentLoopConfig from "../../src/domain/Config.ts"
-import type { ConfigError } from "../../src/domain/errors.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as Replay from "../../src/layers/providers/Replay.ts"
-import * as Scripted from "../../src/layers/providers/Scripted.ts"
-import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
-import type { Provider } from "../../src/services/Provider.ts"
-import { CurrentTurn } from "../../src/services/CurrentTurn.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
+import {
+  AgentLoopConfig,
+  AgentLoopLive,
+  type ConfigError,
+  CurrentTurn,
+  type Provider,
+  type ProviderTypes,
+  Replay,
+  Scripted,
+  ScriptedLog,
+  SessionStore,
+  SessionStoreMemory,
+  Tool,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 
 const requests = Effect.gen(function*() {
@@ -25,7 +27,7 @@ const requests = Effect.gen(function*() {
 })
 
 /** The model options of a request: everything but the conversation. */
-const optionsOf = ({ messages: _m, model: _model, tools: _t, ...options }: ProviderRequest) => options
+const optionsOf = ({ messages: _m, model: _model, tools: _t, ...options }: ProviderTypes.ProviderRequest) => options
 
 const thinking = { provider: "anthropic", data: { type: "thinking", thinking: "Check the file.", signature: "c2lnbmF0dXJl" } }
 

@@ -5,13 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { ContextLengthExceeded } from "../../src/domain/errors.ts"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
+import { ContextLengthExceeded, Message, type ProviderTypes, ScriptedLog, SessionStore, Tool } from "effect-agent-loop"
 import { halveNewestToolResult, shrinkNewestToolResult, shrinkOversizedToolResult } from "../../src/programs/internal/compaction.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
 import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 
 const dump = (size: number) =>
@@ -23,10 +18,10 @@ const dump = (size: number) =>
     execute: () => Effect.succeed("x".repeat(size))
   })
 
-const longest = (request: ProviderRequest) => Math.max(...request.messages.map((m) => m.content.length))
+const longest = (request: ProviderTypes.ProviderRequest) => Math.max(...request.messages.map((m) => m.content.length))
 
 /** A model whose window takes messages of at most `limit` characters. */
-const model = (limit: number) => (request: ProviderRequest, index: number) =>
+const model = (limit: number) => (request: ProviderTypes.ProviderRequest, index: number) =>
   index === 0
     ? { toolCalls: [{ name: "dump", arguments: {} }] }
     : longest(request) > limit

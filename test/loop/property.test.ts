@@ -5,12 +5,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Queue, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import type { AgentEvent } from "../../src/domain/Event.ts"
-import type { Message } from "../../src/domain/Message.ts"
-import type { Outbound } from "../../src/domain/Turn.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import type { ScriptedResponse } from "../../src/layers/providers/Scripted.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
+import {
+  type Event as AgentEvent,
+  type Message,
+  type Outbound,
+  type Scripted,
+  SessionStore,
+  Tool
+} from "effect-agent-loop"
 import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 
 /** mulberry32: a small seeded PRNG, so a failing run can be replayed from its seed. */
@@ -45,7 +47,7 @@ interface Sent {
 const runOnce = (seed: number) => {
   const random = prng(seed)
   const pick = <A>(items: ReadonlyArray<A>) => items[Math.floor(random() * items.length)]!
-  const script = (): ScriptedResponse => {
+  const script = (): Scripted.ScriptedResponse => {
     const delay = Math.floor(random() * 40)
     if (random() < 0.55) {
       const count = 1 + Math.floor(random() * 3)
@@ -117,8 +119,8 @@ const checkInvariants = (seed: number, run: Effect.Success<ReturnType<typeof run
   expect(history, where).toEqual(kept)
   for (const o of outs.filter((o) => o.status === "aborted")) expect(o.result.messages, where).toEqual([])
   // every tool call has exactly one result, and no result is without its call
-  const calls = history.flatMap((m: Message) => (m.role === "assistant" ? (m.toolCalls ?? []).map((c) => c.id) : []))
-  const results = history.flatMap((m: Message) => (m.role === "tool" ? [m.toolCallId] : []))
+  const calls = history.flatMap((m: Message.Message) => (m.role === "assistant" ? (m.toolCalls ?? []).map((c) => c.id) : []))
+  const results = history.flatMap((m: Message.Message) => (m.role === "tool" ? [m.toolCallId] : []))
   expect([...results].sort(), where).toEqual([...calls].sort())
   expect(new Set(results).size, where).toBe(results.length)
   // no message is lost silently: it is in the history, a turn's input, a follow-up, or a typed error

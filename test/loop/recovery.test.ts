@@ -6,13 +6,19 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import type { AgentLoopConfigInput } from "../../src/domain/Config.ts"
-import { ContextLengthExceeded, MalformedResponse, ProviderRejected, ProviderUnavailable, RateLimited } from "../../src/domain/errors.ts"
-import * as Hook from "../../src/domain/Hook.ts"
-import * as Message from "../../src/domain/Message.ts"
-import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
+import {
+  type AgentLoopConfig,
+  ContextLengthExceeded,
+  Hook,
+  MalformedResponse,
+  Message,
+  ProviderRejected,
+  ProviderUnavailable,
+  RateLimited,
+  ScriptedLog,
+  SessionStore
+} from "effect-agent-loop"
 import { TRUNCATION_PROMPT, TRUNCATION_RETRY_REASON } from "../../src/programs/internal/callModel.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
 import { AgentLoop, settled, harness, recordEvents, tags } from "../support/harness.ts"
 import { longHistory, ofKind } from "../support/fixtures.ts"
 
@@ -59,7 +65,7 @@ const expectPaired = (messages: ReadonlyArray<Message.Message>) => {
 }
 
 const noJitter = { jitter: false, baseDelay: 1000, factor: 2, maxAttempts: 4 }
-const retryConfig = (retry: Partial<AgentLoopConfigInput["retry"]> = {}): Partial<AgentLoopConfigInput> => ({
+const retryConfig = (retry: Partial<AgentLoopConfig.AgentLoopConfigInput["retry"]> = {}): Partial<AgentLoopConfig.AgentLoopConfigInput> => ({
   retry: { ...noJitter, ...retry }
 })
 

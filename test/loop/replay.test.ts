@@ -5,17 +5,19 @@
 import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer, Redacted, Schema } from "effect"
-import type { ConfigError } from "../../src/domain/errors.ts"
-import type { AgentEvent } from "../../src/domain/Event.ts"
-import * as Message from "../../src/domain/Message.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import type { TurnResult } from "../../src/domain/Turn.ts"
-import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
-import * as Replay from "../../src/layers/providers/Replay.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
-import type { Provider } from "../../src/services/Provider.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
+import {
+  type Event as AgentEvent,
+  AgentLoopLive,
+  type ConfigError,
+  Message,
+  OpenAiCompatible,
+  type Provider,
+  Replay,
+  SessionStoreMemory,
+  Tool,
+  ToolRegistryLive,
+  type TurnResult
+} from "effect-agent-loop"
 import { AgentLoop, recordEvents, tags } from "../support/harness.ts"
 import { openAiText, openAiTools } from "../support/wireFixtures.ts"
 import { bytesEvery, start } from "../support/wireServer.ts"

@@ -1,14 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import { ScriptedLog, type ScriptedResponse } from "../../src/layers/providers/Scripted.ts"
+import { type ProviderTypes, type Scripted, ScriptedLog } from "effect-agent-loop"
 import { AgentLoop, settled, harness } from "../support/harness.ts"
 
-const lastUser = (request: ProviderRequest) => request.messages.filter((m) => m.role === "user").map((m) => m.content)
+const lastUser = (request: ProviderTypes.ProviderRequest) => request.messages.filter((m) => m.role === "user").map((m) => m.content)
 
 /** Answers with the user messages it saw, after `delay`. */
-const echoUsers = (delay: Duration.Input) => (request: ProviderRequest): ScriptedResponse => ({
+const echoUsers = (delay: Duration.Input) => (request: ProviderTypes.ProviderRequest): Scripted.ScriptedResponse => ({
   content: `saw ${lastUser(request).join(" + ")}`,
   delay
 })

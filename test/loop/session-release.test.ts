@@ -6,10 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import * as Hook from "../../src/domain/Hook.ts"
-import * as Message from "../../src/domain/Message.ts"
-import { heldSessions } from "../../src/programs/AgentLoopProgram.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
+import { AgentLoopProgram, Hook, Message, SessionStore } from "effect-agent-loop"
 import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 
 const KEYS = 10_000
@@ -24,12 +21,12 @@ describe("idle sessions are released", () => {
         sessionEnd: () => void log.end++
       }))
       for (let i = 0; i < KEYS; i++) yield* loop.turn(`key-${i}`, "hi")
-      expect(heldSessions(loop)).toBe(KEYS)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(KEYS)
       yield* TestClock.adjust("9 minutes")
-      expect(heldSessions(loop)).toBe(KEYS)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(KEYS)
       expect(log.end).toBe(0)
       yield* TestClock.adjust("1 minute")
-      expect(heldSessions(loop)).toBe(0)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
       expect(log).toEqual({ start: KEYS, end: KEYS })
     }).pipe(Effect.provide(harness({ script: () => ({ content: "ok" }) }))), 60_000)
 
@@ -40,7 +37,7 @@ describe("idle sessions are released", () => {
       for (let i = 0; i < 50; i++) yield* loop.send({ sessionKey: `r-${i}`, content: "hi" })
       expect((yield* Fiber.join(replies)).length).toBe(50)
       yield* TestClock.adjust("1 second")
-      expect(heldSessions(loop)).toBe(0)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
     }).pipe(Effect.provide(harness({ script: () => ({ content: "ok" }), config: { sessionIdleTimeout: "1 second" } }))))
 
   it.effect("a session used again before the timeout is kept (one sessionStart); released and reused, it begins again on its history", () =>
@@ -56,10 +53,10 @@ describe("idle sessions are released", () => {
       yield* loop.turn("a", "two")
       yield* TestClock.adjust(999)
       expect(log).toEqual(["start a"])
-      expect(heldSessions(loop)).toBe(1)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
       yield* TestClock.adjust(1)
       expect(log).toEqual(["start a", "end a"])
-      expect(heldSessions(loop)).toBe(0)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
       yield* loop.turn("a", "three")
       expect(log).toEqual(["start a", "end a", "start a"])
       expect(yield* (yield* SessionStore).load("a")).toEqual([
@@ -78,14 +75,14 @@ describe("idle sessions are released", () => {
       const events = yield* recordEvents
       yield* loop.turn("s", "hello")
       yield* TestClock.adjust(4999)
-      expect(heldSessions(loop)).toBe(1)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
       expect((yield* events).filter((e) => e._tag === "SessionSummarize")).toEqual([])
       yield* TestClock.adjust(1)
       expect((yield* events).filter((e) => e._tag === "SessionSummarize")).toHaveLength(1)
       yield* TestClock.adjust(999)
-      expect(heldSessions(loop)).toBe(1)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
       yield* TestClock.adjust(1)
-      expect(heldSessions(loop)).toBe(0)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
     }).pipe(Effect.provide(harness({
       // A window of 100 tokens at 0.5: the seeded 180 runes plus this turn pass 200 runes.
       config: { sessionIdleTimeout: 1000, contextWindow: 100, summarizeThreshold: 0.5, summarizeKeepMessages: 2 },
@@ -98,11 +95,11 @@ describe("idle sessions are released", () => {
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("slow", "hi"))
       yield* TestClock.adjust(5000)
-      expect(heldSessions(loop)).toBe(1)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
       expect((yield* Fiber.join(turn)).status).toBe("completed")
       yield* TestClock.adjust(999)
-      expect(heldSessions(loop)).toBe(1)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
       yield* TestClock.adjust(1)
-      expect(heldSessions(loop)).toBe(0)
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
     }).pipe(Effect.provide(harness({ script: [{ content: "ok", delay: 5000 }], config: { sessionIdleTimeout: 1000 } }))))
 })

@@ -1,23 +1,27 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import type { AgentEvent } from "../../src/domain/Event.ts"
-import * as Hook from "../../src/domain/Hook.ts"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import { ToolError } from "../../src/domain/errors.ts"
-import { ScriptedLog, type ScriptedResponse } from "../../src/layers/providers/Scripted.ts"
+import {
+  type Event as AgentEvent,
+  CurrentTurn,
+  Hook,
+  Message,
+  type ProviderTypes,
+  type Scripted,
+  ScriptedLog,
+  SessionStore,
+  spawn,
+  subagent,
+  Tool,
+  ToolError
+} from "effect-agent-loop"
 import { ephemeralSession } from "../../src/programs/internal/subTurn.ts"
-import { CurrentTurn } from "../../src/services/CurrentTurn.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
-import * as Testing from "../../src/testing/index.ts"
-import { spawn, subagent } from "../../src/tools/subagent.ts"
+import * as Testing from "effect-agent-loop/testing"
 import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 
 /** The task of a request: its first user message. */
-const taskOf = (request: ProviderRequest) => Message.textOf(request.messages.find((m) => m.role === "user")?.content ?? "")
-const isFirstCall = (request: ProviderRequest) => !request.messages.some((m) => m.role === "assistant")
+const taskOf = (request: ProviderTypes.ProviderRequest) => Message.textOf(request.messages.find((m) => m.role === "user")?.content ?? "")
+const isFirstCall = (request: ProviderTypes.ProviderRequest) => !request.messages.some((m) => m.role === "assistant")
 const of = (all: ReadonlyArray<AgentEvent>, tag: AgentEvent["_tag"]) => all.filter((e) => e._tag === tag)
 
 /** A tool that spawns one sync sub-turn per call with the given task, and reports errors by tag. */
@@ -93,7 +97,7 @@ describe("sub-turns: limits and validation", () => {
         return outcomes.join(",")
       })
   })
-  const fanScript = (childDelay: Duration.Input) => (request: ProviderRequest): ScriptedResponse =>
+  const fanScript = (childDelay: Duration.Input) => (request: ProviderTypes.ProviderRequest): Scripted.ScriptedResponse =>
     taskOf(request) === "go"
       ? isFirstCall(request) ? { toolCalls: [{ name: "fan" }] } : { content: "fanned" }
       : { content: `${taskOf(request)} done`, delay: childDelay }

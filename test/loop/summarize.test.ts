@@ -6,29 +6,32 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import type { AgentLoopConfigInput } from "../../src/domain/Config.ts"
-import { ProviderRejected } from "../../src/domain/errors.ts"
-import type { AgentEvent } from "../../src/domain/Event.ts"
-import * as Hook from "../../src/domain/Hook.ts"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import { ScriptedLog, type ScriptedResponse } from "../../src/layers/providers/Scripted.ts"
+import {
+  type Event as AgentEvent,
+  type AgentLoopConfig,
+  Hook,
+  Message,
+  ProviderRejected,
+  type ProviderTypes,
+  type Scripted,
+  ScriptedLog,
+  SessionStore
+} from "effect-agent-loop"
 import { SUMMARY_INSTRUCTION, SUMMARY_PREFIX, SUMMARY_TIMEOUT } from "../../src/programs/internal/summarize.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
 import { AgentLoop, settled, harness, recordEvents } from "../support/harness.ts"
 import { ofKind } from "../support/fixtures.ts"
 
 
-const isSummaryRequest = (request: ProviderRequest) => request.messages[0]?.content === SUMMARY_INSTRUCTION
+const isSummaryRequest = (request: ProviderTypes.ProviderRequest) => request.messages[0]?.content === SUMMARY_INSTRUCTION
 
 /** Answers turn calls from `turn` (in order) and summary calls with `summary`. */
-const script = (turn: ReadonlyArray<ScriptedResponse>, summary: ScriptedResponse = { content: "They talked about x and y." }) => {
+const script = (turn: ReadonlyArray<Scripted.ScriptedResponse>, summary: Scripted.ScriptedResponse = { content: "They talked about x and y." }) => {
   let next = 0
-  return (request: ProviderRequest): ScriptedResponse => isSummaryRequest(request) ? summary : turn[next++] ?? { content: "spare" }
+  return (request: ProviderTypes.ProviderRequest): Scripted.ScriptedResponse => isSummaryRequest(request) ? summary : turn[next++] ?? { content: "spare" }
 }
 
 /** A window of 100 tokens at 0.5: a history of more than 200 runes (4 per token) is summarised. */
-const config = (keep = 2): Partial<AgentLoopConfigInput> => ({ contextWindow: 100, summarizeThreshold: 0.5, summarizeKeepMessages: keep })
+const config = (keep = 2): Partial<AgentLoopConfig.AgentLoopConfigInput> => ({ contextWindow: 100, summarizeThreshold: 0.5, summarizeKeepMessages: keep })
 
 /** 180 runes: with "hello" (5 runes) and an answer of 15 runes, the history is exactly at the limit. */
 const seeded = [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))]
@@ -45,7 +48,7 @@ const allRequests = Effect.gen(function*() {
 const summaryRequests = Effect.map(allRequests, (all) => all.filter(isSummaryRequest))
 
 /** The provider has received `n` requests matching `which` once the loop has settled. */
-const requested = (n: number, which: (request: ProviderRequest) => boolean) =>
+const requested = (n: number, which: (request: ProviderTypes.ProviderRequest) => boolean) =>
   Effect.gen(function*() {
     const log = yield* ScriptedLog
     yield* settled(Effect.map(log.requests, (all) => all.filter(which).length >= n))

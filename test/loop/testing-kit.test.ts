@@ -4,11 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
-import * as Message from "../../src/domain/Message.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import { AgentLoop } from "../../src/services/AgentLoop.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
-import * as Testing from "../../src/testing/index.ts"
+import { AgentLoop, Message, SessionStore, Tool } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 
 const slowEcho = Tool.make({
   name: "slow_echo",

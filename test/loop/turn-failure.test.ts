@@ -4,9 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { ProviderRejected, TurnAborted, TurnFailure } from "../../src/domain/errors.ts"
-import * as Hook from "../../src/domain/Hook.ts"
-import { TurnResult } from "../../src/domain/Turn.ts"
+import { Hook, ProviderRejected, Turn, TurnAborted, TurnFailure } from "effect-agent-loop"
 import { AgentLoop, harness } from "../support/harness.ts"
 import { echo } from "../support/fixtures.ts"
 
@@ -54,7 +52,7 @@ describe("TurnResult.failure", () => {
   it.effect("travels: the result's Schema encodes and decodes it as the same tagged value", () =>
     Effect.gen(function*() {
       const result = yield* (yield* AgentLoop).turn("s", "hi")
-      const decoded = yield* Schema.decodeUnknownEffect(TurnResult)(yield* Schema.encodeEffect(TurnResult)(result))
+      const decoded = yield* Schema.decodeUnknownEffect(Turn.TurnResult)(yield* Schema.encodeEffect(Turn.TurnResult)(result))
       expect(decoded.failure).toBeInstanceOf(ProviderRejected)
       expect(decoded.failure).toEqual(result.failure)
       expect(Schema.is(TurnFailure)(decoded.failure)).toBe(true)

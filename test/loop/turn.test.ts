@@ -1,16 +1,20 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { ProviderRejected, RateLimited, ToolError } from "../../src/domain/errors.ts"
-import * as Message from "../../src/domain/Message.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as Scripted from "../../src/layers/providers/Scripted.ts"
-import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
-import { Provider } from "../../src/services/Provider.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
+import {
+  AgentLoopLive,
+  Message,
+  Provider,
+  ProviderRejected,
+  RateLimited,
+  Scripted,
+  ScriptedLog,
+  SessionStore,
+  SessionStoreMemory,
+  Tool,
+  ToolError,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { AgentLoop, harness, recordEvents, tags } from "../support/harness.ts"
 import { echo } from "../support/fixtures.ts"
 

@@ -7,15 +7,17 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import * as Hook from "../../src/domain/Hook.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as Replay from "../../src/layers/providers/Replay.ts"
-import * as Scripted from "../../src/layers/providers/Scripted.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
+import {
+  AgentLoopLive,
+  Hook,
+  type Provider,
+  Replay,
+  Scripted,
+  SessionStoreMemory,
+  Tool,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { ACCEPTED, NOT_ALONE } from "../../src/programs/internal/typedOutput.ts"
-import type { Provider } from "../../src/services/Provider.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
 import { echo, ofKind } from "../support/fixtures.ts"
 import { AgentLoop, harness, recordEvents, settled } from "../support/harness.ts"
 import * as os from "node:os"

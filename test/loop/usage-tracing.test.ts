@@ -4,11 +4,8 @@
  * tracer (`agent.turn` → `gen_ai.chat` / `gen_ai.execute_tool`).
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Hook from "../../src/domain/Hook.ts"
+import { Hook, ProviderRejected, Tool, Usage } from "effect-agent-loop"
 import { Effect, Exit, Fiber, Layer, Option, Schema, Tracer } from "effect"
-import { ProviderRejected } from "../../src/domain/errors.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as Usage from "../../src/domain/Usage.ts"
 import { AgentLoop, settled, harness, recordEvents } from "../support/harness.ts"
 import { captureWarnings, echo, ofKind } from "../support/fixtures.ts"
 

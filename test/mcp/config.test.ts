@@ -7,10 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import * as McpTools from "../../src/layers/McpTools.ts"
-import { ToolRegistry } from "../../src/services/ToolRegistry.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
-import * as SecretsLive from "../../src/layers/Secrets.ts"
+import { McpTools, SecretsLive, ToolRegistry, ToolRegistryLive } from "effect-agent-loop"
 import { call, captureLogs, serverConfig, tempDir, testServer } from "../support/mcpServerKit.ts"
 
 const write = (dir: string, name: string, value: unknown) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { McpSchema } from "effect/ai"
-import * as Message from "../../src/domain/Message.ts"
+import { Message } from "effect-agent-loop"
 import { capOutput, toToolOutput } from "../../src/layers/mcp/content.ts"
 
 const bytes = (n: number) => new Uint8Array(n).fill(1)

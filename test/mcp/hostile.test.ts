@@ -8,14 +8,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Fiber, Layer, References, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as nodePath from "node:path"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as McpTools from "../../src/layers/McpTools.ts"
-import { Secrets } from "../../src/services/Secrets.ts"
-import * as SecretsLive from "../../src/layers/Secrets.ts"
-import { ToolRegistry } from "../../src/services/ToolRegistry.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
+import { McpTools, Message, Secrets, SecretsLive, Tool, ToolRegistry, ToolRegistryLive } from "effect-agent-loop"
 import { call, captureLogs, logLines, serverConfig, tempDir, testServer } from "../support/mcpServerKit.ts"
-import * as Message from "../../src/domain/Message.ts"
 
 const builtin = Tool.make({ name: "echo", description: "echo", parameters: Schema.Struct({}), execute: () => Effect.succeed("echo") })
 

@@ -7,7 +7,7 @@ import { NodeHttpClient, NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as nodePath from "node:path"
-import * as McpTools from "../../src/layers/McpTools.ts"
+import { McpTools } from "effect-agent-loop"
 import { call, logLines, testServer, tempDir } from "../support/mcpServerKit.ts"
 import * as HttpMcp from "../support/mcpHttpServer.ts"
 

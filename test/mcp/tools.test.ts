@@ -4,15 +4,17 @@ import { Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import * as Message from "../../src/domain/Message.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as McpTools from "../../src/layers/McpTools.ts"
-import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
-import * as Scripted from "../../src/layers/providers/Scripted.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
-import { ToolRegistry } from "../../src/services/ToolRegistry.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
+import {
+  AgentLoopLive,
+  McpTools,
+  Message,
+  Scripted,
+  ScriptedLog,
+  SessionStoreMemory,
+  Tool,
+  ToolRegistry,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { AgentLoop, recordEvents } from "../support/harness.ts"
 import { byName, call, isAlive, logLines, pidOf, serverConfig, tempDir } from "../support/mcpServerKit.ts"
 

@@ -3,20 +3,22 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Deferred, Effect, Fiber, Layer, Redacted, Schema, Stream } from "effect"
 import { HttpClient } from "effect/http"
 import { TestClock } from "effect/testing"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as Anthropic from "../../src/layers/providers/Anthropic.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
-import { AgentLoop } from "../../src/services/AgentLoop.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
+import {
+  AgentLoop,
+  AgentLoopLive,
+  Anthropic,
+  Message,
+  type ProviderTypes,
+  SessionStoreMemory,
+  Tool,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { anthropicChunks, anthropicStream } from "../support/wireFixtures.ts"
 import { bytesEvery, event, type ReceivedRequest, start, type WireResponse } from "../support/wireServer.ts"
 
 const KEY = "sk-ant-api03-secret-key-value"
 
-const request: ProviderRequest = {
+const request: ProviderTypes.ProviderRequest = {
   model: "claude-sonnet-4-5",
   messages: [
     Message.system("You are terse."),

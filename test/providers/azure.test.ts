@@ -8,9 +8,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Redacted, Stream } from "effect"
 import { AzureOpenAI, default as OpenAI } from "openai"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Azure from "../../src/layers/providers/Azure.ts"
+import { Azure, Message, type ProviderTypes } from "effect-agent-loop"
 import { piToolCalls, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
 import { openAiText, openAiTextChunks, openAiTools, openAiToolsChunks, responsesStream } from "../support/wireFixtures.ts"
 import { data, start, type WireResponse } from "../support/wireServer.ts"
@@ -24,7 +22,7 @@ const tools = [
 ]
 
 /** A system prompt, two tools, a tool result with an image, reasoning on. */
-const conversation: ProviderRequest = {
+const conversation: ProviderTypes.ProviderRequest = {
   model: "gpt-4o",
   messages: [
     Message.system("Be brief."),
@@ -39,7 +37,7 @@ const conversation: ProviderRequest = {
 const answerSchema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"], additionalProperties: false }
 
 /** What our provider sends for `request`: path with query, headers, body. */
-const sentBy = (options: Azure.Options, request: ProviderRequest, reply: string = openAiText) =>
+const sentBy = (options: Azure.Options, request: ProviderTypes.ProviderRequest, reply: string = openAiText) =>
   Effect.scoped(Effect.gen(function*() {
     const server = yield* start([{ body: [reply] }])
     const provider = yield* Azure.make({ baseUrl: server.url, apiKey: Redacted.make(KEY), ...options })

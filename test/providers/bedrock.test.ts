@@ -13,9 +13,7 @@ import { complete } from "@mariozechner/pi-ai"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Redacted, Stream } from "effect"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderChunk, ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Bedrock from "../../src/layers/providers/Bedrock.ts"
+import { Bedrock, Message, type ProviderTypes } from "effect-agent-loop"
 import { decodeEventStream } from "../../src/layers/providers/eventStream.ts"
 import { fromException, makeDecoder } from "../../src/layers/providers/bedrockWire.ts"
 import { piAssistant, piToolResult, piUser } from "../support/sdkReference.ts"
@@ -35,7 +33,7 @@ const tools = [
 const thinking = { provider: "bedrock", data: { reasoningText: { text: "I should look.", signature: "sig-bedrock-1" } } }
 
 /** A system prompt, two tools, a reply that thought and called a tool, its result with an image. */
-const conversation: ProviderRequest = {
+const conversation: ProviderTypes.ProviderRequest = {
   model: MODEL,
   messages: [
     Message.system("Be brief."),
@@ -63,7 +61,7 @@ const theirs = {
 }
 
 /** What our provider sends for `request`, and the chunks it decodes from `reply`. */
-const exchange = (request: ProviderRequest, reply: ReadonlyArray<Uint8Array> = textReply(["ok"]), options: Bedrock.Options = {}) =>
+const exchange = (request: ProviderTypes.ProviderRequest, reply: ReadonlyArray<Uint8Array> = textReply(["ok"]), options: Bedrock.Options = {}) =>
   Effect.scoped(Effect.gen(function*() {
     const server = yield* start([{ headers: { "content-type": "application/vnd.amazon.eventstream" }, body: reply }])
     const provider = yield* Bedrock.make({ baseUrl: server.url, region: "us-east-1", credentials, ...options })
@@ -112,7 +110,7 @@ describe("Bedrock requests, as AWS's client sends them", () => {
   it.live("a typed answer that is due forces its tool with toolChoice, as AWS's client sends a forced tool (thinking off)", () =>
     Effect.gen(function*() {
       const respond = { name: "respond", description: "The answer", parameters: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] } }
-      const request: ProviderRequest = { ...conversation, tools: [...tools, respond], output: { name: "respond", schema: respond.parameters, force: true } }
+      const request: ProviderTypes.ProviderRequest = { ...conversation, tools: [...tools, respond], output: { name: "respond", schema: respond.parameters, force: true } }
       const ours = yield* exchange(request, textReply(["ok"]), { promptCaching: false })
       const sdk = yield* official({ maxTokens: 8000, toolChoice: { type: "tool", name: "respond" } }, { ...theirs, tools: [...tools, respond] })
       expect(ours.received.json.toolConfig).toEqual(sdk.json.toolConfig)
@@ -222,7 +220,7 @@ describe("Bedrock credentials and region", () => {
 
 describe("Bedrock event streams", () => {
   const signedThinking = { text: "Two files to read.", signature: "sig-xyz" }
-  const expected: ReadonlyArray<ProviderChunk> = [
+  const expected: ReadonlyArray<ProviderTypes.ProviderChunk> = [
     { _tag: "ReasoningDelta", text: "Two f" },
     { _tag: "ReasoningDelta", text: "iles to read." },
     { _tag: "ProviderBlock", block: { provider: "bedrock", data: { reasoningText: signedThinking } } },

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option, Schema, Stream } from "effect"
-import type { ProviderError } from "../../src/domain/errors.ts"
-import { ProviderChunk } from "../../src/domain/Provider.ts"
+import { type ProviderError, ProviderTypes } from "effect-agent-loop"
 import * as AnthropicWire from "../../src/layers/providers/anthropicWire.ts"
 import * as GeminiWire from "../../src/layers/providers/geminiWire.ts"
 import * as OpenAiWire from "../../src/layers/providers/openAiWire.ts"
@@ -40,7 +39,7 @@ const splitRandomly = (bytes: Uint8Array, rng: Rng): ReadonlyArray<Uint8Array> =
   return out
 }
 
-const isChunks = Schema.is(Schema.Array(ProviderChunk))
+const isChunks = Schema.is(Schema.Array(ProviderTypes.ProviderChunk))
 
 const decode = (pieces: ReadonlyArray<Uint8Array>, makeDecoder: () => WireDecoder) =>
   Stream.runCollect(decodeSse(Stream.fromIterable(pieces), makeDecoder)).pipe(Effect.exit)

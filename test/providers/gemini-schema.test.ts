@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import * as Tool from "../../src/domain/Tool.ts"
+import { Tool } from "effect-agent-loop"
 import { geminiParameters, geminiSchema } from "../../src/layers/providers/geminiSchema.ts"
 import { referenceRequest } from "../support/geminiWire.ts"
 

@@ -7,9 +7,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Deferred, Effect, Fiber, Redacted, Stream } from "effect"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Gemini from "../../src/layers/providers/Gemini.ts"
+import { Gemini, Message, type ProviderTypes } from "effect-agent-loop"
 import { chunk, geminiChunks, geminiStream, referenceRequest } from "../support/geminiWire.ts"
 import { bytesEvery, type WireResponse, start } from "../support/wireServer.ts"
 
@@ -54,7 +52,7 @@ const reply = Message.assistant("Looking.", [
 })
 
 /** System prompt, two tools, a tool result with an image, thinking on, a typed answer. */
-const conversation: ProviderRequest = {
+const conversation: ProviderTypes.ProviderRequest = {
   model: "gemini-3-pro-preview",
   messages: [
     Message.system("You are terse."),
@@ -97,7 +95,7 @@ const { output: _output, reasoning: _reasoning, ...plain } = conversation
 const finished = [chunk([{ text: "ok" }], { usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2 } }, { finishReason: "STOP" })]
 
 /** The request the provider sends for `request` (and what it decodes from `body`). */
-const sent = (request: ProviderRequest, body: ReadonlyArray<string> = finished, options: Gemini.Options = {}) =>
+const sent = (request: ProviderTypes.ProviderRequest, body: ReadonlyArray<string> = finished, options: Gemini.Options = {}) =>
   Effect.scoped(Effect.gen(function*() {
     const server = yield* start([{ body }])
     const provider = yield* Gemini.make({ baseUrl: `${server.url}/v1beta`, apiKey: Redacted.make(KEY), ...options })

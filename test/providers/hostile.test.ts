@@ -7,15 +7,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Redacted, Stream } from "effect"
 import { HttpClient, HttpClientResponse } from "effect/http"
 import { TestClock } from "effect/testing"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Anthropic from "../../src/layers/providers/Anthropic.ts"
-import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
-import * as OpenAiResponses from "../../src/layers/providers/OpenAiResponses.ts"
+import { Anthropic, Message, OpenAiCompatible, OpenAiResponses, type ProviderTypes } from "effect-agent-loop"
 import { data, start } from "../support/wireServer.ts"
 
 const KEY = "sk-test-hostile-0123456789"
-const request: ProviderRequest = { model: "m", messages: [Message.user("hi")], tools: [] }
+const request: ProviderTypes.ProviderRequest = { model: "m", messages: [Message.user("hi")], tools: [] }
 
 const nginx413 = "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n" +
   "<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"

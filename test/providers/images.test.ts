@@ -1,12 +1,14 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted, Stream } from "effect"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Anthropic from "../../src/layers/providers/Anthropic.ts"
-import { toPromptMessage } from "../../src/layers/providers/LanguageModel.ts"
-import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
-import * as OpenAiResponses from "../../src/layers/providers/OpenAiResponses.ts"
+import {
+  Anthropic,
+  LanguageModelProvider,
+  Message,
+  OpenAiCompatible,
+  OpenAiResponses,
+  type ProviderTypes
+} from "effect-agent-loop"
 import { piToolCalls, piToolResult, piUser, type ReferenceApi, referenceBody } from "../support/sdkReference.ts"
 import { anthropicStream, openAiText, responsesStream } from "../support/wireFixtures.ts"
 import { start } from "../support/wireServer.ts"
@@ -17,7 +19,7 @@ const shot = { id: "call_1", name: "screenshot" }
 const tools = [{ name: "screenshot", description: "Takes a screenshot", parameters: { type: "object", properties: {} } }]
 
 /** A user message with an image, a tool call, and its result with text and an image. */
-const ours = (model: string): ProviderRequest => ({
+const ours = (model: string): ProviderTypes.ProviderRequest => ({
   model,
   messages: [
     Message.system("Be brief."),
@@ -40,7 +42,7 @@ const theirs = (api: ReferenceApi, model: string) => ({
 })
 
 /** The body our provider sends for `request`. */
-const sentBy = (api: ReferenceApi, request: ProviderRequest) =>
+const sentBy = (api: ReferenceApi, request: ProviderTypes.ProviderRequest) =>
   Effect.scoped(Effect.gen(function*() {
     const server = yield* start([{ body: [api === "anthropic-messages" ? anthropicStream : api === "openai-responses" ? responsesStream : openAiText] }])
     // Without cache breakpoints (prompt-caching.test.ts checks those): the blocks alone are compared here.
@@ -70,7 +72,7 @@ describe("images on the OpenAI Chat wire", () => {
   it.live("a tool result of images only says so in text; images of a batch of results follow the last of them", () =>
     Effect.gen(function*() {
       const second = { id: "call_2", name: "screenshot" }
-      const request: ProviderRequest = {
+      const request: ProviderTypes.ProviderRequest = {
         model: "gpt-4o",
         messages: [
           Message.user("two screenshots"),
@@ -136,7 +138,7 @@ describe("images on the Anthropic wire", () => {
   it.live("a tool_result of images only starts with the client's placeholder text", () =>
     Effect.gen(function*() {
       const model = "claude-sonnet-4-5"
-      const request: ProviderRequest = {
+      const request: ProviderTypes.ProviderRequest = {
         model,
         messages: [Message.user("look"), Message.assistant("", [{ ...shot, arguments: "{}" }]), Message.toolResult(shot, [Message.image("image/png", PNG)])],
         tools
@@ -214,7 +216,7 @@ describe("images on the Responses wire", () => {
 
 describe("images in the effect/ai adapter", () => {
   it("user images become file parts; a tool result's images their placeholders", () => {
-    expect(toPromptMessage(Message.user([Message.text("see"), Message.image("image/png", PNG), Message.imageUrl("https://example.com/b.webp", "image/webp")])))
+    expect(LanguageModelProvider.toPromptMessage(Message.user([Message.text("see"), Message.image("image/png", PNG), Message.imageUrl("https://example.com/b.webp", "image/webp")])))
       .toEqual({
         role: "user",
         content: [
@@ -223,7 +225,7 @@ describe("images in the effect/ai adapter", () => {
           { type: "file", mediaType: "image/webp", data: new URL("https://example.com/b.webp") }
         ]
       })
-    const result = toPromptMessage(Message.toolResult(shot, [Message.text("shot"), Message.image("image/png", PNG)])) as any
+    const result = LanguageModelProvider.toPromptMessage(Message.toolResult(shot, [Message.text("shot"), Message.image("image/png", PNG)])) as any
     expect(result.content[0].result).toBe(`shot\n[image image/png, ${Buffer.from(PNG, "base64").length} bytes]`)
   })
 })

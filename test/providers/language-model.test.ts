@@ -1,10 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Stream } from "effect"
 import { AiError, LanguageModel, type Response } from "effect/ai"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as LanguageModelProvider from "../../src/layers/providers/LanguageModel.ts"
-import { Provider } from "../../src/services/Provider.ts"
+import { LanguageModelProvider, Message, Provider, type ProviderTypes } from "effect-agent-loop"
 
 /** A fake effect/ai model: streams scripted parts and records the options it was called with. */
 const fakeModel = (script: ReadonlyArray<Response.StreamPartEncoded>, error?: AiError.AiError) => {
@@ -22,7 +19,7 @@ const fakeModel = (script: ReadonlyArray<Response.StreamPartEncoded>, error?: Ai
 
 const usage = { inputTokens: { uncached: 10, cacheRead: 5 }, outputTokens: { total: 7, reasoning: 3 } }
 
-const request: ProviderRequest = {
+const request: ProviderTypes.ProviderRequest = {
   model: "ignored",
   messages: [
     Message.system("S"),
@@ -36,7 +33,7 @@ const request: ProviderRequest = {
   ]
 }
 
-const collect = (script: ReadonlyArray<Response.StreamPartEncoded>, req: ProviderRequest = request, error?: AiError.AiError) =>
+const collect = (script: ReadonlyArray<Response.StreamPartEncoded>, req: ProviderTypes.ProviderRequest = request, error?: AiError.AiError) =>
   Effect.gen(function*() {
     const { calls, model } = fakeModel(script, error)
     const provider = yield* Effect.provide(

@@ -3,18 +3,20 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Fiber, Redacted, Stream } from "effect"
 import { HttpClient, HttpClientResponse } from "effect/http"
 import { TestClock } from "effect/testing"
-import type { ProviderError } from "../../src/domain/errors.ts"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
-import { Secrets } from "../../src/services/Secrets.ts"
-import * as SecretsLive from "../../src/layers/Secrets.ts"
+import {
+  Message,
+  OpenAiCompatible,
+  type ProviderError,
+  type ProviderTypes,
+  Secrets,
+  SecretsLive
+} from "effect-agent-loop"
 import { bytesEvery, data, start, type WireResponse } from "../support/wireServer.ts"
 import { openAiText, openAiTextChunks, openAiTools, openAiToolsChunks } from "../support/wireFixtures.ts"
 
 const KEY = "sk-test-0123456789abcdef"
 
-const request: ProviderRequest = {
+const request: ProviderTypes.ProviderRequest = {
   model: "gpt-4o",
   messages: [
     Message.system("Be brief."),
@@ -284,7 +286,7 @@ describe("OpenAiCompatible", () => {
         required: ["nested"],
         additionalProperties: false
       }
-      const withTools: ProviderRequest = { ...request, tools: [{ name: "t", description: "d", parameters }] }
+      const withTools: ProviderTypes.ProviderRequest = { ...request, tools: [{ name: "t", description: "d", parameters }] }
       const sent = (options: OpenAiCompatible.Options) =>
         Effect.gen(function*() {
           const server = yield* start([{ body: [openAiText] }])

@@ -6,16 +6,12 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Stream } from "effect"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
-import { openRouterAttribution, type PresetName, presetNames, presets } from "../../src/layers/providers/presets.ts"
-import { Provider } from "../../src/services/Provider.ts"
+import { Message, OpenAiCompatible, Presets, Provider, type ProviderTypes } from "effect-agent-loop"
 import { openAiText } from "../support/wireFixtures.ts"
 import { start } from "../support/wireServer.ts"
 
 const answer = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"], additionalProperties: false }
-const request: ProviderRequest = {
+const request: ProviderTypes.ProviderRequest = {
   model: "m",
   messages: [Message.system("Be brief."), Message.user("hi")],
   tools: [
@@ -25,13 +21,13 @@ const request: ProviderRequest = {
   output: { name: "respond", schema: answer }
 }
 
-const env = Object.fromEntries(presetNames.flatMap((name) => {
-  const variable = presets[name].apiKeyEnv
+const env = Object.fromEntries(Presets.presetNames.flatMap((name) => {
+  const variable = Presets.presets[name].apiKeyEnv
   return variable === undefined ? [] : [[variable, `key-of-${name}`]]
 }))
 
 /** What the preset sends for `sent`, pointed at a loopback server, with every preset's key in the environment. */
-const sentBy = (name: PresetName, options: OpenAiCompatible.Options = {}, sent: ProviderRequest = request) =>
+const sentBy = (name: Presets.PresetName, options: OpenAiCompatible.Options = {}, sent: ProviderTypes.ProviderRequest = request) =>
   Effect.scoped(Effect.gen(function*() {
     const server = yield* start([{ body: [openAiText] }])
     yield* Effect.gen(function*() {
@@ -47,19 +43,19 @@ const sentBy = (name: PresetName, options: OpenAiCompatible.Options = {}, sent: 
 describe("OpenAI-compatible presets", () => {
   it.live("each cloud sends its own key, from its own variable; a local server sends none, not even OpenAI's", () =>
     Effect.gen(function*() {
-      for (const name of presetNames) {
+      for (const name of Presets.presetNames) {
         const received = yield* sentBy(name)
         expect(received.path, name).toBe("/v1/chat/completions")
-        expect(received.headers["authorization"], name).toBe(presets[name].apiKeyEnv === undefined ? undefined : `Bearer key-of-${name}`)
+        expect(received.headers["authorization"], name).toBe(Presets.presets[name].apiKeyEnv === undefined ? undefined : `Bearer key-of-${name}`)
       }
     }))
 
   it.live("typed answers in each one's dialect: response_format where the server enforces it, else the respond tool", () =>
     Effect.gen(function*() {
-      for (const name of presetNames) {
+      for (const name of Presets.presetNames) {
         const { json } = yield* sentBy(name)
         const tools = json.tools.map((tool: any) => tool.function.name)
-        if (presets[name].structuredOutput === "native") {
+        if (Presets.presets[name].structuredOutput === "native") {
           expect(json.response_format?.type, name).toBe("json_schema")
           expect(tools, name).toEqual(["read_file"])
         } else {
@@ -69,13 +65,13 @@ describe("OpenAI-compatible presets", () => {
         // JSON Schema's $schema is no keyword any of them takes
         expect(JSON.stringify(json.tools), name).not.toContain("$schema")
       }
-      expect(presets.mistral.structuredOutput).toBe("native")
-      expect(presets.deepseek.structuredOutput).toBe("tool")
+      expect(Presets.presets.mistral.structuredOutput).toBe("native")
+      expect(Presets.presets.deepseek.structuredOutput).toBe("tool")
     }))
 
   it.live("Mistral's dialect: no stream_options, random_seed for seed, no reasoning_effort, max_tokens; the others keep OpenAI's names", () =>
     Effect.gen(function*() {
-      const tuned: ProviderRequest = { ...request, seed: 7, maxTokens: 500, temperature: 0.3, reasoning: { effort: "low" } }
+      const tuned: ProviderTypes.ProviderRequest = { ...request, seed: 7, maxTokens: 500, temperature: 0.3, reasoning: { effort: "low" } }
       const mistral = (yield* sentBy("mistral", {}, tuned)).json
       expect(mistral.stream_options).toBeUndefined()
       expect(mistral).toMatchObject({ random_seed: 7, max_tokens: 500, temperature: 0.3, stream: true })
@@ -90,11 +86,11 @@ describe("OpenAI-compatible presets", () => {
     Effect.gen(function*() {
       const received = yield* sentBy("openrouter", {
         structuredOutput: "native",
-        headers: openRouterAttribution({ url: "https://example.com/app", title: "Example" })
+        headers: Presets.openRouterAttribution({ url: "https://example.com/app", title: "Example" })
       })
       expect(received.headers["http-referer"]).toBe("https://example.com/app")
       expect(received.headers["x-title"]).toBe("Example")
       expect(received.json.response_format?.type).toBe("json_schema")
-      expect(openRouterAttribution({})).toEqual({})
+      expect(Presets.openRouterAttribution({})).toEqual({})
     }))
 })

@@ -8,15 +8,17 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Stream } from "effect"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Usage from "../../src/domain/Usage.ts"
-import * as Anthropic from "../../src/layers/providers/Anthropic.ts"
-import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
+import {
+  AgentLoopLive,
+  Anthropic,
+  Message,
+  OpenAiCompatible,
+  type ProviderTypes,
+  SessionStoreMemory,
+  ToolRegistryLive,
+  Usage
+} from "effect-agent-loop"
 import { MAX_CACHE_BREAKPOINTS } from "../../src/layers/providers/anthropicWire.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
 import { echo } from "../support/fixtures.ts"
 import { AgentLoop } from "../support/harness.ts"
 import { piToolCalls, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
@@ -58,7 +60,7 @@ describe("prompt caching", () => {
       })
       const server = yield* start([anthropicReply({ text: "ok" })])
       const provider = yield* Anthropic.make({ baseUrl: server.url, apiKey: KEY })
-      const request: ProviderRequest = {
+      const request: ProviderTypes.ProviderRequest = {
         model,
         maxTokens: sdk.max_tokens,
         messages: [

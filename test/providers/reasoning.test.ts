@@ -6,17 +6,19 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema, Stream } from "effect"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as Anthropic from "../../src/layers/providers/Anthropic.ts"
-import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
+import {
+  AgentLoop,
+  AgentLoopLive,
+  Anthropic,
+  Message,
+  OpenAiCompatible,
+  type ProviderTypes,
+  SessionStore,
+  SessionStoreMemory,
+  Tool,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { maxTokensFieldFor } from "../../src/layers/providers/openAiWire.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
-import { AgentLoop } from "../../src/services/AgentLoop.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
 import { piAssistant, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
 import { anthropicStream, openAiText } from "../support/wireFixtures.ts"
 import { event, start } from "../support/wireServer.ts"
@@ -27,7 +29,7 @@ const thinking = { provider: "anthropic", data: { type: "thinking", thinking: "I
 const redacted = { provider: "anthropic", data: { type: "redacted_thinking", data: "opaque" } }
 
 /** A conversation where the model thought, then called a tool whose result came back. */
-const afterThinking: ProviderRequest = {
+const afterThinking: ProviderTypes.ProviderRequest = {
   model: "claude-sonnet-4-5",
   messages: [
     Message.system("Be terse."),
@@ -51,7 +53,7 @@ const stopped = [
  * The body the Anthropic provider sends for `request`, or the error it fails with before sending.
  * Without cache breakpoints, as the reference asks for none (prompt-caching.test.ts checks those).
  */
-const anthropicBody = (request: ProviderRequest) =>
+const anthropicBody = (request: ProviderTypes.ProviderRequest) =>
   Effect.scoped(Effect.gen(function*() {
     const server = yield* start([{ body: stopped }])
     const provider = yield* Anthropic.make({ baseUrl: server.url, apiKey: Redacted.make(KEY), promptCaching: false })
@@ -154,7 +156,7 @@ describe("Anthropic thinking and sampling", () => {
 
   it.live("blocks go back only to the model that made them", () =>
     Effect.gen(function*() {
-      const stamped = (model: string): ProviderRequest => ({
+      const stamped = (model: string): ProviderTypes.ProviderRequest => ({
         ...afterThinking,
         reasoning: { budgetTokens: 2000 },
         messages: afterThinking.messages.map((m) =>

@@ -1,20 +1,16 @@
 import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer, Redacted, Stream } from "effect"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
-import * as Replay from "../../src/layers/providers/Replay.ts"
-import { Provider } from "../../src/services/Provider.ts"
+import { Message, OpenAiCompatible, Provider, type ProviderTypes, Replay } from "effect-agent-loop"
 import { openAiText, openAiTextChunks, openAiTools, openAiToolsChunks } from "../support/wireFixtures.ts"
 import { bytesEvery, start } from "../support/wireServer.ts"
 
 const tools = [{ name: "read_file", description: "Reads", parameters: { type: "object" } }]
-const first: ProviderRequest = { model: "gpt-4o", messages: [Message.system("S"), Message.user("hi")], tools }
-const second: ProviderRequest = { ...first, messages: [...first.messages, Message.assistant("Grüße"), Message.user("read it")] }
-const third: ProviderRequest = { ...second, messages: [...second.messages, Message.user("again")] }
+const first: ProviderTypes.ProviderRequest = { model: "gpt-4o", messages: [Message.system("S"), Message.user("hi")], tools }
+const second: ProviderTypes.ProviderRequest = { ...first, messages: [...first.messages, Message.assistant("Grüße"), Message.user("read it")] }
+const third: ProviderTypes.ProviderRequest = { ...second, messages: [...second.messages, Message.user("again")] }
 
-const run = (request: ProviderRequest) =>
+const run = (request: ProviderTypes.ProviderRequest) =>
   Effect.gen(function*() {
     const provider = yield* Provider
     return yield* Stream.runCollect(provider.stream(request))
@@ -92,7 +88,7 @@ describe("Replay", () => {
   it.effect("matching is by JSON value: an undefined field equals an absent one, a nested difference is found", () =>
     Effect.gen(function*() {
       const call = { id: "c1", name: "read_file", arguments: "{\"path\":\"a\"}" }
-      const withCall: ProviderRequest = { ...first, messages: [...first.messages, Message.assistant("", [call])] }
+      const withCall: ProviderTypes.ProviderRequest = { ...first, messages: [...first.messages, Message.assistant("", [call])] }
       const entries = [{ request: Replay.recordedRequest(withCall), chunks: [{ _tag: "Finish", reason: "stop" }] } as const]
       const withUndefined = { ...withCall, messages: [...first.messages, { role: "assistant", content: "", toolCalls: [call], extra: undefined } as Message.Message] }
       expect(yield* Stream.runCollect((yield* Replay.fromEntries(entries)).stream(withUndefined))).toEqual([{ _tag: "Finish", reason: "stop" }])

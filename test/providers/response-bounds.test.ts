@@ -10,21 +10,23 @@ import { HttpClient, HttpClientResponse } from "effect/http"
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import * as Config from "../../src/domain/Config.ts"
-import type { AgentLoopConfigInput } from "../../src/domain/Config.ts"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderChunk } from "../../src/domain/Provider.ts"
-import * as Tool from "../../src/domain/Tool.ts"
+import {
+  AgentLoop,
+  type AgentLoopConfig,
+  AgentLoopLive,
+  AgentLoopConfig as Config,
+  Message,
+  OpenAiCompatible,
+  type Provider,
+  type ProviderTypes,
+  Scripted,
+  SessionStore,
+  SessionStoreMemory,
+  SessionStoreSql,
+  Tool,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { MAX_ERROR_BODY } from "../../src/layers/providers/httpStream.ts"
-import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
-import * as Scripted from "../../src/layers/providers/Scripted.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as SessionStoreSql from "../../src/layers/SessionStoreSql.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
-import type { Provider } from "../../src/services/Provider.ts"
-import { AgentLoop } from "../../src/services/AgentLoop.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
 import { SUMMARY_INSTRUCTION } from "../../src/programs/internal/summarize.ts"
 import { echo, ofKind } from "../support/fixtures.ts"
 import { harness, recordEvents, settled } from "../support/harness.ts"
@@ -35,7 +37,7 @@ const CAP = 4096
 const loopOn = (
   provider: Layer.Layer<Provider, never, never>,
   store: Layer.Layer<SessionStore, unknown> = SessionStoreMemory.layer(),
-  config: Partial<AgentLoopConfigInput> = {},
+  config: Partial<AgentLoopConfig.AgentLoopConfigInput> = {},
   tools: ReadonlyArray<Tool.Tool<any>> = [echo]
 ) =>
   Layer.build(
@@ -75,7 +77,7 @@ describe("one model response is bounded", () => {
   it.effect("text, reasoning and tool-call arguments count together", () =>
     Effect.scoped(Effect.gen(function*() {
       const args = JSON.stringify({ text: text(CAP / 4) })
-      const chunks = (extra: number): ReadonlyArray<ProviderChunk> => [
+      const chunks = (extra: number): ReadonlyArray<ProviderTypes.ProviderChunk> => [
         { _tag: "ReasoningDelta", text: text(CAP / 2) },
         { _tag: "TextDelta", text: text(CAP / 2 - args.length + extra) },
         { _tag: "ToolCallDelta", index: 0, id: "c1", name: "echo", argumentsDelta: args },

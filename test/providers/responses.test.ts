@@ -1,15 +1,17 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Redacted, Schema, Stream } from "effect"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as OpenAiResponses from "../../src/layers/providers/OpenAiResponses.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
-import { AgentLoop } from "../../src/services/AgentLoop.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
+import {
+  AgentLoop,
+  AgentLoopLive,
+  Message,
+  OpenAiResponses,
+  type ProviderTypes,
+  SessionStore,
+  SessionStoreMemory,
+  Tool,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { piAssistant, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
 import { responsesChunks, responsesReasoningItem, responsesStream } from "../support/wireFixtures.ts"
 import { bytesEvery, event, start, type WireResponse } from "../support/wireServer.ts"
@@ -23,7 +25,7 @@ const reply = Message.assistant("Grüße", [{ id: "call_a", name: "read_file", a
   providerBlocks: responsesChunks.flatMap((chunk) => chunk._tag === "ProviderBlock" ? [chunk.block] : [])
 })
 
-const request: ProviderRequest = {
+const request: ProviderTypes.ProviderRequest = {
   model: "gpt-5",
   messages: [
     Message.system("Be terse."),
@@ -37,7 +39,7 @@ const request: ProviderRequest = {
   reasoning: { effort: "high" }
 }
 
-const collect = (url: string, req: ProviderRequest = request) =>
+const collect = (url: string, req: ProviderTypes.ProviderRequest = request) =>
   Effect.gen(function*() {
     const provider = yield* OpenAiResponses.make({ baseUrl: url, apiKey: Redacted.make(KEY) })
     return yield* Stream.runCollect(provider.stream(req))

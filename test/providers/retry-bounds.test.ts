@@ -6,8 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { ProviderUnavailable, RateLimited } from "../../src/domain/errors.ts"
-import { ScriptedLog } from "../../src/layers/providers/Scripted.ts"
+import { ProviderUnavailable, RateLimited, ScriptedLog } from "effect-agent-loop"
 import { ofKind } from "../support/fixtures.ts"
 import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 

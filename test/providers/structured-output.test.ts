@@ -11,17 +11,19 @@ import { Effect, Layer, Redacted, Schema, Stream } from "effect"
 import OpenAI from "openai"
 import { zodResponseFormat, zodTextFormat } from "openai/helpers/zod"
 import { z } from "zod"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Anthropic from "../../src/layers/providers/Anthropic.ts"
-import * as OpenAiCompatible from "../../src/layers/providers/OpenAiCompatible.ts"
-import * as OpenAiResponses from "../../src/layers/providers/OpenAiResponses.ts"
+import {
+  AgentLoopLive,
+  Anthropic,
+  Message,
+  OpenAiCompatible,
+  OpenAiResponses,
+  type Provider,
+  type ProviderTypes,
+  SessionStoreMemory,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { isOpenAiStrict } from "../../src/layers/providers/toolSchema.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
 import * as TypedOutput from "../../src/programs/internal/typedOutput.ts"
-import type { Provider } from "../../src/services/Provider.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
 import { echo } from "../support/fixtures.ts"
 import { AgentLoop } from "../support/harness.ts"
 import { piUser, referenceBody } from "../support/sdkReference.ts"
@@ -34,14 +36,14 @@ const answer = TypedOutput.make(Answer)
 const echoDefinition = echo.definition
 
 /** A request of a typed turn as the loop makes it: the answer tool beside the others, and `output`. */
-const typedRequest = (force = false): ProviderRequest => ({
+const typedRequest = (force = false): ProviderTypes.ProviderRequest => ({
   model: "gpt-4o",
   messages: [Message.system("Be brief."), Message.user("Largest city?")],
   tools: [echoDefinition, answer.definition],
   output: { name: TypedOutput.RESPOND_TOOL, schema: answer.schema, ...(force ? { force: true } : {}) }
 })
 
-const openAiBody = (request: ProviderRequest, options: OpenAiCompatible.Options = {}) =>
+const openAiBody = (request: ProviderTypes.ProviderRequest, options: OpenAiCompatible.Options = {}) =>
   Effect.gen(function*() {
     const server = yield* start([openAiReply({ text: "{}" })])
     const provider = yield* OpenAiCompatible.make({ baseUrl: server.url, apiKey: KEY, ...options })
@@ -49,7 +51,7 @@ const openAiBody = (request: ProviderRequest, options: OpenAiCompatible.Options 
     return server.requests[0]!.json
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))
 
-const responsesBody = (request: ProviderRequest) =>
+const responsesBody = (request: ProviderTypes.ProviderRequest) =>
   Effect.gen(function*() {
     const server = yield* start([responsesReply({ text: "{}" })])
     const provider = yield* OpenAiResponses.make({ baseUrl: server.url, apiKey: KEY })
@@ -57,7 +59,7 @@ const responsesBody = (request: ProviderRequest) =>
     return server.requests[0]!.json
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))
 
-const anthropicBody = (request: ProviderRequest) =>
+const anthropicBody = (request: ProviderTypes.ProviderRequest) =>
   Effect.gen(function*() {
     const server = yield* start([anthropicReply({ text: "{}" })])
     const provider = yield* Anthropic.make({ baseUrl: server.url, apiKey: KEY })

@@ -11,10 +11,7 @@ import { GoogleGenAI } from "@google/genai"
 import { GoogleAuth } from "google-auth-library"
 import { ConfigProvider, Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { RateLimited } from "../../src/domain/errors.ts"
-import * as Message from "../../src/domain/Message.ts"
-import type { ProviderRequest } from "../../src/domain/Provider.ts"
-import * as Vertex from "../../src/layers/providers/Vertex.ts"
+import { Message, type ProviderTypes, RateLimited, Vertex } from "effect-agent-loop"
 import { chunk } from "../support/geminiWire.ts"
 import {
   ACCESS_TOKEN,
@@ -31,7 +28,7 @@ const geminiDone = [chunk([{ text: "Hallo" }], { usageMetadata: { promptTokenCou
 
 const readFile = { name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }
 
-const request = (model: string): ProviderRequest => ({
+const request = (model: string): ProviderTypes.ProviderRequest => ({
   model,
   messages: [
     Message.system("Be brief."),
@@ -253,7 +250,7 @@ describe("Claude on Vertex against Anthropic's Vertex client", () => {
   const model = "claude-sonnet-4-5@20250929"
 
   /** System prompt, two tools, a tool result with an image, thinking on, a typed answer (offered, not forced with thinking). */
-  const conversation: ProviderRequest = {
+  const conversation: ProviderTypes.ProviderRequest = {
     model,
     messages: [
       Message.system("Be brief."),

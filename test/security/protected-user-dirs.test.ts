@@ -10,7 +10,7 @@ import { Effect, Option } from "effect"
 import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { gitHooksDirectory, isProtectedPath, locationsWithin } from "../../src/tools/index.ts"
+import { gitHooksDirectory, isProtectedPath, locationsWithin } from "effect-agent-loop"
 import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
 import { start } from "../support/openaiServer.ts"
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
-import { MIN_SECRET_LENGTH, Secrets } from "../../src/services/Secrets.ts"
-import * as SecretsLive from "../../src/layers/Secrets.ts"
+import { Secrets, SecretsLive } from "effect-agent-loop"
+import { MIN_SECRET_LENGTH } from "../../src/services/Secrets.ts"
 
 const current = Effect.gen(function*() {
   return yield* Secrets

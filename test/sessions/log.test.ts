@@ -4,8 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
-import * as Message from "../../src/domain/Message.ts"
-import * as SessionLog from "../../src/domain/SessionLog.ts"
+import { Message, SessionLog } from "effect-agent-loop"
 
 const call = (id: string) => ({ id, name: "f", arguments: "{}" })
 const overflow = (cut: number): SessionLog.Compaction => ({ role: "compaction", reason: "overflow", cut })

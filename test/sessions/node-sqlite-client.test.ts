@@ -9,7 +9,7 @@ import { SqlClient } from "effect/sql"
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import * as NodeSqliteClient from "../../src/layers/sql/NodeSqliteClient.ts"
+import { NodeSqliteClient } from "effect-agent-loop"
 
 /** A client on a fresh file for the scope (the directory removed afterwards). */
 const withClient = (options: Omit<NodeSqliteClient.Options, "filename"> = {}) =>

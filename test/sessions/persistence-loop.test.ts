@@ -10,17 +10,21 @@ import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import type { AgentLoopConfigInput } from "../../src/domain/Config.ts"
-import { ContextLengthExceeded, ProviderRejected, SessionStoreError } from "../../src/domain/errors.ts"
-import * as Message from "../../src/domain/Message.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as Scripted from "../../src/layers/providers/Scripted.ts"
+import {
+  type AgentLoopConfig,
+  AgentLoopLive,
+  ContextLengthExceeded,
+  type CurrentTurn,
+  Message,
+  ProviderRejected,
+  Scripted,
+  SessionStore,
+  SessionStoreError,
+  SessionStoreJsonl,
+  Tool,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
-import * as SessionStoreJsonl from "../../src/layers/SessionStoreJsonl.ts"
-import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
-import type { CurrentTurn } from "../../src/services/CurrentTurn.ts"
-import { SessionStore } from "../../src/services/SessionStore.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
 import { AgentLoop, recordEvents } from "../support/harness.ts"
 import { echo, longHistory, ofKind } from "../support/fixtures.ts"
 
@@ -28,7 +32,7 @@ import { echo, longHistory, ofKind } from "../support/fixtures.ts"
 const loopOver = (
   dir: string,
   script: Scripted.Script,
-  options: { readonly tools?: ReadonlyArray<Tool.Tool<CurrentTurn>>; readonly config?: Partial<AgentLoopConfigInput> } = {}
+  options: { readonly tools?: ReadonlyArray<Tool.Tool<CurrentTurn>>; readonly config?: Partial<AgentLoopConfig.AgentLoopConfigInput> } = {}
 ) =>
   AgentLoopLive.layer({ model: "test-model", ...options.config }).pipe(
     Layer.provideMerge(Layer.mergeAll(

@@ -10,9 +10,8 @@ import { Effect, FileSystem } from "effect"
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import * as Message from "../../src/domain/Message.ts"
+import { Message, SessionStoreJsonl } from "effect-agent-loop"
 import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
-import * as SessionStoreJsonl from "../../src/layers/SessionStoreJsonl.ts"
 
 /** A real directory for the test, removed afterwards. */
 const withDir = <A, E, R>(f: (dir: string) => Effect.Effect<A, E, R>) =>

@@ -6,10 +6,8 @@ import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import * as Message from "../../src/domain/Message.ts"
-import { SUMMARY_PREFIX } from "../../src/domain/SessionLog.ts"
+import { Message, SessionLog, SessionStoreJsonl } from "effect-agent-loop"
 import { classify, fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
-import * as SessionStoreJsonl from "../../src/layers/SessionStoreJsonl.ts"
 import { captureWarnings, keysOf } from "../support/fixtures.ts"
 
 const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..")
@@ -216,7 +214,7 @@ describe("SessionStore.jsonl", () => {
         const before = NodeFs.readFileSync(NodePath.join(dir, fileName("s")))
         const summary = { role: "compaction", reason: "summary", cut: 5, summary: "they listed files" } as const
         yield* store.append("s", [summary])
-        expect(yield* store.load("s")).toEqual([Message.system(`${SUMMARY_PREFIX}\nthey listed files`), everyKind[5]])
+        expect(yield* store.load("s")).toEqual([Message.system(`${SessionLog.SUMMARY_PREFIX}\nthey listed files`), everyKind[5]])
         expect(yield* store.log("s")).toEqual([...everyKind, summary])
         const after = NodeFs.readFileSync(NodePath.join(dir, fileName("s")))
         expect(after.subarray(0, before.length).equals(before)).toBe(true)

@@ -5,8 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import * as Message from "../../src/domain/Message.ts"
-import * as SessionStoreMemory from "../../src/layers/SessionStoreMemory.ts"
+import { Message, SessionStoreMemory } from "effect-agent-loop"
 
 describe("SessionStore.memory", () => {
   it.effect("appends entries, loads the view, logs everything, lists and removes", () =>

@@ -7,9 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import * as Message from "../../src/domain/Message.ts"
-import { SUMMARY_PREFIX } from "../../src/domain/SessionLog.ts"
-import * as SessionStoreSql from "../../src/layers/SessionStoreSql.ts"
+import { Message, SessionLog, SessionStoreSql } from "effect-agent-loop"
 import { sessionId } from "../../src/layers/SessionStoreSqlSchema.ts"
 import { type PostgresServer, postgresProbe, postgresSuite, startPostgres } from "../support/postgres.ts"
 import { type Backend, openSql, openStore, postgres, sqlite } from "../support/sqlBackends.ts"
@@ -45,7 +43,7 @@ const contract = (backend: Backend) => {
         expect(yield* store.load("s")).toEqual(everyKind)
         const summary = { role: "compaction", reason: "summary", cut: 5, summary: "they listed files" } as const
         yield* store.append("s", [summary])
-        expect(yield* store.load("s")).toEqual([Message.system(`${SUMMARY_PREFIX}\nthey listed files`), everyKind[5]])
+        expect(yield* store.load("s")).toEqual([Message.system(`${SessionLog.SUMMARY_PREFIX}\nthey listed files`), everyKind[5]])
         expect(yield* store.log("s")).toEqual([...everyKind, summary])
         const other = yield* openStore(db)
         expect(yield* other.load("s")).toEqual(yield* store.load("s"))

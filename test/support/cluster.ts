@@ -11,9 +11,8 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Duration, Layer, Redacted } from "effect"
 import type { Sharding } from "effect/cluster"
-import * as AgentLoopCluster from "../../src/cluster/AgentLoopCluster.ts"
+import { type AgentLoop, AgentLoopCluster } from "effect-agent-loop"
 import * as Transport from "../../src/cluster/transport.ts"
-import type { AgentLoop } from "../../src/services/AgentLoop.ts"
 import { freePort, type PostgresServer, startPostgres } from "./postgres.ts"
 
 const runnerScript = fileURLToPath(new URL("./clusterRunner.ts", import.meta.url))

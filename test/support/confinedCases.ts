@@ -9,7 +9,7 @@ import * as childProcess from "node:child_process"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import * as Confined from "../../src/tools/confined.ts"
-import { editFile, grep, listDir, readFile, writeFile } from "../../src/tools/index.ts"
+import { editFile, grep, listDir, readFile, writeFile } from "effect-agent-loop"
 import { failure, tempDir, text, withWorkspace, write } from "./toolWorkspace.ts"
 
 /** The text of an open file now (its `size` is the size when it was opened). */

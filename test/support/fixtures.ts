@@ -3,10 +3,7 @@
  */
 import { expect } from "@effect/vitest"
 import { Effect, Logger, Schema } from "effect"
-import type { AgentEvent, EventOf } from "../../src/domain/Event.ts"
-import * as Message from "../../src/domain/Message.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import type { SessionInfo } from "../../src/services/SessionStore.ts"
+import { type AgentEvent, Message, type SessionInfo, Tool } from "effect-agent-loop"
 
 /** A read-only tool answering `echo: <text>`. */
 export const echo = Tool.make({
@@ -18,8 +15,8 @@ export const echo = Tool.make({
 })
 
 /** The events of one kind, typed. */
-export const ofKind = <K extends AgentEvent["_tag"]>(events: ReadonlyArray<AgentEvent>, kind: K): Array<EventOf<K>> =>
-  events.filter((e): e is EventOf<K> => e._tag === kind)
+export const ofKind = <K extends AgentEvent.AgentEvent["_tag"]>(events: ReadonlyArray<AgentEvent.AgentEvent>, kind: K): Array<AgentEvent.EventOf<K>> =>
+  events.filter((e): e is AgentEvent.EventOf<K> => e._tag === kind)
 
 const call = (id: string) => ({ id, name: "echo", arguments: "{}" })
 

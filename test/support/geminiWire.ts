@@ -6,7 +6,7 @@
  */
 import { GoogleGenAI } from "@google/genai"
 import { Effect } from "effect"
-import type { ProviderChunk } from "../../src/domain/Provider.ts"
+import type { ProviderTypes } from "effect-agent-loop"
 import type { FakeReply } from "./wireReplies.ts"
 import { data, start, type WireResponse } from "./wireServer.ts"
 
@@ -34,7 +34,7 @@ export const geminiStream = [
 ].join("")
 
 /** What `geminiStream` decodes to. */
-export const geminiChunks: ReadonlyArray<ProviderChunk> = [
+export const geminiChunks: ReadonlyArray<ProviderTypes.ProviderChunk> = [
   { _tag: "ReasoningDelta", text: "Planning: " },
   { _tag: "ReasoningDelta", text: "read both files." },
   { _tag: "TextDelta", text: "Grüße, " },

@@ -4,20 +4,22 @@
  */
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import type { AgentLoopConfigInput } from "../../src/domain/Config.ts"
-import type { AgentEvent } from "../../src/domain/Event.ts"
-import type { Message } from "../../src/domain/Message.ts"
-import type { Tool } from "../../src/domain/Tool.ts"
-import type * as Scripted from "../../src/layers/providers/Scripted.ts"
-import { AgentLoop } from "../../src/services/AgentLoop.ts"
-import type { CurrentTurn } from "../../src/services/CurrentTurn.ts"
-import * as Testing from "../../src/testing/index.ts"
+import {
+  type Event as AgentEvent,
+  AgentLoop,
+  type AgentLoopConfig,
+  type CurrentTurn,
+  type Message,
+  type Scripted,
+  type Tool
+} from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 
 export interface HarnessOptions {
   readonly script: Scripted.Script
-  readonly tools?: ReadonlyArray<Tool<CurrentTurn>>
-  readonly config?: Partial<AgentLoopConfigInput>
-  readonly seed?: Readonly<Record<string, ReadonlyArray<Message>>>
+  readonly tools?: ReadonlyArray<Tool.Tool<CurrentTurn>>
+  readonly config?: Partial<AgentLoopConfig.AgentLoopConfigInput>
+  readonly seed?: Readonly<Record<string, ReadonlyArray<Message.Message>>>
 }
 
 /** The whole loop over a scripted provider and a memory store: the package's test kit, config errors as defects. */

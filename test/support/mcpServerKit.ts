@@ -7,8 +7,7 @@ import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import * as Tool from "../../src/domain/Tool.ts"
-import type * as McpTools from "../../src/layers/McpTools.ts"
+import { type McpTools, Tool } from "effect-agent-loop"
 
 /** The stdio test server's script. */
 export const serverScript = fileURLToPath(new URL("./mcpServer.mjs", import.meta.url))

@@ -9,8 +9,7 @@ import * as NodePath from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import * as NodeSqliteClient from "../../src/layers/sql/NodeSqliteClient.ts"
-import * as SessionStoreSql from "../../src/layers/SessionStoreSql.ts"
+import { NodeSqliteClient, SessionStoreSql } from "effect-agent-loop"
 import type { PostgresServer } from "./postgres.ts"
 
 /** One empty database for one test. */

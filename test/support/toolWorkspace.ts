@@ -7,12 +7,15 @@ import { Context, Effect, Layer } from "effect"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
-import type { ToolError } from "../../src/domain/errors.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import type { CurrentTurn } from "../../src/services/CurrentTurn.ts"
-import { type BuiltinToolRequirements, Workspace } from "../../src/tools/index.ts"
-import * as WorkspaceLive from "../../src/layers/Workspace.ts"
-import * as Message from "../../src/domain/Message.ts"
+import {
+  type BuiltinToolRequirements,
+  type CurrentTurn,
+  Message,
+  Tool,
+  type ToolError,
+  Workspace,
+  WorkspaceLive
+} from "effect-agent-loop"
 
 export const toolContext: Tool.ToolContext = { toolCallId: "call-1", turnId: "turn-1", sessionKey: "s", iteration: 0, depth: 0 }
 

@@ -3,7 +3,7 @@
  * fuzz test: what OpenAI and Anthropic actually send for a text reply with reasoning and two
  * parallel tool calls, and the chunks the library must decode from them.
  */
-import type { ProviderChunk } from "../../src/domain/Provider.ts"
+import type { ProviderTypes } from "effect-agent-loop"
 import { data, event } from "./wireServer.ts"
 
 const oa = (delta: unknown, finish: string | null = null) => ({
@@ -29,7 +29,7 @@ export const openAiText = [
 ].join("")
 
 /** What `openAiText` decodes to. */
-export const openAiTextChunks: ReadonlyArray<ProviderChunk> = [
+export const openAiTextChunks: ReadonlyArray<ProviderTypes.ProviderChunk> = [
   { _tag: "ReasoningDelta", text: "Think: grüße" },
   { _tag: "TextDelta", text: "Grüße, " },
   { _tag: "TextDelta", text: "世界 🌍" },
@@ -52,7 +52,7 @@ export const openAiTools = [
 ].join("")
 
 /** What `openAiTools` decodes to. */
-export const openAiToolsChunks: ReadonlyArray<ProviderChunk> = [
+export const openAiToolsChunks: ReadonlyArray<ProviderTypes.ProviderChunk> = [
   { _tag: "ToolCallDelta", index: 0, id: "call_a", name: "read_file", argumentsDelta: "" },
   { _tag: "ToolCallDelta", index: 1, id: "call_b", name: "list_dir", argumentsDelta: "" },
   { _tag: "ToolCallDelta", index: 0, argumentsDelta: "{\"path\":" },
@@ -109,7 +109,7 @@ export const anthropicStream = [
 ].join("")
 
 /** What `anthropicStream` decodes to. */
-export const anthropicChunks: ReadonlyArray<ProviderChunk> = [
+export const anthropicChunks: ReadonlyArray<ProviderTypes.ProviderChunk> = [
   { _tag: "ReasoningDelta", text: "Überlege…" },
   { _tag: "ProviderBlock", block: { provider: "anthropic", data: { type: "thinking", thinking: "Überlege…", signature: "sig" } } },
   { _tag: "TextDelta", text: "Hallo 世界" },
@@ -191,7 +191,7 @@ export const responsesStream = [
 ].join("")
 
 /** What `responsesStream` decodes to: the response's items are kept, since its reasoning is. */
-export const responsesChunks: ReadonlyArray<ProviderChunk> = [
+export const responsesChunks: ReadonlyArray<ProviderTypes.ProviderChunk> = [
   { _tag: "ReasoningDelta", text: "Plan: read." },
   { _tag: "ReasoningDelta", text: "\n\n" },
   { _tag: "ReasoningDelta", text: "Then answer." },

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import * as Tool from "../../src/domain/Tool.ts"
+import { Tool } from "effect-agent-loop"
 import { AgentLoop, harness } from "../support/harness.ts"
 
 const CALLS = 100

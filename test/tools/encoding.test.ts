@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { editFile, grep, makeEditFile, readFile, writeFile } from "../../src/tools/index.ts"
+import { editFile, grep, makeEditFile, readFile, writeFile } from "effect-agent-loop"
 import { failure, text, withWorkspace, write } from "../support/toolWorkspace.ts"
 
 const bytes = (...parts: Array<string | ReadonlyArray<number>>) =>

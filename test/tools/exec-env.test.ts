@@ -5,10 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as SecretsLive from "../../src/layers/Secrets.ts"
-import { exec, isSecretEnv, makeExec } from "../../src/tools/index.ts"
+import { exec, isSecretEnv, makeExec, Message, SecretsLive } from "effect-agent-loop"
 import { call, withWorkspace } from "../support/toolWorkspace.ts"
-import * as Message from "../../src/domain/Message.ts"
 
 /** Sets `vars` in the process environment for the duration of `effect`. */
 const withEnv = <A, E, R>(vars: Record<string, string>, effect: Effect.Effect<A, E, R>) =>

@@ -7,11 +7,7 @@ import * as nodeFs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as os from "node:os"
 import * as nodePath from "node:path"
-import type { ToolError } from "../../src/domain/errors.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import { exec, makeExec, Workspace } from "../../src/tools/index.ts"
-import * as WorkspaceLive from "../../src/layers/Workspace.ts"
-import * as Message from "../../src/domain/Message.ts"
+import { exec, makeExec, Message, Tool, type ToolError, Workspace, WorkspaceLive } from "effect-agent-loop"
 
 const context: Tool.ToolContext = { toolCallId: "call-1", turnId: "turn-1", sessionKey: "s", iteration: 0, depth: 0 }
 

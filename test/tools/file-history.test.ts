@@ -2,10 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import * as Tool from "../../src/domain/Tool.ts"
-import * as FileHistoryDir from "../../src/layers/FileHistoryDir.ts"
-import { FileHistory } from "../../src/services/FileHistory.ts"
-import { editFile, writeFile } from "../../src/tools/index.ts"
+import { editFile, FileHistory, FileHistoryDir, Tool, writeFile } from "effect-agent-loop"
 import { tempDir, toolContext, withWorkspace, write } from "../support/toolWorkspace.ts"
 
 /** A tool call in turn `turnId` of session "s". */

@@ -3,11 +3,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Option } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { CurrentTurn, type CurrentTurnShape } from "../../src/services/CurrentTurn.ts"
-import { ToolRegistry } from "../../src/services/ToolRegistry.ts"
-import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
 import {
   builtinTools,
+  CurrentTurn,
+  type CurrentTurnShape,
   editFile,
   grep,
   listDir,
@@ -15,10 +14,12 @@ import {
   makeListDir,
   makeReadFile,
   readFile,
+  ToolRegistry,
+  ToolRegistryLive,
   Workspace,
+  WorkspaceLive,
   writeFile
-} from "../../src/tools/index.ts"
-import * as WorkspaceLive from "../../src/layers/Workspace.ts"
+} from "effect-agent-loop"
 import { failure, text, toolContext as context, withWorkspace, write } from "../support/toolWorkspace.ts"
 
 describe("Workspace confinement", () => {

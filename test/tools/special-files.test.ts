@@ -20,7 +20,7 @@ import {
   makeReadFile,
   readFile,
   writeFile
-} from "../../src/tools/index.ts"
+} from "effect-agent-loop"
 import { failure, text, withWorkspace, write } from "../support/toolWorkspace.ts"
 
 /** A FIFO at `file`, released at the end of the scope: a reader still blocked on it (the bug) gets a writer. */

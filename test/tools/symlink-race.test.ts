@@ -7,10 +7,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { editFile, readFile, writeFile } from "../../src/tools/index.ts"
+import { editFile, Message, readFile, writeFile } from "effect-agent-loop"
 import { linkSwapper } from "../support/linkSwapper.ts"
 import { call, withWorkspace } from "../support/toolWorkspace.ts"
-import * as Message from "../../src/domain/Message.ts"
 
 const ROUNDS = 400
 

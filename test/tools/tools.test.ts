@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Schema } from "effect"
-import * as Tool from "../../src/domain/Tool.ts"
-import { builtinTools, BuiltinToolName } from "../../src/tools/index.ts"
+import { BuiltinToolName, builtinTools, Tool } from "effect-agent-loop"
 
 describe("tool metadata", () => {
   const byName = Object.fromEntries(builtinTools().map((tool) => [tool.name, tool]))

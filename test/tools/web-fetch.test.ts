@@ -3,10 +3,15 @@ import { Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import * as dns from "node:dns"
 import { vi } from "vitest"
-import type { ToolError } from "../../src/domain/errors.ts"
-import * as Message from "../../src/domain/Message.ts"
-import * as Tool from "../../src/domain/Tool.ts"
-import { builtinTools, isPublicAddress, makeWebFetch, type WebFetchOptions } from "../../src/tools/index.ts"
+import {
+  builtinTools,
+  isPublicAddress,
+  makeWebFetch,
+  Message,
+  Tool,
+  type ToolError,
+  type WebFetchOptions
+} from "effect-agent-loop"
 import { toolContext } from "../support/toolWorkspace.ts"
 import { startWebServer, type WebServer } from "../support/webServer.ts"
 
