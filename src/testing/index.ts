@@ -105,3 +105,21 @@ export const requests: Effect.Effect<ReadonlyArray<ProviderRequest>, never, Scri
  * and their sub-turns) due by then happens, in time order.
  */
 export const advance = (duration: Duration.Input): Effect.Effect<void> => TestClock.adjust(duration)
+
+/** The kinds (`_tag`s) of events in order, optionally only those of the given kinds. */
+export const kinds = (events: ReadonlyArray<AgentEvent>, only?: ReadonlyArray<EventKind>): ReadonlyArray<EventKind> =>
+  events.filter((e) => !only || only.includes(e._tag)).map((e) => e._tag)
+
+/**
+ * Lets every fiber of the loop run on to its next wait (one `TestClock.adjust(0)`, no polling) and
+ * returns the condition's value, which must hold by then: `false` or `undefined` is a defect that
+ * says so.
+ */
+export const settled = <A>(check: Effect.Effect<A | undefined | false>): Effect.Effect<A> =>
+  Effect.andThen(TestClock.adjust(0), check).pipe(
+    Effect.flatMap((value) =>
+      value === undefined || value === false
+        ? Effect.die(new Error("the condition does not hold once the loop has settled"))
+        : Effect.succeed(value)
+    )
+  )

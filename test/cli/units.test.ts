@@ -20,8 +20,8 @@ import * as CliLogger from "../../src/cli/logger.ts"
 import * as Screen from "../../src/cli/screen.ts"
 import { parseTools } from "../../src/cli/settings.ts"
 import { styleFor } from "../../src/cli/style.ts"
-import { AgentEvent, EventBus, EventBusLive, type Hook, Tool } from "effect-agent-loop"
-import { AgentLoop, settled, harness, recordEvents } from "../support/harness.ts"
+import { AgentEvent, AgentLoop, EventBus, EventBusLive, type Hook, Tool } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 
 const fakeScreen = (interactive: boolean) => {
   const out = { stdout: "", stderr: "" }
@@ -47,7 +47,7 @@ const decide = (hook: ReturnType<typeof approvalHook>) => {
 describe("Ctrl-C", () => {
   it.effect("first press interrupts gracefully, a press within 2 s aborts, a later one does not; idle presses go to the command", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const idle: Array<boolean> = []
       const { out, screen } = fakeScreen(true)
@@ -58,7 +58,7 @@ describe("Ctrl-C", () => {
       expect(idle).toEqual([false])
 
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* settled(Effect.map(loop.activeTurn("s"), (info) => info?.phase === "llm" || undefined))
+      yield* Testing.settled(Effect.map(loop.activeTurn("s"), (info) => info?.phase === "llm" || undefined))
       yield* press
       expect(out.stderr).toBe("")
       yield* TestClock.adjust(CtrlC.DOUBLE_PRESS_MS + 1)
@@ -79,7 +79,7 @@ describe("Ctrl-C", () => {
       yield* TestClock.adjust(CtrlC.DOUBLE_PRESS_MS + 1)
       yield* press
       expect(idle).toEqual([false, false, true, false])
-    }).pipe(Effect.provide(harness({ script: [{ content: "thinking", stall: true }] }))))
+    }).pipe(Effect.provide(Testing.layer({ script: [{ content: "thinking", stall: true }] }))))
 })
 
 describe("Ctrl-C during an approval prompt", () => {
@@ -103,7 +103,7 @@ describe("Ctrl-C during an approval prompt", () => {
         Effect.provideService(Screen.Screen, screen)
       )
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* settled(Effect.sync(() => out.stderr.includes("? allow danger? [y/a/N] ") || undefined))
+      yield* Testing.settled(Effect.sync(() => out.stderr.includes("? allow danger? [y/a/N] ") || undefined))
       yield* press
       stdin.write("y\n")
       const result = yield* Fiber.join(turn)
@@ -114,7 +114,7 @@ describe("Ctrl-C during an approval prompt", () => {
       expect(yield* input.next).toEqual(Option.some("y"))
     }).pipe(
       Effect.scoped,
-      Effect.provide(harness({ script: [{ toolCalls: [{ name: "danger", arguments: {} }] }, { content: "Stopped." }], tools: [danger] }))
+      Effect.provide(Testing.layer({ script: [{ toolCalls: [{ name: "danger", arguments: {} }] }, { content: "Stopped." }], tools: [danger] }))
     ))
 })
 
@@ -210,8 +210,8 @@ describe("event sink", () => {
       expect(yield* sink.dropped).toBe(1)
       const flushed = yield* Effect.forkChild(sink.flushed("t1"))
       yield* Deferred.succeed(gate, undefined)
-      yield* settled(Effect.sync(() => flushed.pollUnsafe() !== undefined || undefined))
-      yield* settled(Effect.sync(() => handled.length === 2 || undefined))
+      yield* Testing.settled(Effect.sync(() => flushed.pollUnsafe() !== undefined || undefined))
+      yield* Testing.settled(Effect.sync(() => handled.length === 2 || undefined))
       expect(handled).toEqual(["TurnStart", "Error"])
     }).pipe(Effect.scoped, Effect.provide(EventBusLive.layerCapacity())))
 })

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import {
   type AgentEvent,
+  AgentLoop,
   EventBus,
   EventBusLive as EventBusLayer,
   Hook,
@@ -16,8 +17,8 @@ import {
   Message,
   SecretsLive
 } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { echo } from "../support/fixtures.ts"
-import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 
 const SECRET = "sk-test-9f8e7d6c5b4a"
 const HUGE = 10_000_000
@@ -142,7 +143,7 @@ describe("hook texts through a turn", () => {
   it.effect("a 10 MB deny reason and stop feedback reach the model, the session and the events bounded and scrubbed", () =>
     Effect.gen(function*() {
       const loop = yield* AgentLoop
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       let blocked = false
       yield* loop.registerHook({
         beforeTool: () => Hook.deny(huge),
@@ -160,7 +161,7 @@ describe("hook texts through a turn", () => {
       expect(text.length).toBeLessThan(20 * Hook.TEXT_LIMIT)
     }).pipe(
       Effect.scoped,
-      Effect.provide(harness({
+      Effect.provide(Testing.layer({
         script: [{ toolCalls: [{ name: "echo", arguments: { text: "hi" } }] }, { content: "first" }, { content: "second" }],
         tools: [echo]
       })),

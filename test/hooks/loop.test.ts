@@ -6,8 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { Hook, Message, ScriptedLog, SessionStore, Tool, ToolError } from "effect-agent-loop"
-import { AgentLoop, settled, harness, recordEvents, tags } from "../support/harness.ts"
+import { AgentLoop, Hook, Message, ScriptedLog, SessionStore, Tool, ToolError } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { ofKind } from "../support/fixtures.ts"
 
 
@@ -45,7 +45,7 @@ const echoThenDone = [{ toolCalls: [{ id: "c1", name: "echo", arguments: { text:
 describe("beforeLLMRequest through a turn", () => {
   it.effect("a switched model reaches the provider for that call only", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.registerHook({
         beforeLLMRequest: ({ context }) => context.iteration === 1 ? Hook.modify({ model: "big-model" }) : Hook.continue
@@ -54,7 +54,7 @@ describe("beforeLLMRequest through a turn", () => {
       expect(result.status).toBe("completed")
       expect((yield* requests).map((r) => r.model)).toEqual(["big-model", "test-model"])
       expect(ofKind(yield* events, "LLMRequest").map((e) => e.model)).toEqual(["big-model", "test-model"])
-    }).pipe(Effect.scoped, Effect.provide(harness({ tools: [echo], script: echoThenDone }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 
   it.effect("changed messages and tools reach the provider, and are not persisted", () =>
     Effect.gen(function*() {
@@ -69,20 +69,20 @@ describe("beforeLLMRequest through a turn", () => {
       expect(sent!.tools).toEqual([])
       expect(yield* (yield* SessionStore).load("s")).toEqual([Message.user("go"), Message.assistant("ok")])
       expect(result.messages).toEqual([Message.user("go"), Message.assistant("ok")])
-    }).pipe(Effect.scoped, Effect.provide(harness({ tools: [echo], script: [{ content: "ok" }] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: [{ content: "ok" }] }))))
 })
 
 describe("afterLLMResponse through a turn", () => {
   it.effect("rewritten content is the reply: finalMessage, stored history, LLMResponse", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.registerHook({ afterLLMResponse: ({ response }) => Hook.modify({ content: response.content.toUpperCase() }) })
       const result = yield* loop.turn("s", "go")
       expect(result.finalMessage?.content).toBe("LOUD")
       expect(yield* (yield* SessionStore).load("s")).toEqual([Message.user("go"), Message.assistant("LOUD")])
       expect(ofKind(yield* events, "LLMResponse").map((e) => e.content)).toEqual(["LOUD"])
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: [{ content: "loud" }] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "loud" }] }))))
 
   it.effect("rewritten tool calls change what runs; the history pairs the rewritten call with its result", () =>
     Effect.gen(function*() {
@@ -100,7 +100,7 @@ describe("afterLLMResponse through a turn", () => {
         Message.toolResult(replaced, "echo: rewritten")
       ])
       expect(result.messages[1]).toEqual(Message.assistant("", [replaced]))
-    }).pipe(Effect.scoped, Effect.provide(harness({ tools: [echo], script: echoThenDone }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 
   it.effect("removing every tool call turns the response into the final answer", () =>
     Effect.gen(function*() {
@@ -111,14 +111,14 @@ describe("afterLLMResponse through a turn", () => {
       expect(echoRuns).toEqual([])
       expect(result.finalMessage).toEqual(Message.assistant("no tools today"))
       expect((yield* requests)).toHaveLength(1)
-    }).pipe(Effect.scoped, Effect.provide(harness({ tools: [echo], script: echoThenDone }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 })
 
 describe("tool hooks through a turn", () => {
   it.effect("beforeTool's arguments reach the tool; an afterTool patch reaches the model and the history", () =>
     Effect.gen(function*() {
       echoRuns.length = 0
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.registerHook({ beforeTool: () => Hook.modify({ arguments: { text: "from hook" } }) })
       yield* loop.registerHook({
@@ -134,7 +134,7 @@ describe("tool hooks through a turn", () => {
       const all = yield* events
       expect(ofKind(all, "ToolExecStart")[0]!.arguments).toBe(JSON.stringify({ text: "from hook" }))
       expect(ofKind(all, "ToolExecEnd")[0]!.result).toBe("echo: from hook [checked]")
-    }).pipe(Effect.scoped, Effect.provide(harness({ tools: [echo], script: echoThenDone }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 
   it.effect("onToolFailure patches a failing tool's result (content and isError)", () =>
     Effect.gen(function*() {
@@ -149,7 +149,7 @@ describe("tool hooks through a turn", () => {
         Message.toolResult({ id: "f1", name: "failing" }, "recovered from: disk is full")
       )
       expect(afterToolCalls).toBe(0)
-    }).pipe(Effect.scoped, Effect.provide(harness({
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({
       tools: [failing],
       script: [{ toolCalls: [{ id: "f1", name: "failing" }] }, { content: "done" }]
     }))))
@@ -157,7 +157,7 @@ describe("tool hooks through a turn", () => {
   it.effect("a beforeTool deny is the result the model sees, with ToolExecSkipped", () =>
     Effect.gen(function*() {
       echoRuns.length = 0
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.registerHook({ beforeTool: () => Hook.deny("no echoing") })
       const result = yield* loop.turn("s", "go")
@@ -166,9 +166,9 @@ describe("tool hooks through a turn", () => {
       expect((yield* requests)[1]!.messages.at(-1)).toEqual(Message.toolResult({ id: "c1", name: "echo" }, text, true))
       const all = yield* events
       expect(ofKind(all, "ToolExecSkipped").map((e) => [e.toolCallId, e.reason])).toEqual([["c1", text]])
-      expect(tags(all, ["ToolExecStart", "ToolExecEnd"])).toEqual([])
+      expect(Testing.kinds(all, ["ToolExecStart", "ToolExecEnd"])).toEqual([])
       expect(result.status).toBe("completed")
-    }).pipe(Effect.scoped, Effect.provide(harness({ tools: [echo], script: echoThenDone }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 })
 
 const guardedCall = [{ toolCalls: [{ id: "g1", name: "guarded" }] }, { content: "done" }]
@@ -177,7 +177,7 @@ describe("approval through a turn", () => {
   it.effect("an approver's deny is the result the model sees", () =>
     Effect.gen(function*() {
       guardedRuns.length = 0
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.registerHook({ approveTool: () => Hook.deny("not on Fridays") }, { name: "approver" })
       yield* loop.turn("s", "go")
@@ -185,17 +185,17 @@ describe("approval through a turn", () => {
       expect(guardedRuns).toEqual([])
       expect((yield* requests)[1]!.messages.at(-1)).toEqual(Message.toolResult({ id: "g1", name: "guarded" }, text, true))
       expect(ofKind(yield* events, "ToolExecSkipped").map((e) => e.reason)).toEqual([text])
-    }).pipe(Effect.scoped, Effect.provide(harness({ tools: [guarded], script: guardedCall }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [guarded], script: guardedCall }))))
 
   it.effect("a tool that requires approval, with no approver, is denied", () =>
     Effect.gen(function*() {
       guardedRuns.length = 0
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       yield* (yield* AgentLoop).turn("s", "go")
       expect(guardedRuns).toEqual([])
       const skipped = ofKind(yield* events, "ToolExecSkipped")
       expect(skipped.map((e) => e.reason)).toEqual(["Tool execution denied by approval: no approver registered"])
-    }).pipe(Effect.provide(harness({ tools: [guarded], script: guardedCall }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [guarded], script: guardedCall }))))
 
   it.effect("with autoApprove it runs", () =>
     Effect.gen(function*() {
@@ -203,11 +203,11 @@ describe("approval through a turn", () => {
       yield* (yield* AgentLoop).turn("s", "go")
       expect(guardedRuns).toEqual(["g1"])
       expect((yield* requests)[1]!.messages.at(-1)?.content).toBe("guarded ran")
-    }).pipe(Effect.provide(harness({ tools: [guarded], script: guardedCall, config: { autoApprove: true } }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [guarded], script: guardedCall, config: { autoApprove: true } }))))
 
   it.effect("a tool's duration excludes the wait for approval: 10 s to approve, 1 s to run, 1 s", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.registerHook({ approveTool: () => Effect.as(Effect.sleep("10 seconds"), Hook.approve) }, { name: "pondering-human" })
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
@@ -218,7 +218,7 @@ describe("approval through a turn", () => {
       const all = yield* events
       expect(ofKind(all, "ToolExecStart").map((e) => e.at)).toEqual([10_000])
       expect(ofKind(all, "ToolExecEnd").map((e) => [e.at, e.durationMs])).toEqual([[11_000, 1_000]])
-    }).pipe(Effect.scoped, Effect.provide(harness({
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({
       tools: [Tool.make({
         name: "slow",
         description: "Takes a second",
@@ -232,16 +232,16 @@ describe("approval through a turn", () => {
   it.effect("an approver that never answers denies at exactly 60 s", () =>
     Effect.gen(function*() {
       guardedRuns.length = 0
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       let asked = false
       yield* loop.registerHook({ approveTool: () => Effect.sync(() => (asked = true)).pipe(Effect.andThen(Effect.never)) }, {
         name: "slow-human"
       })
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* settled(Effect.sync(() => asked))
+      yield* Testing.settled(Effect.sync(() => asked))
       yield* TestClock.adjust(59_999)
-      expect(tags(yield* events, ["ToolExecStart", "ToolExecSkipped", "TurnEnd"])).toEqual([])
+      expect(Testing.kinds(yield* events, ["ToolExecStart", "ToolExecSkipped", "TurnEnd"])).toEqual([])
       yield* TestClock.adjust(1)
       const result = yield* Fiber.join(turn)
       expect(guardedRuns).toEqual([])
@@ -253,22 +253,22 @@ describe("approval through a turn", () => {
       ]])
       expect(ofKind(all, "Error").map((e) => [e.stage, e.hook])).toEqual([["approveTool", "slow-human"]])
       expect(result.status).toBe("completed")
-    }).pipe(Effect.scoped, Effect.provide(harness({ tools: [guarded], script: guardedCall }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [guarded], script: guardedCall }))))
 })
 
 describe("failing hooks fail open", () => {
   it.effect("a hook over its 5 s limit counts as continue, with an Error event naming it", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       let entered = false
       yield* loop.registerHook({ beforeLLMRequest: () => Effect.sync(() => (entered = true)).pipe(Effect.andThen(Effect.never)) }, {
         name: "sleepy"
       })
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* settled(Effect.sync(() => entered))
+      yield* Testing.settled(Effect.sync(() => entered))
       yield* TestClock.adjust(4_999)
-      expect(tags(yield* events, ["LLMRequest"])).toEqual([])
+      expect(Testing.kinds(yield* events, ["LLMRequest"])).toEqual([])
       yield* TestClock.adjust(1)
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("completed")
@@ -277,12 +277,12 @@ describe("failing hooks fail open", () => {
       expect(errors.map((e) => [e.at, e.stage, e.hook, e.message])).toEqual([
         [5_000, "beforeLLMRequest", "sleepy", "beforeLLMRequest timed out after 5000ms"]
       ])
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: [{ content: "ok" }] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "ok" }] }))))
 
   it.effect("a throwing hook counts as continue, with an Error event naming it", () =>
     Effect.gen(function*() {
       echoRuns.length = 0
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.registerHook({
         beforeTool: () => {
@@ -294,14 +294,14 @@ describe("failing hooks fail open", () => {
       expect(echoRuns).toEqual(["hi"])
       const errors = ofKind(yield* events, "Error")
       expect(errors.map((e) => [e.stage, e.hook, e.message])).toEqual([["beforeTool", "buggy", "beforeTool died: hook bug"]])
-    }).pipe(Effect.scoped, Effect.provide(harness({ tools: [echo], script: echoThenDone }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 })
 
 describe("hooks that stop a turn", () => {
   it.effect("abort from beforeTool: status failed, an Error event naming the hook and stage, the tool never runs", () =>
     Effect.gen(function*() {
       echoRuns.length = 0
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.registerHook({ beforeTool: () => Hook.abortTurn("forbidden") }, { name: "police" })
       const result = yield* loop.turn("s", "go")
@@ -312,11 +312,11 @@ describe("hooks that stop a turn", () => {
       expect(ofKind(all, "Error").map((e) => [e.stage, e.hook])).toEqual([["beforeTool", "police"]])
       expect(ofKind(all, "TurnEnd").map((e) => e.status)).toEqual(["failed"])
       expect((yield* requests)).toHaveLength(1)
-    }).pipe(Effect.scoped, Effect.provide(harness({ tools: [echo], script: echoThenDone }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 
   it.effect("abort from beforeLLMRequest: status failed before any provider call", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.registerHook({ beforeLLMRequest: () => Hook.abortTurn("over budget") }, { name: "budget" })
       const result = yield* loop.turn("s", "go")
@@ -324,7 +324,7 @@ describe("hooks that stop a turn", () => {
       expect(result.error).toContain("over budget")
       expect(ofKind(yield* events, "Error").map((e) => [e.stage, e.hook])).toEqual([["beforeLLMRequest", "budget"]])
       expect(yield* requests).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: [{ content: "never" }] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "never" }] }))))
 
   it.effect("abort from afterLLMResponse: status failed, the response is not the reply", () =>
     Effect.gen(function*() {
@@ -334,7 +334,7 @@ describe("hooks that stop a turn", () => {
       expect(result.status).toBe("failed")
       expect(result.finalMessage).toBeUndefined()
       expect(result.messages).toEqual([Message.user("go")])
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: [{ content: "bad words" }] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "bad words" }] }))))
 
   it.effect("a beforeTurn block: status blocked, no provider call, nothing stored", () =>
     Effect.gen(function*() {
@@ -345,7 +345,7 @@ describe("hooks that stop a turn", () => {
       expect(result.error).toContain("maintenance")
       expect(yield* requests).toEqual([])
       expect(yield* (yield* SessionStore).load("s")).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: [{ content: "never" }] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "never" }] }))))
 
   it.effect("beforeTurn adds messages and replaces the system prompt", () =>
     Effect.gen(function*() {
@@ -364,7 +364,7 @@ describe("hooks that stop a turn", () => {
         Message.user("Today is Monday."),
         Message.user("go")
       ])
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: [{ content: "ok" }], config: { systemPrompt: "You are helpful." } }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "ok" }], config: { systemPrompt: "You are helpful." } }))))
 })
 
 describe("beforeStop quality gate", () => {
@@ -392,7 +392,7 @@ describe("beforeStop quality gate", () => {
       expect(result.status).toBe("completed")
       expect(result.finalMessage?.content).toBe("answer 2")
       expect(result.messages).toHaveLength(6)
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: (_, i) => ({ content: `answer ${i}` }) }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: (_, i) => ({ content: `answer ${i}` }) }))))
 
   it.effect("a gate that always blocks stops after 8 blocks: 9 provider calls, status completed", () =>
     Effect.gen(function*() {
@@ -404,7 +404,7 @@ describe("beforeStop quality gate", () => {
       expect(yield* requests).toHaveLength(9)
       expect(result.status).toBe("completed")
       expect(result.finalMessage?.content).toBe("answer 8")
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: (_, i) => ({ content: `answer ${i}` }) }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: (_, i) => ({ content: `answer ${i}` }) }))))
 })
 
 describe("registration", () => {
@@ -433,7 +433,7 @@ describe("registration", () => {
         "low:tool"
       ])
       expect((yield* requests).map((r) => r.model)).toEqual(["test-model+high+default+low", "test-model+high+default+low"])
-    }).pipe(Effect.scoped, Effect.provide(harness({ tools: [echo], script: echoThenDone }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 
   it.effect("after the registering scope closes, the hook no longer runs", () =>
     Effect.gen(function*() {
@@ -446,5 +446,5 @@ describe("registration", () => {
       yield* loop.turn("s", "second")
       expect(seen).toEqual(["first"])
       expect(yield* requests).toHaveLength(2)
-    }).pipe(Effect.provide(harness({ script: () => ({ content: "ok" }) }))))
+    }).pipe(Effect.provide(Testing.layer({ script: () => ({ content: "ok" }) }))))
 })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Hook, ScriptedLog } from "effect-agent-loop"
-import { AgentLoop, harness } from "../support/harness.ts"
+import { AgentLoop, Hook, ScriptedLog } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 
 describe("session hooks through the loop", () => {
   it.effect("sessionStart runs before the first turn of each session only; sessionEnd when the loop closes", () =>
@@ -17,7 +17,7 @@ describe("session hooks through the loop", () => {
         yield* loop.turn("a", "two")
         yield* loop.turn("b", "three")
         expect(log).toEqual(["start a", "start b"])
-      }).pipe(Effect.provide(Layer.fresh(harness({ script: () => ({ content: "ok" }) }))))
+      }).pipe(Effect.provide(Layer.fresh(Testing.layer({ script: () => ({ content: "ok" }) }))))
       expect(log).toEqual(["start a", "start b", "end a", "end b"])
     }))
 
@@ -30,5 +30,5 @@ describe("session hooks through the loop", () => {
       expect(result.error).toBe('Session blocked by hook "door": closed for maintenance')
       expect(result.messages).toEqual([])
       expect(yield* (yield* ScriptedLog).requests).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: [{ content: "never" }] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "never" }] }))))
 })

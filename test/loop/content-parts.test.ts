@@ -7,8 +7,9 @@ import * as NodePath from "node:path"
 import { SchemaBinary } from "effect/encoding"
 import {
   AgentEvent,
-  AgentLoopLive,
+  AgentLoop,
   AgentLoopConfig as Config,
+  AgentLoopLive,
   Message,
   Replay,
   Scripted,
@@ -22,7 +23,6 @@ import {
   Turn
 } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
-import { AgentLoop, harness } from "../support/harness.ts"
 import { openStore, sqlite } from "../support/sqlBackends.ts"
 
 const PNG = Buffer.from("\x89PNG\r\n\x1a\n pixels").toString("base64")
@@ -51,7 +51,7 @@ describe("content parts in a turn", () => {
       expect((yield* (yield* SessionStore).load("s"))[0]).toEqual({ role: "user", content: picture })
       expect((yield* events.ofKind("TurnStart"))[0]!.input).toEqual(picture)
       expect(Message.textOf(picture)).toBe(`What is this?\n[image image/png, ${Buffer.from(PNG, "base64").length} bytes]`)
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: [{ content: "a cat" }], config: { model: "gpt-4o" } }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "a cat" }], config: { model: "gpt-4o" } }))))
 
   it.effect("images are refused with ContentRejected before anything is stored, sent or announced", () =>
     Effect.gen(function*() {
@@ -81,7 +81,7 @@ describe("content parts in a turn", () => {
       expect((yield* events.ofKind("TurnStart")).length).toBe(2)
     }).pipe(
       Effect.scoped,
-      Effect.provide(harness({ script: () => ({ content: "fine" }), config: { model: "gpt-4o", maxImageBytes: 1000 } }))
+      Effect.provide(Testing.layer({ script: () => ({ content: "fine" }), config: { model: "gpt-4o", maxImageBytes: 1000 } }))
     ))
 
   it.effect("acceptsImages overrides the registry: for every model, or by name", () =>
@@ -97,7 +97,7 @@ describe("content parts in a turn", () => {
       expect(Config.acceptsImages({ acceptsImages: { llava: true } }, "claude-haiku-4-5")).toBe(true)
       const loop = yield* AgentLoop
       expect((yield* loop.turn("s", picture)).status).toBe("completed")
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: [{ content: "seen" }], config: { model: "llava", acceptsImages: { llava: true } } }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "seen" }], config: { model: "llava", acceptsImages: { llava: true } } }))))
 
   it.effect("a tool's image reaches a model that accepts images as an image, one that does not as its placeholder; the session keeps it", () =>
     Effect.gen(function*() {
@@ -113,7 +113,7 @@ describe("content parts in a turn", () => {
       expect(stored.find((m) => m.role === "tool")!.content).toEqual([Message.text("the screen:"), Message.image("image/png", PNG)])
     }).pipe(
       Effect.scoped,
-      Effect.provide(harness({
+      Effect.provide(Testing.layer({
         script: [{ toolCalls: [{ name: "screenshot" }] }, { content: "I see the screen" }, { content: "still" }],
         tools: [screenshot],
         config: { model: "gpt-4o" }
@@ -132,7 +132,7 @@ describe("content parts in a turn", () => {
       ])
     }).pipe(
       Effect.scoped,
-      Effect.provide(harness({
+      Effect.provide(Testing.layer({
         script: [{ toolCalls: [{ name: "leaky" }] }, { content: "ok" }],
         tools: [Tool.make({
           name: "leaky",

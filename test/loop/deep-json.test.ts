@@ -10,11 +10,11 @@ import { HttpClient, HttpClientResponse } from "effect/http"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as OutputSchema from "../../src/cli/outputSchema.ts"
-import { Anthropic, Message, Tool } from "effect-agent-loop"
+import { AgentLoop, Anthropic, Message, Tool } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../../src/domain/text.ts"
 import * as BedrockWire from "../../src/layers/providers/bedrockWire.ts"
 import * as GeminiWire from "../../src/layers/providers/geminiWire.ts"
-import { AgentLoop, harness } from "../support/harness.ts"
 import { tempDir } from "../support/toolWorkspace.ts"
 
 /** `{"x": […]}` nesting `depth` levels in all. */
@@ -56,7 +56,7 @@ describe("deeply nested JSON", () => {
       expect(atBoundTyped).toMatch(/^Invalid arguments for tool "typed": x: Expected string/)
       expect(atBoundLoose).toBe("took it")
       expect(result.finalMessage?.content).toBe("done")
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [typed, loose],
       script: [
         {
@@ -107,7 +107,7 @@ describe("deeply nested JSON", () => {
       expect(result.status).toBe("completed")
       expect(result.output).toEqual({ name: "ok" })
       expect(toolResults(result.messages)[0]).toMatch(new RegExp(`^The answer nests deeper than ${MAX_JSON_DEPTH} levels`))
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [
         { toolCalls: [{ name: "respond", arguments: `{"name":${"[".repeat(5000)}${"]".repeat(5000)}}` }] },
         { output: { name: "ok" } }

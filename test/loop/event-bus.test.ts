@@ -3,7 +3,7 @@ import { Effect, Exit, Fiber, Scope, Stream } from "effect"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { AgentEvent, AgentLoop, EventBusLive, type EventBusShape, lifecycleKinds } from "effect-agent-loop"
-import { harness } from "../support/harness.ts"
+import * as Testing from "effect-agent-loop/testing"
 
 const place = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
 const delta = (i: number) => AgentEvent.make("LLMDelta", place, i, { kind: "text", text: String(i) })
@@ -330,7 +330,7 @@ describe("AgentLoop.events", () => {
       expect(seen[0]?._tag).toBe("TurnStart")
       expect(seen.filter((e) => e._tag === "LLMDelta")).toHaveLength(100)
       expect(seen.at(-1)?._tag).toBe("TurnEnd")
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ content: Array.from({ length: 100 }, (_, i) => `d${i} `) }],
       config: { eventBufferCapacity: 4 }
     }))))

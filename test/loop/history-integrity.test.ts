@@ -24,10 +24,10 @@ import {
   SessionStoreJsonl,
   ToolRegistryLive
 } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
 import { SUMMARY_INSTRUCTION } from "../../src/programs/internal/summarize.ts"
 import { echo, longHistory } from "../support/fixtures.ts"
-import { settled, harness, recordEvents } from "../support/harness.ts"
 
 const overflow = new ContextLengthExceeded({ message: "413 Request Entity Too Large" })
 
@@ -110,7 +110,7 @@ describe("recovery never deletes stored history", () => {
         Message.user("new question"),
         Message.assistant("fits now")
       ])
-    }).pipe(Effect.provide(harness({ seed: { s: longHistory }, script: [{ error: overflow }, { content: "fits now" }] }))))
+    }).pipe(Effect.provide(Testing.layer({ sessions: { s: longHistory }, script: [{ error: overflow }, { content: "fits now" }] }))))
 
   it.effect("several compressions in one turn (budget, then overflow twice) make one record; the view is the turn's final context", () =>
     Effect.gen(function*() {
@@ -125,9 +125,9 @@ describe("recovery never deletes stored history", () => {
       expect(log.at(-1)).toEqual({ role: "compaction", reason: "overflow", cut: 10 })
       expect(yield* store.load("s")).toEqual([...sent[2]!.messages, Message.assistant("done")])
       expect(sent[2]!.messages).toEqual([Message.system("Earlier summary"), Message.user("q")])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       config: { maxContextRunes: 40 }, // longHistory and "q" are 44 runes: u1 and a1 go before the first call
-      seed: { s: longHistory },
+      sessions: { s: longHistory },
       script: [{ error: overflow }, { error: overflow }, { content: "done" }]
     }))))
 
@@ -138,14 +138,14 @@ describe("recovery never deletes stored history", () => {
       expect(result.status).toBe("failed")
       expect(messagesOf(yield* store.log("s"))).toEqual([...longHistory, Message.user("new question")])
       expect(yield* store.load("s")).toEqual([Message.system("Earlier summary"), Message.user("new question")])
-    }).pipe(Effect.provide(harness({ seed: { s: longHistory }, script: () => ({ error: overflow }) }))))
+    }).pipe(Effect.provide(Testing.layer({ sessions: { s: longHistory }, script: () => ({ error: overflow }) }))))
 
   it.effect("a summary appends one record: the older messages stay in the log, the view starts with the summary", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       yield* (yield* AgentLoop).turn("s", "hello")
-      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "SessionSummarize")))
+      yield* Testing.settled(Effect.map(events, (all) => all.some((e) => e._tag === "SessionSummarize")))
       const seeded = [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))]
       const log = yield* store.log("s")
       expect(log).toEqual([
@@ -159,9 +159,9 @@ describe("recovery never deletes stored history", () => {
         Message.user("hello"),
         Message.assistant("a".repeat(30))
       ])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       config: { contextWindow: 100, summarizeThreshold: 0.5, summarizeKeepMessages: 2 },
-      seed: { s: [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))] },
+      sessions: { s: [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))] },
       script: (request) => request.messages[0]?.content === SUMMARY_INSTRUCTION ? { content: "They talked." } : { content: "a".repeat(30) }
     }))))
 })

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { type Event as AgentEvent, Hook, Message, ScriptedLog, SessionStore, Tool } from "effect-agent-loop"
+import { AgentLoop, type Event as AgentEvent, Hook, Message, ScriptedLog, SessionStore, Tool } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { INTERRUPT_HINT } from "../../src/programs/internal/runTurn.ts"
-import { AgentLoop, settled, harness, recordEvents } from "../support/harness.ts"
 
 const slowTool = (name: string, ms = 50) =>
   Tool.make({
@@ -19,7 +19,7 @@ const twoTools = [
 ]
 
 const started = (events: Effect.Effect<ReadonlyArray<AgentEvent>>, toolName: string) =>
-  settled(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart" && e.toolName === toolName)))
+  Testing.settled(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart" && e.toolName === toolName)))
 
 const kinds = (all: ReadonlyArray<AgentEvent>) => all.map((e) => e._tag)
 
@@ -28,7 +28,7 @@ const shape = (messages: ReadonlyArray<Message.Message>) =>
 
 /** Starts a turn, steers "change course" 10 ms into tool_one, and returns what happened. */
 const steerWhileToolOneRuns = Effect.gen(function*() {
-  const events = yield* recordEvents
+  const events = (yield* Testing.recordEvents).all
   const loop = yield* AgentLoop
   const turn = yield* Effect.forkChild(loop.turn("s", "start"))
   yield* started(events, "tool_one")
@@ -56,7 +56,7 @@ describe("steering", () => {
       expect(all.filter((e) => e._tag === "ToolExecSkipped").map((e) => e._tag === "ToolExecSkipped" && e.toolName)).toEqual(["tool_two"])
       expect(all.filter((e) => e._tag === "SteeringInjected").map((e) => e._tag === "SteeringInjected" && e.count)).toEqual([1])
       expect(result.status).toBe("completed")
-    }).pipe(Effect.provide(harness({ tools: [slowTool("tool_one"), slowTool("tool_two")], script: twoTools }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [slowTool("tool_one"), slowTool("tool_two")], script: twoTools }))))
 
   it.effect("mid-batch (after-batch): both tools run, then the steering", () =>
     Effect.gen(function*() {
@@ -70,7 +70,7 @@ describe("steering", () => {
         "user:change course"
       ])
       expect(kinds(yield* events)).not.toContain("ToolExecSkipped")
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [slowTool("tool_one"), slowTool("tool_two")],
       script: twoTools,
       config: { steeringMode: "after-batch" }
@@ -81,22 +81,22 @@ describe("steering", () => {
       const loop = yield* AgentLoop
       yield* loop.registerHook(Hook.make({ beforeTurn: () => Effect.sleep("1 second") }))
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* settled(loop.activeTurn("s"))
+      yield* Testing.settled(loop.activeTurn("s"))
       yield* loop.injectSteering("s", "also this")
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(turn)
       const requests = yield* (yield* ScriptedLog).requests
       expect(requests).toHaveLength(1)
       expect(shape(requests[0]!.messages)).toEqual(["user:start", "user:also this"])
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: [{ content: "ok" }] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "ok" }] }))))
 
   it.effect("steering that arrives while the final answer streams gets a second call that sees it", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
       yield* TestClock.adjust("10 millis")
-      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMDelta")))
+      yield* Testing.settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMDelta")))
       yield* loop.injectSteering("s", "wait, one more thing")
       yield* TestClock.adjust("1 second")
       const result = yield* Fiber.join(turn)
@@ -104,7 +104,7 @@ describe("steering", () => {
       expect(requests).toHaveLength(2)
       expect(shape(requests[1]!.messages)).toEqual(["user:start", "assistant:first answer:", "user:wait, one more thing"])
       expect(result.finalMessage?.content).toBe("second answer")
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ content: ["first", " answer"], chunkDelay: "10 millis" }, { content: "second answer" }]
     }))))
 
@@ -112,7 +112,7 @@ describe("steering", () => {
     Effect.gen(function*() {
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* settled(loop.activeTurn("s"))
+      yield* Testing.settled(loop.activeTurn("s"))
       for (let i = 0; i < 10; i++) yield* loop.injectSteering("s", `m${i}`)
       const full = yield* Effect.flip(loop.injectSteering("s", "m10"))
       expect(full._tag).toBe("SteeringQueueFull")
@@ -121,21 +121,21 @@ describe("steering", () => {
       // The turn was already waiting for its first answer: the 10 messages join the next call, in order.
       const requests = yield* (yield* ScriptedLog).requests
       expect(requests[1]!.messages.slice(-10).map((m) => m.content)).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`))
-    }).pipe(Effect.provide(harness({ script: [{ content: "ok", delay: "1 second" }, { content: "ok" }] }))))
+    }).pipe(Effect.provide(Testing.layer({ script: [{ content: "ok", delay: "1 second" }, { content: "ok" }] }))))
 
   it.effect("steering pending at maxIterations becomes follow-ups", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMRequest")))
+      yield* Testing.settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMRequest")))
       yield* loop.injectSteering("s", "later please")
       yield* TestClock.adjust("1 second")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("completed")
       expect(result.followUps).toEqual(["later please"])
       expect(kinds(yield* events)).toContain("FollowUpQueued")
-    }).pipe(Effect.provide(harness({ config: { maxIterations: 1 }, script: [{ content: "ok", delay: "1 second" }] }))))
+    }).pipe(Effect.provide(Testing.layer({ config: { maxIterations: 1 }, script: [{ content: "ok", delay: "1 second" }] }))))
 
   it.effect("every control call fails NoActiveTurn when the session has no turn", () =>
     Effect.gen(function*() {
@@ -147,13 +147,13 @@ describe("steering", () => {
         yield* Effect.flip(loop.interruptHard("idle"))
       ]
       expect(errors.map((e) => e._tag)).toEqual(["NoActiveTurn", "NoActiveTurn", "NoActiveTurn", "NoActiveTurn"])
-    }).pipe(Effect.provide(harness({ script: [] }))))
+    }).pipe(Effect.provide(Testing.layer({ script: [] }))))
 })
 
 describe("graceful interrupt", () => {
   it.effect("during tool_one of two: tool_two skipped, one last call with no tools and the hint, status interrupted", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
       yield* started(events, "tool_one")
@@ -180,17 +180,17 @@ describe("graceful interrupt", () => {
       const stored = yield* (yield* SessionStore).load("s")
       expect(stored.some((m) => Message.textOf(m.content).includes(INTERRUPT_HINT))).toBe(false)
       expect(stored.at(-1)).toEqual({ role: "assistant", content: "summary" })
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [slowTool("tool_one"), slowTool("tool_two")],
       script: [twoTools[0]!, { content: "summary", toolCalls: [{ name: "tool_one" }] }]
     }))))
 
   it.effect("during a provider call: that call finishes, then the summary call", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMRequest")))
+      yield* Testing.settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMRequest")))
       yield* loop.interruptGraceful("s")
       yield* TestClock.adjust("1 second")
       const result = yield* Fiber.join(turn)
@@ -200,7 +200,7 @@ describe("graceful interrupt", () => {
       expect(response?._tag === "LLMResponse" && response.toolCalls.map((c) => c.name)).toEqual(["tool_one"])
       expect(all.filter((e) => e._tag === "ToolExecSkipped")).toHaveLength(1)
       expect((yield* (yield* ScriptedLog).requests).map((r) => r.tools.length)).toEqual([1, 0])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [slowTool("tool_one")],
       script: [{ toolCalls: [{ name: "tool_one" }], delay: "1 second" }, { content: "summary" }]
     }))))
@@ -223,7 +223,7 @@ const expectAbortedAndRolledBack = Effect.gen(function*() {
 describe("hard abort", () => {
   it.effect("a tool that never yields: turn returns aborted, history equals the snapshot, TurnEnd{aborted}", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
       yield* started(events, "block")
@@ -240,23 +240,23 @@ describe("hard abort", () => {
       // the session still works afterwards
       const next = yield* loop.turn("s", "again")
       expect(next.status).toBe("completed")
-    }).pipe(Effect.provide(harness({
-      seed,
+    }).pipe(Effect.provide(Testing.layer({
+      sessions: seed,
       tools: [blocksForever],
       script: [{ toolCalls: [{ name: "block" }] }, { content: "fine" }]
     }))))
 
   it.effect("during a streaming provider call", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMDelta")))
+      yield* Testing.settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMDelta")))
       yield* loop.interruptHard("s")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("aborted")
       yield* expectAbortedAndRolledBack
-    }).pipe(Effect.provide(harness({ seed, script: [{ content: "streaming forever", stall: true }] }))))
+    }).pipe(Effect.provide(Testing.layer({ sessions: seed, script: [{ content: "streaming forever", stall: true }] }))))
 
   it.effect("during a hook", () =>
     Effect.gen(function*() {
@@ -266,16 +266,16 @@ describe("hard abort", () => {
         beforeLLMRequest: () => Effect.sync(() => (hookRunning = true)).pipe(Effect.andThen(Effect.never))
       }))
       const turn = yield* Effect.forkChild(loop.turn("s", "start"))
-      yield* settled(Effect.sync(() => hookRunning))
+      yield* Testing.settled(Effect.sync(() => hookRunning))
       yield* loop.interruptHard("s")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("aborted")
       yield* expectAbortedAndRolledBack
-    }).pipe(Effect.scoped, Effect.provide(harness({ seed, script: [{ content: "never sent" }] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ sessions: seed, script: [{ content: "never sent" }] }))))
 
   it.effect("a hook's hard abort ends the turn the same way", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.registerHook(Hook.make({ beforeTool: () => Hook.hardAbort("stop everything") }))
       const result = yield* loop.turn("s", "start")
@@ -283,5 +283,5 @@ describe("hard abort", () => {
       yield* expectAbortedAndRolledBack
       const all = yield* events
       expect(all.filter((e) => e._tag === "TurnEnd").map((e) => e._tag === "TurnEnd" && e.status)).toEqual(["aborted"])
-    }).pipe(Effect.scoped, Effect.provide(harness({ seed, tools: [blocksForever], script: [{ toolCalls: [{ name: "block" }] }] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ sessions: seed, tools: [blocksForever], script: [{ toolCalls: [{ name: "block" }] }] }))))
 })

@@ -2,8 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Metric, Schema, Scope } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
-import { AgentEvent, EventBus, EventBusLive, Metrics, RateLimited, Tool } from "effect-agent-loop"
-import { AgentLoop, harness, settled } from "../support/harness.ts"
+import { AgentEvent, AgentLoop, EventBus, EventBusLive, Metrics, RateLimited, Tool } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 
 /** One sample of the Prometheus text format. */
 interface Sample {
@@ -89,7 +89,7 @@ const script = [
 /** The loop with the metrics observer and endpoint, each test on its own registry. */
 const loop = () =>
   Layer.mergeAll(Metrics.layerPrometheus({ port: 0 }).pipe(Layer.provideMerge(Metrics.layer))).pipe(
-    Layer.provideMerge(harness({ tools: [echo, broken], script: [...script], config: { retry: { jitter: false, baseDelay: 1000 } } })),
+    Layer.provideMerge(Testing.layer({ tools: [echo, broken], script: [...script], config: { retry: { jitter: false, baseDelay: 1000 } } })),
     Layer.provide(Layer.succeed(Metric.MetricRegistry, new Map()))
   )
 
@@ -107,7 +107,7 @@ describe("metrics", () => {
       const fiber = yield* Effect.forkChild(agent.turn("s", "go"))
       yield* TestClock.adjust(300)
       // mid-turn: one turn in flight
-      yield* settled(Effect.map(scrape(port), ({ text }) => value(parsePrometheus(text).samples, "agent_loop_turns_in_flight") === 1))
+      yield* Testing.settled(Effect.map(scrape(port), ({ text }) => value(parsePrometheus(text).samples, "agent_loop_turns_in_flight") === 1))
       yield* TestClock.adjust(1000) // the retry's delay
       yield* TestClock.adjust(200)
       const result = yield* Fiber.join(fiber)

@@ -6,6 +6,7 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer, Schema } from "effect"
 import {
+  AgentLoop,
   AgentLoopConfig,
   AgentLoopLive,
   type ConfigError,
@@ -20,7 +21,7 @@ import {
   Tool,
   ToolRegistryLive
 } from "effect-agent-loop"
-import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
+import * as Testing from "effect-agent-loop/testing"
 
 const requests = Effect.gen(function*() {
   return yield* (yield* ScriptedLog).requests
@@ -47,14 +48,14 @@ describe("model options", () => {
       const [first, second] = yield* requests
       expect(optionsOf(first!)).toEqual({ temperature: 0.7, stop: ["END"], seed: 3, maxTokens: 900, reasoning: { effort: "low", budgetTokens: 2048 } })
       expect(optionsOf(second!)).toEqual({ temperature: 0.2, stop: ["END"], seed: 3, maxTokens: 500, reasoning: { effort: "low" } })
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ content: "a" }, { content: "b" }],
       config: { maxTokens: 500, modelOptions: { temperature: 0.2, stop: ["END"], seed: 3, reasoning: { effort: "low" } } }
     }))))
 
   it.effect("a bad option fails the turn with a ConfigError naming it, before any call; nothing is stored", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "hi", { temperature: 3 })
       expect(result.status).toBe("failed")
       expect(result.error).toBe("ConfigError: Invalid model option temperature: Expected a value between 0 and 2")
@@ -63,7 +64,7 @@ describe("model options", () => {
       expect(yield* (yield* SessionStore).load("s")).toEqual([])
       const fine = yield* (yield* AgentLoop).turn("s", "hi", { topP: 1, stop: ["x"], reasoning: { effort: "minimal" } })
       expect(fine.status).toBe("completed")
-    }).pipe(Effect.provide(harness({ script: [{ content: "ok" }] }))))
+    }).pipe(Effect.provide(Testing.layer({ script: [{ content: "ok" }] }))))
 
   it.effect("the config's options are checked when it is made, the field named", () =>
     Effect.gen(function*() {
@@ -80,7 +81,7 @@ describe("model options", () => {
       yield* (yield* AgentLoop).turn("s", "parent", { temperature: 0.1, reasoning: { effort: "high" } })
       const child = (yield* requests).filter((request) => request.model === "child-model")
       expect(child.map(optionsOf)).toEqual([{ temperature: 0.1, topP: 0.5, reasoning: { effort: "high" } }])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [Tool.make({
         name: "delegate",
         description: "spawns a sub-turn",
@@ -107,7 +108,7 @@ describe("model options", () => {
       expect(stored[1]).toMatchObject({ role: "assistant", reasoning: "Check the file.", providerBlocks: [thinking] })
       const [, second] = yield* requests
       expect(second!.messages[1]).toMatchObject({ providerBlocks: [thinking] })
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [echoTool],
       script: [
         { reasoning: "Check the file.", providerBlocks: [thinking], toolCalls: [{ name: "echo", arguments: { text: "hi" } }] },

@@ -5,9 +5,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { ContextLengthExceeded, Message, type ProviderTypes, ScriptedLog, SessionStore, Tool } from "effect-agent-loop"
+import {
+  AgentLoop,
+  ContextLengthExceeded,
+  Message,
+  type ProviderTypes,
+  ScriptedLog,
+  SessionStore,
+  Tool
+} from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { halveNewestToolResult, shrinkNewestToolResult, shrinkOversizedToolResult } from "../../src/programs/internal/compaction.ts"
-import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 
 const dump = (size: number) =>
   Tool.make({
@@ -31,7 +39,7 @@ const model = (limit: number) => (request: ProviderTypes.ProviderRequest, index:
 describe("overflow recovery: the newest tool result", () => {
   it.effect("a result over a quarter of the window is cut to it, with a note; the turn completes", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "dump it")
       expect(result.status).toBe("completed")
       const sent = yield* (yield* ScriptedLog).requests
@@ -44,14 +52,14 @@ describe("overflow recovery: the newest tool result", () => {
       const log = yield* (yield* SessionStore).log("s")
       expect(log.map((entry) => entry.role)).toEqual(["user", "assistant", "tool", "assistant"])
       expect(log[2]!.role === "tool" && log[2]!.content.length).toBe(1_000_000)
-    }).pipe(Effect.provide(harness({ tools: [dump(1_000_000)], config: { contextWindow: 10_000 }, script: model(20_000) }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [dump(1_000_000)], config: { contextWindow: 10_000 }, script: model(20_000) }))))
 
   it.effect("when nothing else can go, it is halved on each further overflow", () =>
     Effect.gen(function*() {
       const result = yield* (yield* AgentLoop).turn("s", "dump it")
       expect(result.status).toBe("completed")
       expect(result.finalMessage?.content).toMatch(/^saw 50\d\d\d$/)
-    }).pipe(Effect.provide(harness({ tools: [dump(100_000)], config: { contextWindow: 128_000 }, script: model(60_000) }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [dump(100_000)], config: { contextWindow: 128_000 }, script: model(60_000) }))))
 })
 
 describe("shrinkNewestToolResult", () => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Queue, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import {
+  AgentLoop,
   type Event as AgentEvent,
   type Message,
   type Outbound,
@@ -13,7 +14,7 @@ import {
   SessionStore,
   Tool
 } from "effect-agent-loop"
-import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
+import * as Testing from "effect-agent-loop/testing"
 
 /** mulberry32: a small seeded PRNG, so a failing run can be replayed from its seed. */
 const prng = (seed: number) => () => {
@@ -57,7 +58,7 @@ const runOnce = (seed: number) => {
   }
   return Effect.gen(function*() {
     const loop = yield* AgentLoop
-    const events = yield* recordEvents
+    const events = (yield* Testing.recordEvents).all
     const replies = yield* Queue.unbounded<Outbound>()
     yield* Effect.forkScoped(Stream.runForEach(loop.outbound, (o) => Queue.offer(replies, o)))
     const sent: Array<Sent> = [{ content: "input-0", via: "send", accepted: true }]
@@ -95,7 +96,7 @@ const runOnce = (seed: number) => {
     return { all, outs, sent, history: yield* (yield* SessionStore).load("s"), active: yield* loop.activeTurns }
   }).pipe(
     Effect.scoped,
-    Effect.provide(Layer.fresh(harness({
+    Effect.provide(Layer.fresh(Testing.layer({
       tools: [sleeper("ro", true, random), sleeper("rw", false, random)],
       config: { maxIterations: 5 },
       script: () => script()

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import {
+  AgentLoop,
   type AgentLoopConfig,
   ContextLengthExceeded,
   Hook,
@@ -18,8 +19,8 @@ import {
   ScriptedLog,
   SessionStore
 } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { TRUNCATION_PROMPT, TRUNCATION_RETRY_REASON } from "../../src/programs/internal/callModel.ts"
-import { AgentLoop, settled, harness, recordEvents, tags } from "../support/harness.ts"
 import { longHistory, ofKind } from "../support/fixtures.ts"
 
 
@@ -33,7 +34,7 @@ const requestCount = Effect.map(requests, (r) => r.length)
 const received = (n: number) =>
   Effect.gen(function*() {
     const log = yield* ScriptedLog
-    return yield* settled(Effect.map(log.requests, (sent) => sent.length >= n))
+    return yield* Testing.settled(Effect.map(log.requests, (sent) => sent.length >= n))
   })
 
 const stored = (sessionKey: string) =>
@@ -74,7 +75,7 @@ const unavailable = new ProviderUnavailable({ message: "overloaded", status: 503
 describe("retries", () => {
   it.effect("RateLimited and ProviderUnavailable are retried after 1000 ms, then 2000 ms", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* received(1)
       yield* TestClock.adjust(999)
@@ -92,14 +93,14 @@ describe("retries", () => {
       expect(retries.map((e) => [e.attempt, e.delayMs, e.at])).toEqual([[1, 1000, 0], [2, 2000, 1000]])
       expect(retries.map((e) => e.reason)).toEqual(["RateLimited: slow down", "ProviderUnavailable: overloaded"])
       expect(ofKind(yield* events, "LLMResponse").map((e) => e.at)).toEqual([3000])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       config: retryConfig(),
       script: [{ error: new RateLimited({ message: "slow down" }) }, { error: unavailable }, { content: "ok" }]
     }))))
 
   it.effect("retryAfterMs is honoured: RateLimited{retryAfterMs: 7000} waits 7000 ms", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* received(1)
       yield* TestClock.adjust(6999)
@@ -108,14 +109,14 @@ describe("retries", () => {
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("completed")
       expect(ofKind(yield* events, "LLMRetry").map((e) => e.delayMs)).toEqual([7000])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       config: retryConfig(),
       script: [{ error: new RateLimited({ message: "slow down", retryAfterMs: 7000 }) }, { content: "ok" }]
     }))))
 
   it.effect("attempts are capped: after maxAttempts - 1 retries the turn fails naming the provider error", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* received(1)
       yield* TestClock.adjust(1000 + 2000 + 4000 - 1)
@@ -129,40 +130,40 @@ describe("retries", () => {
       expect(ofKind(all, "LLMRetry").map((e) => e.delayMs)).toEqual([1000, 2000, 4000])
       expect(ofKind(all, "TurnEnd").map((e) => [e.status, e.error])).toEqual([["failed", "ProviderUnavailable: overloaded"]])
       expect(yield* stored("s")).toEqual([Message.user("go")])
-    }).pipe(Effect.provide(harness({ config: retryConfig(), script: () => ({ error: unavailable }) }))))
+    }).pipe(Effect.provide(Testing.layer({ config: retryConfig(), script: () => ({ error: unavailable }) }))))
 
   it.effect("ProviderRejected is not retried", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.status).toBe("failed")
       expect(result.error).toBe("ProviderRejected: bad key")
       expect(yield* requestCount).toBe(1)
-      expect(tags(yield* events, ["LLMRetry"])).toEqual([])
-    }).pipe(Effect.provide(harness({
+      expect(Testing.kinds(yield* events, ["LLMRetry"])).toEqual([])
+    }).pipe(Effect.provide(Testing.layer({
       config: retryConfig(),
       script: () => ({ error: new ProviderRejected({ message: "bad key", status: 401 }) })
     }))))
 
   it.effect("delays are capped by maxDelay", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* received(1)
       yield* TestClock.adjust(1000 + 1500 + 1500)
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("failed")
       expect(ofKind(yield* events, "LLMRetry").map((e) => e.delayMs)).toEqual([1000, 1500, 1500])
-    }).pipe(Effect.provide(harness({ config: retryConfig({ maxDelay: 1500 }), script: () => ({ error: unavailable }) }))))
+    }).pipe(Effect.provide(Testing.layer({ config: retryConfig({ maxDelay: 1500 }), script: () => ({ error: unavailable }) }))))
 
   it.effect("with jitter each delay is within ±20% of the backoff, and the retry happens exactly then", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       const bounds = [[800, 1200], [1600, 2400], [3200, 4800]] as const
       for (const [i, [low, high]] of bounds.entries()) {
         yield* received(i + 1)
-        const retry = yield* settled(Effect.map(events, (all) => ofKind(all, "LLMRetry")[i]))
+        const retry = yield* Testing.settled(Effect.map(events, (all) => ofKind(all, "LLMRetry")[i]))
         expect(retry.delayMs).toBeGreaterThanOrEqual(low)
         expect(retry.delayMs).toBeLessThanOrEqual(high)
         const wait = Math.ceil(retry.delayMs)
@@ -173,7 +174,7 @@ describe("retries", () => {
       const result = yield* Fiber.join(turn)
       expect(yield* requestCount).toBe(4)
       expect(result.status).toBe("failed")
-    }).pipe(Effect.provide(harness({ config: { retry: { ...noJitter, jitter: true } }, script: () => ({ error: unavailable }) }))))
+    }).pipe(Effect.provide(Testing.layer({ config: { retry: { ...noJitter, jitter: true } }, script: () => ({ error: unavailable }) }))))
 
   it.effect("a retry resends the same messages; the input is stored once", () =>
     Effect.gen(function*() {
@@ -190,9 +191,9 @@ describe("retries", () => {
         Message.user("go"),
         Message.assistant("ok")
       ])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       config: retryConfig(),
-      seed: { s: [Message.user("before"), Message.assistant("earlier")] },
+      sessions: { s: [Message.user("before"), Message.assistant("earlier")] },
       script: [{ error: unavailable }, { content: "ok" }]
     }))))
 })
@@ -202,7 +203,7 @@ const overflow = new ContextLengthExceeded({ message: "too long" })
 describe("context overflow", () => {
   it.effect("overflow once: beforeCompact, ContextCompress{overflow}, then a well-formed retry succeeds", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const compacting: Array<[string, number]> = []
       yield* loop.registerHook({ beforeCompact: ({ messages, reason }) => void compacting.push([reason, messages.length]) })
@@ -225,15 +226,15 @@ describe("context overflow", () => {
       expectPaired(retried!.messages)
       expect(result.messages).toEqual([Message.user("new question"), Message.assistant("fits now")])
       expect(yield* stored("s")).toEqual([...retried!.messages.slice(1), Message.assistant("fits now")])
-    }).pipe(Effect.scoped, Effect.provide(harness({
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({
       config: { systemPrompt: "You are a test." },
-      seed: { s: longHistory },
+      sessions: { s: longHistory },
       script: [{ error: overflow }, { content: "fits now" }]
     }))))
 
   it.effect("at most 2 compressions, then the turn fails with the overflow", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "new question")
       expect(result.status).toBe("failed")
       expect(result.error).toBe("ContextLengthExceeded: too long")
@@ -247,21 +248,21 @@ describe("context overflow", () => {
       expect(sent.map((r) => r.messages.length)).toEqual([11, 4, 2])
       const all = yield* events
       expect(ofKind(all, "ContextCompress").map((e) => [e.dropped, e.remaining])).toEqual([[7, 4], [2, 2]])
-      expect(tags(all, ["LLMRetry"])).toEqual([])
-    }).pipe(Effect.provide(harness({ seed: { s: longHistory }, script: () => ({ error: overflow }) }))))
+      expect(Testing.kinds(all, ["LLMRetry"])).toEqual([])
+    }).pipe(Effect.provide(Testing.layer({ sessions: { s: longHistory }, script: () => ({ error: overflow }) }))))
 
   it.effect("nothing left to drop: the overflow fails the turn at once", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "huge input")
       expect(result.status).toBe("failed")
       expect(yield* requestCount).toBe(1)
-      expect(tags(yield* events, ["ContextCompress"])).toEqual([])
-    }).pipe(Effect.provide(harness({ script: () => ({ error: overflow }) }))))
+      expect(Testing.kinds(yield* events, ["ContextCompress"])).toEqual([])
+    }).pipe(Effect.provide(Testing.layer({ script: () => ({ error: overflow }) }))))
 
   it.effect("a beforeCompact hook that aborts fails the turn", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.registerHook({ beforeCompact: () => Hook.abortTurn("keep everything") }, { name: "archivist" })
       const result = yield* loop.turn("s", "new question")
@@ -269,10 +270,10 @@ describe("context overflow", () => {
       expect(result.error).toBe('Hook "archivist" aborted the turn at beforeCompact: keep everything')
       const all = yield* events
       expect(ofKind(all, "Error").map((e) => [e.stage, e.hook])).toEqual([["beforeCompact", "archivist"]])
-      expect(tags(all, ["ContextCompress"])).toEqual([])
+      expect(Testing.kinds(all, ["ContextCompress"])).toEqual([])
       expect(yield* requestCount).toBe(1)
       expect(yield* stored("s")).toEqual([...longHistory, Message.user("new question")])
-    }).pipe(Effect.scoped, Effect.provide(harness({ seed: { s: longHistory }, script: [{ error: overflow }] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ sessions: { s: longHistory }, script: [{ error: overflow }] }))))
 
   it.effect("when the turn's own messages are dropped from the context, they are still the turn's (result, log); only the view loses them", () =>
     Effect.gen(function*() {
@@ -295,8 +296,8 @@ describe("context overflow", () => {
         ...produced,
         { role: "compaction", reason: "overflow", cut: 4 }
       ])
-    }).pipe(Effect.scoped, Effect.provide(harness({
-      seed: { s: [Message.system("Earlier summary"), Message.user("old")] },
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({
+      sessions: { s: [Message.system("Earlier summary"), Message.user("old")] },
       script: [{ content: "first" }, { error: overflow }, { content: "second" }]
     }))))
 })
@@ -304,7 +305,7 @@ describe("context overflow", () => {
 describe("truncated answers", () => {
   it.effect("finish `length` without tool calls: the recovery prompt is sent, the shorter answer is the reply", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "explain")
       const [, retry] = yield* requests
       expect(retry!.messages).toEqual([
@@ -320,8 +321,8 @@ describe("truncated answers", () => {
       const retries = ofKind(all, "LLMRetry")
       expect(retries.map((e) => [e.attempt, e.reason, e.delayMs])).toEqual([[1, TRUNCATION_RETRY_REASON, 0]])
       // announced after the truncated text streamed and before the new request
-      expect(tags(all, ["LLMDelta", "LLMRetry", "LLMRequest"])).toEqual(["LLMRequest", "LLMDelta", "LLMRetry", "LLMRequest", "LLMDelta"])
-    }).pipe(Effect.provide(harness({
+      expect(Testing.kinds(all, ["LLMDelta", "LLMRetry", "LLMRequest"])).toEqual(["LLMRequest", "LLMDelta", "LLMRetry", "LLMRequest", "LLMDelta"])
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ content: "a very long answer that got cut", finishReason: "length" }, { content: "short answer" }]
     }))))
 
@@ -334,14 +335,14 @@ describe("truncated answers", () => {
       expect(result.status).toBe("completed")
       expect(result.finalMessage?.content).toBe("cut 2")
       expect(yield* stored("s")).toEqual([Message.user("explain"), Message.assistant("cut 2")])
-    }).pipe(Effect.provide(harness({ script: (_, i) => ({ content: `cut ${i}`, finishReason: "length" }) }))))
+    }).pipe(Effect.provide(Testing.layer({ script: (_, i) => ({ content: `cut ${i}`, finishReason: "length" }) }))))
 
   it.effect("a truncated response with tool calls is not retried", () =>
     Effect.gen(function*() {
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(yield* requestCount).toBe(2)
       expect(result.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ toolCalls: [{ id: "x", name: "missing" }], finishReason: "length" }, { content: "done" }]
     }))))
 })
@@ -358,7 +359,7 @@ describe("soft context budget", () => {
 
   it.effect("over maxContextRunes: the oldest whole units go before the call (ContextCompress{budget})", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "new")
       expect(result.status).toBe("completed")
       const compress = ofKind(yield* events, "ContextCompress")
@@ -366,30 +367,30 @@ describe("soft context budget", () => {
       const [sent] = yield* requests
       expect(sent!.messages).toEqual([Message.system("keep me"), Message.user("new")])
       expectPaired(sent!.messages)
-      expect(tags(yield* events).indexOf("ContextCompress")).toBeLessThan(tags(yield* events).indexOf("LLMRequest"))
-    }).pipe(Effect.provide(harness({ config: { maxContextRunes: 157 }, seed: { s: runeHistory }, script: [{ content: "ok" }] }))))
+      expect(Testing.kinds(yield* events).indexOf("ContextCompress")).toBeLessThan(Testing.kinds(yield* events).indexOf("LLMRequest"))
+    }).pipe(Effect.provide(Testing.layer({ config: { maxContextRunes: 157 }, sessions: { s: runeHistory }, script: [{ content: "ok" }] }))))
 
   it.effect("within the budget nothing is dropped", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       yield* (yield* AgentLoop).turn("s", "new")
-      expect(tags(yield* events, ["ContextCompress"])).toEqual([])
+      expect(Testing.kinds(yield* events, ["ContextCompress"])).toEqual([])
       expect((yield* requests)[0]!.messages).toHaveLength(7)
-    }).pipe(Effect.provide(harness({ config: { maxContextRunes: 10_000 }, seed: { s: runeHistory }, script: [{ content: "ok" }] }))))
+    }).pipe(Effect.provide(Testing.layer({ config: { maxContextRunes: 10_000 }, sessions: { s: runeHistory }, script: [{ content: "ok" }] }))))
 
   it.effect("when only protected messages are over the budget, the call goes ahead unchanged", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "a long question ".repeat(10))
       expect(result.status).toBe("completed")
-      expect(tags(yield* events, ["ContextCompress"])).toEqual([])
-    }).pipe(Effect.provide(harness({ config: { maxContextRunes: 20 }, script: [{ content: "ok" }] }))))
+      expect(Testing.kinds(yield* events, ["ContextCompress"])).toEqual([])
+    }).pipe(Effect.provide(Testing.layer({ config: { maxContextRunes: 20 }, script: [{ content: "ok" }] }))))
 })
 
 describe("a stream that breaks", () => {
   it.effect("after some text with a non-retryable error: failed, the partial text is stored marked partial", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "tell me")
       expect(result.status).toBe("failed")
       expect(result.error).toBe("MalformedResponse: bad frame")
@@ -398,7 +399,7 @@ describe("a stream that breaks", () => {
       expect(yield* stored("s")).toEqual([Message.user("tell me"), partial])
       expect(result.messages).toEqual([Message.user("tell me"), partial])
       expect(ofKind(yield* events, "LLMDelta").map((e) => e.text)).toEqual(["Hello, ", "wor"])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ chunks: [{ _tag: "TextDelta", text: "Hello, " }, { _tag: "TextDelta", text: "wor" }], errorAfterChunks: new MalformedResponse({ message: "bad frame" }) }]
     }))))
 })

@@ -6,9 +6,10 @@ import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer, Redacted, Schema } from "effect"
 import {
-  type Event as AgentEvent,
+  AgentLoop,
   AgentLoopLive,
   type ConfigError,
+  type Event as AgentEvent,
   Message,
   OpenAiCompatible,
   type Provider,
@@ -18,7 +19,7 @@ import {
   ToolRegistryLive,
   type TurnResult
 } from "effect-agent-loop"
-import { AgentLoop, recordEvents, tags } from "../support/harness.ts"
+import * as Testing from "effect-agent-loop/testing"
 import { openAiText, openAiTools } from "../support/wireFixtures.ts"
 import { bytesEvery, start } from "../support/wireServer.ts"
 
@@ -48,7 +49,7 @@ const loopOver = (provider: Layer.Layer<Provider, ConfigError>) =>
 
 /** One turn and every event it published. */
 const runOnce = Effect.gen(function*() {
-  const events = yield* recordEvents
+  const events = (yield* Testing.recordEvents).all
   const result = yield* (yield* AgentLoop).turn("demo", "What is in ä.md?")
   return { result, events: yield* events }
 })
@@ -88,7 +89,7 @@ describe("Replay through the loop", () => {
         "assistant"
       ])
       // the two read-only calls run as one parallel group: their events may interleave
-      const milestones = tags(live.events, ["LLMRequest", "ToolExecStart", "ToolExecEnd", "LLMResponse", "TurnEnd"])
+      const milestones = Testing.kinds(live.events, ["LLMRequest", "ToolExecStart", "ToolExecEnd", "LLMResponse", "TurnEnd"])
       expect([...milestones.slice(0, 2), ...milestones.slice(2, 6).sort(), ...milestones.slice(6)]).toEqual([
         "LLMRequest",
         "LLMResponse",

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { type ProviderTypes, type Scripted, ScriptedLog } from "effect-agent-loop"
-import { AgentLoop, settled, harness } from "../support/harness.ts"
+import { AgentLoop, type ProviderTypes, type Scripted, ScriptedLog } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 
 const lastUser = (request: ProviderTypes.ProviderRequest) => request.messages.filter((m) => m.role === "user").map((m) => m.content)
 
@@ -18,7 +18,7 @@ describe("router (send / outbound)", () => {
       const loop = yield* AgentLoop
       const replies = yield* Effect.forkChild(Stream.runCollect(Stream.take(loop.outbound, 1)))
       yield* loop.send({ sessionKey: "s", content: "first" })
-      yield* settled(loop.activeTurn("s"))
+      yield* Testing.settled(loop.activeTurn("s"))
       yield* TestClock.adjust("10 millis")
       yield* loop.send({ sessionKey: "s", content: "second" })
       yield* TestClock.adjust("1 second")
@@ -26,7 +26,7 @@ describe("router (send / outbound)", () => {
       expect(reply!.status).toBe("completed")
       expect(reply!.content).toBe("saw first + second")
       expect(yield* (yield* ScriptedLog).requests).toHaveLength(2)
-    }).pipe(Effect.provide(harness({ script: echoUsers("100 millis") }))))
+    }).pipe(Effect.provide(Testing.layer({ script: echoUsers("100 millis") }))))
 
   it.effect("two messages arriving together for an idle session start one turn; the second is its steering", () =>
     Effect.gen(function*() {
@@ -36,21 +36,21 @@ describe("router (send / outbound)", () => {
         concurrency: "unbounded"
       })
       const log = yield* ScriptedLog
-      yield* settled(Effect.map(log.requests, (r) => r.length === 1))
+      yield* Testing.settled(Effect.map(log.requests, (r) => r.length === 1))
       yield* TestClock.adjust("1 second")
       const [reply] = yield* Fiber.join(replies)
       const requests = yield* (yield* ScriptedLog).requests
       expect(requests).toHaveLength(1)
       expect(lastUser(requests[0]!)).toEqual(["one", "two"])
       expect(reply!.content).toBe("saw one + two")
-    }).pipe(Effect.provide(harness({ script: echoUsers("100 millis") }))))
+    }).pipe(Effect.provide(Testing.layer({ script: echoUsers("100 millis") }))))
 
   it.effect("follow-ups F1, F2 queued during a turn run as two more turns, in order, each seeing the previous", () =>
     Effect.gen(function*() {
       const loop = yield* AgentLoop
       const replies = yield* Effect.forkChild(Stream.runCollect(Stream.take(loop.outbound, 3)))
       yield* loop.send({ sessionKey: "s", content: "start" })
-      yield* settled(loop.activeTurn("s"))
+      yield* Testing.settled(loop.activeTurn("s"))
       yield* loop.injectFollowUp("s", "F1")
       yield* loop.injectFollowUp("s", "F2")
       yield* TestClock.adjust("1 second")
@@ -58,7 +58,7 @@ describe("router (send / outbound)", () => {
       expect(all.map((r) => r.content)).toEqual(["saw start", "saw start + F1", "saw start + F1 + F2"])
       expect(all[0]!.result.followUps).toEqual(["F1", "F2"])
       expect(new Set(all.map((r) => r.turnId)).size).toBe(3)
-    }).pipe(Effect.provide(harness({ script: echoUsers("100 millis") }))))
+    }).pipe(Effect.provide(Testing.layer({ script: echoUsers("100 millis") }))))
 
   it.effect("two sessions run in parallel", () =>
     Effect.gen(function*() {
@@ -66,24 +66,24 @@ describe("router (send / outbound)", () => {
       const replies = yield* Effect.forkChild(Stream.runCollect(Stream.take(loop.outbound, 2)))
       yield* loop.send({ sessionKey: "a", content: "x" })
       yield* loop.send({ sessionKey: "b", content: "y" })
-      yield* settled(Effect.map(loop.activeTurns, (turns) => turns.length === 2))
+      yield* Testing.settled(Effect.map(loop.activeTurns, (turns) => turns.length === 2))
       yield* TestClock.adjust("100 millis")
       const all = yield* Fiber.join(replies)
       expect(all.map((r) => r.sessionKey).sort()).toEqual(["a", "b"])
-    }).pipe(Effect.provide(harness({ script: echoUsers("100 millis") }))))
+    }).pipe(Effect.provide(Testing.layer({ script: echoUsers("100 millis") }))))
 
   it.effect("maxParallelTurns bounds the workers: the third session waits for a slot", () =>
     Effect.gen(function*() {
       const loop = yield* AgentLoop
       const replies = yield* Effect.forkChild(Stream.runCollect(Stream.take(loop.outbound, 3)))
       for (const key of ["a", "b", "c"]) yield* loop.send({ sessionKey: key, content: key })
-      yield* settled(Effect.map(loop.activeTurns, (turns) => turns.length === 2))
+      yield* Testing.settled(Effect.map(loop.activeTurns, (turns) => turns.length === 2))
       yield* TestClock.adjust("50 millis")
       expect((yield* loop.activeTurns).length).toBe(2)
       yield* TestClock.adjust("50 millis")
-      yield* settled(Effect.map(loop.activeTurns, (turns) => turns.length === 1 && turns[0]!.sessionKey === "c"))
+      yield* Testing.settled(Effect.map(loop.activeTurns, (turns) => turns.length === 1 && turns[0]!.sessionKey === "c"))
       yield* TestClock.adjust("100 millis")
       const all = yield* Fiber.join(replies)
       expect(all.map((r) => r.sessionKey)).toEqual(["a", "b", "c"])
-    }).pipe(Effect.provide(harness({ config: { maxParallelTurns: 2 }, script: echoUsers("100 millis") }))))
+    }).pipe(Effect.provide(Testing.layer({ config: { maxParallelTurns: 2 }, script: echoUsers("100 millis") }))))
 })

@@ -6,8 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { AgentLoopProgram, Hook, Message, SessionStore } from "effect-agent-loop"
-import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
+import { AgentLoop, AgentLoopProgram, Hook, Message, SessionStore } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 
 const KEYS = 10_000
 
@@ -28,7 +28,7 @@ describe("idle sessions are released", () => {
       yield* TestClock.adjust("1 minute")
       expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
       expect(log).toEqual({ start: KEYS, end: KEYS })
-    }).pipe(Effect.provide(harness({ script: () => ({ content: "ok" }) }))), 60_000)
+    }).pipe(Effect.provide(Testing.layer({ script: () => ({ content: "ok" }) }))), 60_000)
 
   it.effect("the router's sessions are released too, after their last reply", () =>
     Effect.gen(function*() {
@@ -38,7 +38,7 @@ describe("idle sessions are released", () => {
       expect((yield* Fiber.join(replies)).length).toBe(50)
       yield* TestClock.adjust("1 second")
       expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
-    }).pipe(Effect.provide(harness({ script: () => ({ content: "ok" }), config: { sessionIdleTimeout: "1 second" } }))))
+    }).pipe(Effect.provide(Testing.layer({ script: () => ({ content: "ok" }), config: { sessionIdleTimeout: "1 second" } }))))
 
   it.effect("a session used again before the timeout is kept (one sessionStart); released and reused, it begins again on its history", () =>
     Effect.gen(function*() {
@@ -67,12 +67,12 @@ describe("idle sessions are released", () => {
         Message.user("three"),
         Message.assistant("ok")
       ])
-    }).pipe(Effect.provide(Layer.fresh(harness({ script: () => ({ content: "ok" }), config: { sessionIdleTimeout: 1000 } })))))
+    }).pipe(Effect.provide(Layer.fresh(Testing.layer({ script: () => ({ content: "ok" }), config: { sessionIdleTimeout: 1000 } })))))
 
   it.effect("a session is not released while its summary runs, and is released once the summary is done", () =>
     Effect.gen(function*() {
       const loop = yield* AgentLoop
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       yield* loop.turn("s", "hello")
       yield* TestClock.adjust(4999)
       expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
@@ -83,10 +83,10 @@ describe("idle sessions are released", () => {
       expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
       yield* TestClock.adjust(1)
       expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       // A window of 100 tokens at 0.5: the seeded 180 runes plus this turn pass 200 runes.
       config: { sessionIdleTimeout: 1000, contextWindow: 100, summarizeThreshold: 0.5, summarizeKeepMessages: 2 },
-      seed: { s: [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))] },
+      sessions: { s: [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))] },
       script: [{ content: "an answer of some length" }, { content: "They talked.", delay: "5 seconds" }]
     }))))
 
@@ -101,5 +101,5 @@ describe("idle sessions are released", () => {
       expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
       yield* TestClock.adjust(1)
       expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
-    }).pipe(Effect.provide(harness({ script: [{ content: "ok", delay: 5000 }], config: { sessionIdleTimeout: 1000 } }))))
+    }).pipe(Effect.provide(Testing.layer({ script: [{ content: "ok", delay: 5000 }], config: { sessionIdleTimeout: 1000 } }))))
 })

@@ -2,8 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import {
-  type Event as AgentEvent,
+  AgentLoop,
   CurrentTurn,
+  type Event as AgentEvent,
   Hook,
   Message,
   type ProviderTypes,
@@ -17,7 +18,6 @@ import {
 } from "effect-agent-loop"
 import { ephemeralSession } from "../../src/programs/internal/subTurn.ts"
 import * as Testing from "effect-agent-loop/testing"
-import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 
 /** The task of a request: its first user message. */
 const taskOf = (request: ProviderTypes.ProviderRequest) => Message.textOf(request.messages.find((m) => m.role === "user")?.content ?? "")
@@ -45,7 +45,7 @@ const delegate = Tool.make({
 describe("sub-turns: limits and validation", () => {
   it.effect("a depth-3 turn cannot spawn: DepthLimitExceeded, no spawn event", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "level 0")
       expect(result.status).toBe("completed")
       const all = yield* events
@@ -55,7 +55,7 @@ describe("sub-turns: limits and validation", () => {
       expect(of(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && e.status)).toEqual(["completed", "completed", "completed"])
       const depths = new Set(all.filter((e) => e._tag === "TurnStart").map((e) => `${e.depth}:${e.parentTurnId ?? "-"}`))
       expect(depths.size).toBe(4)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [delegate],
       script: (request) => {
         const level = Number(taskOf(request).replace("level ", ""))
@@ -67,12 +67,12 @@ describe("sub-turns: limits and validation", () => {
 
   it.effect("an empty model is InvalidSubTurnConfig", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       yield* (yield* AgentLoop).turn("s", "go")
       const end = of(yield* events, "ToolExecEnd")[0]
       expect(end?._tag === "ToolExecEnd" && end.result).toMatch(/^InvalidSubTurnConfig .*model/)
       expect(of(yield* events, "SubTurnSpawn")).toEqual([])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [delegate],
       script: [{ toolCalls: [{ name: "delegate", arguments: { task: "x", model: "" } }] }, { content: "ok" }]
     }))))
@@ -104,7 +104,7 @@ describe("sub-turns: limits and validation", () => {
 
   it.effect("5 children hold the slots; a 6th waits and fails at exactly 30 s", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
       yield* TestClock.adjust("29999 millis")
@@ -116,11 +116,11 @@ describe("sub-turns: limits and validation", () => {
       const end = of(yield* events, "ToolExecEnd")[0]
       expect(end?._tag === "ToolExecEnd" && end.result).toBe("1:completed,2:completed,3:completed,4:completed,5:completed,6:ConcurrencyTimeout")
       expect(of(yield* events, "SubTurnSpawn")).toHaveLength(5)
-    }).pipe(Effect.provide(harness({ tools: [fanOut], script: fanScript("1 minute") }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [fanOut], script: fanScript("1 minute") }))))
 
   it.effect("the 6th succeeds when a slot frees before 30 s", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* TestClock.adjust("9999 millis")
       expect(of(yield* events, "SubTurnSpawn")).toHaveLength(5)
@@ -130,11 +130,11 @@ describe("sub-turns: limits and validation", () => {
       yield* Fiber.join(turn)
       const end = of(yield* events, "ToolExecEnd")[0]
       expect(end?._tag === "ToolExecEnd" && end.result).toBe("1:completed,2:completed,3:completed,4:completed,5:completed,6:completed")
-    }).pipe(Effect.provide(harness({ tools: [fanOut], script: fanScript("10 seconds") }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [fanOut], script: fanScript("10 seconds") }))))
 
   it.effect("a sub-turn times out at 5 minutes of Clock time", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* TestClock.adjust("299999 millis")
       expect(of(yield* events, "SubTurnSpawn")).toHaveLength(1)
@@ -145,7 +145,7 @@ describe("sub-turns: limits and validation", () => {
       expect(of(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && e.status)).toEqual(["aborted"])
       const end = of(all, "ToolExecEnd")[0]
       expect(end?._tag === "ToolExecEnd" && end.result).toBe("aborted: Sub-turn timed out after 300000ms")
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [delegate],
       script: (request) =>
         taskOf(request) === "go"
@@ -167,7 +167,7 @@ describe("sub-turns: limits and validation", () => {
 describe("sub-turns: delivery", () => {
   it.effect("a sync result is returned to the tool and not injected into the parent", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.finalMessage?.content).toBe("parent done")
       const requests = yield* (yield* ScriptedLog).requests
@@ -175,7 +175,7 @@ describe("sub-turns: delivery", () => {
       expect(parentSecond.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["child answer"])
       expect(parentSecond.messages.some((m) => Message.textOf(m.content).startsWith("[SubTurn Result]"))).toBe(false)
       expect(of(yield* events, "SubTurnResultDelivered")).toEqual([])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [subagent],
       script: (request) =>
         taskOf(request) === "go"
@@ -192,7 +192,7 @@ describe("sub-turns: delivery", () => {
       expect(names("go")).toEqual(["a", "b", "subagent"])
       expect(names("mid")).toEqual(["a", "subagent"])
       expect(names("leaf")).toEqual(["a"])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [
         subagent,
         Tool.make({ name: "a", description: "a", parameters: Schema.Struct({}), execute: () => Effect.succeed("a") }),
@@ -209,7 +209,7 @@ describe("sub-turns: delivery", () => {
 
   it.effect("an async result is injected into the parent's next call", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* TestClock.adjust("99 millis")
       expect(of(yield* events, "SubTurnSpawn")).toHaveLength(1)
@@ -226,7 +226,7 @@ describe("sub-turns: delivery", () => {
       expect(parentCalls[2]!.messages.at(-1)).toEqual({ role: "user", content: "[SubTurn Result] child answer" })
       expect(of(yield* events, "SubTurnResultDelivered")).toHaveLength(1)
       expect(result.messages.some((m) => m.content === "[SubTurn Result] child answer")).toBe(true)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [spawn, Tool.make({ name: "wait", description: "waits", parameters: Schema.Struct({}), execute: () => Effect.as(Effect.sleep("1 second"), "waited") })],
       script: (request) => {
         if (taskOf(request) !== "go") return { content: "child answer", delay: "100 millis" }
@@ -241,7 +241,7 @@ describe("sub-turns: delivery", () => {
 
   it.effect("a parent that finished first stops its non-critical child: SubTurnEnd{aborted}, no orphan (no result exists), history untouched", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const result = yield* loop.turn("s", "go")
       expect(result.status).toBe("completed")
@@ -251,7 +251,7 @@ describe("sub-turns: delivery", () => {
       expect(of(yield* events, "SubTurnOrphan")).toEqual([])
       const history = yield* (yield* SessionStore).load("s")
       expect(history).toEqual(result.messages)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [spawn],
       script: (request) =>
         taskOf(request) !== "go"
@@ -263,7 +263,7 @@ describe("sub-turns: delivery", () => {
 
   it.effect("20 async results into a pending queue of 16 with a slow parent: 16 delivered, 4 orphans, no deadlock", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* TestClock.adjust("10 seconds")
       const result = yield* Fiber.join(turn)
@@ -275,7 +275,7 @@ describe("sub-turns: delivery", () => {
       expect(orphans.map((e) => e._tag === "SubTurnOrphan" && e.reason)).toEqual(["queue_full", "queue_full", "queue_full", "queue_full"])
       const delivered = new Set(of(all, "SubTurnResultDelivered").map((e) => e._tag === "SubTurnResultDelivered" && e.childTurnId))
       for (const o of orphans) expect(delivered.has(o._tag === "SubTurnOrphan" && o.childTurnId)).toBe(false)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [Tool.make({
         name: "swarm",
         description: "spawns 20 async sub-turns then keeps the parent busy",
@@ -318,7 +318,7 @@ describe("sub-turns on TestClock", () => {
       const requests = yield* Testing.requests
       expect(requests.filter((r) => taskOf(r) === "child").at(-1)!.messages.at(-1)?.content).toBe("[SubTurn Result] grandchild done")
       expect(requests.filter((r) => taskOf(r) === "root").at(-1)!.messages.at(-1)?.content).toBe("[SubTurn Result] child done")
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [spawn, wait],
       script: (request) => {
         const task = taskOf(request)
@@ -338,7 +338,7 @@ describe("sub-turns: lifecycle", () => {
   const blocker = Tool.make({ name: "block", description: "never returns", parameters: Schema.Struct({}), execute: () => Effect.never })
   it.effect("a hard abort of the root cascades to child and grandchild", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "root"))
       yield* TestClock.adjust(0)
@@ -351,7 +351,7 @@ describe("sub-turns: lifecycle", () => {
       expect(of(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && [e.depth, e.status]).sort()).toEqual([[0, "aborted"], [1, "aborted"]])
       expect(of(all, "TurnEnd").map((e) => e._tag === "TurnEnd" && [e.depth, e.status]).sort()).toEqual([[0, "aborted"], [1, "aborted"], [2, "aborted"]])
       expect(yield* loop.activeTurns).toEqual([])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [delegate, blocker],
       script: (request) =>
         taskOf(request) === "grandchild"
@@ -373,7 +373,7 @@ describe("sub-turns: lifecycle", () => {
   })
   it.effect("a critical child outlives its parent's normal end (its result an orphan); a non-critical child is stopped (no orphan)", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.status).toBe("completed")
       expect(of(yield* events, "SubTurnEnd")).toHaveLength(1)
@@ -388,7 +388,7 @@ describe("sub-turns: lifecycle", () => {
       expect(ends).toEqual(["aborted", "completed"])
       const orphans = of(all, "SubTurnOrphan").map((e) => e._tag === "SubTurnOrphan" && [e.reason, e.content])
       expect(orphans).toEqual([["parent_ended", "critical finished"]])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [spawnTwo],
       script: (request) =>
         taskOf(request) === "go"
@@ -398,7 +398,7 @@ describe("sub-turns: lifecycle", () => {
 
   it.effect("a provider that dies inside a child: the parent's tool gets an error result, SubTurnEnd{failed}", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.status).toBe("completed")
       const all = yield* events
@@ -406,7 +406,7 @@ describe("sub-turns: lifecycle", () => {
       const end = of(all, "ToolExecEnd").find((e) => e.depth === 0)
       expect(end?._tag === "ToolExecEnd" && end.isError).toBe(true)
       expect(end?._tag === "ToolExecEnd" && end.result).toMatch(/^Sub-agent ended failed: .*provider exploded/)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [subagent],
       script: (request) =>
         taskOf(request) === "go"
@@ -419,7 +419,7 @@ describe("sub-turns: hooks", () => {
   it.effect("beforeSubTurn may block (no spawn); afterSubTurn sees each child's result", () =>
     Effect.gen(function*() {
       const loop = yield* AgentLoop
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const seen: Array<string> = []
       yield* loop.registerHook({
         beforeSubTurn: ({ subTurn }) => subTurn.prompt === "forbidden" ? Hook.block("not this one") : Hook.continue,
@@ -430,7 +430,7 @@ describe("sub-turns: hooks", () => {
       expect(results.map((e) => e._tag === "ToolExecEnd" && e.result)).toEqual(["SubTurnBlocked not this one", "completed: allowed done"])
       expect(of(yield* events, "SubTurnSpawn")).toHaveLength(1)
       expect(seen).toEqual(["allowed:completed:allowed done"])
-    }).pipe(Effect.scoped, Effect.provide(harness({
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({
       tools: [delegate],
       script: (request) =>
         taskOf(request) !== "go"

@@ -7,8 +7,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import {
-  type Event as AgentEvent,
+  AgentLoop,
   type AgentLoopConfig,
+  type Event as AgentEvent,
   Hook,
   Message,
   ProviderRejected,
@@ -17,8 +18,8 @@ import {
   ScriptedLog,
   SessionStore
 } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { SUMMARY_INSTRUCTION, SUMMARY_PREFIX, SUMMARY_TIMEOUT } from "../../src/programs/internal/summarize.ts"
-import { AgentLoop, settled, harness, recordEvents } from "../support/harness.ts"
 import { ofKind } from "../support/fixtures.ts"
 
 
@@ -51,16 +52,16 @@ const summaryRequests = Effect.map(allRequests, (all) => all.filter(isSummaryReq
 const requested = (n: number, which: (request: ProviderTypes.ProviderRequest) => boolean) =>
   Effect.gen(function*() {
     const log = yield* ScriptedLog
-    yield* settled(Effect.map(log.requests, (all) => all.filter(which).length >= n))
+    yield* Testing.settled(Effect.map(log.requests, (all) => all.filter(which).length >= n))
   })
 
 const summarized = (events: Effect.Effect<ReadonlyArray<AgentEvent>>) =>
-  settled(Effect.map(events, (all) => ofKind(all, "SessionSummarize")[0]))
+  Testing.settled(Effect.map(events, (all) => ofKind(all, "SessionSummarize")[0]))
 
 describe("session summaries", () => {
   it.effect("at the threshold (200 runes of 200) nothing happens", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "hello")
       expect(result.status).toBe("completed")
       for (let i = 0; i < 100; i++) yield* Effect.yieldNow
@@ -68,11 +69,11 @@ describe("session summaries", () => {
       expect(yield* summaryRequests).toEqual([])
       expect(ofKind(yield* events, "SessionSummarize")).toEqual([])
       expect(yield* stored("s")).toEqual([...seeded, Message.user("hello"), Message.assistant("a".repeat(15))])
-    }).pipe(Effect.provide(harness({ seed: { s: seeded }, config: config(), script: script([{ content: "a".repeat(15) }]) }))))
+    }).pipe(Effect.provide(Testing.layer({ sessions: { s: seeded }, config: config(), script: script([{ content: "a".repeat(15) }]) }))))
 
   it.effect("one rune past the threshold: the older part becomes one summary message, the newest are kept", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "hello")
       const summary = yield* summarized(events)
       expect([summary.summarized, summary.remaining, summary.turnId]).toEqual([2, 3, result.turnId])
@@ -90,12 +91,12 @@ describe("session summaries", () => {
         Message.system(SUMMARY_INSTRUCTION),
         Message.user(`user: ${"x".repeat(90)}\n\nassistant: ${"y".repeat(90)}`)
       ])
-    }).pipe(Effect.provide(harness({ seed: { s: seeded }, config: config(), script: script([{ content: "a".repeat(16) }]) }))))
+    }).pipe(Effect.provide(Testing.layer({ sessions: { s: seeded }, config: config(), script: script([{ content: "a".repeat(16) }]) }))))
 
   for (const keep of [2, 3]) {
     it.effect(`a tool call is never separated from its results (keep ${keep} falls inside the call's unit)`, () =>
       Effect.gen(function*() {
-        const events = yield* recordEvents
+        const events = (yield* Testing.recordEvents).all
         yield* (yield* AgentLoop).turn("s", "go")
         const summary = yield* summarized(events)
         const history = yield* stored("s")
@@ -110,8 +111,8 @@ describe("session summaries", () => {
         expect([summary.summarized, summary.remaining]).toEqual([3, 5])
         const [request] = yield* summaryRequests
         expect(request!.messages[1]!.content).toBe(`user: ${"x".repeat(90)}\n\nassistant: ${"y".repeat(90)}\n\nuser: go`)
-      }).pipe(Effect.provide(harness({
-        seed: { s: seeded },
+      }).pipe(Effect.provide(Testing.layer({
+        sessions: { s: seeded },
         config: config(keep),
         tools: [],
         script: script([{ toolCalls: [{ id: "c1", name: "missing" }, { id: "c2", name: "missing" }] }, { content: "done" }])
@@ -126,12 +127,12 @@ describe("session summaries", () => {
         beforeCompact: ({ reason, messages }) => void seen.push(`before ${reason} ${messages.length}`),
         afterCompact: ({ reason, dropped, remaining }) => void seen.push(`after ${reason} ${dropped} ${remaining}`)
       }))
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       yield* loop.turn("s", "hello")
       yield* summarized(events)
-      yield* settled(Effect.sync(() => seen.length === 2))
+      yield* Testing.settled(Effect.sync(() => seen.length === 2))
       expect(seen).toEqual(["before summary 4", "after summary 2 3"])
-    }).pipe(Effect.scoped, Effect.provide(harness({ seed: { s: seeded }, config: config(), script: script([{ content: "a".repeat(16) }]) }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ sessions: { s: seeded }, config: config(), script: script([{ content: "a".repeat(16) }]) }))))
 
   it.effect("a beforeCompact hook that aborts for reason summary cancels it: history unchanged", () =>
     Effect.gen(function*() {
@@ -143,45 +144,45 @@ describe("session summaries", () => {
           return reason === "summary" ? Hook.abortTurn("keep the details") : Hook.continue
         }
       }))
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* loop.turn("s", "hello")
       expect(result.status).toBe("completed")
-      yield* settled(Effect.sync(() => reasons.length > 0))
+      yield* Testing.settled(Effect.sync(() => reasons.length > 0))
       for (let i = 0; i < 100; i++) yield* Effect.yieldNow
       expect(reasons).toEqual(["summary"])
       expect(yield* summaryRequests).toEqual([])
       expect(ofKind(yield* events, "SessionSummarize")).toEqual([])
       expect(yield* stored("s")).toEqual([...seeded, Message.user("hello"), Message.assistant("a".repeat(16))])
-    }).pipe(Effect.scoped, Effect.provide(harness({ seed: { s: seeded }, config: config(), script: script([{ content: "a".repeat(16) }]) }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ sessions: { s: seeded }, config: config(), script: script([{ content: "a".repeat(16) }]) }))))
 
   it.effect("a provider failure during the summary keeps the history and publishes Error{stage: summarize}", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "hello")
-      const error = yield* settled(Effect.map(events, (all) => ofKind(all, "Error")[0]))
+      const error = yield* Testing.settled(Effect.map(events, (all) => ofKind(all, "Error")[0]))
       expect(error.stage).toBe("summarize")
       expect(error.message).toBe("ProviderRejected: no summaries today; history kept")
       expect(error.turnId).toBe(result.turnId)
       expect(ofKind(yield* events, "SessionSummarize")).toEqual([])
       expect(yield* stored("s")).toEqual([...seeded, Message.user("hello"), Message.assistant("a".repeat(16))])
-    }).pipe(Effect.provide(harness({
-      seed: { s: seeded },
+    }).pipe(Effect.provide(Testing.layer({
+      sessions: { s: seeded },
       config: config(),
       script: script([{ content: "a".repeat(16) }], { error: new ProviderRejected({ message: "no summaries today", status: 400 }) })
     }))))
 
   it.effect("an empty summary keeps the history and says so", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       yield* (yield* AgentLoop).turn("s", "hello")
-      const error = yield* settled(Effect.map(events, (all) => ofKind(all, "Error")[0]))
+      const error = yield* Testing.settled(Effect.map(events, (all) => ofKind(all, "Error")[0]))
       expect([error.stage, error.message]).toEqual(["summarize", "The summary came back empty; history kept"])
       expect(yield* stored("s")).toHaveLength(4)
-    }).pipe(Effect.provide(harness({ seed: { s: seeded }, config: config(), script: script([{ content: "a".repeat(16) }], { content: "  " }) }))))
+    }).pipe(Effect.provide(Testing.layer({ sessions: { s: seeded }, config: config(), script: script([{ content: "a".repeat(16) }], { content: "  " }) }))))
 
   it.effect("the reply is not delayed: turn(...) returns at 0 s, the summary lands at 10 s; the next turn waits for it", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const result = yield* loop.turn("s", "hello")
       expect(result.status).toBe("completed")
@@ -204,15 +205,15 @@ describe("session summaries", () => {
         Message.assistant("a".repeat(16)),
         Message.user("next")
       ])
-    }).pipe(Effect.provide(harness({
-      seed: { s: seeded },
+    }).pipe(Effect.provide(Testing.layer({
+      sessions: { s: seeded },
       config: config(),
       script: script([{ content: "a".repeat(16) }, { content: "ok" }], { content: "They talked about x and y.", delay: "10 seconds" })
     }))))
 
   it.effect("a summary that never finishes gives up at SUMMARY_TIMEOUT: history kept, the session's next turn runs", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.turn("s", "hello")
       yield* requested(1, isSummaryRequest)
@@ -228,23 +229,23 @@ describe("session summaries", () => {
       ])
       const turnRequests = (yield* allRequests).filter((r) => !isSummaryRequest(r))
       expect(turnRequests.at(-1)!.messages).toEqual([...seeded, Message.user("hello"), Message.assistant("a".repeat(16)), Message.user("next")])
-    }).pipe(Effect.provide(harness({
-      seed: { s: seeded },
+    }).pipe(Effect.provide(Testing.layer({
+      sessions: { s: seeded },
       config: config(),
       script: script([{ content: "a".repeat(16) }, { content: "ok" }], { content: "never", stall: true })
     }))))
 
   it.effect("a summary call that dies keeps the history and publishes Error{stage: summarize}", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       yield* loop.turn("s", "hello")
-      const error = yield* settled(Effect.map(events, (all) => ofKind(all, "Error")[0]))
+      const error = yield* Testing.settled(Effect.map(events, (all) => ofKind(all, "Error")[0]))
       expect([error.stage, error.message]).toEqual(["summarize", "The summary failed: wires crossed; history kept"])
       expect(yield* stored("s")).toHaveLength(4)
       expect((yield* loop.turn("s", "next")).status).toBe("completed")
-    }).pipe(Effect.provide(harness({
-      seed: { s: seeded },
+    }).pipe(Effect.provide(Testing.layer({
+      sessions: { s: seeded },
       config: config(),
       script: script([{ content: "a".repeat(16) }, { content: "ok" }], { die: new Error("wires crossed") })
     }))))
@@ -259,8 +260,8 @@ describe("session summaries", () => {
       for (let i = 0; i < 100; i++) yield* Effect.yieldNow
       expect(yield* summaryRequests).toEqual([])
       expect(yield* stored("s")).toEqual([...seeded, Message.user("z".repeat(50))])
-    }).pipe(Effect.provide(harness({
-      seed: { s: [...seeded, Message.user("z".repeat(50))] },
+    }).pipe(Effect.provide(Testing.layer({
+      sessions: { s: [...seeded, Message.user("z".repeat(50))] },
       config: config(),
       script: script([{ content: "never", stall: true }])
     }))))

@@ -1,6 +1,7 @@
 /**
  * The test kit users get from `effect-agent-loop/testing`: the loop over a scripted model and an
- * in-memory store, the event recorder, the scripted model's requests, and `advance`.
+ * in-memory store, the event recorder, the scripted model's requests, `advance`, `settled` and
+ * `kinds`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
@@ -43,4 +44,27 @@ describe("the test kit", () => {
       const error = yield* Effect.flip(Effect.provide(loop, Testing.layer({ script: [], config: { toolConcurrency: 0 } })))
       expect(error).toMatchObject({ _tag: "ConfigError", field: "toolConcurrency" })
     }))
+
+  it.effect("settled: the value once every fiber waits, without time passing; a condition that does not hold is a defect", () =>
+    Effect.gen(function*() {
+      const events = yield* Testing.recordEvents
+      const loop = yield* AgentLoop
+      yield* Effect.forkChild(loop.turn("s", "hi"))
+      const started = yield* Testing.settled(Effect.map(events.ofKind("ToolExecStart"), (found) => found[0]))
+      expect(started).toMatchObject({ toolName: "slow_echo", at: 0 })
+      expect(yield* Testing.settled(loop.activeTurn("s"))).toBeTruthy()
+      const defect = yield* Effect.exit(Testing.settled(Effect.map(events.ofKind("TurnEnd"), (found) => found.length > 0)))
+      expect(defect._tag).toBe("Failure")
+      expect(String(defect)).toContain("the condition does not hold once the loop has settled")
+    }).pipe(Effect.provide(Testing.layer({ tools: [slowEcho], script: [{ toolCalls: [{ name: "slow_echo", arguments: { text: "x" } }] }, { content: "done" }] }))))
+
+  it.effect("kinds: the events' kinds in order, or only those asked for", () =>
+    Effect.gen(function*() {
+      const events = yield* Testing.recordEvents
+      yield* (yield* AgentLoop).turn("s", "hi")
+      const all = yield* events.all
+      expect(Testing.kinds(all)).toEqual(all.map((e) => e._tag))
+      expect(Testing.kinds(all, ["TurnStart", "LLMResponse", "TurnEnd"])).toEqual(["TurnStart", "LLMResponse", "TurnEnd"])
+      expect(Testing.kinds(all, [])).toEqual([])
+    }).pipe(Effect.provide(Testing.layer({ script: [{ content: "hello" }] }))))
 })

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { Hook, ProviderRejected, Turn, TurnAborted, TurnFailure } from "effect-agent-loop"
-import { AgentLoop, harness } from "../support/harness.ts"
+import { AgentLoop, Hook, ProviderRejected, Turn, TurnAborted, TurnFailure } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { echo } from "../support/fixtures.ts"
 
 describe("TurnResult.failure", () => {
@@ -16,7 +16,7 @@ describe("TurnResult.failure", () => {
       expect(result.failure).toBeInstanceOf(ProviderRejected)
       expect(result.failure).toMatchObject({ _tag: "ProviderRejected", message: "bad key" })
       expect(result.error).toBe("ProviderRejected: bad key")
-    }).pipe(Effect.provide(harness({ script: [{ error: new ProviderRejected({ message: "bad key" }) }] }))))
+    }).pipe(Effect.provide(Testing.layer({ script: [{ error: new ProviderRejected({ message: "bad key" }) }] }))))
 
   it.effect("a hook that blocks the turn, and one that aborts it", () =>
     Effect.gen(function*() {
@@ -31,7 +31,7 @@ describe("TurnResult.failure", () => {
       expect(aborted.failure).toBeInstanceOf(TurnAborted)
       expect(aborted.failure).toMatchObject({ stage: "beforeTool", hook: "guard", reason: "no tools" })
       expect(aborted.error).toBe(`Hook "guard" aborted the turn at beforeTool: no tools`)
-    }).pipe(Effect.scoped, Effect.provide(harness({ script: [{ toolCalls: [{ name: "echo", arguments: { text: "x" } }] }], tools: [echo] }))))
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ toolCalls: [{ name: "echo", arguments: { text: "x" } }] }], tools: [echo] }))))
 
   it.effect("bad turn options, a defect, and answers that never match the output Schema", () =>
     Effect.gen(function*() {
@@ -44,7 +44,7 @@ describe("TurnResult.failure", () => {
       const typed = yield* loop.turn("s", "hi", { output: Schema.Struct({ n: Schema.Number }) })
       expect(typed.failure).toMatchObject({ _tag: "OutputInvalid" })
       expect(typed.error).toBe(`OutputInvalid: ${typed.failure?._tag === "OutputInvalid" ? typed.failure.message : ""}`)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ die: new Error("boom") }, { content: "not json" }, { content: "still not json" }],
       config: { maxOutputRetries: 1 }
     }))))
@@ -56,5 +56,5 @@ describe("TurnResult.failure", () => {
       expect(decoded.failure).toBeInstanceOf(ProviderRejected)
       expect(decoded.failure).toEqual(result.failure)
       expect(Schema.is(TurnFailure)(decoded.failure)).toBe(true)
-    }).pipe(Effect.provide(harness({ script: [{ error: new ProviderRejected({ message: "bad key", status: 401 }) }] }))))
+    }).pipe(Effect.provide(Testing.layer({ script: [{ error: new ProviderRejected({ message: "bad key", status: 401 }) }] }))))
 })

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import {
+  AgentLoop,
   AgentLoopLive,
   Message,
   Provider,
@@ -15,32 +16,32 @@ import {
   ToolError,
   ToolRegistryLive
 } from "effect-agent-loop"
-import { AgentLoop, harness, recordEvents, tags } from "../support/harness.ts"
+import * as Testing from "effect-agent-loop/testing"
 import { echo } from "../support/fixtures.ts"
 
 describe("runTurn: event order", () => {
   it.effect("a text-only turn", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const result = yield* loop.turn("s1", "hello")
       expect(result.status).toBe("completed")
       expect(result.finalMessage?.content).toBe("Hi there")
       const all = yield* events
-      expect(tags(all)).toEqual(["TurnStart", "LLMRequest", "LLMDelta", "LLMDelta", "LLMResponse", "TurnEnd"])
+      expect(Testing.kinds(all)).toEqual(["TurnStart", "LLMRequest", "LLMDelta", "LLMDelta", "LLMResponse", "TurnEnd"])
       expect(new Set(all.map((e) => e.turnId))).toEqual(new Set([result.turnId]))
       const end = all.at(-1)!
       expect(end._tag === "TurnEnd" && end.status).toBe("completed")
       expect(end._tag === "TurnEnd" && end.iterations).toBe(1)
-    }).pipe(Effect.provide(harness({ script: [{ content: ["Hi", " there"] }] }))))
+    }).pipe(Effect.provide(Testing.layer({ script: [{ content: ["Hi", " there"] }] }))))
 
   it.effect("one tool call, then a final answer", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const result = yield* loop.turn("s1", "say hi")
       const all = yield* events
-      expect(tags(all)).toEqual([
+      expect(Testing.kinds(all)).toEqual([
         "TurnStart",
         "LLMRequest",
         "LLMDelta",
@@ -63,19 +64,19 @@ describe("runTurn: event order", () => {
       expect(requests[0]!.tools.map((t) => t.name)).toEqual(["echo"])
       const stored = yield* (yield* SessionStore).load("s1")
       expect(stored).toEqual(result.messages)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [echo],
       script: [{ toolCalls: [{ name: "echo", arguments: { text: "hi" } }] }, { content: "done" }]
     }))))
 
   it.effect("usage is summed over the turn's calls", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.usage).toEqual({ inputTokens: 30, outputTokens: 7 })
       const end = (yield* events).find((e) => e._tag === "TurnEnd")!
       expect(end._tag === "TurnEnd" && end.usage).toEqual({ inputTokens: 30, outputTokens: 7 })
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [echo],
       script: [
         { toolCalls: [{ name: "echo", arguments: { text: "a" } }], usage: { inputTokens: 10, outputTokens: 5 } },
@@ -89,7 +90,7 @@ describe("runTurn: event order", () => {
       expect(result.status).toBe("max_iterations")
       expect(result.iterations).toBe(3)
       expect(result.messages.filter((m) => m.role === "tool")).toHaveLength(3)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [echo],
       config: { maxIterations: 3 },
       script: () => ({ toolCalls: [{ name: "echo", arguments: { text: "again" } }] })
@@ -116,7 +117,7 @@ describe("runTurn: tool groups", () => {
   it.effect("[r1, r2, w1, r3, w2] runs {r1,r2} in parallel, then w1, {r3}, w2; results in call order", () =>
     Effect.gen(function*() {
       log.length = 0
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const fiber = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* TestClock.adjust("100 millis")
       expect(log).toEqual(["start r1", "start r2", "end r1", "end r2", "start w1"])
@@ -135,7 +136,7 @@ describe("runTurn: tool groups", () => {
       expect(endOf("r3").at).toBe(300)
       expect(endOf("w2").at).toBe(400)
       for (const e of ends) expect(e._tag === "ToolExecEnd" && e.durationMs).toBe(100)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [sleeper("read", true, log), sleeper("write", false, log)],
       script: [
         {
@@ -157,7 +158,7 @@ describe("runTurn: tool groups", () => {
       yield* TestClock.adjust("300 millis")
       const result = yield* Fiber.join(fiber)
       expect(result.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["slow slept 300", "fast slept 10"])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [sleeper("read", true, [])],
       script: [
         { toolCalls: [{ id: "slow", name: "read", arguments: { ms: 300 } }, { id: "fast", name: "read", arguments: { ms: 10 } }] },
@@ -219,14 +220,14 @@ describe("runTurn: bad input never crashes a turn", () => {
         ["e", 'Tool "dying" failed: boom', true],
         ["f", 'Tool "slow" timed out after 2000ms', true]
       ])
-    }).pipe(Effect.provide(harness({ tools: [strict, failing, dying, slow], script: [{ toolCalls: calls }, { content: "ok" }] }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [strict, failing, dying, slow], script: [{ toolCalls: calls }, { content: "ok" }] }))))
 })
 
 describe("AgentLoop: sessions", () => {
   it.effect("two turns of one session run one after the other; two sessions overlap", () =>
     Effect.gen(function*() {
       const loop = yield* AgentLoop
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const a1 = yield* Effect.forkChild(loop.turn("a", "first"))
       const a2 = yield* Effect.forkChild(loop.turn("a", "second"))
       const b1 = yield* Effect.forkChild(loop.turn("b", "other"))
@@ -242,7 +243,7 @@ describe("AgentLoop: sessions", () => {
       expect(second.messages.map((m) => m.content)).toEqual(["first", "answer", "second"])
       expect(r1.status).toBe("completed")
       expect(r2.status).toBe("completed")
-    }).pipe(Effect.provide(harness({ script: () => ({ content: "answer", delay: "100 millis" }) }))))
+    }).pipe(Effect.provide(Testing.layer({ script: () => ({ content: "answer", delay: "100 millis" }) }))))
 })
 
 describe("Scripted: the request log", () => {
@@ -300,7 +301,7 @@ describe("ProviderShape.whole", () => {
 
   it.effect("a turn takes a whole reply, a reply handed over as a stream, and a failed one alike, from whole and not stream", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const first = yield* loop.turn("s", "one")
       const second = yield* loop.turn("s", "two")
@@ -309,7 +310,7 @@ describe("ProviderShape.whole", () => {
       expect(first.finalMessage?.content).toBe("whole")
       expect(second.finalMessage?.content).toBe("streamed")
       expect(third.error).toContain("rejected")
-      expect(tags(yield* events).filter((tag) => tag === "LLMDelta")).toHaveLength(3)
+      expect(Testing.kinds(yield* events).filter((tag) => tag === "LLMDelta")).toHaveLength(3)
     }).pipe(Effect.provide(
       AgentLoopLive.layer({ model: "m", retry: { maxAttempts: 1 } }).pipe(
         Layer.provide([
@@ -338,10 +339,10 @@ describe("ProviderShape.whole", () => {
 
   it.effect("a provider that only streams: every chunk of a batch folds into the reply", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.finalMessage?.content).toBe("a streamed reply")
-      expect(tags(yield* events).filter((tag) => tag === "LLMDelta")).toHaveLength(3)
+      expect(Testing.kinds(yield* events).filter((tag) => tag === "LLMDelta")).toHaveLength(3)
     }).pipe(Effect.provide(
       AgentLoopLive.layer({ model: "m" }).pipe(
         Layer.provide([

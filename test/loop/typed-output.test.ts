@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import {
+  AgentLoop,
   AgentLoopLive,
   Hook,
   type Provider,
@@ -17,9 +18,9 @@ import {
   Tool,
   ToolRegistryLive
 } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { ACCEPTED, NOT_ALONE } from "../../src/programs/internal/typedOutput.ts"
 import { echo, ofKind } from "../support/fixtures.ts"
-import { AgentLoop, harness, recordEvents, settled } from "../support/harness.ts"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as fs from "node:fs"
@@ -38,7 +39,7 @@ const requests = Effect.gen(function*() {
 describe("typed output", () => {
   it.effect("a respond call after a tool: the decoded answer, typed, in the result and in TurnEnd", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "Largest city?", { output: Answer })
       expect(result.status).toBe("completed")
       const population: number = result.output!.population
@@ -56,7 +57,7 @@ describe("typed output", () => {
         properties: { city: { type: "string" }, population: { type: "integer" } },
         required: ["city", "population"]
       })
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [echo],
       script: [
         { toolCalls: [{ name: "echo", arguments: { text: "look it up" } }] },
@@ -70,7 +71,7 @@ describe("typed output", () => {
       expect(result.status).toBe("failed")
       expect(result.error).toContain(`a tool is named "respond"`)
       expect(yield* requests).toEqual([])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [Tool.make(respondLike)],
       script: [{ output: { city: "Berlin", population: 3_600_000 } }]
     }))))
@@ -83,7 +84,7 @@ describe("typed output", () => {
       expect([plain.status, plain.output]).toEqual(["completed", { city: "Rome", population: 2 }])
       expect([fenced.status, fenced.output]).toEqual(["completed", { city: "Oslo", population: 1 }])
       expect(plain.messages.map((m) => m.role)).toEqual(["user", "assistant"])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ content: "{\"city\":\"Rome\",\"population\":2}" }, { content: "```json\n{\"city\":\"Oslo\",\"population\":1}\n```" }]
     }))))
 
@@ -96,7 +97,7 @@ describe("typed output", () => {
       expect(feedback).toMatchObject({ role: "tool", toolName: "respond", isError: true })
       expect(feedback.content).toContain("does not match the output schema")
       expect(feedback.content).toContain("population")
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ output: { city: "Paris", population: -1 } }, { output: { city: "Paris", population: 2 } }]
     }))))
 
@@ -107,13 +108,13 @@ describe("typed output", () => {
       const sent = yield* requests
       expect(sent[1]!.messages.at(-1)).toMatchObject({ role: "tool", isError: true, content: expect.stringContaining("not JSON") })
       expect(sent[1]!.output!.force).toBeUndefined()
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ output: "{\"city\": \"Quito\"," }, { output: { city: "Quito", population: 3 } }]
     }))))
 
   it.effect("after maxOutputRetries rejected answers the turn fails with the decode error; the history stays valid", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go", { output: Answer })
       expect(result.status).toBe("failed")
       expect(result.output).toBeUndefined()
@@ -123,7 +124,7 @@ describe("typed output", () => {
       expect(result.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"])
       expect(ofKind(yield* events, "TurnEnd")[0]!.error).toBe(result.error)
       expect(yield* requests).toHaveLength(2)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       config: { maxOutputRetries: 1 },
       script: () => ({ output: { population: 1 } })
     }))))
@@ -137,7 +138,7 @@ describe("typed output", () => {
       expect(sent[1]!.output!.force).toBe(true)
       expect(sent[1]!.messages.at(-1)).toMatchObject({ role: "user" })
       expect(sent[1]!.messages.at(-1)!.content).toContain("\"respond\" tool")
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ content: "It is Lima, with 9 people." }, { output: { city: "Lima", population: 9 } }]
     }))))
 
@@ -150,7 +151,7 @@ describe("typed output", () => {
         { role: "tool", toolName: "echo", content: "echo: x" },
         { role: "tool", toolName: "respond", content: NOT_ALONE, isError: true }
       ])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [echo],
       script: [
         { toolCalls: [{ name: "echo", arguments: { text: "x" } }], output: { city: "Kyiv", population: 3 } },
@@ -167,7 +168,7 @@ describe("typed output", () => {
       expect([gated.status, gated.output]).toEqual(["completed", { city: "Bern", population: 2 }])
       const capped = yield* loop.turn("cap", "go", { output: Answer })
       expect([capped.status, capped.output, capped.iterations]).toEqual(["max_iterations", undefined, 2])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [echo],
       config: { maxIterations: 2 },
       script: [
@@ -180,17 +181,17 @@ describe("typed output", () => {
 
   it.effect("a graceful interrupt ends the turn as before: one tool-less call without the answer asked for, no output", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "go", { output: Answer }))
-      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart")))
+      yield* Testing.settled(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart")))
       yield* loop.interruptGraceful("s")
       yield* TestClock.adjust("1 second")
       const result = yield* Fiber.join(turn)
       expect([result.status, result.output, result.finalMessage?.content]).toEqual(["interrupted", undefined, "Stopped."])
       const last = (yield* requests).at(-1)!
       expect([last.tools, last.output]).toEqual([[], undefined])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [Tool.make({
         name: "slow",
         description: "waits a second",
@@ -208,7 +209,7 @@ describe("typed output", () => {
       const sent = (yield* requests)[0]!
       expect(sent.output!.schema).toEqual(jsonSchema)
       expect(sent.tools.find((t) => t.name === "respond")!.parameters).toEqual(jsonSchema)
-    }).pipe(Effect.provide(harness({ script: [{ output: { city: "Ulm" } }] }))))
+    }).pipe(Effect.provide(Testing.layer({ script: [{ output: { city: "Ulm" } }] }))))
 
   it.effect("a recorded typed-output turn with thinking on replays from its cassette to the same output and blocks", () =>
     Effect.gen(function*() {

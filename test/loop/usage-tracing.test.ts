@@ -4,9 +4,9 @@
  * tracer (`agent.turn` → `gen_ai.chat` / `gen_ai.execute_tool`).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Hook, ProviderRejected, Tool, Usage } from "effect-agent-loop"
+import { AgentLoop, Hook, ProviderRejected, Tool, Usage } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { Effect, Exit, Fiber, Layer, Option, Schema, Tracer } from "effect"
-import { AgentLoop, settled, harness, recordEvents } from "../support/harness.ts"
 import { captureWarnings, echo, ofKind } from "../support/fixtures.ts"
 
 
@@ -27,7 +27,7 @@ const toolThenAnswer = [
 describe("usage", () => {
   it.effect("per call in LLMResponse, summed in TurnEnd and TurnResult; no prices means no cost", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go")
       const all = yield* events
       expect(ofKind(all, "LLMResponse").map((e) => e.usage)).toEqual([
@@ -36,20 +36,20 @@ describe("usage", () => {
       ])
       expect(result.usage).toEqual({ inputTokens: 4000, outputTokens: 250 })
       expect(ofKind(all, "TurnEnd").map((e) => e.usage)).toEqual([{ inputTokens: 4000, outputTokens: 250 }])
-    }).pipe(Effect.provide(harness({ tools: [echo], script: toolThenAnswer }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [echo], script: toolThenAnswer }))))
 
   it.effect("a call without usage counts as zero tokens", () =>
     Effect.gen(function*() {
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.usage).toEqual({ inputTokens: 3000, outputTokens: 50 })
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [echo],
       script: [{ toolCalls: [{ name: "echo", arguments: { text: "hi" } }] }, toolThenAnswer[1]!]
     }))))
 
   it.effect("with a price for the model: costUsd = tokens × price / 1e6, per call and summed", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go")
       const all = yield* events
       // call 1: (1000 × 2.5 + 200 × 10) / 1e6 = 0.0045; call 2: (3000 × 2.5 + 50 × 10) / 1e6 = 0.008
@@ -62,7 +62,7 @@ describe("usage", () => {
       expect(result.usage.costUsd).toBeCloseTo(0.0125, 12)
       const end = ofKind(all, "TurnEnd")[0]!
       expect(end.usage).toEqual(result.usage)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [echo],
       script: toolThenAnswer,
       config: { prices: { "test-model": { inputPerMillion: 2.5, outputPerMillion: 10 }, other: { inputPerMillion: 1, outputPerMillion: 1 } } }
@@ -75,7 +75,7 @@ describe("usage", () => {
       expect(result.usage.costUsd).toBeCloseTo(0.01305, 12)
       // Without cache prices every input token costs the input price: (9000 × 3 + 50 × 15) / 1e6
       expect(Usage.cost(result.usage, { inputPerMillion: 3, outputPerMillion: 15 })).toBeCloseTo(0.02775, 12)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [{ content: "done", usage: { inputTokens: 9000, outputTokens: 50, cachedInputTokens: 6000, cacheWriteTokens: 2000 } }],
       config: { prices: { "test-model": { inputPerMillion: 3, outputPerMillion: 15, cachedInputPerMillion: 0.3, cacheWritePerMillion: 3.75 } } }
     }))))
@@ -85,7 +85,7 @@ describe("usage", () => {
       const result = yield* (yield* AgentLoop).turn("s", "go", { model: "big" })
       // (3000 × 15 + 50 × 75) / 1e6 = 0.04875
       expect(result.usage).toEqual({ inputTokens: 3000, outputTokens: 50, costUsd: 0.04875 })
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       script: [toolThenAnswer[1]!],
       config: { prices: { "test-model": { inputPerMillion: 1, outputPerMillion: 1 }, big: { inputPerMillion: 15, outputPerMillion: 75 } } }
     }))))
@@ -97,7 +97,7 @@ describe("usage", () => {
       const result = yield* loop.turn("s", "go")
       // (3000 × 1 + 50 × 2) / 1e6 = 0.0031, not the configured model's price
       expect(result.usage).toEqual({ inputTokens: 3000, outputTokens: 50, costUsd: 0.0031 })
-    }).pipe(Effect.scoped, Effect.provide(harness({
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer({
       script: [toolThenAnswer[1]!],
       config: { prices: { "test-model": { inputPerMillion: 100, outputPerMillion: 100 }, small: { inputPerMillion: 1, outputPerMillion: 2 } } }
     }))))
@@ -106,14 +106,14 @@ describe("usage", () => {
   it.effect("an unknown model costs 0 with one logged warning, and the turn still completes", () =>
     Effect.gen(function*() {
       unpriced.warnings.length = 0
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.status).toBe("completed")
       expect(result.usage).toEqual({ inputTokens: 4000, outputTokens: 250, costUsd: 0 })
       expect(ofKind(yield* events, "LLMResponse").map((e) => e.usage.costUsd)).toEqual([0, 0])
       expect(unpriced.warnings).toEqual(['No price for model "test-model"; its cost counts as 0'])
     }).pipe(Effect.provide(Layer.merge(
-      harness({ tools: [echo], script: toolThenAnswer, config: { prices: { other: { inputPerMillion: 1, outputPerMillion: 1 } } } }),
+      Testing.layer({ tools: [echo], script: toolThenAnswer, config: { prices: { other: { inputPerMillion: 1, outputPerMillion: 1 } } } }),
       unpriced.layer
     ))))
 })
@@ -202,7 +202,7 @@ describe("tracing", () => {
       }
       expect(new Set(spans.map((s) => s.span.traceId)).size).toBe(1)
     }).pipe(Effect.provide(Layer.merge(
-      harness({ tools: [echo], script: toolThenAnswer }),
+      Testing.layer({ tools: [echo], script: toolThenAnswer }),
       Layer.succeed(Tracer.Tracer, recorded.tracer)
     ))))
 
@@ -217,7 +217,7 @@ describe("tracing", () => {
       expect(turn!.parentId).toBe(caller!.id)
       for (const span of nested.spans) expect(ancestry(nested.spans, span).at(-1)).toBe("caller")
     }).pipe(Effect.provide(Layer.merge(
-      harness({ tools: [echo], script: toolThenAnswer }),
+      Testing.layer({ tools: [echo], script: toolThenAnswer }),
       Layer.succeed(Tracer.Tracer, nested.tracer)
     ))))
 
@@ -233,7 +233,7 @@ describe("tracing", () => {
       expect(chat!.parentId).toBe(turn!.id)
       expect(chat!.span.status._tag === "Ended" && chat!.span.status.exit._tag).toBe("Failure")
     }).pipe(Effect.provide(Layer.merge(
-      harness({ script: [{ content: "half", errorAfterChunks: new ProviderRejected({ message: "bad request", status: 400 }) }] }),
+      Testing.layer({ script: [{ content: "half", errorAfterChunks: new ProviderRejected({ message: "bad request", status: 400 }) }] }),
       Layer.succeed(Tracer.Tracer, failing.tracer)
     ))))
 
@@ -242,9 +242,9 @@ describe("tracing", () => {
     Effect.gen(function*() {
       aborted.spans.length = 0
       const loop = yield* AgentLoop
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
-      yield* settled(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart")))
+      yield* Testing.settled(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart")))
       yield* loop.interruptHard("s")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("aborted")
@@ -256,7 +256,7 @@ describe("tracing", () => {
       expect(tool!.parentId).toBe(span!.id)
       expect(tool!.span.status._tag === "Ended" && Exit.hasInterrupts(tool!.span.status.exit)).toBe(true)
     }).pipe(Effect.provide(Layer.merge(
-      harness({ tools: [blocksForever], script: [{ toolCalls: [{ name: "block" }], usage: { inputTokens: 1000, outputTokens: 200 } }] }),
+      Testing.layer({ tools: [blocksForever], script: [{ toolCalls: [{ name: "block" }], usage: { inputTokens: 1000, outputTokens: 200 } }] }),
       Layer.succeed(Tracer.Tracer, aborted.tracer)
     ))))
 })

@@ -6,8 +6,16 @@ import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as nodePath from "node:path"
-import { AgentLoopLive, Hook, McpTools, Scripted, SessionStoreMemory, ToolRegistryLive } from "effect-agent-loop"
-import { AgentLoop, recordEvents } from "../support/harness.ts"
+import {
+  AgentLoop,
+  AgentLoopLive,
+  Hook,
+  McpTools,
+  Scripted,
+  SessionStoreMemory,
+  ToolRegistryLive
+} from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { logLines, serverConfig, testServer, tempDir } from "../support/mcpServerKit.ts"
 
 const approvals = (tools: ReadonlyArray<{ readonly name: string; readonly requiresApproval: boolean }>) =>
@@ -68,7 +76,7 @@ describe("McpTools: approval in a turn", () => {
     Effect.gen(function*() {
       const log = nodePath.join(yield* tempDir, "log")
       yield* Effect.gen(function*() {
-        const events = yield* recordEvents
+        const events = (yield* Testing.recordEvents).all
         const result = yield* (yield* AgentLoop).turn("s", "store c")
         expect(result.messages.filter((m) => m.role === "tool").map((m) => [m.toolName, m.content, m.isError ?? false])).toEqual([
           ["put", expect.stringMatching(/^Tool execution denied by approval/), true],

@@ -8,8 +8,15 @@ import { Effect, Layer } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { pathToFileURL } from "node:url"
-import { AgentLoopLive, McpTools, Message, Scripted, SessionStoreMemory, ToolRegistryLive } from "effect-agent-loop"
-import { AgentLoop } from "../support/harness.ts"
+import {
+  AgentLoop,
+  AgentLoopLive,
+  McpTools,
+  Message,
+  Scripted,
+  SessionStoreMemory,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { byName, call, captureLogs, npmServer, tempDir } from "../support/mcpServerKit.ts"
 
 const filesystem = (root: string): McpTools.McpServerConfigInput => ({ command: process.execPath, args: [npmServer("server-filesystem"), root] })

@@ -5,6 +5,7 @@ import { TestClock } from "effect/testing"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import {
+  AgentLoop,
   AgentLoopLive,
   McpTools,
   Message,
@@ -15,7 +16,7 @@ import {
   ToolRegistry,
   ToolRegistryLive
 } from "effect-agent-loop"
-import { AgentLoop, recordEvents } from "../support/harness.ts"
+import * as Testing from "effect-agent-loop/testing"
 import { byName, call, isAlive, logLines, pidOf, serverConfig, tempDir } from "../support/mcpServerKit.ts"
 
 describe("McpTools: discovery and calls", () => {
@@ -245,7 +246,7 @@ describe("McpTools: in a turn", () => {
     Effect.gen(function*() {
       const log = nodePath.join(yield* tempDir, "log")
       yield* Effect.gen(function*() {
-        const events = yield* recordEvents
+        const events = (yield* Testing.recordEvents).all
         const result = yield* (yield* AgentLoop).turn("s1", "look things up, then store one")
         expect(result.status).toBe("completed")
         expect(result.finalMessage?.content).toBe("done")

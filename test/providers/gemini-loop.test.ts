@@ -7,10 +7,9 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema } from "effect"
-import { AgentLoopLive, Gemini, SessionStore, SessionStoreMemory, ToolRegistryLive } from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, Gemini, SessionStore, SessionStoreMemory, ToolRegistryLive } from "effect-agent-loop"
 import { echo } from "../support/fixtures.ts"
 import { chunk, geminiReply } from "../support/geminiWire.ts"
-import { AgentLoop } from "../support/harness.ts"
 import { start, type WireResponse } from "../support/wireServer.ts"
 
 const KEY = Redacted.make("AIzaSy-loop-test-key-0123456789")

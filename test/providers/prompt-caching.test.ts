@@ -9,6 +9,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Stream } from "effect"
 import {
+  AgentLoop,
   AgentLoopLive,
   Anthropic,
   Message,
@@ -20,7 +21,6 @@ import {
 } from "effect-agent-loop"
 import { MAX_CACHE_BREAKPOINTS } from "../../src/layers/providers/anthropicWire.ts"
 import { echo } from "../support/fixtures.ts"
-import { AgentLoop } from "../support/harness.ts"
 import { piToolCalls, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
 import { anthropicReply, openAiReply } from "../support/wireReplies.ts"
 import { start } from "../support/wireServer.ts"

@@ -26,10 +26,10 @@ import {
   Tool,
   ToolRegistryLive
 } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { MAX_ERROR_BODY } from "../../src/layers/providers/httpStream.ts"
 import { SUMMARY_INSTRUCTION } from "../../src/programs/internal/summarize.ts"
 import { echo, ofKind } from "../support/fixtures.ts"
-import { harness, recordEvents, settled } from "../support/harness.ts"
 import { start } from "../support/openaiServer.ts"
 
 const CAP = 4096
@@ -126,18 +126,18 @@ describe("one model response is bounded", () => {
 
   it.effect("a summary past the cap is dropped with an Error event; the history is kept whole", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       const result = yield* loop.turn("s", "hello")
       expect(result.status).toBe("completed")
-      const error = yield* settled(Effect.map(events, (all) => ofKind(all, "Error").find((e) => e.stage === "summarize")))
+      const error = yield* Testing.settled(Effect.map(events, (all) => ofKind(all, "Error").find((e) => e.stage === "summarize")))
       expect(error.message).toMatch(/^ResponseTooLarge: .*; history kept$/)
       const log = yield* (yield* SessionStore).log("s")
       expect(log.some((entry) => entry.role === "compaction")).toBe(false)
       expect(log).toHaveLength(4)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       config: { maxResponseBytes: CAP, contextWindow: 100, summarizeThreshold: 0.5, summarizeKeepMessages: 2 },
-      seed: { s: [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))] },
+      sessions: { s: [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))] },
       script: (request) =>
         request.messages[0]?.content === SUMMARY_INSTRUCTION ? { content: pieces(text(CAP + 1)) } : { content: "z".repeat(40) }
     }))))

@@ -12,6 +12,7 @@ import OpenAI from "openai"
 import { zodResponseFormat, zodTextFormat } from "openai/helpers/zod"
 import { z } from "zod"
 import {
+  AgentLoop,
   AgentLoopLive,
   Anthropic,
   Message,
@@ -25,7 +26,6 @@ import {
 import { isOpenAiStrict } from "../../src/layers/providers/toolSchema.ts"
 import * as TypedOutput from "../../src/programs/internal/typedOutput.ts"
 import { echo } from "../support/fixtures.ts"
-import { AgentLoop } from "../support/harness.ts"
 import { piUser, referenceBody } from "../support/sdkReference.ts"
 import { anthropicReply, openAiReply, responsesReply } from "../support/wireReplies.ts"
 import { start, type WireResponse } from "../support/wireServer.ts"

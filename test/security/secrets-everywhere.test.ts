@@ -9,9 +9,18 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import { Hook, Message, ProviderRejected, ScriptedLog, SecretsLive, SessionStore, Tool } from "effect-agent-loop"
+import {
+  AgentLoop,
+  Hook,
+  Message,
+  ProviderRejected,
+  ScriptedLog,
+  SecretsLive,
+  SessionStore,
+  Tool
+} from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
-import { AgentLoop, harness, type HarnessOptions, recordEvents } from "../support/harness.ts"
 import { start } from "../support/openaiServer.ts"
 
 const SECRET = "sk-everywhere-0a1b2c3d4e5f"
@@ -26,14 +35,14 @@ const echo = Tool.make({
   execute: ({ text }) => Effect.sync(() => (received.push(text), `got ${text}`))
 })
 
-const withSecret = (options: HarnessOptions) => harness(options).pipe(Layer.provide(SecretsLive.layer([SECRET])))
+const withSecret = (options: Testing.TestLoopOptions) => Testing.layer(options).pipe(Layer.provide(SecretsLive.layer([SECRET])))
 
 describe("known secrets never reach the model or the log", () => {
   it.effect("the system prompt, user input, hook messages, model text, reasoning and tool arguments are all scrubbed", () =>
     Effect.gen(function*() {
       received.length = 0
       const loop = yield* AgentLoop
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       // a hook adding context that quotes the key, as a careless hook might
       yield* loop.registerHook(Hook.make({ beforeTurn: () => Hook.modify({ addMessages: [Message.user(`hook says ${SECRET}`)] }) }))
       const result = yield* loop.turn("s", `my key is ${SECRET}`)

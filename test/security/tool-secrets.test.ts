@@ -11,8 +11,18 @@ import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import { Hook, McpTools, Message, ScriptedLog, SecretsLive, SessionStore, Tool, ToolError } from "effect-agent-loop"
-import { AgentLoop, harness, type HarnessOptions, recordEvents } from "../support/harness.ts"
+import {
+  AgentLoop,
+  Hook,
+  McpTools,
+  Message,
+  ScriptedLog,
+  SecretsLive,
+  SessionStore,
+  Tool,
+  ToolError
+} from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 
 const SECRET = "tok-loop-secret-5f4e3d2c1b"
 
@@ -31,12 +41,12 @@ const leaky = Tool.make({
 })
 
 /** A loop that knows the secret (as a provider layer or the CLI would have registered it). */
-const withSecret = (options: HarnessOptions) => harness(options).pipe(Layer.provide(SecretsLive.layer([SECRET])))
+const withSecret = (options: Testing.TestLoopOptions) => Testing.layer(options).pipe(Layer.provide(SecretsLive.layer([SECRET])))
 
 /** Runs one turn and checks that nothing the loop produced holds the secret; returns the tool results. */
 const turnLeaksNothing = Effect.gen(function*() {
   const loop = yield* AgentLoop
-  const events = yield* recordEvents
+  const events = (yield* Testing.recordEvents).all
   const seenByHooks: Array<string> = []
   const see = ({ result }: { readonly result: { readonly content: Message.Content } }) => void seenByHooks.push(Message.textOf(result.content))
   yield* loop.registerHook(Hook.make({ afterTool: see, onToolFailure: see }))

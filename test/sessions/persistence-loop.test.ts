@@ -11,6 +11,7 @@ import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
 import {
+  AgentLoop,
   type AgentLoopConfig,
   AgentLoopLive,
   ContextLengthExceeded,
@@ -24,8 +25,8 @@ import {
   Tool,
   ToolRegistryLive
 } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
-import { AgentLoop, recordEvents } from "../support/harness.ts"
 import { echo, longHistory, ofKind } from "../support/fixtures.ts"
 
 /** The whole loop over a scripted provider and the JSON Lines store in `dir`. */
@@ -113,7 +114,7 @@ describe("persistence through the loop (jsonl)", () => {
           execute: () => Effect.andThen(Deferred.succeed(toolStarted, undefined), Effect.never)
         })
         yield* Effect.gen(function*() {
-          const events = yield* recordEvents
+          const events = (yield* Testing.recordEvents).all
           const loop = yield* AgentLoop
           const turn = yield* Effect.forkChild(loop.turn("s", "start"))
           yield* Deferred.await(toolStarted)
@@ -179,7 +180,7 @@ describe("persistence through the loop (jsonl)", () => {
         const before = NodeFs.readFileSync(fileOf(dir, "s"))
         const inodeBefore = NodeFs.statSync(fileOf(dir, "s")).ino
         const { result, retried, view, log } = yield* Effect.gen(function*() {
-          const events = yield* recordEvents
+          const events = (yield* Testing.recordEvents).all
           const result = yield* (yield* AgentLoop).turn("s", "new question")
           const compress = (yield* events).filter((e) => e._tag === "ContextCompress")
           expect(compress.map((e) => e._tag === "ContextCompress" && [e.reason, e.dropped, e.remaining])).toEqual([["overflow", 7, 4]])
@@ -223,7 +224,7 @@ describe("persistence through the loop (jsonl)", () => {
 describe("a history that cannot be read", () => {
   it.effect("fails the turn at once, naming the store error, and writes nothing", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "hello")
       expect(result.status).toBe("failed")
       expect(result.error).toBe("SessionStoreError: line 2 of 3 is corrupt")

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { Tool } from "effect-agent-loop"
-import { AgentLoop, harness } from "../support/harness.ts"
+import { AgentLoop, Tool } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 
 const CALLS = 100
 
@@ -41,7 +41,7 @@ describe("tool call concurrency", () => {
       expect(result.status).toBe("completed")
       expect(byDefault.seen.done).toBe(CALLS)
       expect(byDefault.seen.max).toBe(16)
-    }).pipe(Effect.provide(harness({ tools: [byDefault.tool], script }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [byDefault.tool], script }))))
 
   const configured = counting()
   it.effect("toolConcurrency sets the bound", () =>
@@ -50,5 +50,5 @@ describe("tool call concurrency", () => {
       expect(result.status).toBe("completed")
       expect(configured.seen.done).toBe(CALLS)
       expect(configured.seen.max).toBe(3)
-    }).pipe(Effect.provide(harness({ tools: [configured.tool], script, config: { toolConcurrency: 3 } }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [configured.tool], script, config: { toolConcurrency: 3 } }))))
 })

@@ -7,8 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { builtinTools, Hook, isProtectedPath } from "effect-agent-loop"
-import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
+import { AgentLoop, builtinTools, Hook, isProtectedPath } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { ofKind } from "../support/fixtures.ts"
 import { builtinContext, provided, tempDir, write } from "../support/toolWorkspace.ts"
 
@@ -30,7 +30,7 @@ const turnWith = (
     const tools = provided(builtinTools({ enable: ["write_file", "edit_file"] }), context)
     const script = [{ toolCalls: list.map((c, i) => ({ id: `c${i}`, ...c })) }, { content: "done" }]
     return yield* Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const loop = yield* AgentLoop
       if (options.approver) yield* loop.registerHook(options.approver, { name: "user" })
       yield* loop.turn("s", "go")
@@ -41,7 +41,7 @@ const turnWith = (
         root,
         outcome: list.map((_, i) => skipped.get(`c${i}`) ?? (ended.get(`c${i}`)!.isError ? `error: ${ended.get(`c${i}`)!.result}` : "ran"))
       }
-    }).pipe(Effect.provide(Layer.fresh(harness({ tools, script }))))
+    }).pipe(Effect.provide(Layer.fresh(Testing.layer({ tools, script }))))
   })
 
 const writeTo = (path: string) => ({ name: "write_file", arguments: { path, content: "echo pwned\n" } })

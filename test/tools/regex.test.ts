@@ -7,9 +7,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import * as nodeFs from "node:fs"
-import { makeGrep, makeLineMatcher, REGEX_THREAD_NAME } from "effect-agent-loop"
+import { AgentLoop, makeGrep, makeLineMatcher, REGEX_THREAD_NAME } from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
 import { ofKind } from "../support/fixtures.ts"
-import { AgentLoop, harness, recordEvents } from "../support/harness.ts"
 import { builtinContext, failure, provided, tempDir, withWorkspace, write } from "../support/toolWorkspace.ts"
 
 const EVIL = "(a+)+$"
@@ -67,7 +67,7 @@ describe.skipIf(!nodeFs.existsSync("/proc/self/task"))("regex deadline", () => {
       const tools = provided([makeGrep({ matchTimeout: "1 hour" })], yield* builtinContext(root))
       const script = [{ toolCalls: [{ id: "g", name: "grep", arguments: { pattern: EVIL } }] }, { content: "done" }]
       yield* Effect.gen(function*() {
-        const events = yield* recordEvents
+        const events = (yield* Testing.recordEvents).all
         const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
         yield* until(() => regexThreads() === 1)
         yield* TestClock.adjust("29999 millis")
@@ -78,7 +78,7 @@ describe.skipIf(!nodeFs.existsSync("/proc/self/task"))("regex deadline", () => {
           ['Tool "grep" timed out after 30000ms', true, 30_000]
         ])
         yield* until(() => regexThreads() === 0)
-      }).pipe(Effect.provide(harness({ tools, script })))
+      }).pipe(Effect.provide(Testing.layer({ tools, script })))
     })))
 
   it.live("the event loop stays responsive while a pattern spins; the tool says it took too long", () =>
