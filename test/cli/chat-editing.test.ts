@@ -7,13 +7,9 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, launcher, root, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, launcher, root, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { gate, type Script, start } from "../support/openaiServer.ts"
 import { hasTmux, startPane } from "../support/tmux.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void> | void) => void
-}
 
 /** `agent-loop chat` against `server` in a tmux pane, with its data (history included) under `home`. */
 const chatIn = async (context: TestContext, home: string, url: string, extra: ReadonlyArray<string> = []) => {

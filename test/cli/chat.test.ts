@@ -7,13 +7,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { INTERRUPT_HINT } from "../../src/programs/internal/runTurn.ts"
-import { isolatedEnv, launcher, root, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, launcher, root, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { gate, type Script, start } from "../support/openaiServer.ts"
 import { hasTmux, startPane } from "../support/tmux.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void> | void) => void
-}
 
 /** A server and `agent-loop chat` against it in a tmux pane. */
 const chat = async (context: TestContext, script: Script, extra: ReadonlyArray<string> = []) => {

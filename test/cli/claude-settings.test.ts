@@ -8,13 +8,9 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, launcher, root, runCli, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, launcher, root, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
 import { hasTmux, startPane } from "../support/tmux.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void> | void) => void
-}
 
 const write = (file: string, text: string) => {
   fs.mkdirSync(path.dirname(file), { recursive: true })

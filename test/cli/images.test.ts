@@ -7,17 +7,13 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { imageMentions, sniffImageType } from "../../src/cli/images.ts"
-import { isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, runCli, spawnCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from("png pixels")])
 const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.from("jpeg pixels")])
 const GIF = Buffer.from("GIF89a gif pixels")
 const WEBP = Buffer.concat([Buffer.from("RIFF"), Buffer.from([0, 0, 0, 0]), Buffer.from("WEBPVP8 webp")])
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
 
 /** A server, a home holding a workspace with images (one named .png that is a JPEG), and the CLI flags. */
 const setup = async (context: TestContext, script: Script = [{ text: "I see it." }], settings?: object) => {

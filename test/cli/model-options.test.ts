@@ -6,12 +6,8 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { start } from "../support/openaiServer.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
 
 const sse = (type: string, fields: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`
 

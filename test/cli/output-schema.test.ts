@@ -7,12 +7,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
 
 const citySchema = {
   $schema: "http://json-schema.org/draft-07/schema#",

@@ -10,12 +10,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
-import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
 
 /** A server and a home whose commands use the JSON Lines store; `run` runs one turn in a session. */
 const setup = async (context: TestContext, script: Script) => {

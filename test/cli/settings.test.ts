@@ -5,12 +5,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, root, runCli, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, root, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
 
 /** A server, a home with a config dir and a workspace inside a git repository. */
 const setup = async (context: TestContext, script: Script) => {

@@ -7,12 +7,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { type CliProcess, isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
+import { type CliProcess, isolatedEnv, runCli, spawnCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { gate, type Reply, start } from "../support/openaiServer.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void> | void) => void
-}
 
 /** The bound the CLI promises, from the signal to the exit. */
 const BOUND_MS = 2000

@@ -10,13 +10,9 @@ import * as path from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { sessionId } from "../../src/layers/SessionStoreSqlSchema.ts"
-import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
 import { type PostgresServer, postgresProbe, postgresSuite, startPostgres } from "../support/postgres.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
 
 /** A server and a home; `run` runs one turn in a session with extra flags. */
 const setup = async (context: TestContext, script: Script) => {

@@ -7,13 +7,9 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, launcher, root, runCli, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, launcher, root, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { gate, type Script, start } from "../support/openaiServer.ts"
 import { hasTmux, startPane } from "../support/tmux.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void> | void) => void
-}
 
 const runInPane = async (context: TestContext, script: Script, extra: ReadonlyArray<string> = [], extraEnv: Record<string, string> = {}) => {
   const server = await start(script)

@@ -9,13 +9,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
-import { isolatedEnv, launcher, runCli, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, launcher, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
 import { hasTmux, startPane } from "../support/tmux.ts"
-
-interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void> | void) => void
-}
 
 /** A server, a home with two workspaces, and `run` in one of them. */
 const setup = async (context: TestContext, script: Script, store: "sqlite" | "jsonl" = "sqlite") => {

@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import type { TestContext } from "vitest"
 import { type Script, start } from "./openaiServer.ts"
 
 /** The repository root. */
@@ -137,10 +138,8 @@ export const binOverSources = (dir: string = tempDir("agent-loop-bin-")): string
   return path.join(dir, "bin", "agent-loop.js")
 }
 
-/** What a concurrent test registers its cleanup with. */
-export interface TestContext {
-  readonly onTestFinished: (fn: () => Promise<void>) => void
-}
+/** What a test registers its cleanup with: vitest's own context. */
+export type { TestContext }
 
 /** How `cliSetup` shapes the home and the flags. */
 export interface CliSetupOptions {
