@@ -48,6 +48,7 @@ export { LoopConfig } from "./services/LoopConfig.ts"
 export { Provider, type ChatReply, type ProviderShape, type WholeReply } from "./services/Provider.ts"
 export { Secrets, type SecretsShape } from "./services/Secrets.ts"
 export { type SessionInfo, SessionStore, type SessionStoreShape } from "./services/SessionStore.ts"
+export { CommitTicket, type CommittedTurn, type SessionFencing, type Ticket as CommitTicketShape } from "./services/SessionFencing.ts"
 export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts"
 
 export * as EventBusLive from "./layers/EventBus.ts"

@@ -96,6 +96,19 @@ export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("
   message: Schema.String
 }) {}
 
+/**
+ * A commit carried a stale ownership epoch: another runner took the session since this turn
+ * started (a cluster's fence). Nothing of the commit was stored; the turn ends `aborted`.
+ */
+export class SessionFenced extends Schema.TaggedError<SessionFenced>()("SessionFenced", {
+  sessionKey: Schema.String,
+  /** The epoch the commit carried. */
+  epoch: Schema.Number,
+  /** The session's epoch in the store (0 when it has no owner). */
+  current: Schema.Number,
+  message: Schema.String
+}) {}
+
 /** A sub-turn would be nested deeper than allowed. */
 export class DepthLimitExceeded extends Schema.TaggedError<DepthLimitExceeded>()("DepthLimitExceeded", {
   depth: Schema.Number,
@@ -164,6 +177,7 @@ export const TurnFailure = Schema.Union([
   ProviderRejected,
   MalformedResponse,
   SessionStoreError,
+  SessionFenced,
   InvalidConfig,
   TurnAborted,
   TurnBlocked,

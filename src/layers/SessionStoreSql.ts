@@ -15,6 +15,8 @@
  *   JSON Lines store does. That needs the key's cache; a key evicted in between is written as given.
  * - An entry that does not decode is damage, not a crash artefact (transactions leave none): reading
  *   the session fails naming the entry, and `list` shows the session with that problem.
+ * - Fencing (`SessionFencing`): an append under a `CommitTicket` checks the session's ownership
+ *   epoch and records its request in the same transaction (`SessionStoreSqlFence.ts`).
  * - Session keys are any well-formed Unicode string without NUL (both databases store text; a lone
  *   surrogate or NUL could not be stored faithfully), else a `SessionStoreError`.
  */
@@ -22,11 +24,13 @@ import { randomUUID } from "node:crypto"
 import { Array as Arr, Clock, Effect, Hash, Layer, Option, Schema, Semaphore } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient, type SqlError } from "effect/sql"
-import { SessionStoreError } from "../domain/errors.ts"
+import { type SessionFenced, SessionStoreError } from "../domain/errors.ts"
 import type { Message } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
+import { CommitTicket } from "../services/SessionFencing.ts"
 import { type SessionInfo, SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
 import * as NodeSqliteClient from "./sql/NodeSqliteClient.ts"
+import * as Fence from "./SessionStoreSqlFence.ts"
 import { migrate, sessionId, writeTransaction } from "./SessionStoreSqlSchema.ts"
 
 /** Options of the SQL store. */
@@ -211,6 +215,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
           // inside a caller's transaction the key goes uncached: written as given, read again after
           if (yield* inTransaction) cache.delete(key)
           const now = yield* Clock.currentTimeMillis
+          const ticket = yield* CommitTicket
           const id = sessionId(key)
           yield* writeTransaction(
             sql,
@@ -225,10 +230,12 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
                 return yield* new SessionStoreError({ sessionKey: key, message: `session ${JSON.stringify(key)}: its rows belong to another key` })
               }
               const total = Number(head!.entries)
+              if (ticket !== undefined) yield* Fence.check(sql, key, ticket)
               const plan = yield* prepare(key, head!.generation, total, entries)
               const lines = plan.entries === entries ? encoded : yield* encode(key, plan.entries)
               yield* insertRows(id, total, lines)
               yield* sql`UPDATE agent_loop_sessions SET entries = ${total + lines.length} WHERE session_id = ${id}`
+              if (ticket !== undefined) yield* Fence.record(sql, key, ticket, total, total + lines.length, now)
               // The cache follows the commit: at once, or, inside a caller's transaction, once that
               // commits (never, if it rolls back). Only a cache still at this append's start grows.
               const cached = plan.cached
@@ -240,7 +247,9 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
                 }))
               }
             })
-          ).pipe(Effect.mapError((e: SqlError.SqlError | SessionStoreError) => e._tag === "SessionStoreError" ? e : failure(key, "cannot append to session")(e)))
+          ).pipe(Effect.mapError((e: SqlError.SqlError | SessionStoreError | SessionFenced) =>
+            e._tag === "SqlError" ? failure(key, "cannot append to session")(e) : e
+          ))
         }).pipe(locked(key))
       )
 
@@ -276,7 +285,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
         )
       )
 
-    return { load, log, append, list, remove }
+    return { load, log, append, list, remove, fencing: Fence.make(sql) }
   })
 
 /** The SQL store as a layer on the `SqlClient` in context (e.g. `PgClient.layer` of `@effect/sql-pg`). */

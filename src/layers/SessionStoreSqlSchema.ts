@@ -10,6 +10,9 @@
  *   the primary key, so the order is total and an append can never slip between two entries of
  *   another), and the entry as JSON (text, not `jsonb`: Postgres's `jsonb` refuses `\u0000`, which
  *   conversations may hold).
+ * - `agent_loop_session_owners`: a session's ownership epoch and the cluster runner holding it
+ *   (`SessionFencing`); `agent_loop_turn_commits`: which entries (`first_seq` up to `end_seq`) the
+ *   turn answering a cluster request committed, written in the commit's transaction.
  *
  * An append is one transaction that locks the session row first (an upsert), so writers of one
  * session take turns and each append's entries get consecutive `seq`s.
@@ -40,6 +43,22 @@ const migrations = Migrator.fromRecord({
       entry TEXT NOT NULL,
       PRIMARY KEY (session_id, seq)
     )`
+  }),
+  "2_fencing": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE IF NOT EXISTS agent_loop_session_owners (
+      session_id TEXT PRIMARY KEY NOT NULL,
+      owner TEXT NOT NULL,
+      epoch BIGINT NOT NULL
+    )`
+    yield* sql`CREATE TABLE IF NOT EXISTS agent_loop_turn_commits (
+      request_id TEXT PRIMARY KEY NOT NULL,
+      session_id TEXT NOT NULL,
+      first_seq INTEGER NOT NULL,
+      end_seq INTEGER NOT NULL,
+      committed_at BIGINT NOT NULL
+    )`
+    yield* sql`CREATE INDEX IF NOT EXISTS agent_loop_turn_commits_at ON agent_loop_turn_commits (committed_at)`
   })
 })
 

@@ -5,9 +5,10 @@
  * summaries append a record, and nothing the loop does deletes a stored message.
  */
 import { Context, type Effect } from "effect"
-import type { SessionStoreError } from "../domain/errors.ts"
+import type { SessionFenced, SessionStoreError } from "../domain/errors.ts"
 import type { Message } from "../domain/Message.ts"
 import type { SessionEntry } from "../domain/SessionLog.ts"
+import type { SessionFencing } from "./SessionFencing.ts"
 
 /** A stored session as `list` describes it. */
 export interface SessionInfo {
@@ -34,13 +35,16 @@ export interface SessionStoreShape {
   readonly log: (sessionKey: string) => Effect.Effect<ReadonlyArray<SessionEntry>, SessionStoreError>
   /**
    * Appends entries in one atomic write (or transaction): after a crash either all of them are
-   * stored or none is. A compaction record's `cut` indexes the view as folded up to it.
+   * stored or none is. A compaction record's `cut` indexes the view as folded up to it. A store
+   * that fences fails a commit whose `CommitTicket` is stale with `SessionFenced`, storing nothing.
    */
-  readonly append: (sessionKey: string, entries: ReadonlyArray<SessionEntry>) => Effect.Effect<void, SessionStoreError>
+  readonly append: (sessionKey: string, entries: ReadonlyArray<SessionEntry>) => Effect.Effect<void, SessionStoreError | SessionFenced>
   /** Every stored session; one that cannot be read is listed with `problem` rather than failing the list. */
   readonly list: Effect.Effect<ReadonlyArray<SessionInfo>, SessionStoreError>
   /** Deletes a session (a user's decision; the loop never calls it). */
   readonly remove: (sessionKey: string) => Effect.Effect<void, SessionStoreError>
+  /** Set by stores that fence commits (`SessionFencing`): what a cluster runner needs for one writer per session. */
+  readonly fencing?: SessionFencing
 }
 
 /** The session store service. Layers: `SessionStoreMemory`, `SessionStoreJsonl`, `SessionStoreSql` (SQLite, Postgres). */

@@ -11,7 +11,7 @@
  * points, so each change is atomic, and the turn reads them only at its checkpoints.
  */
 import { type Clock, Deferred, Effect, Option, type Schema, type Scope } from "effect"
-import type { InvalidConfig, SessionStoreError } from "../../domain/errors.ts"
+import type { InvalidConfig, SessionFenced, SessionStoreError } from "../../domain/errors.ts"
 import * as AgentEvent from "../../domain/Event.ts"
 import type { EventKind, EventPayload } from "../../domain/Event.ts"
 import type { HookContext } from "../../domain/Hook.ts"
@@ -35,7 +35,7 @@ export interface SessionPort {
    * record whose `cut` (an index into the loaded history followed by those messages) makes the
    * session's view the turn's final context.
    */
-  readonly commit: (entries: ReadonlyArray<SessionEntry>) => Effect.Effect<void, SessionStoreError>
+  readonly commit: (entries: ReadonlyArray<SessionEntry>) => Effect.Effect<void, SessionStoreError | SessionFenced>
 }
 
 /** What a turn is started with: by the agent loop for a session, or by a parent turn for a sub-turn. */

@@ -84,19 +84,28 @@ const resultOf = (engine: Engine, turn: Turn.Turn, exit: Exit.Exit<TurnResult, u
  * What every way of ending shares: the turn closes (late steering becomes follow-ups), commits
  * what it produced if `persisted`, then its result, `TurnEnd` and `afterTurn`.
  */
-const finish = (engine: Engine, turn: Turn.Turn, status: TurnStatus, ending: Ending, persisted: boolean) =>
+const finish = (engine: Engine, turn: Turn.Turn, ended: TurnStatus, ending: Ending, persisted: boolean) =>
   Effect.gen(function*() {
     for (const message of Turn.close(turn, persisted)) Turn.publish(turn, "FollowUpQueued", { content: message })
-    const messages = persisted ? [...engine.scrubber.messages(turn.produced)] : []
+    let status = ended
+    let messages = persisted ? [...engine.scrubber.messages(turn.produced)] : []
     let failure = ending.failure
     let error = failure && messageOf(failure)
     if (persisted) {
       yield* turn.start.session.commit(turn.compaction ? [...messages, turn.compaction] : messages).pipe(
         Effect.catch((e) =>
           Effect.sync(() => {
+            Turn.publish(turn, "Error", { stage: "commit", message: e.message })
+            if (e._tag === "SessionFenced") {
+              // another runner owns the session now: nothing was stored, so the turn did not happen
+              status = "aborted"
+              messages = []
+              failure = e
+              error = e.message
+              return
+            }
             failure = failure ?? e
             error = error ?? e.message
-            Turn.publish(turn, "Error", { stage: "commit", message: e.message })
           })
         )
       )
