@@ -31,6 +31,21 @@ export const serveFlags = {
   metricsHost: Flag.String("metrics-host").pipe(
     Flag.withDefault("127.0.0.1"),
     Flag.withDescription("The address the --metrics-port endpoint listens on")
+  ),
+  shardLockRefresh: Flag.Finite("shard-lock-refresh").pipe(
+    Flag.optional,
+    Flag.withMetavar("SECONDS"),
+    Flag.withDescription("How often the runner renews its shard locks, and how long a renewal may take before it gives its shards up (default 5)")
+  ),
+  shardLockExpiration: Flag.Finite("shard-lock-expiration").pipe(
+    Flag.optional,
+    Flag.withMetavar("SECONDS"),
+    Flag.withDescription("How long a frozen runner keeps its shards before others take them (default 20; at least 3 x --shard-lock-refresh)")
+  ),
+  retention: Flag.Finite("retention").pipe(
+    Flag.optional,
+    Flag.withMetavar("SECONDS"),
+    Flag.withDescription("How long answered requests, their replies and claims are kept before they are deleted (default 600)")
   )
 }
 

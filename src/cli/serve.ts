@@ -8,7 +8,7 @@
  * since a session moves to another runner when its runner stops: so `serve` keeps sessions in the
  * cluster's own database (`--store postgres` on `--database-url`) unless `--store` says otherwise.
  */
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
 import * as Metrics from "../layers/Metrics.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
@@ -29,7 +29,38 @@ export type ServeFlags = AgentFlags & {
   readonly listenHost: Option.Option<string>
   readonly metricsPort: Option.Option<number>
   readonly metricsHost: string
+  readonly shardLockRefresh: Option.Option<number>
+  readonly shardLockExpiration: Option.Option<number>
+  readonly retention: Option.Option<number>
 }
+
+/** A positive number of seconds, or a failure naming the flag. */
+const seconds = (flag: string, value: Option.Option<number>) =>
+  Option.isNone(value)
+    ? Effect.succeed(undefined)
+    : value.value > 0 && Number.isFinite(value.value)
+    ? Effect.succeed(Duration.millis(Math.round(value.value * 1000)))
+    : fail(`--${flag} must be a positive number of seconds, not ${value.value}`)
+
+/** The runner's timings and retention from the flags; unset ones keep the library's defaults. */
+const runnerTimings = (flags: ServeFlags) =>
+  Effect.gen(function*() {
+    const refresh = yield* seconds("shard-lock-refresh", flags.shardLockRefresh)
+    const expiration = yield* seconds("shard-lock-expiration", flags.shardLockExpiration)
+    const window = yield* seconds("retention", flags.retention)
+    const effectiveRefresh = refresh ?? AgentLoopCluster.shardingDefaults.shardLockRefreshInterval!
+    const effectiveExpiration = expiration ?? AgentLoopCluster.shardingDefaults.shardLockExpiration!
+    if (Duration.isLessThan(Duration.fromInputUnsafe(effectiveExpiration), Duration.times(Duration.fromInputUnsafe(effectiveRefresh), 3))) {
+      return yield* fail("--shard-lock-expiration must be at least three times --shard-lock-refresh: a renewal may take a whole refresh interval")
+    }
+    return {
+      sharding: {
+        ...(refresh === undefined ? {} : { shardLockRefreshInterval: refresh }),
+        ...(expiration === undefined ? {} : { shardLockExpiration: expiration })
+      },
+      ...(window === undefined ? {} : { retention: { window } })
+    }
+  })
 
 /** Runs a runner until the process is stopped. */
 export const serve = (flags: ServeFlags) =>
@@ -40,6 +71,7 @@ export const serve = (flags: ServeFlags) =>
     }
     const settings = yield* Settings.resolve({ ...flags, store: Option.orElse(flags.store, () => Option.some("postgres" as const)) })
     const url = yield* ClusterOptions.parse(Redacted.value(flags.databaseUrl.value))
+    const timings = yield* runnerTimings(flags)
     yield* Settings.announce(settings)
     return yield* Effect.scoped(Effect.gen(function*() {
       const local = yield* Layer.build(App.layer(settings, { metrics: Telemetry.exporting || Option.isSome(flags.metricsPort) }))
@@ -57,7 +89,7 @@ export const serve = (flags: ServeFlags) =>
       }
       const listenHost = Option.getOrUndefined(flags.listenHost)
       yield* Layer.build(
-        AgentLoopCluster.layerRunner({ host: flags.host, port: flags.port, ...(listenHost === undefined ? {} : { listenHost }) }).pipe(
+        AgentLoopCluster.layerRunner({ host: flags.host, port: flags.port, ...(listenHost === undefined ? {} : { listenHost }), ...timings }).pipe(
           Layer.provide(Layer.succeedContext(local)),
           Layer.provide(ClusterOptions.database(url))
         )

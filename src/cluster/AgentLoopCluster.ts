@@ -8,9 +8,11 @@
  * sessions' history through the `SessionStore` the application gives them (a session has one runner
  * at a time, so any store the runners share will do).
  *
- * When a runner stops, its shards move to the others: a turn it was running ends `aborted` with
- * nothing saved (as a hard abort), requests it had not started run on the session's next runner,
- * and the next turn there sees the whole history.
+ * When a runner stops, its shards move to the others: requests it had not started run on the
+ * session's next runner, and the next turn there sees the whole history. A turn it was running is
+ * reported as the session log tells it: completed when its commit is there, else `aborted` with
+ * nothing saved. The runner taking a session takes its ownership epoch, so with a fencing store a
+ * runner that was paused and wakes up cannot write (`fence.ts`).
  *
  * @example
  * ```ts
@@ -23,7 +25,8 @@
  * // a runner: the loop it runs sessions on, registered as the session entity; sessions in the same database
  * const runner = AgentLoopCluster.layerRunner({ host: "10.0.0.5", port: 34431 }).pipe(
  *   Layer.provide(AgentLoopLive.layer({ model: "gpt-4.1-mini" })),
- *   Layer.provide([OpenAiCompatible.layer(), ToolRegistryLive.layer([]), SessionStoreSql.layer()]),
+ *   Layer.provide([OpenAiCompatible.layer(), ToolRegistryLive.layer([])]),
+ *   Layer.provideMerge(SessionStoreSql.layer()),
  *   Layer.provide(sql)
  * )
  *
@@ -38,34 +41,46 @@ import type { SqlClient } from "effect/sql"
 import type { AgentLoop } from "../services/AgentLoop.ts"
 import type { EventBus } from "../services/EventBus.ts"
 import type { LoopConfig } from "../services/LoopConfig.ts"
+import type { SessionStore } from "../services/SessionStore.ts"
 import * as Client from "./client.ts"
 import * as SessionEntity from "./entity.ts"
+import * as Retention from "./retention.ts"
 import * as Transport from "./transport.ts"
 
 export { ClusterUnavailable, HookNotSupportedOnClient, type ClientOptions } from "./client.ts"
 export { LOST_TURN_ERROR } from "./entity.ts"
 export { OUTPUT_UNSUPPORTED } from "./client.ts"
 export { AgentSession } from "./protocol.ts"
-export { shardingDefaults, type RunnerOptions, type ShardingOptions } from "./transport.ts"
+export { shardingDefaults, type ShardingOptions } from "./transport.ts"
+export { DEFAULT_WINDOW as DEFAULT_RETENTION_WINDOW, type RetentionOptions } from "./retention.ts"
+
+/** Where a runner is reached and listens, its cluster timings, and how long answered requests are kept. */
+export interface RunnerOptions extends Transport.RunnerOptions {
+  readonly retention?: Retention.RetentionOptions
+}
 
 /**
  * The session entity over the `AgentLoop` of this process, on an existing `Sharding`; the
  * `SqlClient` is the cluster's database, where requests are claimed before their turns start.
  */
-export const layerEntity: Layer.Layer<never, never, AgentLoop | EventBus | LoopConfig | Sharding.Sharding | SqlClient.SqlClient> =
+export const layerEntity: Layer.Layer<never, never, AgentLoop | EventBus | LoopConfig | SessionStore | Sharding.Sharding | SqlClient.SqlClient> =
   SessionEntity.layer
 
 /**
  * A runner process: a socket runner (TCP, as `NodeClusterSocket`) with SQL storage on the given
- * `SqlClient`, running the session entity on the `AgentLoop` the application provides.
+ * `SqlClient`, running the session entity on the `AgentLoop` the application provides. The
+ * `SessionStore` is the one that loop uses: with a store that fences (`SessionStoreSql` in the
+ * cluster's database) a session has one writer, and a client whose runner stopped learns its
+ * turn's outcome from the log. Answered requests are swept after `retention.window`.
  */
 export const layerRunner = (
-  options: Transport.RunnerOptions
+  options: RunnerOptions
 ): Layer.Layer<
   Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage,
   SocketServer.SocketServerError,
-  AgentLoop | EventBus | LoopConfig | SqlClient.SqlClient
-> => SessionEntity.layer.pipe(Layer.provideMerge(Transport.layerRunner(options)))
+  AgentLoop | EventBus | LoopConfig | SessionStore | SqlClient.SqlClient
+> =>
+  Layer.merge(SessionEntity.layer, Retention.layer(options.retention)).pipe(Layer.provideMerge(Transport.layerRunner(options)))
 
 /** `AgentLoop` (and its `EventBus`) over the cluster, on an existing `Sharding` (a runner's, or a client-only node's). */
 export const layerClientWith: (options?: Client.ClientOptions) => Layer.Layer<AgentLoop | EventBus, never, Sharding.Sharding> = Client.layer

@@ -14,7 +14,8 @@
 import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 
-const TABLE = "agent_loop_turn_claims"
+/** The claims table. */
+export const TABLE = "agent_loop_turn_claims"
 
 /** The table, created by Effect's SQL migrator (which serialises concurrent runners on Postgres). */
 const migrate = Migrator.make({})({

@@ -9,16 +9,19 @@
 import { Clock, Effect, Layer, Option, Semaphore, Stream } from "effect"
 import { Entity } from "effect/cluster"
 import * as Event from "../domain/Event.ts"
-import { outboundOf, type TurnResult } from "../domain/Turn.ts"
+import { outboundOf } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { EventBus } from "../services/EventBus.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
+import { CommitTicket } from "../services/SessionFencing.ts"
+import { SessionStore } from "../services/SessionStore.ts"
 import * as Claims from "./claims.ts"
+import * as Fence from "./fence.ts"
+import { LOST_TURN_ERROR } from "./outcome.ts"
 import { AgentSession, type SendProgress } from "./protocol.ts"
 
-/** What the result of a turn whose runner stopped while it ran says. */
-export const LOST_TURN_ERROR = "the runner running this turn stopped before it ended; nothing it did was saved"
+export { LOST_TURN_ERROR }
 
 /** How many session events a remote observer may fall behind by before it loses some. */
 const EVENTS_CAPACITY = 1024
@@ -32,47 +35,45 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
   const config = yield* LoopConfig
   const workers = yield* Semaphore.make(config.maxParallelTurns)
   const claims = yield* Claims.make
+  const turns = yield* Fence.make(yield* SessionStore)
 
   return AgentSession.toLayer(
     Effect.gen(function*() {
       const sessionKey = (yield* Entity.CurrentAddress).entityId
       const loop = yield* AgentLoop
       const bus = yield* EventBus
+      // this runner's ownership of the session: commits of an earlier owner are rejected from now on
+      const epoch = yield* turns.take(sessionKey)
 
       /** Whether this request starts here for the first time (false: a runner started it before). */
       const claim = (requestId: string) => Effect.flatMap(Clock.currentTimeMillis, (at) => claims.claim(requestId, sessionKey, at))
 
       /**
-       * A turn that was running on a runner that stopped: it ends `aborted` with nothing saved, as a
-       * hard abort does; `TurnEnd` tells this runner's observers of the session.
+       * A turn that a runner started and none answered: its outcome as the store tells it (its
+       * commit's result, or `aborted` with nothing saved); `TurnEnd` tells this runner's observers.
        */
       const lost = (requestId: string) =>
         Effect.gen(function*() {
           const at = yield* Clock.currentTimeMillis
-          const result: TurnResult = {
-            turnId: `lost-${requestId}`,
-            sessionKey,
-            status: "aborted",
-            messages: [],
-            followUps: [],
-            iterations: 0,
-            usage: Usage.empty,
-            error: LOST_TURN_ERROR
-          }
+          const { result } = yield* turns.outcome(requestId, sessionKey)
           yield* bus.publish(Event.make("TurnEnd", { turnId: result.turnId, sessionKey, iteration: 0, depth: 0 }, at, {
-            status: "aborted",
-            iterations: 0,
+            status: result.status,
+            iterations: result.iterations,
             durationMs: 0,
             usage: Usage.empty,
-            error: LOST_TURN_ERROR
+            ...(result.error === undefined ? {} : { error: result.error })
           }))
           return result
         })
 
+      /** The session's ticket for a routed turn (its request may run several turns, so it is not recorded). */
+      const fenced = <A, E, R>(turn: Effect.Effect<A, E, R>) =>
+        epoch === undefined ? turn : Effect.provideService(turn, CommitTicket, { epoch })
+
       /** A routed turn, then the follow-ups queued during it (theirs first), one reply each. */
       const routed = (content: string): Stream.Stream<SendProgress> =>
         Stream.paginate<ReadonlyArray<string>, SendProgress>([content], ([input, ...backlog]) =>
-          Effect.map(workers.withPermits(1)(loop.turn(sessionKey, input!)), (result) => {
+          Effect.map(workers.withPermits(1)(fenced(loop.turn(sessionKey, input!))), (result) => {
             const next = [...result.followUps, ...backlog]
             return [[{ _tag: "Replied", outbound: outboundOf(result), lost: false }], next.length === 0 ? Option.none() : Option.some(next)] as const
           }))
@@ -81,10 +82,13 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         Turn: (request) =>
           Effect.gen(function*() {
             const requestId = String(request.requestId)
-            // delivered again: its runner stopped after starting it
+            // delivered again after this runner's entity was interrupted: the turn went on here
+            const running = turns.known(requestId)
+            if (Option.isSome(running)) return { _tag: "Finished", result: yield* running.value, lost: false } as const
+            // delivered again: a runner started it and did not answer
             if (!(yield* claim(requestId))) return { _tag: "Finished", result: yield* lost(requestId), lost: true } as const
             const { input, ...options } = request.payload
-            const result = yield* loop.turn(sessionKey, input, options)
+            const result = yield* turns.run(requestId, epoch, loop.turn(sessionKey, input, options))
             return { _tag: "Finished", result, lost: false } as const
           }),
         Send: (request) => {

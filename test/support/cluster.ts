@@ -38,6 +38,8 @@ export interface RunnerProcess {
   readonly output: () => string
   /** The session keys whose turns started on this runner. */
   readonly sessions: () => ReadonlySet<string>
+  /** The turns that ended on this runner, in order. */
+  readonly ends: () => ReadonlyArray<{ readonly sessionKey: string; readonly turnId: string; readonly status: string }>
   readonly exited: Promise<void>
 }
 
@@ -68,23 +70,37 @@ const sharding = (timingsMs: Readonly<Record<string, number>>) =>
   Object.fromEntries(Object.entries(timingsMs).map(([name, ms]) => [name, Duration.millis(ms)]))
 
 /** Starts Postgres and `count` runners, each ready. */
-export const startCluster = async (count: number, timingsMs = fastTimingsMs): Promise<TestCluster> => {
+export const startCluster = async (
+  count: number,
+  timingsMs = fastTimingsMs,
+  options: { readonly store?: "jsonl" | "sql" } = {}
+): Promise<TestCluster> => {
   const pg = await startPostgres()
   const sessionsDir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-cluster-"))
   const runners: Array<RunnerProcess> = []
   const startRunner = async (): Promise<RunnerProcess> => {
     const port = await freePort()
-    const spec = { databaseUrl: pg.url(), port, sessionsDir, timingsMs }
+    const spec = { databaseUrl: pg.url(), port, sessionsDir, timingsMs, ...options }
     const child = spawn(process.execPath, [runnerScript, JSON.stringify(spec)], { stdio: ["pipe", "pipe", "pipe"] })
     let output = ""
     const sessions = new Set<string>()
+    const ends: Array<{ sessionKey: string; turnId: string; status: string }> = []
+    let pending = ""
     child.stdout.on("data", (chunk) => {
       output += chunk
-      for (const match of String(chunk).matchAll(/^turn (\S+) /gm)) sessions.add(match[1]!)
+      // whole lines only: a chunk may end mid-line
+      const lines = (pending + String(chunk)).split("\n")
+      pending = lines.pop()!
+      for (const line of lines) {
+        const started = /^turn (\S+) /.exec(line)
+        if (started) sessions.add(started[1]!)
+        const ended = /^end (\S+) (\S+) (\S+)$/.exec(line)
+        if (ended) ends.push({ sessionKey: ended[1]!, turnId: ended[2]!, status: ended[3]! })
+      }
     })
     child.stderr.on("data", (chunk) => (output += chunk))
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-    const runner = { port, child, output: () => output, sessions: () => sessions, exited }
+    const runner = { port, child, output: () => output, sessions: () => sessions, ends: () => ends, exited }
     runners.push(runner)
     await waitUntil(`runner on port ${port} to be ready (output so far: ${output})`, () => /^ready$/m.test(output) || child.exitCode !== null)
     if (child.exitCode !== null) throw new Error(`runner on port ${port} exited: ${output}`)

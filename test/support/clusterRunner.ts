@@ -3,12 +3,16 @@
  * provider, the sessions in JSON Lines in a shared directory, the cluster's storage on Postgres.
  *
  * Argument: a JSON `RunnerSpec`. It prints `ready` once the runner has joined, then
- * `turn SESSION TURN-ID` as each turn starts here (so a test knows which runner has a session), and
- * exits when its stdin closes, so a runner never outlives the process that started it.
+ * `turn SESSION TURN-ID` as each turn starts here (so a test knows which runner has a session) and
+ * `end SESSION TURN-ID STATUS` as each ends, and exits when its stdin closes, so a runner never
+ * outlives the process that started it. With `store: "sql"` the sessions live in the cluster's
+ * Postgres (fenced commits), else in JSON Lines in `sessionsDir`.
  *
  * The scripted model answers `seen N: a | b | c`, where N is the number of messages it was sent and
  * a, b, c the user messages among them, so a test can read what history a turn saw. An input that
- * starts with `hang` makes the model never finish (a turn to stop a runner in).
+ * starts with `hang` makes the model never finish (a turn to stop a runner in); `wait N` answers
+ * after N milliseconds (on the Clock); `die-after-commit` kills the runner (SIGKILL) right after
+ * the turn's commit, before it answers.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
@@ -17,6 +21,12 @@ import { Context, Duration, Effect, Layer, Redacted, Stream } from "effect"
 import * as AgentLoopCluster from "../../src/cluster/AgentLoopCluster.ts"
 import * as Scripted from "../../src/layers/providers/Scripted.ts"
 import * as SessionStoreJsonl from "../../src/layers/SessionStoreJsonl.ts"
+import * as SessionStoreSql from "../../src/layers/SessionStoreSql.ts"
+import { AgentLoop } from "../../src/services/AgentLoop.ts"
+import type { SessionStore } from "../../src/services/SessionStore.ts"
+import type { SessionStoreError } from "../../src/domain/errors.ts"
+import type { FileSystem, Path } from "effect"
+import type { SqlClient } from "effect/sql"
 import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
 import { EventBus } from "../../src/services/EventBus.ts"
 import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
@@ -29,6 +39,8 @@ export interface RunnerSpec {
   readonly sessionsDir: string
   /** Cluster timings, in milliseconds. */
   readonly timingsMs?: Readonly<Record<string, number>>
+  /** Where sessions live: JSON Lines in `sessionsDir` (default) or the cluster's Postgres. */
+  readonly store?: "jsonl" | "sql"
 }
 
 const spec: RunnerSpec = JSON.parse(process.argv[2] ?? "{}")
@@ -37,6 +49,8 @@ const model = Scripted.layer((request) => {
   const users = request.messages.filter((m) => m.role === "user").map((m) => Message.textOf(m.content))
   const last = users.at(-1) ?? ""
   if (last.startsWith("hang")) return { content: "working", stall: true }
+  const wait = /^wait (\d+)/.exec(last)
+  if (wait) return { content: `waited ${wait[1]}: ${users.join(" | ")}`, delay: Duration.millis(Number(wait[1])) }
   // the model options the turn's request carried, as the client set them
   if (last.startsWith("options")) return { content: JSON.stringify({ temperature: request.temperature, reasoning: request.reasoning }) }
   // a slow first answer: time for steering to arrive while the turn runs
@@ -46,8 +60,13 @@ const model = Scripted.layer((request) => {
 
 const sharding = Object.fromEntries(Object.entries(spec.timingsMs ?? {}).map(([k, ms]) => [k, Duration.millis(ms)]))
 
-const local = AgentLoopLive.layer({ model: "scripted", maxParallelTurns: 64, acceptsImages: { vision: true } }).pipe(
-  Layer.provide([model, ToolRegistryLive.layer([]), SessionStoreJsonl.layer(spec.sessionsDir)])
+const store: Layer.Layer<SessionStore, SessionStoreError, FileSystem.FileSystem | Path.Path | SqlClient.SqlClient> = spec.store === "sql"
+  ? SessionStoreSql.layer()
+  : SessionStoreJsonl.layer(spec.sessionsDir)
+
+const local = AgentLoopLive.layer({ model: "scripted", maxParallelTurns: 1024, acceptsImages: { vision: true } }).pipe(
+  Layer.provide([model, ToolRegistryLive.layer([])]),
+  Layer.provideMerge(store)
 )
 
 const runner = AgentLoopCluster.layerRunner({ host: "127.0.0.1", port: spec.port, sharding }).pipe(
@@ -60,11 +79,26 @@ process.stdin.on("end", () => process.exit(0))
 process.stdin.resume()
 
 NodeRuntime.runMain(Effect.scoped(Effect.gen(function*() {
-  const bus = Context.get(yield* Layer.build(runner), EventBus)
-  yield* bus.stream({ kinds: ["TurnStart"], capacity: 1024 }).pipe(
-    Stream.runForEach((event) => Effect.sync(() => process.stdout.write(`turn ${event.sessionKey} ${event.turnId}\n`))),
+  const context = yield* Layer.build(runner)
+  const bus = Context.get(context, EventBus)
+  yield* bus.stream({ kinds: ["TurnStart", "TurnEnd"], capacity: 4096 }).pipe(
+    Stream.runForEach((event) =>
+      Effect.sync(() =>
+        process.stdout.write(
+          event._tag === "TurnEnd" ? `end ${event.sessionKey} ${event.turnId} ${event.status}\n` : `turn ${event.sessionKey} ${event.turnId}\n`
+        )
+      )
+    ),
     Effect.forkScoped
   )
+  // after the commit, before the answer: the runner dies with the turn saved and unanswered
+  yield* Context.get(context, AgentLoop).registerHook({
+    afterTurn: ({ result }) =>
+      Effect.sync(() => {
+        const first = result.messages[0]
+        if (first?.role === "user" && Message.textOf(first.content).startsWith("die-after-commit")) process.kill(process.pid, "SIGKILL")
+      })
+  })
   yield* Effect.sync(() => process.stdout.write("ready\n"))
   return yield* Effect.never
 })))

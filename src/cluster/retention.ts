@@ -1,0 +1,71 @@
+/**
+ * Retention of the cluster's bookkeeping: what a turn leaves besides its session log (its request
+ * and reply in Effect Cluster's `cluster_messages`/`cluster_replies`, its claim, its commit record)
+ * is deleted once the request was answered and the retention window has passed, so the rows per
+ * turn stay constant however many turns run. The session log itself is never touched.
+ *
+ * - Requests and replies: those of requests answered (`processed`) that are older than the window
+ *   (a request's id is a snowflake, which carries its time). A request not yet answered stays,
+ *   whatever its age: it may be delivered again.
+ * - Claims: those older than the window whose request is gone (answered and deleted).
+ * - Commit records (`SessionFencing.forget`): those older than the window. A request is delivered
+ *   again within seconds of its runner stopping, long before.
+ *
+ * Every runner sweeps; the deletes are idempotent, so runners sweeping at once do no harm.
+ */
+import { Duration, Effect, Layer, Schedule } from "effect"
+import { Snowflake } from "effect/cluster"
+import { SqlClient } from "effect/sql"
+import { SessionStore } from "../services/SessionStore.ts"
+import { TABLE as CLAIMS } from "./claims.ts"
+
+/** How long answered requests, their replies, claims and commit records are kept. */
+export interface RetentionOptions {
+  /** Kept at least this long after the request; default 10 minutes. */
+  readonly window?: Duration.Input
+  /** How often a runner sweeps; default the window, at most a minute, at least a second. */
+  readonly interval?: Duration.Input
+}
+
+/** The default retention window. */
+export const DEFAULT_WINDOW = Duration.minutes(10)
+
+/** Effect Cluster's default table prefix, which the runners use. */
+const MESSAGES = "cluster_messages"
+const REPLIES = "cluster_replies"
+
+/** One sweep: deletes what is older than `cutoff` (epoch milliseconds) and no longer needed. */
+export const sweep = (cutoff: number) =>
+  Effect.gen(function*() {
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const store = yield* SessionStore
+    const before = String(Snowflake.make({ timestamp: cutoff, machineId: 0 as never, sequence: 0 }))
+    const answered = sql`SELECT m.request_id FROM ${sql(MESSAGES)} m WHERE m.id = m.request_id AND m.processed = ${true} AND m.id < ${before}`
+    yield* sql`DELETE FROM ${sql(REPLIES)} WHERE request_id < ${before} AND request_id IN (${answered})`
+    yield* sql`DELETE FROM ${sql(MESSAGES)} WHERE request_id < ${before} AND request_id IN (${answered})`
+    yield* sql`DELETE FROM ${sql(CLAIMS)} WHERE claimed_at < ${cutoff}
+      AND NOT EXISTS (SELECT 1 FROM ${sql(MESSAGES)} m WHERE m.id = CAST(${sql(CLAIMS)}.request_id AS BIGINT))`
+    if (store.fencing !== undefined) yield* store.fencing.forget(cutoff)
+  })
+
+/**
+ * Sweeps every `interval` for the life of the layer; a sweep that fails is logged with its cause
+ * and tried again at the next interval.
+ */
+export const layer = (options: RetentionOptions = {}): Layer.Layer<never, never, SqlClient.SqlClient | SessionStore> => {
+  const window = Duration.fromInputUnsafe(options.window ?? DEFAULT_WINDOW)
+  const interval = Duration.fromInputUnsafe(
+    options.interval ?? Duration.clamp(window, { minimum: Duration.seconds(1), maximum: Duration.minutes(1) })
+  )
+  return Layer.effectDiscard(
+    Effect.gen(function*() {
+      const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+      yield* sweep(now - Duration.toMillis(window))
+    }).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("Could not sweep the cluster's answered requests", cause)),
+      Effect.repeat(Schedule.spaced(interval)),
+      Effect.delay(interval),
+      Effect.forkScoped
+    )
+  )
+}
