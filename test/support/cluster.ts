@@ -73,7 +73,7 @@ const sharding = (timingsMs: Readonly<Record<string, number>>) =>
 export const startCluster = async (
   count: number,
   timingsMs = fastTimingsMs,
-  options: { readonly store?: "jsonl" | "sql" } = {}
+  options: { readonly store?: "jsonl" | "sql"; readonly retentionMs?: number } = {}
 ): Promise<TestCluster> => {
   const pg = await startPostgres()
   const sessionsDir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-cluster-"))
@@ -94,7 +94,7 @@ export const startCluster = async (
       for (const line of lines) {
         const started = /^turn (\S+) /.exec(line)
         if (started) sessions.add(started[1]!)
-        const ended = /^end (\S+) (\S+) (\S+)$/.exec(line)
+        const ended = /^end (\S+) (\S+) (\S+)/.exec(line)
         if (ended) ends.push({ sessionKey: ended[1]!, turnId: ended[2]!, status: ended[3]! })
       }
     })

@@ -4,7 +4,7 @@
  *
  * Argument: a JSON `RunnerSpec`. It prints `ready` once the runner has joined, then
  * `turn SESSION TURN-ID` as each turn starts here (so a test knows which runner has a session) and
- * `end SESSION TURN-ID STATUS` as each ends, and exits when its stdin closes, so a runner never
+ * `end SESSION TURN-ID STATUS [ERROR]` as each ends, and exits when its stdin closes, so a runner never
  * outlives the process that started it. With `store: "sql"` the sessions live in the cluster's
  * Postgres (fenced commits), else in JSON Lines in `sessionsDir`.
  *
@@ -41,6 +41,8 @@ export interface RunnerSpec {
   readonly timingsMs?: Readonly<Record<string, number>>
   /** Where sessions live: JSON Lines in `sessionsDir` (default) or the cluster's Postgres. */
   readonly store?: "jsonl" | "sql"
+  /** The retention window of answered requests, in milliseconds (swept every window). */
+  readonly retentionMs?: number
 }
 
 const spec: RunnerSpec = JSON.parse(process.argv[2] ?? "{}")
@@ -69,7 +71,9 @@ const local = AgentLoopLive.layer({ model: "scripted", maxParallelTurns: 1024, a
   Layer.provideMerge(store)
 )
 
-const runner = AgentLoopCluster.layerRunner({ host: "127.0.0.1", port: spec.port, sharding }).pipe(
+const retention = spec.retentionMs === undefined ? {} : { retention: { window: Duration.millis(spec.retentionMs) } }
+
+const runner = AgentLoopCluster.layerRunner({ host: "127.0.0.1", port: spec.port, sharding, ...retention }).pipe(
   Layer.provideMerge(local),
   Layer.provide(PgClient.layer({ url: Redacted.make(spec.databaseUrl) })),
   Layer.provide(NodeServices.layer)
@@ -85,7 +89,9 @@ NodeRuntime.runMain(Effect.scoped(Effect.gen(function*() {
     Stream.runForEach((event) =>
       Effect.sync(() =>
         process.stdout.write(
-          event._tag === "TurnEnd" ? `end ${event.sessionKey} ${event.turnId} ${event.status}\n` : `turn ${event.sessionKey} ${event.turnId}\n`
+          event._tag === "TurnEnd"
+            ? `end ${event.sessionKey} ${event.turnId} ${event.status}${event.error === undefined ? "" : ` ${event.error}`}\n`
+            : `turn ${event.sessionKey} ${event.turnId}\n`
         )
       )
     ),

@@ -1,0 +1,119 @@
+/**
+ * A cluster whose clients are told the truth: runner processes with their sessions in the
+ * cluster's Postgres (fenced commits), a client in this process. A runner frozen (SIGSTOP) past its
+ * lock expiry loses the session and cannot write when it wakes; a runner killed after its commit
+ * and before its answer has its turn reported completed, one killed before its commit aborted; in
+ * each case the reported outcome is what the session log holds. Multi-process, on real time:
+ * every wait polls a condition with a deadline, nothing sleeps.
+ */
+import { Effect, Fiber, ManagedRuntime } from "effect"
+import type { Sharding } from "effect/cluster"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AgentLoop, type TurnResult } from "../src/index.ts"
+import { type RunnerProcess, startCluster, type TestCluster, waitUntil } from "./support/cluster.ts"
+import { postgresProbe, postgresSuite } from "./support/postgres.ts"
+
+/** The session's log as `role:text` lines, read straight from Postgres. */
+const storedLog = async (cluster: TestCluster, sessionKey: string): Promise<ReadonlyArray<string>> => {
+  const rows = await cluster.pg.psql(
+    `SELECT e.entry FROM agent_loop_entries e JOIN agent_loop_sessions s ON s.session_id = e.session_id
+     WHERE s.session_key = '${sessionKey}' ORDER BY e.seq`
+  )
+  return rows.split("\n").filter((line) => line !== "").map((line) => {
+    const entry = JSON.parse(line) as { role: string; content: unknown }
+    return `${entry.role}:${typeof entry.content === "string" ? entry.content : JSON.stringify(entry.content)}`
+  })
+}
+
+/** How many turns of the session started on the runner. */
+const startsOn = (runner: RunnerProcess, sessionKey: string) =>
+  runner.output().split("\n").filter((line) => line.startsWith(`turn ${sessionKey} `)).length
+
+describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes match the session log"), () => {
+  let cluster: TestCluster
+  let runtime: ManagedRuntime.ManagedRuntime<AgentLoop | Sharding.Sharding, unknown>
+  const turn = (sessionKey: string, input: string) =>
+    runtime.runPromise(Effect.gen(function*() {
+      return yield* (yield* AgentLoop).turn(sessionKey, input)
+    }))
+  /** Starts a turn and returns its fiber, to await later. */
+  const startTurn = (sessionKey: string, input: string) =>
+    runtime.runPromise(Effect.forkDetach(Effect.gen(function*() {
+      return yield* (yield* AgentLoop).turn(sessionKey, input)
+    })))
+  const awaitTurn = (fiber: Fiber.Fiber<TurnResult, unknown>) => runtime.runPromise(Fiber.join(fiber))
+  const alive = () => cluster.runners.filter((runner) => runner.child.exitCode === null && runner.child.signalCode === null)
+
+  beforeAll(async () => {
+    cluster = await startCluster(3, undefined, { store: "sql" })
+    runtime = ManagedRuntime.make(cluster.client())
+  }, 120_000)
+
+  afterAll(async () => {
+    for (const runner of cluster?.runners ?? []) runner.child.kill("SIGCONT")
+    await runtime?.dispose()
+    await cluster?.close()
+  }, 30_000)
+
+  it("a runner frozen mid-turn loses the session; its turn is reported aborted, the next completes elsewhere, and when it wakes it cannot write", async () => {
+    const key = "frozen"
+    expect((await turn(key, "t0")).status).toBe("completed")
+    const t1 = await startTurn(key, "wait 3000 t1")
+    await waitUntil("t1 to start on a runner", () => alive().some((runner) => startsOn(runner, key) >= 2), 60_000)
+    const frozen = alive().find((runner) => startsOn(runner, key) >= 2)!
+    const startsBefore = startsOn(frozen, key)
+    const endsBefore = frozen.ends().filter((end) => end.sessionKey === key).length
+    frozen.child.kill("SIGSTOP")
+    try {
+      // the runner that takes the session finds t1 claimed and not committed: aborted, truthfully
+      const lost = await awaitTurn(t1)
+      expect([lost.status, lost.messages]).toEqual(["aborted", []])
+      const t2 = await turn(key, "t2")
+      expect(t2.status).toBe("completed")
+      expect(t2.finalMessage?.content).toBe("seen 3: t0 | t2")
+      expect(startsOn(frozen, key)).toBe(startsBefore)
+    } finally {
+      frozen.child.kill("SIGCONT")
+    }
+    // awake, the frozen runner finishes t1 and tries to commit it: the store rejects its stale epoch
+    const ends = () => frozen.ends().filter((end) => end.sessionKey === key)
+    await waitUntil("the frozen runner's turn to end", () => ends().length > endsBefore, 60_000)
+    expect(ends().slice(endsBefore).map((end) => end.status)).toEqual(["aborted"])
+    expect(frozen.output()).toContain("is owned by another runner now")
+    expect(await storedLog(cluster, key)).toEqual(["user:t0", "assistant:seen 1: t0", "user:t2", "assistant:seen 3: t0 | t2"])
+  }, 180_000)
+
+  it("a runner killed after its commit and before its answer: the turn is reported completed, as the log holds it", async () => {
+    const key = "committed-then-killed"
+    expect((await turn(key, "t0")).status).toBe("completed")
+    // the runner kills itself (SIGKILL) once the turn is committed, before it answers
+    const t1 = await turn(key, "die-after-commit t1")
+    expect(t1.status).toBe("completed")
+    expect(t1.finalMessage?.content).toBe("seen 3: t0 | die-after-commit t1")
+    expect(t1.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+    const t2 = await turn(key, "t2")
+    expect(t2.finalMessage?.content).toBe("seen 5: t0 | die-after-commit t1 | t2")
+    expect(await storedLog(cluster, key)).toEqual([
+      "user:t0",
+      "assistant:seen 1: t0",
+      "user:die-after-commit t1",
+      "assistant:seen 3: t0 | die-after-commit t1",
+      "user:t2",
+      "assistant:seen 5: t0 | die-after-commit t1 | t2"
+    ])
+  }, 180_000)
+
+  it("a runner killed before its commit: the turn is reported aborted and nothing of it is in the log", async () => {
+    const key = "killed-mid-turn"
+    expect((await turn(key, "t0")).status).toBe("completed")
+    const t1 = await startTurn(key, "hang t1")
+    await waitUntil("t1 to start on a runner", () => alive().some((runner) => startsOn(runner, key) >= 2), 60_000)
+    const owner = alive().find((runner) => startsOn(runner, key) >= 2)!
+    owner.child.kill("SIGKILL")
+    await owner.exited
+    const lost = await awaitTurn(t1)
+    expect([lost.status, lost.messages]).toEqual(["aborted", []])
+    expect((await turn(key, "t2")).finalMessage?.content).toBe("seen 3: t0 | t2")
+    expect(await storedLog(cluster, key)).toEqual(["user:t0", "assistant:seen 1: t0", "user:t2", "assistant:seen 3: t0 | t2"])
+  }, 180_000)
+})
