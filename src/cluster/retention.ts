@@ -4,9 +4,11 @@
  * is deleted once the request was answered and the retention window has passed, so the rows per
  * turn stay constant however many turns run. The session log itself is never touched.
  *
- * - Requests and replies: those of requests answered (`processed`) that are older than the window
- *   (a request's id is a snowflake, which carries its time). A request not yet answered stays,
- *   whatever its age: it may be delivered again.
+ * - Requests and replies: those of requests answered (`processed`) longer ago than the window (a
+ *   reply's id is a snowflake, which carries its time). A request not yet answered stays, whatever
+ *   its age: it may be delivered again. A client reads its reply from storage within its reply poll
+ *   interval (when not straight from the runner), so the window only needs to exceed that, with
+ *   room for a loaded machine: a reply swept before its client read it would leave it waiting.
  * - Claims: those older than the window whose request is gone (answered and deleted).
  * - Commit records (`SessionFencing.forget`): those older than the window. A request is delivered
  *   again within seconds of its runner stopping, long before.
@@ -40,7 +42,9 @@ export const sweep = (cutoff: number) =>
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const store = yield* SessionStore
     const before = String(Snowflake.make({ timestamp: cutoff, machineId: 0 as never, sequence: 0 }))
-    const answered = sql`SELECT m.request_id FROM ${sql(MESSAGES)} m WHERE m.id = m.request_id AND m.processed = ${true} AND m.id < ${before}`
+    // answered before the cutoff: the final reply's id (a snowflake) is when it was written
+    const answered = sql`SELECT m.request_id FROM ${sql(MESSAGES)} m
+      WHERE m.id = m.request_id AND m.processed = ${true} AND m.last_reply_id < ${before}`
     yield* sql`DELETE FROM ${sql(REPLIES)} WHERE request_id < ${before} AND request_id IN (${answered})`
     yield* sql`DELETE FROM ${sql(MESSAGES)} WHERE request_id < ${before} AND request_id IN (${answered})`
     yield* sql`DELETE FROM ${sql(CLAIMS)} WHERE claimed_at < ${cutoff}
