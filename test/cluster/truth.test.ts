@@ -9,9 +9,9 @@
 import { Effect, Fiber, ManagedRuntime } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AgentLoop, type TurnResult } from "../src/index.ts"
-import { type RunnerProcess, startCluster, type TestCluster, waitUntil } from "./support/cluster.ts"
-import { postgresProbe, postgresSuite } from "./support/postgres.ts"
+import { AgentLoop, type TurnResult } from "effect-agent-loop"
+import { type RunnerProcess, startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
+import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
 /** The session's log as `role:text` lines, read straight from Postgres. */
 const storedLog = async (cluster: TestCluster, sessionKey: string): Promise<ReadonlyArray<string>> => {

@@ -9,9 +9,9 @@
 import { Effect, ManagedRuntime } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AgentLoop } from "../src/index.ts"
-import { startCluster, type TestCluster, waitUntil } from "./support/cluster.ts"
-import { postgresProbe, postgresSuite } from "./support/postgres.ts"
+import { AgentLoop } from "effect-agent-loop"
+import { startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
+import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
 const SESSIONS = 200
 const TURNS = 5

@@ -8,9 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Option, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { AgentLoop, AgentLoopLive, CommitTicket, Message, Scripted, SessionStoreSql, ToolRegistryLive } from "../src/index.ts"
-import { type PostgresServer, postgresProbe, postgresSuite, startPostgres } from "./support/postgres.ts"
-import { type Backend, openSql, openStore, postgres, sqlite } from "./support/sqlBackends.ts"
+import { AgentLoop, AgentLoopLive, CommitTicket, Message, Scripted, SessionStoreSql, ToolRegistryLive } from "effect-agent-loop"
+import { type PostgresServer, postgresProbe, postgresSuite, startPostgres } from "../support/postgres.ts"
+import { type Backend, openSql, openStore, postgres, sqlite } from "../support/sqlBackends.ts"
 
 const contract = (backend: Backend) => {
   const withDb = <A, E>(f: (db: Effect.Success<Backend["fresh"]>) => Effect.Effect<A, E, Scope.Scope>) =>
