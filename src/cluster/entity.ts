@@ -66,14 +66,14 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           return result
         })
 
-      /** The session's ticket for a routed turn (its request may run several turns, so it is not recorded). */
-      const fenced = <A, E, R>(turn: Effect.Effect<A, E, R>) =>
-        epoch === undefined ? turn : Effect.provideService(turn, CommitTicket, { epoch })
+      /** Under the session's ticket; a request's follow-up turns extend its commit record. */
+      const fenced = <A, E, R>(requestId: string, turn: Effect.Effect<A, E, R>) =>
+        epoch === undefined ? turn : Effect.provideService(turn, CommitTicket, { epoch, requestId })
 
       /** A routed turn, then the follow-ups queued during it (theirs first), one reply each. */
-      const routed = (content: string): Stream.Stream<SendProgress> =>
+      const routed = (requestId: string, content: string): Stream.Stream<SendProgress> =>
         Stream.paginate<ReadonlyArray<string>, SendProgress>([content], ([input, ...backlog]) =>
-          Effect.map(workers.withPermits(1)(fenced(loop.turn(sessionKey, input!))), (result) => {
+          Effect.map(workers.withPermits(1)(fenced(requestId, loop.turn(sessionKey, input!))), (result) => {
             const next = [...result.followUps, ...backlog]
             return [[{ _tag: "Replied", outbound: outboundOf(result), lost: false }], next.length === 0 ? Option.none() : Option.some(next)] as const
           }))
@@ -96,7 +96,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           /** After `Accepted` was acknowledged: the routed turns, or the lost one if a runner started them before. */
           const claimed = Stream.unwrap(Effect.map(claim(requestId), (fresh): Stream.Stream<SendProgress> =>
             fresh
-              ? routed(request.payload.content)
+              ? routed(requestId, request.payload.content)
               : Stream.fromEffect(Effect.map(lost(requestId), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: true } as const)))))
           const previous = request.lastSentChunkValue as Option.Option<SendProgress>
           if (Option.isSome(previous)) {

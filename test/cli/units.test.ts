@@ -7,7 +7,7 @@ import * as os from "node:os"
 import * as nodePath from "node:path"
 import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Option, Schema } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { approvalHook, DENIED_REASON, NO_TERMINAL_REASON } from "../../src/cli/approval.ts"
 import * as CtrlC from "../../src/cli/ctrlC.ts"
@@ -283,6 +283,14 @@ describe("terminal output", () => {
       yield* Effect.logWarning("file hook skipped: x").pipe(Effect.provide(CliLogger.layer(screen)))
       expect(out.stdout).toBe("Half a sen\n")
       expect(out.stderr).toBe("agent-loop: warn: file hook skipped: x\n")
+    }))
+
+  it.effect("a log line with a cause says what the cause is (as \"Shard lock storage is unhealthy\" logs it)", () =>
+    Effect.gen(function*() {
+      const { out, screen } = fakeScreen(false)
+      const timeout = Cause.fail(new Cause.TimeoutError("Operation timed out after '5s'"))
+      yield* Effect.logError("Shard lock storage is unhealthy", timeout).pipe(Effect.provide(CliLogger.layer(screen)))
+      expect(out.stderr.split("\n")[0]).toBe("agent-loop: error: Shard lock storage is unhealthy (cause: TimeoutError: Operation timed out after '5s')")
     }))
 
   it("formats arguments, durations and usage for one line", () => {
