@@ -3,6 +3,12 @@ import { defineConfig } from "vitest/config"
 
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
+// Node keeps the compiled code of every module it loads here, for the test workers and for every
+// process the tests start (the CLI, MCP servers, cluster runners inherit the variable): a CLI
+// start-up costs about 40% less CPU once the cache is warm. Correctness does not depend on it
+// (entries are keyed by the file's content).
+process.env["NODE_COMPILE_CACHE"] ??= source("./.tmp/node-compile-cache")
+
 export default defineConfig({
   // Tests import the package by its name, as its users do (tsconfig.json maps the same names for tsc).
   resolve: {
@@ -18,6 +24,11 @@ export default defineConfig({
     // The CLI tests start real processes; on a 2-core machine more than a few at once only
     // compete for the CPU until their deadlines pass.
     maxConcurrency: 4,
+    // Files in three workers, whatever the cores: vitest's default (cores - 1) is one worker on a
+    // 2-core machine, and most test files spend their time waiting on the processes they start,
+    // so one file at a time leaves the CPU idle (measured: 8 CLI test files, 216 s in one worker,
+    // 155 s in three, the same CPU time).
+    maxWorkers: 3,
     // The JSON report lets CI print its one-line summary from the very run the README names.
     reporters: ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]]
   }

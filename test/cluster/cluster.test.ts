@@ -7,15 +7,7 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Exit, Fiber, Layer, ManagedRuntime, Queue, Schema, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  type Event as AgentEvent,
-  AgentLoop,
-  AgentLoopCluster,
-  Message,
-  SessionStore,
-  SessionStoreJsonl,
-  type TurnResult
-} from "effect-agent-loop"
+import { type Event as AgentEvent, AgentLoop, AgentLoopCluster, Message, SessionStore, SessionStoreJsonl, type TurnResult } from "effect-agent-loop"
 import type { SessionEvent } from "../../src/cluster/protocol.ts"
 import { type RunnerProcess, startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"

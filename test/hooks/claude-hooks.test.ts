@@ -11,16 +11,7 @@ import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  EventBus,
-  EventBusLive as EventBusLayer,
-  type Hook,
-  Hooks,
-  HooksLive as HooksLayer,
-  LoopConfigLive,
-  Message,
-  Secrets
-} from "effect-agent-loop"
+import { EventBus, EventBusLive as EventBusLayer, type Hook, Hooks, HooksLive as HooksLayer, LoopConfigLive, Message, Secrets } from "effect-agent-loop"
 import * as Bridge from "../../src/layers/claudeHooks/bridge.ts"
 import type { HooksConfig } from "../../src/layers/claudeHooks/config.ts"
 import { fromClaudeInput, toClaudeInput } from "../../src/layers/claudeHooks/io.ts"

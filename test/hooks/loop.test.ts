@@ -10,7 +10,6 @@ import { AgentLoop, Hook, Message, ScriptedLog, SessionStore, Tool, ToolError } 
 import * as Testing from "effect-agent-loop/testing"
 import { ofKind } from "../support/fixtures.ts"
 
-
 const requests = Effect.gen(function*() {
   return yield* (yield* ScriptedLog).requests
 })

@@ -5,15 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import {
-  AgentLoop,
-  ContextLengthExceeded,
-  Message,
-  type ProviderTypes,
-  ScriptedLog,
-  SessionStore,
-  Tool
-} from "effect-agent-loop"
+import { AgentLoop, ContextLengthExceeded, Message, type ProviderTypes, ScriptedLog, SessionStore, Tool } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { halveNewestToolResult, shrinkNewestToolResult, shrinkOversizedToolResult } from "../../src/programs/internal/compaction.ts"
 

@@ -5,15 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Queue, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  AgentLoop,
-  type Event as AgentEvent,
-  type Message,
-  type Outbound,
-  type Scripted,
-  SessionStore,
-  Tool
-} from "effect-agent-loop"
+import { AgentLoop, type Event as AgentEvent, type Message, type Outbound, type Scripted, SessionStore, Tool } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 
 /** mulberry32: a small seeded PRNG, so a failing run can be replayed from its seed. */

@@ -23,7 +23,6 @@ import * as Testing from "effect-agent-loop/testing"
 import { TRUNCATION_PROMPT, TRUNCATION_RETRY_REASON } from "../../src/programs/internal/callModel.ts"
 import { longHistory, ofKind } from "../support/fixtures.ts"
 
-
 const requests = Effect.gen(function*() {
   return yield* (yield* ScriptedLog).requests
 })

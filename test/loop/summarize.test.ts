@@ -22,7 +22,6 @@ import * as Testing from "effect-agent-loop/testing"
 import { SUMMARY_INSTRUCTION, SUMMARY_PREFIX, SUMMARY_TIMEOUT } from "../../src/programs/internal/summarize.ts"
 import { ofKind } from "../support/fixtures.ts"
 
-
 const isSummaryRequest = (request: ProviderTypes.ProviderRequest) => request.messages[0]?.content === SUMMARY_INSTRUCTION
 
 /** Answers turn calls from `turn` (in order) and summary calls with `summary`. */

@@ -7,17 +7,7 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  AgentLoop,
-  AgentLoopLive,
-  Hook,
-  type Provider,
-  Replay,
-  Scripted,
-  SessionStoreMemory,
-  Tool,
-  ToolRegistryLive
-} from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, Hook, type Provider, Replay, Scripted, SessionStoreMemory, Tool, ToolRegistryLive } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { ACCEPTED, NOT_ALONE } from "../../src/programs/internal/typedOutput.ts"
 import { echo, ofKind } from "../support/fixtures.ts"

@@ -9,7 +9,6 @@ import * as Testing from "effect-agent-loop/testing"
 import { Effect, Exit, Fiber, Layer, Option, Schema, Tracer } from "effect"
 import { captureWarnings, echo, ofKind } from "../support/fixtures.ts"
 
-
 const blocksForever = Tool.make({
   name: "block",
   description: "never returns",
@@ -22,7 +21,6 @@ const toolThenAnswer = [
   { toolCalls: [{ name: "echo", arguments: { text: "hi" } }], usage: { inputTokens: 1000, outputTokens: 200 } },
   { content: "done", usage: { inputTokens: 3000, outputTokens: 50 } }
 ]
-
 
 describe("usage", () => {
   it.effect("per call in LLMResponse, summed in TurnEnd and TurnResult; no prices means no cost", () =>

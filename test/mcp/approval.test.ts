@@ -6,15 +6,7 @@ import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as nodePath from "node:path"
-import {
-  AgentLoop,
-  AgentLoopLive,
-  Hook,
-  McpTools,
-  Scripted,
-  SessionStoreMemory,
-  ToolRegistryLive
-} from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, Hook, McpTools, Scripted, SessionStoreMemory, ToolRegistryLive } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { logLines, serverConfig, testServer, tempDir } from "../support/mcpServerKit.ts"
 

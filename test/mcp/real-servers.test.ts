@@ -8,15 +8,7 @@ import { Effect, Layer } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { pathToFileURL } from "node:url"
-import {
-  AgentLoop,
-  AgentLoopLive,
-  McpTools,
-  Message,
-  Scripted,
-  SessionStoreMemory,
-  ToolRegistryLive
-} from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, McpTools, Message, Scripted, SessionStoreMemory, ToolRegistryLive } from "effect-agent-loop"
 import { byName, call, captureLogs, npmServer, tempDir } from "../support/mcpServerKit.ts"
 
 const filesystem = (root: string): McpTools.McpServerConfigInput => ({ command: process.execPath, args: [npmServer("server-filesystem"), root] })

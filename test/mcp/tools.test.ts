@@ -4,18 +4,7 @@ import { Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import {
-  AgentLoop,
-  AgentLoopLive,
-  McpTools,
-  Message,
-  Scripted,
-  ScriptedLog,
-  SessionStoreMemory,
-  Tool,
-  ToolRegistry,
-  ToolRegistryLive
-} from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, McpTools, Message, Scripted, ScriptedLog, SessionStoreMemory, Tool, ToolRegistry, ToolRegistryLive } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { byName, call, isAlive, logLines, pidOf, serverConfig, tempDir } from "../support/mcpServerKit.ts"
 

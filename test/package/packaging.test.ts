@@ -120,16 +120,7 @@ const ESM_REQUIRE_BANNER = "import { createRequire } from 'node:module'; const r
  */
 const typedConsumer = `
 import { Effect, Layer, Schema } from "effect"
-import {
-  AgentLoop,
-  AgentLoopLive,
-  Scripted,
-  SessionStoreMemory,
-  Tool,
-  ToolRegistryLive,
-  type TurnResult,
-  type TurnStatus
-} from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, Scripted, SessionStoreMemory, Tool, ToolRegistryLive, type TurnResult, type TurnStatus } from "effect-agent-loop"
 
 const add = Tool.make({
   name: "add",

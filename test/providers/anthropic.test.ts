@@ -3,16 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Deferred, Effect, Fiber, Layer, Redacted, Schema, Stream } from "effect"
 import { HttpClient } from "effect/http"
 import { TestClock } from "effect/testing"
-import {
-  AgentLoop,
-  AgentLoopLive,
-  Anthropic,
-  Message,
-  type ProviderTypes,
-  SessionStoreMemory,
-  Tool,
-  ToolRegistryLive
-} from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, Anthropic, Message, type ProviderTypes, SessionStoreMemory, Tool, ToolRegistryLive } from "effect-agent-loop"
 import { anthropicChunks, anthropicStream } from "../support/wireFixtures.ts"
 import { bytesEvery, event, type ReceivedRequest, start, type WireResponse } from "../support/wireServer.ts"
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option, Schema, Stream } from "effect"
 import { type ProviderError, ProviderTypes } from "effect-agent-loop"
-import * as AnthropicWire from "../../src/layers/providers/anthropicWire.ts"
+import * as AnthropicStream from "../../src/layers/providers/anthropicStream.ts"
 import * as GeminiWire from "../../src/layers/providers/geminiWire.ts"
 import * as OpenAiWire from "../../src/layers/providers/openAiWire.ts"
 import * as ResponsesWire from "../../src/layers/providers/responsesWire.ts"
@@ -89,7 +89,7 @@ const mutate = (text: string, mutation: Mutation, rng: Rng): Uint8Array => {
 const formats = [
   { name: "openai text", text: openAiText, expected: openAiTextChunks, makeDecoder: OpenAiWire.makeDecoder },
   { name: "openai tools", text: openAiTools, expected: openAiToolsChunks, makeDecoder: OpenAiWire.makeDecoder },
-  { name: "anthropic", text: anthropicStream, expected: anthropicChunks, makeDecoder: AnthropicWire.makeDecoder },
+  { name: "anthropic", text: anthropicStream, expected: anthropicChunks, makeDecoder: AnthropicStream.makeDecoder },
   { name: "responses", text: responsesStream, expected: responsesChunks, makeDecoder: ResponsesWire.makeDecoder },
   { name: "gemini", text: geminiStream, expected: geminiChunks, makeDecoder: GeminiWire.makeDecoder() }
 ]

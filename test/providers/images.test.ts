@@ -1,14 +1,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted, Stream } from "effect"
-import {
-  Anthropic,
-  LanguageModelProvider,
-  Message,
-  OpenAiCompatible,
-  OpenAiResponses,
-  type ProviderTypes
-} from "effect-agent-loop"
+import { Anthropic, LanguageModelProvider, Message, OpenAiCompatible, OpenAiResponses, type ProviderTypes } from "effect-agent-loop"
 import { piToolCalls, piToolResult, piUser, type ReferenceApi, referenceBody } from "../support/sdkReference.ts"
 import { anthropicStream, openAiText, responsesStream } from "../support/wireFixtures.ts"
 import { start } from "../support/wireServer.ts"

@@ -3,14 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Fiber, Redacted, Stream } from "effect"
 import { HttpClient, HttpClientResponse } from "effect/http"
 import { TestClock } from "effect/testing"
-import {
-  Message,
-  OpenAiCompatible,
-  type ProviderError,
-  type ProviderTypes,
-  Secrets,
-  SecretsLive
-} from "effect-agent-loop"
+import { Message, OpenAiCompatible, type ProviderError, type ProviderTypes, Secrets, SecretsLive } from "effect-agent-loop"
 import { bytesEvery, data, start, type WireResponse } from "../support/wireServer.ts"
 import { openAiText, openAiTextChunks, openAiTools, openAiToolsChunks } from "../support/wireFixtures.ts"
 

@@ -9,16 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import {
-  AgentLoop,
-  Hook,
-  Message,
-  ProviderRejected,
-  ScriptedLog,
-  SecretsLive,
-  SessionStore,
-  Tool
-} from "effect-agent-loop"
+import { AgentLoop, Hook, Message, ProviderRejected, ScriptedLog, SecretsLive, SessionStore, Tool } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
 import { start } from "../support/openaiServer.ts"

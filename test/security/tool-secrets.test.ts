@@ -11,17 +11,7 @@ import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import {
-  AgentLoop,
-  Hook,
-  McpTools,
-  Message,
-  ScriptedLog,
-  SecretsLive,
-  SessionStore,
-  Tool,
-  ToolError
-} from "effect-agent-loop"
+import { AgentLoop, Hook, McpTools, Message, ScriptedLog, SecretsLive, SessionStore, Tool, ToolError } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 
 const SECRET = "tok-loop-secret-5f4e3d2c1b"

@@ -29,8 +29,6 @@ const withStore = <A, E, R>(
     (root) => Effect.sync(() => NodeFs.rmSync(root, { recursive: true, force: true }))
   ).pipe(Effect.provide(NodeServices.layer))
 
-
-
 const read = (dir: string, key: string) => NodeFs.readFileSync(NodePath.join(dir, fileName(key)), "utf8")
 
 const everyKind: ReadonlyArray<Message.Message> = [

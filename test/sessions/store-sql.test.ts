@@ -25,8 +25,6 @@ const everyKind: ReadonlyArray<Message.Message> = [
   Message.assistant("half a rep", [], { partial: true })
 ]
 
-
-
 const contract = (backend: Backend) => {
   const withDb = <A, E>(f: (db: Effect.Success<Backend["fresh"]>) => Effect.Effect<A, E, Scope.Scope>) =>
     Effect.scoped(Effect.flatMap(backend.fresh, f))

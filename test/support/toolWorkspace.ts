@@ -7,15 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
-import {
-  type BuiltinToolRequirements,
-  type CurrentTurn,
-  Message,
-  Tool,
-  type ToolError,
-  Workspace,
-  WorkspaceLive
-} from "effect-agent-loop"
+import { type BuiltinToolRequirements, type CurrentTurn, Message, Tool, type ToolError, Workspace, WorkspaceLive } from "effect-agent-loop"
 
 export const toolContext: Tool.ToolContext = { toolCallId: "call-1", turnId: "turn-1", sessionKey: "s", iteration: 0, depth: 0 }
 

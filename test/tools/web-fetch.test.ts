@@ -3,15 +3,7 @@ import { Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import * as dns from "node:dns"
 import { vi } from "vitest"
-import {
-  builtinTools,
-  isPublicAddress,
-  makeWebFetch,
-  Message,
-  Tool,
-  type ToolError,
-  type WebFetchOptions
-} from "effect-agent-loop"
+import { builtinTools, isPublicAddress, makeWebFetch, Message, Tool, type ToolError, type WebFetchOptions } from "effect-agent-loop"
 import { toolContext } from "../support/toolWorkspace.ts"
 import { startWebServer, type WebServer } from "../support/webServer.ts"
 

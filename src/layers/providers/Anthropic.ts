@@ -13,7 +13,8 @@
 import { Effect, Layer, Redacted } from "effect"
 import type { HttpClient } from "effect/http"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
-import { check, makeDecoder, requestBody } from "./anthropicWire.ts"
+import { makeDecoder } from "./anthropicStream.ts"
+import { check, requestBody } from "./anthropicWire.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
 
 /**

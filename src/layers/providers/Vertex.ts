@@ -21,6 +21,7 @@ import type { HttpClient } from "effect/http"
 import { type ProviderError, ProviderRejected, ProviderUnavailable } from "../../domain/errors.ts"
 import type { ProviderRequest } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
+import * as AnthropicStream from "./anthropicStream.ts"
 import * as AnthropicWire from "./anthropicWire.ts"
 import * as GeminiWire from "./geminiWire.ts"
 import { type Authorization, type HttpOptions, httpProvider } from "./httpStream.ts"
@@ -203,7 +204,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
       path: (request) => streamPath(project!, location, "anthropic", request.model),
       body: (request) => anthropicBody(request, { promptCaching: options.promptCaching ?? true }, options.anthropicVersion),
       check: AnthropicWire.check,
-      makeDecoder: AnthropicWire.makeDecoder
+      makeDecoder: AnthropicStream.makeDecoder
     }, options)
     const call = (request: ProviderRequest) => publisherOf(request.model) === "anthropic" ? claude.stream(request) : gemini.stream(request)
     const deadline = Duration.fromInputUnsafe(options.timeout ?? "2 minutes")

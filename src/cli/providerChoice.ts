@@ -1,0 +1,148 @@
+/**
+ * Which provider, model and key the flags, the environment and the settings choose, and what the
+ * model registry says about that model (context window, output limit, prices). Part of resolving
+ * the settings of `run` and `chat` (`settings.ts`): a provider that cannot be reached as given
+ * fails here with one line, before any request.
+ */
+import * as nodePath from "node:path"
+import { Effect, Option, Redacted } from "effect"
+import * as AgentLoopConfig from "../domain/Config.ts"
+import * as Models from "../domain/Models.ts"
+import { readCassette } from "../layers/providers/Replay.ts"
+import { Secrets } from "../services/Secrets.ts"
+import { fail } from "./failure.ts"
+import type { AgentFlags } from "./flags.ts"
+import { ProviderKeys } from "./providerKeys.ts"
+import * as Providers from "./providers.ts"
+import type { Connection } from "./providers.ts"
+import type * as SettingsFile from "./settingsFile.ts"
+
+/** Which provider (a row of `providers.ts`), and how to reach it. */
+export type ProviderSettings =
+  | ({ readonly _tag: "live"; readonly name: string } & Connection)
+  | { readonly _tag: "replay"; readonly cassette: string }
+
+/** The loop's own defaults (any model will do), for what the registry cannot say about a model. */
+const loopDefaults = AgentLoopConfig.makeUnsafe({ model: "any" })
+
+/**
+ * The key of a provider: from the variable the settings' `apiKeyEnv` names (taken out of `env`
+ * like the built-in ones, and scrubbed from every text), else from the first of its own variables
+ * that was set at start. `variable` is the one read, for the line saying it is missing.
+ */
+const providerKey = (entry: Providers.CliProvider, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv) =>
+  Effect.gen(function*() {
+    const named = settings.apiKeyEnv
+    if (named !== undefined) {
+      const value = env[named]
+      delete env[named]
+      const apiKey = value === undefined || value === "" ? undefined : Redacted.make(value)
+      if (apiKey !== undefined) (yield* Secrets).add([apiKey])
+      return { apiKey, keyVariable: named, variable: `${named} (the settings' "apiKeyEnv")` }
+    }
+    const keys = yield* ProviderKeys
+    const found = entry.keyVariables.find((variable) => keys[variable] !== undefined)
+    return { apiKey: found === undefined ? undefined : keys[found], keyVariable: found, variable: entry.keyVariables.join(" or ") }
+  })
+
+/** The provider, its URL and its key. A provider on its vendor's URL without the key it needs fails here, before any request. */
+export const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv) =>
+  Effect.gen(function*() {
+    const named = Option.getOrUndefined(flags.provider)
+    const cassette = Option.getOrUndefined(flags.replay)
+    if (cassette !== undefined && Option.isSome(flags.record)) return yield* fail("--record and --replay cannot be used together")
+    if (cassette !== undefined) {
+      if (named !== undefined && named !== "replay") return yield* fail(`--replay answers from a cassette, but --provider is ${named}`)
+      return { _tag: "replay", cassette: nodePath.resolve(cassette) } as const
+    }
+    if (named === "replay") return yield* fail("--provider replay needs a cassette: --replay FILE")
+    const name = named ?? settings.provider ?? "openai"
+    const entry = Providers.find(name)
+    if (entry === undefined) return yield* fail(`unknown provider "${name}"; providers: ${Providers.providerNames.join(", ")}`)
+    const baseUrl = Option.getOrUndefined(flags.baseUrl) ?? settings.baseUrl ??
+      (entry.baseUrlVariable === undefined ? undefined : nonEmpty(env[entry.baseUrlVariable]))
+    if (baseUrl === undefined && entry.baseUrlRequired === true) {
+      return yield* fail(
+        `--provider ${name} needs its URL: pass --base-url, set "baseUrl" in a settings file${
+          entry.baseUrlVariable === undefined ? "" : `, or export ${entry.baseUrlVariable}`
+        }`
+      )
+    }
+    const { apiKey, keyVariable, variable } = yield* providerKey(entry, settings, env)
+    if (apiKey === undefined && variable !== "" && (entry.key === "required" || (entry.key === "unless-base-url" && baseUrl === undefined))) {
+      return yield* fail(`${variable} is not set: export it${entry.key === "required" ? "" : ", or pass --base-url for a server that needs no key"}`)
+    }
+    const connection: Connection = {
+      baseUrl,
+      apiKey,
+      keyVariable,
+      headers: settings.headers,
+      secrets: { ...yield* ProviderKeys, ...yield* takeSecrets(entry.secretVariables ?? [], env) },
+      region: settings.region ?? nonEmpty(env["AWS_REGION"]) ?? nonEmpty(env["AWS_DEFAULT_REGION"]),
+      apiVersion: settings.apiVersion ?? nonEmpty(env["OPENAI_API_VERSION"]),
+      project: Option.getOrUndefined(flags.project) ?? nonEmpty(env["GOOGLE_CLOUD_PROJECT"]) ?? settings.project,
+      location: Option.getOrUndefined(flags.location) ?? nonEmpty(env["GOOGLE_CLOUD_LOCATION"]) ?? settings.location
+    }
+    const wanting = entry.requires?.(connection)
+    if (wanting !== undefined) return yield* fail(wanting)
+    return { _tag: "live", name, ...connection } as const
+  })
+
+/** Takes `variables` out of `env` (so nothing started later inherits them) and registers them with `Secrets`. */
+const takeSecrets = (variables: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  Effect.gen(function*() {
+    const taken: Record<string, Redacted.Redacted<string>> = {}
+    for (const variable of variables) {
+      const value = env[variable]
+      delete env[variable]
+      if (value !== undefined && value !== "") taken[variable] = Redacted.make(value)
+    }
+    // the access key id is no secret, but scrubbing it too costs nothing
+    (yield* Secrets).add(Object.values(taken))
+    return taken
+  })
+
+const nonEmpty = (value: string | undefined) => value === undefined || value === "" ? undefined : value
+
+/** The model: `--model`, a cassette's first request, the settings' `model`; none fails with one line. */
+export const model = (flags: AgentFlags, chosen: ProviderSettings, settings: SettingsFile.Settings) =>
+  Effect.gen(function*() {
+    if (Option.isSome(flags.model)) return flags.model.value
+    if (chosen._tag === "replay") {
+      const entries = yield* readCassette(chosen.cassette).pipe(Effect.catch((error) => fail(error.message)))
+      const first = entries[0]
+      if (first !== undefined) return first.request.model
+      return yield* fail(`cassette ${chosen.cassette} is empty`)
+    }
+    if (settings.model !== undefined) return settings.model
+    return yield* fail("no model: pass --model NAME, set AGENT_LOOP_MODEL, or add \"model\" to a settings file")
+  })
+
+/**
+ * What the registry and the settings say about the model: window, output limit, prices; and a
+ * note if it is not known. The model is looked up among its provider's models first, whose
+ * prices win (one id can cost differently on two clouds), then among all.
+ */
+export const modelLimits = (name: string, chosen: ProviderSettings, settings: SettingsFile.Settings) => {
+  const entry = chosen._tag === "live" ? Providers.find(chosen.name) : undefined
+  const own = entry?.models === undefined ? [] : Models.forProvider(entry.models)
+  const info = Models.lookup(name, own) ?? Models.lookup(name)
+  const price = settings.prices?.[name] ?? info?.price
+  const prices = price === undefined
+    ? undefined
+    : { ...Models.priceTable(), ...Models.priceTable(own), ...settings.prices, [name]: price }
+  const note = info !== undefined || chosen._tag === "replay"
+    ? undefined
+    : `model "${name}" is not in the built-in registry (agent-loop models lists it): a ${
+      loopDefaults.contextWindow.toLocaleString("en-US")
+    }-token context window is assumed${price === undefined ? ", and its cost is unknown (settings \"prices\" can give it)" : ""}`
+  return {
+    contextWindow: info?.contextWindow,
+    // APIs that require a limit are sent the model's own; the others default to the model's maximum
+    maxTokens: entry?.needsMaxTokens === true || (typeof entry?.needsMaxTokens === "function" && entry.needsMaxTokens(name))
+      ? info?.maxOutputTokens
+      : undefined,
+    prices,
+    note
+  }
+}
