@@ -72,8 +72,12 @@ interface Accumulator {
   readonly blocks: Array<Message.ProviderBlock>
   readonly calls: Map<number, { id: string | undefined; name: string | undefined; args: Array<string> }>
   finish: { readonly reason: FinishReason; readonly usage: Usage.Usage | undefined } | undefined
-  /** UTF-8 bytes of text, reasoning and tool-call arguments so far (`maxResponseBytes`). */
+  /**
+   * At most the UTF-8 bytes of text, reasoning and tool-call arguments so far (3 per UTF-16 code
+   * unit); once that bound passes `maxResponseBytes`, their exact count (`overLimit`).
+   */
   bytes: number
+  exact: boolean
 }
 
 /** The failure of a response past `maxResponseBytes`. */
@@ -107,6 +111,21 @@ export const uniqueCallIds = (calls: ReadonlyArray<Message.ToolCall>): ReadonlyA
   })
 }
 
+const utf8 = (text: string): number => Buffer.byteLength(text, "utf8")
+
+/** Whether `text`, coming next, takes the response past `maxBytes` UTF-8 bytes; counts it. */
+const overLimit = (acc: Accumulator, text: string, maxBytes: number): boolean => {
+  if (!acc.exact) {
+    if ((acc.bytes += text.length * 3) <= maxBytes) return false
+    acc.exact = true
+    acc.bytes = 0
+    for (const piece of acc.content) acc.bytes += utf8(piece)
+    for (const piece of acc.reasoning) acc.bytes += utf8(piece)
+    for (const call of acc.calls.values()) for (const piece of call.args) acc.bytes += utf8(piece)
+  }
+  return (acc.bytes += utf8(text)) > maxBytes
+}
+
 /**
  * Folds a batch of chunks into `acc`, publishing one `LLMDelta` per delta in one synchronous step
  * (one reading of the Clock). Provider blocks are stamped with the `model` that made them: they go
@@ -118,7 +137,7 @@ const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: Readonly
   for (let i = 0; i < chunks.length; i++) {
     const chunk = chunks[i]!
     const text = chunk._tag === "ToolCallDelta" ? chunk.argumentsDelta : chunk._tag === "TextDelta" || chunk._tag === "ReasoningDelta" ? chunk.text : ""
-    if (text !== "" && (acc.bytes += Buffer.byteLength(text, "utf8")) > maxBytes) {
+    if (text !== "" && overLimit(acc, text, maxBytes)) {
       Turn.setPartial(turn, [])
       return false
     }
@@ -183,7 +202,7 @@ const receive = (
   request: ProviderRequest,
   maxBytes: number
 ): Effect.Effect<ModelResponse, ProviderError> => {
-  const acc: Accumulator = { content: [], reasoning: [], blocks: [], calls: new Map(), finish: undefined, bytes: 0 }
+  const acc: Accumulator = { content: [], reasoning: [], blocks: [], calls: new Map(), finish: undefined, bytes: 0, exact: false }
   Turn.setPartial(turn, acc.content)
   // failing the fold stops the stream, which closes the connection
   const run = (stream: Stream.Stream<ProviderChunk, ProviderError>) =>
