@@ -11,7 +11,7 @@
 import { Deferred, Effect, Layer, Stream } from "effect"
 import { AgentLoop, AgentLoopLive, type Event, SessionStoreMemory, ToolRegistryLive } from "../src/index.ts"
 import * as Model from "./model.ts"
-import { planner, type Measurement, type Workload } from "./workload.ts"
+import { planner, type Measurement, stopwatch, type Workload } from "./workload.ts"
 
 /** How the subscriber consumes: batches of what is buffered, or one `take` per event. */
 export type Consumer = "stream" | "take"
@@ -32,16 +32,19 @@ const turn = (workload: Workload, sessionKey: string, consumer: Consumer) =>
         ? Stream.runForEach(subscription.stream, onEvent)
         : Effect.forever(Effect.flatMap(subscription.take, onEvent))
     )
-    const start = performance.now()
-    const cpu = process.cpuUsage()
+    const stop = stopwatch()
     const result = yield* loop.turn(sessionKey, "go")
     yield* Deferred.await(ended)
-    const micros = (performance.now() - start) * 1000
-    const { system, user } = process.cpuUsage(cpu)
+    const { cpuMicros, mainCpuMicros, micros } = stop()
     if (result.status !== "completed") throw new Error(`turn ended ${result.status}: ${result.error ?? ""}`)
     if ((yield* subscription.droppedTotal) > 0) throw new Error("the subscriber lost events")
     const calls = workload.iterations + 1
-    return { microsPerIteration: micros / calls, cpuMicrosPerIteration: (user + system) / calls, eventsPerIteration: events / calls }
+    return {
+      microsPerIteration: micros / calls,
+      cpuMicrosPerIteration: cpuMicros / calls,
+      mainCpuMicrosPerIteration: mainCpuMicros / calls,
+      eventsPerIteration: events / calls
+    }
   }).pipe(Effect.scoped)
 
 /** A warm-up turn, then the measured one, each with a model of its own plan; both are timed. */

@@ -8,7 +8,9 @@
  * JIT state; the runs alternate within each repetition (and their order rotates), so machine
  * noise falls on all alike. Prints, per path, the medians and ours/pi for the measured turn (after
  * a warm-up turn of at most 300 iterations), its CPU time (steadier than the wall time when the
- * machine is busy), and the wall time of that warm-up turn, the first turn in the process (cold).
+ * machine is busy) and the main thread's share of it (the loop's own work, without V8's compiler and
+ * parallel garbage collection on other threads), and the wall time of that warm-up turn, the first
+ * turn in the process (cold).
  *
  * Options: `--reps=N` (default 5), `--configs=N:d:k,...` (default: all of `CONFIGS`),
  * `--paths=whole,stream` (default both), `--consumer=stream|take`: how our subscriber consumes
@@ -62,6 +64,7 @@ for (let rep = 0; rep < reps; rep++) {
 const fixed = (x: number, digits = 1) => x.toFixed(digits)
 const wall = (runs: ReadonlyArray<Measurement>) => median(runs.map((m) => m.microsPerIteration))
 const cpu = (runs: ReadonlyArray<Measurement>) => median(runs.map((m) => m.cpuMicrosPerIteration))
+const mainCpu = (runs: ReadonlyArray<Measurement>) => median(runs.map((m) => m.mainCpuMicrosPerIteration))
 const firstTurn = (runs: ReadonlyArray<Measurement>) => median(runs.map((m) => m.firstTurnMicrosPerIteration))
 /**
  * The median of the per-repetition ratios: each pairs runs made next to each other, so a slow
@@ -82,6 +85,8 @@ for (const path of paths) {
       "ours/pi": fixed(pairedRatio(ours, r.pi, (m) => m.microsPerIteration), 2),
       "cpu ours|pi µs/iter": `${fixed(cpu(ours))}|${fixed(cpu(r.pi))}`,
       "cpu ours/pi": fixed(pairedRatio(ours, r.pi, (m) => m.cpuMicrosPerIteration), 2),
+      "main thread cpu ours|pi": `${fixed(mainCpu(ours))}|${fixed(mainCpu(r.pi))}`,
+      "main thread cpu ours/pi": fixed(pairedRatio(ours, r.pi, (m) => m.mainCpuMicrosPerIteration), 2),
       "first turn ours|pi µs/iter": `${fixed(firstTurn(ours))}|${fixed(firstTurn(r.pi))}`,
       "first turn ours/pi": fixed(pairedRatio(ours, r.pi, (m) => m.firstTurnMicrosPerIteration), 2),
       "ours runs": ours.map((m) => fixed(m.microsPerIteration, 0)).join(" "),

@@ -10,7 +10,7 @@
  */
 import { Agent, type AgentTool, type StreamFn } from "@mariozechner/pi-agent-core"
 import { type AssistantMessage, createAssistantMessageEventStream, type Model, type ToolCall, Type } from "@mariozechner/pi-ai"
-import { deltaTexts, echoArguments, planner, type Measurement, type Workload } from "./workload.ts"
+import { deltaTexts, echoArguments, planner, type Measurement, stopwatch, type Workload } from "./workload.ts"
 
 const model: Model<"bench"> = {
   id: "bench",
@@ -92,15 +92,18 @@ const turn = async (workload: Workload): Promise<Omit<Measurement, "firstTurnMic
   agent.subscribe(() => {
     events++
   })
-  const start = performance.now()
-  const cpu = process.cpuUsage()
+  const stop = stopwatch()
   await agent.prompt("go")
-  const micros = (performance.now() - start) * 1000
-  const { system, user } = process.cpuUsage(cpu)
+  const { cpuMicros, mainCpuMicros, micros } = stop()
   if (agent.state.errorMessage !== undefined) throw new Error(`pi turn failed: ${agent.state.errorMessage}`)
   const calls = workload.iterations + 1
   if (plan.calls() !== calls) throw new Error(`pi made ${plan.calls()} model calls, expected ${calls}`)
-  return { microsPerIteration: micros / calls, cpuMicrosPerIteration: (user + system) / calls, eventsPerIteration: events / calls }
+  return {
+    microsPerIteration: micros / calls,
+    cpuMicrosPerIteration: cpuMicros / calls,
+    mainCpuMicrosPerIteration: mainCpuMicros / calls,
+    eventsPerIteration: events / calls
+  }
 }
 
 /** A warm-up turn, then the measured one; both are timed. */

@@ -24,10 +24,28 @@ export interface Measurement {
    * model calls, in microseconds: less disturbed than the wall time on a busy machine.
    */
   readonly cpuMicrosPerIteration: number
+  /**
+   * The main thread's share of that CPU time: the loop's own work, without what V8 does on its
+   * other threads meanwhile (compiling the code that became hot, collecting garbage in parallel).
+   */
+  readonly mainCpuMicrosPerIteration: number
   /** The same for the warm-up turn: the first turn in the process (cold: nothing compiled yet). */
   readonly firstTurnMicrosPerIteration: number
   /** Events the subscriber received, per model call (a sanity check that it saw them all). */
   readonly eventsPerIteration: number
+}
+
+/** Starts timing a turn; the returned function gives its wall, process CPU and main-thread CPU time, in microseconds. */
+export const stopwatch = () => {
+  const start = performance.now()
+  const cpu = process.cpuUsage()
+  const thread = process.threadCpuUsage()
+  return () => {
+    const micros = (performance.now() - start) * 1000
+    const { system, user } = process.cpuUsage(cpu)
+    const main = process.threadCpuUsage(thread)
+    return { micros, cpuMicros: user + system, mainCpuMicros: main.user + main.system }
+  }
 }
 
 /** The configurations of the comparison, as [N, d, k]. */

@@ -93,7 +93,13 @@ export const jsonSchemaOf = (schema: Schema.Top): Record<string, unknown> => {
   }
 }
 
-/** Builds a tool from a Schema of its parameters and an effectful `execute`. */
+/** Decoding options that report every issue of a value, not only the first. */
+const ALL_ERRORS = { errors: "all" } as const
+
+/**
+ * Builds a tool from a Schema of its parameters and an effectful `execute`. Arguments are decoded
+ * with Schema's default options; arguments that fail are decoded again to report every issue.
+ */
 export const make = <S extends Schema.Decoder<unknown>, R = never>(options: MakeOptions<S, R>): Tool<R> => {
   const decode = Schema.decodeUnknownEffect(options.parameters as Schema.Decoder<unknown>)
   const approval = options.requiresApproval ?? false
@@ -110,7 +116,7 @@ export const make = <S extends Schema.Decoder<unknown>, R = never>(options: Make
       description: options.description,
       parameters: options.jsonSchema ?? jsonSchemaOf(options.parameters)
     },
-    decode: (input) => decode(input, { errors: "all" }),
+    decode: (input) => Effect.catchEager(decode(input), () => decode(input, ALL_ERRORS)),
     execute: (args, context) => options.execute(args as S["Type"], context)
   }
 }

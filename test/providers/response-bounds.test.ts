@@ -91,6 +91,25 @@ describe("one model response is bounded", () => {
       expect((yield* loop.turn("s", "again")).finalMessage?.content).toBe("after")
     })))
 
+  it.effect("bytes are counted exactly whatever the characters: multi-byte reasoning, arguments and text at the cap are kept, one byte more fails", () =>
+    Effect.scoped(Effect.gen(function*() {
+      // 2,000 + 91 + 2,004 + 1 = CAP bytes in 1,000 + 91 + 668 + 1 characters
+      const args = JSON.stringify({ text: text(80) })
+      const chunks = (last: string): ReadonlyArray<ProviderTypes.ProviderChunk> => [
+        { _tag: "ReasoningDelta", text: text(1000, "é") },
+        { _tag: "ToolCallDelta", index: 0, id: "c1", name: "echo", argumentsDelta: args },
+        { _tag: "TextDelta", text: text(668, "€") },
+        { _tag: "TextDelta", text: last },
+        { _tag: "Finish", reason: "tool_calls" }
+      ]
+      const { loop } = yield* loopOn(Scripted.layer([{ chunks: chunks("x") }, { content: "done" }, { chunks: chunks("xx") }]))
+      const atCap = yield* loop.turn("s", "at")
+      expect(atCap.status).toBe("completed")
+      expect(atCap.messages[1]).toMatchObject({ content: text(668, "€") + "x", reasoning: text(1000, "é") })
+      const over = yield* loop.turn("s", "over")
+      expect(over.error).toMatch(/^ResponseTooLarge: The response passed 4096 bytes/)
+    })))
+
   it.live("a loopback server streaming past the cap: the call stops typed, and the session goes on", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* Effect.acquireRelease(

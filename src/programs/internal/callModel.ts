@@ -101,7 +101,7 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
     // What the model said, with any known secret replaced, before hooks, events, tools or the history see it.
     const scrubbed = Scrub.reply(engine.secrets, outcome.response)
     const response = config.prices === undefined ? scrubbed : yield* priced(engine, turn, request.model, scrubbed)
-    Turn.setPartialText(turn, "")
+    Turn.setPartial(turn, [])
     Turn.addUsage(turn, response.usage)
     if (response.finishReason === "length" && response.toolCalls.length === 0 && truncationRetries < config.maxTruncationRetries) {
       truncationRetries++

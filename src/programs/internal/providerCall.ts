@@ -65,15 +65,19 @@ export const retrySchedule = (policy: RetryPolicy): RetrySchedule => {
   )
 }
 
-/** What a response is folded from, chunk by chunk. */
+/** What a response is folded from, chunk by chunk; texts are kept as their deltas, joined once at the end. */
 interface Accumulator {
-  content: string
-  reasoning: string
+  readonly content: Array<string>
+  readonly reasoning: Array<string>
   readonly blocks: Array<Message.ProviderBlock>
-  readonly calls: Map<number, { id: string | undefined; name: string | undefined; args: string }>
+  readonly calls: Map<number, { id: string | undefined; name: string | undefined; args: Array<string> }>
   finish: { readonly reason: FinishReason; readonly usage: Usage.Usage | undefined } | undefined
-  /** UTF-8 bytes of text, reasoning and tool-call arguments so far (`maxResponseBytes`). */
+  /**
+   * At most the UTF-8 bytes of text, reasoning and tool-call arguments so far (3 per UTF-16 code
+   * unit); once that bound passes `maxResponseBytes`, their exact count (`overLimit`).
+   */
   bytes: number
+  exact: boolean
 }
 
 /** The failure of a response past `maxResponseBytes`. */
@@ -107,6 +111,21 @@ export const uniqueCallIds = (calls: ReadonlyArray<Message.ToolCall>): ReadonlyA
   })
 }
 
+const utf8 = (text: string): number => Buffer.byteLength(text, "utf8")
+
+/** Whether `text`, coming next, takes the response past `maxBytes` UTF-8 bytes; counts it. */
+const overLimit = (acc: Accumulator, text: string, maxBytes: number): boolean => {
+  if (!acc.exact) {
+    if ((acc.bytes += text.length * 3) <= maxBytes) return false
+    acc.exact = true
+    acc.bytes = 0
+    for (const piece of acc.content) acc.bytes += utf8(piece)
+    for (const piece of acc.reasoning) acc.bytes += utf8(piece)
+    for (const call of acc.calls.values()) for (const piece of call.args) acc.bytes += utf8(piece)
+  }
+  return (acc.bytes += utf8(text)) > maxBytes
+}
+
 /**
  * Folds a batch of chunks into `acc`, publishing one `LLMDelta` per delta in one synchronous step
  * (one reading of the Clock). Provider blocks are stamped with the `model` that made them: they go
@@ -118,26 +137,28 @@ const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: Readonly
   for (let i = 0; i < chunks.length; i++) {
     const chunk = chunks[i]!
     const text = chunk._tag === "ToolCallDelta" ? chunk.argumentsDelta : chunk._tag === "TextDelta" || chunk._tag === "ReasoningDelta" ? chunk.text : ""
-    if (text !== "" && (acc.bytes += Buffer.byteLength(text, "utf8")) > maxBytes) {
-      Turn.setPartialText(turn, "")
+    if (text !== "" && overLimit(acc, text, maxBytes)) {
+      Turn.setPartial(turn, [])
       return false
     }
     switch (chunk._tag) {
       case "TextDelta":
-        acc.content += chunk.text
-        Turn.setPartialText(turn, acc.content)
+        acc.content.push(chunk.text)
         Turn.publishDelta(turn, "text", chunk.text, at)
         break
       case "ReasoningDelta":
-        acc.reasoning += chunk.text
+        acc.reasoning.push(chunk.text)
         Turn.publishDelta(turn, "reasoning", chunk.text, at)
         break
       case "ToolCallDelta": {
-        const call = acc.calls.get(chunk.index) ?? { id: undefined, name: undefined, args: "" }
+        let call = acc.calls.get(chunk.index)
+        if (call === undefined) {
+          call = { id: undefined, name: undefined, args: [] }
+          acc.calls.set(chunk.index, call)
+        }
         if (chunk.id) call.id = chunk.id
         if (chunk.name) call.name = chunk.name
-        call.args += chunk.argumentsDelta
-        acc.calls.set(chunk.index, call)
+        call.args.push(chunk.argumentsDelta)
         Turn.publishDelta(turn, "tool_call", chunk.argumentsDelta, at, chunk.index)
         break
       }
@@ -151,6 +172,9 @@ const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: Readonly
   return true
 }
 
+/** Deltas as one flat string. */
+const joined = (pieces: ReadonlyArray<string>): string => pieces.length === 1 ? pieces[0]! : pieces.join("")
+
 /** The response `acc` holds once the reply is over; a tool call without an id gets one unique in the turn. */
 const responseOf = (turn: Turn.Turn, acc: Accumulator): Effect.Effect<ModelResponse, MalformedResponse> => {
   if (acc.finish === undefined) return Effect.fail(new MalformedResponse({ message: "The stream ended without a finish reason" }))
@@ -159,11 +183,11 @@ const responseOf = (turn: Turn.Turn, acc: Accumulator): Effect.Effect<ModelRespo
   for (const index of indices) {
     const call = acc.calls.get(index)!
     if (!call.name) return Effect.fail(new MalformedResponse({ message: `Tool call ${index} has no name` }))
-    toolCalls.push({ id: call.id ?? `call_${turn.turnId}_${turn.iteration}_${index}`, name: call.name, arguments: call.args || "{}" })
+    toolCalls.push({ id: call.id ?? `call_${turn.turnId}_${turn.iteration}_${index}`, name: call.name, arguments: joined(call.args) || "{}" })
   }
   return Effect.succeed({
-    content: acc.content,
-    reasoning: acc.reasoning,
+    content: joined(acc.content),
+    reasoning: joined(acc.reasoning),
     providerBlocks: acc.blocks,
     toolCalls: uniqueCallIds(toolCalls),
     finishReason: acc.finish.reason,
@@ -178,8 +202,8 @@ const receive = (
   request: ProviderRequest,
   maxBytes: number
 ): Effect.Effect<ModelResponse, ProviderError> => {
-  const acc: Accumulator = { content: "", reasoning: "", blocks: [], calls: new Map(), finish: undefined, bytes: 0 }
-  Turn.setPartialText(turn, "")
+  const acc: Accumulator = { content: [], reasoning: [], blocks: [], calls: new Map(), finish: undefined, bytes: 0, exact: false }
+  Turn.setPartial(turn, acc.content)
   // failing the fold stops the stream, which closes the connection
   const run = (stream: Stream.Stream<ProviderChunk, ProviderError>) =>
     Effect.flatMap(

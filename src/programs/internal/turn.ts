@@ -123,8 +123,8 @@ export interface Turn extends TurnOptions {
   /** Set when the turn compressed: the record committed after `produced` (see `compacted`). */
   readonly compaction: Compaction | undefined
   readonly usage: Usage.Usage
-  /** Text of the provider call in flight; kept as a `partial` message if the call fails for good. */
-  readonly partialText: string
+  /** Text deltas of the provider call in flight; kept as a `partial` message if the call fails for good. */
+  readonly partial: ReadonlyArray<string>
   /** Models called this turn that have no price (each is warned about once). */
   readonly unpriced: ReadonlySet<string>
   readonly stopBlocks: number
@@ -165,7 +165,7 @@ export const make = (options: TurnOptions): Turn => {
     produced: [],
     compaction: undefined,
     usage: Usage.empty,
-    partialText: "",
+    partial: [],
     unpriced: new Set(),
     stopBlocks: 0
   }
@@ -225,10 +225,13 @@ export const setPhase = (turn: Turn, phase: TurnPhase): void => {
   writable(turn).phase = phase
 }
 
-/** The text streamed so far by the provider call in flight. */
-export const setPartialText = (turn: Turn, text: string): void => {
-  writable(turn).partialText = text
+/** The text deltas of the provider call in flight, as they come (the call's own array, read only if it fails for good). */
+export const setPartial = (turn: Turn, deltas: ReadonlyArray<string>): void => {
+  writable(turn).partial = deltas
 }
+
+/** The text streamed so far by the provider call in flight. */
+export const partialText = (turn: Turn): string => turn.partial.join("")
 
 export const addUsage = (turn: Turn, usage: Usage.Usage): void => {
   const w = writable(turn)

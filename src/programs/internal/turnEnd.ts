@@ -71,7 +71,8 @@ const resultOf = (engine: Engine, turn: Turn.Turn, exit: Exit.Exit<TurnResult, u
   const reading = readCause(exit.cause)
   const failure = failureOf(reading._tag === "Error" ? reading.error : reading._tag === "Defect" ? reading.defect : Cause.squash(exit.cause))
   const aborted = failure instanceof TurnAborted ? failure : undefined
-  if (turn.partialText !== "") Turn.append(turn, Message.assistant(turn.partialText, [], { partial: true }))
+  const partial = Turn.partialText(turn)
+  if (partial !== "") Turn.append(turn, Message.assistant(partial, [], { partial: true }))
   Turn.publish(turn, "Error", {
     stage: aborted?.stage ?? "turn",
     message: messageOf(failure),
