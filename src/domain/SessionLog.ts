@@ -17,8 +17,11 @@
  * SessionLog.view(log) // [Message.user("u2")]
  * ```
  */
-import { Schema } from "effect"
+import { Duration, Schema } from "effect"
 import * as Message from "./Message.ts"
+
+/** How long a summary's provider call may take before it is given up (history kept). */
+export const SUMMARY_TIMEOUT: Duration.Duration = Duration.minutes(2)
 
 /** The first line of the system message a `summary` record stands for in the view. */
 export const SUMMARY_PREFIX = "[Summary of the earlier conversation]"
