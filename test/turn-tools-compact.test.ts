@@ -38,23 +38,18 @@ describe("TurnOptions.tools", () => {
       expect(requests.map(offered)).toEqual([["a"], [], ["a", "b", "c"]])
     }).pipe(Effect.provide(harness({ tools: [plain("a"), plain("b"), plain("c")], script: () => ({ content: "ok" }) }))))
 
-  it.effect("a call of a tool left out is refused like an unknown tool, and nothing runs", () =>
+  let ran = 0
+  const counted = Tool.make({ name: "b", description: "b", parameters: Schema.Struct({}), execute: () => Effect.sync(() => String(++ran)) })
+
+  it.effect("a call of a registered tool left out is refused like an unknown tool, and nothing runs", () =>
     Effect.gen(function*() {
-      let ran = 0
-      const guarded = Tool.make({
-        name: "b",
-        description: "b",
-        parameters: Schema.Struct({}),
-        execute: () => Effect.sync(() => ++ran).pipe(Effect.as("b"))
-      })
-      const loop = yield* AgentLoop
-      const result = yield* loop.turn("s", "go", { tools: ["a"] })
+      const result = yield* (yield* AgentLoop).turn("s", "go", { tools: ["a"] })
       expect(result.status).toBe("completed")
       expect(ran).toBe(0)
       const toolMessage = result.messages.find((m) => m.role === "tool")
       expect(toolMessage?.role === "tool" && toolMessage.isError).toBe(true)
     }).pipe(Effect.provide(harness({
-      tools: [plain("a")],
+      tools: [plain("a"), counted],
       script: (request) => request.messages.some((m) => m.role === "tool") ? { content: "done" } : { toolCalls: [{ name: "b", arguments: {} }] }
     }))))
 
