@@ -6,9 +6,9 @@
  * Skipped, saying so, without tmux.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { cliSetup, launcher, root, runCli } from "./support/cliProcess.ts"
-import type { Received, Reply } from "./support/openaiServer.ts"
-import { hasTmux, startPane } from "./support/tmux.ts"
+import { cliSetup, launcher, root, runCli } from "../support/cliProcess.ts"
+import type { Received, Reply } from "../support/openaiServer.ts"
+import { hasTmux, startPane } from "../support/tmux.ts"
 
 const SLOW = 120_000
 

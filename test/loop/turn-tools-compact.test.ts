@@ -14,12 +14,12 @@ import {
   ScriptedLog,
   SessionLog,
   SessionStore,
+  spawn,
+  subagent,
   Tool
-} from "../src/index.ts"
-import * as Testing from "../src/testing/index.ts"
-import { spawn, subagent } from "../src/tools/subagent.ts"
-import { ofKind } from "./support/fixtures.ts"
-import { harness, recordEvents, settled } from "./support/harness.ts"
+} from "effect-agent-loop"
+import * as Testing from "effect-agent-loop/testing"
+import { ofKind } from "../support/fixtures.ts"
 
 const plain = (name: string) =>
   Tool.make({ name, description: name, parameters: Schema.Struct({}), execute: () => Effect.succeed(name) })
@@ -36,7 +36,7 @@ describe("TurnOptions.tools", () => {
       yield* loop.turn("s", "three")
       const requests = yield* (yield* ScriptedLog).requests
       expect(requests.map(offered)).toEqual([["a"], [], ["a", "b", "c"]])
-    }).pipe(Effect.provide(harness({ tools: [plain("a"), plain("b"), plain("c")], script: () => ({ content: "ok" }) }))))
+    }).pipe(Effect.provide(Testing.layer({ tools: [plain("a"), plain("b"), plain("c")], script: () => ({ content: "ok" }) }))))
 
   let ran = 0
   const counted = Tool.make({ name: "b", description: "b", parameters: Schema.Struct({}), execute: () => Effect.sync(() => String(++ran)) })
@@ -48,7 +48,7 @@ describe("TurnOptions.tools", () => {
       expect(ran).toBe(0)
       const toolMessage = result.messages.find((m) => m.role === "tool")
       expect(toolMessage?.role === "tool" && toolMessage.isError).toBe(true)
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [plain("a"), counted],
       script: (request) => request.messages.some((m) => m.role === "tool") ? { content: "done" } : { toolCalls: [{ name: "b", arguments: {} }] }
     }))))
@@ -61,7 +61,7 @@ describe("TurnOptions.tools", () => {
       const names = (task: string) => offered(requests.find((r) => taskOf(r) === task)!)
       expect(names("go")).toEqual(["a", "subagent"])
       expect(names("child")).toEqual(["a"])
-    }).pipe(Effect.provide(harness({
+    }).pipe(Effect.provide(Testing.layer({
       tools: [subagent, spawn, plain("a"), plain("b")],
       script: (request) => {
         const task = taskOf(request)
@@ -84,7 +84,7 @@ const isSummaryCall = (request: ProviderTypes.ProviderRequest) => request.tools.
 describe("AgentLoop.compact", () => {
   it.effect("replaces the older messages with one summary, keeps the newest and the whole log", () =>
     Effect.gen(function*() {
-      const events = yield* recordEvents
+      const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).compact("s", { keepMessages: 2 })
       expect(result).toEqual({ sessionKey: "s", summarized: 2, remaining: 3 })
       const store = yield* SessionStore
@@ -98,7 +98,7 @@ describe("AgentLoop.compact", () => {
       const [call] = yield* (yield* ScriptedLog).requests
       expect(Message.textOf(call!.messages[1]!.content)).toContain("user: first question")
       expect(Message.textOf(call!.messages[1]!.content)).not.toContain("second question")
-    }).pipe(Effect.provide(harness({ seed: { s: history }, script: () => ({ content: "They asked two questions." }) }))))
+    }).pipe(Effect.provide(Testing.layer({ sessions: { s: history }, script: () => ({ content: "They asked two questions." }) }))))
 
   it.effect("keepMessages 0 summarises everything; with nothing older than the kept messages nothing is appended", () =>
     Effect.gen(function*() {
@@ -110,7 +110,7 @@ describe("AgentLoop.compact", () => {
       expect(yield* loop.compact("s", { keepMessages: 0 })).toEqual({ sessionKey: "s", summarized: 0, remaining: 1 })
       expect(yield* loop.compact("empty")).toEqual({ sessionKey: "empty", summarized: 0, remaining: 0 })
       expect((yield* (yield* SessionStore).log("s")).filter((entry) => entry.role === "compaction")).toHaveLength(1)
-    }).pipe(Effect.provide(harness({ seed: { s: history }, script: () => ({ content: "All of it." }) }))))
+    }).pipe(Effect.provide(Testing.layer({ sessions: { s: history }, script: () => ({ content: "All of it." }) }))))
 
   it.effect("a provider failure is a CompactionFailed and appends nothing", () =>
     Effect.gen(function*() {
@@ -118,8 +118,8 @@ describe("AgentLoop.compact", () => {
       expect(failure).toBeInstanceOf(CompactionFailed)
       expect(failure.message).toBe("ProviderRejected: no summaries today; history kept")
       expect(yield* (yield* SessionStore).log("s")).toEqual(history)
-    }).pipe(Effect.provide(harness({
-      seed: { s: history },
+    }).pipe(Effect.provide(Testing.layer({
+      sessions: { s: history },
       script: () => ({ error: new ProviderRejected({ message: "no summaries today", status: 400 }) })
     }))))
 
@@ -127,15 +127,15 @@ describe("AgentLoop.compact", () => {
     Effect.gen(function*() {
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "third question"))
-      yield* settled(loop.activeTurn("s"))
+      yield* Testing.settled(loop.activeTurn("s"))
       const compaction = yield* Effect.forkChild(loop.compact("s", { keepMessages: 0 }))
       yield* Testing.advance("1 second")
       expect((yield* Fiber.join(turn)).status).toBe("completed")
       expect(yield* Fiber.join(compaction)).toEqual({ sessionKey: "s", summarized: 6, remaining: 1 })
       const requests = yield* (yield* ScriptedLog).requests
       expect(requests.map(isSummaryCall)).toEqual([false, true])
-    }).pipe(Effect.provide(harness({
-      seed: { s: history },
+    }).pipe(Effect.provide(Testing.layer({
+      sessions: { s: history },
       script: (request) => isSummaryCall(request) ? { content: "Three questions." } : { content: "third answer", delay: "1 second" }
     }))))
 })
