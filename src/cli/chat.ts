@@ -151,7 +151,7 @@ export const chat = (flags: AgentFlags) =>
         })
 
       /** Summarises the session now; the renderer says how many messages went, this says the rest. */
-      const compact = Effect.gen(function*() {
+      const compact = Effect.scoped(Effect.gen(function*() {
         yield* screen.line(dim("(summarising the conversation…)"))
         const summarized = yield* sink.watch((event) => event._tag === "SessionSummarize" && event.sessionKey === key)
         // everything so far: the next turns start from the summary alone
@@ -160,7 +160,7 @@ export const chat = (flags: AgentFlags) =>
         if (outcome.success.summarized === 0) return yield* say("nothing to summarise yet")
         yield* summarized
         yield* prompt
-      })
+      }))
 
       /** The sessions of this workspace, this one among them (its workspace is recorded first). */
       const workspaceSessions = Effect.gen(function*() {

@@ -23,11 +23,11 @@ export interface EventSink {
    */
   readonly flushed: (turnId: string) => Effect.Effect<void>
   /**
-   * Starts watching for an event `which` picks, one the caller is about to cause (the
+   * Watches, for the scope, for an event `which` picks, one the caller is about to cause (the
    * `SessionSummarize` of `AgentLoop.compact`); the effect returned completes once such an event
    * has gone through every handler, or at once if events were dropped since the watch began.
    */
-  readonly watch: (which: (event: AgentEvent) => boolean) => Effect.Effect<Effect.Effect<void>>
+  readonly watch: (which: (event: AgentEvent) => boolean) => Effect.Effect<Effect.Effect<void>, never, Scope.Scope>
   /** Events this subscriber lost (its buffer was full). */
   readonly dropped: Effect.Effect<number>
 }
@@ -71,11 +71,17 @@ export const start = (handlers: ReadonlyArray<(event: AgentEvent) => Effect.Effe
       watch: (which) =>
         Effect.gen(function*() {
           const before = yield* subscription.droppedTotal
-          const watcher = { which, seen: Deferred.makeUnsafe<void>() }
-          watchers.add(watcher)
+          const watcher = yield* Effect.acquireRelease(
+            Effect.sync(() => {
+              const added = { which, seen: Deferred.makeUnsafe<void>() }
+              watchers.add(added)
+              return added
+            }),
+            (added) => Effect.sync(() => watchers.delete(added))
+          )
           return Effect.gen(function*() {
             if ((yield* subscription.droppedTotal) === before) yield* Deferred.await(watcher.seen)
-          }).pipe(Effect.ensuring(Effect.sync(() => watchers.delete(watcher))))
+          })
         }),
       dropped: subscription.droppedTotal
     }
