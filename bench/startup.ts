@@ -5,8 +5,9 @@
  * starts the built `dist/` as the installed package does (`npm run build` first); with no `dist/`,
  * the sources. Beside them, pi's CLI (`pi --help`) when one is installed in node_modules.
  *
- * Peak RSS comes from GNU time (`/usr/bin/time -f %M`); without it only wall time is shown. Figures
- * depend on the machine and its load: run it on an idle one.
+ * Peak RSS and CPU time (user + system) come from GNU time (`/usr/bin/time -f "%M %U %S"`); without
+ * it only wall time is shown. Wall time depends on the machine's load: run it on an idle one, or
+ * compare CPU time, which a busy machine changes much less.
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -28,17 +29,19 @@ const env = { ...process.env, AGENT_LOOP_DATA_DIR: path.join(home, "data"), XDG_
 interface Run {
   readonly ms: number
   readonly rssMb: number | undefined
+  readonly cpuMs: number | undefined
 }
 
 /** One run of `argv`: wall time, and peak RSS when GNU time is there. */
 const once = (argv: ReadonlyArray<string>): Run => {
-  const command = gnuTime === undefined ? argv : [gnuTime, "-f", "%M", ...argv]
+  const command = gnuTime === undefined ? argv : [gnuTime, "-f", "%M %U %S", ...argv]
   const start = performance.now()
   const result = spawnSync(command[0]!, command.slice(1), { cwd: root, env, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] })
   const ms = performance.now() - start
   if (result.status !== 0) throw new Error(`${argv.join(" ")} exited ${result.status}: ${result.stderr}`)
-  const kb = gnuTime === undefined ? undefined : Number(result.stderr.trim().split("\n").at(-1))
-  return { ms, rssMb: kb === undefined || Number.isNaN(kb) ? undefined : kb / 1024 }
+  const [kb, user, system] = gnuTime === undefined ? [] : (result.stderr.trim().split("\n").at(-1) ?? "").split(" ").map(Number)
+  const cpu = user === undefined || system === undefined || Number.isNaN(user + system) ? undefined : (user + system) * 1000
+  return { ms, rssMb: kb === undefined || Number.isNaN(kb) ? undefined : kb / 1024, cpuMs: cpu }
 }
 
 const median = (values: ReadonlyArray<number>) => {
@@ -51,7 +54,8 @@ const measure = (name: string, argv: ReadonlyArray<string>) => {
   const runs = Array.from({ length: RUNS }, () => once(argv))
   const ms = runs.map((r) => r.ms)
   const rss = runs.flatMap((r) => (r.rssMb === undefined ? [] : [r.rssMb]))
-  const memory = rss.length === 0 ? "" : ` · peak RSS ${median(rss).toFixed(0)} MB`
+  const cpu = runs.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]))
+  const memory = (cpu.length === 0 ? "" : ` · CPU ${(median(cpu) / 1000).toFixed(2)} s`) + (rss.length === 0 ? "" : ` · peak RSS ${median(rss).toFixed(0)} MB`)
   console.log(`${name.padEnd(30)} ${(median(ms) / 1000).toFixed(2)} s median, ${(Math.max(...ms) / 1000).toFixed(2)} s worst${memory} (${RUNS} runs)`)
 }
 

@@ -2,19 +2,22 @@
  * The layer behind `run` and `chat`: the chosen provider (optionally recording), the built-in
  * tools confined to the workspace plus MCP tools, the session store, the loop with the model's
  * limits and prices, file hooks (the workspace's only when it is trusted), and the hooks in
- * Claude Code's shape of the settings files.
+ * Claude Code's shape of the settings files. What only some runs need — the HTTP client (undici),
+ * a network provider's module, the MCP client — is loaded when its layer is built, so `run` of a
+ * cassette with the built-in tools loads none of it.
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Effect, type FileSystem, Layer, Option, type Path, References } from "effect"
+import type { HttpClient } from "effect/http"
 import type { ChildProcessSpawner } from "effect/process"
 import * as ClaudeHooks from "../layers/claudeHooks/layer.ts"
 import * as FileHistoryDir from "../layers/FileHistoryDir.ts"
 import * as FileHooks from "../layers/FileHooks.ts"
-import * as McpTools from "../layers/McpTools.ts"
+import type * as McpTools from "../layers/McpTools.ts"
 import * as Metrics from "../layers/Metrics.ts"
 import * as Replay from "../layers/providers/Replay.ts"
 import * as SessionStoreMemory from "../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../programs/AgentLoopLive.ts"
+import type { ConfigError } from "../domain/errors.ts"
 import type { EventBus } from "../services/EventBus.ts"
 import { Provider } from "../services/Provider.ts"
 import * as ToolRegistryLive from "../layers/ToolRegistry.ts"
@@ -23,7 +26,6 @@ import { subagentWith } from "../tools/subagent.ts"
 import type { CurrentTurn } from "../services/CurrentTurn.ts"
 import * as WorkspaceLive from "../layers/Workspace.ts"
 import * as Providers from "./providers.ts"
-import type { ProviderLayer } from "./providers.ts"
 import type { CliSettings, ProviderSettings } from "./settings.ts"
 import { configDir } from "./settingsFile.ts"
 import * as StoreChoice from "./storeChoice.ts"
@@ -33,16 +35,21 @@ import * as Telemetry from "./telemetry.ts"
 /** What the agent commands take from the platform: `main.ts` provides `NodeServices.layer` once, for every command. */
 export type Platform = FileSystem.FileSystem | Path.Path | ChildProcessSpawner.ChildProcessSpawner
 
-const liveProvider = (chosen: ProviderSettings): ProviderLayer => {
+/** undici's HTTP client for what talks HTTP (network providers, MCP servers), loaded when it is built. */
+const httpClient: Layer.Layer<HttpClient.HttpClient> = Layer.unwrap(
+  Effect.map(Effect.promise(() => import("@effect/platform-node/NodeHttpClient")), (module) => module.layerUndici)
+)
+
+const liveProvider = (chosen: ProviderSettings): Layer.Layer<Provider, ConfigError, FileSystem.FileSystem> => {
   if (chosen._tag === "replay") return Replay.replay(chosen.cassette)
   // the key is passed explicitly: it was taken out of the environment at start (providerKeys.ts)
   const entry = Providers.find(chosen.name)
   if (entry === undefined) return Layer.effect(Provider, Effect.die(new Error(`unknown provider ${chosen.name}`))) // settings.ts refuses it first
-  return entry.layer(chosen)
+  return Layer.provide(entry.layer(chosen), httpClient)
 }
 
 /** The provider of the settings; `--record` wraps it so every call lands in the cassette. */
-const provider = (settings: CliSettings): ProviderLayer => {
+const provider = (settings: CliSettings): Layer.Layer<Provider, ConfigError, FileSystem.FileSystem> => {
   const live = liveProvider(settings.provider)
   return settings.record === undefined ? live : Replay.record(settings.record, { fresh: true }).pipe(Layer.provide(live))
 }
@@ -111,12 +118,13 @@ const tools = (settings: CliSettings) => {
   const none = Object.keys(sources.servers).length === 0 && sources.files.length === 0 && !settings.mcpWorkspace
   // with nothing configured the layer still runs when --tools names MCP tools: to warn that they match nothing
   if (none && (settings.mcpTools ?? []).length === 0) return builtins
-  const mcp = McpTools.layerFromSources(sources, {
-    maxImageBytes: settings.maxImageBytes,
-    workspace: settings.workspace,
-    enableName: "--tools",
-    ...(settings.mcpTools === undefined ? {} : { enable: settings.mcpTools })
-  })
+  const mcp = Layer.unwrap(Effect.map(Effect.promise(() => import("../layers/McpTools.ts")), (module: typeof McpTools) =>
+    module.layerFromSources(sources, {
+      maxImageBytes: settings.maxImageBytes,
+      workspace: settings.workspace,
+      enableName: "--tools",
+      ...(settings.mcpTools === undefined ? {} : { enable: settings.mcpTools })
+    }))).pipe(Layer.provide(httpClient))
   return (settings.verbose ? Layer.provide(mcp, Layer.succeed(References.MinimumLogLevel, "Debug")) : mcp).pipe(
     Layer.provideMerge(builtins)
   )
@@ -150,8 +158,5 @@ export const layer = (settings: CliSettings, options: { readonly metrics?: boole
       ClaudeHooks.layer({ sources: settings.claudeHooks, projectDir: settings.workspace, bridge: settings.hookBridge })
     )
   const observed: Layer.Layer<never, never, EventBus> = (options.metrics ?? Telemetry.exporting) ? Metrics.layer : Layer.empty
-  return Layer.merge(hooks, observed).pipe(
-    Layer.provideMerge(loop),
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
+  return Layer.merge(hooks, observed).pipe(Layer.provideMerge(loop))
 }

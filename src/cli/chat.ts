@@ -11,16 +11,22 @@
  *
  * A line that starts a turn sends the images it mentions (`@shots/error.png`, as `run` does); one
  * whose image cannot be sent is answered with one line and skipped. Steering is text only.
+ *
+ * The chat's session can change while it runs (`/clear`, `/resume`), only between turns: Ctrl-C,
+ * steering and the commands act on the current one, read when they act.
  */
 import * as path from "node:path"
-import { Deferred, Effect, Fiber, Option, Queue } from "effect"
+import { Deferred, Effect, Fiber, type FileSystem, Option, Queue } from "effect"
 import { checkInput } from "../domain/Config.ts"
 import type { ContentPart } from "../domain/Message.ts"
 import * as Usage from "../domain/Usage.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
+import { SessionStore } from "../services/SessionStore.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
 import * as App from "./app.ts"
 import * as CtrlC from "./ctrlC.ts"
+import * as CustomCommands from "./customCommands.ts"
+import { newSessionKey, writeLastSession } from "./dataDir.ts"
 import { ExitCode, fail } from "./failure.ts"
 import type { AgentFlags } from "./flags.ts"
 import { imageMentions, mentionedImages } from "./images.ts"
@@ -28,16 +34,19 @@ import * as LineInput from "./lineInput.ts"
 import type { ProviderKeys } from "./providerKeys.ts"
 import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
-import { attach, warnDropped } from "./session.ts"
+import { attach, recordWorkspace, warnDropped } from "./session.ts"
+import * as Picker from "./sessionPicker.ts"
+import { listLines } from "./sessions.ts"
 import * as Settings from "./settings.ts"
 import * as Slash from "./slashCommands.ts"
 import { exitWithin } from "./signals.ts"
 import { undoLast } from "./undo.ts"
 
-/** A queued turn: its text, and the model a custom command asks for. */
+/** A queued turn: its text, and the model and tools a custom command asks for. */
 interface Queued {
   readonly text: string
   readonly model?: string
+  readonly tools?: ReadonlyArray<string>
 }
 
 /** Runs the chat until /exit, end of input, or Ctrl-C twice at the prompt. */
@@ -49,7 +58,11 @@ export const chat = (flags: AgentFlags) =>
       const screen = yield* Screen
       const loop = yield* AgentLoop
       const registry = yield* ToolRegistry
-      const key = settings.sessionKey
+      const store = yield* SessionStore
+      // what recording a session's workspace and `--continue`'s pointer need
+      const services = yield* Effect.context<SessionStore | FileSystem.FileSystem>()
+      // `/clear` and `/resume` change it between turns
+      let key = settings.sessionKey
       // up/down recall earlier inputs, of this chat and earlier ones, from a private file
       const input = yield* LineInput.makeEditing({ prompt: screen.openPrompt, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })
       const sink = yield* attach(settings, screen.interactive ? input.ask : undefined)
@@ -64,10 +77,10 @@ export const chat = (flags: AgentFlags) =>
       const dim = screen.err.dim
 
       const showPrompt = screen.interactive ? screen.prompt(screen.err.bold("> ")) : Effect.void
-      const startTurn = (text: string, commandModel?: string) =>
+      const startTurn = (text: string, command?: Omit<Queued, "text">) =>
         Effect.andThen(Effect.sync(() => {
           busy = true
-        }), Queue.offer(turns, commandModel === undefined ? { text } : { text, model: commandModel }))
+        }), Queue.offer(turns, { text, ...command }))
 
       /** A line with the images it mentions (see `images.ts`); one that cannot be sent is said why, and `undefined`. */
       const inputOf = (text: string, turnModel: string) =>
@@ -95,7 +108,7 @@ export const chat = (flags: AgentFlags) =>
         const turnModel = queued.model ?? model
         const input = yield* inputOf(queued.text, turnModel)
         if (input !== undefined) {
-          const result = yield* loop.turn(key, input, { model: turnModel })
+          const result = yield* loop.turn(key, input, { model: turnModel, ...(queued.tools === undefined ? {} : { tools: queued.tools }) })
           spent = Usage.add(spent, result.usage)
           turnCount++
           yield* sink.flushed(result.turnId)
@@ -120,6 +133,69 @@ export const chat = (flags: AgentFlags) =>
 
       const prompt = Effect.suspend(() => busy ? Effect.void : showPrompt)
       const say = (text: string) => Effect.andThen(screen.line(dim(clean(text))), prompt)
+      const failed = (error: { readonly message: string }) => Effect.andThen(screen.line(screen.err.red(`✗ ${clean(error.message)}`)), prompt)
+      /** What a command that needs the session to itself says while a turn runs. */
+      const afterTurn = (name: string) => screen.line(dim(`(a turn is running: /${name} after it)`))
+
+      /** Makes `next` the chat's session: the one left keeps its workspace, `--continue` goes to `next`. */
+      const switchTo = (next: string, said: string) =>
+        Effect.gen(function*() {
+          if (settings.persist) {
+            yield* recordWorkspace(settings, key)
+            yield* writeLastSession(settings.dataDir, settings.workspace, next)
+          }
+          key = next
+          spent = Usage.empty
+          turnCount = 0
+          yield* say(said)
+        })
+
+      /** Summarises the session now; the renderer says how many messages went, this says the rest. */
+      const compact = Effect.scoped(Effect.gen(function*() {
+        yield* screen.line(dim("(summarising the conversation…)"))
+        const summarized = yield* sink.watch((event) => event._tag === "SessionSummarize" && event.sessionKey === key)
+        // everything so far: the next turns start from the summary alone
+        const outcome = yield* Effect.result(loop.compact(key, { keepMessages: 0, model }))
+        if (outcome._tag === "Failure") return yield* failed(outcome.failure)
+        if (outcome.success.summarized === 0) return yield* say("nothing to summarise yet")
+        yield* summarized
+        yield* prompt
+      }))
+
+      /** The sessions of this workspace, this one among them (its workspace is recorded first). */
+      const workspaceSessions = Effect.gen(function*() {
+        if (settings.persist) yield* recordWorkspace(settings, key)
+        return yield* store.list
+      })
+
+      const sessions = Effect.gen(function*() {
+        const listing = listLines(yield* workspaceSessions, { _tag: "workspace", workspace: settings.workspace }, { last: key, style: screen.err })
+        if (listing._tag === "Empty") return yield* say(listing.message)
+        for (const line of listing.lines) yield* screen.line(line)
+        yield* say("(* this chat's session; /resume KEY continues another)")
+      })
+
+      const resume = (wanted: string) =>
+        Effect.gen(function*() {
+          if (wanted === key) return yield* say(`already in session ${wanted}`)
+          let chosen = wanted
+          if (wanted === "") {
+            if (input.borrowKeys === undefined) return yield* say("usage: /resume KEY (/sessions lists them)")
+            const picked = yield* Picker.pickFrom(
+              (yield* workspaceSessions).filter((info) => info.sessionKey !== key),
+              settings.workspace,
+              input.borrowKeys,
+              (text) => process.stderr.write(text)
+            )
+            if (picked === undefined) return yield* say("no session picked")
+            chosen = picked
+          }
+          const info = (yield* store.list).find((each) => each.sessionKey === chosen)
+          if (info === undefined || info.problem !== undefined) {
+            return yield* say(info === undefined ? `no saved session ${chosen} (/sessions lists them)` : `session ${chosen} cannot be read: ${info.problem}`)
+          }
+          yield* switchTo(chosen, `session ${chosen}: ${Picker.describe(info, settings.workspace).trim()}`)
+        })
 
       const builtin = (name: string, args: string): Effect.Effect<void> => {
         switch (name) {
@@ -136,7 +212,7 @@ export const chat = (flags: AgentFlags) =>
           case "tools":
             return Effect.flatMap(registry.list, (tools) => say(tools.length === 0 ? "no tools are offered" : `tools: ${tools.map((t) => t.name).join(", ")}`))
           case "undo":
-            if (busy) return screen.line(dim("(a turn is running: /undo after it)"))
+            if (busy) return afterTurn(name)
             // a refusal is printed, and the chat goes on
             return undoLast(settings.dataDir, key).pipe(
               Effect.asVoid,
@@ -144,6 +220,17 @@ export const chat = (flags: AgentFlags) =>
               Effect.andThen(prompt),
               Effect.provideService(Screen, screen)
             )
+          case "compact":
+            return busy ? afterTurn(name) : compact
+          case "clear":
+            if (busy) return afterTurn(name)
+            return Effect.flatMap(newSessionKey, (next) => switchTo(next, `new session ${next}; the last one stays saved: /resume ${key}`)).pipe(
+              Effect.provideContext(services)
+            )
+          case "sessions":
+            return sessions.pipe(Effect.catch(failed), Effect.provideContext(services))
+          case "resume":
+            return busy ? afterTurn(name) : resume(args).pipe(Effect.catch(failed), Effect.provideContext(services))
           case "stop":
             return Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => say("(no turn is running)"))
           default: {
@@ -165,11 +252,13 @@ export const chat = (flags: AgentFlags) =>
           case "Unknown":
             return screen.line(dim(`unknown command /${clean(parsed.name)}; /help lists them`))
           case "Custom":
-            // chat offers one set of tools to every turn: a command that narrows them runs with `run`
-            if (parsed.command.allowedTools !== undefined) {
-              return say(`/${parsed.command.name} narrows the tools (allowed-tools): run it with agent-loop run /${parsed.command.name}`)
-            }
-            return startTurn(parsed.prompt, parsed.command.model)
+            return Effect.flatMap(registry.list, (registered) => {
+              const tools = CustomCommands.turnTools(parsed.command, registered)
+              return startTurn(parsed.prompt, {
+                ...(parsed.command.model === undefined ? {} : { model: parsed.command.model }),
+                ...(tools === undefined ? {} : { tools })
+              })
+            })
           case "Text":
             return screen.interactive ? steer(text) : startTurn(text)
         }
@@ -185,8 +274,10 @@ export const chat = (flags: AgentFlags) =>
         if (!busy) yield* Deferred.succeed(quit, ExitCode.ok)
       })
 
+      // the session left last gets its workspace recorded, as `attach` does for the first
+      if (settings.persist) yield* Effect.addFinalizer(() => Effect.suspend(() => key === settings.sessionKey ? Effect.void : recordWorkspace(settings, key)))
       yield* CtrlC.install({
-        sessionKey: key,
+        sessionKey: () => key,
         cancelQuestions: input.cancelQuestions,
         onIdle: (repeated) =>
           repeated

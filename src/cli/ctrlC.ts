@@ -15,7 +15,8 @@ export const DOUBLE_PRESS_MS = 2000
 
 /** What Ctrl-C acts on. */
 export interface CtrlCOptions {
-  readonly sessionKey: string
+  /** The session pressed on, or how to read it when it changes (`chat`'s `/clear` and `/resume`). */
+  readonly sessionKey: string | (() => string)
   /** A press while the session has no running turn; `repeated` when it follows one within the window. */
   readonly onIdle: (repeated: boolean) => Effect.Effect<void>
   /** Answers the open questions "no" (`LineInput.cancelQuestions`); absent when nothing can ask. */
@@ -33,9 +34,11 @@ export const controller = (options: CtrlCOptions) =>
     const loop = yield* AgentLoop
     const screen = yield* Screen
     let last: { readonly at: number; readonly turnId: string | undefined } | undefined
+    const current = options.sessionKey
     return Effect.gen(function*() {
+      const sessionKey = typeof current === "string" ? current : current()
       const now = yield* Clock.currentTimeMillis
-      const active = yield* loop.activeTurn(options.sessionKey)
+      const active = yield* loop.activeTurn(sessionKey)
       const turnId = active?.turnId
       const sameTurn = last !== undefined && last.turnId === turnId
       const repeated = last !== undefined && sameTurn && now - last.at <= DOUBLE_PRESS_MS
@@ -43,11 +46,11 @@ export const controller = (options: CtrlCOptions) =>
       if (active === undefined) return yield* options.onIdle(repeated)
       if (repeated) {
         if (options.onHardAbort !== undefined) yield* options.onHardAbort
-        yield* Effect.catchTag(loop.interruptHard(options.sessionKey), "NoActiveTurn", () => options.onIdle(false))
+        yield* Effect.catchTag(loop.interruptHard(sessionKey), "NoActiveTurn", () => options.onIdle(false))
       }
       // A graceful interrupt was already asked for and asking again does nothing: say how to abort.
       else if (sameTurn) yield* screen.line(screen.err.dim(ABORT_HINT))
-      else yield* Effect.catchTag(loop.interruptGraceful(options.sessionKey), "NoActiveTurn", () => options.onIdle(false))
+      else yield* Effect.catchTag(loop.interruptGraceful(sessionKey), "NoActiveTurn", () => options.onIdle(false))
       if (options.cancelQuestions !== undefined) yield* options.cancelQuestions
     })
   }) satisfies Effect.Effect<Effect.Effect<void>, never, AgentLoop | Screen>

@@ -115,21 +115,22 @@ export const discover = (workspace: string, trusted: boolean, env: NodeJS.Proces
     ({ found, problems }) => ({ commands: found, problems })
   )
 
+/** A registered tool, as the narrowing sees it: its name, and where an MCP tool comes from. */
+export interface Offered {
+  readonly name: string
+  readonly mcp?: { readonly server: string; readonly tool: string } | undefined
+}
+
 /**
- * The settings of a turn of the command: its `model`, and its `allowed-tools` narrowing the
- * configured tools (never adding one the user did not enable).
+ * The tools a turn of the command may use (`TurnOptions.tools`, which only narrows): the
+ * registered ones its `allowed-tools` names, an MCP tool by its registered name, `server__tool` or
+ * `mcp__server__tool`. `undefined` when the command names no tools (the configured ones all).
  */
-export const narrow = <S extends { readonly model: string; readonly tools: ReadonlyArray<string>; readonly mcpTools: ReadonlyArray<string> | undefined }>(
-  settings: S,
-  command: CustomCommand
-): S => {
+export const turnTools = (command: CustomCommand, registered: ReadonlyArray<Offered>): ReadonlyArray<string> | undefined => {
   const allowed = command.allowedTools
-  return {
-    ...settings,
-    ...(command.model === undefined ? {} : { model: command.model }),
-    ...(allowed === undefined ? {} : {
-      tools: settings.tools.filter((tool) => allowed.includes(tool)),
-      mcpTools: (settings.mcpTools ?? allowed.filter((name) => name.includes("__"))).filter((name) => allowed.includes(name))
-    })
-  }
+  if (allowed === undefined) return undefined
+  const named = (tool: Offered) =>
+    allowed.includes(tool.name) ||
+    (tool.mcp !== undefined && (allowed.includes(`${tool.mcp.server}__${tool.mcp.tool}`) || allowed.includes(`mcp__${tool.mcp.server}__${tool.mcp.tool}`)))
+  return registered.filter(named).map((tool) => tool.name)
 }

@@ -22,6 +22,12 @@ export interface EventSink {
    * `TurnEnd` was dropped since the last call. Call it only after the turn has returned.
    */
   readonly flushed: (turnId: string) => Effect.Effect<void>
+  /**
+   * Watches, for the scope, for an event `which` picks, one the caller is about to cause (the
+   * `SessionSummarize` of `AgentLoop.compact`); the effect returned completes once such an event
+   * has gone through every handler, or at once if events were dropped since the watch began.
+   */
+  readonly watch: (which: (event: AgentEvent) => boolean) => Effect.Effect<Effect.Effect<void>, never, Scope.Scope>
   /** Events this subscriber lost (its buffer was full). */
   readonly dropped: Effect.Effect<number>
 }
@@ -41,10 +47,16 @@ export const start = (handlers: ReadonlyArray<(event: AgentEvent) => Effect.Effe
       }
       return deferred
     }
+    const watchers = new Set<{ readonly which: (event: AgentEvent) => boolean; readonly seen: Deferred.Deferred<void> }>()
     const handle = (event: AgentEvent) =>
       Effect.gen(function*() {
         for (const handler of handlers) yield* handler(event)
         if (event._tag === "TurnEnd" && event.depth === 0) yield* Deferred.succeed(endOf(event.turnId), undefined)
+        for (const watcher of watchers) {
+          if (!watcher.which(event)) continue
+          watchers.delete(watcher)
+          yield* Deferred.succeed(watcher.seen, undefined)
+        }
       })
     // The stream hands over whatever is buffered as one batch: no scheduler hop per event.
     yield* Effect.forkScoped(Stream.runForEach(subscription.stream, handle))
@@ -56,6 +68,21 @@ export const start = (handlers: ReadonlyArray<(event: AgentEvent) => Effect.Effe
           turnEndsLost = lost
           if (!mayBeLost) yield* Deferred.await(endOf(turnId))
         }).pipe(Effect.ensuring(Effect.sync(() => ended.delete(turnId)))),
+      watch: (which) =>
+        Effect.gen(function*() {
+          const before = yield* subscription.droppedTotal
+          const watcher = yield* Effect.acquireRelease(
+            Effect.sync(() => {
+              const added = { which, seen: Deferred.makeUnsafe<void>() }
+              watchers.add(added)
+              return added
+            }),
+            (added) => Effect.sync(() => watchers.delete(added))
+          )
+          return Effect.gen(function*() {
+            if ((yield* subscription.droppedTotal) === before) yield* Deferred.await(watcher.seen)
+          })
+        }),
       dropped: subscription.droppedTotal
     }
     return sink

@@ -25,6 +25,11 @@ export interface LineInput {
    * no), so that Ctrl-C does not leave a prompt waiting for a `y` that would still be obeyed.
    */
   readonly cancelQuestions: Effect.Effect<void>
+  /**
+   * With line editing: hands the terminal's raw input to `onData` instead of the line editor (so
+   * a picker can read arrow keys) until the returned function gives it back. Absent otherwise.
+   */
+  readonly borrowKeys?: ((onData: (chunk: string) => void) => () => void) | undefined
 }
 
 /** How many earlier inputs up/down can recall (and the history file keeps). */
@@ -181,10 +186,22 @@ export const fromReadable = (
         )
       )
     })
+    /** The editor reads keys from `keypress` events: without listeners, the keys go to `onData` alone. */
+    const borrowKeys = (onData: (chunk: string) => void) => {
+      const editor = input.listeners("keypress") as Array<(...args: Array<unknown>) => void>
+      input.removeAllListeners("keypress")
+      const listener = (data: Buffer | string) => onData(data.toString())
+      input.on("data", listener)
+      return () => {
+        input.off("data", listener)
+        for (const each of editor) input.on("keypress", each)
+      }
+    }
     return {
       next: Queue.take(lines).pipe(Effect.map(Option.some), Effect.catch(() => Effect.succeed(Option.none<string>()))),
       ask,
-      cancelQuestions: Effect.sync(() => answerAll(undefined))
+      cancelQuestions: Effect.sync(() => answerAll(undefined)),
+      ...(terminal === undefined ? {} : { borrowKeys })
     }
   })
 

@@ -1,22 +1,24 @@
 /**
  * The providers the CLI can talk to: one row each, saying what `--provider NAME` means — the
  * variables its key is read from, the registry's models it serves, what its API refuses before
- * any request, and how its layer is built. A provider is added as one more row.
+ * any request, and how its layer is built. A provider is added as one more row. A row's layer
+ * loads its provider's module only when it is built, so the commands that talk to no provider
+ * (`run` of a cassette, `models`) never load one.
  */
-import { type FileSystem, type Layer, Redacted } from "effect"
+import { Effect, type FileSystem, Layer, Redacted } from "effect"
 import type { HttpClient } from "effect/http"
 import type { ConfigError, ProviderError } from "../domain/errors.ts"
 import type { ProviderRequest } from "../domain/Provider.ts"
-import * as Anthropic from "../layers/providers/Anthropic.ts"
-import * as Azure from "../layers/providers/Azure.ts"
-import * as Gemini from "../layers/providers/Gemini.ts"
+import type * as Anthropic from "../layers/providers/Anthropic.ts"
+import type * as Azure from "../layers/providers/Azure.ts"
+import type * as Gemini from "../layers/providers/Gemini.ts"
 import * as GeminiWire from "../layers/providers/geminiWire.ts"
-import * as Vertex from "../layers/providers/Vertex.ts"
-import * as Bedrock from "../layers/providers/Bedrock.ts"
+import type * as Vertex from "../layers/providers/Vertex.ts"
+import type * as Bedrock from "../layers/providers/Bedrock.ts"
 import * as BedrockWire from "../layers/providers/bedrockWire.ts"
 import * as AnthropicWire from "../layers/providers/anthropicWire.ts"
-import * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
-import * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
+import type * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
+import type * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
 import { presetNames, presets } from "../layers/providers/presets.ts"
 import * as ResponsesWire from "../layers/providers/responsesWire.ts"
 import type { Provider } from "../services/Provider.ts"
@@ -82,6 +84,12 @@ export interface CliProvider {
   readonly layer: (connection: Connection) => ProviderLayer
 }
 
+/** A provider module's layer, the module loaded when the layer is built. */
+const lazily = <M>(load: () => Promise<M>, make: (module: M) => ProviderLayer): ProviderLayer =>
+  Layer.unwrap(Effect.map(Effect.promise(load), make))
+
+const openAiCompatible = () => import("../layers/providers/OpenAiCompatible.ts")
+
 const common = (connection: Connection) => ({
   ...(connection.baseUrl === undefined ? {} : { baseUrl: connection.baseUrl }),
   ...(connection.apiKey === undefined ? {} : { apiKey: connection.apiKey }),
@@ -94,7 +102,7 @@ const presetRows: ReadonlyArray<CliProvider> = presetNames.map((name) => {
     ...summaryOf(name),
     key: preset.apiKeyEnv === undefined ? "optional" : "unless-base-url",
     models: preset.apiKeyEnv === undefined ? undefined : name,
-    layer: (connection) => OpenAiCompatible.preset(name, common(connection))
+    layer: (connection) => lazily(openAiCompatible, (m: typeof OpenAiCompatible) => m.preset(name, common(connection)))
   }
 })
 
@@ -104,14 +112,14 @@ export const providers: ReadonlyArray<CliProvider> = [
     ...summaryOf("openai"),
     key: "unless-base-url",
     models: "openai",
-    layer: (connection) => OpenAiCompatible.layer(common(connection))
+    layer: (connection) => lazily(openAiCompatible, (m: typeof OpenAiCompatible) => m.layer(common(connection)))
   },
   {
     ...summaryOf("openai-responses"),
     key: "unless-base-url",
     models: "openai",
     check: ResponsesWire.check,
-    layer: (connection) => OpenAiResponses.layer(common(connection))
+    layer: (connection) => lazily(() => import("../layers/providers/OpenAiResponses.ts"), (m: typeof OpenAiResponses) => m.layer(common(connection)))
   },
   {
     ...summaryOf("anthropic"),
@@ -119,14 +127,14 @@ export const providers: ReadonlyArray<CliProvider> = [
     models: "anthropic",
     needsMaxTokens: true,
     check: AnthropicWire.check,
-    layer: (connection) => Anthropic.layer(common(connection))
+    layer: (connection) => lazily(() => import("../layers/providers/Anthropic.ts"), (m: typeof Anthropic) => m.layer(common(connection)))
   },
   {
     ...summaryOf("gemini"),
     key: "unless-base-url",
     models: "gemini",
     check: GeminiWire.check,
-    layer: (connection) => Gemini.layer(common(connection))
+    layer: (connection) => lazily(() => import("../layers/providers/Gemini.ts"), (m: typeof Gemini) => m.layer(common(connection)))
   },
   {
     ...summaryOf("vertex"),
@@ -135,11 +143,12 @@ export const providers: ReadonlyArray<CliProvider> = [
     // Claude on Vertex AI speaks Anthropic's API, which needs an output limit
     needsMaxTokens: (model) => model.startsWith("claude-"),
     layer: (connection) =>
-      Vertex.layer({
-        location: connection.location ?? "global",
-        ...(connection.project === undefined ? {} : { project: connection.project }),
-        ...(connection.baseUrl === undefined ? {} : { baseUrl: connection.baseUrl })
-      })
+      lazily(() => import("../layers/providers/Vertex.ts"), (m: typeof Vertex) =>
+        m.layer({
+          location: connection.location ?? "global",
+          ...(connection.project === undefined ? {} : { project: connection.project }),
+          ...(connection.baseUrl === undefined ? {} : { baseUrl: connection.baseUrl })
+        }))
   },
   ...(["chat-completions", "responses"] as const).map((api): CliProvider => ({
     ...summaryOf(api === "responses" ? "azure-responses" : "azure"),
@@ -149,12 +158,13 @@ export const providers: ReadonlyArray<CliProvider> = [
     models: "openai",
     ...(api === "responses" ? { check: ResponsesWire.check } : {}),
     layer: (connection) =>
-      Azure.layer({
-        api,
-        ...common({ ...connection, apiKey: connection.keyVariable === "AZURE_OPENAI_AD_TOKEN" ? undefined : connection.apiKey }),
-        ...(connection.keyVariable === "AZURE_OPENAI_AD_TOKEN" && connection.apiKey !== undefined ? { bearerToken: connection.apiKey } : {}),
-        ...(connection.apiVersion === undefined ? {} : { apiVersion: connection.apiVersion })
-      })
+      lazily(() => import("../layers/providers/Azure.ts"), (m: typeof Azure) =>
+        m.layer({
+          api,
+          ...common({ ...connection, apiKey: connection.keyVariable === "AZURE_OPENAI_AD_TOKEN" ? undefined : connection.apiKey }),
+          ...(connection.keyVariable === "AZURE_OPENAI_AD_TOKEN" && connection.apiKey !== undefined ? { bearerToken: connection.apiKey } : {}),
+          ...(connection.apiVersion === undefined ? {} : { apiVersion: connection.apiVersion })
+        }))
   })),
   {
     ...summaryOf("bedrock"),
@@ -169,14 +179,15 @@ export const providers: ReadonlyArray<CliProvider> = [
       const id = connection.secrets["AWS_ACCESS_KEY_ID"]
       const secret = connection.secrets["AWS_SECRET_ACCESS_KEY"]
       const token = connection.secrets["AWS_SESSION_TOKEN"]
-      return Bedrock.layer({
-        ...common(connection),
-        ...(connection.region === undefined ? {} : { region: connection.region }),
-        // keys from the environment are passed on, as they were taken out of it; otherwise AWS's chain finds them
-        ...(id === undefined || secret === undefined
-          ? {}
-          : { credentials: { accessKeyId: Redacted.value(id), secretAccessKey: secret, ...(token === undefined ? {} : { sessionToken: token }) } })
-      })
+      return lazily(() => import("../layers/providers/Bedrock.ts"), (m: typeof Bedrock) =>
+        m.layer({
+          ...common(connection),
+          ...(connection.region === undefined ? {} : { region: connection.region }),
+          // keys from the environment are passed on, as they were taken out of it; otherwise AWS's chain finds them
+          ...(id === undefined || secret === undefined
+            ? {}
+            : { credentials: { accessKeyId: Redacted.value(id), secretAccessKey: secret, ...(token === undefined ? {} : { sessionToken: token }) } })
+        }))
     }
   },
   ...presetRows

@@ -131,18 +131,20 @@ export const run = (
       ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages })
     }
     let input: Content = ""
+    // `run /NAME`: the command, whose `allowed-tools` narrow the turn's tools
+    let command: CustomCommands.CustomCommand | undefined
     if (!streamed) {
       let prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
       // `run /NAME args`: a custom command's prompt, with its model and tools
       const called = Option.isSome(argument) ? CustomCommands.invocation(prompt) : undefined
       if (called !== undefined && !called.name.includes("/")) {
-        const command = settings.commands.find((c) => c.name === called.name)
+        command = settings.commands.find((c) => c.name === called.name)
         if (command === undefined) {
           const names = settings.commands.map((c) => `/${c.name}`).join(", ")
           return yield* fail(`unknown command /${called.name}; ${names === "" ? "no custom commands are defined" : `custom commands: ${names}`}`)
         }
         prompt = CustomCommands.expand(command.body, called.args)
-        settings = CustomCommands.narrow(settings, command)
+        if (command.model !== undefined) settings = { ...settings, model: command.model }
       }
       input = yield* inputOf(prompt, argument, images, { workspace: settings.workspace, maxBytes: settings.maxImageBytes })
       // refused here, before the session store is opened: the loop would refuse it too, after
@@ -168,14 +170,14 @@ export const run = (
         const init = StreamJson.initLine({ sessionKey: settings.sessionKey, model: settings.model, tools, cwd: settings.workspace })
         yield* screen.raw(`${JSON.stringify(init)}\n`)
       }
+      const tools = command === undefined ? undefined : CustomCommands.turnTools(command, yield* (yield* ToolRegistry).list)
       const turn = (input: Content) =>
         Effect.gen(function*() {
           const started = yield* Clock.currentTimeMillis
-          const result = yield* loop.turn(
-            settings.sessionKey,
-            input,
-            typed === undefined ? {} : { output: typed.schema, outputJsonSchema: typed.jsonSchema }
-          )
+          const result = yield* loop.turn(settings.sessionKey, input, {
+            ...(typed === undefined ? {} : { output: typed.schema, outputJsonSchema: typed.jsonSchema }),
+            ...(tools === undefined ? {} : { tools })
+          })
           const finished = yield* Clock.currentTimeMillis
           yield* sink.flushed(result.turnId)
           yield* warnDropped(sink)

@@ -46,15 +46,15 @@ export const registerApproval = (settings: CliSettings, screen: ScreenShape, ask
 /**
  * A session gets a metadata record naming its workspace, so `--continue`, `--resume` and
  * `sessions list` can tell this project's sessions from others'. It is written when the command
- * ends, and only into a session that holds something and has none yet: a turn that saved nothing
+ * ends (and when `chat` leaves a session for another), and only into a session that holds something and has none yet: a turn that saved nothing
  * (a hard abort) leaves no session behind. A failure is a warning only.
  */
-const recordWorkspace = (settings: CliSettings) =>
+export const recordWorkspace = (settings: CliSettings, sessionKey: string = settings.sessionKey) =>
   Effect.gen(function*() {
     const store = yield* SessionStore
-    const log = yield* store.log(settings.sessionKey)
+    const log = yield* store.log(sessionKey)
     if (log.length > 0 && !log.some((entry) => entry.role === "meta")) {
-      yield* store.append(settings.sessionKey, [{ role: "meta", workspace: settings.workspace }])
+      yield* store.append(sessionKey, [{ role: "meta", workspace: settings.workspace }])
     }
   }).pipe(Effect.catch((error) => Effect.logWarning(`cannot record the session's workspace: ${error.message}`)))
 

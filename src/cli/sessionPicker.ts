@@ -22,7 +22,8 @@ export const choices = (infos: ReadonlyArray<SessionInfo>, workspace: string): R
   return [...here, ...elsewhere].slice(0, MAX_CHOICES)
 }
 
-const describe = (info: SessionInfo, workspace: string): string => {
+/** One line of the picker: when, how many turns, the first prompt, and the workspace when not this one. */
+export const describe = (info: SessionInfo, workspace: string): string => {
   const when = info.updatedAt === undefined ? "" : timestamp(info.updatedAt)
   const where = info.workspace === workspace ? "" : `  (${info.workspace === undefined ? "no workspace" : Format.truncate(clean(info.workspace), 40)})`
   const preview = info.preview === undefined ? "" : Format.truncate(clean(info.preview), 60)
@@ -51,8 +52,28 @@ export const keysOf = (chunk: string): ReadonlyArray<Key> => {
 
 const ESC = "\u001b"
 
+/**
+ * Where the picker's keys come from: raw terminal input handed to `onData` until the returned
+ * function is called. `chat` lends its line editor's (`LineInput.borrowKeys`).
+ */
+export type KeySource = (onData: (chunk: string) => void) => () => void
+
+/** Stdin in raw mode, for as long as the picker is open. */
+const rawStdin = (stdin: NodeJS.ReadStream): KeySource => (onData) => {
+  const listener = (data: Buffer) => onData(data.toString("utf8"))
+  const wasRaw = stdin.isRaw
+  stdin.setRawMode(true)
+  stdin.on("data", listener)
+  stdin.resume()
+  return () => {
+    stdin.off("data", listener)
+    stdin.setRawMode(wasRaw)
+    stdin.pause()
+  }
+}
+
 /** Draws the list and reads keys until one is chosen (its index) or the picker is cancelled (`undefined`). */
-const choose = (lines: ReadonlyArray<string>, stdin: NodeJS.ReadStream, write: (text: string) => void) =>
+const choose = (lines: ReadonlyArray<string>, keys: KeySource, write: (text: string) => void) =>
   Effect.callback<number | undefined>((resume) => {
     let selected = 0
     let typed = ""
@@ -63,8 +84,15 @@ const choose = (lines: ReadonlyArray<string>, stdin: NodeJS.ReadStream, write: (
       write(`${drawn > 0 ? `${ESC}[${drawn}A\r${ESC}[J` : ""}${[...body, footer].join("\n")}\n`)
       drawn = body.length + 1
     }
-    const onData = (data: Buffer) => {
-      for (const key of keysOf(data.toString("utf8"))) {
+    let release = () => {}
+    // the keys go back (and the terminal leaves raw mode) as soon as the picker is done
+    const done = (chosen: number | undefined) => {
+      release()
+      release = () => {}
+      resume(Effect.succeed(chosen))
+    }
+    const onData = (chunk: string) => {
+      for (const key of keysOf(chunk)) {
         switch (key._tag) {
           case "move":
             selected = (selected + key.by + lines.length) % lines.length
@@ -77,27 +105,33 @@ const choose = (lines: ReadonlyArray<string>, stdin: NodeJS.ReadStream, write: (
             typed = typed.slice(0, -1)
             break
           case "cancel":
-            return resume(Effect.succeed(undefined))
+            return done(undefined)
           case "enter": {
             const n = Number(typed)
-            if (typed === "") return resume(Effect.succeed(selected))
-            if (n >= 1 && n <= lines.length) return resume(Effect.succeed(n - 1))
+            if (typed === "") return done(selected)
+            if (n >= 1 && n <= lines.length) return done(n - 1)
             typed = ""
           }
         }
       }
       draw()
     }
-    const wasRaw = stdin.isRaw
-    stdin.setRawMode(true)
-    stdin.on("data", onData)
-    stdin.resume()
+    release = keys(onData)
     draw()
-    return Effect.sync(() => {
-      stdin.off("data", onData)
-      stdin.setRawMode(wasRaw)
-      stdin.pause()
-    })
+    return Effect.sync(() => release())
+  })
+
+/**
+ * Offers `infos` (see `choices`) with keys from `keys`, drawn with `write`: the key picked, or
+ * `undefined` when there is none to offer or the picker is cancelled.
+ */
+export const pickFrom = (infos: ReadonlyArray<SessionInfo>, workspace: string, keys: KeySource, write: (text: string) => void) =>
+  Effect.gen(function*() {
+    const offered = choices(infos, workspace)
+    if (offered.length === 0) return undefined
+    write("Resume which session?\n")
+    const chosen = yield* choose(offered.map((info) => describe(info, workspace)), keys, write)
+    return chosen === undefined ? undefined : offered[chosen]!.sessionKey
   })
 
 /**
@@ -110,10 +144,9 @@ export const pick = (flags: StoreChoice.StoreFlags, workspace: string) =>
     if (!stdin.isTTY || !process.stderr.isTTY) {
       return yield* fail("--resume without a key needs a terminal to pick on: pass --resume=KEY (agent-loop sessions list --all shows them)")
     }
-    const offered = choices(yield* withStore(flags, ({ list }) => list), workspace)
-    if (offered.length === 0) return yield* fail("no saved session to resume yet")
-    process.stderr.write("Resume which session?\n")
-    const chosen = yield* choose(offered.map((info) => describe(info, workspace)), stdin, (text) => process.stderr.write(text))
+    const infos = yield* withStore(flags, ({ list }) => list)
+    if (choices(infos, workspace).length === 0) return yield* fail("no saved session to resume yet")
+    const chosen = yield* pickFrom(infos, workspace, rawStdin(stdin), (text) => process.stderr.write(text))
     if (chosen === undefined) return yield* fail("no session picked")
-    return offered[chosen]!.sessionKey
+    return chosen
   })

@@ -67,30 +67,46 @@ const describe = (info: SessionInfo, style: Style, showWorkspace: boolean): stri
 /** Which sessions `list` shows: those of one workspace (an absolute path), or all of them. */
 export type Scope = { readonly _tag: "workspace"; readonly workspace: string } | { readonly _tag: "all" }
 
+/** A session list: its lines, or the message that there is none. */
+export type Listing = { readonly _tag: "Empty"; readonly message: string } | { readonly _tag: "Lines"; readonly lines: ReadonlyArray<string> }
+
 /**
- * Lists the saved sessions, last used first: when, how many messages, the first question. By
+ * The lines of a session list, last used first: when, how many messages, the first question. By
  * default those of one workspace; `all` lists every one with its workspace column (`-` for
  * sessions saved before workspaces were recorded). The one `--continue` resumes in the workspace
- * is marked `*`; one that cannot be read is listed with why (under every scope: its workspace
- * cannot be known).
+ * (`last`) is marked `*`; one that cannot be read is listed with why (under every scope: its
+ * workspace cannot be known). `where` names the store in the line said when there is none.
  */
+export const listLines = (
+  stored: ReadonlyArray<SessionInfo>,
+  scope: Scope,
+  options: { readonly last: string | undefined; readonly style: Style; readonly where?: string | undefined }
+): Listing => {
+  const within = options.where === undefined ? "" : ` in ${clean(options.where)}`
+  if (stored.length === 0) return { _tag: "Empty", message: `no sessions yet${within}` }
+  const infos = stored.filter((info) => scope._tag === "all" || info.problem !== undefined || info.workspace === scope.workspace)
+  if (infos.length === 0 && scope._tag === "workspace") {
+    return { _tag: "Empty", message: `no sessions of ${clean(scope.workspace)}${within} (--all lists every workspace's)` }
+  }
+  return {
+    _tag: "Lines",
+    lines: [...infos].sort(byRecency).map((info) =>
+      `${info.sessionKey === options.last ? "*" : " "} ${clean(info.sessionKey)}  ${describe(info, options.style, scope._tag === "all")}`
+    )
+  }
+}
+
+/** Lists the saved sessions (see `listLines`) on stdout. */
 export const list = (flags: StoreChoice.StoreFlags, scope: Scope) =>
   withStore(flags, ({ list, where }) =>
     Effect.gen(function*() {
       const screen = yield* Screen
       const here = scope._tag === "workspace" ? scope.workspace : nodePath.resolve(".")
       const last = Option.getOrUndefined(yield* readLastSession(dataDir(), here))
-      const stored = yield* list
-      if (stored.length === 0) return yield* screen.line(`no sessions yet in ${clean(where)}`)
-      const infos = stored.filter((info) =>
-        scope._tag === "all" || info.problem !== undefined || info.workspace === scope.workspace
-      )
-      if (infos.length === 0 && scope._tag === "workspace") {
-        return yield* screen.line(`no sessions of ${clean(scope.workspace)} in ${clean(where)} (--all lists every workspace's)`)
-      }
-      for (const info of [...infos].sort(byRecency)) {
-        yield* screen.text(`${info.sessionKey === last ? "*" : " "} ${clean(info.sessionKey)}  ${describe(info, screen.out, scope._tag === "all")}\n`)
-      }
+      const listing = listLines(yield* list, scope, { last, style: screen.out, where })
+      // the list goes to stdout; that there is none is a message
+      if (listing._tag === "Empty") return yield* screen.line(listing.message)
+      for (const line of listing.lines) yield* screen.text(`${line}\n`)
     }))
 
 const showMessage = (message: Message, style: Style) => {

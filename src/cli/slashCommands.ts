@@ -20,6 +20,10 @@ export const builtins: ReadonlyArray<Builtin> = [
   { name: "cost", usage: "/cost", help: "tokens and cost of this chat's turns so far" },
   { name: "tools", usage: "/tools", help: "the tools offered to the model" },
   { name: "undo", usage: "/undo", help: "put back the files the last turn changed (as agent-loop undo)" },
+  { name: "compact", usage: "/compact", help: "summarise the conversation now: the next turns start from the summary (the log keeps it all)" },
+  { name: "clear", usage: "/clear", help: "start a new session (the current one stays saved)" },
+  { name: "sessions", usage: "/sessions", help: "this workspace's saved sessions (as agent-loop sessions list)" },
+  { name: "resume", usage: "/resume [KEY]", help: "continue session KEY (without KEY: pick one)" },
   { name: "stop", usage: "/stop", help: "abort the running turn (nothing of it is saved)" },
   { name: "help", usage: "/help", help: "this list, custom commands too" },
   { name: "exit", usage: "/exit", help: "quit (also /quit, Ctrl-D)" }

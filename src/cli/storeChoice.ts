@@ -13,16 +13,11 @@
  * anything that might show it.
  */
 import * as nodePath from "node:path"
-import { Effect, type FileSystem, Layer, Option, Redacted } from "effect"
-import { Reactivity } from "effect/reactivity"
-import { SqlClient } from "effect/sql"
-import * as NodeSqliteClient from "../layers/sql/NodeSqliteClient.ts"
+import { Effect, Layer, Option, Redacted } from "effect"
 import * as SessionStoreJsonl from "../layers/SessionStoreJsonl.ts"
-import * as SessionStoreSql from "../layers/SessionStoreSql.ts"
-import { SessionStore } from "../services/SessionStore.ts"
 import { Secrets } from "../services/Secrets.ts"
-import { ensureDataDir, sessionsDir } from "./dataDir.ts"
-import { CliFailure, fail } from "./failure.ts"
+import { sessionsDir } from "./dataDir.ts"
+import { fail } from "./failure.ts"
 import { type StoreKind, URL_VARIABLE } from "./storeFlags.ts"
 
 export { type StoreKind, storeFlags, storeKinds } from "./storeFlags.ts"
@@ -77,31 +72,8 @@ export const location = (choice: StoreChoice, data: string): string => {
   }
 }
 
-const storeFailure = (choice: StoreChoice, data: string) => (error: { readonly message: string }) =>
-  new CliFailure({ message: `cannot open the session store (${location(choice, data)}): ${error.message}`, code: 1 })
-
-/** The SQL client of a SQL choice, its failures as `CliFailure`s. */
-const sqlClient = (choice: StoreChoice, data: string): Layer.Layer<SqlClient.SqlClient, CliFailure, FileSystem.FileSystem> => {
-  const failure = storeFailure(choice, data)
-  const client = choice.kind === "sqlite"
-    ? Effect.andThen(ensureDataDir(data).pipe(Effect.mapError(failure)), NodeSqliteClient.make({ filename: sqliteFile(data) }))
-    : Effect.flatMap(
-      Effect.tryPromise({
-        try: () => import("@effect/sql-pg"),
-        catch: () => new CliFailure({ message: "--store postgres needs @effect/sql-pg: npm install @effect/sql-pg", code: 1 })
-      }),
-      (pg) => pg.PgClient.make({ url: choice.databaseUrl! })
-    )
-  return Layer.effect(
-    SqlClient.SqlClient,
-    client.pipe(Effect.mapError((e) => (e instanceof CliFailure ? e : failure(e))))
-  ).pipe(Layer.provide(Reactivity.layer))
-}
-
-/** The session store of a choice; opening it fails with one line. */
+/** The session store of a choice; opening it fails with one line. The SQL stores' code loads only for them. */
 export const layer = (choice: StoreChoice, data: string) =>
   choice.kind === "jsonl"
     ? SessionStoreJsonl.layer(sessionsDir(data))
-    : Layer.effect(SessionStore, SessionStoreSql.make().pipe(Effect.mapError(storeFailure(choice, data)))).pipe(
-      Layer.provide(sqlClient(choice, data))
-    )
+    : Layer.unwrap(Effect.map(Effect.promise(() => import("./storeSql.ts")), (sql) => sql.layer(choice, data)))

@@ -10,7 +10,7 @@
  */
 import * as nodePath from "node:path"
 import { Effect, FileSystem, Option, Schema } from "effect"
-import { WORKSPACE_CONFIGS } from "../layers/mcp/config.ts"
+import { decodeFile, MAX_CONFIG_BYTES, WORKSPACE_CONFIGS } from "../layers/mcp/config.ts"
 import { readConfined, textOf } from "../layers/readConfined.ts"
 import { fail } from "./failure.ts"
 import { Screen } from "./screen.ts"
@@ -121,15 +121,29 @@ export const listCommand = (env: NodeJS.ProcessEnv = process.env) =>
   })
 
 /**
+ * Whether an MCP file names no server (empty, or an empty `mcpServers`/`servers`): nothing in it
+ * would run, so there is nothing to trust. One that cannot be read or decoded is not.
+ */
+const namesNoServer = (workspace: string, path: string) =>
+  Effect.gen(function*() {
+    const text = textOf(yield* readConfined(path, { within: workspace, maxBytes: MAX_CONFIG_BYTES, warn: false }))
+    if (text === undefined) return false
+    if (text.trim() === "") return true
+    return Object.keys(yield* decodeFile(text, path)).length === 0
+  }).pipe(Effect.orElseSucceed(() => false))
+
+/**
  * For an untrusted workspace: the one warning line naming what was skipped and how to trust it,
- * or `undefined` when it holds nothing that needs trust.
+ * or `undefined` when it holds nothing that needs trust (an MCP file without servers is nothing).
  */
 export const skippedWarning = (workspace: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const present: Array<string> = []
     for (const [label, path] of workspaceConfig(workspace)) {
-      if (yield* Effect.orElseSucceed(fs.exists(path), () => false)) present.push(label)
+      if (!(yield* Effect.orElseSucceed(fs.exists(path), () => false))) continue
+      if (WORKSPACE_CONFIGS.includes(label) && (yield* namesNoServer(workspace, path))) continue
+      present.push(label)
     }
     if (present.length === 0) return undefined
     return `workspace ${workspace} is not trusted, so its ${present.join(" and ")} ${present.length === 1 ? "was" : "were"} skipped; ` +

@@ -21,11 +21,12 @@
 import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Queue, Schema, Stream } from "effect"
 import type { ClusterError, Sharding } from "effect/cluster"
 import * as AgentEvent from "../domain/Event.ts"
-import type { ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
+import type { CompactionFailed, ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
 import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
 import * as ModelOptions from "../domain/ModelOptions.ts"
-import type { Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
+import { SUMMARY_TIMEOUT } from "../domain/SessionLog.ts"
+import type { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
@@ -127,13 +128,18 @@ export const make = (options: ClientOptions = {}) =>
       )
 
     /** A control call: its own errors pass, the cluster's die, and it has a deadline. */
-    const control = <A, E>(sessionKey: string, operation: string, call: Effect.Effect<A, E | ClusterErrors>): Effect.Effect<A, E> =>
+    const control = <A, E>(
+      sessionKey: string,
+      operation: string,
+      call: Effect.Effect<A, E | ClusterErrors>,
+      deadline: Duration.Duration = controlTimeout
+    ): Effect.Effect<A, E> =>
       call.pipe(
         Effect.catchIf(isClusterError, (error) => Effect.die(new ClusterUnavailable({ sessionKey, operation, message: errorText(error) }))),
         Effect.timeoutOrElse({
-          duration: controlTimeout,
+          duration: deadline,
           orElse: () =>
-            Effect.die(new ClusterUnavailable({ sessionKey, operation, message: `no runner answered within ${Duration.format(controlTimeout)}` }))
+            Effect.die(new ClusterUnavailable({ sessionKey, operation, message: `no runner answered within ${Duration.format(deadline)}` }))
         })
       ) as Effect.Effect<A, E>
 
@@ -147,7 +153,12 @@ export const make = (options: ClientOptions = {}) =>
         // A Schema cannot travel to a runner: rather than answer untyped, say so.
         if (turnOptions.output !== undefined) return failed(sessionKey, `failed-${++failures}`, OUTPUT_UNSUPPORTED)
         yield* running(sessionKey)
-        const payload = { ...ModelOptions.pick(turnOptions), ...(turnOptions.model === undefined ? {} : { model: turnOptions.model }), input }
+        const payload = {
+          ...ModelOptions.pick(turnOptions),
+          ...(turnOptions.model === undefined ? {} : { model: turnOptions.model }),
+          ...(turnOptions.tools === undefined ? {} : { tools: turnOptions.tools }),
+          input
+        }
         const outcome = yield* Effect.exit(clientFor(sessionKey).Turn(payload))
         if (Exit.isFailure(outcome)) {
           const refused = Cause.findErrorOption(outcome.cause)
@@ -191,6 +202,9 @@ export const make = (options: ClientOptions = {}) =>
       interruptGraceful: (sessionKey, hint) =>
         control<void, NoActiveTurn>(sessionKey, "interruptGraceful", clientFor(sessionKey).InterruptGraceful(hint === undefined ? {} : { hint })),
       interruptHard: (sessionKey) => control<void, NoActiveTurn>(sessionKey, "interruptHard", clientFor(sessionKey).InterruptHard()),
+      // a summary is a provider call (bounded on the runner): more than a control's deadline
+      compact: (sessionKey, compactOptions = {}) =>
+        control<CompactResult, CompactionFailed>(sessionKey, "compact", clientFor(sessionKey).Compact(compactOptions), Duration.sum(SUMMARY_TIMEOUT, controlTimeout)),
       subscribe: (subscribeOptions) => mirror.subscribe(subscribeOptions),
       events: (subscribeOptions) => mirror.stream(subscribeOptions),
       registerHook: (hook: Hook, registerOptions?: RegisterOptions) => {

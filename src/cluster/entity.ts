@@ -117,6 +117,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         InjectFollowUp: ({ payload }) => loop.injectFollowUp(sessionKey, payload.message),
         InterruptGraceful: ({ payload }) => loop.interruptGraceful(sessionKey, payload.hint),
         InterruptHard: () => loop.interruptHard(sessionKey),
+        Compact: ({ payload }) => loop.compact(sessionKey, payload),
         ActiveTurn: () => loop.activeTurn(sessionKey),
         Events: () =>
           Stream.unwrap(Effect.map(bus.subscribe({ capacity: EVENTS_CAPACITY }), (subscription) =>

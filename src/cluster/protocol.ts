@@ -14,11 +14,11 @@
 import { Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
-import { ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
+import { CompactionFailed, ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import { AgentEvent } from "../domain/Event.ts"
 import { Content } from "../domain/Message.ts"
 import { ModelOptions } from "../domain/ModelOptions.ts"
-import { Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
+import { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 
 /** `Send` reached a runner, which will run it as a turn (its chunk is stored before the turn is claimed). */
 export const Accepted = Schema.TaggedStruct("Accepted", {})
@@ -41,9 +41,14 @@ export const Subscribed = Schema.TaggedStruct("Subscribed", {})
 export const SessionEvent = Schema.Union([Subscribed, AgentEvent])
 export type SessionEvent = typeof SessionEvent.Type
 
-/** One turn of the session (`AgentLoop.turn`), with its options (the model, the model options); input with images the runner's model does not take is rejected. */
+/** One turn of the session (`AgentLoop.turn`), with its options (the model, the tools, the model options); input with images the runner's model does not take is rejected. */
 export const Turn = Rpc.make("Turn", {
-  payload: { input: Content, model: Schema.optionalKey(Schema.String), ...ModelOptions.fields },
+  payload: {
+    input: Content,
+    model: Schema.optionalKey(Schema.String),
+    tools: Schema.optionalKey(Schema.Array(Schema.String)),
+    ...ModelOptions.fields
+  },
   success: Finished,
   error: ContentRejected
 }).annotate(ClusterSchema.Persisted, true)
@@ -70,6 +75,13 @@ export const InterruptGraceful = Rpc.make("InterruptGraceful", {
 
 export const InterruptHard = Rpc.make("InterruptHard", { error: NoActiveTurn })
 
+/** Summarises the session now (`AgentLoop.compact`) on the runner that has it. */
+export const Compact = Rpc.make("Compact", {
+  payload: { keepMessages: Schema.optionalKey(Schema.Number), model: Schema.optionalKey(Schema.String) },
+  success: CompactResult,
+  error: CompactionFailed
+})
+
 export const ActiveTurn = Rpc.make("ActiveTurn", { success: Schema.UndefinedOr(TurnInfo) })
 
 /** The session's events while the stream is open, from whichever runner has the session. */
@@ -83,6 +95,7 @@ export const AgentSession = Entity.make("effect-agent-loop/AgentSession", [
   InjectFollowUp,
   InterruptGraceful,
   InterruptHard,
+  Compact,
   ActiveTurn,
   Events
 ])

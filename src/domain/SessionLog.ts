@@ -17,8 +17,11 @@
  * SessionLog.view(log) // [Message.user("u2")]
  * ```
  */
-import { Schema } from "effect"
+import { Duration, Schema } from "effect"
 import * as Message from "./Message.ts"
+
+/** How long a summary's provider call may take before it is given up (history kept). */
+export const SUMMARY_TIMEOUT: Duration.Duration = Duration.minutes(2)
 
 /** The first line of the system message a `summary` record stands for in the view. */
 export const SUMMARY_PREFIX = "[Summary of the earlier conversation]"
@@ -115,9 +118,11 @@ export const view = (entries: ReadonlyArray<SessionEntry>): ReadonlyArray<Messag
 }
 
 /**
- * How `SessionStore.list` describes a log: its messages (records not counted), its user messages
- * (`turns`), a preview, and the
- * workspace of its first metadata record that names one.
+ * How `SessionStore.list` describes a log: its messages (records not counted), its turns, a
+ * preview (the first prompt), and the workspace of its first metadata record that names one.
+ * A turn opens with user messages in a row: what `beforeTurn` hooks added (a UserPromptSubmit
+ * hook's context), then the user's own input, last; so a row counts as one turn, and the preview
+ * is the last message of the first row. (Steering, arriving after the model spoke, opens a row too.)
  */
 export const describe = (
   entries: ReadonlyArray<SessionEntry>
@@ -126,6 +131,8 @@ export const describe = (
   let turns = 0
   let preview: string | undefined
   let workspace: string | undefined
+  let first: Message.Message | undefined
+  let inRow = false
   for (const entry of entries) {
     if (entry.role === "meta") {
       workspace ??= entry.workspace
@@ -133,9 +140,12 @@ export const describe = (
     }
     if (entry.role === "compaction") continue
     messages++
-    if (entry.role === "user") turns++
-    if (preview === undefined && entry.role === "user") preview = previewOf(Message.textOf(entry.content))
+    if (entry.role === "user" && !inRow) turns++
+    // the first row's last message: kept until a message of another role ends the row
+    if (entry.role === "user" && turns === 1) first = entry
+    inRow = entry.role === "user"
   }
+  if (first !== undefined) preview = previewOf(Message.textOf(first.content))
   return { messages, turns, ...(preview === undefined ? {} : { preview }), ...(workspace === undefined ? {} : { workspace }) }
 }
 

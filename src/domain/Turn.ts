@@ -34,6 +34,18 @@ export const TurnResult = Schema.Struct({
 })
 export type TurnResult = typeof TurnResult.Type
 
+/**
+ * What `AgentLoop.compact` did: `summarized` messages of the session's view were replaced by one
+ * summary message, leaving `remaining` (the summary and the newest messages kept verbatim).
+ * `summarized` is 0 when there was nothing older than the messages kept: nothing was appended.
+ */
+export const CompactResult = Schema.Struct({
+  sessionKey: Schema.String,
+  summarized: Schema.Number,
+  remaining: Schema.Number
+})
+export type CompactResult = typeof CompactResult.Type
+
 /** Where a running turn is. */
 export const TurnPhase = Schema.Literals(["starting", "llm", "tools", "finishing"])
 export type TurnPhase = typeof TurnPhase.Type

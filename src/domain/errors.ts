@@ -109,6 +109,15 @@ export class SessionFenced extends Schema.TaggedError<SessionFenced>()("SessionF
   message: Schema.String
 }) {}
 
+/**
+ * `AgentLoop.compact` could not summarise the session (the provider failed, timed out or answered
+ * nothing, or a `beforeCompact` hook stopped it); nothing was appended, the history is as it was.
+ */
+export class CompactionFailed extends Schema.TaggedError<CompactionFailed>()("CompactionFailed", {
+  sessionKey: Schema.String,
+  message: Schema.String
+}) {}
+
 /** A sub-turn would be nested deeper than allowed. */
 export class DepthLimitExceeded extends Schema.TaggedError<DepthLimitExceeded>()("DepthLimitExceeded", {
   depth: Schema.Number,

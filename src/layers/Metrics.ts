@@ -8,7 +8,7 @@
  * `PrometheusMetrics.format` and the OTLP metrics exporter read them.
  */
 import { Context, Effect, Layer, Metric, Schema } from "effect"
-import * as Http from "node:http"
+import type * as Http from "node:http"
 import type { AgentEvent, EventKind, EventOf } from "../domain/Event.ts"
 import type { Usage } from "../domain/Usage.ts"
 import { type DropCounts, EventBus, type EventBusShape } from "../services/EventBus.ts"
@@ -157,11 +157,13 @@ export interface EndpointOptions {
 export const layerPrometheus = (options: EndpointOptions): Layer.Layer<Endpoint, MetricsEndpointError, EventBus> =>
   Layer.effect(Endpoint, Effect.gen(function*() {
     const refresh = recordDrops(yield* EventBus)
-    // loaded here, so a loop without the endpoint never loads the formatter
+    // loaded here, so a loop without the endpoint never loads the formatter; nor node:http, whose
+    // module namespace builds Node's own fetch (undici) on import
     const { formatUnsafe } = yield* Effect.promise(() => import("effect/observability/PrometheusMetrics"))
+    const { createServer }: typeof Http = yield* Effect.promise(() => import("node:http"))
     const context = yield* Effect.context<never>()
     const host = options.host ?? "127.0.0.1"
-    const server = Http.createServer((request, response) => {
+    const server = createServer((request, response) => {
       const path = (request.url ?? "").split("?")[0]
       if (request.method !== "GET" || path !== "/metrics") {
         response.writeHead(404, { "content-type": "text/plain" }).end("not found\n")

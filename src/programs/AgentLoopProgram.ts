@@ -10,7 +10,7 @@
  */
 import { Clock, Effect, type Fiber, Layer, Queue, Result, Semaphore, Stream } from "effect"
 import { checkInput, checkModelOptions } from "../domain/Config.ts"
-import { type InvalidConfig, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
+import { CompactionFailed, type InvalidConfig, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { Content } from "../domain/Message.ts"
 import * as ModelOptions from "../domain/ModelOptions.ts"
 import { type Inbound, type Outbound, outboundOf } from "../domain/Turn.ts"
@@ -112,11 +112,18 @@ export const make = Effect.gen(function*() {
       }))
     })
 
-  const newTurn = (sessionKey: string, clock: Clock.Clock, model: string, modelOptions = config.modelOptions) =>
+  const newTurn = (
+    sessionKey: string,
+    clock: Clock.Clock,
+    model: string,
+    modelOptions = config.modelOptions,
+    toolNames?: ReadonlyArray<string>
+  ) =>
     Turn.make({
       turnId: engine.nextTurnId(),
       model,
       modelOptions,
+      toolNames,
       sessionKey,
       depth: 0,
       parentTurnId: undefined,
@@ -140,7 +147,7 @@ export const make = Effect.gen(function*() {
         const model = options.model ?? config.model
         const own = ownModelOptions(options)
         const modelOptions = own !== undefined && Result.isSuccess(own) ? ModelOptions.merge(config.modelOptions, own.success) : config.modelOptions
-        const turn = prepared ?? newTurn(sessionKey, yield* Clock.Clock, model, modelOptions)
+        const turn = prepared ?? newTurn(sessionKey, yield* Clock.Clock, model, modelOptions, options.tools)
         state.active = turn
         turns.set(turn.turnId, turn)
         const firstOfSession = !state.started
@@ -249,6 +256,21 @@ export const make = Effect.gen(function*() {
         Effect.flatMap(Turn.requestGraceful(turn, hint), (first) =>
           first ? Turn.emit(turn, "InterruptReceived", { kind: "graceful", ...(hint === undefined ? {} : { hint }) }) : Effect.void)),
     interruptHard: (sessionKey) => Effect.flatMap(activeTurn(sessionKey), HardAbort.fromOutside),
+    compact: (sessionKey, options = {}) =>
+      Effect.clockWith((clock) =>
+        Effect.suspend(() => {
+          const state = session(sessionKey)
+          const keep = options.keepMessages ?? config.summarizeKeepMessages
+          // events of the summary carry a turn id of their own; no turn starts or ends
+          const run = Effect.suspend(() =>
+            summarize(engine, storedSession(store, sessionKey), newTurn(sessionKey, clock, options.model ?? config.model), { force: true, keep })
+          )
+          return Effect.flatMap(using(sessionKey, state, state.lock.withPermits(1)(run)), (outcome) =>
+            outcome._tag === "Failed"
+              ? Effect.fail(new CompactionFailed({ sessionKey, message: outcome.message }))
+              : Effect.succeed({ sessionKey, summarized: outcome._tag === "Summarized" ? outcome.summarized : 0, remaining: outcome.remaining }))
+        })
+      ),
     subscribe: (options) => bus.subscribe(options),
     events: (options) => bus.stream(options),
     registerHook: (hook, options) => hooks.register(hook, options),

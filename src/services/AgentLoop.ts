@@ -14,12 +14,12 @@
  * ```
  */
 import { Context, Effect, type Schema, Scope, Stream } from "effect"
-import type { ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
+import type { CompactionFailed, ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { AgentEvent } from "../domain/Event.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
 import type { ContentPart } from "../domain/Message.ts"
 import type { ModelOptions } from "../domain/ModelOptions.ts"
-import type { Inbound, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
+import type { CompactResult, Inbound, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
 import type { SubscribeOptions, Subscription } from "./EventBus.ts"
 
 /**
@@ -31,6 +31,12 @@ export interface TurnOptions extends ModelOptions {
   /** Overrides the configured model for this turn. */
   readonly model?: string
   /**
+   * Narrows the tools offered in this turn (and its sub-turns) to those of these names. It can only
+   * narrow: a name that is not registered adds nothing, and an empty list offers no tools.
+   * Absent: every registered tool.
+   */
+  readonly tools?: ReadonlyArray<string>
+  /**
    * Asks for a typed final answer: the turn's result carries it as `output`, decoded by this
    * Schema (from JSON, so the Schema's encoded side is what the model writes). An answer that
    * does not decode goes back to the model with the error, at most `maxOutputRetries` times;
@@ -39,6 +45,14 @@ export interface TurnOptions extends ModelOptions {
   readonly output?: Schema.Decoder<unknown>
   /** Overrides the JSON Schema derived from `output` (for a Schema imported from a JSON Schema). */
   readonly outputJsonSchema?: Record<string, unknown>
+}
+
+/** Options of `compact`. */
+export interface CompactOptions {
+  /** The newest messages kept verbatim after the summary; default the config's `summarizeKeepMessages`. */
+  readonly keepMessages?: number
+  /** The model that writes the summary; default the config's `model`. */
+  readonly model?: string
 }
 
 /** A turn's result whose `output` has the type of the turn's `output` Schema. */
@@ -84,6 +98,13 @@ export interface AgentLoopShape {
   readonly interruptGraceful: (sessionKey: string, hint?: string) => Effect.Effect<void, NoActiveTurn>
   /** Cancel the turn now (and its sub-turns); the session rolls back; the turn ends `aborted`. */
   readonly interruptHard: (sessionKey: string) => Effect.Effect<void, NoActiveTurn>
+  /**
+   * Summarises the session now, whatever its size: the older part of its view is replaced by one
+   * summary written by the provider (a `summary` compaction record, `SessionSummarize`), keeping
+   * the newest `keepMessages`. The log keeps every message. Waits for the session's running and
+   * queued turns, like a turn; `beforeCompact`/`afterCompact` hooks run around it.
+   */
+  readonly compact: (sessionKey: string, options?: CompactOptions) => Effect.Effect<CompactResult, CompactionFailed>
   /** A scoped subscription to the event bus. */
   readonly subscribe: (options?: SubscribeOptions) => Effect.Effect<Subscription, never, Scope.Scope>
   /** The events as a stream. */

@@ -74,12 +74,18 @@ describe("a chat line", () => {
 })
 
 describe("narrowing", () => {
-  const settings = { model: "m", tools: ["read_file", "exec", "grep"], mcpTools: undefined as ReadonlyArray<string> | undefined }
+  const registered = [
+    { name: "read_file" },
+    { name: "exec" },
+    { name: "grep" },
+    { name: "q", mcp: { server: "srv", tool: "q" } },
+    { name: "other__r", mcp: { server: "other", tool: "r" } }
+  ]
 
-  it("allowed-tools keeps only enabled tools, never adds one; model replaces the model", () => {
-    const command = parsed("/x/c.md", "---\nmodel: other\nallowed-tools: [Read, write_file, srv__q]\n---\nbody")
-    expect(CustomCommands.narrow(settings, command)).toEqual({ model: "other", tools: ["read_file"], mcpTools: ["srv__q"] })
-    expect(CustomCommands.narrow({ ...settings, mcpTools: [] }, command).mcpTools).toEqual([])
-    expect(CustomCommands.narrow(settings, parsed("/x/d.md", "body"))).toEqual(settings)
+  it("allowed-tools keeps only registered tools, never adds one; an MCP tool by any of its names; none named: all", () => {
+    const command = parsed("/x/c.md", "---\nmodel: other\nallowed-tools: [Read, write_file, srv__q, mcp__other__r]\n---\nbody")
+    expect(CustomCommands.turnTools(command, registered)).toEqual(["read_file", "q", "other__r"])
+    expect(CustomCommands.turnTools(command, [{ name: "exec" }])).toEqual([])
+    expect(CustomCommands.turnTools(parsed("/x/d.md", "body"), registered)).toBeUndefined()
   })
 })

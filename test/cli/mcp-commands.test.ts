@@ -83,6 +83,25 @@ describe("agent-loop mcp", () => {
     expect(readJson(mcpJson)).toEqual({ mcpServers: {} })
   }, 240_000)
 
+  it("an untrusted workspace whose MCP files name no server has nothing to trust: no warning, until one names a server", async () => {
+    const { env, mcpJson, workspace } = setup()
+    const cwd = workspace
+    fs.writeFileSync(mcpJson, JSON.stringify({ mcpServers: {} }))
+    fs.mkdirSync(path.join(workspace, ".vscode"))
+    fs.writeFileSync(path.join(workspace, ".vscode", "mcp.json"), "// emptied\n{ \"servers\": {}, }\n")
+    fs.mkdirSync(path.join(workspace, ".cursor"))
+    fs.writeFileSync(path.join(workspace, ".cursor", "mcp.json"), "\n")
+    const quiet = await runCli(["mcp", "list"], { env, cwd })
+    expect(quiet.code).toBe(0)
+    expect(quiet.stderr).not.toContain("is not trusted")
+    fs.writeFileSync(mcpJson, JSON.stringify({ mcpServers: { x: { command: "true" } } }))
+    const warned = await runCli(["mcp", "list"], { env, cwd })
+    expect(warned.stderr).toContain(`workspace ${workspace} is not trusted, so its .mcp.json was skipped`)
+    // a file that does not decode may be meant to: it still needs trust
+    fs.writeFileSync(mcpJson, "{ not json")
+    expect((await runCli(["mcp", "list"], { env, cwd })).stderr).toContain("so its .mcp.json was skipped")
+  }, 120_000)
+
   it("add refuses what it cannot write well: a bad name, both a command and --url, a malformed -e, a file that is not JSON", async () => {
     const { env, userSettings, workspace } = setup()
     const cwd = workspace

@@ -3,8 +3,9 @@
  * `run /NAME args` runs a custom command's prompt with its model and narrowed tools; an unknown
  * one fails saying so. In `chat` on a real terminal (tmux): `/help` lists custom commands,
  * `/model` switches the model of the next turns, `/cost` sums the turns' tokens, and a custom
- * command runs with `$ARGUMENTS` substituted; `/tools` lists the tools and `/undo` undoes the last
- * turn, a refusal printed without quitting. The tmux part is skipped, saying so, without tmux.
+ * command runs with `$ARGUMENTS` substituted, one with `allowed-tools` narrowing that turn's tools
+ * alone; `/tools` lists the tools and `/undo` undoes the last turn, a refusal printed without
+ * quitting. The tmux part is skipped, saying so, without tmux.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -74,7 +75,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat slash commands (tmux)" : "chat slash c
     await pane.waitFor(/^> $/m)
     pane.line("/help")
     await pane.waitFor(/\/greet NAME\s+Greets someone/)
-    expect(pane.capture()).toMatch(/\/model \[NAME\]/)
+    for (const usage of [/\/model \[NAME\]/, /\/compact /, /\/clear /, /\/sessions /, /\/resume \[KEY\] /]) expect(pane.capture()).toMatch(usage)
     pane.line("/nope")
     await pane.waitFor(/unknown command \/nope; \/help lists them/)
     pane.line("/greet Ada Bob")
@@ -89,6 +90,22 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat slash commands (tmux)" : "chat slash c
     expect(server.requests.map((r) => [r.body.model, lastUser(r.body)])).toEqual([
       ["fake-model", "Say hello to Ada Bob, then to Bob."],
       ["other-model", "and again"]
+    ])
+  }, SLOW)
+
+  it("a command's allowed-tools narrow the tools of its turn only, never adding one not enabled", async (context) => {
+    const { env, flags, server, workspace } = await setup(context, [{ text: "Reviewed." }, { text: "Plain." }])
+    expect((await runCli(["trust", workspace], { env })).code).toBe(0)
+    const pane = startPane([process.execPath, launcher, "chat", ...flags, "--tools", "read_file,grep"], env, root)
+    context.onTestFinished(() => pane.kill())
+    await pane.waitFor(/^> $/m)
+    pane.line("/review main.ts")
+    await pane.waitFor(/Reviewed\.\n── completed[^\n]*\n> $/m)
+    pane.line("and now?")
+    await pane.waitFor(/Plain\.\n── completed[^\n]*\n> $/m)
+    expect(server.requests.map((r) => [r.body.model, lastUser(r.body), toolNames(r.body)])).toEqual([
+      ["review-model", "Review main.ts.", ["read_file"]],
+      ["fake-model", "and now?", ["grep", "read_file"]]
     ])
   }, SLOW)
 

@@ -94,6 +94,19 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     expect(JSON.parse(result.finalMessage!.content)).toEqual({ temperature: 0.3, reasoning: { effort: "low" } })
   }, 60_000)
 
+  it("compact summarises the session on its runner, the log kept", async () => {
+    const result = await run(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      yield* loop.turn("compacted", "one")
+      yield* loop.turn("compacted", "two")
+      return yield* loop.compact("compacted", { keepMessages: 2 })
+    }))
+    expect(result).toEqual({ sessionKey: "compacted", summarized: 2, remaining: 3 })
+    const view = await history("compacted")
+    expect(view.map((m) => m.role)).toEqual(["system", "user", "assistant"])
+    expect(Message.textOf(view[0]!.content)).toMatch(/^\[Summary of the earlier conversation\]\nseen 2: /)
+  }, 60_000)
+
   it("a turn asking for a typed answer fails saying the cluster does not carry it, and reaches no runner", async () => {
     const result = await run(Effect.gen(function*() {
       return yield* (yield* AgentLoop).turn("typed", "hi", { output: Schema.Struct({ a: Schema.String }) })

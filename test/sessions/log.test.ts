@@ -145,6 +145,20 @@ describe("SessionLog.describe", () => {
     expect(described.workspace).toBeUndefined()
   })
 
+  it("context a beforeTurn hook added before the prompt is neither the preview nor a turn of its own", () => {
+    const added = Message.user("<user-prompt-submit-hook>\nbranch main\n</user-prompt-submit-hook>")
+    const log: ReadonlyArray<SessionLog.SessionEntry> = [
+      added,
+      { role: "meta", workspace: "/w" },
+      Message.user("what changed?"),
+      Message.assistant("a"),
+      added,
+      Message.user("and then?"),
+      Message.assistant("b")
+    ]
+    expect(SessionLog.describe(log)).toEqual({ messages: 6, turns: 2, preview: "what changed?", workspace: "/w" })
+  })
+
   it("a metadata record names the workspace, counts as no message and leaves the view alone", () => {
     const log: ReadonlyArray<SessionLog.SessionEntry> = [
       { role: "meta", workspace: "/home/me/project" },

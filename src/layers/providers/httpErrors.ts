@@ -1,9 +1,9 @@
 /**
  * The mapping from what an HTTP model API says when it fails to the library's provider errors,
  * shared by the wire-format layers so that every vendor is retried (or not) the same way, whether
- * the failure came as an HTTP status or as an error event inside a 200 stream.
+ * the failure came as an HTTP status or as an error event inside a 200 stream. It imports nothing
+ * of the HTTP client, so the request checks of the wire formats load without it.
  */
-import { UrlParams } from "effect/http"
 import {
   ContextLengthExceeded,
   MalformedResponse,
@@ -13,7 +13,6 @@ import {
   RateLimited,
   ResponseTooLarge
 } from "../../domain/errors.ts"
-import { connectionFailure } from "../connectionFailure.ts"
 
 /** The longest server message kept in an error; error bodies can be whole HTML pages. */
 const maxMessageLength = 500
@@ -151,36 +150,6 @@ export const fromResponse = (options: {
  */
 export const fromStreamError = (body: ErrorBody): ProviderError =>
   classify(body, body.status !== undefined && body.status >= 400 && body.status < 600 ? body.status : undefined, body.retryAfterMs)
-
-/**
- * A transport failure (refused, reset, dropped mid-stream) is the network, so retryable, and its
- * message names the cause beneath the HTTP client's "Transport error" with host and port. A URL
- * that cannot be parsed, or a certificate that is not trusted, is a configuration mistake that no
- * retry fixes.
- */
-export const fromTransport = (what: string, cause: unknown): ProviderError => {
-  if (isInvalidUrl(cause)) return new ProviderRejected({ message: `Invalid URL: ${causeText(cause)}` })
-  const request = requestOf(cause)
-  const failure = connectionFailure(cause, request?.url)
-  if (failure === undefined) return new ProviderUnavailable({ message: `${what}: ${causeText(cause)}` })
-  const shown = request === undefined ? "" : ` (${request.method} ${UrlParams.redactUrl(request.url)})`
-  const message = `${what}${shown}: ${failure.text}`
-  return failure.kind === "tls" ? new ProviderRejected({ message }) : new ProviderUnavailable({ message })
-}
-
-/** The request an `HttpClientError` failed on. */
-const requestOf = (cause: unknown): { readonly method: string; readonly url: string } | undefined => {
-  const request = (cause as { readonly reason?: { readonly request?: { readonly method?: unknown; readonly url?: unknown } } } | null)
-    ?.reason?.request
-  return typeof request?.method === "string" && typeof request.url === "string" ? { method: request.method, url: request.url } : undefined
-}
-
-const isInvalidUrl = (cause: unknown): boolean =>
-  typeof cause === "object" && cause !== null && "reason" in cause &&
-  (cause.reason as { readonly _tag?: unknown } | undefined)?._tag === "InvalidUrlError"
-
-const causeText = (cause: unknown): string =>
-  cause instanceof Error ? cause.message : typeof cause === "string" ? cause : "unknown error"
 
 /**
  * The same error with every known secret removed from its message (`scrub`, the `Secrets`

@@ -5,14 +5,14 @@
  * scrubbing behave the same for every vendor; each vendor supplies only what sets it apart.
  */
 import { Clock, Config, Duration, Effect, Option, Redacted, Stream } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
-import { type ProviderError, ProviderUnavailable } from "../../domain/errors.ts"
+import { HttpClient, HttpClientRequest, UrlParams } from "effect/http"
+import { type ProviderError, ProviderRejected, ProviderUnavailable } from "../../domain/errors.ts"
 import type { ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import { trimEndWhile } from "../../domain/text.ts"
 import type { ProviderShape } from "../../services/Provider.ts"
 import { Secrets } from "../../services/Secrets.ts"
-import { targetOfUrl } from "../connectionFailure.ts"
-import { fromResponse, fromTransport, scrubError } from "./httpErrors.ts"
+import { connectionFailure, targetOfUrl } from "../connectionFailure.ts"
+import { fromResponse, scrubError } from "./httpErrors.ts"
 import { decodeSse, type WireDecoder } from "./sse.ts"
 import { userAgent } from "./userAgent.ts"
 
@@ -191,3 +191,33 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
       }
     }
   })
+
+/**
+ * A transport failure (refused, reset, dropped mid-stream) is the network, so retryable, and its
+ * message names the cause beneath the HTTP client's "Transport error" with host and port. A URL
+ * that cannot be parsed, or a certificate that is not trusted, is a configuration mistake that no
+ * retry fixes.
+ */
+export const fromTransport = (what: string, cause: unknown): ProviderError => {
+  if (isInvalidUrl(cause)) return new ProviderRejected({ message: `Invalid URL: ${causeText(cause)}` })
+  const request = requestOf(cause)
+  const failure = connectionFailure(cause, request?.url)
+  if (failure === undefined) return new ProviderUnavailable({ message: `${what}: ${causeText(cause)}` })
+  const shown = request === undefined ? "" : ` (${request.method} ${UrlParams.redactUrl(request.url)})`
+  const message = `${what}${shown}: ${failure.text}`
+  return failure.kind === "tls" ? new ProviderRejected({ message }) : new ProviderUnavailable({ message })
+}
+
+/** The request an `HttpClientError` failed on. */
+const requestOf = (cause: unknown): { readonly method: string; readonly url: string } | undefined => {
+  const request = (cause as { readonly reason?: { readonly request?: { readonly method?: unknown; readonly url?: unknown } } } | null)
+    ?.reason?.request
+  return typeof request?.method === "string" && typeof request.url === "string" ? { method: request.method, url: request.url } : undefined
+}
+
+const isInvalidUrl = (cause: unknown): boolean =>
+  typeof cause === "object" && cause !== null && "reason" in cause &&
+  (cause.reason as { readonly _tag?: unknown } | undefined)?._tag === "InvalidUrlError"
+
+const causeText = (cause: unknown): string =>
+  cause instanceof Error ? cause.message : typeof cause === "string" ? cause : "unknown error"

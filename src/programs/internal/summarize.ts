@@ -11,6 +11,7 @@ import { Cause, Duration, Effect, Option, Stream } from "effect"
 import { readCause, show, tagged } from "../../domain/causeMessage.ts"
 import type { AgentLoopConfig } from "../../domain/Config.ts"
 import * as Message from "../../domain/Message.ts"
+import { SUMMARY_TIMEOUT } from "../../domain/SessionLog.ts"
 import { runesOf, splitForSummary } from "./compaction.ts"
 import { tooLarge } from "./providerCall.ts"
 import type { Engine } from "./engine.ts"
@@ -25,7 +26,7 @@ export const SUMMARY_INSTRUCTION =
 export { SUMMARY_PREFIX } from "../../domain/SessionLog.ts"
 
 /** How long the summary's provider call may take before it is given up (history kept). */
-export const SUMMARY_TIMEOUT: Duration.Duration = Duration.minutes(2)
+export { SUMMARY_TIMEOUT }
 
 const transcript = (messages: ReadonlyArray<Message.Message>) =>
   messages.map((m) =>
@@ -40,20 +41,43 @@ const transcript = (messages: ReadonlyArray<Message.Message>) =>
 export const needsSummary = (config: AgentLoopConfig, history: ReadonlyArray<Message.Message>) =>
   config.summarizeThreshold > 0 && runesOf(history) / 4 > config.summarizeThreshold * config.contextWindow
 
+/** What a summary did: replaced the older messages, found nothing old enough to replace, or failed (history kept). */
+export type SummaryOutcome =
+  | { readonly _tag: "Summarized"; readonly summarized: number; readonly remaining: number }
+  | { readonly _tag: "NotNeeded"; readonly remaining: number }
+  | { readonly _tag: "Failed"; readonly message: string }
+
+/** How a summary is asked for: after a turn past the threshold, or now (`AgentLoop.compact`). */
+export interface SummaryOptions {
+  /** Summarise even under `summarizeThreshold`. */
+  readonly force: boolean
+  /** The newest messages kept verbatim. */
+  readonly keep: number
+}
+
+const failed = (message: string): SummaryOutcome => ({ _tag: "Failed", message })
+
 /**
- * Summarises the session's older messages if it is past the threshold; events carry `turn`'s
- * place (the turn just ended). The summary record is appended through the session's `commit`.
+ * Summarises the session's older messages if it is past the threshold (or `force`); events carry
+ * `turn`'s place (the turn just ended). The summary record is appended through the session's
+ * `commit`. A failure appends nothing and is published as an `Error` event as well as returned.
  */
-export const summarize = (engine: Engine, session: Turn.SessionPort, turn: Turn.Turn): Effect.Effect<void> =>
+export const summarize = (
+  engine: Engine,
+  session: Turn.SessionPort,
+  turn: Turn.Turn,
+  options: SummaryOptions = { force: false, keep: engine.config.summarizeKeepMessages }
+): Effect.Effect<SummaryOutcome> =>
   Effect.gen(function*() {
     const { config, hooks, provider } = engine
     const history = yield* session.load
-    if (!needsSummary(config, history)) return
-    const { newer, older } = splitForSummary(history, config.summarizeKeepMessages)
-    if (older.length === 0) return
+    if (!options.force && !needsSummary(config, history)) return { _tag: "NotNeeded", remaining: history.length } as const
+    const { newer, older } = splitForSummary(history, options.keep)
+    // the view may already start with an earlier summary: summarising it alone gains nothing
+    if (older.length === 0 || (older.length === 1 && older[0]!.role === "system")) return { _tag: "NotNeeded", remaining: history.length } as const
     const where = Turn.hookContext(turn)
     const verdict = yield* hooks.run("beforeCompact", { context: where, reason: "summary", messages: history })
-    if (verdict._tag !== "Continue") return
+    if (verdict._tag !== "Continue") return failed("a beforeCompact hook stopped the summary; history kept")
     // the summary is a model response like any other: bounded by `maxResponseBytes`
     const pieces: Array<string> = []
     let bytes = 0
@@ -70,18 +94,14 @@ export const summarize = (engine: Engine, session: Turn.SessionPort, turn: Turn.
       }
       return Effect.void
     }).pipe(Effect.timeoutOption(SUMMARY_TIMEOUT))
-    if (Option.isNone(collected)) {
-      return yield* Turn.emit(turn, "Error", {
-        stage: "summarize",
-        message: `The summary took longer than ${Duration.toMillis(SUMMARY_TIMEOUT)}ms; history kept`
-      })
-    }
+    if (Option.isNone(collected)) return yield* report(turn, `The summary took longer than ${Duration.toMillis(SUMMARY_TIMEOUT)}ms; history kept`)
     const text = pieces.join("")
-    if (text.trim() === "") return yield* Turn.emit(turn, "Error", { stage: "summarize", message: "The summary came back empty; history kept" })
+    if (text.trim() === "") return yield* report(turn, "The summary came back empty; history kept")
     yield* session.commit([{ role: "compaction", reason: "summary", cut: older.length, summary: engine.secrets.scrub(text) }])
     const remaining = 1 + newer.length
     yield* Turn.emit(turn, "SessionSummarize", { summarized: older.length, remaining })
     yield* hooks.run("afterCompact", { context: where, reason: "summary", dropped: older.length, remaining })
+    return { _tag: "Summarized", summarized: older.length, remaining } as const
   }).pipe(
     Effect.catchCause((cause) => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
@@ -89,7 +109,10 @@ export const summarize = (engine: Engine, session: Turn.SessionPort, turn: Turn.
       const message = reading._tag === "Error"
         ? tagged(reading.error)
         : `The summary failed: ${show(reading._tag === "Defect" ? reading.defect : Cause.squash(cause))}`
-      return Turn.emit(turn, "Error", { stage: "summarize", message: `${message}; history kept` })
+      return report(turn, `${message}; history kept`)
     }),
     Effect.withSpan("agent.summarize", { attributes: { "agent.session.key": turn.sessionKey } })
   )
+
+/** A failed summary: an `Error` event, and the outcome saying so. */
+const report = (turn: Turn.Turn, message: string) => Effect.as(Turn.emit(turn, "Error", { stage: "summarize", message }), failed(message))
