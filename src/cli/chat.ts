@@ -41,7 +41,7 @@ interface Queued {
 }
 
 /** Runs the chat until /exit, end of input, or Ctrl-C twice at the prompt. */
-export const chat = (flags: AgentFlags) =>
+export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.none()) =>
   Effect.gen(function*() {
     const settings = yield* Settings.resolve(flags)
     yield* Settings.announce(settings)
@@ -49,6 +49,8 @@ export const chat = (flags: AgentFlags) =>
       const screen = yield* Screen
       const loop = yield* AgentLoop
       const registry = yield* ToolRegistry
+      // the inspector's code loads only when asked for
+      if (Option.isSome(inspect)) yield* Effect.flatMap(Effect.promise(() => import("./inspect.ts")), (m) => m.inspectBeside(inspect))
       const key = settings.sessionKey
       // up/down recall earlier inputs, of this chat and earlier ones, from a private file
       const input = yield* LineInput.makeEditing({ prompt: screen.openPrompt, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })

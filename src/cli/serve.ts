@@ -32,6 +32,7 @@ export type ServeFlags = AgentFlags & {
   readonly shardLockRefresh: Option.Option<number>
   readonly shardLockExpiration: Option.Option<number>
   readonly retention: Option.Option<number>
+  readonly inspect: Option.Option<number>
 }
 
 /** A positive number of seconds, or a failure naming the flag. */
@@ -86,6 +87,11 @@ export const serve = (flags: ServeFlags) =>
         ).pipe(Effect.catchTag("MetricsEndpointError", (error) => fail(error.message)))
         const { host, port } = Context.get(endpoint, Metrics.Endpoint)
         yield* screen.line(`agent-loop: metrics at http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`)
+      }
+      if (Option.isSome(flags.inspect)) {
+        yield* Effect.flatMap(Effect.promise(() => import("./inspect.ts")), (m) => m.inspectBeside(flags.inspect)).pipe(
+          Effect.provide(Layer.succeedContext(local))
+        )
       }
       const listenHost = Option.getOrUndefined(flags.listenHost)
       yield* Layer.build(
