@@ -17,6 +17,7 @@ import {
   Inspector,
   Message,
   Scripted,
+  SessionStore,
   SessionStoreSql,
   subagent,
   Tool,
@@ -59,7 +60,7 @@ export interface InspectorFixture {
   readonly origin: string
   readonly token: string
   /** Runs an effect with the loop's services. */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, AgentLoop>) => Promise<A>
+  readonly run: <A, E>(effect: Effect.Effect<A, E, AgentLoop | SessionStore>) => Promise<A>
   /** Opens the gate the `gate` tool waits on (one turn each). */
   readonly openGate: () => Promise<void>
   /** The SQLite file the sessions are in. */
