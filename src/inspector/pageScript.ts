@@ -68,7 +68,7 @@ function render() {
   nav.appendChild(el("a", { href: "#/", text: STATIC ? "session" : "sessions" }));
   if (!STATIC) { nav.appendChild(document.createTextNode(" · ")); nav.appendChild(el("a", { href: "#/cluster", text: "cluster" })); }
   var p = r.view === "list" ? renderList() : r.view === "session" ? renderSession(r.key, r.offset) : r.view === "timeline" ? renderTimeline(r.key, r.turn) : renderCluster();
-  return p.catch(function (e) { clear(app); app.appendChild(el("p", { className: "error", text: "Could not load: " + e.message })); });
+  return p.then(showStreaming, function (e) { clear(app); app.appendChild(el("p", { className: "error", text: "Could not load: " + e.message })); });
 }
 
 function renderList() {
@@ -246,6 +246,13 @@ function renderCluster() {
 }
 
 var pending = null;
+var streaming = { key: null, text: "" };
+function showStreaming() {
+  var r = route(), box = document.getElementById("live-text");
+  if (r.view !== "session" || r.key !== streaming.key || !streaming.text) { if (box) box.remove(); return; }
+  if (!box) { box = el("div", { id: "live-text", title: "the model's answer as it streams" }); app.insertBefore(box, app.firstChild); }
+  box.textContent = streaming.text;
+}
 function refreshSoon() { if (pending) return; pending = setTimeout(function () { pending = null; render(); }, 250); }
 function live() {
   if (STATIC || typeof EventSource === "undefined") return;
@@ -256,12 +263,10 @@ function live() {
   source.addEventListener("reset", refreshSoon);
   source.onmessage = function (m) {
     var e = JSON.parse(m.data), r = route();
+    if (e._tag === "LLMRequest" && e.depth === 0) streaming = { key: e.sessionKey, text: "" };
+    if (e._tag === "TurnEnd" && e.depth === 0 && streaming.key === e.sessionKey) streaming = { key: null, text: "" };
     if (e._tag === "LLMDelta") {
-      if (r.view === "session" && r.key === e.sessionKey && e.kind === "text") {
-        var box = document.getElementById("live-text");
-        if (!box) { box = el("div", { id: "live-text" }); app.insertBefore(box, app.firstChild); }
-        box.textContent += e.text;
-      }
+      if (e.kind === "text" && e.depth === 0 && streaming.key === e.sessionKey) { streaming.text += e.text; showStreaming(); }
       return;
     }
     if (r.view === "list" || ((r.view === "session" || r.view === "timeline") && r.key === e.sessionKey)) refreshSoon();

@@ -35,10 +35,13 @@ export const RED_PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQV
 const script = (request: ProviderTypes.ProviderRequest): Scripted.ScriptedResponse => {
   const last = request.messages.at(-1)!
   const usage = { inputTokens: 100 * request.messages.length, outputTokens: 7, costUsd: 0.001 }
-  if (last.role === "tool") return { content: `finished after ${last.toolName}`, usage }
+  // the delegating session's calls take a moment each, so its timeline has visible bars (the README's screenshot)
+  const delegating = Message.textOf(request.messages.find((m) => m.role === "user")?.content ?? "")
+  const delay = delegating.startsWith("delegate") || delegating === "count the files" ? { delay: "60 millis" as const } : {}
+  if (last.role === "tool") return { content: `finished after ${last.toolName}`, usage, ...delay }
   const text = last.role === "user" ? Message.textOf(last.content) : ""
-  if (text.startsWith("delegate")) return { toolCalls: [{ id: "call-sub", name: "subagent", arguments: { task: "count the files" } }], usage }
-  if (text === "count the files") return { content: "There are 3 files.", usage }
+  if (text.startsWith("delegate")) return { toolCalls: [{ id: "call-sub", name: "subagent", arguments: { task: "count the files" } }], usage, ...delay }
+  if (text === "count the files") return { content: "There are 3 files.", usage, ...delay }
   if (text.startsWith("hostile")) return { toolCalls: [{ id: "call-echo", name: "echo", arguments: { text: HOSTILE } }], usage }
   if (text.startsWith("wait")) return { toolCalls: [{ id: "call-gate", name: "gate", arguments: {} }], usage }
   return { content: `You said: ${text}`, usage }
