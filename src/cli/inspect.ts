@@ -1,5 +1,5 @@
 /**
- * `agent-loop ui` and the `--inspect` flag of `chat`, `run` and `serve`: the inspector page served
+ * `agent-loop ui` and the `--inspect PORT` flag of `chat` and `serve`: the inspector page served
  * on its own port (127.0.0.1 unless `--host` says otherwise), its URL with a fresh random token
  * printed, and opened in the browser unless `--no-open`.
  *

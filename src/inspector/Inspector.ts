@@ -10,13 +10,12 @@
  *
  * @example
  * ```ts
- * import { Effect, Layer } from "effect"
- * import { HttpRouter } from "effect/http"
  * import { Inspector } from "effect-agent-loop"
  *
  * const token = Inspector.makeToken()
- * // Mount at /inspector on the application's router; open Inspector.url("http://127.0.0.1:8080", token, "/inspector").
+ * // Mount at /inspector on the application's router (it needs the loop's SessionStore and EventBus)
  * const routes = Inspector.layer({ token, prefix: "/inspector" })
+ * const open = Inspector.url("http://127.0.0.1:8080", token, "/inspector")
  * ```
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"

@@ -68,7 +68,7 @@ function render() {
   nav.appendChild(el("a", { href: "#/", text: STATIC ? "session" : "sessions" }));
   if (!STATIC) { nav.appendChild(document.createTextNode(" · ")); nav.appendChild(el("a", { href: "#/cluster", text: "cluster" })); }
   var p = r.view === "list" ? renderList() : r.view === "session" ? renderSession(r.key, r.offset) : r.view === "timeline" ? renderTimeline(r.key, r.turn) : renderCluster();
-  return p.then(showStreaming, function (e) { clear(app); app.appendChild(el("p", { className: "error", text: "Could not load: " + e.message })); });
+  return p.then(function () { showStreaming(); if (performance.mark) performance.mark("inspector:drawn"); }, function (e) { clear(app); app.appendChild(el("p", { className: "error", text: "Could not load: " + e.message })); });
 }
 
 function renderList() {
