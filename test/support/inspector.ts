@@ -22,8 +22,8 @@ import {
   subagent,
   Tool,
   ToolRegistryLive
-} from "../../src/index.ts"
-import type { ProviderTypes } from "../../src/index.ts"
+} from "effect-agent-loop"
+import type { ProviderTypes } from "effect-agent-loop"
 
 /** What a hostile model writes into a tool result. */
 export const HOSTILE = `<script>window.pwned = 1; document.title = "pwned"</script></script><script>window.pwned = 2</script><img src=x onerror="window.pwned = 3">`

@@ -7,10 +7,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Effect } from "effect"
-import { Inspector, Message, SessionStore } from "../src/index.ts"
-import { isolatedEnv, runCli, spawnCli, tempDir } from "./support/cliProcess.ts"
-import { HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "./support/inspector.ts"
+import { Effect, Redacted } from "effect"
+import { Inspector, Message, SessionStore } from "effect-agent-loop"
+import { isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
+import { HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "../support/inspector.ts"
 
 /** The replay buffer's size in these tests: fewer events than one turn publishes. */
 const REPLAY = 3
@@ -84,7 +84,7 @@ describe("inspector over HTTP", () => {
       expect((await get(url, {})).status).toBe(403)
     }
     const wrong = Inspector.makeToken()
-    expect((await get(`${f.origin}/?token=${(await import("effect")).Redacted.value(wrong)}`, {})).status).toBe(403)
+    expect((await get(`${f.origin}/?token=${Redacted.value(wrong)}`, {})).status).toBe(403)
     expect((await get(`${f.origin}/api/sessions`, { cookie: `${Inspector.COOKIE}=${f.token.slice(0, -1)}x` })).status).toBe(403)
     const page = await get(f.url, {})
     expect(page.status).toBe(200)

@@ -8,9 +8,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Browser, chromium } from "playwright-core"
-import { Message } from "../src/index.ts"
-import { isolatedEnv, root, runCli, tempDir } from "./support/cliProcess.ts"
-import { HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "./support/inspector.ts"
+import { Message } from "effect-agent-loop"
+import { isolatedEnv, root, runCli, tempDir } from "../support/cliProcess.ts"
+import { HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "../support/inspector.ts"
 
 const CHROMIUM = "/usr/bin/chromium"
 const present = fs.existsSync(CHROMIUM)
