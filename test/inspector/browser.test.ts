@@ -153,4 +153,28 @@ describe.skipIf(!present)("inspector in Chromium", { timeout: 120_000 }, () => {
       await close()
     }
   })
+
+  it("runs no inline script but its own even if one got into the file: the policy allows the page's script by its hash only", async () => {
+    const home = tempDir()
+    const file = path.join(home, "hostile.html")
+    const done = await runCli(["sessions", "export", "hostile", "--html", file], { env: isolatedEnv(home, { AGENT_LOOP_DATA_DIR: path.dirname(f.database) }) })
+    expect(done.code).toBe(0)
+    // as if the escaping had failed: markup of the session's placed in the document itself
+    const html = fs.readFileSync(file, "utf8").replace('<main id="app">', `<main id="app">${HOSTILE}`)
+    fs.writeFileSync(file, html)
+    const { page, close } = await newPage()
+    const violations: Array<string> = []
+    page.on("console", (message) => {
+      if (message.text().includes("Content Security Policy")) violations.push(message.text())
+    })
+    try {
+      await page.goto(`file://${file}`)
+      await page.locator('#conversation [data-role="tool"]').waitFor(WAIT)
+      expect(await page.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined()
+      expect(await page.title()).toBe("agent-loop session hostile")
+      expect(violations.length).toBeGreaterThan(0)
+    } finally {
+      await close()
+    }
+  })
 })

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Redacted } from "effect"
 import { Inspector, Message, SessionStore } from "effect-agent-loop"
 import { isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
-import { HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "../support/inspector.ts"
+import { connectEvents, HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "../support/inspector.ts"
 
 /** The replay buffer's size in these tests: fewer events than one turn publishes. */
 const REPLAY = 3
@@ -22,50 +22,6 @@ const json = async (url: string) => {
   const response = await get(url)
   expect(response.status).toBe(200)
   return response.json() as Promise<any>
-}
-
-type Sse = { id?: string; event?: string; data: string }
-
-/**
- * Connects to the live events and returns once the server has subscribed (its first comment);
- * `until` then reads until `enough` holds (deadline 30 s) and closes the connection.
- */
-const connect = async (headers: Record<string, string>) => {
-  const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(), 30_000)
-  const response = await fetch(`${f.origin}/api/events`, { headers: { cookie, ...headers }, signal: controller.signal })
-  expect(response.headers.get("content-type")).toContain("text/event-stream")
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-  const events: Array<Sse> = []
-  let buffer = ""
-  let connected = false
-  const pump = async (done: () => boolean) => {
-    while (!done()) {
-      const chunk = await reader.read()
-      if (chunk.done) throw new Error("the event stream ended")
-      buffer += chunk.value
-      let end: number
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        if (block === ": connected") connected = true
-        const fields = Object.fromEntries(block.split("\n").filter((l) => !l.startsWith(":")).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)]))
-        if (fields.data !== undefined) events.push(fields as Sse)
-      }
-    }
-  }
-  await pump(() => connected)
-  return {
-    until: async (enough: (events: Array<Sse>) => boolean) => {
-      try {
-        await pump(() => enough(events))
-        return events
-      } finally {
-        clearTimeout(timer)
-        controller.abort()
-      }
-    }
-  }
 }
 
 beforeAll(async () => {
@@ -143,17 +99,17 @@ describe("inspector over HTTP", () => {
   })
 
   it("replays what a reconnecting page missed from a bounded buffer, and says when the buffer no longer reaches back", async () => {
-    const live = await connect({})
+    const live = await connectEvents(f.origin, cookie, {})
     await f.run(turn("replay", "hello"))
     const seen = await live.until((events) => events.some((e) => JSON.parse(e.data)._tag === "TurnEnd"))
     const ids = seen.map((e) => Number(e.id))
     expect(ids).toEqual(ids.map((_, i) => ids[0]! + i))
     expect(ids.length).toBeGreaterThan(REPLAY)
     // the buffer holds the last REPLAY events: a page that saw none of them is told to reload
-    const fromStart = await (await connect({ "last-event-id": "0" })).until((events) => events.length >= REPLAY + 1)
+    const fromStart = await (await connectEvents(f.origin, cookie, { "last-event-id": "0" })).until((events) => events.length >= REPLAY + 1)
     expect(fromStart[0]!.event).toBe("reset")
     expect(fromStart.slice(1).map((e) => Number(e.id))).toEqual(ids.slice(-REPLAY))
-    const recent = await (await connect({ "last-event-id": String(ids.at(-3)) })).until((events) => events.length >= 2)
+    const recent = await (await connectEvents(f.origin, cookie, { "last-event-id": String(ids.at(-3)) })).until((events) => events.length >= 2)
     expect(recent.map((e) => [e.event, Number(e.id)])).toEqual([[undefined, ids.at(-2)], [undefined, ids.at(-1)]])
   })
 })

@@ -122,3 +122,48 @@ export const turn = (sessionKey: string, input: string | ReadonlyArray<Message.C
     const loop = yield* AgentLoop
     return yield* loop.turn(sessionKey, input)
   })
+
+/** A server-sent event as it arrived. */
+export type Sse = { id?: string; event?: string; data: string }
+
+/**
+ * Connects to the live events and returns once the server has subscribed (its first comment);
+ * `until` then reads until `enough` holds (deadline 30 s) and closes the connection.
+ */
+export const connectEvents = async (origin: string, cookie: string, headers: Record<string, string> = {}) => {
+  const controller = new AbortController()
+  const timer = setTimeout(() => controller.abort(), 30_000)
+  const response = await fetch(`${origin}/api/events`, { headers: { cookie, ...headers }, signal: controller.signal })
+  if (!response.headers.get("content-type")?.startsWith("text/event-stream")) throw new Error(`not an event stream: ${response.status}`)
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+  const events: Array<Sse> = []
+  let buffer = ""
+  let connected = false
+  const pump = async (done: () => boolean) => {
+    while (!done()) {
+      const chunk = await reader.read()
+      if (chunk.done) throw new Error("the event stream ended")
+      buffer += chunk.value
+      let end: number
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        if (block === ": connected") connected = true
+        const fields = Object.fromEntries(block.split("\n").filter((l) => !l.startsWith(":")).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)]))
+        if (fields.data !== undefined) events.push(fields as Sse)
+      }
+    }
+  }
+  await pump(() => connected)
+  return {
+    until: async (enough: (events: Array<Sse>) => boolean) => {
+      try {
+        await pump(() => enough(events))
+        return events
+      } finally {
+        clearTimeout(timer)
+        controller.abort()
+      }
+    }
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The inspector beside a command: `chat --inspect 0` serves the page on 127.0.0.1 and the turns the
+ * chat runs stream into it as server-sent events, against a scripted OpenAI-compatible server.
+ */
+import { describe, expect, it } from "vitest"
+import { cliSetup, spawnCli } from "../support/cliProcess.ts"
+import { connectEvents } from "../support/inspector.ts"
+
+describe("chat --inspect", () => {
+  it("prints the page's URL and streams the chat's turn into its events", async (context) => {
+    const { flags, env } = await cliSetup(context, [{ text: ["Hello ", "there."] }])
+    const cli = spawnCli(["chat", ...flags, "--inspect", "0"], { env, stdin: true })
+    try {
+      await cli.waitFor(/inspector at http:\/\/127\.0\.0\.1:\d+\/\?token=\S+\n/, "stderr", 30_000)
+      const url = /inspector at (\S+)/.exec(cli.stderr())![1]!
+      const page = await fetch(url, { signal: AbortSignal.timeout(30_000) })
+      expect(page.status).toBe(200)
+      const cookie = page.headers.get("set-cookie")!.split(";")[0]!
+      const events = await connectEvents(new URL(url).origin, cookie)
+      cli.child.stdin!.write("hi\n")
+      const seen = (await events.until((all) => all.some((e) => JSON.parse(e.data)._tag === "TurnEnd"))).map((e) => JSON.parse(e.data))
+      expect(seen[0]._tag).toBe("TurnStart")
+      expect(seen[0].input).toBe("hi")
+      expect(seen.filter((e) => e._tag === "LLMDelta").map((e) => e.text).join("")).toBe("Hello there.")
+      expect(seen.at(-1)).toMatchObject({ _tag: "TurnEnd", status: "completed" })
+      cli.child.stdin!.end()
+      expect((await cli.exited).code).toBe(0)
+    } finally {
+      cli.child.kill("SIGTERM")
+    }
+  }, 60_000)
+})
