@@ -29,6 +29,8 @@ export interface InspectOptions {
   readonly open: boolean
   /** Recorded events to show as if seen live. */
   readonly events?: ReadonlyArray<AgentEvent>
+  /** The cluster view's data (under `serve`). */
+  readonly cluster?: Inspector.Options["cluster"]
 }
 
 /**
@@ -40,7 +42,11 @@ export const serveInspector = (options: InspectOptions): Effect.Effect<string, u
     const screen = yield* Screen
     const token = Inspector.makeToken()
     const context = yield* Layer.build(
-      HttpRouter.serve(Inspector.layer({ token, ...(options.events === undefined ? {} : { events: options.events }) }), { disableLogger: true, disableListenLog: true }).pipe(
+      HttpRouter.serve(Inspector.layer({
+        token,
+        ...(options.events === undefined ? {} : { events: options.events }),
+        ...(options.cluster === undefined ? {} : { cluster: options.cluster })
+      }), { disableLogger: true, disableListenLog: true }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: options.port, host: options.host }))
       )
     ).pipe(Effect.catchTag("ServeError", (error) => fail(`inspector: cannot listen on ${options.host}:${options.port}: ${error.message}`)))
@@ -85,5 +91,7 @@ export const ui = (flags: UiFlags) =>
   })
 
 /** `--inspect PORT` of `chat` and `serve`: the page on 127.0.0.1 beside the command, not opened (the command owns the terminal). */
-export const inspectBeside = (port: Option.Option<number>) =>
-  Option.isNone(port) ? Effect.void : Effect.asVoid(serveInspector({ port: port.value, host: "127.0.0.1", open: false }))
+export const inspectBeside = (port: Option.Option<number>, cluster?: Inspector.Options["cluster"]) =>
+  Option.isNone(port)
+    ? Effect.void
+    : Effect.asVoid(serveInspector({ port: port.value, host: "127.0.0.1", open: false, ...(cluster === undefined ? {} : { cluster }) }))

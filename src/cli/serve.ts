@@ -89,9 +89,10 @@ export const serve = (flags: ServeFlags) =>
         yield* screen.line(`agent-loop: metrics at http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`)
       }
       if (Option.isSome(flags.inspect)) {
-        yield* Effect.flatMap(Effect.promise(() => import("./inspect.ts")), (m) => m.inspectBeside(flags.inspect)).pipe(
-          Effect.provide(Layer.succeedContext(local))
-        )
+        // the cluster view reads the cluster's tables over a connection of its own
+        const db = yield* Layer.build(ClusterOptions.database(url))
+        const [inspect, view] = yield* Effect.promise(() => Promise.all([import("./inspect.ts"), import("../inspector/clusterView.ts")]))
+        yield* inspect.inspectBeside(flags.inspect, Effect.provideContext(view.clusterView, db)).pipe(Effect.provide(Layer.succeedContext(local)))
       }
       const listenHost = Option.getOrUndefined(flags.listenHost)
       yield* Layer.build(
