@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Redacted } from "effect"
-import { Inspector, Message, SessionStore } from "effect-agent-loop"
+import { Inspector, Message, Secrets, SessionStore } from "effect-agent-loop"
 import { isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
 import { connectEvents, HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "../support/inspector.ts"
 
@@ -77,6 +77,18 @@ describe("inspector over HTTP", () => {
     expect(capped.items).toHaveLength(Inspector.MAX_PAGE)
     const tail = await json(`${f.origin}/api/session/long?offset=${Inspector.MAX_PAGE}&limit=200`)
     expect(tail.items).toEqual([{ index: Inspector.MAX_PAGE, entry: Message.user(`q${Inspector.MAX_PAGE}`) }])
+  })
+
+  it("serves no known secret, even one stored in a session's log", async () => {
+    const secret = "sk-inspector-0123456789"
+    await f.run(Effect.gen(function*() {
+      ;(yield* Secrets).add([secret])
+      yield* (yield* SessionStore).append("leaky", [Message.user(`my key is ${secret}`)])
+    }))
+    const list = await (await get(`${f.origin}/api/sessions?q=leaky`)).text()
+    const session = await (await get(`${f.origin}/api/session/leaky`)).text()
+    expect(session).toContain("my key is <redacted>")
+    expect(list + session).not.toContain(secret)
   })
 
   it("gives a recorded turn's timeline with the sub-turn under the tool call that spawned it, and a log turn's in order only", async () => {
