@@ -176,7 +176,8 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
         Effect.catch((error) => Effect.succeed(HttpServerResponse.text(`${secrets.scrub(String((error as { message?: unknown }).message ?? error))}\n`, { status: 500 })))
       )
     }
-    yield* router.add("GET", (prefix === "" ? "/" : prefix) as HttpRouter.PathInput, handle)
+    // `PREFIX/*` also matches the bare prefix (which redirects to PREFIX/); the root needs "/" itself
+    if (prefix === "") yield* router.add("GET", "/", handle)
     yield* router.add("GET", `${prefix}/*` as HttpRouter.PathInput, handle)
   }))
 

@@ -72,7 +72,8 @@ export const embedJson = (value: unknown): string =>
 
 /** The page: the live inspector's (no `data`), or an exported file's (its `data` embedded). */
 export const html = (options: { readonly title: string; readonly data?: unknown }): string => {
-  const policy = options.data === undefined ? livePolicy : exportPolicy
+  // frame-ancestors works only as a header (which the live page also gets); in a meta tag it is ignored with a warning
+  const policy = options.data === undefined ? livePolicy.replace("; frame-ancestors 'none'", "") : exportPolicy
   const data = options.data === undefined ? "" : `<script type="application/json" id="inspector-data">${embedJson(options.data)}</script>\n`
   const title = options.title.replace(/[<>&"]/g, (c) => `&#${c.charCodeAt(0)};`)
   return `<!doctype html>

@@ -7,8 +7,9 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Effect, Redacted } from "effect"
-import { Inspector, Message, Secrets, SessionStore } from "effect-agent-loop"
+import { Effect, Layer, Redacted } from "effect"
+import { HttpRouter } from "effect/http"
+import { EventBusLive, Inspector, Message, Secrets, SessionStore, SessionStoreMemory } from "effect-agent-loop"
 import { isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
 import { connectEvents, HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "../support/inspector.ts"
 
@@ -123,6 +124,30 @@ describe("inspector over HTTP", () => {
     expect(fromStart.slice(1).map((e) => Number(e.id))).toEqual(ids.slice(-REPLAY))
     const recent = await (await connectEvents(f.origin, cookie, { "last-event-id": String(ids.at(-3)) })).until((events) => events.length >= 2)
     expect(recent.map((e) => [e.event, Number(e.id)])).toEqual([[undefined, ids.at(-2)], [undefined, ids.at(-1)]])
+  })
+})
+
+describe("mounted under a prefix", () => {
+  it("answers only under its prefix, the token first: the page, its API, and a redirect from the bare prefix", async () => {
+    const token = Inspector.makeToken()
+    const app = Inspector.layer({ token, prefix: "/inspector" }).pipe(
+      Layer.provide(Layer.merge(SessionStoreMemory.layer({ one: [Message.user("hi")] }), EventBusLive.layerCapacity()))
+    )
+    const { handler, dispose } = HttpRouter.toWebHandler(app, { disableLogger: true })
+    try {
+      const call = (path: string, cookie?: string) =>
+        handler(new Request(`http://127.0.0.1${path}`, { redirect: "manual", ...(cookie === undefined ? {} : { headers: { cookie } }) }))
+      const opened = await call(`/inspector/?token=${Redacted.value(token)}`)
+      expect(opened.status).toBe(200)
+      expect(opened.headers.get("set-cookie")).toContain("Path=/inspector/;")
+      const cookie = opened.headers.get("set-cookie")!.split(";")[0]!
+      expect((await call("/inspector/api/sessions")).status).toBe(403)
+      expect(((await (await call("/inspector/api/sessions", cookie)).json()) as any).items.map((s: any) => s.sessionKey)).toEqual(["one"])
+      expect((await call("/inspector", cookie)).headers.get("location")).toBe("/inspector/")
+      expect((await call("/api/sessions", cookie)).status).toBe(404)
+    } finally {
+      await dispose()
+    }
   })
 })
 
