@@ -191,16 +191,19 @@ const encoder = new TextEncoder()
 
 /**
  * The live events as server-sent events, each with its number as `id`. A page that reconnects
- * with `Last-Event-ID` first gets the buffered events after it, then a `reset` event if some had
- * already left the buffer; a new page gets only what happens from now on. A comment every 15
+ * with `Last-Event-ID` first gets a `reset` event if some events after it had already left the
+ * buffer (or the id is from an earlier server), then the buffered events after it; a new page gets
+ * only what happens from now on. A comment every 15
  * seconds keeps proxies from closing an idle connection.
  */
 const events = (recorder: Recorder, lastId: number | undefined, scrub: (text: string) => string) => {
   const body = Stream.callback<string>((queue) =>
     Effect.acquireRelease(
       Effect.sync(() => {
+        // an id past the last one comes from a page of an earlier server: it starts afresh, told to reload
+        const stale = lastId !== undefined && lastId > recorder.lastId
         // listen first, then replay: nothing recorded in between is missed, and ids dedupe the overlap
-        let sent = lastId ?? recorder.lastId
+        let sent = lastId === undefined || stale ? recorder.lastId : lastId
         const send = (item: { readonly id: number; readonly event: unknown }) => {
           if (item.id <= sent) return
           sent = item.id
@@ -208,7 +211,8 @@ const events = (recorder: Recorder, lastId: number | undefined, scrub: (text: st
         }
         const stop = recorder.listen(send)
         Queue.offerUnsafe(queue, ": connected\n\n")
-        if (lastId !== undefined) {
+        if (stale) Queue.offerUnsafe(queue, `event: reset\ndata: {}\n\n`)
+        else if (lastId !== undefined) {
           const replay = recorder.since(lastId)
           if (replay.gap) Queue.offerUnsafe(queue, `event: reset\ndata: {}\n\n`)
           for (const item of replay.events) send(item)

@@ -124,6 +124,12 @@ describe("inspector over HTTP", () => {
     expect(fromStart.slice(1).map((e) => Number(e.id))).toEqual(ids.slice(-REPLAY))
     const recent = await (await connectEvents(f.origin, cookie, { "last-event-id": String(ids.at(-3)) })).until((events) => events.length >= 2)
     expect(recent.map((e) => [e.event, Number(e.id)])).toEqual([[undefined, ids.at(-2)], [undefined, ids.at(-1)]])
+    // an id this server never gave (a page of an earlier run) is told to reload, then gets what comes next
+    const earlier = await connectEvents(f.origin, cookie, { "last-event-id": String(ids.at(-1)! + 1000) })
+    await f.run(turn("replay", "again"))
+    const after = await earlier.until((events) => events.length >= 2)
+    expect(after[0]!.event).toBe("reset")
+    expect(Number(after[1]!.id)).toBe(ids.at(-1)! + 1)
   })
 })
 
