@@ -186,6 +186,15 @@ describe("HTML export", () => {
     const html = fs.readFileSync(out, "utf8")
     expect(html).toContain(RED_PIXEL)
     expect(fs.statSync(out).mode & 0o077).toBe(0)
+    // the provider keys the command was started with are scrubbed from what it writes
+    const key = "sk-proj-exported-0123456789"
+    await f.run(Effect.gen(function*() {
+      yield* (yield* SessionStore).append("keyed", [Message.user(`the key is ${key}`)])
+    }))
+    const keyed = await runCli(["sessions", "export", "keyed", "--html", out], { env: { ...env, OPENAI_API_KEY: key } })
+    expect(keyed.code).toBe(0)
+    expect(fs.readFileSync(out, "utf8")).not.toContain(key)
+    expect(fs.readFileSync(out, "utf8")).toContain("the key is \\u003credacted\\u003e")
     const missing = await runCli(["sessions", "export", "nope", "--html", out], { env })
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain('no session "nope"')
