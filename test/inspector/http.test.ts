@@ -200,6 +200,14 @@ describe("HTML export", () => {
     expect(missing.stderr).toContain('no session "nope"')
   }, 60_000)
 
+  it("agent-loop ui on a port already taken fails with one line saying so", async () => {
+    const port = new URL(f.origin).port
+    const taken = await runCli(["ui", "--no-open", "--port", port], { env: isolatedEnv(tempDir(), { AGENT_LOOP_DATA_DIR: path.dirname(f.database) }) })
+    expect(taken.code).toBe(1)
+    expect(taken.stderr).toContain(`inspector: cannot listen on 127.0.0.1:${port}`)
+    expect(taken.stderr.trim().split("\n")).toHaveLength(1)
+  }, 60_000)
+
   it("agent-loop ui serves the store on 127.0.0.1 and prints the URL with its token", async () => {
     const home = tempDir()
     const ui = spawnCli(["ui", "--no-open"], { env: isolatedEnv(home, { AGENT_LOOP_DATA_DIR: path.dirname(f.database) }) })
