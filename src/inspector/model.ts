@@ -84,7 +84,10 @@ export const logTurns = (entries: ReadonlyArray<SessionEntry>): Array<TurnRef> =
     entry.role === "user" ? [{ id: logTurnId(index), index, label: short(textOf(entry.content)), source: "log" as const }] : []
   )
 
-/** A page of the conversation (`offset` past the end gives an empty page) and every turn. */
+/**
+ * A page of the conversation (`offset` past the end gives an empty page), the recorded turns, and
+ * the log turns that start on the page (so a page of a long session stays small).
+ */
 export const conversation = (
   sessionKey: string,
   entries: ReadonlyArray<SessionEntry>,
@@ -96,7 +99,10 @@ export const conversation = (
   total: entries.length,
   offset,
   items: entries.slice(offset, offset + limit).map((entry, i) => ({ index: offset + i, entry })),
-  turns: [...recorded, ...unrecorded(logTurns(entries), recorded)]
+  turns: [
+    ...recorded,
+    ...unrecorded(logTurns(entries), recorded).filter((turn) => turn.index! >= offset && turn.index! < offset + limit)
+  ]
 })
 
 /**

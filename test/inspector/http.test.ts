@@ -78,6 +78,9 @@ describe("inspector over HTTP", () => {
     expect(capped.items).toHaveLength(Inspector.MAX_PAGE)
     const tail = await json(`${f.origin}/api/session/long?offset=${Inspector.MAX_PAGE}&limit=200`)
     expect(tail.items).toEqual([{ index: Inspector.MAX_PAGE, entry: Message.user(`q${Inspector.MAX_PAGE}`) }])
+    // the log turns listed are those starting on the page
+    expect(capped.turns).toHaveLength(Inspector.MAX_PAGE / 2)
+    expect(tail.turns.map((t: any) => t.id)).toEqual([`log-${Inspector.MAX_PAGE}`])
   })
 
   it("serves no known secret, even one stored in a session's log", async () => {
