@@ -3,7 +3,8 @@
  * 1,000-message session in headless Chromium (`/usr/bin/chromium`, driven by playwright-core),
  * from the start of the navigation to the conversation's first page drawn (the page's own
  * `inspector:drawn` performance mark), data fetch included; the median and worst
- * of repeated loads (`RUNS`, default 10), each in a fresh browser context (no cache). The session
+ * of repeated loads (`RUNS`, default 10), each in a fresh browser context (no cache). `MESSAGES`
+ * changes the session's length (default 1,000). The session
  * lives in an in-memory store; the server is the library's `Inspector.layer` on 127.0.0.1. Figures
  * depend on the machine and its load: run it on an idle one.
  */
@@ -15,7 +16,7 @@ import { chromium } from "playwright-core"
 import { EventBusLive, Inspector, Message, SessionStoreMemory } from "../src/index.ts"
 
 const RUNS = Number(process.env["RUNS"] ?? 10)
-const MESSAGES = 1000
+const MESSAGES = Number(process.env["MESSAGES"] ?? 1000)
 
 const history = Array.from({ length: MESSAGES }, (_, i) =>
   i % 2 === 0 ? Message.user(`Question ${i}: ${"lorem ipsum dolor sit amet ".repeat(8)}`) : Message.assistant(`Answer ${i}: ${"consectetur adipiscing elit ".repeat(20)}`))

@@ -78,11 +78,15 @@ const short = (text: string, length = LABEL_LENGTH): string => {
 /** The id of the timeline of the log turn that starts at `index`. */
 export const logTurnId = (index: number): string => `log-${index}`
 
-/** The turns of the log: one per user message that is not inside a turn's tool exchange. */
-export const logTurns = (entries: ReadonlyArray<SessionEntry>): Array<TurnRef> =>
-  entries.flatMap((entry, index) =>
-    entry.role === "user" ? [{ id: logTurnId(index), index, label: short(textOf(entry.content)), source: "log" as const }] : []
-  )
+/** The turns of the log that start in `[from, to)`: one per user message. */
+export const logTurns = (entries: ReadonlyArray<SessionEntry>, from = 0, to = entries.length): Array<TurnRef> => {
+  const turns: Array<TurnRef> = []
+  for (let index = Math.max(0, from); index < Math.min(to, entries.length); index++) {
+    const entry = entries[index]!
+    if (entry.role === "user") turns.push({ id: logTurnId(index), index, label: short(textOf(entry.content)), source: "log" })
+  }
+  return turns
+}
 
 /**
  * A page of the conversation (`offset` past the end gives an empty page), the recorded turns, and
@@ -99,10 +103,7 @@ export const conversation = (
   total: entries.length,
   offset,
   items: entries.slice(offset, offset + limit).map((entry, i) => ({ index: offset + i, entry })),
-  turns: [
-    ...recorded,
-    ...unrecorded(logTurns(entries), recorded).filter((turn) => turn.index! >= offset && turn.index! < offset + limit)
-  ]
+  turns: [...recorded, ...unrecorded(logTurns(entries, offset, offset + limit), recorded)]
 })
 
 /**
