@@ -163,7 +163,7 @@ function renderTimeline(key, turnId) {
     if (!t) { app.appendChild(el("p", { text: "No such turn." })); return; }
     var timed = t.source === "events";
     var span = Math.max(1, t.end - t.start);
-    app.appendChild(el("h2", { text: "Turn " + (t.status ? "· " + t.status : "") }));
+    app.appendChild(el("h2", { text: "Turn: " + (t.rows[0] ? t.rows[0].label : t.turnId) + (t.status ? " · " + t.status : "") }));
     app.appendChild(el("p", { className: "dim", id: "summary", text: (timed ? fmtMs(t.end - t.start) + " · " : "Order only: this turn's events were not recorded, so the log gives its calls but not their times · ") + tokens(t.usage) + (t.usage && t.usage.costUsd != null ? " · " + fmtCost(t.usage.costUsd) : "") }));
     var gantt = el("div", { className: "gantt", id: "gantt" });
     t.rows.forEach(function (r) {
