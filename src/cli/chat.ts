@@ -50,7 +50,7 @@ interface Queued {
 }
 
 /** Runs the chat until /exit, end of input, or Ctrl-C twice at the prompt. */
-export const chat = (flags: AgentFlags) =>
+export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.none()) =>
   Effect.gen(function*() {
     const settings = yield* Settings.resolve(flags)
     yield* Settings.announce(settings)
@@ -61,6 +61,8 @@ export const chat = (flags: AgentFlags) =>
       const store = yield* SessionStore
       // what recording a session's workspace and `--continue`'s pointer need
       const services = yield* Effect.context<SessionStore | FileSystem.FileSystem>()
+      // the inspector's code loads only when asked for
+      if (Option.isSome(inspect)) yield* Effect.flatMap(Effect.promise(() => import("./inspect.ts")), (m) => m.inspectBeside(inspect))
       // `/clear` and `/resume` change it between turns
       let key = settings.sessionKey
       // up/down recall earlier inputs, of this chat and earlier ones, from a private file

@@ -1,6 +1,6 @@
 /**
  * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`,
- * `sessions list|show|import`, `models`, `mcp list|add|remove`, `trust`, `untrust`, `undo`.
+ * `sessions list|show|import|export`, `ui`, `models`, `mcp list|add|remove`, `trust`, `untrust`, `undo`.
  *
  * Only the definitions (names, flags, help) are loaded up front; each command's code is imported
  * when that command is chosen (`handler`), so that `--help` and every command start without
@@ -91,7 +91,17 @@ const runCommand = Command.make(
   ])
 )
 
-const chatCommand = Command.make("chat", agentFlags, (flags: AgentFlags) => handler(() => import("./chat.ts"), (m) => m.chat(flags))).pipe(
+/** `--inspect PORT` of `chat` and `serve`: the inspector page beside the command (0: any free port). */
+const inspectFlag = Flag.Int("inspect").pipe(
+  Flag.optional,
+  Flag.withDescription("Serve the inspector page on 127.0.0.1:PORT (0: any free port) and print its URL; the turns of this process stream into it")
+)
+
+const chatCommand = Command.make(
+  "chat",
+  { ...agentFlags, inspect: inspectFlag },
+  ({ inspect, ...flags }) => handler(() => import("./chat.ts"), (m) => m.chat(flags as AgentFlags, inspect))
+).pipe(
   Command.withDescription(
     "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; /help lists the slash commands, custom ones too; Ctrl-C interrupts, twice aborts; /exit quits."
   )
@@ -100,7 +110,7 @@ const chatCommand = Command.make("chat", agentFlags, (flags: AgentFlags) => hand
 // Effect Cluster is loaded by the commands that use it only, so that it costs the others no start-up time.
 const serve = (flags: ServeFlags) => handler(() => import("./serve.ts"), (m) => m.serve(flags))
 
-const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...agentFlags }, serve).pipe(
+const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...agentFlags, inspect: inspectFlag }, serve).pipe(
   Command.withDescription(
     "Run a cluster runner: it serves the sessions the cluster gives it (turns sent with run --cluster) on the provider, tools and store of the flags and settings, until stopped"
   ),
@@ -178,9 +188,23 @@ const sessionsImport = Command.make(
   )
 )
 
+const sessionsExport = Command.make(
+  "export",
+  {
+    key: Argument.String("key").pipe(Argument.withDescription("Session key (see sessions list)")),
+    html: Flag.String("html").pipe(Flag.withDescription("Write the session to FILE as one self-contained HTML page (conversation and turn timelines; keys scrubbed; no network)")),
+    events: Flag.String("events").pipe(
+      Flag.atLeast(0),
+      Flag.withDescription("An events FILE written by --events (repeatable): the turns it recorded get timelines with times")
+    ),
+    ...storeFlags
+  },
+  ({ key, html, events, ...flags }) => handler(() => import("./sessionsExport.ts"), (m) => m.exportSession(key, html, events, flags))
+).pipe(Command.withDescription("Export a saved session as one HTML file to open in a browser or share"))
+
 const sessions = Command.make("sessions").pipe(
   Command.withDescription("Saved sessions (--store: sessions.db in $AGENT_LOOP_DATA_DIR or $XDG_DATA_HOME/agent-loop by default)"),
-  Command.withSubcommands([sessionsList, sessionsShow, sessionsImport])
+  Command.withSubcommands([sessionsList, sessionsShow, sessionsImport, sessionsExport])
 )
 
 const models = Command.make("models", {
@@ -289,8 +313,26 @@ const undoCommand = Command.make(
   Command.withExamples([{ command: "agent-loop undo", description: "Undo the file changes of the last turn of the session used last" }])
 )
 
+const uiCommand = Command.make(
+  "ui",
+  {
+    port: Flag.Int("port").pipe(Flag.withDefault(0), Flag.withDescription("The port to listen on (0: any free port)")),
+    host: Flag.String("host").pipe(Flag.withDefault("127.0.0.1"), Flag.withDescription("The address to listen on; anyone who can reach it and has the token sees every session")),
+    open: Flag.Boolean("open").pipe(Flag.withDefault(true), Flag.withDescription("Open the page in the browser; --no-open only prints its URL")),
+    events: Flag.String("events").pipe(
+      Flag.atLeast(0),
+      Flag.withDescription("An events FILE written by --events (repeatable): the turns it recorded get timelines with times")
+    ),
+    ...storeFlags
+  },
+  (flags) => handler(() => import("./inspect.ts"), (m) => m.ui(flags))
+).pipe(
+  Command.withDescription("Open the inspector: a local web page of the saved sessions, their conversations and turn timelines (127.0.0.1, a random token in the printed URL)"),
+  Command.withExamples([{ command: "agent-loop ui --store jsonl", description: "Inspect the JSON Lines sessions" }])
+)
+
 /** The whole CLI. */
 export const agentLoop = Command.make("agent-loop").pipe(
   Command.withDescription("An event-driven, hookable, interruptible, steerable LLM agent loop"),
-  Command.withSubcommands([runCommand, chatCommand, serveCommand, hooks, agents, sessions, models, mcp, trust, untrust, undoCommand])
+  Command.withSubcommands([runCommand, chatCommand, serveCommand, uiCommand, hooks, agents, sessions, models, mcp, trust, untrust, undoCommand])
 )

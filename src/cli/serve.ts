@@ -32,6 +32,7 @@ export type ServeFlags = AgentFlags & {
   readonly shardLockRefresh: Option.Option<number>
   readonly shardLockExpiration: Option.Option<number>
   readonly retention: Option.Option<number>
+  readonly inspect: Option.Option<number>
 }
 
 /** A positive number of seconds, or a failure naming the flag. */
@@ -86,6 +87,12 @@ export const serve = (flags: ServeFlags) =>
         ).pipe(Effect.catchTag("MetricsEndpointError", (error) => fail(error.message)))
         const { host, port } = Context.get(endpoint, Metrics.Endpoint)
         yield* screen.line(`agent-loop: metrics at http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`)
+      }
+      if (Option.isSome(flags.inspect)) {
+        // the cluster view reads the cluster's tables over a connection of its own
+        const db = yield* Layer.build(ClusterOptions.database(url))
+        const [inspect, view] = yield* Effect.promise(() => Promise.all([import("./inspect.ts"), import("../inspector/clusterView.ts")]))
+        yield* inspect.inspectBeside(flags.inspect, Effect.provideContext(view.clusterView, db)).pipe(Effect.provide(Layer.succeedContext(local)))
       }
       const listenHost = Option.getOrUndefined(flags.listenHost)
       yield* Layer.build(

@@ -36,7 +36,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     const port = await freePort()
     metricsPort = await freePort()
     serve = spawn(process.execPath, ["-e", GUARD, process.execPath, launcher, "serve", "--database-url", pg.url(), "--host", "127.0.0.1", "--port", String(port),
-      "--metrics-port", String(metricsPort),
+      "--metrics-port", String(metricsPort), "--inspect", "0",
       "--replay", path.join(root, "examples", "demo.cassette.jsonl"), "--workspace", path.join(root, "examples", "demo-workspace"),
       "--tools", "list_dir,read_file", "--no-settings", "--no-context-files"], { cwd: root, env: otel("runner"), stdio: ["pipe", "pipe", "pipe"] })
     serve.stdout!.on("data", (chunk) => (serveOutput += chunk))
@@ -44,6 +44,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     await waitUntil(`the runner to serve (output: ${serveOutput})`, () => serveOutput.includes("serving sessions") || serve.exitCode !== null, 60_000)
     expect(serveOutput).toContain(`runner 127.0.0.1:${port} serving sessions (model demo-model)`)
     expect(serveOutput).toContain(`agent-loop: metrics at http://127.0.0.1:${metricsPort}/metrics`)
+    expect(serveOutput).toMatch(/agent-loop: inspector at http:\/\/127\.0\.0\.1:\d+\/\?token=/)
   }, 90_000)
 
   afterAll(async () => {
@@ -102,6 +103,20 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     })
     expect(result.code).toBe(completed ? 0 : 1)
   }, 60_000)
+
+  it("serve --inspect shows the cluster's runners and the runner's turns in the inspector", async () => {
+    const url = /inspector at (\S+)/.exec(serveOutput)![1]!
+    const page = await fetch(url, { signal: AbortSignal.timeout(10_000) })
+    expect(page.status).toBe(200)
+    const cookie = page.headers.get("set-cookie")!.split(";")[0]!
+    const api = async (route: string) => (await fetch(new URL(route, url), { headers: { cookie }, signal: AbortSignal.timeout(10_000) })).json() as Promise<any>
+    const cluster = await api("/api/cluster")
+    expect(cluster.runners).toEqual([expect.objectContaining({ address: expect.stringContaining(":"), healthy: true })])
+    expect(Array.isArray(cluster.sessions)).toBe(true)
+    // the turns this runner ran were seen by its inspector: their timelines have times
+    const session = await api("/api/session/demo")
+    expect(session.turns.some((t: any) => t.source === "events")).toBe(true)
+  }, 30_000)
 
   it("refuses flags that only the runners decide, and a database that is not Postgres", async () => {
     const tools = await runCli(["run", "--cluster", pg.url(), "--tools", "exec", "hello"], { env })

@@ -1,0 +1,48 @@
+/**
+ * A session as one self-contained HTML file: the inspector's page with the conversation and the
+ * timelines of its turns embedded as JSON, the page's script and style inline and allowed by hash,
+ * and a Content-Security-Policy that allows nothing else (no network, no other script). Known
+ * secrets are scrubbed from every string before anything is written.
+ */
+import type { AgentEvent } from "../domain/Event.ts"
+import * as SessionLog from "../domain/SessionLog.ts"
+import * as Model from "./model.ts"
+import * as Page from "./page.ts"
+import { deepScrub } from "./scrub.ts"
+
+/** What `exportHtml` takes besides the log. */
+export interface ExportOptions {
+  /** Removes known secrets from a text (`Secrets.scrub`). */
+  readonly scrub: (text: string) => string
+  /** Recorded events of the session's turns (an events file), for timelines with times. */
+  readonly events?: ReadonlyArray<AgentEvent>
+  /** When the session was last written, for the header row. */
+  readonly updatedAt?: number
+}
+
+/** The HTML file of session `sessionKey` whose stored log is `entries`. */
+export const exportHtml = (sessionKey: string, entries: ReadonlyArray<SessionLog.SessionEntry>, options: ExportOptions): string => {
+  const byTurn = Model.groupByTurn((options.events ?? []).filter((e) => e.sessionKey === sessionKey))
+  const recorded: Array<Model.TurnRef> = []
+  const timelines: Record<string, Model.Timeline> = {}
+  for (const [turnId, events] of byTurn) {
+    if (events[0]!.depth !== 0) continue
+    const timeline = Model.timelineOfEvents(turnId, byTurn)
+    if (timeline === undefined) continue
+    timelines[turnId] = timeline
+    recorded.push({ id: turnId, label: timeline.rows[0]?.label ?? turnId, at: timeline.start, ...(timeline.status === undefined ? {} : { status: timeline.status }), source: "events" })
+  }
+  const session = Model.conversation(sessionKey, entries, recorded, 0, entries.length)
+  for (const turn of session.turns) {
+    if (turn.source !== "log" || turn.index === undefined) continue
+    const timeline = Model.timelineOfLog(sessionKey, entries, turn.index)
+    if (timeline !== undefined) timelines[turn.id] = timeline
+  }
+  const row: Model.SessionRow = {
+    sessionKey,
+    ...SessionLog.describe(entries),
+    ...(options.updatedAt === undefined ? {} : { updatedAt: options.updatedAt })
+  }
+  const data = deepScrub({ row, session, timelines }, options.scrub)
+  return Page.html({ title: `agent-loop session ${options.scrub(sessionKey)}`, data })
+}

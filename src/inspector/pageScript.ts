@@ -1,0 +1,279 @@
+/**
+ * The inspector page's script, as text (it is served inline and allowed by its hash). Plain
+ * browser JavaScript, no framework: hash routes for the session list, a session's conversation and
+ * a turn's timeline, live updates from the server-sent events of `api/events`.
+ *
+ * Every piece of session text reaches the page as a text node (`textContent`); the script never
+ * writes HTML from data. Images are shown only from inline base64 data of an image type.
+ */
+export const SCRIPT = String.raw`(function () {
+"use strict";
+var dataBlock = document.getElementById("inspector-data");
+var STATIC = dataBlock ? JSON.parse(dataBlock.textContent) : null;
+var app = document.getElementById("app");
+var PAGE = 200;
+var IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+if (!STATIC && location.search.indexOf("token=") >= 0) history.replaceState(null, "", location.pathname + location.hash);
+
+function el(tag, props, children) {
+  var node = document.createElement(tag);
+  if (props) for (var k in props) {
+    if (k === "text") node.textContent = props[k];
+    else if (k === "className") node.className = props[k];
+    else if (k === "href") node.setAttribute("href", props[k]);
+    else if (k.indexOf("data-") === 0 || k === "title" || k === "type" || k === "placeholder") node.setAttribute(k, props[k]);
+    else node[k] = props[k];
+  }
+  (children || []).forEach(function (c) { if (c != null) node.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+  return node;
+}
+function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+function fmtTime(ms) { return ms == null ? "" : new Date(ms).toLocaleString(); }
+function fmtNum(n) { return n == null ? "" : String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+function fmtCost(usd) { return usd == null ? "" : "$" + usd.toFixed(usd < 0.01 ? 4 : 2); }
+function fmtMs(ms) { return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(2) + " s"; }
+function tokens(u) { return u ? fmtNum(u.inputTokens) + " in / " + fmtNum(u.outputTokens) + " out" : ""; }
+function sessionHref(key) { return "#/s/" + encodeURIComponent(key); }
+function timelineHref(key, id) { return sessionHref(key) + "/t/" + encodeURIComponent(id); }
+
+function api(path, params) {
+  if (STATIC) return Promise.resolve(fromStatic(path, params));
+  var query = new URLSearchParams(params || {}).toString();
+  return fetch("api/" + path + (query ? "?" + query : ""), { credentials: "same-origin" }).then(function (r) {
+    if (!r.ok) throw new Error(r.status + " " + r.statusText);
+    return r.json();
+  });
+}
+function fromStatic(path, params) {
+  var s = STATIC.session;
+  if (path === "sessions") return { total: 1, offset: 0, items: [STATIC.row] };
+  if (path.indexOf("timeline/") === 0) return STATIC.timelines[decodeURIComponent(path.split("/")[2])] || null;
+  var offset = Number(params && params.offset || 0);
+  return { sessionKey: s.sessionKey, total: s.items.length, offset: offset, items: s.items.slice(offset, offset + PAGE), turns: s.turns };
+}
+
+function route() {
+  var parts = location.hash.replace(/^#\/?/, "").split("/");
+  if (parts[0] === "s" && parts[1] != null && parts[2] === "t") return { view: "timeline", key: decodeURIComponent(parts[1]), turn: decodeURIComponent(parts[3] || "") };
+  if (parts[0] === "s" && parts[1] != null) return { view: "session", key: decodeURIComponent(parts[1]), offset: Number(parts[2] || 0) };
+  if (parts[0] === "cluster") return { view: "cluster" };
+  if (STATIC) return { view: "session", key: STATIC.session.sessionKey, offset: 0 };
+  return { view: "list" };
+}
+var state = { q: "", offset: 0 };
+function render() {
+  var r = route();
+  var nav = document.getElementById("nav");
+  clear(nav);
+  nav.appendChild(el("a", { href: "#/", text: STATIC ? "session" : "sessions" }));
+  if (!STATIC) { nav.appendChild(document.createTextNode(" · ")); nav.appendChild(el("a", { href: "#/cluster", text: "cluster" })); }
+  var p = r.view === "list" ? renderList() : r.view === "session" ? renderSession(r.key, r.offset) : r.view === "timeline" ? renderTimeline(r.key, r.turn) : renderCluster();
+  return p.then(function () { showStreaming(); if (performance.mark) performance.mark("inspector:drawn"); }, function (e) { clear(app); app.appendChild(el("p", { className: "error", text: "Could not load: " + e.message })); });
+}
+
+function renderList() {
+  return api("sessions", { q: state.q, offset: state.offset, limit: 50 }).then(function (page) {
+    clear(app);
+    var search = el("input", { type: "search", placeholder: "Search key, workspace, first prompt", value: state.q, id: "search" });
+    search.addEventListener("change", function () { state.q = search.value; state.offset = 0; render(); });
+    app.appendChild(el("div", { className: "pager" }, [search, el("span", { className: "dim", text: fmtNum(page.total) + " sessions" })]));
+    var body = el("tbody");
+    page.items.forEach(function (s) {
+      body.appendChild(el("tr", { "data-session": s.sessionKey }, [
+        el("td", { text: fmtTime(s.updatedAt) }),
+        el("td", { text: s.workspace || "-" }),
+        el("td", { className: "num", text: fmtNum(s.turns) }),
+        el("td", { className: "num", text: fmtNum(s.messages) }),
+        el("td", { className: "num", text: s.usage ? fmtNum(s.usage.inputTokens + s.usage.outputTokens) : "" }),
+        el("td", { className: "num", text: s.usage ? fmtCost(s.usage.costUsd) : "" }),
+        el("td", null, [el("a", { href: sessionHref(s.sessionKey), text: s.preview || s.sessionKey }), s.problem ? el("div", { className: "dim", text: s.problem }) : null])
+      ]));
+    });
+    var head = el("tr", null, ["when", "workspace", "turns", "messages", "tokens", "cost", "first prompt"].map(function (h) { return el("th", { text: h }); }));
+    app.appendChild(el("table", { id: "sessions" }, [el("thead", null, [head]), body]));
+    app.appendChild(pager(page, 50, function (o) { state.offset = o; render(); }));
+  });
+}
+
+function pager(page, size, go) {
+  var box = el("div", { className: "pager" });
+  if (page.total <= size) return box;
+  var prev = el("button", { text: "‹ previous", disabled: page.offset <= 0 });
+  var next = el("button", { text: "next ›", disabled: page.offset + size >= page.total });
+  var last = el("button", { text: "last »", disabled: page.offset + size >= page.total });
+  prev.addEventListener("click", function () { go(Math.max(0, page.offset - size)); });
+  next.addEventListener("click", function () { go(page.offset + size); });
+  last.addEventListener("click", function () { go(Math.floor((page.total - 1) / size) * size); });
+  box.appendChild(prev); box.appendChild(el("span", { className: "dim", text: (page.offset + 1) + "–" + Math.min(page.total, page.offset + size) + " of " + fmtNum(page.total) })); box.appendChild(next); box.appendChild(last);
+  return box;
+}
+
+function renderSession(key, offset) {
+  return api("session/" + encodeURIComponent(key), { offset: offset, limit: PAGE }).then(function (c) {
+    clear(app);
+    app.appendChild(el("h2", { text: c.sessionKey }));
+    var turns = el("div", { className: "turns", id: "turns" });
+    c.turns.forEach(function (t) {
+      turns.appendChild(el("a", { href: timelineHref(key, t.id), "data-source": t.source, "data-status": t.status || "", title: t.source === "events" ? "recorded events" : "from the log (order only)" }, [(t.status === "running" ? "● " : "") + t.label]));
+    });
+    app.appendChild(el("div", null, [el("span", { className: "dim", text: "Timelines: " }), turns]));
+    var go = function (o) { location.hash = sessionHref(key) + "/" + o; };
+    app.appendChild(pager(c, PAGE, go));
+    var list = el("div", { id: "conversation" });
+    c.items.forEach(function (n) { list.appendChild(entry(n.entry, n.index)); });
+    app.appendChild(list);
+    app.appendChild(pager(c, PAGE, go));
+  });
+}
+
+function parts(content) {
+  if (typeof content === "string") return [el("div", { className: "text", text: content })];
+  return content.map(function (p) {
+    if (p.type === "text") return el("div", { className: "text", text: p.text });
+    var data = p.data, type = p.mediaType;
+    var m = p.url && /^data:([^;,]+);base64,([A-Za-z0-9+/=]*)$/.exec(p.url);
+    if (m) { type = m[1]; data = m[2]; }
+    if (data != null && IMAGE_TYPES.indexOf(type) >= 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(data)) return el("img", { className: "part", src: "data:" + type + ";base64," + data, alt: "image " + type });
+    return el("div", { className: "dim", text: "[image " + (p.url || type || "") + "]" });
+  });
+}
+
+function entry(e, index) {
+  var box = el("div", { className: "msg " + e.role + (e.isError ? " error" : ""), "data-index": String(index), "data-role": e.role });
+  var who = e.role === "tool" ? "tool result · " + e.toolName + (e.isError ? " · error" : "") : e.role;
+  box.appendChild(el("div", { className: "who", text: "#" + index + " " + who }));
+  if (e.role === "system") box.appendChild(el("details", null, [el("summary", { text: "system prompt" }), el("div", { className: "text", text: e.content })]));
+  else if (e.role === "user" || e.role === "tool") parts(e.content).forEach(function (n) { box.appendChild(n); });
+  else if (e.role === "assistant") {
+    if (e.reasoning) box.appendChild(el("details", null, [el("summary", { text: "reasoning" }), el("div", { className: "text", text: e.reasoning })]));
+    if (e.content) box.appendChild(el("div", { className: "text", text: e.content + (e.partial ? " [cut short]" : "") }));
+    (e.toolCalls || []).forEach(function (c) { box.appendChild(el("div", null, [el("b", { text: "→ " + c.name }), el("pre", { text: c.arguments })])); });
+    if (e.providerBlocks && e.providerBlocks.length) box.appendChild(el("details", null, [el("summary", { text: "provider blocks (" + e.providerBlocks.length + ")" }), el("pre", { text: JSON.stringify(e.providerBlocks, null, 2) })]));
+  } else if (e.role === "compaction") {
+    box.appendChild(el("div", { text: "Compaction (" + e.reason + "): the context now starts at message " + e.cut + " of the view" }));
+    if (e.summary != null) box.appendChild(el("details", null, [el("summary", { text: "summary" }), el("div", { className: "text", text: e.summary })]));
+  } else if (e.role === "meta") box.appendChild(el("div", { className: "dim", text: "workspace: " + (e.workspace || "-") }));
+  return box;
+}
+
+function renderTimeline(key, turnId) {
+  return api("timeline/" + encodeURIComponent(key) + "/" + encodeURIComponent(turnId)).then(function (t) {
+    clear(app);
+    app.appendChild(el("p", null, [el("a", { href: sessionHref(key), text: "← " + key })]));
+    if (!t) { app.appendChild(el("p", { text: "No such turn." })); return; }
+    var timed = t.source === "events";
+    var span = Math.max(1, t.end - t.start);
+    app.appendChild(el("h2", { text: "Turn: " + (t.rows[0] ? t.rows[0].label : t.turnId) + (t.status ? " · " + t.status : "") }));
+    app.appendChild(el("p", { className: "dim", id: "summary", text: (timed ? fmtMs(t.end - t.start) + " · " : "Order only: this turn's events were not recorded, so the log gives its calls but not their times · ") + tokens(t.usage) + (t.usage && t.usage.costUsd != null ? " · " + fmtCost(t.usage.costUsd) : "") }));
+    var gantt = el("div", { className: "gantt", id: "gantt" });
+    t.rows.forEach(function (r) {
+      var name = el("div", { className: "name", title: r.label }, [r.label]);
+      name.style.paddingLeft = (r.level * 14) + "px";
+      var track = el("div", { className: "track" });
+      var end = r.end == null ? t.end : r.end;
+      if (r.waitFrom != null) {
+        var w = el("div", { className: "bar wait", title: "waiting " + fmtMs(r.start - r.waitFrom) + " (hooks, approval)" });
+        w.style.left = pct(r.waitFrom - t.start, span); w.style.width = pct(r.start - r.waitFrom, span);
+        track.appendChild(w);
+      }
+      var info = [r.label, timed ? fmtMs(end - r.start) + (r.end == null ? " (running)" : "") : "", tokens(r.usage), r.usage && r.usage.costUsd != null ? fmtCost(r.usage.costUsd) : "", r.detail || ""].filter(Boolean).join("\n");
+      var bar = el("div", { className: "bar " + r.kind + (r.error ? " error" : ""), title: info });
+      bar.style.left = pct(r.start - t.start, span); bar.style.width = pct(end - r.start, span);
+      track.appendChild(bar);
+      r.marks.forEach(function (m) {
+        var mk = el("div", { className: "mark " + m.kind, title: m.label, "data-mark": m.kind });
+        mk.style.left = pct(m.at - t.start, span);
+        track.appendChild(mk);
+      });
+      var row = el("div", { className: "row", "data-kind": r.kind, "data-level": String(r.level), "data-id": r.id }, [name, track]);
+      gantt.appendChild(row);
+      if (r.marks.length) gantt.appendChild(el("div", { className: "dim", text: r.marks.map(function (m) { return m.label; }).join(" · ") }));
+    });
+    var legend = el("div", { className: "legend dim" });
+    [["model", "model call"], ["tool", "tool call"], ["wait", "wait (hooks, approval)"], ["turn", "turn / sub-turn"], ["error", "error"]].forEach(function (l) { var s = el("span", { className: "bar " + l[0] }); s.style.position = "static"; legend.appendChild(s); legend.appendChild(document.createTextNode(l[1])); });
+    var left = el("div", null, [gantt, legend, chart(t.context)]);
+    var events = el("tbody");
+    t.events.forEach(function (e) { events.appendChild(el("tr", null, [el("td", { className: "num", text: "+" + fmtMs(e.at - t.start) }), el("td", { text: e._tag }), el("td", { text: describe(e) })])); });
+    var right = el("div", { className: "events", id: "events" }, [el("table", null, [events])]);
+    if (!timed) right = el("div", { className: "dim", text: "No events recorded for this turn." });
+    app.appendChild(el("div", { className: "layout" }, [left, right]));
+  });
+}
+function pct(v, span) { return (Math.max(0, v) / span * 100).toFixed(3) + "%"; }
+function describe(e) {
+  switch (e._tag) {
+    case "TurnStart": return typeof e.input === "string" ? e.input.slice(0, 120) : "(parts)";
+    case "LLMRequest": return e.model + ", " + e.messageCount + " messages";
+    case "LLMResponse": return e.finishReason + ", " + tokens(e.usage) + ", " + fmtMs(e.durationMs);
+    case "ToolExecStart": return e.toolName + " " + e.arguments.slice(0, 120);
+    case "ToolExecEnd": return e.toolName + (e.isError ? " failed" : " ok") + ", " + fmtMs(e.durationMs);
+    case "ToolExecSkipped": return e.toolName + ": " + e.reason;
+    case "LLMRetry": return "attempt " + e.attempt + ": " + e.reason;
+    case "InterruptReceived": return e.kind + (e.hint ? ": " + e.hint : "");
+    case "SubTurnSpawn": case "SubTurnEnd": return e.childTurnId + (e.status ? " " + e.status : "");
+    case "TurnEnd": return e.status + ", " + e.iterations + " iterations" + (e.error ? ": " + e.error : "");
+    case "Error": return e.stage + ": " + e.message;
+    default: return "";
+  }
+}
+function chart(points) {
+  var box = el("div", { className: "chart", id: "context-chart" });
+  if (!points.length) return box;
+  box.appendChild(el("div", { className: "dim", text: "Context size (input tokens) per model call" }));
+  var NS = "http://www.w3.org/2000/svg", w = 480, h = 100, max = Math.max.apply(null, points.map(function (p) { return p.tokens; })) || 1;
+  var svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("width", String(w)); svg.setAttribute("height", String(h + 14)); svg.setAttribute("viewBox", "0 0 " + w + " " + (h + 14));
+  var bw = Math.min(40, w / points.length - 4);
+  points.forEach(function (p, i) {
+    var bh = Math.max(1, p.tokens / max * h), r = document.createElementNS(NS, "rect");
+    r.setAttribute("x", String(i * (bw + 4))); r.setAttribute("y", String(h - bh)); r.setAttribute("width", String(bw)); r.setAttribute("height", String(bh)); r.setAttribute("fill", "#5b8def");
+    var tip = document.createElementNS(NS, "title"); tip.textContent = "iteration " + p.iteration + ": " + fmtNum(p.tokens) + " tokens"; r.appendChild(tip);
+    svg.appendChild(r);
+  });
+  box.appendChild(svg);
+  return box;
+}
+
+function renderCluster() {
+  return api("cluster").then(function (c) {
+    clear(app);
+    if (!c.runners) { app.appendChild(el("p", { className: "dim", text: "Not running in a cluster." })); return; }
+    app.appendChild(el("h2", { text: "Runners" }));
+    app.appendChild(el("table", { id: "runners" }, c.runners.map(function (r) { return el("tr", null, [el("td", { text: r.address }), el("td", { text: r.healthy ? "healthy" : "unhealthy" }), el("td", { text: fmtTime(r.lastHeartbeat) })]); })));
+    app.appendChild(el("h2", { text: "Sessions in flight" }));
+    app.appendChild(el("table", { id: "in-flight" }, c.sessions.map(function (s) { return el("tr", null, [el("td", null, [el("a", { href: sessionHref(s.sessionKey), text: s.sessionKey })]), el("td", { text: s.runner || "" })]); })));
+  });
+}
+
+var pending = null;
+var streaming = { key: null, text: "" };
+function showStreaming() {
+  var r = route(), box = document.getElementById("live-text");
+  if (r.view !== "session" || r.key !== streaming.key || !streaming.text) { if (box) box.remove(); return; }
+  if (!box) { box = el("div", { id: "live-text", title: "the model's answer as it streams" }); app.insertBefore(box, app.firstChild); }
+  box.textContent = streaming.text;
+}
+function refreshSoon() { if (pending) return; pending = setTimeout(function () { pending = null; render(); }, 250); }
+function live() {
+  if (STATIC || typeof EventSource === "undefined") return;
+  var status = document.getElementById("live-status");
+  var source = new EventSource("api/events");
+  source.onopen = function () { status.textContent = "live"; };
+  source.onerror = function () { status.textContent = "reconnecting…"; };
+  source.addEventListener("reset", refreshSoon);
+  source.onmessage = function (m) {
+    var e = JSON.parse(m.data), r = route();
+    if (e._tag === "LLMRequest" && e.depth === 0) streaming = { key: e.sessionKey, text: "" };
+    if (e._tag === "TurnEnd" && e.depth === 0 && streaming.key === e.sessionKey) streaming = { key: null, text: "" };
+    if (e._tag === "LLMDelta") {
+      if (e.kind === "text" && e.depth === 0 && streaming.key === e.sessionKey) { streaming.text += e.text; showStreaming(); }
+      return;
+    }
+    if (r.view === "list" || ((r.view === "session" || r.view === "timeline") && r.key === e.sessionKey)) refreshSoon();
+  };
+}
+window.addEventListener("hashchange", render);
+render();
+live();
+})();
+`

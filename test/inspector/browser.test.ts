@@ -1,0 +1,180 @@
+/**
+ * The inspector page in a real browser: headless Chromium from the distribution's packages, driven
+ * by playwright-core, over a SQLite store seeded by real turns of a scripted model. One browser for
+ * the file, a new page per test; every wait is on a selector with a generous deadline, never a sleep.
+ * Skipped, saying so, where Chromium is not installed.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Browser, chromium } from "playwright-core"
+import { Message } from "effect-agent-loop"
+import { isolatedEnv, root, runCli, tempDir } from "../support/cliProcess.ts"
+import { HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "../support/inspector.ts"
+
+const CHROMIUM = "/usr/bin/chromium"
+const present = fs.existsSync(CHROMIUM)
+if (!present) console.warn(`inspector browser tests skipped: ${CHROMIUM} is not installed (apt-get install chromium)`)
+
+/** Deadline of every wait for the page: generous, since the machine may be busy. */
+const WAIT = { timeout: 30_000 }
+
+let f: InspectorFixture
+let browser: Browser
+
+describe.skipIf(!present)("inspector in Chromium", { timeout: 120_000 }, () => {
+  beforeAll(async () => {
+    f = await startInspector()
+    await f.run(turn("img", [Message.text("look at this"), Message.image("image/png", RED_PIXEL)]))
+    await f.run(turn("sub", "delegate please"))
+    await f.run(turn("hostile", "hostile please"))
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"]
+    })
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await f?.close()
+  })
+
+  const newPage = async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 720 } })
+    const page = await context.newPage()
+    const errors: Array<string> = []
+    page.on("pageerror", (error) => errors.push(error.message))
+    return { page, errors, close: () => context.close() }
+  }
+
+  it("refuses a visit without the token", async () => {
+    const { page, close } = await newPage()
+    try {
+      const response = await page.goto(f.origin + "/")
+      expect(response!.status()).toBe(403)
+      expect(await page.locator("#app").count()).toBe(0)
+    } finally {
+      await close()
+    }
+  })
+
+  it("lists the sessions with their first prompts, and the token leaves the address bar", async () => {
+    const { page, errors, close } = await newPage()
+    try {
+      await page.goto(f.url)
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      expect(await page.locator('#sessions tr[data-session="sub"] a').textContent()).toBe("delegate please")
+      expect(page.url()).not.toContain("token=")
+      await page.fill("#search", "delegate")
+      await page.press("#search", "Enter")
+      await page.waitForSelector('#sessions tr[data-session="img"]', { ...WAIT, state: "detached" })
+      expect(await page.locator("#sessions tbody tr").count()).toBe(1)
+      expect(errors).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
+  it("shows a conversation with its image as an image", async () => {
+    const { page, errors, close } = await newPage()
+    try {
+      await page.goto(`${f.url}#/s/img`)
+      const image = page.locator("#conversation img.part")
+      await image.waitFor(WAIT)
+      expect(await image.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(1)
+      expect(await page.locator('#conversation [data-role="assistant"]').textContent()).toContain("You said: look at this")
+      expect(errors).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
+  it("draws a turn's timeline with the sub-turn nested under the tool call that spawned it", async () => {
+    const { page, errors, close } = await newPage()
+    try {
+      await page.goto(`${f.url}#/s/sub`)
+      await page.click('#turns a[data-source="events"]', WAIT)
+      await page.waitForSelector('#gantt .row[data-kind="turn"][data-level="2"]', WAIT)
+      const rows = await page.locator("#gantt .row").evaluateAll((nodes) =>
+        nodes.map((n) => [n.getAttribute("data-kind"), Number(n.getAttribute("data-level")), n.querySelector(".name")!.textContent])
+      )
+      const sub = rows.findIndex(([kind, level]) => kind === "turn" && level === 2)
+      expect(rows[sub - 1]).toEqual(["tool", 1, "subagent"])
+      expect(rows[sub]![2]).toContain("count the files")
+      expect(await page.locator("#context-chart rect").count()).toBe(2)
+      expect(await page.locator("#events tr").count()).toBeGreaterThan(5)
+      if (process.env.INSPECTOR_SCREENSHOT === "1") {
+        await page.screenshot({ path: path.join(root, "docs", "images", "timeline.png") })
+      }
+      expect(errors).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
+  it("streams a live turn into the page while it runs", async () => {
+    const { page, errors, close } = await newPage()
+    try {
+      await page.goto(`${f.url}#/s/live`)
+      await page.waitForSelector("#live-status:text('live')", WAIT)
+      const running = f.run(turn("live", "wait for the gate"))
+      await page.waitForSelector('#turns a[data-source="events"][data-status="running"]', WAIT)
+      await page.click('#turns a[data-source="events"]')
+      await page.waitForSelector('#gantt .row[data-kind="tool"] >> text=gate', WAIT)
+      await f.openGate()
+      await running
+      await page.waitForSelector("h2:text('completed')", WAIT)
+      expect(await page.locator('#gantt .row[data-kind="tool"] .bar.tool').getAttribute("title")).toContain("the gate opened")
+      expect(errors).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
+  it("opens an exported file from disk, where a hostile <script> in a tool result shows as text and never runs", async () => {
+    const home = tempDir()
+    const file = path.join(home, "hostile.html")
+    const done = await runCli(["sessions", "export", "hostile", "--html", file], { env: isolatedEnv(home, { AGENT_LOOP_DATA_DIR: path.dirname(f.database) }) })
+    expect(done.code).toBe(0)
+    const { page, errors, close } = await newPage()
+    const requests: Array<string> = []
+    page.on("request", (request) => requests.push(request.url()))
+    try {
+      await page.goto(`file://${file}`)
+      const result = page.locator('#conversation [data-role="tool"]')
+      await result.waitFor(WAIT)
+      expect(await result.textContent()).toContain(HOSTILE)
+      expect(await page.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined()
+      expect(await page.title()).toBe("agent-loop session hostile")
+      expect(await page.locator("#conversation script, #conversation img:not(.part)").count()).toBe(0)
+      expect(requests.filter((url) => !url.startsWith("file:") && !url.startsWith("data:"))).toEqual([])
+      expect(errors).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
+  it("runs no inline script but its own even if one got into the file: the policy allows the page's script by its hash only", async () => {
+    const home = tempDir()
+    const file = path.join(home, "hostile.html")
+    const done = await runCli(["sessions", "export", "hostile", "--html", file], { env: isolatedEnv(home, { AGENT_LOOP_DATA_DIR: path.dirname(f.database) }) })
+    expect(done.code).toBe(0)
+    // as if the escaping had failed: markup of the session's placed in the document itself
+    const html = fs.readFileSync(file, "utf8").replace('<main id="app">', `<main id="app">${HOSTILE}`)
+    fs.writeFileSync(file, html)
+    const { page, close } = await newPage()
+    const violations: Array<string> = []
+    page.on("console", (message) => {
+      if (message.text().includes("Content Security Policy")) violations.push(message.text())
+    })
+    try {
+      await page.goto(`file://${file}`)
+      await page.locator('#conversation [data-role="tool"]').waitFor(WAIT)
+      expect(await page.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined()
+      expect(await page.title()).toBe("agent-loop session hostile")
+      expect(violations.length).toBeGreaterThan(0)
+    } finally {
+      await close()
+    }
+  })
+})

@@ -1,0 +1,61 @@
+/**
+ * The inspector beside a command: `chat --inspect 0` serves the page on 127.0.0.1 and the turns the
+ * chat runs stream into it as server-sent events, against a scripted OpenAI-compatible server.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+import { cliSetup, runCli, spawnCli } from "../support/cliProcess.ts"
+import { connectEvents } from "../support/inspector.ts"
+
+describe("chat --inspect", () => {
+  it("prints the page's URL and streams the chat's turn into its events", async (context) => {
+    const { flags, env } = await cliSetup(context, [{ text: ["Hello ", "there."] }])
+    const cli = spawnCli(["chat", ...flags, "--inspect", "0"], { env, stdin: true })
+    try {
+      await cli.waitFor(/inspector at http:\/\/127\.0\.0\.1:\d+\/\?token=\S+\n/, "stderr", 30_000)
+      const url = /inspector at (\S+)/.exec(cli.stderr())![1]!
+      const page = await fetch(url, { signal: AbortSignal.timeout(30_000) })
+      expect(page.status).toBe(200)
+      const cookie = page.headers.get("set-cookie")!.split(";")[0]!
+      const events = await connectEvents(new URL(url).origin, cookie)
+      cli.child.stdin!.write("hi\n")
+      const seen = (await events.until((all) => all.some((e) => JSON.parse(e.data)._tag === "TurnEnd"))).map((e) => JSON.parse(e.data))
+      expect(seen[0]._tag).toBe("TurnStart")
+      expect(seen[0].input).toBe("hi")
+      expect(seen.filter((e) => e._tag === "LLMDelta").map((e) => e.text).join("")).toBe("Hello there.")
+      expect(seen.at(-1)).toMatchObject({ _tag: "TurnEnd", status: "completed" })
+      cli.child.stdin!.end()
+      expect((await cli.exited).code).toBe(0)
+    } finally {
+      cli.child.kill("SIGTERM")
+    }
+  }, 60_000)
+})
+
+describe("--events files in the inspector", () => {
+  it("sessions export --events gives the recorded turns timelines with times, once each", async (context) => {
+    const { flags, env, home } = await cliSetup(context, [{ text: "Answer." }])
+    const events = path.join(home, "events.jsonl")
+    const ran = await runCli(["run", ...flags, "--session", "rec", "--events", events, "hello"], { env })
+    expect(ran.code).toBe(0)
+    const out = path.join(home, "rec.html")
+    const exported = await runCli(["sessions", "export", "rec", "--html", out, "--events", events], { env })
+    expect(exported.code).toBe(0)
+    const data = JSON.parse(/<script type="application\/json" id="inspector-data">(.*?)<\/script>/s.exec(fs.readFileSync(out, "utf8"))![1]!)
+    expect(data.session.turns.map((t: any) => t.source)).toEqual(["events"])
+    const timeline = data.timelines[data.session.turns[0].id]
+    expect(timeline.source).toBe("events")
+    expect(timeline.rows.map((r: any) => r.kind)).toEqual(["turn", "model"])
+  }, 60_000)
+
+  it("refuses an events file with a line that is not an event, naming the file and line", async (context) => {
+    const { env, home } = await cliSetup(context, [])
+    const bad = path.join(home, "bad.jsonl")
+    fs.writeFileSync(bad, `{"_tag":"TurnStart"}\n`)
+    const ui = await runCli(["ui", "--no-open", "--events", bad], { env })
+    expect(ui.code).toBe(1)
+    expect(ui.stderr).toContain(`${bad}:1: not an event`)
+    expect(ui.stderr).not.toContain("inspector at")
+  }, 60_000)
+})

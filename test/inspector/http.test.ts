@@ -1,0 +1,230 @@
+/**
+ * The inspector over HTTP: the token is the only way in, the page's policy, the session list with
+ * search and paging, a conversation paged at its bound, timelines (recorded and from the log), the
+ * live events' replay buffer at its bound, the HTML export's escaping and scrubbing, and the
+ * `agent-loop ui` and `sessions export` commands.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect, Layer, Redacted } from "effect"
+import { HttpRouter } from "effect/http"
+import { EventBusLive, Inspector, Message, Secrets, SessionStore, SessionStoreMemory } from "effect-agent-loop"
+import { isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
+import { connectEvents, HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "../support/inspector.ts"
+
+/** The replay buffer's size in these tests: fewer events than one turn publishes. */
+const REPLAY = 3
+let f: InspectorFixture
+let cookie: string
+
+const get = (url: string, headers: Record<string, string> = { cookie }) => fetch(url, { headers, signal: AbortSignal.timeout(30_000) })
+const json = async (url: string) => {
+  const response = await get(url)
+  expect(response.status).toBe(200)
+  return response.json() as Promise<any>
+}
+
+beforeAll(async () => {
+  f = await startInspector({ replayEvents: REPLAY })
+  await f.run(turn("img", [Message.text("look at this"), Message.image("image/png", RED_PIXEL)]))
+  await f.run(turn("sub", "delegate please"))
+  const response = await get(f.url, {})
+  cookie = response.headers.get("set-cookie")!.split(";")[0]!
+}, 60_000)
+
+afterAll(() => f?.close())
+
+describe("inspector over HTTP", () => {
+  it("lets in only the token: 403 without it or with another, the page and a private cookie with it, 404 for what does not exist", async () => {
+    for (const url of [f.origin + "/", `${f.origin}/api/sessions`, `${f.origin}/api/events`, `${f.origin}/anything`]) {
+      expect((await get(url, {})).status).toBe(403)
+    }
+    const wrong = Inspector.makeToken()
+    expect((await get(`${f.origin}/?token=${Redacted.value(wrong)}`, {})).status).toBe(403)
+    expect((await get(`${f.origin}/api/sessions`, { cookie: `${Inspector.COOKIE}=${f.token.slice(0, -1)}x` })).status).toBe(403)
+    const page = await get(f.url, {})
+    expect(page.status).toBe(200)
+    expect(page.headers.get("set-cookie")).toMatch(/HttpOnly; SameSite=Strict/)
+    const policy = page.headers.get("content-security-policy")!
+    expect(policy).toContain("default-src 'self'")
+    expect(policy).toMatch(/script-src 'sha256-[A-Za-z0-9+/=]+'(;|$)/)
+    expect(policy).not.toContain("unsafe-inline")
+    expect((await get(`${f.origin}/api/sessions`)).status).toBe(200)
+    expect((await get(`${f.origin}/nothing-here`)).status).toBe(404)
+    expect((await get(`${f.origin}/api/nothing`)).status).toBe(404)
+  })
+
+  it("lists sessions with their turns, tokens and first prompt; searches and pages", async () => {
+    const all = await json(`${f.origin}/api/sessions`)
+    const img = all.items.find((s: any) => s.sessionKey === "img")
+    expect(img).toMatchObject({ turns: 1, messages: 2, preview: expect.stringContaining("look at this") })
+    expect(img.usage.inputTokens).toBeGreaterThan(0)
+    const found = await json(`${f.origin}/api/sessions?q=DELEGATE`)
+    expect(found.items.map((s: any) => s.sessionKey)).toEqual(["sub"])
+    const second = await json(`${f.origin}/api/sessions?limit=1&offset=1`)
+    expect(second.total).toBe(all.total)
+    expect(second.items).toHaveLength(1)
+    expect(second.items[0].sessionKey).toBe(all.items[1].sessionKey)
+  })
+
+  it("pages a long conversation, never more than MAX_PAGE messages at once", async () => {
+    const many = Array.from({ length: Inspector.MAX_PAGE + 1 }, (_, i) => (i % 2 === 0 ? Message.user(`q${i}`) : Message.assistant(`a${i}`)))
+    await f.run(Effect.gen(function*() {
+      yield* (yield* SessionStore).append("long", many)
+    }))
+    const capped = await json(`${f.origin}/api/session/long?limit=50000`)
+    expect(capped.total).toBe(Inspector.MAX_PAGE + 1)
+    expect(capped.items).toHaveLength(Inspector.MAX_PAGE)
+    const tail = await json(`${f.origin}/api/session/long?offset=${Inspector.MAX_PAGE}&limit=200`)
+    expect(tail.items).toEqual([{ index: Inspector.MAX_PAGE, entry: Message.user(`q${Inspector.MAX_PAGE}`) }])
+    // the log turns listed are those starting on the page
+    expect(capped.turns).toHaveLength(Inspector.MAX_PAGE / 2)
+    expect(tail.turns.map((t: any) => t.id)).toEqual([`log-${Inspector.MAX_PAGE}`])
+  })
+
+  it("serves no known secret, even one stored in a session's log", async () => {
+    const secret = "sk-inspector-0123456789"
+    await f.run(Effect.gen(function*() {
+      ;(yield* Secrets).add([secret])
+      yield* (yield* SessionStore).append("leaky", [Message.user(`my key is ${secret}`)])
+    }))
+    const list = await (await get(`${f.origin}/api/sessions?q=leaky`)).text()
+    const session = await (await get(`${f.origin}/api/session/leaky`)).text()
+    expect(session).toContain("my key is <redacted>")
+    expect(list + session).not.toContain(secret)
+  })
+
+  it("gives a recorded turn's timeline with the sub-turn under the tool call that spawned it, and a log turn's in order only", async () => {
+    const session = await json(`${f.origin}/api/session/sub`)
+    const recorded = session.turns.filter((t: any) => t.source === "events")
+    expect(recorded).toHaveLength(1)
+    expect(session.turns.filter((t: any) => t.source === "log")).toHaveLength(0)
+    const timeline = await json(`${f.origin}/api/timeline/sub/${recorded[0].id}`)
+    expect(timeline.source).toBe("events")
+    const rows = timeline.rows.map((r: any) => [r.kind, r.level])
+    expect(rows).toEqual([["turn", 0], ["model", 1], ["tool", 1], ["turn", 2], ["model", 3], ["model", 1]])
+    expect(timeline.rows[2].label).toBe("subagent")
+    expect(timeline.rows[3].label).toContain("count the files")
+    expect(timeline.context.map((c: any) => c.iteration)).toEqual([1, 2])
+    expect(timeline.usage.costUsd).toBeGreaterThan(0)
+    const fromLog = await json(`${f.origin}/api/timeline/long/log-0`)
+    expect(fromLog.source).toBe("log")
+    expect(fromLog.rows.map((r: any) => r.kind)).toEqual(["turn", "model"])
+    expect((await get(`${f.origin}/api/timeline/long/log-1`)).status).toBe(404)
+  })
+
+  it("replays what a reconnecting page missed from a bounded buffer, and says when the buffer no longer reaches back", async () => {
+    const live = await connectEvents(f.origin, cookie, {})
+    await f.run(turn("replay", "hello"))
+    const seen = await live.until((events) => events.some((e) => JSON.parse(e.data)._tag === "TurnEnd"))
+    const ids = seen.map((e) => Number(e.id))
+    expect(ids).toEqual(ids.map((_, i) => ids[0]! + i))
+    expect(ids.length).toBeGreaterThan(REPLAY)
+    // the buffer holds the last REPLAY events: a page that saw none of them is told to reload
+    const fromStart = await (await connectEvents(f.origin, cookie, { "last-event-id": "0" })).until((events) => events.length >= REPLAY + 1)
+    expect(fromStart[0]!.event).toBe("reset")
+    expect(fromStart.slice(1).map((e) => Number(e.id))).toEqual(ids.slice(-REPLAY))
+    const recent = await (await connectEvents(f.origin, cookie, { "last-event-id": String(ids.at(-3)) })).until((events) => events.length >= 2)
+    expect(recent.map((e) => [e.event, Number(e.id)])).toEqual([[undefined, ids.at(-2)], [undefined, ids.at(-1)]])
+    // an id this server never gave (a page of an earlier run) is told to reload, then gets what comes next
+    const earlier = await connectEvents(f.origin, cookie, { "last-event-id": String(ids.at(-1)! + 1000) })
+    await f.run(turn("replay", "again"))
+    const after = await earlier.until((events) => events.length >= 2)
+    expect(after[0]!.event).toBe("reset")
+    expect(Number(after[1]!.id)).toBe(ids.at(-1)! + 1)
+  })
+})
+
+describe("mounted under a prefix", () => {
+  it("answers only under its prefix, the token first: the page, its API, and a redirect from the bare prefix", async () => {
+    const token = Inspector.makeToken()
+    const app = Inspector.layer({ token, prefix: "/inspector" }).pipe(
+      Layer.provide(Layer.merge(SessionStoreMemory.layer({ one: [Message.user("hi")] }), EventBusLive.layerCapacity()))
+    )
+    const { handler, dispose } = HttpRouter.toWebHandler(app, { disableLogger: true })
+    try {
+      const call = (path: string, cookie?: string) =>
+        handler(new Request(`http://127.0.0.1${path}`, { redirect: "manual", ...(cookie === undefined ? {} : { headers: { cookie } }) }))
+      const opened = await call(`/inspector/?token=${Redacted.value(token)}`)
+      expect(opened.status).toBe(200)
+      expect(opened.headers.get("set-cookie")).toContain("Path=/inspector/;")
+      const cookie = opened.headers.get("set-cookie")!.split(";")[0]!
+      expect((await call("/inspector/api/sessions")).status).toBe(403)
+      expect(((await (await call("/inspector/api/sessions", cookie)).json()) as any).items.map((s: any) => s.sessionKey)).toEqual(["one"])
+      expect((await call("/inspector", cookie)).headers.get("location")).toBe("/inspector/")
+      expect((await call("/api/sessions", cookie)).status).toBe(404)
+    } finally {
+      await dispose()
+    }
+  })
+})
+
+describe("HTML export", () => {
+  const hostileLog = [
+    Message.user("hostile please"),
+    Message.assistant("", { toolCalls: [{ id: "c1", name: "echo", arguments: JSON.stringify({ text: HOSTILE }) }] } as never),
+    { role: "tool" as const, toolCallId: "c1", toolName: "echo", content: `${HOSTILE} key sk-live-0123456789abcdef` },
+    Message.assistant("</script><!-- done")
+  ]
+
+  it("embeds every stored text as inert JSON: no tag of the session's can start a script, and known keys are scrubbed", () => {
+    const html = Inspector.exportHtml("s", hostileLog, { scrub: (text) => text.replaceAll("sk-live-0123456789abcdef", "<redacted>") })
+    expect(html.match(/<script/g)).toHaveLength(2) // the data block and the page's own script
+    expect(html).not.toContain("sk-live-0123456789abcdef")
+    expect(html).not.toContain("<img src=x")
+    expect(html).not.toContain("</script><script>window")
+    const data = /<script type="application\/json" id="inspector-data">(.*?)<\/script>/s.exec(html)![1]!
+    expect(JSON.stringify(JSON.parse(data))).toContain(JSON.stringify(HOSTILE).slice(1, -1))
+    expect(html).toMatch(/<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-/)
+  })
+
+  it("sessions export writes the file from the store, and fails with a reason for a session that does not exist", async () => {
+    const home = tempDir()
+    const out = path.join(home, "img.html")
+    const env = isolatedEnv(home, { AGENT_LOOP_DATA_DIR: path.dirname(f.database) })
+    const done = await runCli(["sessions", "export", "img", "--html", out], { env })
+    expect(done.code).toBe(0)
+    expect(done.stderr).toContain(`wrote ${out}`)
+    const html = fs.readFileSync(out, "utf8")
+    expect(html).toContain(RED_PIXEL)
+    expect(fs.statSync(out).mode & 0o077).toBe(0)
+    // the provider keys the command was started with are scrubbed from what it writes
+    const key = "sk-proj-exported-0123456789"
+    await f.run(Effect.gen(function*() {
+      yield* (yield* SessionStore).append("keyed", [Message.user(`the key is ${key}`)])
+    }))
+    const keyed = await runCli(["sessions", "export", "keyed", "--html", out], { env: { ...env, OPENAI_API_KEY: key } })
+    expect(keyed.code).toBe(0)
+    expect(fs.readFileSync(out, "utf8")).not.toContain(key)
+    expect(fs.readFileSync(out, "utf8")).toContain("the key is \\u003credacted\\u003e")
+    const missing = await runCli(["sessions", "export", "nope", "--html", out], { env })
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain('no session "nope"')
+  }, 60_000)
+
+  it("agent-loop ui on a port already taken fails with one line saying so", async () => {
+    const port = new URL(f.origin).port
+    const taken = await runCli(["ui", "--no-open", "--port", port], { env: isolatedEnv(tempDir(), { AGENT_LOOP_DATA_DIR: path.dirname(f.database) }) })
+    expect(taken.code).toBe(1)
+    expect(taken.stderr).toContain(`inspector: cannot listen on 127.0.0.1:${port}`)
+    expect(taken.stderr.trim().split("\n")).toHaveLength(1)
+  }, 60_000)
+
+  it("agent-loop ui serves the store on 127.0.0.1 and prints the URL with its token", async () => {
+    const home = tempDir()
+    const ui = spawnCli(["ui", "--no-open"], { env: isolatedEnv(home, { AGENT_LOOP_DATA_DIR: path.dirname(f.database) }) })
+    try {
+      await ui.waitFor(/inspector at (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/, "stderr", 30_000)
+      const url = /inspector at (\S+)/.exec(ui.stderr())![1]!
+      expect((await fetch(new URL("/api/sessions", url), { signal: AbortSignal.timeout(30_000) })).status).toBe(403)
+      const page = await fetch(url, { signal: AbortSignal.timeout(30_000) })
+      expect(page.status).toBe(200)
+      const sessions = await fetch(new URL("/api/sessions", url), { headers: { cookie: page.headers.get("set-cookie")!.split(";")[0]! }, signal: AbortSignal.timeout(30_000) })
+      expect(((await sessions.json()) as any).items.map((s: any) => s.sessionKey)).toContain("img")
+    } finally {
+      ui.child.kill("SIGTERM")
+      await ui.exited
+    }
+  }, 60_000)
+})

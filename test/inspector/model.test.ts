@@ -1,0 +1,62 @@
+/**
+ * The inspector's internal pieces: a timeline's marks and waits from events, the recorder's bound
+ * on kept turns, and the scrubbing of every string it serves.
+ */
+import { describe, expect, it } from "vitest"
+import { AgentEvent, type Event } from "effect-agent-loop"
+import * as Model from "../../src/inspector/model.ts"
+import { Recorder } from "../../src/inspector/recorder.ts"
+import { deepScrub } from "../../src/inspector/scrub.ts"
+
+const place = (turnId: string, iteration = 1) => ({ turnId, sessionKey: "s", iteration, depth: 0 })
+const usage = { inputTokens: 10, outputTokens: 2, costUsd: 0.5 }
+
+const turnEvents = (turnId: string): Array<Event> => [
+  AgentEvent.make("TurnStart", place(turnId, 0), 0, { input: "go" }),
+  AgentEvent.make("LLMRequest", place(turnId), 10, { model: "m", messageCount: 1, toolCount: 1 }),
+  AgentEvent.make("LLMRetry", place(turnId), 20, { attempt: 1, reason: "rate limited", delayMs: 5 }),
+  AgentEvent.make("LLMResponse", place(turnId), 40, { model: "m", content: "", toolCalls: [{ id: "c", name: "exec", arguments: "{}" }], finishReason: "tool_calls", usage, durationMs: 30 }),
+  // approved at 90: the tool starts then
+  AgentEvent.make("ToolExecStart", place(turnId), 90, { toolCallId: "c", toolName: "exec", arguments: "{}" }),
+  AgentEvent.make("InterruptReceived", place(turnId), 95, { kind: "graceful" }),
+  AgentEvent.make("ToolExecEnd", place(turnId), 100, { toolCallId: "c", toolName: "exec", durationMs: 10, isError: true, result: "boom" }),
+  AgentEvent.make("TurnEnd", place(turnId), 120, { status: "interrupted", iterations: 1, durationMs: 120, usage })
+]
+
+describe("timelines from events", () => {
+  it("mark retries on their model call and interrupts on the turn, and show the wait before a tool started", () => {
+    const timeline = Model.timelineOfEvents("t", Model.groupByTurn(turnEvents("t")))!
+    const [turn, model, tool] = timeline.rows
+    expect(turn).toMatchObject({ kind: "turn", start: 0, end: 120, status: "interrupted", error: true })
+    expect(turn!.marks).toEqual([{ at: 95, kind: "interrupt", label: "interrupt (graceful)" }])
+    expect(model).toMatchObject({ kind: "model", start: 10, end: 40, usage })
+    expect(model!.marks.map((m) => m.kind)).toEqual(["retry"])
+    expect(tool).toMatchObject({ kind: "tool", start: 90, end: 100, waitFrom: 40, error: true, detail: "boom" })
+    expect(timeline.context).toEqual([{ iteration: 1, tokens: 10 }])
+  })
+
+  it("leaves a running call open", () => {
+    const timeline = Model.timelineOfEvents("t", Model.groupByTurn(turnEvents("t").slice(0, 5)))!
+    expect(timeline.rows.at(-1)).toMatchObject({ kind: "tool", start: 90 })
+    expect(timeline.rows.at(-1)!.end).toBeUndefined()
+    expect(timeline.rows[0]!.end).toBeUndefined()
+  })
+})
+
+describe("the recorder", () => {
+  it("keeps the events of at most `turns` turns, forgetting the oldest", () => {
+    const recorder = new Recorder({ replay: 100, turns: 2 })
+    for (const id of ["a", "b", "c"]) for (const event of turnEvents(id)) recorder.record(event)
+    expect([...recorder.byTurn().keys()]).toEqual(["b", "c"])
+    expect(recorder.sessionTurns("s").map((t) => t.id)).toEqual(["b", "c"])
+    expect(recorder.lastId).toBe(24)
+    expect(recorder.since(0).events).toHaveLength(24)
+  })
+})
+
+describe("deepScrub", () => {
+  it("scrubs every string at any depth, keys included, and keeps other values", () => {
+    const scrub = (text: string) => text.replaceAll("s3cret-value", "<redacted>")
+    expect(deepScrub({ a: ["x s3cret-value", 1, null, { "s3cret-value": true }] }, scrub)).toEqual({ a: ["x <redacted>", 1, null, { "<redacted>": true }] })
+  })
+})
