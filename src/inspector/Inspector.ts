@@ -45,6 +45,11 @@ export interface Options {
   readonly prefix?: string
   /** Events kept for pages that reconnect (`Last-Event-ID`); default 10,000. */
   readonly replayEvents?: number
+  /**
+   * Events a live page may fall behind by (sent but not yet taken by its connection); default
+   * 10,000. A page further behind is disconnected, and reconnects from the replay buffer.
+   */
+  readonly liveBacklog?: number
   /** Turns whose events are kept for their timelines; default 1,000. */
   readonly keptTurns?: number
   /** Events recorded earlier (an events file), kept as if seen live: their turns get timelines with times. */
@@ -141,7 +146,7 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
           })
         }
         case "events":
-          return Effect.succeed(events(recorder, lastEventId(request, query), secrets.scrub))
+          return Effect.succeed(events(recorder, lastEventId(request, query), secrets.scrub, Math.max(1, options.liveBacklog ?? 10_000)))
         case "cluster":
           return options.cluster === undefined ? json({}) : Effect.flatMap(options.cluster, json)
         default:
@@ -194,9 +199,11 @@ const encoder = new TextEncoder()
  * with `Last-Event-ID` first gets a `reset` event if some events after it had already left the
  * buffer (or the id is from an earlier server), then the buffered events after it; a new page gets
  * only what happens from now on. A comment every 15
- * seconds keeps proxies from closing an idle connection.
+ * seconds keeps proxies from closing an idle connection. A page that falls `backlog` events behind
+ * (it stopped reading) is disconnected rather than buffered for without end: its browser reconnects
+ * with `Last-Event-ID` and catches up from the replay buffer, or is told to reload.
  */
-const events = (recorder: Recorder, lastId: number | undefined, scrub: (text: string) => string) => {
+const events = (recorder: Recorder, lastId: number | undefined, scrub: (text: string) => string, backlog: number) => {
   const body = Stream.callback<string>((queue) =>
     Effect.acquireRelease(
       Effect.sync(() => {
@@ -207,7 +214,10 @@ const events = (recorder: Recorder, lastId: number | undefined, scrub: (text: st
         const send = (item: { readonly id: number; readonly event: unknown }) => {
           if (item.id <= sent) return
           sent = item.id
-          Queue.offerUnsafe(queue, `id: ${item.id}\ndata: ${JSON.stringify(deepScrub(item.event, scrub))}\n\n`)
+          if (!Queue.offerUnsafe(queue, `id: ${item.id}\ndata: ${JSON.stringify(deepScrub(item.event, scrub))}\n\n`)) {
+            stop()
+            Queue.endUnsafe(queue)
+          }
         }
         const stop = recorder.listen(send)
         Queue.offerUnsafe(queue, ": connected\n\n")
@@ -220,8 +230,8 @@ const events = (recorder: Recorder, lastId: number | undefined, scrub: (text: st
         return stop
       }),
       (stop) => Effect.sync(stop)
-    )
-  ).pipe(Stream.merge(Stream.tick("15 seconds").pipe(Stream.map(() => ": keep-alive\n\n"))))
+    ), { bufferSize: backlog + 3, strategy: "dropping" }
+  ).pipe(Stream.merge(Stream.tick("15 seconds").pipe(Stream.map(() => ": keep-alive\n\n")), { haltStrategy: "left" }))
   return HttpServerResponse.stream(Stream.map(body, (text) => encoder.encode(text)), {
     contentType: "text/event-stream",
     headers: { ...securityHeaders, connection: "keep-alive" }

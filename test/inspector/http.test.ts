@@ -5,11 +5,12 @@
  * `agent-loop ui` and `sessions export` commands.
  */
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { HttpRouter } from "effect/http"
-import { EventBusLive, Inspector, Message, Secrets, SessionStore, SessionStoreMemory } from "effect-agent-loop"
+import { AgentEvent, EventBus, EventBusLive, Inspector, Message, Secrets, SessionStore, SessionStoreMemory } from "effect-agent-loop"
 import { isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
 import { connectEvents, HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "../support/inspector.ts"
 
@@ -134,6 +135,59 @@ describe("inspector over HTTP", () => {
     expect(after[0]!.event).toBe("reset")
     expect(Number(after[1]!.id)).toBe(ids.at(-1)! + 1)
   })
+})
+
+describe("a live page that stops reading", () => {
+  it("is disconnected once it is liveBacklog events behind, not buffered for without end, and catches up from the replay buffer", async () => {
+    const BACKLOG = 50
+    const EVENTS = 2_000
+    const g = await startInspector({ liveBacklog: BACKLOG, replayEvents: EVENTS })
+    try {
+      const cookie = (await fetch(g.url, { signal: AbortSignal.timeout(30_000) })).headers.get("set-cookie")!.split(";")[0]!
+      const { hostname, port } = new URL(g.origin)
+      // a raw connection whose reading the test controls: 16 KiB events, far more than the
+      // loopback socket's buffers hold, so a server that kept buffering would keep them all
+      const socket = net.connect(Number(port), hostname)
+      let received = ""
+      let ended = false
+      const until = (what: () => boolean) =>
+        new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`timed out; received ${received.length} characters`)), 30_000)
+          const check = () => {
+            if (what()) {
+              clearTimeout(timer)
+              socket.off("data", check).off("end", check)
+              resolve()
+            }
+          }
+          socket.on("data", check).on("end", check)
+          check()
+        })
+      socket.on("data", (chunk) => (received += chunk.toString("utf8"))).on("end", () => (ended = true))
+      socket.write(`GET /api/events HTTP/1.1\r\nHost: ${g.origin.slice(7)}\r\nCookie: ${cookie}\r\n\r\n`)
+      await until(() => received.includes(": connected"))
+      socket.pause()
+      const text = "x".repeat(16 * 1024)
+      await g.run(Effect.gen(function*() {
+        const bus = yield* EventBus
+        for (let i = 0; i < EVENTS; i++) {
+          yield* bus.publish(AgentEvent.make("LLMDelta", { turnId: "flood", sessionKey: "flood", iteration: 1, depth: 0 }, i, { kind: "text", text }))
+        }
+      }))
+      socket.resume()
+      await until(() => ended)
+      socket.destroy()
+      const ids = [...received.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))
+      expect(ids.length).toBeGreaterThan(0)
+      expect(ids.length).toBeLessThan(EVENTS)
+      // reconnecting from the last event it got, the page receives the rest from the replay buffer
+      const rest = await (await connectEvents(g.origin, cookie, { "last-event-id": String(ids.at(-1)) })).until((events) => events.length >= 1)
+      expect(rest[0]!.event).toBeUndefined()
+      expect(Number(rest[0]!.id)).toBe(ids.at(-1)! + 1)
+    } finally {
+      await g.close()
+    }
+  }, 60_000)
 })
 
 describe("mounted under a prefix", () => {

@@ -14,6 +14,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import {
   AgentLoop,
   AgentLoopLive,
+  EventBus,
   Inspector,
   Message,
   Scripted,
@@ -63,7 +64,7 @@ export interface InspectorFixture {
   readonly origin: string
   readonly token: string
   /** Runs an effect with the loop's services. */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, AgentLoop | SessionStore>) => Promise<A>
+  readonly run: <A, E>(effect: Effect.Effect<A, E, AgentLoop | SessionStore | EventBus>) => Promise<A>
   /** Opens the gate the `gate` tool waits on (one turn each). */
   readonly openGate: () => Promise<void>
   /** The SQLite file the sessions are in. */
@@ -72,7 +73,7 @@ export interface InspectorFixture {
 }
 
 /** Starts the loop and the inspector (`replayEvents` bounds its replay buffer). */
-export const startInspector = async (options: { readonly replayEvents?: number } = {}): Promise<InspectorFixture> => {
+export const startInspector = async (options: Pick<Inspector.Options, "replayEvents" | "liveBacklog"> = {}): Promise<InspectorFixture> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-inspector-"))
   const database = path.join(dir, "sessions.db")
   let gate = Effect.runSync(Deferred.make<void>())
@@ -92,7 +93,7 @@ export const startInspector = async (options: { readonly replayEvents?: number }
     ))
   )
   const server = HttpRouter.serve(
-    Inspector.layer({ token, ...(options.replayEvents === undefined ? {} : { replayEvents: options.replayEvents }) }),
+    Inspector.layer({ token, ...options }),
     { disableLogger: true, disableListenLog: true }
   ).pipe(Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" })))
   const scope = Effect.runSync(Scope.make())
