@@ -117,7 +117,9 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         InjectFollowUp: ({ payload }) => loop.injectFollowUp(sessionKey, payload.message),
         InterruptGraceful: ({ payload }) => loop.interruptGraceful(sessionKey, payload.hint),
         InterruptHard: () => loop.interruptHard(sessionKey),
-        Compact: ({ payload }) => loop.compact(sessionKey, payload),
+        // the summary's commit is fenced like a turn's: a runner that lost the session cannot write it
+        Compact: ({ payload }) =>
+          epoch === undefined ? loop.compact(sessionKey, payload) : Effect.provideService(loop.compact(sessionKey, payload), CommitTicket, { epoch }),
         ActiveTurn: () => loop.activeTurn(sessionKey),
         Events: () =>
           Stream.unwrap(Effect.map(bus.subscribe({ capacity: EVENTS_CAPACITY }), (subscription) =>

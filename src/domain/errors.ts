@@ -111,7 +111,8 @@ export class SessionFenced extends Schema.TaggedError<SessionFenced>()("SessionF
 
 /**
  * `AgentLoop.compact` could not summarise the session (the provider failed, timed out or answered
- * nothing, or a `beforeCompact` hook stopped it); nothing was appended, the history is as it was.
+ * nothing, a `beforeCompact` hook stopped it, or a cluster runner lost the session); nothing was
+ * appended, the history is as it was.
  */
 export class CompactionFailed extends Schema.TaggedError<CompactionFailed>()("CompactionFailed", {
   sessionKey: Schema.String,

@@ -3,7 +3,8 @@
  * saying why, where Postgres is not installed): a runner taking a session raises its epoch unless
  * it already held it; a commit under a stale ticket is rejected with nothing stored; a commit under
  * the current one is recorded under its request, so "was it committed?" is one query; and a turn
- * whose commit is fenced ends `aborted` with nothing of it in the log.
+ * whose commit is fenced ends `aborted` with nothing of it in the log, and a compaction whose summary
+ * is fenced fails with `CompactionFailed`, the log as it was.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Option, type Scope } from "effect"
@@ -90,6 +91,36 @@ const contract = (backend: Backend) => {
         expect(done.status).toBe("completed")
         const committed = yield* store.fencing!.committed("r2")
         expect(Option.getOrThrow(committed).entries).toEqual(done.messages)
+      })
+    ))
+
+  it.live("a compaction under a stale ticket fails, appending nothing; under the current one its summary is stored", () =>
+    withDb((db) =>
+      Effect.gen(function*() {
+        const sql = yield* openSql(db)
+        const context = yield* Layer.build(
+          AgentLoopLive.layer({ model: "test-model" }).pipe(
+            Layer.provideMerge(Layer.mergeAll(
+              Scripted.layer([{ content: "The summary." }, { content: "The summary." }]),
+              ToolRegistryLive.layer([]),
+              SessionStoreSql.layer()
+            )),
+            Layer.provide(Layer.succeed(SqlClient.SqlClient, sql))
+          )
+        )
+        const loop = Context.get(context, AgentLoop)
+        const store = yield* openStore(db)
+        const history = [Message.user("q"), Message.assistant("a")]
+        yield* store.append("s", history)
+        const stale = yield* store.fencing!.acquire("s", "runner-a")
+        const current = yield* store.fencing!.acquire("s", "runner-b")
+        const refused = yield* loop.compact("s", { keepMessages: 0 }).pipe(Effect.provideService(CommitTicket, { epoch: stale }), Effect.flip)
+        expect(refused._tag).toBe("CompactionFailed")
+        expect(refused.message).toContain("SessionFenced")
+        expect(yield* store.log("s")).toEqual(history)
+        const done = yield* loop.compact("s", { keepMessages: 0 }).pipe(Effect.provideService(CommitTicket, { epoch: current }))
+        expect(done).toEqual({ sessionKey: "s", summarized: 2, remaining: 1 })
+        expect((yield* store.log("s")).filter((entry) => entry.role === "compaction")).toHaveLength(1)
       })
     ))
 }
