@@ -47,8 +47,17 @@ const turn = (workload: Workload, sessionKey: string, consumer: Consumer) =>
     }
   }).pipe(Effect.scoped)
 
-/** A warm-up turn, then the measured one, each with a model of its own plan; both are timed. */
-export const run = (workload: Workload, warmUp: Workload, consumer: Consumer = "stream", path: Model.Path = "whole"): Promise<Measurement> => {
+/**
+ * A warm-up turn, then the measured one, each with a model of its own plan; both are timed.
+ * `around` runs the measured turn (a profiler starts and stops there, see `allocations.ts`).
+ */
+export const run = (
+  workload: Workload,
+  warmUp: Workload,
+  consumer: Consumer = "stream",
+  path: Model.Path = "whole",
+  around: <A, E, R>(measured: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = (measured) => measured
+): Promise<Measurement> => {
   let plan = planner(warmUp)
   const layer = AgentLoopLive.layer({ model: "bench", maxIterations: workload.iterations + 1 }).pipe(
     Layer.provide([Model.layer(workload, () => plan.next(), path), ToolRegistryLive.layer([Model.echo]), SessionStoreMemory.layer()]),
@@ -57,7 +66,7 @@ export const run = (workload: Workload, warmUp: Workload, consumer: Consumer = "
   return Effect.runPromise(Effect.gen(function*() {
     const first = yield* turn(warmUp, "warm-up", consumer)
     plan = planner(workload)
-    const measured = yield* turn(workload, "measured", consumer)
+    const measured = yield* around(turn(workload, "measured", consumer))
     return { ...measured, firstTurnMicrosPerIteration: first.microsPerIteration } satisfies Measurement
   }).pipe(Effect.provide(layer)))
 }
