@@ -4,6 +4,7 @@
  * Public API only; everything else is internal.
  */
 export * as AgentLoopConfig from "./domain/Config.ts"
+export * as Checkpoint from "./domain/Checkpoint.ts"
 export * from "./domain/errors.ts"
 export * as AgentEvent from "./domain/Event.ts"
 export type { AgentEvent as Event, EventKind } from "./domain/Event.ts"

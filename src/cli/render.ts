@@ -95,6 +95,8 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
           : event.kind === "hard"
           ? screen.line(err.yellow(`${pad}⏹ aborting`))
           : Effect.void
+      case "Resumed":
+        return screen.line(err.yellow(`${pad}↻ resumed after a crash from iteration ${event.fromIteration}${event.runner === undefined ? "" : ` on ${Format.truncate(event.runner, 80)}`}`))
       case "SubTurnSpawn":
         return screen.line(err.dim(`${pad}↳ sub-turn ${event.childTurnId} (${Format.truncate(event.model, 80)}${event.async ? ", async" : ""})`))
       case "SubTurnEnd":

@@ -134,6 +134,19 @@ export const InterruptReceived = Schema.TaggedStruct("InterruptReceived", {
   kind: Schema.Literals(["graceful", "hard", "steering"]),
   hint: Schema.optionalKey(Schema.String)
 }).annotate({ description: "An interrupt reached the turn: graceful, hard, or steering that skips the remaining tools." })
+/**
+ * A turn cut short by a crash (its runner died) resumed from its last checkpoint, with the same
+ * turn id: `fromIteration` is the iteration it had completed, `runner` who resumed it (a cluster
+ * runner's address), `rerun` the calls that had started and run again (their tools are
+ * idempotent), `interrupted` those whose result now says they were interrupted by the crash.
+ */
+export const Resumed = Schema.TaggedStruct("Resumed", {
+  ...base,
+  fromIteration: Schema.Number,
+  runner: Schema.optionalKey(Schema.String),
+  rerun: Schema.Array(Schema.String),
+  interrupted: Schema.Array(Schema.String)
+}).annotate({ description: "A turn cut short by a crash resumed from its last checkpoint, same turn id (`fromIteration`, `runner`, calls `rerun` or told they were `interrupted`)." })
 /** A sub-turn was spawned by this turn. */
 export const SubTurnSpawn = Schema.TaggedStruct("SubTurnSpawn", {
   ...base,
@@ -184,6 +197,7 @@ export const AgentEvent = Schema.Union([
   SteeringInjected,
   FollowUpQueued,
   InterruptReceived,
+  Resumed,
   SubTurnSpawn,
   SubTurnEnd,
   SubTurnResultDelivered,

@@ -55,6 +55,12 @@ export interface Tool<R = never> {
   /** Whether every call needs the user's approval, whatever its arguments (`exec`). */
   readonly requiresApproval: boolean
   /**
+   * Whether running a call twice has the effect of running it once (reading a file, searching).
+   * Only such a call is run again when a crash cut it short and its turn resumes; undeclared
+   * means not idempotent.
+   */
+  readonly idempotent?: boolean
+  /**
    * Whether this call, with its decoded arguments, needs approval: always when `requiresApproval`,
    * else as the tool's per-call rule says (`write_file` into a hooks directory). The loop asks this.
    */
@@ -73,6 +79,8 @@ export interface MakeOptions<S extends Schema.Decoder<unknown>, R> {
   readonly description: string
   readonly parameters: S
   readonly readOnly?: boolean
+  /** A call may run again after a crash cut it short (see `Tool.idempotent`); default false. */
+  readonly idempotent?: boolean
   /** `true`: every call needs approval; a function: the calls for whose decoded arguments it is true. */
   readonly requiresApproval?: boolean | ((args: S["Type"]) => boolean)
   readonly timeout?: Duration.Input
@@ -108,6 +116,7 @@ export const make = <S extends Schema.Decoder<unknown>, R = never>(options: Make
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
     description: options.description,
     readOnly: options.readOnly ?? false,
+    idempotent: options.idempotent ?? false,
     requiresApproval: approval === true,
     needsApproval: typeof approval === "function" ? (args) => approval(args as S["Type"]) : () => approval,
     timeout: options.timeout === undefined ? undefined : Duration.fromInputUnsafe(options.timeout),

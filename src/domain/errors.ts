@@ -179,6 +179,16 @@ export class TurnDefect extends Schema.TaggedError<TurnDefect>()("TurnDefect", {
   message: Schema.String
 }) {}
 
+/**
+ * A turn could not resume from its checkpoint: the session's history is no longer the one the
+ * checkpoint was taken on (its own commit may have landed just before its runner stopped). It
+ * ends `aborted`, writing nothing.
+ */
+export class CheckpointStale extends Schema.TaggedError<CheckpointStale>()("CheckpointStale", {
+  turnId: Schema.String,
+  message: Schema.String
+}) {}
+
 /** Why a turn did not complete as asked: `TurnResult.failure`, to match on by `_tag`. */
 export const TurnFailure = Schema.Union([
   ContextLengthExceeded,
@@ -194,6 +204,7 @@ export const TurnFailure = Schema.Union([
   OutputUnavailable,
   OutputInvalid,
   SubTurnStopped,
+  CheckpointStale,
   TurnDefect
 ])
 export type TurnFailure = typeof TurnFailure.Type

@@ -17,7 +17,8 @@
  * - **parameters**: the server's `inputSchema` is what the model sees; arguments only have to be a
  *   JSON object here, and the server validates them.
  * - **readOnly**: exactly when the annotations say `readOnlyHint: true`, so such calls run in
- *   parallel groups; anything else is mutating.
+ *   parallel groups; anything else is mutating. **idempotent** (run again when a crash cut the call
+ *   short and its turn resumes) exactly when they say `idempotentHint: true`.
  * - **result**: text parts joined, other parts summarised, cut at `maxOutputBytes` with a note;
  *   `isError: true` is an error result the model sees; a JSON-RPC error, a timeout or a dead server
  *   is a `ToolError` naming the server and the tool (and the server's last stderr lines).
@@ -113,6 +114,7 @@ const toTool = (
     parameters: Arguments,
     jsonSchema: descriptor.inputSchema,
     readOnly: descriptor.annotations?.readOnlyHint === true,
+    idempotent: descriptor.annotations?.idempotentHint === true,
     requiresApproval: requiresApproval(config, descriptor),
     execute: (args) =>
       connection.client.callTool({ tool: descriptor, arguments: args }, { timeout: toolTimeout }).pipe(

@@ -117,10 +117,11 @@ export const make = Effect.gen(function*() {
     clock: Clock.Clock,
     model: string,
     modelOptions = config.modelOptions,
-    toolNames?: ReadonlyArray<string>
+    toolNames?: ReadonlyArray<string>,
+    turnId = engine.nextTurnId()
   ) =>
     Turn.make({
-      turnId: engine.nextTurnId(),
+      turnId,
       model,
       modelOptions,
       toolNames,
@@ -147,7 +148,8 @@ export const make = Effect.gen(function*() {
         const model = options.model ?? config.model
         const own = ownModelOptions(options)
         const modelOptions = own !== undefined && Result.isSuccess(own) ? ModelOptions.merge(config.modelOptions, own.success) : config.modelOptions
-        const turn = prepared ?? newTurn(sessionKey, yield* Clock.Clock, model, modelOptions, options.tools)
+        // a resumed turn keeps its id
+        const turn = prepared ?? newTurn(sessionKey, yield* Clock.Clock, model, modelOptions, options.tools, options.checkpoint?.resume?.turnId)
         state.active = turn
         turns.set(turn.turnId, turn)
         const firstOfSession = !state.started
@@ -159,7 +161,8 @@ export const make = Effect.gen(function*() {
           session,
           firstOfSession,
           ...(own !== undefined && Result.isFailure(own) ? { rejected: own.failure } : {}),
-          ...(options.output === undefined ? {} : { output: { schema: options.output, jsonSchema: options.outputJsonSchema } })
+          ...(options.output === undefined ? {} : { output: { schema: options.output, jsonSchema: options.outputJsonSchema } }),
+          ...(options.checkpoint === undefined ? {} : { checkpoint: options.checkpoint })
         }).pipe(
           Effect.ensuring(Effect.sync(() => {
             turns.delete(turn.turnId)

@@ -14,6 +14,7 @@
  * ```
  */
 import { Context, Effect, type Schema, Scope, Stream } from "effect"
+import type { Checkpointing } from "../domain/Checkpoint.ts"
 import type { CompactionFailed, ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { AgentEvent } from "../domain/Event.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
@@ -45,6 +46,12 @@ export interface TurnOptions extends ModelOptions {
   readonly output?: Schema.Decoder<unknown>
   /** Overrides the JSON Schema derived from `output` (for a Schema imported from a JSON Schema). */
   readonly outputJsonSchema?: Record<string, unknown>
+  /**
+   * Makes the turn durable: its completed steps are saved as it goes, and with `resume` it
+   * continues from a saved checkpoint (same turn id, iteration count and usage) instead of
+   * starting afresh. See `Checkpoint`.
+   */
+  readonly checkpoint?: Checkpointing
 }
 
 /** Options of `compact`. */

@@ -71,6 +71,7 @@ export const makeGrep = (options: GrepOptions = {}) => {
       `A pattern that takes longer than ${Duration.toMillis(matchTimeout)} ms on one file is stopped.`,
     parameters: GrepParameters,
     readOnly: true,
+    idempotent: true,
     timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
     execute: ({ pattern, path: input = ".", glob, ignore_case = false }) =>
       Effect.scoped(Effect.gen(function*() {

@@ -61,6 +61,7 @@ export const makeListDir = (options: ListDirOptions = {}) => {
       `reads them. At most ${maxEntries} entries are returned.`,
     parameters: ListDirParameters,
     readOnly: true,
+    idempotent: true,
     timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
     execute: ({ path: input = ".", recursive = false, max_depth }) =>
       Effect.scoped(Effect.gen(function*() {

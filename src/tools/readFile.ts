@@ -92,6 +92,7 @@ export const makeReadFile = (options: ReadFileOptions = {}) => {
       "gives the offset to pass to read the next part. Use offset and limit to read a range of lines.",
     parameters: ReadFileParameters,
     readOnly: true,
+    idempotent: true,
     timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
     execute: ({ path, offset = 1, limit }) =>
       Effect.scoped(Effect.gen(function*() {

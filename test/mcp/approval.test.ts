@@ -23,6 +23,13 @@ describe("McpTools: approval", () => {
       expect(approvals(old)).toEqual({ lookup: true, put: true })
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
+  it.live("a tool is idempotent (run again after a crash cut its call short) only when its server marks it idempotentHint: true", () =>
+    Effect.gen(function*() {
+      const log = nodePath.join(yield* tempDir, "log")
+      const tools = yield* McpTools.tools({ store: serverConfig(log) })
+      expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.idempotent]))).toEqual({ lookup: true, put: false })
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
   it.live("approve always/never, allow and deny per server; deny wins over allow", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir

@@ -37,7 +37,7 @@ const tools = [
       properties: { key: { type: "string" }, barrier: { type: "integer" } },
       required: ["key"]
     },
-    annotations: { readOnlyHint: true }
+    annotations: { readOnlyHint: true, idempotentHint: true }
   },
   {
     name: "put",

@@ -37,16 +37,18 @@ export const groupCalls = <A extends { readonly tool: { readonly readOnly: boole
 
 /**
  * Runs the calls of one response with the tools available to it and appends their results in
- * call order. Called when the effect is to run.
+ * call order; `settled` calls (a resumed turn's) keep the result they have. Called when the
+ * effect is to run.
  */
 export const executeTools = (
   engine: Engine,
   turn: Turn.Turn,
   calls: ReadonlyArray<Message.ToolCall>,
-  available: ReadonlyMap<string, RegisteredTool>
+  available: ReadonlyMap<string, RegisteredTool>,
+  settled?: ReadonlyMap<string, Message.ToolResultMessage>
 ): Effect.Effect<void, TurnAborted, CurrentTurn> => {
   Turn.setPhase(turn, "tools")
-  const planned = calls.map((call): PlannedCall => ({ call, tool: available.get(call.name) }))
+  const planned = calls.map((call): PlannedCall => ({ call, tool: available.get(call.name), settled: settled?.get(call.id) }))
   return runGroups(engine, turn, groupCalls(planned), 0, [], undefined)
 }
 
@@ -82,7 +84,7 @@ const runGroups = (
   const group = groups[index]!
   return Effect.flatMapEager(skipReason === undefined ? checkpoint(engine, turn) : Effect.succeed(skipReason), (reason) =>
     Effect.flatMapEager(
-      reason === undefined ? runGroup(engine, turn, group) : Effect.succeed(group.map((planned) => skip(turn, planned.call, reason))),
+      reason === undefined ? runGroup(engine, turn, group) : Effect.succeed(group.map((planned) => planned.settled ?? skip(turn, planned.call, reason))),
       (groupResults) => {
         for (const result of groupResults) results.push(result)
         return runGroups(engine, turn, groups, index + 1, results, reason)

@@ -6,13 +6,15 @@
  * back to the snapshot taken at the start is simply not writing.
  */
 import { Effect, Scope } from "effect"
-import { OutputInvalid, OutputUnavailable, TurnBlocked } from "../../domain/errors.ts"
+import { INTERRUPTED_BY_CRASH, type TurnCheckpoint } from "../../domain/Checkpoint.ts"
+import { CheckpointStale, OutputInvalid, OutputUnavailable, TurnBlocked } from "../../domain/errors.ts"
 import * as Message from "../../domain/Message.ts"
 import type { ToolDefinition } from "../../domain/Provider.ts"
 import type { TurnResult } from "../../domain/Turn.ts"
 import { CurrentTurn } from "../../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../../services/ToolRegistry.ts"
 import { applyBudget, callModel, overBudget, replyOf } from "./callModel.ts"
+import * as Checkpoints from "./checkpoint.ts"
 import type { Engine } from "./engine.ts"
 import { executeTools } from "./executeTools.ts"
 import * as HardAbort from "./hardAbort.ts"
@@ -54,6 +56,11 @@ const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
   if (blocked !== undefined) return yield* endTurn(engine, turn, "blocked", { failure: blocked })
   const typed = turn.start.output && TypedOutput.start(TypedOutput.make(turn.start.output.schema, turn.start.output.jsonSchema))
   const tools = toolsetCache(turn, typed)
+  const resume = turn.start.checkpoint?.resume
+  if (resume !== undefined) {
+    const refused = yield* resumeFrom(engine, turn, resume, tools)
+    if (refused !== undefined) return yield* endTurn(engine, turn, refused instanceof CheckpointStale ? "aborted" : "failed", { failure: refused })
+  }
   while (true) {
     injectQueuedInput(turn)
     if (Turn.gracefulAsked(turn)) return yield* finishGracefully(engine, turn)
@@ -65,7 +72,10 @@ const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
     const reply = replyOf(yield* callModel(engine, turn, { tools: toolset.definitions, output: typed && TypedOutput.formatFor(typed) }))
     Turn.append(turn, reply)
     const next = typed ? yield* TypedOutput.next(typed, reply, config.maxOutputRetries) : TypedOutput.untyped(reply)
-    if (next._tag === "Tools") yield* executeTools(engine, turn, next.calls, toolset.byName)
+    if (next._tag === "Tools") {
+      if (turn.start.checkpoint !== undefined) yield* Checkpoints.replied(engine, turn)
+      yield* executeTools(engine, turn, next.calls, toolset.byName)
+    }
     Turn.append(turn, ...next.after)
     if (next._tag === "Failed") return yield* endTurn(engine, turn, "failed", { finalMessage: reply, failure: new OutputInvalid({ message: next.error }) })
     if (next._tag !== "Final") continue
@@ -84,6 +94,8 @@ const openTurn = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
     const admitted = yield* hooks.run("sessionStart", { sessionKey: turn.sessionKey })
     if (admitted._tag === "Block") return new TurnBlocked({ stage: "sessionStart", hook: admitted.hook, reason: admitted.reason })
   }
+  // a resumed turn's input and `beforeTurn` changes are in its checkpoint (`resumeFrom`)
+  if (start.checkpoint?.resume !== undefined) return undefined
   if (hooks.handles("beforeTurn")) {
     const messages = turn.conversation
     const opening = yield* hooks.run("beforeTurn", { context: Turn.hookContext(turn), input: start.input, messages, systemPrompt: turn.systemPrompt })
@@ -92,6 +104,44 @@ const openTurn = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
     Turn.append(turn, ...opening.input.messages.slice(messages.length))
   }
   Turn.append(turn, Message.user(start.input))
+  return undefined
+})
+
+/**
+ * A turn resuming from its checkpoint (`checkpoint.ts`), on the history it was taken on:
+ * restored, `Resumed` published, then the calls of its last reply finished (those with results
+ * keep them, those cut short get theirs). Why it cannot resume, if it cannot.
+ */
+const resumeFrom = Effect.fnUntraced(function*(
+  engine: Engine,
+  turn: Turn.Turn,
+  checkpoint: TurnCheckpoint,
+  tools: ReturnType<typeof toolsetCache>
+) {
+  if (checkpoint.historyLength !== turn.historyLength) {
+    return new CheckpointStale({
+      turnId: turn.turnId,
+      message: `the session's history changed since the turn's last checkpoint (${checkpoint.historyLength} messages then, ${turn.historyLength} now), so it was not resumed`
+    })
+  }
+  const toolset = tools.of(yield* engine.registry.list)
+  if (toolset instanceof OutputUnavailable) return toolset
+  const resumption = Checkpoints.restore(turn, checkpoint, [...toolset.byName.values()])
+  const runner = turn.start.checkpoint?.runner
+  Turn.publish(turn, "Resumed", {
+    fromIteration: checkpoint.iteration,
+    ...(runner === undefined ? {} : { runner }),
+    rerun: resumption?.rerun ?? [],
+    interrupted: resumption?.interrupted ?? []
+  })
+  if (resumption === undefined) return undefined
+  const settled = new Map<string, Message.ToolResultMessage>()
+  for (const [call, result] of resumption.calls) if (result !== undefined) settled.set(call.id, result)
+  for (const id of resumption.interrupted) {
+    const result = settled.get(id)!
+    Turn.publish(turn, "ToolExecSkipped", { toolCallId: id, toolName: result.toolName, reason: INTERRUPTED_BY_CRASH })
+  }
+  yield* executeTools(engine, turn, resumption.calls.map(([call]) => call), toolset.byName, settled)
   return undefined
 })
 

@@ -21,6 +21,7 @@ import { jsonTooDeep, MAX_JSON_DEPTH } from "../../domain/text.ts"
 import { toOutput, type ToolContext } from "../../domain/Tool.ts"
 import type { CurrentTurn } from "../../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../../services/ToolRegistry.ts"
+import * as Checkpoints from "./checkpoint.ts"
 import type { Engine } from "./engine.ts"
 import { spanned } from "./tracing.ts"
 import * as Turn from "./turn.ts"
@@ -31,6 +32,8 @@ import { stopFor } from "./turnEnd.ts"
 export interface PlannedCall {
   readonly call: Message.ToolCall
   readonly tool: RegisteredTool | undefined
+  /** Its result already, from the checkpoint a turn resumed from: it does not run. */
+  readonly settled?: Message.ToolResultMessage | undefined
 }
 
 /** A call ready to run: its tool, its decoded arguments, and where and how hooks saw it. */
@@ -52,18 +55,25 @@ interface Outcome {
 }
 
 /** Runs one call to its result message, in a span when the turn is traced. */
-export const runCall = (engine: Engine, turn: Turn.Turn, planned: PlannedCall): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> =>
-  spanned(turn.traced, "gen_ai.execute_tool", () => ({
+export const runCall = (engine: Engine, turn: Turn.Turn, planned: PlannedCall): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> => {
+  if (planned.settled !== undefined) return Effect.succeed(planned.settled)
+  const checkpointed = turn.start.checkpoint !== undefined
+  const run = spanned(turn.traced, "gen_ai.execute_tool", () => ({
     "gen_ai.operation.name": "execute_tool",
     "gen_ai.tool.name": planned.call.name,
     "gen_ai.tool.call.id": planned.call.id
   }), () =>
-    Effect.flatMapEager(prepare(engine, turn, planned), (prepared) =>
-      prepared._tag === "ToolResult"
-        ? Effect.succeed(prepared.result)
-        : Effect.flatMapEager(execute(engine, turn, prepared), (outcome) => finalize(engine, turn, prepared, outcome))), (result) => ({
+    Effect.flatMapEager(prepare(engine, turn, planned), (prepared) => {
+      if (prepared._tag === "ToolResult") return Effect.succeed(prepared.result)
+      const executed = checkpointed
+        ? Effect.andThen(Checkpoints.starting(engine, turn, prepared.call, prepared.tool), Effect.suspend(() => execute(engine, turn, prepared)))
+        : execute(engine, turn, prepared)
+      return Effect.flatMapEager(executed, (outcome) => finalize(engine, turn, prepared, outcome))
+    }), (result) => ({
     "agent.tool.is_error": result.isError === true
   }))
+  return checkpointed ? Effect.tap(run, (result) => Checkpoints.finished(engine, turn, result)) : run
+}
 
 /** A call that is not run, and why. */
 export const skip = (turn: Turn.Turn, call: Message.ToolCall, reason: string): Message.ToolResultMessage => {

@@ -11,6 +11,7 @@
  * points, so each change is atomic, and the turn reads them only at its checkpoints.
  */
 import { type Clock, Deferred, Effect, Option, type Schema, type Scope } from "effect"
+import type { Checkpointing, TurnCheckpoint } from "../../domain/Checkpoint.ts"
 import type { InvalidConfig, SessionFenced, SessionStoreError } from "../../domain/errors.ts"
 import * as AgentEvent from "../../domain/Event.ts"
 import type { EventKind, EventPayload } from "../../domain/Event.ts"
@@ -54,6 +55,8 @@ export interface TurnStart {
   readonly rejected?: InvalidConfig | undefined
   /** The typed answer asked for (`TurnOptions.output`), and its JSON Schema if given. */
   readonly output?: { readonly schema: Schema.Decoder<unknown>; readonly jsonSchema?: Record<string, unknown> | undefined } | undefined
+  /** Checkpoints saved as the turn goes, and the one it resumes from (`checkpoint.ts`). */
+  readonly checkpoint?: Checkpointing | undefined
 }
 
 /** An async sub-turn result waiting for the parent's next provider call. */
@@ -207,6 +210,24 @@ export const append = (turn: Turn, ...messages: ReadonlyArray<Message>): void =>
     w.produced.push(message)
     if (!w.partsSeen && hasParts(message)) w.partsSeen = true
   }
+}
+
+/**
+ * Continues from a checkpoint, on the loaded history it was taken on: the messages the turn had
+ * produced, its iteration count, usage and `beforeStop` blocks, and its compaction, which makes
+ * the conversation the system messages before the cut and everything from it (see `compacted`).
+ */
+export const restore = (turn: Turn, checkpoint: TurnCheckpoint): void => {
+  const w = writable(turn)
+  w.iteration = checkpoint.iteration
+  w.usage = checkpoint.usage
+  w.stopBlocks = checkpoint.stopBlocks
+  w.produced.push(...checkpoint.produced)
+  const all = [...w.conversation, ...checkpoint.produced]
+  const cut = checkpoint.compaction?.cut
+  w.compaction = checkpoint.compaction
+  w.conversation = cut === undefined ? all : [...all.slice(0, cut).filter((message) => message.role === "system"), ...all.slice(cut)]
+  w.partsSeen = holdsParts(w.conversation)
 }
 
 /** A `beforeTurn` hook's system prompt. */

@@ -41,6 +41,7 @@ const messageOf = (failure: TurnFailure): string => {
       return `${failure.stage === "sessionStart" ? "Session blocked" : "Blocked"} by hook "${failure.hook}": ${failure.reason}`
     case "TurnDefect":
     case "SubTurnStopped":
+    case "CheckpointStale":
       return failure.message
     default:
       return tagged(failure)

@@ -1,0 +1,140 @@
+/**
+ * A turn's checkpoints (`domain/Checkpoint.ts`): saved as the turn completes its steps, when it
+ * was started with `TurnOptions.checkpoint`, and the way back in when it resumes from one.
+ *
+ * Saved: after a model reply that asks for tools (before any of them runs), before a call of a
+ * tool that is not idempotent starts (so a resume knows it may have taken effect), and after each
+ * call's result. Saves are serialised per turn (parallel calls finish together) and each one
+ * holds everything the turn has completed, so the latest replaces the others. A final answer is
+ * not saved: the commit follows it. A turn without checkpointing pays one field check per step.
+ *
+ * This module owns the per-turn state (kept here, as `hardAbort.ts` keeps its own).
+ */
+import { Effect, Semaphore } from "effect"
+import * as Checkpoint from "../../domain/Checkpoint.ts"
+import * as Message from "../../domain/Message.ts"
+import type { RegisteredTool } from "../../services/ToolRegistry.ts"
+import type { Engine } from "./engine.ts"
+import * as Turn from "./turn.ts"
+
+/** A checkpointed turn's state. */
+interface State {
+  readonly checkpointing: Checkpoint.Checkpointing
+  /** Results of the current reply's calls, as they complete. */
+  readonly results: Map<string, Message.ToolResultMessage>
+  /** Current reply's calls that started their tool. */
+  readonly started: Set<string>
+  readonly lock: Semaphore.Semaphore
+  /** Set once a checkpoint outgrew the bound: nothing more is saved. */
+  outgrown: boolean
+}
+
+const states = new WeakMap<Turn.Turn, State>()
+
+const stateOf = (turn: Turn.Turn): State | undefined => {
+  const checkpointing = turn.start.checkpoint
+  if (checkpointing === undefined) return undefined
+  let state = states.get(turn)
+  if (state === undefined) {
+    state = { checkpointing, results: new Map(), started: new Set(), lock: Semaphore.makeUnsafe(1), outgrown: false }
+    states.set(turn, state)
+  }
+  return state
+}
+
+/** Saves what the turn completed so far (or, past the bound, that it outgrew it). */
+const save = (engine: Engine, turn: Turn.Turn, state: State): Effect.Effect<void> =>
+  state.lock.withPermits(1)(Effect.suspend(() => {
+    if (state.outgrown) return Effect.void
+    const checkpoint: Checkpoint.TurnCheckpoint = {
+      _tag: "TurnCheckpoint",
+      turnId: turn.turnId,
+      iteration: turn.iteration,
+      historyLength: turn.historyLength,
+      usage: turn.usage,
+      // copied: the scrubber gives back the turn's own array when it is clean, and it grows
+      produced: [...engine.scrubber.messages(turn.produced)],
+      ...(turn.compaction === undefined ? {} : { compaction: turn.compaction }),
+      stopBlocks: turn.stopBlocks,
+      results: [...engine.scrubber.messages([...state.results.values()]) as ReadonlyArray<Message.ToolResultMessage>],
+      started: [...state.started]
+    }
+    const bytes = Checkpoint.sizeOf(checkpoint)
+    const limit = engine.config.maxResponseBytes
+    if (bytes <= limit) return state.checkpointing.save(checkpoint)
+    state.outgrown = true
+    return state.checkpointing.save({ _tag: "CheckpointOutgrown", turnId: turn.turnId, bytes, limit })
+  }))
+
+/** A reply asking for tools joined the conversation: a new batch of calls, saved before any runs. */
+export const replied = (engine: Engine, turn: Turn.Turn): Effect.Effect<void> => {
+  const state = stateOf(turn)
+  if (state === undefined) return Effect.void
+  state.results.clear()
+  state.started.clear()
+  return save(engine, turn, state)
+}
+
+/** A call is about to run its tool: recorded as started, and saved first when the tool is not idempotent. */
+export const starting = (engine: Engine, turn: Turn.Turn, call: Message.ToolCall, tool: RegisteredTool): Effect.Effect<void> => {
+  const state = stateOf(turn)
+  if (state === undefined) return Effect.void
+  state.started.add(call.id)
+  // an idempotent call may run again anyway: recorded with the next save, not worth one of its own
+  return tool.idempotent === true ? Effect.void : save(engine, turn, state)
+}
+
+/** A call has its result (run, denied or skipped). */
+export const finished = (engine: Engine, turn: Turn.Turn, result: Message.ToolResultMessage): Effect.Effect<void> => {
+  const state = stateOf(turn)
+  if (state === undefined) return Effect.void
+  state.results.set(result.toolCallId, result)
+  return save(engine, turn, state)
+}
+
+/** What a resumed turn does with the calls of its last reply. */
+export interface Resumption {
+  /** The calls of the last reply and the result each already has (none: it runs). */
+  readonly calls: ReadonlyArray<readonly [Message.ToolCall, Message.ToolResultMessage | undefined]>
+  readonly rerun: ReadonlyArray<string>
+  readonly interrupted: ReadonlyArray<string>
+}
+
+/**
+ * Restores a turn from its checkpoint onto the loaded history: its messages, iteration, usage and
+ * compaction; then the calls of its last reply that have no result: those that had started a
+ * tool that is not idempotent get `INTERRUPTED_BY_CRASH` as their error result, the others run
+ * (again, for an idempotent tool). `undefined` when the last reply asked for no tools.
+ */
+export const restore = (
+  turn: Turn.Turn,
+  checkpoint: Checkpoint.TurnCheckpoint,
+  tools: ReadonlyArray<RegisteredTool>
+): Resumption | undefined => {
+  Turn.restore(turn, checkpoint)
+  const state = stateOf(turn)
+  const last = checkpoint.produced.at(-1)
+  if (last?.role !== "assistant" || last.toolCalls === undefined || last.toolCalls.length === 0) return undefined
+  const byId = new Map(checkpoint.results.map((result) => [result.toolCallId, result]))
+  const idempotent = new Set(tools.filter((tool) => tool.idempotent === true).map((tool) => tool.name))
+  const started = new Set(checkpoint.started)
+  const rerun: Array<string> = []
+  const interrupted: Array<string> = []
+  const calls = last.toolCalls.map((call): readonly [Message.ToolCall, Message.ToolResultMessage | undefined] => {
+    const done = byId.get(call.id)
+    if (done !== undefined) {
+      state?.results.set(call.id, done)
+      return [call, done]
+    }
+    if (!started.has(call.id)) return [call, undefined]
+    if (idempotent.has(call.name)) {
+      rerun.push(call.id)
+      return [call, undefined]
+    }
+    interrupted.push(call.id)
+    const result = Message.toolResult(call, Checkpoint.INTERRUPTED_BY_CRASH, true)
+    state?.results.set(call.id, result)
+    return [call, result]
+  })
+  return { calls, rerun, interrupted }
+}
