@@ -9,10 +9,11 @@
  * at a time, so any store the runners share will do).
  *
  * When a runner stops, its shards move to the others: requests it had not started run on the
- * session's next runner, and the next turn there sees the whole history. A turn it was running is
- * reported as the session log tells it: completed when its commit is there, else `aborted` with
- * nothing saved. The runner taking a session takes its ownership epoch, so with a fencing store a
- * runner that was paused and wakes up cannot write (`fence.ts`).
+ * session's next runner, and the next turn there sees the whole history. A turn it was running
+ * resumes there from its last checkpoint (`resume.ts`); one with no checkpoint is reported as the
+ * session log tells it: completed when its commit is there, else `aborted` with nothing saved. The
+ * runner taking a session takes its ownership epoch, so with a fencing store a runner that was
+ * paused and wakes up cannot write (`fence.ts`).
  *
  * @example
  * ```ts

@@ -3,8 +3,9 @@
  * the turn starts, in the cluster's own database.
  *
  * Effect Cluster delivers a persisted request again when its runner stopped before answering. A
- * request that had already started is a turn that was cut short: it ends `aborted` with nothing
- * saved, as a hard abort does, instead of running a second time (its tools would run twice).
+ * request that had already started is a turn that was cut short: it resumes from its checkpoint
+ * (`resume.ts`), or ends `aborted` with nothing saved, as a hard abort does, instead of running a
+ * second time from the start (its tools would run twice).
  *
  * Why a row and not a first stream chunk ("accepted") stored by the cluster: a stream's next chunk
  * waits for the client's acknowledgement of the previous one, and a runner handing a shard to

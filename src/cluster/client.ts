@@ -88,7 +88,7 @@ const failed = (sessionKey: string, turnId: string, error: string): TurnResult =
 /** Why a turn asking for a typed answer (`TurnOptions.output`) fails on a cluster. */
 export const OUTPUT_UNSUPPORTED = "a typed answer (the output option) is not supported on a cluster: run the turn on a local loop"
 
-/** The `TurnEnd` a lost turn never published on the client. */
+/** The `TurnEnd` a lost or resumed turn did not publish on the client (the runner that ended it was not the one watched). */
 const lostEnd = (result: TurnResult, at: number) =>
   AgentEvent.make("TurnEnd", { turnId: result.turnId, sessionKey: result.sessionKey, iteration: 0, depth: 0 }, at, {
     status: result.status,
@@ -143,8 +143,8 @@ export const make = (options: ClientOptions = {}) =>
         })
       ) as Effect.Effect<A, E>
 
-    const finish = (result: TurnResult, lost: boolean) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) => mirror.settle(result.turnId, lost ? lostEnd(result, at) : undefined))
+    const finish = (result: TurnResult, lost: boolean, resumed?: AgentEvent.AgentEvent) =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) => mirror.settle(result.turnId, lost || resumed ? lostEnd(result, at) : undefined, resumed))
 
     const turn = (sessionKey: string, input: Content, turnOptions: TurnOptions = {}): Effect.Effect<TurnResult, ContentRejected> =>
       Effect.scoped(Effect.gen(function*() {
@@ -165,8 +165,8 @@ export const make = (options: ClientOptions = {}) =>
           if (refused._tag === "Some" && refused.value._tag === "ContentRejected") return yield* refused.value
           return failed(sessionKey, `failed-${++failures}`, `the cluster could not run the turn: ${errorText(Cause.squash(outcome.cause))}`)
         }
-        const { result, lost } = outcome.value
-        yield* finish(result, lost)
+        const { result, lost, resumed } = outcome.value
+        yield* finish(result, lost, resumed)
         return result
       }))
 

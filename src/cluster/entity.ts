@@ -20,6 +20,7 @@ import * as Claims from "./claims.ts"
 import * as Fence from "./fence.ts"
 import { LOST_TURN_ERROR } from "./outcome.ts"
 import { AgentSession, type SendProgress } from "./protocol.ts"
+import * as Resume from "./resume.ts"
 
 export { LOST_TURN_ERROR }
 
@@ -36,10 +37,13 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
   const workers = yield* Semaphore.make(config.maxParallelTurns)
   const claims = yield* Claims.make
   const turns = yield* Fence.make(yield* SessionStore)
+  const resume = yield* Resume.make
 
   return AgentSession.toLayer(
     Effect.gen(function*() {
       const sessionKey = (yield* Entity.CurrentAddress).entityId
+      const address = yield* Entity.CurrentRunnerAddress
+      const runner = `${address.host}:${address.port}`
       const loop = yield* AgentLoop
       const bus = yield* EventBus
       // this runner's ownership of the session: commits of an earlier owner are rejected from now on
@@ -85,11 +89,17 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
             // delivered again after this runner's entity was interrupted: the turn went on here
             const running = turns.known(requestId)
             if (Option.isSome(running)) return { _tag: "Finished", result: yield* running.value, lost: false } as const
-            // delivered again: a runner started it and did not answer
-            if (!(yield* claim(requestId))) return { _tag: "Finished", result: yield* lost(requestId), lost: true } as const
+            // delivered again: a runner started it and did not answer; unless the store has its commit,
+            // it resumes from its checkpoint if it has one (`resume.ts`)
+            const fresh = yield* claim(requestId)
+            const durable = fresh || (yield* turns.outcome(requestId, sessionKey)).lost
+              ? yield* resume.prepare(requestId, sessionKey, fresh, runner)
+              : yield* resume.forget(requestId)
+            if (durable === undefined) return { _tag: "Finished", result: yield* lost(requestId), lost: true } as const
             const { input, ...options } = request.payload
-            const result = yield* turns.run(requestId, epoch, loop.turn(sessionKey, input, options))
-            return { _tag: "Finished", result, lost: false } as const
+            const result = yield* turns.run(requestId, epoch, durable.turn(loop.turn(sessionKey, input, { ...options, checkpoint: durable.checkpoint })))
+            const resumed = durable.resumed()
+            return { _tag: "Finished", result, lost: false, ...(resumed === undefined ? {} : { resumed }) } as const
           }),
         Send: (request) => {
           const requestId = String(request.requestId)
@@ -124,7 +134,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         Events: () =>
           Stream.unwrap(Effect.map(bus.subscribe({ capacity: EVENTS_CAPACITY }), (subscription) =>
             Stream.concat(
-              Stream.make({ _tag: "Subscribed" } as const),
+              // after subscribing: a resumed turn's `Resumed` may come twice, never not at all (clients drop the second)
+              Stream.make({ _tag: "Subscribed" } as const, ...resume.running(sessionKey)),
               Stream.filter(subscription.stream, (event) => event.sessionKey === sessionKey)
             )))
       })

@@ -12,7 +12,7 @@ import type { SessionEvent } from "./protocol.ts"
 /** How long a call waits for its session's subscription to be in place, and for its `TurnEnd`. */
 const SETTLE_DEADLINE = Duration.seconds(5)
 
-/** How many `TurnEnd`s are remembered to drop duplicates (a lost turn's end may come twice). */
+/** How many `TurnEnd`s and `Resumed`s are remembered to drop duplicates (a lost or resumed turn's may come twice). */
 const REMEMBERED_ENDS = 1024
 
 export interface Mirror {
@@ -23,8 +23,11 @@ export interface Mirror {
   readonly listen: Effect.Effect<void, never, Scope.Scope>
   /** For the life of the scope: the session's events reach the bus, when anyone listens. */
   readonly watch: (sessionKey: string) => Effect.Effect<void, never, Scope.Scope>
-  /** Waits (bounded) until the turn's `TurnEnd` was published, or publishes `end` when none comes. */
-  readonly settle: (turnId: string, end: AgentEvent | undefined) => Effect.Effect<void>
+  /**
+   * Waits (bounded) until the turn's `TurnEnd` was published, or publishes `end` when none comes;
+   * first `resumed`, the turn's `Resumed` event, unless it was published already.
+   */
+  readonly settle: (turnId: string, end: AgentEvent | undefined, resumed?: AgentEvent) => Effect.Effect<void>
 }
 
 /** Builds the mirror over the client's bus; `sessionEvents` opens a session's remote event stream. */
@@ -35,14 +38,23 @@ export const make = (
   Effect.gen(function*() {
     let listeners = 0
     const ended = new Set<string>()
+    const remember = (key: string) => {
+      ended.add(key)
+      if (ended.size > REMEMBERED_ENDS) ended.delete(ended.values().next().value!)
+    }
     const waiting = new Map<string, Deferred.Deferred<void>>()
 
     const publish = (event: AgentEvent) =>
       Effect.suspend(() => {
+        if (event._tag === "Resumed") {
+          const key = `resumed:${event.turnId}`
+          if (ended.has(key)) return Effect.void
+          remember(key)
+          return bus.publish(event)
+        }
         if (event._tag !== "TurnEnd") return bus.publish(event)
         if (ended.has(event.turnId)) return Effect.void
-        ended.add(event.turnId)
-        if (ended.size > REMEMBERED_ENDS) ended.delete(ended.values().next().value!)
+        remember(event.turnId)
         return Effect.andThen(bus.publish(event), Effect.suspend(() => {
           const waiter = waiting.get(event.turnId)
           return waiter ? Deferred.succeed(waiter, undefined) : Effect.void
@@ -70,9 +82,11 @@ export const make = (
       stream: (options) => Stream.unwrap(Effect.map(listen, () => bus.stream(options))),
       listen,
       watch: (sessionKey) => (listeners === 0 ? Effect.void : Effect.asVoid(RcMap.get(streams, sessionKey))),
-      settle: (turnId, end) =>
+      settle: (turnId, end, resumed) =>
         Effect.suspend(() => {
-          if (listeners === 0 || ended.has(turnId)) return Effect.void
+          if (listeners === 0) return Effect.void
+          if (resumed !== undefined) return Effect.andThen(publish(resumed), end === undefined ? Effect.void : publish(end))
+          if (ended.has(turnId)) return Effect.void
           if (end !== undefined) return publish(end)
           const waiter = Deferred.makeUnsafe<void>()
           waiting.set(turnId, waiter)

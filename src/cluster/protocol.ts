@@ -6,7 +6,8 @@
  * before delivering it), so a request is never lost: if its runner dies before the turn started,
  * the session's next runner runs it. A runner claims a request before its turn starts
  * (`claims.ts`), so the next runner can tell a request that was already running when its runner
- * died (it ends `aborted`, like a hard abort) from one that never started. `Turn` has one reply,
+ * died (a `Turn` resumes from its checkpoint, `resume.ts`, else it ends `aborted` like a hard
+ * abort) from one that never started. `Turn` has one reply,
  * so nothing in it waits for the client's acknowledgements; `Send` streams (its caller returns at
  * `Accepted`, and follow-ups bring more replies). The control operations and `Events` are
  * volatile: they act on whatever runs now, and a session whose runner died has no active turn.
@@ -15,7 +16,7 @@ import { Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { CompactionFailed, ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
-import { AgentEvent } from "../domain/Event.ts"
+import { AgentEvent, Resumed } from "../domain/Event.ts"
 import { Content } from "../domain/Message.ts"
 import { ModelOptions } from "../domain/ModelOptions.ts"
 import { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
@@ -23,8 +24,11 @@ import { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts
 /** `Send` reached a runner, which will run it as a turn (its chunk is stored before the turn is claimed). */
 export const Accepted = Schema.TaggedStruct("Accepted", {})
 
-/** The turn's result; `lost` when its runner died while it ran. */
-export const Finished = Schema.TaggedStruct("Finished", { result: TurnResult, lost: Schema.Boolean })
+/**
+ * The turn's result; `lost` when its runner died while it ran and it could not resume; `resumed`
+ * (its `Resumed` event) when it resumed on this runner from its checkpoint.
+ */
+export const Finished = Schema.TaggedStruct("Finished", { result: TurnResult, lost: Schema.Boolean, resumed: Schema.optionalKey(Resumed) })
 
 /** `Send` made the message steering for the session's active turn: no reply will follow. */
 export const Steered = Schema.TaggedStruct("Steered", {})

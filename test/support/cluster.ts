@@ -69,11 +69,11 @@ const SHARDS = 300
 const sharding = (timingsMs: Readonly<Record<string, number>>) =>
   Object.fromEntries(Object.entries(timingsMs).map(([name, ms]) => [name, Duration.millis(ms)]))
 
-/** Starts Postgres and `count` runners, each ready. */
+/** Starts Postgres and `count` runners, each ready; `toolLog` gives the runners their tools (`clusterRunner.ts`). */
 export const startCluster = async (
   count: number,
   timingsMs = fastTimingsMs,
-  options: { readonly store?: "jsonl" | "sql"; readonly retentionMs?: number } = {}
+  options: { readonly store?: "jsonl" | "sql"; readonly retentionMs?: number; readonly toolLog?: string } = {}
 ): Promise<TestCluster> => {
   const pg = await startPostgres()
   const sessionsDir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-cluster-"))

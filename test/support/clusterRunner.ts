@@ -13,11 +13,18 @@
  * starts with `hang` makes the model never finish (a turn to stop a runner in); `wait N` answers
  * after N milliseconds (on the Clock); `die-after-commit` kills the runner (SIGKILL) right after
  * the turn's commit, before it answers.
+ *
+ * With `toolLog`, the runner has tools that append a line to that file each time they run:
+ * `record` (`record NOTE`), `deploy` (`deploy`, then never ends; not idempotent) and `look`
+ * (`look`, then waits for the file `toolLog.release`; idempotent). An input `tools a;deploy;look`
+ * makes the model call `record` with note a, then `deploy`, then `look`, one reply each, and then
+ * answer `done: ` and the last tool result.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Context, Duration, Effect, Layer, Redacted, Stream } from "effect"
+import * as fs from "node:fs"
+import { Context, Duration, Effect, Layer, Redacted, Schema, Stream } from "effect"
 import * as AgentLoopCluster from "../../src/cluster/AgentLoopCluster.ts"
 import * as Scripted from "../../src/layers/providers/Scripted.ts"
 import * as SessionStoreJsonl from "../../src/layers/SessionStoreJsonl.ts"
@@ -31,6 +38,7 @@ import * as AgentLoopLive from "../../src/programs/AgentLoopLive.ts"
 import { EventBus } from "../../src/services/EventBus.ts"
 import * as ToolRegistryLive from "../../src/layers/ToolRegistry.ts"
 import * as Message from "../../src/domain/Message.ts"
+import * as Tool from "../../src/domain/Tool.ts"
 
 /** How a runner process is started. */
 export interface RunnerSpec {
@@ -43,6 +51,8 @@ export interface RunnerSpec {
   readonly store?: "jsonl" | "sql"
   /** The retention window of answered requests, in milliseconds (swept every window). */
   readonly retentionMs?: number
+  /** Where the tools log their runs (no tools without it). */
+  readonly toolLog?: string
 }
 
 const spec: RunnerSpec = JSON.parse(process.argv[2] ?? "{}")
@@ -53,12 +63,49 @@ const model = Scripted.layer((request) => {
   if (last.startsWith("hang")) return { content: "working", stall: true }
   const wait = /^wait (\d+)/.exec(last)
   if (wait) return { content: `waited ${wait[1]}: ${users.join(" | ")}`, delay: Duration.millis(Number(wait[1])) }
+  if (last.startsWith("tools ")) return toolStep(request.messages, last.slice("tools ".length).split(";"))
   // the model options the turn's request carried, as the client set them
   if (last.startsWith("options")) return { content: JSON.stringify({ temperature: request.temperature, reasoning: request.reasoning }) }
   // a slow first answer: time for steering to arrive while the turn runs
   if (last.startsWith("slow") && request.messages.at(-1)?.role === "user") return { content: "thinking", delay: "1 second" }
   return { content: `seen ${request.messages.length}: ${users.join(" | ")}` }
 })
+
+/** The reply to a `tools` turn: the next step's call, or the answer once every step ran. */
+function toolStep(messages: ReadonlyArray<Message.Message>, steps: ReadonlyArray<string>) {
+  const since = messages.length - 1 - [...messages].reverse().findIndex((m) => m.role === "user")
+  const step = steps[messages.slice(since).filter((m) => m.role === "assistant").length]
+  if (step === undefined) return { content: `done: ${Message.textOf(messages.at(-1)!.content)}` }
+  return { toolCalls: [step === "deploy" || step === "look" ? { name: step } : { name: "record", arguments: { note: step } }] }
+}
+
+const logRun = (line: string) => Effect.sync(() => fs.appendFileSync(spec.toolLog!, `${line}\n`))
+
+const tools = spec.toolLog === undefined ? [] : [
+  Tool.make({
+    name: "record",
+    description: "records a note",
+    parameters: Schema.Struct({ note: Schema.String }),
+    execute: ({ note }) => Effect.as(logRun(`record ${note}`), `recorded ${note}`)
+  }),
+  Tool.make({ name: "deploy", description: "deploys", parameters: Schema.Struct({}), execute: () => Effect.andThen(logRun("deploy"), Effect.never) }),
+  Tool.make({
+    name: "look",
+    description: "looks",
+    parameters: Schema.Struct({}),
+    readOnly: true,
+    idempotent: true,
+    execute: () =>
+      Effect.andThen(
+        logRun("look"),
+        Effect.sleep("50 millis").pipe(
+          Effect.repeat({ until: () => fs.existsSync(`${spec.toolLog}.release`) }),
+          Effect.as("looked"),
+          Effect.timeoutOrElse({ duration: "60 seconds", orElse: () => Effect.succeed("gave up looking") })
+        )
+      )
+  })
+]
 
 const sharding = Object.fromEntries(Object.entries(spec.timingsMs ?? {}).map(([k, ms]) => [k, Duration.millis(ms)]))
 
@@ -67,7 +114,7 @@ const store: Layer.Layer<SessionStore, SessionStoreError, FileSystem.FileSystem 
   : SessionStoreJsonl.layer(spec.sessionsDir)
 
 const local = AgentLoopLive.layer({ model: "scripted", maxParallelTurns: 1024, acceptsImages: { vision: true } }).pipe(
-  Layer.provide([model, ToolRegistryLive.layer([])]),
+  Layer.provide([model, ToolRegistryLive.layer(tools)]),
   Layer.provideMerge(store)
 )
 

@@ -1,0 +1,103 @@
+/**
+ * Turns that survive their runner: a `Turn` request runs with checkpoints saved under its request
+ * id (`checkpoints.ts`) as the turn completes its steps. When the request is delivered again
+ * because its runner died, the session's new runner resumes the turn from the last one (same turn
+ * id, iteration count and usage), and the turn's reply carries the `Resumed` event.
+ *
+ * A request delivered again whose commit the store has is not resumed: the store's result is its
+ * reply (`outcome.ts`). Nor is one without a checkpoint (its first model call was in flight, or it
+ * asked for no tools), or whose progress outgrew the checkpoint bound: the store tells its outcome
+ * (`aborted`, nothing of it saved).
+ */
+import { Clock, Effect, Option, type Scope, Stream } from "effect"
+import type { Checkpointing, TurnCheckpoint } from "../domain/Checkpoint.ts"
+import type { EventOf } from "../domain/Event.ts"
+import type { TurnResult } from "../domain/Turn.ts"
+import type { SqlClient } from "effect/sql"
+import { EventBus } from "../services/EventBus.ts"
+import * as Checkpoints from "./checkpoints.ts"
+
+/** How one request's turn runs durably. */
+export interface Durable {
+  /** The turn's `TurnOptions.checkpoint`. */
+  readonly checkpoint: Checkpointing
+  /** The turn, then its checkpoint deleted (part of the turn, so it happens wherever the turn goes on). */
+  readonly turn: <E, R>(turn: Effect.Effect<TurnResult, E, R>) => Effect.Effect<TurnResult, E, R>
+  /** The turn's `Resumed` event, once the turn ended, when it resumed. */
+  readonly resumed: () => EventOf<"Resumed"> | undefined
+}
+
+export interface Resume {
+  /**
+   * The `Resumed` events of this runner's resumed turns of the session that are still running: an
+   * `Events` stream opened in the middle of such a turn (a client whose stream moved here from the
+   * runner that died) sends them first, so the client sees `Resumed` before the turn's end.
+   */
+  readonly running: (sessionKey: string) => ReadonlyArray<EventOf<"Resumed">>
+  /**
+   * The request's turn made durable: from the start when `fresh` (first delivery), else from its
+   * checkpoint; `undefined` when it was delivered again and cannot resume. `runner` names this runner.
+   */
+  readonly prepare: (requestId: string, sessionKey: string, fresh: boolean, runner: string) => Effect.Effect<Durable | undefined>
+  /** Deletes the request's checkpoint (its turn's commit is in the log): `undefined`, it does not resume. */
+  readonly forget: (requestId: string) => Effect.Effect<undefined>
+}
+
+/** Builds it on the cluster's database (the checkpoints table is created on first use). */
+export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus | Scope.Scope> = Effect.gen(function*() {
+  const checkpoints = yield* Checkpoints.make
+  const bus = yield* EventBus
+  const resumedNow = new Map<string, EventOf<"Resumed">>()
+  yield* bus.stream({ kinds: ["Resumed", "TurnEnd"], capacity: 1024, strategy: "lossless" }).pipe(
+    Stream.runForEach((event) =>
+      Effect.sync(() => {
+        if (event._tag === "Resumed") resumedNow.set(event.turnId, event)
+        else resumedNow.delete(event.turnId)
+      })
+    ),
+    Effect.forkScoped
+  )
+  /** This runner's `Resumed` events while the scope is open (a resumed turn publishes one). */
+  const resumedEvents = bus.subscribe({ kinds: ["Resumed"], capacity: 64 })
+
+  const prepare = Effect.fnUntraced(function*(requestId: string, sessionKey: string, fresh: boolean, runner: string) {
+    let resume: TurnCheckpoint | undefined
+    if (!fresh) {
+      const saved = yield* checkpoints.load(requestId)
+      if (Option.isNone(saved)) return undefined
+      if (saved.value._tag !== "TurnCheckpoint") {
+        yield* checkpoints.remove(requestId)
+        return undefined
+      }
+      resume = saved.value
+    }
+    // a row to delete at the end: only once something was saved (most turns ask for no tools)
+    let saved = resume !== undefined
+    const checkpoint: Checkpointing = {
+      save: (progress) =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => {
+          saved = true
+          return checkpoints.save(requestId, sessionKey, progress, at)
+        }),
+      ...(resume === undefined ? {} : { resume, runner })
+    }
+    let resumed: EventOf<"Resumed"> | undefined
+    const turn = <E, R>(run: Effect.Effect<TurnResult, E, R>) =>
+      Effect.scoped(Effect.gen(function*() {
+        const watching = resume === undefined ? undefined : yield* resumedEvents
+        const result = yield* run
+        if (saved) yield* checkpoints.remove(requestId)
+        const seen = watching === undefined ? [] : yield* watching.takeAll
+        resumed = seen.find((event): event is EventOf<"Resumed"> => event._tag === "Resumed" && event.turnId === result.turnId)
+        return result
+      }))
+    const durable: Durable = { checkpoint, turn, resumed: () => resumed }
+    return durable
+  })
+
+  return {
+    prepare,
+    forget: (requestId) => Effect.as(checkpoints.remove(requestId), undefined),
+    running: (sessionKey) => [...resumedNow.values()].filter((event) => event.sessionKey === sessionKey)
+  }
+})

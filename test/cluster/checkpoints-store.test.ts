@@ -1,0 +1,98 @@
+/**
+ * Unit tests of the cluster's checkpoint table (`cluster/checkpoints.ts`) and of how a redelivered
+ * request is prepared from it (`cluster/resume.ts`), on an embedded SQLite database: the same SQL
+ * the runners send to Postgres, without a server.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { AgentEvent, Checkpoint, EventBus, EventBusLive, Message, NodeSqliteClient, type TurnResult, Usage } from "effect-agent-loop"
+import * as Checkpoints from "../../src/cluster/checkpoints.ts"
+import * as Resume from "../../src/cluster/resume.ts"
+
+const database = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-checkpoints-"))
+  return NodeSqliteClient.layer({ filename: path.join(dir, "cluster.db") }).pipe(Layer.orDie)
+}
+
+const progress = (iteration: number): Checkpoint.TurnCheckpoint => ({
+  _tag: "TurnCheckpoint",
+  turnId: "turn-1",
+  iteration,
+  historyLength: 0,
+  usage: Usage.empty,
+  produced: [Message.user("hi"), Message.assistant("", [{ id: "c1", name: "record", arguments: "{}" }])],
+  stopBlocks: 0,
+  results: [],
+  started: ["c1"]
+})
+
+const outgrown: Checkpoint.CheckpointOutgrown = { _tag: "CheckpointOutgrown", turnId: "turn-1", bytes: 10, limit: 5 }
+
+const rows = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return (yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM agent_loop_turn_checkpoints`.pipe(Effect.orDie))[0]!.n
+})
+
+const result: TurnResult = { turnId: "turn-1", sessionKey: "s", status: "completed", messages: [], followUps: [], iterations: 1, usage: Usage.empty }
+
+describe("cluster checkpoints", () => {
+  it.effect("a request's checkpoint is saved, replaced, read back and removed; a row that no longer decodes reads as outgrown", () =>
+    Effect.gen(function*() {
+      const checkpoints = yield* Checkpoints.make
+      expect(yield* checkpoints.load("r1")).toEqual(Option.none())
+      yield* checkpoints.save("r1", "s", progress(1), 1)
+      yield* checkpoints.save("r1", "s", progress(2), 2)
+      expect(yield* checkpoints.load("r1")).toEqual(Option.some(progress(2)))
+      expect(yield* rows).toBe(1)
+      yield* checkpoints.remove("r1")
+      expect(yield* checkpoints.load("r1")).toEqual(Option.none())
+
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO agent_loop_turn_checkpoints (request_id, session_key, checkpoint, saved_at) VALUES ('r2', 's', '{"_tag":"Other"}', 0)`.pipe(Effect.orDie)
+      expect(Option.map(yield* checkpoints.load("r2"), (c) => c._tag)).toEqual(Option.some("CheckpointOutgrown"))
+    }).pipe(Effect.provide(database())))
+
+  it.effect("a first delivery saves as it goes and removes its row at the end; a redelivery resumes from the row, or not at all without one", () =>
+    Effect.gen(function*() {
+      const checkpoints = yield* Checkpoints.make
+      const resume = yield* Resume.make
+
+      const fresh = (yield* resume.prepare("r1", "s", true, "here:1"))!
+      expect(fresh.checkpoint.resume).toBeUndefined()
+      const first = yield* fresh.turn(Effect.as(fresh.checkpoint.save(progress(1)), result))
+      expect([first, fresh.resumed()]).toEqual([result, undefined])
+      expect(yield* rows).toBe(0)
+
+      // a redelivered request: nothing saved (its first model call was in flight) → not resumable
+      expect(yield* resume.prepare("r2", "s", false, "here:1")).toBeUndefined()
+      // outgrown → not resumable, and its row is gone
+      yield* checkpoints.save("r3", "s", outgrown, 0)
+      expect(yield* resume.prepare("r3", "s", false, "here:1")).toBeUndefined()
+      expect(yield* rows).toBe(0)
+      // saved progress → resumed from it, by this runner, and the row removed when the turn ends
+      yield* checkpoints.save("r4", "s", progress(2), 0)
+      const again = (yield* resume.prepare("r4", "s", false, "here:1"))!
+      expect([again.checkpoint.resume, again.checkpoint.runner]).toEqual([progress(2), "here:1"])
+      const bus = yield* EventBus
+      const event = AgentEvent.make("Resumed", { turnId: "turn-1", sessionKey: "s", iteration: 2, depth: 0 }, 0, {
+        fromIteration: 2,
+        runner: "here:1",
+        rerun: [],
+        interrupted: ["c1"]
+      })
+      yield* again.turn(Effect.gen(function*() {
+        yield* bus.publish(event)
+        // a new Events stream of the session is told of the running resumed turn first
+        yield* Effect.yieldNow
+        expect(resume.running("s")).toEqual([event])
+        expect(resume.running("other")).toEqual([])
+        return result
+      }))
+      expect(again.resumed()).toEqual(event)
+      expect(yield* rows).toBe(0)
+    }).pipe(Effect.scoped, Effect.provide(Layer.merge(database(), EventBusLive.layerCapacity()))))
+})

@@ -1,0 +1,101 @@
+/**
+ * Turns that survive their runner: three runner processes on a real Postgres, a runner killed
+ * (SIGKILL) in the middle of a turn after a completed tool call, while a second call runs; the
+ * turn completes on the session's next runner from its last checkpoint. The tools log every run to
+ * a file, so a call run twice shows. Multi-process, so on real time: every wait polls a condition
+ * with a deadline.
+ */
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Fiber, Layer, ManagedRuntime } from "effect"
+import type { Sharding } from "effect/cluster"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AgentLoop, Checkpoint, type Event as AgentEvent, type Message, SessionStore, SessionStoreJsonl, type TurnResult } from "effect-agent-loop"
+import { startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
+import { postgresProbe, postgresSuite } from "../support/postgres.ts"
+
+describe.skipIf(!postgresProbe.ok)(postgresSuite("a turn whose runner is killed resumes on the session's next runner"), () => {
+  let cluster: TestCluster
+  let runtime: ManagedRuntime.ManagedRuntime<AgentLoop | Sharding.Sharding, unknown>
+  const toolLog = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-resume-")), "runs.log")
+  const runs = () => (fs.existsSync(toolLog) ? fs.readFileSync(toolLog, "utf8").split("\n").filter((line) => line !== "") : [])
+
+  const history = (sessionKey: string) =>
+    Effect.runPromise(
+      Effect.gen(function*() {
+        return yield* (yield* SessionStore).log(sessionKey)
+      }).pipe(Effect.provide(SessionStoreJsonl.layer(cluster.sessionsDir).pipe(Layer.provide(NodeServices.layer))))
+    )
+
+  /** Runs a turn with a subscriber on the client, kills its runner once `ready` holds, returns the result and the events seen. */
+  const killedMidTurn = (sessionKey: string, input: string, ready: () => boolean, afterKill = () => {}) =>
+    runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const subscription = yield* loop.subscribe({ capacity: 1000 })
+      const running = yield* Effect.forkChild(loop.turn(sessionKey, input))
+      yield* Effect.promise(() => waitUntil(`the turn of ${sessionKey} to reach the call to cut short`, ready))
+      const owners = cluster.runners.filter((runner) => runner.child.exitCode === null && runner.sessions().has(sessionKey))
+      expect(owners).toHaveLength(1)
+      owners[0]!.child.kill("SIGKILL")
+      yield* Effect.promise(() => owners[0]!.exited)
+      afterKill()
+      const result: TurnResult = yield* Fiber.join(running)
+      const events: Array<AgentEvent> = []
+      while (!events.some((event) => event._tag === "TurnEnd" && event.turnId === result.turnId)) events.push(yield* subscription.take)
+      return { result, events: events.filter((event) => event.turnId === result.turnId), killed: owners[0]!.port }
+    })))
+
+  beforeAll(async () => {
+    cluster = await startCluster(3, undefined, { toolLog })
+    runtime = ManagedRuntime.make(cluster.client())
+  }, 90_000)
+
+  afterAll(async () => {
+    await runtime?.dispose()
+    await cluster?.close()
+    fs.rmSync(path.dirname(toolLog), { recursive: true, force: true })
+  }, 30_000)
+
+  it("kill -9 during a call that is not idempotent: completed calls are not re-run, the model is told of the crash, the log holds the turn once", async () => {
+    const key = "resume-deploy"
+    const { result, events, killed } = await killedMidTurn(key, "tools a;deploy", () => runs().includes("deploy"))
+
+    expect([result.status, result.error]).toEqual(["completed", undefined])
+    expect(result.finalMessage?.content).toBe(`done: ${Checkpoint.INTERRUPTED_BY_CRASH}`)
+    expect(result.iterations).toBe(3)
+    // neither the completed call nor the one cut short ran again
+    expect(runs()).toEqual(["record a", "deploy"])
+
+    const resumed = events.filter((event) => event._tag === "Resumed")
+    expect(resumed).toHaveLength(1)
+    expect(resumed[0]).toMatchObject({ turnId: result.turnId, fromIteration: 2, rerun: [] })
+    expect(resumed[0]!._tag === "Resumed" && resumed[0]!.interrupted).toHaveLength(1)
+    expect(resumed[0]!._tag === "Resumed" && resumed[0]!.runner).not.toBe(`127.0.0.1:${killed}`)
+    expect(events.filter((event) => event._tag === "TurnEnd").map((event) => event._tag === "TurnEnd" && event.status)).toEqual(["completed"])
+    expect(events.findIndex((event) => event._tag === "Resumed")).toBeLessThan(events.findIndex((event) => event._tag === "TurnEnd"))
+
+    const stored = (await history(key)) as ReadonlyArray<Message.Message>
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"])
+    expect(stored).toEqual(result.messages)
+    expect(stored[2]).toMatchObject({ role: "tool", content: "recorded a" })
+    expect(stored[4]).toMatchObject({ role: "tool", toolName: "deploy", content: Checkpoint.INTERRUPTED_BY_CRASH, isError: true })
+    // the checkpoint is gone once the turn ended
+    expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_turn_checkpoints")).toBe("0")
+  }, 90_000)
+
+  it("kill -9 during an idempotent call: it runs again on the next runner, the completed call does not", async () => {
+    const key = "resume-look"
+    const release = () => fs.writeFileSync(`${toolLog}.release`, "")
+    const { result, events } = await killedMidTurn(key, "tools b;look", () => runs().includes("look"), release)
+    expect(result.status).toBe("completed")
+    expect(result.finalMessage?.content).toBe("done: looked")
+    expect(runs().filter((line) => line === "record b")).toEqual(["record b"])
+    expect(runs().filter((line) => line === "look")).toEqual(["look", "look"])
+    const kinds = events.map((event) => event._tag)
+    expect(kinds.filter((kind) => kind === "Resumed")).toHaveLength(1)
+    expect(kinds.indexOf("Resumed")).toBeLessThan(kinds.indexOf("TurnEnd"))
+    expect((await history(key)).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"])
+  }, 90_000)
+})
