@@ -73,6 +73,10 @@ describe("cluster checkpoints", () => {
       yield* checkpoints.save("r3", "s", outgrown, 0)
       expect(yield* resume.prepare("r3", "s", false, "here:1")).toBeUndefined()
       expect(yield* rows).toBe(0)
+      // its commit is in the log (the store said so): the checkpoint is dropped, nothing resumes
+      yield* checkpoints.save("r5", "s", progress(2), 0)
+      expect(yield* resume.forget("r5")).toBeUndefined()
+      expect(yield* rows).toBe(0)
       // saved progress → resumed from it, by this runner, and the row removed when the turn ends
       yield* checkpoints.save("r4", "s", progress(2), 0)
       const again = (yield* resume.prepare("r4", "s", false, "here:1"))!

@@ -9,14 +9,17 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Fiber, Layer, ManagedRuntime } from "effect"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Effect, Fiber, Layer, ManagedRuntime, Redacted } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AgentLoop, Checkpoint, type Event as AgentEvent, type Message, SessionStore, SessionStoreJsonl, type TurnResult } from "effect-agent-loop"
+import { AgentLoop, Checkpoint, type Event as AgentEvent, type Message, SessionStore, SessionStoreJsonl, SessionStoreSql, type TurnResult } from "effect-agent-loop"
 import { startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
-describe.skipIf(!postgresProbe.ok)(postgresSuite("a turn whose runner is killed resumes on the session's next runner"), () => {
+// Both kinds of session store: SQL (fenced commits, the default of `serve`; a redelivered request asks
+// the log first) and JSON Lines (no fencing).
+describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite("a turn whose runner is killed resumes on the session's next runner (%s store)"), (store) => {
   let cluster: TestCluster
   let runtime: ManagedRuntime.ManagedRuntime<AgentLoop | Sharding.Sharding, unknown>
   const toolLog = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-resume-")), "runs.log")
@@ -26,7 +29,11 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a turn whose runner is killed 
     Effect.runPromise(
       Effect.gen(function*() {
         return yield* (yield* SessionStore).log(sessionKey)
-      }).pipe(Effect.provide(SessionStoreJsonl.layer(cluster.sessionsDir).pipe(Layer.provide(NodeServices.layer))))
+      }).pipe(Effect.provide(
+        store === "sql"
+          ? SessionStoreSql.layer().pipe(Layer.provide(PgClient.layer({ url: Redacted.make(cluster.pg.url()) })), Layer.orDie)
+          : SessionStoreJsonl.layer(cluster.sessionsDir).pipe(Layer.provide(NodeServices.layer))
+      ))
     )
 
   /** Runs a turn with a subscriber on the client, kills its runner once `ready` holds, returns the result and the events seen. */
@@ -48,7 +55,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a turn whose runner is killed 
     })))
 
   beforeAll(async () => {
-    cluster = await startCluster(3, undefined, { toolLog })
+    cluster = await startCluster(3, undefined, { toolLog, store })
     runtime = ManagedRuntime.make(cluster.client())
   }, 90_000)
 
