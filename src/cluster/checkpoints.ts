@@ -4,7 +4,10 @@
  * when the turn ends. The session log never sees them: a turn's messages reach it in one append at
  * its end, as on one process.
  *
- * Its own migrations table, so the table's history is independent of the claims' (`claims.ts`).
+ * Each row is owned by one attempt at the turn: the runner that resumes a turn takes the row over,
+ * so a runner that was frozen and wakes up mid-turn can no longer save (nor delete) it, and learns
+ * that it must stop. Its own migrations table, so the table's history is independent of the
+ * claims' (`claims.ts`).
  */
 import { Effect, Option, Schema } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
@@ -20,6 +23,7 @@ const migrate = Migrator.make({})({
       yield* sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
         request_id VARCHAR(32) PRIMARY KEY,
         session_key TEXT NOT NULL,
+        owner VARCHAR(64) NOT NULL,
         checkpoint TEXT NOT NULL,
         saved_at BIGINT NOT NULL
       )`
@@ -29,16 +33,21 @@ const migrate = Migrator.make({})({
 
 const decode = Schema.decodeUnknownOption(Schema.fromJsonString(Checkpoint))
 
-/** Saved checkpoints by request id. */
+/** Saved checkpoints by request id, each owned by the attempt at the turn that saves it. */
 export interface Checkpoints {
-  /** Replaces the request's checkpoint. */
-  readonly save: (requestId: string, sessionKey: string, checkpoint: Checkpoint, at: number) => Effect.Effect<void>
   /**
-   * The request's checkpoint, if one was saved. A row that no longer decodes (written by another
-   * version) reads as outgrown: not resumable, rather than resumed wrongly.
+   * Replaces the request's checkpoint, if `owner` (one attempt at the turn) still owns it; false
+   * when another attempt took the turn over (`take`): this one must stop.
    */
-  readonly load: (requestId: string) => Effect.Effect<Option.Option<Checkpoint>>
-  readonly remove: (requestId: string) => Effect.Effect<void>
+  readonly save: (requestId: string, sessionKey: string, owner: string, checkpoint: Checkpoint, at: number) => Effect.Effect<boolean>
+  /**
+   * Takes the request's checkpoint for `owner`, in one statement, and returns it: from now on only
+   * `owner` can save it. A row that no longer decodes (written by another version) reads as
+   * outgrown: not resumable, rather than resumed wrongly.
+   */
+  readonly take: (requestId: string, owner: string) => Effect.Effect<Option.Option<Checkpoint>>
+  /** Deletes the request's checkpoint; with `owner`, only while that attempt owns it. */
+  readonly remove: (requestId: string, owner?: string) => Effect.Effect<void>
 }
 
 /**
@@ -48,15 +57,18 @@ export interface Checkpoints {
 export const make: Effect.Effect<Checkpoints, never, SqlClient.SqlClient> = Effect.gen(function*() {
   yield* Effect.orDie(migrate)
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const table = sql(TABLE)
   return {
-    save: (requestId, sessionKey, checkpoint, at) =>
-      sql`
-        INSERT INTO ${sql(TABLE)} (request_id, session_key, checkpoint, saved_at)
-        VALUES (${requestId}, ${sessionKey}, ${JSON.stringify(checkpoint)}, ${at})
+    save: (requestId, sessionKey, owner, checkpoint, at) =>
+      sql<{ readonly request_id: string }>`
+        INSERT INTO ${table} (request_id, session_key, owner, checkpoint, saved_at)
+        VALUES (${requestId}, ${sessionKey}, ${owner}, ${JSON.stringify(checkpoint)}, ${at})
         ON CONFLICT (request_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, saved_at = EXCLUDED.saved_at
-      `.pipe(Effect.asVoid, Effect.orDie),
-    load: (requestId) =>
-      sql<{ readonly checkpoint: string }>`SELECT checkpoint FROM ${sql(TABLE)} WHERE request_id = ${requestId}`.pipe(
+        WHERE ${table}.owner = EXCLUDED.owner
+        RETURNING request_id
+      `.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie),
+    take: (requestId, owner) =>
+      sql<{ readonly checkpoint: string }>`UPDATE ${table} SET owner = ${owner} WHERE request_id = ${requestId} RETURNING checkpoint`.pipe(
         Effect.map((rows) =>
           rows.length === 0
             ? Option.none()
@@ -65,6 +77,9 @@ export const make: Effect.Effect<Checkpoints, never, SqlClient.SqlClient> = Effe
         ),
         Effect.orDie
       ),
-    remove: (requestId) => sql`DELETE FROM ${sql(TABLE)} WHERE request_id = ${requestId}`.pipe(Effect.asVoid, Effect.orDie)
+    remove: (requestId, owner) =>
+      (owner === undefined
+        ? sql`DELETE FROM ${table} WHERE request_id = ${requestId}`
+        : sql`DELETE FROM ${table} WHERE request_id = ${requestId} AND owner = ${owner}`).pipe(Effect.asVoid, Effect.orDie)
   }
 })

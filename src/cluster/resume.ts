@@ -9,6 +9,7 @@
  * asked for no tools), or whose progress outgrew the checkpoint bound: the store tells its outcome
  * (`aborted`, nothing of it saved).
  */
+import { randomUUID } from "node:crypto"
 import { Clock, Effect, Option, type Scope, Stream } from "effect"
 import type { Checkpointing, TurnCheckpoint } from "../domain/Checkpoint.ts"
 import type { EventOf } from "../domain/Event.ts"
@@ -61,9 +62,11 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
   const resumedEvents = bus.subscribe({ kinds: ["Resumed"], capacity: 64 })
 
   const prepare = Effect.fnUntraced(function*(requestId: string, sessionKey: string, fresh: boolean, runner: string) {
+    // this attempt at the turn: the checkpoint's owner once it saves or takes it
+    const owner = randomUUID()
     let resume: TurnCheckpoint | undefined
     if (!fresh) {
-      const saved = yield* checkpoints.load(requestId)
+      const saved = yield* checkpoints.take(requestId, owner)
       if (Option.isNone(saved)) return undefined
       if (saved.value._tag !== "TurnCheckpoint") {
         yield* checkpoints.remove(requestId)
@@ -77,7 +80,9 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
       save: (progress) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => {
           saved = true
-          return checkpoints.save(requestId, sessionKey, progress, at)
+          return Effect.flatMap(checkpoints.save(requestId, sessionKey, owner, progress, at), (owned) =>
+            // another runner resumed the turn (this one was frozen or cut off meanwhile): stop, as a hard abort
+            owned ? Effect.void : Effect.interrupt)
         }),
       ...(resume === undefined ? {} : { resume, runner })
     }
@@ -86,7 +91,7 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
       Effect.scoped(Effect.gen(function*() {
         const watching = resume === undefined ? undefined : yield* resumedEvents
         const result = yield* run
-        if (saved) yield* checkpoints.remove(requestId)
+        if (saved) yield* checkpoints.remove(requestId, owner)
         const seen = watching === undefined ? [] : yield* watching.takeAll
         resumed = seen.find((event): event is EventOf<"Resumed"> => event._tag === "Resumed" && event.turnId === result.turnId)
         return result

@@ -73,7 +73,9 @@ export type Checkpoint = typeof Checkpoint.Type
 export interface Checkpointing {
   /**
    * Saves the turn's latest checkpoint, replacing the previous one; the turn waits for it before
-   * going on (before running the tools a reply asks for). A save that dies fails the turn.
+   * going on (before running the tools a reply asks for). A save that dies fails the turn; one
+   * that interrupts stops it as a hard abort (nothing stored), as a cluster runner's does when
+   * another runner took the turn over.
    */
   readonly save: (checkpoint: Checkpoint) => Effect.Effect<void>
   /** Continue from this checkpoint instead of starting the turn afresh (the input is then already in it). */

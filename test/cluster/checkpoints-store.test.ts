@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Layer, Option } from "effect"
+import { Cause, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { AgentEvent, Checkpoint, EventBus, EventBusLive, Message, NodeSqliteClient, type TurnResult, Usage } from "effect-agent-loop"
 import * as Checkpoints from "../../src/cluster/checkpoints.ts"
@@ -40,20 +40,26 @@ const rows = Effect.gen(function*() {
 const result: TurnResult = { turnId: "turn-1", sessionKey: "s", status: "completed", messages: [], followUps: [], iterations: 1, usage: Usage.empty }
 
 describe("cluster checkpoints", () => {
-  it.effect("a request's checkpoint is saved, replaced, read back and removed; a row that no longer decodes reads as outgrown", () =>
+  it.effect("a request's checkpoint is saved, replaced, taken over and removed; a row that no longer decodes reads as outgrown", () =>
     Effect.gen(function*() {
       const checkpoints = yield* Checkpoints.make
-      expect(yield* checkpoints.load("r1")).toEqual(Option.none())
-      yield* checkpoints.save("r1", "s", progress(1), 1)
-      yield* checkpoints.save("r1", "s", progress(2), 2)
-      expect(yield* checkpoints.load("r1")).toEqual(Option.some(progress(2)))
+      expect(yield* checkpoints.take("r1", "a")).toEqual(Option.none())
+      expect(yield* checkpoints.save("r1", "s", "a", progress(1), 1)).toBe(true)
+      expect(yield* checkpoints.save("r1", "s", "a", progress(2), 2)).toBe(true)
       expect(yield* rows).toBe(1)
-      yield* checkpoints.remove("r1")
-      expect(yield* checkpoints.load("r1")).toEqual(Option.none())
+      // another attempt takes it over: from then on the first can neither save nor delete it
+      expect(yield* checkpoints.take("r1", "b")).toEqual(Option.some(progress(2)))
+      expect(yield* checkpoints.save("r1", "s", "a", progress(3), 3)).toBe(false)
+      yield* checkpoints.remove("r1", "a")
+      expect(yield* checkpoints.take("r1", "b")).toEqual(Option.some(progress(2)))
+      expect(yield* checkpoints.save("r1", "s", "b", progress(3), 3)).toBe(true)
+      yield* checkpoints.remove("r1", "b")
+      expect(yield* checkpoints.take("r1", "b")).toEqual(Option.none())
 
       const sql = yield* SqlClient.SqlClient
-      yield* sql`INSERT INTO agent_loop_turn_checkpoints (request_id, session_key, checkpoint, saved_at) VALUES ('r2', 's', '{"_tag":"Other"}', 0)`.pipe(Effect.orDie)
-      expect(Option.map(yield* checkpoints.load("r2"), (c) => c._tag)).toEqual(Option.some("CheckpointOutgrown"))
+      yield* sql`INSERT INTO agent_loop_turn_checkpoints (request_id, session_key, owner, checkpoint, saved_at) VALUES ('r2', 's', 'a', '{"_tag":"Other"}', 0)`
+        .pipe(Effect.orDie)
+      expect(Option.map(yield* checkpoints.take("r2", "b"), (c) => c._tag)).toEqual(Option.some("CheckpointOutgrown"))
     }).pipe(Effect.provide(database())))
 
   it.effect("a first delivery saves as it goes and removes its row at the end; a redelivery resumes from the row, or not at all without one", () =>
@@ -70,15 +76,15 @@ describe("cluster checkpoints", () => {
       // a redelivered request: nothing saved (its first model call was in flight) → not resumable
       expect(yield* resume.prepare("r2", "s", false, "here:1")).toBeUndefined()
       // outgrown → not resumable, and its row is gone
-      yield* checkpoints.save("r3", "s", outgrown, 0)
+      yield* checkpoints.save("r3", "s", "old", outgrown, 0)
       expect(yield* resume.prepare("r3", "s", false, "here:1")).toBeUndefined()
       expect(yield* rows).toBe(0)
       // its commit is in the log (the store said so): the checkpoint is dropped, nothing resumes
-      yield* checkpoints.save("r5", "s", progress(2), 0)
+      yield* checkpoints.save("r5", "s", "old", progress(2), 0)
       expect(yield* resume.forget("r5")).toBeUndefined()
       expect(yield* rows).toBe(0)
       // saved progress → resumed from it, by this runner, and the row removed when the turn ends
-      yield* checkpoints.save("r4", "s", progress(2), 0)
+      yield* checkpoints.save("r4", "s", "old", progress(2), 0)
       const again = (yield* resume.prepare("r4", "s", false, "here:1"))!
       expect([again.checkpoint.resume, again.checkpoint.runner]).toEqual([progress(2), "here:1"])
       const bus = yield* EventBus
@@ -98,5 +104,14 @@ describe("cluster checkpoints", () => {
       }))
       expect(again.resumed()).toEqual(event)
       expect(yield* rows).toBe(0)
+
+      // a turn another runner took over stops at its next save, as a hard abort does, and leaves the row alone
+      const frozen = (yield* resume.prepare("r6", "s", true, "here:1"))!
+      yield* frozen.checkpoint.save(progress(1))
+      const taker = (yield* resume.prepare("r6", "s", false, "there:2"))!
+      expect(taker.checkpoint.resume).toEqual(progress(1))
+      const woke = yield* Effect.exit(frozen.turn(Effect.as(frozen.checkpoint.save(progress(2)), result)))
+      expect(woke._tag === "Failure" && Cause.hasInterruptsOnly(woke.cause)).toBe(true)
+      expect(Option.map(yield* checkpoints.take("r6", "check"), (c) => c._tag === "TurnCheckpoint" && c.iteration)).toEqual(Option.some(1))
     }).pipe(Effect.scoped, Effect.provide(Layer.merge(database(), EventBusLive.layerCapacity()))))
 })

@@ -187,6 +187,19 @@ describe("checkpoints", () => {
     }).pipe(Effect.provide(Testing.layer({ script, tools: toolsFor(log) })))
   })
 
+  it.effect("a save that interrupts (another runner took the turn over) stops the turn as a hard abort: aborted, nothing stored", () => {
+    const log = runs()
+    return Effect.gen(function*() {
+      let saves = 0
+      const save = () => Effect.suspend(() => (++saves === 2 ? Effect.interrupt : Effect.void))
+      const result = yield* (yield* AgentLoop).turn("s", "a;b", { checkpoint: { save } })
+      expect([result.status, result.messages]).toEqual(["aborted", []])
+      // stopped before `record` ran: the save before it (it is not idempotent) was refused
+      expect(log).toEqual({})
+      expect(yield* stored("s")).toEqual([])
+    }).pipe(Effect.provide(Testing.layer({ script, tools: toolsFor(log) })))
+  })
+
   it.effect("a checkpoint taken on another history is not resumed: the turn ends aborted and writes nothing", () => {
     const log = runs()
     return Effect.gen(function*() {
