@@ -7,6 +7,8 @@
  * `end SESSION TURN-ID STATUS [ERROR]` as each ends, and exits when its stdin closes, so a runner never
  * outlives the process that started it. With `store: "sql"` the sessions live in the cluster's
  * Postgres (fenced commits), else in JSON Lines in `sessionsDir`.
+ * The cluster secret, when there is one, comes in `AGENT_LOOP_CLUSTER_SECRET` (never on the
+ * command line).
  *
  * The scripted model answers `seen N: a | b | c`, where N is the number of messages it was sent and
  * a, b, c the user messages among them, so a test can read what history a turn saw. An input that
@@ -17,6 +19,7 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import * as fs from "node:fs"
 import { Context, Duration, Effect, Layer, Redacted, Stream } from "effect"
 import * as AgentLoopCluster from "../../src/cluster/AgentLoopCluster.ts"
 import * as Scripted from "../../src/layers/providers/Scripted.ts"
@@ -43,6 +46,10 @@ export interface RunnerSpec {
   readonly store?: "jsonl" | "sql"
   /** The retention window of answered requests, in milliseconds (swept every window). */
   readonly retentionMs?: number
+  /** How long the scripted model takes to answer an ordinary prompt (default: at once). */
+  readonly modelDelayMs?: number
+  /** TLS on the runner port: PEM files of its certificate and key, and of the CA that signed the runners' certificates. */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string }
 }
 
 const spec: RunnerSpec = JSON.parse(process.argv[2] ?? "{}")
@@ -57,7 +64,8 @@ const model = Scripted.layer((request) => {
   if (last.startsWith("options")) return { content: JSON.stringify({ temperature: request.temperature, reasoning: request.reasoning }) }
   // a slow first answer: time for steering to arrive while the turn runs
   if (last.startsWith("slow") && request.messages.at(-1)?.role === "user") return { content: "thinking", delay: "1 second" }
-  return { content: `seen ${request.messages.length}: ${users.join(" | ")}` }
+  const content = `seen ${request.messages.length}: ${users.join(" | ")}`
+  return spec.modelDelayMs === undefined ? { content } : { content, delay: Duration.millis(spec.modelDelayMs) }
 })
 
 const sharding = Object.fromEntries(Object.entries(spec.timingsMs ?? {}).map(([k, ms]) => [k, Duration.millis(ms)]))
@@ -73,7 +81,13 @@ const local = AgentLoopLive.layer({ model: "scripted", maxParallelTurns: 1024, a
 
 const retention = spec.retentionMs === undefined ? {} : { retention: { window: Duration.millis(spec.retentionMs) } }
 
-const runner = AgentLoopCluster.layerRunner({ host: "127.0.0.1", port: spec.port, sharding, ...retention }).pipe(
+const secret = process.env["AGENT_LOOP_CLUSTER_SECRET"]
+const security = {
+  ...(secret === undefined ? {} : { secret: Redacted.make(secret) }),
+  ...(spec.tls === undefined ? {} : { tls: { cert: fs.readFileSync(spec.tls.cert, "utf8"), key: fs.readFileSync(spec.tls.key, "utf8"), ca: fs.readFileSync(spec.tls.ca, "utf8") } })
+}
+
+const runner = AgentLoopCluster.layerRunner({ host: "127.0.0.1", port: spec.port, sharding, security, ...retention }).pipe(
   Layer.provideMerge(local),
   Layer.provide(PgClient.layer({ url: Redacted.make(spec.databaseUrl) })),
   Layer.provide(NodeServices.layer)
