@@ -152,7 +152,8 @@ const guarded = (server: SocketServer.SocketServer["Service"], secret: ClusterSe
           if (conn._tag === "None") return yield* Effect.die(new Error("the runner's server gave no Node socket to authenticate"))
           const accepted = yield* Effect.result(acceptPeer(conn.value, secret))
           if (accepted._tag === "Failure") {
-            conn.value.destroy()
+            // after the refusal is written: the peer reads why before the connection ends
+            conn.value.destroySoon()
             return yield* Effect.logWarning(`cluster: refused a connection from ${accepted.failure.address}: ${accepted.failure.message}`)
           }
           return yield* handler(socket)
