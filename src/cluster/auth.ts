@@ -16,7 +16,6 @@
  * which the runner checks before running the turn (`verify`).
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import type { Duplex } from "node:stream"
 import { Context, Duration, Effect, Redacted, Schema } from "effect"
 
 /** The secret the processes of a cluster share; a runner with it refuses whoever cannot prove it. */
@@ -47,6 +46,17 @@ export class ClusterAuthError extends Schema.TaggedError<ClusterAuthError>()("Cl
   message: Schema.String
 }) {}
 
+/** What the handshake needs of a Node socket (structural, so the package's types need no Node types). */
+export interface HandshakeSocket {
+  readonly remoteAddress?: string | undefined
+  readonly remotePort?: number | undefined
+  read(size: number): unknown
+  write(chunk: Uint8Array): unknown
+  on(event: string, listener: (...args: Array<any>) => void): unknown
+  once(event: string, listener: (...args: Array<any>) => void): unknown
+  off(event: string, listener: (...args: Array<any>) => void): unknown
+}
+
 const MAGIC = Buffer.from("ALC1")
 const CHALLENGE = 32
 const MAC = 32
@@ -63,13 +73,13 @@ const mac = (secret: Redacted.Redacted<string>, label: string, ...parts: Readonl
 const sameMac = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b)
 
 /** `host:port` of the other end of a socket. */
-export const remoteOf = (conn: Duplex): string => {
-  const { remoteAddress, remotePort } = conn as { remoteAddress?: string; remotePort?: number }
+const remoteOf = (conn: HandshakeSocket): string => {
+  const { remoteAddress, remotePort } = conn
   return remoteAddress === undefined ? "unknown" : `${remoteAddress.includes(":") ? `[${remoteAddress}]` : remoteAddress}:${remotePort}`
 }
 
 /** Reads exactly `n` bytes from a paused stream; what arrives after them stays in the stream. */
-const readExactly = (conn: Duplex, n: number, address: string, hint = ""): Effect.Effect<Buffer, ClusterAuthError> =>
+const readExactly = (conn: HandshakeSocket, n: number, address: string, hint = ""): Effect.Effect<Buffer, ClusterAuthError> =>
   Effect.callback<Buffer, ClusterAuthError>((resume) => {
     const cleanup = () => {
       conn.off("readable", attempt)
@@ -104,13 +114,13 @@ const readExactly = (conn: Duplex, n: number, address: string, hint = ""): Effec
     })
   )
 
-const write = (conn: Duplex, bytes: Buffer) => Effect.sync(() => void conn.write(bytes))
+const write = (conn: HandshakeSocket, bytes: Buffer) => Effect.sync(() => void conn.write(bytes))
 
 /**
  * The runner's side, on a new connection before any RPC: succeeds when the peer may talk to this
  * runner; fails (and the caller closes the connection) otherwise.
  */
-export const acceptPeer = (conn: Duplex, secret: Redacted.Redacted<string> | undefined): Effect.Effect<void, ClusterAuthError> =>
+export const acceptPeer = (conn: HandshakeSocket, secret: Redacted.Redacted<string> | undefined): Effect.Effect<void, ClusterAuthError> =>
   Effect.gen(function*() {
     const address = remoteOf(conn)
     const challenge = randomBytes(CHALLENGE)
@@ -129,7 +139,7 @@ export const acceptPeer = (conn: Duplex, secret: Redacted.Redacted<string> | und
  * The connecting side (a client, or a runner calling another), right after connecting: succeeds
  * once both sides know they share the secret (or both have none).
  */
-export const greetRunner = (conn: Duplex, secret: Redacted.Redacted<string> | undefined, address: string): Effect.Effect<void, ClusterAuthError> =>
+export const greetRunner = (conn: HandshakeSocket, secret: Redacted.Redacted<string> | undefined, address: string): Effect.Effect<void, ClusterAuthError> =>
   Effect.gen(function*() {
     const greeting = yield* readExactly(conn, MAGIC.length + 1 + CHALLENGE, address, " (is the runner using TLS?)")
     if (!greeting.subarray(0, MAGIC.length).equals(MAGIC)) {

@@ -14,7 +14,6 @@ import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as Net from "node:net"
-import type { Duplex } from "node:stream"
 import * as Tls from "node:tls"
 import { Data, Duration, Effect, Layer, Option, type Scope } from "effect"
 import {
@@ -88,10 +87,10 @@ const label = (address: { readonly host: string; readonly port: number }) =>
  * Connects to a runner (TLS when `security.tls` is given) and goes through the handshake; the
  * connection closes with the scope.
  */
-export const connect = (
+const open = (
   address: { readonly host: string; readonly port: number },
-  security: ClusterSecurity = {}
-): Effect.Effect<Duplex, ClusterAuthError | RunnerUnreachable, Scope.Scope> =>
+  security: ClusterSecurity
+): Effect.Effect<Net.Socket, ClusterAuthError | RunnerUnreachable, Scope.Scope> =>
   Effect.gen(function*() {
     const where = label(address)
     const tls = security.tls
@@ -121,6 +120,12 @@ export const connect = (
     return conn
   })
 
+/** Whether a runner can be reached and passes the handshake, on a connection that closes with the scope. */
+export const connect = (
+  address: { readonly host: string; readonly port: number },
+  security: ClusterSecurity = {}
+): Effect.Effect<void, ClusterAuthError | RunnerUnreachable, Scope.Scope> => Effect.asVoid(open(address, security))
+
 /** Connections to runners (timeouts as `NodeClusterSocket.layerClientProtocol`), through the handshake. */
 const clientProtocol = (security: ClusterSecurity) =>
   Layer.effect(Runners.RpcClientProtocol)(Effect.gen(function*() {
@@ -128,11 +133,11 @@ const clientProtocol = (security: ClusterSecurity) =>
     return {
       codecFor: rpcSerialization.codecFor,
       make: Effect.fnUntraced(function*(address: RunnerAddress.RunnerAddress) {
-        const open = connect(address, security).pipe(
+        const opened = open(address, security).pipe(
           Effect.tapError((error) => error._tag === "ClusterAuthError" ? Effect.logWarning(`cluster: ${error.address}: ${error.message}`) : Effect.void),
           Effect.mapError((cause) => new Socket.SocketError({ reason: new Socket.SocketOpenError({ kind: "Unknown", cause }) }))
         )
-        const socket = yield* NodeSocket.fromDuplex(open)
+        const socket = yield* NodeSocket.fromDuplex(opened)
         return yield* RpcClient.makeProtocolSocket().pipe(
           Effect.provideService(Socket.Socket, socket),
           Effect.provideService(RpcSerialization.RpcSerialization, rpcSerialization)
