@@ -1,134 +1,96 @@
 /**
- * Benchmark (not a test): the loop across machines. 1,000 sessions × 3 turns with a zero-latency
- * scripted model, sessions in JSON Lines, run
- * - in this process, on the local loop (the baseline: what a turn costs without a cluster);
- * - through a cluster of 1 runner process, and of 3 runner processes, from a client in this process.
+ * Benchmark (not a test): a cluster under load. A throwaway Postgres (as the tests start), `RUNNERS`
+ * runner processes (default 3) whose scripted model answers after `DELAY_MS` (default 200 ms), and a
+ * client in this process driving `SESSIONS` sessions at once (default 1,000), `TURNS` turns each
+ * (default 3), with the production cluster timings (`shardingDefaults`).
  *
- * Two measurements on each: the whole workload, `CONCURRENCY` sessions at a time (turns per second,
- * and p50/p99 of a turn under that load, which is mostly queueing), then `LONE` turns one at a time
- * (p50/p99 of a turn with nothing else running: what routing adds to one turn). Needs Postgres (a
- * throwaway server, as the tests start). Run with `npx node bench/cluster.ts`
- * (`SESSIONS=200 LONE=50` for a shorter run).
+ * It reports turns per second, p50/p99 of a turn's latency, the turns that did not complete, and,
+ * for each turn reported aborted, whether it was in fact committed (its input is in the session's
+ * log); then the cluster's bookkeeping rows per turn (`cluster_messages`, `cluster_replies`,
+ * `agent_loop_turn_claims`) at the end. Run with `npm run bench:cluster`
+ * (`RUNNERS=1 SESSIONS=200 TURNS=2 DELAY_MS=200 npm run bench:cluster` for a shorter run).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import * as fs from "node:fs"
 import * as os from "node:os"
-import * as path from "node:path"
 import { Effect, Layer, ManagedRuntime } from "effect"
-import * as Scripted from "../src/layers/providers/Scripted.ts"
+import * as Message from "../src/domain/Message.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
-import * as AgentLoopLive from "../src/programs/AgentLoopLive.ts"
-import { AgentLoop, type AgentLoopShape } from "../src/services/AgentLoop.ts"
-import * as ToolRegistryLive from "../src/layers/ToolRegistry.ts"
+import { AgentLoop } from "../src/services/AgentLoop.ts"
+import { SessionStore } from "../src/services/SessionStore.ts"
 import { startCluster } from "../test/support/cluster.ts"
 import { postgresProbe } from "../test/support/postgres.ts"
 
+const RUNNERS = Number(process.env["RUNNERS"] ?? 3)
 const SESSIONS = Number(process.env["SESSIONS"] ?? 1000)
-const TURNS = 3
-/** Sessions driven at once in the workload; each runs its turns one after another. */
-const CONCURRENCY = Number(process.env["CONCURRENCY"] ?? 64)
-/** Turns run one at a time for the latency of a lone turn. */
-const LONE = Number(process.env["LONE"] ?? 150)
-
-interface Latencies {
-  readonly p50: number
-  readonly p99: number
-}
-
-interface Measured {
-  readonly turnsPerSecond: number
-  readonly loaded: Latencies
-  readonly lone: Latencies
-  /** How many turns did not complete, by status and error. */
-  readonly notCompleted: Map<string, number>
-}
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
-
-const latencies = (values: Array<number>): Latencies => {
-  values.sort((a, b) => a - b)
-  return { p50: percentile(values, 0.5), p99: percentile(values, 0.99) }
-}
-
-/** Runs `turns` turns on each of `keys`, `concurrency` sessions at a time; the latency of each turn. */
-const timedTurns = (loop: AgentLoopShape, keys: ReadonlyArray<string>, turns: number, concurrency: number, notCompleted: Map<string, number>) =>
-  Effect.gen(function*() {
-    const taken: Array<number> = []
-    yield* Effect.forEach(keys, (key) =>
-      Effect.gen(function*() {
-        for (let turn = 0; turn < turns; turn++) {
-          const began = performance.now()
-          const result = yield* loop.turn(key, `turn ${turn}`)
-          taken.push(performance.now() - began)
-          if (result.status !== "completed") {
-            const reason = `${result.status}: ${result.error ?? ""}`
-            notCompleted.set(reason, (notCompleted.get(reason) ?? 0) + 1)
-          }
-        }
-      }), { concurrency, discard: true })
-    return taken
-  })
-
-/** Drives the workload, then the lone turns, through whatever `AgentLoop` the runtime has. */
-const drive = (runtime: ManagedRuntime.ManagedRuntime<AgentLoop, unknown>, label: string): Promise<Measured> =>
-  runtime.runPromise(Effect.gen(function*() {
-    const loop = yield* AgentLoop
-    const notCompleted = new Map<string, number>()
-    // warm-up: connections, shard discovery, the code paths
-    yield* timedTurns(loop, Array.from({ length: 20 }, (_, i) => `warm-${label}-${i}`), 1, 20, notCompleted)
-    const start = performance.now()
-    const workload = yield* timedTurns(loop, Array.from({ length: SESSIONS }, (_, i) => `${label}-${i}`), TURNS, CONCURRENCY, notCompleted)
-    const seconds = (performance.now() - start) / 1000
-    const lone = yield* timedTurns(loop, Array.from({ length: Math.ceil(LONE / TURNS) }, (_, i) => `lone-${label}-${i}`), TURNS, 1, notCompleted)
-    return { turnsPerSecond: workload.length / seconds, loaded: latencies(workload), lone: latencies(lone), notCompleted }
-  }))
-
-const local = async (): Promise<Measured> => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-bench-"))
-  const layer = AgentLoopLive.layer({ model: "bench", maxParallelTurns: CONCURRENCY }).pipe(
-    Layer.provide([Scripted.layer(() => ({ content: "ok" })), ToolRegistryLive.layer([]), SessionStoreJsonl.layer(dir)]),
-    Layer.provide(NodeServices.layer),
-    Layer.orDie
-  )
-  const runtime = ManagedRuntime.make(layer)
-  try {
-    return await drive(runtime, "local")
-  } finally {
-    await runtime.dispose()
-    fs.rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-/** A cluster with the production timings (`shardingDefaults`), not the tests' fast ones. */
-const clustered = async (runners: number): Promise<Measured> => {
-  const cluster = await startCluster(runners, {})
-  const runtime = ManagedRuntime.make(cluster.client())
-  try {
-    return await drive(runtime, `cluster${runners}`)
-  } finally {
-    await runtime.dispose()
-    await cluster.close()
-  }
-}
+const TURNS = Number(process.env["TURNS"] ?? 3)
+const DELAY_MS = Number(process.env["DELAY_MS"] ?? 200)
 
 if (!postgresProbe.ok) {
   console.error(`bench/cluster.ts needs Postgres: ${postgresProbe.reason}`)
   process.exit(1)
 }
 
-const ms = (value: number) => `${value.toFixed(1)} ms`
-const rows: Array<[string, Measured]> = [["in process (no cluster)", await local()]]
-rows.push(["1 runner process", await clustered(1)])
-rows.push(["3 runner processes", await clustered(3)])
-const baseline = rows[0]![1]
-console.log(`${SESSIONS} sessions × ${TURNS} turns, ${CONCURRENCY} sessions at a time; then ${LONE} lone turns one at a time.`)
-console.log(`Zero-latency scripted model, JSON Lines store, ${os.cpus().length} CPUs shared by the client, the runners and Postgres.`)
-console.log("| where | turns/s | p50 / p99 under load | p50 / p99 of a lone turn | added by routing to a lone turn (p50 / p99) | not completed |")
-console.log("| --- | --- | --- | --- | --- | --- |")
-for (const [where, m] of rows) {
-  const added = m === baseline ? "—" : `${ms(m.lone.p50 - baseline.lone.p50)} / ${ms(m.lone.p99 - baseline.lone.p99)}`
-  console.log(
-    `| ${where} | ${m.turnsPerSecond.toFixed(0)} | ${ms(m.loaded.p50)} / ${ms(m.loaded.p99)} | ${ms(m.lone.p50)} / ${ms(m.lone.p99)} | ${added} | ${[...m.notCompleted.values()].reduce((a, b) => a + b, 0)} |`
-  )
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0
+
+interface Outcome {
+  readonly session: string
+  readonly input: string
+  readonly status: string
+  readonly error: string | undefined
+  readonly ms: number
 }
-for (const [where, m] of rows) for (const [reason, count] of m.notCompleted) console.log(`${where}: ${count} × ${reason}`)
+
+// production timings: what a loaded cluster meets
+const cluster = await startCluster(RUNNERS, {}, { modelDelayMs: DELAY_MS })
+const runtime = ManagedRuntime.make(cluster.client())
+try {
+  const outcomes: Array<Outcome> = []
+  const started = performance.now()
+  await runtime.runPromise(Effect.gen(function*() {
+    const loop = yield* AgentLoop
+    yield* Effect.forEach(Array.from({ length: SESSIONS }, (_, i) => `bench-${i}`), (session) =>
+      Effect.gen(function*() {
+        for (let turn = 0; turn < TURNS; turn++) {
+          const input = `${session} turn ${turn}`
+          const began = performance.now()
+          const result = yield* loop.turn(session, input)
+          outcomes.push({ session, input, status: result.status, error: result.error, ms: performance.now() - began })
+        }
+      }), { concurrency: "unbounded", discard: true })
+  }))
+  const seconds = (performance.now() - started) / 1000
+
+  // what the session log holds: a turn is committed when its input is there
+  const logged = await Effect.runPromise(Effect.gen(function*() {
+    const store = yield* SessionStore
+    const inputs = new Set<string>()
+    for (const session of new Set(outcomes.map((o) => o.session))) {
+      for (const message of yield* store.load(session)) if (message.role === "user") inputs.add(Message.textOf(message.content))
+    }
+    return inputs
+  }).pipe(Effect.provide(SessionStoreJsonl.layer(cluster.sessionsDir).pipe(Layer.provide(NodeServices.layer)))))
+
+  const latencies = outcomes.map((o) => o.ms).sort((a, b) => a - b)
+  const byStatus = new Map<string, number>()
+  for (const o of outcomes) byStatus.set(o.status, (byStatus.get(o.status) ?? 0) + 1)
+  const aborted = outcomes.filter((o) => o.status === "aborted")
+  const abortedButCommitted = aborted.filter((o) => logged.has(o.input)).length
+  const completedNotCommitted = outcomes.filter((o) => o.status === "completed" && !logged.has(o.input)).length
+  const reasons = new Map<string, number>()
+  for (const o of outcomes) if (o.status !== "completed") reasons.set(`${o.status}: ${o.error ?? ""}`, (reasons.get(`${o.status}: ${o.error ?? ""}`) ?? 0) + 1)
+
+  const count = async (table: string) => Number(await cluster.pg.psql(`SELECT count(*) FROM ${table}`).catch(() => "NaN"))
+  const tables = ["cluster_messages", "cluster_replies", "agent_loop_turn_claims"]
+  const rows = await Promise.all(tables.map(count))
+
+  console.log(`${RUNNERS} runner process(es), ${SESSIONS} sessions at once × ${TURNS} turns, model delay ${DELAY_MS} ms, ${os.cpus().length} CPUs shared by the client, the runners and Postgres (load average ${os.loadavg()[0]!.toFixed(1)} at the end)`)
+  console.log(`turns: ${outcomes.length} in ${seconds.toFixed(1)} s = ${(outcomes.length / seconds).toFixed(1)} turns/s`)
+  console.log(`latency: p50 ${percentile(latencies, 0.5).toFixed(0)} ms, p99 ${percentile(latencies, 0.99).toFixed(0)} ms`)
+  console.log(`status: ${[...byStatus].map(([status, n]) => `${status} ${n}`).join(", ")}`)
+  console.log(`reported aborted: ${aborted.length}, of which committed in the log: ${abortedButCommitted}; reported completed but not in the log: ${completedNotCommitted}`)
+  for (const [reason, n] of reasons) console.log(`  ${n} × ${reason}`)
+  console.log(`bookkeeping rows at the end: ${tables.map((table, i) => `${table} ${rows[i]} (${(rows[i]! / outcomes.length).toFixed(2)} per turn)`).join(", ")}`)
+} finally {
+  await runtime.dispose()
+  await cluster.close()
+}

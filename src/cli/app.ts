@@ -24,10 +24,12 @@ import * as ToolRegistryLive from "../layers/ToolRegistry.ts"
 import { type BuiltinToolRequirements, builtinTools, gitHooksDirectory, locationsWithin } from "../tools/index.ts"
 import { subagentWith } from "../tools/subagent.ts"
 import type { CurrentTurn } from "../services/CurrentTurn.ts"
+import type { SessionStore } from "../services/SessionStore.ts"
 import * as WorkspaceLive from "../layers/Workspace.ts"
 import * as Providers from "./providers.ts"
 import type { CliSettings, ProviderSettings } from "./settings.ts"
 import { configDir } from "./settingsFile.ts"
+import type { CliFailure } from "./failure.ts"
 import * as StoreChoice from "./storeChoice.ts"
 import { undoDir } from "./undo.ts"
 import * as Telemetry from "./telemetry.ts"
@@ -133,11 +135,19 @@ const tools = (settings: CliSettings) => {
 const store = (settings: CliSettings) =>
   settings.persist ? StoreChoice.layer(settings.store, settings.dataDir) : SessionStoreMemory.layer()
 
+/** What `layer` may be given instead of building it from the settings. */
+export interface LayerOptions {
+  /** Record the loop's metrics (default: when OpenTelemetry export is on). */
+  readonly metrics?: boolean
+  /** The session store, e.g. on a database connection pool the caller shares with something else. */
+  readonly store?: Layer.Layer<SessionStore, CliFailure>
+}
+
 /**
  * Everything an agent command runs on; with `metrics` (by default when OpenTelemetry export is on)
  * the loop's metrics are recorded from its event bus.
  */
-export const layer = (settings: CliSettings, options: { readonly metrics?: boolean } = {}) => {
+export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
   const loop = AgentLoopLive.layer({
     model: settings.model,
     systemPrompt: settings.systemPrompt,
@@ -148,7 +158,7 @@ export const layer = (settings: CliSettings, options: { readonly metrics?: boole
     ...(settings.prices === undefined ? {} : { prices: settings.prices }),
     ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages }),
     maxImageBytes: settings.maxImageBytes
-  }).pipe(Layer.provide(provider(settings)), Layer.provideMerge(Layer.merge(tools(settings), store(settings))))
+  }).pipe(Layer.provide(provider(settings)), Layer.provideMerge(Layer.merge(tools(settings), options.store ?? store(settings))))
   // the workspace's own hooks run only in a trusted workspace (trust.ts); so do the hooks of its settings
   const fileHooks = FileHooks.layer({ workDir: settings.workspace, project: settings.trusted, bridge: settings.hookBridge })
   const hooks = settings.claudeHooks.length === 0

@@ -2,13 +2,87 @@
  * What `serve` and `run --cluster` share: the flags that locate a cluster, and its database. The
  * database URL is the cluster's address: runners and clients find each other through it (runner
  * registry, shard locks, persisted requests). Its password is a secret like a provider key.
+ *
+ * The cluster secret (`AGENT_LOOP_CLUSTER_SECRET` or `--cluster-secret-file`) is read once, taken
+ * out of the environment (so no tool or hook the runner starts inherits it), kept `Redacted` and
+ * scrubbed like a key. TLS files are read when the flags are parsed.
  */
-import { Effect, Layer, Redacted } from "effect"
+import { Config, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { Flag } from "effect/cli"
 import type { SqlClient } from "effect/sql"
+import type { ClusterSecurity } from "../cluster/auth.ts"
 import { connectionFailure } from "../layers/connectionFailure.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { type CliFailure, fail } from "./failure.ts"
+
+/** The shortest cluster secret the CLI takes. */
+export const MIN_SECRET_LENGTH = 16
+
+/** The environment variable of the cluster secret. */
+export const SECRET_VARIABLE = "AGENT_LOOP_CLUSTER_SECRET"
+
+/** The flags of the cluster's secret and of the CA that signs runner certificates: `serve` and `run --cluster`. */
+export const securityFlags = {
+  clusterSecret: Flag.FileText("cluster-secret-file").pipe(
+    Flag.withDescription(
+      `A file holding the cluster secret, which runners and clients share: a runner refuses peers and requests that cannot prove it. Env ${SECRET_VARIABLE}; read once, removed from the environment and scrubbed like a key`
+    ),
+    Flag.map((text) => Redacted.make(text.trim())),
+    Flag.withFallbackConfig(Config.Redacted(SECRET_VARIABLE)),
+    Flag.optional
+  ),
+  clusterTlsCa: Flag.FileText("cluster-tls-ca").pipe(
+    Flag.optional,
+    Flag.withDescription("Connect to runners with TLS, trusting the certificates this PEM file signs (with a runner's own --cluster-tls-cert: the CA of the others')")
+  )
+}
+
+/** `run --cluster`'s own flags besides `--cluster`. */
+export const clientFlags = {
+  ...securityFlags,
+  clusterWait: Flag.Int("cluster-wait").pipe(
+    Flag.withDefault(30),
+    Flag.withDescription("With --cluster: how many seconds to wait for a runner to be up before failing")
+  )
+}
+
+/** The parsed flags of `clientFlags`. */
+export interface ClientFlags {
+  readonly clusterSecret: Option.Option<Redacted.Redacted<string>>
+  readonly clusterTlsCa: Option.Option<string>
+  readonly clusterWait: number
+}
+
+/**
+ * The security of the flags: the secret leaves the environment and becomes a scrubbed secret; TLS
+ * is on when a CA, or (on a runner) a certificate and key, is given.
+ */
+export const security = (flags: {
+  readonly clusterSecret: Option.Option<Redacted.Redacted<string>>
+  readonly clusterTlsCa: Option.Option<string>
+  readonly clusterTlsCert?: Option.Option<string>
+  readonly clusterTlsKey?: Option.Option<string>
+}) =>
+  Effect.gen(function*() {
+    delete process.env[SECRET_VARIABLE]
+    const secret = Option.getOrUndefined(flags.clusterSecret)
+    if (secret !== undefined) {
+      // a short secret could be guessed offline from one recorded handshake
+      if (Redacted.value(secret).length < MIN_SECRET_LENGTH) {
+        return yield* fail(`the cluster secret must be at least ${MIN_SECRET_LENGTH} characters (e.g. openssl rand -base64 32)`)
+      }
+      ;(yield* Secrets).add([secret])
+    }
+    const cert = Option.getOrUndefined(flags.clusterTlsCert ?? Option.none())
+    const key = Option.getOrUndefined(flags.clusterTlsKey ?? Option.none())
+    if ((cert === undefined) !== (key === undefined)) return yield* fail("TLS on the runner port needs both --cluster-tls-cert and --cluster-tls-key")
+    const ca = Option.getOrUndefined(flags.clusterTlsCa)
+    const tls = cert === undefined && ca === undefined ? undefined : { cert, key, ca }
+    return { secret, tls } satisfies ClusterSecurity
+  })
+
+/** `--cluster-wait` as a duration. */
+export const waitOf = (flags: ClientFlags) => Duration.seconds(flags.clusterWait)
 
 /**
  * `serve`'s own flags. The cluster's database is the agent flags' `--database-url` (env
@@ -46,6 +120,19 @@ export const serveFlags = {
     Flag.optional,
     Flag.withMetavar("SECONDS"),
     Flag.withDescription("How long answered requests, their replies and claims are kept before they are deleted (default 600)")
+  ),
+  ...securityFlags,
+  clusterTlsCert: Flag.FileText("cluster-tls-cert").pipe(
+    Flag.optional,
+    Flag.withDescription("Listen with TLS on the runner port: the PEM certificate chain (with --cluster-tls-key)")
+  ),
+  clusterTlsKey: Flag.FileText("cluster-tls-key").pipe(
+    Flag.optional,
+    Flag.withDescription("The PEM private key of --cluster-tls-cert")
+  ),
+  dbPoolSize: Flag.Int("db-pool-size").pipe(
+    Flag.withDefault(10),
+    Flag.withDescription("The most connections the runner opens to its database (one pool for the cluster and the sessions when they share it)")
   )
 }
 
@@ -75,11 +162,20 @@ export const parse = (text: string) =>
     return url
   })
 
+/** How many connections a process opens to the cluster's database, and under which name (`application_name`). */
+export interface PoolOptions {
+  /** The pool's size: a runner's default is 10 (one of them held for its shard locks); a client's, 1. */
+  readonly maxConnections: number
+  /** Shown in `pg_stat_activity`, so an operator can tell runners from clients. */
+  readonly applicationName: string
+}
+
 /**
- * The cluster's database as the `SqlClient` of Effect Cluster's storage. `@effect/sql-pg` is an
- * optional peer dependency, loaded only here, so the rest of the CLI runs without it.
+ * The cluster's database as the `SqlClient` of Effect Cluster's storage (and, on a runner, of its
+ * sessions). `@effect/sql-pg` is an optional peer dependency, loaded only here, so the rest of the
+ * CLI runs without it.
  */
-export const database = (url: URL): Layer.Layer<SqlClient.SqlClient, CliFailure> =>
+export const database = (url: URL, pool: PoolOptions): Layer.Layer<SqlClient.SqlClient, CliFailure> =>
   Layer.unwrap(
     Effect.tryPromise(() => Promise.all([import("@effect/sql-pg/PgClient"), import("effect/sql")])).pipe(
       Effect.matchEffect({
@@ -91,7 +187,9 @@ export const database = (url: URL): Layer.Layer<SqlClient.SqlClient, CliFailure>
             Sql.SqlClient.SqlClient,
             Effect.flatMap(Sql.SqlClient.SqlClient, (sql) =>
               sql`SELECT 1`.pipe(Effect.catchTag("SqlError", (error) => unreachable(url, error)), Effect.as(sql)))
-          ).pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url.href) }).pipe(Layer.orDie))))
+          ).pipe(Layer.provideMerge(
+            PgClient.layer({ url: Redacted.make(url.href), maxConnections: pool.maxConnections, applicationName: pool.applicationName }).pipe(Layer.orDie)
+          )))
       })
     )
   )

@@ -6,10 +6,16 @@
  *
  * The provider, model, tools, approval policy and hooks are the runners': flags that would choose
  * them here are refused rather than ignored. `--model` is passed on as the turn's model.
+ *
+ * Before storing the request, it waits (`--cluster-wait`, 30 s by default) for a runner to be up
+ * and to pass the handshake, and fails saying which of the two is missing. It opens one database
+ * connection.
  */
 import { Clock, Effect, Layer, Option } from "effect"
 import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
 import { LOST_TURN_ERROR } from "../cluster/entity.ts"
+import * as Health from "../cluster/health.ts"
+import * as Transport from "../cluster/transport.ts"
 import { DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
@@ -54,7 +60,8 @@ export const runOnCluster = (
   format: OutputFormat,
   flags: AgentFlags,
   cluster: string,
-  images: ReadonlyArray<string> = []
+  images: ReadonlyArray<string> = [],
+  clusterFlags: ClusterOptions.ClientFlags = { clusterSecret: Option.none(), clusterTlsCa: Option.none(), clusterWait: 30 }
 ) =>
   Effect.gen(function*() {
     const screen = yield* Screen
@@ -63,6 +70,8 @@ export const runOnCluster = (
       return yield* fail(`${refused.join(", ")}: the cluster's runners decide this (agent-loop serve), not run --cluster`)
     }
     const url = yield* ClusterOptions.parse(cluster)
+    if (clusterFlags.clusterWait < 1) return yield* fail("--cluster-wait must be at least 1 second")
+    const security = yield* ClusterOptions.security(clusterFlags)
     const data = dataDir()
     const workspace = nodePath.resolve(Option.getOrElse(flags.workspace, () => "."))
     const key = yield* sessionKey(flags, data, workspace)
@@ -71,6 +80,11 @@ export const runOnCluster = (
     // the runners' model decides whether images are accepted; their size is checked here and there
     const input = yield* inputOf(prompt, argument, images, { workspace: process.cwd(), maxBytes: DEFAULT_MAX_IMAGE_BYTES })
     yield* Effect.scoped(Effect.gen(function*() {
+      // a request no runner takes would wait in the database forever: fail by the deadline instead
+      yield* Health.awaitRunner({ deadline: ClusterOptions.waitOf(clusterFlags), security }).pipe(
+        Effect.catchTag("NoRunnerUp", (error) => fail(error.message)),
+        Effect.catchTag("ClusterAuthError", (error) => fail(`the cluster's runner at ${error.address} did not accept this client: ${error.message}`))
+      )
       const loop = yield* AgentLoop
       const eventsToStdout = format === "stream-json" || (flags.events._tag === "Some" && EventsFile.isStdout(flags.events.value))
       const handlers = [
@@ -100,5 +114,11 @@ export const runOnCluster = (
       // a turn its runner lost is no Ctrl-C: say so, and exit 1, not 130
       if (result.status === "aborted" && result.error === LOST_TURN_ERROR) return yield* fail(`turn aborted: ${LOST_TURN_ERROR}`)
       return yield* outcome(result, result.iterations)
-    })).pipe(Effect.provide(AgentLoopCluster.layerClient().pipe(Layer.provide(ClusterOptions.database(url)))))
+    })).pipe(Effect.provide(
+      // one connection: a client only stores its request and reads the reply
+      AgentLoopCluster.layerClientWith().pipe(
+        Layer.provideMerge(Transport.layerClient({ security })),
+        Layer.provide(ClusterOptions.database(url, { maxConnections: 1, applicationName: "agent-loop run --cluster" }))
+      )
+    ))
   })

@@ -56,9 +56,10 @@ const runCommand = Command.make(
       Flag.withDescription("A JSON Schema file: the answer is typed by it and printed as \"output\" (with --output-format json)")
     ),
     cluster: ClusterOptions.clusterFlag,
+    ...ClusterOptions.clientFlags,
     ...agentFlags
   },
-  ({ commandArgs, prompt: given, outputFormat, inputFormat, image, outputSchema, cluster, ...flags }) => {
+  ({ commandArgs, prompt: given, outputFormat, inputFormat, image, outputSchema, cluster, clusterSecret, clusterTlsCa, clusterWait, ...flags }) => {
     // `run /NAME a b`: the arguments go with the command (see customCommands.ts); other prompts are one argument
     if (commandArgs.length > 0 && !(given._tag === "Some" && given.value.startsWith("/"))) {
       return fail("a prompt is one argument: quote it (only a /COMMAND prompt takes more)")
@@ -67,7 +68,7 @@ const runCommand = Command.make(
     return cluster._tag === "Some"
       ? outputSchema._tag === "Some" || inputFormat !== "text"
         ? fail(`${outputSchema._tag === "Some" ? "--output-schema" : "--input-format stream-json"} does not work with --cluster`)
-        : handler(() => import("./clusterRun.ts"), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value, image))
+        : handler(() => import("./clusterRun.ts"), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value, image, { clusterSecret, clusterTlsCa, clusterWait }))
       : handler(() => import("./runCommand.ts"), (m) => m.run(prompt, outputFormat, flags, image, outputSchema, inputFormat))
   }
 ).pipe(

@@ -15,6 +15,10 @@
  * runner taking a session takes its ownership epoch, so with a fencing store a runner that was
  * paused and wakes up cannot write (`fence.ts`).
  *
+ * With `security.secret` on runners and clients alike, runner connections start with a
+ * challenge–response handshake and persisted requests are signed (`auth.ts`): a runner refuses
+ * peers and requests that cannot prove the secret. `security.tls` puts the runner port under TLS.
+ *
  * @example
  * ```ts
  * import * as PgClient from "@effect/sql-pg/PgClient"
@@ -43,11 +47,13 @@ import type { AgentLoop } from "../services/AgentLoop.ts"
 import type { EventBus } from "../services/EventBus.ts"
 import type { LoopConfig } from "../services/LoopConfig.ts"
 import type { SessionStore } from "../services/SessionStore.ts"
+import type { ClusterSecurity } from "./auth.ts"
 import * as Client from "./client.ts"
 import * as SessionEntity from "./entity.ts"
 import * as Retention from "./retention.ts"
 import * as Transport from "./transport.ts"
 
+export { ClusterAuthError, ClusterSecret, type ClusterSecurity, type ClusterTls } from "./auth.ts"
 export { ClusterUnavailable, HookNotSupportedOnClient, type ClientOptions } from "./client.ts"
 export { LOST_TURN_ERROR } from "./entity.ts"
 export { OUTPUT_UNSUPPORTED } from "./client.ts"
@@ -88,6 +94,9 @@ export const layerClientWith: (options?: Client.ClientOptions) => Layer.Layer<Ag
 
 /** `AgentLoop` over the cluster, from a process that hosts no sessions: it finds the runners through the storage. */
 export const layerClient = (
-  options: Client.ClientOptions & { readonly sharding?: Transport.ShardingOptions } = {}
+  options: Client.ClientOptions & { readonly sharding?: Transport.ShardingOptions; readonly security?: ClusterSecurity } = {}
 ): Layer.Layer<AgentLoop | EventBus, never, SqlClient.SqlClient> =>
-  Client.layer(options).pipe(Layer.provide(Transport.layerClient(options.sharding === undefined ? {} : { sharding: options.sharding })))
+  Client.layer(options).pipe(Layer.provide(Transport.layerClient({
+    ...(options.sharding === undefined ? {} : { sharding: options.sharding }),
+    ...(options.security === undefined ? {} : { security: options.security })
+  })))

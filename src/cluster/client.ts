@@ -17,8 +17,10 @@
  *   client has calls running for (root turns only).
  * - Control calls (steering, follow-ups, interrupts, `activeTurn`) wait at most `controlTimeout`
  *   for a runner to answer; past it they die with `ClusterUnavailable`.
+ * - With a cluster secret in context (`ClusterSecret`), `Turn` and `Send` requests are signed; a
+ *   runner with a secret answers unsigned or wrongly signed ones with status `failed`, unrun.
  */
-import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Queue, Schema, Stream } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Queue, type Redacted, Schema, Stream } from "effect"
 import type { ClusterError, Sharding } from "effect/cluster"
 import * as AgentEvent from "../domain/Event.ts"
 import type { CompactionFailed, ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
@@ -31,6 +33,7 @@ import * as Usage from "../domain/Usage.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"
+import * as Auth from "./auth.ts"
 import * as Mirror from "./mirror.ts"
 import { AgentSession, type SessionEvent } from "./protocol.ts"
 
@@ -98,10 +101,15 @@ const lostEnd = (result: TurnResult, at: number) =>
     ...(result.error === undefined ? {} : { error: result.error })
   })
 
+/** A persisted request, signed when the cluster has a secret, so that runners know it came from the cluster. */
+const signed = <P extends object>(secret: Redacted.Redacted<string> | undefined, rpc: string, sessionKey: string, payload: P): P =>
+  secret === undefined ? payload : { ...payload, signature: Auth.sign(secret, rpc, sessionKey, payload) }
+
 /** Builds the client; needs a `Sharding` (a client-only node or a runner). */
 export const make = (options: ClientOptions = {}) =>
   Effect.gen(function*() {
     const clientFor = yield* AgentSession.client
+    const secret = yield* Auth.currentSecret
     const scope = yield* Effect.scope
     const bus = yield* EventBusLive.make(options.eventBufferCapacity ?? 16)
     const controlTimeout = Duration.fromInputUnsafe(options.controlTimeout ?? Duration.seconds(30))
@@ -159,7 +167,7 @@ export const make = (options: ClientOptions = {}) =>
           ...(turnOptions.tools === undefined ? {} : { tools: turnOptions.tools }),
           input
         }
-        const outcome = yield* Effect.exit(clientFor(sessionKey).Turn(payload))
+        const outcome = yield* Effect.exit(clientFor(sessionKey).Turn(signed(secret, "Turn", sessionKey, payload)))
         if (Exit.isFailure(outcome)) {
           const refused = Cause.findErrorOption(outcome.cause)
           if (refused._tag === "Some" && refused.value._tag === "ContentRejected") return yield* refused.value
@@ -176,7 +184,7 @@ export const make = (options: ClientOptions = {}) =>
         const first = yield* Deferred.make<void, SteeringQueueFull>()
         yield* Effect.scoped(Effect.gen(function*() {
           yield* running(sessionKey)
-          yield* clientFor(sessionKey).Send({ content }).pipe(
+          yield* clientFor(sessionKey).Send(signed(secret, "Send", sessionKey, { content })).pipe(
             Stream.runForEach((chunk) =>
               chunk._tag === "Replied"
                 ? Effect.andThen(finish(chunk.outbound.result, chunk.lost), Queue.offer(outbound, chunk.outbound))

@@ -9,13 +9,14 @@
 import { Clock, Effect, Layer, Option, Semaphore, Stream } from "effect"
 import { Entity } from "effect/cluster"
 import * as Event from "../domain/Event.ts"
-import { outboundOf } from "../domain/Turn.ts"
+import { outboundOf, type TurnResult } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { EventBus } from "../services/EventBus.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
 import { CommitTicket } from "../services/SessionFencing.ts"
 import { SessionStore } from "../services/SessionStore.ts"
+import * as Auth from "./auth.ts"
 import * as Claims from "./claims.ts"
 import * as Fence from "./fence.ts"
 import { LOST_TURN_ERROR } from "./outcome.ts"
@@ -38,6 +39,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
   const claims = yield* Claims.make
   const turns = yield* Fence.make(yield* SessionStore)
   const resume = yield* Resume.make
+  const secret = yield* Auth.currentSecret
 
   return AgentSession.toLayer(
     Effect.gen(function*() {
@@ -74,6 +76,23 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
       const fenced = <A, E, R>(requestId: string, turn: Effect.Effect<A, E, R>) =>
         epoch === undefined ? turn : Effect.provideService(turn, CommitTicket, { epoch, requestId })
 
+      /** A request the cluster's secret does not vouch for (written into its database by someone else): it fails, unrun. */
+      const refused = (requestId: string, reason: string) =>
+        Effect.gen(function*() {
+          yield* Effect.logWarning(`cluster: refused request ${requestId} of session ${sessionKey}: ${reason}`)
+          const at = yield* Clock.currentTimeMillis
+          const error = Auth.refusedRequest(reason)
+          const result: TurnResult = { turnId: `refused-${requestId}`, sessionKey, status: "failed", messages: [], followUps: [], iterations: 0, usage: Usage.empty, error }
+          yield* bus.publish(Event.make("TurnEnd", { turnId: result.turnId, sessionKey, iteration: 0, depth: 0 }, at, {
+            status: "failed",
+            iterations: 0,
+            durationMs: 0,
+            usage: Usage.empty,
+            error
+          }))
+          return result
+        })
+
       /** A routed turn, then the follow-ups queued during it (theirs first), one reply each. */
       const routed = (requestId: string, content: string): Stream.Stream<SendProgress> =>
         Stream.paginate<ReadonlyArray<string>, SendProgress>([content], ([input, ...backlog]) =>
@@ -86,6 +105,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         Turn: (request) =>
           Effect.gen(function*() {
             const requestId = String(request.requestId)
+            const refusal = Auth.verify(secret, "Turn", sessionKey, request.payload)
+            if (refusal !== undefined) return { _tag: "Finished", result: yield* refused(requestId, refusal), lost: false } as const
             // delivered again after this runner's entity was interrupted: the turn went on here
             const running = turns.known(requestId)
             if (Option.isSome(running)) return { _tag: "Finished", result: yield* running.value, lost: false } as const
@@ -96,13 +117,21 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
               ? yield* resume.prepare(requestId, sessionKey, fresh, runner)
               : yield* resume.forget(requestId)
             if (durable === undefined) return { _tag: "Finished", result: yield* lost(requestId), lost: true } as const
-            const { input, ...options } = request.payload
+            const { input, signature: _signature, ...options } = request.payload
             const result = yield* turns.run(requestId, epoch, durable.turn(loop.turn(sessionKey, input, { ...options, checkpoint: durable.checkpoint })))
             const resumed = durable.resumed()
             return { _tag: "Finished", result, lost: false, ...(resumed === undefined ? {} : { resumed }) } as const
           }),
         Send: (request) => {
           const requestId = String(request.requestId)
+          const refusal = Auth.verify(secret, "Send", sessionKey, request.payload)
+          if (refusal !== undefined) {
+            // `Accepted` first: the caller of `send` returns on it, then gets the refusal as the turn's reply
+            return Stream.concat(
+              Stream.make({ _tag: "Accepted" } as const),
+              Stream.fromEffect(Effect.map(refused(requestId, refusal), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: false } as const)))
+            )
+          }
           /** After `Accepted` was acknowledged: the routed turns, or the lost one if a runner started them before. */
           const claimed = Stream.unwrap(Effect.map(claim(requestId), (fresh): Stream.Stream<SendProgress> =>
             fresh

@@ -45,13 +45,17 @@ export const Subscribed = Schema.TaggedStruct("Subscribed", {})
 export const SessionEvent = Schema.Union([Subscribed, AgentEvent])
 export type SessionEvent = typeof SessionEvent.Type
 
+/** The request's HMAC with the cluster secret (`auth.ts`), when the cluster has one. */
+const Signature = Schema.optionalKey(Schema.String)
+
 /** One turn of the session (`AgentLoop.turn`), with its options (the model, the tools, the model options); input with images the runner's model does not take is rejected. */
 export const Turn = Rpc.make("Turn", {
   payload: {
     input: Content,
     model: Schema.optionalKey(Schema.String),
     tools: Schema.optionalKey(Schema.Array(Schema.String)),
-    ...ModelOptions.fields
+    ...ModelOptions.fields,
+    signature: Signature
   },
   success: Finished,
   error: ContentRejected
@@ -59,7 +63,7 @@ export const Turn = Rpc.make("Turn", {
 
 /** The router (`AgentLoop.send`) for one session. */
 export const Send = Rpc.make("Send", {
-  payload: { content: Schema.String },
+  payload: { content: Schema.String, signature: Signature },
   success: SendProgress,
   error: SteeringQueueFull,
   stream: true

@@ -3,13 +3,19 @@
  * runner registry, shard locks and persisted messages live in SQL (`SqlRunnerStorage`,
  * `SqlMessageStorage`) on the `SqlClient` the application provides (Postgres in the CLI).
  *
+ * Every runner connection starts with the cluster handshake (`auth.ts`) before any RPC: with a
+ * shared secret, a runner serves only peers that prove it; with a certificate and key, it listens
+ * with TLS, and peers given TLS options connect with it.
+ *
  * The sharding configuration is built here rather than read from the environment, so that no
  * stray `HOST` or `PORT` variable changes where a runner listens.
  */
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
-import { Duration, Effect, Layer, Option } from "effect"
+import * as Net from "node:net"
+import * as Tls from "node:tls"
+import { Data, Duration, Effect, Layer, Option, type Scope } from "effect"
 import {
   RunnerAddress,
   RunnerHealth,
@@ -20,9 +26,11 @@ import {
   SqlRunnerStorage
 } from "effect/cluster"
 import type { MessageStorage, Sharding } from "effect/cluster"
+import type { RunnerStorage } from "effect/cluster"
 import { RpcClient, RpcSerialization } from "effect/rpc"
-import { Socket, type SocketServer } from "effect/socket"
+import { Socket, SocketServer } from "effect/socket"
 import type { SqlClient } from "effect/sql"
+import { acceptPeer, ClusterAuthError, ClusterSecret, type ClusterSecurity, greetRunner, HANDSHAKE_TIMEOUT } from "./auth.ts"
 
 /** Cluster timings and sizes: `ShardingConfig` fields; every process of one cluster must agree on `shardsPerGroup`. */
 export type ShardingOptions = Partial<ShardingConfig.ShardingConfig["Service"]>
@@ -56,49 +64,144 @@ export interface RunnerOptions {
   /** The address to listen on when it differs from `host` (e.g. `0.0.0.0` in a container). */
   readonly listenHost?: string
   readonly sharding?: ShardingOptions
+  /** The cluster's secret and TLS (none by default: for a private network only). */
+  readonly security?: ClusterSecurity
 }
 
 const serialization = RpcSerialization.layerSchemaBinary()
 
+/** A runner's TCP port could not be reached (refused, timed out, failed TLS). */
+export class RunnerUnreachable extends Data.TaggedError("RunnerUnreachable")<{ readonly message: string }> {}
+
+/** `host:port`, bracketing an IPv6 host. */
+const label = (address: { readonly host: string; readonly port: number }) =>
+  `${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}`
+
 /*
- * The sockets are those of `NodeClusterSocket`, with Nagle's algorithm off: a turn is a handful of
+ * Connections are those of `NodeClusterSocket`, with Nagle's algorithm off: a turn is a handful of
  * small messages each way, and holding each back until the previous one is acknowledged (40 ms
  * delayed acknowledgements) made a turn cost a quarter of a second of waiting.
  */
 
-/** Connections to runners (same timeouts as `NodeClusterSocket.layerClientProtocol`). */
-const clientProtocol = Layer.effect(Runners.RpcClientProtocol)(Effect.gen(function*() {
-  const rpcSerialization = yield* RpcSerialization.RpcSerialization
-  return {
-    codecFor: rpcSerialization.codecFor,
-    make: Effect.fnUntraced(function*(address: RunnerAddress.RunnerAddress) {
-      const socket = yield* NodeSocket.makeNet({ openTimeout: 1000, timeout: 5500, host: address.host, port: address.port, noDelay: true })
-      return yield* RpcClient.makeProtocolSocket().pipe(
-        Effect.provideService(Socket.Socket, socket),
-        Effect.provideService(RpcSerialization.RpcSerialization, rpcSerialization)
-      )
-    }, Effect.orDie)
-  }
-}))
+/**
+ * Connects to a runner (TLS when `security.tls` is given) and goes through the handshake; the
+ * connection closes with the scope.
+ */
+const open = (
+  address: { readonly host: string; readonly port: number },
+  security: ClusterSecurity
+): Effect.Effect<Net.Socket, ClusterAuthError | RunnerUnreachable, Scope.Scope> =>
+  Effect.gen(function*() {
+    const where = label(address)
+    const tls = security.tls
+    const conn = yield* Effect.acquireRelease(
+      Effect.callback<Net.Socket, RunnerUnreachable>((resume) => {
+        const socket = tls === undefined
+          ? Net.createConnection({ host: address.host, port: address.port, noDelay: true })
+          : Tls.connect({
+            host: address.host,
+            port: address.port,
+            ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+            ...(Net.isIP(address.host) === 0 ? { servername: address.host } : {})
+          })
+        socket.setNoDelay(true)
+        socket.once(tls === undefined ? "connect" : "secureConnect", () => resume(Effect.succeed(socket)))
+        socket.once("error", (error) => resume(Effect.fail(new RunnerUnreachable({ message: `cannot reach the runner at ${where}: ${error.message}` }))))
+        return Effect.sync(() => socket.destroy())
+      }).pipe(
+        Effect.timeoutOrElse({
+          duration: tls === undefined ? Duration.seconds(1) : HANDSHAKE_TIMEOUT,
+          orElse: () => Effect.fail(new RunnerUnreachable({ message: `the runner at ${where} did not accept a connection in time` }))
+        })
+      ),
+      (socket) => Effect.sync(() => socket.destroy())
+    )
+    yield* greetRunner(conn, security.secret, where)
+    return conn
+  })
 
-/** The runner's server, on `runnerListenAddress`, else `runnerAddress`. */
-const socketServer = Layer.unwrap(Effect.gen(function*() {
-  const config = yield* ShardingConfig.ShardingConfig
-  const address = Option.getOrThrow(Option.orElse(config.runnerListenAddress, () => config.runnerAddress))
-  return NodeSocketServer.layer({ host: address.host, port: address.port, noDelay: true })
-}))
+/** Whether a runner can be reached and passes the handshake, on a connection that closes with the scope. */
+export const connect = (
+  address: { readonly host: string; readonly port: number },
+  security: ClusterSecurity = {}
+): Effect.Effect<void, ClusterAuthError | RunnerUnreachable, Scope.Scope> => Effect.asVoid(open(address, security))
+
+/** Connections to runners (timeouts as `NodeClusterSocket.layerClientProtocol`), through the handshake. */
+const clientProtocol = (security: ClusterSecurity) =>
+  Layer.effect(Runners.RpcClientProtocol)(Effect.gen(function*() {
+    const rpcSerialization = yield* RpcSerialization.RpcSerialization
+    return {
+      codecFor: rpcSerialization.codecFor,
+      make: Effect.fnUntraced(function*(address: RunnerAddress.RunnerAddress) {
+        const opened = open(address, security).pipe(
+          Effect.tapError((error) => error._tag === "ClusterAuthError" ? Effect.logWarning(`cluster: ${error.address}: ${error.message}`) : Effect.void),
+          Effect.mapError((cause) => new Socket.SocketError({ reason: new Socket.SocketOpenError({ kind: "Unknown", cause }) }))
+        )
+        const socket = yield* NodeSocket.fromDuplex(opened)
+        return yield* RpcClient.makeProtocolSocket().pipe(
+          Effect.provideService(Socket.Socket, socket),
+          Effect.provideService(RpcSerialization.RpcSerialization, rpcSerialization)
+        )
+      }, Effect.orDie)
+    }
+  }))
+
+/** A server whose connections reach the RPC server only once the peer passed the handshake. */
+const guarded = (server: SocketServer.SocketServer["Service"], secret: ClusterSecurity["secret"]): SocketServer.SocketServer["Service"] =>
+  SocketServer.SocketServer.of({
+    address: server.address,
+    run: (handler) =>
+      server.run((socket) =>
+        Effect.gen(function*() {
+          const conn = yield* Effect.serviceOption(NodeSocket.NetSocket)
+          if (conn._tag === "None") return yield* Effect.die(new Error("the runner's server gave no Node socket to authenticate"))
+          const accepted = yield* Effect.result(acceptPeer(conn.value, secret))
+          if (accepted._tag === "Failure") {
+            // after the refusal is written: the peer reads why before the connection ends
+            conn.value.destroySoon()
+            return yield* Effect.logWarning(`cluster: refused a connection from ${accepted.failure.address}: ${accepted.failure.message}`)
+          }
+          return yield* handler(socket)
+        })
+      )
+  })
+
+/** The runner's server, on `runnerListenAddress`, else `runnerAddress`; TLS with a certificate and key. */
+const socketServer = (security: ClusterSecurity) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const config = yield* ShardingConfig.ShardingConfig
+    const address = Option.getOrThrow(Option.orElse(config.runnerListenAddress, () => config.runnerAddress))
+    const tls = security.tls
+    const listening = tls?.cert !== undefined && tls.key !== undefined
+      ? NodeSocketServer.layerTls({ host: address.host, port: address.port, noDelay: true, cert: tls.cert, key: tls.key })
+      : NodeSocketServer.layer({ host: address.host, port: address.port, noDelay: true })
+    return Layer.effect(SocketServer.SocketServer)(Effect.map(Effect.service(SocketServer.SocketServer), (server) => guarded(server, security.secret))).pipe(
+      Layer.provide(listening)
+    )
+  }))
 
 /** Message and runner storage on the application's `SqlClient` (tables `cluster_*`, created on first use). */
 const storage = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   layer.pipe(
     Layer.provideMerge(SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest))),
-    Layer.provide(Layer.orDie(SqlRunnerStorage.layer))
+    Layer.provideMerge(Layer.orDie(SqlRunnerStorage.layer))
   )
+
+/**
+ * The secret, when there is one, for the session entity (which checks requests) and the client
+ * (which signs them); both look for it with `Effect.serviceOption`, hence not in the layers' types.
+ */
+const secretLayer = (security: ClusterSecurity): Layer.Layer<never> =>
+  security.secret === undefined ? Layer.empty : Layer.succeed(ClusterSecret, security.secret) as Layer.Layer<never>
+
+/** What a runner or client node provides. */
+export type Node = Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage | RunnerStorage.RunnerStorage
 
 /** A runner: it takes a share of the shards and runs the entities registered on it. */
 export const layerRunner = (
   options: RunnerOptions
-): Layer.Layer<Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage, SocketServer.SocketServerError, SqlClient.SqlClient> => {
+): Layer.Layer<Node, SocketServer.SocketServerError, SqlClient.SqlClient> => {
+  const security = options.security ?? {}
   const config = ShardingConfig.layer({
     ...shardingDefaults,
     ...options.sharding,
@@ -107,23 +210,26 @@ export const layerRunner = (
       ? Option.none()
       : Option.some(RunnerAddress.make(options.listenHost, options.port))
   })
-  const health = RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(clientProtocol))
+  const outgoing = clientProtocol(security)
+  const health = RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(outgoing))
   return SocketRunner.layer.pipe(
-    Layer.provide([socketServer, clientProtocol]),
+    Layer.provide([socketServer(security), outgoing]),
     Layer.provide(health),
     storage,
     Layer.provide(config),
-    Layer.provide(serialization)
+    Layer.provide(serialization),
+    Layer.merge(secretLayer(security))
   )
 }
 
 /** A client: it sends to the runners and hosts no shards. It finds them through the storage. */
 export const layerClient = (
-  options: { readonly sharding?: ShardingOptions } = {}
-): Layer.Layer<Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage, never, SqlClient.SqlClient> =>
+  options: { readonly sharding?: ShardingOptions; readonly security?: ClusterSecurity } = {}
+): Layer.Layer<Node, never, SqlClient.SqlClient> =>
   SocketRunner.layerClientOnly.pipe(
-    Layer.provide(clientProtocol),
+    Layer.provide(clientProtocol(options.security ?? {})),
     storage,
     Layer.provide(ShardingConfig.layer({ ...shardingDefaults, ...options.sharding, runnerAddress: Option.none() })),
-    Layer.provide(serialization)
+    Layer.provide(serialization),
+    Layer.merge(secretLayer(options.security ?? {}))
   )

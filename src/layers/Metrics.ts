@@ -147,12 +147,14 @@ export interface EndpointOptions {
   readonly port: number
   /** Default `127.0.0.1`: the metrics name tools and models, so they are not offered to the network unasked. */
   readonly host?: string | undefined
+  /** More `GET` paths the server answers (e.g. a runner's `/healthz`): each gives a status and a JSON body. */
+  readonly routes?: Readonly<Record<string, Effect.Effect<{ readonly status: number; readonly body: unknown }>>> | undefined
 }
 
 /**
  * Serves the metrics at `GET /metrics` in the Prometheus text format, on a plain `node:http`
  * server that closes with the layer. `port` 0 picks a free port; `Endpoint` says which. It only
- * reads the metrics: `layer` (once per loop) records them.
+ * reads the metrics: `layer` (once per loop) records them. `routes` adds JSON endpoints.
  */
 export const layerPrometheus = (options: EndpointOptions): Layer.Layer<Endpoint, MetricsEndpointError, EventBus> =>
   Layer.effect(Endpoint, Effect.gen(function*() {
@@ -164,7 +166,14 @@ export const layerPrometheus = (options: EndpointOptions): Layer.Layer<Endpoint,
     const context = yield* Effect.context<never>()
     const host = options.host ?? "127.0.0.1"
     const server = createServer((request, response) => {
-      const path = (request.url ?? "").split("?")[0]
+      const path = (request.url ?? "").split("?")[0] ?? ""
+      const route = request.method === "GET" && Object.hasOwn(options.routes ?? {}, path) ? options.routes![path] : undefined
+      if (route !== undefined) {
+        Effect.runFork(Effect.map(route, ({ body, status }) => {
+          response.writeHead(status, { "content-type": "application/json" }).end(`${JSON.stringify(body)}\n`)
+        }))
+        return
+      }
       if (request.method !== "GET" || path !== "/metrics") {
         response.writeHead(404, { "content-type": "text/plain" }).end("not found\n")
         return

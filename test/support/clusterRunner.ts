@@ -7,6 +7,8 @@
  * `end SESSION TURN-ID STATUS [ERROR]` as each ends, and exits when its stdin closes, so a runner never
  * outlives the process that started it. With `store: "sql"` the sessions live in the cluster's
  * Postgres (fenced commits), else in JSON Lines in `sessionsDir`.
+ * The cluster secret, when there is one, comes in `AGENT_LOOP_CLUSTER_SECRET` (never on the
+ * command line).
  *
  * The scripted model answers `seen N: a | b | c`, where N is the number of messages it was sent and
  * a, b, c the user messages among them, so a test can read what history a turn saw. An input that
@@ -53,6 +55,10 @@ export interface RunnerSpec {
   readonly retentionMs?: number
   /** Where the tools log their runs (no tools without it). */
   readonly toolLog?: string
+  /** How long the scripted model takes to answer an ordinary prompt (default: at once). */
+  readonly modelDelayMs?: number
+  /** TLS on the runner port: PEM files of its certificate and key, and of the CA that signed the runners' certificates. */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string }
 }
 
 const spec: RunnerSpec = JSON.parse(process.argv[2] ?? "{}")
@@ -68,7 +74,8 @@ const model = Scripted.layer((request) => {
   if (last.startsWith("options")) return { content: JSON.stringify({ temperature: request.temperature, reasoning: request.reasoning }) }
   // a slow first answer: time for steering to arrive while the turn runs
   if (last.startsWith("slow") && request.messages.at(-1)?.role === "user") return { content: "thinking", delay: "1 second" }
-  return { content: `seen ${request.messages.length}: ${users.join(" | ")}` }
+  const content = `seen ${request.messages.length}: ${users.join(" | ")}`
+  return spec.modelDelayMs === undefined ? { content } : { content, delay: Duration.millis(spec.modelDelayMs) }
 })
 
 /** The reply to a `tools` turn: the next step's call, or the answer once every step ran. */
@@ -120,7 +127,13 @@ const local = AgentLoopLive.layer({ model: "scripted", maxParallelTurns: 1024, a
 
 const retention = spec.retentionMs === undefined ? {} : { retention: { window: Duration.millis(spec.retentionMs) } }
 
-const runner = AgentLoopCluster.layerRunner({ host: "127.0.0.1", port: spec.port, sharding, ...retention }).pipe(
+const secret = process.env["AGENT_LOOP_CLUSTER_SECRET"]
+const security = {
+  ...(secret === undefined ? {} : { secret: Redacted.make(secret) }),
+  ...(spec.tls === undefined ? {} : { tls: { cert: fs.readFileSync(spec.tls.cert, "utf8"), key: fs.readFileSync(spec.tls.key, "utf8"), ca: fs.readFileSync(spec.tls.ca, "utf8") } })
+}
+
+const runner = AgentLoopCluster.layerRunner({ host: "127.0.0.1", port: spec.port, sharding, security, ...retention }).pipe(
   Layer.provideMerge(local),
   Layer.provide(PgClient.layer({ url: Redacted.make(spec.databaseUrl) })),
   Layer.provide(NodeServices.layer)

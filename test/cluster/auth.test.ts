@@ -1,0 +1,147 @@
+/**
+ * A cluster with a shared secret, and with TLS on the runner port: runner processes on a real
+ * Postgres, clients in this process with the right secret, a wrong one and none, and a raw socket
+ * that does not speak the handshake. Multi-process, so on real time: waits poll with deadlines.
+ */
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AgentLoop, type AgentLoopCluster, SessionStore, SessionStoreJsonl } from "effect-agent-loop"
+import * as Transport from "../../src/cluster/transport.ts"
+import { tempDir } from "../support/cliProcess.ts"
+import { hasOpenssl, makeCertificates, startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
+import { postgresProbe, postgresSuite } from "../support/postgres.ts"
+
+const SECRET = "correct horse battery staple"
+
+/** One turn from a client with `security`, on a runtime closed afterwards. */
+const turnWith = async (cluster: TestCluster, security: AgentLoopCluster.ClusterSecurity, sessionKey: string, input: string) => {
+  const runtime = ManagedRuntime.make(cluster.client({}, security))
+  try {
+    return await runtime.runPromise(Effect.gen(function*() {
+      return yield* (yield* AgentLoop).turn(sessionKey, input)
+    }))
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+const history = (cluster: TestCluster, sessionKey: string) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      return yield* (yield* SessionStore).load(sessionKey)
+    }).pipe(
+      Effect.provide(SessionStoreJsonl.layer(cluster.sessionsDir).pipe(Layer.provide(NodeServices.layer)))
+    )
+  )
+
+/** Connects to the runner through the handshake: `ok`, or the error's tag and message. */
+const probe = (port: number, security: AgentLoopCluster.ClusterSecurity) =>
+  Effect.runPromise(
+    Effect.scoped(Transport.connect({ host: "127.0.0.1", port }, security)).pipe(
+      Effect.as({ ok: true as const }),
+      Effect.catch((error) => Effect.succeed({ ok: false as const, tag: error._tag, message: error.message }))
+    )
+  )
+
+describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster with a shared secret"), () => {
+  let cluster: TestCluster
+
+  beforeAll(async () => {
+    cluster = await startCluster(1, undefined, { secret: SECRET })
+  }, 120_000)
+
+  afterAll(async () => {
+    await cluster?.close()
+  }, 30_000)
+
+  it("runs the turns of a client with the secret", async () => {
+    const result = await turnWith(cluster, { secret: Redacted.make(SECRET) }, "trusted", "hello")
+    expect([result.status, result.error, result.finalMessage?.content]).toEqual(["completed", undefined, "seen 1: hello"])
+    expect(await probe(cluster.runners[0]!.port, { secret: Redacted.make(SECRET) })).toEqual({ ok: true })
+  }, 60_000)
+
+  it("refuses a client without the secret: its connection, and its request found in the database; nothing runs", async () => {
+    expect(await probe(cluster.runners[0]!.port, {})).toMatchObject({
+      ok: false,
+      tag: "ClusterAuthError",
+      message: expect.stringContaining("the runner requires the cluster secret")
+    })
+    const result = await turnWith(cluster, {}, "anonymous", "run this")
+    expect(result.status).toBe("failed")
+    expect(result.error).toBe("the runner refused the request: the request is not signed with the cluster secret")
+    expect(await history(cluster, "anonymous")).toEqual([])
+    await waitUntil("the runner to log the refused request", () => /refused request \S+ of session anonymous/.test(cluster.runners[0]!.output()))
+    expect(cluster.runners[0]!.sessions().has("anonymous")).toBe(false)
+  }, 60_000)
+
+  it("refuses a client with a wrong secret", async () => {
+    const wrong = { secret: Redacted.make("not the secret") }
+    expect(await probe(cluster.runners[0]!.port, wrong)).toMatchObject({
+      ok: false,
+      tag: "ClusterAuthError",
+      message: "the runner refused this process: its cluster secret is not the runner's"
+    })
+    await waitUntil("the runner to log the refused peer with its address", () =>
+      /refused a connection from 127\.0\.0\.1:\d+: the peer did not prove the cluster secret/.test(cluster.runners[0]!.output()))
+    const result = await turnWith(cluster, wrong, "impostor", "run this")
+    expect(result.status).toBe("failed")
+    expect(result.error).toBe("the runner refused the request: the request's signature does not match the cluster secret")
+    expect(await history(cluster, "impostor")).toEqual([])
+    // the secret appears nowhere in what the runner printed
+    expect(cluster.runners[0]!.output()).not.toContain(SECRET)
+  }, 60_000)
+
+  it("closes a connection that does not speak the handshake, before any RPC", async () => {
+    const closed = await new Promise<{ readonly greeting: Buffer }>((resolve, reject) => {
+      const socket = net.connect({ host: "127.0.0.1", port: cluster.runners[0]!.port })
+      const chunks: Array<Buffer> = []
+      socket.on("data", (chunk) => {
+        chunks.push(chunk)
+        // an RPC client's first bytes, where the proof should be
+        if (chunks.length === 1) socket.write(Buffer.alloc(64, 1))
+      })
+      socket.on("close", () => resolve({ greeting: Buffer.concat(chunks) }))
+      socket.on("error", reject)
+    })
+    // the greeting (magic, mode 1: secret, a challenge), then a refusal and the end
+    expect(closed.greeting.subarray(0, 5)).toEqual(Buffer.from([...Buffer.from("ALC1"), 1]))
+    expect(closed.greeting.length).toBe(5 + 32 + 33)
+    expect(closed.greeting[37]).toBe(0)
+  }, 30_000)
+})
+
+describe.skipIf(!postgresProbe.ok || !hasOpenssl)(postgresSuite("a cluster with TLS on the runner port"), () => {
+  let cluster: TestCluster
+  let files: { readonly cert: string; readonly key: string; readonly ca: string }
+
+  beforeAll(async () => {
+    files = makeCertificates(tempDir("agent-loop-tls-"))
+    cluster = await startCluster(1, undefined, { secret: SECRET, tls: files })
+  }, 120_000)
+
+  afterAll(async () => {
+    await cluster?.close()
+  }, 30_000)
+
+  it("runs turns for a client that verifies the runner's certificate", async () => {
+    const security = { secret: Redacted.make(SECRET), tls: { ca: fs.readFileSync(files.ca, "utf8") } }
+    expect(await probe(cluster.runners[0]!.port, security)).toEqual({ ok: true })
+    const result = await turnWith(cluster, security, "over-tls", "hello")
+    expect([result.status, result.finalMessage?.content]).toEqual(["completed", "seen 1: hello"])
+  }, 60_000)
+
+  it("a client without TLS gets no greeting; one that does not trust the runner's CA cannot connect", async () => {
+    const plain = await probe(cluster.runners[0]!.port, { secret: Redacted.make(SECRET) })
+    expect(plain).toMatchObject({ ok: false, tag: "ClusterAuthError", message: expect.stringContaining("is the runner using TLS?") })
+    const untrusted = await probe(cluster.runners[0]!.port, { secret: Redacted.make(SECRET), tls: {} })
+    expect(untrusted).toMatchObject({ ok: false, tag: "RunnerUnreachable", message: expect.stringMatching(/self-signed|unable to verify|certificate/) })
+  }, 60_000)
+
+  it("the handshake still checks the secret inside TLS", async () => {
+    const wrong = await probe(cluster.runners[0]!.port, { secret: Redacted.make("nope"), tls: { ca: fs.readFileSync(files.ca, "utf8") } })
+    expect(wrong).toMatchObject({ ok: false, tag: "ClusterAuthError", message: "the runner refused this process: its cluster secret is not the runner's" })
+  }, 30_000)
+})
