@@ -126,6 +126,14 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     expect(url.code).toBe(1)
     expect(url.stderr).toContain("must be a postgres:// URL")
     expect(url.stderr).not.toContain("hunter22")
+    // a lock that could expire before two renewals were tried is refused, before anything starts
+    const replay = ["--replay", path.join(root, "examples", "demo.cassette.jsonl"), "--no-settings"]
+    const timings = await runCli(["serve", "--database-url", pg.url(), ...replay, "--shard-lock-refresh", "5", "--shard-lock-expiration", "10"], { env })
+    expect(timings.code).toBe(1)
+    expect(timings.stderr).toContain("--shard-lock-expiration must be at least three times --shard-lock-refresh")
+    const negative = await runCli(["serve", "--database-url", pg.url(), ...replay, "--retention", "-1"], { env })
+    expect(negative.code).toBe(1)
+    expect(negative.stderr).toContain("--retention must be a positive number of seconds")
   }, 60_000)
 
   it("stops on SIGTERM", async () => {
