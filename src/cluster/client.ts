@@ -6,7 +6,8 @@
  * What a client cannot do as a single process does:
  * - `turn` never fails (as locally): when the cluster cannot be reached or answers with an error,
  *   the result has status `failed` and the reason in `error`. A turn whose runner stopped while it
- *   ran ends `aborted`, nothing of it saved.
+ *   ran is reported as the session log holds it: completed if its commit is there, else `aborted`
+ *   with nothing of it saved.
  * - `subscribe`/`events` (and the client's `EventBus`) deliver the events of the sessions this
  *   client has calls running for, streamed from their runners while anyone listens; other sessions'
  *   events stay on their runners (the entity's `Events` RPC watches any one session).

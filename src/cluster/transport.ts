@@ -39,8 +39,8 @@ export type ShardingOptions = Partial<ShardingConfig.ShardingConfig["Service"]>
  * Defaults for a cluster of chat sessions: a stopped runner is noticed within about five seconds
  * (health checks) and its sessions move on; a frozen runner's shard locks expire after twenty
  * seconds; a lock renewal may take up to five seconds (a loaded machine or database) before the
- * runner gives its shards up (its turns go on, fenced: `fence.ts`); a runner that vanished without a trace is dropped
- * once its heartbeat is ten seconds old; requests a runner has not been told about are found in
+ * runner gives its shards up (its turns go on, fenced: `fence.ts`); a runner that vanished
+ * without a trace is dropped once its heartbeat is ten seconds old; requests a runner has not been told about are found in
  * storage within a second. Effect's own defaults (a minute, 35 s, 10 s) suit long jobs. When a
  * session moves because a runner joined, a turn running on the old runner gets a minute to end
  * there (Effect's default is 15 s, shorter than many model turns); one still running then is cut
