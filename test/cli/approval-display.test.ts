@@ -10,22 +10,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { approvalHook, UNSHOWABLE_REASON } from "../../src/cli/approval.ts"
 import { MAX_SHOWN_LINES } from "../../src/cli/approvalDisplay.ts"
-import * as Screen from "../../src/cli/screen.ts"
 import type { Hook } from "effect-agent-loop"
 import { tempDir } from "../support/cliProcess.ts"
+import { recordingScreen } from "../support/screen.ts"
 
 const context = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
 
-const terminal = () => {
-  const out = { stderr: "" }
-  const screen = Screen.make({
-    stdout: { write: () => true },
-    stderr: { write: (text: string) => (out.stderr += text) },
-    stdinIsTTY: true,
-    env: { NO_COLOR: "1" }
-  })
-  return { screen, out }
-}
+const terminal = () => recordingScreen({ env: { NO_COLOR: "1" } })
 
 const exec = (command: string): Hook.HookToolCall => ({ id: "call_1", name: "exec", arguments: { command }, readOnly: false, requiresApproval: true })
 

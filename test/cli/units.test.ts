@@ -22,17 +22,9 @@ import { parseTools } from "../../src/cli/settings.ts"
 import { styleFor } from "../../src/cli/style.ts"
 import { AgentEvent, AgentLoop, EventBus, EventBusLive, type Hook, Tool } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
+import { recordingScreen } from "../support/screen.ts"
 
-const fakeScreen = (interactive: boolean) => {
-  const out = { stdout: "", stderr: "" }
-  const screen = Screen.make({
-    stdout: { write: (text: string) => (out.stdout += text) },
-    stderr: { write: (text: string) => (out.stderr += text) },
-    stdinIsTTY: interactive,
-    env: {}
-  })
-  return { screen, out }
-}
+const fakeScreen = (interactive: boolean) => recordingScreen({ stdinIsTTY: interactive })
 
 const call: Hook.HookToolCall = { id: "c1", name: "exec", arguments: { command: "rm -rf build" }, readOnly: false, requiresApproval: true }
 const context = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
