@@ -5,7 +5,18 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { type AgentEvent, AgentLoop, EventBus, EventBusLive as EventBusLayer, Hook, Hooks, HooksLive as HooksLayer, LoopConfigLive, Message, SecretsLive } from "effect-agent-loop"
+import {
+  type AgentEvent,
+  AgentLoop,
+  EventBus,
+  EventBusLive as EventBusLayer,
+  Hook,
+  Hooks,
+  HooksLive as HooksLayer,
+  LoopConfigLive,
+  Message,
+  SecretsLive
+} from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { echo } from "../support/fixtures.ts"
 

@@ -6,13 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { AgentLoop, Hook, Message, ScriptedLog, SessionStore, Tool, ToolError } from "effect-agent-loop"
+import { AgentLoop, Hook, Message, SessionStore, Tool, ToolError } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { ofKind } from "../support/fixtures.ts"
-
-const requests = Effect.gen(function*() {
-  return yield* (yield* ScriptedLog).requests
-})
 
 const echoRuns: Array<string> = []
 const echo = Tool.make({
@@ -51,7 +47,7 @@ describe("beforeLLMRequest through a turn", () => {
       })
       const result = yield* loop.turn("s", "go")
       expect(result.status).toBe("completed")
-      expect((yield* requests).map((r) => r.model)).toEqual(["big-model", "test-model"])
+      expect((yield* Testing.requests).map((r) => r.model)).toEqual(["big-model", "test-model"])
       expect(ofKind(yield* events, "LLMRequest").map((e) => e.model)).toEqual(["big-model", "test-model"])
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 
@@ -63,7 +59,7 @@ describe("beforeLLMRequest through a turn", () => {
           Hook.modify({ messages: [...request.messages, Message.user("(be terse)")], tools: [] })
       })
       const result = yield* loop.turn("s", "go")
-      const [sent] = yield* requests
+      const [sent] = yield* Testing.requests
       expect(sent!.messages).toEqual([Message.user("go"), Message.user("(be terse)")])
       expect(sent!.tools).toEqual([])
       expect(yield* (yield* SessionStore).load("s")).toEqual([Message.user("go"), Message.assistant("ok")])
@@ -93,7 +89,7 @@ describe("afterLLMResponse through a turn", () => {
       })
       const result = yield* loop.turn("s", "go")
       expect(echoRuns).toEqual(["rewritten"])
-      const second = (yield* requests)[1]!
+      const second = (yield* Testing.requests)[1]!
       expect(second.messages.slice(1)).toEqual([
         Message.assistant("", [replaced]),
         Message.toolResult(replaced, "echo: rewritten")
@@ -109,7 +105,7 @@ describe("afterLLMResponse through a turn", () => {
       const result = yield* loop.turn("s", "go")
       expect(echoRuns).toEqual([])
       expect(result.finalMessage).toEqual(Message.assistant("no tools today"))
-      expect((yield* requests)).toHaveLength(1)
+      expect((yield* Testing.requests)).toHaveLength(1)
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 })
 
@@ -126,7 +122,7 @@ describe("tool hooks through a turn", () => {
       })
       const result = yield* loop.turn("s", "go")
       expect(echoRuns).toEqual(["from hook"])
-      const seen = (yield* requests)[1]!.messages.at(-1)
+      const seen = (yield* Testing.requests)[1]!.messages.at(-1)
       expect(seen).toEqual(Message.toolResult({ id: "c1", name: "echo" }, "echo: from hook [checked]"))
       expect(result.messages[2]).toEqual(seen)
       expect((yield* (yield* SessionStore).load("s"))[2]).toEqual(seen)
@@ -144,7 +140,7 @@ describe("tool hooks through a turn", () => {
         onToolFailure: ({ result }) => Hook.patch({ content: `recovered from: ${result.content}`, isError: false })
       })
       yield* loop.turn("s", "go")
-      expect((yield* requests)[1]!.messages.at(-1)).toEqual(
+      expect((yield* Testing.requests)[1]!.messages.at(-1)).toEqual(
         Message.toolResult({ id: "f1", name: "failing" }, "recovered from: disk is full")
       )
       expect(afterToolCalls).toBe(0)
@@ -162,7 +158,7 @@ describe("tool hooks through a turn", () => {
       const result = yield* loop.turn("s", "go")
       const text = "Tool execution denied by hook: no echoing"
       expect(echoRuns).toEqual([])
-      expect((yield* requests)[1]!.messages.at(-1)).toEqual(Message.toolResult({ id: "c1", name: "echo" }, text, true))
+      expect((yield* Testing.requests)[1]!.messages.at(-1)).toEqual(Message.toolResult({ id: "c1", name: "echo" }, text, true))
       const all = yield* events
       expect(ofKind(all, "ToolExecSkipped").map((e) => [e.toolCallId, e.reason])).toEqual([["c1", text]])
       expect(Testing.kinds(all, ["ToolExecStart", "ToolExecEnd"])).toEqual([])
@@ -182,7 +178,7 @@ describe("approval through a turn", () => {
       yield* loop.turn("s", "go")
       const text = "Tool execution denied by approval: not on Fridays"
       expect(guardedRuns).toEqual([])
-      expect((yield* requests)[1]!.messages.at(-1)).toEqual(Message.toolResult({ id: "g1", name: "guarded" }, text, true))
+      expect((yield* Testing.requests)[1]!.messages.at(-1)).toEqual(Message.toolResult({ id: "g1", name: "guarded" }, text, true))
       expect(ofKind(yield* events, "ToolExecSkipped").map((e) => e.reason)).toEqual([text])
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [guarded], script: guardedCall }))))
 
@@ -201,7 +197,7 @@ describe("approval through a turn", () => {
       guardedRuns.length = 0
       yield* (yield* AgentLoop).turn("s", "go")
       expect(guardedRuns).toEqual(["g1"])
-      expect((yield* requests)[1]!.messages.at(-1)?.content).toBe("guarded ran")
+      expect((yield* Testing.requests)[1]!.messages.at(-1)?.content).toBe("guarded ran")
     }).pipe(Effect.provide(Testing.layer({ tools: [guarded], script: guardedCall, config: { autoApprove: true } }))))
 
   it.effect("a tool's duration excludes the wait for approval: 10 s to approve, 1 s to run, 1 s", () =>
@@ -310,7 +306,7 @@ describe("hooks that stop a turn", () => {
       const all = yield* events
       expect(ofKind(all, "Error").map((e) => [e.stage, e.hook])).toEqual([["beforeTool", "police"]])
       expect(ofKind(all, "TurnEnd").map((e) => e.status)).toEqual(["failed"])
-      expect((yield* requests)).toHaveLength(1)
+      expect((yield* Testing.requests)).toHaveLength(1)
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 
   it.effect("abort from beforeLLMRequest: status failed before any provider call", () =>
@@ -322,7 +318,7 @@ describe("hooks that stop a turn", () => {
       expect(result.status).toBe("failed")
       expect(result.error).toContain("over budget")
       expect(ofKind(yield* events, "Error").map((e) => [e.stage, e.hook])).toEqual([["beforeLLMRequest", "budget"]])
-      expect(yield* requests).toEqual([])
+      expect(yield* Testing.requests).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "never" }] }))))
 
   it.effect("abort from afterLLMResponse: status failed, the response is not the reply", () =>
@@ -342,7 +338,7 @@ describe("hooks that stop a turn", () => {
       const result = yield* loop.turn("s", "go")
       expect(result.status).toBe("blocked")
       expect(result.error).toContain("maintenance")
-      expect(yield* requests).toEqual([])
+      expect(yield* Testing.requests).toEqual([])
       expect(yield* (yield* SessionStore).load("s")).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "never" }] }))))
 
@@ -358,7 +354,7 @@ describe("hooks that stop a turn", () => {
       })
       yield* loop.turn("s", "go")
       expect(seenPrompt).toBe("You are helpful.")
-      expect((yield* requests)[0]!.messages).toEqual([
+      expect((yield* Testing.requests)[0]!.messages).toEqual([
         Message.system("You are terse."),
         Message.user("Today is Monday."),
         Message.user("go")
@@ -379,7 +375,7 @@ describe("beforeStop quality gate", () => {
       })
       const result = yield* loop.turn("s", "go")
       expect(active).toEqual([false, true, true])
-      const sent = yield* requests
+      const sent = yield* Testing.requests
       expect(sent).toHaveLength(3)
       expect(sent[2]!.messages).toEqual([
         Message.user("go"),
@@ -400,7 +396,7 @@ describe("beforeStop quality gate", () => {
       yield* loop.registerHook({ beforeStop: () => Hook.block(`again ${++blocks}`) })
       const result = yield* loop.turn("s", "go")
       expect(blocks).toBe(8)
-      expect(yield* requests).toHaveLength(9)
+      expect(yield* Testing.requests).toHaveLength(9)
       expect(result.status).toBe("completed")
       expect(result.finalMessage?.content).toBe("answer 8")
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: (_, i) => ({ content: `answer ${i}` }) }))))
@@ -431,7 +427,7 @@ describe("registration", () => {
         "default:tool",
         "low:tool"
       ])
-      expect((yield* requests).map((r) => r.model)).toEqual(["test-model+high+default+low", "test-model+high+default+low"])
+      expect((yield* Testing.requests).map((r) => r.model)).toEqual(["test-model+high+default+low", "test-model+high+default+low"])
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({ tools: [echo], script: echoThenDone }))))
 
   it.effect("after the registering scope closes, the hook no longer runs", () =>
@@ -444,6 +440,6 @@ describe("registration", () => {
       }))
       yield* loop.turn("s", "second")
       expect(seen).toEqual(["first"])
-      expect(yield* requests).toHaveLength(2)
+      expect(yield* Testing.requests).toHaveLength(2)
     }).pipe(Effect.provide(Testing.layer({ script: () => ({ content: "ok" }) }))))
 })

@@ -15,17 +15,12 @@ import {
   type ProviderTypes,
   Replay,
   Scripted,
-  ScriptedLog,
   SessionStore,
   SessionStoreMemory,
   Tool,
   ToolRegistryLive
 } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
-
-const requests = Effect.gen(function*() {
-  return yield* (yield* ScriptedLog).requests
-})
 
 /** The model options of a request: everything but the conversation. */
 const optionsOf = ({ messages: _m, model: _model, tools: _t, ...options }: ProviderTypes.ProviderRequest) => options
@@ -45,7 +40,7 @@ describe("model options", () => {
       const loop = yield* AgentLoop
       yield* loop.turn("s", "one", { temperature: 0.7, reasoning: { budgetTokens: 2048 }, maxTokens: 900 })
       yield* loop.turn("s", "two")
-      const [first, second] = yield* requests
+      const [first, second] = yield* Testing.requests
       expect(optionsOf(first!)).toEqual({ temperature: 0.7, stop: ["END"], seed: 3, maxTokens: 900, reasoning: { effort: "low", budgetTokens: 2048 } })
       expect(optionsOf(second!)).toEqual({ temperature: 0.2, stop: ["END"], seed: 3, maxTokens: 500, reasoning: { effort: "low" } })
     }).pipe(Effect.provide(Testing.layer({
@@ -59,7 +54,7 @@ describe("model options", () => {
       const result = yield* (yield* AgentLoop).turn("s", "hi", { temperature: 3 })
       expect(result.status).toBe("failed")
       expect(result.error).toBe("ConfigError: Invalid model option temperature: Expected a value between 0 and 2")
-      expect(yield* requests).toHaveLength(0)
+      expect(yield* Testing.requests).toHaveLength(0)
       expect((yield* events).map((e) => e._tag)).toEqual(["TurnStart", "Error", "TurnEnd"])
       expect(yield* (yield* SessionStore).load("s")).toEqual([])
       const fine = yield* (yield* AgentLoop).turn("s", "hi", { topP: 1, stop: ["x"], reasoning: { effort: "minimal" } })
@@ -79,7 +74,7 @@ describe("model options", () => {
   it.effect("sub-turns inherit the turn's options, under their own", () =>
     Effect.gen(function*() {
       yield* (yield* AgentLoop).turn("s", "parent", { temperature: 0.1, reasoning: { effort: "high" } })
-      const child = (yield* requests).filter((request) => request.model === "child-model")
+      const child = (yield* Testing.requests).filter((request) => request.model === "child-model")
       expect(child.map(optionsOf)).toEqual([{ temperature: 0.1, topP: 0.5, reasoning: { effort: "high" } }])
     }).pipe(Effect.provide(Testing.layer({
       tools: [Tool.make({
@@ -106,7 +101,7 @@ describe("model options", () => {
       expect(result.status).toBe("completed")
       const stored = yield* (yield* SessionStore).load("s")
       expect(stored[1]).toMatchObject({ role: "assistant", reasoning: "Check the file.", providerBlocks: [thinking] })
-      const [, second] = yield* requests
+      const [, second] = yield* Testing.requests
       expect(second!.messages[1]).toMatchObject({ providerBlocks: [thinking] })
     }).pipe(Effect.provide(Testing.layer({
       tools: [echoTool],

@@ -23,11 +23,7 @@ import * as Testing from "effect-agent-loop/testing"
 import { TRUNCATION_PROMPT, TRUNCATION_RETRY_REASON } from "../../src/programs/internal/callModel.ts"
 import { longHistory, ofKind } from "../support/fixtures.ts"
 
-const requests = Effect.gen(function*() {
-  return yield* (yield* ScriptedLog).requests
-})
-
-const requestCount = Effect.map(requests, (r) => r.length)
+const requestCount = Effect.map(Testing.requests, (r) => r.length)
 
 /** The provider has received `n` requests once the loop has settled. */
 const received = (n: number) =>
@@ -181,7 +177,7 @@ describe("retries", () => {
       yield* received(1)
       yield* TestClock.adjust(1000)
       yield* Fiber.join(turn)
-      const [first, second] = yield* requests
+      const [first, second] = yield* Testing.requests
       expect(second!.messages).toEqual(first!.messages)
       expect(first!.messages).toEqual([Message.user("before"), Message.assistant("earlier"), Message.user("go")])
       expect(yield* stored("s")).toEqual([
@@ -211,7 +207,7 @@ describe("context overflow", () => {
       expect(compacting).toEqual([["overflow", 11]])
       const compress = ofKind(yield* events, "ContextCompress")
       expect(compress.map((e) => [e.reason, e.dropped, e.remaining])).toEqual([["overflow", 7, 4]])
-      const [first, retried] = yield* requests
+      const [first, retried] = yield* Testing.requests
       expect(first!.messages).toHaveLength(12)
       // u1, a1, u2 and the whole call/results unit went (half of 9 droppable, never half a unit),
       // then a2 too, so that what is kept starts with a user message
@@ -237,7 +233,7 @@ describe("context overflow", () => {
       const result = yield* (yield* AgentLoop).turn("s", "new question")
       expect(result.status).toBe("failed")
       expect(result.error).toBe("ContextLengthExceeded: too long")
-      const sent = yield* requests
+      const sent = yield* Testing.requests
       expect(sent).toHaveLength(3)
       for (const request of sent) {
         expectPaired(request.messages)
@@ -281,7 +277,7 @@ describe("context overflow", () => {
       yield* loop.registerHook({ beforeStop: () => blocked ? Hook.continue : ((blocked = true), Hook.block("say more")) })
       const result = yield* loop.turn("s", "question")
       expect(result.status).toBe("completed")
-      const retried = (yield* requests)[2]!
+      const retried = (yield* Testing.requests)[2]!
       // droppable: old, question, first (the newest user input is the feedback): half is old and
       // question, then first too, so that what is kept starts with a user message
       expect(retried.messages).toEqual([Message.system("Earlier summary"), Message.user("say more")])
@@ -306,7 +302,7 @@ describe("truncated answers", () => {
     Effect.gen(function*() {
       const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "explain")
-      const [, retry] = yield* requests
+      const [, retry] = yield* Testing.requests
       expect(retry!.messages).toEqual([
         Message.user("explain"),
         Message.assistant("a very long answer that got cut"),
@@ -328,7 +324,7 @@ describe("truncated answers", () => {
   it.effect("at most 2 recoveries, then the last answer is kept", () =>
     Effect.gen(function*() {
       const result = yield* (yield* AgentLoop).turn("s", "explain")
-      const sent = yield* requests
+      const sent = yield* Testing.requests
       expect(sent).toHaveLength(3)
       expect(sent[2]!.messages).toEqual([Message.user("explain"), Message.assistant("cut 1"), Message.user(TRUNCATION_PROMPT)])
       expect(result.status).toBe("completed")
@@ -363,7 +359,7 @@ describe("soft context budget", () => {
       expect(result.status).toBe("completed")
       const compress = ofKind(yield* events, "ContextCompress")
       expect(compress.map((e) => [e.reason, e.dropped, e.remaining])).toEqual([["budget", 5, 2]])
-      const [sent] = yield* requests
+      const [sent] = yield* Testing.requests
       expect(sent!.messages).toEqual([Message.system("keep me"), Message.user("new")])
       expectPaired(sent!.messages)
       expect(Testing.kinds(yield* events).indexOf("ContextCompress")).toBeLessThan(Testing.kinds(yield* events).indexOf("LLMRequest"))
@@ -374,7 +370,7 @@ describe("soft context budget", () => {
       const events = (yield* Testing.recordEvents).all
       yield* (yield* AgentLoop).turn("s", "new")
       expect(Testing.kinds(yield* events, ["ContextCompress"])).toEqual([])
-      expect((yield* requests)[0]!.messages).toHaveLength(7)
+      expect((yield* Testing.requests)[0]!.messages).toHaveLength(7)
     }).pipe(Effect.provide(Testing.layer({ config: { maxContextRunes: 10_000 }, sessions: { s: runeHistory }, script: [{ content: "ok" }] }))))
 
   it.effect("when only protected messages are over the budget, the call goes ahead unchanged", () =>

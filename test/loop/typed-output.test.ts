@@ -22,10 +22,6 @@ const respondLike = {
   parameters: Schema.Struct({ text: Schema.String }),
   execute: ({ text }: { readonly text: string }) => Effect.succeed(text)
 }
-const requests = Effect.gen(function*() {
-  return yield* (yield* Scripted.ScriptedLog).requests
-})
-
 describe("typed output", () => {
   it.effect("a respond call after a tool: the decoded answer, typed, in the result and in TurnEnd", () =>
     Effect.gen(function*() {
@@ -39,7 +35,7 @@ describe("typed output", () => {
       expect(result.messages.at(-1)).toMatchObject({ role: "tool", toolName: "respond", content: ACCEPTED })
       const end = ofKind(yield* events, "TurnEnd")[0]!
       expect(end.output).toEqual(result.output)
-      const sent = yield* requests
+      const sent = yield* Testing.requests
       expect(sent.map((r) => r.tools.map((t) => t.name))).toEqual([["echo", "respond"], ["echo", "respond"]])
       expect(sent[0]!.output).toEqual({ name: "respond", schema: sent[0]!.tools[1]!.parameters })
       expect(sent[0]!.output!.schema).toMatchObject({
@@ -60,7 +56,7 @@ describe("typed output", () => {
       const result = yield* (yield* AgentLoop).turn("s", "Largest city?", { output: Answer })
       expect(result.status).toBe("failed")
       expect(result.error).toContain(`a tool is named "respond"`)
-      expect(yield* requests).toEqual([])
+      expect(yield* Testing.requests).toEqual([])
     }).pipe(Effect.provide(Testing.layer({
       tools: [Tool.make(respondLike)],
       script: [{ output: { city: "Berlin", population: 3_600_000 } }]
@@ -82,7 +78,7 @@ describe("typed output", () => {
     Effect.gen(function*() {
       const result = yield* (yield* AgentLoop).turn("s", "go", { output: Answer })
       expect([result.status, result.output, result.iterations]).toEqual(["completed", { city: "Paris", population: 2 }, 2])
-      const sent = yield* requests
+      const sent = yield* Testing.requests
       const feedback = sent[1]!.messages.at(-1)!
       expect(feedback).toMatchObject({ role: "tool", toolName: "respond", isError: true })
       expect(feedback.content).toContain("does not match the output schema")
@@ -95,7 +91,7 @@ describe("typed output", () => {
     Effect.gen(function*() {
       const result = yield* (yield* AgentLoop).turn("s", "go", { output: Answer })
       expect(result.output).toEqual({ city: "Quito", population: 3 })
-      const sent = yield* requests
+      const sent = yield* Testing.requests
       expect(sent[1]!.messages.at(-1)).toMatchObject({ role: "tool", isError: true, content: expect.stringContaining("not JSON") })
       expect(sent[1]!.output!.force).toBeUndefined()
     }).pipe(Effect.provide(Testing.layer({
@@ -113,7 +109,7 @@ describe("typed output", () => {
       // Every respond call is answered, and the last feedback (never sent) is not stored.
       expect(result.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"])
       expect(ofKind(yield* events, "TurnEnd")[0]!.error).toBe(result.error)
-      expect(yield* requests).toHaveLength(2)
+      expect(yield* Testing.requests).toHaveLength(2)
     }).pipe(Effect.provide(Testing.layer({
       config: { maxOutputRetries: 1 },
       script: () => ({ output: { population: 1 } })
@@ -123,7 +119,7 @@ describe("typed output", () => {
     Effect.gen(function*() {
       const result = yield* (yield* AgentLoop).turn("s", "go", { output: Answer })
       expect(result.output).toEqual({ city: "Lima", population: 9 })
-      const sent = yield* requests
+      const sent = yield* Testing.requests
       expect(sent[0]!.output!.force).toBeUndefined()
       expect(sent[1]!.output!.force).toBe(true)
       expect(sent[1]!.messages.at(-1)).toMatchObject({ role: "user" })
@@ -179,7 +175,7 @@ describe("typed output", () => {
       yield* TestClock.adjust("1 second")
       const result = yield* Fiber.join(turn)
       expect([result.status, result.output, result.finalMessage?.content]).toEqual(["interrupted", undefined, "Stopped."])
-      const last = (yield* requests).at(-1)!
+      const last = (yield* Testing.requests).at(-1)!
       expect([last.tools, last.output]).toEqual([[], undefined])
     }).pipe(Effect.provide(Testing.layer({
       tools: [Tool.make({
@@ -196,7 +192,7 @@ describe("typed output", () => {
       const jsonSchema = { type: "object", properties: { city: { type: "string", description: "Its name" } }, required: ["city"] }
       const result = yield* (yield* AgentLoop).turn("s", "go", { output: Schema.Struct({ city: Schema.String }), outputJsonSchema: jsonSchema })
       expect(result.output).toEqual({ city: "Ulm" })
-      const sent = (yield* requests)[0]!
+      const sent = (yield* Testing.requests)[0]!
       expect(sent.output!.schema).toEqual(jsonSchema)
       expect(sent.tools.find((t) => t.name === "respond")!.parameters).toEqual(jsonSchema)
     }).pipe(Effect.provide(Testing.layer({ script: [{ output: { city: "Ulm" } }] }))))

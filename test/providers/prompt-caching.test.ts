@@ -8,7 +8,17 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Stream } from "effect"
-import { AgentLoop, AgentLoopLive, Anthropic, Message, OpenAiCompatible, type ProviderTypes, SessionStoreMemory, ToolRegistryLive, Usage } from "effect-agent-loop"
+import {
+  AgentLoop,
+  AgentLoopLive,
+  Anthropic,
+  Message,
+  OpenAiCompatible,
+  type ProviderTypes,
+  SessionStoreMemory,
+  ToolRegistryLive,
+  Usage
+} from "effect-agent-loop"
 import { MAX_CACHE_BREAKPOINTS } from "../../src/layers/providers/anthropicWire.ts"
 import { echo } from "../support/fixtures.ts"
 import { piToolCalls, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"

@@ -6,7 +6,18 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema, Stream } from "effect"
-import { AgentLoop, AgentLoopLive, Anthropic, Message, OpenAiCompatible, type ProviderTypes, SessionStore, SessionStoreMemory, Tool, ToolRegistryLive } from "effect-agent-loop"
+import {
+  AgentLoop,
+  AgentLoopLive,
+  Anthropic,
+  Message,
+  OpenAiCompatible,
+  type ProviderTypes,
+  SessionStore,
+  SessionStoreMemory,
+  Tool,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { maxTokensFieldFor } from "../../src/layers/providers/openAiWire.ts"
 import { piAssistant, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
 import { anthropicStream, openAiText } from "../support/wireFixtures.ts"

@@ -1,7 +1,17 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Redacted, Schema, Stream } from "effect"
-import { AgentLoop, AgentLoopLive, Message, OpenAiResponses, type ProviderTypes, SessionStore, SessionStoreMemory, Tool, ToolRegistryLive } from "effect-agent-loop"
+import {
+  AgentLoop,
+  AgentLoopLive,
+  Message,
+  OpenAiResponses,
+  type ProviderTypes,
+  SessionStore,
+  SessionStoreMemory,
+  Tool,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import { piAssistant, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
 import { responsesChunks, responsesReasoningItem, responsesStream } from "../support/wireFixtures.ts"
 import { bytesEvery, event, start, type WireResponse } from "../support/wireServer.ts"
