@@ -8,7 +8,7 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { Message, SessionLog, SessionStoreJsonl } from "effect-agent-loop"
 import { classify, fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
-import { captureWarnings, keysOf } from "../support/fixtures.ts"
+import { captureWarnings, everyKind, keysOf } from "../support/fixtures.ts"
 
 const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..")
 
@@ -30,18 +30,6 @@ const withStore = <A, E, R>(
   ).pipe(Effect.provide(NodeServices.layer))
 
 const read = (dir: string, key: string) => NodeFs.readFileSync(NodePath.join(dir, fileName(key)), "utf8")
-
-const everyKind: ReadonlyArray<Message.Message> = [
-  Message.system("Be brief."),
-  Message.user("list files\nwith \"quotes\" and unicode 会话 🚀"),
-  Message.assistant("", [{ id: "c1", name: "list_dir", arguments: "{\"path\":\".\"}" }, { id: "c2", name: "grep", arguments: "{}" }], {
-    reasoning: "need to look",
-    providerBlocks: [{ provider: "anthropic", data: { type: "thinking", thinking: "need to look", signature: "c2lnbmF0dXJl" } }]
-  }),
-  Message.toolResult({ id: "c1", name: "list_dir" }, "a.txt\nb.txt"),
-  Message.toolResult({ id: "c2", name: "grep" }, "boom", true),
-  Message.assistant("half a rep", [], { partial: true })
-]
 
 describe("SessionStore.jsonl", () => {
   it.live("round-trips every message kind across appends, one line per message after a header", () =>

@@ -11,19 +11,7 @@ import { Message, SessionLog, SessionStoreSql } from "effect-agent-loop"
 import { sessionId } from "../../src/layers/SessionStoreSqlSchema.ts"
 import { type PostgresServer, postgresProbe, postgresSuite, startPostgres } from "../support/postgres.ts"
 import { type Backend, openSql, openStore, postgres, sqlite } from "../support/sqlBackends.ts"
-import { captureWarnings, keysOf } from "../support/fixtures.ts"
-
-const everyKind: ReadonlyArray<Message.Message> = [
-  Message.system("Be brief."),
-  Message.user("list files\nwith \"quotes\", NUL \u0000 and unicode 会话 🚀"),
-  Message.assistant("", [{ id: "c1", name: "list_dir", arguments: "{\"path\":\".\"}" }, { id: "c2", name: "grep", arguments: "{}" }], {
-    reasoning: "need to look",
-    providerBlocks: [{ provider: "anthropic", data: { type: "thinking", thinking: "need to look", signature: "c2lnbmF0dXJl" } }]
-  }),
-  Message.toolResult({ id: "c1", name: "list_dir" }, "a.txt\nb.txt"),
-  Message.toolResult({ id: "c2", name: "grep" }, "boom", true),
-  Message.assistant("half a rep", [], { partial: true })
-]
+import { captureWarnings, everyKind, keysOf } from "../support/fixtures.ts"
 
 const contract = (backend: Backend) => {
   const withDb = <A, E>(f: (db: Effect.Success<Backend["fresh"]>) => Effect.Effect<A, E, Scope.Scope>) =>

@@ -34,6 +34,20 @@ export const longHistory: ReadonlyArray<Message.Message> = [
   Message.assistant("a3")
 ]
 
+/** One message of every kind and shape a store must keep exactly: reasoning, provider blocks, an
+ * error result, a partial answer, quotes, a NUL and non-ASCII text. */
+export const everyKind: ReadonlyArray<Message.Message> = [
+  Message.system("Be brief."),
+  Message.user("list files\nwith \"quotes\", NUL \u0000 and unicode 会话 🚀"),
+  Message.assistant("", [{ id: "c1", name: "list_dir", arguments: "{\"path\":\".\"}" }, { id: "c2", name: "grep", arguments: "{}" }], {
+    reasoning: "need to look",
+    providerBlocks: [{ provider: "anthropic", data: { type: "thinking", thinking: "need to look", signature: "c2lnbmF0dXJl" } }]
+  }),
+  Message.toolResult({ id: "c1", name: "list_dir" }, "a.txt\nb.txt"),
+  Message.toolResult({ id: "c2", name: "grep" }, "boom", true),
+  Message.assistant("half a rep", [], { partial: true })
+]
+
 /** A logger keeping warnings, to see what the loop or a store warns about. */
 export const captureWarnings = () => {
   const warnings: Array<string> = []
