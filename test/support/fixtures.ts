@@ -34,8 +34,10 @@ export const longHistory: ReadonlyArray<Message.Message> = [
   Message.assistant("a3")
 ]
 
-/** One message of every kind and shape a store must keep exactly: reasoning, provider blocks, an
- * error result, a partial answer, quotes, a NUL and non-ASCII text. */
+/**
+ * One message of every kind and shape a store must keep exactly: reasoning, provider blocks, an
+ * error result, a partial answer, quotes, a NUL and non-ASCII text.
+ */
 export const everyKind: ReadonlyArray<Message.Message> = [
   Message.system("Be brief."),
   Message.user("list files\nwith \"quotes\", NUL \u0000 and unicode 会话 🚀"),
