@@ -6,6 +6,7 @@ import { TestClock } from "effect/testing"
 import { AgentLoop, AgentLoopLive, Anthropic, Message, type ProviderTypes, SessionStoreMemory, Tool, ToolRegistryLive } from "effect-agent-loop"
 import { anthropicChunks, anthropicStream } from "../support/wireFixtures.ts"
 import { bytesEvery, event, type ReceivedRequest, start, type WireResponse } from "../support/wireServer.ts"
+import { chunksOf, failureOf } from "../support/providerCalls.ts"
 
 const KEY = "sk-ant-api03-secret-key-value"
 
@@ -26,20 +27,9 @@ const request: ProviderTypes.ProviderRequest = {
   tools: [{ name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } } } }]
 }
 
-const collect = (url: string) =>
-  Effect.gen(function*() {
-    const provider = yield* Anthropic.make({ baseUrl: url, apiKey: Redacted.make(KEY) })
-    return yield* Stream.runCollect(provider.stream(request))
-  }).pipe(Effect.provide(NodeHttpClient.layerUndici))
+const collect = (url: string) => chunksOf(Anthropic.make({ baseUrl: url, apiKey: Redacted.make(KEY) }), request)
 
-const failWith = (response: WireResponse) =>
-  Effect.gen(function*() {
-    const server = yield* start([response])
-    const error = yield* Effect.flip(collect(server.url))
-    expect(JSON.stringify(error)).not.toContain(KEY)
-    expect(String(error)).not.toContain(KEY)
-    return error
-  })
+const failWith = (response: WireResponse) => failureOf(KEY, collect, response)
 
 const apiError = (type: string, message: string) => JSON.stringify({ type: "error", error: { type, message } })
 

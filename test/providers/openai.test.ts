@@ -6,6 +6,7 @@ import { TestClock } from "effect/testing"
 import { Message, OpenAiCompatible, type ProviderError, type ProviderTypes, Secrets, SecretsLive } from "effect-agent-loop"
 import { bytesEvery, data, start, type WireResponse } from "../support/wireServer.ts"
 import { openAiText, openAiTextChunks, openAiTools, openAiToolsChunks } from "../support/wireFixtures.ts"
+import { chunksOf, failureOf } from "../support/providerCalls.ts"
 
 const KEY = "sk-test-0123456789abcdef"
 
@@ -23,19 +24,9 @@ const request: ProviderTypes.ProviderRequest = {
 }
 
 const collect = (url: string, options: OpenAiCompatible.Options = {}) =>
-  Effect.gen(function*() {
-    const provider = yield* OpenAiCompatible.make({ baseUrl: `${url}/v1`, apiKey: Redacted.make(KEY), ...options })
-    return yield* Stream.runCollect(provider.stream(request))
-  }).pipe(Effect.provide(NodeHttpClient.layerUndici))
+  chunksOf(OpenAiCompatible.make({ baseUrl: `${url}/v1`, apiKey: Redacted.make(KEY), ...options }), request)
 
-const failWith = (response: WireResponse, options: OpenAiCompatible.Options = {}) =>
-  Effect.gen(function*() {
-    const server = yield* start([response])
-    const error = yield* Effect.flip(collect(server.url, options))
-    expect(JSON.stringify(error)).not.toContain(KEY)
-    expect(String(error)).not.toContain(KEY)
-    return error
-  })
+const failWith = (response: WireResponse, options: OpenAiCompatible.Options = {}) => failureOf(KEY, (url) => collect(url, options), response)
 
 const openAiError = (message: string, type: string, code: string | null) =>
   JSON.stringify({ error: { message, type, param: null, code } })

@@ -15,6 +15,7 @@ import {
 import { piAssistant, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
 import { responsesChunks, responsesReasoningItem, responsesStream } from "../support/wireFixtures.ts"
 import { bytesEvery, event, start, type WireResponse } from "../support/wireServer.ts"
+import { chunksOf, failureOf } from "../support/providerCalls.ts"
 
 const KEY = "sk-proj-responses-secret-key"
 const readFile = { name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } } } }
@@ -40,18 +41,9 @@ const request: ProviderTypes.ProviderRequest = {
 }
 
 const collect = (url: string, req: ProviderTypes.ProviderRequest = request) =>
-  Effect.gen(function*() {
-    const provider = yield* OpenAiResponses.make({ baseUrl: url, apiKey: Redacted.make(KEY) })
-    return yield* Stream.runCollect(provider.stream(req))
-  }).pipe(Effect.provide(NodeHttpClient.layerUndici))
+  chunksOf(OpenAiResponses.make({ baseUrl: url, apiKey: Redacted.make(KEY) }), req)
 
-const failWith = (response: WireResponse) =>
-  Effect.gen(function*() {
-    const server = yield* start([response])
-    const error = yield* Effect.flip(collect(server.url))
-    expect(JSON.stringify(error)).not.toContain(KEY)
-    return error
-  })
+const failWith = (response: WireResponse) => failureOf(KEY, collect, response)
 
 /** One event of a Responses stream. */
 const rs = (type: string, fields: Record<string, unknown> = {}) => event(type, { type, ...fields })
