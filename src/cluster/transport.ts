@@ -30,6 +30,7 @@ import type { RunnerStorage } from "effect/cluster"
 import { RpcClient, RpcSerialization } from "effect/rpc"
 import { Socket, SocketServer } from "effect/socket"
 import type { SqlClient } from "effect/sql"
+import * as ClientStorage from "./clientStorage.ts"
 import { acceptPeer, ClusterAuthError, ClusterSecret, type ClusterSecurity, greetRunner, HANDSHAKE_TIMEOUT } from "./auth.ts"
 
 /** Cluster timings and sizes: `ShardingConfig` fields; every process of one cluster must agree on `shardsPerGroup`. */
@@ -187,6 +188,13 @@ const storage = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
     Layer.provideMerge(Layer.orDie(SqlRunnerStorage.layer))
   )
 
+/** A client's storage: the same messages, and the runner registry read without a reserved connection (`clientStorage.ts`). */
+const clientStorage = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  layer.pipe(
+    Layer.provideMerge(SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest))),
+    Layer.provideMerge(ClientStorage.layer)
+  )
+
 /**
  * The secret, when there is one, for the session entity (which checks requests) and the client
  * (which signs them); both look for it with `Effect.serviceOption`, hence not in the layers' types.
@@ -228,7 +236,7 @@ export const layerClient = (
 ): Layer.Layer<Node, never, SqlClient.SqlClient> =>
   SocketRunner.layerClientOnly.pipe(
     Layer.provide(clientProtocol(options.security ?? {})),
-    storage,
+    clientStorage,
     Layer.provide(ShardingConfig.layer({ ...shardingDefaults, ...options.sharding, runnerAddress: Option.none() })),
     Layer.provide(serialization),
     Layer.merge(secretLayer(options.security ?? {}))

@@ -83,11 +83,19 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("serve and run --cluster at the
     let most = 0
     let mostRunner = 0
     let done = false
+    // what the client's connection ran: a client holds no shard locks, so it reserves no lock
+    // connection (which on a one-connection pool would stall every other query until the
+    // database closed it)
+    const clientQueries = new Set<string>()
     void client.then(() => (done = true))
     while (!done) {
       most = Math.max(most, await connections("agent-loop run --cluster"))
       mostRunner = Math.max(mostRunner, await connections("agent-loop serve"))
+      const seen = await pg.psql("SELECT query FROM pg_stat_activity WHERE application_name = 'agent-loop run --cluster'")
+      if (seen !== "") clientQueries.add(seen)
     }
+    expect(clientQueries.size).toBeGreaterThan(0)
+    expect([...clientQueries].filter((query) => /advisory|idle_session_timeout/.test(query))).toEqual([])
     const result = await client
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout)).toMatchObject({ status: "completed", sessionKey: "demo", iterations: 3 })
