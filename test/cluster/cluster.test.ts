@@ -152,11 +152,16 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
       const first = yield* Fiber.join(followed)
       expect([first.status, first.followUps]).toEqual(["completed", ["afterwards"]])
 
-      // the runner's turn gets its last call, and its answer ends the turn interrupted
-      const stopping = yield* Effect.forkChild(loop.turn("polite", "slow two"))
-      yield* waitFor(loop.activeTurn("polite"))
-      yield* loop.interruptGraceful("polite", "wrap up")
-      const stopped = yield* Fiber.join(stopping)
+      // the runner's turn gets its last call, and its answer ends the turn interrupted; the interrupt
+      // is sent once the client saw the turn's first model call go out (the turn is active before it)
+      const stopped = yield* Effect.scoped(Effect.gen(function*() {
+        const subscription = yield* loop.subscribe({ capacity: 1000 })
+        const stopping = yield* Effect.forkChild(loop.turn("polite", "slow two"))
+        let event = yield* subscription.take
+        while (!(event._tag === "LLMRequest" && event.sessionKey === "polite")) event = yield* subscription.take
+        yield* loop.interruptGraceful("polite", "wrap up")
+        return yield* Fiber.join(stopping)
+      }))
       expect([stopped.status, stopped.finalMessage?.content]).toEqual(["interrupted", "thinking"])
       const late = yield* Effect.flip(loop.injectFollowUp("polite", "too late"))
       expect(late._tag).toBe("NoActiveTurn")
