@@ -8,6 +8,7 @@
  */
 import { Clock, Effect, Layer, Option, Semaphore, Stream } from "effect"
 import { Entity } from "effect/cluster"
+import type { ContentRejected } from "../domain/errors.ts"
 import * as Event from "../domain/Event.ts"
 import { outboundOf, type TurnResult } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
@@ -20,7 +21,8 @@ import * as Auth from "./auth.ts"
 import * as Claims from "./claims.ts"
 import * as Fence from "./fence.ts"
 import { LOST_TURN_ERROR } from "./outcome.ts"
-import { AgentSession, type SendProgress } from "./protocol.ts"
+import * as Once from "./once.ts"
+import { AgentSession, type Finished, type SendProgress } from "./protocol.ts"
 import * as Resume from "./resume.ts"
 
 export { LOST_TURN_ERROR }
@@ -40,6 +42,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
   const turns = yield* Fence.make(yield* SessionStore)
   const resume = yield* Resume.make
   const secret = yield* Auth.currentSecret
+  const steps = yield* Once.make<typeof Finished.Type, ContentRejected>()
 
   return AgentSession.toLayer(
     Effect.gen(function*() {
@@ -102,11 +105,11 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           }))
 
       return AgentSession.of({
-        Turn: (request) =>
-          Effect.gen(function*() {
-            const requestId = String(request.requestId)
-            const refusal = Auth.verify(secret, "Turn", sessionKey, request.payload)
-            if (refusal !== undefined) return { _tag: "Finished", result: yield* refused(requestId, refusal), lost: false } as const
+        Turn: (request) => {
+          const requestId = String(request.requestId)
+          const refusal = Auth.verify(secret, "Turn", sessionKey, request.payload)
+          if (refusal !== undefined) return Effect.map(refused(requestId, refusal), (result) => ({ _tag: "Finished", result, lost: false } as const))
+          return steps.once(requestId, Effect.gen(function*() {
             // delivered again after this runner's entity was interrupted: the turn went on here
             const running = turns.known(requestId)
             if (Option.isSome(running)) return { _tag: "Finished", result: yield* running.value, lost: false } as const
@@ -121,7 +124,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
             const result = yield* turns.run(requestId, epoch, durable.turn(loop.turn(sessionKey, input, { ...options, checkpoint: durable.checkpoint })))
             const resumed = durable.resumed()
             return { _tag: "Finished", result, lost: false, ...(resumed === undefined ? {} : { resumed }) } as const
-          }),
+          }))
+        },
         Send: (request) => {
           const requestId = String(request.requestId)
           const refusal = Auth.verify(secret, "Send", sessionKey, request.payload)
