@@ -89,8 +89,12 @@ export const layerRunner = (
 > =>
   Layer.merge(SessionEntity.layer, Retention.layer(options.retention)).pipe(Layer.provideMerge(Transport.layerRunner(options)))
 
-/** `AgentLoop` (and its `EventBus`) over the cluster, on an existing `Sharding` (a runner's, or a client-only node's). */
-export const layerClientWith: (options?: Client.ClientOptions) => Layer.Layer<AgentLoop | EventBus, never, Sharding.Sharding> = Client.layer
+/**
+ * `AgentLoop` (and its `EventBus`) over the cluster, on an existing `Sharding` (a runner's, or a
+ * client-only node's) and the cluster's `SqlClient` (replies may leave a turn's messages in the
+ * session log there).
+ */
+export const layerClientWith: (options?: Client.ClientOptions) => Layer.Layer<AgentLoop | EventBus, never, Sharding.Sharding | SqlClient.SqlClient> = Client.layer
 
 /** `AgentLoop` over the cluster, from a process that hosts no sessions: it finds the runners through the storage. */
 export const layerClient = (

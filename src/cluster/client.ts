@@ -23,6 +23,7 @@
  */
 import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Queue, type Redacted, Schema, Stream } from "effect"
 import type { ClusterError, Sharding } from "effect/cluster"
+import { SqlClient } from "effect/sql"
 import * as AgentEvent from "../domain/Event.ts"
 import type { CompactionFailed, ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
@@ -37,6 +38,7 @@ import { EventBus, type EventBusShape } from "../services/EventBus.ts"
 import * as Auth from "./auth.ts"
 import * as Mirror from "./mirror.ts"
 import { AgentSession, type SessionEvent } from "./protocol.ts"
+import * as ReplyLog from "./replyLog.ts"
 
 /** The cluster did not answer a control call in time, or answered with an infrastructure error. */
 export class ClusterUnavailable extends Schema.TaggedError<ClusterUnavailable>()("ClusterUnavailable", {
@@ -106,10 +108,14 @@ const lostEnd = (result: TurnResult, at: number) =>
 const signed = <P extends object>(secret: Redacted.Redacted<string> | undefined, rpc: string, sessionKey: string, payload: P): P =>
   secret === undefined ? payload : { ...payload, signature: Auth.sign(secret, rpc, sessionKey, payload) }
 
-/** Builds the client; needs a `Sharding` (a client-only node or a runner). */
+/**
+ * Builds the client; needs a `Sharding` (a client-only node or a runner) and the cluster's
+ * database, where it reads the messages a reply left in the session log.
+ */
 export const make = (options: ClientOptions = {}) =>
   Effect.gen(function*() {
     const clientFor = yield* AgentSession.client
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const secret = yield* Auth.currentSecret
     const scope = yield* Effect.scope
     const bus = yield* EventBusLive.make(options.eventBufferCapacity ?? 16)
@@ -174,7 +180,13 @@ export const make = (options: ClientOptions = {}) =>
           if (refused._tag === "Some" && refused.value._tag === "ContentRejected") return yield* refused.value
           return failed(sessionKey, `failed-${++failures}`, `the cluster could not run the turn: ${errorText(Cause.squash(outcome.cause))}`)
         }
-        const { result, lost, resumed } = outcome.value
+        const { lost, resumed, log } = outcome.value
+        // the messages left out of the reply are in the session log, in the cluster's database
+        const result = log === undefined ? outcome.value.result : yield* ReplyLog.restore(sql, outcome.value.result, log).pipe(
+          Effect.catchCause((cause) =>
+            Effect.as(Effect.logWarning(`cluster: could not read turn ${outcome.value.result.turnId}'s messages from the session log`, cause), outcome.value.result)
+          )
+        )
         yield* finish(result, lost, resumed)
         return result
       }))
@@ -252,5 +264,5 @@ export const make = (options: ClientOptions = {}) =>
   })
 
 /** `AgentLoop` over the cluster, and the client's `EventBus` (the events of its running calls). */
-export const layer = (options: ClientOptions = {}): Layer.Layer<AgentLoop | EventBus, never, Sharding.Sharding> =>
+export const layer = (options: ClientOptions = {}): Layer.Layer<AgentLoop | EventBus, never, Sharding.Sharding | SqlClient.SqlClient> =>
   Layer.effectContext(Effect.map(make(options), ({ events, loop }) => Context.make(AgentLoop, loop).pipe(Context.add(EventBus, events))))

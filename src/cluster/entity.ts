@@ -8,7 +8,8 @@
  */
 import { Clock, Effect, Layer, Option, Semaphore, Stream } from "effect"
 import { Entity } from "effect/cluster"
-import type { ContentRejected } from "../domain/errors.ts"
+import { SqlClient } from "effect/sql"
+import type { ContentRejected, SteeringQueueFull } from "../domain/errors.ts"
 import * as Event from "../domain/Event.ts"
 import { outboundOf, type TurnResult } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
@@ -22,6 +23,7 @@ import * as Claims from "./claims.ts"
 import * as Fence from "./fence.ts"
 import { LOST_TURN_ERROR } from "./outcome.ts"
 import * as Once from "./once.ts"
+import * as ReplyLog from "./replyLog.ts"
 import { AgentSession, type Finished, type SendProgress } from "./protocol.ts"
 import * as Resume from "./resume.ts"
 
@@ -33,7 +35,8 @@ const EVENTS_CAPACITY = 1024
 /**
  * The session entity over the runner's `AgentLoop`. `Send` turns run at most `maxParallelTurns` at
  * once on this runner, as the loop's own router would. Requests are claimed in the cluster's
- * database (`claims.ts`) before their turn starts.
+ * database (`claims.ts`) before their turn starts; a request's claim and start run once per
+ * request id on this runner, in its scope (`once.ts`), so a delivery arriving meanwhile joins them.
  */
 export const layer = Layer.unwrap(Effect.gen(function*() {
   const config = yield* LoopConfig
@@ -42,7 +45,9 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
   const turns = yield* Fence.make(yield* SessionStore)
   const resume = yield* Resume.make
   const secret = yield* Auth.currentSecret
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const steps = yield* Once.make<typeof Finished.Type, ContentRejected>()
+  const routings = yield* Once.makeStream<SendProgress, SteeringQueueFull>()
 
   return AgentSession.toLayer(
     Effect.gen(function*() {
@@ -96,6 +101,14 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           return result
         })
 
+      /**
+       * The reply without the turn's messages when they are in the cluster's database: the client
+       * reads them from the log (`replyLog.ts`), and the persisted reply holds no second copy.
+       */
+      const referenced = (requestId: string, finished: typeof Finished.Type) =>
+        Effect.map(ReplyLog.locate(sql, requestId), (range): typeof Finished.Type =>
+          Option.isNone(range) ? finished : { ...finished, ...ReplyLog.slim(finished.result, range.value) })
+
       /** A routed turn, then the follow-ups queued during it (theirs first), one reply each. */
       const routed = (requestId: string, content: string): Stream.Stream<SendProgress> =>
         Stream.paginate<ReadonlyArray<string>, SendProgress>([content], ([input, ...backlog]) =>
@@ -109,7 +122,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           const requestId = String(request.requestId)
           const refusal = Auth.verify(secret, "Turn", sessionKey, request.payload)
           if (refusal !== undefined) return Effect.map(refused(requestId, refusal), (result) => ({ _tag: "Finished", result, lost: false } as const))
-          return steps.once(requestId, Effect.gen(function*() {
+          return steps.once(requestId, Effect.flatMap(Effect.gen(function*() {
             // delivered again after this runner's entity was interrupted: the turn went on here
             const running = turns.known(requestId)
             if (Option.isSome(running)) return { _tag: "Finished", result: yield* running.value, lost: false } as const
@@ -124,7 +137,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
             const result = yield* turns.run(requestId, epoch, durable.turn(loop.turn(sessionKey, input, { ...options, checkpoint: durable.checkpoint })))
             const resumed = durable.resumed()
             return { _tag: "Finished", result, lost: false, ...(resumed === undefined ? {} : { resumed }) } as const
-          }))
+          }), (finished) => referenced(requestId, finished)))
         },
         Send: (request) => {
           const requestId = String(request.requestId)
@@ -137,10 +150,10 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
             )
           }
           /** After `Accepted` was acknowledged: the routed turns, or the lost one if a runner started them before. */
-          const claimed = Stream.unwrap(Effect.map(claim(requestId), (fresh): Stream.Stream<SendProgress> =>
+          const claimed = routings.once(requestId, Stream.unwrap(Effect.map(claim(requestId), (fresh): Stream.Stream<SendProgress, SteeringQueueFull> =>
             fresh
               ? routed(requestId, request.payload.content)
-              : Stream.fromEffect(Effect.map(lost(requestId), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: true } as const)))))
+              : Stream.fromEffect(Effect.map(lost(requestId), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: true } as const))))))
           const previous = request.lastSentChunkValue as Option.Option<SendProgress>
           if (Option.isSome(previous)) {
             // delivered again: replay a steering answer; otherwise its turns ran, or never started

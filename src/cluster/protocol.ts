@@ -20,15 +20,23 @@ import { AgentEvent, Resumed } from "../domain/Event.ts"
 import { Content } from "../domain/Message.ts"
 import { ModelOptions } from "../domain/ModelOptions.ts"
 import { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
+import { LogRange } from "./replyLog.ts"
 
 /** `Send` reached a runner, which will run it as a turn (its chunk is stored before the turn is claimed). */
 export const Accepted = Schema.TaggedStruct("Accepted", {})
 
 /**
  * The turn's result; `lost` when its runner died while it ran and it could not resume; `resumed`
- * (its `Resumed` event) when it resumed on this runner from its checkpoint.
+ * (its `Resumed` event) when it resumed on this runner from its checkpoint; `log` when its messages
+ * are left out, to be read from the session log.
  */
-export const Finished = Schema.TaggedStruct("Finished", { result: TurnResult, lost: Schema.Boolean, resumed: Schema.optionalKey(Resumed) })
+export const Finished = Schema.TaggedStruct("Finished", {
+  result: TurnResult,
+  lost: Schema.Boolean,
+  resumed: Schema.optionalKey(Resumed),
+  /** Where the result's messages are in the session log, when they were left out of it (`replyLog.ts`). */
+  log: Schema.optionalKey(LogRange)
+})
 
 /** `Send` made the message steering for the session's active turn: no reply will follow. */
 export const Steered = Schema.TaggedStruct("Steered", {})

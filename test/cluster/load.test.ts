@@ -3,13 +3,18 @@
  * timings, so a renewal slowed by the load gives its shards up, which must not abort turns), 200
  * sessions at once, five turns each on a 200 ms model. No turn is aborted, every history is whole
  * and in order, and once the turns are answered the bookkeeping (requests, replies, claims, commit
- * records) is swept to nothing past a five-second retention window. Multi-process, on real time:
+ * records) is swept to nothing past a five-second retention window. The persisted replies hold no
+ * second copy of the turns' messages: the client reads them from the session log, in the same
+ * database, before and after the window. Multi-process, on real time:
  * every wait polls a condition with a deadline.
  */
-import { Effect, ManagedRuntime } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, ManagedRuntime, Redacted } from "effect"
 import type { Sharding } from "effect/cluster"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AgentLoop } from "effect-agent-loop"
+import { AgentLoop, AgentLoopCluster, Message } from "effect-agent-loop"
+import * as ReplyLog from "../../src/cluster/replyLog.ts"
 import { startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
@@ -42,6 +47,49 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
     await cluster?.close()
   }, 30_000)
 
+  /** The session's log as `role:text` lines, read straight from Postgres. */
+  const storedLog = async (sessionKey: string) =>
+    (await cluster.pg.psql(
+      `SELECT e.entry FROM agent_loop_entries e JOIN agent_loop_sessions s ON s.session_id = e.session_id
+       WHERE s.session_key = '${sessionKey}' ORDER BY e.seq`
+    )).split("\n").filter((line) => line !== "").map((line) => {
+      const entry = JSON.parse(line) as Message.Message
+      return `${entry.role}:${Message.textOf(entry.content)}`
+    })
+  const lines = (messages: ReadonlyArray<Message.Message>) => messages.map((m) => `${m.role}:${Message.textOf(m.content)}`)
+
+  it("a reply holds no copy of the turn's messages; the client reads them from the log, also after the retention window", async () => {
+    const key = "no-copy"
+    const marker = "only-the-log-keeps-this"
+    const first = await runtime.runPromise(Effect.gen(function*() {
+      return yield* (yield* AgentLoop).turn(key, `${marker} one`)
+    }))
+    expect(first.status).toBe("completed")
+    expect(lines(first.messages)).toEqual([`user:${marker} one`, `assistant:seen 1: ${marker} one`])
+    expect(first.finalMessage).toEqual(first.messages[1])
+    expect(lines(first.messages)).toEqual(await storedLog(key))
+    // the turn's persisted reply is there (the window has not passed), without the turn's text
+    const replies = (await cluster.pg.psql("SELECT payload FROM cluster_replies")).split("\n").filter((row) => row.includes(first.turnId))
+    expect(replies.length).toBeGreaterThan(0)
+    expect(replies.filter((row) => row.includes(marker))).toEqual([])
+
+    // a reply read once the window swept its commit record and the reply itself: where it points is the log's own positions
+    const reply = await runtime.runPromise(Effect.gen(function*() {
+      return yield* (yield* AgentLoopCluster.AgentSession.client)(key).Turn({ input: `${marker} two` })
+    }))
+    expect([reply.result.status, reply.result.messages, reply.result.finalMessage]).toEqual(["completed", [], undefined])
+    expect(reply.log).toBeDefined()
+    await waitUntil("the turns' bookkeeping to be swept", async () => Object.values(await bookkeeping()).every((n) => n === 0), 60_000)
+    const restored = await Effect.runPromise(
+      Effect.gen(function*() {
+        return yield* ReplyLog.restore((yield* SqlClient.SqlClient).withoutTransforms(), reply.result, reply.log!)
+      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(cluster.pg.url()) })), Effect.scoped)
+    )
+    expect(lines(restored.messages)).toEqual([`user:${marker} two`, `assistant:seen 3: ${marker} one | ${marker} two`])
+    expect(restored.finalMessage).toEqual(restored.messages[1])
+    expect(lines([...first.messages, ...restored.messages])).toEqual(await storedLog(key))
+  }, 120_000)
+
   it("no turn is aborted, histories are whole, and the bookkeeping is swept once the turns are answered", async () => {
     const started = Date.now()
     const results = await runtime.runPromise(Effect.gen(function*() {
@@ -62,7 +110,9 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
         `waited 200: ${Array.from({ length: TURNS }, (_, t) => `wait 200 load-${i} t${t}`).join(" | ")}`
       )
     }
-    const rows = await cluster.pg.psql("SELECT count(*) FROM agent_loop_entries")
+    const rows = await cluster.pg.psql(
+      "SELECT count(*) FROM agent_loop_entries e JOIN agent_loop_sessions s ON s.session_id = e.session_id WHERE s.session_key LIKE 'load-%'"
+    )
     expect(Number(rows)).toBe(SESSIONS * TURNS * 2)
     // nothing in flight: past the window, nothing of the turns is left but their logs
     await waitUntil("the bookkeeping to be swept", async () => Object.values(await bookkeeping()).every((n) => n === 0), 60_000)
