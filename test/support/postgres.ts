@@ -178,6 +178,8 @@ const run = (argv: ReadonlyArray<string>, options: { readonly input?: string } =
     const runAs = asPostgresUser()
     const [command, args] = typeof runAs === "function" ? runAs(argv) : [argv[0]!, argv.slice(1)]
     const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] })
+    // a command that exits before reading its input closes the pipe: its exit code says what happened
+    child.stdin.on("error", () => {})
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk) => (stdout += chunk))
@@ -251,6 +253,8 @@ const launch = async (bin: string, dir: string, port: number, deadline: number):
   // detached: Ctrl-C in a terminal reaches the test runner, which closes the pipe; the server itself
   // is never signalled by anyone but the watchdog
   const child = spawn(command, args, { stdio: ["pipe", "ignore", "ignore"], detached: true })
+  // ending the stdin of a watchdog that already exited fails with EPIPE: the server is gone either way
+  child.stdin?.on("error", () => {})
   child.unref()
   let exited = false
   child.once("exit", () => (exited = true))
