@@ -7,7 +7,8 @@
  * It reports turns per second, p50/p99 of a turn's latency, the turns that did not complete, and,
  * for each turn reported aborted, whether it was in fact committed (its input is in the session's
  * log); then the cluster's bookkeeping rows per turn (`cluster_messages`, `cluster_replies`,
- * `agent_loop_turn_claims`) at the end. Run with `npm run bench:cluster`
+ * `agent_loop_turn_claims`) at the end, and again once `RETENTION_MS` (the runners' retention window,
+ * when given) has passed. Run with `npm run bench:cluster`
  * (`RUNNERS=1 SESSIONS=200 TURNS=2 DELAY_MS=200 npm run bench:cluster` for a shorter run).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
@@ -24,6 +25,8 @@ const RUNNERS = Number(process.env["RUNNERS"] ?? 3)
 const SESSIONS = Number(process.env["SESSIONS"] ?? 1000)
 const TURNS = Number(process.env["TURNS"] ?? 3)
 const DELAY_MS = Number(process.env["DELAY_MS"] ?? 200)
+/** The runners' retention window (`serve --retention`); when set, the rows are counted again once it has passed. */
+const RETENTION_MS = process.env["RETENTION_MS"] === undefined ? undefined : Number(process.env["RETENTION_MS"])
 
 if (!postgresProbe.ok) {
   console.error(`bench/cluster.ts needs Postgres: ${postgresProbe.reason}`)
@@ -41,7 +44,7 @@ interface Outcome {
 }
 
 // production timings: what a loaded cluster meets
-const cluster = await startCluster(RUNNERS, {}, { modelDelayMs: DELAY_MS })
+const cluster = await startCluster(RUNNERS, {}, { modelDelayMs: DELAY_MS, ...(RETENTION_MS === undefined ? {} : { retentionMs: RETENTION_MS }) })
 const runtime = ManagedRuntime.make(cluster.client())
 try {
   const outcomes: Array<Outcome> = []
@@ -90,6 +93,12 @@ try {
   console.log(`reported aborted: ${aborted.length}, of which committed in the log: ${abortedButCommitted}; reported completed but not in the log: ${completedNotCommitted}`)
   for (const [reason, n] of reasons) console.log(`  ${n} × ${reason}`)
   console.log(`bookkeeping rows at the end: ${tables.map((table, i) => `${table} ${rows[i]} (${(rows[i]! / outcomes.length).toFixed(2)} per turn)`).join(", ")}`)
+  if (RETENTION_MS !== undefined) {
+    // a sweep runs every window and removes what was answered a window ago: two windows and a bit
+    await new Promise((resolve) => setTimeout(resolve, 2 * RETENTION_MS + 1000))
+    const swept = await Promise.all(tables.map(count))
+    console.log(`bookkeeping rows once the retention window (${RETENTION_MS} ms) has passed: ${tables.map((table, i) => `${table} ${swept[i]}`).join(", ")}`)
+  }
 } finally {
   await runtime.dispose()
   await cluster.close()
