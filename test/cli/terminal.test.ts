@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { isolatedEnv, launcher, root, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { gate, type Script, start } from "../support/openaiServer.ts"
 import { hasTmux, startPane } from "../support/tmux.ts"
+import { waitUntil } from "../support/waitUntil.ts"
 
 const runInPane = async (context: TestContext, script: Script, extra: ReadonlyArray<string> = [], extraEnv: Record<string, string> = {}) => {
   const server = await start(script)
@@ -43,23 +44,25 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "agent-loop run on a terminal (tm
   it("shows the running tool with its elapsed time, then its result line", async (context) => {
     const fifo = path.join(tempDir(), "release")
     execFileSync("mkfifo", [fifo])
-    /** Writes a line to the command waiting on the pipe; does nothing when no one is reading (never blocks). */
+    /** Writes a line to the command waiting on the pipe; false when no one is reading yet (never blocks). */
     const release = () => {
       try {
         const fd = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)
         fs.writeSync(fd, "go\n")
         fs.closeSync(fd)
+        return true
       } catch {
-        // no reader: nothing is waiting
+        return false
       }
     }
-    context.onTestFinished(release)
+    context.onTestFinished(() => void release())
     const { pane } = await runInPane(context, [
       { toolCalls: [{ name: "exec", arguments: { command: `read line < '${fifo}'; echo released` } }] },
       { text: "Done." }
     ], ["--yes"])
     await pane.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running exec · \d/, 30_000)
-    release()
+    // the spinner shows once the tool starts, which can be before its shell opens the pipe
+    await waitUntil("the command to open the pipe", release)
     const shown = await pane.waitFor(/── completed/, 30_000)
     expect(shown).toMatch(/✓ exec/)
     expect(shown).not.toContain("running exec")

@@ -16,6 +16,9 @@ import * as AgentLoopCluster from "../../src/cluster/AgentLoopCluster.ts"
 import type { AgentLoop } from "../../src/services/AgentLoop.ts"
 import * as Transport from "../../src/cluster/transport.ts"
 import { freePort, type PostgresServer, startPostgres } from "./postgres.ts"
+import { waitUntil } from "./waitUntil.ts"
+
+export { waitUntil }
 
 const runnerScript = fileURLToPath(new URL("./clusterRunner.ts", import.meta.url))
 
@@ -43,15 +46,6 @@ export interface RunnerProcess {
   /** The turns that ended on this runner, in order. */
   readonly ends: () => ReadonlyArray<{ readonly sessionKey: string; readonly turnId: string; readonly status: string }>
   readonly exited: Promise<void>
-}
-
-/** Resolves once `condition` holds; rejects at the deadline with `what`. */
-export const waitUntil = async (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
 }
 
 /** A cluster of `runners` processes on a fresh database. */
