@@ -66,8 +66,8 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     })
 
   beforeAll(async () => {
-    // one runner for each test to kill, and one more to resume the last one
-    cluster = await startCluster(4, undefined, { toolLog, store })
+    // one runner for each test to kill, and one more to take the session over after the last kill
+    cluster = await startCluster(store === "sql" ? 5 : 4, undefined, { toolLog, store })
     runtime = ManagedRuntime.make(cluster.client())
   }, 90_000)
 
@@ -151,6 +151,29 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     expect(stored).toEqual(reply.result.messages)
     expect(stored[0]).toMatchObject({ role: "user", content: "tools c;deploy" })
     expect(stored[2]).toMatchObject({ role: "tool", content: "recorded c" })
+    expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_turn_checkpoints")).toBe("0")
+  }, 90_000)
+
+  // with commit records only: a store that does not fence cannot tell a committed turn from one to resume
+  it.skipIf(store !== "sql")("a routed turn committed just before its runner died (its checkpoint not yet deleted) is not run again", async () => {
+    const key = "resume-send-committed"
+    const earlier = runs().length
+    const alive = () => cluster.runners.filter((runner) => runner.child.exitCode === null && runner.child.signalCode === null).length
+    const aliveBefore = alive()
+    const reply = await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const replies = yield* Effect.forkScoped(Stream.runHead(Stream.filter(loop.outbound, (outbound) => outbound.sessionKey === key)))
+      // the runner kills itself once the turn is committed, before it deletes the turn's checkpoint
+      yield* loop.send({ sessionKey: key, content: "die-after-commit tools d" })
+      return Option.getOrThrow(yield* Fiber.join(replies))
+    })))
+    // the runner that ran the turn did die
+    await waitUntil("the runner of the turn to exit", () => alive() === aliveBefore - 1)
+    expect([reply.status, reply.content]).toEqual(["completed", "done: recorded d"])
+    expect(runs().slice(earlier)).toEqual(["record d"])
+    const stored = (await history(key)) as ReadonlyArray<Message.Message>
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
+    expect(reply.result.messages).toEqual(stored)
     expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_turn_checkpoints")).toBe("0")
   }, 90_000)
 })
