@@ -46,6 +46,8 @@ export interface Checkpoints {
    * outgrown: not resumable, rather than resumed wrongly.
    */
   readonly take: (requestId: string, owner: string) => Effect.Effect<Option.Option<Checkpoint>>
+  /** The keys of the rows whose key starts with `prefix` (the turns of one `Send` request). */
+  readonly keys: (prefix: string) => Effect.Effect<ReadonlyArray<string>>
   /** Deletes the request's checkpoint; with `owner`, only while that attempt owns it. */
   readonly remove: (requestId: string, owner?: string) => Effect.Effect<void>
 }
@@ -75,6 +77,11 @@ export const make: Effect.Effect<Checkpoints, never, SqlClient.SqlClient> = Effe
             : Option.orElse(decode(rows[0]!.checkpoint), () =>
               Option.some<Checkpoint>({ _tag: "CheckpointOutgrown", turnId: "", bytes: rows[0]!.checkpoint.length, limit: 0 }))
         ),
+        Effect.orDie
+      ),
+    keys: (prefix) =>
+      sql<{ readonly request_id: string }>`SELECT request_id FROM ${table} WHERE request_id LIKE ${`${prefix}%`}`.pipe(
+        Effect.map((rows) => rows.map((row) => row.request_id)),
         Effect.orDie
       ),
     remove: (requestId, owner) =>

@@ -200,7 +200,7 @@ export const make = (options: ClientOptions = {}) =>
           yield* clientFor(sessionKey).Send(signed(secret, "Send", sessionKey, { content })).pipe(
             Stream.runForEach((chunk) =>
               chunk._tag === "Replied"
-                ? Effect.andThen(finish(chunk.outbound.result, chunk.lost), Queue.offer(outbound, chunk.outbound))
+                ? Effect.andThen(finish(chunk.outbound.result, chunk.lost, chunk.resumed), Queue.offer(outbound, chunk.outbound))
                 : Deferred.succeed(first, undefined)
             ),
             Effect.catchTag("SteeringQueueFull", (error) => Deferred.fail(first, error)),

@@ -109,13 +109,53 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         Effect.map(ReplyLog.locate(sql, requestId), (range): typeof Finished.Type =>
           Option.isNone(range) ? finished : { ...finished, ...ReplyLog.slim(finished.result, range.value) })
 
-      /** A routed turn, then the follow-ups queued during it (theirs first), one reply each. */
-      const routed = (requestId: string, content: string): Stream.Stream<SendProgress> =>
-        Stream.paginate<ReadonlyArray<string>, SendProgress>([content], ([input, ...backlog]) =>
-          Effect.map(workers.withPermits(1)(fenced(requestId, loop.turn(sessionKey, input!))), (result) => {
+      /** One routed turn of a `Send` request, made durable (`resume.ts`), under a worker and the session's ticket. */
+      const routedTurn = (requestId: string, input: string, durable: Resume.Durable) =>
+        workers.withPermits(1)(fenced(requestId, durable.turn(loop.turn(sessionKey, input, { checkpoint: durable.checkpoint }))))
+
+      const replied = (result: TurnResult, resumed?: Resume.Durable): SendProgress => {
+        const event = resumed?.resumed()
+        return { _tag: "Replied", outbound: outboundOf(result), lost: false, ...(event === undefined ? {} : { resumed: event }) }
+      }
+
+      /**
+       * Routed turns, the first being the request's turn `index`, then the follow-ups queued during
+       * them (theirs first), one reply each; each turn's checkpoint keyed by what the request
+       * committed before it.
+       */
+      const routed = (requestId: string, inputs: ReadonlyArray<string>, index: number): Stream.Stream<SendProgress> =>
+        Stream.paginate<readonly [ReadonlyArray<string>, number], SendProgress>([inputs, index], ([[input, ...backlog], turn]) =>
+          Effect.gen(function*() {
+            const before = turn === 0 ? 0 : (yield* turns.entries(requestId)) ?? turn
+            const result = yield* routedTurn(requestId, input!, yield* resume.start(Resume.sendKey(requestId, before), sessionKey, runner))
             const next = [...result.followUps, ...backlog]
-            return [[{ _tag: "Replied", outbound: outboundOf(result), lost: false }], next.length === 0 ? Option.none() : Option.some(next)] as const
+            return [[replied(result)], next.length === 0 ? Option.none() : Option.some([next, turn + 1] as const)] as const
           }))
+
+      /** A routed turn lost with its runner: the store tells its outcome. */
+      const lostReply = (requestId: string): Stream.Stream<SendProgress> =>
+        Stream.fromEffect(Effect.map(lost(requestId), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: true } as const)))
+
+      /**
+       * A `Send` request a runner started and did not finish: its latest turn resumes from its
+       * checkpoint unless the log has its commit, then the follow-ups it queues run; otherwise the
+       * store tells the outcome.
+       */
+      const resumeRouted = (requestId: string, content: string): Stream.Stream<SendProgress> =>
+        Stream.unwrap(Effect.gen(function*() {
+          const latest = yield* resume.latestSend(requestId)
+          if (Option.isNone(latest)) return lostReply(requestId)
+          const { key, before } = latest.value
+          const committed = yield* turns.entries(requestId)
+          // the turn committed just before its runner died: not run again
+          if (committed !== undefined && committed > before) return Stream.unwrap(Effect.as(resume.forget(key), lostReply(requestId)))
+          const durable = yield* resume.prepare(key, sessionKey, false, runner)
+          if (durable === undefined) return lostReply(requestId)
+          // the input is in the checkpoint: the content only fills the argument
+          const result = yield* routedTurn(requestId, content, durable)
+          const first = Stream.make(replied(result, durable))
+          return result.followUps.length === 0 ? first : Stream.concat(first, routed(requestId, result.followUps, before + 1))
+        }))
 
       return AgentSession.of({
         Turn: (request) => {
@@ -149,11 +189,9 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
               Stream.fromEffect(Effect.map(refused(requestId, refusal), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: false } as const)))
             )
           }
-          /** After `Accepted` was acknowledged: the routed turns, or the lost one if a runner started them before. */
+          /** After `Accepted` was acknowledged: the routed turns, or, if a runner started them before, the rest of them (`resume.ts`). */
           const claimed = routings.once(requestId, Stream.unwrap(Effect.map(claim(requestId), (fresh): Stream.Stream<SendProgress, SteeringQueueFull> =>
-            fresh
-              ? routed(requestId, request.payload.content)
-              : Stream.fromEffect(Effect.map(lost(requestId), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: true } as const))))))
+            fresh ? routed(requestId, [request.payload.content], 0) : resumeRouted(requestId, request.payload.content))))
           const previous = request.lastSentChunkValue as Option.Option<SendProgress>
           if (Option.isSome(previous)) {
             // delivered again: replay a steering answer; otherwise its turns ran, or never started

@@ -40,6 +40,11 @@ export interface RunnerTurns {
   /** The turn of a request this runner runs or ran, if it remembers it. */
   readonly known: (requestId: string) => Option.Option<Effect.Effect<TurnResult, ContentRejected>>
   /**
+   * How many log entries the request's commits appended so far (0: none); `undefined` when the
+   * store does not fence, so keeps no record of them.
+   */
+  readonly entries: (requestId: string) => Effect.Effect<number | undefined>
+  /**
    * The outcome of a request some runner started and none answered, from the store: its commit's
    * result, or `aborted` with nothing stored. `lost` says whether the store could not tell.
    */
@@ -87,6 +92,13 @@ export const make = (store: SessionStoreShape): Effect.Effect<RunnerTurns, never
           )
         }),
       known,
+      entries: (requestId) =>
+        fencing === undefined
+          ? Effect.succeed(undefined)
+          : fencing.committed(requestId).pipe(
+            Effect.map(Option.match({ onNone: () => 0, onSome: (turn) => turn.entries.length })),
+            Effect.orDie
+          ),
       outcome: (requestId, sessionKey) =>
         fencing === undefined
           ? Effect.succeed({ result: Outcome.aborted(requestId, sessionKey), lost: true })

@@ -42,7 +42,12 @@ export const Finished = Schema.TaggedStruct("Finished", {
 export const Steered = Schema.TaggedStruct("Steered", {})
 
 /** `Send` ran a turn (the message's own, or a follow-up queued during it): its router reply. */
-export const Replied = Schema.TaggedStruct("Replied", { outbound: Outbound, lost: Schema.Boolean })
+export const Replied = Schema.TaggedStruct("Replied", {
+  outbound: Outbound,
+  lost: Schema.Boolean,
+  /** The turn's `Resumed` event, when it resumed on this runner from its checkpoint. */
+  resumed: Schema.optionalKey(Resumed)
+})
 
 /** What a `Send` request streams back: `Steered`, or `Accepted` then one `Replied` per turn it ran. */
 export const SendProgress = Schema.Union([Accepted, Steered, Replied])

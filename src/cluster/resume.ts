@@ -4,6 +4,13 @@
  * because its runner died, the session's new runner resumes the turn from the last one (same turn
  * id, iteration count and usage), and the turn's reply carries the `Resumed` event.
  *
+ * A `Send` request runs several turns (its own, then the follow-ups queued during them), one at a
+ * time: each turn's checkpoint is keyed by the request and how many log entries the request had
+ * committed when the turn started (`sendKey`; its turn index when the store keeps no commit
+ * record). Delivered again, the request resumes its latest turn if that turn's commit is not in the
+ * log yet (the request's committed entries did not grow past its key), then runs the follow-ups
+ * that turn queues; follow-ups the dead runner still held in memory are lost with it.
+ *
  * A request delivered again whose commit the store has is not resumed: the store's result is its
  * reply (`outcome.ts`). Nor is one without a checkpoint (its first model call was in flight, or it
  * asked for no tools), or whose progress outgrew the checkpoint bound: the store tells its outcome
@@ -40,9 +47,20 @@ export interface Resume {
    * checkpoint; `undefined` when it was delivered again and cannot resume. `runner` names this runner.
    */
   readonly prepare: (requestId: string, sessionKey: string, fresh: boolean, runner: string) => Effect.Effect<Durable | undefined>
+  /** A turn made durable from the start, its checkpoint saved under `key`. */
+  readonly start: (key: string, sessionKey: string, runner: string) => Effect.Effect<Durable>
+  /**
+   * The latest turn of a `Send` request that saved a checkpoint: its key, and how many entries the
+   * request had committed when it started (its index without commit records). Older rows (a turn
+   * that ended just before its runner died, and did not delete its own) are deleted.
+   */
+  readonly latestSend: (requestId: string) => Effect.Effect<Option.Option<{ readonly key: string; readonly before: number }>>
   /** Deletes the request's checkpoint (its turn's commit is in the log): `undefined`, it does not resume. */
   readonly forget: (requestId: string) => Effect.Effect<undefined>
 }
+
+/** The checkpoint key of a `Send` request's turn that started after the request committed `before` entries (or as its turn `before`). */
+export const sendKey = (requestId: string, before: number): string => `${requestId}+${before}`
 
 /** Builds it on the cluster's database (the checkpoints table is created on first use). */
 export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus | Scope.Scope> = Effect.gen(function*() {
@@ -64,16 +82,17 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
   const prepare = Effect.fnUntraced(function*(requestId: string, sessionKey: string, fresh: boolean, runner: string) {
     // this attempt at the turn: the checkpoint's owner once it saves or takes it
     const owner = randomUUID()
-    let resume: TurnCheckpoint | undefined
-    if (!fresh) {
-      const saved = yield* checkpoints.take(requestId, owner)
-      if (Option.isNone(saved)) return undefined
-      if (saved.value._tag !== "TurnCheckpoint") {
-        yield* checkpoints.remove(requestId)
-        return undefined
-      }
-      resume = saved.value
+    if (fresh) return durable(requestId, sessionKey, owner, undefined, runner)
+    const saved = yield* checkpoints.take(requestId, owner)
+    if (Option.isNone(saved)) return undefined
+    if (saved.value._tag !== "TurnCheckpoint") {
+      yield* checkpoints.remove(requestId)
+      return undefined
     }
+    return durable(requestId, sessionKey, owner, saved.value, runner)
+  })
+
+  const durable = (requestId: string, sessionKey: string, owner: string, resume: TurnCheckpoint | undefined, runner: string): Durable => {
     // a row to delete at the end: only once something was saved (most turns ask for no tools)
     let saved = resume !== undefined
     const checkpoint: Checkpointing = {
@@ -96,12 +115,23 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
         resumed = seen.find((event): event is EventOf<"Resumed"> => event._tag === "Resumed" && event.turnId === result.turnId)
         return result
       }))
-    const durable: Durable = { checkpoint, turn, resumed: () => resumed }
-    return durable
+    return { checkpoint, turn, resumed: () => resumed }
+  }
+
+  const latestSend = Effect.fnUntraced(function*(requestId: string) {
+    const prefix = sendKey(requestId, 0).slice(0, -1)
+    const found = (yield* checkpoints.keys(prefix))
+      .map((key) => ({ key, before: Number(key.slice(prefix.length)) }))
+      .filter((row) => Number.isInteger(row.before))
+      .sort((a, b) => b.before - a.before)
+    for (const old of found.slice(1)) yield* checkpoints.remove(old.key)
+    return Option.fromNullishOr(found[0])
   })
 
   return {
     prepare,
+    start: (key, sessionKey, runner) => Effect.sync(() => durable(key, sessionKey, randomUUID(), undefined, runner)),
+    latestSend,
     forget: (requestId) => Effect.as(checkpoints.remove(requestId), undefined),
     running: (sessionKey) => [...resumedNow.values()].filter((event) => event.sessionKey === sessionKey)
   }

@@ -1,5 +1,5 @@
 /**
- * Turns that survive their runner: three runner processes on a real Postgres, a runner killed
+ * Turns that survive their runner: four runner processes on a real Postgres, a runner killed
  * (SIGKILL) in the middle of a turn after a completed tool call, while a second call runs; the
  * turn completes on the session's next runner from its last checkpoint. The tools log every run to
  * a file, so a call run twice shows. Multi-process, so on real time: every wait polls a condition
@@ -10,7 +10,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Effect, Fiber, Layer, ManagedRuntime, Redacted } from "effect"
+import { Effect, Fiber, Layer, ManagedRuntime, Option, Redacted, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentLoop, Checkpoint, type Event as AgentEvent, type Message, SessionStore, SessionStoreJsonl, SessionStoreSql, type TurnResult } from "effect-agent-loop"
@@ -54,8 +54,20 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
       return { result, events: events.filter((event) => event.turnId === result.turnId), killed: owners[0]!.port }
     })))
 
+  /** Kills the runner that has the session, once `ready` holds; its port. */
+  const killOwner = (sessionKey: string, ready: () => boolean) =>
+    Effect.gen(function*() {
+      yield* Effect.promise(() => waitUntil(`the turn of ${sessionKey} to reach the call to cut short`, ready))
+      const owners = cluster.runners.filter((runner) => runner.child.exitCode === null && runner.sessions().has(sessionKey))
+      expect(owners).toHaveLength(1)
+      owners[0]!.child.kill("SIGKILL")
+      yield* Effect.promise(() => owners[0]!.exited)
+      return owners[0]!.port
+    })
+
   beforeAll(async () => {
-    cluster = await startCluster(3, undefined, { toolLog, store })
+    // one runner for each test to kill, and one more to take the session over after the last kill
+    cluster = await startCluster(store === "sql" ? 5 : 4, undefined, { toolLog, store })
     runtime = ManagedRuntime.make(cluster.client())
   }, 90_000)
 
@@ -104,5 +116,64 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     expect(kinds.filter((kind) => kind === "Resumed")).toHaveLength(1)
     expect(kinds.indexOf("Resumed")).toBeLessThan(kinds.indexOf("TurnEnd"))
     expect((await history(key)).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"])
+  }, 90_000)
+
+  it("kill -9 during a routed turn (send): it resumes on the next runner, its completed call is not re-run, the client gets its reply", async () => {
+    const key = "resume-send"
+    const earlier = runs().length
+    const ran = () => runs().slice(earlier)
+    const { reply, events, killed } = await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const subscription = yield* loop.subscribe({ capacity: 1000 })
+      const replies = yield* Effect.forkScoped(Stream.runHead(Stream.filter(loop.outbound, (outbound) => outbound.sessionKey === key)))
+      yield* loop.send({ sessionKey: key, content: "tools c;deploy" })
+      const killed = yield* killOwner(key, () => ran().includes("deploy"))
+      const reply = Option.getOrThrow(yield* Fiber.join(replies))
+      const events: Array<AgentEvent> = []
+      while (!events.some((event) => event._tag === "TurnEnd" && event.turnId === reply.turnId)) events.push(yield* subscription.take)
+      return { reply, events: events.filter((event) => event.turnId === reply.turnId), killed }
+    })))
+
+    expect([reply.status, reply.result.error]).toEqual(["completed", undefined])
+    expect(reply.content).toBe(`done: ${Checkpoint.INTERRUPTED_BY_CRASH}`)
+    expect(reply.result.iterations).toBe(3)
+    // neither the completed call nor the one cut short ran again
+    expect(ran()).toEqual(["record c", "deploy"])
+
+    const resumed = events.filter((event) => event._tag === "Resumed")
+    expect(resumed).toHaveLength(1)
+    expect(resumed[0]).toMatchObject({ turnId: reply.turnId, fromIteration: 2, rerun: [] })
+    expect(resumed[0]!._tag === "Resumed" && resumed[0]!.runner).not.toBe(`127.0.0.1:${killed}`)
+    expect(events.filter((event) => event._tag === "TurnEnd").map((event) => event._tag === "TurnEnd" && event.status)).toEqual(["completed"])
+
+    const stored = (await history(key)) as ReadonlyArray<Message.Message>
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"])
+    expect(stored).toEqual(reply.result.messages)
+    expect(stored[0]).toMatchObject({ role: "user", content: "tools c;deploy" })
+    expect(stored[2]).toMatchObject({ role: "tool", content: "recorded c" })
+    expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_turn_checkpoints")).toBe("0")
+  }, 90_000)
+
+  // with commit records only: a store that does not fence cannot tell a committed turn from one to resume
+  it.skipIf(store !== "sql")("a routed turn committed just before its runner died (its checkpoint not yet deleted) is not run again", async () => {
+    const key = "resume-send-committed"
+    const earlier = runs().length
+    const alive = () => cluster.runners.filter((runner) => runner.child.exitCode === null && runner.child.signalCode === null).length
+    const aliveBefore = alive()
+    const reply = await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const replies = yield* Effect.forkScoped(Stream.runHead(Stream.filter(loop.outbound, (outbound) => outbound.sessionKey === key)))
+      // the runner kills itself once the turn is committed, before it deletes the turn's checkpoint
+      yield* loop.send({ sessionKey: key, content: "die-after-commit tools d" })
+      return Option.getOrThrow(yield* Fiber.join(replies))
+    })))
+    // the runner that ran the turn did die
+    await waitUntil("the runner of the turn to exit", () => alive() === aliveBefore - 1)
+    expect([reply.status, reply.content]).toEqual(["completed", "done: recorded d"])
+    expect(runs().slice(earlier)).toEqual(["record d"])
+    const stored = (await history(key)) as ReadonlyArray<Message.Message>
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
+    expect(reply.result.messages).toEqual(stored)
+    expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_turn_checkpoints")).toBe("0")
   }, 90_000)
 })

@@ -14,7 +14,7 @@
  * a, b, c the user messages among them, so a test can read what history a turn saw. An input that
  * starts with `hang` makes the model never finish (a turn to stop a runner in); `wait N` answers
  * after N milliseconds (on the Clock); `die-after-commit` kills the runner (SIGKILL) right after
- * the turn's commit, before it answers.
+ * the turn's commit, before it answers (`die-after-commit tools a` does that to a `tools` turn).
  *
  * With `toolLog`, the runner has tools that append a line to that file each time they run:
  * `record` (`record NOTE`), `deploy` (`deploy`, then never ends; not idempotent) and `look`
@@ -65,7 +65,8 @@ const spec: RunnerSpec = JSON.parse(process.argv[2] ?? "{}")
 
 const model = Scripted.layer((request) => {
   const users = request.messages.filter((m) => m.role === "user").map((m) => Message.textOf(m.content))
-  const last = users.at(-1) ?? ""
+  // `die-after-commit` (see below) may lead any other input
+  const last = (users.at(-1) ?? "").replace(/^die-after-commit /, "")
   if (last.startsWith("hang")) return { content: "working", stall: true }
   const wait = /^wait (\d+)/.exec(last)
   if (wait) return { content: `waited ${wait[1]}: ${users.join(" | ")}`, delay: Duration.millis(Number(wait[1])) }
