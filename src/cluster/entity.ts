@@ -216,12 +216,15 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           epoch === undefined ? loop.compact(sessionKey, payload) : Effect.provideService(loop.compact(sessionKey, payload), CommitTicket, { epoch }),
         ActiveTurn: () => loop.activeTurn(sessionKey),
         Events: () =>
-          Stream.unwrap(Effect.map(bus.subscribe({ capacity: EVENTS_CAPACITY }), (subscription) =>
-            Stream.concat(
-              // after subscribing: a resumed turn's `Resumed` may come twice, never not at all (clients drop the second)
-              Stream.make({ _tag: "Subscribed" } as const, ...resume.running(sessionKey)),
+          Stream.unwrap(Effect.gen(function*() {
+            const subscription = yield* bus.subscribe({ capacity: EVENTS_CAPACITY })
+            // after subscribing: a resumed turn's `Resumed` may come twice, never not at all (clients drop the second)
+            const resumed = yield* resume.running(sessionKey)
+            return Stream.concat(
+              Stream.make({ _tag: "Subscribed" } as const, ...resumed),
               Stream.filter(subscription.stream, (event) => event.sessionKey === sessionKey)
-            )))
+            )
+          }))
       })
     }),
     { concurrency: "unbounded" }

@@ -17,9 +17,9 @@
  * (`aborted`, nothing of it saved).
  */
 import { randomUUID } from "node:crypto"
-import { Clock, Effect, Option, type Scope, Stream } from "effect"
+import { Clock, Effect, Option, type Scope } from "effect"
 import type { Checkpointing, TurnCheckpoint } from "../domain/Checkpoint.ts"
-import type { EventOf } from "../domain/Event.ts"
+import type { AgentEvent, EventOf } from "../domain/Event.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import type { SqlClient } from "effect/sql"
 import { EventBus } from "../services/EventBus.ts"
@@ -41,7 +41,7 @@ export interface Resume {
    * `Events` stream opened in the middle of such a turn (a client whose stream moved here from the
    * runner that died) sends them first, so the client sees `Resumed` before the turn's end.
    */
-  readonly running: (sessionKey: string) => ReadonlyArray<EventOf<"Resumed">>
+  readonly running: (sessionKey: string) => Effect.Effect<ReadonlyArray<EventOf<"Resumed">>>
   /**
    * The request's turn made durable: from the start when `fresh` (first delivery), else from its
    * checkpoint; `undefined` when it was delivered again and cannot resume. `runner` names this runner.
@@ -59,6 +59,9 @@ export interface Resume {
   readonly forget: (requestId: string) => Effect.Effect<undefined>
 }
 
+/** How many resumed turns' `Resumed` events are remembered for the clients that subscribe while they run. */
+const TRACKED = 1024
+
 /** The checkpoint key of a `Send` request's turn that started after the request committed `before` entries (or as its turn `before`). */
 export const sendKey = (requestId: string, before: number): string => `${requestId}+${before}`
 
@@ -67,13 +70,18 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
   const checkpoints = yield* Checkpoints.make
   const bus = yield* EventBus
   const resumedNow = new Map<string, EventOf<"Resumed">>()
-  yield* bus.stream({ kinds: ["Resumed", "TurnEnd"], capacity: 1024, strategy: "lossless" }).pipe(
-    Stream.runForEach((event) =>
-      Effect.sync(() => {
-        if (event._tag === "Resumed") resumedNow.set(event.turnId, event)
-        else resumedNow.delete(event.turnId)
-      })
-    ),
+  const apply = (events: ReadonlyArray<AgentEvent>) => {
+    for (const event of events) {
+      if (event._tag === "Resumed") resumedNow.set(event.turnId, event)
+      else resumedNow.delete(event.turnId)
+    }
+    // a turn whose end was never seen (its runner stopped) leaves its entry: keep only the newest
+    while (resumedNow.size > TRACKED) resumedNow.delete(resumedNow.keys().next().value!)
+  }
+  // kept current by a fiber, and brought up to date on the spot by `running`: a `Resumed` published
+  // just before a client subscribes must be in the answer, not still waiting for the fiber to run
+  const tracked = yield* bus.subscribe({ kinds: ["Resumed", "TurnEnd"], capacity: 1024, strategy: "lossless" })
+  yield* Effect.forever(Effect.flatMap(tracked.take, (first) => Effect.map(tracked.takeAll, (rest) => apply([first, ...rest])))).pipe(
     Effect.forkScoped
   )
   /** This runner's `Resumed` events while the scope is open (a resumed turn publishes one). */
@@ -133,6 +141,10 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
     start: (key, sessionKey, runner) => Effect.sync(() => durable(key, sessionKey, randomUUID(), undefined, runner)),
     latestSend,
     forget: (requestId) => Effect.as(checkpoints.remove(requestId), undefined),
-    running: (sessionKey) => [...resumedNow.values()].filter((event) => event.sessionKey === sessionKey)
+    running: (sessionKey) =>
+      Effect.map(tracked.takeAll, (events) => {
+        apply(events)
+        return [...resumedNow.values()].filter((event) => event.sessionKey === sessionKey)
+      })
   }
 })
