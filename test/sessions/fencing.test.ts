@@ -11,7 +11,20 @@ import { Context, Effect, Layer, Option, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { AgentLoop, AgentLoopLive, CommitTicket, Message, Scripted, SessionStoreSql, ToolRegistryLive } from "effect-agent-loop"
 import { type PostgresServer, postgresProbe, postgresSuite, startPostgres } from "../support/postgres.ts"
-import { type Backend, openSql, openStore, postgres, sqlite } from "../support/sqlBackends.ts"
+import { type Backend, type Database, openSql, openStore, postgres, sqlite } from "../support/sqlBackends.ts"
+
+/** A loop on the SQL store in `db`, answering with `replies`. */
+const loopOn = (db: Database, replies: Parameters<typeof Scripted.layer>[0]) =>
+  Effect.gen(function*() {
+    const sql = yield* openSql(db)
+    const context = yield* Layer.build(
+      AgentLoopLive.layer({ model: "test-model" }).pipe(
+        Layer.provideMerge(Layer.mergeAll(Scripted.layer(replies), ToolRegistryLive.layer([]), SessionStoreSql.layer())),
+        Layer.provide(Layer.succeed(SqlClient.SqlClient, sql))
+      )
+    )
+    return Context.get(context, AgentLoop)
+  })
 
 const contract = (backend: Backend) => {
   const withDb = <A, E>(f: (db: Effect.Success<Backend["fresh"]>) => Effect.Effect<A, E, Scope.Scope>) =>
@@ -65,18 +78,7 @@ const contract = (backend: Backend) => {
   it.live("a turn whose commit is fenced ends aborted, nothing of it stored; under the current epoch it completes", () =>
     withDb((db) =>
       Effect.gen(function*() {
-        const sql = yield* openSql(db)
-        const context = yield* Layer.build(
-          AgentLoopLive.layer({ model: "test-model" }).pipe(
-            Layer.provideMerge(Layer.mergeAll(
-              Scripted.layer([{ content: "first" }, { content: "second" }]),
-              ToolRegistryLive.layer([]),
-              SessionStoreSql.layer()
-            )),
-            Layer.provide(Layer.succeed(SqlClient.SqlClient, sql))
-          )
-        )
-        const loop = Context.get(context, AgentLoop)
+        const loop = yield* loopOn(db, [{ content: "first" }, { content: "second" }])
         const store = yield* openStore(db)
         const stale = yield* store.fencing!.acquire("s", "runner-a")
         const current = yield* store.fencing!.acquire("s", "runner-b")
@@ -97,18 +99,7 @@ const contract = (backend: Backend) => {
   it.live("a compaction under a stale ticket fails, appending nothing; under the current one its summary is stored", () =>
     withDb((db) =>
       Effect.gen(function*() {
-        const sql = yield* openSql(db)
-        const context = yield* Layer.build(
-          AgentLoopLive.layer({ model: "test-model" }).pipe(
-            Layer.provideMerge(Layer.mergeAll(
-              Scripted.layer([{ content: "The summary." }, { content: "The summary." }]),
-              ToolRegistryLive.layer([]),
-              SessionStoreSql.layer()
-            )),
-            Layer.provide(Layer.succeed(SqlClient.SqlClient, sql))
-          )
-        )
-        const loop = Context.get(context, AgentLoop)
+        const loop = yield* loopOn(db, [{ content: "The summary." }, { content: "The summary." }])
         const store = yield* openStore(db)
         const history = [Message.user("q"), Message.assistant("a")]
         yield* store.append("s", history)
