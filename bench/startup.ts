@@ -3,7 +3,9 @@
  * and how much memory it peaks at, for `--help`, `models` and a `run` of the offline demo, each over
  * repeated runs (median and worst wall time, median peak RSS). It runs `bin/agent-loop.js`, which
  * starts the built `dist/` as the installed package does (`npm run build` first); with no `dist/`,
- * the sources. Beside them, pi's CLI (`pi --help`) when one is installed in node_modules.
+ * the sources. Beside them, pi's CLI (`pi --help`, `pi --list-models`) when one is installed: named
+ * by `PI_CLI`, or installed into `.tmp/pi-cli` (`npm install --prefix .tmp/pi-cli
+ * @mariozechner/pi-coding-agent`; not a dependency of this package).
  *
  * Peak RSS and CPU time (user + system) come from GNU time (`/usr/bin/time -f "%M %U %S"`); without
  * it only wall time is shown. Wall time depends on the machine's load: run it on an idle one, or
@@ -67,7 +69,12 @@ measure("agent-loop run (offline demo)", [
   "--tools", "list_dir,read_file", "--no-settings", "--no-context-files", "--ephemeral",
   "What is in this workspace, and what is the project about?"
 ])
-const pi = path.join(root, "node_modules", ".bin", "pi")
-if (fs.existsSync(pi)) measure("pi --help", [pi, "--help"])
-else console.log(`${"pi --help".padEnd(30)} not measured: pi's CLI (@mariozechner/pi-coding-agent) is not installed here`)
+const pi = [process.env["PI_CLI"], path.join(root, ".tmp", "pi-cli", "node_modules", ".bin", "pi"), path.join(root, "node_modules", ".bin", "pi")]
+  .find((file) => file !== undefined && fs.existsSync(file))
+if (pi !== undefined) {
+  measure("pi --help", [pi, "--help"])
+  measure("pi --list-models", [pi, "--list-models"])
+} else {
+  console.log(`${"pi --help".padEnd(30)} not measured: pi's CLI is not installed (npm install --prefix .tmp/pi-cli @mariozechner/pi-coding-agent, or PI_CLI=path)`)
+}
 fs.rmSync(home, { recursive: true, force: true })

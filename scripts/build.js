@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process"
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const dist = path.join(root, "dist")
@@ -29,3 +29,11 @@ for (const file of declarations) {
   const rewritten = text.replace(relativeTs, "$1$2$3.js$2")
   if (rewritten !== text) writeFileSync(full, rewritten)
 }
+
+// The help pages and version line as `effect/cli` prints them, for the installed command to answer
+// `--help` without loading the CLI (`src/cli/quick.ts`).
+const { Effect } = await import("effect")
+const { helpPages } = await import(pathToFileURL(path.join(dist, "cli", "helpPages.js")).href)
+const { agentLoop } = await import(pathToFileURL(path.join(dist, "cli", "commands.js")).href)
+const { version } = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"))
+writeFileSync(path.join(dist, "cli", "help.json"), JSON.stringify(await Effect.runPromise(helpPages(agentLoop, version))))

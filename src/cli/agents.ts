@@ -12,7 +12,7 @@
  */
 import * as nodePath from "node:path"
 import { Effect, FileSystem, Option, Result, Schema, SchemaIssue } from "effect"
-import { Yaml } from "effect/encoding"
+import * as Yaml from "effect/encoding/Yaml"
 import { CLAUDE_ALIASES } from "../layers/claudeHooks/names.ts"
 import { frontMatter } from "../layers/fileHooks/manifest.ts"
 import type { AgentDefinition } from "../tools/subagent.ts"

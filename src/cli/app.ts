@@ -9,7 +9,7 @@
 import { Effect, type FileSystem, Layer, Option, type Path, References } from "effect"
 import type { HttpClient } from "effect/http"
 import type { ChildProcessSpawner } from "effect/process"
-import * as ClaudeHooks from "../layers/claudeHooks/layer.ts"
+import type * as ClaudeHooks from "../layers/claudeHooks/layer.ts"
 import * as FileHistoryDir from "../layers/FileHistoryDir.ts"
 import * as FileHooks from "../layers/FileHooks.ts"
 import type * as McpTools from "../layers/McpTools.ts"
@@ -165,7 +165,12 @@ export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
     ? fileHooks
     : Layer.merge(
       fileHooks,
-      ClaudeHooks.layer({ sources: settings.claudeHooks, projectDir: settings.workspace, bridge: settings.hookBridge })
+      // loaded only when a settings file has hooks
+      Layer.unwrap(
+        Effect.promise(() => import("../layers/claudeHooks/layer.ts")).pipe(
+          Effect.map((m: typeof ClaudeHooks) => m.layer({ sources: settings.claudeHooks, projectDir: settings.workspace, bridge: settings.hookBridge }))
+        )
+      )
     )
   const observed: Layer.Layer<never, never, EventBus> = (options.metrics ?? Telemetry.exporting) ? Metrics.layer : Layer.empty
   return Layer.merge(hooks, observed).pipe(Layer.provideMerge(loop))

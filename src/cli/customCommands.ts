@@ -11,7 +11,7 @@
  */
 import * as nodePath from "node:path"
 import { Effect, Result, Schema, SchemaIssue } from "effect"
-import { Yaml } from "effect/encoding"
+import * as Yaml from "effect/encoding/Yaml"
 import { CLAUDE_ALIASES } from "../layers/claudeHooks/names.ts"
 import { frontMatter } from "../layers/fileHooks/manifest.ts"
 import * as MarkdownFiles from "./markdownFiles.ts"

@@ -9,7 +9,7 @@
  */
 import * as nodePath from "node:path"
 import { Effect, FileSystem } from "effect"
-import { Base64 } from "effect/encoding"
+import * as Base64 from "effect/encoding/Base64"
 import * as Message from "../domain/Message.ts"
 import { trimEndWhile } from "../domain/text.ts"
 import { problemOf, readConfined } from "../layers/readConfined.ts"

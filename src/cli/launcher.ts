@@ -14,12 +14,13 @@
  * runs, and put back into `process.env` and `process.argv`. What the process then holds is its own
  * memory: `/proc` shows only its clean start.
  *
- * Node built-ins only, so the launcher adds one Node start and nothing else.
+ * Node built-ins and plain data only, so the launcher adds one Node start and nothing else.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { looksSecret } from "../tools/secretEnv.ts"
+import * as Quick from "./quick.ts"
 
 /** Names the handover file of a fresh start. */
 export const HANDOVER_VARIABLE = "AGENT_LOOP_HANDOVER"
@@ -117,13 +118,27 @@ export const readHandover = (file: string): Handover => {
   }
 }
 
+/** Answers the forms `quick.ts` knows (help, version, the model list) without loading the CLI. */
+const answeredQuickly = (args: ReadonlyArray<string>): boolean => {
+  // a reader that stops early (`agent-loop models | head -1`): end quietly with 141, as the CLI does
+  const closedPipe = (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error
+    process.exit(141)
+  }
+  process.stdout.on("error", closedPipe)
+  const answered = Quick.answer(args, Quick.builtPages(), { stdout: process.stdout, stderr: process.stderr, env: process.env })
+  if (!answered) process.stdout.off("error", closedPipe)
+  return answered
+}
+
 /**
- * The launcher: takes over a handover when this is the fresh start, else starts afresh when the
+ * The launcher: answers help, version and the model list at once (`quick.ts`); otherwise takes over a handover when this is the fresh start, else starts afresh when the
  * environment or the command line holds something to hide (and the platform can), then runs
  * `main`. `script` is the launcher's own file, to start again.
  */
 export const launch = async (main: string, script: string): Promise<void> => {
   const env = process.env
+  if (env[HANDOVER_VARIABLE] === undefined && answeredQuickly(process.argv.slice(2))) return
   const given = env[HANDOVER_VARIABLE]
   if (given !== undefined) {
     delete env[HANDOVER_VARIABLE]

@@ -12,15 +12,15 @@ import type { ProviderRequest } from "../domain/Provider.ts"
 import type * as Anthropic from "../layers/providers/Anthropic.ts"
 import type * as Azure from "../layers/providers/Azure.ts"
 import type * as Gemini from "../layers/providers/Gemini.ts"
-import * as GeminiWire from "../layers/providers/geminiWire.ts"
+import type * as GeminiWire from "../layers/providers/geminiWire.ts"
 import type * as Vertex from "../layers/providers/Vertex.ts"
 import type * as Bedrock from "../layers/providers/Bedrock.ts"
-import * as BedrockWire from "../layers/providers/bedrockWire.ts"
-import * as AnthropicWire from "../layers/providers/anthropicWire.ts"
+import type * as BedrockWire from "../layers/providers/bedrockWire.ts"
+import type * as AnthropicWire from "../layers/providers/anthropicWire.ts"
 import type * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
 import type * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
 import { presetNames, presets } from "../layers/providers/presets.ts"
-import * as ResponsesWire from "../layers/providers/responsesWire.ts"
+import type * as ResponsesWire from "../layers/providers/responsesWire.ts"
 import type { Provider } from "../services/Provider.ts"
 import { summaryOf } from "./providerList.ts"
 
@@ -79,8 +79,11 @@ export interface CliProvider {
   readonly requires?: (connection: Connection) => string | undefined
   /** Its API requires an output limit (for this model): the model's own is sent when none is set. */
   readonly needsMaxTokens?: boolean | ((model: string) => boolean)
-  /** What its API refuses, said before any request (the model option flags are checked with it). */
-  readonly check?: (request: ProviderRequest) => ProviderError | undefined
+  /**
+   * What its API refuses, said before any request (the model option flags are checked with it);
+   * loaded with it, so a run on another provider does not load this one's wire format.
+   */
+  readonly check?: () => Promise<(request: ProviderRequest) => ProviderError | undefined>
   readonly layer: (connection: Connection) => ProviderLayer
 }
 
@@ -89,6 +92,7 @@ const lazily = <M>(load: () => Promise<M>, make: (module: M) => ProviderLayer): 
   Layer.unwrap(Effect.map(Effect.promise(load), make))
 
 const openAiCompatible = () => import("../layers/providers/OpenAiCompatible.ts")
+const responsesCheck = () => import("../layers/providers/responsesWire.ts").then((m: typeof ResponsesWire) => m.check)
 
 const common = (connection: Connection) => ({
   ...(connection.baseUrl === undefined ? {} : { baseUrl: connection.baseUrl }),
@@ -118,7 +122,7 @@ export const providers: ReadonlyArray<CliProvider> = [
     ...summaryOf("openai-responses"),
     key: "unless-base-url",
     models: "openai",
-    check: ResponsesWire.check,
+    check: responsesCheck,
     layer: (connection) => lazily(() => import("../layers/providers/OpenAiResponses.ts"), (m: typeof OpenAiResponses) => m.layer(common(connection)))
   },
   {
@@ -126,14 +130,14 @@ export const providers: ReadonlyArray<CliProvider> = [
     key: "unless-base-url",
     models: "anthropic",
     needsMaxTokens: true,
-    check: AnthropicWire.check,
+    check: () => import("../layers/providers/anthropicWire.ts").then((m: typeof AnthropicWire) => m.check),
     layer: (connection) => lazily(() => import("../layers/providers/Anthropic.ts"), (m: typeof Anthropic) => m.layer(common(connection)))
   },
   {
     ...summaryOf("gemini"),
     key: "unless-base-url",
     models: "gemini",
-    check: GeminiWire.check,
+    check: () => import("../layers/providers/geminiWire.ts").then((m: typeof GeminiWire) => m.check),
     layer: (connection) => lazily(() => import("../layers/providers/Gemini.ts"), (m: typeof Gemini) => m.layer(common(connection)))
   },
   {
@@ -156,7 +160,7 @@ export const providers: ReadonlyArray<CliProvider> = [
     baseUrlVariable: "AZURE_OPENAI_ENDPOINT",
     baseUrlRequired: true,
     models: "openai",
-    ...(api === "responses" ? { check: ResponsesWire.check } : {}),
+    ...(api === "responses" ? { check: responsesCheck } : {}),
     layer: (connection) =>
       lazily(() => import("../layers/providers/Azure.ts"), (m: typeof Azure) =>
         m.layer({
@@ -174,7 +178,7 @@ export const providers: ReadonlyArray<CliProvider> = [
     needsMaxTokens: true,
     requires: (connection) =>
       connection.region === undefined ? "--provider bedrock needs an AWS region: export AWS_REGION, or set \"region\" in a settings file" : undefined,
-    check: BedrockWire.check,
+    check: () => import("../layers/providers/bedrockWire.ts").then((m: typeof BedrockWire) => m.check),
     layer: (connection) => {
       const id = connection.secrets["AWS_ACCESS_KEY_ID"]
       const secret = connection.secrets["AWS_SECRET_ACCESS_KEY"]

@@ -160,6 +160,12 @@ export const sessionKey = (flags: AgentFlags, data: string, workspace: string) =
   })
 
 /** The settings files that apply: the user's, then the project's when the workspace is trusted. */
+/** The chosen provider's check of what its API refuses (loaded now, with its wire format), if it has one. */
+const checkOf = (chosen: ProviderSettings) => {
+  const load = chosen._tag === "live" ? Providers.find(chosen.name)?.check : undefined
+  return load === undefined ? Effect.succeed(undefined) : Effect.promise(load)
+}
+
 const settingsFiles = (flags: AgentFlags, workspace: string, trusted: boolean, env: NodeJS.ProcessEnv) =>
   Effect.gen(function*() {
     if (!flags.settings) return []
@@ -272,7 +278,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       mcpWorkspace: flags.mcpWorkspace && trusted,
       contextWindow: limits.contextWindow,
       maxTokens: limits.maxTokens,
-      modelOptions: yield* ModelOptionFlags.resolve(flags, settings.modelOptions, chosen._tag === "live" ? Providers.find(chosen.name)?.check : undefined, limits.maxTokens),
+      modelOptions: yield* ModelOptionFlags.resolve(flags, settings.modelOptions, yield* checkOf(chosen), limits.maxTokens),
       prices: limits.prices,
       acceptsImages: settings.acceptsImages,
       maxImageBytes: settings.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES,

@@ -23,15 +23,10 @@
  * ```
  */
 import { Schema } from "effect"
-import { models as anthropic } from "./models/anthropic.ts"
-import { models as bedrock } from "./models/bedrock.ts"
-import { models as clouds } from "./models/clouds.ts"
-import { models as google } from "./models/google.ts"
-import { models as openai } from "./models/openai.ts"
+import { builtinModels } from "./models/builtin.ts"
 import { ModelPrice } from "./Usage.ts"
 
-/** The day the built-in prices and limits were taken. */
-export const PRICES_AS_OF = "2026-05-08"
+export { builtinModels, PRICES_AS_OF } from "./models/builtin.ts"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
@@ -59,12 +54,6 @@ export const ModelInfo = Schema.Struct({
   aliases: Schema.optionalKey(Schema.Array(Schema.String))
 })
 export type ModelInfo = typeof ModelInfo.Type
-
-/**
- * The built-in models: one table per provider, newest families first. A provider adds its models
- * as one more table here.
- */
-export const builtinModels: ReadonlyArray<ModelInfo> = [...openai, ...anthropic, ...google, ...bedrock, ...clouds]
 
 /** The built-in models `provider`'s API serves (`openai`, `anthropic`, `bedrock`, `groq`, …). */
 export const forProvider = (provider: string, models: ReadonlyArray<ModelInfo> = builtinModels): ReadonlyArray<ModelInfo> =>

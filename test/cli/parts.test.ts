@@ -13,7 +13,7 @@ import { TestClock } from "effect/testing"
 import * as ContextFiles from "../../src/cli/contextFiles.ts"
 import { isStdout } from "../../src/cli/eventsFile.ts"
 import * as Format from "../../src/cli/format.ts"
-import * as ModelsCommand from "../../src/cli/modelsCommand.ts"
+import * as ModelsTable from "../../src/cli/modelsTable.ts"
 import * as Providers from "../../src/cli/providers.ts"
 import { clean } from "../../src/cli/safeText.ts"
 import * as Screen from "../../src/cli/screen.ts"
@@ -138,7 +138,7 @@ describe("model registry", () => {
   })
 
   it("agent-loop models prints one aligned row per model", () => {
-    const rows = ModelsCommand.table()
+    const rows = ModelsTable.table()
     expect(rows).toHaveLength(Models.builtinModels.length + 1)
     expect(rows[0]).toMatch(/^model\s+provider\s+context\s+max out\s+input\/M\s+output\/M\s+cache read\/M\s+cache write\/M\s+images\s+reasoning$/)
     expect(rows.find((row) => row.startsWith("gpt-4.1-mini "))).toMatch(/openai\s+1,047,576\s+32,768\s+\$0\.4\s+\$1\.6\s+\$0\.1\s+-\s+yes\s+no$/)
@@ -146,7 +146,7 @@ describe("model registry", () => {
   })
 
   it("token counts read as people write them: round ones short, others with every digit", () => {
-    expect([1_000_000, 2_000_000, 1_050_000, 3_500_000, 1_047_576, 1_048_576, 128_000, 32_768, 8_192, 500].map(ModelsCommand.tokens)).toEqual([
+    expect([1_000_000, 2_000_000, 1_050_000, 3_500_000, 1_047_576, 1_048_576, 128_000, 32_768, 8_192, 500].map(ModelsTable.tokens)).toEqual([
       "1M", "2M", "1.05M", "3.5M", "1,047,576", "1,048,576", "128k", "32,768", "8,192", "500"
     ])
   })

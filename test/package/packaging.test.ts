@@ -230,6 +230,24 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
     expect(result.stdout).toMatch(/\brun\b/)
   })
 
+  it("(c) help, version and the model list come from the built pages without loading the CLI, exactly as the CLI prints them", async () => {
+    const env = isolatedEnv(tempDir())
+    const main = path.join(installed(app), "dist", "cli", "main.js")
+    for (const args of [["--help"], ["run", "--help"], ["sessions", "list", "-h"], ["mcp", "add", "--help"], ["--version"], ["models"]]) {
+      for (const colour of [{}, { FORCE_COLOR: "1" }]) {
+        const quick = succeeded(await run(bin(), args, app, { ...env, ...colour }))
+        const full = succeeded(await run(process.execPath, [main, ...args], app, { ...env, ...colour }))
+        expect(quick.stdout, args.join(" ")).toBe(full.stdout)
+        expect(quick.stderr, args.join(" ")).toBe(full.stderr)
+      }
+      // the quick answer loads neither Effect nor the CLI's command tree (Node's module log names every file it loads)
+      const loaded = succeeded(await run(bin(), args, app, { ...env, NODE_DEBUG: "esm" })).stderr
+      expect(loaded, args.join(" ")).toContain("quick.js")
+      expect(loaded, args.join(" ")).not.toMatch(/cli[/\\]commands\.js|[/\\]effect[/\\]dist[/\\]/)
+    }
+    expect(tarball.files.map((file) => file.path)).toContain("dist/cli/help.json")
+  })
+
   /** The demo's own command line, pointed at the installed copies of its files. */
   const demoArgs = (): Array<string> =>
     (packageJson.scripts.demo as string)

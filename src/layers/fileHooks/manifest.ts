@@ -5,7 +5,7 @@
  * file and the field, so that one broken hook never stops start-up.
  */
 import { Effect, Result, Schema, SchemaIssue } from "effect"
-import { Yaml } from "effect/encoding"
+import * as Yaml from "effect/encoding/Yaml"
 
 /** When a file hook runs, in the Agent Hooks vocabulary. */
 export const Trigger = Schema.Literals([

@@ -5,7 +5,7 @@
  * The text is capped like the built-in tools' output.
  */
 import type { McpSchema } from "effect/ai"
-import { Base64 } from "effect/encoding"
+import * as Base64 from "effect/encoding/Base64"
 import * as Message from "../../domain/Message.ts"
 import { decodeUtf8Head } from "../../domain/text.ts"
 import type { ToolOutput } from "../../domain/Tool.ts"

@@ -4,7 +4,7 @@
  * state machines, so the same pipeline runs on a live HTTP body and on scripted bytes in tests.
  */
 import { Effect, Stream } from "effect"
-import { Sse } from "effect/encoding"
+import * as Sse from "effect/encoding/Sse"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
 import type { ProviderChunk } from "../../domain/Provider.ts"
 import { jsonTooDeep } from "../../domain/text.ts"

@@ -1,0 +1,43 @@
+/**
+ * What `agent-loop models` prints: the registry as a table, one model per line, and the line
+ * saying what the prices are. Plain functions over plain data, so the installed command prints the
+ * whole list without loading Effect (`quick.ts`); `modelsCommand.ts` prints one provider's part.
+ */
+import type { ModelInfo } from "../domain/Models.ts"
+import { builtinModels, PRICES_AS_OF } from "../domain/models/builtin.ts"
+
+/** A token count as people write it: `128k`, `1M`, `1.05M` when it is round, else every digit (`1,047,576`). */
+export const tokens = (n: number): string =>
+  n >= 1_000_000 && n % 10_000 === 0
+    ? `${n / 1_000_000}M`
+    : n >= 1000 && n % 1000 === 0
+    ? `${n / 1000}k`
+    : n.toLocaleString("en-US")
+
+const dollars = (n: number | undefined) => (n === undefined ? "-" : `$${Number(n.toPrecision(6))}`)
+
+/** The registry as a table: columns padded for reading, one model per line. */
+export const table = (models: ReadonlyArray<ModelInfo> = builtinModels): ReadonlyArray<string> => {
+  const rows = [
+    ["model", "provider", "context", "max out", "input/M", "output/M", "cache read/M", "cache write/M", "images", "reasoning"],
+    ...models.map((model) => [
+      model.id,
+      model.provider,
+      tokens(model.contextWindow),
+      tokens(model.maxOutputTokens),
+      dollars(model.price.inputPerMillion),
+      dollars(model.price.outputPerMillion),
+      dollars(model.price.cachedInputPerMillion),
+      dollars(model.price.cacheWritePerMillion),
+      model.images ? "yes" : "no",
+      model.reasoning === true ? "yes" : "no"
+    ])
+  ]
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd())
+}
+
+/** The line (to stderr) under the table. */
+export const footer = (): string =>
+  `prices in US dollars per million tokens, as of ${PRICES_AS_OF}; other models work too, with a ` +
+  `128k context window assumed and no cost shown (a settings file's "prices" can add one)`

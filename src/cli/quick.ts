@@ -1,0 +1,64 @@
+/**
+ * The answers the installed command gives without starting Effect: `--help` / `-h` of any command
+ * path, `--version` / `-v`, and the whole `models` list. They are data, known when the package is
+ * built (`helpPages.ts` writes `help.json` beside this file from `effect/cli`'s own pages; the
+ * model registry is a table), so printing them needs neither `effect/cli` nor the command tree,
+ * whose loading is most of a start-up's time and memory.
+ *
+ * Only the exact forms are answered here (`agent-loop run --help`, not `agent-loop run --model x
+ * --help`); anything else, and every form when `help.json` is missing (the sources, not the built
+ * package), goes to the full CLI, which prints the same. Node built-ins and plain data only.
+ */
+import * as fs from "node:fs"
+import type { HelpPage, HelpPages } from "./helpPages.ts"
+import { footer, table } from "./modelsTable.ts"
+
+/** Where a quick answer is written. */
+export interface QuickStreams {
+  readonly stdout: { write: (text: string) => unknown; readonly isTTY?: boolean }
+  readonly stderr: { write: (text: string) => unknown }
+  readonly env: NodeJS.ProcessEnv
+}
+
+/** The help pages built beside this module, or `undefined` when there are none (running the sources). */
+export const builtPages = (): HelpPages | undefined => {
+  try {
+    return JSON.parse(fs.readFileSync(new URL("./help.json", import.meta.url), "utf8")) as HelpPages
+  } catch {
+    return undefined
+  }
+}
+
+const set = (value: string | undefined): value is string => value !== undefined && value !== ""
+
+/** Whether `effect/cli` would print its pages in colour here: the rule of its `TerminalCapabilities`. */
+export const colors = (streams: QuickStreams): boolean => {
+  const { NO_COLOR, FORCE_COLOR, TERM } = streams.env
+  if (TERM === "dumb" || set(NO_COLOR)) return false
+  if (set(FORCE_COLOR) && FORCE_COLOR !== "0" && FORCE_COLOR.toLowerCase() !== "false") return true
+  return streams.stdout.isTTY === true
+}
+
+/** The page `args` ask for, if they are exactly `[...command path, --help | -h]` or `--version | -v`. */
+const pageFor = (args: ReadonlyArray<string>, pages: HelpPages): HelpPage | undefined => {
+  const last = args.at(-1)
+  if (args.length === 1 && (last === "--version" || last === "-v")) return pages.versionLine
+  if (last !== "--help" && last !== "-h") return undefined
+  return pages.pages[args.slice(0, -1).join(" ")]
+}
+
+/**
+ * Answers `args` (the command line after the script) when it is one of the quick forms, and says
+ * whether it did; otherwise writes nothing and the full CLI runs.
+ */
+export const answer = (args: ReadonlyArray<string>, pages: HelpPages | undefined, streams: QuickStreams): boolean => {
+  if (args.length === 1 && args[0] === "models") {
+    streams.stdout.write(table().map((line) => `${line}\n`).join(""))
+    streams.stderr.write(`${footer()}\n`)
+    return true
+  }
+  const page = pages === undefined ? undefined : pageFor(args, pages)
+  if (page === undefined) return false
+  streams.stdout.write(`${colors(streams) ? page.color : page.plain}\n`)
+  return true
+}
