@@ -42,7 +42,7 @@ const peerScript = fileURLToPath(new URL("./peer.ts", import.meta.url))
 const measure = async (runner: Runner, w: Workload): Promise<Measurement> => {
   const args = runner === "pi" ? ["pi"] : ["ours"]
   args.push(String(w.iterations), String(w.deltas), String(w.tools), runner === "pi" ? "stream" : runner, consumer)
-  const { stdout } = await promisify(execFile)(process.execPath, [peerScript, ...args], { maxBuffer: 1 << 20 })
+  const { stdout } = await promisify(execFile)(process.execPath, ["--expose-gc", peerScript, ...args], { maxBuffer: 1 << 20 })
   return JSON.parse(stdout) as Measurement
 }
 
