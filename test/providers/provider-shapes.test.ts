@@ -4,8 +4,18 @@
  * model made a provider).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Stream } from "effect"
-import { AgentLoop, AgentLoopLive, Message, Provider, ProviderRejected, RateLimited, SessionStoreMemory, ToolRegistryLive } from "effect-agent-loop"
+import { Effect, Fiber, Layer, Stream } from "effect"
+import {
+  AgentLoop,
+  AgentLoopLive,
+  Message,
+  Provider,
+  ProviderTypes,
+  ProviderRejected,
+  RateLimited,
+  SessionStoreMemory,
+  ToolRegistryLive
+} from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 
 describe("ProviderShape.whole", () => {
@@ -82,6 +92,46 @@ describe("ProviderShape.whole", () => {
           ToolRegistryLive.layer([]),
           SessionStoreMemory.layer()
         ]),
+        Layer.orDie
+      )
+    )))
+})
+
+describe("a streamed reply's stream", () => {
+  // Each stream records its input once it is closed: a real provider's connection closes then.
+  const closed: Array<string> = []
+  const provider: Layer.Layer<Provider> = Layer.succeed(Provider, {
+    stream: (request) => {
+      const input = String(request.messages.at(-1)?.content)
+      const chunks: Stream.Stream<ProviderTypes.ProviderChunk, ProviderRejected> = input === "end"
+        ? Stream.fromArray([{ _tag: "TextDelta", text: "ok" }, { _tag: "Finish", reason: "stop" }])
+        : input === "fail"
+        ? Stream.concat(Stream.make({ _tag: "TextDelta", text: "partial" }), Stream.fail(new ProviderRejected({ message: "rejected" })))
+        : input === "large"
+        ? Stream.make({ _tag: "TextDelta", text: "x".repeat(5000) }, { _tag: "Finish", reason: "stop" })
+        : Stream.concat(Stream.make({ _tag: "TextDelta", text: "waiting" }), Stream.never)
+      return Stream.ensuring(chunks, Effect.sync(() => closed.push(input)))
+    }
+  })
+
+  it.effect("is closed however the call ends: at its end, on its failure, past maxResponseBytes, and on a hard abort", () =>
+    Effect.gen(function*() {
+      const events = (yield* Testing.recordEvents).all
+      const loop = yield* AgentLoop
+      const statuses = [(yield* loop.turn("s", "end")).status, (yield* loop.turn("s", "fail")).status]
+      const large = yield* loop.turn("s", "large")
+      expect([...statuses, large.status]).toEqual(["completed", "failed", "failed"])
+      expect(large.error).toMatch(/^ResponseTooLarge/)
+      expect(closed).toEqual(["end", "fail", "large"])
+      const hanging = yield* Effect.forkChild(loop.turn("s", "hang"))
+      yield* Testing.settled(Effect.map(events, (all) => all.some((e) => e._tag === "LLMDelta" && e.text === "waiting")))
+      expect(closed).toEqual(["end", "fail", "large"])
+      yield* loop.interruptHard("s")
+      expect((yield* Fiber.join(hanging)).status).toBe("aborted")
+      expect(closed).toEqual(["end", "fail", "large", "hang"])
+    }).pipe(Effect.provide(
+      AgentLoopLive.layer({ model: "m", maxResponseBytes: 4096, retry: { maxAttempts: 1 } }).pipe(
+        Layer.provide([provider, ToolRegistryLive.layer([]), SessionStoreMemory.layer()]),
         Layer.orDie
       )
     )))

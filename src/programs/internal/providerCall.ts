@@ -2,7 +2,7 @@
  * One provider call: the reply folded into a response while its deltas are published, and the
  * retries of a call that failed with a retryable error (DESIGN §6 step 3).
  */
-import { Duration, Effect, Schedule, Stream } from "effect"
+import { Channel, Duration, Effect, Pull, Schedule, Scope, Stream } from "effect"
 import type { RetryPolicy } from "../../domain/Config.ts"
 import { type ContextLengthExceeded, MalformedResponse, type ProviderError, ResponseTooLarge } from "../../domain/errors.ts"
 import type * as Message from "../../domain/Message.ts"
@@ -195,6 +195,31 @@ const responseOf = (turn: Turn.Turn, acc: Accumulator): Effect.Effect<ModelRespo
   })
 }
 
+/**
+ * Folds a streamed reply into `acc` a batch at a time, with one pull loop over the stream's channel
+ * (see the design doc's "Performance"). Its scope closes however the loop ends, which closes the
+ * connection: when the stream ends, fails or is interrupted, and when the fold stops it because the
+ * response is over `maxBytes`.
+ */
+const foldStream = (
+  turn: Turn.Turn,
+  model: string,
+  acc: Accumulator,
+  stream: Stream.Stream<ProviderChunk, ProviderError>,
+  maxBytes: number
+): Effect.Effect<void, ProviderError> =>
+  Effect.suspend(() => {
+    const scope = Scope.makeUnsafe()
+    return Effect.flatMap(Channel.toPullScoped(stream.channel, scope), (pull) => {
+      const next: Effect.Effect<void, ProviderError> = Pull.matchEffect(pull, {
+        onSuccess: (chunks) => fold(turn, model, acc, chunks, maxBytes) ? next : Effect.fail(tooLarge(maxBytes)),
+        onFailure: Effect.failCause,
+        onDone: () => Effect.void
+      })
+      return next
+    }).pipe(Effect.onExit((exit) => Scope.close(scope, exit)))
+  })
+
 /** Receives one reply: whole when the provider can give it so (`ProviderShape.whole`), else streamed. */
 const receive = (
   turn: Turn.Turn,
@@ -204,12 +229,8 @@ const receive = (
 ): Effect.Effect<ModelResponse, ProviderError> => {
   const acc: Accumulator = { content: [], reasoning: [], blocks: [], calls: new Map(), finish: undefined, bytes: 0, exact: false }
   Turn.setPartial(turn, acc.content)
-  // failing the fold stops the stream, which closes the connection
   const run = (stream: Stream.Stream<ProviderChunk, ProviderError>) =>
-    Effect.flatMap(
-      Stream.runForEachArray(stream, (chunks) => fold(turn, request.model, acc, chunks, maxBytes) ? Effect.void : Effect.fail(tooLarge(maxBytes))),
-      () => responseOf(turn, acc)
-    )
+    Effect.flatMap(foldStream(turn, request.model, acc, stream, maxBytes), () => responseOf(turn, acc))
   if (provider.whole === undefined) return run(provider.stream(request))
   return Effect.flatMap(provider.whole(request), (reply) => {
     if (Stream.isStream(reply)) return run(reply)

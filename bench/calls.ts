@@ -1,0 +1,62 @@
+/**
+ * `node bench/calls.ts N d k [whole|stream]`: the functions one measured turn of `bench:peers`
+ * (after the same warm-up turn) runs, with how many times per iteration, from V8's precise
+ * coverage. Every function a turn runs about once per iteration or more is one V8 compiles while
+ * the process warms up (Maglev after about 400 calls): the fewer distinct functions on the
+ * per-iteration path, the less the process spends compiling. (Counting calls keeps V8 from
+ * optimising as it otherwise would: the times printed are not the loop's.)
+ */
+import { Effect } from "effect"
+import { Session } from "node:inspector/promises"
+import * as Ours from "./ours.ts"
+import { warmUp, type Workload } from "./workload.ts"
+
+interface FunctionCoverage {
+  readonly functionName: string
+  readonly ranges: ReadonlyArray<{ readonly startOffset: number; readonly count: number }>
+}
+interface ScriptCoverage {
+  readonly url: string
+  readonly functions: ReadonlyArray<FunctionCoverage>
+}
+
+const [n, d, k, path = "stream"] = process.argv.slice(2)
+const workload: Workload = { iterations: Number(n), deltas: Number(d), tools: Number(k) }
+if (!Object.values(workload).every(Number.isInteger) || (path !== "whole" && path !== "stream")) {
+  console.error("usage: node bench/calls.ts N d k [whole|stream]")
+  process.exit(2)
+}
+
+const session = new Session()
+session.connect()
+await session.post("Profiler.enable")
+let coverage: ReadonlyArray<ScriptCoverage> = []
+const counted = <A, E, R>(measured: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.acquireUseRelease(
+    // Starting precise coverage resets the counts: what is counted is the measured turn.
+    Effect.promise(() => session.post("Profiler.startPreciseCoverage", { callCount: true, detailed: false })),
+    () => measured,
+    () => Effect.promise(async () => (coverage = (await session.post("Profiler.takePreciseCoverage")).result as Array<ScriptCoverage>))
+  )
+
+await Ours.run(workload, warmUp(workload), "stream", path, counted)
+const calls = workload.iterations + 1
+const rows: Array<{ readonly site: string; readonly perIteration: number; readonly pkg: string }> = []
+for (const script of coverage) {
+  const file = script.url.replace(/^.*\/node_modules\//, "").replace(/^.*\/(src|bench)\//, "$1/")
+  for (const fn of script.functions) {
+    const count = fn.ranges[0]?.count ?? 0
+    if (count < calls / 2 || fn.ranges[0]!.startOffset === 0 && fn.functionName === "") continue
+    const pkg = file.startsWith("src/") ? "src" : file.split("/")[0]!
+    rows.push({ site: `${fn.functionName || "(anonymous)"} ${file}@${fn.ranges[0]!.startOffset}`, perIteration: count / calls, pkg })
+  }
+}
+const byPackage = new Map<string, number>()
+for (const row of rows) byPackage.set(row.pkg, (byPackage.get(row.pkg) ?? 0) + 1)
+console.log(
+  `[${workload.iterations},${workload.deltas},${workload.tools}] ${path}: ${rows.length} functions run at least every other iteration ` +
+    `(${[...byPackage].sort((a, b) => b[1] - a[1]).map(([pkg, count]) => `${pkg} ${count}`).join(", ")})`
+)
+for (const row of rows.sort((a, b) => a.pkg.localeCompare(b.pkg) || a.site.localeCompare(b.site))) {
+  console.log(`${row.perIteration.toFixed(2).padStart(8)}  ${row.site}`)
+}
