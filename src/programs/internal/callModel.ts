@@ -76,21 +76,8 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
     const started = turn.clock.currentTimeMillisUnsafe()
     Turn.publish(turn, "LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length }, started)
     // A hook's request may hold anything; the loop's own holds parts only if its messages may.
-    const sent = forModel(config, request, request !== built || turn.partsSeen || Turn.holdsParts(transient))
-    const outcome = yield* spanned(
-      turn.traced,
-      "gen_ai.chat",
-      () => ({ "gen_ai.request.model": sent.model, "gen_ai.operation.name": "chat" }),
-      () => attempt(turn, engine.provider, scheduleOf(config), sent, config.maxResponseBytes),
-      (outcome) =>
-        outcome._tag === "ok"
-          ? {
-            "gen_ai.usage.input_tokens": outcome.response.usage.inputTokens,
-            "gen_ai.usage.output_tokens": outcome.response.usage.outputTokens,
-            "gen_ai.response.finish_reasons": [outcome.response.finishReason]
-          }
-          : undefined
-    )
+    const sent = request !== built || turn.partsSeen || (transient.length > 0 && Turn.holdsParts(transient)) ? forModel(config, request) : request
+    const outcome = yield* (turn.traced ? tracedAttempt(engine, turn, sent) : attempt(turn, engine.provider, scheduleOf(config), sent, config.maxResponseBytes))
     if (outcome._tag === "overflow") {
       if (overflowRetries >= config.maxCompressRetries || !(yield* recoverFromOverflow(engine, turn))) {
         return yield* Effect.fail<ProviderError>(outcome.error)
@@ -132,6 +119,22 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
   }
 })
 
+/** The provider call in a `gen_ai.chat` span, annotated with the usage and finish reason of its response. */
+const tracedAttempt = (engine: Engine, turn: Turn.Turn, sent: ProviderRequest) =>
+  spanned(
+    "gen_ai.chat",
+    () => ({ "gen_ai.request.model": sent.model, "gen_ai.operation.name": "chat" }),
+    () => attempt(turn, engine.provider, scheduleOf(engine.config), sent, engine.config.maxResponseBytes),
+    (outcome) =>
+      outcome._tag === "ok"
+        ? {
+          "gen_ai.usage.input_tokens": outcome.response.usage.inputTokens,
+          "gen_ai.usage.output_tokens": outcome.response.usage.outputTokens,
+          "gen_ai.response.finish_reasons": [outcome.response.finishReason]
+        }
+        : undefined
+  )
+
 /** The assistant message of a response. */
 export const replyOf = (response: ModelResponse): Message.AssistantMessage =>
   Message.assistant(response.content, response.toolCalls, { reasoning: response.reasoning, providerBlocks: response.providerBlocks })
@@ -161,10 +164,10 @@ const buildRequest = (engine: Engine, turn: Turn.Turn, ask: Ask, extra: Readonly
 /**
  * The request as the model may see it: for a model that does not accept images (see
  * `acceptsImages`), every image becomes its text placeholder, as MCP images were before parts.
- * `mayHoldParts` false says no message can hold parts, sparing a scan of the whole request.
+ * Called only when a message may hold parts, sparing a scan of the whole request otherwise.
  */
-const forModel = (config: AgentLoopConfig, request: ProviderRequest, mayHoldParts: boolean): ProviderRequest =>
-  !mayHoldParts || !Turn.holdsParts(request.messages) || acceptsImages(config, request.model) ? request : {
+const forModel = (config: AgentLoopConfig, request: ProviderRequest): ProviderRequest =>
+  !Turn.holdsParts(request.messages) || acceptsImages(config, request.model) ? request : {
     ...request,
     messages: request.messages.map((m) => m.role === "user" || m.role === "tool" ? { ...m, content: Message.withoutImages(m.content) } : m)
   }
@@ -222,11 +225,9 @@ const shrinkToolResult = (turn: Turn.Turn, shrink: Shrink | undefined): Effect.E
 const budgetOf = (engine: Engine, turn: Turn.Turn): number | undefined =>
   turn.start.contextBudget ?? contextBudget(engine.config.maxContextRunes, engine.config.contextWindow)
 
-/** Whether the soft limits may have to drop messages before this call (`applyBudget`). */
-export const overBudget = (engine: Engine, turn: Turn.Turn): boolean => {
-  const maxMessages = turn.start.maxMessages
-  return budgetOf(engine, turn) !== undefined || (maxMessages !== undefined && turn.conversation.length > maxMessages)
-}
+/** Whether the turn has soft limits (`applyBudget`) at all: the same for all its calls. */
+export const budgeted = (engine: Engine, turn: Turn.Turn): boolean =>
+  budgetOf(engine, turn) !== undefined || turn.start.maxMessages !== undefined
 
 /**
  * The soft limits, before each call: drop the oldest messages beyond `maxContextRunes` (and, for

@@ -13,7 +13,7 @@ import type { ToolDefinition } from "../../domain/Provider.ts"
 import type { TurnResult } from "../../domain/Turn.ts"
 import { CurrentTurn } from "../../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../../services/ToolRegistry.ts"
-import { applyBudget, callModel, overBudget, replyOf } from "./callModel.ts"
+import { applyBudget, budgeted, callModel, replyOf } from "./callModel.ts"
 import * as Checkpoints from "./checkpoint.ts"
 import type { Engine } from "./engine.ts"
 import { executeTools } from "./executeTools.ts"
@@ -56,6 +56,7 @@ const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
   if (blocked !== undefined) return yield* endTurn(engine, turn, "blocked", { failure: blocked })
   const typed = turn.start.output && TypedOutput.start(TypedOutput.make(turn.start.output.schema, turn.start.output.jsonSchema))
   const tools = toolsetCache(turn, typed)
+  const limited = budgeted(engine, turn)
   const resume = turn.start.checkpoint?.resume
   if (resume !== undefined) {
     const refused = yield* resumeFrom(engine, turn, resume, tools)
@@ -67,7 +68,7 @@ const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
     if (turn.iteration >= config.maxIterations) return yield* endTurn(engine, turn, "max_iterations")
     const toolset = tools.of(yield* engine.registry.list)
     if (toolset instanceof OutputUnavailable) return yield* endTurn(engine, turn, "failed", { failure: toolset })
-    if (overBudget(engine, turn)) yield* applyBudget(engine, turn)
+    if (limited) yield* applyBudget(engine, turn)
     Turn.nextIteration(turn)
     const reply = replyOf(yield* callModel(engine, turn, { tools: toolset.definitions, output: typed && TypedOutput.formatFor(typed) }))
     Turn.append(turn, reply)

@@ -137,7 +137,10 @@ export const provider = (provider: ProviderShape, scrubber: Scrubber, secrets: S
     secrets.size() === 0 ? stream : Stream.map(stream, scrubChunk(secrets.scrub))
   const whole = provider.whole
   return {
-    stream: (r) => chunks(provider.stream(request(scrubber, r))),
+    stream: (r) => {
+      const stream = provider.stream(request(scrubber, r))
+      return secrets.size() === 0 ? stream : Stream.map(stream, scrubChunk(secrets.scrub))
+    },
     ...(whole === undefined ? {} : {
       whole: (r: ProviderRequest) =>
         Effect.map(whole(request(scrubber, r)), (reply): WholeReply =>

@@ -57,23 +57,25 @@ interface Outcome {
 /** Runs one call to its result message, in a span when the turn is traced. */
 export const runCall = (engine: Engine, turn: Turn.Turn, planned: PlannedCall): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> => {
   if (planned.settled !== undefined) return Effect.succeed(planned.settled)
-  const checkpointed = turn.start.checkpoint !== undefined
-  const run = spanned(turn.traced, "gen_ai.execute_tool", () => ({
-    "gen_ai.operation.name": "execute_tool",
-    "gen_ai.tool.name": planned.call.name,
-    "gen_ai.tool.call.id": planned.call.id
-  }), () =>
-    Effect.flatMapEager(prepare(engine, turn, planned), (prepared) => {
-      if (prepared._tag === "ToolResult") return Effect.succeed(prepared.result)
-      const executed = checkpointed
-        ? Effect.andThen(Checkpoints.starting(engine, turn, prepared.call, prepared.tool), Effect.suspend(() => execute(engine, turn, prepared)))
-        : execute(engine, turn, prepared)
-      return Effect.flatMapEager(executed, (outcome) => finalize(engine, turn, prepared, outcome))
-    }), (result) => ({
-    "agent.tool.is_error": result.isError === true
-  }))
-  return checkpointed ? Effect.tap(run, (result) => Checkpoints.finished(engine, turn, result)) : run
+  const run = turn.traced
+    ? spanned("gen_ai.execute_tool", () => ({
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": planned.call.name,
+      "gen_ai.tool.call.id": planned.call.id
+    }), () => prepareAndRun(engine, turn, planned), (result) => ({ "agent.tool.is_error": result.isError === true }))
+    : prepareAndRun(engine, turn, planned)
+  return turn.start.checkpoint === undefined ? run : Effect.tap(run, (result) => Checkpoints.finished(engine, turn, result))
 }
+
+/** prepare → execute → finalize. */
+const prepareAndRun = (engine: Engine, turn: Turn.Turn, planned: PlannedCall): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> =>
+  Effect.flatMapEager(prepare(engine, turn, planned), (prepared) => {
+    if (prepared._tag === "ToolResult") return Effect.succeed(prepared.result)
+    const executed = turn.start.checkpoint === undefined
+      ? execute(engine, turn, prepared)
+      : Effect.andThen(Checkpoints.starting(engine, turn, prepared.call, prepared.tool), Effect.suspend(() => execute(engine, turn, prepared)))
+    return Effect.flatMapEager(executed, (outcome) => finalize(engine, turn, prepared, outcome))
+  })
 
 /** A call that is not run, and why. */
 export const skip = (turn: Turn.Turn, call: Message.ToolCall, reason: string): Message.ToolResultMessage => {

@@ -11,17 +11,15 @@ export const noStackTrace: Tracer.TraceOptions = { captureStackTrace: false }
 export const isTraced: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== Tracer.nativeTracer)
 
 /**
- * `body()` in a span named `name` with `attributes()` and, on success, `annotate(result)`, when
- * `traced`; untraced, `body()` is the effect. Call it when the effect is to run.
+ * `body` in a span named `name` with `attributes()` and, on success, `annotate(result)`. Only for
+ * a traced turn: an untraced one runs its steps as they are, with no closure made for a span.
  */
 export const spanned = <A, E, R>(
-  traced: boolean,
   name: string,
   attributes: () => Record<string, unknown>,
   body: () => Effect.Effect<A, E, R>,
   annotate?: (result: A) => Record<string, unknown> | undefined
 ): Effect.Effect<A, E, R> => {
-  if (!traced) return body()
   const effect = Effect.suspend(body)
   const annotated = annotate === undefined ? effect : Effect.tap(effect, (result) => {
     const values = annotate(result)
