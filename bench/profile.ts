@@ -1,8 +1,9 @@
 /**
- * `node bench/profile.ts N d k [whole|stream] [--out=FILE]`: where the main thread's time goes in
- * one measured turn of `bench:peers` (after the same warm-up turn), as V8's sampling CPU profiler
- * sees it: self time per function and per package, per iteration. `--out` also writes the profile
- * (`.cpuprofile`, for Chrome's DevTools).
+ * `node bench/profile.ts N d k [whole|stream] [--cold] [--out=FILE]`: where the main thread's time
+ * goes in one measured turn of `bench:peers` (after the same warm-up turn), as V8's sampling CPU
+ * profiler sees it: self time per function and per package, per iteration. `--cold` makes the
+ * warm-up a single model call, so the turn profiled is nearly the process's first (nothing hot
+ * compiled yet); `--out` also writes the profile (`.cpuprofile`, for Chrome's DevTools).
  */
 import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
@@ -23,10 +24,11 @@ interface Profile {
 
 const args = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
 const out = process.argv.find((arg) => arg.startsWith("--out="))?.slice(6)
+const cold = process.argv.includes("--cold")
 const [n, d, k, path = "stream"] = args
 const workload: Workload = { iterations: Number(n), deltas: Number(d), tools: Number(k) }
 if (!Object.values(workload).every(Number.isInteger) || (path !== "whole" && path !== "stream")) {
-  console.error("usage: node bench/profile.ts N d k [whole|stream] [--out=FILE]")
+  console.error("usage: node bench/profile.ts N d k [whole|stream] [--cold] [--out=FILE]")
   process.exit(2)
 }
 
@@ -44,7 +46,7 @@ const profiled = <A, E, R>(measured: Effect.Effect<A, E, R>): Effect.Effect<A, E
     () => Effect.promise(async () => (profile = (await session.post("Profiler.stop")).profile as Profile))
   )
 
-const measurement = await Ours.run(workload, warmUp(workload), "stream", path, profiled)
+const measurement = await Ours.run(workload, cold ? { ...workload, iterations: 0 } : warmUp(workload), "stream", path, profiled)
 if (out !== undefined) writeFileSync(out, JSON.stringify(profile))
 const calls = workload.iterations + 1
 const byId = new Map(profile!.nodes.map((node) => [node.id, node]))

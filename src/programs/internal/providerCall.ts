@@ -2,7 +2,7 @@
  * One provider call: the reply folded into a response while its deltas are published, and the
  * retries of a call that failed with a retryable error (DESIGN §6 step 3).
  */
-import { Channel, Duration, Effect, Pull, Schedule, Scope, Stream } from "effect"
+import { type Cause, Channel, Duration, Effect, Pull, Schedule, Scope, Stream } from "effect"
 import type { RetryPolicy } from "../../domain/Config.ts"
 import { type ContextLengthExceeded, MalformedResponse, type ProviderError, ResponseTooLarge } from "../../domain/errors.ts"
 import type * as Message from "../../domain/Message.ts"
@@ -210,14 +210,14 @@ const foldStream = (
 ): Effect.Effect<void, ProviderError> =>
   Effect.suspend(() => {
     const scope = Scope.makeUnsafe()
-    return Effect.flatMap(Channel.toPullScoped(stream.channel, scope), (pull) => {
-      const next: Effect.Effect<void, ProviderError> = Pull.matchEffect(pull, {
+    const folded = Effect.flatMap(Channel.toPullScoped(stream.channel, scope), (pull) => {
+      const next: Effect.Effect<void, ProviderError> = Effect.matchCauseEffect(pull, {
         onSuccess: (chunks) => fold(turn, model, acc, chunks, maxBytes) ? next : Effect.fail(tooLarge(maxBytes)),
-        onFailure: Effect.failCause,
-        onDone: () => Effect.void
+        onFailure: (cause) => Pull.isDoneCause(cause) ? Effect.void : Effect.failCause(cause as Cause.Cause<ProviderError>)
       })
       return next
-    }).pipe(Effect.onExit((exit) => Scope.close(scope, exit)))
+    })
+    return Effect.onExit(folded, (exit) => Scope.close(scope, exit))
   })
 
 /** Receives one reply: whole when the provider can give it so (`ProviderShape.whole`), else streamed. */
