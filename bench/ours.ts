@@ -11,7 +11,7 @@
 import { Deferred, Effect, Layer, Stream } from "effect"
 import { AgentLoop, AgentLoopLive, type Event, SessionStoreMemory, ToolRegistryLive } from "../src/index.ts"
 import * as Model from "./model.ts"
-import { planner, type Measurement, stopwatch, type Workload } from "./workload.ts"
+import { planner, type Measurement, settle, stopwatch, type Workload } from "./workload.ts"
 
 /** How the subscriber consumes: batches of what is buffered, or one `take` per event. */
 export type Consumer = "stream" | "take"
@@ -32,6 +32,7 @@ const turn = (workload: Workload, sessionKey: string, consumer: Consumer) =>
         ? Stream.runForEach(subscription.stream, onEvent)
         : Effect.forever(Effect.flatMap(subscription.take, onEvent))
     )
+    yield* Effect.promise(settle)
     const stop = stopwatch()
     const result = yield* loop.turn(sessionKey, "go")
     yield* Deferred.await(ended)

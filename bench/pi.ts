@@ -10,7 +10,7 @@
  */
 import { Agent, type AgentTool, type StreamFn } from "@mariozechner/pi-agent-core"
 import { type AssistantMessage, createAssistantMessageEventStream, type Model, type ToolCall, Type } from "@mariozechner/pi-ai"
-import { deltaTexts, echoArguments, planner, type Measurement, stopwatch, type Workload } from "./workload.ts"
+import { deltaTexts, echoArguments, planner, type Measurement, settle, stopwatch, type Workload } from "./workload.ts"
 
 const model: Model<"bench"> = {
   id: "bench",
@@ -92,6 +92,7 @@ const turn = async (workload: Workload): Promise<Omit<Measurement, "firstTurnMic
   agent.subscribe(() => {
     events++
   })
+  await settle()
   const stop = stopwatch()
   await agent.prompt("go")
   const { cpuMicros, mainCpuMicros, micros } = stop()

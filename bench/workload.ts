@@ -35,15 +35,8 @@ export interface Measurement {
   readonly eventsPerIteration: number
 }
 
-/**
- * Starts timing a turn; the returned function gives its wall, process CPU and main-thread CPU time,
- * in microseconds. When the process runs with `--expose-gc` (as `bench:peers` runs each one), a
- * full garbage collection comes first, so the turn is not charged for collecting what ran before
- * it (loading the modules, the warm-up turn): otherwise whichever turn a major collection of that
- * heap happens to fall in pays for it.
- */
+/** Starts timing a turn; the returned function gives its wall, process CPU and main-thread CPU time, in microseconds. */
 export const stopwatch = () => {
-  ;(globalThis as { gc?: () => void }).gc?.()
   const start = performance.now()
   const cpu = process.cpuUsage()
   const thread = process.threadCpuUsage()
@@ -53,6 +46,22 @@ export const stopwatch = () => {
     const main = process.threadCpuUsage(thread)
     return { micros, cpuMicros: user + system, mainCpuMicros: main.user + main.system }
   }
+}
+
+/** How long `settle` lets the process go quiet. */
+const SETTLE_MS = 200
+
+/**
+ * Lets the process go quiet before a timed turn: a full garbage collection when the process runs
+ * with `--expose-gc` (as `bench:peers` runs each one), then a pause in which V8 finishes what it
+ * still does on its other threads (compiling what the previous turn made hot, sweeping). Without
+ * it, a timed turn pays for the work before it: the collection of the heap that loading the
+ * modules left, and the warm-up turn's compilation, both of which fall in whichever turn comes
+ * next. Both peers settle alike.
+ */
+export const settle = (): Promise<void> => {
+  ;(globalThis as { gc?: () => void }).gc?.()
+  return new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
 }
 
 /** The configurations of the comparison, as [N, d, k]. */
