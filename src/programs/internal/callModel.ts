@@ -20,7 +20,7 @@ import {
 } from "./compaction.ts"
 import type { Engine } from "./engine.ts"
 import * as Scrub from "./scrub.ts"
-import { attempt, type ModelResponse, type RetrySchedule, retrySchedule } from "./providerCall.ts"
+import { attempt, type ModelResponse } from "./providerCall.ts"
 import { spanned } from "./tracing.ts"
 import * as Turn from "./turn.ts"
 import { stopFor } from "./turnEnd.ts"
@@ -41,17 +41,6 @@ export interface Ask {
   readonly extra?: ReadonlyArray<Message.Message> | undefined
   /** The typed answer asked for (`typedOutput.ts`). */
   readonly output?: OutputFormat | undefined
-}
-
-const schedules = new WeakMap<AgentLoopConfig, RetrySchedule>()
-/** The loop's retry schedule, built once per config. */
-const scheduleOf = (config: AgentLoopConfig): RetrySchedule => {
-  let schedule = schedules.get(config)
-  if (schedule === undefined) {
-    schedule = retrySchedule(config.retry)
-    schedules.set(config, schedule)
-  }
-  return schedule
 }
 
 /**
@@ -77,7 +66,7 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
     Turn.publish(turn, "LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length }, started)
     // A hook's request may hold anything; the loop's own holds parts only if its messages may.
     const sent = request !== built || turn.partsSeen || (transient.length > 0 && Turn.holdsParts(transient)) ? forModel(config, request) : request
-    const outcome = yield* (turn.traced ? tracedAttempt(engine, turn, sent) : attempt(turn, engine.provider, scheduleOf(config), sent, config.maxResponseBytes))
+    const outcome = yield* (turn.traced ? tracedAttempt(engine, turn, sent) : attempt(turn, engine.provider, engine.retry, sent, config.maxResponseBytes))
     if (outcome._tag === "overflow") {
       if (overflowRetries >= config.maxCompressRetries || !(yield* recoverFromOverflow(engine, turn))) {
         return yield* Effect.fail<ProviderError>(outcome.error)
@@ -124,7 +113,7 @@ const tracedAttempt = (engine: Engine, turn: Turn.Turn, sent: ProviderRequest) =
   spanned(
     "gen_ai.chat",
     () => ({ "gen_ai.request.model": sent.model, "gen_ai.operation.name": "chat" }),
-    () => attempt(turn, engine.provider, scheduleOf(engine.config), sent, engine.config.maxResponseBytes),
+    () => attempt(turn, engine.provider, engine.retry, sent, engine.config.maxResponseBytes),
     (outcome) =>
       outcome._tag === "ok"
         ? {

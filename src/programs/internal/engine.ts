@@ -12,12 +12,15 @@ import { LoopConfig } from "../../services/LoopConfig.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { Secrets, type SecretsShape } from "../../services/Secrets.ts"
 import { ToolRegistry, type ToolRegistryShape } from "../../services/ToolRegistry.ts"
+import { type RetrySchedule, retrySchedule } from "./providerCall.ts"
 import * as Scrub from "./scrub.ts"
 import type { Turn } from "./turn.ts"
 
 /** What the steps of a loop's turns share. */
 export interface Engine {
   readonly config: AgentLoopConfig
+  /** The retry schedule of the provider calls (`config.retry`). */
+  readonly retry: RetrySchedule
   /** The provider, every request scrubbed of known secrets first (`scrub.ts`). */
   readonly provider: ProviderShape
   readonly registry: ToolRegistryShape
@@ -44,8 +47,10 @@ export const make: Effect.Effect<Engine, never, Services | Scope.Scope> = Effect
   let counter = 0
   const secrets = yield* Secrets
   const scrubber = Scrub.make(secrets)
+  const config = yield* LoopConfig
   return {
-    config: yield* LoopConfig,
+    config,
+    retry: retrySchedule(config.retry),
     provider: Scrub.provider(yield* Provider, scrubber, secrets),
     registry: yield* ToolRegistry,
     hooks: yield* Hooks,

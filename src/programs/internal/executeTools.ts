@@ -48,20 +48,17 @@ export const executeTools = (
   settled?: ReadonlyMap<string, Message.ToolResultMessage>
 ): Effect.Effect<void, TurnAborted, CurrentTurn> => {
   Turn.setPhase(turn, "tools")
-  const planned = calls.map((call): PlannedCall => ({ call, tool: available.get(call.name), settled: settled?.get(call.id) }))
+  const planned: Array<PlannedCall> = []
+  for (const call of calls) planned.push({ call, tool: available.get(call.name), settled: settled?.get(call.id) })
   return runGroups(engine, turn, groupCalls(planned), 0, [], undefined)
 }
 
-/** Why the remaining calls must be skipped now, if they must. */
-const checkpoint = (engine: Engine, turn: Turn.Turn): Effect.Effect<string | undefined> => {
-  const steered = engine.config.steeringMode === "skip-remaining" && turn.steering.length > 0
-  if (!steered && !Turn.gracefulAsked(turn)) return Effect.succeed(undefined)
-  return Effect.map(Turn.gracefulRequested(turn), (graceful) => {
-    if (graceful) return SKIPPED_GRACEFUL
-    if (!steered) return undefined
-    Turn.publish(turn, "InterruptReceived", { kind: "steering" })
-    return SKIPPED_STEERING
-  })
+/** The checkpoint before a group: why the remaining calls must be skipped now, if they must. */
+const checkpoint = (engine: Engine, turn: Turn.Turn): string | undefined => {
+  if (Turn.gracefulAsked(turn)) return SKIPPED_GRACEFUL
+  if (engine.config.steeringMode !== "skip-remaining" || turn.steering.length === 0) return undefined
+  Turn.publish(turn, "InterruptReceived", { kind: "steering" })
+  return SKIPPED_STEERING
 }
 
 /**
@@ -77,19 +74,27 @@ const runGroups = (
   results: Array<Message.ToolResultMessage>,
   skipReason: string | undefined
 ): Effect.Effect<void, TurnAborted, CurrentTurn> => {
-  if (index === groups.length) {
-    Turn.append(turn, ...results)
-    return Effect.void
-  }
-  const group = groups[index]!
-  return Effect.flatMapEager(skipReason === undefined ? checkpoint(engine, turn) : Effect.succeed(skipReason), (reason) =>
-    Effect.flatMapEager(
-      reason === undefined ? runGroup(engine, turn, group) : Effect.succeed(group.map((planned) => planned.settled ?? skip(turn, planned.call, reason))),
-      (groupResults) => {
+  for (; index < groups.length; index++) {
+    const group = groups[index]!
+    skipReason ??= checkpoint(engine, turn)
+    if (skipReason !== undefined) {
+      for (const planned of group) results.push(planned.settled ?? skip(turn, planned.call, skipReason))
+      continue
+    }
+    const run = runGroup(engine, turn, group)
+    const done = doneNow(run)
+    if (done === undefined) {
+      const next = index + 1
+      return Effect.flatMap(run, (groupResults) => {
         for (const result of groupResults) results.push(result)
-        return runGroups(engine, turn, groups, index + 1, results, reason)
-      }
-    ))
+        return runGroups(engine, turn, groups, next, results, undefined)
+      })
+    }
+    if (done._tag === "Failure") return done
+    for (const result of done.value) results.push(result)
+  }
+  Turn.append(turn, ...results)
+  return Effect.void
 }
 
 /**

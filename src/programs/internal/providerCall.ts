@@ -197,9 +197,9 @@ const responseOf = (turn: Turn.Turn, acc: Accumulator): Effect.Effect<ModelRespo
 
 /**
  * Folds a streamed reply into `acc` a batch at a time, with one pull loop over the stream's channel
- * (see the design doc's "Performance"). Its scope closes however the loop ends, which closes the
- * connection: when the stream ends, fails or is interrupted, and when the fold stops it because the
- * response is over `maxBytes`.
+ * (see the design doc's "Performance"), into the response once the stream ends. Its scope closes
+ * however the loop ends, which closes the connection: when the stream ends, fails or is
+ * interrupted, and when the fold stops it because the response is over `maxBytes`.
  */
 const foldStream = (
   turn: Turn.Turn,
@@ -207,13 +207,13 @@ const foldStream = (
   acc: Accumulator,
   stream: Stream.Stream<ProviderChunk, ProviderError>,
   maxBytes: number
-): Effect.Effect<void, ProviderError> =>
+): Effect.Effect<ModelResponse, ProviderError> =>
   Effect.suspend(() => {
     const scope = Scope.makeUnsafe()
     const folded = Effect.flatMap(Channel.toPullScoped(stream.channel, scope), (pull) => {
-      const next: Effect.Effect<void, ProviderError> = Effect.matchCauseEffect(pull, {
+      const next: Effect.Effect<ModelResponse, ProviderError> = Effect.matchCauseEffect(pull, {
         onSuccess: (chunks) => fold(turn, model, acc, chunks, maxBytes) ? next : Effect.fail(tooLarge(maxBytes)),
-        onFailure: (cause) => Pull.isDoneCause(cause) ? Effect.void : Effect.failCause(cause as Cause.Cause<ProviderError>)
+        onFailure: (cause) => Pull.isDoneCause(cause) ? responseOf(turn, acc) : Effect.failCause(cause as Cause.Cause<ProviderError>)
       })
       return next
     })
@@ -229,11 +229,9 @@ const receive = (
 ): Effect.Effect<ModelResponse, ProviderError> => {
   const acc: Accumulator = { content: [], reasoning: [], blocks: [], calls: new Map(), finish: undefined, bytes: 0, exact: false }
   Turn.setPartial(turn, acc.content)
-  const run = (stream: Stream.Stream<ProviderChunk, ProviderError>) =>
-    Effect.flatMap(foldStream(turn, request.model, acc, stream, maxBytes), () => responseOf(turn, acc))
-  if (provider.whole === undefined) return run(provider.stream(request))
+  if (provider.whole === undefined) return foldStream(turn, request.model, acc, provider.stream(request), maxBytes)
   return Effect.flatMap(provider.whole(request), (reply) => {
-    if (Stream.isStream(reply)) return run(reply)
+    if (Stream.isStream(reply)) return foldStream(turn, request.model, acc, reply, maxBytes)
     return fold(turn, request.model, acc, reply, maxBytes) ? responseOf(turn, acc) : Effect.fail(tooLarge(maxBytes))
   })
 }
