@@ -4,8 +4,9 @@
  * cassettes do) and `stream` (a provider that implements only `stream`, its chunks from an array,
  * as pi's mock `streamFn` pushes them: the path every real provider takes).
  *
- * Every measurement runs in a fresh process (`peer.ts`), so no run inherits another's heap or
- * JIT state; the runs alternate within each repetition (and their order rotates), so machine
+ * Every measurement runs in a fresh process (`peer.ts`, with `--expose-gc`), so no run inherits
+ * another's heap or JIT state, and the process settles before each timed turn (`settle` in
+ * `workload.ts`); the runs alternate within each repetition (and their order rotates), so machine
  * noise falls on all alike. Prints, per path, the medians and ours/pi for the measured turn (after
  * a warm-up turn of at most 300 iterations), its CPU time (steadier than the wall time when the
  * machine is busy) and the main thread's share of it (the loop's own work, without V8's compiler and
