@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import { Session } from "node:inspector/promises"
 import * as Ours from "./ours.ts"
-import { warmUp, type Workload } from "./workload.ts"
+import { warmUp, workloadArguments } from "./workload.ts"
 
 interface SamplingNode {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
@@ -16,12 +16,7 @@ interface SamplingNode {
   readonly children: ReadonlyArray<SamplingNode>
 }
 
-const [n, d, k, path = "stream"] = process.argv.slice(2)
-const workload: Workload = { iterations: Number(n), deltas: Number(d), tools: Number(k) }
-if (!Object.values(workload).every(Number.isInteger) || (path !== "whole" && path !== "stream")) {
-  console.error("usage: node bench/allocations.ts N d k [whole|stream]")
-  process.exit(2)
-}
+const { workload, path } = workloadArguments("node bench/allocations.ts N d k [whole|stream]")
 
 const session = new Session()
 session.connect()

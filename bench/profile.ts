@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import * as Ours from "./ours.ts"
-import { warmUp, type Workload } from "./workload.ts"
+import { warmUp, workloadArguments } from "./workload.ts"
 
 interface ProfileNode {
   readonly id: number
@@ -22,15 +22,9 @@ interface Profile {
   readonly timeDeltas: ReadonlyArray<number>
 }
 
-const args = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
 const out = process.argv.find((arg) => arg.startsWith("--out="))?.slice(6)
 const cold = process.argv.includes("--cold")
-const [n, d, k, path = "stream"] = args
-const workload: Workload = { iterations: Number(n), deltas: Number(d), tools: Number(k) }
-if (!Object.values(workload).every(Number.isInteger) || (path !== "whole" && path !== "stream")) {
-  console.error("usage: node bench/profile.ts N d k [whole|stream] [--cold] [--out=FILE]")
-  process.exit(2)
-}
+const { workload, path } = workloadArguments("node bench/profile.ts N d k [whole|stream] [--cold] [--out=FILE]")
 
 const session = new Session()
 session.connect()

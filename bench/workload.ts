@@ -76,6 +76,20 @@ export const CONFIGS: ReadonlyArray<Workload> = [
 /** The warm-up turn run in the same process before the measured one (the JIT needs a few hundred). */
 export const warmUp = (workload: Workload): Workload => ({ ...workload, iterations: Math.min(workload.iterations, 300) })
 
+/**
+ * The workload and our model's path named by a bench script's arguments (`N d k [whole|stream]`,
+ * options starting with `--` left aside); prints `usage` and exits when they do not name one.
+ */
+export const workloadArguments = (usage: string): { readonly workload: Workload; readonly path: "whole" | "stream" } => {
+  const [n, d, k, path = "stream"] = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
+  const workload: Workload = { iterations: Number(n), deltas: Number(d), tools: Number(k) }
+  if (!Object.values(workload).every(Number.isInteger) || (path !== "whole" && path !== "stream")) {
+    console.error(`usage: ${usage}`)
+    process.exit(2)
+  }
+  return { workload, path }
+}
+
 /** `[N,d,k]`. */
 export const label = (w: Workload): string => `[${w.iterations},${w.deltas},${w.tools}]`
 
