@@ -3,7 +3,7 @@
  * outside is cleaned of escape sequences here (`safeText.ts`), since these lines go to a terminal.
  */
 import type { Usage } from "../domain/Usage.ts"
-import { joinLines } from "../domain/text.ts"
+import { joinLines, withThousands } from "../domain/text.ts"
 import { clean } from "./safeText.ts"
 
 /** `850 ms`, `1.4 s`, `2 min 5 s`. */
@@ -14,7 +14,7 @@ export const duration = (ms: number): string =>
     ? `${(ms / 1000).toFixed(1)} s`
     : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`
 
-const count = (n: number): string => n.toLocaleString("en-US")
+const count = withThousands
 
 /**
  * Whether a usage holds reported token counts. Every real request has input tokens, so zero in and

@@ -126,7 +126,7 @@ const answeredQuickly = (args: ReadonlyArray<string>): boolean => {
     process.exit(141)
   }
   process.stdout.on("error", closedPipe)
-  const answered = Quick.answer(args, Quick.builtPages(), { stdout: process.stdout, stderr: process.stderr, env: process.env })
+  const answered = Quick.answer(args, Quick.builtPages, { stdout: process.stdout, stderr: process.stderr, env: process.env })
   if (!answered) process.stdout.off("error", closedPipe)
   return answered
 }

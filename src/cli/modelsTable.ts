@@ -5,6 +5,7 @@
  */
 import type { ModelInfo } from "../domain/Models.ts"
 import { builtinModels, PRICES_AS_OF } from "../domain/models/builtin.ts"
+import { withThousands } from "../domain/text.ts"
 
 /** A token count as people write it: `128k`, `1M`, `1.05M` when it is round, else every digit (`1,047,576`). */
 export const tokens = (n: number): string =>
@@ -12,7 +13,7 @@ export const tokens = (n: number): string =>
     ? `${n / 1_000_000}M`
     : n >= 1000 && n % 1000 === 0
     ? `${n / 1000}k`
-    : n.toLocaleString("en-US")
+    : withThousands(n)
 
 const dollars = (n: number | undefined) => (n === undefined ? "-" : `$${Number(n.toPrecision(6))}`)
 

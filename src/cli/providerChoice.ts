@@ -8,6 +8,7 @@ import * as nodePath from "node:path"
 import { Effect, Option, Redacted } from "effect"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import * as Models from "../domain/Models.ts"
+import { withThousands } from "../domain/text.ts"
 import { readCassette } from "../layers/providers/Replay.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { fail } from "./failure.ts"
@@ -134,7 +135,7 @@ export const modelLimits = (name: string, chosen: ProviderSettings, settings: Se
   const note = info !== undefined || chosen._tag === "replay"
     ? undefined
     : `model "${name}" is not in the built-in registry (agent-loop models lists it): a ${
-      loopDefaults.contextWindow.toLocaleString("en-US")
+      withThousands(loopDefaults.contextWindow)
     }-token context window is assumed${price === undefined ? ", and its cost is unknown (settings \"prices\" can give it)" : ""}`
   return {
     contextWindow: info?.contextWindow,

@@ -10,7 +10,7 @@
  * package), goes to the full CLI, which prints the same. Node built-ins and plain data only.
  */
 import * as fs from "node:fs"
-import type { HelpPage, HelpPages } from "./helpPages.ts"
+import type { HelpPages } from "./helpPages.ts"
 import { footer, table } from "./modelsTable.ts"
 
 /** Where a quick answer is written. */
@@ -39,25 +39,27 @@ export const colors = (streams: QuickStreams): boolean => {
   return streams.stdout.isTTY === true
 }
 
-/** The page `args` ask for, if they are exactly `[...command path, --help | -h]` or `--version | -v`. */
-const pageFor = (args: ReadonlyArray<string>, pages: HelpPages): HelpPage | undefined => {
-  const last = args.at(-1)
-  if (args.length === 1 && (last === "--version" || last === "-v")) return pages.versionLine
-  if (last !== "--help" && last !== "-h") return undefined
-  return pages.pages[args.slice(0, -1).join(" ")]
-}
+/** `--version | -v` alone. */
+const isVersion = (args: ReadonlyArray<string>) => args.length === 1 && (args[0] === "--version" || args[0] === "-v")
+/** `[...command path, --help | -h]` (whether the path is one is up to the pages). */
+const isHelp = (args: ReadonlyArray<string>) => args.at(-1) === "--help" || args.at(-1) === "-h"
 
 /**
  * Answers `args` (the command line after the script) when it is one of the quick forms, and says
- * whether it did; otherwise writes nothing and the full CLI runs.
+ * whether it did; otherwise writes nothing and the full CLI runs. `pages` may be given as the
+ * function that reads them, called only for a help or version request.
  */
-export const answer = (args: ReadonlyArray<string>, pages: HelpPages | undefined, streams: QuickStreams): boolean => {
+export const answer = (args: ReadonlyArray<string>, pages: HelpPages | undefined | (() => HelpPages | undefined), streams: QuickStreams): boolean => {
   if (args.length === 1 && args[0] === "models") {
     streams.stdout.write(table().map((line) => `${line}\n`).join(""))
     streams.stderr.write(`${footer()}\n`)
     return true
   }
-  const page = pages === undefined ? undefined : pageFor(args, pages)
+  const version = isVersion(args)
+  if (!version && !isHelp(args)) return false
+  // read only now: a run does not pay for the pages
+  const built = typeof pages === "function" ? pages() : pages
+  const page = built === undefined ? undefined : version ? built.versionLine : built.pages[args.slice(0, -1).join(" ")]
   if (page === undefined) return false
   streams.stdout.write(`${colors(streams) ? page.color : page.plain}\n`)
   return true

@@ -70,3 +70,11 @@ export const jsonTooDeep = (text: string, max: number = MAX_JSON_DEPTH): boolean
   }
   return false
 }
+
+/**
+ * An integer with a comma between thousands (`1,047,576`), as `toLocaleString("en-US")` writes
+ * it, without loading the locale's number data, which costs about 15 ms on the first call of a
+ * process (the CLI prints token counts after each turn). Other numbers go to `toLocaleString`.
+ */
+export const withThousands = (n: number): string =>
+  Number.isSafeInteger(n) ? (n < 0 ? "-" : "") + String(Math.abs(n)).replace(/\B(?=(\d{3})+$)/g, ",") : n.toLocaleString("en-US")

@@ -21,6 +21,7 @@ import * as SettingsFile from "../../src/cli/settingsFile.ts"
 import * as Spinner from "../../src/cli/spinner.ts"
 import { attach, MAX_STDIN_BYTES, readAll, resolvePrompt } from "../../src/cli/stdinPrompt.ts"
 import * as Trust from "../../src/cli/trust.ts"
+import { withThousands } from "../../src/domain/text.ts"
 import { AgentEvent, Models } from "effect-agent-loop"
 import { tempDir as makeTempDir } from "../support/cliProcess.ts"
 import { recordingScreen } from "../support/screen.ts"
@@ -149,6 +150,12 @@ describe("model registry", () => {
     expect([1_000_000, 2_000_000, 1_050_000, 3_500_000, 1_047_576, 1_048_576, 128_000, 32_768, 8_192, 500].map(ModelsTable.tokens)).toEqual([
       "1M", "2M", "1.05M", "3.5M", "1,047,576", "1,048,576", "128k", "32,768", "8,192", "500"
     ])
+  })
+
+  it("thousands are separated as en-US writes them, without loading the locale's data", () => {
+    const samples = [0, 7, 999, 1000, 9999, 10_000, 123_456, 1_047_576, -1_234_567, Number.MAX_SAFE_INTEGER, 1.5, 2 ** 60]
+    for (let n = 1; n < 1e15; n *= 7) samples.push(n, -n)
+    for (const n of samples) expect(withThousands(n), String(n)).toBe(n.toLocaleString("en-US"))
   })
 
   it("each provider's models are found among its own first: one id, two clouds, two prices", () => {
