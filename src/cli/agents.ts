@@ -11,7 +11,12 @@
  * at most `MAX_AGENT_FILE_BYTES`. A file that cannot be used is skipped with why.
  */
 import * as nodePath from "node:path"
-import { Effect, FileSystem, Option, Result, Schema, SchemaIssue } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as Yaml from "effect/encoding/Yaml"
 import { CLAUDE_ALIASES } from "../layers/claudeHooks/names.ts"
 import { frontMatter } from "../layers/fileHooks/manifest.ts"

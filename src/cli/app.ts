@@ -6,9 +6,14 @@
  * a network provider's module, the MCP client — is loaded when its layer is built, so `run` of a
  * cassette with the built-in tools loads none of it.
  */
-import { Effect, type FileSystem, Layer, Option, type Path, References } from "effect"
-import type { HttpClient } from "effect/http"
-import type { ChildProcessSpawner } from "effect/process"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Path from "effect/Path"
+import * as References from "effect/References"
+import type * as HttpClient from "effect/http/HttpClient"
+import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type * as ClaudeHooks from "../layers/claudeHooks/layer.ts"
 import * as FileHistoryDir from "../layers/FileHistoryDir.ts"
 import * as FileHooks from "../layers/FileHooks.ts"
@@ -70,6 +75,8 @@ export const EXEC_KILL_GRACE = "1 second"
  */
 const protectedLocations = (settings: CliSettings) =>
   Effect.gen(function*() {
+    // only the writing tools ask: a run without them does not start git
+    if (!settings.tools.some((tool) => tool === "write_file" || tool === "edit_file")) return []
     const gitHooks = yield* gitHooksDirectory(settings.workspace)
     const userHooks = FileHooks.resolveDirs({ workDir: settings.workspace }).userDir
     return yield* locationsWithin(settings.workspace, [configDir(), settings.dataDir, userHooks, ...Option.toArray(gitHooks)])

@@ -17,7 +17,8 @@
  */
 import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
-import { Duration, Effect } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Hook from "../domain/Hook.ts"
 import { type Bridge, MAX_VERDICTS } from "../layers/claudeHooks/bridge.ts"
 import { claudeName } from "../layers/claudeHooks/io.ts"

@@ -16,7 +16,12 @@
  * steering and the commands act on the current one, read when they act.
  */
 import * as path from "node:path"
-import { Deferred, Effect, Fiber, type FileSystem, Option, Queue } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import type * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import { checkInput } from "../domain/Config.ts"
 import type { ContentPart } from "../domain/Message.ts"
 import * as Usage from "../domain/Usage.ts"

@@ -7,7 +7,10 @@
  * another program.
  */
 import * as nodePath from "node:path"
-import { Effect, Result, Schema, SchemaIssue } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { HooksConfig, type HooksSource } from "../layers/claudeHooks/config.ts"
 import { problemOf, readConfined, textOf } from "../layers/readConfined.ts"
 import { MAX_SETTINGS_BYTES, type PermissionLists } from "./settingsFile.ts"

@@ -7,9 +7,14 @@
  * out of the environment (so no tool or hook the runner starts inherits it), kept `Redacted` and
  * scrubbed like a key. TLS files are read when the flags are parsed.
  */
-import { Config, Duration, Effect, Layer, Option, Redacted } from "effect"
-import { Flag } from "effect/cli"
-import type { SqlClient } from "effect/sql"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Flag from "effect/cli/Flag"
+import type * as SqlClient from "effect/sql/SqlClient"
 import type { ClusterSecurity } from "../cluster/auth.ts"
 import { connectionFailure } from "../layers/connectionFailure.ts"
 import { Secrets } from "../services/Secrets.ts"

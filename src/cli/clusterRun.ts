@@ -11,7 +11,10 @@
  * and to pass the handshake, and fails saying which of the two is missing. It opens one database
  * connection.
  */
-import { Clock, Effect, Layer, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
 import { LOST_TURN_ERROR } from "../cluster/entity.ts"
 import * as Health from "../cluster/health.ts"

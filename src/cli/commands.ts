@@ -7,8 +7,11 @@
  * loading the providers, MCP, SQL, cluster and tool code of the others.
  */
 import * as nodePath from "node:path"
-import { Effect, Option } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as ClusterOptions from "./clusterOptions.ts"
 import { fail } from "./failure.ts"
 import { type AgentFlags, agentFlags } from "./flags.ts"

@@ -13,7 +13,9 @@
  * `AGENTS.md` another user planted in a shared directory is skipped with a warning (`readConfined`).
  */
 import * as nodePath from "node:path"
-import { Effect, FileSystem, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
 import { readConfined, textOf } from "../layers/readConfined.ts"
 import { configDir } from "./settingsFile.ts"
 

@@ -6,7 +6,10 @@
  * With no turn running, the command decides (`run` exits, `chat` quits on a second press). The
  * window is measured on the Effect Clock.
  */
-import { Clock, Effect, Queue, type Scope } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { Screen } from "./screen.ts"
 

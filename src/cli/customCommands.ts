@@ -10,7 +10,10 @@
  * within the workspace and owned by the user, the user's within the configuration directory.
  */
 import * as nodePath from "node:path"
-import { Effect, Result, Schema, SchemaIssue } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as Yaml from "effect/encoding/Yaml"
 import { CLAUDE_ALIASES } from "../layers/claudeHooks/names.ts"
 import { frontMatter } from "../layers/fileHooks/manifest.ts"

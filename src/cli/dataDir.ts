@@ -8,7 +8,11 @@
  */
 import { createHash } from "node:crypto"
 import * as nodePath from "node:path"
-import { Clock, Effect, FileSystem, Option, Random } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import { xdgBase } from "../layers/fileHooks/discover.ts"
 import { readConfined, textOf } from "../layers/readConfined.ts"
 

@@ -8,7 +8,10 @@
  * has returned its `TurnEnd` is either in the buffer (and will be handled) or already counted as
  * dropped.
  */
-import { Deferred, Effect, Scope, Stream } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { AgentEvent } from "../domain/Event.ts"
 import { EventBus } from "../services/EventBus.ts"
 

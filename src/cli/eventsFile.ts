@@ -10,7 +10,10 @@
  * a full disk fails every write after it, and one warning per event would bury the answer.
  */
 import * as nodeFs from "node:fs"
-import { Effect, FileSystem, Schema, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import { AgentEvent } from "../domain/Event.ts"
 import { fail } from "./failure.ts"
 import type { ScreenShape } from "./screen.ts"

@@ -3,7 +3,9 @@
  * `agent-loop ui` and `sessions export` can show the recorded turns' timelines with their times.
  * A line that is not an event fails with its file and line number: nothing is silently skipped.
  */
-import { Effect, FileSystem, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Schema from "effect/Schema"
 import { AgentEvent } from "../domain/Event.ts"
 import { fail } from "./failure.ts"
 

@@ -2,8 +2,11 @@
  * How the CLI ends badly: one line on stderr and an exit code, never a stack trace unless
  * `--verbose` asked for one.
  */
-import { Cause, Effect, Runtime, Schema } from "effect"
-import { CliError } from "effect/cli"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
+import * as CliError from "effect/cli/CliError"
 import { clean } from "./safeText.ts"
 
 /** Exit codes of `agent-loop`. */

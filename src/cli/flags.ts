@@ -5,8 +5,8 @@
  * `--help` loads this module: it imports names and constants only (no provider, tool, settings or
  * store code), so that the help prints without loading what the commands run.
  */
-import { Config } from "effect"
-import { Flag } from "effect/cli"
+import * as Config from "effect/Config"
+import * as Flag from "effect/cli/Flag"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import { ReasoningEffort } from "../domain/ModelOptions.ts"
 import { BuiltinToolName } from "../tools/builtinToolName.ts"

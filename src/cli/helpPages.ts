@@ -6,8 +6,10 @@
  * two forms it prints (plain, and with colours for a terminal).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Effect } from "effect"
-import { CliOutput, Command, type HelpDoc } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as CliOutput from "effect/cli/CliOutput"
+import * as Command from "effect/cli/Command"
+import type * as HelpDoc from "effect/cli/HelpDoc"
 
 /** One page, as `effect/cli` prints it without and with colours. */
 export interface HelpPage {

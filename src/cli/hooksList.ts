@@ -3,7 +3,8 @@
  * the hooks in Claude Code's shape of the settings files, and why any were skipped (the
  * workspace's own hooks when it is not trusted).
  */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { compile, type HooksSource } from "../layers/claudeHooks/config.ts"
 import { discover, resolveDirs } from "../layers/FileHooks.ts"
 import * as ClaudeSettings from "./claudeSettings.ts"

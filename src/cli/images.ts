@@ -8,7 +8,8 @@
  * (or a mention outside the workspace) stops the command with one line before anything is sent.
  */
 import * as nodePath from "node:path"
-import { Effect, FileSystem } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Base64 from "effect/encoding/Base64"
 import * as Message from "../domain/Message.ts"
 import { trimEndWhile } from "../domain/text.ts"

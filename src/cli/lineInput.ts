@@ -12,7 +12,13 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as readline from "node:readline"
-import { type Cause, Deferred, Effect, Exit, Option, Queue, type Scope } from "effect"
+import type * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
 
 /** Lines from stdin. */
 export interface LineInput {

@@ -7,7 +7,8 @@
  *
  * A long-running process (`serve`) starts each line with its ISO time, as a log collector wants.
  */
-import { Cause, Logger } from "effect"
+import * as Cause from "effect/Cause"
+import * as Logger from "effect/Logger"
 import { clean } from "./safeText.ts"
 import type { ScreenShape } from "./screen.ts"
 

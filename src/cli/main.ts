@@ -18,8 +18,9 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Effect, Layer } from "effect"
-import { Command } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Command from "effect/cli/Command"
 import packageJson from "../../package.json" with { type: "json" }
 import { agentLoop } from "./commands.ts"
 import { reportFailures } from "./failure.ts"

@@ -5,7 +5,9 @@
  * the same name, and a file that cannot be used is a problem saying why.
  */
 import * as nodePath from "node:path"
-import { Effect, FileSystem, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Result from "effect/Result"
 import { readConfined, textOf } from "../layers/readConfined.ts"
 import { configDir } from "./settingsFile.ts"
 

@@ -11,8 +11,11 @@
  *   again. The rest of each file is kept as it was.
  */
 import * as nodePath from "node:path"
-import { Effect, FileSystem, Option, Schema } from "effect"
-import type { McpSchema } from "effect/ai"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as McpSchema from "effect/ai/McpSchema"
 import { loadConfigWithOrigins, McpServerConfig, WORKSPACE_CONFIG } from "../layers/mcp/config.ts"
 import { connect } from "../layers/mcp/connect.ts"
 import { isDenied, requiresApproval } from "../layers/mcp/policy.ts"

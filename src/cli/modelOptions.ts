@@ -3,7 +3,9 @@
  * `modelOptions`, checked up front so that a bad value, or one the chosen API refuses, fails with
  * one line naming the flag before any request is sent.
  */
-import { Effect, Option, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import { merge, type ModelOptions } from "../domain/ModelOptions.ts"
 import type { ProviderError } from "../domain/errors.ts"

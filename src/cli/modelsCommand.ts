@@ -2,7 +2,7 @@
  * `agent-loop models [--provider NAME]`: the built-in model registry, one model per line on
  * stdout, with the date its prices were taken (the table itself is `modelsTable.ts`).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as Models from "../domain/Models.ts"
 import { fail } from "./failure.ts"
 import { footer, table } from "./modelsTable.ts"

@@ -2,7 +2,7 @@
  * The OTLP exporters behind `telemetry.ts`, loaded only when an endpoint is set: `effect`'s own
  * (`effect/observability`), over `fetch`, in JSON or protobuf.
  */
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Otlp from "effect/observability/Otlp"
 import * as OtlpSerialization from "effect/observability/OtlpSerialization"

@@ -6,7 +6,11 @@
  * the whole decode happens in a worker; past the deadline the worker is terminated and the answer
  * is rejected, which the model is told like any other mismatch.
  */
-import { Duration, Effect, Schema, SchemaIssue, SchemaTransformation } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import { Worker } from "node:worker_threads"
 
 /** The name of the worker threads (Linux shows it as the thread's name). */

@@ -4,7 +4,10 @@
  * Draft 2020-12, or Draft-07 when its `$schema` says so) that decodes the answer, in a worker thread
  * under a deadline (`outputDecoder.ts`).
  */
-import { Effect, JsonSchema, type Schema, SchemaRepresentation } from "effect"
+import * as Effect from "effect/Effect"
+import * as JsonSchema from "effect/JsonSchema"
+import type * as Schema from "effect/Schema"
+import * as SchemaRepresentation from "effect/SchemaRepresentation"
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../domain/text.ts"
 import { problemOf, readConfined, textOf } from "../layers/readConfined.ts"
 import { DEFAULT_GREP_MATCH_TIMEOUT } from "../tools/grep.ts"

@@ -5,7 +5,9 @@
  * fails here with one line, before any request.
  */
 import * as nodePath from "node:path"
-import { Effect, Option, Redacted } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import * as Models from "../domain/Models.ts"
 import { withThousands } from "../domain/text.ts"

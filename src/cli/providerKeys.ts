@@ -5,7 +5,9 @@
  * so that any text that still carries one (`cat /proc/$PPID/environ` prints the environment the
  * process started with, whatever `process.env` says now) is scrubbed before the model sees it.
  */
-import { Context, Effect, Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import { Secrets } from "../services/Secrets.ts"
 import { credentialVariables } from "./providerList.ts"
 

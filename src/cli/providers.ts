@@ -5,8 +5,11 @@
  * loads its provider's module only when it is built, so the commands that talk to no provider
  * (`run` of a cassette, `models`) never load one.
  */
-import { Effect, type FileSystem, Layer, Redacted } from "effect"
-import type { HttpClient } from "effect/http"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import type * as HttpClient from "effect/http/HttpClient"
 import type { ConfigError, ProviderError } from "../domain/errors.ts"
 import type { ProviderRequest } from "../domain/Provider.ts"
 import type * as Anthropic from "../layers/providers/Anthropic.ts"

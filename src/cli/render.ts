@@ -7,7 +7,7 @@
  * each completed response is written whole, so that text a retry discarded never reaches the
  * output. On a terminal, a retry after text was shown says that the text above is discarded.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { AgentEvent } from "../domain/Event.ts"
 import { DOUBLE_PRESS_MS } from "./ctrlC.ts"
 import * as Format from "./format.ts"

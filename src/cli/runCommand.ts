@@ -11,7 +11,11 @@
  * one turn each, in one process. Tool calls, notes and the closing line go to stderr in every format.
  * `--output-schema FILE` (with `json`) asks for a typed answer, printed as the object's `output`.
  */
-import { Clock, Effect, type FileSystem, Option, Stream } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { checkInput } from "../domain/Config.ts"
 import type { Content } from "../domain/Message.ts"
 import type { TurnResult } from "../domain/Turn.ts"

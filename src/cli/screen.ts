@@ -6,7 +6,8 @@
  * On a terminal, text is cleaned of escape sequences (`safeText.ts`) and stderr may carry one
  * transient status line (the waiting indicator), erased before anything else is written.
  */
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import { clean } from "./safeText.ts"
 import { type Style, styleFor } from "./style.ts"
 

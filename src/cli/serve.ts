@@ -12,9 +12,15 @@
  * Its lines are logs: each starts with its ISO time. With `--metrics-port`, the same HTTP server
  * answers `GET /healthz` (200 when healthy, 503 when not) with the runner's health as JSON.
  */
-import { Clock, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
-import { Sharding } from "effect/cluster"
-import { SqlClient } from "effect/sql"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Sharding from "effect/cluster/Sharding"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
 import * as Health from "../cluster/health.ts"
 import * as Metrics from "../layers/Metrics.ts"

@@ -3,13 +3,15 @@
  * outputs, the approval hook, and remembering the session for `--continue`. (Tool results reach
  * none of them with a known secret: the loop scrubs them.)
  */
-import { Effect, type FileSystem, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Scope from "effect/Scope"
 import type { AgentEvent } from "../domain/Event.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import type { EventBus } from "../services/EventBus.ts"
 import * as nodePath from "node:path"
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 import { approvalHook, ASK_TIMEOUT } from "./approval.ts"
 import { writeLastSession } from "./dataDir.ts"
 import * as EventsFile from "./eventsFile.ts"

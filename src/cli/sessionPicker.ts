@@ -3,7 +3,7 @@
  * first (when, how many turns, the first prompt), chosen with the arrow keys and Enter, or by
  * typing its number. Drawn on stderr; stdin is read in raw mode only while it is open.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { SessionInfo } from "../services/SessionStore.ts"
 import { fail } from "./failure.ts"
 import * as Format from "./format.ts"

@@ -6,7 +6,8 @@
  * `clean` (`safeText.ts`): a session cannot move the cursor, retitle the window or hide lines.
  */
 import * as nodePath from "node:path"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { type Message, textOf } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
 import { type SessionInfo, SessionStore } from "../services/SessionStore.ts"

@@ -3,7 +3,8 @@
  * (`Inspector.exportHtml`): its conversation and turn timelines, known keys scrubbed, every
  * stored text shown as text. The file is written private (0600): a session can hold anything.
  */
-import { Effect, FileSystem } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import { exportHtml } from "../inspector/exportHtml.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { readEvents } from "./eventsRead.ts"

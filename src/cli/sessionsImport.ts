@@ -10,7 +10,8 @@
  * are imported oldest first, so `sessions list` keeps their order. DIR is only read.
  */
 import { isDeepStrictEqual } from "node:util"
-import { Effect, FileSystem } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as SessionLog from "../domain/SessionLog.ts"
 import * as SessionStoreJsonl from "../layers/SessionStoreJsonl.ts"
 import { fail } from "./failure.ts"

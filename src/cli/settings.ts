@@ -7,7 +7,9 @@
  * settings (trusted workspaces only), then the user's, then the built-in defaults.
  */
 import * as nodePath from "node:path"
-import { Effect, Option, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
 import type { ModelOptions } from "../domain/ModelOptions.ts"
 import type { ModelPrice } from "../domain/Usage.ts"

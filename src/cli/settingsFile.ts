@@ -13,7 +13,11 @@
  * ```
  */
 import * as nodePath from "node:path"
-import { Effect, Option, Result, Schema, SchemaIssue } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { ModelOptions, merge as mergeModelOptions } from "../domain/ModelOptions.ts"
 import { ModelPrice } from "../domain/Usage.ts"
 import { HooksConfig } from "../layers/claudeHooks/config.ts"

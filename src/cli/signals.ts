@@ -6,7 +6,8 @@
  * SIGKILL after one second); the deadline only guarantees that nothing — a hook that ignores
  * SIGTERM, a server that never answers — can keep the process alive.
  */
-import { Exit, Runtime } from "effect"
+import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
 import { ExitCode } from "./failure.ts"
 
 /** The longest the CLI takes to exit once a signal asked it to. */

@@ -4,7 +4,9 @@
  * like a hang. It follows the events; a fiber redraws it on the Effect Clock. Nothing is drawn
  * unless the screen is `live` (stderr a terminal, styling on).
  */
-import { Clock, Effect, type Scope } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { AgentEvent } from "../domain/Event.ts"
 import * as Format from "./format.ts"
 import type { ScreenShape } from "./screen.ts"

@@ -4,7 +4,8 @@
  * attached after it (as `claude -p` does). Stdin is read whole, up to `MAX_STDIN_BYTES`, and must
  * be UTF-8 text.
  */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { fail } from "./failure.ts"
 
 /** The most bytes read from stdin; more fails rather than sending a cut prompt. */

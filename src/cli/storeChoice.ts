@@ -13,7 +13,10 @@
  * anything that might show it.
  */
 import * as nodePath from "node:path"
-import { Effect, Layer, Option, Redacted } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as SessionStoreJsonl from "../layers/SessionStoreJsonl.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { sessionsDir } from "./dataDir.ts"

@@ -2,8 +2,9 @@
  * The store flags (`--store`, `--database-url`, `--database-url-file`), apart from the store
  * layers in `storeChoice.ts`, so that the flag definitions (and `--help`) load no SQL code.
  */
-import { Config, Redacted } from "effect"
-import { Flag } from "effect/cli"
+import * as Config from "effect/Config"
+import * as Redacted from "effect/Redacted"
+import * as Flag from "effect/cli/Flag"
 
 /** The stores the CLI can use. */
 export const storeKinds = ["sqlite", "jsonl", "postgres"] as const

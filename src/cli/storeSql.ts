@@ -3,9 +3,11 @@
  * choice and the store on it. Apart from `storeChoice.ts`, so that the SQL code loads only when a
  * SQL store is opened (never for `--ephemeral` or `--store jsonl`).
  */
-import { Effect, type FileSystem, Layer } from "effect"
-import { Reactivity } from "effect/reactivity"
-import { SqlClient } from "effect/sql"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as NodeSqliteClient from "../layers/sql/NodeSqliteClient.ts"
 import * as SessionStoreSql from "../layers/SessionStoreSql.ts"
 import { SessionStore } from "../services/SessionStore.ts"

@@ -14,7 +14,9 @@
  * same session, in order, in one process. A line longer than `MAX_INPUT_LINE_BYTES`, not UTF-8 or
  * not a user message fails with one line naming it; the turns before it are kept.
  */
-import { Effect, Schema, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as Message from "../domain/Message.ts"
 import type { AgentEvent } from "../domain/Event.ts"
 import type { TurnResult } from "../domain/Turn.ts"

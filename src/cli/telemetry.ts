@@ -8,7 +8,8 @@
  * Without an endpoint nothing here loads: the exporters (`otlp.ts`) are imported only when one is
  * set, so start-up pays nothing for them.
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { Secrets } from "../services/Secrets.ts"
 import { fail } from "./failure.ts"
 

@@ -9,7 +9,10 @@
  * subdirectories too. Untrusted, those files are skipped with one warning saying how to trust.
  */
 import * as nodePath from "node:path"
-import { Effect, FileSystem, Option, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { decodeFile, MAX_CONFIG_BYTES, WORKSPACE_CONFIGS } from "../layers/mcp/config.ts"
 import { readConfined, textOf } from "../layers/readConfined.ts"
 import { fail } from "./failure.ts"

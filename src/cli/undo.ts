@@ -5,7 +5,8 @@
  * and the command then exits 1. `undoLast` is the step a chat's `/undo` can call.
  */
 import * as nodePath from "node:path"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as FileHistoryDir from "../layers/FileHistoryDir.ts"
 import type { UndoResult } from "../services/FileHistory.ts"
 import { dataDir, readLastSession } from "./dataDir.ts"

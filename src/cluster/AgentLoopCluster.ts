@@ -39,10 +39,12 @@
  * const client = AgentLoopCluster.layerClient().pipe(Layer.provide(sql))
  * ```
  */
-import { Layer } from "effect"
-import type { MessageStorage, Runners, Sharding } from "effect/cluster"
-import type { SocketServer } from "effect/socket"
-import type { SqlClient } from "effect/sql"
+import * as Layer from "effect/Layer"
+import type * as MessageStorage from "effect/cluster/MessageStorage"
+import type * as Runners from "effect/cluster/Runners"
+import type * as Sharding from "effect/cluster/Sharding"
+import type * as SocketServer from "effect/socket/SocketServer"
+import type * as SqlClient from "effect/sql/SqlClient"
 import type { AgentLoop } from "../services/AgentLoop.ts"
 import type { EventBus } from "../services/EventBus.ts"
 import type { LoopConfig } from "../services/LoopConfig.ts"

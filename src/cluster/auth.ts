@@ -16,7 +16,11 @@
  * which the runner checks before running the turn (`verify`).
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { Context, Duration, Effect, Redacted, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 
 /** The secret the processes of a cluster share; a runner with it refuses whoever cannot prove it. */
 export class ClusterSecret extends Context.Service<ClusterSecret, Redacted.Redacted<string>>()("effect-agent-loop/ClusterSecret") {}

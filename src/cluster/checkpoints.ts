@@ -9,8 +9,11 @@
  * that it must stop. Its own migrations table, so the table's history is independent of the
  * claims' (`claims.ts`).
  */
-import { Effect, Option, Schema } from "effect"
-import { Migrator, SqlClient } from "effect/sql"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Checkpoint } from "../domain/Checkpoint.ts"
 
 const TABLE = "agent_loop_turn_checkpoints"

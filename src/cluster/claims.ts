@@ -12,8 +12,9 @@
  * another (when a runner joins) no longer receives acknowledgements for it, so the turn would hang
  * until the hand-off timed out and then be reported lost although it never ran.
  */
-import { Effect } from "effect"
-import { Migrator, SqlClient } from "effect/sql"
+import * as Effect from "effect/Effect"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
 
 /** The claims table. */
 export const TABLE = "agent_loop_turn_claims"

@@ -5,9 +5,13 @@
  * closed that idle connection (20 s). This reads `cluster_runners` on the shared pool instead, with
  * the query Effect's storage uses, and refuses the operations only a runner performs.
  */
-import { Duration, Effect, Layer } from "effect"
-import { ClusterError, RunnerStorage, ShardingConfig } from "effect/cluster"
-import { SqlClient } from "effect/sql"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ClusterError from "effect/cluster/ClusterError"
+import * as RunnerStorage from "effect/cluster/RunnerStorage"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as SqlClient from "effect/sql/SqlClient"
 
 /** Effect Cluster's runner table (its default prefix). */
 const RUNNERS = "cluster_runners"

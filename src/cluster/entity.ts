@@ -6,9 +6,14 @@
  * The entity handles its requests concurrently (steering and interrupts must reach a running turn);
  * the loop serialises the turns of the session.
  */
-import { Clock, Effect, Layer, Option, Semaphore, Stream } from "effect"
-import { Entity } from "effect/cluster"
-import { SqlClient } from "effect/sql"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import * as Entity from "effect/cluster/Entity"
+import * as SqlClient from "effect/sql/SqlClient"
 import type { ContentRejected, SteeringQueueFull } from "../domain/errors.ts"
 import * as Event from "../domain/Event.ts"
 import { outboundOf, type TurnResult } from "../domain/Turn.ts"

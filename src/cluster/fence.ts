@@ -14,7 +14,10 @@
  *   (`outcome.ts`).
  */
 import { randomUUID } from "node:crypto"
-import { Effect, Fiber, Option, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import type { ContentRejected } from "../domain/errors.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import { CommitTicket } from "../services/SessionFencing.ts"

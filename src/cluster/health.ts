@@ -6,9 +6,13 @@
  * saying that a runner refused it (the secrets differ). The runner's report (its address, the
  * shards it holds, the turns in flight, whether its lock storage answers) is `serve`'s `/healthz`.
  */
-import { Duration, Effect, Schema } from "effect"
-import { RunnerStorage, ShardId, Sharding } from "effect/cluster"
-import { SqlClient } from "effect/sql"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as RunnerStorage from "effect/cluster/RunnerStorage"
+import * as ShardId from "effect/cluster/ShardId"
+import * as Sharding from "effect/cluster/Sharding"
+import * as SqlClient from "effect/sql/SqlClient"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { ClusterAuthError, type ClusterSecurity } from "./auth.ts"
 import { connect } from "./transport.ts"

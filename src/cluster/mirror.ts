@@ -4,7 +4,12 @@
  * from its runner and published on the client's own event bus, so renderers and observers written
  * against `AgentLoop` work unchanged. With no one listening nothing is streamed.
  */
-import { Deferred, Duration, Effect, RcMap, Scope, Stream } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as RcMap from "effect/RcMap"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { AgentEvent } from "../domain/Event.ts"
 import type { EventBusShape, SubscribeOptions } from "../services/EventBus.ts"
 import type { SessionEvent } from "./protocol.ts"

@@ -7,7 +7,14 @@
  * delivery arriving meanwhile joins it and gets the same answer. A streamed request (`Send`) runs
  * its stream once the same way, and every delivery meanwhile gets all its chunks from the first.
  */
-import { Deferred, Effect, Exit, PubSub, type Scope, Semaphore, Stream, type Take } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as PubSub from "effect/PubSub"
+import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import type * as Take from "effect/Take"
 
 /** Runs a request's step once while it is under way. */
 export interface Once<A, E> {

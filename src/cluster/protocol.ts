@@ -12,9 +12,10 @@
  * `Accepted`, and follow-ups bring more replies). The control operations and `Events` are
  * volatile: they act on whatever runs now, and a session whose runner died has no active turn.
  */
-import { Schema } from "effect"
-import { ClusterSchema, Entity } from "effect/cluster"
-import { Rpc } from "effect/rpc"
+import * as Schema from "effect/Schema"
+import * as ClusterSchema from "effect/cluster/ClusterSchema"
+import * as Entity from "effect/cluster/Entity"
+import * as Rpc from "effect/rpc/Rpc"
 import { CompactionFailed, ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import { AgentEvent, Resumed } from "../domain/Event.ts"
 import { Content } from "../domain/Message.ts"

@@ -8,8 +8,10 @@
  * record is swept. With any other store (JSON Lines, a separate database) the reply carries the
  * messages, as before.
  */
-import { Effect, Option, Schema } from "effect"
-import type { SqlClient } from "effect/sql"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { Message } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
 import type { TurnResult } from "../domain/Turn.ts"

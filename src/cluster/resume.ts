@@ -17,11 +17,14 @@
  * (`aborted`, nothing of it saved).
  */
 import { randomUUID } from "node:crypto"
-import { Clock, Effect, Option, type Scope } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import type { Checkpointing, TurnCheckpoint } from "../domain/Checkpoint.ts"
 import type { AgentEvent, EventOf } from "../domain/Event.ts"
 import type { TurnResult } from "../domain/Turn.ts"
-import type { SqlClient } from "effect/sql"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { EventBus } from "../services/EventBus.ts"
 import * as Checkpoints from "./checkpoints.ts"
 

@@ -15,9 +15,12 @@
  *
  * Every runner sweeps; the deletes are idempotent, so runners sweeping at once do no harm.
  */
-import { Duration, Effect, Layer, Schedule } from "effect"
-import { Snowflake } from "effect/cluster"
-import { SqlClient } from "effect/sql"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Snowflake from "effect/cluster/Snowflake"
+import * as SqlClient from "effect/sql/SqlClient"
 import { SessionStore } from "../services/SessionStore.ts"
 import { TABLE as CLAIMS } from "./claims.ts"
 

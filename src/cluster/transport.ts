@@ -15,21 +15,27 @@ import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
-import { Data, Duration, Effect, Layer, Option, type Scope } from "effect"
-import {
-  RunnerAddress,
-  RunnerHealth,
-  Runners,
-  ShardingConfig,
-  SocketRunner,
-  SqlMessageStorage,
-  SqlRunnerStorage
-} from "effect/cluster"
-import type { MessageStorage, Sharding } from "effect/cluster"
-import type { RunnerStorage } from "effect/cluster"
-import { RpcClient, RpcSerialization } from "effect/rpc"
-import { Socket, SocketServer } from "effect/socket"
-import type { SqlClient } from "effect/sql"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as RunnerAddress from "effect/cluster/RunnerAddress"
+import * as RunnerHealth from "effect/cluster/RunnerHealth"
+import * as Runners from "effect/cluster/Runners"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as SocketRunner from "effect/cluster/SocketRunner"
+import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
+import type * as MessageStorage from "effect/cluster/MessageStorage"
+import type * as Sharding from "effect/cluster/Sharding"
+import type * as RunnerStorage from "effect/cluster/RunnerStorage"
+import * as RpcClient from "effect/rpc/RpcClient"
+import * as RpcSerialization from "effect/rpc/RpcSerialization"
+import * as Socket from "effect/socket/Socket"
+import * as SocketServer from "effect/socket/SocketServer"
+import type * as SqlClient from "effect/sql/SqlClient"
 import * as ClientStorage from "./clientStorage.ts"
 import { acceptPeer, ClusterAuthError, ClusterSecret, type ClusterSecurity, greetRunner, HANDSHAKE_TIMEOUT } from "./auth.ts"
 

@@ -22,7 +22,8 @@
  * })
  * ```
  */
-import { type Effect, Schema } from "effect"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { Message, ToolResultMessage } from "./Message.ts"
 import { Compaction } from "./SessionLog.ts"
 import { Usage } from "./Usage.ts"

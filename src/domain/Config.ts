@@ -11,7 +11,10 @@
  * // Effect<AgentLoopConfig, ConfigError>: a bad value fails with the field named
  * ```
  */
-import { Effect, Result, Schema, SchemaTransformation } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import { ConfigError, ContentRejected } from "./errors.ts"
 import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES, hasImages } from "./Message.ts"
 import { ModelOptions } from "./ModelOptions.ts"

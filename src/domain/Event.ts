@@ -15,7 +15,7 @@
  * })
  * ```
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { FinishReason } from "./Provider.ts"
 import { Content, ToolCall } from "./Message.ts"
 import { TurnStatus } from "./Turn.ts"

@@ -17,7 +17,8 @@
  * })
  * ```
  */
-import type { Duration, Effect } from "effect"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
 import type { AgentEvent } from "./Event.ts"
 import type { AssistantMessage, Content, Message, ToolCall } from "./Message.ts"
 import type { FinishReason, ProviderRequest, ToolDefinition } from "./Provider.ts"

@@ -11,7 +11,8 @@
  * Message.textOf(question.content) // "What is in this picture?\n[image image/png, 8 bytes]"
  * ```
  */
-import { Schema, SchemaTransformation } from "effect"
+import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import { ContentRejected } from "./errors.ts"
 
 /** A piece of text in a content array. */

@@ -12,7 +12,7 @@
  * })
  * ```
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 

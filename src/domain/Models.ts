@@ -22,7 +22,7 @@
  * const prices = Models.priceTable() // for AgentLoopConfig's `prices`
  * ```
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { builtinModels } from "./models/builtin.ts"
 import { ModelPrice } from "./Usage.ts"
 

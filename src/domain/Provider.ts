@@ -1,7 +1,7 @@
 /**
  * The wire-independent shape of a model call: what the loop sends and the chunks it streams back.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Message, ProviderBlock as ProviderBlockData } from "./Message.ts"
 import { ModelOptions } from "./ModelOptions.ts"
 import { Usage } from "./Usage.ts"

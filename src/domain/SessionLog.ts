@@ -17,7 +17,8 @@
  * SessionLog.view(log) // [Message.user("u2")]
  * ```
  */
-import { Duration, Schema } from "effect"
+import * as Duration from "effect/Duration"
+import * as Schema from "effect/Schema"
 import * as Message from "./Message.ts"
 
 /** How long a summary's provider call may take before it is given up (history kept). */

@@ -1,7 +1,8 @@
 /**
  * Sub-turn configuration (DESIGN §7).
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { DurationSetting } from "./Config.ts"
 import { ModelOptions } from "./ModelOptions.ts"
 

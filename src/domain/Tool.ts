@@ -15,7 +15,9 @@
  * })
  * ```
  */
-import { Duration, Effect, Schema } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { ToolError } from "./errors.ts"
 import type { Content } from "./Message.ts"
 import type { ToolDefinition } from "./Provider.ts"

@@ -1,7 +1,7 @@
 /**
  * Turn results and the live view of running turns.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { TurnFailure } from "./errors.ts"
 import { AssistantMessage, Message } from "./Message.ts"
 import { Usage } from "./Usage.ts"

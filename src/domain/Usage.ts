@@ -1,7 +1,7 @@
 /**
  * Token usage and its cost.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * Tokens of one provider call, or summed over a turn. `inputTokens` is every input token the call

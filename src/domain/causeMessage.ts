@@ -2,7 +2,9 @@
  * What a failure says, for a person: one reading of a `Cause` shared by the loop, the hook runner
  * and the summariser, so every "it failed" message is worded from the same facts.
  */
-import { Cause, Option, Result } from "effect"
+import * as Cause from "effect/Cause"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 
 /** A cause read for a message: its typed error, else its defect, else an interruption. */
 export type CauseReading =

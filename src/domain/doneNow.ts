@@ -3,7 +3,8 @@
  * and the eager combinators over them return): a hot path that meets one may go on in the same
  * step instead of scheduling another (see the design doc's "Performance" section).
  */
-import { type Effect, Exit } from "effect"
+import type * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 
 /** The outcome of `effect` if it is already done, else `undefined`. */
 export const doneNow = <A, E, R>(effect: Effect.Effect<A, E, R>): Exit.Exit<A, E> | undefined =>

@@ -1,7 +1,7 @@
 /**
  * Every failure of the library is a tagged value.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /** The request does not fit the model's context window. Recovered by compression. */
 export class ContextLengthExceeded extends Schema.TaggedError<ContextLengthExceeded>()("ContextLengthExceeded", {

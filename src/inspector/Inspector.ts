@@ -19,8 +19,14 @@
  * ```
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
-import { Effect, Layer, Queue, Redacted, Stream } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type { AgentEvent } from "../domain/Event.ts"
 import type { SessionEntry } from "../domain/SessionLog.ts"
 import { EventBus } from "../services/EventBus.ts"

@@ -3,8 +3,8 @@
  * default prefix `cluster`): every runner with its health and last heartbeat, and the sessions
  * with requests not yet processed, with the runner that holds their shard.
  */
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import * as Effect from "effect/Effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { AgentSession } from "../cluster/protocol.ts"
 import type { ClusterView } from "./Inspector.ts"
 

@@ -12,7 +12,10 @@
  * never run, a `FinalizationRegistry` removes the subscriber once nothing can run the stream any
  * more (its channel, which every stream derived from it holds, has been garbage-collected).
  */
-import { Cause, Effect, Layer, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import type * as Arr from "effect/Array"
 import type * as Pull from "effect/Pull"
 import { type AgentEvent, type EventKind, kinds as eventKinds } from "../domain/Event.ts"

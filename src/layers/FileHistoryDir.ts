@@ -16,7 +16,12 @@
  * const history = FileHistoryDir.layer({ directory: "/var/lib/my-agent/undo", maxBytesPerSession: 16 * 1024 * 1024 })
  * ```
  */
-import { Clock, Effect, Layer, Option, Schema, Semaphore } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import { createHash } from "node:crypto"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"

@@ -20,8 +20,15 @@
  * const hooks = FileHooks.layer().pipe(Layer.provideMerge(HooksLive.layer), Layer.provide(NodeServices.layer))
  * ```
  */
-import { Clock, Duration, Effect, type FileSystem, Layer, Result, Schema, Scope } from "effect"
-import { ChildProcessSpawner } from "effect/process"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Hook from "../domain/Hook.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import * as AgentEvent from "../domain/Event.ts"

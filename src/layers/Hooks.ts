@@ -15,7 +15,13 @@
  * `onEvent` observers are not run here: each one gets a bus subscription of its own and a
  * consumer fiber in its registration scope, so it sees every event yet never slows a turn.
  */
-import { type Cause, Clock, Duration, Effect, Exit, Layer, Option } from "effect"
+import type * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { readCause, show } from "../domain/causeMessage.ts"
 import * as AgentEvent from "../domain/Event.ts"
 import * as Hook from "../domain/Hook.ts"

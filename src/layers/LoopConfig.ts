@@ -1,7 +1,7 @@
 /**
  * The `LoopConfig` layer: the configuration decoded once, at start.
  */
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import * as Config from "../domain/Config.ts"
 import type { ConfigError } from "../domain/errors.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"

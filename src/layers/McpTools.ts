@@ -39,8 +39,13 @@
  * )
  * ```
  */
-import { Duration, Effect, type FileSystem, Layer, Schema, type Scope } from "effect"
-import type { ChildProcessSpawner } from "effect/process"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type { ConfigError } from "../domain/errors.ts"
 import { ToolError } from "../domain/errors.ts"
 import * as Message from "../domain/Message.ts"

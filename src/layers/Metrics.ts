@@ -7,7 +7,11 @@
  * The metrics land in the `Metric.MetricRegistry` of the context the layer is built in, where
  * `PrometheusMetrics.format` and the OTLP metrics exporter read them.
  */
-import { Context, Effect, Layer, Metric, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Schema from "effect/Schema"
 import type * as Http from "node:http"
 import type { AgentEvent, EventKind, EventOf } from "../domain/Event.ts"
 import type { Usage } from "../domain/Usage.ts"

@@ -1,7 +1,8 @@
 /**
  * A `Secrets` registry of a program's (or a test's) own, instead of the one the process shares.
  */
-import { Layer, type Redacted } from "effect"
+import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 import { make, Secrets } from "../services/Secrets.ts"
 
 /** A registry of its own, seeded with `secrets`. */

@@ -20,7 +20,14 @@
  * Within one process, operations on a key are serialised through striped locks (bounded memory,
  * different sessions rarely wait on each other).
  */
-import { Effect, FileSystem, Hash, Layer, Option, Path, type PlatformError, Semaphore } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Hash from "effect/Hash"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import type * as PlatformError from "effect/PlatformError"
+import * as Semaphore from "effect/Semaphore"
 import { SessionStoreError } from "../domain/errors.ts"
 import type { Message } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"

@@ -9,7 +9,10 @@
  * damage: parsing fails naming the line, because silently dropping history (a tool result
  * without its call, a lost user message) would hand the model a corrupted conversation.
  */
-import { Effect, type FileSystem, type PlatformError, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
+import * as Schema from "effect/Schema"
 import { SessionStoreError } from "../domain/errors.ts"
 import { SessionEntry } from "../domain/SessionLog.ts"
 

@@ -1,7 +1,8 @@
 /**
  * `SessionStore` in memory: for tests, sub-turns and programs that keep nothing.
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as SessionLog from "../domain/SessionLog.ts"
 import { type SessionInfo, SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
 

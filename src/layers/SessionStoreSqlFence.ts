@@ -8,8 +8,10 @@
  * reads the new epoch. Hence a runner that took a session and finds no commit record for a request
  * knows none will ever appear: the old owner's late commit is rejected.
  */
-import { Effect, Option, Schema } from "effect"
-import type { SqlClient } from "effect/sql"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { SessionFenced, SessionStoreError } from "../domain/errors.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
 import type { SessionFencing, Ticket } from "../services/SessionFencing.ts"

@@ -18,8 +18,9 @@
  * session take turns and each append's entries get consecutive `seq`s.
  */
 import { createHash } from "node:crypto"
-import { Effect } from "effect"
-import { Migrator, SqlClient } from "effect/sql"
+import * as Effect from "effect/Effect"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
 
 /** The id of a session's rows: the SHA-256 of its key (a well-formed string, so one UTF-8 encoding), in hex. */
 export const sessionId = (key: string): string => createHash("sha256").update(key, "utf8").digest("hex")

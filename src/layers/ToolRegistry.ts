@@ -8,7 +8,10 @@
  * const tools = ToolRegistryLive.layer([listDir, readFile])
  * ```
  */
-import { type Context, Effect, Layer, Option } from "effect"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { doneNow } from "../domain/doneNow.ts"
 import type { Tool } from "../domain/Tool.ts"
 import type { CurrentTurn } from "../services/CurrentTurn.ts"

@@ -2,7 +2,12 @@
  * The `Workspace` layer: the built-in tools confined to one directory, and how a path given by
  * the model is decided to stay inside it.
  */
-import { Effect, FileSystem, Layer, Option, Path, type PlatformError } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import type * as PlatformError from "effect/PlatformError"
 import { InvalidConfig, ToolError } from "../domain/errors.ts"
 import { Workspace, type WorkspaceShape } from "../services/Workspace.ts"
 

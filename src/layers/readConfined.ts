@@ -18,7 +18,7 @@
  * and compared by device and inode with what was checked; a directory swapped in between is not
  * noticed there.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { constants, existsSync, type Stats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"

@@ -13,7 +13,7 @@
  * )
  * ```
  */
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import type { AgentLoopConfigInput } from "../domain/Config.ts"
 import type { InvalidConfig } from "../domain/errors.ts"
 import * as EventBusLive from "../layers/EventBus.ts"

@@ -8,7 +8,14 @@
  * its state is released, so a loop serving many keys holds only the recent ones. A later turn on
  * that key begins the session again (`sessionStart`); its stored history is untouched.
  */
-import { Clock, Effect, type Fiber, Layer, Queue, Result, Semaphore, Stream } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
 import { checkInput, checkModelOptions } from "../domain/Config.ts"
 import { CompactionFailed, type InvalidConfig, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { Content } from "../domain/Message.ts"

@@ -13,7 +13,11 @@
  * })
  * ```
  */
-import { Context, Effect, type Schema, Scope, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { Checkpointing } from "../domain/Checkpoint.ts"
 import type { CompactionFailed, ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { AgentEvent } from "../domain/Event.ts"

@@ -12,7 +12,8 @@
  * })
  * ```
  */
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import type {
   ConcurrencyTimeout,
   DepthLimitExceeded,

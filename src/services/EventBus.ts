@@ -28,7 +28,10 @@
  * }))
  * ```
  */
-import { Context, Effect, Scope, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { AgentEvent, EventKind } from "../domain/Event.ts"
 
 /**

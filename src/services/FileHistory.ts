@@ -21,7 +21,9 @@
  * const undo = Effect.flatMap(FileHistory, (files) => files.undo("s1"))
  * ```
  */
-import { Context, type Effect, Schema } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 /** What a file held before a tool changed it. */
 export type Before =

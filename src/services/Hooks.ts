@@ -14,7 +14,9 @@
  * `onEvent` observers are not called by the loop: each one is a bus subscriber of its own, so a
  * stalled observer loses its own events and never slows a turn.
  */
-import { Context, Effect, Scope } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
 import type {
   AbortTurn,
   Approve,

@@ -2,7 +2,7 @@
  * `LoopConfig`: the decoded `AgentLoopConfig` as a service (`LoopConfigLive.layer(input)` decodes
  * and provides it).
  */
-import { Context } from "effect"
+import * as Context from "effect/Context"
 import type * as Config from "../domain/Config.ts"
 
 /** The loop's configuration. */

@@ -10,7 +10,9 @@
  *   Effect.succeed({ content: `you said ${request.messages.length} things` })))
  * ```
  */
-import { Context, Effect, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type { ProviderError } from "../domain/errors.ts"
 import type { ProviderBlock, ToolCall } from "../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../domain/Provider.ts"

@@ -24,7 +24,8 @@
  * })
  * ```
  */
-import { Context, Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Redacted from "effect/Redacted"
 
 /** What a secret is replaced with. */
 export const REDACTED = "<redacted>"

@@ -8,7 +8,9 @@
  * which request the committed entries belong to, so "was this request's turn committed?" is one
  * query (`committed`). Stores without `fencing` (memory, JSON Lines) ignore tickets.
  */
-import { Context, type Effect, type Option } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type { SessionStoreError } from "../domain/errors.ts"
 import type { SessionEntry } from "../domain/SessionLog.ts"
 

@@ -4,7 +4,8 @@
  * The log is append-only (`SessionLog`): turns append what they produced, compaction and
  * summaries append a record, and nothing the loop does deletes a stored message.
  */
-import { Context, type Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type { SessionFenced, SessionStoreError } from "../domain/errors.ts"
 import type { Message } from "../domain/Message.ts"
 import type { SessionEntry } from "../domain/SessionLog.ts"

@@ -7,7 +7,10 @@
  * const tools = ToolRegistryLive.layer([listDir, readFile])
  * ```
  */
-import { Context, type Effect, type Option, type Scope } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import type { Tool } from "../domain/Tool.ts"
 import type { CurrentTurn } from "./CurrentTurn.ts"
 

@@ -16,7 +16,8 @@
  * }).pipe(Effect.provide(WorkspaceLive.layer("/home/me/project")), Effect.provide(NodeServices.layer))
  * ```
  */
-import { Context, type Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type { ToolError } from "../domain/errors.ts"
 
 /** The workspace root and its confinement rule. */

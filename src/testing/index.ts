@@ -27,8 +27,11 @@
  * )
  * ```
  */
-import { type Duration, Effect, Layer, type Scope } from "effect"
-import { TestClock } from "effect/testing"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as TestClock from "effect/testing/TestClock"
 import type { AgentLoopConfigInput } from "../domain/Config.ts"
 import type { ConfigError } from "../domain/errors.ts"
 import type { AgentEvent, EventKind, EventOf } from "../domain/Event.ts"

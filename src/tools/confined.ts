@@ -14,7 +14,10 @@
  * with `lstat` and the final open still refuses a link, but a directory swapped between a check and
  * the next step is not noticed there.
  */
-import { Effect, Option, type Scope, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { constants, type Dirent, existsSync, type Stats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"

@@ -16,7 +16,10 @@
  * const tools = ToolRegistryLive.layer([makeEditFile({ maxFileBytes: 1024 * 1024 })])
  * ```
  */
-import { type Duration, Effect, Option, Schema } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { openPath, readAt, replaceFrom } from "./confined.ts"

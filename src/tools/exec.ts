@@ -9,8 +9,14 @@
  * const tools = ToolRegistryLive.layer([makeExec({ defaultTimeout: "10 seconds" })])
  * ```
  */
-import { Duration, Effect, Fiber, Option, Schema, Stream } from "effect"
-import { ChildProcess, ChildProcessSpawner } from "effect/process"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import { ToolError } from "../domain/errors.ts"
 import { completeUtf8Length } from "../domain/text.ts"
 import * as Tool from "../domain/Tool.ts"

@@ -9,7 +9,11 @@
  * const tools = ToolRegistryLive.layer([makeGrep({ maxMatches: 50 })])
  * ```
  */
-import { Duration, Effect, Glob, Option, Schema } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Glob from "effect/Glob"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"

@@ -2,7 +2,8 @@
  * Keeping a file's previous content for undo, when a `FileHistory` is in the tools' context
  * (`services/FileHistory.ts`); without one this does nothing.
  */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { ToolError } from "../domain/errors.ts"
 import type { ToolContext } from "../domain/Tool.ts"
 import { type Before, FileHistory } from "../services/FileHistory.ts"

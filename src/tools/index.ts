@@ -14,8 +14,9 @@
  * )
  * ```
  */
-import type { FileSystem, Path } from "effect"
-import type { ChildProcessSpawner } from "effect/process"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
+import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type { Tool } from "../domain/Tool.ts"
 import { type EditFileOptions, makeEditFile } from "./editFile.ts"
 import { type ExecOptions, makeExec } from "./exec.ts"

@@ -7,7 +7,10 @@
  * each request has a deadline on the Effect `Clock`: when it passes, the worker is terminated
  * (V8 stops a running regex for that) and the request fails with `RegexTimeout`.
  */
-import { Duration, Effect, Schema, type Scope } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import { Worker } from "node:worker_threads"
 import { ToolError } from "../domain/errors.ts"
 

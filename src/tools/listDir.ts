@@ -8,7 +8,9 @@
  * const tools = ToolRegistryLive.layer([makeListDir({ maxEntries: 200 })])
  * ```
  */
-import { type Duration, Effect, Schema } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { type Directory, entriesOf, type FileKind, kindOfPath, openDirectory, openSubdirectory } from "./confined.ts"

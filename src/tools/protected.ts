@@ -16,8 +16,12 @@
  * workspace (running from `~`), and the directory git runs hooks from when `core.hooksPath` moves
  * it out of `.git` (`gitHooksDirectory`).
  */
-import { Duration, Effect, FileSystem, Option } from "effect"
-import { ChildProcess, ChildProcessSpawner } from "effect/process"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import type { WorkspaceShape } from "./workspace.ts"

@@ -8,7 +8,10 @@
  * const tools = ToolRegistryLive.layer([makeReadFile({ maxBytes: 64 * 1024 })])
  * ```
  */
-import { type Duration, Effect, Schema, Stream } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { ToolError } from "../domain/errors.ts"
 import { decodeUtf8Head } from "../domain/text.ts"
 import * as Tool from "../domain/Tool.ts"

@@ -5,7 +5,8 @@
  * once ("spawned sub-turn <id>") and the answer reaches the turn later as a `[SubTurn Result]`
  * message (or, if the turn has ended, as a `SubTurnOrphan` event).
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import type { SubTurnConfigInput } from "../domain/SubTurn.ts"

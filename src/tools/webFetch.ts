@@ -21,7 +21,9 @@
  * const tools = ToolRegistryLive.layer(builtinTools({ enable: ["read_file", "web_fetch"], webFetch: { maxBytes: 1024 * 1024 } }))
  * ```
  */
-import { Duration, Effect, Schema } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as dns from "node:dns"
 import type * as http from "node:http"
 import type { LookupFunction } from "node:net"

@@ -2,7 +2,7 @@
  * What the built-in tools share about their workspace: the service (`Workspace`, declared with the
  * other services) and the time limit of a file tool's call.
  */
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 
 export { Workspace, type WorkspaceShape } from "../services/Workspace.ts"
 

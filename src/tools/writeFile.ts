@@ -12,7 +12,10 @@
  * const tools = ToolRegistryLive.layer([writeFile])
  * ```
  */
-import { type Duration, Effect, Option, Schema } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"

@@ -18,7 +18,7 @@
  * Rules naming a tool agent-loop does not have (`Task`) are kept and never match.
  */
 import * as os from "node:os"
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import * as nodePath from "node:path"
 import type { McpOrigin } from "../../domain/Tool.ts"
 import { CLAUDE_ALIASES } from "../../layers/claudeHooks/names.ts"

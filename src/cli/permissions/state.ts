@@ -5,7 +5,7 @@
  */
 import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { problemOf, readConfined, textOf } from "../../layers/readConfined.ts"
 import { MAX_SETTINGS_BYTES } from "../settingsFile.ts"
 import { evaluate, parseRule, type Rule, RuleError, type RuleCall, suggest, type Verdict } from "./rules.ts"

@@ -4,7 +4,7 @@
  * `Notification` hooks to run when the user is about to be asked. The approver (the CLI's prompt)
  * reads a call's verdict once; verdicts of calls that never reach it are dropped past a bound.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { HookContext } from "../../domain/Hook.ts"
 
 /** A hook's word on one call. */

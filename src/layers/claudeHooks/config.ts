@@ -7,7 +7,7 @@
  * { "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "./check.sh", "timeout": 10 }] }] } }
  * ```
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /** The events agent-loop runs, and the hook point each maps onto. */
 export const EVENTS = {

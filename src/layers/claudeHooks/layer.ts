@@ -18,8 +18,11 @@
  * scrubbed of known secrets before it reaches the model or an event. Commands of a group run in
  * order, and the first to block or deny ends the group.
  */
-import { Clock, Duration, Effect, Layer } from "effect"
-import { ChildProcessSpawner } from "effect/process"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as AgentEvent from "../../domain/Event.ts"
 import * as Hook from "../../domain/Hook.ts"
 import * as Message from "../../domain/Message.ts"

@@ -8,7 +8,10 @@
  */
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, FileSystem, Option, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import { readConfined, textOf } from "../readConfined.ts"
 import { type HookProblem, type Manifest, parse, type Trigger } from "./manifest.ts"
 

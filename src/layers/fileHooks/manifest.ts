@@ -4,7 +4,10 @@
  * Only the YAML front matter is read; a bad file becomes a list of problems, each naming the
  * file and the field, so that one broken hook never stops start-up.
  */
-import { Effect, Result, Schema, SchemaIssue } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as Yaml from "effect/encoding/Yaml"
 
 /** When a file hook runs, in the Agent Hooks vocabulary. */

@@ -5,8 +5,13 @@
  * process scope closes: the spawner signals the script's process group (SIGTERM, SIGKILL after
  * a grace period) and waits for it to exit.
  */
-import { Duration, Effect, Option, Schema, Stream } from "effect"
-import { ChildProcess, type ChildProcessSpawner } from "effect/process"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as ChildProcess from "effect/process/ChildProcess"
+import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 
 /** Most bytes kept of each of stdout and stderr; the rest is read and discarded. */
 export const outputLimit = 1024 * 1024

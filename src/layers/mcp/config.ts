@@ -13,7 +13,11 @@
  * ```
  */
 import * as nodePath from "node:path"
-import { Effect, FileSystem, Option, Schema, SchemaIssue } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { DurationSetting } from "../../domain/Config.ts"
 import { ConfigError } from "../../domain/errors.ts"
 import { problemOf, readConfined, textOf } from "../readConfined.ts"

@@ -4,7 +4,7 @@
  * not accept images), and everything else is named and summarised rather than dropped silently.
  * The text is capped like the built-in tools' output.
  */
-import type { McpSchema } from "effect/ai"
+import type * as McpSchema from "effect/ai/McpSchema"
 import * as Base64 from "effect/encoding/Base64"
 import * as Message from "../../domain/Message.ts"
 import { decodeUtf8Head } from "../../domain/text.ts"

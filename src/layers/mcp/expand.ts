@@ -13,7 +13,8 @@
  */
 import * as os from "node:os"
 import * as nodePath from "node:path"
-import { Redacted, Result } from "effect"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import type { McpServerConfig } from "./config.ts"
 
 const reference = /\$\{(env:|input:)?([A-Za-z_][\w.-]*)(?::-([^}]*))?\}/g

@@ -9,8 +9,11 @@
  * `initialize` with the server's reply (one process, one handshake). A server whose revision is
  * unknown, or that refuses ours without naming one we know, fails with both sides' versions named.
  */
-import { Effect } from "effect"
-import { McpClient, McpClientError, McpProtocol, type McpSchema } from "effect/ai"
+import * as Effect from "effect/Effect"
+import * as McpClient from "effect/ai/McpClient"
+import * as McpClientError from "effect/ai/McpClientError"
+import * as McpProtocol from "effect/ai/McpProtocol"
+import type * as McpSchema from "effect/ai/McpSchema"
 import { libraryName, libraryVersion } from "../providers/userAgent.ts"
 
 /** The revisions this client speaks, newest first (the stateful ones `effect/ai` carries adapters for). */

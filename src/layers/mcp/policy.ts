@@ -7,7 +7,7 @@
  * is asked about first. `allow` names the tools the user trusts anyway, `deny` the ones never to
  * offer.
  */
-import type { McpSchema } from "effect/ai"
+import type * as McpSchema from "effect/ai/McpSchema"
 import type { McpServerConfig } from "./config.ts"
 
 /**

@@ -4,7 +4,11 @@
  * them, or as text such as `"90 seconds"`), then the built-in defaults. A server's own config wins
  * over all of them.
  */
-import { Config, Duration, Effect, Option, Schema } from "effect"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { DurationSetting } from "../../domain/Config.ts"
 import { ConfigError } from "../../domain/errors.ts"
 import { DEFAULT_STARTUP_TIMEOUT } from "./connect.ts"

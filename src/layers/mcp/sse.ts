@@ -7,10 +7,17 @@
  * when an `"http"` server answers Streamable HTTP with a 4xx status (`connect.ts`). The stream
  * lives as long as the scope; a stream that ends or fails fails every request still waiting.
  */
-import { Deferred, Effect, type Scope, Stream } from "effect"
-import { McpClientError, type McpClient, type McpSchema } from "effect/ai"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as McpClientError from "effect/ai/McpClientError"
+import type * as McpClient from "effect/ai/McpClient"
+import type * as McpSchema from "effect/ai/McpSchema"
 import * as Sse from "effect/encoding/Sse"
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 
 const clientError = (reason: McpClientError.McpClientErrorReason) => new McpClientError.McpClientError({ reason })
 

@@ -8,8 +8,11 @@
  * - passes on only the stdout lines that look like JSON-RPC (the rest go to the debug log); a line
  *   that grows past the message limit is passed on as it is, so the transport's own bound stops it.
  */
-import { Deferred, Effect, type Scope, Stream } from "effect"
-import { ChildProcessSpawner } from "effect/process"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 
 /** The last lines a server wrote to stderr, and to stdout besides its messages. */
 export interface StderrTail {

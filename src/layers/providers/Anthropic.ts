@@ -10,8 +10,10 @@
  * const claude = Anthropic.layer().pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  */
-import { Effect, Layer, Redacted } from "effect"
-import type { HttpClient } from "effect/http"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import type * as HttpClient from "effect/http/HttpClient"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { makeDecoder } from "./anthropicStream.ts"
 import { check, requestBody } from "./anthropicWire.ts"

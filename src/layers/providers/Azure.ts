@@ -17,9 +17,14 @@
  *   Layer.provide(NodeHttpClient.layerUndici))
  * ```
  */
-import { Config, Effect, Layer, Option, Redacted, Stream } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import { ProviderRejected } from "../../domain/errors.ts"
-import type { HttpClient } from "effect/http"
+import type * as HttpClient from "effect/http/HttpClient"
 import type { ProviderRequest } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"

@@ -18,8 +18,14 @@
  * const bedrock = Bedrock.layer({ region: "us-east-1" }).pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  */
-import { Config, Effect, Layer, Option, Redacted, Stream } from "effect"
-import { type HttpClient, HttpClientRequest } from "effect/http"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import type * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { type ProviderError, ProviderRejected } from "../../domain/errors.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { Secrets } from "../../services/Secrets.ts"

@@ -12,8 +12,12 @@
  * const gemini = Gemini.layer().pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  */
-import { Config, Effect, Layer, Option, Redacted } from "effect"
-import type { HttpClient } from "effect/http"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as HttpClient from "effect/http/HttpClient"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { check, makeDecoder, PROVIDER, requestBody, type StructuredOutput } from "./geminiWire.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"

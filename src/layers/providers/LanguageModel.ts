@@ -18,8 +18,17 @@
  * const provider = LanguageModelProvider.layer.pipe(Layer.provide(myModelLayer))
  * ```
  */
-import { Duration, Effect, type JsonSchema, Layer, Stream } from "effect"
-import { AiError, LanguageModel, type Prompt, type Response, Tool, type Toolkit } from "effect/ai"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as JsonSchema from "effect/JsonSchema"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as AiError from "effect/ai/AiError"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import type * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
+import * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import {
   ContextLengthExceeded,
   MalformedResponse,

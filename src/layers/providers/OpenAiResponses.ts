@@ -13,8 +13,10 @@
  * const gpt = OpenAiResponses.layer().pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  */
-import { Effect, Layer, Redacted } from "effect"
-import type { HttpClient } from "effect/http"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import type * as HttpClient from "effect/http/HttpClient"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
 import { check, makeDecoder, requestBody } from "./responsesWire.ts"

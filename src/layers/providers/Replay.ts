@@ -18,7 +18,13 @@
  * const replaying = Replay.replay("test/cassettes/hello.jsonl").pipe(Layer.provide(NodeServices.layer))
  * ```
  */
-import { Effect, FileSystem, Layer, Ref, Schema, Semaphore, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
 import {
   ConfigError,
   ContextLengthExceeded,

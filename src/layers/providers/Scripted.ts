@@ -16,7 +16,11 @@
  * ])
  * ```
  */
-import { Context, Duration, Effect, Layer, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import { ProviderRejected, type ProviderError } from "../../domain/errors.ts"
 import type { Message, ProviderBlock } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"

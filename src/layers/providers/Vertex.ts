@@ -16,8 +16,14 @@
  * const vertex = Vertex.layer({ project: "my-project", location: "us-east5" }).pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  */
-import { Config, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
-import type { HttpClient } from "effect/http"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import type * as HttpClient from "effect/http/HttpClient"
 import { type ProviderError, ProviderRejected, ProviderUnavailable } from "../../domain/errors.ts"
 import type { ProviderRequest } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"

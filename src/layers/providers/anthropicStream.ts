@@ -3,7 +3,7 @@
  * signature) and tool calls as chunks, token counts, and one finish reason. The request side of
  * the wire format is `anthropicWire.ts`.
  */
-import type { Sse } from "effect/encoding"
+import type * as Sse from "effect/encoding/Sse"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../../domain/text.ts"
 import type { FinishReason, ProviderChunk } from "../../domain/Provider.ts"

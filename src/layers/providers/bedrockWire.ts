@@ -4,7 +4,7 @@
  * `additionalModelRequestFields`, `cachePoint` blocks), the decoder of its events, and the
  * mapping of its exceptions to the library's errors.
  */
-import type { Sse } from "effect/encoding"
+import type * as Sse from "effect/encoding/Sse"
 import { ContextLengthExceeded, MalformedResponse, type ProviderError, ProviderRejected, ProviderUnavailable, RateLimited } from "../../domain/errors.ts"
 import { type AssistantMessage, blockFor, type Content, type ContentPart, imagePlaceholder, inlineOf, type Message } from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"

@@ -5,8 +5,8 @@
  * (`@smithy/eventstream-codec`, passed in, since it is an optional package), then an event is fed
  * to the wire's decoder as an SSE event would be, and an exception becomes a provider error.
  */
-import { Stream } from "effect"
-import type { Sse } from "effect/encoding"
+import * as Stream from "effect/Stream"
+import type * as Sse from "effect/encoding/Sse"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
 import type { ProviderChunk } from "../../domain/Provider.ts"
 import { emitChunks, excerpt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"

@@ -9,7 +9,7 @@
  * conversation goes on; Gemini 3 refuses function calls sent back without theirs. They are kept on
  * the reply as one provider block and put back on the parts they came on.
  */
-import type { Sse } from "effect/encoding"
+import type * as Sse from "effect/encoding/Sse"
 import { MalformedResponse, type ProviderError, ProviderRejected } from "../../domain/errors.ts"
 import {
   type AssistantMessage,

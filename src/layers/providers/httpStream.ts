@@ -4,8 +4,16 @@
  * by the vendor layers so configuration, timeouts, cancellation, error mapping and secret
  * scrubbing behave the same for every vendor; each vendor supplies only what sets it apart.
  */
-import { Clock, Config, Duration, Effect, Option, Redacted, Stream } from "effect"
-import { HttpClient, HttpClientRequest, UrlParams } from "effect/http"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as UrlParams from "effect/http/UrlParams"
 import { type ProviderError, ProviderRejected, ProviderUnavailable } from "../../domain/errors.ts"
 import type { ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import { trimEndWhile } from "../../domain/text.ts"

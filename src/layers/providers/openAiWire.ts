@@ -3,7 +3,7 @@
  * chunks. Tolerant of the compatible servers (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter):
  * missing fields are skipped, comments ignored, and reasoning read from either field name.
  */
-import type { Sse } from "effect/encoding"
+import type * as Sse from "effect/encoding/Sse"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
 import type { ContentPart, ImagePart, Message } from "../../domain/Message.ts"
 import type { FinishReason, OutputFormat, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"

@@ -3,7 +3,7 @@
  * conversation as `input` items, reasoning items sent back with their encrypted content) and the
  * decoder of its typed event stream.
  */
-import type { Sse } from "effect/encoding"
+import type * as Sse from "effect/encoding/Sse"
 import { MalformedResponse, type ProviderError, ProviderRejected } from "../../domain/errors.ts"
 import {
   type AssistantMessage,

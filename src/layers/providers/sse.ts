@@ -3,7 +3,8 @@
  * a per-response decoder that turns each event into provider chunks. The decoders are plain
  * state machines, so the same pipeline runs on a live HTTP body and on scripted bytes in tests.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as Sse from "effect/encoding/Sse"
 import { MalformedResponse, type ProviderError } from "../../domain/errors.ts"
 import type { ProviderChunk } from "../../domain/Provider.ts"

@@ -14,9 +14,19 @@
  * `node:sqlite` is loaded when a client is made, so programs that never use SQLite never load it.
  * The database file is private (0600), as the JSON Lines store's files are.
  */
-import { Cache, Context, Duration, Effect, Layer, type Scope, Semaphore, Stream } from "effect"
-import { Reactivity } from "effect/reactivity"
-import { SqlClient, type SqlConnection, SqlError, Statement } from "effect/sql"
+import * as Cache from "effect/Cache"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlConnection from "effect/sql/SqlConnection"
+import * as SqlError from "effect/sql/SqlError"
+import * as Statement from "effect/sql/Statement"
 import * as NodeFs from "node:fs"
 import type { DatabaseSync, StatementSync } from "node:sqlite"
 

@@ -3,7 +3,7 @@
  * `beforeLLMRequest` hooks, the provider call with its retries (`providerCall.ts`), recovery from
  * context overflow and from truncated answers, `afterLLMResponse` hooks and `LLMResponse`.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { acceptsImages, type AgentLoopConfig, contextBudget } from "../../domain/Config.ts"
 import { type ProviderError, TurnAborted } from "../../domain/errors.ts"
 import * as Message from "../../domain/Message.ts"

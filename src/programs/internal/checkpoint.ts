@@ -10,7 +10,8 @@
  *
  * This module owns the per-turn state (kept here, as `hardAbort.ts` keeps its own).
  */
-import { Effect, Semaphore } from "effect"
+import * as Effect from "effect/Effect"
+import * as Semaphore from "effect/Semaphore"
 import * as Checkpoint from "../../domain/Checkpoint.ts"
 import * as Message from "../../domain/Message.ts"
 import type { RegisteredTool } from "../../services/ToolRegistry.ts"

@@ -4,7 +4,8 @@
  * long-lived fibers, and the registry of running turns. Every step of a turn takes it as its
  * first argument, so a turn costs what it does, not a context lookup per step.
  */
-import { Effect, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { AgentLoopConfig } from "../../domain/Config.ts"
 import { EventBus, type EventBusShape } from "../../services/EventBus.ts"
 import { Hooks, type HooksShape } from "../../services/Hooks.ts"

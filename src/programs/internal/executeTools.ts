@@ -7,7 +7,7 @@
  * `skip-remaining` mode, skips every remaining call with a result saying why, so the history stays
  * well formed. Results are appended in call order.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { doneNow } from "../../domain/doneNow.ts"
 import type * as Message from "../../domain/Message.ts"
 import type { CurrentTurn } from "../../services/CurrentTurn.ts"

@@ -6,7 +6,9 @@
  *
  * This module owns the protocol's state (kept here per turn); nothing else reads or writes it.
  */
-import { Effect, type Exit, Fiber } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Turn from "./turn.ts"
 
 /** A turn's hard-abort state. */

@@ -2,7 +2,14 @@
  * One provider call: the reply folded into a response while its deltas are published, and the
  * retries of a call that failed with a retryable error (DESIGN §6 step 3).
  */
-import { type Cause, Channel, Duration, Effect, Pull, Schedule, Scope, Stream } from "effect"
+import type * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Pull from "effect/Pull"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { RetryPolicy } from "../../domain/Config.ts"
 import { type ContextLengthExceeded, MalformedResponse, type ProviderError, ResponseTooLarge } from "../../domain/errors.ts"
 import type * as Message from "../../domain/Message.ts"

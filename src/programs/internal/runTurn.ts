@@ -5,7 +5,8 @@
  * return a result (`aborted`) and publish `TurnEnd`. Nothing is written before the end, so rolling
  * back to the snapshot taken at the start is simply not writing.
  */
-import { Effect, Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
 import { INTERRUPTED_BY_CRASH, type TurnCheckpoint } from "../../domain/Checkpoint.ts"
 import { CheckpointStale, OutputInvalid, OutputUnavailable, TurnBlocked } from "../../domain/errors.ts"
 import * as Message from "../../domain/Message.ts"

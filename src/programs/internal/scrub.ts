@@ -13,7 +13,8 @@
  * Messages are immutable, so a message found clean is remembered and not scanned again on the
  * next iteration (until a new secret is registered).
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as Message from "../../domain/Message.ts"
 import type { ProviderError } from "../../domain/errors.ts"
 import type { ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"

@@ -8,7 +8,12 @@
  * (by the loop's scope when `critical`) and hand their result back as a pending result or an
  * orphan.
  */
-import { Clock, Duration, Effect, Option, Schema, Semaphore } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import { contextBudget } from "../../domain/Config.ts"
 import { ConcurrencyTimeout, DepthLimitExceeded, InvalidSubTurnConfig, SubTurnBlocked, SubTurnStopped } from "../../domain/errors.ts"
 import type { HookSubTurn } from "../../domain/Hook.ts"

@@ -7,7 +7,11 @@
  * that lock, the provider call is bounded by `SUMMARY_TIMEOUT`: a summary that hangs must not stall
  * the session's next turn for ever (nobody can interrupt it: the session has no active turn).
  */
-import { Cause, Duration, Effect, Option, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { readCause, show, tagged } from "../../domain/causeMessage.ts"
 import type { AgentLoopConfig } from "../../domain/Config.ts"
 import * as Message from "../../domain/Message.ts"

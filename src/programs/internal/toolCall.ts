@@ -13,7 +13,10 @@
  * server may quote a header): they are scrubbed of every known secret (`Secrets`) as they come
  * out of the tool, so hooks, events, sessions and cassettes only ever see the scrubbed text.
  */
-import { Cause, Duration, Effect, Option } from "effect"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { readCause, show } from "../../domain/causeMessage.ts"
 import type { HookContext, HookToolCall } from "../../domain/Hook.ts"
 import * as Message from "../../domain/Message.ts"

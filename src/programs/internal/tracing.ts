@@ -2,7 +2,8 @@
  * Spans of a turn's steps, made only when someone can see them (see the design doc's
  * "Performance" section).
  */
-import { Effect, Tracer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Tracer from "effect/Tracer"
 
 /** Spans on the loop's hot path (turn, provider call, tool call) skip capturing a stack trace each time. */
 export const noStackTrace: Tracer.TraceOptions = { captureStackTrace: false }

@@ -10,7 +10,12 @@
  * The queues are plain arrays changed in synchronous steps: fibers interleave only at yield
  * points, so each change is atomic, and the turn reads them only at its checkpoints.
  */
-import { type Clock, Deferred, Effect, Option, type Schema, type Scope } from "effect"
+import type * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import type { Checkpointing, TurnCheckpoint } from "../../domain/Checkpoint.ts"
 import type { InvalidConfig, SessionFenced, SessionStoreError } from "../../domain/errors.ts"
 import * as AgentEvent from "../../domain/Event.ts"

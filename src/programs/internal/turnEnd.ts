@@ -7,7 +7,12 @@
  * - A hard abort: the turn ends `aborted` and nothing is persisted.
  * - A failure or defect of the body: status `failed`, keeping what was completed.
  */
-import { Cause, Clock, Effect, Exit, Schema, Scope } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import { readCause, tagged } from "../../domain/causeMessage.ts"
 import { TurnAborted, TurnDefect, TurnFailure } from "../../domain/errors.ts"
 import type { AbortTurn, HardAbort as HardAbortDecision } from "../../domain/Hook.ts"

@@ -8,7 +8,8 @@
  * the provider constrains the reply's text) as JSON text. A reply that is neither goes back to the
  * model with the reason, and the next call forces the answer where the provider can force a tool.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as Message from "../../domain/Message.ts"
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../../domain/text.ts"
 import type { OutputFormat, ToolDefinition } from "../../domain/Provider.ts"
