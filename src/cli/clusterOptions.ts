@@ -182,15 +182,15 @@ export interface PoolOptions {
  */
 export const database = (url: URL, pool: PoolOptions): Layer.Layer<SqlClient.SqlClient, CliFailure> =>
   Layer.unwrap(
-    Effect.tryPromise(() => Promise.all([import("@effect/sql-pg/PgClient"), import("effect/sql")])).pipe(
+    Effect.tryPromise(() => Promise.all([import("@effect/sql-pg/PgClient"), import("effect/sql/SqlClient")])).pipe(
       Effect.matchEffect({
         onFailure: () => fail("a cluster needs the package @effect/sql-pg (npm install @effect/sql-pg)"),
-        onSuccess: ([PgClient, Sql]) =>
+        onSuccess: ([PgClient, SqlClientModule]) =>
           // The pool connects lazily, deep inside the cluster's storage, where a refused connection
           // is a defect: one query first turns it into a failure that says why.
           Effect.succeed(Layer.effect(
-            Sql.SqlClient.SqlClient,
-            Effect.flatMap(Sql.SqlClient.SqlClient, (sql) =>
+            SqlClientModule.SqlClient,
+            Effect.flatMap(SqlClientModule.SqlClient, (sql) =>
               sql`SELECT 1`.pipe(Effect.catchTag("SqlError", (error) => unreachable(url, error)), Effect.as(sql)))
           ).pipe(Layer.provideMerge(
             PgClient.layer({ url: Redacted.make(url.href), maxConnections: pool.maxConnections, applicationName: pool.applicationName }).pipe(Layer.orDie)

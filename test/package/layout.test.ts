@@ -1,0 +1,44 @@
+/**
+ * The shape of the sources that start-up time depends on: every Effect module is imported by its
+ * own path (`effect/Effect`, `effect/http/HttpClient`), never through a package's index (`effect`,
+ * `effect/http`), which loads every module of the package (the design doc's "Performance").
+ * Tests, docs and examples import as applications do and are not checked.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { root } from "../support/cliProcess.ts"
+
+/** An import or re-export from `effect`, one of its package indexes (`effect/http`) or `@effect/platform-node`'s. */
+const INDEX =
+  String.raw`["'](effect(?:\/[a-z]+)?|@effect\/platform-node)["']`
+const INDEX_IMPORT = new RegExp(
+  String.raw`^(?:import|export)(?:\s+type)?\s+(?:\*(?:\s+as\s+\w+)?|\{[^}]*\}|\w+(?:\s*,\s*\{[^}]*\})?)\s+from\s+${INDEX}|\bimport\(\s*${INDEX}\s*\)`,
+  "gm"
+)
+
+const sources = (dir: string): ReadonlyArray<string> =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sources(path.join(dir, entry.name)) : entry.name.endsWith(".ts") ? [path.join(dir, entry.name)] : []
+  )
+
+describe("the sources", () => {
+  it("import each Effect module by its own path, never a package's index", () => {
+    const found = sources(path.join(root, "src")).flatMap((file) =>
+      [...fs.readFileSync(file, "utf8").matchAll(INDEX_IMPORT)].map((match) => `${path.relative(root, file)}: ${match[0].trim()}`)
+    )
+    expect(found).toEqual([])
+  })
+
+  it("the check finds an index import, a multi-line one and a dynamic one, and passes a module's own path", () => {
+    const text = [
+      "import { Effect } from \"effect\"",
+      "import {\n  HttpClient,\n  HttpClientRequest\n} from \"effect/http\"",
+      "const m = await import(\"effect/sql\")",
+      "import * as Schema from \"effect/Schema\"",
+      "import * as HttpClient from \"effect/http/HttpClient\"",
+      " * import { Effect } from \"effect\"  (a doc comment's example)"
+    ].join("\n")
+    expect([...text.matchAll(INDEX_IMPORT)].map((match) => match[1] ?? match[2])).toEqual(["effect", "effect/http", "effect/sql"])
+  })
+})
