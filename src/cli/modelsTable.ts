@@ -1,11 +1,12 @@
 /**
- * What `agent-loop models` prints: the registry as a table, one model per line, and the line
- * saying what the prices are. Plain functions over plain data, so the installed command prints the
- * whole list without loading Effect (`quick.ts`); `modelsCommand.ts` prints one provider's part.
+ * What `agent-loop models [--provider NAME]` prints: the registry as a table, one model per line,
+ * and the line saying what the prices are. Plain functions over plain data, so the installed
+ * command prints it without loading Effect (`quick.ts`); `modelsCommand.ts` prints it in the CLI.
  */
 import type { ModelInfo } from "../domain/Models.ts"
-import { builtinModels, PRICES_AS_OF } from "../domain/models/builtin.ts"
+import { builtinModels, forProvider, PRICES_AS_OF } from "../domain/models/builtin.ts"
 import { withThousands } from "../domain/text.ts"
+import { providerSummaries } from "./providerList.ts"
 
 /** A token count as people write it: `128k`, `1M`, `1.05M` when it is round, else every digit (`1,047,576`). */
 export const tokens = (n: number): string =>
@@ -42,3 +43,24 @@ export const table = (models: ReadonlyArray<ModelInfo> = builtinModels): Readonl
 export const footer = (): string =>
   `prices in US dollars per million tokens, as of ${PRICES_AS_OF}; other models work too, with a ` +
   `128k context window assumed and no cost shown (a settings file's "prices" can add one)`
+
+/** What `models` prints: the table's lines (stdout) and one line under them (stderr). */
+export interface Listing {
+  readonly lines: ReadonlyArray<string>
+  readonly note: string
+}
+
+/**
+ * The listing of `agent-loop models`, or of one provider's models (`--provider NAME`: the
+ * registry's models of its catalogue; `azure` serves OpenAI's); `undefined` when `--provider` has
+ * no such name.
+ */
+export const listing = (provider?: string): Listing | undefined => {
+  if (provider === undefined) return { lines: table(), note: footer() }
+  const summary = providerSummaries.find((p) => p.name === provider)
+  if (summary === undefined) return undefined
+  const models = summary.models === undefined ? [] : forProvider(summary.models)
+  return models.length === 0
+    ? { lines: [], note: `${provider} serves the models its server has: the registry lists none for it` }
+    : { lines: table(models), note: footer() }
+}

@@ -25,7 +25,7 @@ import type * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
 import { presetNames, presets } from "../layers/providers/presets.ts"
 import type * as ResponsesWire from "../layers/providers/responsesWire.ts"
 import type { Provider } from "../services/Provider.ts"
-import { summaryOf } from "./providerList.ts"
+import { type ProviderSummary, summaryOf } from "./providerList.ts"
 
 export { credentialVariables, providerNames } from "./providerList.ts"
 
@@ -55,12 +55,7 @@ export interface Connection {
 }
 
 /** One provider of `--provider`. */
-export interface CliProvider {
-  readonly name: string
-  /** How `--provider` help describes it. */
-  readonly summary: string
-  /** The variables its key is read from, the first one set winning; empty: it takes none. */
-  readonly keyVariables: ReadonlyArray<string>
+export interface CliProvider extends ProviderSummary {
   /**
    * When a missing key fails before anything starts: `required` always, `unless-base-url` on the
    * provider's own URL (a `--base-url` server may need none), `optional` never (local servers,
@@ -76,8 +71,6 @@ export interface CliProvider {
    * provider is chosen, and handed over in `secrets`: AWS's keys serve more than the model.
    */
   readonly secretVariables?: ReadonlyArray<string>
-  /** The provider of the model registry whose models (limits, prices) it serves. */
-  readonly models: string | undefined
   /** What else it needs before anything starts, as the line saying so; `undefined` when it has it. */
   readonly requires?: (connection: Connection) => string | undefined
   /** Its API requires an output limit (for this model): the model's own is sent when none is set. */
@@ -108,7 +101,6 @@ const presetRows: ReadonlyArray<CliProvider> = presetNames.map((name) => {
   return {
     ...summaryOf(name),
     key: preset.apiKeyEnv === undefined ? "optional" : "unless-base-url",
-    models: preset.apiKeyEnv === undefined ? undefined : name,
     layer: (connection) => lazily(openAiCompatible, (m: typeof OpenAiCompatible) => m.preset(name, common(connection)))
   }
 })
@@ -118,20 +110,17 @@ export const providers: ReadonlyArray<CliProvider> = [
   {
     ...summaryOf("openai"),
     key: "unless-base-url",
-    models: "openai",
     layer: (connection) => lazily(openAiCompatible, (m: typeof OpenAiCompatible) => m.layer(common(connection)))
   },
   {
     ...summaryOf("openai-responses"),
     key: "unless-base-url",
-    models: "openai",
     check: responsesCheck,
     layer: (connection) => lazily(() => import("../layers/providers/OpenAiResponses.ts"), (m: typeof OpenAiResponses) => m.layer(common(connection)))
   },
   {
     ...summaryOf("anthropic"),
     key: "unless-base-url",
-    models: "anthropic",
     needsMaxTokens: true,
     check: () => import("../layers/providers/anthropicWire.ts").then((m: typeof AnthropicWire) => m.check),
     layer: (connection) => lazily(() => import("../layers/providers/Anthropic.ts"), (m: typeof Anthropic) => m.layer(common(connection)))
@@ -139,14 +128,12 @@ export const providers: ReadonlyArray<CliProvider> = [
   {
     ...summaryOf("gemini"),
     key: "unless-base-url",
-    models: "gemini",
     check: () => import("../layers/providers/geminiWire.ts").then((m: typeof GeminiWire) => m.check),
     layer: (connection) => lazily(() => import("../layers/providers/Gemini.ts"), (m: typeof Gemini) => m.layer(common(connection)))
   },
   {
     ...summaryOf("vertex"),
     key: "optional",
-    models: "gemini",
     // Claude on Vertex AI speaks Anthropic's API, which needs an output limit
     needsMaxTokens: (model) => model.startsWith("claude-"),
     layer: (connection) =>
@@ -162,7 +149,6 @@ export const providers: ReadonlyArray<CliProvider> = [
     key: "required",
     baseUrlVariable: "AZURE_OPENAI_ENDPOINT",
     baseUrlRequired: true,
-    models: "openai",
     ...(api === "responses" ? { check: responsesCheck } : {}),
     layer: (connection) =>
       lazily(() => import("../layers/providers/Azure.ts"), (m: typeof Azure) =>
@@ -177,7 +163,6 @@ export const providers: ReadonlyArray<CliProvider> = [
     ...summaryOf("bedrock"),
     key: "optional",
     secretVariables: ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
-    models: "bedrock",
     needsMaxTokens: true,
     requires: (connection) =>
       connection.region === undefined ? "--provider bedrock needs an AWS region: export AWS_REGION, or set \"region\" in a settings file" : undefined,

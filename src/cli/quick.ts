@@ -1,9 +1,9 @@
 /**
  * The answers the installed command gives without starting Effect: `--help` / `-h` of any command
- * path, `--version` / `-v`, and the whole `models` list. They are data, known when the package is
- * built (`helpPages.ts` writes `help.json` beside this file from `effect/cli`'s own pages; the
- * model registry is a table), so printing them needs neither `effect/cli` nor the command tree,
- * whose loading is most of a start-up's time and memory.
+ * path, `--version` / `-v`, and the `models` list (`--provider NAME`'s part of it too). They are
+ * data, known when the package is built (`helpPages.ts` writes `help.json` beside this file from
+ * `effect/cli`'s own pages; the model registry is a table), so printing them needs neither
+ * `effect/cli` nor the command tree, whose loading is most of a start-up's time and memory.
  *
  * Only the exact forms are answered here (`agent-loop run --help`, not `agent-loop run --model x
  * --help`); anything else, and every form when `help.json` is missing (the sources, not the built
@@ -11,7 +11,7 @@
  */
 import * as fs from "node:fs"
 import type { HelpPages } from "./helpPages.ts"
-import { footer, table } from "./modelsTable.ts"
+import { type Listing, listing } from "./modelsTable.ts"
 
 /** Where a quick answer is written. */
 export interface QuickStreams {
@@ -44,15 +44,23 @@ const isVersion = (args: ReadonlyArray<string>) => args.length === 1 && (args[0]
 /** `[...command path, --help | -h]` (whether the path is one is up to the pages). */
 const isHelp = (args: ReadonlyArray<string>) => args.at(-1) === "--help" || args.at(-1) === "-h"
 
+/** The listing `models`, `models --provider NAME` or `models --provider=NAME` asks for; `undefined` for anything else (an unknown provider too: the CLI says what is wrong). */
+const modelsAsked = (args: ReadonlyArray<string>): Listing | undefined => {
+  if (args.length === 0) return listing()
+  const provider = args.length === 2 && args[0] === "--provider" ? args[1] : args.length === 1 && args[0]!.startsWith("--provider=") ? args[0]!.slice(11) : undefined
+  return provider === undefined || provider === "" ? undefined : listing(provider)
+}
+
 /**
  * Answers `args` (the command line after the script) when it is one of the quick forms, and says
  * whether it did; otherwise writes nothing and the full CLI runs. `pages` may be given as the
  * function that reads them, called only for a help or version request.
  */
 export const answer = (args: ReadonlyArray<string>, pages: HelpPages | undefined | (() => HelpPages | undefined), streams: QuickStreams): boolean => {
-  if (args.length === 1 && args[0] === "models") {
-    streams.stdout.write(table().map((line) => `${line}\n`).join(""))
-    streams.stderr.write(`${footer()}\n`)
+  const shown = args[0] === "models" ? modelsAsked(args.slice(1)) : undefined
+  if (shown !== undefined) {
+    streams.stdout.write(shown.lines.map((line) => `${line}\n`).join(""))
+    streams.stderr.write(`${shown.note}\n`)
     return true
   }
   const version = isVersion(args)

@@ -26,7 +26,7 @@ import * as Schema from "effect/Schema"
 import { builtinModels } from "./models/builtin.ts"
 import { ModelPrice } from "./Usage.ts"
 
-export { builtinModels, PRICES_AS_OF } from "./models/builtin.ts"
+export { builtinModels, forProvider, PRICES_AS_OF } from "./models/builtin.ts"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
@@ -55,9 +55,6 @@ export const ModelInfo = Schema.Struct({
 })
 export type ModelInfo = typeof ModelInfo.Type
 
-/** The built-in models `provider`'s API serves (`openai`, `anthropic`, `bedrock`, `groq`, …). */
-export const forProvider = (provider: string, models: ReadonlyArray<ModelInfo> = builtinModels): ReadonlyArray<ModelInfo> =>
-  models.filter((model) => model.provider === provider)
 
 /** The providers the registry has models of, in its order. */
 export const providers = (models: ReadonlyArray<ModelInfo> = builtinModels): ReadonlyArray<string> => [...new Set(models.map((model) => model.provider))]

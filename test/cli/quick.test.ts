@@ -46,15 +46,21 @@ describe("quick answers", () => {
     expect(pages.pages["run"]!.plain).not.toContain("\u001b[")
   })
 
-  it("answers exactly `[path] --help | -h`, `--version | -v` and `models`, and leaves every other command line to the CLI, writing nothing", () => {
-    for (const args of [["--help"], ["-h"], ["run", "--help"], ["sessions", "list", "-h"], ["--version"], ["-v"], ["models"]]) {
+  it("answers exactly `[path] --help | -h`, `--version | -v` and `models [--provider NAME]`, and leaves every other command line to the CLI, writing nothing", () => {
+    for (
+      const args of [
+        ["--help"], ["-h"], ["run", "--help"], ["sessions", "list", "-h"], ["--version"], ["-v"], ["models"], ["models", "--help"],
+        ["models", "--provider", "anthropic"], ["models", "--provider=groq"], ["models", "--provider", "ollama"]
+      ]
+    ) {
       const { streams, out } = memory()
       expect(Quick.answer(args, pages, streams), args.join(" ")).toBe(true)
-      expect(out.stdout, args.join(" ")).not.toBe("")
+      expect(out.stdout + out.stderr, args.join(" ")).not.toBe("")
     }
     for (
       const args of [
-        [], ["run"], ["run", "--model", "x", "--help"], ["nope", "--help"], ["--help", "run"], ["models", "--provider", "openai"],
+        [], ["run"], ["run", "--model", "x", "--help"], ["nope", "--help"], ["--help", "run"], ["models", "--provider", "nope"],
+        ["models", "--provider"], ["models", "--provider="], ["models", "--provider", "replay"], ["models", "x"],
         ["models", "--help", "x"], ["run", "--version"], ["--version", "--help", "x"]
       ]
     ) {
@@ -69,7 +75,12 @@ describe("quick answers", () => {
 
   it("prints what the full CLI prints for the same command line", async () => {
     const env = isolatedEnv(tempDir())
-    for (const args of [["--help"], ["run", "--help"], ["sessions", "export", "-h"], ["--version"], ["models"]]) {
+    for (
+      const args of [
+        ["--help"], ["run", "--help"], ["sessions", "export", "-h"], ["--version"], ["models"], ["models", "--provider", "azure"],
+        ["models", "--provider=vertex"], ["models", "--provider", "ollama"]
+      ]
+    ) {
       const full = await runCli(args, { env })
       expect(full.code, full.stderr).toBe(0)
       const { streams, out } = memory(env)

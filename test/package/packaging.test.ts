@@ -233,7 +233,7 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
   it("(c) help, version and the model list come from the built pages without loading the CLI, exactly as the CLI prints them", async () => {
     const env = isolatedEnv(tempDir())
     const main = path.join(installed(app), "dist", "cli", "main.js")
-    for (const args of [["--help"], ["run", "--help"], ["sessions", "list", "-h"], ["mcp", "add", "--help"], ["--version"], ["models"]]) {
+    for (const args of [["--help"], ["run", "--help"], ["sessions", "list", "-h"], ["mcp", "add", "--help"], ["--version"], ["models"], ["models", "--provider", "anthropic"]]) {
       for (const colour of [{}, { FORCE_COLOR: "1" }]) {
         const quick = succeeded(await run(bin(), args, app, { ...env, ...colour }))
         const full = succeeded(await run(process.execPath, [main, ...args], app, { ...env, ...colour }))

@@ -18,3 +18,7 @@ export const PRICES_AS_OF = "2026-05-08"
  * as one more table here.
  */
 export const builtinModels: ReadonlyArray<ModelInfo> = [...openai, ...anthropic, ...google, ...bedrock, ...clouds]
+
+/** The built-in models `provider`'s API serves (`openai`, `anthropic`, `bedrock`, `groq`, …). */
+export const forProvider = (provider: string, models: ReadonlyArray<ModelInfo> = builtinModels): ReadonlyArray<ModelInfo> =>
+  models.filter((model) => model.provider === provider)
