@@ -19,7 +19,6 @@ import type * as Scope from "effect/Scope"
 import type { Checkpointing, TurnCheckpoint } from "../../domain/Checkpoint.ts"
 import type { InvalidConfig, SessionFenced, SessionStoreError } from "../../domain/errors.ts"
 import * as AgentEvent from "../../domain/Event.ts"
-import type { EventKind, EventPayload } from "../../domain/Event.ts"
 import type { HookContext } from "../../domain/Hook.ts"
 import { type Content, type Message, system, type SystemMessage } from "../../domain/Message.ts"
 import type { ModelOptions } from "../../domain/ModelOptions.ts"
@@ -357,10 +356,7 @@ export const removeChild = (turn: Turn, child: Turn): void => {
   writable(turn).children.delete(child.turnId)
 }
 
-/**
- * The turn takes no more input: steering that came too late, or that a rollback took out of the
- * history (`persisted` false), becomes follow-ups, never lost. Returns the messages moved.
- */
+/** The turn takes no more input: steering too late, or rolled back (`persisted` false), becomes follow-ups (returned). */
 export const close = (turn: Turn, persisted: boolean): ReadonlyArray<string> => {
   const w = writable(turn)
   w.closed = true
@@ -372,13 +368,12 @@ export const close = (turn: Turn, persisted: boolean): ReadonlyArray<string> => 
 
 // ---- What others see -------------------------------------------------------------------------
 
-/** Publishes an event of this turn, stamped with its place and (by default) the Clock's time now. */
-export const publish = <K extends EventKind>(turn: Turn, kind: K, payload: EventPayload<K>, at?: number): void =>
-  // The turn is the event's place (its coordinates are read at the call): no copy per event.
+/** Publishes an event of this turn, its place the turn itself (no copy per event), at the Clock's time now by default. */
+export const publish = <K extends AgentEvent.EventKind>(turn: Turn, kind: K, payload: AgentEvent.EventPayload<K>, at?: number): void =>
   turn.bus.publishUnsafe(AgentEvent.make(kind, turn, at ?? turn.clock.currentTimeMillisUnsafe(), payload))
 
 /** `publish` as an effect. */
-export const emit = <K extends EventKind>(turn: Turn, kind: K, payload: EventPayload<K>): Effect.Effect<void> =>
+export const emit = <K extends AgentEvent.EventKind>(turn: Turn, kind: K, payload: AgentEvent.EventPayload<K>): Effect.Effect<void> =>
   Effect.sync(() => publish(turn, kind, payload))
 
 /** Publishes an `LLMDelta` stamped `at` (the hottest event, see `AgentEvent.delta`). */
