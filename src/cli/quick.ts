@@ -44,10 +44,18 @@ const isVersion = (args: ReadonlyArray<string>) => args.length === 1 && (args[0]
 /** `[...command path, --help | -h]` (whether the path is one is up to the pages). */
 const isHelp = (args: ReadonlyArray<string>) => args.at(-1) === "--help" || args.at(-1) === "-h"
 
-/** The listing `models`, `models --provider NAME` or `models --provider=NAME` asks for; `undefined` for anything else (an unknown provider too: the CLI says what is wrong). */
+/**
+ * The listing `models`, `models --provider NAME` or `models --provider=NAME` asks for; `undefined`
+ * for anything else, an unknown provider too (the CLI says what is wrong with it).
+ */
 const modelsAsked = (args: ReadonlyArray<string>): Listing | undefined => {
   if (args.length === 0) return listing()
-  const provider = args.length === 2 && args[0] === "--provider" ? args[1] : args.length === 1 && args[0]!.startsWith("--provider=") ? args[0]!.slice(11) : undefined
+  const [flag = "", value] = args
+  const provider = args.length === 2 && flag === "--provider"
+    ? value
+    : args.length === 1 && flag.startsWith("--provider=")
+    ? flag.slice("--provider=".length)
+    : undefined
   return provider === undefined || provider === "" ? undefined : listing(provider)
 }
 
