@@ -75,7 +75,10 @@ export const answer = (args: ReadonlyArray<string>, pages: HelpPages | undefined
   if (!version && !isHelp(args)) return false
   // read only now: a run does not pay for the pages
   const built = typeof pages === "function" ? pages() : pages
-  const page = built === undefined ? undefined : version ? built.versionLine : built.pages[args.slice(0, -1).join(" ")]
+  const path = args.slice(0, -1)
+  // the pages are keyed by the path joined with spaces: a word that is empty or holds a space names no command
+  const named = path.every((word) => word !== "" && !word.includes(" "))
+  const page = built === undefined ? undefined : version ? built.versionLine : named ? built.pages[path.join(" ")] : undefined
   if (page === undefined) return false
   streams.stdout.write(`${colors(streams) ? page.color : page.plain}\n`)
   return true

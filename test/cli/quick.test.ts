@@ -61,7 +61,9 @@ describe("quick answers", () => {
       const args of [
         [], ["run"], ["run", "--model", "x", "--help"], ["nope", "--help"], ["--help", "run"], ["models", "--provider", "nope"],
         ["models", "--provider"], ["models", "--provider="], ["models", "--provider", "replay"], ["models", "x"],
-        ["models", "--help", "x"], ["run", "--version"], ["--version", "--help", "x"]
+        ["models", "--help", "x"], ["run", "--version"], ["--version", "--help", "x"],
+        // not a command path, though its words joined by spaces are one
+        ["sessions list", "--help"], ["", "--help"]
       ]
     ) {
       const { streams, out } = memory()
