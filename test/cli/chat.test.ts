@@ -11,14 +11,18 @@ import { isolatedEnv, launcher, root, tempDir, type TestContext } from "../suppo
 import { gate, type Script, start } from "../support/openaiServer.ts"
 import { hasTmux, startPane } from "../support/tmux.ts"
 
-/** A server and `agent-loop chat` against it in a tmux pane. */
-const chat = async (context: TestContext, script: Script, extra: ReadonlyArray<string> = []) => {
+/** A server and `agent-loop chat` against it in a tmux pane; `settings`, when given, is the user's settings file. */
+const chat = async (context: TestContext, script: Script, extra: ReadonlyArray<string> = [], options: { readonly model?: string; readonly settings?: unknown } = {}) => {
   const server = await start(script)
   const home = tempDir()
   const workspace = path.join(home, "ws")
   fs.mkdirSync(workspace)
+  if (options.settings !== undefined) {
+    fs.mkdirSync(path.join(home, "config", "agent-loop"), { recursive: true })
+    fs.writeFileSync(path.join(home, "config", "agent-loop", "settings.json"), JSON.stringify(options.settings))
+  }
   const pane = startPane(
-    [process.execPath, launcher, "chat", "--base-url", server.url, "--model", "fake-model", "--workspace", workspace, ...extra],
+    [process.execPath, launcher, "chat", "--base-url", server.url, "--model", options.model ?? "fake-model", "--workspace", workspace, ...extra],
     isolatedEnv(home),
     root
   )
@@ -111,28 +115,11 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "agent-loop chat (tmux)" : "agent
   })
 
   it("a trailing backslash continues the input on the next line; each turn ends with its tokens and cost", async (context) => {
-    const server = await start([
+    // a priced model, so the cost is known: $2 per million input tokens
+    const { server, pane } = await chat(context, [
       { text: "First answer.", usage: { prompt: 1_000_000, completion: 0 } },
       { text: "Second answer.", usage: { prompt: 500_000, completion: 0 } }
-    ])
-    const home = tempDir()
-    const workspace = path.join(home, "ws")
-    fs.mkdirSync(workspace)
-    // a priced model, so the cost is known: $2 per million input tokens
-    fs.mkdirSync(path.join(home, "config", "agent-loop"), { recursive: true })
-    fs.writeFileSync(path.join(home, "config", "agent-loop", "settings.json"), JSON.stringify({
-      prices: { "priced-model": { inputPerMillion: 2, outputPerMillion: 8 } }
-    }))
-    const pane = startPane(
-      [process.execPath, launcher, "chat", "--base-url", server.url, "--model", "priced-model", "--workspace", workspace],
-      isolatedEnv(home),
-      root
-    )
-    context.onTestFinished(async () => {
-      pane.kill()
-      await server.close()
-    })
-    await pane.waitFor(/^> $/m)
+    ], [], { model: "priced-model", settings: { prices: { "priced-model": { inputPerMillion: 2, outputPerMillion: 8 } } } })
     pane.line("first line \\")
     pane.line("second line")
     await pane.waitFor(/First answer\.\n── completed · 1 iteration · 1,000,000 in · 0 out tokens · \$2\.0000 · /)
