@@ -30,6 +30,15 @@ const runWithStdin = async (args: ReadonlyArray<string>, env: Record<string, str
   return { code, stdout: cli.stdout(), stderr: cli.stderr() }
 }
 
+/** The line Claude Code's scripts read for one reply of model "m" in session "s". */
+const assistantLine = (content: ReadonlyArray<unknown>, stop_reason: string, usage: { readonly input_tokens: number; readonly output_tokens: number }) => ({
+  type: "assistant",
+  _tag: "AssistantMessage",
+  message: { type: "message", role: "assistant", model: "m", content, stop_reason, usage },
+  parent_tool_use_id: null,
+  session_id: "s"
+})
+
 const common = (url: string, workspace: string) =>
   ["--base-url", url, "--model", "m", "--workspace", workspace, "--no-settings", "--no-context-files", "--tools", "read_file,list_dir", "--session", "s"]
 
@@ -62,20 +71,7 @@ describe("stream-json output", () => {
     const events = out.slice(1, -1).filter((line) => line.type === "event")
     // Claude Code's message lines: the replies as assistant messages, the tool result as a user message
     expect(out.filter((line) => line.type === "assistant" || line.type === "user")).toEqual([
-      {
-        type: "assistant",
-        _tag: "AssistantMessage",
-        message: {
-          type: "message",
-          role: "assistant",
-          model: "m",
-          content: [{ type: "tool_use", id: "call_1", name: "list_dir", input: {} }],
-          stop_reason: "tool_calls",
-          usage: { input_tokens: 10, output_tokens: 2 }
-        },
-        parent_tool_use_id: null,
-        session_id: "s"
-      },
+      assistantLine([{ type: "tool_use", id: "call_1", name: "list_dir", input: {} }], "tool_calls", { input_tokens: 10, output_tokens: 2 }),
       {
         type: "user",
         _tag: "ToolResultMessage",
@@ -83,20 +79,7 @@ describe("stream-json output", () => {
         parent_tool_use_id: null,
         session_id: "s"
       },
-      {
-        type: "assistant",
-        _tag: "AssistantMessage",
-        message: {
-          type: "message",
-          role: "assistant",
-          model: "m",
-          content: [{ type: "text", text: "Hello" }],
-          stop_reason: "stop",
-          usage: { input_tokens: 12, output_tokens: 3 }
-        },
-        parent_tool_use_id: null,
-        session_id: "s"
-      }
+      assistantLine([{ type: "text", text: "Hello" }], "stop", { input_tokens: 12, output_tokens: 3 })
     ])
     expect(events[0]._tag).toBe("TurnStart")
     expect(events.at(-1)._tag).toBe("TurnEnd")
