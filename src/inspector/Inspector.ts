@@ -144,10 +144,10 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
           const [key, turnId] = rest as [string, string]
           const recorded = Model.timelineOfEvents(turnId, recorder.byTurn())
           if (recorded !== undefined) return json(recorded)
-          const index = /^log-(\d+)$/.exec(turnId)
-          if (index === null) return Effect.succeed(notFound)
+          const index = Model.logTurnIndex(turnId)
+          if (index === undefined) return Effect.succeed(notFound)
           return Effect.flatMap(logOf(key), (entries) => {
-            const timeline = Model.timelineOfLog(key, entries, Number(index[1]))
+            const timeline = Model.timelineOfLog(key, entries, index)
             return timeline === undefined ? Effect.succeed(notFound) : json(timeline)
           })
         }

@@ -9,7 +9,7 @@
  * times: its timeline keeps the order of the model calls and tool calls, one step each, and says so.
  */
 import type { AgentEvent, EventOf } from "../domain/Event.ts"
-import type { Message, ToolCall } from "../domain/Message.ts"
+import type { Content, Message, ToolCall } from "../domain/Message.ts"
 import { textOf } from "../domain/Message.ts"
 import type { SessionEntry } from "../domain/SessionLog.ts"
 import * as Usage from "../domain/Usage.ts"
@@ -78,12 +78,21 @@ const short = (text: string, length = LABEL_LENGTH): string => {
 /** The id of the timeline of the log turn that starts at `index`. */
 export const logTurnId = (index: number): string => `log-${index}`
 
+/** Where the log turn of timeline `id` starts (see `logTurnId`); `undefined` for any other id. */
+export const logTurnIndex = (id: string): number | undefined => {
+  const match = /^log-(\d+)$/.exec(id)
+  return match === null ? undefined : Number(match[1])
+}
+
+/** A turn's label: its opening message on one line, cut to a length a list shows. */
+export const turnLabel = (content: Content): string => short(textOf(content))
+
 /** The turns of the log that start in `[from, to)`: one per user message. */
 export const logTurns = (entries: ReadonlyArray<SessionEntry>, from = 0, to = entries.length): Array<TurnRef> => {
   const turns: Array<TurnRef> = []
   for (let index = Math.max(0, from); index < Math.min(to, entries.length); index++) {
     const entry = entries[index]!
-    if (entry.role === "user") turns.push({ id: logTurnId(index), index, label: short(textOf(entry.content)), source: "log" })
+    if (entry.role === "user") turns.push({ id: logTurnId(index), index, label: turnLabel(entry.content), source: "log" })
   }
   return turns
 }

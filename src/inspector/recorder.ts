@@ -96,7 +96,7 @@ export class Recorder {
       const end = events.find((e) => e._tag === "TurnEnd")
       refs.push({
         id,
-        label: start === undefined ? id : Model.logTurns([{ role: "user", content: start.input }])[0]?.label ?? id,
+        label: start === undefined ? id : Model.turnLabel(start.input),
         at: first.at,
         ...(end === undefined ? { status: "running" } : { status: end.status }),
         source: "events"

@@ -52,6 +52,17 @@ describe("the recorder", () => {
     expect(recorder.lastId).toBe(24)
     expect(recorder.since(0).events).toHaveLength(24)
   })
+
+  it("labels a recorded turn as the log labels it: its input on one line, cut; running until its end", () => {
+    const recorder = new Recorder({ replay: 100, turns: 10 })
+    const input = `count\n  the files ${"x".repeat(100)}`
+    recorder.record(AgentEvent.make("TurnStart", place("t", 0), 0, { input }))
+    const [turn] = recorder.sessionTurns("s")
+    expect(turn).toMatchObject({ id: "t", status: "running", source: "events" })
+    expect(turn!.label).toBe(Model.logTurns([{ role: "user", content: input }])[0]!.label)
+    expect(turn!.label).toMatch(/^count the files x+…$/)
+    expect(turn!.label).toHaveLength(80)
+  })
 })
 
 describe("deepScrub", () => {
