@@ -15,6 +15,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as Yaml from "effect/encoding/Yaml"
+import type { Tool } from "../domain/Tool.ts"
 import { CLAUDE_ALIASES } from "../layers/claudeHooks/names.ts"
 import { frontMatter } from "../layers/fileHooks/manifest.ts"
 import * as MarkdownFiles from "./markdownFiles.ts"
@@ -119,10 +120,7 @@ export const discover = (workspace: string, trusted: boolean, env: NodeJS.Proces
   )
 
 /** A registered tool, as the narrowing sees it: its name, and where an MCP tool comes from. */
-export interface Offered {
-  readonly name: string
-  readonly mcp?: { readonly server: string; readonly tool: string } | undefined
-}
+export type Offered = Pick<Tool, "name" | "mcp">
 
 /**
  * The tools a turn of the command may use (`TurnOptions.tools`, which only narrows): the
