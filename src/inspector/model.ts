@@ -76,7 +76,7 @@ const short = (text: string, length = LABEL_LENGTH): string => {
 }
 
 /** The id of the timeline of the log turn that starts at `index`. */
-export const logTurnId = (index: number): string => `log-${index}`
+const logTurnId = (index: number): string => `log-${index}`
 
 /** Where the log turn of timeline `id` starts (see `logTurnId`); `undefined` for any other id. */
 export const logTurnIndex = (id: string): number | undefined => {
@@ -288,7 +288,7 @@ export const groupByTurn = (events: Iterable<AgentEvent>): Map<string, Array<Age
 }
 
 /** Every turn id under `turnId` (itself included), following `SubTurnSpawn`. */
-export const descendants = (turnId: string, byTurn: ReadonlyMap<string, ReadonlyArray<AgentEvent>>): Array<string> => {
+const descendants = (turnId: string, byTurn: ReadonlyMap<string, ReadonlyArray<AgentEvent>>): Array<string> => {
   const out: Array<string> = []
   const walk = (id: string) => {
     if (out.includes(id)) return
