@@ -8,7 +8,8 @@
  * resolved once, every address it has is checked, and the connection is made to the checked
  * address (the request's `lookup` answers with it), so a name that resolves differently a moment
  * later (DNS rebinding) changes nothing. Each redirect is checked the same way, within
- * `maxRedirects`. It sends no cookies, no credentials and none of the user's keys: only a
+ * `maxRedirects`, and followed only on the same host: approval (or a `domain:` rule) was given for
+ * that host, so a redirect elsewhere is reported to the model, which may ask for that URL itself. It sends no cookies, no credentials and none of the user's keys: only a
  * `User-Agent` and an `Accept`; a URL with a user name or password is refused. The body is read up
  * to `maxBytes` (the rest is cut, with a note); the whole call has a deadline on the `Clock`.
  *
@@ -194,7 +195,14 @@ export const makeWebFetch = (options: WebFetchOptions = {}) => {
           if (REDIRECTS.has(fetched.status)) {
             if (fetched.location === undefined) return yield* fail(`${url.href} answered ${fetched.status} without a Location`)
             if (redirects >= maxRedirects) return yield* fail(`${input} redirects more than ${maxRedirects} times; stopped at ${url.href}`)
-            url = checkUrl(new URL(fetched.location, url).href)
+            const next = checkUrl(new URL(fetched.location, url).href)
+            if (typeof next !== "string" && next.hostname !== url.hostname) {
+              // what was approved (or allowed by a domain rule) is this host: another one is a call of its own
+              yield* resolveChecked(next, allowPrivate)
+              return `${url.href} redirects to ${next.href}, on another host; it was not followed. ` +
+                `To read it, call web_fetch with that URL (it is approved on its own).`
+            }
+            url = next
             continue
           }
           if (fetched.status < 200 || fetched.status >= 300) return yield* fail(`${url.href} answered HTTP ${fetched.status}`)

@@ -111,6 +111,26 @@ describe("web_fetch", () => {
       })
     ))
 
+  it.live("does not follow a redirect to another host: it says where, and that URL is a call of its own", () =>
+    withServer((server) =>
+      Effect.gen(function*() {
+        // two names for the one server, both allowed at its private address
+        const lookup = vi.spyOn(dns.promises, "lookup").mockImplementation((async () => [{ address: "127.0.0.1", family: 4 }]) as any)
+        const allowed: WebFetchOptions = { allowPrivate: (host) => host === "first.invalid" || host === "second.invalid" }
+        const elsewhere = `http://second.invalid:${server.port}/text`
+        const result = yield* Effect.exit(fetchWith(allowed, `http://first.invalid:${server.port}/to?url=${encodeURIComponent(elsewhere)}`))
+        // the same host is followed as before
+        const same = yield* Effect.exit(fetchWith(allowed, `http://first.invalid:${server.port}/to?url=${encodeURIComponent("/text")}`))
+        lookup.mockRestore()
+        expect(Exit.isSuccess(result) && textOf(result.value)).toBe(
+          `http://first.invalid:${server.port}/to?url=${encodeURIComponent(elsewhere)} redirects to ${elsewhere}, on another host; ` +
+            "it was not followed. To read it, call web_fetch with that URL (it is approved on its own)."
+        )
+        expect(Exit.isSuccess(same) && textOf(same.value)).toContain("plain text")
+        expect(server.requests.map((r) => r.path)).toEqual(["/to", "/to", "/text"])
+      })
+    ))
+
   it.live("connects to the address it checked, not to a second resolution of the name", () =>
     withServer((server) =>
       Effect.gen(function*() {
