@@ -152,6 +152,16 @@ describe("Bedrock requests, as AWS's client sends them", () => {
       expect(yield* Effect.promise(() => signatureValid(session.received, { ...CREDENTIALS, sessionToken: "session-token-xyz" }, "us-east-1"))).toBe(true)
     }))
 
+  it.live("a base URL ending in slashes reaches the same path, signed for it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* start([{ headers: { "content-type": "application/vnd.amazon.eventstream" }, body: textReply(["ok"]) }])
+      const provider = yield* Bedrock.make({ baseUrl: `${server.url}//`, region: "us-east-1", credentials })
+      yield* Stream.runDrain(provider.stream(conversation))
+      const received = server.requests[0]!
+      expect(received.path).toBe("/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream")
+      expect(yield* Effect.promise(() => signatureValid(received, CREDENTIALS, "us-east-1"))).toBe(true)
+    })).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
   it.live("a Bedrock API key is a bearer token: nothing is signed", () =>
     Effect.gen(function*() {
       const { received } = yield* exchange(conversation, textReply(["ok"]), { apiKey: Redacted.make("bedrock-api-key-abc") })
