@@ -9,7 +9,7 @@ import { ConfigProvider, Effect, Fiber, Layer, References, Schema } from "effect
 import { TestClock } from "effect/testing"
 import * as nodePath from "node:path"
 import { McpTools, Message, Secrets, SecretsLive, Tool, ToolRegistry, ToolRegistryLive } from "effect-agent-loop"
-import { call, captureLogs, logLines, serverConfig, tempDir, testServer } from "../support/mcpServerKit.ts"
+import { call, captureLogs, serverConfig, tempDir, testServer, untilLogged } from "../support/mcpServerKit.ts"
 
 const builtin = Tool.make({ name: "echo", description: "echo", parameters: Schema.Struct({}), execute: () => Effect.succeed("echo") })
 
@@ -59,9 +59,7 @@ describe("MCP servers that fail to start", () => {
         Effect.forkChild
       )
       // Wait (on real I/O, not time) until the process runs: the timeout is armed before it starts.
-      while (!logLines(silent).some((line) => line.startsWith("ready"))) {
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-      }
+      yield* untilLogged(silent, (line) => line.startsWith("ready"))
       yield* TestClock.adjust("29 seconds")
       expect(build.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("1 second")
@@ -72,12 +70,6 @@ describe("MCP servers that fail to start", () => {
   it.effect("the start-up timeout comes from the server's config, else the options, else MCP_TIMEOUT", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const waitFor = (log: string) =>
-        Effect.gen(function*() {
-          while (!logLines(log).some((line) => line.startsWith("ready"))) {
-            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-          }
-        })
       const timesOutAfter = (name: string, config: Partial<McpTools.McpServerConfigInput>, options: McpTools.McpToolsOptions, env: Record<string, string>) =>
         Effect.gen(function*() {
           const logs = captureLogs()
@@ -87,7 +79,7 @@ describe("MCP servers that fail to start", () => {
             Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })),
             Effect.forkChild
           )
-          yield* waitFor(log)
+          yield* untilLogged(log, (line) => line.startsWith("ready"))
           yield* TestClock.adjust("1 second")
           let seconds = 1
           while (build.pollUnsafe() === undefined && seconds < 60) {
@@ -118,9 +110,7 @@ describe("MCP servers that misbehave while running", () => {
         Effect.provide(NodeServices.layer)
       )
       const pending = yield* Effect.forkChild(Effect.flip(call(tools, "put", { key: "__hang__", value: "v" })))
-      while (!logLines(log).includes("start put __hang__")) {
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-      }
+      yield* untilLogged(log, (line) => line === "start put __hang__")
       yield* TestClock.adjust("9 seconds")
       expect(pending.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("1 second")
