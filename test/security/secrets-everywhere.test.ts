@@ -8,7 +8,7 @@
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import { AgentLoop, Hook, Message, ProviderRejected, ScriptedLog, SecretsLive, SessionStore, Tool } from "effect-agent-loop"
+import { AgentLoop, Hook, Message, ProviderRejected, SecretsLive, SessionStore, Tool } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { cliSetup, runCli } from "../support/cliProcess.ts"
 import { storedSessions } from "../support/storedSessions.ts"
@@ -37,7 +37,7 @@ describe("known secrets never reach the model or the log", () => {
       yield* loop.registerHook(Hook.make({ beforeTurn: () => Hook.modify({ addMessages: [Message.user(`hook says ${SECRET}`)] }) }))
       const result = yield* loop.turn("s", `my key is ${SECRET}`)
       expect(result.status).toBe("completed")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* Testing.requests
       // the system prompt went to the model without the key, its other text kept
       expect(requests[0]!.messages[0]).toEqual(Message.system("Project notes: OPENAI_API_KEY=<redacted> (from AGENTS.md)"))
       const stored = yield* (yield* SessionStore).log("s")
