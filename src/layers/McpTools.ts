@@ -18,7 +18,8 @@
  *   JSON object here, and the server validates them.
  * - **readOnly**: exactly when the annotations say `readOnlyHint: true`, so such calls run in
  *   parallel groups; anything else is mutating. **idempotent** (run again when a crash cut the call
- *   short and its turn resumes) exactly when they say `idempotentHint: true`.
+ *   short and its turn resumes) when they say `readOnlyHint: true` or `idempotentHint: true` (the
+ *   specification reads the latter only on tools that are not read-only).
  * - **result**: text parts joined, other parts summarised, cut at `maxOutputBytes` with a note;
  *   `isError: true` is an error result the model sees; a JSON-RPC error, a timeout or a dead server
  *   is a `ToolError` naming the server and the tool (and the server's last stderr lines).
@@ -119,7 +120,8 @@ const toTool = (
     parameters: Arguments,
     jsonSchema: descriptor.inputSchema,
     readOnly: descriptor.annotations?.readOnlyHint === true,
-    idempotent: descriptor.annotations?.idempotentHint === true,
+    // MCP: `idempotentHint` is meaningful only when not read-only; a call that changes nothing is idempotent
+    idempotent: descriptor.annotations?.readOnlyHint === true || descriptor.annotations?.idempotentHint === true,
     requiresApproval: requiresApproval(config, descriptor),
     execute: (args) =>
       connection.client.callTool({ tool: descriptor, arguments: args }, { timeout: toolTimeout }).pipe(

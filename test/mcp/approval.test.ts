@@ -23,7 +23,7 @@ describe("McpTools: approval", () => {
       expect(approvals(old)).toEqual({ lookup: true, put: true })
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
-  it.live("a tool is idempotent (run again after a crash cut its call short) only when its server marks it idempotentHint: true", () =>
+  it.live("a tool is idempotent (run again after a crash cut its call short) only when its server marks it idempotentHint or readOnlyHint", () =>
     Effect.gen(function*() {
       const log = nodePath.join(yield* tempDir, "log")
       const tools = yield* McpTools.tools({ store: serverConfig(log) })

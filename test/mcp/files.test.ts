@@ -11,7 +11,7 @@ import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { McpTools, SecretsLive } from "effect-agent-loop"
 import { start as startSse } from "../support/mcpSseServer.ts"
-import { call, captureLogs, logLines, npmServer, serverScript, tempDir, testServer } from "../support/mcpServerKit.ts"
+import { call, captureLogs, logLines, npmServer, serverScript, tempDir, testServer, untilLogged } from "../support/mcpServerKit.ts"
 
 const node = process.execPath
 
@@ -204,9 +204,7 @@ describe("a server that does not start", () => {
         { stuck: testServer(log, { MCP_TEST_MODE: "waiting" }, { startupTimeout: "10 seconds" }) }
       ).pipe(Effect.provide(logs.layer), Effect.forkChild)
       // the server has written its lines when it logs the initialize it will not answer
-      for (let i = 0; i < 3000 && !logLines(log).some((line) => line.startsWith("initialize")); i++) {
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-      }
+      yield* untilLogged(log, (line) => line.startsWith("initialize"))
       yield* TestClock.adjust("10 seconds")
       expect(yield* Fiber.join(connecting)).toEqual([])
       const [warning] = logs.warnings()

@@ -14,7 +14,7 @@ import { byName, call, captureLogs, npmServer, tempDir } from "../support/mcpSer
 const filesystem = (root: string): McpTools.McpServerConfigInput => ({ command: process.execPath, args: [npmServer("server-filesystem"), root] })
 
 describe("@modelcontextprotocol/server-filesystem", () => {
-  it.live("reading tools run without approval, writing ones need it; a 3 MB file is cut to the output cap", () =>
+  it.live("reading tools run without approval and again on a resume, writing ones need it; a 3 MB file is cut to the output cap", () =>
     Effect.gen(function*() {
       const root = nodeFs.realpathSync(yield* tempDir)
       const big = nodePath.join(root, "big.txt")
@@ -23,6 +23,10 @@ describe("@modelcontextprotocol/server-filesystem", () => {
       const needs = (name: string) => byName(tools, name).requiresApproval
       expect([needs("read_text_file"), needs("list_directory"), needs("search_files")]).toEqual([false, false, false])
       expect([needs("write_file"), needs("edit_file"), needs("move_file"), needs("create_directory")]).toEqual([true, true, true, true])
+      // its reading tools say only readOnlyHint (idempotentHint counts only on tools that write): they run again on a resume
+      const idempotent = (name: string) => byName(tools, name).idempotent
+      expect([idempotent("read_text_file"), idempotent("list_directory"), idempotent("write_file")]).toEqual([true, true, true])
+      expect([idempotent("edit_file"), idempotent("move_file")]).toEqual([false, false])
       const read = yield* call(tools, "read_text_file", { path: big })
       expect(read.content.length).toBeLessThan(70_000)
       expect(read.content).toMatch(/\n\[output truncated: showing the first 65536 of 3145000 bytes; 3079464 bytes were cut\. /)

@@ -4,7 +4,7 @@ import { Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { AgentLoop, AgentLoopLive, McpTools, Message, Scripted, ScriptedLog, SessionStoreMemory, Tool, ToolRegistry, ToolRegistryLive } from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, McpTools, Message, Scripted, SessionStoreMemory, Tool, ToolRegistry, ToolRegistryLive } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { byName, call, isAlive, logLines, pidOf, serverConfig, tempDir } from "../support/mcpServerKit.ts"
 
@@ -241,7 +241,7 @@ describe("McpTools: in a turn", () => {
         expect(result.finalMessage?.content).toBe("done")
         expect(result.messages.filter((m) => m.role === "tool").map((m) => [m.toolName, m.content, m.isError ?? false]))
           .toEqual([["lookup", "a=alpha", false], ["lookup", "b=beta", false], ["put", "stored c", false]])
-        const requests = yield* (yield* ScriptedLog).requests
+        const requests = yield* Testing.requests
         expect(requests[0]!.tools.map((t) => t.name)).toEqual(["lookup", "put"])
         expect(requests[0]!.tools[0]!.parameters).toMatchObject({ required: ["key"] })
         const execs = (yield* events).flatMap((e) =>
@@ -272,7 +272,7 @@ describe("McpTools: in a turn", () => {
         const loop = yield* AgentLoop
         yield* loop.turn("s", "show me the picture")
         yield* loop.turn("s", "and now?", { model: "o3-mini" })
-        const requests = yield* (yield* ScriptedLog).requests
+        const requests = yield* Testing.requests
         const resultIn = (index: number) => requests[index]!.messages.find((m) => m.role === "tool")!.content
         const png = Buffer.from("not really a png").toString("base64")
         expect(resultIn(1)).toEqual([Message.text("a picture:"), Message.image("image/png", png)])

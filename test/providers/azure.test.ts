@@ -12,6 +12,7 @@ import { Azure, Message, type ProviderTypes } from "effect-agent-loop"
 import { piToolCalls, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
 import { openAiText, openAiTextChunks, openAiTools, openAiToolsChunks, responsesStream } from "../support/wireFixtures.ts"
 import { data, start, type WireResponse } from "../support/wireServer.ts"
+import { chunksOf, failureOf } from "../support/providerCalls.ts"
 
 const KEY = "azure-key-0123456789abcdef"
 const PNG = Buffer.from("\x89PNG\r\n\x1a\n not really a png").toString("base64")
@@ -168,13 +169,7 @@ describe("Azure OpenAI URLs and headers, as the official client sends them", () 
 const azureError = (code: string, message: string) => JSON.stringify({ error: { code, message } })
 
 const failWith = (response: WireResponse) =>
-  Effect.scoped(Effect.gen(function*() {
-    const server = yield* start([response])
-    const provider = yield* Azure.make({ baseUrl: server.url, apiKey: Redacted.make(KEY), apiVersion: "2024-10-21" })
-    const error = yield* Effect.flip(Stream.runCollect(provider.stream(conversation)))
-    expect(JSON.stringify(error)).not.toContain(KEY)
-    return error
-  })).pipe(Effect.provide(NodeHttpClient.layerUndici))
+  failureOf(KEY, (url) => chunksOf(Azure.make({ baseUrl: url, apiKey: Redacted.make(KEY), apiVersion: "2024-10-21" }), conversation), response)
 
 describe("Azure OpenAI errors", () => {
   it.live("429 with Retry-After is a rate limit to wait on; 401 and a missing deployment are refused; 503 is unavailable", () =>

@@ -19,6 +19,7 @@ import { fromException, makeDecoder } from "../../src/layers/providers/bedrockWi
 import { piAssistant, piToolResult, piUser } from "../support/sdkReference.ts"
 import { concat, exceptionFrame, frame, signatureValid, textReply, toolReply } from "../support/bedrockStream.ts"
 import { start, type WireResponse } from "../support/wireServer.ts"
+import { chunksOf, failureOf } from "../support/providerCalls.ts"
 import { EventStreamCodec } from "@smithy/eventstream-codec"
 
 const MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -151,6 +152,16 @@ describe("Bedrock requests, as AWS's client sends them", () => {
       expect(session.received.headers["x-amz-security-token"]).toBe("session-token-xyz")
       expect(yield* Effect.promise(() => signatureValid(session.received, { ...CREDENTIALS, sessionToken: "session-token-xyz" }, "us-east-1"))).toBe(true)
     }))
+
+  it.live("a base URL ending in slashes reaches the same path, signed for it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* start([{ headers: { "content-type": "application/vnd.amazon.eventstream" }, body: textReply(["ok"]) }])
+      const provider = yield* Bedrock.make({ baseUrl: `${server.url}//`, region: "us-east-1", credentials })
+      yield* Stream.runDrain(provider.stream(conversation))
+      const received = server.requests[0]!
+      expect(received.path).toBe("/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream")
+      expect(yield* Effect.promise(() => signatureValid(received, CREDENTIALS, "us-east-1"))).toBe(true)
+    })).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it.live("a Bedrock API key is a bearer token: nothing is signed", () =>
     Effect.gen(function*() {
@@ -286,13 +297,11 @@ describe("Bedrock event streams", () => {
 
 describe("Bedrock errors", () => {
   const failWith = (response: WireResponse, options: Bedrock.Options = {}) =>
-    Effect.scoped(Effect.gen(function*() {
-      const server = yield* start([response])
-      const provider = yield* Bedrock.make({ baseUrl: server.url, region: "us-east-1", credentials, ...options })
-      const error = yield* Effect.flip(Stream.runCollect(provider.stream(conversation)))
-      expect(JSON.stringify(error)).not.toContain(CREDENTIALS.secretAccessKey)
-      return error
-    })).pipe(Effect.provide(NodeHttpClient.layerUndici))
+    failureOf(
+      CREDENTIALS.secretAccessKey,
+      (url) => chunksOf(Bedrock.make({ baseUrl: url, region: "us-east-1", credentials, ...options }), conversation),
+      response
+    )
   const awsError = (status: number, type: string, message: string, headers: Record<string, string> = {}): WireResponse => ({
     status,
     headers: { "content-type": "application/json", "x-amzn-errortype": `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`, ...headers },

@@ -10,6 +10,7 @@ import { ConfigProvider, Deferred, Effect, Fiber, Redacted, Stream } from "effec
 import { Gemini, Message, type ProviderTypes } from "effect-agent-loop"
 import { chunk, geminiChunks, geminiStream, referenceRequest } from "../support/geminiWire.ts"
 import { bytesEvery, type WireResponse, start } from "../support/wireServer.ts"
+import { chunksOf, failureOf } from "../support/providerCalls.ts"
 
 const KEY = "AIzaSy-gemini-secret-key-value"
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -104,14 +105,7 @@ const sent = (request: ProviderTypes.ProviderRequest, body: ReadonlyArray<string
   })).pipe(Effect.provide(NodeHttpClient.layerUndici))
 
 const failWith = (response: WireResponse) =>
-  Effect.scoped(Effect.gen(function*() {
-    const server = yield* start([response])
-    const provider = yield* Gemini.make({ baseUrl: server.url, apiKey: Redacted.make(KEY) })
-    const error = yield* Effect.flip(Stream.runCollect(provider.stream(conversation)))
-    expect(JSON.stringify(error)).not.toContain(KEY)
-    expect(String(error)).not.toContain(KEY)
-    return error
-  })).pipe(Effect.provide(NodeHttpClient.layerUndici))
+  failureOf(KEY, (url) => chunksOf(Gemini.make({ baseUrl: url, apiKey: Redacted.make(KEY) }), conversation), response)
 
 const googleError = (code: number, status: string, message: string, details?: ReadonlyArray<unknown>) =>
   JSON.stringify({ error: { code, message, status, ...(details === undefined ? {} : { details }) } })

@@ -23,11 +23,11 @@ import { MAX_CACHE_BREAKPOINTS } from "../../src/layers/providers/anthropicWire.
 import { echo } from "../support/fixtures.ts"
 import { piToolCalls, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
 import { anthropicReply, openAiReply } from "../support/wireReplies.ts"
+import { readFile } from "../support/wireFixtures.ts"
 import { start } from "../support/wireServer.ts"
 
 const KEY = Redacted.make("sk-ant-test")
 const cache = { type: "ephemeral" }
-const readFile = { name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }
 
 /** A request body's cacheable units in the API's prefix order (tools, system, message blocks), each with its breakpoint apart. */
 const units = (body: any): Array<{ readonly json: string; readonly breakpoint: boolean }> => {

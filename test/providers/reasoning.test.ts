@@ -20,11 +20,10 @@ import {
 } from "effect-agent-loop"
 import { maxTokensFieldFor } from "../../src/layers/providers/openAiWire.ts"
 import { piAssistant, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
-import { anthropicStream, openAiText } from "../support/wireFixtures.ts"
+import { anthropicStream, openAiText, readFile } from "../support/wireFixtures.ts"
 import { event, start } from "../support/wireServer.ts"
 
 const KEY = "sk-reasoning-test-key"
-const readFile = { name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } } } }
 const thinking = { provider: "anthropic", data: { type: "thinking", thinking: "I should read x.", signature: "sig-1" } }
 const redacted = { provider: "anthropic", data: { type: "redacted_thinking", data: "opaque" } }
 

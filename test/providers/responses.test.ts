@@ -13,12 +13,11 @@ import {
   ToolRegistryLive
 } from "effect-agent-loop"
 import { piAssistant, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
-import { responsesChunks, responsesReasoningItem, responsesStream } from "../support/wireFixtures.ts"
+import { readFile, responsesChunks, responsesReasoningItem, responsesStream } from "../support/wireFixtures.ts"
 import { bytesEvery, event, start, type WireResponse } from "../support/wireServer.ts"
 import { chunksOf, failureOf } from "../support/providerCalls.ts"
 
 const KEY = "sk-proj-responses-secret-key"
-const readFile = { name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } } } }
 
 /** A reply that reasoned, then called a tool: what the fixture stream decodes to. */
 const reply = Message.assistant("Grüße", [{ id: "call_a", name: "read_file", arguments: "{\"path\":\"x\"}" }], {

@@ -6,13 +6,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { AgentLoop, ProviderUnavailable, RateLimited, ScriptedLog } from "effect-agent-loop"
+import { AgentLoop, ProviderUnavailable, RateLimited } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { ofKind } from "../support/fixtures.ts"
 
-const requestCount = Effect.gen(function*() {
-  return (yield* (yield* ScriptedLog).requests).length
-})
+const requestCount = Effect.map(Testing.requests, (requests) => requests.length)
 
 const slowDown = new RateLimited({ message: "slow down", retryAfterMs: 999_999_000 })
 

@@ -21,12 +21,11 @@ import {
   serviceAccountFile,
   tokenResponse
 } from "../support/googleAdc.ts"
-import { anthropicChunks, anthropicStream } from "../support/wireFixtures.ts"
+import { anthropicChunks, anthropicStream, readFile } from "../support/wireFixtures.ts"
 import { type ReceivedRequest, start, type WireResponse } from "../support/wireServer.ts"
 
 const geminiDone = [chunk([{ text: "Hallo" }], { usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 1 } }, { finishReason: "STOP" })]
 
-const readFile = { name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }
 
 const request = (model: string): ProviderTypes.ProviderRequest => ({
   model,

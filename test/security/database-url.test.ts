@@ -7,8 +7,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
-import { start } from "../support/openaiServer.ts"
+import { cliSetup, runCli } from "../support/cliProcess.ts"
 import { storedSessions } from "../support/storedSessions.ts"
 
 const PASSWORD = "db-pass-adversarial-31337"
@@ -16,7 +15,8 @@ const URL = `postgres://agent:${PASSWORD}@127.0.0.1:9/sessions`
 
 describe("database URL", () => {
   it("an approved exec reading the CLI's environment finds the URL and its password redacted, everywhere", async (context) => {
-    const server = await start([
+    // the URL is in the environment, but this run keeps its sessions in SQLite: it is still a secret
+    const { server, home, flags, env } = await cliSetup(context, [
       {
         toolCalls: [{
           name: "exec",
@@ -28,18 +28,9 @@ describe("database URL", () => {
         }]
       },
       { text: "done" }
-    ])
-    context.onTestFinished(() => server.close())
-    const home = tempDir()
-    const workspace = path.join(home, "ws")
-    fs.mkdirSync(workspace)
+    ], { model: "m", env: { AGENT_LOOP_DATABASE_URL: URL } })
     const events = path.join(home, "events.jsonl")
-    // the URL is in the environment, but this run keeps its sessions in SQLite: it is still a secret
-    const env = isolatedEnv(home, { AGENT_LOOP_DATABASE_URL: URL })
-    const result = await runCli(
-      ["run", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--yes", "--session", "s", "--events", events, "go"],
-      { env }
-    )
+    const result = await runCli(["run", ...flags, "--yes", "--session", "s", "--events", events, "go"], { env })
     expect(result.code, result.stderr).toBe(0)
     const [environ, current, echoed] = server.requests[1]!.body.messages.at(-1).content.split("---")
     expect(environ).toContain("AGENT_LOOP_DATABASE_URL=<redacted>")

@@ -8,8 +8,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
-import { start } from "../support/openaiServer.ts"
+import { cliSetup, runCli } from "../support/cliProcess.ts"
 import { storedSessions } from "../support/storedSessions.ts"
 
 const OPENAI_KEY = "sk-proj-adversarial-0123456789"
@@ -17,20 +16,12 @@ const ANTHROPIC_KEY = "sk-ant-adversarial-9876543210"
 
 describe("provider keys", () => {
   it("an approved exec that reads the CLI's environment gets the keys redacted, in the result, the events and the session", async (context) => {
-    const server = await start([
+    const { server, home, flags, env } = await cliSetup(context, [
       { toolCalls: [{ name: "exec", arguments: { command: "tr '\\0' '\\n' < /proc/$PPID/environ; echo ---; env" } }] },
       { text: "done" }
-    ])
-    context.onTestFinished(() => server.close())
-    const home = tempDir()
-    const workspace = path.join(home, "ws")
-    fs.mkdirSync(workspace)
+    ], { model: "m", env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY } })
     const events = path.join(home, "events.jsonl")
-    const env = isolatedEnv(home, { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY })
-    const result = await runCli(
-      ["run", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--yes", "--session", "s", "--events", events, "--verbose", "go"],
-      { env }
-    )
+    const result = await runCli(["run", ...flags, "--yes", "--session", "s", "--events", events, "--verbose", "go"], { env })
     expect(result.code).toBe(0)
     // the key was sent to the provider, where it belongs
     expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`)

@@ -5,14 +5,13 @@
  * run by the tool. Now every request is scrubbed on its way to the model, every reply as it
  * arrives, and every message as the turn commits it.
  */
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import { AgentLoop, Hook, Message, ProviderRejected, ScriptedLog, SecretsLive, SessionStore, Tool } from "effect-agent-loop"
+import { AgentLoop, Hook, Message, ProviderRejected, SecretsLive, SessionStore, Tool } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
-import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
-import { start } from "../support/openaiServer.ts"
+import { cliSetup, runCli } from "../support/cliProcess.ts"
+import { storedSessions } from "../support/storedSessions.ts"
 
 const SECRET = "sk-everywhere-0a1b2c3d4e5f"
 
@@ -38,7 +37,7 @@ describe("known secrets never reach the model or the log", () => {
       yield* loop.registerHook(Hook.make({ beforeTurn: () => Hook.modify({ addMessages: [Message.user(`hook says ${SECRET}`)] }) }))
       const result = yield* loop.turn("s", `my key is ${SECRET}`)
       expect(result.status).toBe("completed")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* Testing.requests
       // the system prompt went to the model without the key, its other text kept
       expect(requests[0]!.messages[0]).toEqual(Message.system("Project notes: OPENAI_API_KEY=<redacted> (from AGENTS.md)"))
       const stored = yield* (yield* SessionStore).log("s")
@@ -77,27 +76,18 @@ describe("known secrets never reach the model or the log", () => {
     }))))
 
   it("the CLI: a context file quoting the provider key reaches the model redacted, and the session never holds it", async (context) => {
-    const server = await start([{ text: `noted ${SECRET}` }])
-    context.onTestFinished(() => server.close())
-    const home = tempDir()
-    const workspace = path.join(home, "ws")
-    fs.mkdirSync(workspace)
-    fs.writeFileSync(path.join(workspace, "AGENTS.md"), `Deploy with OPENAI_API_KEY=${SECRET} set.\n`)
-    const result = await runCli(
-      ["run", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--no-settings", "--session", "ctx", "--output-format", "json", "hi"],
-      { env: isolatedEnv(home, { OPENAI_API_KEY: SECRET }) }
-    )
+    const { server, home, flags, env } = await cliSetup(context, [{ text: `noted ${SECRET}` }], {
+      model: "m",
+      env: { OPENAI_API_KEY: SECRET },
+      files: { "ws/AGENTS.md": `Deploy with OPENAI_API_KEY=${SECRET} set.\n` }
+    })
+    const result = await runCli(["run", ...flags, "--no-settings", "--session", "ctx", "--output-format", "json", "hi"], { env })
     expect(result.code, result.stderr).toBe(0)
     const system = server.requests[0]!.body.messages[0]
     expect(system.role).toBe("system")
     expect(system.content).toContain("Deploy with OPENAI_API_KEY=<redacted> set.")
     expect(JSON.parse(result.stdout).result).toBe("noted <redacted>")
-    const sessions = path.join(home, "data")
-    const stored = fs.readdirSync(sessions, { recursive: true, encoding: "utf8" })
-      .map((file) => path.join(sessions, file))
-      .filter((file) => fs.statSync(file).isFile())
-      .map((file) => fs.readFileSync(file, "latin1"))
-      .join("\n")
+    const stored = storedSessions(path.join(home, "data"))
     expect(stored).toContain("noted <redacted>")
     expect([JSON.stringify(server.requests.map((r) => r.body)), stored, result.stdout, result.stderr].join("\n")).not.toContain(SECRET)
   }, 60_000)

@@ -11,7 +11,7 @@ import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import { AgentLoop, Hook, McpTools, Message, ScriptedLog, SecretsLive, SessionStore, Tool, ToolError } from "effect-agent-loop"
+import { AgentLoop, Hook, McpTools, Message, SecretsLive, SessionStore, Tool, ToolError } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 
 const SECRET = "tok-loop-secret-5f4e3d2c1b"
@@ -42,7 +42,7 @@ const turnLeaksNothing = Effect.gen(function*() {
   yield* loop.registerHook(Hook.make({ afterTool: see, onToolFailure: see }))
   const result = yield* loop.turn("s", "go")
   expect(result.status).toBe("completed")
-  const requests = yield* (yield* ScriptedLog).requests
+  const requests = yield* Testing.requests
   const stored = yield* (yield* SessionStore).log("s")
   const everything = JSON.stringify({ result, events: yield* events, requests, stored, seenByHooks })
   expect(everything).not.toContain(SECRET)

@@ -8,6 +8,7 @@ import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { type McpTools, Tool } from "effect-agent-loop"
+import { waitUntil } from "./waitUntil.ts"
 
 /** The stdio test server's script. */
 export const serverScript = fileURLToPath(new URL("./mcpServer.mjs", import.meta.url))
@@ -54,6 +55,13 @@ export const testServer = (
 /** The lines the test server logged. */
 export const logLines = (log: string): ReadonlyArray<string> =>
   nodeFs.existsSync(log) ? nodeFs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "") : []
+
+/**
+ * Waits, on real I/O and with a deadline, until the test server has logged a line that `matches`:
+ * a test on the `TestClock` arms a timeout first, then moves the clock only once the server is there.
+ */
+export const untilLogged = (log: string, matches: (line: string) => boolean) =>
+  Effect.promise(() => waitUntil(`a matching line in ${log}`, () => logLines(log).some(matches)))
 
 /** The pid the test server logged at start. */
 export const pidOf = (log: string): number => Number(logLines(log).find((l) => l.startsWith("ready "))!.slice(6))

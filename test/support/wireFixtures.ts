@@ -1,10 +1,18 @@
 /**
  * Byte-for-byte response bodies of the two wire formats, shared by the provider tests and the
  * fuzz test: what OpenAI and Anthropic actually send for a text reply with reasoning and two
- * parallel tool calls, and the chunks the library must decode from them.
+ * parallel tool calls, and the chunks the library must decode from them; and the tool the
+ * request-body tests offer.
  */
 import type { ProviderTypes } from "effect-agent-loop"
 import { data, event } from "./wireServer.ts"
+
+/** A `read_file` tool definition as a request carries it. */
+export const readFile: ProviderTypes.ToolDefinition = {
+  name: "read_file",
+  description: "Reads a file",
+  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }
+}
 
 const oa = (delta: unknown, finish: string | null = null) => ({
   id: "chatcmpl-9x",

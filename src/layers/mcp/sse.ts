@@ -1,7 +1,8 @@
 /**
  * The older HTTP+SSE transport (MCP 2024-11-05), which `effect/ai` does not carry: the client
  * opens an event stream with a GET on the server's URL; the server's first event, `endpoint`, names
- * the URL to POST messages to; every answer comes back as a `message` event on the stream.
+ * the URL (on the same origin) to POST messages to; every answer comes back as a `message` event
+ * on the stream.
  *
  * Servers still deployed this way are reached through it when a config says `"type": "sse"`, or
  * when an `"http"` server answers Streamable HTTP with a 4xx status (`connect.ts`). The stream
@@ -34,6 +35,19 @@ const replyToServer = (id: unknown, method: unknown) =>
   method === "ping"
     ? { jsonrpc: "2.0", id, result: {} }
     : { jsonrpc: "2.0", id, error: { code: -32601, message: `Unsupported MCP method: ${String(method)}` } }
+
+/**
+ * The URL an `endpoint` event names, resolved against the stream's. It must be on the stream's
+ * origin (as the MCP SDK's client requires): the messages posted there carry the configured
+ * headers, credentials and all, which a server must not send on to another host.
+ */
+const endpointOf = (data: string, streamUrl: string): Effect.Effect<string, McpClientError.McpClientError> => {
+  const url = URL.parse(data.trim(), streamUrl)
+  const origin = new URL(streamUrl).origin
+  return url !== null && url.origin === origin
+    ? Effect.succeed(url.href)
+    : Effect.fail(clientError(new McpClientError.ProtocolError({ description: `MCP SSE endpoint is not on the server's origin ${origin}` })))
+}
 
 /** Options of the transport. */
 export interface SseOptions {
@@ -105,7 +119,7 @@ export const sseTransport = (
         Effect.gen(function*() {
           const error = parser.feed(chunk)
           for (const event of events.splice(0)) {
-            if (event.event === "endpoint") yield* Deferred.succeed(endpoint, new URL(event.data.trim(), options.url).href)
+            if (event.event === "endpoint") yield* Deferred.succeed(endpoint, yield* endpointOf(event.data, options.url))
             else if (event.event === "message" || event.event === "") yield* receive(event.data)
           }
           if (error !== undefined) {

@@ -26,6 +26,7 @@ import * as Stream from "effect/Stream"
 import { ProviderRejected } from "../../domain/errors.ts"
 import type * as HttpClient from "effect/http/HttpClient"
 import type { ProviderRequest } from "../../domain/Provider.ts"
+import { trimEndWhile } from "../../domain/text.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
 import * as ChatWire from "./openAiWire.ts"
@@ -56,7 +57,8 @@ export interface Options extends HttpOptions {
 }
 
 /** The resource's root: the endpoint without a trailing `/openai` or `/openai/v1`. */
-export const resourceRoot = (endpoint: string): string => endpoint.replace(/\/+$/, "").replace(/\/openai(?:\/v1)?$/, "")
+export const resourceRoot = (endpoint: string): string =>
+  trimEndWhile(endpoint, (char) => char === "/").replace(/\/openai(?:\/v1)?$/, "")
 
 /** The URL a request goes to. */
 export const urlFor = (root: string, api: AzureApi, model: string, apiVersion: string | undefined): string => {

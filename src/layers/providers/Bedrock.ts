@@ -126,7 +126,8 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
     }
     const apiKey = options.apiKey ??
       (yield* Config.option(Config.Redacted("AWS_BEARER_TOKEN_BEDROCK")).pipe(Effect.orDie, Effect.map(Option.getOrUndefined)))
-    const root = (options.baseUrl ?? `https://bedrock-runtime.${region}.amazonaws.com`).replace(/\/+$/, "")
+    // `httpProvider` drops a trailing `/`
+    const root = options.baseUrl ?? `https://bedrock-runtime.${region}.amazonaws.com`
     const secrets = yield* Secrets
     const given = options.credentials
     if (given !== undefined) secrets.add([given.secretAccessKey, ...(given.sessionToken === undefined ? [] : [given.sessionToken])])

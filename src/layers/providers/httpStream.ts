@@ -170,15 +170,13 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
     const check = vendor.check
     const authorize = vendor.authorize
     const prepare = vendor.prepare
-    const requestOf = (request: ProviderRequest) => {
-      const sized = typeof path === "string" ? base : HttpClientRequest.setUrl(base, `${root}${path(request)}`)
-      return HttpClientRequest.bodyJsonUnsafe(sized, vendor.body(request))
-    }
+    /** The base request at the URL of `request` (a path that names the model differs per request). */
+    const addressed = (request: ProviderRequest) => typeof path === "string" ? base : HttpClientRequest.setUrl(base, `${root}${path(request)}`)
+    const requestOf = (request: ProviderRequest) => HttpClientRequest.bodyJsonUnsafe(addressed(request), vendor.body(request))
     /** A request that a last step (`prepare`) completes, with its JSON body as the exact text sent. */
     const prepared = (prepare: NonNullable<Vendor["prepare"]>, request: ProviderRequest) => {
-      const sized = typeof path === "string" ? base : HttpClientRequest.setUrl(base, `${root}${path(request)}`)
       const text = JSON.stringify(vendor.body(request))
-      return prepare(HttpClientRequest.bodyText(sized, text, "application/json"), text)
+      return prepare(HttpClientRequest.bodyText(addressed(request), text, "application/json"), text)
     }
     // A refreshed credential is registered before it is sent, so no echo of it survives a scrub.
     // Getting a credential is bounded like waiting for the response: a token endpoint may hang too.
