@@ -10,6 +10,7 @@ import { TestClock } from "effect/testing"
 import * as http from "node:http"
 import * as nodePath from "node:path"
 import { McpTools, Message, Secrets, SecretsLive, Tool, ToolRegistry, ToolRegistryLive } from "effect-agent-loop"
+import { REPLY_DEADLINE } from "../../src/layers/mcp/sse.ts"
 import { call, captureLogs, serverConfig, tempDir, testServer, untilLogged } from "../support/mcpServerKit.ts"
 
 const builtin = Tool.make({ name: "echo", description: "echo", parameters: Schema.Struct({}), execute: () => Effect.succeed("echo") })
@@ -22,6 +23,18 @@ const registered = (servers: Record<string, McpTools.McpServerConfigInput>, opti
     Layer.provideMerge(ToolRegistryLive.layer([builtin])),
     Layer.provide(NodeServices.layer)
   )))
+
+/** A loopback HTTP server for the scope; its base URL. */
+const listen = (handler: http.RequestListener) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      new Promise<http.Server>((ok) => {
+        const server = http.createServer(handler)
+        server.listen(0, "127.0.0.1", () => ok(server))
+      })
+    ),
+    (server) => Effect.promise(() => (server.closeAllConnections(), new Promise((ok) => server.close(ok))))
+  ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as { port: number }).port}`))
 
 describe("MCP servers that fail to start", () => {
   it.live("each failing server is one warning naming it and the reason (with its last stderr lines); the rest go on", () =>
@@ -186,16 +199,6 @@ describe("MCP servers that misbehave while running", () => {
   it.live("an HTTP+SSE server whose endpoint is on another origin fails to start: its credentials are posted nowhere else", () =>
     Effect.gen(function*() {
       const seen: Array<string> = []
-      const listen = (handler: http.RequestListener) =>
-        Effect.acquireRelease(
-          Effect.promise(() =>
-            new Promise<http.Server>((ok) => {
-              const server = http.createServer(handler)
-              server.listen(0, "127.0.0.1", () => ok(server))
-            })
-          ),
-          (server) => Effect.promise(() => (server.closeAllConnections(), new Promise((ok) => server.close(ok))))
-        ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as { port: number }).port}`))
       const elsewhere = yield* listen((req, res) => {
         seen.push(`${req.method} ${req.url} ${req.headers.authorization}`)
         res.writeHead(202).end()
@@ -210,5 +213,47 @@ describe("MCP servers that misbehave while running", () => {
       ))
       expect(error.message).toContain(`MCP SSE endpoint is not on the server's origin ${sse}`)
       expect(seen).toEqual([])
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeServices.layer, SecretsLive.layer()))))
+
+  it.effect("an HTTP+SSE server that never takes the answer to its ping stalls its stream only until the reply's deadline, on the Clock", () =>
+    Effect.gen(function*() {
+      let events: http.ServerResponse | undefined
+      const send = (message: unknown) => events!.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`)
+      let pingAnswered: () => void = () => {}
+      const pingReply = new Promise<void>((ok) => (pingAnswered = ok))
+      const sse = yield* listen((req, res) => {
+        if (req.method === "GET") {
+          events = res
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          res.write(`event: endpoint\ndata: /message\n\n`)
+          return
+        }
+        let body = ""
+        req.on("data", (chunk) => (body += chunk))
+        req.on("end", () => {
+          const message = JSON.parse(body)
+          // the answer to its ping: taken, never answered
+          if (message.id === "ping-1") return pingAnswered()
+          res.writeHead(202).end()
+          if (message.method === "initialize") {
+            send({
+              jsonrpc: "2.0",
+              id: message.id,
+              result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "pinger", version: "1" } }
+            })
+          } else if (message.method === "notifications/initialized") {
+            send({ jsonrpc: "2.0", id: "ping-1", method: "ping" })
+          } else if (message.method === "tools/list") {
+            send({ jsonrpc: "2.0", id: message.id, result: { tools: [{ name: "noop", inputSchema: { type: "object" } }] } })
+          }
+        })
+      })
+      const started = yield* Effect.forkChild(McpTools.tools({ pinger: { type: "sse", url: `${sse}/sse` } }, { onServerFailure: "fail" }))
+      yield* Effect.promise(() => pingReply)
+      // the list's answer waits behind the stalled reply until its deadline
+      expect(started.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(REPLY_DEADLINE)
+      const tools = yield* Fiber.join(started)
+      expect(tools.map((tool) => tool.name)).toEqual(["noop"])
     }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeServices.layer, SecretsLive.layer()))))
 })

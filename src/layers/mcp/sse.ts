@@ -9,6 +9,7 @@
  * lives as long as the scope; a stream that ends or fails fails every request still waiting.
  */
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -29,6 +30,9 @@ const httpError = (response: HttpClientResponse.HttpClientResponse) =>
   clientError(new McpClientError.HttpError({ status: response.status }))
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
+
+/** How long the answer to a server's own request (a `ping`) may take to post before it is given up. */
+export const REPLY_DEADLINE = Duration.seconds(10)
 
 /** What the server may say to a client that offers no capabilities: `ping` is answered, the rest refused. */
 const replyToServer = (id: unknown, method: unknown) =>
@@ -102,7 +106,8 @@ export const sseTransport = (
         }
         if (!isObject(message)) return
         if ("method" in message) {
-          if ("id" in message) yield* post(replyToServer(message["id"], message["method"])).pipe(Effect.ignore)
+          // the reader waits for this post: a server that never takes its answer must not stall the stream
+          if ("id" in message) yield* post(replyToServer(message["id"], message["method"])).pipe(Effect.timeoutOption(REPLY_DEADLINE), Effect.ignore)
           return
         }
         const waiting = pending.get(message["id"])
