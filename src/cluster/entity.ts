@@ -109,10 +109,11 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
 
       /**
        * The reply without the turn's messages when they are in the cluster's database: the client
-       * reads them from the log (`replyLog.ts`), and the persisted reply holds no second copy.
+       * reads them from the log (`replyLog.ts`), and the persisted reply holds no second copy. A
+       * store that does not fence records no commits: nothing to look up.
        */
       const referenced = (requestId: string, finished: typeof Finished.Type) =>
-        Effect.map(ReplyLog.locate(sql, requestId), (range): typeof Finished.Type =>
+        epoch === undefined ? Effect.succeed(finished) : Effect.map(ReplyLog.locate(sql, requestId), (range): typeof Finished.Type =>
           Option.isNone(range) ? finished : { ...finished, ...ReplyLog.slim(finished.result, range.value) })
 
       /** One routed turn of a `Send` request, made durable (`resume.ts`), under a worker and the session's ticket. */
