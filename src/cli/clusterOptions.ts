@@ -123,7 +123,7 @@ export const serveFlags = {
     "shard-lock-expiration",
     "How long a frozen runner keeps its shards before others take them (default 20; at least 3 x --shard-lock-refresh)"
   ),
-  retention: secondsFlag("retention", "How long answered requests, their replies and claims are kept before they are deleted (default 600)"),
+  retention: secondsFlag("retention", "How long answered requests, their replies, claims and commit records are kept before they are deleted (the session logs never are; default 600)"),
   ...securityFlags,
   clusterTlsCert: Flag.FileText("cluster-tls-cert").pipe(
     Flag.optional,
