@@ -89,6 +89,10 @@ export const security = (flags: {
 /** `--cluster-wait` as a duration. */
 export const waitOf = (flags: ClientFlags) => Duration.seconds(flags.clusterWait)
 
+/** An optional number of seconds (checked by `serve`: positive and finite). */
+const secondsFlag = (name: string, description: string) =>
+  Flag.Finite(name).pipe(Flag.optional, Flag.withMetavar("SECONDS"), Flag.withDescription(description))
+
 /**
  * `serve`'s own flags. The cluster's database is the agent flags' `--database-url` (env
  * `AGENT_LOOP_DATABASE_URL`), which is also where `serve` keeps sessions by default.
@@ -111,21 +115,15 @@ export const serveFlags = {
     Flag.withDefault("127.0.0.1"),
     Flag.withDescription("The address the --metrics-port endpoint listens on")
   ),
-  shardLockRefresh: Flag.Finite("shard-lock-refresh").pipe(
-    Flag.optional,
-    Flag.withMetavar("SECONDS"),
-    Flag.withDescription("How often the runner renews its shard locks, and how long a renewal may take before it gives its shards up (default 5)")
+  shardLockRefresh: secondsFlag(
+    "shard-lock-refresh",
+    "How often the runner renews its shard locks, and how long a renewal may take before it gives its shards up (default 5)"
   ),
-  shardLockExpiration: Flag.Finite("shard-lock-expiration").pipe(
-    Flag.optional,
-    Flag.withMetavar("SECONDS"),
-    Flag.withDescription("How long a frozen runner keeps its shards before others take them (default 20; at least 3 x --shard-lock-refresh)")
+  shardLockExpiration: secondsFlag(
+    "shard-lock-expiration",
+    "How long a frozen runner keeps its shards before others take them (default 20; at least 3 x --shard-lock-refresh)"
   ),
-  retention: Flag.Finite("retention").pipe(
-    Flag.optional,
-    Flag.withMetavar("SECONDS"),
-    Flag.withDescription("How long answered requests, their replies and claims are kept before they are deleted (default 600)")
-  ),
+  retention: secondsFlag("retention", "How long answered requests, their replies, claims and commit records are kept before they are deleted (the session logs never are; default 600)"),
   ...securityFlags,
   clusterTlsCert: Flag.FileText("cluster-tls-cert").pipe(
     Flag.optional,

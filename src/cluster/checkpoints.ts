@@ -40,9 +40,10 @@ const decode = Schema.decodeUnknownOption(Schema.fromJsonString(Checkpoint))
 export interface Checkpoints {
   /**
    * Replaces the request's checkpoint, if `owner` (one attempt at the turn) still owns it; false
-   * when another attempt took the turn over (`take`): this one must stop.
+   * when another attempt took the turn over (`take`), or took it over and ended (its row is gone):
+   * this one must stop. `create`: the attempt has no row yet (a first delivery's first save).
    */
-  readonly save: (requestId: string, sessionKey: string, owner: string, checkpoint: Checkpoint, at: number) => Effect.Effect<boolean>
+  readonly save: (requestId: string, sessionKey: string, owner: string, checkpoint: Checkpoint, at: number, create: boolean) => Effect.Effect<boolean>
   /**
    * Takes the request's checkpoint for `owner`, in one statement, and returns it: from now on only
    * `owner` can save it. A row that no longer decodes (written by another version) reads as
@@ -64,14 +65,20 @@ export const make: Effect.Effect<Checkpoints, never, SqlClient.SqlClient> = Effe
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const table = sql(TABLE)
   return {
-    save: (requestId, sessionKey, owner, checkpoint, at) =>
-      sql<{ readonly request_id: string }>`
+    save: (requestId, sessionKey, owner, checkpoint, at, create) =>
+      // only a first save inserts: a later one that found no row would bring back a turn that
+      // another attempt resumed and ended
+      (create
+        ? sql<{ readonly request_id: string }>`
         INSERT INTO ${table} (request_id, session_key, owner, checkpoint, saved_at)
         VALUES (${requestId}, ${sessionKey}, ${owner}, ${JSON.stringify(checkpoint)}, ${at})
         ON CONFLICT (request_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, saved_at = EXCLUDED.saved_at
         WHERE ${table}.owner = EXCLUDED.owner
-        RETURNING request_id
-      `.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie),
+        RETURNING request_id`
+        : sql<{ readonly request_id: string }>`
+        UPDATE ${table} SET checkpoint = ${JSON.stringify(checkpoint)}, saved_at = ${at}
+        WHERE request_id = ${requestId} AND owner = ${owner}
+        RETURNING request_id`).pipe(Effect.map((rows) => rows.length === 1), Effect.orDie),
     take: (requestId, owner) =>
       sql<{ readonly checkpoint: string }>`UPDATE ${table} SET owner = ${owner} WHERE request_id = ${requestId} RETURNING checkpoint`.pipe(
         Effect.map((rows) =>

@@ -69,12 +69,13 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
 
       /**
        * A turn that a runner started and none answered: its outcome as the store tells it (its
-       * commit's result, or `aborted` with nothing saved); `TurnEnd` tells this runner's observers.
+       * commit's result, or `aborted` with nothing saved), or as the caller already read it (no
+       * late commit can land since this runner took the session); `TurnEnd` tells this runner's observers.
        */
-      const lost = (requestId: string) =>
+      const lost = (requestId: string, known?: TurnResult) =>
         Effect.gen(function*() {
           const at = yield* Clock.currentTimeMillis
-          const { result } = yield* turns.outcome(requestId, sessionKey)
+          const result = known ?? (yield* turns.outcome(requestId, sessionKey)).result
           yield* bus.publish(Event.make("TurnEnd", { turnId: result.turnId, sessionKey, iteration: 0, depth: 0 }, at, {
             status: result.status,
             iterations: result.iterations,
@@ -85,8 +86,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           return result
         })
 
-      /** Under the session's ticket; a request's follow-up turns extend its commit record. */
-      const fenced = <A, E, R>(requestId: string, turn: Effect.Effect<A, E, R>) =>
+      /** Under the session's ticket (recorded under the request, if any); a request's follow-up turns extend its commit record. */
+      const fenced = <A, E, R>(requestId: string | undefined, turn: Effect.Effect<A, E, R>) =>
         epoch === undefined ? turn : Effect.provideService(turn, CommitTicket, { epoch, requestId })
 
       /** A request the cluster's secret does not vouch for (written into its database by someone else): it fails, unrun. */
@@ -108,10 +109,11 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
 
       /**
        * The reply without the turn's messages when they are in the cluster's database: the client
-       * reads them from the log (`replyLog.ts`), and the persisted reply holds no second copy.
+       * reads them from the log (`replyLog.ts`), and the persisted reply holds no second copy. A
+       * store that does not fence records no commits: nothing to look up.
        */
       const referenced = (requestId: string, finished: typeof Finished.Type) =>
-        Effect.map(ReplyLog.locate(sql, requestId), (range): typeof Finished.Type =>
+        epoch === undefined ? Effect.succeed(finished) : Effect.map(ReplyLog.locate(sql, requestId), (range): typeof Finished.Type =>
           Option.isNone(range) ? finished : { ...finished, ...ReplyLog.slim(finished.result, range.value) })
 
       /** One routed turn of a `Send` request, made durable (`resume.ts`), under a worker and the session's ticket. */
@@ -174,12 +176,13 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
             // delivered again: a runner started it and did not answer; unless the store has its commit,
             // it resumes from its checkpoint if it has one (`resume.ts`)
             const fresh = yield* claim(requestId)
-            const durable = fresh || (yield* turns.outcome(requestId, sessionKey)).lost
+            const stored = fresh ? undefined : yield* turns.outcome(requestId, sessionKey)
+            const durable = stored === undefined || stored.lost
               ? yield* resume.prepare(requestId, sessionKey, fresh, runner)
               : yield* resume.forget(requestId)
-            if (durable === undefined) return { _tag: "Finished", result: yield* lost(requestId), lost: true } as const
+            if (durable === undefined) return { _tag: "Finished", result: yield* lost(requestId, stored?.result), lost: true } as const
             const { input, signature: _signature, ...options } = request.payload
-            const result = yield* turns.run(requestId, epoch, durable.turn(loop.turn(sessionKey, input, { ...options, checkpoint: durable.checkpoint })))
+            const result = yield* turns.run(requestId, fenced(requestId, durable.turn(loop.turn(sessionKey, input, { ...options, checkpoint: durable.checkpoint }))))
             const resumed = durable.resumed()
             return { _tag: "Finished", result, lost: false, ...(resumed === undefined ? {} : { resumed }) } as const
           }), (finished) => referenced(requestId, finished)))
@@ -217,8 +220,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         InterruptGraceful: ({ payload }) => loop.interruptGraceful(sessionKey, payload.hint),
         InterruptHard: () => loop.interruptHard(sessionKey),
         // the summary's commit is fenced like a turn's: a runner that lost the session cannot write it
-        Compact: ({ payload }) =>
-          epoch === undefined ? loop.compact(sessionKey, payload) : Effect.provideService(loop.compact(sessionKey, payload), CommitTicket, { epoch }),
+        Compact: ({ payload }) => fenced(undefined, loop.compact(sessionKey, payload)),
         ActiveTurn: () => loop.activeTurn(sessionKey),
         Events: () =>
           Stream.unwrap(Effect.gen(function*() {

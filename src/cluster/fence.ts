@@ -20,7 +20,6 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { ContentRejected } from "../domain/errors.ts"
 import type { TurnResult } from "../domain/Turn.ts"
-import { CommitTicket } from "../services/SessionFencing.ts"
 import type { SessionStoreShape } from "../services/SessionStore.ts"
 import * as Outcome from "./outcome.ts"
 
@@ -33,13 +32,9 @@ export interface RunnerTurns {
   readonly take: (sessionKey: string) => Effect.Effect<number | undefined>
   /**
    * Runs the request's turn in the runner's scope (once: a request delivered again joins it, or
-   * gets the result it left), under the session's ticket.
+   * gets the result it left); the caller puts the turn under the session's ticket.
    */
-  readonly run: (
-    requestId: string,
-    epoch: number | undefined,
-    turn: Effect.Effect<TurnResult, ContentRejected>
-  ) => Effect.Effect<TurnResult, ContentRejected>
+  readonly run: (requestId: string, turn: Effect.Effect<TurnResult, ContentRejected>) => Effect.Effect<TurnResult, ContentRejected>
   /** The turn of a request this runner runs or ran, if it remembers it. */
   readonly known: (requestId: string) => Option.Option<Effect.Effect<TurnResult, ContentRejected>>
   /**
@@ -80,15 +75,14 @@ export const make = (store: SessionStoreShape): Effect.Effect<RunnerTurns, never
       // a store that cannot say who owns the session cannot let a turn run: that is a defect, and
       // the cluster delivers the request again
       take: (sessionKey) => fencing === undefined ? Effect.succeed(undefined) : Effect.orDie(fencing.acquire(sessionKey, owner)),
-      run: (requestId, epoch, turn) =>
+      run: (requestId, turn) =>
         Effect.suspend(() => {
           const running = known(requestId)
           if (Option.isSome(running)) return running.value
-          const ticketed = epoch === undefined ? turn : Effect.provideService(turn, CommitTicket, { epoch, requestId })
           // started and remembered at once: a turn running unremembered could commit after a
           // redelivery of its request was told it never happened
           return Effect.uninterruptibleMask((restore) =>
-            Effect.flatMap(Effect.forkIn(Effect.interruptible(ticketed), scope, { startImmediately: true }), (fiber) => {
+            Effect.flatMap(Effect.forkIn(Effect.interruptible(turn), scope, { startImmediately: true }), (fiber) => {
               remember(requestId, fiber)
               return restore(Fiber.join(fiber))
             })

@@ -109,8 +109,9 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
     const checkpoint: Checkpointing = {
       save: (progress) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => {
+          const create = !saved
           saved = true
-          return Effect.flatMap(checkpoints.save(requestId, sessionKey, owner, progress, at), (owned) =>
+          return Effect.flatMap(checkpoints.save(requestId, sessionKey, owner, progress, at, create), (owned) =>
             // another runner resumed the turn (this one was frozen or cut off meanwhile): stop, as a hard abort
             owned ? Effect.void : Effect.interrupt)
         }),

@@ -285,6 +285,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
           Effect.gen(function*() {
             yield* sql`DELETE FROM agent_loop_entries WHERE session_id = ${sessionId(key)}`
             yield* sql`DELETE FROM agent_loop_sessions WHERE session_id = ${sessionId(key)}`
+            yield* Fence.removeSession(sql, key)
           })
         ).pipe(
           Effect.ensuring(Effect.sync(() => cache.delete(key))),

@@ -51,6 +51,13 @@ export const record = (sql: SqlClient.SqlClient, key: string, ticket: Ticket, fi
     VALUES (${ticket.requestId}, ${sessionId(key)}, ${first}, ${end}, ${now})
     ON CONFLICT (request_id) DO UPDATE SET end_seq = excluded.end_seq, committed_at = excluded.committed_at`.pipe(Effect.asVoid)
 
+/**
+ * Inside a removal's transaction: the session's commit records go with its entries, which they
+ * point into; a session created again under the key would otherwise pass for those requests' commits.
+ */
+export const removeSession = (sql: SqlClient.SqlClient, key: string) =>
+  sql`DELETE FROM agent_loop_turn_commits WHERE session_id = ${sessionId(key)}`.pipe(Effect.asVoid)
+
 /** The fencing operations on the store's database. */
 export const make = (sql: SqlClient.SqlClient): SessionFencing => ({
   acquire: (key, owner) =>

@@ -44,17 +44,20 @@ describe("cluster checkpoints", () => {
     Effect.gen(function*() {
       const checkpoints = yield* Checkpoints.make
       expect(yield* checkpoints.take("r1", "a")).toEqual(Option.none())
-      expect(yield* checkpoints.save("r1", "s", "a", progress(1), 1)).toBe(true)
-      expect(yield* checkpoints.save("r1", "s", "a", progress(2), 2)).toBe(true)
+      expect(yield* checkpoints.save("r1", "s", "a", progress(1), 1, true)).toBe(true)
+      expect(yield* checkpoints.save("r1", "s", "a", progress(2), 2, false)).toBe(true)
       expect(yield* rows).toBe(1)
       // another attempt takes it over: from then on the first can neither save nor delete it
       expect(yield* checkpoints.take("r1", "b")).toEqual(Option.some(progress(2)))
-      expect(yield* checkpoints.save("r1", "s", "a", progress(3), 3)).toBe(false)
+      expect(yield* checkpoints.save("r1", "s", "a", progress(3), 3, false)).toBe(false)
       yield* checkpoints.remove("r1", "a")
       expect(yield* checkpoints.take("r1", "b")).toEqual(Option.some(progress(2)))
-      expect(yield* checkpoints.save("r1", "s", "b", progress(3), 3)).toBe(true)
+      expect(yield* checkpoints.save("r1", "s", "b", progress(3), 3, false)).toBe(true)
       yield* checkpoints.remove("r1", "b")
       expect(yield* checkpoints.take("r1", "b")).toEqual(Option.none())
+      // a later save finds no row: the turn ended under another attempt, nothing is brought back
+      expect(yield* checkpoints.save("r1", "s", "a", progress(4), 4, false)).toBe(false)
+      expect(yield* rows).toBe(0)
 
       const sql = yield* SqlClient.SqlClient
       yield* sql`INSERT INTO agent_loop_turn_checkpoints (request_id, session_key, owner, checkpoint, saved_at) VALUES ('r2', 's', 'a', '{"_tag":"Other"}', 0)`
@@ -76,15 +79,15 @@ describe("cluster checkpoints", () => {
       // a redelivered request: nothing saved (its first model call was in flight) → not resumable
       expect(yield* resume.prepare("r2", "s", false, "here:1")).toBeUndefined()
       // outgrown → not resumable, and its row is gone
-      yield* checkpoints.save("r3", "s", "old", outgrown, 0)
+      yield* checkpoints.save("r3", "s", "old", outgrown, 0, true)
       expect(yield* resume.prepare("r3", "s", false, "here:1")).toBeUndefined()
       expect(yield* rows).toBe(0)
       // its commit is in the log (the store said so): the checkpoint is dropped, nothing resumes
-      yield* checkpoints.save("r5", "s", "old", progress(2), 0)
+      yield* checkpoints.save("r5", "s", "old", progress(2), 0, true)
       expect(yield* resume.forget("r5")).toBeUndefined()
       expect(yield* rows).toBe(0)
       // saved progress → resumed from it, by this runner, and the row removed when the turn ends
-      yield* checkpoints.save("r4", "s", "old", progress(2), 0)
+      yield* checkpoints.save("r4", "s", "old", progress(2), 0, true)
       const again = (yield* resume.prepare("r4", "s", false, "here:1"))!
       expect([again.checkpoint.resume, again.checkpoint.runner]).toEqual([progress(2), "here:1"])
       const bus = yield* EventBus
@@ -113,5 +116,17 @@ describe("cluster checkpoints", () => {
       const woke = yield* Effect.exit(frozen.turn(Effect.as(frozen.checkpoint.save(progress(2)), result)))
       expect(woke._tag === "Failure" && Cause.hasInterruptsOnly(woke.cause)).toBe(true)
       expect(Option.map(yield* checkpoints.take("r6", "check"), (c) => c._tag === "TurnCheckpoint" && c.iteration)).toEqual(Option.some(1))
+
+      // nor does it go on once the attempt that took it over has ended and removed the row
+      const asleep = (yield* resume.prepare("r7", "s", true, "here:1"))!
+      yield* asleep.checkpoint.save(progress(1))
+      const finisher = (yield* resume.prepare("r7", "s", false, "there:2"))!
+      yield* finisher.turn(Effect.succeed(result))
+      const sql = yield* SqlClient.SqlClient
+      const r7 = sql<{ readonly n: number }>`SELECT count(*) AS n FROM agent_loop_turn_checkpoints WHERE request_id = 'r7'`.pipe(Effect.orDie)
+      expect((yield* r7)[0]!.n).toBe(0)
+      const late = yield* Effect.exit(asleep.turn(Effect.as(asleep.checkpoint.save(progress(2)), result)))
+      expect(late._tag === "Failure" && Cause.hasInterruptsOnly(late.cause)).toBe(true)
+      expect((yield* r7)[0]!.n).toBe(0)
     }).pipe(Effect.scoped, Effect.provide(Layer.merge(database(), EventBusLive.layerCapacity()))))
 })

@@ -2,28 +2,18 @@
  * `agent-loop serve` and `agent-loop run --cluster` end to end: a runner process replaying the
  * demo cassette, a throwaway Postgres as the cluster's database, and the CLI sending it a turn.
  */
-import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { isolatedEnv, launcher, root, runCli, tempDir } from "../support/cliProcess.ts"
-import { waitUntil } from "../support/cluster.ts"
+import { type ServeProcess, startServe, waitUntil } from "../support/cluster.ts"
 import { jsonSpans, startReceiver } from "../support/otlpReceiver.ts"
 import { freePort, postgresProbe, postgresSuite, type PostgresServer, startPostgres } from "../support/postgres.ts"
 
 const demoPrompt = "What is in this workspace, and what is the project about?"
 
-/** Runs a command and kills it when this process's end closes its stdin, so it never outlives the test. */
-const GUARD = `const { spawn } = require("node:child_process")
-const child = spawn(process.argv[1], process.argv.slice(2), { stdio: ["ignore", "inherit", "inherit"] })
-process.stdin.on("end", () => child.kill("SIGKILL"))
-process.stdin.resume()
-process.on("SIGTERM", () => child.kill("SIGTERM"))
-child.on("exit", (code, signal) => process.exit(code ?? (signal === "SIGTERM" ? 143 : 1)))`
-
 describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --cluster"), () => {
   let pg: PostgresServer
-  let serve: ReturnType<typeof spawn>
-  let serveOutput = ""
+  let serve: ServeProcess
   let metricsPort = 0
   let receiver: Awaited<ReturnType<typeof startReceiver>>
   const env = isolatedEnv(tempDir())
@@ -35,20 +25,17 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     receiver = await startReceiver()
     const port = await freePort()
     metricsPort = await freePort()
-    serve = spawn(process.execPath, ["-e", GUARD, process.execPath, launcher, "serve", "--database-url", pg.url(), "--host", "127.0.0.1", "--port", String(port),
+    serve = await startServe(launcher, ["--database-url", pg.url(), "--host", "127.0.0.1", "--port", String(port),
       "--metrics-port", String(metricsPort), "--inspect", "0",
       "--replay", path.join(root, "examples", "demo.cassette.jsonl"), "--workspace", path.join(root, "examples", "demo-workspace"),
-      "--tools", "list_dir,read_file", "--no-settings", "--no-context-files"], { cwd: root, env: otel("runner"), stdio: ["pipe", "pipe", "pipe"] })
-    serve.stdout!.on("data", (chunk) => (serveOutput += chunk))
-    serve.stderr!.on("data", (chunk) => (serveOutput += chunk))
-    await waitUntil(`the runner to serve (output: ${serveOutput})`, () => serveOutput.includes("serving sessions") || serve.exitCode !== null, 60_000)
-    expect(serveOutput).toContain(`runner 127.0.0.1:${port} serving sessions (model demo-model)`)
-    expect(serveOutput).toContain(`agent-loop: metrics at http://127.0.0.1:${metricsPort}/metrics`)
-    expect(serveOutput).toMatch(/agent-loop: inspector at http:\/\/127\.0\.0\.1:\d+\/\?token=/)
+      "--tools", "list_dir,read_file", "--no-settings", "--no-context-files"], { cwd: root, env: otel("runner") })
+    expect(serve.output()).toContain(`runner 127.0.0.1:${port} serving sessions (model demo-model)`)
+    expect(serve.output()).toContain(`agent-loop: metrics at http://127.0.0.1:${metricsPort}/metrics`)
+    expect(serve.output()).toMatch(/agent-loop: inspector at http:\/\/127\.0\.0\.1:\d+\/\?token=/)
   }, 90_000)
 
   afterAll(async () => {
-    serve?.stdin?.end()
+    await serve?.stop()
     await receiver?.close()
     await pg?.stop()
   }, 30_000)
@@ -105,7 +92,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
   }, 60_000)
 
   it("serve --inspect shows the cluster's runners and the runner's turns in the inspector", async () => {
-    const url = /inspector at (\S+)/.exec(serveOutput)![1]!
+    const url = /inspector at (\S+)/.exec(serve.output())![1]!
     const page = await fetch(url, { signal: AbortSignal.timeout(10_000) })
     expect(page.status).toBe(200)
     const cookie = page.headers.get("set-cookie")!.split(";")[0]!
@@ -137,8 +124,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
   }, 60_000)
 
   it("stops on SIGTERM", async () => {
-    serve.kill("SIGTERM")
-    await waitUntil("the runner to exit", () => serve.exitCode !== null, 20_000)
-    expect(serve.exitCode).toBe(143)
+    await serve.stop()
+    expect(serve.exitCode()).toBe(143)
   }, 30_000)
 })

@@ -75,6 +75,20 @@ const contract = (backend: Backend) => {
       })
     ))
 
+  it.live("a removed session's commit records go with it: a session created again under its key is no request's commit", () =>
+    withDb((db) =>
+      Effect.gen(function*() {
+        const store = yield* openStore(db)
+        const epoch = yield* store.fencing!.acquire("s", "runner-a")
+        yield* store.append("s", [Message.user("t1"), Message.assistant("a1")]).pipe(
+          Effect.provideService(CommitTicket, { epoch, requestId: "r1" })
+        )
+        yield* store.remove("s")
+        yield* store.append("s", [Message.user("new"), Message.assistant("new answer")])
+        expect(yield* store.fencing!.committed("r1")).toEqual(Option.none())
+      })
+    ))
+
   it.live("a turn whose commit is fenced ends aborted, nothing of it stored; under the current epoch it completes", () =>
     withDb((db) =>
       Effect.gen(function*() {
