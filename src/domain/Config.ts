@@ -118,7 +118,7 @@ export const AgentLoopConfigSchema = Schema.Struct({
     )
   )),
   maxResponseBytes: withDefault(PositiveInt, DEFAULT_MAX_RESPONSE_BYTES).pipe(
-    describe("the most bytes (UTF-8) of text, reasoning and tool-call arguments one model response may hold together (default 8 MiB); past it the call fails with `ResponseTooLarge` and nothing of the response is kept")
+    describe("the most bytes (UTF-8) of text, reasoning, tool-call arguments and provider blocks (signed or encrypted reasoning, as JSON) one model response may hold together (default 8 MiB); past it the call fails with `ResponseTooLarge` and nothing of the response is kept")
   ),
   maxImageBytes: withDefault(PositiveInt, DEFAULT_MAX_IMAGE_BYTES).pipe(
     describe("the largest image of a turn's input, decoded (default 5 MiB); a larger one fails the turn with `ContentRejected` before anything is stored or sent")

@@ -5,7 +5,8 @@ import * as AnthropicStream from "../../src/layers/providers/anthropicStream.ts"
 import * as GeminiWire from "../../src/layers/providers/geminiWire.ts"
 import * as OpenAiWire from "../../src/layers/providers/openAiWire.ts"
 import * as ResponsesWire from "../../src/layers/providers/responsesWire.ts"
-import { decodeSse, type WireDecoder } from "../../src/layers/providers/sse.ts"
+import * as BedrockWire from "../../src/layers/providers/bedrockWire.ts"
+import { decodeSse, MAX_HELD_CHARS, type WireDecoder } from "../../src/layers/providers/sse.ts"
 import {
   anthropicChunks,
   anthropicStream,
@@ -166,4 +167,21 @@ describe("wire decoders under random splits and corruption", () => {
         }
       }
     }))
+})
+
+describe("what a decoder holds across events", () => {
+  it("a reasoning block's signature, held until its block ends, is bounded: up to the bound it grows, past it the stream is malformed", () => {
+    const piece = "s".repeat(MAX_HELD_CHARS / 4)
+    const anthropic = AnthropicStream.makeDecoder()
+    const event = (data: unknown) => ({ _tag: "Event" as const, event: "message", id: undefined, data: JSON.stringify(data) })
+    anthropic.feed(event({ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } }))
+    const delta = event({ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: piece } })
+    for (let i = 0; i < 4; i++) expect(anthropic.feed(delta)).toHaveProperty("done", false)
+    expect(anthropic.feed(delta)).toMatchObject({ _tag: "MalformedResponse", message: `A thinking block's signature grew past ${MAX_HELD_CHARS} characters` })
+
+    const bedrock = BedrockWire.makeDecoder()
+    const thought = { _tag: "Event" as const, event: "contentBlockDelta", id: undefined, data: JSON.stringify({ contentBlockIndex: 0, delta: { reasoningContent: { signature: piece } } }) }
+    for (let i = 0; i < 4; i++) expect(bedrock.feed(thought)).toHaveProperty("done", false)
+    expect(bedrock.feed(thought)).toMatchObject({ _tag: "MalformedResponse", message: `A reasoning block's signature grew past ${MAX_HELD_CHARS} characters` })
+  })
 })

@@ -91,6 +91,25 @@ describe("one model response is bounded", () => {
       expect((yield* loop.turn("s", "again")).finalMessage?.content).toBe("after")
     })))
 
+  it.effect("provider blocks (signed or encrypted reasoning) count too, as their JSON: at the cap kept, one byte more fails", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const block = { provider: "anthropic", data: { type: "redacted_thinking", data: text(CAP / 4) } }
+      const weight = JSON.stringify(block.data).length
+      const chunks = (extra: number): ReadonlyArray<ProviderTypes.ProviderChunk> => [
+        { _tag: "ProviderBlock", block },
+        { _tag: "ProviderBlock", block },
+        { _tag: "TextDelta", text: text(CAP - 2 * weight + extra) },
+        { _tag: "Finish", reason: "stop" }
+      ]
+      const { loop, store } = yield* loopOn(Scripted.layer([{ chunks: chunks(0) }, { chunks: chunks(1) }]))
+      const atCap = yield* loop.turn("s", "at")
+      expect(atCap.status).toBe("completed")
+      expect(atCap.messages[1]).toMatchObject({ providerBlocks: [{ data: block.data }, { data: block.data }] })
+      const over = yield* loop.turn("s", "over")
+      expect(over.error).toMatch(/^ResponseTooLarge: The response passed 4096 bytes/)
+      expect((yield* store.load("s")).map((m) => m.role)).toEqual(["user", "assistant", "user"])
+    })))
+
   it.effect("bytes are counted exactly whatever the characters: multi-byte reasoning, arguments and text at the cap are kept, one byte more fails", () =>
     Effect.scoped(Effect.gen(function*() {
       // 2,000 + 91 + 2,004 + 1 = CAP bytes in 1,000 + 91 + 668 + 1 characters

@@ -10,7 +10,7 @@ import type { FinishReason, ProviderChunk } from "../../domain/Provider.ts"
 import type { Usage } from "../../domain/Usage.ts"
 import { PROVIDER } from "./anthropicWire.ts"
 import { describeJson, fromStreamError } from "./httpErrors.ts"
-import { excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
+import { appendHeld, excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
 
 /** The nesting of an event around a tool's `input` (`content_block_start` → `content_block` → `input`). */
 const EVENT_DEPTH = 8
@@ -136,7 +136,11 @@ export const makeDecoder = (): WireDecoder => {
           }
           case "signature_delta": {
             const signature = stringAt(delta, "signature")
-            if (block?.kind === "thinking" && signature) block.signature += signature
+            if (block?.kind === "thinking" && signature) {
+              const held = appendHeld(block.signature, signature, "A thinking block's signature")
+              if (typeof held !== "string") return held
+              block.signature = held
+            }
             return next()
           }
           case "input_json_delta": {

@@ -11,7 +11,7 @@ import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/
 import type { Usage } from "../../domain/Usage.ts"
 import { alternating, type Block, check as anthropicCheck, thinkingBudget, type WireMessage } from "./anthropicWire.ts"
 import { fromResponse, isContextLength } from "./httpErrors.ts"
-import { argumentsObject, excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
+import { appendHeld, argumentsObject, excerpt, numberAt, objectAt, parseObject, type Step, stringAt, type WireDecoder } from "./sse.ts"
 import { type SchemaPolicy, toolSchemaFor } from "./toolSchema.ts"
 
 
@@ -284,7 +284,9 @@ export const makeDecoder = (): WireDecoder => {
         const block = reasoning.get(index) ?? { text: "", signature: "" }
         reasoning.set(index, block)
         const piece = stringAt(thought, "text")
-        block.signature += stringAt(thought, "signature") ?? ""
+        const signature = appendHeld(block.signature, stringAt(thought, "signature") ?? "", "A reasoning block's signature")
+        if (typeof signature !== "string") return signature
+        block.signature = signature
         if (piece === undefined || piece === "") return next()
         block.text += piece
         return next([{ _tag: "ReasoningDelta", text: piece }])

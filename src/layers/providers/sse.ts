@@ -33,6 +33,19 @@ const isStep = (u: Step | ProviderError): u is Step => "chunks" in u
 export const defaultMaxEventSize = 10 * 1024 * 1024
 
 /**
+ * The most a decoder holds across events before it sends it on, in UTF-16 code units: what one
+ * event may carry. It bounds what is not a delta the loop counts against `maxResponseBytes` until
+ * its block ends (a reasoning block's signature), and a longer one is a malformed stream.
+ */
+export const MAX_HELD_CHARS = defaultMaxEventSize
+
+/** `held` with `more` appended, or the error saying `what` grew past `MAX_HELD_CHARS`. */
+export const appendHeld = (held: string, more: string, what: string): string | MalformedResponse =>
+  held.length + more.length > MAX_HELD_CHARS
+    ? new MalformedResponse({ message: `${what} grew past ${MAX_HELD_CHARS} characters` })
+    : held + more
+
+/**
  * Decodes an SSE body into provider chunks. Upstream errors must already be provider errors;
  * SSE-level failures (an event over `maxEventSize`, a `retry:` directive no model API sends)
  * become `MalformedResponse`. The stream stops reading at the format's terminator; a body that

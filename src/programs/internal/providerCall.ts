@@ -120,6 +120,9 @@ export const uniqueCallIds = (calls: ReadonlyArray<Message.ToolCall>): ReadonlyA
 
 const utf8 = (text: string): number => Buffer.byteLength(text, "utf8")
 
+/** What a provider block (signed or encrypted reasoning) weighs toward the cap: its data as JSON. */
+const blockText = (block: Message.ProviderBlock): string => JSON.stringify(block.data) ?? ""
+
 /** Whether `text`, coming next, takes the response past `maxBytes` UTF-8 bytes; counts it. */
 const overLimit = (acc: Accumulator, text: string, maxBytes: number): boolean => {
   if (!acc.exact) {
@@ -129,6 +132,7 @@ const overLimit = (acc: Accumulator, text: string, maxBytes: number): boolean =>
     for (const piece of acc.content) acc.bytes += utf8(piece)
     for (const piece of acc.reasoning) acc.bytes += utf8(piece)
     for (const call of acc.calls.values()) for (const piece of call.args) acc.bytes += utf8(piece)
+    for (const block of acc.blocks) acc.bytes += utf8(blockText(block))
   }
   return (acc.bytes += utf8(text)) > maxBytes
 }
@@ -143,7 +147,13 @@ const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: Readonly
   const at = turn.clock.currentTimeMillisUnsafe()
   for (let i = 0; i < chunks.length; i++) {
     const chunk = chunks[i]!
-    const text = chunk._tag === "ToolCallDelta" ? chunk.argumentsDelta : chunk._tag === "TextDelta" || chunk._tag === "ReasoningDelta" ? chunk.text : ""
+    const text = chunk._tag === "ToolCallDelta"
+      ? chunk.argumentsDelta
+      : chunk._tag === "TextDelta" || chunk._tag === "ReasoningDelta"
+      ? chunk.text
+      : chunk._tag === "ProviderBlock"
+      ? blockText(chunk.block)
+      : ""
     if (text !== "" && overLimit(acc, text, maxBytes)) {
       Turn.setPartial(turn, [])
       return false
