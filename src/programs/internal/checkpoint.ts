@@ -3,8 +3,8 @@
  * was started with `TurnOptions.checkpoint`, and the way back in when it resumes from one.
  *
  * Saved: after a model reply that asks for tools (before any of them runs), before a call of a
- * tool that is not idempotent starts (so a resume knows it may have taken effect), and after each
- * call's result. Saves are serialised per turn (parallel calls finish together) and each one
+ * tool that is not idempotent starts (so a resume knows it may have taken effect), after each
+ * call's result, and after calls skipped by an interrupt or steering (so a resume does not run them). Saves are serialised per turn (parallel calls finish together) and each one
  * holds everything the turn has completed, so the latest replaces the others. A final answer is
  * not saved: the commit follows it. A turn without checkpointing pays one field check per step.
  *
@@ -90,6 +90,14 @@ export const finished = (engine: Engine, turn: Turn.Turn, result: Message.ToolRe
   const state = stateOf(turn)
   if (state === undefined) return Effect.void
   state.results.set(result.toolCallId, result)
+  return save(engine, turn, state)
+}
+
+/** Calls skipped without running (an interrupt, steering): saved with their results, so a resume does not run them. */
+export const skipped = (engine: Engine, turn: Turn.Turn, results: ReadonlyArray<Message.ToolResultMessage>): Effect.Effect<void> => {
+  const state = stateOf(turn)
+  if (state === undefined) return Effect.void
+  for (const result of results) state.results.set(result.toolCallId, result)
   return save(engine, turn, state)
 }
 
