@@ -103,8 +103,9 @@ export const skipped = (engine: Engine, turn: Turn.Turn, results: ReadonlyArray<
 
 /** What a resumed turn does with the calls of its last reply. */
 export interface Resumption {
-  /** The calls of the last reply and the result each already has (none: it runs). */
-  readonly calls: ReadonlyArray<readonly [Message.ToolCall, Message.ToolResultMessage | undefined]>
+  readonly calls: ReadonlyArray<Message.ToolCall>
+  /** The calls that do not run, by id, with their result: completed before the crash, or interrupted by it. */
+  readonly settled: ReadonlyMap<string, Message.ToolResultMessage>
   readonly rerun: ReadonlyArray<string>
   readonly interrupted: ReadonlyArray<string>
 }
@@ -118,32 +119,26 @@ export interface Resumption {
 export const restore = (
   turn: Turn.Turn,
   checkpoint: Checkpoint.TurnCheckpoint,
-  tools: ReadonlyArray<RegisteredTool>
+  tools: ReadonlyMap<string, RegisteredTool>
 ): Resumption | undefined => {
   Turn.restore(turn, checkpoint)
-  const state = stateOf(turn)
   const last = checkpoint.produced.at(-1)
   if (last?.role !== "assistant" || last.toolCalls === undefined || last.toolCalls.length === 0) return undefined
-  const byId = new Map(checkpoint.results.map((result) => [result.toolCallId, result]))
-  const idempotent = new Set(tools.filter((tool) => tool.idempotent === true).map((tool) => tool.name))
+  const settled = new Map(checkpoint.results.map((result) => [result.toolCallId, result]))
   const started = new Set(checkpoint.started)
   const rerun: Array<string> = []
   const interrupted: Array<string> = []
-  const calls = last.toolCalls.map((call): readonly [Message.ToolCall, Message.ToolResultMessage | undefined] => {
-    const done = byId.get(call.id)
-    if (done !== undefined) {
-      state?.results.set(call.id, done)
-      return [call, done]
-    }
-    if (!started.has(call.id)) return [call, undefined]
-    if (idempotent.has(call.name)) {
+  for (const call of last.toolCalls) {
+    if (settled.has(call.id) || !started.has(call.id)) continue
+    if (tools.get(call.name)?.idempotent === true) {
       rerun.push(call.id)
-      return [call, undefined]
+    } else {
+      interrupted.push(call.id)
+      settled.set(call.id, Message.toolResult(call, Checkpoint.INTERRUPTED_BY_CRASH, true))
     }
-    interrupted.push(call.id)
-    const result = Message.toolResult(call, Checkpoint.INTERRUPTED_BY_CRASH, true)
-    state?.results.set(call.id, result)
-    return [call, result]
-  })
-  return { calls, rerun, interrupted }
+  }
+  // the next save holds them, as it would have before the crash
+  const state = stateOf(turn)
+  if (state !== undefined) for (const [id, result] of settled) state.results.set(id, result)
+  return { calls: last.toolCalls, settled, rerun, interrupted }
 }
