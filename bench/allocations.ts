@@ -6,7 +6,7 @@
  * collector runs; unlike time, it hardly moves when the machine is busy.
  */
 import { inspectTurn, shortUrl } from "./inspected.ts"
-import { warmUp, workloadArguments } from "./workload.ts"
+import { label, warmUp, workloadArguments } from "./workload.ts"
 
 interface SamplingNode {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
@@ -36,7 +36,7 @@ const walk = (node: SamplingNode): void => {
 walk(profile)
 const total = [...bySite.values()].reduce((a, b) => a + b, 0)
 console.log(
-  `[${workload.iterations},${workload.deltas},${workload.tools}] ${path}: ${(total / calls / 1024).toFixed(1)} KiB allocated per iteration; ` +
+  `${label(workload)} ${path}: ${(total / calls / 1024).toFixed(1)} KiB allocated per iteration; ` +
     `CPU ${measurement.cpuMicrosPerIteration.toFixed(1)} µs/iteration, ${measurement.mainCpuMicrosPerIteration.toFixed(1)} on the main thread`
 )
 for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 25)) {

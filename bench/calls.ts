@@ -7,7 +7,7 @@
  * optimising as it otherwise would: the times printed are not the loop's.)
  */
 import { inspectTurn, shortUrl } from "./inspected.ts"
-import { warmUp, workloadArguments } from "./workload.ts"
+import { label, warmUp, workloadArguments } from "./workload.ts"
 
 interface FunctionCoverage {
   readonly functionName: string
@@ -42,7 +42,7 @@ for (const script of coverage) {
 const byPackage = new Map<string, number>()
 for (const row of rows) byPackage.set(row.pkg, (byPackage.get(row.pkg) ?? 0) + 1)
 console.log(
-  `[${workload.iterations},${workload.deltas},${workload.tools}] ${path}: ${rows.length} functions run at least every other iteration ` +
+  `${label(workload)} ${path}: ${rows.length} functions run at least every other iteration ` +
     `(${[...byPackage].sort((a, b) => b[1] - a[1]).map(([pkg, count]) => `${pkg} ${count}`).join(", ")})`
 )
 for (const row of rows.sort((a, b) => a.pkg.localeCompare(b.pkg) || a.site.localeCompare(b.site))) {

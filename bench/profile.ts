@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from "node:fs"
 import { inspectTurn, shortUrl } from "./inspected.ts"
-import { warmUp, workloadArguments } from "./workload.ts"
+import { label, warmUp, workloadArguments } from "./workload.ts"
 
 interface ProfileNode {
   readonly id: number
@@ -49,7 +49,7 @@ for (const [id, micros] of self) {
 }
 const perCall = (micros: number) => (micros / calls).toFixed(2).padStart(7)
 console.log(
-  `[${workload.iterations},${workload.deltas},${workload.tools}] ${path}: CPU ${measurement.cpuMicrosPerIteration.toFixed(1)} µs/iteration, ` +
+  `${label(workload)} ${path}: CPU ${measurement.cpuMicrosPerIteration.toFixed(1)} µs/iteration, ` +
     `${measurement.mainCpuMicrosPerIteration.toFixed(1)} on the main thread (profiled: slower than unprofiled)`
 )
 console.log("\nself time by package, µs/iteration:")
