@@ -5,10 +5,8 @@
  * time on the main thread and in the whole process. Allocation decides how often the garbage
  * collector runs; unlike time, it hardly moves when the machine is busy.
  */
-import { Effect } from "effect"
-import { Session } from "node:inspector/promises"
-import * as Ours from "./ours.ts"
-import { warmUp, workloadArguments } from "./workload.ts"
+import { inspectTurn, shortUrl } from "./inspected.ts"
+import { label, warmUp, workloadArguments } from "./workload.ts"
 
 interface SamplingNode {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
@@ -18,35 +16,27 @@ interface SamplingNode {
 
 const { workload, path } = workloadArguments("node bench/allocations.ts N d k [whole|stream]")
 
-const session = new Session()
-session.connect()
-let profile: SamplingNode | undefined
-const sampled = <A, E, R>(measured: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.acquireUseRelease(
-    Effect.promise(() =>
-      session.post("HeapProfiler.startSampling", {
-        samplingInterval: 256,
-        includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true
-      })
-    ),
-    () => measured,
-    () => Effect.promise(async () => (profile = (await session.post("HeapProfiler.stopSampling")).profile.head as SamplingNode))
-  )
-
-const measurement = await Ours.run(workload, warmUp(workload), "stream", path, sampled)
+const { measurement, probed: profile } = await inspectTurn(workload, warmUp(workload), path, {
+  start: (session) =>
+    session.post("HeapProfiler.startSampling", {
+      samplingInterval: 256,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true
+    }),
+  stop: async (session) => (await session.post("HeapProfiler.stopSampling")).profile.head as SamplingNode
+})
 const calls = workload.iterations + 1
 const bySite = new Map<string, number>()
 const walk = (node: SamplingNode): void => {
   const { functionName, lineNumber, url } = node.callFrame
-  const site = `${functionName || "(anonymous)"} ${url.replace(/^.*\/node_modules\//, "").replace(/^.*\/(src|bench)\//, "$1/")}:${lineNumber + 1}`
+  const site = `${functionName || "(anonymous)"} ${shortUrl(url)}:${lineNumber + 1}`
   bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize)
   node.children.forEach(walk)
 }
-walk(profile!)
+walk(profile)
 const total = [...bySite.values()].reduce((a, b) => a + b, 0)
 console.log(
-  `[${workload.iterations},${workload.deltas},${workload.tools}] ${path}: ${(total / calls / 1024).toFixed(1)} KiB allocated per iteration; ` +
+  `${label(workload)} ${path}: ${(total / calls / 1024).toFixed(1)} KiB allocated per iteration; ` +
     `CPU ${measurement.cpuMicrosPerIteration.toFixed(1)} µs/iteration, ${measurement.mainCpuMicrosPerIteration.toFixed(1)} on the main thread`
 )
 for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 25)) {

@@ -6,10 +6,8 @@
  * per-iteration path, the less the process spends compiling. (Counting calls keeps V8 from
  * optimising as it otherwise would: the times printed are not the loop's.)
  */
-import { Effect } from "effect"
-import { Session } from "node:inspector/promises"
-import * as Ours from "./ours.ts"
-import { warmUp, workloadArguments } from "./workload.ts"
+import { inspectTurn, shortUrl } from "./inspected.ts"
+import { label, warmUp, workloadArguments } from "./workload.ts"
 
 interface FunctionCoverage {
   readonly functionName: string
@@ -22,23 +20,18 @@ interface ScriptCoverage {
 
 const { workload, path } = workloadArguments("node bench/calls.ts N d k [whole|stream]")
 
-const session = new Session()
-session.connect()
-await session.post("Profiler.enable")
-let coverage: ReadonlyArray<ScriptCoverage> = []
-const counted = <A, E, R>(measured: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.acquireUseRelease(
-    // Starting precise coverage resets the counts: what is counted is the measured turn.
-    Effect.promise(() => session.post("Profiler.startPreciseCoverage", { callCount: true, detailed: false })),
-    () => measured,
-    () => Effect.promise(async () => (coverage = (await session.post("Profiler.takePreciseCoverage")).result as Array<ScriptCoverage>))
-  )
-
-await Ours.run(workload, warmUp(workload), "stream", path, counted)
+const { probed: coverage } = await inspectTurn(workload, warmUp(workload), path, {
+  // Starting precise coverage resets the counts: what is counted is the measured turn.
+  start: async (session) => {
+    await session.post("Profiler.enable")
+    await session.post("Profiler.startPreciseCoverage", { callCount: true, detailed: false })
+  },
+  stop: async (session) => (await session.post("Profiler.takePreciseCoverage")).result as ReadonlyArray<ScriptCoverage>
+})
 const calls = workload.iterations + 1
 const rows: Array<{ readonly site: string; readonly perIteration: number; readonly pkg: string }> = []
 for (const script of coverage) {
-  const file = script.url.replace(/^.*\/node_modules\//, "").replace(/^.*\/(src|bench)\//, "$1/")
+  const file = shortUrl(script.url)
   for (const fn of script.functions) {
     const count = fn.ranges[0]?.count ?? 0
     if (count < calls / 2 || fn.ranges[0]!.startOffset === 0 && fn.functionName === "") continue
@@ -49,7 +42,7 @@ for (const script of coverage) {
 const byPackage = new Map<string, number>()
 for (const row of rows) byPackage.set(row.pkg, (byPackage.get(row.pkg) ?? 0) + 1)
 console.log(
-  `[${workload.iterations},${workload.deltas},${workload.tools}] ${path}: ${rows.length} functions run at least every other iteration ` +
+  `${label(workload)} ${path}: ${rows.length} functions run at least every other iteration ` +
     `(${[...byPackage].sort((a, b) => b[1] - a[1]).map(([pkg, count]) => `${pkg} ${count}`).join(", ")})`
 )
 for (const row of rows.sort((a, b) => a.pkg.localeCompare(b.pkg) || a.site.localeCompare(b.site))) {

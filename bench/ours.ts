@@ -50,7 +50,7 @@ const turn = (workload: Workload, sessionKey: string, consumer: Consumer) =>
 
 /**
  * A warm-up turn, then the measured one, each with a model of its own plan; both are timed.
- * `around` runs the measured turn (a profiler starts and stops there, see `allocations.ts`).
+ * `around` runs the measured turn (a profiler starts and stops there, see `inspected.ts`).
  */
 export const run = (
   workload: Workload,

@@ -5,11 +5,9 @@
  * warm-up a single model call, so the turn profiled is nearly the process's first (nothing hot
  * compiled yet); `--out` also writes the profile (`.cpuprofile`, for Chrome's DevTools).
  */
-import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
-import { Session } from "node:inspector/promises"
-import * as Ours from "./ours.ts"
-import { warmUp, workloadArguments } from "./workload.ts"
+import { inspectTurn, shortUrl } from "./inspected.ts"
+import { label, warmUp, workloadArguments } from "./workload.ts"
 
 interface ProfileNode {
   readonly id: number
@@ -26,31 +24,24 @@ const out = process.argv.find((arg) => arg.startsWith("--out="))?.slice(6)
 const cold = process.argv.includes("--cold")
 const { workload, path } = workloadArguments("node bench/profile.ts N d k [whole|stream] [--cold] [--out=FILE]")
 
-const session = new Session()
-session.connect()
-let profile: Profile | undefined
-const profiled = <A, E, R>(measured: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.acquireUseRelease(
-    Effect.promise(async () => {
-      await session.post("Profiler.enable")
-      await session.post("Profiler.setSamplingInterval", { interval: 50 })
-      await session.post("Profiler.start")
-    }),
-    () => measured,
-    () => Effect.promise(async () => (profile = (await session.post("Profiler.stop")).profile as Profile))
-  )
-
-const measurement = await Ours.run(workload, cold ? { ...workload, iterations: 0 } : warmUp(workload), "stream", path, profiled)
+const { measurement, probed: profile } = await inspectTurn(workload, cold ? { ...workload, iterations: 0 } : warmUp(workload), path, {
+  start: async (session) => {
+    await session.post("Profiler.enable")
+    await session.post("Profiler.setSamplingInterval", { interval: 50 })
+    await session.post("Profiler.start")
+  },
+  stop: async (session) => (await session.post("Profiler.stop")).profile as Profile
+})
 if (out !== undefined) writeFileSync(out, JSON.stringify(profile))
 const calls = workload.iterations + 1
-const byId = new Map(profile!.nodes.map((node) => [node.id, node]))
+const byId = new Map(profile.nodes.map((node) => [node.id, node]))
 const self = new Map<number, number>()
-profile!.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile!.timeDeltas[i] ?? 0)))
+profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
 const bySite = new Map<string, number>()
 const byPackage = new Map<string, number>()
 for (const [id, micros] of self) {
   const { functionName, lineNumber, url } = byId.get(id)!.callFrame
-  const file = url.replace(/^.*\/node_modules\//, "").replace(/^.*\/(src|bench)\//, "$1/")
+  const file = shortUrl(url)
   const site = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`
   bySite.set(site, (bySite.get(site) ?? 0) + micros)
   const pkg = url === "" ? functionName : file.startsWith("src/") ? "src" : file.split("/")[0]!
@@ -58,7 +49,7 @@ for (const [id, micros] of self) {
 }
 const perCall = (micros: number) => (micros / calls).toFixed(2).padStart(7)
 console.log(
-  `[${workload.iterations},${workload.deltas},${workload.tools}] ${path}: CPU ${measurement.cpuMicrosPerIteration.toFixed(1)} µs/iteration, ` +
+  `${label(workload)} ${path}: CPU ${measurement.cpuMicrosPerIteration.toFixed(1)} µs/iteration, ` +
     `${measurement.mainCpuMicrosPerIteration.toFixed(1)} on the main thread (profiled: slower than unprofiled)`
 )
 console.log("\nself time by package, µs/iteration:")

@@ -4,10 +4,11 @@
  *
  * A checkpoint is not history: the session log still receives the turn's messages in one append
  * at its end. It is saved after each model reply that asks for tools, before each call of a tool
- * that is not idempotent, and after each call's result; a turn started with `resume` continues
- * from it with the same turn id, iteration count and usage. A call that had started and whose
- * tool is not idempotent is not run again: the model gets an error result saying it was
- * interrupted by a crash (`INTERRUPTED_BY_CRASH`) and may retry it.
+ * that is not idempotent, and after each call's result (a skipped call's too, so a resume does not
+ * run it); a turn started with `resume` continues from it with the same turn id, iteration count
+ * and usage. A call that had started and whose tool is not idempotent is not run again: the model
+ * gets an error result saying it was interrupted by a crash (`INTERRUPTED_BY_CRASH`) and may
+ * retry it.
  *
  * @example
  * ```ts
@@ -46,7 +47,7 @@ export const TurnCheckpoint = Schema.TaggedStruct("TurnCheckpoint", {
   compaction: Schema.optionalKey(Compaction),
   /** Consecutive `beforeStop` blocks so far. */
   stopBlocks: Schema.Number,
-  /** Results of the last reply's tool calls that completed, in the order they completed. */
+  /** Results of the last reply's tool calls that have one (run, denied or skipped), in the order they came. */
   results: Schema.Array(ToolResultMessage),
   /** Ids of the last reply's calls that started their tool (those of idempotent tools as of the next save). */
   started: Schema.Array(Schema.String)

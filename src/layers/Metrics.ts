@@ -8,7 +8,9 @@
  * `PrometheusMetrics.format` and the OTLP metrics exporter read them.
  */
 import * as Context from "effect/Context"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
@@ -168,13 +170,19 @@ export const layerPrometheus = (options: EndpointOptions): Layer.Layer<Endpoint,
     const { formatUnsafe } = yield* Effect.promise(() => import("effect/observability/PrometheusMetrics"))
     const { createServer }: typeof Http = yield* Effect.promise(() => import("node:http"))
     const context = yield* Effect.context<never>()
+    // a route's fiber is the layer's: interrupted when it closes, rather than left running on its own
+    const runRoute = yield* FiberSet.makeRuntime<never>()
     const host = options.host ?? "127.0.0.1"
+    const json = (response: Http.ServerResponse, status: number, body: unknown) =>
+      void response.writeHead(status, { "content-type": "application/json" }).end(`${JSON.stringify(body)}\n`)
     const server = createServer((request, response) => {
       const path = (request.url ?? "").split("?")[0] ?? ""
       const route = request.method === "GET" && Object.hasOwn(options.routes ?? {}, path) ? options.routes![path] : undefined
       if (route !== undefined) {
-        Effect.runFork(Effect.map(route, ({ body, status }) => {
-          response.writeHead(status, { "content-type": "application/json" }).end(`${JSON.stringify(body)}\n`)
+        runRoute(Effect.matchCause(route, {
+          onSuccess: ({ body, status }) => json(response, status, body),
+          // a route that dies still answers; one interrupted (the layer closing) has its connection closed
+          onFailure: (cause) => Cause.hasInterruptsOnly(cause) ? void response.destroy() : json(response, 500, { error: "the route failed" })
         }))
         return
       }

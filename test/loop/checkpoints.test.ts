@@ -187,6 +187,33 @@ describe("checkpoints", () => {
     }).pipe(Effect.provide(Testing.layer({ script, tools: toolsFor(log) })))
   })
 
+  it.effect("calls skipped by steering are saved with their results: a resume does not run them", () => {
+    const log = runs()
+    return Effect.gen(function*() {
+      const { saved, save } = saver()
+      const loop = yield* AgentLoop
+      // `deploy` runs while steering arrives; `record b` is skipped; the next model call hangs when the turn is cut short
+      const first = yield* Effect.forkChild(loop.turn("s", "go", { checkpoint: { save } }))
+      yield* Testing.settled(Effect.sync(() => log["deploy"]?.length === 1))
+      yield* loop.injectSteering("s", "stop there")
+      yield* Testing.advance("1 hour")
+      expect(yield* Testing.requests).toHaveLength(2)
+      yield* loop.interruptHard("s")
+      yield* Fiber.join(first)
+
+      const checkpoint = progress(saved.at(-1))
+      expect(checkpoint.results.map((r) => [r.toolName, r.isError === true])).toEqual([["deploy", false], ["record", true]])
+      const resumed = yield* loop.turn("s", "", { checkpoint: { save, resume: checkpoint } })
+      expect(resumed.status).toBe("completed")
+      expect(log).toEqual({ deploy: [""] })
+      expect(resumed.messages.filter((m) => m.role === "tool").map((m) => m.role === "tool" && m.isError === true)).toEqual([false, true])
+    }).pipe(Effect.provide(Testing.layer({
+      config: { steeringMode: "skip-remaining" },
+      tools: toolsFor(log),
+      script: [{ toolCalls: [{ name: "deploy" }, { name: "record", arguments: { note: "b" } }] }, { stall: true }, { content: "done" }]
+    })))
+  })
+
   it.effect("a save that interrupts (another runner took the turn over) stops the turn as a hard abort: aborted, nothing stored", () => {
     const log = runs()
     return Effect.gen(function*() {

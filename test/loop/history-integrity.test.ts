@@ -9,7 +9,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { NodeServices } from "@effect/platform-node"
 import { Context, Deferred, Effect, FileSystem, Fiber, Layer, Schema } from "effect"
 import * as NodeFs from "node:fs"
-import * as os from "node:os"
 import * as NodePath from "node:path"
 import {
   AgentLoop,
@@ -28,6 +27,7 @@ import * as Testing from "effect-agent-loop/testing"
 import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
 import { SUMMARY_INSTRUCTION } from "../../src/programs/internal/summarize.ts"
 import { echo, longHistory } from "../support/fixtures.ts"
+import { withTempDir } from "../support/toolWorkspace.ts"
 
 const overflow = new ContextLengthExceeded({ message: "413 Request Entity Too Large" })
 
@@ -50,12 +50,7 @@ const build = (layer: ReturnType<typeof loopOver>) =>
     requests: Context.get(context, Scripted.ScriptedLog).requests
   }))
 
-const withDir = <A, E, R>(f: (dir: string) => Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(os.tmpdir(), "history-integrity-"))),
-    f,
-    (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
-  )
+const withDir = <A, E, R>(f: (dir: string) => Effect.Effect<A, E, R>) => withTempDir("history-integrity-", f)
 
 /** A fresh store instance reading `dir` from scratch. */
 const freshStore = (dir: string) => SessionStoreJsonl.make(dir).pipe(Effect.provide(NodeServices.layer))

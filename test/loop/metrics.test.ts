@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Metric, Schema, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Schema, Scope } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
 import { AgentEvent, AgentLoop, EventBus, EventBusLive, Metrics, RateLimited, Tool } from "effect-agent-loop"
@@ -168,6 +168,23 @@ describe("metrics", () => {
       expect(error._tag).toBe("MetricsEndpointError")
       expect(error.message).toContain(`127.0.0.1:${port}`)
     }).pipe(Effect.provide(loop())))
+
+  it.effect("a route's fiber belongs to the endpoint: one that dies answers 500, one still running when the endpoint closes is interrupted", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      const stuck = Deferred.succeed(started, undefined).pipe(Effect.andThen(Effect.never), Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)))
+      const scope = yield* Scope.make()
+      const endpoint = yield* Layer.buildWithScope(Metrics.layerPrometheus({ port: 0, routes: { "/broken": Effect.die("boom"), "/stuck": stuck } }), scope)
+      const { port } = Context.get(endpoint, Metrics.Endpoint)
+      const broken = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/broken`, { signal: AbortSignal.timeout(10_000) }))
+      expect(broken.status).toBe(500)
+      const waiting = fetch(`http://127.0.0.1:${port}/stuck`, { signal: AbortSignal.timeout(10_000) }).catch(() => "closed")
+      yield* Deferred.await(started)
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* Deferred.isDone(interrupted)).toBe(true)
+      expect(yield* Effect.promise(() => waiting)).toBe("closed")
+    }).pipe(Effect.provide(EventBusLive.layerCapacity()), Effect.provide(Layer.succeed(Metric.MetricRegistry, new Map()))))
 
   it.effect("events still buffered when the observer's scope closes are recorded (an exporter flushing after it sees the last turn)", () =>
     Effect.gen(function*() {

@@ -9,7 +9,8 @@ import { TestClock } from "effect/testing"
 import { AgentLoop, CurrentTurn, Message, type ProviderTypes, type Scripted, Tool } from "effect-agent-loop"
 import { ephemeralSession } from "../../src/programs/internal/subTurn.ts"
 import * as Testing from "effect-agent-loop/testing"
-import { delegate, isFirstCall, of, taskOf } from "../support/subTurns.ts"
+import { ofKind } from "../support/fixtures.ts"
+import { delegate, isFirstCall, taskOf } from "../support/subTurns.ts"
 
 describe("sub-turns: limits and validation", () => {
   it.effect("a depth-3 turn cannot spawn: DepthLimitExceeded, no spawn event", () =>
@@ -18,10 +19,10 @@ describe("sub-turns: limits and validation", () => {
       const result = yield* (yield* AgentLoop).turn("s", "level 0")
       expect(result.status).toBe("completed")
       const all = yield* events
-      expect(of(all, "SubTurnSpawn").map((e) => e.depth)).toEqual([0, 1, 2])
-      const failed = of(all, "ToolExecEnd").find((e) => e._tag === "ToolExecEnd" && e.depth === 3)
+      expect(ofKind(all, "SubTurnSpawn").map((e) => e.depth)).toEqual([0, 1, 2])
+      const failed = ofKind(all, "ToolExecEnd").find((e) => e._tag === "ToolExecEnd" && e.depth === 3)
       expect(failed?._tag === "ToolExecEnd" && [failed.isError, failed.result]).toEqual([true, "DepthLimitExceeded 4"])
-      expect(of(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && e.status)).toEqual(["completed", "completed", "completed"])
+      expect(ofKind(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && e.status)).toEqual(["completed", "completed", "completed"])
       const depths = new Set(all.filter((e) => e._tag === "TurnStart").map((e) => `${e.depth}:${e.parentTurnId ?? "-"}`))
       expect(depths.size).toBe(4)
     }).pipe(Effect.provide(Testing.layer({
@@ -38,9 +39,9 @@ describe("sub-turns: limits and validation", () => {
     Effect.gen(function*() {
       const events = (yield* Testing.recordEvents).all
       yield* (yield* AgentLoop).turn("s", "go")
-      const end = of(yield* events, "ToolExecEnd")[0]
+      const end = ofKind(yield* events, "ToolExecEnd")[0]
       expect(end?._tag === "ToolExecEnd" && end.result).toMatch(/^InvalidSubTurnConfig .*model/)
-      expect(of(yield* events, "SubTurnSpawn")).toEqual([])
+      expect(ofKind(yield* events, "SubTurnSpawn")).toEqual([])
     }).pipe(Effect.provide(Testing.layer({
       tools: [delegate],
       script: [{ toolCalls: [{ name: "delegate", arguments: { task: "x", model: "" } }] }, { content: "ok" }]
@@ -77,14 +78,14 @@ describe("sub-turns: limits and validation", () => {
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("s", "go"))
       yield* TestClock.adjust("29999 millis")
-      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(5)
+      expect(ofKind(yield* events, "SubTurnSpawn")).toHaveLength(5)
       expect((yield* loop.activeTurn("s"))?.childTurnIds).toHaveLength(5)
       yield* TestClock.adjust("1 millis")
       yield* TestClock.adjust("1 minute")
       yield* Fiber.join(turn)
-      const end = of(yield* events, "ToolExecEnd")[0]
+      const end = ofKind(yield* events, "ToolExecEnd")[0]
       expect(end?._tag === "ToolExecEnd" && end.result).toBe("1:completed,2:completed,3:completed,4:completed,5:completed,6:ConcurrencyTimeout")
-      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(5)
+      expect(ofKind(yield* events, "SubTurnSpawn")).toHaveLength(5)
     }).pipe(Effect.provide(Testing.layer({ tools: [fanOut], script: fanScript("1 minute") }))))
 
   it.effect("the 6th succeeds when a slot frees before 30 s", () =>
@@ -92,12 +93,12 @@ describe("sub-turns: limits and validation", () => {
       const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* TestClock.adjust("9999 millis")
-      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(5)
+      expect(ofKind(yield* events, "SubTurnSpawn")).toHaveLength(5)
       yield* TestClock.adjust("1 millis")
-      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(6)
+      expect(ofKind(yield* events, "SubTurnSpawn")).toHaveLength(6)
       yield* TestClock.adjust("10 seconds")
       yield* Fiber.join(turn)
-      const end = of(yield* events, "ToolExecEnd")[0]
+      const end = ofKind(yield* events, "ToolExecEnd")[0]
       expect(end?._tag === "ToolExecEnd" && end.result).toBe("1:completed,2:completed,3:completed,4:completed,5:completed,6:completed")
     }).pipe(Effect.provide(Testing.layer({ tools: [fanOut], script: fanScript("10 seconds") }))))
 
@@ -106,13 +107,13 @@ describe("sub-turns: limits and validation", () => {
       const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* TestClock.adjust("299999 millis")
-      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(1)
-      expect(of(yield* events, "SubTurnEnd")).toEqual([])
+      expect(ofKind(yield* events, "SubTurnSpawn")).toHaveLength(1)
+      expect(ofKind(yield* events, "SubTurnEnd")).toEqual([])
       yield* TestClock.adjust("1 millis")
       yield* Fiber.join(turn)
       const all = yield* events
-      expect(of(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && e.status)).toEqual(["aborted"])
-      const end = of(all, "ToolExecEnd")[0]
+      expect(ofKind(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && e.status)).toEqual(["aborted"])
+      const end = ofKind(all, "ToolExecEnd")[0]
       expect(end?._tag === "ToolExecEnd" && end.result).toBe("aborted: Sub-turn timed out after 300000ms")
     }).pipe(Effect.provide(Testing.layer({
       tools: [delegate],

@@ -3,7 +3,8 @@ import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { AgentLoop, CurrentTurn, Hook, Message, ScriptedLog, SessionStore, spawn, subagent, Tool } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
-import { delegate, isFirstCall, of, taskOf } from "../support/subTurns.ts"
+import { ofKind } from "../support/fixtures.ts"
+import { delegate, isFirstCall, taskOf } from "../support/subTurns.ts"
 
 describe("sub-turns: delivery", () => {
   it.effect("a sync result is returned to the tool and not injected into the parent", () =>
@@ -15,7 +16,7 @@ describe("sub-turns: delivery", () => {
       const parentSecond = requests.find((r) => taskOf(r) === "go" && !isFirstCall(r))!
       expect(parentSecond.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["child answer"])
       expect(parentSecond.messages.some((m) => Message.textOf(m.content).startsWith("[SubTurn Result]"))).toBe(false)
-      expect(of(yield* events, "SubTurnResultDelivered")).toEqual([])
+      expect(ofKind(yield* events, "SubTurnResultDelivered")).toEqual([])
     }).pipe(Effect.provide(Testing.layer({
       tools: [subagent],
       script: (request) =>
@@ -53,10 +54,10 @@ describe("sub-turns: delivery", () => {
       const events = (yield* Testing.recordEvents).all
       const turn = yield* Effect.forkChild((yield* AgentLoop).turn("s", "go"))
       yield* TestClock.adjust("99 millis")
-      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(1)
-      expect(of(yield* events, "SubTurnEnd")).toHaveLength(0)
+      expect(ofKind(yield* events, "SubTurnSpawn")).toHaveLength(1)
+      expect(ofKind(yield* events, "SubTurnEnd")).toHaveLength(0)
       yield* TestClock.adjust("1 millis")
-      expect(of(yield* events, "SubTurnEnd")).toHaveLength(1)
+      expect(ofKind(yield* events, "SubTurnEnd")).toHaveLength(1)
       yield* TestClock.adjust("900 millis")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("completed")
@@ -65,7 +66,7 @@ describe("sub-turns: delivery", () => {
       expect(parentCalls).toHaveLength(3)
       expect(parentCalls[1]!.messages.some((m) => Message.textOf(m.content).startsWith("[SubTurn Result]"))).toBe(false)
       expect(parentCalls[2]!.messages.at(-1)).toEqual({ role: "user", content: "[SubTurn Result] child answer" })
-      expect(of(yield* events, "SubTurnResultDelivered")).toHaveLength(1)
+      expect(ofKind(yield* events, "SubTurnResultDelivered")).toHaveLength(1)
       expect(result.messages.some((m) => m.content === "[SubTurn Result] child answer")).toBe(true)
     }).pipe(Effect.provide(Testing.layer({
       tools: [spawn, Tool.make({ name: "wait", description: "waits", parameters: Schema.Struct({}), execute: () => Effect.as(Effect.sleep("1 second"), "waited") })],
@@ -87,9 +88,9 @@ describe("sub-turns: delivery", () => {
       const result = yield* loop.turn("s", "go")
       expect(result.status).toBe("completed")
       yield* TestClock.adjust("1 second")
-      const end = of(yield* events, "SubTurnEnd")[0]!
+      const end = ofKind(yield* events, "SubTurnEnd")[0]!
       expect(end._tag === "SubTurnEnd" && [end.status, end.turnId]).toEqual(["aborted", result.turnId])
-      expect(of(yield* events, "SubTurnOrphan")).toEqual([])
+      expect(ofKind(yield* events, "SubTurnOrphan")).toEqual([])
       const history = yield* (yield* SessionStore).load("s")
       expect(history).toEqual(result.messages)
     }).pipe(Effect.provide(Testing.layer({
@@ -110,11 +111,11 @@ describe("sub-turns: delivery", () => {
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("completed")
       const all = yield* events
-      expect(of(all, "SubTurnEnd")).toHaveLength(20)
-      expect(of(all, "SubTurnResultDelivered")).toHaveLength(16)
-      const orphans = of(all, "SubTurnOrphan")
+      expect(ofKind(all, "SubTurnEnd")).toHaveLength(20)
+      expect(ofKind(all, "SubTurnResultDelivered")).toHaveLength(16)
+      const orphans = ofKind(all, "SubTurnOrphan")
       expect(orphans.map((e) => e._tag === "SubTurnOrphan" && e.reason)).toEqual(["queue_full", "queue_full", "queue_full", "queue_full"])
-      const delivered = new Set(of(all, "SubTurnResultDelivered").map((e) => e._tag === "SubTurnResultDelivered" && e.childTurnId))
+      const delivered = new Set(ofKind(all, "SubTurnResultDelivered").map((e) => e._tag === "SubTurnResultDelivered" && e.childTurnId))
       for (const o of orphans) expect(delivered.has(o._tag === "SubTurnOrphan" && o.childTurnId)).toBe(false)
     }).pipe(Effect.provide(Testing.layer({
       tools: [Tool.make({
@@ -189,8 +190,8 @@ describe("sub-turns: lifecycle", () => {
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("aborted")
       const all = yield* events
-      expect(of(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && [e.depth, e.status]).sort()).toEqual([[0, "aborted"], [1, "aborted"]])
-      expect(of(all, "TurnEnd").map((e) => e._tag === "TurnEnd" && [e.depth, e.status]).sort()).toEqual([[0, "aborted"], [1, "aborted"], [2, "aborted"]])
+      expect(ofKind(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && [e.depth, e.status]).sort()).toEqual([[0, "aborted"], [1, "aborted"]])
+      expect(ofKind(all, "TurnEnd").map((e) => e._tag === "TurnEnd" && [e.depth, e.status]).sort()).toEqual([[0, "aborted"], [1, "aborted"], [2, "aborted"]])
       expect(yield* loop.activeTurns).toEqual([])
     }).pipe(Effect.provide(Testing.layer({
       tools: [delegate, blocker],
@@ -217,17 +218,17 @@ describe("sub-turns: lifecycle", () => {
       const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.status).toBe("completed")
-      expect(of(yield* events, "SubTurnEnd")).toHaveLength(1)
-      const stopped = of(yield* events, "SubTurnEnd")[0]!
+      expect(ofKind(yield* events, "SubTurnEnd")).toHaveLength(1)
+      const stopped = ofKind(yield* events, "SubTurnEnd")[0]!
       expect(stopped._tag === "SubTurnEnd" && stopped.status).toBe("aborted")
       yield* TestClock.adjust("29999 millis")
-      expect(of(yield* events, "SubTurnEnd")).toHaveLength(1)
+      expect(ofKind(yield* events, "SubTurnEnd")).toHaveLength(1)
       yield* TestClock.adjust("1 millis")
-      expect(of(yield* events, "SubTurnEnd")).toHaveLength(2)
+      expect(ofKind(yield* events, "SubTurnEnd")).toHaveLength(2)
       const all = yield* events
-      const ends = of(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && e.status)
+      const ends = ofKind(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && e.status)
       expect(ends).toEqual(["aborted", "completed"])
-      const orphans = of(all, "SubTurnOrphan").map((e) => e._tag === "SubTurnOrphan" && [e.reason, e.content])
+      const orphans = ofKind(all, "SubTurnOrphan").map((e) => e._tag === "SubTurnOrphan" && [e.reason, e.content])
       expect(orphans).toEqual([["parent_ended", "critical finished"]])
     }).pipe(Effect.provide(Testing.layer({
       tools: [spawnTwo],
@@ -243,8 +244,8 @@ describe("sub-turns: lifecycle", () => {
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.status).toBe("completed")
       const all = yield* events
-      expect(of(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && e.status)).toEqual(["failed"])
-      const end = of(all, "ToolExecEnd").find((e) => e.depth === 0)
+      expect(ofKind(all, "SubTurnEnd").map((e) => e._tag === "SubTurnEnd" && e.status)).toEqual(["failed"])
+      const end = ofKind(all, "ToolExecEnd").find((e) => e.depth === 0)
       expect(end?._tag === "ToolExecEnd" && end.isError).toBe(true)
       expect(end?._tag === "ToolExecEnd" && end.result).toMatch(/^Sub-agent ended failed: .*provider exploded/)
     }).pipe(Effect.provide(Testing.layer({
@@ -267,9 +268,9 @@ describe("sub-turns: hooks", () => {
         afterSubTurn: ({ result, subTurn }) => void seen.push(`${subTurn.prompt}:${result.status}:${result.finalMessage?.content}`)
       }, { name: "gate" })
       yield* loop.turn("s", "go")
-      const results = of(yield* events, "ToolExecEnd").filter((e) => e.depth === 0)
+      const results = ofKind(yield* events, "ToolExecEnd").filter((e) => e.depth === 0)
       expect(results.map((e) => e._tag === "ToolExecEnd" && e.result)).toEqual(["SubTurnBlocked not this one", "completed: allowed done"])
-      expect(of(yield* events, "SubTurnSpawn")).toHaveLength(1)
+      expect(ofKind(yield* events, "SubTurnSpawn")).toHaveLength(1)
       expect(seen).toEqual(["allowed:completed:allowed done"])
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({
       tools: [delegate],

@@ -7,19 +7,14 @@ import { NodeServices } from "@effect/platform-node"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
 import * as NodeFs from "node:fs"
-import * as os from "node:os"
 import * as NodePath from "node:path"
 import { Message, SessionStoreJsonl } from "effect-agent-loop"
 import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
 import * as File from "../../src/layers/SessionStoreJsonlFile.ts"
 import { captureWarnings } from "../support/fixtures.ts"
+import { withTempDir } from "../support/toolWorkspace.ts"
 
-const withDir = <A, E, R>(f: (dir: string) => Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(os.tmpdir(), "jsonl-stream-"))),
-    f,
-    (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
-  ).pipe(Effect.provide(NodeServices.layer))
+const withDir = <A, E, R>(f: (dir: string) => Effect.Effect<A, E, R>) => withTempDir("jsonl-stream-", f).pipe(Effect.provide(NodeServices.layer))
 
 /** Records the largest input any TextDecoder decodes at once while it is installed. */
 const decodeSizes = () => {

@@ -8,7 +8,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { NodeServices } from "@effect/platform-node"
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import * as NodeFs from "node:fs"
-import * as os from "node:os"
 import * as NodePath from "node:path"
 import {
   AgentLoop,
@@ -28,6 +27,7 @@ import {
 import * as Testing from "effect-agent-loop/testing"
 import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
 import { echo, longHistory, ofKind } from "../support/fixtures.ts"
+import { withTempDir } from "../support/toolWorkspace.ts"
 
 /** The whole loop over a scripted provider and the JSON Lines store in `dir`. */
 const loopOver = (
@@ -45,12 +45,7 @@ const loopOver = (
   )
 
 /** Runs `f` with a fresh real directory, removed afterwards. */
-const withDir = <A, E, R>(f: (dir: string) => Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(os.tmpdir(), "persistence-loop-"))),
-    f,
-    (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
-  )
+const withDir = <A, E, R>(f: (dir: string) => Effect.Effect<A, E, R>) => withTempDir("persistence-loop-", f)
 
 const fileOf = (dir: string, key: string) => NodePath.join(dir, fileName(key))
 

@@ -8,18 +8,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { NodeServices } from "@effect/platform-node"
 import { Effect, FileSystem } from "effect"
 import * as NodeFs from "node:fs"
-import * as os from "node:os"
 import * as NodePath from "node:path"
 import { Message, SessionStoreJsonl } from "effect-agent-loop"
 import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
+import { withTempDir } from "../support/toolWorkspace.ts"
 
 /** A real directory for the test, removed afterwards. */
-const withDir = <A, E, R>(f: (dir: string) => Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(os.tmpdir(), "session-cache-"))),
-    f,
-    (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
-  ).pipe(Effect.provide(NodeServices.layer))
+const withDir = <A, E, R>(f: (dir: string) => Effect.Effect<A, E, R>) => withTempDir("session-cache-", f).pipe(Effect.provide(NodeServices.layer))
 
 /** A store over the real file system that counts the bytes it reads from files. */
 const countingStore = (dir: string, options: SessionStoreJsonl.Options = {}) =>

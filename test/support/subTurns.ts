@@ -3,14 +3,12 @@
  * call and reports the loop's refusals by their tag.
  */
 import { Effect, Schema } from "effect"
-import { CurrentTurn, type Event as AgentEvent, Message, type ProviderTypes, Tool, ToolError } from "effect-agent-loop"
+import { CurrentTurn, Message, type ProviderTypes, Tool, ToolError } from "effect-agent-loop"
 
 /** The task of a request: its first user message. */
 export const taskOf = (request: ProviderTypes.ProviderRequest) => Message.textOf(request.messages.find((m) => m.role === "user")?.content ?? "")
 /** The request is a turn's first call: no assistant message yet. */
 export const isFirstCall = (request: ProviderTypes.ProviderRequest) => !request.messages.some((m) => m.role === "assistant")
-/** The events of one kind. */
-export const of = (all: ReadonlyArray<AgentEvent>, tag: AgentEvent["_tag"]) => all.filter((e) => e._tag === tag)
 
 /** A tool that spawns one sync sub-turn per call with the given task, and reports errors by tag. */
 export const delegate = Tool.make({

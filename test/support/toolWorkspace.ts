@@ -18,6 +18,9 @@ export const tempDir = (prefix: string) =>
     (dir) => Effect.sync(() => nodeFs.rmSync(dir, { recursive: true, force: true }))
   )
 
+/** Runs `f` on a fresh real directory under the OS temp dir, removed afterwards. */
+export const withTempDir = <A, E, R>(prefix: string, f: (dir: string) => Effect.Effect<A, E, R>) => Effect.scoped(Effect.flatMap(tempDir(prefix), f))
+
 /** Runs `body` with a workspace on a fresh temp dir and a second, "outside" temp dir. */
 export const withWorkspace = <A, E>(
   body: (dirs: { root: string; outside: string }) => Effect.Effect<A, E, Workspace | NodeServices.NodeServices>

@@ -3,8 +3,8 @@
  * was started with `TurnOptions.checkpoint`, and the way back in when it resumes from one.
  *
  * Saved: after a model reply that asks for tools (before any of them runs), before a call of a
- * tool that is not idempotent starts (so a resume knows it may have taken effect), and after each
- * call's result. Saves are serialised per turn (parallel calls finish together) and each one
+ * tool that is not idempotent starts (so a resume knows it may have taken effect), after each
+ * call's result, and after calls skipped by an interrupt or steering (so a resume does not run them). Saves are serialised per turn (parallel calls finish together) and each one
  * holds everything the turn has completed, so the latest replaces the others. A final answer is
  * not saved: the commit follows it. A turn without checkpointing pays one field check per step.
  *
@@ -93,10 +93,19 @@ export const finished = (engine: Engine, turn: Turn.Turn, result: Message.ToolRe
   return save(engine, turn, state)
 }
 
+/** Calls skipped without running (an interrupt, steering): saved with their results, so a resume does not run them. */
+export const skipped = (engine: Engine, turn: Turn.Turn, results: ReadonlyArray<Message.ToolResultMessage>): Effect.Effect<void> => {
+  const state = stateOf(turn)
+  if (state === undefined) return Effect.void
+  for (const result of results) state.results.set(result.toolCallId, result)
+  return save(engine, turn, state)
+}
+
 /** What a resumed turn does with the calls of its last reply. */
 export interface Resumption {
-  /** The calls of the last reply and the result each already has (none: it runs). */
-  readonly calls: ReadonlyArray<readonly [Message.ToolCall, Message.ToolResultMessage | undefined]>
+  readonly calls: ReadonlyArray<Message.ToolCall>
+  /** The calls that do not run, by id, with their result: completed before the crash, or interrupted by it. */
+  readonly settled: ReadonlyMap<string, Message.ToolResultMessage>
   readonly rerun: ReadonlyArray<string>
   readonly interrupted: ReadonlyArray<string>
 }
@@ -110,32 +119,26 @@ export interface Resumption {
 export const restore = (
   turn: Turn.Turn,
   checkpoint: Checkpoint.TurnCheckpoint,
-  tools: ReadonlyArray<RegisteredTool>
+  tools: ReadonlyMap<string, RegisteredTool>
 ): Resumption | undefined => {
   Turn.restore(turn, checkpoint)
-  const state = stateOf(turn)
   const last = checkpoint.produced.at(-1)
   if (last?.role !== "assistant" || last.toolCalls === undefined || last.toolCalls.length === 0) return undefined
-  const byId = new Map(checkpoint.results.map((result) => [result.toolCallId, result]))
-  const idempotent = new Set(tools.filter((tool) => tool.idempotent === true).map((tool) => tool.name))
+  const settled = new Map(checkpoint.results.map((result) => [result.toolCallId, result]))
   const started = new Set(checkpoint.started)
   const rerun: Array<string> = []
   const interrupted: Array<string> = []
-  const calls = last.toolCalls.map((call): readonly [Message.ToolCall, Message.ToolResultMessage | undefined] => {
-    const done = byId.get(call.id)
-    if (done !== undefined) {
-      state?.results.set(call.id, done)
-      return [call, done]
-    }
-    if (!started.has(call.id)) return [call, undefined]
-    if (idempotent.has(call.name)) {
+  for (const call of last.toolCalls) {
+    if (settled.has(call.id) || !started.has(call.id)) continue
+    if (tools.get(call.name)?.idempotent === true) {
       rerun.push(call.id)
-      return [call, undefined]
+    } else {
+      interrupted.push(call.id)
+      settled.set(call.id, Message.toolResult(call, Checkpoint.INTERRUPTED_BY_CRASH, true))
     }
-    interrupted.push(call.id)
-    const result = Message.toolResult(call, Checkpoint.INTERRUPTED_BY_CRASH, true)
-    state?.results.set(call.id, result)
-    return [call, result]
-  })
-  return { calls, rerun, interrupted }
+  }
+  // the next save holds them, as it would have before the crash
+  const state = stateOf(turn)
+  if (state !== undefined) for (const [id, result] of settled) state.results.set(id, result)
+  return { calls: last.toolCalls, settled, rerun, interrupted }
 }

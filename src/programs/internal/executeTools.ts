@@ -12,6 +12,7 @@ import { doneNow } from "../../domain/doneNow.ts"
 import type * as Message from "../../domain/Message.ts"
 import type { CurrentTurn } from "../../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../../services/ToolRegistry.ts"
+import * as Checkpoints from "./checkpoint.ts"
 import type { Engine } from "./engine.ts"
 import { type PlannedCall, runCall, skip } from "./toolCall.ts"
 import * as Turn from "./turn.ts"
@@ -63,8 +64,8 @@ const checkpoint = (engine: Engine, turn: Turn.Turn): string | undefined => {
 
 /**
  * The groups from `index` on, each after its checkpoint (once a checkpoint says to skip, every
- * later call is skipped for the same reason); then the results join the conversation in call
- * order. Groups that finish at once go on in the same step.
+ * later call is skipped for the same reason, and saved to the turn's checkpoint as such); then
+ * the results join the conversation in call order. Groups that finish at once go on in the same step.
  */
 const runGroups = (
   engine: Engine,
@@ -74,11 +75,16 @@ const runGroups = (
   results: Array<Message.ToolResultMessage>,
   skipReason: string | undefined
 ): Effect.Effect<void, TurnAborted, CurrentTurn> => {
+  let skipped: Array<Message.ToolResultMessage> | undefined
   for (; index < groups.length; index++) {
     const group = groups[index]!
     skipReason ??= checkpoint(engine, turn)
     if (skipReason !== undefined) {
-      for (const planned of group) results.push(planned.settled ?? skip(turn, planned.call, skipReason))
+      for (const planned of group) {
+        const result = planned.settled ?? skip(turn, planned.call, skipReason)
+        results.push(result)
+        if (planned.settled === undefined) (skipped ??= []).push(result)
+      }
       continue
     }
     const run = runGroup(engine, turn, group)
@@ -93,8 +99,11 @@ const runGroups = (
     if (done._tag === "Failure") return done
     for (const result of done.value) results.push(result)
   }
-  Turn.append(turn, ...results)
-  return Effect.void
+  if (skipped === undefined || turn.start.checkpoint === undefined) {
+    Turn.append(turn, ...results)
+    return Effect.void
+  }
+  return Effect.map(Checkpoints.skipped(engine, turn, skipped), () => Turn.append(turn, ...results))
 }
 
 /**

@@ -128,7 +128,7 @@ const resumeFrom = Effect.fnUntraced(function*(
   }
   const toolset = tools.of(yield* engine.registry.list)
   if (toolset instanceof OutputUnavailable) return toolset
-  const resumption = Checkpoints.restore(turn, checkpoint, [...toolset.byName.values()])
+  const resumption = Checkpoints.restore(turn, checkpoint, toolset.byName)
   const runner = turn.start.checkpoint?.runner
   Turn.publish(turn, "Resumed", {
     fromIteration: checkpoint.iteration,
@@ -137,13 +137,10 @@ const resumeFrom = Effect.fnUntraced(function*(
     interrupted: resumption?.interrupted ?? []
   })
   if (resumption === undefined) return undefined
-  const settled = new Map<string, Message.ToolResultMessage>()
-  for (const [call, result] of resumption.calls) if (result !== undefined) settled.set(call.id, result)
   for (const id of resumption.interrupted) {
-    const result = settled.get(id)!
-    Turn.publish(turn, "ToolExecSkipped", { toolCallId: id, toolName: result.toolName, reason: INTERRUPTED_BY_CRASH })
+    Turn.publish(turn, "ToolExecSkipped", { toolCallId: id, toolName: resumption.settled.get(id)!.toolName, reason: INTERRUPTED_BY_CRASH })
   }
-  yield* executeTools(engine, turn, resumption.calls.map(([call]) => call), toolset.byName, settled)
+  yield* executeTools(engine, turn, resumption.calls, toolset.byName, resumption.settled)
   return undefined
 })
 
