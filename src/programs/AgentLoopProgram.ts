@@ -271,6 +271,9 @@ export const make = Effect.gen(function*() {
         Effect.suspend(() => {
           const state = session(sessionKey)
           const keep = options.keepMessages ?? config.summarizeKeepMessages
+          if (!Number.isSafeInteger(keep) || keep < 0) {
+            return Effect.fail(new CompactionFailed({ sessionKey, message: `keepMessages is a number of messages, 0 or more, not ${keep}; history kept` }))
+          }
           // events of the summary carry a turn id of their own; no turn starts or ends
           const run = Effect.suspend(() =>
             summarize(engine, storedSession(store, sessionKey), newTurn(sessionKey, clock, options.model ?? config.model), { force: true, keep })

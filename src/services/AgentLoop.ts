@@ -60,7 +60,7 @@ export interface TurnOptions extends ModelOptions {
 
 /** Options of `compact`. */
 export interface CompactOptions {
-  /** The newest messages kept verbatim after the summary; default the config's `summarizeKeepMessages`. */
+  /** The newest messages kept verbatim after the summary (a whole number, 0 or more; else `CompactionFailed`); default the config's `summarizeKeepMessages`. */
   readonly keepMessages?: number
   /** The model that writes the summary; default the config's `model`. */
   readonly model?: string

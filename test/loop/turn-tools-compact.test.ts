@@ -112,6 +112,17 @@ describe("AgentLoop.compact", () => {
       expect((yield* (yield* SessionStore).log("s")).filter((entry) => entry.role === "compaction")).toHaveLength(1)
     }).pipe(Effect.provide(Testing.layer({ sessions: { s: history }, script: () => ({ content: "All of it." }) }))))
 
+  it.effect("a keepMessages that is not a count of messages is a CompactionFailed, and nothing is summarised", () =>
+    Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      for (const keepMessages of [-1, 1.5, Number.NaN]) {
+        const failure = yield* Effect.flip(loop.compact("s", { keepMessages }))
+        expect(failure).toBeInstanceOf(CompactionFailed)
+        expect(failure.message).toBe(`keepMessages is a number of messages, 0 or more, not ${keepMessages}; history kept`)
+      }
+      expect(yield* (yield* SessionStore).log("s")).toEqual(history)
+    }).pipe(Effect.provide(Testing.layer({ sessions: { s: history }, script: () => ({ content: "All of it." }) }))))
+
   it.effect("a provider failure is a CompactionFailed and appends nothing", () =>
     Effect.gen(function*() {
       const failure = yield* Effect.flip((yield* AgentLoop).compact("s", { keepMessages: 0 }))
