@@ -75,6 +75,10 @@ const runnerTimings = (flags: ServeFlags) =>
     if (Duration.isLessThan(Duration.fromInputUnsafe(effectiveExpiration), Duration.times(Duration.fromInputUnsafe(effectiveRefresh), 3))) {
       return yield* fail("--shard-lock-expiration must be at least three times --shard-lock-refresh: a renewal may take a whole refresh interval")
     }
+    // a request is delivered again once its runner's lock expired: its commit record must still be there
+    if (window !== undefined && Duration.isLessThan(window, Duration.fromInputUnsafe(effectiveExpiration))) {
+      return yield* fail("--retention must be at least --shard-lock-expiration: a request whose runner stopped is answered from its commit record after the lock expires")
+    }
     return {
       sharding: {
         ...(refresh === undefined ? {} : { shardLockRefreshInterval: refresh }),

@@ -121,6 +121,9 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     const negative = await runCli(["serve", "--database-url", pg.url(), ...replay, "--retention", "-1"], { env })
     expect(negative.code).toBe(1)
     expect(negative.stderr).toContain("--retention must be a positive number of seconds")
+    const shortWindow = await runCli(["serve", "--database-url", pg.url(), ...replay, "--retention", "5"], { env })
+    expect(shortWindow.code).toBe(1)
+    expect(shortWindow.stderr).toContain("--retention must be at least --shard-lock-expiration")
   }, 60_000)
 
   it("stops on SIGTERM", async () => {
