@@ -139,12 +139,25 @@ export const serveFlags = {
   )
 }
 
-/** `run --cluster URL`. */
-export const clusterFlag = Flag.String("cluster").pipe(
-  Flag.optional,
+/** The variable `run --cluster`'s URL is read from when no flag gives it. */
+export const CLUSTER_URL_VARIABLE = "AGENT_LOOP_CLUSTER_URL"
+
+/**
+ * `run --cluster URL`, or `--cluster-file FILE`, or the variable: the URL may hold the database's
+ * password, which other processes could read on a command line.
+ */
+export const clusterFlag = Flag.Redacted("cluster").pipe(
   Flag.withDescription(
-    "Send the turn to the agent-loop cluster whose database is URL (postgres://...; see agent-loop serve) instead of running it here"
-  )
+    `Send the turn to the agent-loop cluster whose database is URL (postgres://...; see agent-loop serve) instead of running it here. Env ${CLUSTER_URL_VARIABLE}; read once, removed from the environment and scrubbed like a key`
+  ),
+  Flag.orElse(() =>
+    Flag.FileText("cluster-file").pipe(
+      Flag.withDescription("A file holding the --cluster URL (keeps its password out of the command line)"),
+      Flag.map((text) => Redacted.make(text.trim()))
+    )
+  ),
+  Flag.withFallbackConfig(Config.Redacted(CLUSTER_URL_VARIABLE)),
+  Flag.optional
 )
 
 /** A database URL without its password, to show. */
@@ -154,14 +167,19 @@ export const describe = (url: URL): string => {
   return shown.href
 }
 
-/** Checks the URL and registers its password as a secret. */
-export const parse = (text: string) =>
+/**
+ * Checks the cluster's URL and registers it, and its password on its own, as secrets; the
+ * variable it may have come from leaves the environment.
+ */
+export const parse = (given: Redacted.Redacted<string>) =>
   Effect.gen(function*() {
+    delete process.env[CLUSTER_URL_VARIABLE]
+    const text = Redacted.value(given)
     const url = URL.canParse(text) ? new URL(text) : undefined
     if (url === undefined || (url.protocol !== "postgres:" && url.protocol !== "postgresql:")) {
       return yield* fail(`the cluster's database must be a postgres:// URL, not "${text.replace(/:[^:@/]*@/, ":***@")}"`)
     }
-    if (url.password !== "") (yield* Secrets).add([decodeURIComponent(url.password)])
+    if (url.password !== "") (yield* Secrets).add([given, decodeURIComponent(url.password)])
     return url
   })
 

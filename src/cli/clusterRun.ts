@@ -15,6 +15,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import * as AgentLoopCluster from "../cluster/AgentLoopCluster.ts"
 import { LOST_TURN_ERROR } from "../cluster/entity.ts"
 import * as Health from "../cluster/health.ts"
@@ -62,7 +63,7 @@ export const runOnCluster = (
   argument: Option.Option<string>,
   format: OutputFormat,
   flags: AgentFlags,
-  cluster: string,
+  cluster: Redacted.Redacted<string>,
   images: ReadonlyArray<string> = [],
   clusterFlags: ClusterOptions.ClientFlags = { clusterSecret: Option.none(), clusterTlsCa: Option.none(), clusterWait: 30 }
 ) =>

@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Command from "effect/cli/Command"
 import packageJson from "../../package.json" with { type: "json" }
+import { CLUSTER_URL_VARIABLE } from "./clusterOptions.ts"
 import { agentLoop } from "./commands.ts"
 import { reportFailures } from "./failure.ts"
 import { passwordFlags } from "./launcher.ts"
@@ -29,6 +30,7 @@ import * as CliLogger from "./logger.ts"
 import * as ProviderKeys from "./providerKeys.ts"
 import * as Screen from "./screen.ts"
 import * as Signals from "./signals.ts"
+import { URL_VARIABLE } from "./storeFlags.ts"
 import * as Telemetry from "./telemetry.ts"
 
 // A reader that stops early (`agent-loop models | head -1`) closes the pipe: stop quietly with
@@ -39,10 +41,16 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
 })
 
 const keys = ProviderKeys.take(process.env)
-if (passwordFlags(process.argv.slice(2)).includes("--database-url")) {
-  process.stderr.write(
-    "agent-loop: --database-url holds a password, which other processes can read on a command line (ps); use AGENT_LOOP_DATABASE_URL or --database-url-file FILE\n"
-  )
+/** What keeps a URL's password off the command line, for each flag that takes one. */
+const passwordFree: Record<string, string> = {
+  "--database-url": `${URL_VARIABLE} or --database-url-file FILE`,
+  "--cluster": `${CLUSTER_URL_VARIABLE} or --cluster-file FILE`
+}
+for (const flag of passwordFlags(process.argv.slice(2))) {
+  const instead = passwordFree[flag]
+  if (instead !== undefined) {
+    process.stderr.write(`agent-loop: ${flag} holds a password, which other processes can read on a command line (ps); use ${instead}\n`)
+  }
 }
 const verbose = process.argv.includes("--verbose")
 const screen = Screen.ofProcess()

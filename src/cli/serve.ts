@@ -108,7 +108,7 @@ const runner = (flags: ServeFlags) =>
     if (flags.dbPoolSize < 2) return yield* fail("--db-pool-size must be at least 2: the runner holds one connection for its shard locks")
     const security = yield* ClusterOptions.security(flags)
     const settings = yield* Settings.resolve({ ...flags, store: Option.orElse(flags.store, () => Option.some("postgres" as const)) })
-    const url = yield* ClusterOptions.parse(Redacted.value(databaseUrl))
+    const url = yield* ClusterOptions.parse(databaseUrl)
     const timings = yield* runnerTimings(flags)
     yield* Settings.announce(settings)
     return yield* Effect.scoped(Effect.gen(function*() {

@@ -152,7 +152,8 @@ describe.concurrent("a failed connection names its cause", () => {
   it("cluster: a database that cannot be reached is a one-line failure naming the cause, not an internal error", async () => {
     const { env } = setup()
     const port = await closedPort()
-    const refused = await runCli(["run", "--cluster", `postgres://agent:secret-pw@127.0.0.1:${port}/agents`, "hi"], { env })
+    // the URL in the variable: on the command line, its password would add a hint line
+    const refused = await runCli(["run", "hi"], { env: { ...env, AGENT_LOOP_CLUSTER_URL: `postgres://agent:secret-pw@127.0.0.1:${port}/agents` } })
     expect(refused.code).toBe(1)
     expect(refused.stderr).toBe(
       `agent-loop: the cluster's database postgres://agent:***@127.0.0.1:${port}/agents cannot be reached: ` +

@@ -3,7 +3,7 @@
  * usual umask), readable by every user of the machine although they hold whole conversations; and
  * a `--database-url` with its password on the command line went by without a word. Now both files
  * are created 0600, a password on the command line gets a one-line hint, and `--database-url-file`
- * keeps it off the command line.
+ * keeps it off the command line. The same for `run --cluster`, whose URL is a database's too.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -52,5 +52,27 @@ describe("files and passwords of the CLI", () => {
     })
     expect(fromEnv.stderr).toContain("postgres 127.0.0.1:9/fromenv")
     expect(fromEnv.stderr).not.toContain(HINT)
+  }, 60_000)
+
+  it("run --cluster: a password on the command line gets the hint; --cluster-file and AGENT_LOOP_CLUSTER_URL keep it off", async () => {
+    const home = tempDir()
+    const file = path.join(home, "cluster-url")
+    fs.writeFileSync(file, "postgres://agent:pw-in-file-3456@127.0.0.1:9/fromfile\n", { mode: 0o600 })
+    const hint = "agent-loop: --cluster holds a password, which other processes can read on a command line (ps); use AGENT_LOOP_CLUSTER_URL or --cluster-file FILE"
+    // nothing listens on port 9: each run fails reaching the cluster the flag or variable named
+    const runs = {
+      argv: await runCli(["run", "--cluster=postgres://agent:pw-on-argv-7890@127.0.0.1:9/argv", "--cluster-wait", "1", "hi"], { env: isolatedEnv(home) }),
+      file: await runCli(["run", "--cluster-file", file, "--cluster-wait", "1", "hi"], { env: isolatedEnv(home) }),
+      env: await runCli(["run", "--cluster-wait", "1", "hi"], {
+        env: isolatedEnv(home, { AGENT_LOOP_CLUSTER_URL: "postgres://agent:pw-in-env-1357@127.0.0.1:9/fromenv" })
+      })
+    }
+    for (const [name, result] of Object.entries(runs)) {
+      expect(result.code, name).toBe(1)
+      const database = name === "argv" ? "argv" : `from${name}`
+      expect(result.stderr).toContain(`the cluster's database postgres://agent:***@127.0.0.1:9/${database} cannot be reached`)
+      expect(result.stderr).not.toMatch(/pw-on-argv|pw-in-file|pw-in-env/)
+      expect(result.stderr.includes(hint), name).toBe(name === "argv")
+    }
   }, 60_000)
 })

@@ -66,12 +66,15 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("serve and run --cluster at the
   }, 60_000)
 
   it("refuses a client without the secret, and one with a wrong secret, saying why; nothing is stored", async () => {
-    const none = await runCli(["run", "--cluster", pg.url(), "--session", "anonymous", demoPrompt], { env })
+    // the cluster named by the variable, then by a file: the forms that keep a password off the command line
+    const none = await runCli(["run", "--session", "anonymous", demoPrompt], { env: { ...env, AGENT_LOOP_CLUSTER_URL: pg.url() } })
     expect(none.code).toBe(1)
     expect(none.stderr).toContain(`the cluster's runner at 127.0.0.1:${port} did not accept this client: the runner requires the cluster secret`)
     const wrongFile = path.join(home, "wrong.secret")
     fs.writeFileSync(wrongFile, "not the cluster secret at all\n")
-    const wrong = await runCli(["run", "--cluster", pg.url(), "--cluster-secret-file", wrongFile, "--session", "impostor", demoPrompt], { env })
+    const urlFile = path.join(home, "cluster.url")
+    fs.writeFileSync(urlFile, `${pg.url()}\n`)
+    const wrong = await runCli(["run", "--cluster-file", urlFile, "--cluster-secret-file", wrongFile, "--session", "impostor", demoPrompt], { env })
     expect(wrong.code).toBe(1)
     expect(wrong.stderr).toContain("did not accept this client: the runner refused this process: its cluster secret is not the runner's")
     await waitUntil("the runner to log the refused peer", () => /Z agent-loop: warn: cluster: refused a connection from 127\.0\.0\.1:\d+: the peer did not prove/.test(serve.output()))
