@@ -13,9 +13,12 @@
  *
  * Requests the cluster persists (`Turn`, `Send`) can also be written straight into its database, by
  * anyone who can write there: they carry an HMAC over the session key and the request (`sign`),
- * which the runner checks before running the turn (`verify`).
+ * which the runner checks before running the turn (`verify`). The request signed holds a nonce and
+ * the time it was made (`signRequest`), so that a copy stored under another request id is refused
+ * too (`nonces.ts`).
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -190,6 +193,27 @@ const canonical = (value: unknown): string => {
 /** The signature of a persisted request (`rpc`, its session, its payload without `signature`). */
 export const sign = (secret: Redacted.Redacted<string>, rpc: string, sessionKey: string, payload: object): string =>
   mac(secret, "request", Buffer.from(canonical({ rpc, sessionKey, payload }))).toString("base64url")
+
+/** What a signed request carries besides its content (`protocol.ts`). */
+export interface Signed {
+  /** Random, one per request: a copy of the request under another request id has the same. */
+  readonly nonce: string
+  /** When the request was made (epoch milliseconds, the client's clock). */
+  readonly issuedAt: number
+  readonly signature: string
+}
+
+/** `payload` with a fresh nonce and the time, signed for `rpc` on `sessionKey`. */
+export const signRequest = <P extends object>(
+  secret: Redacted.Redacted<string>,
+  rpc: string,
+  sessionKey: string,
+  payload: P
+): Effect.Effect<P & Signed> =>
+  Effect.map(Clock.currentTimeMillis, (issuedAt) => {
+    const unsigned = { ...payload, nonce: randomBytes(16).toString("base64url"), issuedAt }
+    return { ...unsigned, signature: sign(secret, rpc, sessionKey, unsigned) }
+  })
 
 /**
  * Whether a persisted request may run: always without a secret; with one, only when its

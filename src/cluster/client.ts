@@ -117,8 +117,8 @@ const lostEnd = (result: TurnResult, at: number) =>
   })
 
 /** A persisted request, signed when the cluster has a secret, so that runners know it came from the cluster. */
-const signed = <P extends object>(secret: Redacted.Redacted<string> | undefined, rpc: string, sessionKey: string, payload: P): P =>
-  secret === undefined ? payload : { ...payload, signature: Auth.sign(secret, rpc, sessionKey, payload) }
+const signed = <P extends object>(secret: Redacted.Redacted<string> | undefined, rpc: string, sessionKey: string, payload: P): Effect.Effect<P> =>
+  secret === undefined ? Effect.succeed(payload) : Auth.signRequest(secret, rpc, sessionKey, payload)
 
 /**
  * Builds the client; needs a `Sharding` (a client-only node or a runner) and the cluster's
@@ -186,7 +186,7 @@ export const make = (options: ClientOptions = {}) =>
           ...(turnOptions.tools === undefined ? {} : { tools: turnOptions.tools }),
           input
         }
-        const outcome = yield* Effect.exit(clientFor(sessionKey).Turn(signed(secret, "Turn", sessionKey, payload)))
+        const outcome = yield* Effect.exit(Effect.flatMap(signed(secret, "Turn", sessionKey, payload), clientFor(sessionKey).Turn))
         if (Exit.isFailure(outcome)) {
           const refused = Cause.findErrorOption(outcome.cause)
           if (refused._tag === "Some" && refused.value._tag === "ContentRejected") return yield* refused.value
@@ -209,7 +209,8 @@ export const make = (options: ClientOptions = {}) =>
         const first = yield* Deferred.make<void, SteeringQueueFull>()
         yield* Effect.scoped(Effect.gen(function*() {
           yield* running(sessionKey)
-          yield* clientFor(sessionKey).Send(signed(secret, "Send", sessionKey, { content })).pipe(
+          const request = yield* signed(secret, "Send", sessionKey, { content })
+          yield* clientFor(sessionKey).Send(request).pipe(
             Stream.runForEach((chunk) =>
               chunk._tag === "Replied"
                 ? Effect.andThen(finish(chunk.outbound.result, chunk.lost, chunk.resumed), Queue.offer(outbound, chunk.outbound))

@@ -25,6 +25,7 @@ import { CommitTicket } from "../services/SessionFencing.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import * as Auth from "./auth.ts"
 import * as Claims from "./claims.ts"
+import * as Nonces from "./nonces.ts"
 import * as Fence from "./fence.ts"
 import { LOST_TURN_ERROR } from "./outcome.ts"
 import * as Once from "./once.ts"
@@ -47,6 +48,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
   const config = yield* LoopConfig
   const workers = yield* Semaphore.make(config.maxParallelTurns)
   const claims = yield* Claims.make
+  const nonces = yield* Nonces.make
   const turns = yield* Fence.make(yield* SessionStore)
   const resume = yield* Resume.make
   const secret = yield* Auth.currentSecret
@@ -89,6 +91,21 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
       /** Under the session's ticket (recorded under the request, if any); a request's follow-up turns extend its commit record. */
       const fenced = <A, E, R>(requestId: string | undefined, turn: Effect.Effect<A, E, R>) =>
         epoch === undefined ? turn : Effect.provideService(turn, CommitTicket, { epoch, requestId })
+
+      /**
+       * Why a persisted request may not run: its signature (`Auth.verify`), then, with a secret, its
+       * nonce (a copy of a request admitted under another id, or one made too long ago); undefined when it may.
+       */
+      const admission = (rpc: "Turn" | "Send", requestId: string, payload: Partial<Auth.Signed>): Effect.Effect<string | undefined> => {
+        const refusal = Auth.verify(secret, rpc, sessionKey, payload)
+        if (refusal !== undefined || secret === undefined) return Effect.succeed(refusal)
+        const { issuedAt, nonce } = payload
+        if (nonce === undefined || issuedAt === undefined) return Effect.succeed(Nonces.UNBOUND)
+        return Effect.map(
+          Effect.flatMap(Clock.currentTimeMillis, (now) => nonces.admit(nonce, requestId, issuedAt, now)),
+          (admitted) => admitted === "admitted" ? undefined : Nonces.refusal(admitted)
+        )
+      }
 
       /** A request the cluster's secret does not vouch for (written into its database by someone else): it fails, unrun. */
       const refused = (requestId: string, reason: string) =>
@@ -167,9 +184,9 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
       return AgentSession.of({
         Turn: (request) => {
           const requestId = String(request.requestId)
-          const refusal = Auth.verify(secret, "Turn", sessionKey, request.payload)
-          if (refusal !== undefined) return Effect.map(refused(requestId, refusal), (result) => ({ _tag: "Finished", result, lost: false } as const))
-          return steps.once(requestId, Effect.flatMap(Effect.gen(function*() {
+          return Effect.flatMap(admission("Turn", requestId, request.payload), (refusal) => refusal !== undefined
+            ? Effect.map(refused(requestId, refusal), (result) => ({ _tag: "Finished", result, lost: false } as const))
+            : steps.once(requestId, Effect.flatMap(Effect.gen(function*() {
             // delivered again after this runner's entity was interrupted: the turn went on here
             const running = turns.known(requestId)
             if (Option.isSome(running)) return { _tag: "Finished", result: yield* running.value, lost: false } as const
@@ -181,38 +198,39 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
               ? yield* resume.prepare(requestId, sessionKey, fresh, runner)
               : yield* resume.forget(requestId)
             if (durable === undefined) return { _tag: "Finished", result: yield* lost(requestId, stored?.result), lost: true } as const
-            const { input, signature: _signature, ...options } = request.payload
+            const { input, signature: _signature, nonce: _nonce, issuedAt: _issuedAt, ...options } = request.payload
             const result = yield* turns.run(requestId, fenced(requestId, durable.turn(loop.turn(sessionKey, input, { ...options, checkpoint: durable.checkpoint }))))
             const resumed = durable.resumed()
             return { _tag: "Finished", result, lost: false, ...(resumed === undefined ? {} : { resumed }) } as const
-          }), (finished) => referenced(requestId, finished)))
+          }), (finished) => referenced(requestId, finished))))
         },
         Send: (request) => {
           const requestId = String(request.requestId)
-          const refusal = Auth.verify(secret, "Send", sessionKey, request.payload)
-          if (refusal !== undefined) {
-            // `Accepted` first: the caller of `send` returns on it, then gets the refusal as the turn's reply
-            return Stream.concat(
-              Stream.make({ _tag: "Accepted" } as const),
-              Stream.fromEffect(Effect.map(refused(requestId, refusal), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: false } as const)))
-            )
-          }
-          /** After `Accepted` was acknowledged: the routed turns, or, if a runner started them before, the rest of them (`resume.ts`). */
-          const claimed = routings.once(requestId, Stream.unwrap(Effect.map(claim(requestId), (fresh): Stream.Stream<SendProgress, SteeringQueueFull> =>
-            fresh ? routed(requestId, [request.payload.content], 0) : resumeRouted(requestId, request.payload.content))))
-          const previous = request.lastSentChunkValue as Option.Option<SendProgress>
-          if (Option.isSome(previous)) {
-            // delivered again: replay a steering answer; otherwise its turns ran, or never started
-            return previous.value._tag === "Steered" ? Stream.make(previous.value) : claimed
-          }
-          return Stream.unwrap(Effect.gen(function*() {
-            if (yield* loop.activeTurn(sessionKey)) {
-              const steered = yield* Effect.result(loop.injectSteering(sessionKey, request.payload.content))
-              if (steered._tag === "Success") return Stream.make({ _tag: "Steered" } as const)
-              // the turn ended meanwhile: the message runs as the next turn, as the router's backlog does
-              if (steered.failure._tag === "SteeringQueueFull") return Stream.fail(steered.failure)
+          return Stream.unwrap(Effect.map(admission("Send", requestId, request.payload), (refusal): Stream.Stream<SendProgress, SteeringQueueFull> => {
+            if (refusal !== undefined) {
+              // `Accepted` first: the caller of `send` returns on it, then gets the refusal as the turn's reply
+              return Stream.concat(
+                Stream.make({ _tag: "Accepted" } as const),
+                Stream.fromEffect(Effect.map(refused(requestId, refusal), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: false } as const)))
+              )
             }
-            return Stream.concat(Stream.make({ _tag: "Accepted" } as const), claimed)
+            /** After `Accepted` was acknowledged: the routed turns, or, if a runner started them before, the rest of them (`resume.ts`). */
+            const claimed = routings.once(requestId, Stream.unwrap(Effect.map(claim(requestId), (fresh): Stream.Stream<SendProgress, SteeringQueueFull> =>
+              fresh ? routed(requestId, [request.payload.content], 0) : resumeRouted(requestId, request.payload.content))))
+            const previous = request.lastSentChunkValue as Option.Option<SendProgress>
+            if (Option.isSome(previous)) {
+              // delivered again: replay a steering answer; otherwise its turns ran, or never started
+              return previous.value._tag === "Steered" ? Stream.make(previous.value) : claimed
+            }
+            return Stream.unwrap(Effect.gen(function*() {
+              if (yield* loop.activeTurn(sessionKey)) {
+                const steered = yield* Effect.result(loop.injectSteering(sessionKey, request.payload.content))
+                if (steered._tag === "Success") return Stream.make({ _tag: "Steered" } as const)
+                // the turn ended meanwhile: the message runs as the next turn, as the router's backlog does
+                if (steered.failure._tag === "SteeringQueueFull") return Stream.fail(steered.failure)
+              }
+              return Stream.concat(Stream.make({ _tag: "Accepted" } as const), claimed)
+            }))
           }))
         },
         InjectSteering: ({ payload }) => loop.injectSteering(sessionKey, payload.message),

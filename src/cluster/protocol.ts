@@ -59,8 +59,15 @@ export const Subscribed = Schema.TaggedStruct("Subscribed", {})
 export const SessionEvent = Schema.Union([Subscribed, AgentEvent])
 export type SessionEvent = typeof SessionEvent.Type
 
-/** The request's HMAC with the cluster secret (`auth.ts`), when the cluster has one. */
-const Signature = Schema.optionalKey(Schema.String)
+/**
+ * A persisted request's signature, when the cluster has a secret (`auth.ts`): its HMAC, over the
+ * request with a nonce and the time it was made (`nonces.ts`).
+ */
+const signed = {
+  signature: Schema.optionalKey(Schema.String),
+  nonce: Schema.optionalKey(Schema.String),
+  issuedAt: Schema.optionalKey(Schema.Number)
+}
 
 /** One turn of the session (`AgentLoop.turn`), with its options (the model, the tools, the model options); input with images the runner's model does not take is rejected. */
 export const Turn = Rpc.make("Turn", {
@@ -69,7 +76,7 @@ export const Turn = Rpc.make("Turn", {
     model: Schema.optionalKey(Schema.String),
     tools: Schema.optionalKey(Schema.Array(Schema.String)),
     ...ModelOptions.fields,
-    signature: Signature
+    ...signed
   },
   success: Finished,
   error: ContentRejected
@@ -77,7 +84,7 @@ export const Turn = Rpc.make("Turn", {
 
 /** The router (`AgentLoop.send`) for one session. */
 export const Send = Rpc.make("Send", {
-  payload: { content: Schema.String, signature: Signature },
+  payload: { content: Schema.String, ...signed },
   success: SendProgress,
   error: SteeringQueueFull,
   stream: true

@@ -12,6 +12,8 @@
  * - Claims: those older than the window whose request is gone (answered and deleted).
  * - Commit records (`SessionFencing.forget`): those older than the window. A request is delivered
  *   again within seconds of its runner stopping, long before.
+ * - Nonces of signed requests (`nonces.ts`): those of requests made more than `Nonces.MAX_AGE`
+ *   ago, which are refused whatever their nonce.
  *
  * Every runner sweeps; the deletes are idempotent, so runners sweeping at once do no harm.
  */
@@ -23,6 +25,7 @@ import * as Snowflake from "effect/cluster/Snowflake"
 import * as SqlClient from "effect/sql/SqlClient"
 import { SessionStore } from "../services/SessionStore.ts"
 import { TABLE as CLAIMS } from "./claims.ts"
+import * as Nonces from "./nonces.ts"
 
 /** How long answered requests, their replies, claims and commit records are kept. */
 export interface RetentionOptions {
@@ -39,8 +42,8 @@ export const DEFAULT_WINDOW = Duration.minutes(10)
 const MESSAGES = "cluster_messages"
 const REPLIES = "cluster_replies"
 
-/** One sweep: deletes what is older than `cutoff` (epoch milliseconds) and no longer needed. */
-export const sweep = (cutoff: number) =>
+/** One sweep at `now` (epoch milliseconds): deletes what is older than `cutoff` (`now` less the window) and no longer needed. */
+export const sweep = (nonces: Nonces.Nonces, cutoff: number, now: number) =>
   Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const store = yield* SessionStore
@@ -53,6 +56,7 @@ export const sweep = (cutoff: number) =>
     yield* sql`DELETE FROM ${sql(CLAIMS)} WHERE claimed_at < ${cutoff}
       AND NOT EXISTS (SELECT 1 FROM ${sql(MESSAGES)} m WHERE m.id = CAST(${sql(CLAIMS)}.request_id AS BIGINT))`
     if (store.fencing !== undefined) yield* store.fencing.forget(cutoff)
+    yield* nonces.sweep(now)
   })
 
 /**
@@ -64,15 +68,16 @@ export const layer = (options: RetentionOptions = {}): Layer.Layer<never, never,
   const interval = Duration.fromInputUnsafe(
     options.interval ?? Duration.clamp(window, { minimum: Duration.seconds(1), maximum: Duration.minutes(1) })
   )
-  return Layer.effectDiscard(
-    Effect.gen(function*() {
+  return Layer.effectDiscard(Effect.gen(function*() {
+    const nonces = yield* Nonces.make
+    yield* Effect.gen(function*() {
       const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-      yield* sweep(now - Duration.toMillis(window))
+      yield* sweep(nonces, now - Duration.toMillis(window), now)
     }).pipe(
       Effect.catchCause((cause) => Effect.logWarning("Could not sweep the cluster's answered requests", cause)),
       Effect.repeat(Schedule.spaced(interval)),
       Effect.delay(interval),
       Effect.forkScoped
     )
-  )
+  }))
 }

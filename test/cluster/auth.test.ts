@@ -6,9 +6,11 @@
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as fs from "node:fs"
 import * as net from "node:net"
-import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentLoop, type AgentLoopCluster, SessionStore, SessionStoreJsonl } from "effect-agent-loop"
+import * as Auth from "../../src/cluster/auth.ts"
+import { AgentSession } from "../../src/cluster/protocol.ts"
 import * as Transport from "../../src/cluster/transport.ts"
 import { tempDir } from "../support/cliProcess.ts"
 import { hasOpenssl, makeCertificates, startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
@@ -92,6 +94,46 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster with a shared secret
     expect(await history(cluster, "impostor")).toEqual([])
     // the secret appears nowhere in what the runner printed
     expect(cluster.runners[0]!.output()).not.toContain(SECRET)
+  }, 60_000)
+
+  it("refuses a copy of a signed request stored under another request id, and a signed request made more than a day ago", async () => {
+    const secret = Redacted.make(SECRET)
+    const runtime = ManagedRuntime.make(cluster.client({}, { secret }))
+    try {
+      const results = await runtime.runPromise(Effect.gen(function*() {
+        const session = (yield* AgentSession.client)("replayed")
+        // what someone who can write the database could do: store a signed request again, under a new id
+        const request = yield* Auth.signRequest(secret, "Turn", "replayed", { input: "pay the invoice" })
+        const original = yield* session.Turn(request)
+        const copy = yield* session.Turn(request)
+        // signed with the secret, but made 25 hours ago: refused whatever its nonce
+        const unsigned = { input: "pay the old invoice", nonce: "an unused nonce", issuedAt: Date.now() - 25 * 3_600_000 }
+        const old = yield* session.Turn({ ...unsigned, signature: Auth.sign(secret, "Turn", "replayed", unsigned) })
+        // one without a nonce, as an older client signed it
+        const bare = yield* session.Turn({ input: "no nonce", signature: Auth.sign(secret, "Turn", "replayed", { input: "no nonce" }) })
+        // the router's request too: a copy could otherwise steer the session's running turn
+        const routed = (yield* AgentSession.client)("replayed-send")
+        const message = yield* Auth.signRequest(secret, "Send", "replayed-send", { content: "ship it" })
+        const replies = []
+        for (const send of [message, message]) {
+          const chunks = yield* Stream.runCollect(routed.Send(send))
+          for (const chunk of chunks) if (chunk._tag === "Replied") replies.push(chunk.outbound.result)
+        }
+        return [original, copy, old, bare].map(({ result }) => result).concat(replies).map((result) => [result.status, result.error])
+      }))
+      expect(results).toEqual([
+        ["completed", undefined],
+        ["failed", "the runner refused the request: a request with this signature was already admitted under another request id: a copy does not run"],
+        ["failed", "the runner refused the request: the request was made more than 24 hours ago"],
+        ["failed", "the runner refused the request: the request carries no nonce: it was signed by an older client"],
+        ["completed", undefined],
+        ["failed", "the runner refused the request: a request with this signature was already admitted under another request id: a copy does not run"]
+      ])
+      // the original's turn is the only one in the session
+      expect((await history(cluster, "replayed")).filter((m) => m.role === "user").map((m) => m.content)).toEqual(["pay the invoice"])
+    } finally {
+      await runtime.dispose()
+    }
   }, 60_000)
 
   it("closes a connection that does not speak the handshake, before any RPC", async () => {

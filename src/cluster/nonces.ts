@@ -1,0 +1,80 @@
+/**
+ * The signed requests the cluster's runners have admitted, by their nonce (`auth.ts`), in the
+ * cluster's own database: one row per signed request, kept `MAX_AGE` after it was made.
+ *
+ * A signature proves a request came from a holder of the cluster secret, but a row can be copied:
+ * someone who can write the database could store a signed request again under a new request id,
+ * and its turn (its tools) would run again. The nonce and the time the request was made are
+ * signed with it, so a copy carries the same nonce (refused: another request id admitted it) and
+ * a request older than the rows kept is refused outright. The same request delivered again (a
+ * runner stopped before answering) has the same request id, and is admitted again.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
+
+/** The nonces table. */
+const TABLE = "agent_loop_request_nonces"
+
+/**
+ * How long a signed request may wait before a runner takes it, and so how long its nonce is kept:
+ * generous, for runners down a while and clocks that differ between machines.
+ */
+export const MAX_AGE = Duration.hours(24)
+
+const migrate = Migrator.make({})({
+  table: "agent_loop_nonce_migrations",
+  loader: Migrator.fromRecord({
+    "0001_request_nonces": Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
+        nonce VARCHAR(64) PRIMARY KEY,
+        request_id VARCHAR(32) NOT NULL,
+        issued_at BIGINT NOT NULL
+      )`
+    })
+  })
+})
+
+/** Whether a signed request may run: it may, or it is a copy of one admitted under another id, or it is too old. */
+export type Admission = "admitted" | "copied" | "expired"
+
+/** Why a signed request that is not admitted does not run, as the runner's refusal says it. */
+export const refusal = (admission: Exclude<Admission, "admitted">): string =>
+  admission === "copied"
+    ? "a request with this signature was already admitted under another request id: a copy does not run"
+    : `the request was made more than ${Duration.toHours(MAX_AGE)} hours ago`
+
+/** Why a signed request without a nonce does not run. */
+export const UNBOUND = "the request carries no nonce: it was signed by an older client"
+
+/** The admitted nonces. */
+export interface Nonces {
+  /** Admits the request `requestId` signed with `nonce` at `issuedAt`, at `now` (epoch milliseconds). */
+  readonly admit: (nonce: string, requestId: string, issuedAt: number, now: number) => Effect.Effect<Admission>
+  /** Forgets the nonces of requests made before `now - MAX_AGE`: such requests are refused anyway. */
+  readonly sweep: (now: number) => Effect.Effect<void>
+}
+
+/**
+ * Runs the migration, then admits with one insert (and a read when the nonce was there). A
+ * database that cannot be written is a defect: without the row, a copy could run.
+ */
+export const make: Effect.Effect<Nonces, never, SqlClient.SqlClient> = Effect.gen(function*() {
+  yield* Effect.orDie(migrate)
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const maxAgeMs = Duration.toMillis(MAX_AGE)
+  return {
+    admit: (nonce, requestId, issuedAt, now) =>
+      issuedAt < now - maxAgeMs ? Effect.succeed("expired") : Effect.gen(function*() {
+        const inserted = yield* sql`INSERT INTO ${sql(TABLE)} (nonce, request_id, issued_at)
+          VALUES (${nonce}, ${requestId}, ${issuedAt}) ON CONFLICT (nonce) DO NOTHING RETURNING nonce`
+        if (inserted.length === 1) return "admitted" as const
+        const rows = yield* sql<{ readonly request_id: string }>`SELECT request_id FROM ${sql(TABLE)} WHERE nonce = ${nonce}`
+        // delivered again (same request id), or a copy stored under another id
+        return rows[0]?.request_id === requestId ? "admitted" as const : "copied" as const
+      }).pipe(Effect.orDie),
+    sweep: (now) => sql`DELETE FROM ${sql(TABLE)} WHERE issued_at < ${now - maxAgeMs}`.pipe(Effect.asVoid, Effect.orDie)
+  }
+})
