@@ -6,7 +6,8 @@
  *
  * Each row is owned by one attempt at the turn: the runner that resumes a turn takes the row over,
  * so a runner that was frozen and wakes up mid-turn can no longer save (nor delete) it, and learns
- * that it must stop. Its own migrations table, so the table's history is independent of the
+ * that it must stop. An attempt saves only while its request's claim is its own (`claims.ts`), so
+ * one frozen before its first save cannot start a row after another attempt took the request over. Its own migrations table, so the table's history is independent of the
  * claims' (`claims.ts`).
  */
 import * as Effect from "effect/Effect"
@@ -15,6 +16,7 @@ import * as Schema from "effect/Schema"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import { Checkpoint } from "../domain/Checkpoint.ts"
+import { TABLE as CLAIMS } from "./claims.ts"
 
 const TABLE = "agent_loop_turn_checkpoints"
 
@@ -36,14 +38,26 @@ const migrate = Migrator.make({})({
 
 const decode = Schema.decodeUnknownOption(Schema.fromJsonString(Checkpoint))
 
-/** Saved checkpoints by request id, each owned by the attempt at the turn that saves it. */
+/** Where one attempt saves a turn's checkpoints. */
+export interface Slot {
+  /** The row's key: the request id (a `Send` request's turn: `resume.ts`'s `sendKey`). */
+  readonly key: string
+  /** The request claimed (`claims.ts`). */
+  readonly requestId: string
+  readonly sessionKey: string
+  /** The attempt (`Claimed.attempt`). */
+  readonly owner: string
+}
+
+/** Saved checkpoints by key, each owned by the attempt at the turn that saves it. */
 export interface Checkpoints {
   /**
-   * Replaces the request's checkpoint, if `owner` (one attempt at the turn) still owns it; false
-   * when another attempt took the turn over (`take`), or took it over and ended (its row is gone):
-   * this one must stop. `create`: the attempt has no row yet (a first delivery's first save).
+   * Replaces the turn's checkpoint, if the slot's owner (one attempt at the turn) still holds the
+   * request's claim and owns the row; false when another attempt took the turn over (`take`,
+   * `Claims.claim`), or took it over and ended (its row is gone): this one must stop. `create`: the
+   * attempt has no row yet (its first save).
    */
-  readonly save: (requestId: string, sessionKey: string, owner: string, checkpoint: Checkpoint, at: number, create: boolean) => Effect.Effect<boolean>
+  readonly save: (slot: Slot, checkpoint: Checkpoint, at: number, create: boolean) => Effect.Effect<boolean>
   /**
    * Takes the request's checkpoint for `owner`, in one statement, and returns it: from now on only
    * `owner` can save it. A row that no longer decodes (written by another version) reads as
@@ -65,20 +79,22 @@ export const make: Effect.Effect<Checkpoints, never, SqlClient.SqlClient> = Effe
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const table = sql(TABLE)
   return {
-    save: (requestId, sessionKey, owner, checkpoint, at, create) =>
+    save: ({ key, owner, requestId, sessionKey }, checkpoint, at, create) => {
+      const claimed = sql`EXISTS (SELECT 1 FROM ${sql(CLAIMS)} WHERE request_id = ${requestId} AND attempt = ${owner})`
       // only a first save inserts: a later one that found no row would bring back a turn that
       // another attempt resumed and ended
-      (create
+      return (create
         ? sql<{ readonly request_id: string }>`
         INSERT INTO ${table} (request_id, session_key, owner, checkpoint, saved_at)
-        VALUES (${requestId}, ${sessionKey}, ${owner}, ${JSON.stringify(checkpoint)}, ${at})
+        SELECT ${key}, ${sessionKey}, ${owner}, ${JSON.stringify(checkpoint)}, ${at} WHERE ${claimed}
         ON CONFLICT (request_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, saved_at = EXCLUDED.saved_at
         WHERE ${table}.owner = EXCLUDED.owner
         RETURNING request_id`
         : sql<{ readonly request_id: string }>`
         UPDATE ${table} SET checkpoint = ${JSON.stringify(checkpoint)}, saved_at = ${at}
-        WHERE request_id = ${requestId} AND owner = ${owner}
-        RETURNING request_id`).pipe(Effect.map((rows) => rows.length === 1), Effect.orDie),
+        WHERE request_id = ${key} AND owner = ${owner} AND ${claimed}
+        RETURNING request_id`).pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
+    },
     take: (requestId, owner) =>
       sql<{ readonly checkpoint: string }>`UPDATE ${table} SET owner = ${owner} WHERE request_id = ${requestId} RETURNING checkpoint`.pipe(
         Effect.map((rows) =>

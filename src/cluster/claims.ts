@@ -7,11 +7,17 @@
  * (`resume.ts`), or ends `aborted` with nothing saved, as a hard abort does, instead of running a
  * second time from the start (its tools would run twice).
  *
+ * Each claim names the attempt at the request that holds it: the first delivery's, then the one of
+ * whichever runner took the request over. Only that attempt may save the turn's checkpoints
+ * (`checkpoints.ts`), so a runner that was frozen before it saved anything, and wakes up after
+ * another took its request over, cannot start a checkpoint (and learns that it must stop).
+ *
  * Why a row and not a first stream chunk ("accepted") stored by the cluster: a stream's next chunk
  * waits for the client's acknowledgement of the previous one, and a runner handing a shard to
  * another (when a runner joins) no longer receives acknowledgements for it, so the turn would hang
  * until the hand-off timed out and then be reported lost although it never ran.
  */
+import { randomUUID } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -30,30 +36,48 @@ const migrate = Migrator.make({})({
         session_key TEXT NOT NULL,
         claimed_at BIGINT NOT NULL
       )`
+    }),
+    "0002_claim_attempt": Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`ALTER TABLE ${sql(TABLE)} ADD COLUMN attempt VARCHAR(64)`
     })
   })
 })
 
+/** A request claimed by one attempt at it. */
+export interface Claimed {
+  /** True when this is the request's first start; false when a runner started it before (this attempt takes it over). */
+  readonly fresh: boolean
+  /** This attempt's id: the owner of the checkpoints it saves. */
+  readonly attempt: string
+}
+
 /** Claims a request for a turn. */
 export interface Claims {
-  /** True when this is the request's first start; false when a runner started it before. */
-  readonly claim: (requestId: string, sessionKey: string, at: number) => Effect.Effect<boolean>
+  /** Claims the request for a new attempt at its turn, which from now on is the only one that may save its checkpoints. */
+  readonly claim: (requestId: string, sessionKey: string, at: number) => Effect.Effect<Claimed>
 }
 
 /**
- * Runs the migration, then claims requests with one insert each. A database that cannot be
- * written is a defect: without the claim, a turn could run twice.
+ * Runs the migration, then claims requests with one insert each (and an update when a runner
+ * started the request before). A database that cannot be written is a defect: without the claim,
+ * a turn could run twice.
  */
 export const make: Effect.Effect<Claims, never, SqlClient.SqlClient> = Effect.gen(function*() {
   yield* Effect.orDie(migrate)
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   return {
     claim: (requestId, sessionKey, at) =>
-      sql<{ readonly request_id: string }>`
-        INSERT INTO ${sql(TABLE)} (request_id, session_key, claimed_at)
-        VALUES (${requestId}, ${sessionKey}, ${at})
-        ON CONFLICT (request_id) DO NOTHING
-        RETURNING request_id
-      `.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
+      Effect.gen(function*() {
+        const attempt = randomUUID()
+        const inserted = yield* sql<{ readonly request_id: string }>`
+          INSERT INTO ${sql(TABLE)} (request_id, session_key, claimed_at, attempt)
+          VALUES (${requestId}, ${sessionKey}, ${at}, ${attempt})
+          ON CONFLICT (request_id) DO NOTHING
+          RETURNING request_id
+        `
+        if (inserted.length === 0) yield* sql`UPDATE ${sql(TABLE)} SET attempt = ${attempt} WHERE request_id = ${requestId}`
+        return { fresh: inserted.length === 1, attempt }
+      }).pipe(Effect.orDie)
   }
 })

@@ -66,7 +66,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
       // this runner's ownership of the session: commits of an earlier owner are rejected from now on
       const epoch = yield* turns.take(sessionKey)
 
-      /** Whether this request starts here for the first time (false: a runner started it before). */
+      /** The request claimed by a new attempt: whether it starts here for the first time (false: a runner started it before, this attempt takes it over). */
       const claim = (requestId: string) => Effect.flatMap(Clock.currentTimeMillis, (at) => claims.claim(requestId, sessionKey, at))
 
       /**
@@ -147,11 +147,11 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
        * them (theirs first), one reply each; each turn's checkpoint keyed by what the request
        * committed before it.
        */
-      const routed = (requestId: string, inputs: ReadonlyArray<string>, index: number): Stream.Stream<SendProgress> =>
+      const routed = (requestId: string, attempt: string, inputs: ReadonlyArray<string>, index: number): Stream.Stream<SendProgress> =>
         Stream.paginate<readonly [ReadonlyArray<string>, number], SendProgress>([inputs, index], ([[input, ...backlog], turn]) =>
           Effect.gen(function*() {
             const before = turn === 0 ? 0 : (yield* turns.entries(requestId)) ?? turn
-            const result = yield* routedTurn(requestId, input!, yield* resume.start(Resume.sendKey(requestId, before), sessionKey, runner))
+            const result = yield* routedTurn(requestId, input!, yield* resume.start(Resume.sendKey(requestId, before), requestId, sessionKey, attempt, runner))
             const next = [...result.followUps, ...backlog]
             return [[replied(result)], next.length === 0 ? Option.none() : Option.some([next, turn + 1] as const)] as const
           }))
@@ -165,7 +165,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
        * checkpoint unless the log has its commit, then the follow-ups it queues run; otherwise the
        * store tells the outcome.
        */
-      const resumeRouted = (requestId: string, content: string): Stream.Stream<SendProgress> =>
+      const resumeRouted = (requestId: string, content: string, claimed: Claims.Claimed): Stream.Stream<SendProgress> =>
         Stream.unwrap(Effect.gen(function*() {
           const latest = yield* resume.latestSend(requestId)
           if (Option.isNone(latest)) return lostReply(requestId)
@@ -173,36 +173,37 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           const committed = yield* turns.entries(requestId)
           // the turn committed just before its runner died: not run again
           if (committed !== undefined && committed > before) return Stream.unwrap(Effect.as(resume.forget(key), lostReply(requestId)))
-          const durable = yield* resume.prepare(key, sessionKey, false, runner)
+          const durable = yield* resume.prepare(requestId, sessionKey, claimed, runner, key)
           if (durable === undefined) return lostReply(requestId)
           // the input is in the checkpoint: the content only fills the argument
           const result = yield* routedTurn(requestId, content, durable)
           const first = Stream.make(replied(result, durable))
-          return result.followUps.length === 0 ? first : Stream.concat(first, routed(requestId, result.followUps, before + 1))
+          return result.followUps.length === 0 ? first : Stream.concat(first, routed(requestId, claimed.attempt, result.followUps, before + 1))
         }))
 
       return AgentSession.of({
         Turn: (request) => {
           const requestId = String(request.requestId)
-          return Effect.flatMap(admission("Turn", requestId, request.payload), (refusal) => refusal !== undefined
-            ? Effect.map(refused(requestId, refusal), (result) => ({ _tag: "Finished", result, lost: false } as const))
-            : steps.once(requestId, Effect.flatMap(Effect.gen(function*() {
-            // delivered again after this runner's entity was interrupted: the turn went on here
-            const running = turns.known(requestId)
-            if (Option.isSome(running)) return { _tag: "Finished", result: yield* running.value, lost: false } as const
-            // delivered again: a runner started it and did not answer; unless the store has its commit,
-            // it resumes from its checkpoint if it has one (`resume.ts`)
-            const fresh = yield* claim(requestId)
-            const stored = fresh ? undefined : yield* turns.outcome(requestId, sessionKey)
-            const durable = stored === undefined || stored.lost
-              ? yield* resume.prepare(requestId, sessionKey, fresh, runner)
-              : yield* resume.forget(requestId)
-            if (durable === undefined) return { _tag: "Finished", result: yield* lost(requestId, stored?.result), lost: true } as const
-            const { input, signature: _signature, nonce: _nonce, issuedAt: _issuedAt, ...options } = request.payload
-            const result = yield* turns.run(requestId, fenced(requestId, durable.turn(loop.turn(sessionKey, input, { ...options, checkpoint: durable.checkpoint }))))
-            const resumed = durable.resumed()
-            return { _tag: "Finished", result, lost: false, ...(resumed === undefined ? {} : { resumed }) } as const
-          }), (finished) => referenced(requestId, finished))))
+          return Effect.flatMap(admission("Turn", requestId, request.payload), (refusal) =>
+            refusal !== undefined
+              ? Effect.map(refused(requestId, refusal), (result) => ({ _tag: "Finished", result, lost: false } as const))
+              : steps.once(requestId, Effect.flatMap(Effect.gen(function*() {
+                // delivered again after this runner's entity was interrupted: the turn went on here
+                const running = turns.known(requestId)
+                if (Option.isSome(running)) return { _tag: "Finished", result: yield* running.value, lost: false } as const
+                // delivered again: a runner started it and did not answer; unless the store has its commit,
+                // it resumes from its checkpoint if it has one (`resume.ts`)
+                const claimed = yield* claim(requestId)
+                const stored = claimed.fresh ? undefined : yield* turns.outcome(requestId, sessionKey)
+                const durable = stored === undefined || stored.lost
+                  ? yield* resume.prepare(requestId, sessionKey, claimed, runner)
+                  : yield* resume.forget(requestId)
+                if (durable === undefined) return { _tag: "Finished", result: yield* lost(requestId, stored?.result), lost: true } as const
+                const { input, signature: _signature, nonce: _nonce, issuedAt: _issuedAt, ...options } = request.payload
+                const result = yield* turns.run(requestId, fenced(requestId, durable.turn(loop.turn(sessionKey, input, { ...options, checkpoint: durable.checkpoint }))))
+                const resumed = durable.resumed()
+                return { _tag: "Finished", result, lost: false, ...(resumed === undefined ? {} : { resumed }) } as const
+              }), (finished) => referenced(requestId, finished))))
         },
         Send: (request) => {
           const requestId = String(request.requestId)
@@ -215,8 +216,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
               )
             }
             /** After `Accepted` was acknowledged: the routed turns, or, if a runner started them before, the rest of them (`resume.ts`). */
-            const claimed = routings.once(requestId, Stream.unwrap(Effect.map(claim(requestId), (fresh): Stream.Stream<SendProgress, SteeringQueueFull> =>
-              fresh ? routed(requestId, [request.payload.content], 0) : resumeRouted(requestId, request.payload.content))))
+            const claimed = routings.once(requestId, Stream.unwrap(Effect.map(claim(requestId), (claim): Stream.Stream<SendProgress, SteeringQueueFull> =>
+              claim.fresh ? routed(requestId, claim.attempt, [request.payload.content], 0) : resumeRouted(requestId, request.payload.content, claim))))
             const previous = request.lastSentChunkValue as Option.Option<SendProgress>
             if (Option.isSome(previous)) {
               // delivered again: replay a steering answer; otherwise its turns ran, or never started

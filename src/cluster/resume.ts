@@ -16,7 +16,6 @@
  * asked for no tools), or whose progress outgrew the checkpoint bound: the store tells its outcome
  * (`aborted`, nothing of it saved).
  */
-import { randomUUID } from "node:crypto"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -27,6 +26,7 @@ import type { TurnResult } from "../domain/Turn.ts"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { EventBus } from "../services/EventBus.ts"
 import * as Checkpoints from "./checkpoints.ts"
+import type { Claimed } from "./claims.ts"
 
 /** How one request's turn runs durably. */
 export interface Durable {
@@ -46,12 +46,16 @@ export interface Resume {
    */
   readonly running: (sessionKey: string) => Effect.Effect<ReadonlyArray<EventOf<"Resumed">>>
   /**
-   * The request's turn made durable: from the start when `fresh` (first delivery), else from its
-   * checkpoint; `undefined` when it was delivered again and cannot resume. `runner` names this runner.
+   * The request's turn made durable for the attempt that claimed it: from the start when the claim
+   * is fresh (first delivery), else from its checkpoint; `undefined` when it was delivered again
+   * and cannot resume. `runner` names this runner; `key`, the checkpoint's (a `Send` request's turn: `sendKey`).
    */
-  readonly prepare: (requestId: string, sessionKey: string, fresh: boolean, runner: string) => Effect.Effect<Durable | undefined>
-  /** A turn made durable from the start, its checkpoint saved under `key`. */
-  readonly start: (key: string, sessionKey: string, runner: string) => Effect.Effect<Durable>
+  readonly prepare: (requestId: string, sessionKey: string, claimed: Claimed, runner: string, key?: string) => Effect.Effect<Durable | undefined>
+  /**
+   * A turn of the request made durable from the start, its checkpoint saved under `key` (a `Send`
+   * request's turn: `sendKey`) by the attempt that claimed the request.
+   */
+  readonly start: (key: string, requestId: string, sessionKey: string, attempt: string, runner: string) => Effect.Effect<Durable>
   /**
    * The latest turn of a `Send` request that saved a checkpoint: its key, and how many entries the
    * request had committed when it started (its index without commit records). Older rows (a turn
@@ -90,20 +94,20 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
   /** This runner's `Resumed` events while the scope is open (a resumed turn publishes one). */
   const resumedEvents = bus.subscribe({ kinds: ["Resumed"], capacity: 64 })
 
-  const prepare = Effect.fnUntraced(function*(requestId: string, sessionKey: string, fresh: boolean, runner: string) {
+  const prepare = Effect.fnUntraced(function*(requestId: string, sessionKey: string, claimed: Claimed, runner: string, key = requestId) {
     // this attempt at the turn: the checkpoint's owner once it saves or takes it
-    const owner = randomUUID()
-    if (fresh) return durable(requestId, sessionKey, owner, undefined, runner)
-    const saved = yield* checkpoints.take(requestId, owner)
+    const slot = { key, requestId, sessionKey, owner: claimed.attempt }
+    if (claimed.fresh) return durable(slot, undefined, runner)
+    const saved = yield* checkpoints.take(key, slot.owner)
     if (Option.isNone(saved)) return undefined
     if (saved.value._tag !== "TurnCheckpoint") {
-      yield* checkpoints.remove(requestId)
+      yield* checkpoints.remove(key)
       return undefined
     }
-    return durable(requestId, sessionKey, owner, saved.value, runner)
+    return durable(slot, saved.value, runner)
   })
 
-  const durable = (requestId: string, sessionKey: string, owner: string, resume: TurnCheckpoint | undefined, runner: string): Durable => {
+  const durable = (slot: Checkpoints.Slot, resume: TurnCheckpoint | undefined, runner: string): Durable => {
     // a row to delete at the end: only once something was saved (most turns ask for no tools)
     let saved = resume !== undefined
     const checkpoint: Checkpointing = {
@@ -111,7 +115,7 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
         Effect.flatMap(Clock.currentTimeMillis, (at) => {
           const create = !saved
           saved = true
-          return Effect.flatMap(checkpoints.save(requestId, sessionKey, owner, progress, at, create), (owned) =>
+          return Effect.flatMap(checkpoints.save(slot, progress, at, create), (owned) =>
             // another runner resumed the turn (this one was frozen or cut off meanwhile): stop, as a hard abort
             owned ? Effect.void : Effect.interrupt)
         }),
@@ -122,7 +126,7 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
       Effect.scoped(Effect.gen(function*() {
         const watching = resume === undefined ? undefined : yield* resumedEvents
         const result = yield* run
-        if (saved) yield* checkpoints.remove(requestId, owner)
+        if (saved) yield* checkpoints.remove(slot.key, slot.owner)
         const seen = watching === undefined ? [] : yield* watching.takeAll
         resumed = seen.find((event): event is EventOf<"Resumed"> => event._tag === "Resumed" && event.turnId === result.turnId)
         return result
@@ -142,7 +146,7 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
 
   return {
     prepare,
-    start: (key, sessionKey, runner) => Effect.sync(() => durable(key, sessionKey, randomUUID(), undefined, runner)),
+    start: (key, requestId, sessionKey, attempt, runner) => Effect.sync(() => durable({ key, requestId, sessionKey, owner: attempt }, undefined, runner)),
     latestSend,
     forget: (requestId) => Effect.as(checkpoints.remove(requestId), undefined),
     running: (sessionKey) =>
