@@ -30,11 +30,11 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type { AgentEvent } from "../domain/Event.ts"
 import type { SessionEntry } from "../domain/SessionLog.ts"
 import { EventBus } from "../services/EventBus.ts"
-import { Secrets } from "../services/Secrets.ts"
+import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import * as Model from "./model.ts"
 import * as Page from "./page.ts"
-import { Recorder } from "./recorder.ts"
+import { type Numbered, Recorder } from "./recorder.ts"
 import { deepScrub } from "./scrub.ts"
 
 /** Runners and sessions in flight, for the cluster view. */
@@ -120,6 +120,7 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     const token = digest(Redacted.value(options.token))
     const page = Page.html({ title: "agent-loop inspector" })
     const json = (value: unknown) => HttpServerResponse.json(deepScrub(value, secrets.scrub), { headers: securityHeaders })
+    const frame = frames(secrets)
 
     const logOf = (key: string): Effect.Effect<ReadonlyArray<SessionEntry>, unknown> => store.log(key)
 
@@ -152,7 +153,7 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
           })
         }
         case "events":
-          return Effect.succeed(events(recorder, lastEventId(request, query), secrets.scrub, Math.max(1, options.liveBacklog ?? 10_000)))
+          return Effect.succeed(events(recorder, lastEventId(request, query), frame, Math.max(1, options.liveBacklog ?? 10_000)))
         case "cluster":
           return options.cluster === undefined ? json({}) : Effect.flatMap(options.cluster, json)
         default:
@@ -201,6 +202,21 @@ const lastEventId = (request: HttpServerRequest.HttpServerRequest, query: URLSea
 const encoder = new TextEncoder()
 
 /**
+ * An event as a server-sent event, scrubbed once for every page that receives it (the same
+ * recorded item goes to each), and again only when secrets became known since.
+ */
+const frames = (secrets: SecretsShape) => {
+  const made = new WeakMap<Numbered, { readonly secrets: number; readonly text: string }>()
+  return (item: Numbered): string => {
+    const known = made.get(item)
+    if (known !== undefined && known.secrets === secrets.size()) return known.text
+    const text = `id: ${item.id}\ndata: ${JSON.stringify(deepScrub(item.event, secrets.scrub))}\n\n`
+    made.set(item, { secrets: secrets.size(), text })
+    return text
+  }
+}
+
+/**
  * The live events as server-sent events, each with its number as `id`. A page that reconnects
  * with `Last-Event-ID` first gets a `reset` event if some events after it had already left the
  * buffer (or the id is from an earlier server), then the buffered events after it; a new page gets
@@ -209,7 +225,7 @@ const encoder = new TextEncoder()
  * (it stopped reading) is disconnected rather than buffered for without end: its browser reconnects
  * with `Last-Event-ID` and catches up from the replay buffer, or is told to reload.
  */
-const events = (recorder: Recorder, lastId: number | undefined, scrub: (text: string) => string, backlog: number) => {
+const events = (recorder: Recorder, lastId: number | undefined, frame: (item: Numbered) => string, backlog: number) => {
   const body = Stream.callback<string>((queue) =>
     Effect.acquireRelease(
       Effect.sync(() => {
@@ -217,10 +233,10 @@ const events = (recorder: Recorder, lastId: number | undefined, scrub: (text: st
         const stale = lastId !== undefined && lastId > recorder.lastId
         // listen first, then replay: nothing recorded in between is missed, and ids dedupe the overlap
         let sent = lastId === undefined || stale ? recorder.lastId : lastId
-        const send = (item: { readonly id: number; readonly event: unknown }) => {
+        const send = (item: Numbered) => {
           if (item.id <= sent) return
           sent = item.id
-          if (!Queue.offerUnsafe(queue, `id: ${item.id}\ndata: ${JSON.stringify(deepScrub(item.event, scrub))}\n\n`)) {
+          if (!Queue.offerUnsafe(queue, frame(item))) {
             stop()
             Queue.endUnsafe(queue)
           }

@@ -135,6 +135,28 @@ describe("inspector over HTTP", () => {
     expect(after[0]!.event).toBe("reset")
     expect(Number(after[1]!.id)).toBe(ids.at(-1)! + 1)
   })
+
+  it("sends every page the same scrubbed event, and scrubs it again for a page that gets it after a secret became known", async () => {
+    const secret = "pw-said-live-0123456789"
+    const [first, second] = [await connectEvents(f.origin, cookie, {}), await connectEvents(f.origin, cookie, {})]
+    await f.run(turn("said", `my password is ${secret}`))
+    const ended = (events: ReadonlyArray<{ readonly data: string }>) => events.some((e) => JSON.parse(e.data)._tag === "TurnEnd")
+    const [a, b] = [await first.until(ended), await second.until(ended)]
+    // not known as a secret yet: both pages got the same text
+    expect(a.map((e) => e.data)).toEqual(b.map((e) => e.data))
+    expect(a.map((e) => e.data).join("\n")).toContain(secret)
+    await f.run(Effect.gen(function*() {
+      ;(yield* Secrets).add([secret])
+    }))
+    // a page reconnecting from before the last event that holds it (within the replay buffer)
+    const last = a.findLastIndex((e) => e.data.includes(secret))
+    const missed = a.slice(last)
+    const replayed = await (await connectEvents(f.origin, cookie, { "last-event-id": String(Number(a[last - 1]!.id)) })).until((events) => events.length >= missed.length)
+    expect(replayed.map((e) => e.id)).toEqual(missed.map((e) => e.id))
+    const text = replayed.map((e) => e.data).join("\n")
+    expect(text).not.toContain(secret)
+    expect(text).toContain("my password is <redacted>")
+  })
 })
 
 describe("a live page that stops reading", () => {
