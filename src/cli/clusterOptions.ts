@@ -19,6 +19,7 @@ import type { ClusterSecurity } from "../cluster/auth.ts"
 import { connectionFailure } from "../layers/connectionFailure.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { type CliFailure, fail } from "./failure.ts"
+import { urlFlag } from "./storeFlags.ts"
 
 /** The shortest cluster secret the CLI takes. */
 export const MIN_SECRET_LENGTH = 16
@@ -146,18 +147,10 @@ export const CLUSTER_URL_VARIABLE = "AGENT_LOOP_CLUSTER_URL"
  * `run --cluster URL`, or `--cluster-file FILE`, or the variable: the URL may hold the database's
  * password, which other processes could read on a command line.
  */
-export const clusterFlag = Flag.Redacted("cluster").pipe(
-  Flag.withDescription(
-    `Send the turn to the agent-loop cluster whose database is URL (postgres://...; see agent-loop serve) instead of running it here. Env ${CLUSTER_URL_VARIABLE}; read once, removed from the environment and scrubbed like a key`
-  ),
-  Flag.orElse(() =>
-    Flag.FileText("cluster-file").pipe(
-      Flag.withDescription("A file holding the --cluster URL (keeps its password out of the command line)"),
-      Flag.map((text) => Redacted.make(text.trim()))
-    )
-  ),
-  Flag.withFallbackConfig(Config.Redacted(CLUSTER_URL_VARIABLE)),
-  Flag.optional
+export const clusterFlag = urlFlag(
+  "cluster",
+  `Send the turn to the agent-loop cluster whose database is URL (postgres://...; see agent-loop serve) instead of running it here. Env ${CLUSTER_URL_VARIABLE}; read once, removed from the environment and scrubbed like a key`,
+  CLUSTER_URL_VARIABLE
 )
 
 /** A database URL without its password, to show. */

@@ -13,6 +13,23 @@ export type StoreKind = (typeof storeKinds)[number]
 /** The variable the database URL is read from when no flag gives it. */
 export const URL_VARIABLE = "AGENT_LOOP_DATABASE_URL"
 
+/**
+ * `--NAME URL`, or `--NAME-file FILE` holding it, or the variable: for a URL that may hold a
+ * password, which other processes can read on a command line.
+ */
+export const urlFlag = (name: string, description: string, variable: string) =>
+  Flag.Redacted(name).pipe(
+    Flag.withDescription(description),
+    Flag.orElse(() =>
+      Flag.FileText(`${name}-file`).pipe(
+        Flag.withDescription(`A file holding the URL of --${name} (keeps its password out of the command line)`),
+        Flag.map((text) => Redacted.make(text.trim()))
+      )
+    ),
+    Flag.withFallbackConfig(Config.Redacted(variable)),
+    Flag.optional
+  )
+
 /** The store flags, shared by `run`, `chat` and the `sessions` commands. */
 export const storeFlags = {
   store: Flag.Literals("store", storeKinds).pipe(
@@ -22,18 +39,9 @@ export const storeFlags = {
       "Where sessions are kept: sqlite (sessions.db in the data directory), jsonl (one file per session in its sessions/ directory), or postgres (--database-url). Env AGENT_LOOP_STORE; default sqlite"
     )
   ),
-  databaseUrl: Flag.Redacted("database-url").pipe(
-    Flag.withDescription(
-      `The Postgres database, postgres://USER:PASSWORD@HOST:PORT/DATABASE: of --store postgres, and for serve the cluster's (where serve keeps sessions unless --store says otherwise). Env ${URL_VARIABLE}; read once, removed from the environment and scrubbed like a key`
-    ),
-    // A file keeps the password off the command line, where other processes could read it.
-    Flag.orElse(() =>
-      Flag.FileText("database-url-file").pipe(
-        Flag.withDescription("A file holding the --database-url (keeps its password out of the command line)"),
-        Flag.map((text) => Redacted.make(text.trim()))
-      )
-    ),
-    Flag.withFallbackConfig(Config.Redacted(URL_VARIABLE)),
-    Flag.optional
+  databaseUrl: urlFlag(
+    "database-url",
+    `The Postgres database, postgres://USER:PASSWORD@HOST:PORT/DATABASE: of --store postgres, and for serve the cluster's (where serve keeps sessions unless --store says otherwise). Env ${URL_VARIABLE}; read once, removed from the environment and scrubbed like a key`,
+    URL_VARIABLE
   )
 }
