@@ -66,7 +66,10 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
       // this runner's ownership of the session: commits of an earlier owner are rejected from now on
       const epoch = yield* turns.take(sessionKey)
 
-      /** The request claimed by a new attempt: whether it starts here for the first time (false: a runner started it before, this attempt takes it over). */
+      /**
+       * The request claimed by a new attempt: whether it starts here for the first time (false: a
+       * runner started it before, and this attempt takes it over).
+       */
       const claim = (requestId: string) => Effect.flatMap(Clock.currentTimeMillis, (at) => claims.claim(requestId, sessionKey, at))
 
       /**
