@@ -3,9 +3,13 @@
  * cluster's Postgres (fenced commits), a client in this process. A runner frozen (SIGSTOP) past its
  * lock expiry loses the session and cannot write when it wakes; a runner killed after its commit
  * and before its answer has its turn reported completed, one killed before its commit aborted; in
- * each case the reported outcome is what the session log holds. Multi-process, on real time:
+ * each case the reported outcome is what the session log holds. A runner frozen before its turn's
+ * first checkpoint runs none of that turn's tools when it wakes. Multi-process, on real time:
  * every wait polls a condition with a deadline, nothing sleeps.
  */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { Effect, Fiber, ManagedRuntime } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -43,9 +47,12 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
     })))
   const awaitTurn = (fiber: Fiber.Fiber<TurnResult, unknown>) => runtime.runPromise(Fiber.join(fiber))
   const alive = () => cluster.runners.filter((runner) => runner.child.exitCode === null && runner.child.signalCode === null)
+  /** The runners' tools log each run here. */
+  const toolLog = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-truth-")), "runs.log")
+  const runs = () => (fs.existsSync(toolLog) ? fs.readFileSync(toolLog, "utf8").split("\n").filter((line) => line !== "") : [])
 
   beforeAll(async () => {
-    cluster = await startCluster(3, undefined, { store: "sql" })
+    cluster = await startCluster(3, undefined, { store: "sql", toolLog })
     runtime = ManagedRuntime.make(cluster.client())
   }, 120_000)
 
@@ -53,6 +60,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
     for (const runner of cluster?.runners ?? []) runner.child.kill("SIGCONT")
     await runtime?.dispose()
     await cluster?.close()
+    fs.rmSync(path.dirname(toolLog), { recursive: true, force: true })
   }, 30_000)
 
   it("a runner frozen mid-turn loses the session; its turn is reported aborted, the next completes elsewhere, and when it wakes it cannot write", async () => {
@@ -81,6 +89,29 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
     expect(ends().slice(endsBefore).map((end) => end.status)).toEqual(["aborted"])
     expect(frozen.output()).toContain("is owned by another runner now")
     expect(await storedLog(cluster, key)).toEqual(["user:t0", "assistant:seen 1: t0", "user:t2", "assistant:seen 3: t0 | t2"])
+  }, 180_000)
+
+  it("a runner frozen before its turn's first checkpoint: the turn is reported aborted, and when it wakes it runs none of its tools", async () => {
+    const key = "frozen-early"
+    // the model's first reply (a call of `record`) comes 3 s late: the runner is frozen while it waits
+    const t = await startTurn(key, "tools-after 3000 early")
+    await waitUntil("the turn to start on a runner", () => alive().some((runner) => startsOn(runner, key) >= 1), 60_000)
+    const frozen = alive().find((runner) => startsOn(runner, key) >= 1)!
+    const ends = () => frozen.ends().filter((end) => end.sessionKey === key)
+    frozen.child.kill("SIGSTOP")
+    try {
+      // nothing was saved: the runner that takes the session reports the turn aborted
+      const lost = await awaitTurn(t)
+      expect([lost.status, lost.messages]).toEqual(["aborted", []])
+    } finally {
+      frozen.child.kill("SIGCONT")
+    }
+    // awake, it gets the reply: the checkpoint before the call is refused (another attempt holds the
+    // request), so the call never runs, and the turn ends there
+    await waitUntil("the frozen runner's turn to end", () => ends().length > 0, 60_000)
+    expect(ends().map((end) => end.status)).toEqual(["aborted"])
+    expect(runs()).toEqual([])
+    expect(await storedLog(cluster, key)).toEqual([])
   }, 180_000)
 
   it("a runner killed after its commit and before its answer: the turn is reported completed, as the log holds it", async () => {

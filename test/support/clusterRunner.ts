@@ -20,7 +20,8 @@
  * `record` (`record NOTE`), `deploy` (`deploy`, then never ends; not idempotent) and `look`
  * (`look`, then waits for the file `toolLog.release`; idempotent). An input `tools a;deploy;look`
  * makes the model call `record` with note a, then `deploy`, then `look`, one reply each, and then
- * answer `done: ` and the last tool result.
+ * answer `done: ` and the last tool result; `tools-after N a` does the same with its first reply N
+ * ms late.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
@@ -71,6 +72,12 @@ const model = Scripted.layer((request) => {
   const wait = /^wait (\d+)/.exec(last)
   if (wait) return { content: `waited ${wait[1]}: ${users.join(" | ")}`, delay: Duration.millis(Number(wait[1])) }
   if (last.startsWith("tools ")) return toolStep(request.messages, last.slice("tools ".length).split(";"))
+  // `tools-after N STEPS`: as `tools STEPS`, the first reply N ms late (a turn to freeze a runner in before its first checkpoint)
+  const late = /^tools-after (\d+) (.*)$/.exec(last)
+  if (late) {
+    const step = toolStep(request.messages, late[2]!.split(";"))
+    return request.messages.at(-1)?.role === "user" ? { ...step, delay: Duration.millis(Number(late[1])) } : step
+  }
   // the model options the turn's request carried, as the client set them
   if (last.startsWith("options")) return { content: JSON.stringify({ temperature: request.temperature, reasoning: request.reasoning }) }
   // a slow first answer: time for steering to arrive while the turn runs
