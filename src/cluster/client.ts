@@ -136,6 +136,12 @@ export const make = (options: ClientOptions = {}) =>
     const inFlight = new Map<string, number>()
     let failures = 0
 
+    /** A reply's result with its messages: read back from the session log, in the cluster's database, when the reply left them there. */
+    const withMessages = (result: TurnResult, log: ReplyLog.LogRange | undefined): Effect.Effect<TurnResult> =>
+      log === undefined ? Effect.succeed(result) : ReplyLog.restore(sql, result, log).pipe(
+        Effect.catchCause((cause) => Effect.as(Effect.logWarning(`cluster: could not read turn ${result.turnId}'s messages from the session log`, cause), result))
+      )
+
     const sessionEvents = (sessionKey: string): Stream.Stream<SessionEvent, unknown> => clientFor(sessionKey).Events()
     const mirror = yield* Mirror.make(bus, sessionEvents)
 
@@ -193,12 +199,7 @@ export const make = (options: ClientOptions = {}) =>
           return failed(sessionKey, `failed-${++failures}`, `the cluster could not run the turn: ${errorText(Cause.squash(outcome.cause))}`)
         }
         const { lost, resumed, log } = outcome.value
-        // the messages left out of the reply are in the session log, in the cluster's database
-        const result = log === undefined ? outcome.value.result : yield* ReplyLog.restore(sql, outcome.value.result, log).pipe(
-          Effect.catchCause((cause) =>
-            Effect.as(Effect.logWarning(`cluster: could not read turn ${outcome.value.result.turnId}'s messages from the session log`, cause), outcome.value.result)
-          )
-        )
+        const result = yield* withMessages(outcome.value.result, log)
         yield* finish(result, lost, resumed)
         return result
       }))
@@ -213,7 +214,8 @@ export const make = (options: ClientOptions = {}) =>
           yield* clientFor(sessionKey).Send(request).pipe(
             Stream.runForEach((chunk) =>
               chunk._tag === "Replied"
-                ? Effect.andThen(finish(chunk.outbound.result, chunk.lost, chunk.resumed), Queue.offer(outbound, chunk.outbound))
+                ? Effect.flatMap(withMessages(chunk.outbound.result, chunk.log), (result) =>
+                  Effect.andThen(finish(result, chunk.lost, chunk.resumed), Queue.offer(outbound, { ...chunk.outbound, result })))
                 : Deferred.succeed(first, undefined)
             ),
             Effect.catchTag("SteeringQueueFull", (error) => Deferred.fail(first, error)),

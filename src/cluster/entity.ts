@@ -140,10 +140,27 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
       const routedTurn = (requestId: string, input: string, durable: Resume.Durable) =>
         workers.withPermits(1)(fenced(requestId, durable.turn(loop.turn(sessionKey, input, { checkpoint: durable.checkpoint }))))
 
-      const replied = (result: TurnResult, resumed?: Resume.Durable): SendProgress => {
-        const event = resumed?.resumed()
-        return { _tag: "Replied", outbound: outboundOf(result), lost: false, ...(event === undefined ? {} : { resumed: event }) }
-      }
+      /** The request's commit record so far, when the store fences (its entries are then in the cluster's database). */
+      const recorded = (requestId: string) => epoch === undefined ? Effect.succeed(Option.none()) : ReplyLog.locate(sql, requestId)
+
+      /**
+       * A routed turn's reply; without the turn's messages when they are in the cluster's database:
+       * the entries its commit added to the request's record (`prior`, the record before the turn) say where.
+       */
+      const replied = (
+        requestId: string,
+        prior: Option.Option<Omit<ReplyLog.LogRange, "final">>,
+        result: TurnResult,
+        resumed?: Resume.Durable
+      ): Effect.Effect<SendProgress> =>
+        Effect.map(recorded(requestId), (after) => {
+          const event = resumed?.resumed()
+          const reply = { _tag: "Replied", outbound: outboundOf(result), lost: false, ...(event === undefined ? {} : { resumed: event }) } as const
+          if (Option.isNone(after) || (Option.isSome(prior) && prior.value.generation !== after.value.generation)) return reply
+          const first = Option.isSome(prior) ? prior.value.end : after.value.first
+          const slim = ReplyLog.slim(result, { generation: after.value.generation, first, end: after.value.end })
+          return slim.log === undefined ? reply : { ...reply, outbound: { ...reply.outbound, result: slim.result }, log: slim.log }
+        })
 
       /**
        * Routed turns, the first being the request's turn `index`, then the follow-ups queued during
@@ -154,9 +171,10 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         Stream.paginate<readonly [ReadonlyArray<string>, number], SendProgress>([inputs, index], ([[input, ...backlog], turn]) =>
           Effect.gen(function*() {
             const before = turn === 0 ? 0 : (yield* turns.entries(requestId)) ?? turn
+            const prior = yield* recorded(requestId)
             const result = yield* routedTurn(requestId, input!, yield* resume.start(Resume.sendKey(requestId, before), requestId, sessionKey, attempt, runner))
             const next = [...result.followUps, ...backlog]
-            return [[replied(result)], next.length === 0 ? Option.none() : Option.some([next, turn + 1] as const)] as const
+            return [[yield* replied(requestId, prior, result)], next.length === 0 ? Option.none() : Option.some([next, turn + 1] as const)] as const
           }))
 
       /** A routed turn lost with its runner: the store tells its outcome. */
@@ -179,8 +197,9 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           const durable = yield* resume.prepare(requestId, sessionKey, claimed, runner, key)
           if (durable === undefined) return lostReply(requestId)
           // the input is in the checkpoint: the content only fills the argument
+          const prior = yield* recorded(requestId)
           const result = yield* routedTurn(requestId, content, durable)
-          const first = Stream.make(replied(result, durable))
+          const first = Stream.make(yield* replied(requestId, prior, result, durable))
           return result.followUps.length === 0 ? first : Stream.concat(first, routed(requestId, claimed.attempt, result.followUps, before + 1))
         }))
 

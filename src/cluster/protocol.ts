@@ -47,7 +47,9 @@ export const Replied = Schema.TaggedStruct("Replied", {
   outbound: Outbound,
   lost: Schema.Boolean,
   /** The turn's `Resumed` event, when it resumed on this runner from its checkpoint. */
-  resumed: Schema.optionalKey(Resumed)
+  resumed: Schema.optionalKey(Resumed),
+  /** Where the turn's messages are in the session log, when the result leaves them out (`replyLog.ts`). */
+  log: Schema.optionalKey(LogRange)
 })
 
 /** What a `Send` request streams back: `Steered`, or `Accepted` then one `Replied` per turn it ran. */

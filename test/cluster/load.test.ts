@@ -4,12 +4,12 @@
  * sessions at once, five turns each on a 200 ms model. No turn is aborted, every history is whole
  * and in order, and once the turns are answered the bookkeeping (requests, replies, claims, commit
  * records) is swept to nothing past a five-second retention window. The persisted replies hold no
- * second copy of the turns' messages: the client reads them from the session log, in the same
- * database, before and after the window. Multi-process, on real time:
+ * second copy of the turns' messages (those of `send` neither): the client reads them from the
+ * session log, in the same database, before and after the window. Multi-process, on real time:
  * every wait polls a condition with a deadline.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, ManagedRuntime, Redacted } from "effect"
+import { Effect, Fiber, ManagedRuntime, Redacted, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -88,6 +88,31 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
     expect(lines(restored.messages)).toEqual([`user:${marker} two`, `assistant:seen 3: ${marker} one | ${marker} two`])
     expect(restored.finalMessage).toEqual(restored.messages[1])
     expect(lines([...first.messages, ...restored.messages])).toEqual(await storedLog(key))
+  }, 120_000)
+
+  it("a routed request's replies (send) hold no copy of their turns' messages either, a follow-up's neither; the client's outbound has them", async () => {
+    const key = "no-copy-send"
+    const replies = await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const subscription = yield* loop.subscribe({ capacity: 1000 })
+      const outbound = yield* Effect.forkScoped(Stream.runCollect(Stream.take(loop.outbound, 2)))
+      yield* loop.send({ sessionKey: key, content: "slow first" })
+      // while the first turn waits for its slow answer, a follow-up: the same request runs it next
+      let event = yield* subscription.take
+      while (!(event._tag === "LLMRequest" && event.sessionKey === key)) event = yield* subscription.take
+      yield* loop.injectFollowUp(key, "second")
+      return yield* Fiber.join(outbound)
+    })))
+    expect(replies.map((reply) => [reply.status, reply.content])).toEqual([["completed", "thinking"], ["completed", "seen 3: slow first | second"]])
+    expect(lines(replies.flatMap((reply) => reply.result.messages))).toEqual(await storedLog(key))
+    expect(replies.map((reply) => reply.result.finalMessage)).toEqual(replies.map((reply) => reply.result.messages.at(-1)))
+    // the persisted replies (within the window) name where the messages are instead of holding them
+    const rows = (await cluster.pg.psql("SELECT payload FROM cluster_replies")).split("\n").filter((row) => replies.some((reply) => row.includes(reply.turnId)))
+    expect(rows.length).toBeGreaterThan(0)
+    const persisted = rows.flatMap((row) => JSON.parse(row) as ReadonlyArray<{ readonly _tag: string; readonly outbound?: { readonly result: { readonly messages: ReadonlyArray<unknown> } }; readonly log?: unknown }>)
+      .filter((chunk) => chunk._tag === "Replied")
+    expect(persisted).toHaveLength(2)
+    expect(persisted.map((chunk) => [chunk.outbound!.result.messages, chunk.log !== undefined])).toEqual([[[], true], [[], true]])
   }, 120_000)
 
   it("no turn is aborted, histories are whole, and the bookkeeping is swept once the turns are answered", async () => {
