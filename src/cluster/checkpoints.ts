@@ -7,8 +7,8 @@
  * Each row is owned by one attempt at the turn: the runner that resumes a turn takes the row over,
  * so a runner that was frozen and wakes up mid-turn can no longer save (nor delete) it, and learns
  * that it must stop. An attempt saves only while its request's claim is its own (`claims.ts`), so
- * one frozen before its first save cannot start a row after another attempt took the request over. Its own migrations table, so the table's history is independent of the
- * claims' (`claims.ts`).
+ * one frozen before its first save cannot start a row after another attempt took the request over.
+ * Its own migrations table, so the table's history is independent of the claims' (`claims.ts`).
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -139,7 +139,9 @@ export const make = (options: ClientOptions = {}) =>
     /** A reply's result with its messages: read back from the session log, in the cluster's database, when the reply left them there. */
     const withMessages = (result: TurnResult, log: ReplyLog.LogRange | undefined): Effect.Effect<TurnResult> =>
       log === undefined ? Effect.succeed(result) : ReplyLog.restore(sql, result, log).pipe(
-        Effect.catchCause((cause) => Effect.as(Effect.logWarning(`cluster: could not read turn ${result.turnId}'s messages from the session log`, cause), result))
+        Effect.catchCause((cause) =>
+          Effect.as(Effect.logWarning(`cluster: could not read turn ${result.turnId}'s messages from the session log`, cause), result)
+        )
       )
 
     const sessionEvents = (sessionKey: string): Stream.Stream<SessionEvent, unknown> => clientFor(sessionKey).Events()
