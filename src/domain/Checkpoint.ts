@@ -4,9 +4,10 @@
  *
  * A checkpoint is not history: the session log still receives the turn's messages in one append
  * at its end. It is saved after each model reply that asks for tools, before each call of a tool
- * that is not idempotent, and after each call's result (a skipped call's too, so a resume does not
- * run it); a turn started with `resume` continues from it with the same turn id, iteration count
- * and usage. A call that had started and whose tool is not idempotent is not run again: the model
+ * that is not idempotent, after each call's result (a skipped call's too, so a resume does not
+ * run it), and when steering or a follow-up is queued for the turn (so a message the caller was
+ * told is queued is not lost with the turn's process); a turn started with `resume` continues from
+ * it with the same turn id, iteration count, usage and queued messages. A call that had started and whose tool is not idempotent is not run again: the model
  * gets an error result saying it was interrupted by a crash (`INTERRUPTED_BY_CRASH`) and may
  * retry it.
  *
@@ -50,7 +51,11 @@ export const TurnCheckpoint = Schema.TaggedStruct("TurnCheckpoint", {
   /** Results of the last reply's tool calls that have one (run, denied or skipped), in the order they came. */
   results: Schema.Array(ToolResultMessage),
   /** Ids of the last reply's calls that started their tool (those of idempotent tools as of the next save). */
-  started: Schema.Array(Schema.String)
+  started: Schema.Array(Schema.String),
+  /** Steering queued for the turn and not yet in its conversation, secrets scrubbed. */
+  steering: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** Follow-ups queued during the turn (the session's next turns once it ends), secrets scrubbed. */
+  followUps: Schema.optionalKey(Schema.Array(Schema.String))
 })
 export type TurnCheckpoint = typeof TurnCheckpoint.Type
 

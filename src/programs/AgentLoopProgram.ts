@@ -23,6 +23,7 @@ import * as ModelOptions from "../domain/ModelOptions.ts"
 import { type Inbound, type Outbound, outboundOf } from "../domain/Turn.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
+import * as Checkpoints from "./internal/checkpoint.ts"
 import * as Engine from "./internal/engine.ts"
 import * as HardAbort from "./internal/hardAbort.ts"
 import { runTurn } from "./internal/runTurn.ts"
@@ -195,7 +196,7 @@ export const make = Effect.gen(function*() {
   const steer = (turn: Turn.Turn, message: string): Effect.Effect<void, SteeringQueueFull | NoActiveTurn> => {
     const queued = Turn.steer(turn, message)
     return queued === "queued"
-      ? Effect.void
+      ? Checkpoints.queued(engine, turn)
       : Effect.fail(
         queued === "full"
           ? new SteeringQueueFull({ sessionKey: turn.sessionKey, capacity: turn.steeringCapacity })
@@ -257,9 +258,10 @@ export const make = Effect.gen(function*() {
     injectSteering: (sessionKey, message) => Effect.flatMap(activeTurn(sessionKey), (turn) => steer(turn, message)),
     injectFollowUp: (sessionKey, message) =>
       Effect.flatMap(activeTurn(sessionKey), (turn) =>
-        Effect.sync(() => {
+        Effect.suspend(() => {
           Turn.queueFollowUp(turn, message)
           Turn.publish(turn, "FollowUpQueued", { content: message })
+          return Checkpoints.queued(engine, turn)
         })),
     interruptGraceful: (sessionKey, hint) =>
       Effect.flatMap(activeTurn(sessionKey), (turn) =>

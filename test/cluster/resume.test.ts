@@ -67,7 +67,7 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
 
   beforeAll(async () => {
     // one runner for each test to kill, and one more to take the session over after the last kill
-    cluster = await startCluster(store === "sql" ? 5 : 4, undefined, { toolLog, store })
+    cluster = await startCluster(store === "sql" ? 6 : 5, undefined, { toolLog, store })
     runtime = ManagedRuntime.make(cluster.client())
   }, 90_000)
 
@@ -152,6 +152,27 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     expect(stored[0]).toMatchObject({ role: "user", content: "tools c;deploy" })
     expect(stored[2]).toMatchObject({ role: "tool", content: "recorded c" })
     expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_turn_checkpoints")).toBe("0")
+  }, 90_000)
+
+  it("kill -9 after steering and a follow-up were queued: the resumed turn has the steering in its conversation and returns the follow-up", async () => {
+    const key = "resume-queued"
+    const earlier = runs().length
+    const ran = () => runs().slice(earlier)
+    const result = await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const running = yield* Effect.forkChild(loop.turn(key, "tools e;deploy"))
+      yield* Effect.promise(() => waitUntil(`the turn of ${key} to reach its call to deploy`, () => ran().includes("deploy")))
+      // each is saved with the turn's checkpoint before the call returns
+      yield* loop.injectSteering(key, "also check the logs")
+      yield* loop.injectFollowUp(key, "then tell me")
+      yield* killOwner(key, () => true)
+      return yield* Fiber.join(running)
+    })))
+    expect([result.status, result.error]).toEqual(["completed", undefined])
+    expect(ran()).toEqual(["record e", "deploy"])
+    expect(result.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["tools e;deploy", "also check the logs"])
+    expect(result.followUps).toEqual(["then tell me"])
+    expect(await history(key)).toEqual(result.messages)
   }, 90_000)
 
   // with commit records only: a store that does not fence cannot tell a committed turn from one to resume

@@ -214,6 +214,48 @@ describe("checkpoints", () => {
     })))
   })
 
+  it.effect("steering and a follow-up queued during a turn are saved before the caller is told; a resume after a crash keeps them", () => {
+    const log = runs()
+    return Effect.gen(function*() {
+      const { saved, save } = saver()
+      const loop = yield* AgentLoop
+      const first = yield* Effect.forkChild(loop.turn("s", "deploy", { checkpoint: { save } }))
+      yield* Testing.settled(Effect.sync(() => log["deploy"]?.length === 1))
+      const before = saved.length
+      // each is saved by the time the call returns, with what the turn had completed
+      yield* loop.injectSteering("s", "also check the logs")
+      expect(saved).toHaveLength(before + 1)
+      expect(progress(saved.at(-1)).steering).toEqual(["also check the logs"])
+      yield* loop.injectFollowUp("s", "then tell me")
+      expect(saved).toHaveLength(before + 2)
+      const checkpoint = progress(saved.at(-1))
+      expect([checkpoint.steering, checkpoint.followUps, checkpoint.started.length]).toEqual([["also check the logs"], ["then tell me"], 1])
+
+      // the process dies (a hard abort stores nothing, as a crash does); the turn resumes from the checkpoint
+      yield* loop.interruptHard("s")
+      yield* Fiber.join(first)
+      const resumed = yield* loop.turn("s", "", { checkpoint: { save, resume: checkpoint } })
+      expect(resumed.status).toBe("completed")
+      expect(log).toEqual({ deploy: [""] })
+      // the steering joined the conversation after the interrupted call; the follow-up is the session's next turn
+      expect(resumed.messages.filter((m) => m.role === "user").map((m) => Message.textOf(m.content))).toEqual(["deploy", "also check the logs"])
+      expect(resumed.followUps).toEqual(["then tell me"])
+      expect(yield* stored("s")).toEqual(resumed.messages)
+    }).pipe(Effect.provide(Testing.layer({ script, tools: toolsFor(log) })))
+  })
+
+  it.effect("a follow-up queued during a turn is saved scrubbed of known secrets", () =>
+    Effect.gen(function*() {
+      const { saved, save } = saver()
+      const loop = yield* AgentLoop
+      const first = yield* Effect.forkChild(loop.turn("s", "deploy", { checkpoint: { save } }))
+      yield* Testing.settled(Effect.sync(() => saved.length === 2))
+      yield* loop.injectFollowUp("s", "use sk-live-0123456789abcdef")
+      expect(progress(saved.at(-1)).followUps).toEqual(["use <redacted>"])
+      yield* loop.interruptHard("s")
+      yield* Fiber.join(first)
+    }).pipe(Effect.provide(Testing.layer({ script, tools: toolsFor(runs()) }).pipe(Layer.provide(SecretsLive.layer(["sk-live-0123456789abcdef"]))))))
+
   it.effect("a save that interrupts (another runner took the turn over) stops the turn as a hard abort: aborted, nothing stored", () => {
     const log = runs()
     return Effect.gen(function*() {

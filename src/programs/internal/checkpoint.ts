@@ -4,12 +4,15 @@
  *
  * Saved: after a model reply that asks for tools (before any of them runs), before a call of a
  * tool that is not idempotent starts (so a resume knows it may have taken effect), after each
- * call's result, and after calls skipped by an interrupt or steering (so a resume does not run them). Saves are serialised per turn (parallel calls finish together) and each one
- * holds everything the turn has completed, so the latest replaces the others. A final answer is
- * not saved: the commit follows it. A turn without checkpointing pays one field check per step.
+ * call's result, after calls skipped by an interrupt or steering (so a resume does not run them),
+ * and when steering or a follow-up is queued from outside (so it is not lost with the process).
+ * Saves are serialised per turn (parallel calls finish together) and each one holds everything the
+ * turn has completed, so the latest replaces the others. A final answer is not saved: the commit
+ * follows it. A turn without checkpointing pays one field check per step.
  *
  * This module owns the per-turn state (kept here, as `hardAbort.ts` keeps its own).
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
 import * as Checkpoint from "../../domain/Checkpoint.ts"
@@ -58,7 +61,9 @@ const save = (engine: Engine, turn: Turn.Turn, state: State): Effect.Effect<void
       ...(turn.compaction === undefined ? {} : { compaction: turn.compaction }),
       stopBlocks: turn.stopBlocks,
       results: [...engine.scrubber.messages([...state.results.values()]) as ReadonlyArray<Message.ToolResultMessage>],
-      started: [...state.started]
+      started: [...state.started],
+      ...(turn.steering.length === 0 ? {} : { steering: turn.steering.map(engine.secrets.scrub) }),
+      ...(turn.followUps.length === 0 ? {} : { followUps: turn.followUps.map(engine.secrets.scrub) })
     }
     const bytes = Checkpoint.sizeOf(checkpoint)
     const limit = engine.config.maxResponseBytes
@@ -99,6 +104,18 @@ export const skipped = (engine: Engine, turn: Turn.Turn, results: ReadonlyArray<
   if (state === undefined) return Effect.void
   for (const result of results) state.results.set(result.toolCallId, result)
   return save(engine, turn, state)
+}
+
+/**
+ * Steering or a follow-up was queued for the turn from outside: saved before the caller is told
+ * it is queued, so it survives the turn's process. A save this attempt no longer owns is left to
+ * the turn, which stops at its own next save.
+ */
+export const queued = (engine: Engine, turn: Turn.Turn): Effect.Effect<void> => {
+  // before it began, nothing of the turn is saved yet: its messages wait in the queue
+  const state = Turn.begun(turn) ? stateOf(turn) : undefined
+  if (state === undefined) return Effect.void
+  return Effect.catchCause(save(engine, turn, state), (cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.failCause(cause))
 }
 
 /** What a resumed turn does with the calls of its last reply. */

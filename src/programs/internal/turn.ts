@@ -189,6 +189,9 @@ export const begin = (turn: Turn, start: TurnStart, traced: boolean, scope: Scop
   setSystemPrompt(turn, start.systemPrompt)
 }
 
+/** Whether `begin` ran: input from outside (steering, a follow-up) may reach a turn before it does. */
+export const begun = (turn: Turn): boolean => (turn as Partial<Writable>).start !== undefined
+
 /** Sets the history the turn starts from. */
 export const loaded = (turn: Turn, history: ReadonlyArray<Message>): void => {
   const w = writable(turn)
@@ -218,8 +221,9 @@ export const append = (turn: Turn, ...messages: ReadonlyArray<Message>): void =>
 
 /**
  * Continues from a checkpoint, on the loaded history it was taken on: the messages the turn had
- * produced, its iteration count, usage and `beforeStop` blocks, and its compaction, which makes
- * the conversation the system messages before the cut and everything from it (see `compacted`).
+ * produced, its iteration count, usage and `beforeStop` blocks, its queued steering and
+ * follow-ups, and its compaction, which makes the conversation the system messages before the cut
+ * and everything from it (see `compacted`).
  */
 export const restore = (turn: Turn, checkpoint: TurnCheckpoint): void => {
   const w = writable(turn)
@@ -232,6 +236,9 @@ export const restore = (turn: Turn, checkpoint: TurnCheckpoint): void => {
   w.compaction = checkpoint.compaction
   w.conversation = cut === undefined ? all : [...all.slice(0, cut).filter((message) => message.role === "system"), ...all.slice(cut)]
   w.partsSeen = holdsParts(w.conversation)
+  // queued before the crash: ahead of anything queued since
+  w.steering.unshift(...(checkpoint.steering ?? []))
+  w.followUps.unshift(...(checkpoint.followUps ?? []))
 }
 
 /** A `beforeTurn` hook's system prompt. */
