@@ -89,6 +89,25 @@ const stored = (sessionKey: string) =>
     return yield* (yield* SessionStore).load(sessionKey)
   })
 
+/**
+ * A checkpointed turn of `input` on session "s", run until `ready` holds, then, after `meanwhile`,
+ * cut short as a crash would cut it (a hard abort stores nothing); its result.
+ */
+const cutShort = <E = never, R = never>(
+  input: string,
+  save: Checkpoint.Checkpointing["save"],
+  ready: () => boolean,
+  meanwhile: Effect.Effect<void, E, R> = Effect.void
+) =>
+  Effect.gen(function*() {
+    const loop = yield* AgentLoop
+    const first = yield* Effect.forkChild(loop.turn("s", input, { checkpoint: { save } }))
+    yield* Testing.settled(Effect.sync(ready))
+    yield* meanwhile
+    yield* loop.interruptHard("s")
+    return yield* Fiber.join(first)
+  })
+
 describe("checkpoints", () => {
   it.effect("a turn saves its progress after each reply that asks for tools, before a mutating call, after each result", () => {
     const log = runs()
@@ -126,10 +145,7 @@ describe("checkpoints", () => {
       const events = yield* Testing.recordEvents
       const loop = yield* AgentLoop
       // the first attempt: `record` completes, `deploy` is running when the turn is cut short
-      const first = yield* Effect.forkChild(loop.turn("s", "a;deploy", { checkpoint: { save } }))
-      yield* Testing.settled(Effect.sync(() => log["deploy"]?.length === 1))
-      yield* loop.interruptHard("s")
-      const cut = yield* Fiber.join(first)
+      const cut = yield* cutShort("a;deploy", save, () => log["deploy"]?.length === 1)
       expect(cut.status).toBe("aborted")
       expect(yield* stored("s")).toEqual([])
 
@@ -168,10 +184,7 @@ describe("checkpoints", () => {
       const events = yield* Testing.recordEvents
       const loop = yield* AgentLoop
       // two read-only calls in parallel: `slow` starts, `quick` finishes, `slow` is still running when the turn is cut short
-      const first = yield* Effect.forkChild(loop.turn("s", "look:slow,look:quick", { checkpoint: { save } }))
-      yield* Testing.settled(Effect.sync(() => log["look"]?.length === 2))
-      yield* loop.interruptHard("s")
-      yield* Fiber.join(first)
+      yield* cutShort("look:slow,look:quick", save, () => log["look"]?.length === 2)
 
       const checkpoint = progress(saved.at(-1))
       expect(checkpoint.results.map((r) => Message.textOf(r.content))).toEqual(["found quick"])
@@ -193,13 +206,11 @@ describe("checkpoints", () => {
       const { saved, save } = saver()
       const loop = yield* AgentLoop
       // `deploy` runs while steering arrives; `record b` is skipped; the next model call hangs when the turn is cut short
-      const first = yield* Effect.forkChild(loop.turn("s", "go", { checkpoint: { save } }))
-      yield* Testing.settled(Effect.sync(() => log["deploy"]?.length === 1))
-      yield* loop.injectSteering("s", "stop there")
-      yield* Testing.advance("1 hour")
-      expect(yield* Testing.requests).toHaveLength(2)
-      yield* loop.interruptHard("s")
-      yield* Fiber.join(first)
+      yield* cutShort("go", save, () => log["deploy"]?.length === 1, Effect.gen(function*() {
+        yield* loop.injectSteering("s", "stop there")
+        yield* Testing.advance("1 hour")
+        expect(yield* Testing.requests).toHaveLength(2)
+      }))
 
       const checkpoint = progress(saved.at(-1))
       expect(checkpoint.results.map((r) => [r.toolName, r.isError === true])).toEqual([["deploy", false], ["record", true]])
@@ -219,21 +230,18 @@ describe("checkpoints", () => {
     return Effect.gen(function*() {
       const { saved, save } = saver()
       const loop = yield* AgentLoop
-      const first = yield* Effect.forkChild(loop.turn("s", "deploy", { checkpoint: { save } }))
-      yield* Testing.settled(Effect.sync(() => log["deploy"]?.length === 1))
-      const before = saved.length
-      // each is saved by the time the call returns, with what the turn had completed
-      yield* loop.injectSteering("s", "also check the logs")
-      expect(saved).toHaveLength(before + 1)
-      expect(progress(saved.at(-1)).steering).toEqual(["also check the logs"])
-      yield* loop.injectFollowUp("s", "then tell me")
-      expect(saved).toHaveLength(before + 2)
+      // each is saved by the time the call returns, with what the turn had completed; then the process dies
+      yield* cutShort("deploy", save, () => log["deploy"]?.length === 1, Effect.gen(function*() {
+        const before = saved.length
+        yield* loop.injectSteering("s", "also check the logs")
+        expect(saved).toHaveLength(before + 1)
+        expect(progress(saved.at(-1)).steering).toEqual(["also check the logs"])
+        yield* loop.injectFollowUp("s", "then tell me")
+        expect(saved).toHaveLength(before + 2)
+      }))
       const checkpoint = progress(saved.at(-1))
       expect([checkpoint.steering, checkpoint.followUps, checkpoint.started.length]).toEqual([["also check the logs"], ["then tell me"], 1])
-
-      // the process dies (a hard abort stores nothing, as a crash does); the turn resumes from the checkpoint
-      yield* loop.interruptHard("s")
-      yield* Fiber.join(first)
+      // the turn resumes from the checkpoint
       const resumed = yield* loop.turn("s", "", { checkpoint: { save, resume: checkpoint } })
       expect(resumed.status).toBe("completed")
       expect(log).toEqual({ deploy: [""] })
@@ -248,12 +256,8 @@ describe("checkpoints", () => {
     Effect.gen(function*() {
       const { saved, save } = saver()
       const loop = yield* AgentLoop
-      const first = yield* Effect.forkChild(loop.turn("s", "deploy", { checkpoint: { save } }))
-      yield* Testing.settled(Effect.sync(() => saved.length === 2))
-      yield* loop.injectFollowUp("s", "use sk-live-0123456789abcdef")
+      yield* cutShort("deploy", save, () => saved.length === 2, loop.injectFollowUp("s", "use sk-live-0123456789abcdef"))
       expect(progress(saved.at(-1)).followUps).toEqual(["use <redacted>"])
-      yield* loop.interruptHard("s")
-      yield* Fiber.join(first)
     }).pipe(Effect.provide(Testing.layer({ script, tools: toolsFor(runs()) }).pipe(Layer.provide(SecretsLive.layer(["sk-live-0123456789abcdef"]))))))
 
   it.effect("a save that interrupts (another runner took the turn over) stops the turn as a hard abort: aborted, nothing stored", () => {
