@@ -260,6 +260,22 @@ describe("checkpoints", () => {
       expect(progress(saved.at(-1)).followUps).toEqual(["use <redacted>"])
     }).pipe(Effect.provide(Testing.layer({ script, tools: toolsFor(runs()) }).pipe(Layer.provide(SecretsLive.layer(["sk-live-0123456789abcdef"]))))))
 
+  it.effect("steering whose save interrupts (another runner took the turn over) is refused with NoActiveTurn: it would be lost with this attempt", () => {
+    const log = runs()
+    return Effect.gen(function*() {
+      let saves = 0
+      // the reply's save and the one before `deploy` go through; then another attempt owns the turn
+      const save = () => Effect.suspend(() => (++saves > 2 ? Effect.interrupt : Effect.void))
+      const loop = yield* AgentLoop
+      const errors: Array<string> = []
+      yield* cutShort("deploy", save, () => log["deploy"]?.length === 1, Effect.gen(function*() {
+        errors.push((yield* Effect.flip(loop.injectSteering("s", "too late")))._tag)
+        errors.push((yield* Effect.flip(loop.injectFollowUp("s", "too late")))._tag)
+      }))
+      expect(errors).toEqual(["NoActiveTurn", "NoActiveTurn"])
+    }).pipe(Effect.provide(Testing.layer({ script, tools: toolsFor(log) })))
+  })
+
   it.effect("a save that interrupts (another runner took the turn over) stops the turn as a hard abort: aborted, nothing stored", () => {
     const log = runs()
     return Effect.gen(function*() {

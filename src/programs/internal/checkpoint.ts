@@ -16,6 +16,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
 import * as Checkpoint from "../../domain/Checkpoint.ts"
+import { NoActiveTurn } from "../../domain/errors.ts"
 import * as Message from "../../domain/Message.ts"
 import type { RegisteredTool } from "../../services/ToolRegistry.ts"
 import type { Engine } from "./engine.ts"
@@ -108,14 +109,16 @@ export const skipped = (engine: Engine, turn: Turn.Turn, results: ReadonlyArray<
 
 /**
  * Steering or a follow-up was queued for the turn from outside: saved before the caller is told
- * it is queued, so it survives the turn's process. A save this attempt no longer owns is left to
- * the turn, which stops at its own next save.
+ * it is queued, so it survives the turn's process. A save that interrupts (another attempt took the
+ * turn over, so this one stops at its own next save) tells the caller there is no active turn here
+ * rather than that the message is queued: it would be lost with this attempt.
  */
-export const queued = (engine: Engine, turn: Turn.Turn): Effect.Effect<void> => {
+export const queued = (engine: Engine, turn: Turn.Turn): Effect.Effect<void, NoActiveTurn> => {
   // before it began, nothing of the turn is saved yet: its messages wait in the queue
   const state = Turn.begun(turn) ? stateOf(turn) : undefined
   if (state === undefined) return Effect.void
-  return Effect.catchCause(save(engine, turn, state), (cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.failCause(cause))
+  return Effect.catchCause(save(engine, turn, state), (cause) =>
+    Cause.hasInterruptsOnly(cause) ? Effect.fail(new NoActiveTurn({ sessionKey: turn.sessionKey })) : Effect.failCause(cause))
 }
 
 /** What a resumed turn does with the calls of its last reply. */
