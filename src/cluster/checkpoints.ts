@@ -13,27 +13,22 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import { Checkpoint } from "../domain/Checkpoint.ts"
 import { TABLE as CLAIMS } from "./claims.ts"
+import * as Migrations from "./migrations.ts"
 
 const TABLE = "agent_loop_turn_checkpoints"
 
-const migrate = Migrator.make({})({
-  table: "agent_loop_checkpoint_migrations",
-  loader: Migrator.fromRecord({
-    "0001_turn_checkpoints": Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
-        request_id VARCHAR(32) PRIMARY KEY,
-        session_key TEXT NOT NULL,
-        owner VARCHAR(64) NOT NULL,
-        checkpoint TEXT NOT NULL,
-        saved_at BIGINT NOT NULL
-      )`
-    })
-  })
+const migrate = Migrations.migrate("agent_loop_checkpoint_migrations", {
+  "0001_turn_checkpoints": (sql) =>
+    sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
+      request_id VARCHAR(32) PRIMARY KEY,
+      session_key TEXT NOT NULL,
+      owner VARCHAR(64) NOT NULL,
+      checkpoint TEXT NOT NULL,
+      saved_at BIGINT NOT NULL
+    )`
 })
 
 const decode = Schema.decodeUnknownOption(Schema.fromJsonString(Checkpoint))
@@ -75,7 +70,7 @@ export interface Checkpoints {
  * the turn cannot go on without its checkpoint (a crash would run its tools again).
  */
 export const make: Effect.Effect<Checkpoints, never, SqlClient.SqlClient> = Effect.gen(function*() {
-  yield* Effect.orDie(migrate)
+  yield* migrate
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const table = sql(TABLE)
   return {

@@ -19,29 +19,21 @@
  */
 import { randomUUID } from "node:crypto"
 import * as Effect from "effect/Effect"
-import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
+import * as Migrations from "./migrations.ts"
 
 /** The claims table. */
 export const TABLE = "agent_loop_turn_claims"
 
 /** The table, created by Effect's SQL migrator (which serialises concurrent runners on Postgres). */
-const migrate = Migrator.make({})({
-  table: "agent_loop_cluster_migrations",
-  loader: Migrator.fromRecord({
-    "0001_turn_claims": Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
-        request_id VARCHAR(32) PRIMARY KEY,
-        session_key TEXT NOT NULL,
-        claimed_at BIGINT NOT NULL
-      )`
-    }),
-    "0002_claim_attempt": Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`ALTER TABLE ${sql(TABLE)} ADD COLUMN attempt VARCHAR(64)`
-    })
-  })
+const migrate = Migrations.migrate("agent_loop_cluster_migrations", {
+  "0001_turn_claims": (sql) =>
+    sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
+      request_id VARCHAR(32) PRIMARY KEY,
+      session_key TEXT NOT NULL,
+      claimed_at BIGINT NOT NULL
+    )`,
+  "0002_claim_attempt": (sql) => sql`ALTER TABLE ${sql(TABLE)} ADD COLUMN attempt VARCHAR(64)`
 })
 
 /** A request claimed by one attempt at it. */
@@ -64,7 +56,7 @@ export interface Claims {
  * a turn could run twice.
  */
 export const make: Effect.Effect<Claims, never, SqlClient.SqlClient> = Effect.gen(function*() {
-  yield* Effect.orDie(migrate)
+  yield* migrate
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   return {
     claim: (requestId, sessionKey, at) =>

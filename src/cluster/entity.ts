@@ -22,8 +22,10 @@ import { AgentLoop } from "../services/AgentLoop.ts"
 import { EventBus } from "../services/EventBus.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
 import { CommitTicket } from "../services/SessionFencing.ts"
+import { Secrets } from "../services/Secrets.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import * as Auth from "./auth.ts"
+import * as Backlogs from "./backlogs.ts"
 import * as Claims from "./claims.ts"
 import * as Nonces from "./nonces.ts"
 import * as Fence from "./fence.ts"
@@ -49,6 +51,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
   const workers = yield* Semaphore.make(config.maxParallelTurns)
   const claims = yield* Claims.make
   const nonces = yield* Nonces.make
+  const backlogs = yield* Backlogs.make
+  const secrets = yield* Secrets
   const turns = yield* Fence.make(yield* SessionStore)
   const resume = yield* Resume.make
   const secret = yield* Auth.currentSecret
@@ -162,19 +166,26 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           return slim.log === undefined ? reply : { ...reply, outbound: { ...reply.outbound, result: slim.result }, log: slim.log }
         })
 
+      /** Stores the follow-ups waiting behind a routed turn of the request (none: forgets them). */
+      const keepWaiting = (requestId: string, attempt: string, waiting: ReadonlyArray<string>) =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => backlogs.save(requestId, attempt, waiting.map(secrets.scrub), at))
+
       /**
        * Routed turns, the first being the request's turn `index`, then the follow-ups queued during
        * them (theirs first), one reply each; each turn's checkpoint keyed by what the request
-       * committed before it.
+       * committed before it. The follow-ups waiting behind a turn are stored while it runs
+       * (`backlogs.ts`); `stored`: some are stored already.
        */
-      const routed = (requestId: string, attempt: string, inputs: ReadonlyArray<string>, index: number): Stream.Stream<SendProgress> =>
-        Stream.paginate<readonly [ReadonlyArray<string>, number], SendProgress>([inputs, index], ([[input, ...backlog], turn]) =>
+      const routed = (requestId: string, attempt: string, inputs: ReadonlyArray<string>, index: number, stored = false): Stream.Stream<SendProgress> =>
+        Stream.paginate<readonly [ReadonlyArray<string>, number, boolean], SendProgress>([inputs, index, stored], ([[input, ...backlog], turn, kept]) =>
           Effect.gen(function*() {
             const before = turn === 0 ? 0 : (yield* turns.entries(requestId)) ?? turn
+            if (backlog.length > 0 || kept) yield* keepWaiting(requestId, attempt, backlog)
             const prior = yield* recorded(requestId)
             const result = yield* routedTurn(requestId, input!, yield* resume.start(Resume.sendKey(requestId, before), requestId, sessionKey, attempt, runner))
             const next = [...result.followUps, ...backlog]
-            return [[yield* replied(requestId, prior, result)], next.length === 0 ? Option.none() : Option.some([next, turn + 1] as const)] as const
+            const reply = yield* replied(requestId, prior, result)
+            return [[reply], next.length === 0 ? Option.none() : Option.some([next, turn + 1, backlog.length > 0] as const)] as const
           }))
 
       /** A routed turn lost with its runner: the store tells its outcome. */
@@ -188,19 +199,24 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
        */
       const resumeRouted = (requestId: string, content: string, claimed: Claims.Claimed): Stream.Stream<SendProgress> =>
         Stream.unwrap(Effect.gen(function*() {
+          // the follow-ups that waited behind the turn that was running: they run after it
+          const waiting = yield* backlogs.load(requestId)
+          const thenWaiting = (replies: Stream.Stream<SendProgress>) =>
+            waiting.length === 0 ? replies : Stream.concat(replies, routed(requestId, claimed.attempt, waiting, 1, true))
           const latest = yield* resume.latestSend(requestId)
-          if (Option.isNone(latest)) return lostReply(requestId)
+          if (Option.isNone(latest)) return thenWaiting(lostReply(requestId))
           const { key, before } = latest.value
           const committed = yield* turns.entries(requestId)
           // the turn committed just before its runner died: not run again
-          if (committed !== undefined && committed > before) return Stream.unwrap(Effect.as(resume.forget(key), lostReply(requestId)))
+          if (committed !== undefined && committed > before) return thenWaiting(Stream.unwrap(Effect.as(resume.forget(key), lostReply(requestId))))
           const durable = yield* resume.prepare(requestId, sessionKey, claimed, runner, key)
-          if (durable === undefined) return lostReply(requestId)
+          if (durable === undefined) return thenWaiting(lostReply(requestId))
           // the input is in the checkpoint: the content only fills the argument
           const prior = yield* recorded(requestId)
           const result = yield* routedTurn(requestId, content, durable)
           const first = Stream.make(yield* replied(requestId, prior, result, durable))
-          return result.followUps.length === 0 ? first : Stream.concat(first, routed(requestId, claimed.attempt, result.followUps, before + 1))
+          const next = [...result.followUps, ...waiting]
+          return next.length === 0 ? first : Stream.concat(first, routed(requestId, claimed.attempt, next, before + 1, waiting.length > 0))
         }))
 
       return AgentSession.of({

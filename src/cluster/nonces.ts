@@ -11,8 +11,8 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
+import * as Migrations from "./migrations.ts"
 
 /** The nonces table. */
 const TABLE = "agent_loop_request_nonces"
@@ -23,18 +23,13 @@ const TABLE = "agent_loop_request_nonces"
  */
 export const MAX_AGE = Duration.hours(24)
 
-const migrate = Migrator.make({})({
-  table: "agent_loop_nonce_migrations",
-  loader: Migrator.fromRecord({
-    "0001_request_nonces": Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
-        nonce VARCHAR(64) PRIMARY KEY,
-        request_id VARCHAR(32) NOT NULL,
-        issued_at BIGINT NOT NULL
-      )`
-    })
-  })
+const migrate = Migrations.migrate("agent_loop_nonce_migrations", {
+  "0001_request_nonces": (sql) =>
+    sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
+      nonce VARCHAR(64) PRIMARY KEY,
+      request_id VARCHAR(32) NOT NULL,
+      issued_at BIGINT NOT NULL
+    )`
 })
 
 /** Whether a signed request may run: it may, or it is a copy of one admitted under another id, or it is too old. */
@@ -62,7 +57,7 @@ export interface Nonces {
  * database that cannot be written is a defect: without the row, a copy could run.
  */
 export const make: Effect.Effect<Nonces, never, SqlClient.SqlClient> = Effect.gen(function*() {
-  yield* Effect.orDie(migrate)
+  yield* migrate
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const maxAgeMs = Duration.toMillis(MAX_AGE)
   return {

@@ -9,8 +9,8 @@
  * committed when the turn started (`sendKey`; its turn index when the store keeps no commit
  * record). Delivered again, the request resumes its latest turn if that turn's commit is not in the
  * log yet (the request's committed entries did not grow past its key), then runs the follow-ups
- * that turn queues (those queued before the crash are in its checkpoint); follow-ups of earlier
- * turns still waiting in the dead runner's backlog are lost with it.
+ * that turn queues (those queued before the crash are in its checkpoint), then those that waited
+ * behind it (`backlogs.ts`).
  *
  * A request delivered again whose commit the store has is not resumed: the store's result is its
  * reply (`outcome.ts`). Nor is one without a checkpoint (its first model call was in flight, or it

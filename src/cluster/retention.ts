@@ -14,6 +14,8 @@
  *   again within seconds of its runner stopping, long before.
  * - Nonces of signed requests (`nonces.ts`): those of requests made more than `Nonces.MAX_AGE`
  *   ago, which are refused whatever their nonce.
+ * - Waiting follow-ups of `Send` requests (`backlogs.ts`), left by a runner that stopped: those
+ *   older than the window whose request is gone.
  *
  * Every runner sweeps; the deletes are idempotent, so runners sweeping at once do no harm.
  */
@@ -25,6 +27,7 @@ import * as Snowflake from "effect/cluster/Snowflake"
 import * as SqlClient from "effect/sql/SqlClient"
 import { SessionStore } from "../services/SessionStore.ts"
 import { TABLE as CLAIMS } from "./claims.ts"
+import { TABLE as BACKLOGS, make as makeBacklogs } from "./backlogs.ts"
 import * as Nonces from "./nonces.ts"
 
 /** How long answered requests, their replies, claims and commit records are kept. */
@@ -55,6 +58,8 @@ export const sweep = (nonces: Nonces.Nonces, cutoff: number, now: number) =>
     yield* sql`DELETE FROM ${sql(MESSAGES)} WHERE request_id < ${before} AND request_id IN (${answered})`
     yield* sql`DELETE FROM ${sql(CLAIMS)} WHERE claimed_at < ${cutoff}
       AND NOT EXISTS (SELECT 1 FROM ${sql(MESSAGES)} m WHERE m.id = CAST(${sql(CLAIMS)}.request_id AS BIGINT))`
+    yield* sql`DELETE FROM ${sql(BACKLOGS)} WHERE saved_at < ${cutoff}
+      AND NOT EXISTS (SELECT 1 FROM ${sql(MESSAGES)} m WHERE m.id = CAST(${sql(BACKLOGS)}.request_id AS BIGINT))`
     if (store.fencing !== undefined) yield* store.fencing.forget(cutoff)
     yield* nonces.sweep(now)
   })
@@ -70,6 +75,8 @@ export const layer = (options: RetentionOptions = {}): Layer.Layer<never, never,
   )
   return Layer.effectDiscard(Effect.gen(function*() {
     const nonces = yield* Nonces.make
+    // the backlogs' table, which the sweep reads, exists before the first sweep
+    yield* makeBacklogs
     yield* Effect.gen(function*() {
       const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
       yield* sweep(nonces, now - Duration.toMillis(window), now)

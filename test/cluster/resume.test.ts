@@ -67,7 +67,7 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
 
   beforeAll(async () => {
     // one runner for each test to kill, and one more to take the session over after the last kill
-    cluster = await startCluster(store === "sql" ? 6 : 5, undefined, { toolLog, store })
+    cluster = await startCluster(store === "sql" ? 7 : 6, undefined, { toolLog, store })
     runtime = ManagedRuntime.make(cluster.client())
   }, 90_000)
 
@@ -174,6 +174,34 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     expect(result.followUps).toEqual(["then tell me"])
     expect(await history(key)).toEqual(result.messages)
   }, 90_000)
+
+  it("kill -9 during a send's follow-up turn: it resumes, and the follow-up that waited behind it still runs, on the next runner", async () => {
+    const key = "resume-backlog"
+    const earlier = runs().length
+    const ran = () => runs().slice(earlier)
+    const replies = await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const subscription = yield* loop.subscribe({ capacity: 1000 })
+      const outbound = yield* Effect.forkScoped(Stream.runCollect(Stream.take(Stream.filter(loop.outbound, (reply) => reply.sessionKey === key), 3)))
+      yield* loop.send({ sessionKey: key, content: "slow first" })
+      let event = yield* subscription.take
+      while (!(event._tag === "LLMRequest" && event.sessionKey === key)) event = yield* subscription.take
+      // two follow-ups: the first runs next (and calls `deploy`, which never ends), the second waits behind it
+      yield* loop.injectFollowUp(key, "tools f;deploy")
+      yield* loop.injectFollowUp(key, "third")
+      yield* killOwner(key, () => ran().includes("deploy"))
+      return yield* Fiber.join(outbound).pipe(Effect.timeout("60 seconds"))
+    })))
+    expect(replies.map((reply) => [reply.status, reply.content])).toEqual([
+      ["completed", "thinking"],
+      ["completed", `done: ${Checkpoint.INTERRUPTED_BY_CRASH}`],
+      ["completed", expect.stringMatching(/ \| third$/)]
+    ])
+    expect(ran()).toEqual(["record f", "deploy"])
+    const users = ((await history(key)) as ReadonlyArray<Message.Message>).filter((m) => m.role === "user").map((m) => m.content)
+    expect(users).toEqual(["slow first", "tools f;deploy", "third"])
+    expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_send_backlogs")).toBe("0")
+  }, 120_000)
 
   // with commit records only: a store that does not fence cannot tell a committed turn from one to resume
   it.skipIf(store !== "sql")("a routed turn committed just before its runner died (its checkpoint not yet deleted) is not run again", async () => {
