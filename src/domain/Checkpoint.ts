@@ -5,9 +5,9 @@
  * A checkpoint is not history: the session log still receives the turn's messages in one append
  * at its end. It is saved after each model reply that asks for tools, before each call of a tool
  * that is not idempotent, after each call's result (a skipped call's too, so a resume does not
- * run it), and when steering or a follow-up is queued for the turn (so a message the caller was
- * told is queued is not lost with the turn's process); a turn started with `resume` continues from
- * it with the same turn id, iteration count, usage and queued messages. A call that had started and whose tool is not idempotent is not run again: the model
+ * run it), and again with the messages queued for the turn when steering or a follow-up arrives
+ * (so a message the caller was told is queued is not lost with the turn's process); a turn started
+ * with `resume` continues from it with the same turn id, iteration count, usage and queued messages. A call that had started and whose tool is not idempotent is not run again: the model
  * gets an error result saying it was interrupted by a crash (`INTERRUPTED_BY_CRASH`) and may
  * retry it.
  *

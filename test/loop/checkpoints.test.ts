@@ -252,6 +252,19 @@ describe("checkpoints", () => {
     }).pipe(Effect.provide(Testing.layer({ script, tools: toolsFor(log) })))
   })
 
+  it.effect("before a turn's first save, queued steering saves nothing: no checkpoint without the turn's input or past its last step", () =>
+    Effect.gen(function*() {
+      const { saved, save } = saver()
+      const loop = yield* AgentLoop
+      // the first model call never answers: nothing was completed, so nothing is saved
+      yield* cutShort("go", save, () => saved.length === 0, Effect.gen(function*() {
+        expect(yield* Testing.requests).toHaveLength(1)
+        yield* loop.injectSteering("s", "meanwhile")
+        yield* loop.injectFollowUp("s", "later")
+      }))
+      expect(saved).toEqual([])
+    }).pipe(Effect.provide(Testing.layer({ script: [{ stall: true }], tools: toolsFor(runs()) }))))
+
   it.effect("a follow-up queued during a turn is saved scrubbed of known secrets", () =>
     Effect.gen(function*() {
       const { saved, save } = saver()

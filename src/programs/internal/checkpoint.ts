@@ -5,7 +5,7 @@
  * Saved: after a model reply that asks for tools (before any of them runs), before a call of a
  * tool that is not idempotent starts (so a resume knows it may have taken effect), after each
  * call's result, after calls skipped by an interrupt or steering (so a resume does not run them),
- * and when steering or a follow-up is queued from outside (so it is not lost with the process).
+ * and, again, when steering or a follow-up is queued from outside (so it is not lost with the process).
  * Saves are serialised per turn (parallel calls finish together) and each one holds everything the
  * turn has completed, so the latest replaces the others. A final answer is not saved: the commit
  * follows it. A turn without checkpointing pays one field check per step.
@@ -32,6 +32,8 @@ interface State {
   readonly lock: Semaphore.Semaphore
   /** Set once a checkpoint outgrew the bound: nothing more is saved. */
   outgrown: boolean
+  /** The progress the last save held (its queued messages aside), and how much steering the turn had taken in by then. */
+  last: { readonly progress: Checkpoint.TurnCheckpoint; readonly steered: number } | undefined
 }
 
 const states = new WeakMap<Turn.Turn, State>()
@@ -41,17 +43,33 @@ const stateOf = (turn: Turn.Turn): State | undefined => {
   if (checkpointing === undefined) return undefined
   let state = states.get(turn)
   if (state === undefined) {
-    state = { checkpointing, results: new Map(), started: new Set(), lock: Semaphore.makeUnsafe(1), outgrown: false }
+    state = { checkpointing, results: new Map(), started: new Set(), lock: Semaphore.makeUnsafe(1), outgrown: false, last: undefined }
     states.set(turn, state)
   }
   return state
+}
+
+/** `progress` with the messages queued for the turn, scrubbed; `steering` first (taken in since `progress`, not in it). */
+const withQueued = (engine: Engine, turn: Turn.Turn, progress: Checkpoint.TurnCheckpoint, steering: ReadonlyArray<string>): Checkpoint.TurnCheckpoint => ({
+  ...progress,
+  ...(steering.length === 0 ? {} : { steering: steering.map(engine.secrets.scrub) }),
+  ...(turn.followUps.length === 0 ? {} : { followUps: turn.followUps.map(engine.secrets.scrub) })
+})
+
+/** Hands `checkpoint` to the turn's `save`, or, past the bound, the mark that it outgrew it. */
+const write = (engine: Engine, turn: Turn.Turn, state: State, checkpoint: Checkpoint.TurnCheckpoint): Effect.Effect<void> => {
+  const bytes = Checkpoint.sizeOf(checkpoint)
+  const limit = engine.config.maxResponseBytes
+  if (bytes <= limit) return state.checkpointing.save(checkpoint)
+  state.outgrown = true
+  return state.checkpointing.save({ _tag: "CheckpointOutgrown", turnId: turn.turnId, bytes, limit })
 }
 
 /** Saves what the turn completed so far (or, past the bound, that it outgrew it). */
 const save = (engine: Engine, turn: Turn.Turn, state: State): Effect.Effect<void> =>
   state.lock.withPermits(1)(Effect.suspend(() => {
     if (state.outgrown) return Effect.void
-    const checkpoint: Checkpoint.TurnCheckpoint = {
+    const progress: Checkpoint.TurnCheckpoint = {
       _tag: "TurnCheckpoint",
       turnId: turn.turnId,
       iteration: turn.iteration,
@@ -62,15 +80,10 @@ const save = (engine: Engine, turn: Turn.Turn, state: State): Effect.Effect<void
       ...(turn.compaction === undefined ? {} : { compaction: turn.compaction }),
       stopBlocks: turn.stopBlocks,
       results: [...engine.scrubber.messages([...state.results.values()]) as ReadonlyArray<Message.ToolResultMessage>],
-      started: [...state.started],
-      ...(turn.steering.length === 0 ? {} : { steering: turn.steering.map(engine.secrets.scrub) }),
-      ...(turn.followUps.length === 0 ? {} : { followUps: turn.followUps.map(engine.secrets.scrub) })
+      started: [...state.started]
     }
-    const bytes = Checkpoint.sizeOf(checkpoint)
-    const limit = engine.config.maxResponseBytes
-    if (bytes <= limit) return state.checkpointing.save(checkpoint)
-    state.outgrown = true
-    return state.checkpointing.save({ _tag: "CheckpointOutgrown", turnId: turn.turnId, bytes, limit })
+    state.last = { progress, steered: turn.steered.length }
+    return write(engine, turn, state, withQueued(engine, turn, progress, turn.steering))
   }))
 
 /** A reply asking for tools joined the conversation: a new batch of calls, saved before any runs. */
@@ -108,16 +121,24 @@ export const skipped = (engine: Engine, turn: Turn.Turn, results: ReadonlyArray<
 }
 
 /**
- * Steering or a follow-up was queued for the turn from outside: saved before the caller is told
- * it is queued, so it survives the turn's process. A save that interrupts (another attempt took the
- * turn over, so this one stops at its own next save) tells the caller there is no active turn here
- * rather than that the message is queued: it would be lost with this attempt.
+ * Steering or a follow-up was queued for the turn from outside: the last checkpoint is saved again
+ * with it before the caller is told it is queued, so it survives the turn's process. Only the last
+ * checkpoint: the turn may be anywhere between its steps (opening, deciding to stop), where a new
+ * snapshot would not be a step to resume from; before its first save there is none, and the
+ * message waits in memory. A save that interrupts (another attempt took the turn over, so this one
+ * stops at its own next save) tells the caller there is no active turn here rather than that the
+ * message is queued: it would be lost with this attempt.
  */
 export const queued = (engine: Engine, turn: Turn.Turn): Effect.Effect<void, NoActiveTurn> => {
-  // before it began, nothing of the turn is saved yet: its messages wait in the queue
   const state = Turn.begun(turn) ? stateOf(turn) : undefined
   if (state === undefined) return Effect.void
-  return Effect.catchCause(save(engine, turn, state), (cause) =>
+  const again = state.lock.withPermits(1)(Effect.suspend(() => {
+    const last = state.last
+    if (last === undefined || state.outgrown || turn.closed) return Effect.void
+    // steering taken in since that save is not in its messages: it goes back in the queue
+    return write(engine, turn, state, withQueued(engine, turn, last.progress, [...turn.steered.slice(last.steered), ...turn.steering]))
+  }))
+  return Effect.catchCause(again, (cause) =>
     Cause.hasInterruptsOnly(cause) ? Effect.fail(new NoActiveTurn({ sessionKey: turn.sessionKey })) : Effect.failCause(cause))
 }
 
@@ -142,6 +163,12 @@ export const restore = (
   tools: ReadonlyMap<string, RegisteredTool>
 ): Resumption | undefined => {
   Turn.restore(turn, checkpoint)
+  const resumed = stateOf(turn)
+  // the row holds this checkpoint: a message queued before the turn's next save is saved with it
+  if (resumed !== undefined) {
+    const { steering: _steering, followUps: _followUps, ...progress } = checkpoint
+    resumed.last = { progress, steered: turn.steered.length }
+  }
   const last = checkpoint.produced.at(-1)
   if (last?.role !== "assistant" || last.toolCalls === undefined || last.toolCalls.length === 0) return undefined
   const settled = new Map(checkpoint.results.map((result) => [result.toolCallId, result]))
