@@ -19,7 +19,7 @@ import type { ClusterSecurity } from "../cluster/auth.ts"
 import { connectionFailure } from "../layers/connectionFailure.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { type CliFailure, fail } from "./failure.ts"
-import { urlFlag } from "./storeFlags.ts"
+import { passwordOf, URL_VARIABLES, urlFlag } from "./storeFlags.ts"
 
 /** The shortest cluster secret the CLI takes. */
 export const MIN_SECRET_LENGTH = 16
@@ -141,7 +141,7 @@ export const serveFlags = {
 }
 
 /** The variable `run --cluster`'s URL is read from when no flag gives it. */
-export const CLUSTER_URL_VARIABLE = "AGENT_LOOP_CLUSTER_URL"
+export const CLUSTER_URL_VARIABLE = URL_VARIABLES[1]
 
 /**
  * `run --cluster URL`, or `--cluster-file FILE`, or the variable: the URL may hold the database's
@@ -172,7 +172,8 @@ export const parse = (given: Redacted.Redacted<string>) =>
     if (url === undefined || (url.protocol !== "postgres:" && url.protocol !== "postgresql:")) {
       return yield* fail(`the cluster's database must be a postgres:// URL, not "${text.replace(/:[^:@/]*@/, ":***@")}"`)
     }
-    if (url.password !== "") (yield* Secrets).add([given, decodeURIComponent(url.password)])
+    const password = passwordOf(text)
+    if (password.length > 0) (yield* Secrets).add([given, ...password])
     return url
   })
 

@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Command from "effect/cli/Command"
 import packageJson from "../../package.json" with { type: "json" }
+import { Secrets } from "../services/Secrets.ts"
 import { CLUSTER_URL_VARIABLE } from "./clusterOptions.ts"
 import { agentLoop } from "./commands.ts"
 import { reportFailures } from "./failure.ts"
@@ -30,7 +31,7 @@ import * as CliLogger from "./logger.ts"
 import * as ProviderKeys from "./providerKeys.ts"
 import * as Screen from "./screen.ts"
 import * as Signals from "./signals.ts"
-import { URL_VARIABLE } from "./storeFlags.ts"
+import { passwordOf, URL_VARIABLE, URL_VARIABLES } from "./storeFlags.ts"
 import * as Telemetry from "./telemetry.ts"
 
 // A reader that stops early (`agent-loop models | head -1`) closes the pipe: stop quietly with
@@ -55,7 +56,23 @@ for (const flag of passwordFlags(process.argv.slice(2))) {
 const verbose = process.argv.includes("--verbose")
 const screen = Screen.ofProcess()
 
-const program = Effect.andThen(ProviderKeys.register(keys), Command.run(agentLoop, { version: packageJson.version })).pipe(
+/**
+ * A database URL with a password in the environment is a secret from the start, whatever the
+ * command: every scrub removes it, and no hook script or command is given the variable holding it.
+ */
+const registerUrls = Effect.gen(function*() {
+  const secrets = yield* Secrets
+  for (const name of URL_VARIABLES) {
+    const url = process.env[name]
+    const password = url === undefined ? [] : passwordOf(url)
+    if (url !== undefined && password.length > 0) secrets.add([url, ...password])
+  }
+})
+
+const program = Effect.andThen(
+  Effect.andThen(ProviderKeys.register(keys), registerUrls),
+  Command.run(agentLoop, { version: packageJson.version })
+).pipe(
   // inside the terminal's logger, so the OTLP logger joins it rather than replacing it
   Effect.provide(Telemetry.layer()),
   reportFailures(verbose, screen.lineSync),

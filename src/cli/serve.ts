@@ -76,8 +76,10 @@ const runnerTimings = (flags: ServeFlags) =>
       return yield* fail("--shard-lock-expiration must be at least three times --shard-lock-refresh: a renewal may take a whole refresh interval")
     }
     // a request is delivered again once its runner's lock expired: its commit record must still be there
-    if (window !== undefined && Duration.isLessThan(window, Duration.fromInputUnsafe(effectiveExpiration))) {
-      return yield* fail("--retention must be at least --shard-lock-expiration: a request whose runner stopped is answered from its commit record after the lock expires")
+    if (Duration.isLessThan(window ?? AgentLoopCluster.DEFAULT_RETENTION_WINDOW, Duration.fromInputUnsafe(effectiveExpiration))) {
+      return yield* fail(
+        `--retention must be at least --shard-lock-expiration (the retention is ${Duration.toSeconds(window ?? AgentLoopCluster.DEFAULT_RETENTION_WINDOW)} s): a request whose runner stopped is answered from its commit record after the lock expires`
+      )
     }
     return {
       sharding: {

@@ -161,13 +161,13 @@ export const sessionKey = (flags: AgentFlags, data: string, workspace: string) =
     return last.value
   })
 
-/** The settings files that apply: the user's, then the project's when the workspace is trusted. */
 /** The chosen provider's check of what its API refuses (loaded now, with its wire format), if it has one. */
 const checkOf = (chosen: ProviderSettings) => {
   const load = chosen._tag === "live" ? Providers.find(chosen.name)?.check : undefined
   return load === undefined ? Effect.succeed(undefined) : Effect.promise(load)
 }
 
+/** The settings files that apply: the user's, then the project's when the workspace is trusted. */
 const settingsFiles = (flags: AgentFlags, workspace: string, trusted: boolean, env: NodeJS.ProcessEnv) =>
   Effect.gen(function*() {
     if (!flags.settings) return []

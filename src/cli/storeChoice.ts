@@ -21,7 +21,7 @@ import * as SessionStoreJsonl from "../layers/SessionStoreJsonl.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { sessionsDir } from "./dataDir.ts"
 import { fail } from "./failure.ts"
-import { type StoreKind, URL_VARIABLE } from "./storeFlags.ts"
+import { passwordOf, type StoreKind, URL_VARIABLE } from "./storeFlags.ts"
 
 export { type StoreKind, storeFlags, storeKinds } from "./storeFlags.ts"
 
@@ -49,16 +49,6 @@ export const resolve = (flags: StoreFlags) =>
     if (url === undefined) return yield* fail(`--store postgres needs --database-url URL (or ${URL_VARIABLE})`)
     return { kind, databaseUrl: url } satisfies StoreChoice
   })
-
-/** The password part of a URL, to scrub on its own too (it may appear without the rest). */
-const passwordOf = (url: string): ReadonlyArray<Redacted.Redacted<string>> => {
-  try {
-    const password = decodeURIComponent(new URL(url).password)
-    return password === "" ? [] : [Redacted.make(password)]
-  } catch {
-    return []
-  }
-}
 
 /** The SQLite database file of a data directory. */
 export const sqliteFile = (data: string): string => nodePath.join(data, "sessions.db")

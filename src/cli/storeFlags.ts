@@ -13,6 +13,19 @@ export type StoreKind = (typeof storeKinds)[number]
 /** The variable the database URL is read from when no flag gives it. */
 export const URL_VARIABLE = "AGENT_LOOP_DATABASE_URL"
 
+/** A URL's password, decoded, to scrub on its own too (it may appear without the rest); none when it has none. */
+export const passwordOf = (url: string): ReadonlyArray<string> => {
+  try {
+    const password = decodeURIComponent(new URL(url).password)
+    return password === "" ? [] : [password]
+  } catch {
+    return []
+  }
+}
+
+/** The variables that may hold a database URL, with its password: secrets from the start, whichever command runs. */
+export const URL_VARIABLES = [URL_VARIABLE, "AGENT_LOOP_CLUSTER_URL"] as const
+
 /**
  * `--NAME URL`, or `--NAME-file FILE` holding it, or the variable: for a URL that may hold a
  * password, which other processes can read on a command line.

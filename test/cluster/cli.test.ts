@@ -124,6 +124,10 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     const shortWindow = await runCli(["serve", "--database-url", pg.url(), ...replay, "--retention", "5"], { env })
     expect(shortWindow.code).toBe(1)
     expect(shortWindow.stderr).toContain("--retention must be at least --shard-lock-expiration")
+    // the default retention (600 s) too, against a longer lock expiry
+    const longLock = await runCli(["serve", "--database-url", pg.url(), ...replay, "--shard-lock-expiration", "900"], { env })
+    expect(longLock.code).toBe(1)
+    expect(longLock.stderr).toContain("--retention must be at least --shard-lock-expiration (the retention is 600 s)")
   }, 60_000)
 
   it("stops on SIGTERM", async () => {

@@ -7,7 +7,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { cliSetup, runCli, type TestContext } from "../support/cliProcess.ts"
+import { cliSetup, runCli, spawnCli, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
 import { storedSessions } from "../support/storedSessions.ts"
 
@@ -100,5 +100,21 @@ describe.concurrent("hook scripts", () => {
     expect(stored).toContain("OPENAI_API_KEY=<redacted>")
     expect(stored).not.toContain(KEY)
     expect(result.stdout + result.stderr).not.toContain(KEY)
+  }, 60_000)
+
+  it("chat: a database URL with a password in the environment (one chat does not read) reaches no hook script", async (context) => {
+    const { workspace, home, flags, env } = await setup(context, [{ toolCalls: [{ name: "list_dir", arguments: {} }] }, { text: "ok" }])
+    const envDump = path.join(home, "hook-env")
+    plantHook(workspace, "dumper", `env > '${envDump}'`, 0o755)
+    expect((await runCli(["trust", workspace], { env })).code).toBe(0)
+    const cli = spawnCli(["chat", ...flags, "--ephemeral"], {
+      env: { ...env, AGENT_LOOP_CLUSTER_URL: "postgres://agent:pw-in-env-2468@127.0.0.1:9/agents" },
+      stdin: true
+    })
+    cli.child.stdin!.end("go\n")
+    expect((await cli.exited).code).toBe(0)
+    const dumped = fs.readFileSync(envDump, "utf8")
+    expect(dumped).toMatch(/^PATH=/m)
+    expect(dumped).not.toContain("pw-in-env-2468")
   }, 60_000)
 })
