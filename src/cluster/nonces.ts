@@ -7,11 +7,13 @@
  * and its turn (its tools) would run again. The nonce and the time the request was made are
  * signed with it, so a copy carries the same nonce (refused: another request id admitted it) and
  * a request older than the rows kept is refused outright. The same request delivered again (a
- * runner stopped before answering) has the same request id, and is admitted again.
+ * runner stopped before answering) has the same request id and is still claimed (`claims.ts`), and
+ * is admitted again; stored again under its own id once it was answered and swept, it is not.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
+import { TABLE as CLAIMS } from "./claims.ts"
 import * as Migrations from "./migrations.ts"
 
 /** The nonces table. */
@@ -32,13 +34,18 @@ const migrate = Migrations.migrate("agent_loop_nonce_migrations", {
     )`
 })
 
-/** Whether a signed request may run: it may, or it is a copy of one admitted under another id, or it is too old. */
-export type Admission = "admitted" | "copied" | "expired"
+/**
+ * Whether a signed request may run: it may, or it is a copy of one admitted under another id, or
+ * stored again under its own id after it was answered, or too old.
+ */
+export type Admission = "admitted" | "copied" | "replayed" | "expired"
 
 /** Why a signed request that is not admitted does not run, as the runner's refusal says it. */
 export const refusal = (admission: Exclude<Admission, "admitted">): string =>
   admission === "copied"
     ? "a request with this signature was already admitted under another request id: a copy does not run"
+    : admission === "replayed"
+    ? "the request was answered already: stored again, it does not run again"
     : `the request was made more than ${Duration.toHours(MAX_AGE)} hours ago`
 
 /** Why a signed request without a nonce does not run. */
@@ -48,7 +55,7 @@ export const UNBOUND = "the request carries no nonce: it was signed by an older 
 export interface Nonces {
   /** Admits the request `requestId` signed with `nonce` at `issuedAt`, at `now` (epoch milliseconds). */
   readonly admit: (nonce: string, requestId: string, issuedAt: number, now: number) => Effect.Effect<Admission>
-  /** Forgets the nonces of requests made before `now - MAX_AGE`: such requests are refused anyway. */
+  /** Forgets the nonces of requests made long before `now - MAX_AGE`: such requests are refused anyway. */
   readonly sweep: (now: number) => Effect.Effect<void>
 }
 
@@ -66,10 +73,16 @@ export const make: Effect.Effect<Nonces, never, SqlClient.SqlClient> = Effect.ge
         const inserted = yield* sql`INSERT INTO ${sql(TABLE)} (nonce, request_id, issued_at)
           VALUES (${nonce}, ${requestId}, ${issuedAt}) ON CONFLICT (nonce) DO NOTHING RETURNING nonce`
         if (inserted.length === 1) return "admitted" as const
-        const rows = yield* sql<{ readonly request_id: string }>`SELECT request_id FROM ${sql(TABLE)} WHERE nonce = ${nonce}`
-        // delivered again (same request id), or a copy stored under another id
-        return rows[0]?.request_id === requestId ? "admitted" as const : "copied" as const
+        // delivered again: same request id, and the request is still claimed (a runner started it and
+        // did not answer). A copy stored under another id, or under its own once the answered request
+        // and its claim were swept, is not.
+        const rows = yield* sql<{ readonly request_id: string; readonly claimed: number | string }>`
+          SELECT n.request_id AS request_id, (SELECT count(*) FROM ${sql(CLAIMS)} c WHERE c.request_id = n.request_id) AS claimed
+          FROM ${sql(TABLE)} n WHERE n.nonce = ${nonce}`
+        if (rows[0]?.request_id !== requestId) return "copied" as const
+        return Number(rows[0].claimed) > 0 ? "admitted" as const : "replayed" as const
       }).pipe(Effect.orDie),
-    sweep: (now) => sql`DELETE FROM ${sql(TABLE)} WHERE issued_at < ${now - maxAgeMs}`.pipe(Effect.asVoid, Effect.orDie)
+    // twice the age: a sweeping runner's clock may run ahead of an admitting one's
+    sweep: (now) => sql`DELETE FROM ${sql(TABLE)} WHERE issued_at < ${now - 2 * maxAgeMs}`.pipe(Effect.asVoid, Effect.orDie)
   }
 })
