@@ -31,6 +31,9 @@ export default defineConfig({
     // so one file at a time leaves the CPU idle (measured: 8 CLI test files, 216 s in one worker,
     // 155 s in three, the same CPU time).
     maxWorkers: 3,
+    // Spies are put back after every test, even one that failed or timed out before its own
+    // restore: with workers that run file after file, a spy left behind would reach later files.
+    restoreMocks: true,
     // The JSON report lets CI print its one-line summary from the very run the README names.
     reporters: ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]],
     // A worker runs file after file without starting afresh for each (importing Effect and the

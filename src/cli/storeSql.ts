@@ -25,10 +25,10 @@ const sqlClient = (choice: StoreChoice, data: string): Layer.Layer<SqlClient.Sql
     ? Effect.andThen(ensureDataDir(data).pipe(Effect.mapError(failure)), NodeSqliteClient.make({ filename: sqliteFile(data) }))
     : Effect.flatMap(
       Effect.tryPromise({
-        try: () => import("@effect/sql-pg"),
+        try: () => import("@effect/sql-pg/PgClient"),
         catch: () => new CliFailure({ message: "--store postgres needs @effect/sql-pg: npm install @effect/sql-pg", code: 1 })
       }),
-      (pg) => pg.PgClient.make({ url: choice.databaseUrl! })
+      (PgClient) => PgClient.make({ url: choice.databaseUrl! })
     )
   return Layer.effect(
     SqlClient.SqlClient,

@@ -96,14 +96,15 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
       const loop = yield* AgentLoop
       const subscription = yield* loop.subscribe({ capacity: 1000 })
       const outbound = yield* Effect.forkScoped(Stream.runCollect(Stream.take(loop.outbound, 2)))
-      yield* loop.send({ sessionKey: key, content: "slow first" })
+      // a first answer 5 s late: time enough, on a loaded machine, to queue a follow-up while it runs
+      yield* loop.send({ sessionKey: key, content: "wait 5000 first" })
       // while the first turn waits for its slow answer, a follow-up: the same request runs it next
       let event = yield* subscription.take
       while (!(event._tag === "LLMRequest" && event.sessionKey === key)) event = yield* subscription.take
       yield* loop.injectFollowUp(key, "second")
       return yield* Fiber.join(outbound)
     })))
-    expect(replies.map((reply) => [reply.status, reply.content])).toEqual([["completed", "thinking"], ["completed", "seen 3: slow first | second"]])
+    expect(replies.map((reply) => [reply.status, reply.content])).toEqual([["completed", "waited 5000: wait 5000 first"], ["completed", "seen 3: wait 5000 first | second"]])
     expect(lines(replies.flatMap((reply) => reply.result.messages))).toEqual(await storedLog(key))
     expect(replies.map((reply) => reply.result.finalMessage)).toEqual(replies.map((reply) => reply.result.messages.at(-1)))
     // the persisted replies (within the window) name where the messages are instead of holding them

@@ -183,7 +183,8 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
       const loop = yield* AgentLoop
       const subscription = yield* loop.subscribe({ capacity: 1000 })
       const outbound = yield* Effect.forkScoped(Stream.runCollect(Stream.take(Stream.filter(loop.outbound, (reply) => reply.sessionKey === key), 3)))
-      yield* loop.send({ sessionKey: key, content: "slow first" })
+      // a first answer 5 s late: time enough, on a loaded machine, to queue the follow-ups while it runs
+      yield* loop.send({ sessionKey: key, content: "wait 5000 first" })
       let event = yield* subscription.take
       while (!(event._tag === "LLMRequest" && event.sessionKey === key)) event = yield* subscription.take
       // two follow-ups: the first runs next (and calls `deploy`, which never ends), the second waits behind it
@@ -193,13 +194,13 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
       return yield* Fiber.join(outbound).pipe(Effect.timeout("60 seconds"))
     })))
     expect(replies.map((reply) => [reply.status, reply.content])).toEqual([
-      ["completed", "thinking"],
+      ["completed", "waited 5000: wait 5000 first"],
       ["completed", `done: ${Checkpoint.INTERRUPTED_BY_CRASH}`],
       ["completed", expect.stringMatching(/ \| third$/)]
     ])
     expect(ran()).toEqual(["record f", "deploy"])
     const users = ((await history(key)) as ReadonlyArray<Message.Message>).filter((m) => m.role === "user").map((m) => m.content)
-    expect(users).toEqual(["slow first", "tools f;deploy", "third"])
+    expect(users).toEqual(["wait 5000 first", "tools f;deploy", "third"])
     expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_send_backlogs")).toBe("0")
   }, 120_000)
 

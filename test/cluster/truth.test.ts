@@ -93,8 +93,9 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
 
   it("a runner frozen before its turn's first checkpoint: the turn is reported aborted, and when it wakes it runs none of its tools", async () => {
     const key = "frozen-early"
-    // the model's first reply (a call of `record`) comes 3 s late: the runner is frozen while it waits
-    const t = await startTurn(key, "tools-after 3000 early")
+    // the model's first reply (a call of `record`) comes 15 s late: the runner is frozen while it
+    // waits, however long a loaded machine takes to see the turn start
+    const t = await startTurn(key, "tools-after 15000 early")
     await waitUntil("the turn to start on a runner", () => alive().some((runner) => startsOn(runner, key) >= 1), 60_000)
     const frozen = alive().find((runner) => startsOn(runner, key) >= 1)!
     const ends = () => frozen.ends().filter((end) => end.sessionKey === key)

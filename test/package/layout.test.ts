@@ -9,9 +9,9 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { root } from "../support/cliProcess.ts"
 
-/** An import or re-export from `effect`, one of its package indexes (`effect/http`) or `@effect/platform-node`'s. */
+/** An import or re-export from `effect`, one of its package indexes (`effect/http`) or an `@effect/*` package's (`@effect/sql-pg`). */
 const INDEX =
-  String.raw`["'](effect(?:\/[a-z]+)?|@effect\/platform-node)["']`
+  String.raw`["'](effect(?:\/[a-z]+)?|@effect\/[a-z-]+)["']`
 const INDEX_IMPORT = new RegExp(
   String.raw`^(?:import|export)(?:\s+type)?\s+(?:\*(?:\s+as\s+\w+)?|\{[^}]*\}|\w+(?:\s*,\s*\{[^}]*\})?)\s+from\s+${INDEX}|\bimport\(\s*${INDEX}\s*\)`,
   "gm"
@@ -37,8 +37,10 @@ describe("the sources", () => {
       "const m = await import(\"effect/sql\")",
       "import * as Schema from \"effect/Schema\"",
       "import * as HttpClient from \"effect/http/HttpClient\"",
+      "import { PgClient } from \"@effect/sql-pg\"",
+      "import * as PgClient from \"@effect/sql-pg/PgClient\"",
       " * import { Effect } from \"effect\"  (a doc comment's example)"
     ].join("\n")
-    expect([...text.matchAll(INDEX_IMPORT)].map((match) => match[1] ?? match[2])).toEqual(["effect", "effect/http", "effect/sql"])
+    expect([...text.matchAll(INDEX_IMPORT)].map((match) => match[1] ?? match[2])).toEqual(["effect", "effect/http", "effect/sql", "@effect/sql-pg"])
   })
 })

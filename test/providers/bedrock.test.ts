@@ -83,7 +83,11 @@ const official = (options: Record<string, unknown>, context: unknown = theirs) =
     }
     const reply = yield* Effect.promise(() => complete(model as never, context as never, { region: "us-east-1", cacheRetention: "none", ...options } as never)).pipe(
       Effect.ensuring(Effect.sync(() => {
-        for (const name of ["AWS_BEDROCK_FORCE_HTTP1", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) if (env[name] === undefined) delete process.env[name]
+        // as they were: later files in this worker see the environment they started with
+        for (const name of ["AWS_BEDROCK_FORCE_HTTP1", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) {
+          if (env[name] === undefined) delete process.env[name]
+          else process.env[name] = env[name]
+        }
       }))
     )
     if ((reply as { stopReason: string }).stopReason === "error") return yield* Effect.die(new Error(`AWS's client failed: ${(reply as any).errorMessage}`))

@@ -51,7 +51,7 @@ export const executeTools = (
   Turn.setPhase(turn, "tools")
   const planned: Array<PlannedCall> = []
   for (const call of calls) planned.push({ call, tool: available.get(call.name), settled: settled?.get(call.id) })
-  return runGroups(engine, turn, groupCalls(planned), 0, [], undefined)
+  return runGroups(engine, turn, groupCalls(planned), 0, [])
 }
 
 /** The checkpoint before a group: why the remaining calls must be skipped now, if they must. */
@@ -72,9 +72,9 @@ const runGroups = (
   turn: Turn.Turn,
   groups: ReadonlyArray<ReadonlyArray<PlannedCall>>,
   index: number,
-  results: Array<Message.ToolResultMessage>,
-  skipReason: string | undefined
+  results: Array<Message.ToolResultMessage>
 ): Effect.Effect<void, TurnAborted, CurrentTurn> => {
+  let skipReason: string | undefined
   let skipped: Array<Message.ToolResultMessage> | undefined
   for (; index < groups.length; index++) {
     const group = groups[index]!
@@ -93,7 +93,7 @@ const runGroups = (
       const next = index + 1
       return Effect.flatMap(run, (groupResults) => {
         for (const result of groupResults) results.push(result)
-        return runGroups(engine, turn, groups, next, results, undefined)
+        return runGroups(engine, turn, groups, next, results)
       })
     }
     if (done._tag === "Failure") return done
