@@ -33,7 +33,8 @@ const migrate = Migrations.migrate("agent_loop_cluster_migrations", {
       session_key TEXT NOT NULL,
       claimed_at BIGINT NOT NULL
     )`,
-  "0002_claim_attempt": (sql) => sql`ALTER TABLE ${sql(TABLE)} ADD COLUMN attempt VARCHAR(64)`
+  "0002_claim_attempt": (sql) => sql`ALTER TABLE ${sql(TABLE)} ADD COLUMN attempt VARCHAR(64)`,
+  "0003_claim_running_from": (sql) => sql`ALTER TABLE ${sql(TABLE)} ADD COLUMN running_from INTEGER`
 })
 
 /** A request claimed by one attempt at it. */
@@ -48,6 +49,13 @@ export interface Claimed {
 export interface Claims {
   /** Claims the request for a new attempt at its turn, which from now on is the only one that may save its checkpoints. */
   readonly claim: (requestId: string, sessionKey: string, at: number) => Effect.Effect<Claimed>
+  /**
+   * Records that a later turn of a `Send` request is running, after `from` entries the request had
+   * committed (its earlier turns'), while `attempt` holds the claim.
+   */
+  readonly running: (requestId: string, attempt: string, from: number) => Effect.Effect<void>
+  /** Where the request's running turn started among its committed entries (0: its first turn). */
+  readonly runningFrom: (requestId: string) => Effect.Effect<number>
 }
 
 /**
@@ -70,6 +78,16 @@ export const make: Effect.Effect<Claims, never, SqlClient.SqlClient> = Effect.ge
         `
         if (inserted.length === 0) yield* sql`UPDATE ${sql(TABLE)} SET attempt = ${attempt} WHERE request_id = ${requestId}`
         return { fresh: inserted.length === 1, attempt }
-      }).pipe(Effect.orDie)
+      }).pipe(Effect.orDie),
+    running: (requestId, attempt, from) =>
+      sql`UPDATE ${sql(TABLE)} SET running_from = ${from} WHERE request_id = ${requestId} AND attempt = ${attempt}`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      ),
+    runningFrom: (requestId) =>
+      sql<{ readonly running_from: number | string | null }>`SELECT running_from FROM ${sql(TABLE)} WHERE request_id = ${requestId}`.pipe(
+        Effect.map((rows) => Number(rows[0]?.running_from ?? 0)),
+        Effect.orDie
+      )
   }
 })

@@ -81,10 +81,10 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
        * commit's result, or `aborted` with nothing saved), or as the caller already read it (no
        * late commit can land since this runner took the session); `TurnEnd` tells this runner's observers.
        */
-      const lost = (requestId: string, known?: TurnResult) =>
+      const lost = (requestId: string, known?: TurnResult, from?: number) =>
         Effect.gen(function*() {
           const at = yield* Clock.currentTimeMillis
-          const result = known ?? (yield* turns.outcome(requestId, sessionKey)).result
+          const result = known ?? (yield* turns.outcome(requestId, sessionKey, from)).result
           yield* bus.publish(Event.make("TurnEnd", { turnId: result.turnId, sessionKey, iteration: 0, depth: 0 }, at, {
             status: result.status,
             iterations: result.iterations,
@@ -180,6 +180,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         Stream.paginate<readonly [ReadonlyArray<string>, number, boolean], SendProgress>([inputs, index, stored], ([[input, ...backlog], turn, kept]) =>
           Effect.gen(function*() {
             const before = turn === 0 ? 0 : (yield* turns.entries(requestId)) ?? turn
+            // where this turn starts among the request's entries, for a runner that finds it lost
+            if (turn > 0) yield* claims.running(requestId, attempt, before)
             if (backlog.length > 0 || kept) yield* keepWaiting(requestId, attempt, backlog)
             const prior = yield* recorded(requestId)
             const result = yield* routedTurn(requestId, input!, yield* resume.start(Resume.sendKey(requestId, before), requestId, sessionKey, attempt, runner))
@@ -188,9 +190,12 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
             return [[reply], next.length === 0 ? Option.none() : Option.some([next, turn + 1, backlog.length > 0] as const)] as const
           }))
 
-      /** A routed turn lost with its runner: the store tells its outcome. */
-      const lostReply = (requestId: string): Stream.Stream<SendProgress> =>
-        Stream.fromEffect(Effect.map(lost(requestId), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: true } as const)))
+      /**
+       * A routed turn lost with its runner: the store tells its outcome, from the entries the request
+       * had committed before it (`from`: those are its earlier turns', already answered).
+       */
+      const lostReply = (requestId: string, from: number): Stream.Stream<SendProgress> =>
+        Stream.fromEffect(Effect.map(lost(requestId, undefined, from), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: true } as const)))
 
       /**
        * A `Send` request a runner started and did not finish: its latest turn resumes from its
@@ -204,13 +209,14 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           const thenWaiting = (replies: Stream.Stream<SendProgress>) =>
             waiting.length === 0 ? replies : Stream.concat(replies, routed(requestId, claimed.attempt, waiting, 1, true))
           const latest = yield* resume.latestSend(requestId)
-          if (Option.isNone(latest)) return thenWaiting(lostReply(requestId))
+          // no checkpoint: where the running turn started is in the request's claim
+          if (Option.isNone(latest)) return thenWaiting(lostReply(requestId, yield* claims.runningFrom(requestId)))
           const { key, before } = latest.value
           const committed = yield* turns.entries(requestId)
           // the turn committed just before its runner died: not run again
-          if (committed !== undefined && committed > before) return thenWaiting(Stream.unwrap(Effect.as(resume.forget(key), lostReply(requestId))))
+          if (committed !== undefined && committed > before) return thenWaiting(Stream.unwrap(Effect.as(resume.forget(key), lostReply(requestId, before))))
           const durable = yield* resume.prepare(requestId, sessionKey, claimed, runner, key)
-          if (durable === undefined) return thenWaiting(lostReply(requestId))
+          if (durable === undefined) return thenWaiting(lostReply(requestId, before))
           // the input is in the checkpoint: the content only fills the argument
           const prior = yield* recorded(requestId)
           const result = yield* routedTurn(requestId, content, durable)

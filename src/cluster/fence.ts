@@ -44,9 +44,11 @@ export interface RunnerTurns {
   readonly entries: (requestId: string) => Effect.Effect<number | undefined>
   /**
    * The outcome of a request some runner started and none answered, from the store: its commit's
-   * result, or `aborted` with nothing stored. `lost` says whether the store could not tell.
+   * result, or `aborted` with nothing stored. `lost` says whether the store could not tell. `from`:
+   * the entries the request had committed before the turn (a `Send` request's later turns extend
+   * its record), which are not the turn's.
    */
-  readonly outcome: (requestId: string, sessionKey: string) => Effect.Effect<{ readonly result: TurnResult; readonly lost: boolean }>
+  readonly outcome: (requestId: string, sessionKey: string, from?: number) => Effect.Effect<{ readonly result: TurnResult; readonly lost: boolean }>
 }
 
 /** Builds the runner's side of fencing on its store; turns run in the scope's lifetime. */
@@ -96,16 +98,16 @@ export const make = (store: SessionStoreShape): Effect.Effect<RunnerTurns, never
             Effect.map(Option.match({ onNone: () => 0, onSome: (turn) => turn.entries.length })),
             Effect.orDie
           ),
-      outcome: (requestId, sessionKey) =>
+      outcome: (requestId, sessionKey, from = 0) =>
         fencing === undefined
           ? Effect.succeed({ result: Outcome.aborted(requestId, sessionKey), lost: true })
           : fencing.committed(requestId).pipe(
-            Effect.map((found) =>
-              Option.match(found, {
-                onNone: () => ({ result: Outcome.aborted(requestId, sessionKey), lost: true }),
-                onSome: (turn) => ({ result: Outcome.committed(requestId, turn), lost: false })
-              })
-            ),
+            Effect.map((found) => {
+              const turn = Option.getOrUndefined(found)
+              return turn === undefined || turn.entries.length <= from
+                ? { result: Outcome.aborted(requestId, sessionKey), lost: true }
+                : { result: Outcome.committed(requestId, from === 0 ? turn : { ...turn, entries: turn.entries.slice(from) }, from), lost: false }
+            }),
             Effect.orDie
           )
     }

@@ -35,16 +35,18 @@ export const aborted = (requestId: string, sessionKey: string): TurnResult => ({
 })
 
 /**
- * The result of a turn whose commit is in the log, rebuilt from it. Usage and follow-ups are not
- * stored, so they are empty; `iterations` counts the model's answers.
+ * The result of a turn whose commit is in the log, rebuilt from it (`turn` holds its entries only:
+ * those from `from` on). Usage and follow-ups are not stored, so they are empty; `iterations`
+ * counts the model's answers.
  */
-export const committed = (requestId: string, turn: CommittedTurn): TurnResult => {
+export const committed = (requestId: string, turn: CommittedTurn, from = 0): TurnResult => {
   const messages = turn.entries.filter(isMessage)
   const answers = messages.filter((m): m is AssistantMessage => m.role === "assistant")
   const last = answers.at(-1)
   const failed = last === undefined || last.partial === true || (last.toolCalls ?? []).length > 0
   return {
-    turnId: `committed-${requestId}`,
+    // a `Send` request's later turn: its own id, after the entries of the turns before it
+    turnId: from === 0 ? `committed-${requestId}` : `committed-${requestId}+${from}`,
     sessionKey: turn.sessionKey,
     status: failed ? "failed" : "completed",
     ...(failed || last === undefined ? {} : { finalMessage: last }),

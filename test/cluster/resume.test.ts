@@ -67,7 +67,7 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
 
   beforeAll(async () => {
     // one runner for each test to kill, and one more to take the session over after the last kill
-    cluster = await startCluster(store === "sql" ? 7 : 6, undefined, { toolLog, store })
+    cluster = await startCluster(store === "sql" ? 8 : 6, undefined, { toolLog, store })
     runtime = ManagedRuntime.make(cluster.client())
   }, 90_000)
 
@@ -226,4 +226,28 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     expect(reply.result.messages).toEqual(stored)
     expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_turn_checkpoints")).toBe("0")
   }, 90_000)
+
+  it.skipIf(store !== "sql")("a send's later turn committed just before its runner died is reported alone: its reply holds its messages, not the earlier turn's", async () => {
+    const key = "resume-send-later-committed"
+    const alive = () => cluster.runners.filter((runner) => runner.child.exitCode === null && runner.child.signalCode === null).length
+    const aliveBefore = alive()
+    const replies = await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const subscription = yield* loop.subscribe({ capacity: 1000 })
+      const outbound = yield* Effect.forkScoped(Stream.runCollect(Stream.take(Stream.filter(loop.outbound, (reply) => reply.sessionKey === key), 2)))
+      yield* loop.send({ sessionKey: key, content: "wait 5000 first" })
+      let event = yield* subscription.take
+      while (!(event._tag === "LLMRequest" && event.sessionKey === key)) event = yield* subscription.take
+      // the follow-up (no tools, so no checkpoint): its runner kills itself once that turn is committed
+      yield* loop.injectFollowUp(key, "die-after-commit second")
+      return yield* Fiber.join(outbound).pipe(Effect.timeout("60 seconds"))
+    })))
+    await waitUntil("the runner of the turn to exit", () => alive() === aliveBefore - 1)
+    const [first, second] = replies
+    expect([first!.status, second!.status]).toEqual(["completed", "completed"])
+    const users = (reply: typeof first) => reply!.result.messages.filter((m) => m.role === "user").map((m) => m.content)
+    expect([users(first), users(second)]).toEqual([["wait 5000 first"], ["die-after-commit second"]])
+    expect([...first!.result.messages, ...second!.result.messages]).toEqual(await history(key))
+    expect(first!.turnId).not.toBe(second!.turnId)
+  }, 120_000)
 })
