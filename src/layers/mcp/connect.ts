@@ -187,7 +187,9 @@ const httpTransport = (config: HttpConfig) =>
 
 /**
  * The context's `HttpClient` (or `fetch` when there is none), sending no trace context: a
- * third-party server learns nothing about the caller's tracing.
+ * third-party server learns nothing about the caller's tracing. `fetch` follows no redirect, as
+ * the CLI's client does not: a server's redirect would carry its configured headers, credentials
+ * included, to wherever it points.
  */
 const thirdPartyClient: Effect.Effect<HttpClient.HttpClient> = Effect.serviceOption(HttpClient.HttpClient).pipe(
   Effect.flatMap((client) =>
@@ -195,7 +197,9 @@ const thirdPartyClient: Effect.Effect<HttpClient.HttpClient> = Effect.serviceOpt
       ? Effect.succeed(client.value)
       : Effect.provide(Effect.gen(function*() {
         return yield* HttpClient.HttpClient
-      }), FetchHttpClient.layer)
+      }), FetchHttpClient.layer).pipe(
+        Effect.map(HttpClient.transform((effect) => Effect.provideService(effect, FetchHttpClient.RequestInit, { redirect: "manual" })))
+      )
   ),
   Effect.map(HttpClient.transform((effect) => Effect.provideService(effect, HttpClient.TracerPropagationEnabled, false)))
 )
