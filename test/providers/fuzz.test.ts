@@ -183,5 +183,16 @@ describe("what a decoder holds across events", () => {
     const thought = { _tag: "Event" as const, event: "contentBlockDelta", id: undefined, data: JSON.stringify({ contentBlockIndex: 0, delta: { reasoningContent: { signature: piece } } }) }
     for (let i = 0; i < 4; i++) expect(bedrock.feed(thought)).toHaveProperty("done", false)
     expect(bedrock.feed(thought)).toMatchObject({ _tag: "MalformedResponse", message: `A reasoning block's signature grew past ${MAX_HELD_CHARS} characters` })
+
+    // nor may many open blocks hold it between them: the bound is the decoder's, not each block's
+    const many = BedrockWire.makeDecoder()
+    const opened = (index: number) => ({ ...thought, data: JSON.stringify({ contentBlockIndex: index, delta: { reasoningContent: { signature: piece } } }) })
+    for (let i = 0; i < 4; i++) expect(many.feed(opened(i))).toHaveProperty("done", false)
+    expect(many.feed(opened(4))).toMatchObject({ _tag: "MalformedResponse", message: `A reasoning block's signature grew past ${MAX_HELD_CHARS} characters` })
+    // a block that ends gives its share back
+    const closing = BedrockWire.makeDecoder()
+    for (let i = 0; i < 4; i++) closing.feed(opened(i))
+    expect(closing.feed({ ...thought, event: "contentBlockStop", data: JSON.stringify({ contentBlockIndex: 0 }) })).toHaveProperty("done", false)
+    expect(closing.feed(opened(5))).toHaveProperty("done", false)
   })
 })

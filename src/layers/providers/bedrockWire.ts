@@ -249,6 +249,8 @@ const usageOf = (usage: Record<string, unknown> | undefined): Usage | undefined 
 export const makeDecoder = (): WireDecoder => {
   const tools = new Map<number, number>()
   const reasoning = new Map<number, Reasoning>()
+  // the signatures of the open reasoning blocks together: held, and not yet counted as the reply's
+  let heldSignatures = 0
   let reason: FinishReason | undefined
   const next = (chunks: ReadonlyArray<ProviderChunk> = []): Step => ({ done: false, chunks })
   const feed = (event: Sse.Event): Step | ProviderError => {
@@ -284,8 +286,9 @@ export const makeDecoder = (): WireDecoder => {
         const block = reasoning.get(index) ?? { text: "", signature: "" }
         reasoning.set(index, block)
         const piece = stringAt(thought, "text")
-        const signature = appendHeld(block.signature, stringAt(thought, "signature") ?? "", "A reasoning block's signature")
+        const signature = appendHeld(block.signature, stringAt(thought, "signature") ?? "", "A reasoning block's signature", heldSignatures - block.signature.length)
         if (typeof signature !== "string") return signature
+        heldSignatures += signature.length - block.signature.length
         block.signature = signature
         if (piece === undefined || piece === "") return next()
         block.text += piece
@@ -295,6 +298,7 @@ export const makeDecoder = (): WireDecoder => {
         // reasoning is kept once complete, and only signed: Claude refuses unsigned blocks
         const block = reasoning.get(index)
         reasoning.delete(index)
+        if (block !== undefined) heldSignatures -= block.signature.length
         if (block === undefined || block.signature === "") return next()
         return next([{ _tag: "ProviderBlock", block: { provider: PROVIDER, data: { reasoningText: { text: block.text, signature: block.signature } } } }])
       }

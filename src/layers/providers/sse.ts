@@ -39,9 +39,12 @@ export const defaultMaxEventSize = 10 * 1024 * 1024
  */
 export const MAX_HELD_CHARS = defaultMaxEventSize
 
-/** `held` with `more` appended, or the error saying `what` grew past `MAX_HELD_CHARS`. */
-export const appendHeld = (held: string, more: string, what: string): string | MalformedResponse =>
-  held.length + more.length > MAX_HELD_CHARS
+/**
+ * `held` with `more` appended, or the error saying `what` grew past `MAX_HELD_CHARS`; `others`: what
+ * the decoder holds besides (several blocks open at once share the bound).
+ */
+export const appendHeld = (held: string, more: string, what: string, others = 0): string | MalformedResponse =>
+  others + held.length + more.length > MAX_HELD_CHARS
     ? new MalformedResponse({ message: `${what} grew past ${MAX_HELD_CHARS} characters` })
     : held + more
 
