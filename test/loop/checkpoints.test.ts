@@ -265,6 +265,37 @@ describe("checkpoints", () => {
       expect(saved).toEqual([])
     }).pipe(Effect.provide(Testing.layer({ script: [{ stall: true }], tools: toolsFor(runs()) }))))
 
+  it.effect("saves never overlap: while one is slow, the next waits, whoever asks (parallel results, queued steering)", () => {
+    const log = runs()
+    return Effect.gen(function*() {
+      let active = 0
+      let peak = 0
+      let count = 0
+      const saved: Array<Checkpoint.TurnCheckpoint> = []
+      const save = (checkpoint: Checkpoint.Checkpoint) =>
+        Effect.gen(function*() {
+          saved.push(progress(checkpoint))
+          active++
+          peak = Math.max(peak, active)
+          count++
+          yield* Effect.sleep("1 second")
+          active--
+        })
+      const loop = yield* AgentLoop
+      // two read-only calls in parallel: their results are saved at once
+      const turn = yield* Effect.forkChild(loop.turn("s", "look:a,look:b", { checkpoint: { save } }))
+      yield* Testing.settled(Effect.sync(() => count === 1))
+      const steering = yield* Effect.forkChild(loop.injectSteering("s", "also c"))
+      yield* Testing.advance("1 minute")
+      yield* Fiber.join(steering)
+      expect((yield* Fiber.join(turn)).status).toBe("completed")
+      // the reply's, the steering's (asked for while the first ran), the results'
+      expect(count).toBeGreaterThanOrEqual(3)
+      expect(saved.some((checkpoint) => checkpoint.steering?.[0] === "also c")).toBe(true)
+      expect(peak).toBe(1)
+    }).pipe(Effect.provide(Testing.layer({ script, tools: toolsFor(log) })))
+  })
+
   it.effect("a follow-up queued during a turn is saved scrubbed of known secrets", () =>
     Effect.gen(function*() {
       const { saved, save } = saver()
