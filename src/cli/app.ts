@@ -65,7 +65,7 @@ const provider = (settings: CliSettings): Layer.Layer<Provider, ConfigError, Fil
  * How long a command `exec` runs may take to exit after SIGTERM before SIGKILL: short, so that
  * Ctrl-C and SIGTERM end the CLI within two seconds even when the command ignores SIGTERM.
  */
-export const EXEC_KILL_GRACE = "1 second"
+export const EXEC_KILL_GRACE = "500 millis"
 
 /**
  * Where `write_file` and `edit_file` ask approval besides the workspace's own protected locations:

@@ -2,8 +2,8 @@
  * How the CLI ends on a signal: within `EXIT_DEADLINE_MS`, whatever is still running. SIGTERM
  * interrupts everything (through `runMain`) and exits 143 (128 + 15, as a shell reports it); a
  * second SIGTERM exits at once. After Ctrl-C has asked `run` to stop, or `chat` to quit, the same
- * deadline applies with 130. Finalizers normally finish well within it (a command `exec` runs gets
- * SIGKILL after one second); the deadline only guarantees that nothing — a hook that ignores
+ * deadline applies with 130. Finalizers normally finish well within it (a command `exec` runs, or
+ * a hook script, gets SIGKILL half a second after SIGTERM); the deadline only guarantees that nothing — a hook that ignores
  * SIGTERM, a server that never answers — can keep the process alive.
  */
 import * as Exit from "effect/Exit"
@@ -11,7 +11,7 @@ import * as Runtime from "effect/Runtime"
 import { ExitCode } from "./failure.ts"
 
 /** The longest the CLI takes to exit once a signal asked it to. */
-export const EXIT_DEADLINE_MS = 1500
+export const EXIT_DEADLINE_MS = 1200
 
 let terminated = false
 let deadline: number | undefined

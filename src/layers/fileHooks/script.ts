@@ -17,7 +17,7 @@ import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 export const outputLimit = 1024 * 1024
 
 /** How long a script that ignores SIGTERM gets before SIGKILL. */
-export const killGrace: Duration.Duration = Duration.seconds(1)
+export const killGrace: Duration.Duration = Duration.millis(500)
 
 /** A script that finished, whatever its exit code. */
 export interface ScriptResult {
