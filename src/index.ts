@@ -47,6 +47,18 @@ export {
 export { Hooks, type HooksShape, type Named, type Outcome as HookOutcome, type RunPoint } from "./services/Hooks.ts"
 export { LoopConfig } from "./services/LoopConfig.ts"
 export { Provider, type ChatReply, type ProviderShape, type WholeReply } from "./services/Provider.ts"
+export {
+  Sandbox,
+  type SandboxedCommand,
+  SandboxError,
+  type SandboxErrorReason,
+  type SandboxKind,
+  type SandboxOutcome,
+  type SandboxRequest,
+  type SandboxReview,
+  type SandboxShape,
+  type SandboxStatus
+} from "./services/Sandbox.ts"
 export { Secrets, type SecretsShape } from "./services/Secrets.ts"
 export { type SessionInfo, SessionStore, type SessionStoreShape } from "./services/SessionStore.ts"
 export { CommitTicket, type CommittedTurn, type SessionFencing, type Ticket as CommitTicketShape } from "./services/SessionFencing.ts"
@@ -73,6 +85,7 @@ export * as Replay from "./layers/providers/Replay.ts"
 export * as Scripted from "./layers/providers/Scripted.ts"
 export * as Vertex from "./layers/providers/Vertex.ts"
 export { ScriptedLog } from "./layers/providers/Scripted.ts"
+export * as SandboxNone from "./layers/sandbox/SandboxNone.ts"
 export * as SecretsLive from "./layers/Secrets.ts"
 export * as SessionStoreJsonl from "./layers/SessionStoreJsonl.ts"
 export * as SessionStoreMemory from "./layers/SessionStoreMemory.ts"
