@@ -26,9 +26,8 @@ import type { ConfigError } from "../domain/errors.ts"
 import type { EventBus } from "../services/EventBus.ts"
 import { Provider } from "../services/Provider.ts"
 import * as ToolRegistryLive from "../layers/ToolRegistry.ts"
-import { type BuiltinToolRequirements, builtinTools, gitHooksDirectory, locationsWithin } from "../tools/index.ts"
+import { builtinTools, gitHooksDirectory, locationsWithin } from "../tools/index.ts"
 import { subagentWith } from "../tools/subagent.ts"
-import type { CurrentTurn } from "../services/CurrentTurn.ts"
 import type { SessionStore } from "../services/SessionStore.ts"
 import * as WorkspaceLive from "../layers/Workspace.ts"
 import * as Providers from "./providers.ts"
@@ -103,7 +102,7 @@ const allowsPrivateHost = (settings: CliSettings, host: string) => {
  */
 const tools = (settings: CliSettings) => {
   const builtins = Layer.unwrap(Effect.map(protectedLocations(settings), (protect) =>
-    ToolRegistryLive.layer<BuiltinToolRequirements | CurrentTurn>([
+    ToolRegistryLive.layer([
       ...builtinTools({
         enable: settings.tools,
         exec: { killGrace: EXEC_KILL_GRACE },

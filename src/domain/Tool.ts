@@ -75,6 +75,16 @@ export interface Tool<R = never> {
   readonly execute: (args: unknown, context: ToolContext) => Effect.Effect<string | ToolOutput, ToolError, R>
 }
 
+/** Any tool, whatever it needs: the element type of a list of tools that need different services. */
+// `any` (not `unknown`): a `Tool<OrderDb>` is a `Tool<any>`, and `Requirements` reads back each tool's own.
+export type Any = Tool<any>
+
+/**
+ * What the tools of a union need from the context, together: `Requirements<typeof a | typeof b>`
+ * is `A | B` (distributive, so a list's `Tools[number]` gives the union, not its first tool's).
+ */
+export type Requirements<T extends Any> = T extends Tool<infer R> ? R : never
+
 /** Options of `Tool.make`. */
 export interface MakeOptions<S extends Schema.Decoder<unknown>, R> {
   readonly name: string

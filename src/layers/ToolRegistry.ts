@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { doneNow } from "../domain/doneNow.ts"
-import type { Tool } from "../domain/Tool.ts"
+import type * as Tool from "../domain/Tool.ts"
 import type { CurrentTurn } from "../services/CurrentTurn.ts"
 import { type RegisteredTool, ToolRegistry, type ToolRegistryShape } from "../services/ToolRegistry.ts"
 
@@ -49,13 +49,15 @@ export const make = (initial: ReadonlyArray<RegisteredTool>): ToolRegistryShape 
 
 /**
  * A registry holding `tools`. Whatever the tools need, other than what the loop provides per
- * call (`CurrentTurn`), is taken from the layer's context once.
+ * call (`CurrentTurn`), is taken from the layer's context once: the layer requires the union of
+ * the tools' requirements, e.g. `[lookupOrder, research]` (needing `OrderDb` and `CurrentTurn`)
+ * gives a layer that requires `OrderDb`.
  */
-export const layer = <R = never>(
-  tools: ReadonlyArray<Tool<R>>
-): Layer.Layer<ToolRegistry, never, Exclude<R, CurrentTurn>> =>
+export const layer = <const Tools extends ReadonlyArray<Tool.Any>>(
+  tools: Tools
+): Layer.Layer<ToolRegistry, never, Exclude<Tool.Requirements<Tools[number]>, CurrentTurn>> =>
   Layer.effect(ToolRegistry, Effect.gen(function*() {
-    const context = yield* Effect.context<Exclude<R, CurrentTurn>>()
+    const context = yield* Effect.context<Exclude<Tool.Requirements<Tools[number]>, CurrentTurn>>()
     const entries = tools.map((tool): RegisteredTool => ({
       ...tool,
       execute: (args, ctx) => {

@@ -37,7 +37,7 @@ import type { ConfigError } from "../domain/errors.ts"
 import type { AgentEvent, EventKind, EventOf } from "../domain/Event.ts"
 import type { Message } from "../domain/Message.ts"
 import type { ProviderRequest } from "../domain/Provider.ts"
-import type { Tool } from "../domain/Tool.ts"
+import type * as Tool from "../domain/Tool.ts"
 import * as Scripted from "../layers/providers/Scripted.ts"
 import * as SessionStoreMemory from "../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../programs/AgentLoopLive.ts"
@@ -51,28 +51,34 @@ import type { SessionStore } from "../services/SessionStore.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
 import * as ToolRegistryLive from "../layers/ToolRegistry.ts"
 
-/** What a test loop is made of. */
-export interface TestLoopOptions {
+/** What a test loop is made of; `Tools` are its tools, whatever services they need. */
+export interface TestLoopOptions<Tools extends ReadonlyArray<Tool.Any> = ReadonlyArray<Tool.Any>> {
   /** The model's answers, in order, or a function of each request (see `Scripted`). */
   readonly script: Scripted.Script
-  readonly tools?: ReadonlyArray<Tool<CurrentTurn>>
+  /** The tools; what they need (but `CurrentTurn`, given per call) the layer requires. */
+  readonly tools?: Tools
   /** Config fields; `model` defaults to `"test-model"`. */
   readonly config?: Partial<AgentLoopConfigInput>
   /** Sessions the in-memory store starts with. */
   readonly sessions?: Readonly<Record<string, ReadonlyArray<Message>>>
 }
 
-/** The whole loop over a scripted model (`ScriptedLog` keeps its requests) and an in-memory session store. */
-export const layer = (
-  options: TestLoopOptions
+/**
+ * The whole loop over a scripted model (`ScriptedLog` keeps its requests) and an in-memory session
+ * store. Tools that need services make a layer that requires them, as `ToolRegistryLive.layer`
+ * does: the test provides them, `Testing.layer({ tools: [lookupOrder], script }).pipe(Layer.provide(OrderDbTest))`.
+ */
+export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
+  options: TestLoopOptions<Tools>
 ): Layer.Layer<
   AgentLoop | EventBus | Hooks | LoopConfig | Provider | Scripted.ScriptedLog | ToolRegistry | SessionStore,
-  ConfigError
+  ConfigError,
+  Exclude<Tool.Requirements<Tools[number]>, CurrentTurn>
 > =>
   AgentLoopLive.layer({ model: "test-model", ...options.config }).pipe(
     Layer.provideMerge(Layer.mergeAll(
       Scripted.layer(options.script),
-      ToolRegistryLive.layer(options.tools ?? []),
+      ToolRegistryLive.layer(options.tools ?? ([] as unknown as Tools)),
       SessionStoreMemory.layer(options.sessions)
     ))
   )
