@@ -134,7 +134,7 @@ export const agentFlags = {
   approval: Flag.Literals("approval", ApprovalPolicy.literals).pipe(
     Flag.optional,
     Flag.withDescription(
-      "Calls that need approval (exec, MCP tools not marked read-only, file writes into .agents/hooks, .agent-loop, .claude, the MCP files (.mcp.json, .vscode/mcp.json, .cursor/mcp.json) or .git; deny rules of --deny and the settings first): ask on a terminal (denied without one), approve all, or deny all. Default ask, or the settings' \"approval\""
+      "Calls that need approval (exec, MCP tools not marked read-only, file writes into protected locations: hooks, settings, MCP files, .git, editors' and shells' auto-run files such as .vscode/tasks.json or .envrc; deny rules of --deny and the settings first): ask on a terminal (denied without one), approve all, or deny all. Default ask, or the settings' \"approval\""
     )
   ),
   allow: Flag.String("allow").pipe(

@@ -1,7 +1,8 @@
 /**
  * Protected locations: the places in a workspace whose files end up being run or trusted — file
- * hooks, project settings (Claude Code's `.claude/` too: its hooks run commands), the workspace's MCP config, and git's hooks and config (which git runs
- * on the user's next command). A model that may write files could otherwise turn a file write into
+ * hooks, project settings (Claude Code's `.claude/` too: its hooks run commands), the workspace's MCP config, git's hooks and config (which git runs
+ * on the user's next command), and the configuration editors and shells run on their own (VS Code's
+ * tasks, direnv's `.envrc`, npm's `.npmrc`, dev containers). A model that may write files could otherwise turn a file write into
  * code execution without the approval `exec` needs. So `write_file` and `edit_file` ask approval for
  * any path in a protected location, and refuse a path that reaches one through a symbolic link.
  *
@@ -29,10 +30,15 @@ import type { WorkspaceShape } from "./workspace.ts"
 /**
  * The protected locations, relative to the workspace root: file hooks, settings (ours and Claude
  * Code's), MCP config (Claude Code's, VS Code's and Cursor's), git's directory, and the hooks directories git is commonly pointed at
- * (`.githooks`, husky's `.husky`, which an `npm install` makes git's hooks directory).
+ * (`.githooks`, husky's `.husky`, which an `npm install` makes git's hooks directory); and the
+ * configuration other tools run by themselves: VS Code's settings and tasks (a task run on
+ * opening the folder, a terminal profile), direnv's `.envrc` (run on `cd`), npm's `.npmrc` (the
+ * scripts' shell, `node-options`), JetBrains' `.idea/` (run configurations) and `.devcontainer/`
+ * (`postCreateCommand`). A sandbox binds the same list read-only.
  */
 export const PROTECTED_LOCATIONS: ReadonlyArray<string> = [
-  ".agents/hooks", ".agent-loop", ".claude", ".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json", ".git", ".githooks", ".husky"
+  ".agents/hooks", ".agent-loop", ".claude", ".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json", ".git", ".githooks", ".husky",
+  ".vscode/settings.json", ".vscode/tasks.json", ".envrc", ".npmrc", ".idea", ".devcontainer"
 ]
 
 /** Case and Unicode form folded, as a case-insensitive file system would see a name. */

@@ -129,7 +129,7 @@ describe("protected locations need approval", () => {
     for (const path of [".agents/hooks/a", "x/.agents/hooks", "/abs/.AGENTS/HOOKS/b", ".agent-loop", "a/.mcp.json", ".vscode/mcp.json", "x/.cursor/mcp.json", ".git/x", ".agents/./hooks"]) {
       expect(isProtectedPath(path), path).toBe(true)
     }
-    for (const path of [".agents/skills/a.md", "hooks/a", "agent-loop/x", "mcp.json", ".mcp.json.bak", ".vscode/settings.json", ".cursor/rules/a.md", "src/.gitignore", ".github/workflows/ci.yml"]) {
+    for (const path of [".agents/skills/a.md", "hooks/a", "agent-loop/x", "mcp.json", ".mcp.json.bak", ".vscode/extensions.json", ".cursor/rules/a.md", "src/.gitignore", ".github/workflows/ci.yml"]) {
       expect(isProtectedPath(path), path).toBe(false)
     }
   })
