@@ -1,7 +1,8 @@
 /**
  * A trusted workspace's Claude Code settings, `.claude/settings.json` and
  * `.claude/settings.local.json`: their permission rules and hooks apply here unchanged
- * (`--no-claude-settings` leaves them out). Everything else in them (`env`, `model`,
+ * (`--no-claude-settings` leaves them out), and so do their `sandbox` keys (read by
+ * `sandboxSettings.ts`). Everything else in them (`env`, `model`,
  * `apiKeyHelper`, `statusLine`, …) is Claude Code's own and is ignored: they are read leniently,
  * and a part that cannot be used is a warning, never a failure, since the file is written for
  * another program.
@@ -71,7 +72,8 @@ export const parse = (path: string, text: string): ClaudeSettings => {
       warnings.push(`${path}: hooks${at === "" ? "" : `.${at}`}: ${issue?.message.split("\n")[0] ?? "invalid"}; hooks of this file skipped`)
     }
   }
-  const ignored = Object.keys(settings).filter((key) => key !== "permissions" && key !== "hooks")
+  // the sandbox keys are read on their own (sandboxSettings.ts)
+  const ignored = Object.keys(settings).filter((key) => key !== "permissions" && key !== "hooks" && key !== "sandbox")
   return { path, permissions, hooks, warnings, ignored }
 }
 

@@ -50,6 +50,7 @@ const runnerFlags = (flags: AgentFlags): ReadonlyArray<string> => [
   ...Option.isSome(flags.workspace) ? ["--workspace"] : [],
   ...Option.isSome(flags.maxIterations) ? ["--max-iterations"] : [],
   ...Option.isSome(flags.approval) || flags.yes ? ["--approval/--yes"] : [],
+  ...Option.isSome(flags.sandbox) ? ["--sandbox"] : [],
   ...flags.allow.length > 0 || flags.deny.length > 0 ? ["--allow/--deny"] : [],
   ...Option.isSome(flags.replay) ? ["--replay"] : [],
   ...Option.isSome(flags.record) ? ["--record"] : [],

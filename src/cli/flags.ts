@@ -14,6 +14,9 @@ import { ApprovalPolicy } from "./approvalPolicy.ts"
 import { providerNames, providerSummaries } from "./providerList.ts"
 import { storeFlags } from "./storeFlags.ts"
 
+/** The values of `--sandbox`. */
+export const sandboxModes = ["auto", "on", "off"] as const
+
 /**
  * The built-in tools enabled when neither `--tools` nor a settings file chooses: all but
  * `web_fetch`, which reaches the network and is enabled only by name. `exec` is among them, as in
@@ -144,6 +147,12 @@ export const agentFlags = {
   deny: Flag.String("deny").pipe(
     Flag.atLeast(0),
     Flag.withDescription("Deny calls matching a permission RULE, e.g. 'exec(git push:*)' (repeatable); deny rules hold even with --yes")
+  ),
+  sandbox: Flag.Literals("sandbox", sandboxModes).pipe(
+    Flag.optional,
+    Flag.withDescription(
+      "Run exec's commands in the operating system's sandbox (bubblewrap on Linux, sandbox-exec on macOS): they write only the workspace, read none of your credentials and reach only allowed hosts. auto: wherever it can run; on: also fail where none can; off: unconfined (a warning says so). Default auto, or the settings' sandbox.enabled"
+    )
   ),
   claudeSettings: Flag.Boolean("claude-settings").pipe(
     Flag.withDefault(true),

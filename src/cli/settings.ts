@@ -33,6 +33,7 @@ import * as ProviderChoice from "./providerChoice.ts"
 import type { ProviderSettings } from "./providerChoice.ts"
 import * as Providers from "./providers.ts"
 import { clean } from "./safeText.ts"
+import * as SandboxSettings from "./sandboxSettings.ts"
 import { Screen } from "./screen.ts"
 import * as SettingsFile from "./settingsFile.ts"
 import * as StoreChoice from "./storeChoice.ts"
@@ -94,6 +95,10 @@ export interface CliSettings {
   readonly claudeHooks: ReadonlyArray<HooksSource>
   /** What those hooks tell the approval prompt. */
   readonly hookBridge: Bridge.Bridge
+  /** The permission rules as read from every source, in order (the sandbox's policy is compiled from them). */
+  readonly rules: ReadonlyArray<Rule>
+  /** The sandbox: `--sandbox` and the `sandbox` keys of the files that may set them. */
+  readonly sandbox: SandboxSettings.SandboxChoice
   /** Lines to show once the command starts (`announce`): a skipped untrusted workspace, an unknown model, the context files. */
   readonly notices: ReadonlyArray<Notice>
 }
@@ -219,14 +224,73 @@ const permissionsAndHooks = (
         rules.push(...yield* rulesOf(file.permissions, file.path, false, notices))
         if (file.hooks !== undefined) hooks.push(file.hooks)
         if (flags.verbose && file.ignored.length > 0) {
-          notices.push({ level: "note", text: `${file.path}: only permissions and hooks apply; ignored: ${file.ignored.join(", ")}` })
+          notices.push({ level: "note", text: `${file.path}: only permissions, hooks and sandbox apply; ignored: ${file.ignored.join(", ")}` })
         }
       }
     }
     rules.push(...yield* rulesOf({ allow: flags.allow }, "--allow", true, notices))
     rules.push(...yield* rulesOf({ deny: flags.deny }, "--deny", true, notices))
     const saveTarget = trusted ? SettingsFile.projectSettingsPath(workspace) : undefined
-    return { permissions: Permissions.make(rules, workspace, saveTarget), hooks }
+    return { permissions: Permissions.make(rules, workspace, saveTarget), hooks, rules }
+  })
+
+/**
+ * The sandbox settings of the files that may set them (`sandboxSettings.ts`): Claude Code's user
+ * file and the loop's, then a trusted workspace's own and Claude Code's; an untrusted workspace's
+ * keys that would weaken the sandbox are named in one line each file, and taken from none.
+ */
+const sandboxChoice = (
+  flags: AgentFlags,
+  files: ReadonlyArray<SettingsFile.LoadedSettings>,
+  workspace: string,
+  trusted: boolean,
+  env: NodeJS.ProcessEnv,
+  notices: Array<Notice>
+) =>
+  Effect.gen(function*() {
+    const sources: Array<SandboxSettings.SandboxSource> = []
+    const claude = flags.settings && flags.claudeSettings
+    const claudeFile = (path: string, within: string, ownedByUser: boolean) =>
+      SandboxSettings.loadClaude(path, { within, ownedByUser, maxBytes: SettingsFile.MAX_SETTINGS_BYTES })
+    if (claude) {
+      const user = yield* claudeFile(SandboxSettings.claudeUserSettingsPath(env), SandboxSettings.claudeUserDir(env), false)
+      if (user !== undefined) {
+        for (const warning of user.warnings) notices.push({ level: "warn", text: warning })
+        sources.push(user.source)
+      }
+    }
+    const ownSource = (file: SettingsFile.LoadedSettings): SandboxSettings.SandboxSource => ({
+      path: file.path,
+      sandbox: file.settings.sandbox ?? {},
+      additionalDirectories: file.settings.permissions?.additionalDirectories ?? []
+    })
+    // the user's file, then (trusted only) the workspace's: settingsFiles read them in that order
+    sources.push(...files.map(ownSource))
+    const claudeWorkspace = ClaudeSettings.claudeSettingsPaths(workspace)
+    if (trusted && claude) {
+      for (const path of claudeWorkspace) {
+        const found = yield* claudeFile(path, workspace, true)
+        if (found === undefined) continue
+        for (const warning of found.warnings) notices.push({ level: "warn", text: warning })
+        sources.push(found.source)
+      }
+    }
+    if (!trusted && flags.settings) {
+      // read only to say what was not taken: a repository cannot turn the sandbox off or widen it
+      for (const path of [SettingsFile.projectSettingsPath(workspace), ...claudeWorkspace]) {
+        const found = yield* claudeFile(path, workspace, true)
+        const ignored = found === undefined ? [] : SandboxSettings.weakening(found.source)
+        if (ignored.length === 0) continue
+        notices.push({
+          level: "warn",
+          text: `ignored ${ignored.join(", ")} of ${path}: the workspace is not trusted, so its settings cannot weaken the sandbox`
+        })
+      }
+    }
+    for (const source of sources) {
+      for (const text of SandboxSettings.notHonoured(source)) notices.push({ level: "warn", text })
+    }
+    return SandboxSettings.choose(sources, Option.getOrUndefined(flags.sandbox))
   })
 
 /** Resolves the flags of `run` or `chat`; an impossible combination fails with one line. */
@@ -247,7 +311,8 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     const notices: Array<Notice> = []
     if (untrusted !== undefined) notices.push({ level: "warn", text: untrusted })
     if (limits.note !== undefined) notices.push({ level: "note", text: limits.note })
-    const { hooks: claudeHooks, permissions } = yield* permissionsAndHooks(flags, files, workspace, trusted, notices)
+    const { hooks: claudeHooks, permissions, rules } = yield* permissionsAndHooks(flags, files, workspace, trusted, notices)
+    const sandbox = yield* sandboxChoice(flags, files, workspace, trusted, env, notices)
     const agents = yield* Agents.discover(workspace, trusted, env)
     for (const problem of agents.problems) notices.push({ level: "warn", text: `skipped agent ${problem.path}: ${problem.message}` })
     const commands = yield* CustomCommands.discover(workspace, trusted, env)
@@ -287,6 +352,8 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       verbose: flags.verbose,
       undoBudget: settings.undoBudget ?? DEFAULT_MAX_BYTES_PER_SESSION,
       permissions,
+      rules,
+      sandbox,
       claudeHooks,
       hookBridge: Bridge.make(),
       notices

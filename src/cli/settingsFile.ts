@@ -27,6 +27,7 @@ import { problemOf, readConfined, textOf } from "../layers/readConfined.ts"
 import { BuiltinToolName } from "../tools/index.ts"
 import { fail } from "./failure.ts"
 import { providers } from "./providers.ts"
+import { SandboxSettings } from "./sandboxSettings.ts"
 
 import { ApprovalPolicy } from "./approvalPolicy.ts"
 
@@ -44,7 +45,9 @@ export const SettingsProvider = Schema.NonEmptyString.check(
 export const PermissionLists = Schema.Struct({
   allow: Schema.optionalKey(Schema.Array(Schema.String)),
   ask: Schema.optionalKey(Schema.Array(Schema.String)),
-  deny: Schema.optionalKey(Schema.Array(Schema.String))
+  deny: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** Claude Code's: directories beside the workspace; here, places the sandbox lets commands write (see `sandbox`). */
+  additionalDirectories: Schema.optionalKey(Schema.Array(Schema.String))
 })
 export type PermissionLists = typeof PermissionLists.Type
 
@@ -94,6 +97,9 @@ export const Settings = Schema.Struct({
   })),
   permissions: Schema.optionalKey(PermissionLists.annotate({
     description: "permission rules in Claude Code's syntax: `allow`, `ask` and `deny` lists such as `exec(npm test:*)` or `Read(src/**)`; the lists of every file apply"
+  })),
+  sandbox: Schema.optionalKey(SandboxSettings.annotate({
+    description: "the sandbox `exec` runs commands in, in Claude Code's shape (`enabled`, `autoAllowBashIfSandboxed`, `excludedCommands`, `allowUnsandboxedCommands`, `network.allowedDomains`, `filesystem`, …) and agent-loop's `mcpServers` and `hooks`; see the sandbox keys below"
   })),
   hooks: Schema.optionalKey(HooksConfig.annotate({
     description: "hooks in Claude Code's shape (`PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, …); the hooks of every file apply"

@@ -163,7 +163,7 @@ describe.concurrent("a repository configured for Claude Code", () => {
     expect(results["ls"]).toContain("listed")
     expect(fs.existsSync(path.join(workspace, "pwned"))).toBe(false)
     expect(yes.stderr).toContain("agent-loop: denied exec {\"command\":\"curl http://127.0.0.1:9/x\"}: permission rule Bash(curl:*)")
-    expect(yes.stderr).toContain(`${path.join(workspace, ".claude", "settings.json")}: only permissions and hooks apply; ignored: model, env`)
+    expect(yes.stderr).toContain(`${path.join(workspace, ".claude", "settings.json")}: only permissions, hooks and sandbox apply; ignored: model, env`)
 
     const without = await runCli(["run", ...flags, "--no-claude-settings", "--yes", "go"], { env })
     expect(without.code).toBe(0)

@@ -40,6 +40,7 @@ describe("resolved settings", () => {
     approval: Option.none(),
     allow: [],
     deny: [],
+    sandbox: Option.none(),
     claudeSettings: true,
     contextFiles: false,
     settings: true,
