@@ -26,6 +26,7 @@
  */
 import * as Context from "effect/Context"
 import * as Redacted from "effect/Redacted"
+import { urlCredentials } from "../domain/urlCredentials.ts"
 
 /** What a secret is replaced with. */
 export const REDACTED = "<redacted>"
@@ -38,7 +39,11 @@ export const MIN_SECRET_LENGTH = 8
 
 /** The registry. */
 export interface SecretsShape {
-  /** Remembers secret values (empty and too-short ones are ignored); later `scrub`s remove them. */
+  /**
+   * Remembers secret values (empty and too-short ones are ignored); later `scrub`s remove them. A
+   * value holding a URL with a credential (`redis://:PASSWORD@host`, `https://TOKEN@host`) also
+   * adds that credential on its own, as written and decoded: it may show up without the rest.
+   */
   readonly add: (secrets: ReadonlyArray<Redacted.Redacted<string> | string>) => void
   /** `text` with every known secret replaced by `<redacted>`. */
   readonly scrub: (text: string) => string
@@ -54,12 +59,16 @@ export const make = (): SecretsShape => {
   return {
     add: (secrets) => {
       let changed = false
-      for (const secret of secrets) {
-        const value = typeof secret === "string" ? secret : Redacted.value(secret)
+      const remember = (value: string) => {
         if (value.length >= MIN_SECRET_LENGTH && !values.has(value)) {
           values.add(value)
           changed = true
         }
+      }
+      for (const secret of secrets) {
+        const value = typeof secret === "string" ? secret : Redacted.value(secret)
+        remember(value)
+        for (const credential of urlCredentials(value)) remember(credential)
       }
       if (changed) ordered = [...values].sort((a, b) => b.length - a.length)
     },

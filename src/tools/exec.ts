@@ -22,9 +22,9 @@ import { completeUtf8Length } from "../domain/text.ts"
 import * as Tool from "../domain/Tool.ts"
 import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { Workspace } from "./workspace.ts"
-import { looksSecret } from "./secretEnv.ts"
+import { scrubbedEnv } from "./secretEnv.ts"
 
-export { SECRET_ENV_PATTERN, SECRET_VALUE_PATTERN } from "./secretEnv.ts"
+export { isSecretEnv, SECRET_ENV_PATTERN, SECRET_VALUE_PATTERN } from "./secretEnv.ts"
 
 /** Limits of `exec`. */
 export interface ExecOptions {
@@ -45,15 +45,6 @@ export interface ExecOptions {
 
 /** The default cap on the combined stdout and stderr kept by `exec`. */
 export const DEFAULT_EXEC_MAX_OUTPUT_BYTES = 64 * 1024
-
-/**
- * The rule `exec` withholds environment variables by: the name looks like a credential
- * (`SECRET_ENV_PATTERN`), the value does (`SECRET_VALUE_PATTERN`), or the value contains a secret
- * the program registered in `Secrets` (an API key the CLI read, an MCP server's token), whatever
- * the variable is called.
- */
-export const isSecretEnv = (name: string, value: string, secrets: Pick<SecretsShape, "scrub">): boolean =>
-  looksSecret(name, value) || secrets.scrub(value) !== value
 
 /** How long output may keep arriving after the process exited (a background child can hold the pipe). */
 const DRAIN_GRACE = Duration.seconds(1)
@@ -100,13 +91,8 @@ const makeCollector = (max: number) => {
   }
 }
 
-/** The variables of this process's environment that `isSecretEnv` withholds, unset. */
-const secretFreeEnv = (secrets: SecretsShape): Record<string, undefined> => {
-  const env = globalThis.process?.env ?? {}
-  return Object.fromEntries(
-    Object.entries(env).filter(([name, value]) => isSecretEnv(name, value ?? "", secrets)).map(([name]) => [name, undefined])
-  )
-}
+/** This process's environment without the variables `isSecretEnv` withholds (the same as hook scripts get). */
+const secretFreeEnv = (secrets: SecretsShape): Record<string, string> => scrubbedEnv(globalThis.process?.env ?? {}, { secrets })
 
 /** `exec` with the given limits. */
 export const makeExec = (options: ExecOptions = {}) => {
@@ -137,7 +123,7 @@ export const makeExec = (options: ExecOptions = {}) => {
             cwd: workspace.root,
             stdin: "ignore",
             forceKillAfter: killGrace,
-            ...(stripSecretEnv ? { env: secretFreeEnv(secrets), extendEnv: true } : {})
+            ...(stripSecretEnv ? { env: secretFreeEnv(secrets), extendEnv: false } : {})
           }))
           const reader = yield* Stream.runForEach(handle.all, (chunk) => Effect.sync(() => output.add(chunk))).pipe(
             Effect.forkScoped
