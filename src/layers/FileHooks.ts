@@ -4,8 +4,8 @@
  *
  * Each discovered hook becomes an in-process hook on the point of its trigger. When the point
  * fires (and, for tool triggers, the matchers accept the call) its script runs with the event as
- * JSON on stdin, and an environment without provider keys or any value registered in `Secrets`;
- * what it prints is scrubbed of known secrets before it becomes a reason or an error. Exit 0 continues, honouring a `{"decision", "modified_input", "reason"}` reply on
+ * JSON on stdin, and the environment `exec` gets (`Script.hookEnv`: no credential by name or value,
+ * no value registered in `Secrets`) plus the variables its `HOOK.md` names in `env`; what it prints is scrubbed of known secrets before it becomes a reason or an error. Exit 0 continues, honouring a `{"decision", "modified_input", "reason"}` reply on
  * stdout (a `pre-tool-call` reply may also say `approve`, approving a call that needs approval, or
  * `ask`, so the user is asked); exit 2 blocks with stderr as the reason; anything else (another exit code, unparseable
  * stdout, a crash, the timeout) continues and is reported as an `Error` event. `async` hooks run
@@ -137,6 +137,7 @@ const toHook = (
     readonly scope: Scope.Scope
     readonly secrets: SecretsShape
     readonly bridge: Bridge | undefined
+    readonly passEnv: ReadonlyArray<string>
   }
 ): Hook.Hook => {
   const point = pointOf[hook.trigger]
@@ -160,7 +161,7 @@ const toHook = (
         command: hook.command,
         cwd: workDir,
         input: JSON.stringify(event),
-        env: Script.scriptEnv(process.env, (value) => secrets.scrub(value) !== value),
+        env: Script.hookEnv(secrets, [...env.passEnv, ...hook.env]),
         timeout: Duration.millis(hook.timeout)
       }).pipe(
         Effect.provideService(ChildProcessSpawner.ChildProcessSpawner, env.spawner),
@@ -265,6 +266,11 @@ export const layer = (
   options: DiscoverOptions & {
     /** Where `pre-tool-call` replies `approve`/`ask` go for an approver that asks the user (the CLI's prompt). */
     readonly bridge?: Bridge
+    /**
+     * Variables every hook script is given although they look like credentials (the CLI's
+     * `hookEnv` setting); a hook names its own with `env` in its `HOOK.md`.
+     */
+    readonly passEnv?: ReadonlyArray<string>
   } = {}
 ): Layer.Layer<never, never, Hooks | EventBus | FileSystem.FileSystem | ChildProcessSpawner.ChildProcessSpawner> =>
   Layer.effectDiscard(Effect.gen(function*() {
@@ -282,7 +288,7 @@ export const layer = (
       const publishError = (context: Hook.HookContext, message: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) =>
           bus.publish(AgentEvent.make("Error", context, at, { stage: pointOf[hook.trigger], message, hook: hook.name })))
-      yield* hooks.register(toHook(hook, workDir, { spawner, publishError, scope, secrets, bridge: options.bridge }), {
+      yield* hooks.register(toHook(hook, workDir, { spawner, publishError, scope, secrets, bridge: options.bridge, passEnv: options.passEnv ?? [] }), {
         name: hook.name,
         priority: hook.priority,
         source: hook.path,

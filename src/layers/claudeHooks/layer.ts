@@ -12,9 +12,9 @@
  * | `SessionEnd`, `PreCompact` | `sessionEnd`, `beforeCompact` (observers) |
  * | `Notification`     | when the approver is about to ask the user |
  *
- * Each command runs with `sh -c` in the project directory, the event as JSON on stdin, and an
- * environment without provider keys or registered secrets, plus `CLAUDE_PROJECT_DIR` and
- * `AGENT_LOOP_PROJECT_DIR`; its `timeout` (seconds, default 60) is on the Clock. Its output is
+ * Each command runs with `sh -c` in the project directory, the event as JSON on stdin, and the
+ * environment `exec` gets (no credential by name or value, no registered secret; `passEnv` names
+ * exceptions), plus `CLAUDE_PROJECT_DIR` and `AGENT_LOOP_PROJECT_DIR`; its `timeout` (seconds, default 60) is on the Clock. Its output is
  * scrubbed of known secrets before it reaches the model or an event. Commands of a group run in
  * order, and the first to block or deny ends the group.
  */
@@ -44,6 +44,11 @@ export interface ClaudeHooksOptions {
   readonly bridge?: Bridge.Bridge
   /** The session's transcript file, when the store keeps one per session. */
   readonly transcriptPath?: (sessionKey: string) => string | undefined
+  /**
+   * Variables the commands are given although they look like credentials (the CLI's `hookEnv`
+   * setting): Claude Code's `hooks` setting has no field for it.
+   */
+  readonly passEnv?: ReadonlyArray<string>
 }
 
 const withTag = (tag: string, text: string) => `<${tag}>\n${text}\n</${tag}>`
@@ -68,7 +73,7 @@ export const layer = (
     const pending = new Map<string, Array<string>>()
 
     const env = () => ({
-      ...Script.scriptEnv(process.env, (value) => secrets.scrub(value) !== value),
+      ...Script.hookEnv(secrets, options.passEnv ?? []),
       CLAUDE_PROJECT_DIR: projectDir,
       AGENT_LOOP_PROJECT_DIR: projectDir
     })

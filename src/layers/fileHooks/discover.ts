@@ -52,6 +52,8 @@ export interface FileHook {
   readonly entry: string
   /** The argv that runs the entry script (the executable script itself). */
   readonly command: ReadonlyArray<string>
+  /** Variables the script is given although they look like credentials (`env` in `HOOK.md`). */
+  readonly env: ReadonlyArray<string>
 }
 
 /** The hooks found and the problems with the ones left out. */
@@ -125,7 +127,8 @@ const toFileHook = (manifest: Manifest, level: Level, manifestPath: string, entr
   level,
   path: manifestPath,
   entry: entry.entry,
-  command: entry.command
+  command: entry.command,
+  env: manifest.env
 })
 
 /** The largest `HOOK.md` read: front matter and a description, a few KiB in practice. */

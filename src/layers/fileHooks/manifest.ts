@@ -43,6 +43,9 @@ const invalidRegex = (source: string): string | undefined => {
 /** A regular expression, given as its source text. */
 const RegexSource = Schema.String.check(Schema.makeFilter((source: string) => invalidRegex(source)))
 
+/** The name of an environment variable, such as `GITHUB_TOKEN`. */
+export const EnvName = Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: "expected an environment variable name such as GITHUB_TOKEN" }))
+
 /** The front matter of a `HOOK.md`, with the format's defaults. */
 export const Manifest = Schema.Struct({
   name: Schema.NonEmptyString,
@@ -54,7 +57,9 @@ export const Manifest = Schema.Struct({
   })),
   timeout: withDefault(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), 30_000),
   async: withDefault(Schema.Boolean, false),
-  priority: withDefault(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })), 100)
+  priority: withDefault(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })), 100),
+  /** Variables the script is given although they look like credentials (agent-loop's extension). */
+  env: withDefault(Schema.Array(EnvName), [])
 })
 export type Manifest = typeof Manifest.Type
 

@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ChildProcess from "effect/process/ChildProcess"
 import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
+import { type KnownSecrets, scrubbedEnv } from "../../tools/secretEnv.ts"
 
 /** Most bytes kept of each of stdout and stderr; the rest is read and discarded. */
 export const outputLimit = 1024 * 1024
@@ -42,22 +43,14 @@ const collect = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.Effect<string,
     (acc) => Buffer.concat(acc.chunks).toString("utf8")
   )
 
-/** Names of variables that hold provider keys; never passed to a hook script. */
-export const PROVIDER_KEY_ENV = /_API_KEY$/
-
 /**
- * The environment a script runs with: `env` without provider keys (`*_API_KEY`) and without any
- * variable whose value holds a known secret (`isSecret`), so that a hook — whose output can reach
- * the model — never holds a key.
+ * The environment a hook script runs with: this process's, scrubbed exactly as `exec`'s is
+ * (`scrubbedEnv`: no variable whose name or value looks like a credential, none holding a known
+ * secret), so that a hook, whose output can reach the model, holds no key it did not ask for;
+ * the variables named in `pass` are given all the same.
  */
-export const scriptEnv = (env: NodeJS.ProcessEnv, isSecret: (value: string) => boolean): Record<string, string> => {
-  const kept: Record<string, string> = {}
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || PROVIDER_KEY_ENV.test(name) || isSecret(value)) continue
-    kept[name] = value
-  }
-  return kept
-}
+export const hookEnv = (secrets: KnownSecrets, pass: Iterable<string> = []): Record<string, string> =>
+  scrubbedEnv(process.env, { secrets, pass })
 
 /** Runs `command` (argv) in `cwd` with `input` on stdin and exactly `env`, within `timeout`. */
 export const run = (options: {
