@@ -82,15 +82,6 @@ const protectedLocations = (settings: CliSettings) =>
   })
 
 /**
- * Whether `web_fetch` may reach `host` at a private or loopback address: only by an allow rule
- * naming its domain (`web_fetch(domain:localhost)`), never by one allowing every fetch.
- */
-const allowsPrivateHost = (settings: CliSettings, host: string) => {
-  const verdict = settings.permissions.evaluate({ name: "web_fetch", arguments: { url: `http://${host.includes(":") ? `[${host}]` : host}/` } })
-  return verdict._tag === "Allow" && verdict.rules.every((rule) => rule.specifier !== undefined)
-}
-
-/**
  * The built-in tools of `--tools`, then the tools of the MCP servers of the settings files, the
  * workspace's MCP files (`.vscode/mcp.json`, `.cursor/mcp.json`, `.mcp.json`: trusted workspaces,
  * unless `--no-mcp-workspace`) and `--mcp-config`, later ones replacing a server of the same name,
@@ -106,7 +97,8 @@ const tools = (settings: CliSettings) => {
       ...builtinTools({
         enable: settings.tools,
         exec: { killGrace: EXEC_KILL_GRACE },
-        webFetch: { allowPrivate: (host) => allowsPrivateHost(settings, host) },
+        // a private or loopback address only by a rule the user wrote naming the host (rules.reachesPrivate)
+        webFetch: { allowPrivate: settings.permissions.reachesPrivate },
         protect
       }),
       // the agent files' sub-agents, unless every tool is turned off (--tools "")

@@ -10,6 +10,16 @@
  * - Otherwise the policy decides: `approve` (`--yes`) approves all, `deny` denies all, `ask` asks
  *   on a terminal and denies without one; a denial without asking says why on stderr.
  *
+ * - With the sandbox on, `sandbox.autoAllowBashIfSandboxed` approves `exec` calls that run in it
+ *   without asking (never one a deny or ask rule or a hook's "ask" matches).
+ * - An `exec` call that asks to run outside the sandbox (`dangerously_unsandboxed`, after the
+ *   sandbox stopped it) is always asked about, whatever rules or `--yes` say, unless
+ *   `sandbox.allowUnsandboxedCommands` is `true` and the policy approves; without a terminal it is
+ *   denied, saying so, and with `allowUnsandboxedCommands: false` it is never run. Only an
+ *   approval here grants it (`Sandbox.grantUnsandboxed`); the model cannot.
+ * - A command of `sandbox.excludedCommands` (every part of it) is approved as any command is, and
+ *   then runs outside the sandbox.
+ *
  * The prompt shows the whole call (see `approvalDisplay.ts`) and offers: allow once, allow the
  * suggested rule for the session, allow and save it to the workspace's settings, or deny (an
  * answer `n REASON` passes the reason to the model). The loop denies on its own when nobody
@@ -25,7 +35,7 @@ import { claudeName } from "../layers/claudeHooks/io.ts"
 import * as Display from "./approvalDisplay.ts"
 import * as Format from "./format.ts"
 import * as Permissions from "./permissions/state.ts"
-import type { Rule } from "./permissions/rules.ts"
+import { evaluate, parseRule, type Rule, RuleError } from "./permissions/rules.ts"
 import type { ScreenShape } from "./screen.ts"
 import type { ApprovalPolicy } from "./settingsFile.ts"
 
@@ -44,6 +54,14 @@ export const UNSHOWABLE_REASON = "Not approved: the call is too long to show the
 
 /** What the model is told when a deny rule matched. */
 export const ruleDeniedReason = (rule: Rule) => `Denied by the permission rule "${rule.text}" in the user's deny list.`
+
+/** What the model is told when a call to run outside the sandbox could not be asked about. */
+export const UNSANDBOXED_NO_TERMINAL_REASON = "Not approved: running a command outside the sandbox needs the user's answer at a prompt, " +
+  "and agent-loop has no terminal to ask (--yes does not approve it unless the user's settings say sandbox.allowUnsandboxedCommands: true)."
+
+/** What the model is told when running outside the sandbox is turned off. */
+export const UNSANDBOXED_OFF_REASON = "Not approved: the user's settings do not let commands run outside the sandbox " +
+  "(sandbox.allowUnsandboxedCommands: false). Find a way that works inside it, or tell the user what is needed."
 
 /** How long a prompt for a tool that needs no approval (an `ask` rule) may wait: it is not under the loop's approval deadline. */
 export const ASK_TIMEOUT: Duration.Duration = Duration.seconds(60)
@@ -65,7 +83,40 @@ export interface ApprovalOptions {
   readonly columns?: number
   /** A private directory where a call too long for the screen is written for the user to read; without it such a call is denied. */
   readonly overflowDir?: string
+  /** The sandbox `exec` runs in; absent or inactive: commands are not confined, and nothing here changes. */
+  readonly sandbox?: SandboxApproval
 }
+
+/** What approval needs to know of the sandbox. */
+export interface SandboxApproval {
+  /** Commands run confined (the sandbox is not off). */
+  readonly active: boolean
+  /** `sandbox.autoAllowBashIfSandboxed`. */
+  readonly autoAllowExec: boolean
+  /** `sandbox.allowUnsandboxedCommands`: `undefined` when no file set it. */
+  readonly allowUnsandboxed: boolean | undefined
+  /** `sandbox.excludedCommands`, as `exec(…)` rule specifiers. */
+  readonly excludedCommands: ReadonlyArray<string>
+  /** Lets one approved call run outside the sandbox (`Sandbox.grantUnsandboxed`). */
+  readonly grant: (toolCallId: string) => Effect.Effect<void>
+}
+
+/** Whether an `exec` call asks to run outside the sandbox. */
+export const asksUnsandboxed = (call: { readonly name: string; readonly arguments: unknown; readonly mcp?: unknown }): boolean =>
+  call.name === "exec" && call.mcp === undefined && typeof call.arguments === "object" && call.arguments !== null &&
+  (call.arguments as Record<string, unknown>)["dangerously_unsandboxed"] === true
+
+/**
+ * The `sandbox.excludedCommands` as allow rules: an entry without `:*` or `*` covers the commands
+ * that start with its words (`docker` covers `docker ps`), as Claude Code reads it.
+ */
+const excludedRules = (entries: ReadonlyArray<string>): ReadonlyArray<Rule> =>
+  entries.flatMap((entry) => {
+    const text = entry.trim()
+    const specifier = text.endsWith(":*") || text.includes("*") ? text : `${text}:*`
+    const rule = parseRule(`exec(${specifier})`, "allow", "sandbox.excludedCommands")
+    return rule instanceof RuleError ? [] : [rule]
+  })
 
 type Answer = { readonly _tag: "Once" | "Session" | "Save" } | { readonly _tag: "Deny"; readonly reason: string }
 
@@ -85,6 +136,15 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
   const permissions = options.permissions ?? Permissions.none(process.cwd())
   /** Calls the user approved at `beforeTool`: not asked twice. */
   const approvedEarly = new Set<string>()
+  const sandbox = options.sandbox !== undefined && options.sandbox.active ? options.sandbox : undefined
+  const excluded = excludedRules(sandbox?.excludedCommands ?? [])
+  /** Whether `call` is an `exec` call that runs outside the sandbox: asked for, or every part of it excluded. */
+  const outside = (call: Hook.HookToolCall): "asked" | "excluded" | undefined => {
+    if (sandbox === undefined || call.name !== "exec" || call.mcp !== undefined) return undefined
+    if (asksUnsandboxed(call)) return "asked"
+    return excluded.length > 0 && evaluate(excluded, call, process.cwd())._tag === "Allow" ? "excluded" : undefined
+  }
+  const OUTSIDE_WHY = "it asks to run outside the sandbox"
   // a one-line mention (denials without asking); the prompt itself shows the whole call
   // (cut before `truncate`, which normalises whitespace over all it is given)
   const what = (call: Hook.HookToolCall) =>
@@ -135,6 +195,9 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
       yield* screen.line(`${err.yellow("?")} ${err.bold(`${Display.visible(Format.truncate(call.name, 80))} wants to run`)}${why === undefined ? "" : err.dim(` (${Display.visible(why)})`)}:`)
       for (const line of lines) yield* screen.line(line)
       if (shown.operators.length > 0) yield* screen.line(`  ${err.red("shell operators:")} ${shown.operators.join(" ")}`)
+      if (outside(call) === "asked") {
+        yield* screen.line(`  ${err.red("outside the sandbox:")} the sandbox stopped this command; y runs it again unconfined, with all your privileges`)
+      }
       const choices = [
         "y: allow once",
         ...(suggested.length > 0 ? [`a: allow ${suggestedShown} for this session`] : []),
@@ -155,8 +218,41 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
       return answer
     }).pipe(Effect.onInterrupt(() => screen.line(screen.err.dim(`(no answer: ${Format.truncate(call.name, 80)} denied)`))))
 
-  /** The policy's decision for a call nothing else decided; asks on a terminal. */
-  const byPolicy = (context: Hook.HookContext, call: Hook.HookToolCall, why: string | undefined, remember: boolean) => {
+  /**
+   * An `exec` call that asks to run outside the sandbox: asked on a terminal whatever rules and the
+   * policy say; approved without asking only under `--yes` with `allowUnsandboxedCommands: true`;
+   * otherwise denied, saying why. An approval grants that call, once.
+   */
+  const unsandboxed = (context: Hook.HookContext, call: Hook.HookToolCall, why: string | undefined) =>
+    Effect.gen(function*() {
+      if (sandbox!.allowUnsandboxed === false) {
+        yield* screen.line(`agent-loop: denied ${what(call)}: it asks to run outside the sandbox, and sandbox.allowUnsandboxedCommands is false`)
+        return Hook.deny(UNSANDBOXED_OFF_REASON) as Hook.Approve | Hook.Deny
+      }
+      const reason = why === undefined ? OUTSIDE_WHY : `${OUTSIDE_WHY}; ${why}`
+      let decision: Hook.Approve | Hook.Deny
+      if (options.policy === "approve" && sandbox!.allowUnsandboxed === true) decision = Hook.approve
+      else if (options.policy === "deny") decision = yield* byPolicy(context, call, reason, false)
+      else if (options.ask === undefined) {
+        yield* screen.line(
+          `agent-loop: denied ${what(call)}: it asks to run outside the sandbox, which needs your yes at a prompt and there is no terminal to ask` +
+            `${options.policy === "approve" ? " (--yes approves it only with sandbox.allowUnsandboxedCommands: true in your settings)" : ""}`
+        )
+        decision = Hook.deny(UNSANDBOXED_NO_TERMINAL_REASON)
+      } else decision = yield* byPolicy(context, call, reason, false, options.ask)
+      if (decision._tag === "Approve") yield* sandbox!.grant(call.id)
+      return decision
+    })
+
+  /** The policy's decision for a call nothing else decided; asks on a terminal (`force`: whatever the policy). */
+  const byPolicy = (
+    context: Hook.HookContext,
+    call: Hook.HookToolCall,
+    why: string | undefined,
+    remember: boolean,
+    force?: Effect.Effect<string | undefined>
+  ) => {
+    if (force !== undefined) return Effect.map(prompt(context, call, why, force, false), (answer) => answer._tag === "Deny" ? Hook.deny(answer.reason) : Hook.approve)
     if (options.policy === "approve") return Effect.succeed<Hook.Approve | Hook.Deny>(Hook.approve)
     if (options.policy === "deny") {
       return Effect.as(screen.line(`agent-loop: denied ${what(call)}: approval is set to deny`), Hook.deny(POLICY_DENIED_REASON))
@@ -174,14 +270,15 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
   const denyByRule = (call: Hook.HookToolCall, rule: Rule) =>
     Effect.as(screen.line(`agent-loop: denied ${what(call)}: permission rule ${rule.text} (${rule.source})`), Hook.deny(ruleDeniedReason(rule)))
 
-  return Hook.make({
+  const hook = Hook.make({
     beforeTool: ({ call, context }) => {
       const verdict = permissions.evaluate(call)
       if (verdict._tag === "Deny") return denyByRule(call, verdict.rule)
       const hook = options.bridge?.peek(call.id)
       // a tool that needs approval is asked about at approveTool; others only when a rule or hook says so
       if (call.requiresApproval || (verdict._tag !== "Ask" && hook?.decision !== "ask")) return undefined
-      const why = verdict._tag === "Ask" ? `the rule ${verdict.rule.text} asks` : `hook ${hook!.hook} asks${hook!.reason === undefined ? "" : `: ${hook!.reason}`}`
+      const asked = verdict._tag === "Ask" ? `the rule ${verdict.rule.text} asks` : `hook ${hook!.hook} asks${hook!.reason === undefined ? "" : `: ${hook!.reason}`}`
+      const why = outside(call) === "asked" ? `${OUTSIDE_WHY}; ${asked}` : asked
       return byPolicy(context, call, why, false).pipe(
         Effect.timeoutOption(ASK_TIMEOUT),
         Effect.map((decision) => {
@@ -196,24 +293,55 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
       )
     },
     approveTool: ({ call, context }) => {
-      if (approvedEarly.delete(call.id)) return Hook.approve
+      const runsOutside = outside(call)
+      if (approvedEarly.delete(call.id)) {
+        // the prompt at beforeTool named running outside the sandbox; an excluded command was approved as any
+        return runsOutside === undefined ? Hook.approve : Effect.as(sandbox!.grant(call.id), Hook.approve)
+      }
       const verdict = permissions.evaluate(call)
       if (verdict._tag === "Deny") return denyByRule(call, verdict.rule)
       const hook = options.bridge?.take(call.id)
-      // a tool that needs approval only for some calls (a write into a protected location) is never approved by a rule
-      const perCall = !call.requiresApproval
-      if (hook?.decision === "allow" && verdict._tag !== "Ask") return Hook.approve
-      if (verdict._tag === "Allow" && !perCall && hook?.decision !== "ask") return Hook.approve
-      const why = verdict._tag === "Ask"
-        ? `the rule ${verdict.rule.text} asks`
-        : hook?.decision === "ask"
-        ? `hook ${hook.hook} asks${hook.reason === undefined ? "" : `: ${hook.reason}`}`
-        : perCall
-        ? "it writes to a protected location"
-        : verdict._tag === "None"
-        ? verdict.why
-        : undefined
-      return byPolicy(context, call, why, verdict._tag === "None" && !perCall && hook?.decision !== "ask")
+      if (runsOutside === "asked") {
+        const why = verdict._tag === "Ask"
+          ? `the rule ${verdict.rule.text} asks`
+          : hook?.decision === "ask"
+          ? `hook ${hook.hook} asks${hook.reason === undefined ? "" : `: ${hook.reason}`}`
+          : undefined
+        return unsandboxed(context, call, why)
+      }
+      if (runsOutside === "excluded") {
+        // approved as any command is, then run outside the sandbox (sandbox.excludedCommands); never auto-allowed
+        return Effect.tap(decide(context, call, verdict, hook), (decision) => decision._tag === "Approve" ? sandbox!.grant(call.id) : Effect.void)
+      }
+      if (
+        sandbox?.autoAllowExec === true && call.name === "exec" && call.mcp === undefined && verdict._tag !== "Ask" &&
+        hook?.decision !== "ask"
+      ) return Hook.approve
+      return decide(context, call, verdict, hook)
     }
   })
+
+  /** The decision of rules, a hook and the policy on a call that needs approval. */
+  const decide = (
+    context: Hook.HookContext,
+    call: Hook.HookToolCall,
+    verdict: ReturnType<Permissions.Permissions["evaluate"]>,
+    hook: ReturnType<NonNullable<ApprovalOptions["bridge"]>["take"]>
+  ): Effect.Effect<Hook.Approve | Hook.Deny> => {
+    // a tool that needs approval only for some calls (a write into a protected location) is never approved by a rule
+    const perCall = !call.requiresApproval
+    if (hook?.decision === "allow" && verdict._tag !== "Ask") return Effect.succeed(Hook.approve)
+    if (verdict._tag === "Allow" && !perCall && hook?.decision !== "ask") return Effect.succeed(Hook.approve)
+    const why = verdict._tag === "Ask"
+      ? `the rule ${verdict.rule.text} asks`
+      : hook?.decision === "ask"
+      ? `hook ${hook.hook} asks${hook.reason === undefined ? "" : `: ${hook.reason}`}`
+      : perCall
+      ? "it writes to a protected location"
+      : verdict._tag === "None"
+      ? verdict.why
+      : undefined
+    return byPolicy(context, call, why, verdict._tag === "None" && !perCall && hook?.decision !== "ask")
+  }
+  return hook
 }

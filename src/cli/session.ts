@@ -8,6 +8,7 @@ import type * as FileSystem from "effect/FileSystem"
 import type * as Scope from "effect/Scope"
 import type { AgentEvent } from "../domain/Event.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
+import { Sandbox } from "../services/Sandbox.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import type { EventBus } from "../services/EventBus.ts"
 import * as nodePath from "node:path"
@@ -31,8 +32,10 @@ export type StdoutContent = "text" | "events" | "none"
  * no approval), which denies by itself at its deadline.
  */
 export const registerApproval = (settings: CliSettings, screen: ScreenShape, ask: Effect.Effect<string | undefined> | undefined) =>
-  Effect.flatMap(AgentLoop, (loop) =>
-    loop.registerHook(
+  Effect.gen(function*() {
+    const loop = yield* AgentLoop
+    const sandbox = yield* Sandbox
+    return yield* loop.registerHook(
       approvalHook({
         policy: settings.approval,
         screen,
@@ -40,10 +43,18 @@ export const registerApproval = (settings: CliSettings, screen: ScreenShape, ask
         permissions: settings.permissions,
         bridge: settings.hookBridge,
         ...(process.stderr.columns === undefined ? {} : { columns: process.stderr.columns }),
-        overflowDir: nodePath.join(settings.dataDir, "approvals")
+        overflowDir: nodePath.join(settings.dataDir, "approvals"),
+        sandbox: {
+          active: sandbox.kind !== "none",
+          autoAllowExec: settings.sandbox.autoAllowExec,
+          allowUnsandboxed: settings.sandbox.allowUnsandboxed,
+          excludedCommands: settings.sandbox.excludedCommands,
+          grant: sandbox.grantUnsandboxed
+        }
       }),
       { name: "cli-approval", source: "agent-loop CLI", priority: -1, timeout: Duration.sum(ASK_TIMEOUT, Duration.seconds(5)) }
-    ))
+    )
+  })
 
 /**
  * A session gets a metadata record naming its workspace, so `--continue`, `--resume` and

@@ -42,7 +42,10 @@ export interface WebFetchOptions {
   readonly timeout?: Duration.Input
   /** How many redirects are followed. Default 5. */
   readonly maxRedirects?: number
-  /** Whether `host` may be reached at an address that is not public (a rule for it, say). Default: never. */
+  /**
+   * Whether `host` may be reached at an address that is not public (a rule naming it, say). Asked on
+   * every fetch and every redirect, with the addresses just resolved. Default: never.
+   */
   readonly allowPrivate?: (host: string) => boolean
 }
 
@@ -88,7 +91,7 @@ const resolveChecked = (url: URL, allowPrivate: (host: string) => boolean) =>
     if (notPublic !== undefined && !allowPrivate(host)) {
       return yield* fail(
         `${url.origin} resolves to ${notPublic.address}, which is not a public address (loopback, private, link-local or ` +
-          `reserved); refused. A permission rule web_fetch(domain:${host}) allows it`
+          `reserved); refused. An allow rule naming this host itself, web_fetch(domain:${host}), in the settings or --allow, lets it through`
       )
     }
     return addresses[0]!

@@ -11,8 +11,9 @@
  *   and `./x` too); a pattern without `/` (`.env`, `*.pem`) matches a file of that name anywhere;
  *   `//abs/path` is absolute and `~/x` is under the home directory.
  * - `web_fetch(domain:example.com)` (Claude Code's `WebFetch(domain:…)`): a URL whose host is that
- *   name; `domain:*.example.com` is a glob on it. An allow rule also lets `web_fetch` reach that host
- *   at a private or loopback address.
+ *   name (an IP address in any spelling URLs allow: `domain:0x7f.1` is 127.0.0.1);
+ *   `domain:*.example.com` is a glob on it. An allow rule the user wrote naming the host itself, no
+ *   glob, also lets `web_fetch` reach that host at a private or loopback address (`reachesPrivate`).
  * - `mcp__github`, `mcp__github__*`, `github__search_*`: MCP tools, by server or by name glob.
  *
  * Rules naming a tool agent-loop does not have (`Task`) are kept and never match.
@@ -27,6 +28,9 @@ import { read, type SimpleCommand } from "./shellWords.ts"
 
 /** Which list a rule is in. */
 export type RuleKind = "allow" | "ask" | "deny"
+
+/** The source of the rules the user allows at the approval prompt, for the rest of the process. */
+export const SESSION_SOURCE = "this session"
 
 
 const BUILTINS = new Set(["exec", "read_file", "write_file", "edit_file", "grep", "list_dir", "web_fetch"])
@@ -149,6 +153,32 @@ export const hostOf = (call: RuleCall): string | undefined => {
   return new URL(url).hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1")
 }
 
+/**
+ * A host as a URL's `hostname` gives it (see `hostOf`): lower case, an IPv4 address in dotted
+ * decimal whatever its spelling (`2130706433`, `0x7f.1`), an IPv6 address compressed and without
+ * brackets. Text no URL could hold is only lowered.
+ */
+export const canonicalHost = (text: string): string => {
+  const spelled = text.includes(":") && !text.startsWith("[") ? `[${text}]` : text
+  const url = `http://${spelled}/`
+  return URL.canParse(url) ? new URL(url).hostname.replace(/^\[(.*)\]$/, "$1") : text.toLowerCase()
+}
+
+const DOMAIN = "domain:"
+
+/** Whether a `web_fetch` rule's specifier matches `host` (from `hostOf`): a glob, or one host in any spelling. */
+const domainMatches = (specifier: string, host: string): boolean => {
+  if (!specifier.startsWith(DOMAIN)) return false
+  const pattern = specifier.slice(DOMAIN.length)
+  return /[*?]/.test(pattern) ? starMatch(pattern.toLowerCase(), host) : canonicalHost(pattern) === host
+}
+
+/** The one host a `web_fetch` rule names, canonical; `undefined` for a glob, or a rule naming none. */
+const literalHost = (rule: Rule): string | undefined => {
+  const pattern = rule.specifier?.startsWith(DOMAIN) ? rule.specifier.slice(DOMAIN.length) : ""
+  return pattern === "" || /[*?]/.test(pattern) ? undefined : canonicalHost(pattern)
+}
+
 /** The command of an `exec` call. */
 export const commandOf = (call: RuleCall): string | undefined => {
   const command = argument(call.arguments, "command")
@@ -181,7 +211,7 @@ export const matchesCall = (rule: Rule, call: RuleCall, workspace: string): bool
   if (rule.specifier === undefined || rule.tool._tag !== "Builtin") return true
   if (call.mcp === undefined && call.name === "web_fetch") {
     const host = hostOf(call)
-    return rule.specifier.startsWith("domain:") && host !== undefined && starMatch(rule.specifier.slice("domain:".length).toLowerCase(), host)
+    return host !== undefined && domainMatches(rule.specifier, host)
   }
   if (!PATH_TOOLS.has(call.name)) return false
   const path = pathOf(call)
@@ -264,6 +294,21 @@ export const evaluate = (rules: ReadonlyArray<Rule>, call: RuleCall, workspace: 
     if (!allowed.includes(rule)) allowed.push(rule)
   }
   return allowed.length === 0 ? { _tag: "None" } : { _tag: "Allow", rules: allowed }
+}
+
+/**
+ * Whether `web_fetch` may reach `host` (as `hostOf` gives it) at a loopback, private or link-local
+ * address. Only when the rules allow fetching from it and one of the allow rules names the host
+ * itself: no glob (`domain:*`, `domain:127.0.0.*` and `domain:*.internal` unlock nothing), and not a
+ * rule allowed at the approval prompt (`SESSION_SOURCE`), since the name may have resolved to a
+ * public address when the user said yes and to 127.0.0.1 since (DNS rebinding). `web_fetch`
+ * checks the address it connects to on every fetch and every redirect, so this is asked each time.
+ */
+export const reachesPrivate = (rules: ReadonlyArray<Rule>, host: string, workspace: string): boolean => {
+  const call: RuleCall = { name: "web_fetch", arguments: { url: `http://${host.includes(":") ? `[${host}]` : host}/` } }
+  if (evaluate(rules, call, workspace)._tag !== "Allow") return false
+  const wanted = canonicalHost(host)
+  return rules.some((rule) => rule.kind === "allow" && rule.source !== SESSION_SOURCE && namesTool(rule, call) && literalHost(rule) === wanted)
 }
 
 const SUBCOMMAND = /^[a-z][a-z0-9-]*$/

@@ -8,11 +8,13 @@ import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
 import { problemOf, readConfined, textOf } from "../../layers/readConfined.ts"
 import { MAX_SETTINGS_BYTES } from "../settingsFile.ts"
-import { evaluate, parseRule, type Rule, RuleError, type RuleCall, suggest, type Verdict } from "./rules.ts"
+import { evaluate, parseRule, reachesPrivate, type Rule, RuleError, type RuleCall, SESSION_SOURCE, suggest, type Verdict } from "./rules.ts"
 
 /** The process's rules. */
 export interface Permissions {
   readonly evaluate: (call: RuleCall) => Verdict
+  /** Whether `web_fetch` may reach `host` at an address that is not public (see `rules.reachesPrivate`). */
+  readonly reachesPrivate: (host: string) => boolean
   /** Rules that would allow `call` from now on (see `rules.suggest`). */
   readonly suggest: (call: RuleCall) => ReadonlyArray<string>
   /** Adds allow rules for the rest of the process. */
@@ -31,12 +33,13 @@ export const make = (rules: ReadonlyArray<Rule>, workspace: string, saveTarget: 
   let all = rules
   const allowForSession = (texts: ReadonlyArray<string>) => {
     for (const text of texts) {
-      const rule = parseRule(text, "allow", "this session")
+      const rule = parseRule(text, "allow", SESSION_SOURCE)
       if (!(rule instanceof RuleError)) all = [...all, rule]
     }
   }
   return {
     evaluate: (call) => evaluate(all, call, workspace),
+    reachesPrivate: (host) => reachesPrivate(all, host, workspace),
     suggest: (call) => suggest(all, call),
     allowForSession,
     saveTarget,
