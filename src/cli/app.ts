@@ -158,7 +158,7 @@ export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
     maxImageBytes: settings.maxImageBytes
   }).pipe(Layer.provide(provider(settings)), Layer.provideMerge(Layer.merge(tools(settings), options.store ?? store(settings))))
   // the workspace's own hooks run only in a trusted workspace (trust.ts); so do the hooks of its settings
-  const fileHooks = FileHooks.layer({ workDir: settings.workspace, project: settings.trusted, bridge: settings.hookBridge })
+  const fileHooks = FileHooks.layer({ workDir: settings.workspace, project: settings.trusted, bridge: settings.hookBridge, passEnv: settings.hookEnv })
   const hooks = settings.claudeHooks.length === 0
     ? fileHooks
     : Layer.merge(
@@ -166,7 +166,7 @@ export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
       // loaded only when a settings file has hooks
       Layer.unwrap(
         Effect.promise(() => import("../layers/claudeHooks/layer.ts")).pipe(
-          Effect.map((m: typeof ClaudeHooks) => m.layer({ sources: settings.claudeHooks, projectDir: settings.workspace, bridge: settings.hookBridge }))
+          Effect.map((m: typeof ClaudeHooks) => m.layer({ sources: settings.claudeHooks, projectDir: settings.workspace, bridge: settings.hookBridge, passEnv: settings.hookEnv }))
         )
       )
     )

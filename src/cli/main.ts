@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Command from "effect/cli/Command"
 import packageJson from "../../package.json" with { type: "json" }
+import { urlCredentials } from "../domain/urlCredentials.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { CLUSTER_URL_VARIABLE } from "./clusterOptions.ts"
 import { agentLoop } from "./commands.ts"
@@ -31,7 +32,7 @@ import * as CliLogger from "./logger.ts"
 import * as ProviderKeys from "./providerKeys.ts"
 import * as Screen from "./screen.ts"
 import * as Signals from "./signals.ts"
-import { passwordOf, URL_VARIABLE, URL_VARIABLES } from "./storeFlags.ts"
+import { URL_VARIABLE } from "./storeFlags.ts"
 import * as Telemetry from "./telemetry.ts"
 
 // A reader that stops early (`agent-loop models | head -1`) closes the pipe: stop quietly with
@@ -57,15 +58,15 @@ const verbose = process.argv.includes("--verbose")
 const screen = Screen.ofProcess()
 
 /**
- * A database URL with a password in the environment is a secret from the start, whatever the
- * command: every scrub removes it, and no hook script or command is given the variable holding it.
+ * A URL with a credential in the environment (the database URL with its password,
+ * `REDIS_URL=redis://:PASS@host`, `https://TOKEN@host`) is a secret from the start, whatever the
+ * command and the variable: every scrub removes it and, on its own, its credential (`Secrets.add`),
+ * and no hook script or command is given the variable holding it (`scrubbedEnv`).
  */
 const registerUrls = Effect.gen(function*() {
   const secrets = yield* Secrets
-  for (const name of URL_VARIABLES) {
-    const url = process.env[name]
-    const password = url === undefined ? [] : passwordOf(url)
-    if (url !== undefined && password.length > 0) secrets.add([url, ...password])
+  for (const value of Object.values(process.env)) {
+    if (value !== undefined && urlCredentials(value).length > 0) secrets.add([value])
   }
 })
 

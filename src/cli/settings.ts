@@ -95,6 +95,8 @@ export interface CliSettings {
   readonly claudeHooks: ReadonlyArray<HooksSource>
   /** What those hooks tell the approval prompt. */
   readonly hookBridge: Bridge.Bridge
+  /** Variables every hook script is given although they look like credentials (the settings' `hookEnv`). */
+  readonly hookEnv: ReadonlyArray<string>
   /** The permission rules as read from every source, in order (the sandbox's policy is compiled from them). */
   readonly rules: ReadonlyArray<Rule>
   /** The sandbox: `--sandbox` and the `sandbox` keys of the files that may set them. */
@@ -356,6 +358,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       sandbox,
       claudeHooks,
       hookBridge: Bridge.make(),
+      hookEnv: settings.hookEnv ?? [],
       notices
     }
     return resolved

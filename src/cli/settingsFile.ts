@@ -21,6 +21,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import { ModelOptions, merge as mergeModelOptions } from "../domain/ModelOptions.ts"
 import { ModelPrice } from "../domain/Usage.ts"
 import { HooksConfig } from "../layers/claudeHooks/config.ts"
+import { EnvName } from "../layers/fileHooks/manifest.ts"
 import { xdgBase } from "../layers/fileHooks/discover.ts"
 import { type McpServerConfigInput, McpServers } from "../layers/mcp/config.ts"
 import { problemOf, readConfined, textOf } from "../layers/readConfined.ts"
@@ -103,6 +104,9 @@ export const Settings = Schema.Struct({
   })),
   hooks: Schema.optionalKey(HooksConfig.annotate({
     description: "hooks in Claude Code's shape (`PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, …); the hooks of every file apply"
+  })),
+  hookEnv: Schema.optionalKey(Schema.Array(EnvName).annotate({
+    description: "variables every hook script is given although they look like credentials (`GITHUB_TOKEN`, …), which hooks otherwise never see, as `exec` does not; the names of every file apply"
   }))
 })
 export type Settings = typeof Settings.Type
@@ -179,7 +183,10 @@ export const load = (path: string, options: { readonly within: string; readonly 
     return Option.some(yield* parse(path, textOf(read) ?? ""))
   })
 
-/** The settings of `layers` merged in order, later ones winning; `prices` and `mcpServers` merge by name, `modelOptions` by field. */
+/**
+ * The settings of `layers` merged in order, later ones winning; `prices` and `mcpServers` merge by
+ * name, `modelOptions` by field, and the names of `hookEnv` add up.
+ */
 export const merge = (
   layers: ReadonlyArray<LoadedSettings>
 ): { readonly settings: Omit<Settings, "mcpServers">; readonly mcpServers: Readonly<Record<string, McpServerConfigInput>> } => {
@@ -190,7 +197,15 @@ export const merge = (
     const { mcpServers: _decoded, ...values } = layer.settings
     const prices = values.prices === undefined ? settings.prices : { ...settings.prices, ...values.prices }
     const modelOptions = mergeModelOptions(settings.modelOptions, values.modelOptions)
-    settings = { ...settings, ...values, ...(prices === undefined ? {} : { prices }), ...(modelOptions === undefined ? {} : { modelOptions }) }
+    // every file's names pass: a workspace adds the variables its own hooks need to the user's
+    const hookEnv = values.hookEnv === undefined ? settings.hookEnv : [...new Set([...(settings.hookEnv ?? []), ...values.hookEnv])]
+    settings = {
+      ...settings,
+      ...values,
+      ...(prices === undefined ? {} : { prices }),
+      ...(modelOptions === undefined ? {} : { modelOptions }),
+      ...(hookEnv === undefined ? {} : { hookEnv })
+    }
     mcpServers = { ...mcpServers, ...layer.mcpServers }
   }
   return { settings, mcpServers }
