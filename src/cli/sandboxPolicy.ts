@@ -19,7 +19,7 @@ import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
 import { pathMatch } from "./permissions/glob.ts"
-import type { Rule } from "./permissions/rules.ts"
+import { namesTool, type Rule } from "./permissions/rules.ts"
 import type { SandboxChoice } from "./sandboxSettings.ts"
 
 /** The inputs the CLI gives the sandbox's policy. */
@@ -96,7 +96,7 @@ const search = async (pattern: ReadonlyArray<string>, budget: { left: number; ex
 
 /** Whether a rule is a deny rule on one of the built-in tools `names`. */
 const denies = (rule: Rule, names: ReadonlyArray<string>) =>
-  rule.kind === "deny" && rule.tool._tag === "Builtin" && names.includes(rule.tool.name) && rule.specifier !== undefined
+  rule.kind === "deny" && rule.specifier !== undefined && names.some((name) => namesTool(rule, { name }))
 
 /** The inputs of a run in `workspace` under `rules` and the `sandbox` settings. */
 export const compile = (options: {
@@ -137,10 +137,11 @@ export const compile = (options: {
         `sandbox: stopped looking for the files of the deny rules' patterns after ${MAX_SEARCHED} entries; files further down stay readable by commands (name them in the rules without a pattern)`
       )
     }
-    const deniedHosts = rules.filter((r) => r.kind === "deny" && r.tool._tag === "Builtin" && r.tool.name === "web_fetch")
+    const fetches = (r: Rule) => namesTool(r, { name: "web_fetch" })
+    const deniedHosts = rules.filter((r) => r.kind === "deny" && fetches(r))
       .flatMap((r) => r.specifier?.startsWith("domain:") ? [r.specifier.slice("domain:".length).toLowerCase()] : [])
     const allowedHosts = unique([
-      ...rules.filter((r) => r.kind === "allow" && r.tool._tag === "Builtin" && r.tool.name === "web_fetch")
+      ...rules.filter((r) => r.kind === "allow" && fetches(r))
         .flatMap((r) => r.specifier?.startsWith("domain:") ? [r.specifier.slice("domain:".length).toLowerCase()] : []),
       ...sandbox.allowedDomains.map((d) => d.toLowerCase())
     ]).filter((host) => host !== "" && !deniedHosts.includes(host))

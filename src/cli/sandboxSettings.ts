@@ -261,3 +261,19 @@ export const notHonoured = (source: SandboxSource): ReadonlyArray<string> =>
   keysSet(source.sandbox).filter((key) => NOT_HONOURED.includes(key)).map((key) =>
     `${source.path}: sandbox.${key} is not honoured by agent-loop; ignored`
   )
+
+/** The platforms a sandbox runs on: bubblewrap on Linux, `sandbox-exec` on macOS. */
+export const sandboxPlatform = (platform: NodeJS.Platform): "linux" | "macos" | undefined =>
+  platform === "linux" ? "linux" : platform === "darwin" ? "macos" : undefined
+
+/** The one line a run shows when its commands will not be confined; `undefined` when they will be. */
+export const modeNotice = (choice: SandboxChoice, platform: NodeJS.Platform): string | undefined => {
+  if (choice.mode === "off") {
+    const from = choice.modeFrom === "--sandbox" ? "--sandbox off" : `sandbox.enabled: false in ${choice.modeFrom}`
+    return `the sandbox is off (${from}): commands run unconfined, with all your privileges`
+  }
+  if (choice.mode === "auto" && sandboxPlatform(platform) === undefined) {
+    return `no sandbox runs on ${platform}: commands run unconfined, with all your privileges (--sandbox on refuses to run them instead)`
+  }
+  return undefined
+}

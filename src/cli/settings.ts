@@ -175,7 +175,7 @@ const checkOf = (chosen: ProviderSettings) => {
 }
 
 /** The settings files that apply: the user's, then the project's when the workspace is trusted. */
-const settingsFiles = (flags: AgentFlags, workspace: string, trusted: boolean, env: NodeJS.ProcessEnv) =>
+const settingsFiles = (flags: Pick<AgentFlags, "settings">, workspace: string, trusted: boolean, env: NodeJS.ProcessEnv) =>
   Effect.gen(function*() {
     if (!flags.settings) return []
     const user = yield* SettingsFile.load(SettingsFile.userSettingsPath(env), { within: SettingsFile.configDir(env) })
@@ -206,7 +206,7 @@ const rulesOf = (lists: SettingsFile.PermissionLists | undefined, source: string
 
 /** The permission rules and Claude Code hooks of every source, in order: settings files, `.claude/` files, flags. */
 const permissionsAndHooks = (
-  flags: AgentFlags,
+  flags: Pick<AgentFlags, "settings" | "claudeSettings" | "allow" | "deny" | "verbose">,
   files: ReadonlyArray<SettingsFile.LoadedSettings>,
   workspace: string,
   trusted: boolean,
@@ -242,7 +242,7 @@ const permissionsAndHooks = (
  * keys that would weaken the sandbox are named in one line each file, and taken from none.
  */
 const sandboxChoice = (
-  flags: AgentFlags,
+  flags: Pick<AgentFlags, "settings" | "claudeSettings" | "sandbox">,
   files: ReadonlyArray<SettingsFile.LoadedSettings>,
   workspace: string,
   trusted: boolean,
@@ -293,6 +293,26 @@ const sandboxChoice = (
       for (const text of SandboxSettings.notHonoured(source)) notices.push({ level: "warn", text })
     }
     return SandboxSettings.choose(sources, Option.getOrUndefined(flags.sandbox))
+  })
+
+/** The flags the sandbox's settings depend on (`agent-loop sandbox status` takes them alone). */
+export type SandboxFlags = Pick<AgentFlags, "workspace" | "settings" | "claudeSettings" | "allow" | "deny" | "sandbox" | "verbose">
+
+/**
+ * What the sandbox of a run in the flags' workspace would be given, without the rest of a run's
+ * settings (no model needed): the workspace, its trust, the permission rules and the sandbox keys.
+ */
+export const resolveSandbox = (flags: SandboxFlags, env: NodeJS.ProcessEnv = process.env) =>
+  Effect.gen(function*() {
+    const workspace = nodePath.resolve(Option.getOrElse(flags.workspace, () => "."))
+    const trusted = yield* Trust.isTrusted(workspace, env)
+    const files = yield* settingsFiles(flags, workspace, trusted, env)
+    const notices: Array<Notice> = []
+    const { rules } = yield* permissionsAndHooks(flags, files, workspace, trusted, notices)
+    const sandbox = yield* sandboxChoice(flags, files, workspace, trusted, env, notices)
+    const untrusted = trusted ? undefined : yield* Trust.skippedWarning(workspace)
+    if (untrusted !== undefined) notices.unshift({ level: "warn", text: untrusted })
+    return { workspace, trusted, rules, sandbox, notices }
   })
 
 /** Resolves the flags of `run` or `chat`; an impossible combination fails with one line. */
@@ -361,6 +381,10 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       hookEnv: settings.hookEnv ?? [],
       notices
     }
+    // once per session: commands run with all the user's privileges
+    const confined = resolved.tools.includes("exec") || sandbox.mcpServers || sandbox.hooks
+    const line = SandboxSettings.modeNotice(sandbox, process.platform)
+    if (confined && line !== undefined) notices.push({ level: "warn", text: line })
     return resolved
   })
 
