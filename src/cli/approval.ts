@@ -141,8 +141,8 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
   /** Whether `call` is an `exec` call that runs outside the sandbox: asked for, or every part of it excluded. */
   const outside = (call: Hook.HookToolCall): "asked" | "excluded" | undefined => {
     if (sandbox === undefined || call.name !== "exec" || call.mcp !== undefined) return undefined
-    if (asksUnsandboxed(call)) return "asked"
-    return excluded.length > 0 && evaluate(excluded, call, process.cwd())._tag === "Allow" ? "excluded" : undefined
+    if (excluded.length > 0 && evaluate(excluded, call, process.cwd())._tag === "Allow") return "excluded"
+    return asksUnsandboxed(call) ? "asked" : undefined
   }
   const OUTSIDE_WHY = "it asks to run outside the sandbox"
   // a one-line mention (denials without asking); the prompt itself shows the whole call
@@ -275,6 +275,10 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
       const verdict = permissions.evaluate(call)
       if (verdict._tag === "Deny") return denyByRule(call, verdict.rule)
       const hook = options.bridge?.peek(call.id)
+      // an excluded command runs outside the sandbox once approved (at approveTool): exec runs a call outside only when it asks to
+      if (outside(call) === "excluded" && !asksUnsandboxed(call)) {
+        return Hook.modify({ arguments: { ...(call.arguments as Record<string, unknown>), dangerously_unsandboxed: true } })
+      }
       // a tool that needs approval is asked about at approveTool; others only when a rule or hook says so
       if (call.requiresApproval || (verdict._tag !== "Ask" && hook?.decision !== "ask")) return undefined
       const asked = verdict._tag === "Ask" ? `the rule ${verdict.rule.text} asks` : `hook ${hook!.hook} asks${hook!.reason === undefined ? "" : `: ${hook!.reason}`}`
