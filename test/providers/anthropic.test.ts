@@ -44,7 +44,7 @@ describe("Anthropic", () => {
     Effect.gen(function*() {
       const server = yield* start([{ body: bytesEvery(anthropicStream, 5) }])
       const chunks = yield* Effect.gen(function*() {
-        const provider = yield* Anthropic.make({ baseUrl: `${server.url}/`, promptCaching: false })
+        const provider = yield* Anthropic.make({ baseUrl: `${server.url}/`, apiKeyEnv: "ANTHROPIC_API_KEY", promptCaching: false })
         return yield* Stream.runCollect(provider.stream(request))
       }).pipe(
         Effect.provide(NodeHttpClient.layerUndici),

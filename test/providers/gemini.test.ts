@@ -6,7 +6,8 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Deferred, Effect, Fiber, Redacted, Stream } from "effect"
+import { ConfigProvider, Deferred, Effect, Fiber, Layer, Redacted, Stream } from "effect"
+import { HttpClient, HttpClientResponse } from "effect/http"
 import { Gemini, Message, type ProviderTypes } from "effect-agent-loop"
 import { chunk, geminiChunks, geminiStream, referenceRequest } from "../support/geminiWire.ts"
 import { bytesEvery, type WireResponse, start } from "../support/wireServer.ts"
@@ -119,7 +120,7 @@ describe("Gemini", () => {
     Effect.gen(function*() {
       const server = yield* start([{ body: bytesEvery(geminiStream, 5) }])
       const chunks = yield* Effect.gen(function*() {
-        const provider = yield* Gemini.make({ baseUrl: `${server.url}/v1beta/` })
+        const provider = yield* Gemini.make({ baseUrl: `${server.url}/v1beta/`, apiKeyEnv: "GEMINI_API_KEY" })
         return yield* Stream.runCollect(provider.stream(conversation))
       }).pipe(
         Effect.provide(NodeHttpClient.layerUndici),
@@ -132,17 +133,21 @@ describe("Gemini", () => {
       expect(received.headers["authorization"]).toBeUndefined()
     }))
 
-  it.live("GOOGLE_API_KEY is read when GEMINI_API_KEY is not set", () =>
+  it.live("GOOGLE_API_KEY is read when GEMINI_API_KEY is not set, for Google's own URL", () =>
     Effect.gen(function*() {
-      const server = yield* start([{ body: finished }])
+      const seen: Array<Readonly<Record<string, string>>> = []
+      const google = HttpClient.make((req) => {
+        seen.push(req.headers)
+        return Effect.succeed(HttpClientResponse.fromWeb(req, new Response(finished.join(""), { headers: { "content-type": "text/event-stream" } })))
+      })
       yield* Effect.gen(function*() {
-        const provider = yield* Gemini.make({ baseUrl: server.url })
+        const provider = yield* Gemini.make()
         yield* Stream.runDrain(provider.stream(conversation))
       }).pipe(
-        Effect.provide(NodeHttpClient.layerUndici),
+        Effect.provide(Layer.succeed(HttpClient.HttpClient, google)),
         Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { GOOGLE_API_KEY: KEY } }))
       )
-      expect(server.requests[0]!.headers["x-goog-api-key"]).toBe(KEY)
+      expect(seen[0]!["x-goog-api-key"]).toBe(KEY)
     }))
 
   it.live("sends what Google's client sends for the same conversation: system prompt, two tools, an image result, thinking, a typed answer", () =>

@@ -36,7 +36,7 @@ describe("OpenAiCompatible", () => {
     Effect.gen(function*() {
       const server = yield* start([{ body: bytesEvery(openAiText, 7) }])
       const chunks = yield* Effect.gen(function*() {
-        const provider = yield* OpenAiCompatible.make({ baseUrl: `${server.url}/v1/`, headers: { "x-title": "agent" } })
+        const provider = yield* OpenAiCompatible.make({ baseUrl: `${server.url}/v1/`, apiKeyEnv: "OPENAI_API_KEY", headers: { "x-title": "agent" } })
         return yield* Stream.runCollect(provider.stream(request))
       }).pipe(
         Effect.provide(NodeHttpClient.layerUndici),

@@ -1,11 +1,12 @@
 /**
  * The named OpenAI-compatible servers (`OpenAiCompatible.preset`): each one's key variable and no
- * other, no key at all for the local servers, typed answers in each one's dialect, overrides, and
+ * other, sent to its own URL only, no key at all for the local servers, typed answers in each one's dialect, overrides, and
  * OpenRouter's attribution headers.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Stream } from "effect"
+import { ConfigProvider, Effect, Layer, Stream } from "effect"
+import { HttpClient, HttpClientResponse } from "effect/http"
 import { Message, OpenAiCompatible, Presets, Provider, type ProviderTypes } from "effect-agent-loop"
 import { openAiText } from "../support/wireFixtures.ts"
 import { start } from "../support/wireServer.ts"
@@ -40,14 +41,39 @@ const sentBy = (name: Presets.PresetName, options: OpenAiCompatible.Options = {}
     Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { ...env, OPENAI_API_KEY: "sk-openai-elsewhere" } }))
   )
 
+/** The URL and headers of the request the preset sends to its own host, caught by a client that answers itself. */
+const sentHome = (name: Presets.PresetName) =>
+  Effect.gen(function*() {
+    const seen: Array<{ readonly url: string; readonly headers: Readonly<Record<string, string>> }> = []
+    const client = HttpClient.make((req) => {
+      seen.push({ url: req.url, headers: req.headers })
+      return Effect.succeed(HttpClientResponse.fromWeb(req, new Response(openAiText, { headers: { "content-type": "text/event-stream" } })))
+    })
+    yield* Effect.gen(function*() {
+      const provider = yield* Provider
+      yield* Stream.runDrain(provider.stream(request))
+    }).pipe(Effect.provide(OpenAiCompatible.preset(name)), Effect.provide(Layer.succeed(HttpClient.HttpClient, client)))
+    return seen[0]!
+  }).pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { ...env, OPENAI_API_KEY: "sk-openai-elsewhere" } })))
+
 describe("OpenAI-compatible presets", () => {
-  it.live("each cloud sends its own key, from its own variable; a local server sends none, not even OpenAI's", () =>
+  it.live("each cloud sends its own key, from its own variable, to its own URL; a local server sends none, not even OpenAI's", () =>
+    Effect.gen(function*() {
+      for (const name of Presets.presetNames) {
+        const received = yield* sentHome(name)
+        expect(received.url, name).toBe(`${Presets.presets[name].baseUrl}/chat/completions`)
+        expect(received.headers["authorization"], name).toBe(Presets.presets[name].apiKeyEnv === undefined ? undefined : `Bearer key-of-${name}`)
+      }
+    }))
+
+  it.live("a baseUrl elsewhere is sent no key, unless apiKeyEnv names it", () =>
     Effect.gen(function*() {
       for (const name of Presets.presetNames) {
         const received = yield* sentBy(name)
         expect(received.path, name).toBe("/v1/chat/completions")
-        expect(received.headers["authorization"], name).toBe(Presets.presets[name].apiKeyEnv === undefined ? undefined : `Bearer key-of-${name}`)
+        expect(received.headers["authorization"], name).toBeUndefined()
       }
+      expect((yield* sentBy("groq", { apiKeyEnv: "GROQ_API_KEY" })).headers["authorization"]).toBe("Bearer key-of-groq")
     }))
 
   it.live("typed answers in each one's dialect: response_format where the server enforces it, else the respond tool", () =>

@@ -52,7 +52,7 @@ describe("OpenAiResponses", () => {
     Effect.gen(function*() {
       const server = yield* start([{ body: bytesEvery(responsesStream, 7) }])
       const chunks = yield* Effect.gen(function*() {
-        const provider = yield* OpenAiResponses.make({ baseUrl: `${server.url}/v1/` })
+        const provider = yield* OpenAiResponses.make({ baseUrl: `${server.url}/v1/`, apiKeyEnv: "OPENAI_API_KEY" })
         return yield* Stream.runCollect(provider.stream(request))
       }).pipe(
         Effect.provide(NodeHttpClient.layerUndici),

@@ -18,10 +18,11 @@ import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { makeDecoder } from "./anthropicStream.ts"
 import { check, requestBody } from "./anthropicWire.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
+import { ANTHROPIC_BASE_URL } from "./ownHosts.ts"
 
 /**
  * How to reach the API: `baseUrl` defaults to `https://api.anthropic.com`, `apiKey` to the
- * `ANTHROPIC_API_KEY` config value.
+ * `ANTHROPIC_API_KEY` config value, read only for Anthropic's own URL (see `apiKeyEnv`).
  */
 export interface Options extends HttpOptions {
   /** Default `2023-06-01`. */
@@ -36,7 +37,7 @@ export interface Options extends HttpOptions {
 /** A Messages API provider. */
 export const make = (options: Options = {}): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
   httpProvider({
-    defaultBaseUrl: "https://api.anthropic.com",
+    defaultBaseUrl: ANTHROPIC_BASE_URL,
     path: "/v1/messages",
     keyName: "ANTHROPIC_API_KEY",
     headers: { "anthropic-version": options.version ?? "2023-06-01" },

@@ -30,6 +30,7 @@ import { trimEndWhile } from "../../domain/text.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
 import * as ChatWire from "./openAiWire.ts"
+import { AZURE_DOMAINS, httpsUnder } from "./ownHosts.ts"
 import * as ResponsesWire from "./responsesWire.ts"
 
 /** The wire a deployment is spoken to with. */
@@ -38,7 +39,10 @@ export type AzureApi = "chat-completions" | "responses"
 /**
  * How to reach the deployment: `baseUrl` is the resource's endpoint
  * (`https://RESOURCE.openai.azure.com`, or the same with `/openai` or `/openai/v1`), default the
- * `AZURE_OPENAI_ENDPOINT` config value; `apiKey` defaults to `AZURE_OPENAI_API_KEY`.
+ * `AZURE_OPENAI_ENDPOINT` config value; `apiKey` defaults to `AZURE_OPENAI_API_KEY`, read for the
+ * `AZURE_OPENAI_ENDPOINT` endpoint and for Azure's own hosts (`*.openai.azure.com`,
+ * `*.cognitiveservices.azure.com`, `*.services.ai.azure.com`); a gateway elsewhere gets it only
+ * when `apiKey` or `apiKeyEnv` says so.
  */
 export interface Options extends HttpOptions {
   /** Default `chat-completions`. */
@@ -97,6 +101,8 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
       path: (request) => urlFor("", api, deploymentOf(request), options.apiVersion),
       // an Entra ID token replaces the key: no key is read then
       keyName: bearer === undefined ? "AZURE_OPENAI_API_KEY" : undefined,
+      // the endpoint of the environment goes with the key of the environment
+      ownHost: options.baseUrl === undefined ? () => true : httpsUnder(AZURE_DOMAINS),
       auth: bearer === undefined
         ? (apiKey) => ({ "api-key": Redacted.value(apiKey) })
         : (token) => ({ authorization: `Bearer ${Redacted.value(token)}` }),

@@ -31,7 +31,8 @@ import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { Secrets } from "../../services/Secrets.ts"
 import { check, fromException, fromHttpResponse, makeDecoder, requestBody } from "./bedrockWire.ts"
 import { decodeEventStream, type FrameParser } from "./eventStream.ts"
-import { type HttpOptions, httpProvider } from "./httpStream.ts"
+import { type HttpOptions, httpProvider, resolveKey } from "./httpStream.ts"
+import { AWS_DOMAINS, httpsUnder } from "./ownHosts.ts"
 import { importPeer } from "./optionalPeer.ts"
 
 /** AWS credentials given outright (instead of the default chain). */
@@ -44,8 +45,9 @@ export interface Credentials {
 /**
  * How to reach Bedrock. `region` defaults to the `AWS_REGION`, then `AWS_DEFAULT_REGION` config
  * value; `baseUrl` to `https://bedrock-runtime.REGION.amazonaws.com` (set it for a VPC endpoint or
- * a proxy). `apiKey` is a Bedrock API key (default the `AWS_BEARER_TOKEN_BEDROCK` config value):
- * with one, requests are not signed.
+ * a proxy). `apiKey` is a Bedrock API key (default the `AWS_BEARER_TOKEN_BEDROCK` config value,
+ * read for AWS's own hosts only, `*.amazonaws.com`; a proxy elsewhere gets it only when `apiKey` or
+ * `apiKeyEnv` says so): with one, requests are not signed.
  */
 export interface Options extends HttpOptions {
   readonly region?: string
@@ -124,10 +126,9 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
       const noRegion = new ProviderRejected({ message: "Bedrock: no AWS region: set AWS_REGION, or pass the region (settings \"region\")" })
       return { stream: () => Stream.fail(noRegion) }
     }
-    const apiKey = options.apiKey ??
-      (yield* Config.option(Config.Redacted("AWS_BEARER_TOKEN_BEDROCK")).pipe(Effect.orDie, Effect.map(Option.getOrUndefined)))
     // `httpProvider` drops a trailing `/`
     const root = options.baseUrl ?? `https://bedrock-runtime.${region}.amazonaws.com`
+    const { apiKey, withheld } = yield* resolveKey(options, "AWS_BEARER_TOKEN_BEDROCK", options.baseUrl === undefined || httpsUnder(AWS_DOMAINS)(root), root)
     const secrets = yield* Secrets
     const given = options.credentials
     if (given !== undefined) secrets.add([given.secretAccessKey, ...(given.sessionToken === undefined ? [] : [given.sessionToken])])
@@ -158,6 +159,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
       defaultBaseUrl: root,
       path: (request) => `/model/${encodeURIComponent(request.model)}/converse-stream`,
       keyName: undefined,
+      ...(withheld === undefined ? {} : { withheld }),
       headers: { accept: "application/vnd.amazon.eventstream" },
       auth: (token) => ({ authorization: `Bearer ${Redacted.value(token)}` }),
       body: (request) => requestBody(request, options.promptCaching === undefined ? {} : { promptCaching: options.promptCaching }),
@@ -168,7 +170,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
       ...(apiKey === undefined ? { prepare: sign } : {}),
       decode: (bytes, makeWireDecoder) =>
         Stream.unwrap(Effect.map(codec, (parse) => decodeEventStream(parse, fromException)(bytes, makeWireDecoder)))
-    }, { ...options, baseUrl: root, ...(apiKey === undefined ? {} : { apiKey }) })
+    }, { ...options, baseUrl: root, apiKeyEnv: null, ...(apiKey === undefined ? {} : { apiKey }) })
   })
 
 /** The provider as a layer; needs an `HttpClient` (e.g. `NodeHttpClient.layerUndici`). */

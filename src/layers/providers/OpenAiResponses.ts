@@ -19,18 +19,19 @@ import * as Redacted from "effect/Redacted"
 import type * as HttpClient from "effect/http/HttpClient"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { type HttpOptions, httpProvider } from "./httpStream.ts"
+import { OPENAI_BASE_URL } from "./ownHosts.ts"
 import { check, makeDecoder, requestBody } from "./responsesWire.ts"
 
 /**
  * How to reach the API: `baseUrl` defaults to `https://api.openai.com/v1`, `apiKey` to the
- * `OPENAI_API_KEY` config value.
+ * `OPENAI_API_KEY` config value, read only for OpenAI's own URL (see `apiKeyEnv`).
  */
 export interface Options extends HttpOptions {}
 
 /** A Responses API provider. */
 export const make = (options: Options = {}): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
   httpProvider({
-    defaultBaseUrl: "https://api.openai.com/v1",
+    defaultBaseUrl: OPENAI_BASE_URL,
     path: "/responses",
     keyName: "OPENAI_API_KEY",
     auth: (apiKey) => ({ authorization: `Bearer ${Redacted.value(apiKey)}` }),

@@ -32,6 +32,7 @@ import * as AnthropicWire from "./anthropicWire.ts"
 import * as GeminiWire from "./geminiWire.ts"
 import { type Authorization, type HttpOptions, httpProvider } from "./httpStream.ts"
 import { importPeer } from "./optionalPeer.ts"
+import { GOOGLE_DOMAINS, httpsUnder, originOf } from "./ownHosts.ts"
 
 /** The `provider` of the blocks kept from Gemini on Vertex: its signatures go back to Vertex only. */
 export const GEMINI_PROVIDER = "vertex-gemini"
@@ -60,8 +61,12 @@ export interface GoogleAuthClient {
   readonly getProjectId?: () => Promise<string | null | undefined>
 }
 
-/** How to reach Vertex AI. */
-export interface Options extends Omit<HttpOptions, "apiKey"> {
+/**
+ * How to reach Vertex AI. Credentials found by Application Default Credentials go to Google's
+ * hosts only (`*.googleapis.com`): a `baseUrl` elsewhere (a proxy) is sent them only when `auth` or
+ * `keyFile` names them.
+ */
+export interface Options extends Omit<HttpOptions, "apiKey" | "apiKeyEnv"> {
   /** The Google Cloud project; default the `GOOGLE_CLOUD_PROJECT` config value. */
   readonly project?: string
   /** The region (`us-central1`, `europe-west4`, …) or `global`; default `GOOGLE_CLOUD_LOCATION`, else `global`. */
@@ -192,7 +197,17 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
     let project = given === "" ? undefined : given
     const location = options.location ?? (yield* configValue("GOOGLE_CLOUD_LOCATION")) ?? "global"
     const client = options.auth === undefined ? adc(project, options.keyFile) : Effect.succeed(options.auth)
-    const shared = { defaultBaseUrl: baseUrlFor(location), auth: () => ({}), authorize: authorization(client) }
+    // the environment's credentials go to Google's hosts; credentials given explicitly, wherever they are told
+    const credentialed = options.auth !== undefined || options.keyFile !== undefined || options.baseUrl === undefined ||
+      httpsUnder(GOOGLE_DOMAINS)(options.baseUrl)
+    const withheld = `Application Default Credentials were not sent to ${originOf(options.baseUrl ?? "")}, which is not Google's: ` +
+      "pass auth or keyFile to send credentials there"
+    if (!credentialed) yield* Effect.logDebug(withheld)
+    const shared = {
+      defaultBaseUrl: baseUrlFor(location),
+      auth: () => ({}),
+      ...(credentialed ? { authorize: authorization(client) } : { withheld })
+    }
     // the project is known by the time a path is made: given, or found before the first call
     const gemini = yield* httpProvider({
       ...shared,

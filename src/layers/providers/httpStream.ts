@@ -21,6 +21,7 @@ import type { ProviderShape } from "../../services/Provider.ts"
 import { Secrets } from "../../services/Secrets.ts"
 import { connectionFailure, targetOfUrl } from "../connectionFailure.ts"
 import { fromResponse, scrubError } from "./httpErrors.ts"
+import { originOf, sameOrigin } from "./ownHosts.ts"
 import { decodeSse, type WireDecoder } from "./sse.ts"
 import { userAgent } from "./userAgent.ts"
 
@@ -28,8 +29,15 @@ import { userAgent } from "./userAgent.ts"
 export interface HttpOptions {
   /** The API's root; each vendor documents its default. */
   readonly baseUrl?: string
-  /** Default: the vendor's API-key config value; none is sent when neither is set. */
+  /** The API key, sent to `baseUrl` whatever its host. */
   readonly apiKey?: Redacted.Redacted<string>
+  /**
+   * The config value (environment variable) the key is read from, named explicitly: sent to
+   * `baseUrl` whatever its host; `null` reads none. Unset, the vendor's own variable is read only
+   * when `baseUrl` is on the vendor's own host (its default), so a key exported for a cloud never
+   * reaches a local server or a proxy unasked; a 401 from such a server says so.
+   */
+  readonly apiKeyEnv?: string | null
   /** Extra headers on every request (e.g. OpenRouter's `HTTP-Referer`, Anthropic's `anthropic-beta`). */
   readonly headers?: Readonly<Record<string, string>>
   /** Longest wait for the response, then between two pieces of the stream. Default 2 minutes. */
@@ -60,8 +68,16 @@ export interface Vendor {
    * (Gemini's `/models/{model}:streamGenerateContent`).
    */
   readonly path: string | ((request: ProviderRequest) => string)
-  /** The config value the API key is read from when the options carry none; none for an API without keys. */
-  readonly keyName?: string | undefined
+  /**
+   * The config values the API key is read from (the first one set) when the options neither carry
+   * one nor name one, and only when the base URL is the vendor's own (`ownHost`); none for an API
+   * without keys.
+   */
+  readonly keyName?: string | ReadonlyArray<string> | undefined
+  /** Whether a base URL is on the vendor's own host; default: the origin of `defaultBaseUrl`. */
+  readonly ownHost?: (url: string) => boolean
+  /** Why a credential in the environment was not sent, for the error of a 401 or 403 (when the vendor resolved its key itself). */
+  readonly withheld?: string
   /** The vendor's fixed headers; the caller's `headers` override them. */
   readonly headers?: Readonly<Record<string, string>>
   /** The headers carrying the key; nothing overrides them. */
@@ -102,6 +118,47 @@ const defaultTotalTimeout: Duration.Duration = Duration.minutes(10)
 const timedOut = (timeout: Duration.Duration, what: string, target?: string) =>
   new ProviderUnavailable({ message: `${what} within ${Duration.format(timeout)}${target === undefined ? "" : ` from ${target}`}` })
 
+/** The key, and when one in the environment was not sent to this host, the line saying so. */
+export interface ResolvedKey {
+  readonly apiKey: Redacted.Redacted<string> | undefined
+  readonly withheld: string | undefined
+}
+
+const configured = (name: string) => Config.option(Config.Redacted(name)).pipe(Effect.orDie, Effect.map(Option.getOrUndefined))
+
+/**
+ * The key of `options`, else of the variable they name (`apiKeyEnv`), else of the first of the
+ * vendor's own variables (`names`) that is set, when `ownHost` (the base URL is the vendor's own).
+ * A key of its own variables left unsent because the host is another is named in `withheld`.
+ */
+export const resolveKey = (
+  options: HttpOptions,
+  names: string | ReadonlyArray<string> | undefined,
+  ownHost: boolean,
+  baseUrl: string
+): Effect.Effect<ResolvedKey> =>
+  Effect.gen(function*() {
+    if (options.apiKey !== undefined) return { apiKey: options.apiKey, withheld: undefined }
+    if (options.apiKeyEnv === null) return { apiKey: undefined, withheld: undefined }
+    if (options.apiKeyEnv !== undefined) return { apiKey: yield* configured(options.apiKeyEnv), withheld: undefined }
+    for (const name of names === undefined ? [] : typeof names === "string" ? [names] : names) {
+      const found = yield* configured(name)
+      if (found === undefined) continue
+      if (ownHost) return { apiKey: found, withheld: undefined }
+      const withheld = `${name} is set but was not sent to ${originOf(baseUrl)}, which is not the provider's own host: ` +
+        `pass apiKey, or apiKeyEnv: "${name}", to send it there`
+      yield* Effect.logDebug(withheld)
+      return { apiKey: undefined, withheld }
+    }
+    return { apiKey: undefined, withheld: undefined }
+  })
+
+/** A 401 or 403 from a server that was sent no key while one was withheld says why. */
+const explained = (error: ProviderError, withheld: string | undefined): ProviderError =>
+  withheld !== undefined && error._tag === "ProviderRejected" && (error.status === 401 || error.status === 403)
+    ? new ProviderRejected({ message: `${error.message} (${withheld})`, status: error.status })
+    : error
+
 /**
  * Builds a vendor's provider; the key is read from the Effect config so tests can supply it, and
  * registered with `Secrets` so that no text the loop handles can carry it.
@@ -109,11 +166,12 @@ const timedOut = (timeout: Duration.Duration, what: string, target?: string) =>
 export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const client = HttpClient.withScope(yield* HttpClient.HttpClient)
-    const keyName = vendor.keyName
-    const apiKey = options.apiKey ?? (keyName === undefined
-      ? undefined
-      : yield* Config.option(Config.Redacted(keyName)).pipe(Effect.orDie, Effect.map(Option.getOrUndefined)))
-    const root = trimEndWhile(options.baseUrl ?? vendor.defaultBaseUrl, (char) => char === "/")
+    const given = options.baseUrl ?? vendor.defaultBaseUrl
+    const ownHost = options.baseUrl === undefined || (vendor.ownHost ?? sameOrigin(vendor.defaultBaseUrl))(given)
+    const resolved = yield* resolveKey(options, vendor.keyName, ownHost, given)
+    const apiKey = resolved.apiKey
+    const withheld = resolved.withheld ?? vendor.withheld
+    const root = trimEndWhile(given, (char) => char === "/")
     const path = vendor.path
     const url = typeof path === "string" ? `${root}${path}` : root
     const target = targetOfUrl(root)
@@ -151,7 +209,7 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
             Effect.orElseSucceed(() => "")
           )
           const nowMs = yield* Clock.currentTimeMillis
-          return Stream.fail((vendor.fromResponse ?? fromResponse)({ status: response.status, headers: response.headers, body, nowMs }))
+          return Stream.fail(explained((vendor.fromResponse ?? fromResponse)({ status: response.status, headers: response.headers, body, nowMs }), withheld))
         }
         const bytes = response.stream.pipe(
           Stream.mapError((error) => fromTransport("Connection lost mid-stream", error)),
