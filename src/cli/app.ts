@@ -106,7 +106,8 @@ const tools = (settings: CliSettings) => {
         ? [subagentWith(settings.agents)]
         : [])
     ]))).pipe(
-    Layer.provide(WorkspaceLive.layer(settings.workspace)),
+    // the file tools apply the deny and ask rules to a link's target and to what grep and list_dir walk through
+    Layer.provide(WorkspaceLive.layer(settings.workspace, { pathRule: settings.permissions.pathRule })),
     // what the file tools replace is kept for `agent-loop undo`, for sessions that are saved
     settings.persist ? Layer.provide(FileHistoryDir.layer({ directory: undoDir(settings.dataDir), maxBytesPerSession: settings.undoBudget })) : (l) => l
   )

@@ -92,7 +92,7 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
       /** A line with the images it mentions (see `images.ts`); one that cannot be sent is said why, and `undefined`. */
       const inputOf = (text: string, turnModel: string) =>
         Effect.gen(function*() {
-          const images = yield* mentionedImages(text, settings.workspace, settings.maxImageBytes)
+          const images = yield* mentionedImages(text, settings.workspace, settings.maxImageBytes, settings.permissions.pathRule)
           const input = images.length === 0 ? text : [{ type: "text", text } as const, ...images] as ReadonlyArray<ContentPart>
           const rejected = checkInput({
             maxImageBytes: settings.maxImageBytes,

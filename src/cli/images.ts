@@ -6,6 +6,8 @@
  * prompt, so the model knows which image is which. The media type comes from the file's first
  * bytes, never its name. An attached file that cannot be read, is too large or is not an image
  * (or a mention outside the workspace) stops the command with one line before anything is sent.
+ * So does a mention the deny rules keep from `read_file` (`Read(secret.png)`), as written or
+ * where its links lead; `--image` is the user's own choice of a file and is not matched.
  */
 import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
@@ -14,6 +16,7 @@ import * as Base64 from "effect/encoding/Base64"
 import * as Message from "../domain/Message.ts"
 import { trimEndWhile } from "../domain/text.ts"
 import { problemOf, readConfined } from "../layers/readConfined.ts"
+import type { PathRule } from "../services/Workspace.ts"
 import { fail } from "./failure.ts"
 
 /** The media type of an image from its first bytes (PNG, JPEG, GIF, WebP), or `undefined`. */
@@ -42,15 +45,28 @@ export const imageMentions = (prompt: string): ReadonlyArray<string> => {
   return found
 }
 
+/** The deny rule that keeps `read_file` from `path` (absolute) inside `root`, if any. */
+const denyingRule = (pathRule: PathRule | undefined, root: string, path: string): string | undefined => {
+  const relative = nodePath.relative(root, path)
+  if (pathRule === undefined || relative.startsWith("..") || nodePath.isAbsolute(relative)) return undefined
+  const verdict = pathRule("read_file", relative === "" ? "." : relative.split(nodePath.sep).join("/"))
+  return verdict?._tag === "Deny" ? verdict.rule : undefined
+}
+
+const deniedLine = (shown: string, rule: string) => `${shown} is denied by the permission rule "${rule}"`
+
 /**
  * Reads the image at `path` (as the user wrote `shown`), never more than a chunk past `maxBytes`
  * whatever `stat` says (`/proc/self/pagemap` says 0 and reads forever); anything else fails with
- * one line. With `within` the file must stay inside that directory, links resolved.
+ * one line. With `within` the file must stay inside that directory, links resolved, and with
+ * `denied` its real path must not be denied (the deny rule's text, or `undefined`).
  */
-export const readImage = (path: string, shown: string, maxBytes: number, within?: string) =>
+export const readImage = (path: string, shown: string, maxBytes: number, within?: string, denied?: (real: string) => string | undefined) =>
   Effect.gen(function*() {
     const read = yield* readConfined(path, { maxBytes, warn: false, ...(within === undefined ? {} : { within }) })
     if (read._tag === "Skipped") return yield* fail(`${shown} is outside the workspace; attach it with --image`)
+    const rule = read._tag === "Read" ? denied?.(read.real) : undefined
+    if (rule !== undefined) return yield* fail(deniedLine(shown, rule))
     if (read._tag === "Read" && read.truncated) {
       return yield* fail(`image ${shown} is ${read.size > maxBytes ? `${read.size} bytes` : "larger"}, over the limit of ${maxBytes} bytes`)
     }
@@ -66,16 +82,20 @@ export const readImage = (path: string, shown: string, maxBytes: number, within?
 /**
  * The images a prompt mentions: those that exist inside the workspace, read as `readImage` does,
  * checked on the opened file. A mention of an existing file outside the workspace (by its path or
- * through a symbolic link) fails.
+ * through a symbolic link) fails, and so does one that `pathRule` (the permission rules) denies to
+ * `read_file`, as written or where it really leads.
  */
-export const mentionedImages = (prompt: string, workspace: string, maxBytes: number) =>
+export const mentionedImages = (prompt: string, workspace: string, maxBytes: number, pathRule?: PathRule) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
+    const root = yield* Effect.orElseSucceed(fs.realPath(workspace), () => workspace)
     const images: Array<Message.ImageDataPart> = []
     for (const mention of imageMentions(prompt)) {
       const path = nodePath.resolve(workspace, mention)
       if (!(yield* Effect.orElseSucceed(fs.exists(path), () => false))) continue
-      images.push(yield* readImage(path, `@${mention}`, maxBytes, workspace))
+      const rule = denyingRule(pathRule, workspace, path)
+      if (rule !== undefined) return yield* fail(deniedLine(`@${mention}`, rule))
+      images.push(yield* readImage(path, `@${mention}`, maxBytes, workspace, (real) => denyingRule(pathRule, root, real)))
     }
     return images
   })
@@ -91,10 +111,14 @@ export const promptInput = (options: {
   readonly files: ReadonlyArray<string>
   readonly workspace: string
   readonly maxBytes: number
+  /** The permission rules' path rule, for the mentions. */
+  readonly pathRule?: PathRule
 }) =>
   Effect.gen(function*() {
     const attached = yield* Effect.forEach(options.files, (file) => readImage(nodePath.resolve(file), file, options.maxBytes))
-    const mentioned = options.mentionsIn === undefined ? [] : yield* mentionedImages(options.mentionsIn, options.workspace, options.maxBytes)
+    const mentioned = options.mentionsIn === undefined
+      ? []
+      : yield* mentionedImages(options.mentionsIn, options.workspace, options.maxBytes, options.pathRule)
     const images = [...attached, ...mentioned]
     return images.length === 0 ? options.prompt : [Message.text(options.prompt), ...images] as ReadonlyArray<Message.ContentPart>
   })

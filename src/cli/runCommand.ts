@@ -23,6 +23,7 @@ import type { Usage } from "../domain/Usage.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
+import type { PathRule } from "../services/Workspace.ts"
 import * as App from "./app.ts"
 import * as CtrlC from "./ctrlC.ts"
 import { ExitCode, fail } from "./failure.ts"
@@ -107,7 +108,7 @@ export const inputOf = (
   prompt: string,
   argument: Option.Option<string>,
   images: ReadonlyArray<string>,
-  options: { readonly workspace: string; readonly maxBytes: number }
+  options: { readonly workspace: string; readonly maxBytes: number; readonly pathRule?: PathRule }
 ): Effect.Effect<Content, unknown, FileSystem.FileSystem> =>
   promptInput({ prompt, mentionsIn: Option.getOrUndefined(Option.filter(argument, (a) => a !== "-")), files: images, ...options })
 
@@ -150,7 +151,11 @@ export const run = (
         prompt = CustomCommands.expand(command.body, called.args)
         if (command.model !== undefined) settings = { ...settings, model: command.model }
       }
-      input = yield* inputOf(prompt, argument, images, { workspace: settings.workspace, maxBytes: settings.maxImageBytes })
+      input = yield* inputOf(prompt, argument, images, {
+        workspace: settings.workspace,
+        maxBytes: settings.maxImageBytes,
+        pathRule: settings.permissions.pathRule
+      })
       // refused here, before the session store is opened: the loop would refuse it too, after
       const rejected = checkInput(limits, settings.model, input)
       if (rejected) return yield* fail(rejected.message)

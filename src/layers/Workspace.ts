@@ -9,7 +9,7 @@ import * as Option from "effect/Option"
 import * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
 import { InvalidConfig, ToolError } from "../domain/errors.ts"
-import { Workspace, type WorkspaceShape } from "../services/Workspace.ts"
+import { type PathRule, Workspace, type WorkspaceShape } from "../services/Workspace.ts"
 
 /** How many symbolic links a single path may pass through, as the kernel's `ELOOP` limit. */
 const MAX_LINK_HOPS = 40
@@ -22,8 +22,14 @@ const isInside = (path: Path.Path, root: string, candidate: string): boolean => 
 const isNotFound = (error: PlatformError.PlatformError): boolean =>
   error.reason._tag === "NotFound"
 
+/** What a workspace may be given besides its root. */
+export interface WorkspaceOptions {
+  /** The host's rules on paths, which the file tools apply to what they really reach (`WorkspaceShape.pathRule`). */
+  readonly pathRule?: PathRule
+}
+
 /** Builds the workspace shape; the root is canonicalised once so every later comparison is exact. */
-export const make = (root: string): Effect.Effect<WorkspaceShape, InvalidConfig, FileSystem.FileSystem | Path.Path> =>
+export const make = (root: string, options: WorkspaceOptions = {}): Effect.Effect<WorkspaceShape, InvalidConfig, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -95,9 +101,9 @@ export const make = (root: string): Effect.Effect<WorkspaceShape, InvalidConfig,
       return rel === "" ? "." : rel.split(path.sep).join("/")
     }
 
-    return { root: realRoot, resolve, display }
+    return { root: realRoot, resolve, display, pathRule: options.pathRule }
   })
 
 /** A workspace rooted at `root`, which must be an existing directory. */
-export const layer = (root: string): Layer.Layer<Workspace, InvalidConfig, FileSystem.FileSystem | Path.Path> =>
-  Layer.effect(Workspace, make(root))
+export const layer = (root: string, options: WorkspaceOptions = {}): Layer.Layer<Workspace, InvalidConfig, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(Workspace, make(root, options))

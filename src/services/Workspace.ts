@@ -20,6 +20,19 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { ToolError } from "../domain/errors.ts"
 
+/** What a host's rule says of a file tool reaching a path: denied, or to be asked about first; `rule` as written. */
+export interface PathRuleVerdict {
+  readonly _tag: "Deny" | "Ask"
+  readonly rule: string
+}
+
+/**
+ * A host's rules on paths (the CLI's permission rules, `Read(.env)`): what they say of `tool`
+ * reaching `path` (relative to the root, `/`-separated, `.` for the root); `undefined` when
+ * nothing stands against it.
+ */
+export type PathRule = (tool: string, path: string) => PathRuleVerdict | undefined
+
 /** The workspace root and its confinement rule. */
 export interface WorkspaceShape {
   /** The canonical (symlink-free) absolute root. */
@@ -32,6 +45,12 @@ export interface WorkspaceShape {
   readonly resolve: (input: string) => Effect.Effect<string, ToolError>
   /** `absolute` relative to the root, `/`-separated; `.` for the root itself. For tool output. */
   readonly display: (absolute: string) => string
+  /**
+   * The host's path rules, if any. The approver matched the path the model wrote; the file tools
+   * ask these about what it really reaches (the file a symbolic link leads to) and about what a
+   * walk meets (`grep` and `list_dir` of a directory), see `tools/pathRules.ts`.
+   */
+  readonly pathRule?: PathRule | undefined
 }
 
 /** The workspace the built-in tools are confined to; `WorkspaceLive.layer(root)` provides one. */

@@ -24,6 +24,7 @@ import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { openPath, readAt, replaceFrom } from "./confined.ts"
 import { keepForUndo } from "./history.ts"
+import { guardPathRules } from "./pathRules.ts"
 import { guardProtected, isProtectedPath } from "./protected.ts"
 import { firstInvalidUtf8, hasNul, usesCrlf } from "./textBytes.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
@@ -85,6 +86,7 @@ export const makeEditFile = (options: EditFileOptions = {}) => {
         const workspace = yield* Workspace
         const absolute = yield* workspace.resolve(input)
         yield* guardProtected(workspace, input, absolute, protect)
+        yield* guardPathRules(workspace, "edit_file", input, absolute)
         const file = yield* openPath(workspace.root, absolute, input, { write: true })
         if (file.size > maxFileBytes) {
           return yield* fail(

@@ -20,6 +20,7 @@ import * as Tool from "../domain/Tool.ts"
 import { type Directory, entriesOf, kindOfPath, notRegular, openDirectory, openFile, openSubdirectory, readAt } from "./confined.ts"
 import { type LineMatcher, makeLineMatcher, RegexTimeout } from "./lineMatcher.ts"
 import { SKIPPED_DIRECTORIES } from "./listDir.ts"
+import { guardPathRules, walkRule } from "./pathRules.ts"
 import { hasNul, SNIFF_BYTES } from "./textBytes.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 
@@ -99,6 +100,7 @@ export const makeGrep = (options: GrepOptions = {}) => {
         let capped = false
         let skippedLarge = 0
         let skippedBinary = 0
+        let skippedAsked = 0
 
         /**
          * Searches `name` in `directory`. `direct` when the model named this file: then a file that
@@ -145,12 +147,24 @@ export const makeGrep = (options: GrepOptions = {}) => {
             }
           }))
 
-        /** Walks `directory` in name order; a subdirectory that cannot be opened is passed by. */
+        const start = yield* workspace.resolve(input)
+        yield* guardPathRules(workspace, "grep", input, start)
+        const ruleOf = walkRule(workspace, "grep", start)
+
+        /**
+         * Walks `directory` in name order; a subdirectory that cannot be opened is passed by, and so
+         * is what the path rules deny (unreported) or ask about (counted).
+         */
         const walk = (directory: Directory): Effect.Effect<void, ToolError> =>
           Effect.gen(function*() {
             const entries = yield* entriesOf(directory, input).pipe(Effect.orElseSucceed(() => []))
             for (const entry of [...entries].sort(byName)) {
               if (capped) return
+              const rule = ruleOf(nodePath.join(directory.absolute, entry.name))
+              if (rule !== undefined) {
+                if (rule._tag === "Ask") skippedAsked++
+                continue
+              }
               if (entry.kind === "directory") {
                 if (SKIPPED_DIRECTORIES.has(entry.name)) continue
                 yield* Effect.scoped(Effect.gen(function*() {
@@ -163,7 +177,6 @@ export const makeGrep = (options: GrepOptions = {}) => {
             }
           })
 
-        const start = yield* workspace.resolve(input)
         const kind = yield* kindOfPath(workspace.root, start, input)
         if (kind === "directory") {
           yield* walk(yield* openDirectory(workspace.root, start, input))
@@ -177,6 +190,9 @@ export const makeGrep = (options: GrepOptions = {}) => {
         if (capped) notes.push(`[stopped after ${maxMatches} matches; narrow the pattern, path or glob to see the rest]`)
         if (skippedLarge > 0) notes.push(`[skipped ${skippedLarge} file(s) larger than ${maxFileBytes} bytes]`)
         if (skippedBinary > 0) notes.push(`[skipped ${skippedBinary} binary file(s)]`)
+        if (skippedAsked > 0) {
+          notes.push(`[${skippedAsked} file(s) or directories the permission rules ask about were not searched; grep them by their own path to be asked]`)
+        }
         if (matches.length === 0) {
           return [`No matches for /${pattern}/ in "${input}"${glob === undefined ? "" : ` (glob ${glob})`}`, ...notes]
             .join("\n")

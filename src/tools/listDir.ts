@@ -11,10 +11,12 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { type Directory, entriesOf, type FileKind, kindOfPath, openDirectory, openSubdirectory } from "./confined.ts"
-import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
+import { guardPathRules, walkRule } from "./pathRules.ts"
+import { DEFAULT_FILE_TOOL_TIMEOUT, type PathRuleVerdict, Workspace } from "./workspace.ts"
 
 /** Limits of `list_dir`. */
 export interface ListDirOptions {
@@ -30,6 +32,10 @@ export interface ListDirOptions {
 
 /** Directories that are listed but never descended into: they are large and rarely what is wanted. */
 export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set([".git", "node_modules"])
+
+/** The mark of a directory a recursive listing does not enter because of a permission rule. */
+const notListed = (rule: PathRuleVerdict) =>
+  ` [not listed: the permission rule ${rule.rule} ${rule._tag === "Deny" ? "denies it" : "asks about it; list it by its own path to be asked"}]`
 
 /** How entries that no file tool reads are marked, so the model does not try. */
 const MARKS: Partial<Record<FileKind, string>> = { fifo: " [FIFO]", socket: " [socket]", device: " [device]" }
@@ -72,6 +78,8 @@ export const makeListDir = (options: ListDirOptions = {}) => {
         if ((yield* kindOfPath(workspace.root, absolute, input)) !== "directory") {
           return yield* Effect.fail(new ToolError({ message: `"${input}" is not a directory; use read_file to read a file` }))
         }
+        yield* guardPathRules(workspace, "list_dir", input, absolute)
+        const ruleOf = walkRule(workspace, "list_dir", absolute)
         const depth = recursive ? Math.min(max_depth ?? defaultDepth, maxDepth) : 1
         const lines: Array<string> = []
         let capped = false
@@ -87,8 +95,11 @@ export const makeListDir = (options: ListDirOptions = {}) => {
               }
               const isDirectory = entry.kind === "directory"
               const name = `${prefix}${entry.name}${isDirectory ? "/" : ""}`
-              lines.push(`${name}${MARKS[entry.kind] ?? ""}`)
-              if (isDirectory && level < depth && !SKIPPED_DIRECTORIES.has(entry.name)) {
+              const enters = isDirectory && level < depth && !SKIPPED_DIRECTORIES.has(entry.name)
+              // names are shown, denied ones too (as Claude Code does); a directory the rules keep from list_dir is not entered
+              const rule = enters ? ruleOf(nodePath.join(directory.absolute, entry.name)) : undefined
+              lines.push(`${name}${MARKS[entry.kind] ?? ""}${rule === undefined ? "" : notListed(rule)}`)
+              if (enters && rule === undefined) {
                 yield* Effect.scoped(
                   Effect.flatMap(openSubdirectory(directory, entry.name, name), (child) => walk(child, name, level + 1))
                 ).pipe(Effect.catch(() => Effect.sync(() => lines.push(`${name} [unreadable]`))))

@@ -16,6 +16,7 @@ import { ToolError } from "../domain/errors.ts"
 import { decodeUtf8Head } from "../domain/text.ts"
 import * as Tool from "../domain/Tool.ts"
 import { chunksOf, openPath, readAt } from "./confined.ts"
+import { guardPathRules } from "./pathRules.ts"
 import { hasNul, SNIFF_BYTES, utf8Checker } from "./textBytes.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 
@@ -100,7 +101,9 @@ export const makeReadFile = (options: ReadFileOptions = {}) => {
     execute: ({ path, offset = 1, limit }) =>
       Effect.scoped(Effect.gen(function*() {
         const workspace = yield* Workspace
-        const file = yield* openPath(workspace.root, yield* workspace.resolve(path), path)
+        const absolute = yield* workspace.resolve(path)
+        yield* guardPathRules(workspace, "read_file", path, absolute)
+        const file = yield* openPath(workspace.root, absolute, path)
         if (hasNul(yield* readAt(file, path, 0, SNIFF_BYTES))) {
           return yield* Effect.fail(
             new ToolError({ message: `"${path}" looks like a binary file (it contains NUL bytes); read_file shows text only` })

@@ -4,7 +4,7 @@
  */
 import * as Duration from "effect/Duration"
 
-export { Workspace, type WorkspaceShape } from "../services/Workspace.ts"
+export { type PathRule, type PathRuleVerdict, Workspace, type WorkspaceShape } from "../services/Workspace.ts"
 
 /**
  * How long one call of a file tool may take before the loop gives up on it with an error result.

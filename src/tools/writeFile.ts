@@ -21,6 +21,7 @@ import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { kindIn, openDirectory, openFile, readAt, replaceFrom } from "./confined.ts"
 import { keepForUndo } from "./history.ts"
+import { guardPathRules } from "./pathRules.ts"
 import { guardProtected, isProtectedPath } from "./protected.ts"
 import { firstInvalidUtf8, hasNul, SNIFF_BYTES } from "./textBytes.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
@@ -61,6 +62,7 @@ export const makeWriteFile = (options: WriteFileOptions = {}) => {
           return yield* Effect.fail(new ToolError({ message: `"${input}" is the workspace root; give a file path` }))
         }
         yield* guardProtected(workspace, input, absolute, protect)
+        yield* guardPathRules(workspace, "write_file", input, absolute)
         const directory = yield* openDirectory(workspace.root, nodePath.dirname(absolute), input, { create: true })
         const name = nodePath.basename(absolute)
         const existing = yield* kindIn(directory, name, input)

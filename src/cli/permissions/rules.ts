@@ -2,7 +2,10 @@
  * Permission rules in Claude Code's syntax: `Tool` or `Tool(specifier)`, in `allow`, `ask` and
  * `deny` lists. Tools are named as agent-loop names them (`exec`, `read_file`, `server__tool`) or
  * as Claude Code does (`Bash`, `Read`, `Write`, `Edit`, `MultiEdit`, `Grep`, `LS`, `Glob`,
- * `mcp__server__tool`), so a Claude Code rule list works unchanged.
+ * `mcp__server__tool`), so a Claude Code rule list works unchanged. As there, Claude Code's file
+ * rules cover every tool that touches the path: `Read` names `read_file`, `grep` and `list_dir`;
+ * `Edit`, `Write` and `MultiEdit` name `write_file` and `edit_file`. agent-loop's own names
+ * (`read_file(...)`) name one tool each.
  *
  * - `exec(npm test:*)` matches a command whose words start with `npm test`; `exec(git *)` is a
  *   glob over the command's words; `exec(npm test)` is that command exactly. A compound command
@@ -36,9 +39,17 @@ export const SESSION_SOURCE = "this session"
 const BUILTINS = new Set(["exec", "read_file", "write_file", "edit_file", "grep", "list_dir", "web_fetch"])
 const PATH_TOOLS = new Set(["read_file", "write_file", "edit_file", "grep", "list_dir"])
 
+/** Claude Code's file rules, and the built-in tools each covers: every one that touches the path. */
+const FILE_RULE_TOOLS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  Read: ["read_file", "grep", "list_dir"],
+  Edit: ["write_file", "edit_file"],
+  Write: ["write_file", "edit_file"],
+  MultiEdit: ["write_file", "edit_file"]
+}
+
 /** What a rule's tool part names. */
 export type ToolPattern =
-  | { readonly _tag: "Builtin"; readonly name: string }
+  | { readonly _tag: "Builtin"; readonly names: ReadonlyArray<string> }
   | { readonly _tag: "Mcp"; readonly glob: string }
   | { readonly _tag: "Unknown"; readonly name: string }
 
@@ -57,8 +68,10 @@ export interface Rule {
 export class RuleError extends Data.TaggedError("RuleError")<{ readonly text: string; readonly message: string }> {}
 
 const toolPattern = (name: string): ToolPattern => {
+  const family = FILE_RULE_TOOLS[name]
+  if (family !== undefined) return { _tag: "Builtin", names: family }
   const builtin = CLAUDE_ALIASES[name] ?? (BUILTINS.has(name) ? name : undefined)
-  if (builtin !== undefined) return { _tag: "Builtin", name: builtin }
+  if (builtin !== undefined) return { _tag: "Builtin", names: [builtin] }
   if (name.startsWith("mcp__")) {
     const rest = name.slice("mcp__".length)
     return { _tag: "Mcp", glob: rest.includes("__") ? rest : `${rest}__*` }
@@ -194,7 +207,7 @@ export const namesTool = (rule: Rule, call: Pick<RuleCall, "name" | "mcp">): boo
   const { mcp, name } = call
   switch (rule.tool._tag) {
     case "Builtin":
-      return mcp === undefined && rule.tool.name === name
+      return mcp === undefined && rule.tool.names.includes(name)
     case "Mcp":
       return mcp === undefined ? starMatch(rule.tool.glob, name) : starMatch(rule.tool.glob, mcpName(mcp)) || starMatch(rule.tool.glob, name)
     case "Unknown":

@@ -7,12 +7,18 @@ import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
 import { problemOf, readConfined, textOf } from "../../layers/readConfined.ts"
+import type { PathRule } from "../../services/Workspace.ts"
 import { MAX_SETTINGS_BYTES } from "../settingsFile.ts"
 import { evaluate, parseRule, reachesPrivate, type Rule, RuleError, type RuleCall, SESSION_SOURCE, suggest, type Verdict } from "./rules.ts"
 
 /** The process's rules. */
 export interface Permissions {
   readonly evaluate: (call: RuleCall) => Verdict
+  /**
+   * What the deny and ask rules say of `tool` reaching `path` (relative to the workspace): the
+   * workspace's path rule, which the file tools apply to a link's target and to what a walk meets.
+   */
+  readonly pathRule: PathRule
   /** Whether `web_fetch` may reach `host` at an address that is not public (see `rules.reachesPrivate`). */
   readonly reachesPrivate: (host: string) => boolean
   /** Rules that would allow `call` from now on (see `rules.suggest`). */
@@ -39,6 +45,10 @@ export const make = (rules: ReadonlyArray<Rule>, workspace: string, saveTarget: 
   }
   return {
     evaluate: (call) => evaluate(all, call, workspace),
+    pathRule: (tool, path) => {
+      const verdict = evaluate(all, { name: tool, arguments: { path } }, workspace)
+      return verdict._tag === "Deny" || verdict._tag === "Ask" ? { _tag: verdict._tag, rule: verdict.rule.text } : undefined
+    },
     reachesPrivate: (host) => reachesPrivate(all, host, workspace),
     suggest: (call) => suggest(all, call),
     allowForSession,
