@@ -49,6 +49,8 @@ export const serveInspector = (options: InspectOptions): Effect.Effect<string, u
     const context = yield* Layer.build(
       HttpRouter.serve(Inspector.layer({
         token,
+        // `--host NAME`: the page is reached by that name too (the address it resolves to is known to the layer)
+        hosts: [options.host],
         ...(options.events === undefined ? {} : { events: options.events }),
         ...(options.cluster === undefined ? {} : { cluster: options.cluster })
       }), { disableLogger: true, disableListenLog: true }).pipe(

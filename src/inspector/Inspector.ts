@@ -4,9 +4,11 @@
  * `Inspector.layer` on its own `effect/http` router; `agent-loop ui` and `--inspect` serve it on
  * 127.0.0.1.
  *
- * The only way in is the token: in the page's URL (`?token=`) the first time, after which the page
- * keeps it in an HTTP-only, same-site cookie. A request without it, or with another, gets 403 and
- * nothing else; the comparison takes the same time whatever the guess.
+ * The only way in is the token: in the page's URL (`?token=`) the first time, after which the
+ * page's script keeps it in the tab and sends it in a header (`X-Agent-Loop-Token`) for every
+ * request of data; the page alone may be opened again by a cookie of this instance's that does not
+ * hold the token (`access.ts`: cookies reach every port of a host). A request without the token, or
+ * with another, gets 403 and nothing else; one naming another host than this server's gets 421.
  *
  * @example
  * ```ts
@@ -18,13 +20,15 @@
  * const open = Inspector.url("http://127.0.0.1:8080", token, "/inspector")
  * ```
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type { AgentEvent } from "../domain/Event.ts"
@@ -32,6 +36,7 @@ import type { SessionEntry } from "../domain/SessionLog.ts"
 import { EventBus } from "../services/EventBus.ts"
 import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { SessionStore } from "../services/SessionStore.ts"
+import * as Access from "./access.ts"
 import * as Model from "./model.ts"
 import * as Page from "./page.ts"
 import { type Numbered, Recorder } from "./recorder.ts"
@@ -62,10 +67,15 @@ export interface Options {
   readonly events?: ReadonlyArray<AgentEvent>
   /** The cluster view's data, when the application runs in a cluster. */
   readonly cluster?: Effect.Effect<ClusterView, unknown>
+  /**
+   * More `Host` header values to answer besides the loopback names (`127.0.0.1`, `localhost`,
+   * `[::1]`) and the address the server listens on: a name alone (at the server's port) or
+   * `name:port` (behind a proxy). A request naming any other host gets 421 (DNS rebinding).
+   */
+  readonly hosts?: ReadonlyArray<string>
 }
 
-/** The cookie the page keeps the token in. */
-export const COOKIE = "agent_loop_inspector"
+export { cookieName, TOKEN_HEADER } from "./access.ts"
 
 /** The largest page of sessions or messages a request can ask for. */
 export const MAX_PAGE = 1000
@@ -79,14 +89,10 @@ export const url = (origin: string, token: Redacted.Redacted<string>, prefix = "
 
 const normalize = (prefix: string): string => prefix.replace(/\/+$/, "")
 
-const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest()
-
-/** Whether `given` is the token, in time that does not depend on how much of it matches. */
-const matches = (given: string | undefined, token: Buffer): boolean => given !== undefined && timingSafeEqual(digest(given), token)
-
 export { exportHtml, type ExportOptions } from "./exportHtml.ts"
 
 const forbidden = HttpServerResponse.text("Forbidden\n", { status: 403 })
+const misdirected = HttpServerResponse.text("Misdirected request: this inspector answers only at its own address\n", { status: 421 })
 const notFound = HttpServerResponse.text("Not found\n", { status: 404 })
 const badRequest = (message: string) => HttpServerResponse.text(`${message}\n`, { status: 400 })
 
@@ -117,7 +123,8 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     const subscription = yield* bus.subscribe({ strategy: "lossless" })
     yield* subscription.stream.pipe(Stream.runForEach((event) => Effect.sync(() => recorder.record(event))), Effect.forkScoped)
     const prefix = normalize(options.prefix ?? "")
-    const token = digest(Redacted.value(options.token))
+    const access = Access.make(options.token)
+    const hostAllowed = Access.hostCheck(options.hosts ?? [], yield* listeningAddress)
     const page = Page.html({ title: "agent-loop inspector" })
     const json = (value: unknown) => HttpServerResponse.json(deepScrub(value, secrets.scrub), { headers: securityHeaders })
     const frame = frames(secrets)
@@ -162,10 +169,12 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     }
 
     const handle = (request: HttpServerRequest.HttpServerRequest) => {
+      if (!hostAllowed(request.headers["host"])) return Effect.succeed(misdirected)
       const target = new URL(request.url, "http://inspector.invalid")
-      const fromQuery = target.searchParams.get("token") ?? undefined
-      const viaQuery = matches(fromQuery, token)
-      if (!viaQuery && !matches(request.cookies[COOKIE], token)) return Effect.succeed(forbidden)
+      const viaQuery = access.query(target.searchParams.get("token"))
+      // the data needs the token itself, in a header; the query and the cookie open the page only
+      const viaHeader = access.header(request.headers)
+      if (!viaQuery && !viaHeader && !access.cookie(request.cookies)) return Effect.succeed(forbidden)
       if (!target.pathname.startsWith(`${prefix}/`)) return Effect.succeed(HttpServerResponse.redirect(`${prefix}/${target.search}`))
       let segments: Array<string>
       try {
@@ -177,13 +186,10 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
         const response = HttpServerResponse.html(page).pipe(
           HttpServerResponse.setHeaders({ ...securityHeaders, "content-security-policy": Page.livePolicy })
         )
-        return Effect.succeed(
-          viaQuery
-            ? HttpServerResponse.setHeader(response, "set-cookie", `${COOKIE}=${Redacted.value(options.token)}; Path=${prefix}/; HttpOnly; SameSite=Strict`)
-            : response
-        )
+        return Effect.succeed(viaQuery ? HttpServerResponse.setHeader(response, "set-cookie", access.setCookie(`${prefix}/`)) : response)
       }
       if (segments[0] !== "api") return Effect.succeed(notFound)
+      if (!viaHeader) return Effect.succeed(forbidden)
       return api(segments.slice(1), target.searchParams, request).pipe(
         Effect.catch((error) => Effect.succeed(HttpServerResponse.text(`${secrets.scrub(String((error as { message?: unknown }).message ?? error))}\n`, { status: 500 })))
       )
@@ -192,6 +198,20 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     if (prefix === "") yield* router.add("GET", "/", handle)
     yield* router.add("GET", `${prefix}/*` as HttpRouter.PathInput, handle)
   }))
+
+/** Where the server this is mounted on listens, when it has a TCP address (not under a bare web handler). */
+const listeningAddress: Effect.Effect<Access.Listening | undefined> = Effect.map(
+  Effect.serviceOption(HttpServer.HttpServer),
+  (server) => {
+    if (Option.isNone(server)) return undefined
+    try {
+      const url = new URL(HttpServer.formatAddress(server.value.address))
+      return { hostname: url.hostname, port: url.port }
+    } catch {
+      return undefined
+    }
+  }
+)
 
 const lastEventId = (request: HttpServerRequest.HttpServerRequest, query: URLSearchParams): number | undefined => {
   const given = request.headers["last-event-id"] ?? query.get("lastEventId") ?? undefined

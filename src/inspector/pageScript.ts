@@ -3,6 +3,11 @@
  * browser JavaScript, no framework: hash routes for the session list, a session's conversation and
  * a turn's timeline, live updates from the server-sent events of `api/events`.
  *
+ * The token comes in the page's URL (`?token=`) the first time; the script keeps it in the tab's
+ * `sessionStorage` (this origin's, port included), takes it out of the address bar, and sends it in
+ * the `X-Agent-Loop-Token` header with every request of data. So the live events are read with
+ * `fetch` and parsed here: `EventSource` cannot send a header.
+ *
  * Every piece of session text reaches the page as a text node (`textContent`); the script never
  * writes HTML from data. Images are shown only from inline base64 data of an image type.
  */
@@ -13,7 +18,18 @@ var STATIC = dataBlock ? JSON.parse(dataBlock.textContent) : null;
 var app = document.getElementById("app");
 var PAGE = 200;
 var IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-if (!STATIC && location.search.indexOf("token=") >= 0) history.replaceState(null, "", location.pathname + location.hash);
+var TOKEN = STATIC ? null : takeToken();
+
+function takeToken() {
+  var key = "agent-loop-inspector-token", given = new URLSearchParams(location.search).get("token"), kept = null;
+  try {
+    if (given) sessionStorage.setItem(key, given);
+    kept = sessionStorage.getItem(key);
+  } catch (e) { /* storage refused: the token lasts as long as the page */ }
+  if (location.search.indexOf("token=") >= 0) history.replaceState(null, "", location.pathname + location.hash);
+  return given || kept;
+}
+function authorized(headers) { headers["X-Agent-Loop-Token"] = TOKEN; return headers; }
 
 function el(tag, props, children) {
   var node = document.createElement(tag);
@@ -38,8 +54,9 @@ function timelineHref(key, id) { return sessionHref(key) + "/t/" + encodeURIComp
 
 function api(path, params) {
   if (STATIC) return Promise.resolve(fromStatic(path, params));
+  if (!TOKEN) return Promise.reject(new Error("this tab has no token: open the address agent-loop printed, with its ?token="));
   var query = new URLSearchParams(params || {}).toString();
-  return fetch("api/" + path + (query ? "?" + query : ""), { credentials: "same-origin" }).then(function (r) {
+  return fetch("api/" + path + (query ? "?" + query : ""), { credentials: "omit", headers: authorized({}) }).then(function (r) {
     if (!r.ok) throw new Error(r.status + " " + r.statusText);
     return r.json();
   });
@@ -254,23 +271,60 @@ function showStreaming() {
   box.textContent = streaming.text;
 }
 function refreshSoon() { if (pending) return; pending = setTimeout(function () { pending = null; render(); }, 250); }
+function onEvent(e) {
+  var r = route();
+  if (e._tag === "LLMRequest" && e.depth === 0) streaming = { key: e.sessionKey, text: "" };
+  if (e._tag === "TurnEnd" && e.depth === 0 && streaming.key === e.sessionKey) streaming = { key: null, text: "" };
+  if (e._tag === "LLMDelta") {
+    if (e.kind === "text" && e.depth === 0 && streaming.key === e.sessionKey) { streaming.text += e.text; showStreaming(); }
+    return;
+  }
+  if (r.view === "list" || ((r.view === "session" || r.view === "timeline") && r.key === e.sessionKey)) refreshSoon();
+}
+// One server-sent event (its lines without the blank line ending it): "reset", or an event's JSON.
+function onFrame(block, seen) {
+  var type = "message", data = [];
+  block.split(/\r?\n/).forEach(function (line) {
+    if (line === "" || line.charAt(0) === ":") return;
+    var at = line.indexOf(":"), field = at < 0 ? line : line.slice(0, at), value = at < 0 ? "" : line.slice(at + 1).replace(/^ /, "");
+    if (field === "id") seen(value);
+    else if (field === "event") type = value;
+    else if (field === "data") data.push(value);
+  });
+  if (type === "reset") refreshSoon();
+  else if (data.length) onEvent(JSON.parse(data.join("\n")));
+}
+// The live events, read with fetch (the token goes in a header) and reconnecting from the last id seen.
 function live() {
-  if (STATIC || typeof EventSource === "undefined") return;
-  var status = document.getElementById("live-status");
-  var source = new EventSource("api/events");
-  source.onopen = function () { status.textContent = "live"; };
-  source.onerror = function () { status.textContent = "reconnecting…"; };
-  source.addEventListener("reset", refreshSoon);
-  source.onmessage = function (m) {
-    var e = JSON.parse(m.data), r = route();
-    if (e._tag === "LLMRequest" && e.depth === 0) streaming = { key: e.sessionKey, text: "" };
-    if (e._tag === "TurnEnd" && e.depth === 0 && streaming.key === e.sessionKey) streaming = { key: null, text: "" };
-    if (e._tag === "LLMDelta") {
-      if (e.kind === "text" && e.depth === 0 && streaming.key === e.sessionKey) { streaming.text += e.text; showStreaming(); }
-      return;
-    }
-    if (r.view === "list" || ((r.view === "session" || r.view === "timeline") && r.key === e.sessionKey)) refreshSoon();
-  };
+  if (STATIC || !TOKEN || typeof ReadableStream === "undefined") return;
+  var status = document.getElementById("live-status"), lastId = null, wait = 1000;
+  function seen(id) { lastId = id; }
+  function retry() { status.textContent = "reconnecting…"; setTimeout(connect, wait); wait = Math.min(wait * 2, 15000); }
+  function connect() {
+    var headers = authorized({ Accept: "text/event-stream" });
+    if (lastId !== null) headers["Last-Event-ID"] = lastId;
+    fetch("api/events", { credentials: "omit", cache: "no-store", headers: headers }).then(function (response) {
+      if (response.status === 403) { status.textContent = "not allowed: open the address agent-loop printed"; return; }
+      if (!response.ok || !response.body) return retry();
+      status.textContent = "live"; wait = 1000;
+      var reader = response.body.getReader(), decoder = new TextDecoder(), buffer = "";
+      function pump() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) return retry();
+          buffer += decoder.decode(chunk.value, { stream: true });
+          var end;
+          while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+            var block = buffer.slice(0, end);
+            buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "");
+            onFrame(block, seen);
+          }
+          return pump();
+        });
+      }
+      return pump();
+    }).catch(retry);
+  }
+  connect();
 }
 window.addEventListener("hashchange", render);
 render();

@@ -5,6 +5,8 @@
  * Skipped, saying so, where Chromium is not installed.
  */
 import * as fs from "node:fs"
+import * as http from "node:http"
+import type * as net from "node:net"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Browser, chromium } from "playwright-core"
@@ -53,6 +55,76 @@ describe.skipIf(!present)("inspector in Chromium", { timeout: 120_000 }, () => {
       const response = await page.goto(f.origin + "/")
       expect(response!.status()).toBe(403)
       expect(await page.locator("#app").count()).toBe(0)
+    } finally {
+      await close()
+    }
+  })
+
+  it("sends the token in a header, never a cookie, and keeps working after a reload without the token in the address", async () => {
+    const { page, errors, close } = await newPage()
+    const api: Array<Record<string, string>> = []
+    page.on("request", (request) => {
+      if (request.url().includes("/api/")) api.push(request.headers())
+    })
+    try {
+      await page.goto(f.url)
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      await page.waitForSelector("#live-status:text('live')", WAIT)
+      expect(page.url()).toBe(`${f.origin}/`)
+      await page.reload()
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      await page.waitForSelector("#live-status:text('live')", WAIT)
+      expect(api.length).toBeGreaterThanOrEqual(4)
+      for (const headers of api) {
+        expect(headers["x-agent-loop-token"]).toBe(f.token)
+        expect(headers["cookie"]).toBeUndefined()
+      }
+      const [cookie] = await page.context().cookies(f.origin)
+      expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/" })
+      expect(cookie!.name).toMatch(/^agent_loop_[0-9a-f]{16}$/)
+      expect(cookie!.value).not.toContain(f.token)
+      expect(errors).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
+  it("a page on another loopback port gets the inspector's cookie from the browser but never the token, and cannot read the data", async () => {
+    const received: Array<string> = []
+    const other = http.createServer((request, response) => {
+      received.push(request.headers.cookie ?? "")
+      response.setHeader("content-type", "text/html")
+      response.end("<!doctype html><title>other</title>")
+    })
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve))
+    const { page, close } = await newPage()
+    try {
+      await page.goto(f.url)
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      await page.goto(`http://127.0.0.1:${(other.address() as net.AddressInfo).port}/`)
+      // cookies keep to the host, not the port: the other server does get the inspector's cookie
+      expect(received.join("\n")).toMatch(/agent_loop_[0-9a-f]{16}=/)
+      expect(received.join("\n")).not.toContain(f.token)
+      const read = await page.evaluate((origin) =>
+        fetch(`${origin}/api/sessions`, { credentials: "include" }).then((r) => `read ${r.status}`, (e: Error) => `refused: ${e.name}`), f.origin)
+      expect(read).toBe("refused: TypeError")
+    } finally {
+      await close()
+      await new Promise((resolve) => other.close(resolve))
+    }
+  })
+
+  it("a tab opened by the cookie alone, without the token, says how to open it and loads no data", async () => {
+    const { page, close } = await newPage()
+    try {
+      await page.goto(f.url)
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      const fresh = await page.context().newPage()
+      const response = await fresh.goto(f.origin + "/")
+      expect(response!.status()).toBe(200)
+      await fresh.waitForSelector("#app .error", WAIT)
+      expect(await fresh.locator("#app .error").textContent()).toContain("?token=")
+      expect(await fresh.locator("#sessions").count()).toBe(0)
     } finally {
       await close()
     }

@@ -17,8 +17,7 @@ describe("chat --inspect", () => {
       const url = /inspector at (\S+)/.exec(cli.stderr())![1]!
       const page = await fetch(url, { signal: AbortSignal.timeout(30_000) })
       expect(page.status).toBe(200)
-      const cookie = page.headers.get("set-cookie")!.split(";")[0]!
-      const events = await connectEvents(new URL(url).origin, cookie)
+      const events = await connectEvents(new URL(url).origin, new URL(url).searchParams.get("token")!)
       cli.child.stdin!.write("hi\n")
       const seen = (await events.until((all) => all.some((e) => JSON.parse(e.data)._tag === "TurnEnd"))).map((e) => JSON.parse(e.data))
       expect(seen[0]._tag).toBe("TurnStart")

@@ -1,10 +1,12 @@
 /**
- * The inspector over HTTP: the token is the only way in, the page's policy, the session list with
+ * The inspector over HTTP: the token is the only way in (the data needs it in a header, the page's
+ * cookie holds no token, another loopback port never receives it, another Host is refused), the page's policy, the session list with
  * search and paging, a conversation paged at its bound, timelines (recorded and from the log), the
  * live events' replay buffer at its bound, the HTML export's escaping and scrubbing, and the
  * `agent-loop ui` and `sessions export` commands.
  */
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as net from "node:net"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -12,14 +14,13 @@ import { Effect, Layer, Redacted } from "effect"
 import { HttpRouter } from "effect/http"
 import { AgentEvent, EventBus, EventBusLive, Inspector, Message, Secrets, SessionStore, SessionStoreMemory } from "effect-agent-loop"
 import { isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
-import { connectEvents, HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "../support/inspector.ts"
+import { connectEvents, HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, tokenHeader, turn } from "../support/inspector.ts"
 
 /** The replay buffer's size in these tests: fewer events than one turn publishes. */
 const REPLAY = 3
 let f: InspectorFixture
-let cookie: string
 
-const get = (url: string, headers: Record<string, string> = { cookie }) => fetch(url, { headers, signal: AbortSignal.timeout(30_000) })
+const get = (url: string, headers: Record<string, string> = tokenHeader(f.token)) => fetch(url, { headers, signal: AbortSignal.timeout(30_000) })
 const json = async (url: string) => {
   const response = await get(url)
   expect(response.status).toBe(200)
@@ -30,8 +31,6 @@ beforeAll(async () => {
   f = await startInspector({ replayEvents: REPLAY })
   await f.run(turn("img", [Message.text("look at this"), Message.image("image/png", RED_PIXEL)]))
   await f.run(turn("sub", "delegate please"))
-  const response = await get(f.url, {})
-  cookie = response.headers.get("set-cookie")!.split(";")[0]!
 }, 60_000)
 
 afterAll(() => f?.close())
@@ -43,17 +42,76 @@ describe("inspector over HTTP", () => {
     }
     const wrong = Inspector.makeToken()
     expect((await get(`${f.origin}/?token=${Redacted.value(wrong)}`, {})).status).toBe(403)
-    expect((await get(`${f.origin}/api/sessions`, { cookie: `${Inspector.COOKIE}=${f.token.slice(0, -1)}x` })).status).toBe(403)
+    expect((await get(`${f.origin}/api/sessions`, tokenHeader(`${f.token.slice(0, -1)}x`))).status).toBe(403)
     const page = await get(f.url, {})
     expect(page.status).toBe(200)
-    expect(page.headers.get("set-cookie")).toMatch(/HttpOnly; SameSite=Strict/)
     const policy = page.headers.get("content-security-policy")!
     expect(policy).toContain("default-src 'self'")
     expect(policy).toMatch(/script-src 'sha256-[A-Za-z0-9+/=]+'(;|$)/)
     expect(policy).not.toContain("unsafe-inline")
     expect((await get(`${f.origin}/api/sessions`)).status).toBe(200)
+    expect((await get(`${f.origin}/api/sessions`, { authorization: `Bearer ${f.token}` })).status).toBe(200)
     expect((await get(`${f.origin}/nothing-here`)).status).toBe(404)
     expect((await get(`${f.origin}/api/nothing`)).status).toBe(404)
+  })
+
+  it("sets a cookie of this instance's that holds no token and opens the page only: the data needs the token in a header", async () => {
+    const page = await get(f.url, {})
+    const setCookie = page.headers.get("set-cookie")!
+    const [pair, ...attributes] = setCookie.split("; ")
+    const [name, value] = pair!.split("=") as [string, string]
+    expect(name).toBe(Inspector.cookieName(Redacted.make(f.token)))
+    expect(name).toMatch(/^agent_loop_[0-9a-f]{16}$/)
+    expect(attributes).toEqual(["Path=/", "HttpOnly", "SameSite=Strict"])
+    expect(setCookie).not.toContain(f.token)
+    expect(value).not.toBe(f.token)
+    // another instance's cookie has another name: two inspectors on one machine keep theirs apart
+    expect(Inspector.cookieName(Inspector.makeToken())).not.toBe(name)
+    const cookie = { cookie: pair! }
+    expect((await get(`${f.origin}/`, cookie)).status).toBe(200)
+    for (const api of ["api/sessions", "api/events", "api/session/img", "api/cluster"]) {
+      expect((await get(`${f.origin}/${api}`, cookie)).status, api).toBe(403)
+      expect((await get(`${f.origin}/${api}?token=${f.token}`, {})).status, api).toBe(403)
+    }
+  })
+
+  it("a server on another loopback port, sent every cookie the browser holds for 127.0.0.1, never receives the token", async () => {
+    // a browser keeps cookies by host, not port: it sends the inspector's cookie to any server on 127.0.0.1
+    const jar = (await get(f.url, {})).headers.get("set-cookie")!.split(";")[0]!
+    const received: Array<string> = []
+    const other = http.createServer((request, response) => {
+      received.push(JSON.stringify(request.headers) + request.url)
+      response.end("other")
+    })
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve))
+    try {
+      const port = (other.address() as net.AddressInfo).port
+      expect(port).not.toBe(Number(new URL(f.origin).port))
+      await (await fetch(`http://127.0.0.1:${port}/`, { headers: { cookie: jar } })).text()
+      expect(received).toHaveLength(1)
+      expect(received[0]).toContain(jar.split("=")[0]!)
+      expect(received[0]).not.toContain(f.token)
+      // what it received does not open the data either
+      expect((await get(`${f.origin}/api/sessions`, { cookie: jar, [Inspector.TOKEN_HEADER]: jar.split("=")[1]! })).status).toBe(403)
+    } finally {
+      await new Promise((resolve) => other.close(resolve))
+    }
+  })
+
+  it("refuses a request naming another host than its own (DNS rebinding), 421 before the token is looked at", async () => {
+    const { port } = new URL(f.origin)
+    const status = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const request = http.get({ host: "127.0.0.1", port, path: "/api/sessions", headers: { host, ...tokenHeader(f.token) } }, (response) => {
+          response.resume()
+          resolve(response.statusCode!)
+        })
+        request.on("error", reject)
+      })
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `LOCALHOST:${port}`]) expect(await status(host), host).toBe(200)
+    for (const host of [`evil.example:${port}`, "evil.example", `127.0.0.1:${Number(port) + 1}`, "127.0.0.1", `127.0.0.1.evil.example:${port}`, `localhost@evil:${port}`]) {
+      expect(await status(host), host).toBe(421)
+    }
   })
 
   it("lists sessions with their turns, tokens and first prompt; searches and pages", async () => {
@@ -116,20 +174,20 @@ describe("inspector over HTTP", () => {
   })
 
   it("replays what a reconnecting page missed from a bounded buffer, and says when the buffer no longer reaches back", async () => {
-    const live = await connectEvents(f.origin, cookie, {})
+    const live = await connectEvents(f.origin, f.token, {})
     await f.run(turn("replay", "hello"))
     const seen = await live.until((events) => events.some((e) => JSON.parse(e.data)._tag === "TurnEnd"))
     const ids = seen.map((e) => Number(e.id))
     expect(ids).toEqual(ids.map((_, i) => ids[0]! + i))
     expect(ids.length).toBeGreaterThan(REPLAY)
     // the buffer holds the last REPLAY events: a page that saw none of them is told to reload
-    const fromStart = await (await connectEvents(f.origin, cookie, { "last-event-id": "0" })).until((events) => events.length >= REPLAY + 1)
+    const fromStart = await (await connectEvents(f.origin, f.token, { "last-event-id": "0" })).until((events) => events.length >= REPLAY + 1)
     expect(fromStart[0]!.event).toBe("reset")
     expect(fromStart.slice(1).map((e) => Number(e.id))).toEqual(ids.slice(-REPLAY))
-    const recent = await (await connectEvents(f.origin, cookie, { "last-event-id": String(ids.at(-3)) })).until((events) => events.length >= 2)
+    const recent = await (await connectEvents(f.origin, f.token, { "last-event-id": String(ids.at(-3)) })).until((events) => events.length >= 2)
     expect(recent.map((e) => [e.event, Number(e.id)])).toEqual([[undefined, ids.at(-2)], [undefined, ids.at(-1)]])
     // an id this server never gave (a page of an earlier run) is told to reload, then gets what comes next
-    const earlier = await connectEvents(f.origin, cookie, { "last-event-id": String(ids.at(-1)! + 1000) })
+    const earlier = await connectEvents(f.origin, f.token, { "last-event-id": String(ids.at(-1)! + 1000) })
     await f.run(turn("replay", "again"))
     const after = await earlier.until((events) => events.length >= 2)
     expect(after[0]!.event).toBe("reset")
@@ -138,7 +196,7 @@ describe("inspector over HTTP", () => {
 
   it("sends every page the same scrubbed event, and scrubs it again for a page that gets it after a secret became known", async () => {
     const secret = "pw-said-live-0123456789"
-    const [first, second] = [await connectEvents(f.origin, cookie, {}), await connectEvents(f.origin, cookie, {})]
+    const [first, second] = [await connectEvents(f.origin, f.token, {}), await connectEvents(f.origin, f.token, {})]
     await f.run(turn("said", `my password is ${secret}`))
     const ended = (events: ReadonlyArray<{ readonly data: string }>) => events.some((e) => JSON.parse(e.data)._tag === "TurnEnd")
     const [a, b] = [await first.until(ended), await second.until(ended)]
@@ -151,7 +209,7 @@ describe("inspector over HTTP", () => {
     // a page reconnecting from before the last event that holds it (within the replay buffer)
     const last = a.findLastIndex((e) => e.data.includes(secret))
     const missed = a.slice(last)
-    const replayed = await (await connectEvents(f.origin, cookie, { "last-event-id": String(Number(a[last - 1]!.id)) })).until((events) => events.length >= missed.length)
+    const replayed = await (await connectEvents(f.origin, f.token, { "last-event-id": String(Number(a[last - 1]!.id)) })).until((events) => events.length >= missed.length)
     expect(replayed.map((e) => e.id)).toEqual(missed.map((e) => e.id))
     const text = replayed.map((e) => e.data).join("\n")
     expect(text).not.toContain(secret)
@@ -165,7 +223,6 @@ describe("a live page that stops reading", () => {
     const EVENTS = 2_000
     const g = await startInspector({ liveBacklog: BACKLOG, replayEvents: EVENTS })
     try {
-      const cookie = (await fetch(g.url, { signal: AbortSignal.timeout(30_000) })).headers.get("set-cookie")!.split(";")[0]!
       const { hostname, port } = new URL(g.origin)
       // a raw connection whose reading the test controls: 16 KiB events, far more than the
       // loopback socket's buffers hold, so a server that kept buffering would keep them all
@@ -186,7 +243,7 @@ describe("a live page that stops reading", () => {
           check()
         })
       socket.on("data", (chunk) => (received += chunk.toString("utf8"))).on("end", () => (ended = true))
-      socket.write(`GET /api/events HTTP/1.1\r\nHost: ${g.origin.slice(7)}\r\nCookie: ${cookie}\r\n\r\n`)
+      socket.write(`GET /api/events HTTP/1.1\r\nHost: ${g.origin.slice(7)}\r\n${Inspector.TOKEN_HEADER}: ${g.token}\r\n\r\n`)
       await until(() => received.includes(": connected"))
       socket.pause()
       const text = "x".repeat(16 * 1024)
@@ -203,7 +260,7 @@ describe("a live page that stops reading", () => {
       expect(ids.length).toBeGreaterThan(0)
       expect(ids.length).toBeLessThan(EVENTS)
       // reconnecting from the last event it got, the page receives the rest from the replay buffer
-      const rest = await (await connectEvents(g.origin, cookie, { "last-event-id": String(ids.at(-1)) })).until((events) => events.length >= 1)
+      const rest = await (await connectEvents(g.origin, g.token, { "last-event-id": String(ids.at(-1)) })).until((events) => events.length >= 1)
       expect(rest[0]!.event).toBeUndefined()
       expect(Number(rest[0]!.id)).toBe(ids.at(-1)! + 1)
     } finally {
@@ -215,21 +272,27 @@ describe("a live page that stops reading", () => {
 describe("mounted under a prefix", () => {
   it("answers only under its prefix, the token first: the page, its API, and a redirect from the bare prefix", async () => {
     const token = Inspector.makeToken()
-    const app = Inspector.layer({ token, prefix: "/inspector" }).pipe(
+    const app = Inspector.layer({ token, prefix: "/inspector", hosts: ["inspector.example.com"] }).pipe(
       Layer.provide(Layer.merge(SessionStoreMemory.layer({ one: [Message.user("hi")] }), EventBusLive.layerCapacity()))
     )
     const { handler, dispose } = HttpRouter.toWebHandler(app, { disableLogger: true })
     try {
-      const call = (path: string, cookie?: string) =>
-        handler(new Request(`http://127.0.0.1${path}`, { redirect: "manual", ...(cookie === undefined ? {} : { headers: { cookie } }) }))
+      const call = (path: string, headers: Record<string, string> = {}, host = "127.0.0.1:8080") =>
+        handler(new Request(`http://127.0.0.1${path}`, { redirect: "manual", headers: { host, ...headers } }))
       const opened = await call(`/inspector/?token=${Redacted.value(token)}`)
       expect(opened.status).toBe(200)
-      expect(opened.headers.get("set-cookie")).toContain("Path=/inspector/;")
-      const cookie = opened.headers.get("set-cookie")!.split(";")[0]!
+      expect(opened.headers.get("set-cookie")).toContain("; Path=/inspector/;")
+      const cookie = { cookie: opened.headers.get("set-cookie")!.split(";")[0]! }
+      const header = tokenHeader(Redacted.value(token))
       expect((await call("/inspector/api/sessions")).status).toBe(403)
-      expect(((await (await call("/inspector/api/sessions", cookie)).json()) as any).items.map((s: any) => s.sessionKey)).toEqual(["one"])
+      expect((await call("/inspector/api/sessions", cookie)).status).toBe(403)
+      expect(((await (await call("/inspector/api/sessions", header)).json()) as any).items.map((s: any) => s.sessionKey)).toEqual(["one"])
       expect((await call("/inspector", cookie)).headers.get("location")).toBe("/inspector/")
-      expect((await call("/api/sessions", cookie)).status).toBe(404)
+      expect((await call("/api/sessions", header)).status).toBe(404)
+      // a name given in hosts is answered (at any port here: a web handler has no port of its own); no Host at all is not
+      expect((await call("/inspector/api/sessions", header, "inspector.example.com")).status).toBe(200)
+      expect((await call("/inspector/api/sessions", header, "other.example.com")).status).toBe(421)
+      expect((await handler(new Request("http://127.0.0.1/inspector/api/sessions", { headers: header }))).status).toBe(421)
     } finally {
       await dispose()
     }
@@ -296,7 +359,7 @@ describe("HTML export", () => {
       expect((await fetch(new URL("/api/sessions", url), { signal: AbortSignal.timeout(30_000) })).status).toBe(403)
       const page = await fetch(url, { signal: AbortSignal.timeout(30_000) })
       expect(page.status).toBe(200)
-      const sessions = await fetch(new URL("/api/sessions", url), { headers: { cookie: page.headers.get("set-cookie")!.split(";")[0]! }, signal: AbortSignal.timeout(30_000) })
+      const sessions = await fetch(new URL("/api/sessions", url), { headers: tokenHeader(new URL(url).searchParams.get("token")!), signal: AbortSignal.timeout(30_000) })
       expect(((await sessions.json()) as any).items.map((s: any) => s.sessionKey)).toContain("img")
     } finally {
       ui.child.kill("SIGTERM")

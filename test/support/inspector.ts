@@ -127,14 +127,17 @@ export const turn = (sessionKey: string, input: string | ReadonlyArray<Message.C
 /** A server-sent event as it arrived. */
 export type Sse = { id?: string; event?: string; data: string }
 
+/** The header that opens the inspector's data: the token, as the page's script sends it. */
+export const tokenHeader = (token: string): Record<string, string> => ({ [Inspector.TOKEN_HEADER]: token })
+
 /**
- * Connects to the live events and returns once the server has subscribed (its first comment);
- * `until` then reads until `enough` holds (deadline 30 s) and closes the connection.
+ * Connects to the live events with the token and returns once the server has subscribed (its
+ * first comment); `until` then reads until `enough` holds (deadline 30 s) and closes the connection.
  */
-export const connectEvents = async (origin: string, cookie: string, headers: Record<string, string> = {}) => {
+export const connectEvents = async (origin: string, token: string, headers: Record<string, string> = {}) => {
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(), 30_000)
-  const response = await fetch(`${origin}/api/events`, { headers: { cookie, ...headers }, signal: controller.signal })
+  const response = await fetch(`${origin}/api/events`, { headers: { ...tokenHeader(token), ...headers }, signal: controller.signal })
   if (!response.headers.get("content-type")?.startsWith("text/event-stream")) throw new Error(`not an event stream: ${response.status}`)
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
   const events: Array<Sse> = []
