@@ -75,10 +75,10 @@ export const makeListDir = (options: ListDirOptions = {}) => {
       Effect.scoped(Effect.gen(function*() {
         const workspace = yield* Workspace
         const absolute = yield* workspace.resolve(input)
+        yield* guardPathRules(workspace, "list_dir", input, absolute)
         if ((yield* kindOfPath(workspace.root, absolute, input)) !== "directory") {
           return yield* Effect.fail(new ToolError({ message: `"${input}" is not a directory; use read_file to read a file` }))
         }
-        yield* guardPathRules(workspace, "list_dir", input, absolute)
         const ruleOf = walkRule(workspace, "list_dir", absolute)
         const depth = recursive ? Math.min(max_depth ?? defaultDepth, maxDepth) : 1
         const lines: Array<string> = []

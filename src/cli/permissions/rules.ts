@@ -68,8 +68,7 @@ export interface Rule {
 export class RuleError extends Data.TaggedError("RuleError")<{ readonly text: string; readonly message: string }> {}
 
 const toolPattern = (name: string): ToolPattern => {
-  const family = FILE_RULE_TOOLS[name]
-  if (family !== undefined) return { _tag: "Builtin", names: family }
+  if (Object.hasOwn(FILE_RULE_TOOLS, name)) return { _tag: "Builtin", names: FILE_RULE_TOOLS[name]! }
   const builtin = CLAUDE_ALIASES[name] ?? (BUILTINS.has(name) ? name : undefined)
   if (builtin !== undefined) return { _tag: "Builtin", names: [builtin] }
   if (name.startsWith("mcp__")) {
