@@ -31,6 +31,7 @@ import { subagentWith } from "../tools/subagent.ts"
 import type { SessionStore } from "../services/SessionStore.ts"
 import * as WorkspaceLive from "../layers/Workspace.ts"
 import * as Providers from "./providers.ts"
+import * as SandboxLayer from "./sandboxLayer.ts"
 import type { CliSettings, ProviderSettings } from "./settings.ts"
 import { configDir } from "./settingsFile.ts"
 import type { CliFailure } from "./failure.ts"
@@ -131,6 +132,16 @@ const tools = (settings: CliSettings) => {
   )
 }
 
+/**
+ * The sandbox of the run (`sandboxLayer.ts`), with the CLI's own directories that lie inside the
+ * workspace (running from `~`) read-only in it too.
+ */
+const sandbox = (settings: CliSettings) =>
+  Layer.unwrap(Effect.map(
+    locationsWithin(settings.workspace, [configDir(), settings.dataDir, FileHooks.resolveDirs({ workDir: settings.workspace }).userDir]),
+    (protect) => SandboxLayer.layer({ sandbox: settings.sandbox, inputs: settings.sandboxInputs, protect })
+  ))
+
 const store = (settings: CliSettings) =>
   settings.persist ? StoreChoice.layer(settings.store, settings.dataDir) : SessionStoreMemory.layer()
 
@@ -172,5 +183,6 @@ export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
       )
     )
   const observed: Layer.Layer<never, never, EventBus> = (options.metrics ?? Telemetry.exporting) ? Metrics.layer : Layer.empty
-  return Layer.merge(hooks, observed).pipe(Layer.provideMerge(loop))
+  // every part is built with the sandbox in its context: exec's commands run in it, and (by the settings) MCP servers and hooks
+  return Layer.merge(hooks, observed).pipe(Layer.provideMerge(loop), Layer.provideMerge(sandbox(settings)))
 }

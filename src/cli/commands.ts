@@ -1,6 +1,6 @@
 /**
  * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`,
- * `sessions list|show|import|export`, `ui`, `models`, `mcp list|add|remove`, `trust`, `untrust`, `undo`.
+ * `sessions list|show|import|export`, `ui`, `models`, `mcp list|add|remove`, `sandbox status`, `trust`, `untrust`, `undo`.
  *
  * Only the definitions (names, flags, help) are loaded up front; each command's code is imported
  * when that command is chosen (`handler`), so that `--help` and every command start without
@@ -335,8 +335,30 @@ const uiCommand = Command.make(
   Command.withExamples([{ command: "agent-loop ui --store jsonl", description: "Inspect the JSON Lines sessions" }])
 )
 
+const sandboxStatus = Command.make(
+  "status",
+  {
+    workspace: agentFlags.workspace,
+    sandbox: agentFlags.sandbox,
+    settings: agentFlags.settings,
+    claudeSettings: agentFlags.claudeSettings,
+    allow: agentFlags.allow,
+    deny: agentFlags.deny
+  },
+  (flags) => handler(() => import("./sandboxStatus.ts"), (m) => m.status({ ...flags, verbose: false }))
+).pipe(
+  Command.withDescription(
+    "Say whether the sandbox can run here and why not (bubblewrap, user namespaces, sandbox-exec), what a run in this workspace would get (on or off, and from which setting), the policy it applies (writable, unreadable, allowed hosts), and the fix; exit 1 when it is wanted and cannot run"
+  )
+)
+
+const sandboxCommand = Command.make("sandbox").pipe(
+  Command.withDescription("The operating system's sandbox exec's commands run in (bubblewrap on Linux, sandbox-exec on macOS)"),
+  Command.withSubcommands([sandboxStatus])
+)
+
 /** The whole CLI. */
 export const agentLoop = Command.make("agent-loop").pipe(
   Command.withDescription("An event-driven, hookable, interruptible, steerable LLM agent loop"),
-  Command.withSubcommands([runCommand, chatCommand, serveCommand, uiCommand, hooks, agents, sessions, models, mcp, trust, untrust, undoCommand])
+  Command.withSubcommands([runCommand, chatCommand, serveCommand, uiCommand, hooks, agents, sessions, models, mcp, sandboxCommand, trust, untrust, undoCommand])
 )

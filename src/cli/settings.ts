@@ -33,6 +33,7 @@ import * as ProviderChoice from "./providerChoice.ts"
 import type { ProviderSettings } from "./providerChoice.ts"
 import * as Providers from "./providers.ts"
 import { clean } from "./safeText.ts"
+import * as SandboxPolicy from "./sandboxPolicy.ts"
 import * as SandboxSettings from "./sandboxSettings.ts"
 import { Screen } from "./screen.ts"
 import * as SettingsFile from "./settingsFile.ts"
@@ -101,6 +102,8 @@ export interface CliSettings {
   readonly rules: ReadonlyArray<Rule>
   /** The sandbox: `--sandbox` and the `sandbox` keys of the files that may set them. */
   readonly sandbox: SandboxSettings.SandboxChoice
+  /** What the sandbox confines commands to (`sandboxPolicy.ts`); `undefined` when nothing runs in it. */
+  readonly sandboxInputs: SandboxPolicy.SandboxInputs | undefined
   /** Lines to show once the command starts (`announce`): a skipped untrusted workspace, an unknown model, the context files. */
   readonly notices: ReadonlyArray<Notice>
 }
@@ -376,6 +379,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       permissions,
       rules,
       sandbox,
+      sandboxInputs: undefined,
       claudeHooks,
       hookBridge: Bridge.make(),
       hookEnv: settings.hookEnv ?? [],
@@ -385,7 +389,10 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     const confined = resolved.tools.includes("exec") || sandbox.mcpServers || sandbox.hooks
     const line = SandboxSettings.modeNotice(sandbox, process.platform)
     if (confined && line !== undefined) notices.push({ level: "warn", text: line })
-    return resolved
+    if (!confined || line !== undefined) return resolved
+    const sandboxInputs = yield* SandboxPolicy.compile({ workspace, rules, sandbox })
+    for (const text of sandboxInputs.notes) notices.push({ level: "warn", text })
+    return { ...resolved, sandboxInputs }
   })
 
 /** Shows the notices of resolved settings on stderr, once, when the command has its input and starts. */
