@@ -3,6 +3,12 @@
  * on captured output. The whole process group is killed when the timeout fires or the call is
  * interrupted, so nothing the command started outlives it.
  *
+ * The command runs in the `Sandbox` of the context (unconfined with the default, `SandboxNone`).
+ * When the sandbox seems to have stopped it, the result ends with a line starting
+ * `SANDBOX_DENIED_MARKER`; the same call with `dangerously_unsandboxed: true` then runs outside
+ * the sandbox only if the host's approval layer granted exactly that call
+ * (`Sandbox.grantUnsandboxed`, after asking the user): the model can ask, never grant.
+ *
  * @example
  * ```ts
  * import { makeExec, ToolRegistryLive } from "effect-agent-loop"
@@ -20,6 +26,7 @@ import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import { ToolError } from "../domain/errors.ts"
 import { completeUtf8Length } from "../domain/text.ts"
 import * as Tool from "../domain/Tool.ts"
+import { none, Sandbox, type SandboxRequest } from "../services/Sandbox.ts"
 import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { Workspace } from "./workspace.ts"
 import { scrubbedEnv } from "./secretEnv.ts"
@@ -54,8 +61,18 @@ export const ExecParameters = Schema.Struct({
   command: Schema.String.annotate({ description: "Shell command, run with `sh -c` in the workspace root" }),
   timeout_ms: Schema.optionalKey(
     Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "Timeout in milliseconds" })
-  )
+  ),
+  dangerously_unsandboxed: Schema.optionalKey(Schema.Boolean.annotate({
+    description: "Run outside the OS sandbox. Only for a command the sandbox stopped (its result says so); " +
+      "the user is asked every time and may refuse"
+  }))
 })
+
+/** The start of the line ending `exec`'s result when the sandbox seems to have stopped the command. */
+export const SANDBOX_DENIED_MARKER = "[sandbox denied: "
+
+/** The unconfined path: the command as it is, for a call the user let run outside the sandbox. */
+const unconfined = none()
 
 /** Keeps the first `max` bytes of a byte stream and counts the rest. */
 const makeCollector = (max: number) => {
@@ -94,6 +111,10 @@ const makeCollector = (max: number) => {
 /** This process's environment without the variables `isSecretEnv` withholds (the same as hook scripts get). */
 const secretFreeEnv = (secrets: SecretsShape): Record<string, string> => scrubbedEnv(globalThis.process?.env ?? {}, { secrets })
 
+/** What the model is told when it asked to run outside the sandbox without the user's grant. */
+const UNGRANTED = "Not run: running outside the sandbox (dangerously_unsandboxed) needs the user's approval of this very call, " +
+  "and it was not given. Run the command in the sandbox, or leave the choice to the user."
+
 /** `exec` with the given limits. */
 export const makeExec = (options: ExecOptions = {}) => {
   const maxTimeout = Duration.fromInputUnsafe(options.maxTimeout ?? "10 minutes")
@@ -111,19 +132,37 @@ export const makeExec = (options: ExecOptions = {}) => {
     requiresApproval: true,
     // exec's own timeout kills the command first and reports its output; this only backs it up
     timeout: Duration.sum(maxTimeout, Duration.sum(Duration.times(killGrace, 2), DRAIN_GRACE)),
-    execute: ({ command, timeout_ms }) =>
+    execute: ({ command, dangerously_unsandboxed, timeout_ms }, context) =>
       Effect.gen(function*() {
         const workspace = yield* Workspace
         const secrets = yield* Secrets
         const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+        const sandbox = yield* Sandbox
+        const outside = dangerously_unsandboxed === true && sandbox.kind !== "none"
+        if (outside && !(yield* sandbox.takeUnsandboxedGrant(context.toolCallId))) {
+          return yield* Effect.fail(new ToolError({ message: UNGRANTED }))
+        }
         const timeout = timeout_ms === undefined ? defaultTimeout : Duration.millis(Math.min(timeout_ms, maxMs))
         const output = makeCollector(maxOutputBytes)
+        const request: SandboxRequest = {
+          command: "sh",
+          args: ["-c", command],
+          cwd: workspace.root,
+          workspace: workspace.root,
+          // confined, the sandbox gives the command its own minimal environment; unconfined, this one's without secrets
+          ...(stripSecretEnv && (outside || sandbox.kind === "none") ? { env: secretFreeEnv(secrets), extendEnv: false } : {})
+        }
         const run = Effect.scoped(Effect.gen(function*() {
-          const handle = yield* spawner.spawn(ChildProcess.make("sh", ["-c", command], {
-            cwd: workspace.root,
+          const wrapped = yield* (outside ? unconfined : sandbox).wrap(request).pipe(
+            Effect.mapError((e) => new ToolError({ message: e.message }))
+          )
+          const handle = yield* spawner.spawn(ChildProcess.make(wrapped.command, wrapped.args, {
+            cwd: wrapped.cwd,
             stdin: "ignore",
+            detached: true,
             forceKillAfter: killGrace,
-            ...(stripSecretEnv ? { env: secretFreeEnv(secrets), extendEnv: false } : {})
+            env: wrapped.env,
+            extendEnv: wrapped.extendEnv
           }))
           const reader = yield* Stream.runForEach(handle.all, (chunk) => Effect.sync(() => output.add(chunk))).pipe(
             Effect.forkScoped
@@ -135,6 +174,7 @@ export const makeExec = (options: ExecOptions = {}) => {
         const exited = yield* run.pipe(
           Effect.timeoutOption(timeout),
           Effect.mapError((e) => {
+            if (e._tag === "ToolError") return e
             const reason = e.cause instanceof Error ? e.cause.message : e.message
             return new ToolError({ message: `Command failed to run or was killed: ${reason}\n${output.render()}` })
           })
@@ -149,7 +189,15 @@ export const makeExec = (options: ExecOptions = {}) => {
           )
         }
         const code = Number(exited.value)
-        return { content: `exit code: ${code}\n${output.render()}`, isError: code !== 0 }
+        const shown = output.render()
+        const review = outside ? { notes: [] } : yield* sandbox.review(request, { exitCode: code, output: shown })
+        const lines = [...review.notes]
+        if (review.denied !== undefined) {
+          lines.push(`${SANDBOX_DENIED_MARKER}${review.denied}. If the command needs this, the user may approve running it ` +
+            "outside the sandbox: the same call with dangerously_unsandboxed: true]")
+        }
+        const tail = lines.length === 0 ? "" : `\n${lines.join("\n")}`
+        return { content: `exit code: ${code}\n${shown}${tail}`, isError: code !== 0 }
       })
   })
 }
