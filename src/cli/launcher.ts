@@ -38,8 +38,11 @@ export interface Handover {
 /** A URL's password in an argument (`postgres://user:PASSWORD@host`, also after `--flag=`). */
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)([^/\s@]+)(@)/gi
 
-/** `arg` with every URL password replaced by `***`. */
-export const maskArgument = (arg: string): string => arg.replace(URL_PASSWORD, "$1***$3")
+/** An `http(s)` URL's user part, which is a token there (`https://TOKEN@host`; see `domain/urlCredentials.ts`). */
+const URL_TOKEN = /(\bhttps?:\/\/)([^/\s:@]+)((?::[^/\s@]*)?@)/gi
+
+/** `arg` with every URL credential (a password, an `http(s)` URL's user part) replaced by `***`. */
+export const maskArgument = (arg: string): string => arg.replace(URL_TOKEN, "$1***$3").replace(URL_PASSWORD, "$1***$3")
 
 /**
  * The flags of `args` whose value is a URL holding a password (`--database-url postgres://u:pw@h`,

@@ -28,6 +28,10 @@ describe("launcher", () => {
     expect(maskArgument("--database-url=postgres://agent:s3cret@db/x")).toBe("--database-url=postgres://agent:***@db/x")
     expect(maskArgument("postgres://agent@db/x")).toBe("postgres://agent@db/x")
     expect(maskArgument("what is a:b@c?")).toBe("what is a:b@c?")
+    expect(maskArgument("redis://:s3cret@cache/0")).toBe("redis://:***@cache/0")
+    expect(maskArgument("--base-url=https://tok3n@git.example.com/x")).toBe("--base-url=https://***@git.example.com/x")
+    expect(maskArgument("https://tok3n:x-oauth-basic@h/x")).toBe("https://***:***@h/x")
+    expect(maskArgument("https://example.com:8443/a@b")).toBe("https://example.com:8443/a@b")
     expect(passwordFlags(["run", "--database-url", "postgres://a:b@h/d", "--cluster=postgres://a:c@h/d", "--model", "m"])).toEqual([
       "--database-url",
       "--cluster"
