@@ -43,7 +43,8 @@ describe("hook environments in the CLI", () => {
         hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: `env > '${dump}'` }] }] }
       })
     )
-    const result = await runCli(["run", ...flags, "--yes", "--ephemeral", "go"], { env })
+    // unconfined: the sandbox would hide the CLI's process (and its /proc) from the command
+    const result = await runCli(["run", ...flags, "--yes", "--ephemeral", "--sandbox", "off", "go"], { env })
     expect(result.code, result.stderr).toBe(0)
     const seen = parseEnv(fs.readFileSync(dump, "utf8"))
     expect(seen["GITHUB_TOKEN"]).toBe(VARIABLES.GITHUB_TOKEN)
