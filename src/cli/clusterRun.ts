@@ -43,6 +43,7 @@ import { readAll, resolvePrompt } from "./stdinPrompt.ts"
 const runnerFlags = (flags: AgentFlags): ReadonlyArray<string> => [
   ...Option.isSome(flags.provider) ? ["--provider"] : [],
   ...Option.isSome(flags.baseUrl) ? ["--base-url"] : [],
+  ...Option.isSome(flags.apiKeyEnv) ? ["--api-key-env"] : [],
   ...Option.isSome(flags.project) ? ["--project"] : [],
   ...Option.isSome(flags.location) ? ["--location"] : [],
   ...Option.isSome(flags.system) ? ["--system"] : [],

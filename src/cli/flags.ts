@@ -81,7 +81,15 @@ export const agentFlags = {
   baseUrl: Flag.String("base-url").pipe(
     Flag.withFallbackConfig(Config.String("AGENT_LOOP_BASE_URL")),
     Flag.optional,
-    Flag.withDescription("Server URL, e.g. http://localhost:11434/v1 for Ollama (no key needed). Env AGENT_LOOP_BASE_URL; default the settings' \"baseUrl\"")
+    Flag.withDescription(
+      "Server URL, e.g. http://localhost:11434/v1 for Ollama (no key needed); the provider's own key goes to another host than its own only when --api-key-env names it. Env AGENT_LOOP_BASE_URL; default the settings' \"baseUrl\""
+    )
+  ),
+  apiKeyEnv: Flag.String("api-key-env").pipe(
+    Flag.optional,
+    Flag.withDescription(
+      "The variable the provider's key is read from, named to be sent wherever --base-url points (a provider's own variable, such as OPENAI_API_KEY, goes only to its own host); for vertex, GOOGLE_APPLICATION_CREDENTIALS sends the credentials of its file. Default the settings' \"apiKeyEnv\""
+    )
   ),
   model: Flag.String("model").pipe(
     Flag.withAlias("m"),

@@ -11,6 +11,7 @@ import * as Redacted from "effect/Redacted"
 import * as AgentLoopConfig from "../domain/Config.ts"
 import * as Models from "../domain/Models.ts"
 import { withThousands } from "../domain/text.ts"
+import { originOf } from "../layers/providers/ownHosts.ts"
 import { readCassette } from "../layers/providers/Replay.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { fail } from "./failure.ts"
@@ -22,33 +23,61 @@ import type * as SettingsFile from "./settingsFile.ts"
 
 /** Which provider (a row of `providers.ts`), and how to reach it. */
 export type ProviderSettings =
-  | ({ readonly _tag: "live"; readonly name: string } & Connection)
+  | ({ readonly _tag: "live"; readonly name: string; /** A key held back from the URL, said once at start. */ readonly note?: string } & Connection)
   | { readonly _tag: "replay"; readonly cassette: string }
 
 /** The loop's own defaults (any model will do), for what the registry cannot say about a model. */
 const loopDefaults = AgentLoopConfig.makeUnsafe({ model: "any" })
 
 /**
- * The key of a provider: from the variable the settings' `apiKeyEnv` names (taken out of `env`
- * like the built-in ones, and scrubbed from every text), else from the first of its own variables
- * that was set at start. `variable` is the one read, for the line saying it is missing.
+ * The key of a provider: from the variable `--api-key-env` or the settings' `apiKeyEnv` names
+ * (taken out of `env` like the built-in ones, and scrubbed from every text), else from the first
+ * of its own variables that was set at start. `variable` is the one read, for the line saying it
+ * is missing; `named` says the key was named explicitly, so it may go to any URL.
  */
-const providerKey = (entry: Providers.CliProvider, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv) =>
+const providerKey = (entry: Providers.CliProvider, flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv) =>
   Effect.gen(function*() {
-    const named = settings.apiKeyEnv
+    const keys = yield* ProviderKeys
+    const flagged = Option.getOrUndefined(flags.apiKeyEnv)
+    const named = flagged ?? settings.apiKeyEnv
     if (named !== undefined) {
       const value = env[named]
       delete env[named]
-      const apiKey = value === undefined || value === "" ? undefined : Redacted.make(value)
+      // a provider's own variable was taken out of the environment at start
+      const apiKey = keys[named] ?? (value === undefined || value === "" ? undefined : Redacted.make(value))
       if (apiKey !== undefined) (yield* Secrets).add([apiKey])
-      return { apiKey, keyVariable: named, variable: `${named} (the settings' "apiKeyEnv")` }
+      const variable = flagged === undefined ? `${named} (the settings' "apiKeyEnv")` : `${named} (--api-key-env)`
+      return { apiKey, keyVariable: named, variable, named: true }
     }
-    const keys = yield* ProviderKeys
     const found = entry.keyVariables.find((variable) => keys[variable] !== undefined)
-    return { apiKey: found === undefined ? undefined : keys[found], keyVariable: found, variable: entry.keyVariables.join(" or ") }
+    return { apiKey: found === undefined ? undefined : keys[found], keyVariable: found, variable: entry.keyVariables.join(" or "), named: false }
   })
 
-/** The provider, its URL and its key. A provider on its vendor's URL without the key it needs fails here, before any request. */
+/**
+ * The line saying a key of the provider's own variables (or its Application Default Credentials)
+ * is not sent to `url` (given by a flag or the settings), which is not the provider's own host;
+ * `undefined` when it may go there, or there is none. The URL of the environment
+ * (`AZURE_OPENAI_ENDPOINT`) goes with the key of the environment.
+ */
+const withheldNote = (
+  entry: Providers.CliProvider,
+  key: { readonly apiKey: unknown; readonly keyVariable: string | undefined; readonly named: boolean },
+  url: string | undefined
+) => {
+  if (key.named || url === undefined || entry.ownHost === undefined || entry.ownHost(url)) return undefined
+  const where = `${originOf(url)}, which is not the provider's own host`
+  if (key.apiKey !== undefined && key.keyVariable !== undefined) return `${key.keyVariable} is set but not sent to ${where}: --api-key-env ${key.keyVariable} sends it`
+  const credentials = entry.credentialsVariable
+  return credentials === undefined
+    ? undefined
+    : `Application Default Credentials are not sent to ${where}: --api-key-env ${credentials} sends those of its file`
+}
+
+/**
+ * The provider, its URL and its key. A provider on its vendor's URL without the key it needs fails
+ * here, before any request; a key of its own variables is held back from a URL elsewhere (`note`
+ * says so; a provider that requires one fails).
+ */
 export const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv) =>
   Effect.gen(function*() {
     const named = Option.getOrUndefined(flags.provider)
@@ -62,8 +91,8 @@ export const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env
     const name = named ?? settings.provider ?? "openai"
     const entry = Providers.find(name)
     if (entry === undefined) return yield* fail(`unknown provider "${name}"; providers: ${Providers.providerNames.join(", ")}`)
-    const baseUrl = Option.getOrUndefined(flags.baseUrl) ?? settings.baseUrl ??
-      (entry.baseUrlVariable === undefined ? undefined : nonEmpty(env[entry.baseUrlVariable]))
+    const givenUrl = Option.getOrUndefined(flags.baseUrl) ?? settings.baseUrl
+    const baseUrl = givenUrl ?? (entry.baseUrlVariable === undefined ? undefined : nonEmpty(env[entry.baseUrlVariable]))
     if (baseUrl === undefined && entry.baseUrlRequired === true) {
       return yield* fail(
         `--provider ${name} needs its URL: pass --base-url, set "baseUrl" in a settings file${
@@ -71,14 +100,18 @@ export const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env
         }`
       )
     }
-    const { apiKey, keyVariable, variable } = yield* providerKey(entry, settings, env)
-    if (apiKey === undefined && variable !== "" && (entry.key === "required" || (entry.key === "unless-base-url" && baseUrl === undefined))) {
+    const key = yield* providerKey(entry, flags, settings, env)
+    const note = withheldNote(entry, key, givenUrl)
+    if (note !== undefined && entry.key === "required") return yield* fail(note)
+    const apiKey = note === undefined ? key.apiKey : undefined
+    const variable = key.variable
+    if (apiKey === undefined && note === undefined && variable !== "" && (entry.key === "required" || (entry.key === "unless-base-url" && baseUrl === undefined))) {
       return yield* fail(`${variable} is not set: export it${entry.key === "required" ? "" : ", or pass --base-url for a server that needs no key"}`)
     }
     const connection: Connection = {
       baseUrl,
       apiKey,
-      keyVariable,
+      keyVariable: note === undefined ? key.keyVariable : undefined,
       headers: settings.headers,
       secrets: { ...yield* ProviderKeys, ...yield* takeSecrets(entry.secretVariables ?? [], env) },
       region: settings.region ?? nonEmpty(env["AWS_REGION"]) ?? nonEmpty(env["AWS_DEFAULT_REGION"]),
@@ -88,7 +121,7 @@ export const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env
     }
     const wanting = entry.requires?.(connection)
     if (wanting !== undefined) return yield* fail(wanting)
-    return { _tag: "live", name, ...connection } as const
+    return { _tag: "live", name, ...connection, ...(note === undefined ? {} : { note }) } as const
   })
 
 /** Takes `variables` out of `env` (so nothing started later inherits them) and registers them with `Secrets`. */

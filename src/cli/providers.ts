@@ -22,6 +22,7 @@ import type * as BedrockWire from "../layers/providers/bedrockWire.ts"
 import type * as AnthropicWire from "../layers/providers/anthropicWire.ts"
 import type * as OpenAiCompatible from "../layers/providers/OpenAiCompatible.ts"
 import type * as OpenAiResponses from "../layers/providers/OpenAiResponses.ts"
+import { ANTHROPIC_BASE_URL, AWS_DOMAINS, AZURE_DOMAINS, GEMINI_BASE_URL, GOOGLE_DOMAINS, httpsUnder, OPENAI_BASE_URL, sameOrigin } from "../layers/providers/ownHosts.ts"
 import { presetNames, presets } from "../layers/providers/presets.ts"
 import type * as ResponsesWire from "../layers/providers/responsesWire.ts"
 import type { Provider } from "../services/Provider.ts"
@@ -67,6 +68,17 @@ export interface CliProvider extends ProviderSummary {
   /** It has no URL of its own: one must be given. */
   readonly baseUrlRequired?: boolean
   /**
+   * Whether a base URL is its own host, where the key of its own variables may go; a key read
+   * from them is not sent elsewhere unless named (`--api-key-env`). Absent: it sends no key.
+   */
+  readonly ownHost?: (url: string) => boolean
+  /**
+   * Credentials found outside its key variables (Application Default Credentials), which go to
+   * its own host only: the variable naming their file, which `--api-key-env` names to send them
+   * elsewhere.
+   */
+  readonly credentialsVariable?: string
+  /**
    * Other credentials, taken out of the environment (and scrubbed from every text) only when this
    * provider is chosen, and handed over in `secrets`: AWS's keys serve more than the model.
    */
@@ -101,6 +113,7 @@ const presetRows: ReadonlyArray<CliProvider> = presetNames.map((name) => {
   return {
     ...summaryOf(name),
     key: preset.apiKeyEnv === undefined ? "optional" : "unless-base-url",
+    ownHost: sameOrigin(preset.baseUrl),
     layer: (connection) => lazily(openAiCompatible, (m: typeof OpenAiCompatible) => m.preset(name, common(connection)))
   }
 })
@@ -110,17 +123,20 @@ export const providers: ReadonlyArray<CliProvider> = [
   {
     ...summaryOf("openai"),
     key: "unless-base-url",
+    ownHost: sameOrigin(OPENAI_BASE_URL),
     layer: (connection) => lazily(openAiCompatible, (m: typeof OpenAiCompatible) => m.layer(common(connection)))
   },
   {
     ...summaryOf("openai-responses"),
     key: "unless-base-url",
+    ownHost: sameOrigin(OPENAI_BASE_URL),
     check: responsesCheck,
     layer: (connection) => lazily(() => import("../layers/providers/OpenAiResponses.ts"), (m: typeof OpenAiResponses) => m.layer(common(connection)))
   },
   {
     ...summaryOf("anthropic"),
     key: "unless-base-url",
+    ownHost: sameOrigin(ANTHROPIC_BASE_URL),
     needsMaxTokens: true,
     check: () => import("../layers/providers/anthropicWire.ts").then((m: typeof AnthropicWire) => m.check),
     layer: (connection) => lazily(() => import("../layers/providers/Anthropic.ts"), (m: typeof Anthropic) => m.layer(common(connection)))
@@ -128,12 +144,15 @@ export const providers: ReadonlyArray<CliProvider> = [
   {
     ...summaryOf("gemini"),
     key: "unless-base-url",
+    ownHost: sameOrigin(GEMINI_BASE_URL),
     check: () => import("../layers/providers/geminiWire.ts").then((m: typeof GeminiWire) => m.check),
     layer: (connection) => lazily(() => import("../layers/providers/Gemini.ts"), (m: typeof Gemini) => m.layer(common(connection)))
   },
   {
     ...summaryOf("vertex"),
     key: "optional",
+    ownHost: httpsUnder(GOOGLE_DOMAINS),
+    credentialsVariable: "GOOGLE_APPLICATION_CREDENTIALS",
     // Claude on Vertex AI speaks Anthropic's API, which needs an output limit
     needsMaxTokens: (model) => model.startsWith("claude-"),
     layer: (connection) =>
@@ -141,7 +160,11 @@ export const providers: ReadonlyArray<CliProvider> = [
         m.layer({
           location: connection.location ?? "global",
           ...(connection.project === undefined ? {} : { project: connection.project }),
-          ...(connection.baseUrl === undefined ? {} : { baseUrl: connection.baseUrl })
+          ...(connection.baseUrl === undefined ? {} : { baseUrl: connection.baseUrl }),
+          // the credentials file named by --api-key-env: sent wherever the base URL is
+          ...(connection.keyVariable === "GOOGLE_APPLICATION_CREDENTIALS" && connection.apiKey !== undefined
+            ? { keyFile: Redacted.value(connection.apiKey) }
+            : {})
         }))
   },
   ...(["chat-completions", "responses"] as const).map((api): CliProvider => ({
@@ -149,6 +172,7 @@ export const providers: ReadonlyArray<CliProvider> = [
     key: "required",
     baseUrlVariable: "AZURE_OPENAI_ENDPOINT",
     baseUrlRequired: true,
+    ownHost: httpsUnder(AZURE_DOMAINS),
     ...(api === "responses" ? { check: responsesCheck } : {}),
     layer: (connection) =>
       lazily(() => import("../layers/providers/Azure.ts"), (m: typeof Azure) =>
@@ -162,6 +186,7 @@ export const providers: ReadonlyArray<CliProvider> = [
   {
     ...summaryOf("bedrock"),
     key: "optional",
+    ownHost: httpsUnder(AWS_DOMAINS),
     secretVariables: ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
     needsMaxTokens: true,
     requires: (connection) =>

@@ -336,6 +336,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     const notices: Array<Notice> = []
     if (untrusted !== undefined) notices.push({ level: "warn", text: untrusted })
     if (limits.note !== undefined) notices.push({ level: "note", text: limits.note })
+    if (chosen._tag === "live" && chosen.note !== undefined) notices.push({ level: "note", text: chosen.note })
     const { hooks: claudeHooks, permissions, rules } = yield* permissionsAndHooks(flags, files, workspace, trusted, notices)
     const sandbox = yield* sandboxChoice(flags, files, workspace, trusted, env, notices)
     const agents = yield* Agents.discover(workspace, trusted, env)

@@ -78,11 +78,23 @@ describe.concurrent("agent-loop run", () => {
   it("a 401 exits 1 with a one-line reason, no stack trace, and never prints the key", async (context) => {
     const secret = "sk-test-do-not-print-1234567890"
     const { server, flags, env } = await setup(context, [{ status: 401, error: `Incorrect API key provided: ${secret}` }])
-    const result = await runCli(["run", ...flags, "hi"], { env: { ...env, OPENAI_API_KEY: secret } })
+    const result = await runCli(["run", ...flags, "--api-key-env", "OPENAI_API_KEY", "hi"], { env: { ...env, OPENAI_API_KEY: secret } })
     expect(result.code).toBe(1)
     expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${secret}`)
     expect(lastLine(result.stderr)).toMatch(/^agent-loop: ProviderRejected: .*Incorrect API key provided/)
     expect(result.stderr).not.toMatch(/\n\s+at /)
+    expect(result.stdout + result.stderr).not.toContain(secret)
+  })
+
+  it("OPENAI_API_KEY is not sent to a --base-url elsewhere than OpenAI, and a note names the flag that sends it", async (context) => {
+    const secret = "sk-test-stays-home-1234567890"
+    const { server, flags, env } = await setup(context, [{ status: 401, error: "Missing bearer token" }])
+    const result = await runCli(["run", ...flags, "hi"], { env: { ...env, OPENAI_API_KEY: secret } })
+    expect(result.code).toBe(1)
+    expect(server.requests[0]!.headers.authorization).toBeUndefined()
+    expect(result.stderr).toContain(
+      `agent-loop: note: OPENAI_API_KEY is set but not sent to ${new URL(server.url).origin}, which is not the provider's own host: --api-key-env OPENAI_API_KEY sends it\n`
+    )
     expect(result.stdout + result.stderr).not.toContain(secret)
   })
 

@@ -41,7 +41,7 @@ describe.concurrent("Azure OpenAI through the CLI", () => {
         ? { status: 401, error: "Access denied due to invalid subscription key" }
         : turn[index]!, { AZURE_OPENAI_API_KEY: KEY, OPENAI_API_VERSION: "2024-10-21" })
     const result = await runCli(
-      ["run", "--provider", "azure", "--base-url", root, "--model", "gpt-4.1-mini", "--workspace", workspace, "--ephemeral", "When is the launch?"],
+      ["run", "--provider", "azure", "--base-url", root, "--api-key-env", "AZURE_OPENAI_API_KEY", "--model", "gpt-4.1-mini", "--workspace", workspace, "--ephemeral", "When is the launch?"],
       { env }
     )
     expect(result.stderr).not.toContain("not in the built-in registry")
@@ -83,14 +83,14 @@ describe.concurrent("Azure OpenAI through the CLI", () => {
     const { server, workspace, env, root } = await setup(context, (request, index) =>
       request.headers["authorization"] === `Bearer ${TOKEN}` && request.headers["api-key"] === undefined ? turn[index]! : { status: 401, error: "no token" })
     const result = await runCli(
-      ["run", "--provider", "azure", "--base-url", root, "--model", "gpt-4.1-mini", "--workspace", workspace, "--ephemeral", "When?"],
+      ["run", "--provider", "azure", "--base-url", root, "--api-key-env", "AZURE_OPENAI_AD_TOKEN", "--model", "gpt-4.1-mini", "--workspace", workspace, "--ephemeral", "When?"],
       { env: { ...env, AZURE_OPENAI_AD_TOKEN: TOKEN } }
     )
     expect([result.code, result.stdout]).toEqual([0, "Tuesday.\n"])
     expect(server.requests).toHaveLength(2)
     // a token the server refuses ends the run with the server's words, and is not retried
     const refused = await runCli(
-      ["run", "--provider", "azure", "--base-url", root, "--model", "gpt-4.1-mini", "--workspace", workspace, "--ephemeral", "When?"],
+      ["run", "--provider", "azure", "--base-url", root, "--api-key-env", "AZURE_OPENAI_AD_TOKEN", "--model", "gpt-4.1-mini", "--workspace", workspace, "--ephemeral", "When?"],
       { env: { ...env, AZURE_OPENAI_AD_TOKEN: "expired-token-0123456789" } }
     )
     expect(refused.code).toBe(1)
@@ -150,7 +150,7 @@ describe.concurrent("Amazon Bedrock through the CLI", () => {
     const home = tempDir()
     const env = isolatedEnv(home, { AWS_BEARER_TOKEN_BEDROCK: "bedrock-api-key-cli", AWS_DEFAULT_REGION: "eu-central-1" })
     const flags = ["--provider", "bedrock", "--model", "amazon.nova-lite-v1:0", "--workspace", home, "--ephemeral", "hi"]
-    const result = await runCli(["run", "--base-url", server.url, ...flags], { env })
+    const result = await runCli(["run", "--base-url", server.url, "--api-key-env", "AWS_BEARER_TOKEN_BEDROCK", ...flags], { env })
     expect([result.code, result.stdout]).toEqual([0, "done\n"])
     expect(server.requests).toHaveLength(2)
     expect(result.stderr).toMatch(/retry/i)
@@ -169,7 +169,7 @@ describe.concurrent("typed answers on Bedrock through the CLI", () => {
     fs.writeFileSync(schemaFile, JSON.stringify(schema))
     const env = isolatedEnv(home, { AWS_BEARER_TOKEN_BEDROCK: "bedrock-key-typed", AWS_REGION: "us-east-1" })
     const result = await runCli([
-      "run", "--provider", "bedrock", "--base-url", server.url, "--model", "anthropic.claude-haiku-4-5-20251001-v1:0", "--workspace", home,
+      "run", "--provider", "bedrock", "--base-url", server.url, "--api-key-env", "AWS_BEARER_TOKEN_BEDROCK", "--model", "anthropic.claude-haiku-4-5-20251001-v1:0", "--workspace", home,
       "--ephemeral", "--output-format", "json", "--output-schema", schemaFile, "Which day?"
     ], { env })
     expect(result.code).toBe(0)
@@ -185,7 +185,7 @@ describe.concurrent("named OpenAI-compatible clouds through the CLI", () => {
     const { server, workspace, env } = await setup(context, (request, index) =>
       request.headers["authorization"] === `Bearer ${KEY}` ? turn[index]! : { status: 401, error: "Invalid API Key" }, { GROQ_API_KEY: KEY })
     const result = await runCli(
-      ["run", "--provider", "groq", "--base-url", server.url, "--model", "openai/gpt-oss-120b", "--workspace", workspace, "--ephemeral", "When?"],
+      ["run", "--provider", "groq", "--base-url", server.url, "--api-key-env", "GROQ_API_KEY", "--model", "openai/gpt-oss-120b", "--workspace", workspace, "--ephemeral", "When?"],
       { env }
     )
     expect([result.code, result.stdout]).toEqual([0, "Tuesday.\n"])

@@ -58,7 +58,7 @@ describe.concurrent("agent-loop with Google's models", { timeout: 180_000 }, () 
       const server = yield* start(readThenAnswer)
       const { dir, workspace } = home()
       const result = yield* run(
-        ["--provider", "gemini", "--base-url", server.url, "--model", "gemini-2.5-flash", "--workspace", workspace, "--tools", "read_file", "What is the answer?"],
+        ["--provider", "gemini", "--base-url", server.url, "--api-key-env", "GOOGLE_API_KEY", "--model", "gemini-2.5-flash", "--workspace", workspace, "--tools", "read_file", "What is the answer?"],
         isolatedEnv(dir, { GOOGLE_API_KEY: KEY })
       )
       expect(result.stderr).not.toContain(KEY)
@@ -87,7 +87,7 @@ describe.concurrent("agent-loop with Google's models", { timeout: 180_000 }, () 
       const args = ["--workspace", workspace, "--tools", "read_file", "--ephemeral", "What is the answer?"]
       yield* Effect.scoped(Effect.gen(function*() {
         const server = yield* start(readThenAnswer)
-        const recorded = yield* run(["--provider", "gemini", "--base-url", server.url, "--model", "gemini-2.5-flash", "--record", cassette, ...args], env)
+        const recorded = yield* run(["--provider", "gemini", "--base-url", server.url, "--api-key-env", "GEMINI_API_KEY", "--model", "gemini-2.5-flash", "--record", cassette, ...args], env)
         expect(recorded.code).toBe(0)
       }))
       expect(fs.readFileSync(cassette, "utf8")).not.toContain(KEY)
@@ -113,7 +113,8 @@ describe.concurrent("agent-loop with Google's models", { timeout: 180_000 }, () 
       )
       const { dir, workspace } = home()
       const env = isolatedEnv(dir, { GOOGLE_APPLICATION_CREDENTIALS: yield* credentialsFile(server.url), GOOGLE_CLOUD_PROJECT: "acme-ai" })
-      const common = ["--provider", "vertex", "--base-url", server.url, "--workspace", workspace, "--tools", "read_file"]
+      // a server elsewhere than Google's is sent the credentials only when their variable is named
+      const common = ["--provider", "vertex", "--base-url", server.url, "--api-key-env", "GOOGLE_APPLICATION_CREDENTIALS", "--workspace", workspace, "--tools", "read_file"]
       const gemini = yield* run([...common, "--model", "gemini-2.5-flash", "--location", "europe-west4", "What is the answer?"], env)
       expect(gemini.code).toBe(0)
       expect(gemini.stdout).toBe("The answer is 42.\n")
@@ -162,7 +163,7 @@ describe.concurrent("agent-loop with Google's models", { timeout: 180_000 }, () 
       const account = yield* serviceAccountFile
       const { dir, workspace } = home()
       const result = yield* run(
-        ["--provider", "vertex", "--base-url", server.url, "--model", "claude-haiku-4-5", "--workspace", workspace, "--tools", "", "--ephemeral", "hi"],
+        ["--provider", "vertex", "--base-url", server.url, "--api-key-env", "GOOGLE_APPLICATION_CREDENTIALS", "--model", "claude-haiku-4-5", "--workspace", workspace, "--tools", "", "--ephemeral", "hi"],
         isolatedEnv(dir, { GOOGLE_APPLICATION_CREDENTIALS: account.file })
       )
       expect(result.code).toBe(0)
@@ -181,7 +182,7 @@ describe.concurrent("agent-loop with Google's models", { timeout: 180_000 }, () 
       ])
       const { dir, workspace } = home()
       const result = yield* run(
-        ["--provider", "gemini", "--base-url", server.url, "--model", "gemini-2.5-flash", "--workspace", workspace, "--tools", "", "--events", path.join(dir, "events.jsonl"), "hi"],
+        ["--provider", "gemini", "--base-url", server.url, "--api-key-env", "GEMINI_API_KEY", "--model", "gemini-2.5-flash", "--workspace", workspace, "--tools", "", "--events", path.join(dir, "events.jsonl"), "hi"],
         isolatedEnv(dir, { GEMINI_API_KEY: KEY })
       )
       expect(result.code).toBe(0)
@@ -204,7 +205,7 @@ describe.concurrent("agent-loop with Google's models", { timeout: 180_000 }, () 
       expect(noKey.stderr).toContain("GEMINI_API_KEY or GOOGLE_API_KEY is not set")
       const server = yield* start([{ status: 400, body: [JSON.stringify({ error: { code: 400, status: "INVALID_ARGUMENT", message: "API key not valid. Please pass a valid API key." } })] }])
       const refused = yield* run(
-        ["--provider", "gemini", "--base-url", server.url, "--model", "gemini-2.5-flash", "--workspace", workspace, "hi"],
+        ["--provider", "gemini", "--base-url", server.url, "--api-key-env", "GEMINI_API_KEY", "--model", "gemini-2.5-flash", "--workspace", workspace, "hi"],
         isolatedEnv(dir, { GEMINI_API_KEY: KEY })
       )
       expect(refused.code).toBe(1)

@@ -52,7 +52,7 @@ describe("the installed command keeps credentials out of /proc", () => {
     })
     const result = await runCli(
       [
-        "run", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--yes", "--session", "s",
+        "run", "--base-url", server.url, "--api-key-env", "OPENAI_API_KEY", "--model", "m", "--workspace", workspace, "--yes", "--session", "s",
         "--database-url", `postgres://agent:${FLAG_PASSWORD}@127.0.0.1:9/sessions`, "go"
       ],
       { env, entry: binOverSources() }
@@ -80,7 +80,7 @@ describe("the installed command keeps credentials out of /proc", () => {
     const server = await start([{ text: "piped answer" }])
     context.onTestFinished(() => server.close())
     const home = tempDir()
-    const cli = spawnCli(["run", "--base-url", server.url, "--model", "m", "--no-settings", "--no-context-files", "--ephemeral"], {
+    const cli = spawnCli(["run", "--base-url", server.url, "--api-key-env", "OPENAI_API_KEY", "--model", "m", "--no-settings", "--no-context-files", "--ephemeral"], {
       env: isolatedEnv(home, { OPENAI_API_KEY: OPENAI_KEY }),
       stdin: true,
       entry: binOverSources()

@@ -23,6 +23,7 @@ describe("resolved settings", () => {
   const flags = (over: Partial<AgentFlags>): AgentFlags => ({
     provider: Option.none(),
     baseUrl: Option.none(),
+    apiKeyEnv: Option.none(),
     project: Option.none(),
     location: Option.none(),
     model: Option.none(),
@@ -59,9 +60,9 @@ describe("resolved settings", () => {
     verbose: false,
     ...over
   })
-  const resolveWith = (over: Partial<AgentFlags>, keys: ProviderKeys.Keys = {}) => {
+  const resolveWith = (over: Partial<AgentFlags>, keys: ProviderKeys.Keys = {}, moreEnv: Record<string, string> = {}) => {
     const { out, screen } = liveScreen()
-    const env = { XDG_CONFIG_HOME: nodePath.join(tempDir(), "config"), AGENT_LOOP_DATA_DIR: tempDir() }
+    const env = { XDG_CONFIG_HOME: nodePath.join(tempDir(), "config"), AGENT_LOOP_DATA_DIR: tempDir(), ...moreEnv }
     return Settings.resolve(flags(over), env).pipe(
       Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Screen.Screen, screen), Layer.succeed(ProviderKeys.ProviderKeys, keys))),
       Effect.map((settings) => ({ settings, stderr: out.stderr }))
@@ -101,6 +102,52 @@ describe("resolved settings", () => {
       expect(Exit.isFailure(anthropic) && anthropic.cause.toString()).toContain("ANTHROPIC_API_KEY is not set")
       const local = yield* resolveWith({ model: Option.some("qwen3"), baseUrl: Option.some("http://127.0.0.1:9/v1") })
       expect(local.settings.provider).toMatchObject({ _tag: "live", name: "openai", baseUrl: "http://127.0.0.1:9/v1", apiKey: undefined })
+    }))
+
+  it.effect("a provider's own key goes to its own host only: --base-url elsewhere is sent none, with a note; --api-key-env sends it", () =>
+    Effect.gen(function*() {
+      const key = Redacted.make("sk-env-0123456789abcdef")
+      const model = Option.some("gpt-4.1")
+      const local = yield* resolveWith({ model, baseUrl: Option.some("http://127.0.0.1:9/v1") }, { OPENAI_API_KEY: key })
+      expect(local.settings.provider).toMatchObject({ _tag: "live", name: "openai", baseUrl: "http://127.0.0.1:9/v1", apiKey: undefined })
+      const note = "OPENAI_API_KEY is set but not sent to http://127.0.0.1:9, which is not the provider's own host: --api-key-env OPENAI_API_KEY sends it"
+      expect(local.settings.notices).toContainEqual({ level: "note", text: note })
+      // OpenAI's own URL, given or not, gets it
+      const home = yield* resolveWith({ model, baseUrl: Option.some("https://api.openai.com/v1/") }, { OPENAI_API_KEY: key })
+      expect(home.settings.provider).toMatchObject({ apiKey: key })
+      expect(home.settings.notices).toEqual([])
+      // named explicitly, it goes wherever the URL is; a variable taken out at start is still found
+      const named = yield* resolveWith({ model, baseUrl: Option.some("http://127.0.0.1:9/v1"), apiKeyEnv: Option.some("OPENAI_API_KEY") }, { OPENAI_API_KEY: key })
+      expect(named.settings.provider).toMatchObject({ apiKey: key, keyVariable: "OPENAI_API_KEY" })
+      expect(named.settings.notices).toEqual([])
+      const other = yield* resolveWith({ model, baseUrl: Option.some("http://127.0.0.1:9/v1"), apiKeyEnv: Option.some("TEAM_KEY") }, {}, { TEAM_KEY: "team-0123456789" })
+      expect(Redacted.value((other.settings.provider as { apiKey: Redacted.Redacted<string> }).apiKey)).toBe("team-0123456789")
+      // a preset's URL is its own; elsewhere its key is held back too
+      const groq = { provider: Option.some("groq" as const), model: Option.some("llama-3.3-70b-versatile") }
+      expect((yield* resolveWith(groq, { GROQ_API_KEY: key })).settings.provider).toMatchObject({ apiKey: key })
+      expect((yield* resolveWith({ ...groq, baseUrl: Option.some("http://127.0.0.1:9/v1") }, { GROQ_API_KEY: key })).settings.provider).toMatchObject({ apiKey: undefined })
+      // Azure: a gateway elsewhere must be named, the key being required; the endpoint of the environment goes with its key
+      const azure = { provider: Option.some("azure" as const), model: Option.some("gpt-4.1") }
+      const gateway = yield* Effect.exit(resolveWith({ ...azure, baseUrl: Option.some("http://127.0.0.1:9") }, { AZURE_OPENAI_API_KEY: key }))
+      expect(Exit.isFailure(gateway) && gateway.cause.toString()).toContain("--api-key-env AZURE_OPENAI_API_KEY sends it")
+      const resource = yield* resolveWith({ ...azure, baseUrl: Option.some("https://my-resource.openai.azure.com") }, { AZURE_OPENAI_API_KEY: key })
+      expect(resource.settings.provider).toMatchObject({ apiKey: key })
+      const fromEnv = yield* resolveWith(azure, { AZURE_OPENAI_API_KEY: key }, { AZURE_OPENAI_ENDPOINT: "http://127.0.0.1:9" })
+      expect(fromEnv.settings.provider).toMatchObject({ baseUrl: "http://127.0.0.1:9", apiKey: key })
+      // Vertex AI: Application Default Credentials go to Google's hosts; their file's variable, named, elsewhere
+      const vertex = { provider: Option.some("vertex" as const), model: Option.some("gemini-2.5-flash"), project: Option.some("p") }
+      const proxy = yield* resolveWith({ ...vertex, baseUrl: Option.some("http://127.0.0.1:9") })
+      expect(proxy.settings.notices).toContainEqual({
+        level: "note",
+        text: "Application Default Credentials are not sent to http://127.0.0.1:9, which is not the provider's own host: --api-key-env GOOGLE_APPLICATION_CREDENTIALS sends those of its file"
+      })
+      const psc = yield* resolveWith({ ...vertex, baseUrl: Option.some("https://europe-west4-aiplatform.googleapis.com") })
+      expect(psc.settings.notices).toEqual([])
+      const file = yield* resolveWith({ ...vertex, baseUrl: Option.some("http://127.0.0.1:9"), apiKeyEnv: Option.some("GOOGLE_APPLICATION_CREDENTIALS") }, {}, {
+        GOOGLE_APPLICATION_CREDENTIALS: "/etc/adc.json"
+      })
+      expect(file.settings.notices).toEqual([])
+      expect(file.settings.provider).toMatchObject({ keyVariable: "GOOGLE_APPLICATION_CREDENTIALS" })
     }))
 
   it.effect("sampling and reasoning flags over the settings' modelOptions; bad values and what the API refuses fail with one line naming the flag", () =>
