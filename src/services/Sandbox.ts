@@ -79,6 +79,11 @@ export interface SandboxRequest {
   readonly env?: Readonly<Record<string, string | undefined>>
   /** Whether the command inherits this process's environment (unconfined only). Default true. */
   readonly extendEnv?: boolean
+  /**
+   * Names of `env` given to the confined command even when they look secret: the variables the
+   * user configured for it (an MCP server's `env`, a hook's passed variables), which it needs.
+   */
+  readonly pass?: ReadonlyArray<string>
 }
 
 /** The command that really runs, for `ChildProcess.make(command, args, { cwd, env, extendEnv })`. */

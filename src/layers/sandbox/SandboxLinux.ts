@@ -102,7 +102,7 @@ export const make = (options: LinuxOptions = {}): Effect.Effect<SandboxShape, ne
     const scope = yield* Effect.scope
     const proxySocket = nodePath.join(session, "proxy.sock")
     const proxy = yield* Effect.cached(
-      Proxy.serve(proxySocket, allowedHosts).pipe(Scope.provide(scope))
+      Proxy.serve({ socket: proxySocket }, allowedHosts).pipe(Scope.provide(scope))
     )
 
     const gitCache = new Map<string, GitLayout>()
@@ -170,7 +170,8 @@ export const make = (options: LinuxOptions = {}): Effect.Effect<SandboxShape, ne
           kindOf,
           hostEnv: process.env,
           env: request.env ?? {},
-          isSecret: (name, value) => isSecretEnv(name, value, secrets)
+          isSecret: (name, value) => isSecretEnv(name, value, secrets),
+          ...(request.pass === undefined ? {} : { pass: request.pass })
         })
         if (allowedHosts.length > 0) yield* proxy
         yield* hold(policy.placeholders)

@@ -61,6 +61,8 @@ export interface PolicyInput {
   /** The caller's own variables; those that look secret are dropped. */
   readonly env?: Readonly<Record<string, string | undefined>>
   readonly isSecret: (name: string, value: string) => boolean
+  /** Names of `env` kept even when they look secret (`SandboxRequest.pass`). */
+  readonly pass?: ReadonlyArray<string>
 }
 
 /** A compiled policy. */
@@ -202,7 +204,7 @@ const environment = (input: PolicyInput, proxied: boolean): Record<string, strin
   }
   for (const [name, value] of Object.entries(input.env ?? {})) {
     if (value === undefined) delete env[name]
-    else if (!input.isSecret(name, value)) env[name] = value
+    else if (input.pass?.includes(name) === true || !input.isSecret(name, value)) env[name] = value
   }
   env["HOME"] = input.home
   env["TMPDIR"] = "/tmp"
