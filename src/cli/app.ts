@@ -32,6 +32,7 @@ import type { SessionStore } from "../services/SessionStore.ts"
 import * as WorkspaceLive from "../layers/Workspace.ts"
 import * as Providers from "./providers.ts"
 import * as SandboxLayer from "./sandboxLayer.ts"
+import * as SandboxSpawner from "./sandboxSpawner.ts"
 import type { CliSettings, ProviderSettings } from "./settings.ts"
 import { configDir } from "./settingsFile.ts"
 import type { CliFailure } from "./failure.ts"
@@ -126,7 +127,7 @@ const tools = (settings: CliSettings) => {
       workspace: settings.workspace,
       enableName: "--tools",
       ...(settings.mcpTools === undefined ? {} : { enable: settings.mcpTools })
-    }))).pipe(Layer.provide(httpClient))
+    }))).pipe(Layer.provide(httpClient), (layer) => SandboxSpawner.confine(layer, settings.sandbox.mcpServers, settings.workspace))
   return (settings.verbose ? Layer.provide(mcp, Layer.succeed(References.MinimumLogLevel, "Debug")) : mcp).pipe(
     Layer.provideMerge(builtins)
   )
@@ -171,7 +172,7 @@ export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
   }).pipe(Layer.provide(provider(settings)), Layer.provideMerge(Layer.merge(tools(settings), options.store ?? store(settings))))
   // the workspace's own hooks run only in a trusted workspace (trust.ts); so do the hooks of its settings
   const fileHooks = FileHooks.layer({ workDir: settings.workspace, project: settings.trusted, bridge: settings.hookBridge, passEnv: settings.hookEnv })
-  const hooks = settings.claudeHooks.length === 0
+  const unconfinedHooks = settings.claudeHooks.length === 0
     ? fileHooks
     : Layer.merge(
       fileHooks,
@@ -182,6 +183,8 @@ export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
         )
       )
     )
+  // hook scripts run in the sandbox when the settings say so (sandbox.hooks)
+  const hooks = SandboxSpawner.confine(unconfinedHooks, settings.sandbox.hooks, settings.workspace)
   const observed: Layer.Layer<never, never, EventBus> = (options.metrics ?? Telemetry.exporting) ? Metrics.layer : Layer.empty
   // every part is built with the sandbox in its context: exec's commands run in it, and (by the settings) MCP servers and hooks
   return Layer.merge(hooks, observed).pipe(Layer.provideMerge(loop), Layer.provideMerge(sandbox(settings)))

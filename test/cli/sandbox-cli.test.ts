@@ -127,6 +127,49 @@ describe.skipIf(!bwrapRuns).concurrent(
       expect(fs.existsSync(path.join(home, "escaped"))).toBe(true)
     }, 60_000)
 
+    it("sandbox.hooks puts hook scripts in the sandbox: a hook reading ~/.ssh/id_rsa gets nothing there, the key without it", async (context) => {
+      const hook = (leak: string) => ({
+        hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: `cat "$HOME/.ssh/id_rsa" > ${leak}; echo ran >> ${leak}` }] }] }
+      })
+      const { env, flags, home, workspace } = await setup(context, [{ text: "done" }])
+      const settingsFile = path.join(home, "config", "agent-loop", "settings.json")
+      fs.mkdirSync(path.dirname(settingsFile), { recursive: true })
+      fs.writeFileSync(settingsFile, JSON.stringify({ ...hook(path.join(workspace, "confined.txt")), sandbox: { hooks: true } }))
+      const confined = await runCli(["run", ...flags, "hi"], { env })
+      expect(confined.code).toBe(0)
+      const inside = fs.readFileSync(path.join(workspace, "confined.txt"), "utf8")
+      expect(inside).toContain("ran")
+      expect(inside).not.toContain("sandbox-test-secret")
+      fs.writeFileSync(settingsFile, JSON.stringify(hook(path.join(workspace, "unconfined.txt"))))
+      const unconfined = await runCli(["run", ...flags, "hi"], { env })
+      expect(unconfined.code).toBe(0)
+      expect(fs.readFileSync(path.join(workspace, "unconfined.txt"), "utf8")).toContain("sandbox-test-secret")
+    }, 60_000)
+
+    it("sandbox.mcpServers starts stdio MCP servers in the sandbox: one writing outside the workspace cannot", async (context) => {
+      const { env, flags, home, workspace } = await setup(context, [{ text: "done" }])
+      const server = (log: string) => ({
+        mcpServers: { t: { command: process.execPath, args: [path.join(root, "test", "support", "mcpServer.mjs")], env: { MCP_TEST_LOG: log } } }
+      })
+      const settingsFile = path.join(home, "config", "agent-loop", "settings.json")
+      fs.mkdirSync(path.dirname(settingsFile), { recursive: true })
+      fs.writeFileSync(settingsFile, JSON.stringify({ ...server(path.join(home, "confined.log")), sandbox: { mcpServers: true } }))
+      const confined = await runCli(["run", ...flags, "hi"], { env })
+      expect(fs.existsSync(path.join(home, "confined.log"))).toBe(false)
+      expect(confined.stderr).toContain("MCP server \"t\" failed to start")
+      expect(confined.stderr).toContain("EROFS")
+      // in the sandbox it still gets the environment its config gives it (values kept as secrets), and writes the workspace
+      fs.writeFileSync(settingsFile, JSON.stringify({ ...server(path.join(workspace, "inside.log")), sandbox: { mcpServers: true } }))
+      const inside = await runCli(["run", ...flags, "hi"], { env })
+      expect(inside.code).toBe(0)
+      expect(inside.stderr).not.toContain("failed to start")
+      expect(fs.readFileSync(path.join(workspace, "inside.log"), "utf8")).toMatch(/^ready \d+/)
+      fs.writeFileSync(settingsFile, JSON.stringify(server(path.join(home, "unconfined.log"))))
+      const unconfined = await runCli(["run", ...flags, "hi"], { env })
+      expect(unconfined.code).toBe(0)
+      expect(fs.readFileSync(path.join(home, "unconfined.log"), "utf8")).toMatch(/^ready \d+/)
+    }, 60_000)
+
     it("sandbox status says what is available and what a run here would apply", async (context) => {
       const { env, home, workspace } = await setup(context, [], {
         "config/agent-loop/settings.json": JSON.stringify({ permissions: { deny: ["Read(./secrets/**)"], allow: ["WebFetch(domain:docs.example.com)"] } }),
