@@ -13,8 +13,11 @@ export const SubTurnConfig = Schema.Struct({
   task: Schema.String,
   /** A system prompt for the sub-turn, if any. */
   systemPrompt: Schema.optionalKey(Schema.String),
-  /** Names of the tools the sub-turn may use; empty inherits the parent's. */
-  tools: Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
+  /**
+   * Names of the tools the sub-turn may use, among its parent's (it can only narrow); `[]` offers
+   * none, as `TurnOptions.tools` does. Absent: the parent's tools.
+   */
+  tools: Schema.optionalKey(Schema.Array(Schema.String)),
   maxTokens: Schema.optionalKey(Schema.Int),
   /** Model options over the parent turn's, which the sub-turn inherits (`maxTokens` above wins). */
   modelOptions: Schema.optionalKey(ModelOptions),

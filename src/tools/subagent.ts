@@ -15,7 +15,7 @@ import { CurrentTurn, type SpawnError } from "../services/CurrentTurn.ts"
 const common = {
   task: Schema.String.annotate({ description: "The task for the sub-agent, complete and self-contained" }),
   model: Schema.optionalKey(Schema.String.annotate({ description: "Model for the sub-agent (default: the current one)" })),
-  tools: Schema.optionalKey(Schema.Array(Schema.String).annotate({ description: "Tool names it may use (default: yours)" })),
+  tools: Schema.optionalKey(Schema.Array(Schema.String).annotate({ description: "Tool names it may use, among yours (default: all of yours; [] for none)" })),
   system_prompt: Schema.optionalKey(Schema.String.annotate({ description: "A system prompt for the sub-agent" }))
 }
 
@@ -33,7 +33,7 @@ const configOf = (
 ): SubTurnConfigInput => ({
   model: args.model ?? model,
   task: args.task,
-  ...(args.tools ? { tools: args.tools } : {}),
+  ...(args.tools === undefined ? {} : { tools: args.tools }),
   ...(args.system_prompt ? { systemPrompt: args.system_prompt } : {})
 })
 
@@ -62,7 +62,7 @@ export interface AgentDefinition {
   readonly description: string
   /** Its system prompt. */
   readonly prompt: string
-  /** The tools it may use; never more than the calling turn's (default: the caller's). */
+  /** The tools it may use, `[]` for none; never more than the calling turn's (default: the caller's). */
   readonly tools?: ReadonlyArray<string>
   /** Its model (default: the one the model asks for, else the current one). */
   readonly model?: string
@@ -98,7 +98,7 @@ export const subagentWith = (agents: ReadonlyArray<AgentDefinition>) => {
           model: agent.model ?? args.model ?? turn.model,
           task: args.task,
           systemPrompt: agent.prompt,
-          ...(agent.tools !== undefined ? { tools: agent.tools } : args.tools ? { tools: args.tools } : {})
+          ...(agent.tools !== undefined ? { tools: agent.tools } : args.tools !== undefined ? { tools: args.tools } : {})
         }
         const result = yield* turn.spawnSubTurn(config).pipe(Effect.mapError(refused))
         const answer = result.finalMessage?.content

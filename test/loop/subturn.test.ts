@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { AgentLoop, CurrentTurn, Hook, Message, ScriptedLog, SessionStore, spawn, subagent, Tool } from "effect-agent-loop"
+import { AgentLoop, CurrentTurn, Hook, Message, ScriptedLog, SessionStore, spawn, subagent, subagentWith, Tool } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { ofKind } from "../support/fixtures.ts"
 import { delegate, isFirstCall, taskOf } from "../support/subTurns.ts"
@@ -46,6 +46,39 @@ describe("sub-turns: delivery", () => {
         if (task === "go") return { toolCalls: [{ name: "subagent", arguments: { task: "mid", tools: ["subagent", "a"] } }] }
         if (task === "mid") return { toolCalls: [{ name: "subagent", arguments: { task: "leaf", tools: ["a", "b"] } }] }
         return { content: "leaf done" }
+      }
+    }))))
+
+  it.effect("tools: [] means no tools, on a sub-turn as on a turn; without tools a sub-turn has its parent's", () =>
+    Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      yield* loop.turn("t", "bare", { tools: [] })
+      const result = yield* loop.turn("s", "go")
+      expect(result.finalMessage?.content).toBe("top done")
+      const requests = yield* (yield* ScriptedLog).requests
+      const names = (task: string) => requests.find((r) => taskOf(r) === task)!.tools.map((t) => t.name).sort()
+      expect(names("bare")).toEqual([])
+      expect(names("go")).toEqual(["a", "subagent"])
+      expect(names("inherits")).toEqual(["a", "subagent"])
+      expect(names("none")).toEqual([])
+      expect(names("agent without tools")).toEqual([])
+    }).pipe(Effect.provide(Testing.layer({
+      tools: [
+        subagentWith([{ name: "bare", description: "has no tools", prompt: "Answer from what you know.", tools: [] }]),
+        Tool.make({ name: "a", description: "a", parameters: Schema.Struct({}), execute: () => Effect.succeed("a") })
+      ],
+      script: (request) => {
+        const task = taskOf(request)
+        if (task === "go" && isFirstCall(request)) {
+          return {
+            toolCalls: [
+              { name: "subagent", arguments: { task: "inherits" } },
+              { name: "subagent", arguments: { task: "none", tools: [] } },
+              { name: "subagent", arguments: { task: "agent without tools", agent: "bare" } }
+            ]
+          }
+        }
+        return { content: `${task === "go" ? "top" : task} done` }
       }
     }))))
 

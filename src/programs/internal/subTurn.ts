@@ -115,8 +115,8 @@ const runChild = Effect.fnUntraced(function*(spawning: Spawning, { described, su
     startedAt: yield* Clock.currentTimeMillis,
     steeringCapacity: engine.config.maxSteering,
     pendingCapacity: limits.pendingCapacity,
-    // a sub-turn may narrow its parent's tools, never widen them
-    toolNames: subTurn.tools.length === 0
+    // a sub-turn may narrow its parent's tools, never widen them; none given, it has the parent's
+    toolNames: subTurn.tools === undefined
       ? parent.toolNames
       : subTurn.tools.filter((name) => parent.toolNames === undefined || parent.toolNames.includes(name)),
     bus: engine.bus,
