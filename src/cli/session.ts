@@ -21,6 +21,7 @@ import type { CliFailure } from "./failure.ts"
 import { makeRenderer } from "./render.ts"
 import { Screen, type ScreenShape } from "./screen.ts"
 import type { CliSettings } from "./settings.ts"
+import * as SandboxNotices from "./sandboxNotices.ts"
 import * as Spinner from "./spinner.ts"
 
 /** What goes to stdout while a turn runs: the model's text, every event as JSON Lines, or nothing (JSON at the end). */
@@ -82,6 +83,7 @@ export const attach = (settings: CliSettings, ask: Effect.Effect<string | undefi
     if (eventsToStdout) handlers.push(EventsFile.toStdout(screen, { messages: stdout === "events" }))
     handlers.push(makeRenderer(screen, { verbose: settings.verbose, ...(stdout === "text" && !eventsToStdout ? {} : { text: "none" }) }))
     handlers.push(yield* Spinner.start(screen))
+    handlers.push(SandboxNotices.handler(screen))
     const sink = yield* EventSink.start(handlers)
     yield* registerApproval(settings, screen, ask)
     if (settings.persist) {

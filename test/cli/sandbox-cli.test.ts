@@ -189,7 +189,19 @@ describe.skipIf(!bwrapRuns).concurrent(
   }
 )
 
-describe.concurrent("sandbox status without bubblewrap", () => {
+describe.skipIf(process.platform !== "linux").concurrent("without bubblewrap", () => {
+  it("exec fails closed: the command does not run, and the CLI shows the sandbox's one line naming the fix, once", async (context) => {
+    const { env, flags, server, workspace } = await setup(context, execThenDone({ command: "/usr/bin/touch ran" }, { command: "/usr/bin/touch ran" }))
+    const result = await runCli(["run", ...flags, "--yes", "touch"], { env: { ...env, PATH: "/nonexistent" } })
+    expect(result.code).toBe(0)
+    expect(fs.existsSync(path.join(workspace, "ran"))).toBe(false)
+    expect(toolResults(server.requests[1]!.body)[0]).toContain("The sandbox cannot start: bubblewrap (bwrap) is not installed")
+    // the tool's own line is cut short; the whole line comes once, however many calls it stopped
+    expect(warnings(result.stderr, "agent-loop: error: The sandbox cannot start")).toEqual([
+      "agent-loop: error: The sandbox cannot start: bubblewrap (bwrap) is not installed; install it (apt install bubblewrap, dnf install bubblewrap), or run without it: --sandbox off (settings: sandbox.enabled: false)"
+    ])
+  }, 60_000)
+
   it("says it is not available, names the fix, and exits 1", async (context) => {
     const { env, workspace } = await setup(context, [])
     // a PATH without bwrap (node itself is started by its full path)
