@@ -53,7 +53,7 @@ export const execIn = (
   sandbox: SandboxShape,
   workspace: string,
   args: Record<string, unknown>,
-  options: { readonly toolCallId?: string; readonly tool?: Tool.Tool<any> } = {}
+  options: { readonly toolCallId?: string; readonly tool?: typeof exec } = {}
 ) => {
   const tool = options.tool ?? exec
   return tool.decode(args).pipe(

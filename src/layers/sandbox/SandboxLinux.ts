@@ -102,7 +102,7 @@ export const make = (options: LinuxOptions = {}): Effect.Effect<SandboxShape, ne
     const scope = yield* Effect.scope
     const proxySocket = nodePath.join(session, "proxy.sock")
     const proxy = yield* Effect.cached(
-      Proxy.serve(proxySocket, allowedHosts).pipe(Scope.provide(scope))
+      Proxy.serve({ socket: proxySocket }, allowedHosts).pipe(Scope.provide(scope))
     )
 
     const gitCache = new Map<string, GitLayout>()

@@ -149,15 +149,18 @@ const tunnel = (patterns: ReadonlyArray<string>, lookup: Lookup) => (req: http.I
   })
 }
 
+/** Where the proxy listens: a Unix socket (Linux, bound into the sandbox) or a loopback port (macOS). */
+export type Listen = { readonly socket: string } | { readonly host: "127.0.0.1"; readonly port: number }
+
 /**
- * Runs the proxy on the Unix socket `socketPath` for as long as the scope lasts, letting through
- * the hosts of `patterns` only.
+ * Runs the proxy at `listen` for as long as the scope lasts, letting through the hosts of
+ * `patterns` only; the port it listens on (0 for a socket).
  */
 export const serve = (
-  socketPath: string,
+  listen: Listen,
   patterns: ReadonlyArray<string>,
   lookup: Lookup = lookupAll
-): Effect.Effect<void, SandboxError, Scope.Scope> =>
+): Effect.Effect<number, SandboxError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.callback<http.Server, SandboxError>((resume) => {
       const server = http.createServer(forward(patterns, lookup))
@@ -165,10 +168,15 @@ export const serve = (
       server.on("clientError", (_, socket) => socket.destroy())
       server.once("error", (e) =>
         resume(Effect.fail(new SandboxError({ reason: "SetupFailed", message: `The sandbox's network proxy cannot start: ${e.message}` }))))
-      server.listen(socketPath, () => resume(Effect.succeed(server)))
+      const ready = () => resume(Effect.succeed(server))
+      if ("socket" in listen) server.listen(listen.socket, ready)
+      else server.listen(listen.port, listen.host, ready)
     }),
     (server) => Effect.sync(() => {
       server.close()
       server.closeAllConnections()
     })
-  ).pipe(Effect.asVoid)
+  ).pipe(Effect.map((server) => {
+    const address = server.address()
+    return typeof address === "object" && address !== null ? address.port : 0
+  }))
