@@ -45,7 +45,7 @@ export const SandboxSettings = Schema.Struct({
   allowUnsandboxedCommands: Schema.optionalKey(Schema.Boolean.annotate({ description: "a command the sandbox stopped may be run again outside it: absent, only when the user says yes at the prompt; `true`, also under `--yes`; `false`, never" })),
   network: Schema.optionalKey(SandboxNetwork),
   filesystem: Schema.optionalKey(SandboxFilesystem),
-  enableWeakerNestedSandbox: Schema.optionalKey(Schema.Boolean.annotate({ description: "a weaker sandbox that runs inside a container without user namespaces of its own" })),
+  enableWeakerNestedSandbox: Schema.optionalKey(Schema.Boolean.annotate({ description: "Claude Code's: a weaker sandbox for containers without user namespaces (not honoured)" })),
   ignoreViolations: Schema.optionalKey(Schema.Record(Schema.String, Schema.Array(Schema.String)).annotate({ description: "Claude Code's: violations not to report (not honoured)" })),
   mcpServers: Schema.optionalKey(Schema.Boolean.annotate({ description: "agent-loop's: `true` starts stdio MCP servers in the sandbox too (default `false`)" })),
   hooks: Schema.optionalKey(Schema.Boolean.annotate({ description: "agent-loop's: `true` runs hook scripts in the sandbox too (default `false`)" }))
@@ -60,7 +60,8 @@ export const NOT_HONOURED: ReadonlyArray<string> = [
   "network.httpProxyPort",
   "network.socksProxyPort",
   "filesystem.allowRead",
-  "ignoreViolations"
+  "ignoreViolations",
+  "enableWeakerNestedSandbox"
 ]
 
 /** `--sandbox`: on (fail closed where none can run), off, or auto (on wherever one can run). */
@@ -214,7 +215,6 @@ export interface SandboxChoice {
   readonly allowWrite: ReadonlyArray<string>
   readonly denyWrite: ReadonlyArray<string>
   readonly denyRead: ReadonlyArray<string>
-  readonly weakerNested: boolean
   readonly mcpServers: boolean
   readonly hooks: boolean
 }
@@ -225,7 +225,6 @@ export const choose = (sources: ReadonlyArray<SandboxSource>, flag: SandboxMode 
   let modeFrom = "default"
   let autoAllowExec = false
   let allowUnsandboxed: boolean | undefined
-  let weakerNested = false
   let mcpServers = false
   let hooks = false
   const lists = { excludedCommands: [] as Array<string>, allowedDomains: [] as Array<string>, allowWrite: [] as Array<string>, denyWrite: [] as Array<string>, denyRead: [] as Array<string> }
@@ -239,7 +238,6 @@ export const choose = (sources: ReadonlyArray<SandboxSource>, flag: SandboxMode 
     }
     if (sandbox.autoAllowBashIfSandboxed !== undefined) autoAllowExec = sandbox.autoAllowBashIfSandboxed
     if (sandbox.allowUnsandboxedCommands !== undefined) allowUnsandboxed = sandbox.allowUnsandboxedCommands
-    if (sandbox.enableWeakerNestedSandbox !== undefined) weakerNested = sandbox.enableWeakerNestedSandbox
     if (sandbox.mcpServers !== undefined) mcpServers = sandbox.mcpServers
     if (sandbox.hooks !== undefined) hooks = sandbox.hooks
     add(lists.excludedCommands, sandbox.excludedCommands)
@@ -253,7 +251,7 @@ export const choose = (sources: ReadonlyArray<SandboxSource>, flag: SandboxMode 
     mode = flag
     modeFrom = "--sandbox"
   }
-  return { mode, modeFrom, autoAllowExec, allowUnsandboxed, weakerNested, mcpServers, hooks, ...lists }
+  return { mode, modeFrom, autoAllowExec, allowUnsandboxed, mcpServers, hooks, ...lists }
 }
 
 /** The warning lines for the keys of `source` the loop does not act on. */
