@@ -78,6 +78,7 @@ export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>
   AgentLoopLive.layer({ model: "test-model", ...options.config }).pipe(
     Layer.provideMerge(Layer.mergeAll(
       Scripted.layer(options.script),
+      // no tools: a registry that needs nothing (`[]` is not a `Tools` to the compiler, only in fact)
       ToolRegistryLive.layer(options.tools ?? ([] as unknown as Tools)),
       SessionStoreMemory.layer(options.sessions)
     ))
