@@ -8,6 +8,10 @@
  * can do: write only the workspace (not its protected locations), read nothing of the user's
  * credentials, reach only the hosts allowed, through the loop's proxy.
  *
+ * `wrap` is the one path for anything run on the model's behalf: `exec` uses it today, and a
+ * background command, a command file's shell line, an MCP stdio server or a hook script goes
+ * through it the same way (wrap, then spawn what it returns, detached, in the same scope).
+ *
  * The service is a `Context.Reference` whose default is `SandboxNone` (commands run as they always
  * did), so a library program that provides nothing keeps working; a host turns the sandbox on by
  * providing `SandboxLinux.layer`, `SandboxMacos.layer` or `SandboxAuto.layer` (the one for this

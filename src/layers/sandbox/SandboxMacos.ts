@@ -119,7 +119,8 @@ export const make = (options: MacosOptions = {}): Effect.Effect<SandboxShape, ne
             workspace, cwd: request.cwd, home, git, kindOf, hostEnv: process.env, env: request.env ?? {},
             allowWrite: options.allowWrite ?? [], denyWrite: options.denyWrite ?? [], denyRead: options.denyRead ?? [],
             userDirs: options.userDirs ?? userDirsOf(process.env, home), protect: options.protect ?? [], allowedHosts,
-            isSecret: (name, value) => isSecretEnv(name, value, secrets)
+            isSecret: (name, value) => isSecretEnv(name, value, secrets),
+            ...(request.pass === undefined ? {} : { pass: request.pass })
           })
           const proxyPort = allowedHosts.length > 0 ? yield* proxy : undefined
           policies.set(request, { policy, workspace })
