@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, root, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, root, tempDir, DURATION } from "../support/cliProcess.ts"
 
 const run = (command: string, args: ReadonlyArray<string>, env: Record<string, string>) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -27,8 +27,8 @@ describe.concurrent("examples", () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toContain("The workspace holds `data/`, `notes.md`, `todo.txt`.")
     expect(result.stdout).toContain("The project is **Lighthouse**. Lighthouse is a tiny weather station for a garden shed")
-    expect(result.stderr).toMatch(/⚙ list_dir \{"path":"\."\}\n\s+✓ list_dir \d+ ms/)
-    expect(result.stderr).toMatch(/⚙ read_file \{"path":"notes\.md"\}\n\s+✓ read_file \d+ ms/)
+    expect(result.stderr).toMatch(new RegExp(String.raw`⚙ list_dir \{"path":"\."\}\n\s+✓ list_dir ${DURATION}`))
+    expect(result.stderr).toMatch(new RegExp(String.raw`⚙ read_file \{"path":"notes\.md"\}\n\s+✓ read_file ${DURATION}`))
     expect(result.stderr).toMatch(/── completed · 3 iterations · /)
   })
 

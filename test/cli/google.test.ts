@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
+import { isolatedEnv, runCli, tempDir, DURATION } from "../support/cliProcess.ts"
 import { chunk, geminiReply } from "../support/geminiWire.ts"
 import {
   ACCESS_TOKEN,
@@ -64,7 +64,7 @@ describe.concurrent("agent-loop with Google's models", { timeout: 180_000 }, () 
       expect(result.stderr).not.toContain(KEY)
       expect(result.code).toBe(0)
       expect(result.stdout).toBe("The answer is 42.\n")
-      expect(result.stderr).toMatch(/⚙ read_file \{"path":"notes\.md"\}\n\s+✓ read_file \d+ ms/)
+      expect(result.stderr).toMatch(new RegExp(String.raw`⚙ read_file \{"path":"notes\.md"\}\n\s+✓ read_file ${DURATION}`))
       // 20,010 uncached at $0.30, 100,000 cached at $0.03, 3,002 out at $2.50 (per million)
       expect(lastLine(result.stderr)).toMatch(
         /^── completed · 2 iterations · 120,010 in \(100,000 cached\) · 3,002 out \(1,000 reasoning\) tokens · \$0\.0165 · \d+(\.\d)? m?s$/

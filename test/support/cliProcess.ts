@@ -17,6 +17,12 @@ export const root = fileURLToPath(new URL("../..", import.meta.url))
 /** The CLI under test: its source entry. */
 export const launcher = path.join(root, "src", "cli", "main.ts")
 
+/**
+ * A duration as the CLI prints it (`850 ms`, `1.4 s`, `2 min 5 s`), for patterns over its output:
+ * a tool call on a loaded machine may take seconds, and the line's shape is what a test checks.
+ */
+export const DURATION = String.raw`(?:\d+ ms|\d+\.\d s|\d+ min \d+ s)`
+
 /** A fresh temporary directory. */
 export const tempDir = (prefix = "agent-loop-cli-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 
