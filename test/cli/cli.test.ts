@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { AgentEvent, AgentLoopConfig, BuiltinToolName } from "effect-agent-loop"
 import { INTERRUPT_HINT } from "../../src/programs/internal/runTurn.ts"
-import { cliSetup, isolatedEnv, root, runCli, spawnCli, tempDir, type TestContext } from "../support/cliProcess.ts"
+import { cliSetup, isolatedEnv, root, runCli, spawnCli, tempDir, type TestContext, DURATION } from "../support/cliProcess.ts"
 import { gate, type Script } from "../support/openaiServer.ts"
 
 /** A server, a home with a workspace holding `notes.md`, and the flags that point the CLI at them. */
@@ -29,8 +29,8 @@ describe.concurrent("agent-loop run", () => {
     const result = await runCli(["run", ...flags, "What is the answer?"], { env })
     expect(result.code).toBe(0)
     expect(result.stdout).toBe("Let me look.\nThe answer is 42.\n")
-    expect(result.stderr).toMatch(/⚙ list_dir \{"path":"\."\}\n\s+✓ list_dir \d+ ms/)
-    expect(result.stderr).toMatch(/⚙ read_file \{"path":"notes\.md"\}\n\s+✓ read_file \d+ ms/)
+    expect(result.stderr).toMatch(new RegExp(String.raw`⚙ list_dir \{"path":"\."\}\n\s+✓ list_dir ${DURATION}`))
+    expect(result.stderr).toMatch(new RegExp(String.raw`⚙ read_file \{"path":"notes\.md"\}\n\s+✓ read_file ${DURATION}`))
     expect(lastLine(result.stderr)).toMatch(/^── completed · 3 iterations · 1,444 in · 96 out tokens · \d+(\.\d)? m?s$/)
     expect(server.requests).toHaveLength(3)
     expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file", "list_dir", "grep", "write_file", "edit_file", "exec"])
@@ -169,7 +169,7 @@ describe.concurrent("agent-loop run", () => {
     ])
     const result = await runCli(["run", ...flags, "--tools", "exec", "--yes", "run it"], { env })
     expect(result.code).toBe(0)
-    expect(result.stderr).toMatch(/⚙ exec \{"command":"echo ran"\}\n\s+✓ exec \d+ ms/)
+    expect(result.stderr).toMatch(new RegExp(String.raw`⚙ exec \{"command":"echo ran"\}\n\s+✓ exec ${DURATION}`))
     expect(server.requests[1]!.body.messages.at(-1).content).toContain("ran")
   })
 
@@ -241,7 +241,7 @@ describe.concurrent("agent-loop run", () => {
     const result = await runCli(["run", ...flags, "--tools", "read_file,kv__*", "--mcp-config", config, "look up a"], { env })
     expect(result.code).toBe(0)
     expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file", "lookup", "put"])
-    expect(result.stderr).toMatch(/⚙ lookup \{"key":"a"\}\n\s+✓ lookup \d+ ms/)
+    expect(result.stderr).toMatch(new RegExp(String.raw`⚙ lookup \{"key":"a"\}\n\s+✓ lookup ${DURATION}`))
     expect(server.requests[1]!.body.messages.at(-1)).toMatchObject({ role: "tool", content: "a=alpha" })
     const broken = await runCli(["run", ...flags, "--mcp-config", path.join(home, "missing.json"), "hi"], { env })
     expect(broken.code).toBe(1)
