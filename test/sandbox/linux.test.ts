@@ -113,6 +113,16 @@ describe.skipIf(!bwrapRuns)(suiteName("the Linux sandbox (bubblewrap)"), () => {
         yield* Effect.promise(() => waitUntil("every confined process to end", () => !running(`sleep ${marker}`), 10_000))
       })))
 
+  it.live("kills the whole confined process tree when the call is interrupted", () =>
+    withSandbox({}, (sandbox, { workspace }) =>
+      Effect.gen(function*() {
+        const marker = `${Date.now() % 100000 + 800000}`
+        const fiber = yield* Effect.forkChild(execIn(sandbox, workspace, { command: `sleep ${marker} & echo started > ready; wait` }))
+        yield* Effect.promise(() => waitUntil("the confined command to start", () => fs.existsSync(path.join(workspace, "ready")) && running(`sleep ${marker}`)))
+        yield* Fiber.interrupt(fiber)
+        yield* Effect.promise(() => waitUntil("every confined process to end", () => !running(`sleep ${marker}`), 10_000))
+      })))
+
   it.live("fails closed without bubblewrap: one line naming the fix, and nothing runs", () =>
     withSandbox({ bwrap: "/nonexistent/bwrap" }, (sandbox, { workspace }) =>
       Effect.gen(function*() {

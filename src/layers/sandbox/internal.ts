@@ -61,10 +61,11 @@ export const probe = (bwrap: string | undefined): Effect.Effect<SandboxStatus, n
     }
     const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
     const run = Effect.scoped(Effect.gen(function*() {
+      // --new-session as for every command: nothing of bubblewrap stays in the process group it leaves
       const handle = yield* spawner.spawn(ChildProcess.make(bwrap, [
         "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL",
-        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run", "--disable-userns", "--", "true"
-      ], { stdin: "ignore", stdout: "ignore" }))
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run", "--new-session", "--disable-userns", "--", "true"
+      ], { stdin: "ignore", stdout: "ignore", detached: true }))
       const stderr = yield* handle.stderr.pipe(Stream.decodeText(), Stream.mkString, Effect.forkScoped)
       const code = yield* handle.exitCode
       return { code: Number(code), stderr: yield* Fiber.join(stderr).pipe(Effect.orElseSucceed(() => "")) }
