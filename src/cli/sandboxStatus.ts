@@ -115,8 +115,10 @@ export const status = (flags: Settings.SandboxFlags) =>
       const list = (paths: ReadonlyArray<string>) => paths.length === 0 ? "none" : paths.map((p) => shown(p, policy.writable[0] ?? workspace, home)).join(", ")
       yield* out("policy:")
       yield* out(`  writable: ${list(policy.writable)}, and a private /tmp`)
-      yield* out(`  read-only inside them: ${list(policy.readOnly)}`)
-      yield* out(`  kept from being created: ${list(policy.placeholders)}`)
+      yield* out(`  read-only inside them: ${list([...policy.readOnly, ...policy.placeholders])}`)
+      if (policy.absent.length > 0) {
+        yield* out(`  protected, not there yet (read-only from the command after the one that makes it): ${list(policy.absent)}`)
+      }
       yield* out(`  unreadable: ${list(policy.hidden.map((h) => h.path))}`)
       yield* out("  readable: everything else, read-only")
       yield* out(`  network: ${policy.allowedHosts.length === 0 ? "none (no host is allowed)" : `through the sandbox's proxy, to ${policy.allowedHosts.map(clean).join(", ")}`}`)
