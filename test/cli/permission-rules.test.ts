@@ -35,7 +35,6 @@ describe("shell words", () => {
     expect(words("echo $(rm -rf /) done")).toEqual(["rm -rf /", `echo ${SUBSTITUTION} done`])
     expect(words("echo `touch x`")).toEqual(["touch x", `echo ${SUBSTITUTION}`])
     expect(words("echo \"a $(id) b\"")).toEqual(["id", `echo a ${SUBSTITUTION} b`])
-    expect(words("diff <(ls a) <(ls b)")).toEqual(["ls a", "ls b", `diff ${SUBSTITUTION} ${SUBSTITUTION}`])
     expect(words("(cd x; make)")).toEqual(["cd x", "make"])
   })
 
@@ -45,18 +44,20 @@ describe("shell words", () => {
   })
 
   it("notes redirections to files, not to descriptors or /dev/null", () => {
-    const reading = read("make 2>&1 >/dev/null; echo hi > out.txt")
-    expect(reading).toEqual({
-      _tag: "Commands",
-      compound: true,
-      commands: [{ words: ["make"], writesFile: false }, { words: ["echo", "hi"], writesFile: true }]
-    })
+    const reading = read("make 2>&1 >/dev/null; echo hi > out.txt; >&log.txt; echo 2>&1x")
+    expect(reading._tag === "Commands" && reading.commands.map(({ words, writesFile }) => ({ words, writesFile }))).toEqual([
+      { words: ["make"], writesFile: false },
+      { words: ["echo", "hi"], writesFile: true },
+      { words: [], writesFile: true },
+      { words: ["echo"], writesFile: true }
+    ])
   })
 
   it("is opaque for what it does not follow", () => {
     expect(read("cat <<EOF\nx\nEOF")._tag).toBe("Opaque")
     expect(read("echo 'unterminated")._tag).toBe("Opaque")
     expect(read("echo $((1+2))")._tag).toBe("Opaque")
+    expect(read("diff <(ls a) <(ls b)")).toEqual({ _tag: "Opaque", reason: "process substitution" })
     expect(read("echo $(echo")._tag).toBe("Opaque")
     expect(read("$(".repeat(40) + ")".repeat(40))._tag).toBe("Opaque")
     // nesting is read up to its bound, and no deeper
@@ -106,8 +107,8 @@ describe("permission rules", () => {
     const lookalike = { name: "read_file", arguments: { path: "a" }, mcp: { server: "files", tool: "read_file" } }
     expect(verdictOf({ allow: ["Read"] }, lookalike)).toBe("None")
     expect(verdictOf({ allow: ["exec"] }, { name: "exec", arguments: { command: "ls" }, mcp: { server: "sh", tool: "exec" } })).toBe("None")
-    expect(suggest([], plain)).toEqual(["mcp__github__create_issue"])
-    expect(verdictOf({ allow: suggest([], plain) }, plain)).toBe("Allow")
+    expect(suggest([], plain, ws)).toEqual(["mcp__github__create_issue"])
+    expect(verdictOf({ allow: suggest([], plain, ws) }, plain)).toBe("Allow")
   })
 
   it("deny beats ask beats allow", () => {
@@ -147,22 +148,31 @@ describe("permission rules", () => {
     expect(verdictOf({ allow: ["web_fetch(example.com)"] }, fetch("https://example.com/"))).toBe("None")
     expect(verdictOf({ allow: ["web_fetch(domain:example.com)"] }, fetch("not a url"))).toBe("None")
     expect(verdictOf({ deny: ["WebFetch"] }, fetch("https://example.com/"))).toBe("Deny:WebFetch")
-    expect(suggest([], fetch("https://Docs.Example.com/x"))).toEqual(["web_fetch(domain:docs.example.com)"])
+    expect(suggest([], fetch("https://Docs.Example.com/x"), ws)).toEqual(["web_fetch(domain:docs.example.com)"])
   })
 
   it("suggests the rule to allow a call from now on", () => {
-    expect(suggest([], exec("git diff --stat"))).toEqual(["exec(git diff:*)"])
-    expect(suggest([], exec("ls -la"))).toEqual(["exec(ls:*)"])
-    expect(suggest(rules({ allow: ["exec(git status:*)"] }), exec("git status && npm test"))).toEqual(["exec(npm test:*)"])
-    expect(suggest([], exec("echo hi > x"))).toEqual([])
-    expect(suggest([], exec("$(x) y"))).toEqual([])
-    expect(suggest([], { name: "github__create_issue", arguments: {} })).toEqual(["github__create_issue"])
+    expect(suggest([], exec("git diff --stat"), ws)).toEqual(["exec(git diff:*)"])
+    expect(suggest([], exec("ls -la"), ws)).toEqual(["exec(ls:*)"])
+    expect(suggest(rules({ allow: ["exec(git status:*)"] }), exec("git status && npm test"), ws)).toEqual(["exec(npm test:*)"])
+    expect(suggest([], exec("echo hi > x"), ws)).toEqual([])
+    expect(suggest([], exec("$(x) y"), ws)).toEqual([])
+    expect(suggest([], { name: "github__create_issue", arguments: {} }, ws)).toEqual(["github__create_issue"])
   })
 
   it("reads a megabyte of hostile command text in linear time", () => {
-    for (const hostile of ["$(".repeat(10) + "a".repeat(1 << 20), "\"".repeat(1 << 20), "a ".repeat(1 << 19), ";".repeat(1 << 20)]) {
+    const hostiles = [
+      "$(".repeat(10) + "a".repeat(1 << 20), "\"".repeat(1 << 20), "a ".repeat(1 << 19), ";".repeat(1 << 20),
+      // wrappers in a row, globs the deny rules' scan reads, scripts of sed and awk, long options
+      "nice ".repeat(1 << 18) + "touch", "env -i ".repeat(1 << 17), "echo $((1)); " + "[".repeat(1 << 20), "t[".repeat(1 << 19),
+      "echo $((1)); " + "*?".repeat(1 << 19), "{a,".repeat(1 << 18), "git -c x ".repeat(1 << 17) + "status",
+      "sed '" + "s/[[/".repeat(1 << 17) + "' f", "awk '" + "print |".repeat(1 << 17) + "'", "git diff " + "--o".repeat(1 << 18),
+      "$'" + "\\x".repeat(1 << 18), "tar " + "t".repeat(1 << 20), "a=b ".repeat(1 << 18) + "touch"
+    ]
+    for (const hostile of hostiles) {
       expect(["Commands", "Opaque"]).toContain(read(hostile)._tag)
-      expect(["None", "Allow", "Deny", "Ask"]).toContain(evaluate(rules({ allow: ["exec(a *)"] }), exec(hostile), ws)._tag)
+      expect(["None", "Allow", "Deny", "Ask"]).toContain(evaluate(rules({ allow: ["exec(a *)", "exec(sed:*)"], deny: ["exec(touch:*)", "exec(rm -rf /:*)"] }), exec(hostile), ws)._tag)
+      expect(suggest([], exec(hostile), ws)).toBeInstanceOf(Array)
     }
   })
 })
@@ -176,6 +186,6 @@ describe("permission rules look past what runs nothing itself", () => {
     expect(verdictOf(lists, exec("if true; then echo yes; fi"))).toBe("Allow")
     expect(verdictOf(lists, exec("LD_PRELOAD=/tmp/x.so npm test"))).toBe("None")
     expect(verdictOf(lists, exec("sudo npm test"))).toBe("None")
-    expect(suggest([], exec("FOO=1 make"))).toEqual([])
+    expect(suggest([], exec("FOO=1 make"), ws)).toEqual([])
   })
 })

@@ -26,8 +26,8 @@ import * as Data from "effect/Data"
 import * as nodePath from "node:path"
 import type { McpOrigin } from "../../domain/Tool.ts"
 import { CLAUDE_ALIASES } from "../../layers/claudeHooks/names.ts"
+import { evaluateCommand, suggestCommand } from "./commandRules.ts"
 import { pathMatch, starMatch } from "./glob.ts"
-import { read, type SimpleCommand } from "./shellWords.ts"
 
 /** Which list a rule is in. */
 export type RuleKind = "allow" | "ask" | "deny"
@@ -92,21 +92,6 @@ export const parseRule = (text: string, kind: RuleKind, source: string): Rule | 
   if (name === "") return new RuleError({ text, message: "no tool name before (" })
   const specifier = trimmed.slice(open + 1, -1).trim()
   return { kind, text: trimmed, source, tool: toolPattern(name), specifier: specifier === "" || specifier === "*" ? undefined : specifier }
-}
-
-/** The words of text a user wrote (a rule's command), split at blanks. */
-const wordsOf = (text: string): ReadonlyArray<string> => text.split(/[ \t\n]+/).filter((w) => w !== "")
-
-/** Whether an `exec` rule's specifier matches one simple command. */
-export const commandMatches = (specifier: string | undefined, command: SimpleCommand): boolean => {
-  if (specifier === undefined) return true
-  if (specifier.endsWith(":*")) {
-    const prefix = wordsOf(specifier.slice(0, -2))
-    return prefix.length <= command.words.length && prefix.every((word, i) => command.words[i] === word)
-  }
-  const line = command.words.join(" ")
-  if (specifier.includes("*")) return starMatch(wordsOf(specifier).join(" "), line)
-  return line === wordsOf(specifier).join(" ")
 }
 
 /** Where a path argument points: relative to the workspace (when inside it) and absolute. */
@@ -241,71 +226,22 @@ export type Verdict =
 const first = (rules: ReadonlyArray<Rule>, kind: RuleKind, test: (rule: Rule) => boolean) =>
   rules.find((rule) => rule.kind === kind && test(rule))
 
-/** Reserved words that run nothing themselves (`if`, `then`, `do`, `{`, `!` …): the command is what follows. */
-const RESERVED = new Set(["{", "}", "!", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "time"])
-/** Programs that run the rest of their words as a command: a deny rule looks past them. */
-const WRAPPERS = new Set(["command", "builtin", "exec", "nohup", "sudo", "env", "xargs"])
-const isAssignment = (word: string): boolean => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)
-
-/** The command's words with the reserved words in front removed. */
-const withoutReserved = (part: SimpleCommand): SimpleCommand => {
-  let i = 0
-  while (i < part.words.length && RESERVED.has(part.words[i]!)) i++
-  return i === 0 ? part : { ...part, words: part.words.slice(i) }
-}
-
-/** What deny and ask rules look at: the command as written, and without reserved words, `VAR=value` and plain wrappers in front. */
-const deniable = (part: SimpleCommand): ReadonlyArray<SimpleCommand> => {
-  let i = 0
-  while (i < part.words.length && (RESERVED.has(part.words[i]!) || isAssignment(part.words[i]!) || WRAPPERS.has(part.words[i]!))) i++
-  return i === 0 ? [part] : [part, { ...part, words: part.words.slice(i) }]
-}
-
 /**
- * What `rules` say of `call`: deny beats ask beats allow. An `exec` command is read into its
- * simple commands: any part a deny (ask) rule matches denies (asks), looking past reserved words,
- * `VAR=value` and plain wrappers (`sudo`, `env`, `xargs` …) in front; it is allowed only when every
- * part is matched by an allow rule, none sets variables in front (`LD_PRELOAD=… npm test`) and none
- * writes a file by redirection. A command that cannot be read is matched by deny rules on its
- * blank-separated words, and never allowed.
+ * What `rules` say of `call`: deny beats ask beats allow. An `exec` command is read as `sh` reads
+ * it and judged by `commandRules.evaluateCommand`: deny and ask rules look through wrappers and,
+ * where the words cannot be placed, at every word; allow rules approve only a command the reader
+ * is sure of, whose every part they match and none of whose parts writes files or runs code
+ * through its options. Under `--yes` a command no rule decides runs (see `commandRules.ts`).
  */
 export const evaluate = (rules: ReadonlyArray<Rule>, call: RuleCall, workspace: string): Verdict => {
   const command = call.mcp === undefined && call.name === "exec" ? commandOf(call) : undefined
-  if (command === undefined) {
-    const deny = first(rules, "deny", (rule) => matchesCall(rule, call, workspace))
-    if (deny) return { _tag: "Deny", rule: deny }
-    const ask = first(rules, "ask", (rule) => matchesCall(rule, call, workspace))
-    if (ask) return { _tag: "Ask", rule: ask }
-    const allow = first(rules, "allow", (rule) => matchesCall(rule, call, workspace))
-    return allow ? { _tag: "Allow", rules: [allow] } : { _tag: "None" }
-  }
-  const forExec = rules.filter((rule) => namesTool(rule, { name: "exec" }))
-  const reading = read(command)
-  const parts: ReadonlyArray<SimpleCommand> = reading._tag === "Commands"
-    ? reading.commands
-    : [{ words: wordsOf(command), writesFile: true }]
-  for (const kind of ["deny", "ask"] as const) {
-    for (const part of parts) {
-      for (const seen of deniable(part)) {
-        const rule = first(forExec, kind, (r) => commandMatches(r.specifier, seen))
-        if (rule) return kind === "deny" ? { _tag: "Deny", rule } : { _tag: "Ask", rule }
-      }
-    }
-  }
-  if (reading._tag === "Opaque") return { _tag: "None", why: `the command cannot be read as simple commands (${reading.reason})` }
-  const allowed: Array<Rule> = []
-  for (const written of parts) {
-    const part = withoutReserved(written)
-    if (part.words.length === 0) continue
-    const rule = part.writesFile || isAssignment(part.words[0]!) ? undefined : first(forExec, "allow", (r) => commandMatches(r.specifier, part))
-    if (rule === undefined) {
-      if (allowed.length === 0 && parts.length === 1) return { _tag: "None" }
-      const note = part.writesFile ? " (it writes to a file)" : isAssignment(part.words[0]!) ? " (it sets variables)" : ""
-      return { _tag: "None", why: `no allow rule covers \`${part.words.join(" ")}\`${note}` }
-    }
-    if (!allowed.includes(rule)) allowed.push(rule)
-  }
-  return allowed.length === 0 ? { _tag: "None" } : { _tag: "Allow", rules: allowed }
+  if (command !== undefined) return evaluateCommand(rules.filter((rule) => namesTool(rule, { name: "exec" })), command, workspace)
+  const deny = first(rules, "deny", (rule) => matchesCall(rule, call, workspace))
+  if (deny) return { _tag: "Deny", rule: deny }
+  const ask = first(rules, "ask", (rule) => matchesCall(rule, call, workspace))
+  if (ask) return { _tag: "Ask", rule: ask }
+  const allow = first(rules, "allow", (rule) => matchesCall(rule, call, workspace))
+  return allow ? { _tag: "Allow", rules: [allow] } : { _tag: "None" }
 }
 
 /**
@@ -323,15 +259,12 @@ export const reachesPrivate = (rules: ReadonlyArray<Rule>, host: string, workspa
   return rules.some((rule) => rule.kind === "allow" && rule.source !== SESSION_SOURCE && namesTool(rule, call) && literalHost(rule) === wanted)
 }
 
-const SUBCOMMAND = /^[a-z][a-z0-9-]*$/
-
 /**
  * Rules (in agent-loop's names) that would allow `call` from now on, for the approval prompt's
  * "allow for the session" and "save": for `exec`, one `exec(WORDS:*)` per part not yet allowed
- * (its command and, when it looks like one, its subcommand); for other tools, the tool's name.
- * None when no rule could (an unreadable command, a redirection, a substitution as the command).
+ * (see `commandRules.suggestCommand`); for other tools, the tool's name. None when no rule could.
  */
-export const suggest = (rules: ReadonlyArray<Rule>, call: RuleCall): ReadonlyArray<string> => {
+export const suggest = (rules: ReadonlyArray<Rule>, call: RuleCall, workspace: string): ReadonlyArray<string> => {
   if (call.mcp !== undefined) return [`mcp__${mcpName(call.mcp)}`]
   if (call.mcp === undefined && call.name === "web_fetch") {
     const host = hostOf(call)
@@ -339,18 +272,5 @@ export const suggest = (rules: ReadonlyArray<Rule>, call: RuleCall): ReadonlyArr
   }
   if (call.name !== "exec") return [call.name]
   const command = commandOf(call)
-  if (command === undefined) return []
-  const reading = read(command)
-  if (reading._tag === "Opaque") return []
-  const suggested: Array<string> = []
-  for (const written of reading.commands) {
-    const part = withoutReserved(written)
-    if (part.words.length === 0) continue
-    if (rules.some((rule) => rule.kind === "allow" && namesTool(rule, { name: "exec" }) && commandMatches(rule.specifier, part))) continue
-    const [program, sub] = part.words
-    if (program === undefined || part.writesFile || isAssignment(program) || program.includes("\u0000") || /[()\s]/.test(program)) return []
-    const rule = `exec(${sub !== undefined && SUBCOMMAND.test(sub) ? `${program} ${sub}` : program}:*)`
-    if (!suggested.includes(rule)) suggested.push(rule)
-  }
-  return suggested
+  return command === undefined ? [] : suggestCommand(rules.filter((rule) => namesTool(rule, { name: "exec" })), command, workspace)
 }

@@ -1,19 +1,37 @@
 /**
  * A small, careful reader of `sh` command lines, for permission rules on `exec`: it splits a
  * command into the simple commands it runs (at `&&`, `||`, `;`, `&`, pipes, newlines and
- * parentheses, and inside `$(...)`, backticks and `<(...)`), each as its words with the quotes
- * removed. It is one left-to-right pass over the text (every character is looked at once; nesting
- * is bounded), with no regular expression, so hostile text costs linear time.
+ * parentheses, and inside `$(...)` and backticks), each as its words with the quotes removed. It
+ * is one left-to-right pass over the text (every character is looked at once; nesting is
+ * bounded), so hostile text costs linear time.
  *
- * It reads what matters to decide and nothing more: a construct it does not follow (a here
- * document, arithmetic, an unterminated quote, nesting past the bound) makes the whole command
- * opaque, and an opaque command is never allowed by a rule (it asks).
+ * It splits words as dash and bash both do: only space and tab separate words and a newline ends
+ * a command; `\r`, `\v`, `\f`, NUL and non-ASCII spaces are characters of a word, and `#` starts a
+ * comment only at the start of a word. It reads what matters to decide and nothing more: a
+ * construct it does not model (a here document, arithmetic, `case`, `for`, a function, process
+ * substitution, `$'…'`, an unterminated quote, nesting past the bound) makes the whole command
+ * opaque. An opaque command is never allowed by a rule, and deny rules look at every word of it
+ * (see `commandRules.ts`).
  */
 
-/** One simple command: its words, quotes removed; a word holding a substitution has `\0` in its place. */
+/** One word as the shell will see it, and what the reader cannot know about it. */
+export interface Word {
+  /** Quotes and escapes removed; each expansion (`$x`, `${x}`, `$(…)`, backticks) is `SUBSTITUTION`. */
+  readonly text: string
+  /** It holds an expansion: its value is known only when the command runs. */
+  readonly dynamic: boolean
+  /** It holds unquoted glob or brace characters (`*`, `?`, `[…]`, `{a,b}`): the shell may make other words of it. */
+  readonly pattern: boolean
+  /** What it becomes may be an option: it starts with an expansion, or it is a pattern starting with `-` or a glob. */
+  readonly leading: boolean
+}
+
+/** One simple command. */
 export interface SimpleCommand {
+  /** The words' texts (see `Word.text`). */
   readonly words: ReadonlyArray<string>
-  /** Whether it redirects output to a file (`>`, `>>`, `&>`, not `/dev/null` nor a descriptor). */
+  readonly details: ReadonlyArray<Word>
+  /** Whether it redirects output to a file (`>`, `>>`, `>|`, `<>`, `&>`, `>&FILE`), other than `/dev/null`. */
   readonly writesFile: boolean
 }
 
@@ -22,11 +40,17 @@ export type Reading =
   | { readonly _tag: "Commands"; readonly commands: ReadonlyArray<SimpleCommand>; readonly compound: boolean }
   | { readonly _tag: "Opaque"; readonly reason: string }
 
-/** Marks where a substitution's output lands in a word: never typed in a rule, so nothing matches it by accident. */
+/** Marks where an expansion's value lands in a word: never typed in a rule, so nothing matches it by accident. */
 export const SUBSTITUTION = "\u0000"
 
 /** How deep substitutions may nest before the command is opaque. */
 const MAX_DEPTH = 16
+
+/** Words that run nothing themselves at the start of a command (`if`, `then`, `{`, `!` …): the command is what follows. */
+export const RESERVED: ReadonlySet<string> = new Set(["{", "}", "!", "if", "then", "elif", "else", "fi", "do", "done", "while", "until"])
+
+/** Reserved words of constructs the reader does not model: a command starting with one is opaque. */
+const UNMODELED: ReadonlySet<string> = new Set(["case", "esac", "for", "select", "in", "function", "[[", "]]", "(("])
 
 class Opaque {
   readonly reason: string
@@ -35,10 +59,89 @@ class Opaque {
   }
 }
 
-const isBlank = (c: string) => c === " " || c === "\t"
+const isBlank = (c: string | undefined): boolean => c === " " || c === "\t"
+const isDigit = (c: string | undefined): boolean => c !== undefined && c >= "0" && c <= "9"
+const isNameStart = (c: string | undefined): boolean => c !== undefined && (c === "_" || (c >= "a" && c <= "z") || (c >= "A" && c <= "Z"))
+const isNameChar = (c: string | undefined): boolean => isNameStart(c) || isDigit(c)
 /** Characters the reader must look at one by one; any other is part of a word. */
-const SPECIAL = new Set([" ", "\t", "\r", "\n", "\\", "'", "\"", "`", "$", "<", ">", "(", ")", ";", "&", "|", "#"])
-const isSeparator = (c: string) => c === ";" || c === "&" || c === "|" || c === "\n" || c === "(" || c === ")"
+const SPECIAL = new Set([" ", "\t", "\n", "\\", "'", "\"", "`", "$", "<", ">", "(", ")", ";", "&", "|", "#", "\u0000"])
+/** Where a word ends, for a redirection's `&N`. */
+const ENDS_WORD = new Set([" ", "\t", "\n", ";", "&", "|", "<", ">", "(", ")"])
+
+/** Builds one word, noting what in it the shell expands. */
+class WordBuilder {
+  text = ""
+  started = false
+  quoted = false
+  dynamic = false
+  private star = false
+  /** 0: no `[`; 1: `[` seen; 2: `]` after it. */
+  private bracket = 0
+  /** 0: no `{`; 1: `{` seen; 2: `,` or `..` after it; 3: `}` after that. */
+  private brace = 0
+  private first: "expansion" | "star" | "bracket" | "brace" | undefined
+  private previous = ""
+
+  private begin(kind: typeof this.first): void {
+    if (!this.started) this.first = kind
+    this.started = true
+  }
+
+  /** Quoted or escaped text: taken as it is. */
+  literal(text: string): void {
+    this.begin(undefined)
+    this.quoted = true
+    this.text += text
+    this.previous = ""
+  }
+
+  /** An expansion, whose value is known only when it runs. */
+  expansion(): void {
+    this.begin("expansion")
+    this.dynamic = true
+    this.text += SUBSTITUTION
+    this.previous = ""
+  }
+
+  /** A run of unquoted ordinary characters: globs and braces in it are noted. */
+  unquoted(run: string): void {
+    for (const c of run) {
+      if (c === "*" || c === "?") {
+        this.begin("star")
+        this.star = true
+      } else if (c === "[") {
+        this.begin("bracket")
+        if (this.bracket === 0) this.bracket = 1
+      } else if (c === "{") {
+        this.begin("brace")
+        if (this.brace === 0) this.brace = 1
+      } else {
+        this.begin(undefined)
+        if (c === "]" && this.bracket === 1) this.bracket = 2
+        else if (this.brace === 1 && (c === "," || (c === "." && this.previous === "."))) this.brace = 2
+        else if (c === "}" && this.brace === 2) this.brace = 3
+      }
+      this.previous = c
+    }
+    this.text += run
+  }
+
+  get pattern(): boolean {
+    return this.star || this.bracket === 2 || this.brace === 3
+  }
+
+  /** Whether it is a descriptor number, as in `2>file`. */
+  get isDescriptor(): boolean {
+    return !this.quoted && !this.dynamic && this.text.length > 0 && [...this.text].every(isDigit)
+  }
+
+  word(): Word {
+    const pattern = this.pattern
+    const leading = this.first === "expansion" ||
+      (pattern && (this.first === "star" || this.first === "bracket" || this.first === "brace" || this.text.startsWith("-")))
+    return { text: this.text, dynamic: this.dynamic, pattern, leading }
+  }
+}
 
 /** Reads `text` (see the module doc). */
 export const read = (text: string): Reading => {
@@ -47,40 +150,103 @@ export const read = (text: string): Reading => {
   let i = 0
 
   /**
-   * Reads commands until `end` (`)` or a backtick) at this depth, or the end of the text at depth 0.
-   * Returns when the closing character has been consumed.
+   * Reads commands until `end` (`)` or a backtick) at this depth, or the end of the text at depth
+   * 0; returns once the closing character is consumed. `inQuotes`: a backtick inside `"…"`.
    */
-  const commandsUntil = (end: ")" | "`" | undefined, depth: number): void => {
+  const commandsUntil = (end: ")" | "`" | undefined, depth: number, inQuotes: boolean): void => {
     if (depth > MAX_DEPTH) throw new Opaque("substitutions nest too deep")
-    let words: Array<string> = []
-    let word = ""
-    let inWord = false
+    let words: Array<Word> = []
+    let builder = new WordBuilder()
     let writesFile = false
+    let redirected = false
     /** The next word is a redirection's target: checked, not kept. */
     let target: "out" | "in" | undefined
     let parens = 0
 
-    const endWord = () => {
-      if (!inWord) return
+    const endWord = (): void => {
+      if (!builder.started) return
+      const word = builder.word()
       if (target === "out") {
-        if (word !== "/dev/null") writesFile = true
+        if (word.text !== "/dev/null" || word.pattern) writesFile = true
       } else if (target === undefined) words.push(word)
       target = undefined
-      word = ""
-      inWord = false
+      builder = new WordBuilder()
     }
-    const endCommand = () => {
+    const endCommand = (): void => {
       endWord()
       if (target !== undefined) throw new Opaque("a redirection without a target")
-      if (words.length > 0) commands.push({ words, writesFile })
+      const first = words.find((word) => !RESERVED.has(word.text))
+      if (first !== undefined && UNMODELED.has(first.text)) throw new Opaque(`\`${first.text}\``)
+      if (words.length > 0 || redirected) {
+        commands.push({ words: words.map((word) => word.text), details: words, writesFile })
+      }
       words = []
       writesFile = false
+      redirected = false
     }
-    const substitution = (close: ")" | "`") => {
+    const substitution = (close: ")" | "`", quoted: boolean): void => {
       separators++
-      commandsUntil(close, depth + 1)
-      word += SUBSTITUTION
-      inWord = true
+      commandsUntil(close, depth + 1, quoted)
+      builder.expansion()
+    }
+
+    /** `$` at `i`: an expansion, or a plain `$`. */
+    const dollar = (quoted: boolean): void => {
+      const next = text[i + 1]
+      if (next === "(") {
+        if (text[i + 2] === "(") throw new Opaque("arithmetic expansion")
+        i += 2
+        substitution(")", quoted)
+      } else if (next === "{") {
+        i = parameter(i)
+        builder.expansion()
+      } else if (next === "[") {
+        throw new Opaque("arithmetic expansion")
+      } else if (!quoted && (next === "'" || next === "\"")) {
+        throw new Opaque(`\`$${next}…${next}\` quoting, which dash and bash read differently`)
+      } else if (isNameStart(next)) {
+        i += 2
+        while (isNameChar(text[i])) i++
+        builder.expansion()
+      } else if (isDigit(next) || (next !== undefined && "@*#?-$!".includes(next))) {
+        i += 2
+        builder.expansion()
+      } else {
+        i++
+        builder.literal("$")
+      }
+    }
+
+    /** `"…"` from `i` (its opening quote). */
+    const doubleQuoted = (): void => {
+      i++
+      builder.literal("")
+      while (true) {
+        const d = text[i]
+        if (d === undefined) throw new Opaque("an unterminated quote")
+        if (d === "\"") {
+          i++
+          return
+        }
+        if (d === "\\") {
+          const next = text[i + 1]
+          if (next === undefined) throw new Opaque("an unterminated quote")
+          if (end === "`") throw new Opaque("a backslash inside backquotes")
+          if (next === "$" || next === "`" || next === "\"" || next === "\\") builder.literal(next)
+          else if (next !== "\n") builder.literal(d + next)
+          i += 2
+        } else if (d === "`") {
+          i++
+          substitution("`", true)
+        } else if (d === "$") {
+          dollar(true)
+        } else if (d === "\u0000") {
+          throw new Opaque("a NUL character")
+        } else {
+          builder.literal(d)
+          i++
+        }
+      }
     }
 
     while (i < text.length) {
@@ -95,109 +261,79 @@ export const read = (text: string): Reading => {
         endCommand()
         return
       }
+      if (c === "\u0000") throw new Opaque("a NUL character")
       if (c === "\\") {
         const next = text[i + 1]
         if (next === undefined) throw new Opaque("a trailing backslash")
+        // inside backquotes a backslash quotes once more when the inner command is read: not modelled
+        if (end === "`" && (next === "`" || next === "$" || next === "\\" || next === "\"")) throw new Opaque("a backslash inside backquotes")
         i += 2
-        if (next === "\n") continue
-        word += next
-        inWord = true
+        if (next !== "\n") builder.literal(next)
         continue
       }
       if (c === "'") {
         const close = text.indexOf("'", i + 1)
         if (close < 0) throw new Opaque("an unterminated quote")
-        word += text.slice(i + 1, close)
-        inWord = true
+        builder.literal(text.slice(i + 1, close))
         i = close + 1
         continue
       }
       if (c === "\"") {
-        i++
-        inWord = true
-        while (true) {
-          const d = text[i]
-          if (d === undefined) throw new Opaque("an unterminated quote")
-          if (d === "\"") {
-            i++
-            break
-          }
-          if (d === "\\") {
-            const next = text[i + 1]
-            if (next === undefined) throw new Opaque("an unterminated quote")
-            if (next === "$" || next === "`" || next === "\"" || next === "\\") word += next
-            else if (next !== "\n") word += d + next
-            i += 2
-            continue
-          }
-          if (d === "`") {
-            i++
-            substitution("`")
-            continue
-          }
-          if (d === "$" && text[i + 1] === "(") {
-            if (text[i + 2] === "(") throw new Opaque("arithmetic expansion")
-            i += 2
-            substitution(")")
-            continue
-          }
-          if (d === "$" && text[i + 1] === "{") {
-            i = parameter(i)
-            word += SUBSTITUTION
-            continue
-          }
-          word += d
-          i++
-        }
+        if (inQuotes && end === "`") throw new Opaque("quotes inside backquotes inside quotes")
+        doubleQuoted()
         continue
       }
       if (c === "`") {
         i++
-        substitution("`")
+        substitution("`", false)
         continue
       }
-      if (c === "$" && text[i + 1] === "(") {
-        if (text[i + 2] === "(") throw new Opaque("arithmetic expansion")
-        i += 2
-        substitution(")")
+      if (c === "$") {
+        dollar(false)
         continue
       }
-      if (c === "$" && text[i + 1] === "{") {
-        i = parameter(i)
-        word += SUBSTITUTION
-        inWord = true
-        continue
-      }
-      if ((c === "<" || c === ">") && text[i + 1] === "(") {
-        i += 2
-        substitution(")")
-        continue
-      }
-      if (c === "#" && !inWord) {
+      if ((c === "<" || c === ">") && text[i + 1] === "(") throw new Opaque("process substitution")
+      if (c === "#" && !builder.started) {
         while (i < text.length && text[i] !== "\n") i++
         continue
       }
       if (c === ">" || c === "<" || (c === "&" && text[i + 1] === ">")) {
         // a descriptor number right before it (`2>`) belongs to the redirection, not to the words
-        if (inWord && /^[0-9]+$/.test(word)) {
-          word = ""
-          inWord = false
-        }
+        if (builder.isDescriptor) builder = new WordBuilder()
         endWord()
-        i = redirection(i, (kind) => {
-          target = kind === "file-out" ? "out" : kind === "file-in" ? "in" : undefined
-        })
+        if (target !== undefined) throw new Opaque("a redirection without a target")
+        redirected = true
+        const redirect = redirection(i)
+        i = redirect.next
+        target = redirect.kind === "file-out" ? "out" : redirect.kind === "file-in" ? "in" : undefined
         continue
       }
-      if (isSeparator(c)) {
-        if (c === "(") parens++
-        else if (c === ")") parens = Math.max(0, parens - 1)
+      if (c === "(") {
+        // `(` starts a subshell only where a command starts (after reserved words: `if (…)`, `! (…)`)
+        if (builder.started || words.some((word) => !RESERVED.has(word.text))) throw new Opaque("a function definition or a `(` inside a command")
+        if (text[i + 1] === "(") throw new Opaque("arithmetic")
+        parens++
         separators++
         endCommand()
         i++
         continue
       }
-      if (isBlank(c) || c === "\r") {
+      if (c === ")") {
+        if (parens === 0) throw new Opaque("an unbalanced `)`")
+        parens--
+        separators++
+        endCommand()
+        i++
+        continue
+      }
+      if (c === ";" || c === "&" || c === "|" || c === "\n") {
+        if (c === ";" && text[i + 1] === ";") throw new Opaque("`;;`")
+        separators++
+        endCommand()
+        i++
+        continue
+      }
+      if (isBlank(c)) {
         endWord()
         i++
         continue
@@ -205,50 +341,60 @@ export const read = (text: string): Reading => {
       // a run of ordinary characters is taken at once
       let j = i + 1
       while (j < text.length && !SPECIAL.has(text[j]!)) j++
-      word += text.slice(i, j)
-      inWord = true
+      builder.unquoted(text.slice(i, j))
       i = j
     }
     if (end !== undefined) throw new Opaque(end === "`" ? "an unterminated backtick" : "an unterminated $(")
+    if (parens > 0) throw new Opaque("an unterminated `(`")
     endCommand()
   }
 
-  /** Skips `${...}` from `at` (its `$`); one with a substitution inside is opaque. Returns the index after it. */
+  /** Skips `${...}` from `at` (its `$`); one with a substitution or quotes inside is opaque. Returns the index after it. */
   const parameter = (at: number): number => {
     for (let j = at + 2; j < text.length; j++) {
       const d = text[j]!
       if (d === "}") return j + 1
-      if (d === "`" || d === "(" || d === "{" || d === "\\" || d === "'" || d === "\"") throw new Opaque("a complex ${...} expansion")
+      if (d === "`" || d === "(" || d === "{" || d === "\\" || d === "'" || d === "\"" || d === "$" || d === "[") {
+        throw new Opaque("a complex ${...} expansion")
+      }
     }
     throw new Opaque("an unterminated ${")
   }
 
   /**
-   * Reads a redirection operator at `at` and says what it does: to a descriptor (`>&2`, `2>&1`),
-   * to or from a file (its target is the next word), or a here document (opaque).
+   * Reads a redirection operator at `at`: to a descriptor (`>&2`, `2>&1`, `>&-`), to or from a
+   * file (its target is the next word; `>&FILE` and `&>FILE` write stdout and stderr there), or a
+   * here document (opaque).
    */
-  const redirection = (at: number, kind: (k: "fd" | "file-out" | "file-in" | "out") => void): number => {
+  const redirection = (at: number): { readonly next: number; readonly kind: "fd" | "file-out" | "file-in" } => {
     let j = at
-    if (text[j] === "&") j++ // &> and &>>
+    const both = text[j] === "&"
+    if (both) j++ // &> and &>>
     const op = text[j]!
     j++
     if (op === "<" && text[j] === "<") throw new Opaque("a here document")
+    let writes = op === ">"
     if (op === ">" && (text[j] === ">" || text[j] === "|")) j++
-    if (op === "<" && text[j] === ">") j++ // <> opens the file for writing too
-    if (text[j] === "&") {
-      // to a descriptor: digits or `-`
+    else if (op === "<" && text[j] === ">") {
       j++
-      while (j < text.length && ((text[j]! >= "0" && text[j]! <= "9") || text[j] === "-")) j++
-      kind("fd")
-      return j
+      writes = true
     }
-    kind(op === ">" || text[j - 1] === ">" ? "file-out" : "file-in")
-    while (j < text.length && isBlank(text[j]!)) j++
-    return j
+    if (!both && text[j] === "&") {
+      j++
+      let k = j
+      while (isBlank(text[k])) k++
+      let d = k
+      while (isDigit(text[d])) d++
+      if (d === k && text[d] === "-") d++
+      // `>&2`, `>&-`: a descriptor; anything else (`>&out.txt`) is a file
+      if (d > k && (d >= text.length || ENDS_WORD.has(text[d]!))) return { next: d, kind: "fd" }
+    }
+    while (isBlank(text[j])) j++
+    return { next: j, kind: writes ? "file-out" : "file-in" }
   }
 
   try {
-    commandsUntil(undefined, 0)
+    commandsUntil(undefined, 0, false)
   } catch (error) {
     if (error instanceof Opaque) return { _tag: "Opaque", reason: error.reason }
     throw error

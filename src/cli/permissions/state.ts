@@ -50,7 +50,7 @@ export const make = (rules: ReadonlyArray<Rule>, workspace: string, saveTarget: 
       return verdict._tag === "Deny" || verdict._tag === "Ask" ? { _tag: verdict._tag, rule: verdict.rule.text } : undefined
     },
     reachesPrivate: (host) => reachesPrivate(all, host, workspace),
-    suggest: (call) => suggest(all, call),
+    suggest: (call) => suggest(all, call, workspace),
     allowForSession,
     saveTarget,
     save: (texts) =>
