@@ -25,6 +25,9 @@ import { Secrets } from "../services/Secrets.ts"
 import { fail } from "./failure.ts"
 import { clean } from "./safeText.ts"
 import { Screen } from "./screen.ts"
+import * as SandboxPolicy from "./sandboxPolicy.ts"
+import * as SandboxSpawner from "./sandboxSpawner.ts"
+import * as Settings from "./settings.ts"
 import * as SettingsFile from "./settingsFile.ts"
 import * as Trust from "./trust.ts"
 
@@ -89,13 +92,29 @@ export const list = (flags: ListFlags) =>
       return
     }
     const settings = yield* resolveSettings({}, (yield* Secrets).scrub).pipe(Effect.catch((error) => fail(error.message)))
-    const results = yield* Effect.forEach(servers, (server) =>
-      Effect.map(
-        server.config.disabled === true
-          ? Effect.succeed(undefined)
-          : Effect.result(connect(server.name, server.config, { startupTimeout: settings.startupTimeout, workspace })),
-        (result) => ({ server, result })
-      ), { concurrency: "unbounded" })
+    // stdio servers start in the sandbox as a run's would (sandbox.mcpServers)
+    const run = yield* Settings.resolveSandbox({
+      workspace: Option.some(workspace),
+      settings: flags.settings,
+      claudeSettings: true,
+      allow: [],
+      deny: [],
+      sandbox: Option.none(),
+      verbose: false
+    })
+    const inputs = run.sandbox.mcpServers
+      ? yield* SandboxPolicy.compile({ workspace: run.workspace, rules: run.rules, sandbox: run.sandbox })
+      : { allowWrite: [], denyWrite: [], denyRead: [], allowedHosts: [], notes: [] }
+    const results = yield* SandboxSpawner.asRunWould(
+      Effect.forEach(servers, (server) =>
+        Effect.map(
+          server.config.disabled === true
+            ? Effect.succeed(undefined)
+            : Effect.result(connect(server.name, server.config, { startupTimeout: settings.startupTimeout, workspace })),
+          (result) => ({ server, result })
+        ), { concurrency: "unbounded" }),
+      { workspace: run.workspace, sandbox: run.sandbox, inputs }
+    )
     const lines: Array<string> = []
     for (const { result, server } of results) {
       const from = `from ${server.source}`

@@ -8,13 +8,18 @@
  * server's configured `env` and a hook's passed variables stay). When the sandbox cannot start, the command is
  * not started (it fails with the sandbox's one line, which names the fix).
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as PlatformError from "effect/PlatformError"
 import * as Redacted from "effect/Redacted"
 import * as ChildProcess from "effect/process/ChildProcess"
 import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
+import type * as Scope from "effect/Scope"
 import { Sandbox, type SandboxShape } from "../services/Sandbox.ts"
+import * as SandboxLayer from "./sandboxLayer.ts"
+import type { SandboxInputs } from "./sandboxPolicy.ts"
+import type { SandboxChoice } from "./sandboxSettings.ts"
 
 const plain = (value: string | Redacted.Redacted<string>): string => (Redacted.isRedacted(value) ? Redacted.value(value) : value)
 
@@ -78,3 +83,19 @@ export const confine = <A, E, R>(
     const sandbox = yield* Sandbox
     return Layer.provide(layer, Layer.succeed(ChildProcessSpawner.ChildProcessSpawner, confining(inner, sandbox, workspace)))
   }))
+
+/**
+ * Runs `effect` (which starts MCP servers) with its commands confined as a run's would be: in the
+ * sandbox of `inputs` when `sandbox.mcpServers` is on and the sandbox is not off; as it is
+ * otherwise. For `agent-loop mcp list`, so a server that starts there starts in a run too.
+ */
+export const asRunWould = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  options: { readonly workspace: string; readonly sandbox: SandboxChoice; readonly inputs: SandboxInputs }
+): Effect.Effect<A, E, R | ChildProcessSpawner.ChildProcessSpawner | Scope.Scope> =>
+  !options.sandbox.mcpServers || options.sandbox.mode === "off" ? effect : Effect.gen(function*() {
+    const context = yield* Layer.build(SandboxLayer.layer({ sandbox: options.sandbox, inputs: options.inputs }))
+    const inner = yield* ChildProcessSpawner.ChildProcessSpawner
+    const spawner = confining(inner, Context.get(context, Sandbox), options.workspace)
+    return yield* Effect.provideService(effect, ChildProcessSpawner.ChildProcessSpawner, spawner)
+  })

@@ -158,6 +158,11 @@ describe.skipIf(!bwrapRuns).concurrent(
       expect(fs.existsSync(path.join(home, "confined.log"))).toBe(false)
       expect(confined.stderr).toContain("MCP server \"t\" failed to start")
       expect(confined.stderr).toContain("EROFS")
+      // mcp list starts it as a run would
+      const listed = await runCli(["mcp", "list", "--workspace", workspace], { env })
+      expect(listed.stdout).toMatch(/^t: .*failed|^t: (?!connected)/m)
+      expect(listed.stdout).toContain("EROFS")
+      expect(fs.existsSync(path.join(home, "confined.log"))).toBe(false)
       // in the sandbox it still gets the environment its config gives it (values kept as secrets), and writes the workspace
       fs.writeFileSync(settingsFile, JSON.stringify({ ...server(path.join(workspace, "inside.log")), sandbox: { mcpServers: true } }))
       const inside = await runCli(["run", ...flags, "hi"], { env })
