@@ -52,7 +52,8 @@ describe("the installed command keeps credentials out of /proc", () => {
     })
     const result = await runCli(
       [
-        "run", "--base-url", server.url, "--api-key-env", "OPENAI_API_KEY", "--model", "m", "--workspace", workspace, "--yes", "--session", "s",
+        // unconfined: the sandbox would hide the CLI's /proc entries, and this holds without it
+        "run", "--sandbox", "off", "--base-url", server.url, "--api-key-env", "OPENAI_API_KEY", "--model", "m", "--workspace", workspace, "--yes", "--session", "s",
         "--database-url", `postgres://agent:${FLAG_PASSWORD}@127.0.0.1:9/sessions`, "go"
       ],
       { env, entry: binOverSources() }

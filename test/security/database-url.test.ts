@@ -30,7 +30,8 @@ describe("database URL", () => {
       { text: "done" }
     ], { model: "m", env: { AGENT_LOOP_DATABASE_URL: URL } })
     const events = path.join(home, "events.jsonl")
-    const result = await runCli(["run", ...flags, "--yes", "--session", "s", "--events", events, "go"], { env })
+    // unconfined: the sandbox would hide the CLI's /proc entries, and this holds without it
+    const result = await runCli(["run", ...flags, "--sandbox", "off", "--yes", "--session", "s", "--events", events, "go"], { env })
     expect(result.code, result.stderr).toBe(0)
     const [environ, current, echoed] = server.requests[1]!.body.messages.at(-1).content.split("---")
     expect(environ).toContain("AGENT_LOOP_DATABASE_URL=<redacted>")

@@ -21,7 +21,8 @@ describe("provider keys", () => {
       { text: "done" }
     ], { model: "m", env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY } })
     const events = path.join(home, "events.jsonl")
-    const result = await runCli(["run", ...flags, "--api-key-env", "OPENAI_API_KEY", "--yes", "--session", "s", "--events", events, "--verbose", "go"], { env })
+    // unconfined: the sandbox would hide the CLI's /proc entries, and this holds without it
+    const result = await runCli(["run", ...flags, "--sandbox", "off", "--api-key-env", "OPENAI_API_KEY", "--yes", "--session", "s", "--events", events, "--verbose", "go"], { env })
     expect(result.code).toBe(0)
     // the key was sent to the provider, where it belongs
     expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`)
