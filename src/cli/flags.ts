@@ -150,7 +150,7 @@ export const agentFlags = {
   ),
   allow: Flag.String("allow").pipe(
     Flag.atLeast(0),
-    Flag.withDescription("Allow calls matching a permission RULE without asking, e.g. 'exec(npm test:*)' or 'Read(src/**)' (repeatable; Claude Code syntax)")
+    Flag.withDescription("Allow calls matching a permission RULE without asking, e.g. 'exec(git diff:*)' or 'Read(src/**)' (repeatable; Claude Code syntax)")
   ),
   deny: Flag.String("deny").pipe(
     Flag.atLeast(0),

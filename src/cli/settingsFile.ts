@@ -97,7 +97,7 @@ export const Settings = Schema.Struct({
     description: "the most bytes of previous file content `agent-loop undo` keeps per session (oldest turns dropped first); default 64 MiB"
   })),
   permissions: Schema.optionalKey(PermissionLists.annotate({
-    description: "permission rules in Claude Code's syntax: `allow`, `ask` and `deny` lists such as `exec(npm test:*)` or `Read(src/**)`; the lists of every file apply"
+    description: "permission rules in Claude Code's syntax: `allow`, `ask` and `deny` lists such as `exec(git diff:*)` or `Read(src/**)`; the lists of every file apply"
   })),
   sandbox: Schema.optionalKey(SandboxSettings.annotate({
     description: "the sandbox `exec` runs commands in, in Claude Code's shape (`enabled`, `autoAllowBashIfSandboxed`, `excludedCommands`, `allowUnsandboxedCommands`, `network.allowedDomains`, `filesystem`, …) and agent-loop's `mcpServers` and `hooks`; see the sandbox keys below"
