@@ -116,7 +116,8 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "agent-loop chat line editing (tm
       { toolCalls: [{ name: "exec", arguments: { command: "echo $$ > command.pid; exec sleep 1000" } }] },
       { text: ["Never"], hold: never.promise }
     ])
-    const pane = await chatIn(context, home, server.url, ["--tools", "exec", "--yes"])
+    // unconfined: in the sandbox `$$` is the command's pid in a namespace of its own, not this machine's
+    const pane = await chatIn(context, home, server.url, ["--tools", "exec", "--yes", "--sandbox", "off"])
     pane.line("run it")
     await pane.waitFor(/exec/)
     const pid = await new Promise<number>((resolve, reject) => {

@@ -59,7 +59,8 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "agent-loop run on a terminal (tm
     const { pane } = await runInPane(context, [
       { toolCalls: [{ name: "exec", arguments: { command: `read line < '${fifo}'; echo released` } }] },
       { text: "Done." }
-    ], ["--yes"])
+      // unconfined: the pipe lies in the /tmp that the sandbox replaces with its own
+    ], ["--yes", "--sandbox", "off"])
     await pane.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running exec · \d/, 30_000)
     // the spinner shows once the tool starts, which can be before its shell opens the pipe
     await waitUntil("the command to open the pipe", release)
