@@ -62,7 +62,9 @@ const inState = async (context: TestContext, state: State) => {
     fs.writeFileSync(path.join(dir, "scripts", "run"), `#!/bin/sh\ncat > /dev/null\n${stubborn}\n`, { mode: 0o755 })
     expect((await runCli(["trust", workspace], { env })).code).toBe(0)
   }
-  const cli = spawnCli(["run", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--yes", "--ephemeral", "go"], { env })
+  // unconfined: the stubborn command writes its pid outside the workspace, and that pid must be this machine's
+  // (in the sandbox it is its own namespace's, and the sandbox kills the command at once anyway)
+  const cli = spawnCli(["run", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--yes", "--ephemeral", "--sandbox", "off", "go"], { env })
   if (state === "model") await server.received(1, SETTLE_MS)
   if (state === "retry") await cli.waitFor("↻ retry 1 in", "stderr", SETTLE_MS)
   if (state === "tool" || state === "hook") await until(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "", `${pidFile} to be written`)
