@@ -105,7 +105,9 @@ const pastDenyWords: ReadonlyArray<Row> = [
   denied("exec(npm run build:prod:*)", "echo $((1)); npm run build:prod"),
   denied("exec(/usr/bin/curl:*)", "cat <<EOF\nx\nEOF\ncurl x"),
   denied("exec(git push:*)", "git -C . push --force"),
-  denied("exec(git push:*)", "nice git --no-pager push")
+  denied("exec(git push:*)", "nice git --no-pager push"),
+  denied("exec(git push:*)", "git -c alias.p=push p origin main"),
+  denied("exec(git push --force:*)", "eval git push --force")
 ]
 
 /** Deny rules do not see commands in what is placed as an argument. */
@@ -197,6 +199,8 @@ const pastAllow: ReadonlyArray<Row> = [
   notAllowed(["exec(sort:*)"], "sort --out=/tmp/x f"),
   notAllowed(["exec(export:*)", "exec(git diff:*)"], "export GIT_EXTERNAL_DIFF=./x; git diff"),
   notAllowed(["exec(printf:*)"], "printf -v 'a[$(touch X)]' %s y"),
+  notAllowed(["exec(sleep:*)", "exec(wait:*)"], "sleep 1 & wait -n -p 'a[$(touch X)]'"),
+  notAllowed(["exec(test:*)"], "test -v 'a[$(touch X)]'"),
   notAllowed(["exec(git status:*)"], "./git status"),
   notAllowed(["exec(git status:*)"], "/tmp/git status")
 ]
@@ -210,6 +214,7 @@ const stillAllowed: ReadonlyArray<Row> = [
   allowed(["exec(git diff:*)"], "git diff main...HEAD -- docs"),
   allowed(["exec(git diff:*)"], "git --no-pager diff"),
   allowed(["exec(git log:*)"], "git log --oneline -n 5"),
+  allowed(["exec(git diff:*)"], "git diff --text --stat"),
   allowed(["exec(find:*)"], "find . -name '*.ts' -type f"),
   allowed(["exec(find:*)"], "find src -newer package.json -print"),
   allowed(["exec(sed:*)"], "sed -n '1,20p' README.md"),

@@ -10,8 +10,9 @@
  *   document, arithmetic, `case` …), a command whose name is computed or a glob (`$x`, `tou?h`), a
  *   wrapper whose options are not known, code given in the words (`sh -c '…'`, `eval`,
  *   `find -exec`, `git -c`, `awk 'BEGIN { system(…) }'`) — every token of the whole text is a
- *   possible command start (`shellTokens.ts`), and a rule whose words could match there (its words
- *   before any `*`; a glob token could be any name it matches) decides.
+ *   possible command start (`shellTokens.ts`), and a rule decides when its words before any `*`
+ *   could appear there in order, side by side or not (an alias can join them; a glob token could
+ *   be any name it matches).
  * - An allow rule approves the line only when the reader is sure of every part and every part is
  *   matched by an allow rule as its wrappers run it (`nice -n 5 npm test` is `npm test`), with no
  *   value computed when it runs (`$x`, `"$_"`, `$(…)`), no glob that could become options
@@ -113,6 +114,24 @@ const couldMatchAt = (prefix: Prefix, words: ReadonlyArray<string>, at: number):
   return token !== undefined && (hasGlob(token) || starMatch(prefix.glob, token))
 }
 
+/**
+ * Whether a rule could match somewhere in the tokens of text whose words cannot be placed: its
+ * words in order, not necessarily side by side, since an alias or a string may put a command
+ * together from words anywhere (`git -c alias.p=push p` is a `git push`). The leftmost match of
+ * each word in turn finds an order whenever there is one, so this is one pass.
+ */
+const couldMatchAnywhere = (prefix: Prefix, tokens: ReadonlyArray<string>): boolean => {
+  let k = 0
+  let at = 0
+  for (; at < tokens.length && k < prefix.words.length; at++) {
+    if (couldBe(tokens[at]!, prefix.words[k]!, k === 0)) k++
+  }
+  if (k < prefix.words.length) return false
+  if (prefix.glob === undefined) return true
+  for (; at < tokens.length; at++) if (hasGlob(tokens[at]!) || starMatch(prefix.glob, tokens[at]!)) return true
+  return false
+}
+
 /** What deny and ask rules look at in one simple command. */
 interface DenyView {
   /** The command as written and as its wrappers run it, matched as allow rules match. */
@@ -163,7 +182,7 @@ const denyOrAsk = (rules: ReadonlyArray<Rule>, text: string, commands: ReadonlyA
       if (rule.kind !== kind) continue
       const prefix = prefixOf(rule.specifier)
       const matched = views.some(({ part, view }) => viewMatches(rule, prefix, view, part.words)) ||
-        scans.some((scanned) => scanned.some((_, at) => couldMatchAt(prefix, scanned, at)))
+        scans.some((scanned) => couldMatchAnywhere(prefix, scanned))
       if (matched) return kind === "deny" ? { _tag: "Deny", rule } : { _tag: "Ask", rule }
     }
   }

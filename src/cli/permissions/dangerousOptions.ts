@@ -235,6 +235,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
   rsync,
   printf: (words) => words.includes("-v") ? runs("sets a variable, whose name bash evaluates (`printf -v`)") : undefined,
   test: (words) => words.includes("-v") ? runs("tests a variable, whose name bash evaluates (`-v`)") : undefined,
+  wait: (words) => findOption(words, [], "p") === undefined ? undefined : runs("sets a variable, whose name bash evaluates (`wait -p`)"),
   "[": (words) => words.includes("-v") ? runs("tests a variable, whose name bash evaluates (`-v`)") : undefined,
   sort: (words) => {
     const option = findOption(words, ["--output", "--compress-program"], "o")

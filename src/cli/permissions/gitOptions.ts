@@ -31,6 +31,9 @@ const NEVER: ReadonlySet<string> = new Set([
 /** Subcommands whose operands name where they write (`git clone URL DIR`). */
 const WRITE_OPERANDS: ReadonlySet<string> = new Set(["clone", "init", "worktree", "bundle"])
 
+/** Harmless long options that are also the start of a risky one's name (`--text`, `--textconv`): not read as abbreviations. */
+const EXACT: ReadonlySet<string> = new Set(["--text"])
+
 /** Long options, any subcommand's, and what they do. */
 const LONG: Readonly<Record<string, Risk>> = {
   "--output": { kind: "writes", what: "writes a file (`--output`)" },
@@ -117,7 +120,7 @@ const optionRisk = (subcommand: string, word: string, next: string | undefined, 
     const file = word.includes("=") ? word.slice(word.indexOf("=") + 1) : next ?? ""
     return mayLeadOutside(file, place) ? { kind: "reads", what: "reads a file outside the workspace (`--contents`)" } : undefined
   }
-  const long = word.startsWith("--") ? Object.keys(LONG).find((full) => isLong(word, full)) : undefined
+  const long = word.startsWith("--") && !EXACT.has(name) ? Object.keys(LONG).find((full) => isLong(word, full)) : undefined
   return (long === undefined ? undefined : LONG[long]) ?? shortRisk(subcommand, word)
 }
 
