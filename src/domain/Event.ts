@@ -99,13 +99,18 @@ export const SessionSummarize = Schema.TaggedStruct("SessionSummarize", {
   summarized: Schema.Number,
   remaining: Schema.Number
 }).annotate({ description: "The older part of a session was replaced by a summary." })
-/** A tool call starts. */
+/** A tool call starts: `arguments` as `beforeTool` hooks left them, `originalArguments` the model's own when hooks changed them. */
 export const ToolExecStart = Schema.TaggedStruct("ToolExecStart", {
   ...base,
   toolCallId: Schema.String,
   toolName: Schema.String,
-  arguments: Schema.String
-}).annotate({ description: "A tool call starts." })
+  /** The arguments as JSON, as `beforeTool` hooks left them: what the tool's Schema decodes. */
+  arguments: Schema.String,
+  /** The model's own arguments, only when hooks changed them. */
+  originalArguments: Schema.optionalKey(Schema.String)
+}).annotate({
+  description: "A tool call starts: `arguments` as `beforeTool` hooks left them, `originalArguments` the model's own when hooks changed them."
+})
 /** A tool call ended (successfully or with an error result); `durationMs` excludes the wait for approval. */
 export const ToolExecEnd = Schema.TaggedStruct("ToolExecEnd", {
   ...base,

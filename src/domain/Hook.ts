@@ -18,11 +18,11 @@
  * ```
  */
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type { AgentEvent } from "./Event.ts"
 import type { AssistantMessage, Content, Message, ToolCall } from "./Message.ts"
 import type { FinishReason, ProviderRequest, ToolDefinition } from "./Provider.ts"
-import type { McpOrigin } from "./Tool.ts"
+import type { McpOrigin, Tool } from "./Tool.ts"
 import type { TurnResult } from "./Turn.ts"
 
 /** Go on unchanged. */
@@ -245,4 +245,93 @@ export interface RegisterOptions {
    * `approveTool`): a file hook brings its own, longer one.
    */
   readonly timeout?: Duration.Input
+}
+
+/** A tool call as a typed hook (`forTool`) sees it: the call, and its arguments as the tool's Schema decoded them. */
+export interface TypedToolCall<A> {
+  readonly context: HookContext
+  readonly call: HookToolCall
+  readonly args: A
+}
+
+/** The handlers of a hook on one tool (`forTool`), each given the tool's decoded arguments. */
+export interface ToolHook<A> {
+  /** Before a call of the tool: change its arguments (in their decoded type), deny it, or stop the turn. */
+  readonly beforeTool?: (input: TypedToolCall<A>) => HookReturn<Continue | Modify<{ readonly arguments: A }> | Deny | AbortTurn | HardAbort>
+  /** Before a call of the tool that requires approval. */
+  readonly approveTool?: (input: TypedToolCall<A>) => HookReturn<Approve | Deny>
+  /** After a call of the tool succeeded: patch its result. */
+  readonly afterTool?: (
+    input: TypedToolCall<A> & { readonly result: { readonly content: Content; readonly isError: boolean } }
+  ) => HookReturn<Continue | Patch>
+  /** After a call of the tool failed while running: patch its result. */
+  readonly onToolFailure?: (
+    input: TypedToolCall<A> & { readonly result: { readonly content: Content; readonly isError: boolean } }
+  ) => HookReturn<Continue | Patch>
+}
+
+/**
+ * A hook on one tool, whose handlers get the call's arguments decoded by the tool's Schema and
+ * typed (`Tool.make`'s `parameters`), instead of the JSON `unknown` of a plain hook. It handles the
+ * calls of that tool (by name) only. A call whose arguments the Schema rejects never reaches it:
+ * the model is told of its mistake as without the hook. A `beforeTool` rewrite is given in the
+ * decoded type and encoded back by the Schema for the tool; one the Schema rejects fails the call,
+ * naming the hook (and an `Error` event tells its author).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Hook, Tool } from "effect-agent-loop"
+ *
+ * const transfer = Tool.make({
+ *   name: "transfer",
+ *   description: "Moves money between accounts",
+ *   parameters: Schema.Struct({ from: Schema.String, to: Schema.String, cents: Schema.Int }),
+ *   execute: ({ cents }) => Effect.succeed(`moved ${cents}`)
+ * })
+ * const limit = Hook.forTool(transfer, {
+ *   beforeTool: ({ args }) => args.cents > 100_000 ? Hook.deny("over the limit") : Hook.continue
+ * })
+ * ```
+ */
+export const forTool = <A>(tool: Tool<any, A>, handlers: ToolHook<A>): Hook => {
+  // A call of another tool, or with arguments the Schema rejects, is not this hook's: it continues.
+  const withArgs = <I extends { readonly call: HookToolCall }, D>(handler: (input: I & { readonly args: A }) => HookReturn<D>) =>
+  (input: I): HookReturn<D> =>
+    input.call.name !== tool.name ? undefined : Effect.flatMap(
+      Effect.option(tool.decode(input.call.arguments)),
+      (decoded) => decoded._tag === "None" ? Effect.void : asEffect(handler({ ...input, args: decoded.value as A }))
+    )
+  const before = handlers.beforeTool
+  return {
+    ...(before === undefined ? {} : {
+      beforeTool: withArgs<InputOf<"beforeTool">, DecisionOf<"beforeTool">>((input) =>
+        Effect.flatMap(asEffect(before(input)), encodeRewrite(tool)))
+    }),
+    ...(handlers.approveTool === undefined ? {} : {
+      approveTool: withArgs<InputOf<"approveTool">, DecisionOf<"approveTool">>(handlers.approveTool)
+    }),
+    ...(handlers.afterTool === undefined ? {} : {
+      afterTool: withArgs<InputOf<"afterTool">, DecisionOf<"afterTool">>(handlers.afterTool)
+    }),
+    ...(handlers.onToolFailure === undefined ? {} : {
+      onToolFailure: withArgs<InputOf<"onToolFailure">, DecisionOf<"onToolFailure">>(handlers.onToolFailure)
+    })
+  }
+}
+
+const asEffect = <D>(returned: HookReturn<D>): Effect.Effect<D | void, unknown> =>
+  Effect.isEffect(returned) ? returned : Effect.succeed(returned)
+
+/**
+ * A typed rewrite encoded back to the JSON form the tool decodes. One the Schema rejects goes on
+ * as it is: the loop's decoding then rejects it too, and names this hook.
+ */
+const encodeRewrite = (tool: Tool<any, any>) => <D>(decision: D | void): Effect.Effect<D | void> => {
+  const d = decision as { readonly _tag?: string; readonly arguments?: unknown } | undefined
+  if (d?._tag !== "Modify" || tool.encode === undefined) return Effect.succeed(decision)
+  return Effect.match(tool.encode(d.arguments), {
+    onFailure: () => decision,
+    onSuccess: (encoded) => ({ ...d, arguments: encoded }) as D
+  })
 }

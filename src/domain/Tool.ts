@@ -46,8 +46,13 @@ export interface McpOrigin {
   readonly tool: string
 }
 
-/** A tool ready for a registry. `R` is what `execute` needs from the context. */
-export interface Tool<R = never> {
+/**
+ * A tool ready for a registry. `R` is what `execute` needs from the context; `A` is the type of its
+ * decoded arguments (what `execute` receives), which typed hooks (`Hook.forTool`) see.
+ */
+export interface Tool<R = never, A = unknown> {
+  /** Type-level only, never set: the decoded arguments' type, for `Hook.forTool`. */
+  readonly "~args"?: A | undefined
   readonly name: string
   /** For an MCP tool, its server and name there (rules and hooks name it `mcp__server__tool`). */
   readonly mcp?: McpOrigin
@@ -72,6 +77,11 @@ export interface Tool<R = never> {
   readonly definition: ToolDefinition
   /** Decodes the parsed JSON arguments with the tool's Schema. */
   readonly decode: (input: unknown) => Effect.Effect<unknown, Schema.SchemaError>
+  /**
+   * Encodes decoded arguments back to their JSON form (the inverse of `decode`), for a typed hook's
+   * rewrite (`Hook.forTool`). Absent on a tool built without a Schema: its rewrites go as they are.
+   */
+  readonly encode?: ((args: unknown) => Effect.Effect<unknown, Schema.SchemaError>) | undefined
   readonly execute: (args: unknown, context: ToolContext) => Effect.Effect<string | ToolOutput, ToolError, R>
 }
 
@@ -120,8 +130,9 @@ const ALL_ERRORS = { errors: "all" } as const
  * Builds a tool from a Schema of its parameters and an effectful `execute`. Arguments are decoded
  * with Schema's default options; arguments that fail are decoded again to report every issue.
  */
-export const make = <S extends Schema.Decoder<unknown>, R = never>(options: MakeOptions<S, R>): Tool<R> => {
+export const make = <S extends Schema.Decoder<unknown>, R = never>(options: MakeOptions<S, R>): Tool<R, S["Type"]> => {
   const decode = Schema.decodeUnknownEffect(options.parameters as Schema.Decoder<unknown>)
+  const encode = Schema.encodeUnknownEffect(options.parameters as unknown as Schema.Codec<unknown, unknown>)
   const approval = options.requiresApproval ?? false
   return {
     name: options.name,
@@ -138,6 +149,7 @@ export const make = <S extends Schema.Decoder<unknown>, R = never>(options: Make
       parameters: options.jsonSchema ?? jsonSchemaOf(options.parameters)
     },
     decode: (input) => Effect.catchEager(decode(input), () => decode(input, ALL_ERRORS)),
+    encode: (args) => Effect.catchEager(encode(args), () => encode(args, ALL_ERRORS)),
     execute: (args, context) => options.execute(args as S["Type"], context)
   }
 }

@@ -136,6 +136,8 @@ export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Eff
     const context = contextOf(input)
     return Effect.gen(function*() {
       let current = input
+      // who changed the input, so that a change the loop cannot use is blamed on its hook
+      let changedBy: Array<string> | undefined
       for (const entry of list) {
         const handler = entry.hook[point] as (input: Hook.InputOf<K>) => Hook.HookReturn<Hook.DecisionOf<K>>
         const ran = yield* runEntry(entry, point, context, entry.timeout ?? config.hookTimeout, () => handler(current))
@@ -146,9 +148,10 @@ export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Eff
         }
         if (rule.apply !== undefined && (decision._tag === "Modify" || decision._tag === "Patch")) {
           current = rule.apply(current, decision as Hook.ChangeOf<K>)
+          changedBy = changedBy === undefined ? [entry.name] : [...changedBy, entry.name]
         }
       }
-      return { _tag: "Continue" as const, input: current }
+      return changedBy === undefined ? { _tag: "Continue" as const, input: current } : { _tag: "Continue" as const, input: current, changedBy }
     })
   }
 

@@ -68,8 +68,13 @@ export interface HookInfo {
 /** The points `run` runs: all but `onEvent` (bus observers) and `approveTool` (fail-closed, see `approveTool`). */
 export type RunPoint = Exclude<Point, "onEvent" | "approveTool">
 
-/** The combined outcome of a point: the input as the handlers left it, or the decision that ended it. */
-export type Outcome<K extends RunPoint> = { readonly _tag: "Continue"; readonly input: InputOf<K> } | Named<StopOf<K>>
+/**
+ * The combined outcome of a point: the input as the handlers left it, with the names of the hooks
+ * whose changes (`Modify`, `Patch`) were applied, in order; or the decision that ended it.
+ */
+export type Outcome<K extends RunPoint> =
+  | { readonly _tag: "Continue"; readonly input: InputOf<K>; readonly changedBy?: ReadonlyArray<string> }
+  | Named<StopOf<K>>
 
 /** The hook registry and runner. */
 export interface HooksShape {

@@ -318,12 +318,18 @@ describe("Hooks runner: points", () => {
       expect(yield* gate(false)).toEqual({ _tag: "Continue" })
     }).pipe(Effect.scoped, Effect.provide(TestLayer)))
 
-  it.effect("run(point, input): the input as the handlers left it, or the named decision that ended the point", () =>
+  it.effect("run(point, input): the input as the handlers left it and who changed it, or the named decision that ended the point", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks
-      yield* hooks.register({ beforeTool: ({ call }) => Hook.modify({ arguments: { ...(call.arguments as object), n: 1 } }) })
+      expect(yield* hooks.run("beforeTool", { context, call })).toEqual({ _tag: "Continue", input: { context, call } })
+      yield* hooks.register({ beforeTool: ({ call }) => Hook.modify({ arguments: { ...(call.arguments as object), n: 1 } }) }, { name: "adds-n" })
+      yield* hooks.register({ beforeTool: () => Hook.continue }, { name: "looks" })
       const changed = yield* hooks.run("beforeTool", { context, call })
-      expect(changed).toEqual({ _tag: "Continue", input: { context, call: { ...call, arguments: { cmd: "ls", n: 1 } } } })
+      expect(changed).toEqual({
+        _tag: "Continue",
+        input: { context, call: { ...call, arguments: { cmd: "ls", n: 1 } } },
+        changedBy: ["adds-n"]
+      })
       yield* hooks.register({ beforeTool: () => Hook.deny("no") }, { name: "guard", priority: 1 })
       expect(yield* hooks.run("beforeTool", { context, call })).toEqual({ _tag: "Deny", reason: "no", hook: "guard" })
     }).pipe(Effect.scoped, Effect.provide(TestLayer)))

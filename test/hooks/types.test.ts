@@ -4,8 +4,8 @@
  * directive is itself an error.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { Hook } from "effect-agent-loop"
+import { Effect, Schema } from "effect"
+import { Hook, Tool } from "effect-agent-loop"
 import type { PointRule } from "../../src/layers/hookPoints.ts"
 
 const allowed: ReadonlyArray<Hook.Hook> = [
@@ -54,10 +54,30 @@ const stopInput: Hook.InputOf<"beforeStop"> = {
 // @ts-expect-error a stop decision of beforeTool is not one of beforeStop
 const wrongStop: Hook.StopOf<"beforeStop"> = Hook.deny("no")
 
+// A hook on one tool sees that tool's decoded arguments, and rewrites them in the same type.
+const transfer = Tool.make({
+  name: "transfer",
+  description: "Moves money",
+  parameters: Schema.Struct({ to: Schema.String, cents: Schema.Int }),
+  execute: ({ cents, to }) => Effect.succeed(`${cents} to ${to}`)
+})
+const typed: ReadonlyArray<Hook.Hook> = [
+  Hook.forTool(transfer, { beforeTool: ({ args }) => args.cents > 100 ? Hook.deny(`${args.to}: too much`) : Hook.continue }),
+  Hook.forTool(transfer, { beforeTool: ({ args }) => Hook.modify({ arguments: { ...args, cents: 100 } }) }),
+  Hook.forTool(transfer, { afterTool: ({ args, result }) => Hook.patch({ content: `${result.content} (${args.cents.toFixed(0)})` }) }),
+  // @ts-expect-error the arguments have no field `amount`
+  Hook.forTool(transfer, { beforeTool: ({ args }) => args.amount > 1 ? Hook.deny("no") : Hook.continue }),
+  // @ts-expect-error a rewrite must have the arguments' type
+  Hook.forTool(transfer, { beforeTool: () => Hook.modify({ arguments: { to: "x", cents: "100" } }) }),
+  // @ts-expect-error afterTool of a typed hook may not deny either
+  Hook.forTool(transfer, { afterTool: () => Hook.deny("too late") })
+]
+
 describe("hook handler types", () => {
   it("valid hooks are values with handlers", () => {
     expect(allowed.every((hook) => Object.values(hook).every((handler) => typeof handler === "function"))).toBe(true)
     expect(wrong).toHaveLength(7)
+    expect(typed.map((hook) => Object.keys(hook))).toEqual([["beforeTool"], ["beforeTool"], ["afterTool"], ["beforeTool"], ["beforeTool"], ["afterTool"]])
     expect([rules.length, stopInput.stopHookActive, wrongStop._tag]).toEqual([2, false, "Deny"])
   })
 })

@@ -49,6 +49,8 @@ interface PreparedCall {
   readonly hookCall: HookToolCall
   /** What the tool's Schema decoded from those arguments. */
   readonly args: unknown
+  /** When `beforeTool` hooks changed the arguments: the hooks that did, in order. */
+  readonly rewrittenBy?: ReadonlyArray<string> | undefined
 }
 
 /** What a tool produced, before the result hooks. */
@@ -116,7 +118,11 @@ const prepare = (engine: Engine, turn: Turn.Turn, { call, tool }: PlannedCall): 
     if (before._tag === "Deny") return resultNow(skip(turn, call, `Tool execution denied by hook: ${before.reason}`))
     if (before._tag !== "Continue") return stopFor(turn, "beforeTool", before)
     const patched = before.input.call
-    return decodeAndApprove(engine, turn, { call, tool, started, where, hookCall: patched, args: patched.arguments })
+    const rewrittenBy = patched.arguments !== args && before.changedBy !== undefined
+        && JSON.stringify(patched.arguments) !== JSON.stringify(args)
+      ? before.changedBy
+      : undefined
+    return decodeAndApprove(engine, turn, { call, tool, started, where, hookCall: patched, args: patched.arguments, rewrittenBy })
   })
 }
 
@@ -126,9 +132,9 @@ const decodeAndApprove = (engine: Engine, turn: Turn.Turn, call: PreparedCall): 
     onFailure: (cause) => {
       const error = Cause.findErrorOption(cause)
       if (Option.isNone(error)) return Effect.failCause(cause as Cause.Cause<never>)
-      const invalid = `Invalid arguments for tool "${call.call.name}": ${issuesOf(error.value.message)}. Received: ${
-        JSON.stringify(call.hookCall.arguments)
-      }`
+      const issues = issuesOf(error.value.message)
+      if (call.rewrittenBy !== undefined) return resultNow(rewriteRejected(turn, call, issues))
+      const invalid = `Invalid arguments for tool "${call.call.name}": ${issues}. Received: ${JSON.stringify(call.hookCall.arguments)}`
       return resultNow(notRun(turn, call.call, call.started, invalid))
     },
     onSuccess: (args) => {
@@ -142,10 +148,43 @@ const decodeAndApprove = (engine: Engine, turn: Turn.Turn, call: PreparedCall): 
     }
   })
 
+/**
+ * A call whose arguments `beforeTool` hooks rewrote into ones the tool's Schema rejects: the
+ * hook's fault, not the model's. The hook's author is told by an `Error` event naming it, and the
+ * model by an error result that names the hook and does not ask it to correct its own call.
+ */
+const rewriteRejected = (turn: Turn.Turn, prepared: PreparedCall, issues: string): Message.ToolResultMessage => {
+  const { call } = prepared
+  const hooks = prepared.rewrittenBy ?? []
+  const last = hooks.at(-1) ?? ""
+  const after = hooks.length > 1 ? ` (after ${hooks.slice(0, -1).map((name) => `"${name}"`).join(", ")})` : ""
+  Turn.publish(turn, "Error", {
+    stage: "beforeTool",
+    hook: last,
+    message: `hook "${last}"${after} rewrote the arguments of tool "${call.name}" (call ${call.id}) into ones its parameters reject: ${issues}. ` +
+      `Rewritten: ${JSON.stringify(prepared.hookCall.arguments)}`
+  })
+  started(turn, prepared)
+  return ended(turn, call, prepared.started, {
+    content: `Tool "${call.name}" was not run: hook "${last}"${after} changed the call's arguments into ones the tool does not accept ` +
+      `(${issues}). This is a fault of the hook, not of the call as you made it.`,
+    isError: true
+  })
+}
+
+/** `ToolExecStart` with the arguments as hooks left them, and the model's own when hooks changed them. */
+const started = (turn: Turn.Turn, { call, hookCall, rewrittenBy }: PreparedCall): void =>
+  Turn.publish(turn, "ToolExecStart", {
+    toolCallId: call.id,
+    toolName: call.name,
+    arguments: JSON.stringify(hookCall.arguments),
+    ...(rewrittenBy === undefined ? {} : { originalArguments: call.arguments })
+  })
+
 /** `ToolExecStart`, then the tool, bounded by its timeout; every failure becomes an error result, known secrets scrubbed. */
 const execute = (engine: Engine, turn: Turn.Turn, prepared: PreparedCall): Effect.Effect<Outcome, never, CurrentTurn> => {
   const { call, tool } = prepared
-  Turn.publish(turn, "ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: JSON.stringify(prepared.hookCall.arguments) })
+  started(turn, prepared)
   const scrub = engine.secrets.scrub
   const run = Effect.matchCauseEffectEager(tool.execute(prepared.args, toolContextOf(prepared.where, call.id)), {
     onSuccess: (value) => {
