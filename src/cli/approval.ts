@@ -2,11 +2,13 @@
  * Approval of tool calls, by permission rules, hooks and policy.
  *
  * - A `deny` rule denies the call before anything else, whatever the policy (`--yes` included),
- *   and the model is told which rule.
+ *   and the model is told which rule. For `exec`, deny rules look through wrappers and, where the
+ *   rule reader cannot place a command's words, at every word (`permissions/commandRules.ts`).
  * - An `ask` rule, or a `PreToolUse` hook answering `ask`, makes the user be asked about a call,
- *   even of a tool that needs no approval; an `allow` rule (every part of an `exec` command
- *   covered) or a hook answering `allow` approves without asking. Allow rules never approve a
- *   write into a protected location: that is always asked.
+ *   even of a tool that needs no approval; an `allow` rule or a hook answering `allow` approves
+ *   without asking. Allow rules never approve a write into a protected location (that is always
+ *   asked), nor an `exec` command the reader is unsure of or one that writes files or runs code
+ *   through its options: those fall to the policy below, and `--yes` approves them.
  * - Otherwise the policy decides: `approve` (`--yes`) approves all, `deny` denies all, `ask` asks
  *   on a terminal and denies without one; a denial without asking says why on stderr.
  *
