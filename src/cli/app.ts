@@ -20,6 +20,7 @@ import * as FileHooks from "../layers/FileHooks.ts"
 import type * as McpTools from "../layers/McpTools.ts"
 import * as Metrics from "../layers/Metrics.ts"
 import * as Replay from "../layers/providers/Replay.ts"
+import * as SandboxNone from "../layers/sandbox/SandboxNone.ts"
 import * as SessionStoreMemory from "../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../programs/AgentLoopLive.ts"
 import type { ConfigError } from "../domain/errors.ts"
@@ -138,7 +139,7 @@ const tools = (settings: CliSettings) => {
  * workspace (running from `~`) read-only in it too.
  */
 const sandbox = (settings: CliSettings) =>
-  Layer.unwrap(Effect.map(
+  settings.sandbox.mode === "off" || settings.sandboxInputs === undefined ? SandboxNone.layer : Layer.unwrap(Effect.map(
     locationsWithin(settings.workspace, [configDir(), settings.dataDir, FileHooks.resolveDirs({ workDir: settings.workspace }).userDir]),
     (protect) => SandboxLayer.layer({ sandbox: settings.sandbox, inputs: settings.sandboxInputs, protect })
   ))
