@@ -108,7 +108,7 @@ describe.skipIf(!bwrapRuns).concurrent(
     it("a call asking to run outside the sandbox is refused under --yes without allowUnsandboxedCommands, saying why", async (context) => {
       const { env, flags, home, server } = await setup(
         context,
-        execThenDone({ command: "touch \"$HOME/escaped\"" }, { command: "touch \"$HOME/escaped\"", dangerously_unsandboxed: true })
+        execThenDone({ command: "echo out > \"$HOME/escaped\"" }, { command: "echo out > \"$HOME/escaped\"", dangerously_unsandboxed: true })
       )
       const result = await runCli(["run", ...flags, "--yes", "touch a file outside"], { env })
       expect(result.code).toBe(0)
@@ -196,7 +196,7 @@ describe.skipIf(!bwrapRuns).concurrent(
 
 describe.skipIf(process.platform !== "linux").concurrent("without bubblewrap", () => {
   it("exec fails closed: the command does not run, and the CLI shows the sandbox's one line naming the fix, once", async (context) => {
-    const { env, flags, server, workspace } = await setup(context, execThenDone({ command: "/usr/bin/touch ran" }, { command: "/usr/bin/touch ran" }))
+    const { env, flags, server, workspace } = await setup(context, execThenDone({ command: "echo x > ran" }, { command: "echo x > ran" }))
     const result = await runCli(["run", ...flags, "--yes", "touch"], { env: { ...env, PATH: "/nonexistent" } })
     expect(result.code).toBe(0)
     expect(fs.existsSync(path.join(workspace, "ran"))).toBe(false)
