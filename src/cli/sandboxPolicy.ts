@@ -19,7 +19,7 @@ import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
 import { pathMatch } from "./permissions/glob.ts"
-import { namesTool, type Rule } from "./permissions/rules.ts"
+import { canonicalHost, namesTool, type Rule } from "./permissions/rules.ts"
 import type { SandboxChoice } from "./sandboxSettings.ts"
 
 /** The inputs the CLI gives the sandbox's policy. */
@@ -94,6 +94,9 @@ const search = async (pattern: ReadonlyArray<string>, budget: { left: number; ex
   return found
 }
 
+/** A rule's host as the proxy matches it: a glob lowered, one host in its canonical spelling (`0x7f.1` is `127.0.0.1`). */
+const hostPattern = (pattern: string): string => (/[*?]/.test(pattern) ? pattern.toLowerCase() : canonicalHost(pattern))
+
 /** Whether a rule is a deny rule on one of the built-in tools `names`. */
 const denies = (rule: Rule, names: ReadonlyArray<string>) =>
   rule.kind === "deny" && rule.specifier !== undefined && names.some((name) => namesTool(rule, { name }))
@@ -139,10 +142,10 @@ export const compile = (options: {
     }
     const fetches = (r: Rule) => namesTool(r, { name: "web_fetch" })
     const deniedHosts = rules.filter((r) => r.kind === "deny" && fetches(r))
-      .flatMap((r) => r.specifier?.startsWith("domain:") ? [r.specifier.slice("domain:".length).toLowerCase()] : [])
+      .flatMap((r) => r.specifier?.startsWith("domain:") ? [hostPattern(r.specifier.slice("domain:".length))] : [])
     const allowedHosts = unique([
       ...rules.filter((r) => r.kind === "allow" && fetches(r))
-        .flatMap((r) => r.specifier?.startsWith("domain:") ? [r.specifier.slice("domain:".length).toLowerCase()] : []),
+        .flatMap((r) => r.specifier?.startsWith("domain:") ? [hostPattern(r.specifier.slice("domain:".length))] : []),
       ...sandbox.allowedDomains.map((d) => d.toLowerCase())
     ]).filter((host) => host !== "" && !deniedHosts.includes(host))
     return { allowWrite, denyWrite, denyRead, allowedHosts, notes }

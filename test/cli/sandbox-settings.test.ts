@@ -117,7 +117,7 @@ describe("sandbox policy inputs", () => {
         home,
         rules: rules({
           deny: ["Read(.env)", "Read(**/*.pem)", "Read(./secrets/**)", "Read(~/.aws/**)", "Edit(src/**)", "WebFetch(domain:evil.com)"],
-          allow: ["WebFetch(domain:docs.example.com)", "WebFetch(domain:evil.com)", "WebFetch", "Read(src/**)"]
+          allow: ["WebFetch(domain:docs.example.com)", "WebFetch(domain:evil.com)", "WebFetch", "Read(src/**)", "WebFetch(domain:0x7f.1)"]
         }),
         sandbox: SandboxSettings.choose([source({
           network: { allowedDomains: ["*.npmjs.org"] },
@@ -129,7 +129,7 @@ describe("sandbox policy inputs", () => {
       )
       expect(inputs.denyWrite).toEqual([path.join(workspace, "src"), "/etc/x"])
       expect(inputs.allowWrite).toEqual([path.join(home, "shared")])
-      expect(inputs.allowedHosts).toEqual(["docs.example.com", "*.npmjs.org"])
+      expect(inputs.allowedHosts).toEqual(["docs.example.com", "127.0.0.1", "*.npmjs.org"])
       expect(inputs.notes).toEqual([expect.stringContaining("../* in allowWrite is a pattern")])
     }))
 })
