@@ -64,6 +64,7 @@ export { type SessionInfo, SessionStore, type SessionStoreShape } from "./servic
 export { CommitTicket, type CommittedTurn, type SessionFencing, type Ticket as CommitTicketShape } from "./services/SessionFencing.ts"
 export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts"
 
+export * as AiToolkit from "./layers/AiToolkit.ts"
 export * as EventBusLive from "./layers/EventBus.ts"
 export * as FileHistoryDir from "./layers/FileHistoryDir.ts"
 export * as FileHooks from "./layers/FileHooks.ts"

@@ -1,7 +1,8 @@
 /**
  * The loop with its default in-process services, for applications and tests: the event bus, the
  * hook registry and the decoded config. What stays open is what varies: the model (`Provider`),
- * the tools (`ToolRegistry`) and where sessions live (`SessionStore`).
+ * the tools (`ToolRegistry`) and where sessions live (`SessionStore`). The config's `model` may be
+ * left out when the provider names its own (`ProviderShape.model`: an `effect/ai` `Model` does).
  *
  * @example
  * ```ts
@@ -13,9 +14,10 @@
  * )
  * ```
  */
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { AgentLoopConfigInput } from "../domain/Config.ts"
-import type { InvalidConfig } from "../domain/errors.ts"
+import { InvalidConfig } from "../domain/errors.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
 import * as HooksLive from "../layers/Hooks.ts"
 import type { AgentLoop } from "../services/AgentLoop.ts"
@@ -23,15 +25,33 @@ import type { EventBus } from "../services/EventBus.ts"
 import type { Hooks } from "../services/Hooks.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
 import * as LoopConfigLive from "../layers/LoopConfig.ts"
-import type { Provider } from "../services/Provider.ts"
+import { Provider } from "../services/Provider.ts"
 import type { SessionStore } from "../services/SessionStore.ts"
 import type { ToolRegistry } from "../services/ToolRegistry.ts"
 import * as AgentLoopProgram from "./AgentLoopProgram.ts"
 
-/** The loop plus its event bus, hooks and config; bad config fails the layer with the field named. */
-export const layer = (
-  config: AgentLoopConfigInput
-): Layer.Layer<AgentLoop | EventBus | Hooks | LoopConfig, InvalidConfig, Provider | ToolRegistry | SessionStore> =>
+/** The config of `layer`: `AgentLoopConfigInput` whose `model` may be left to the provider. */
+export type LiveConfig = Omit<AgentLoopConfigInput, "model"> & { readonly model?: string }
+
+type Live = Layer.Layer<AgentLoop | EventBus | Hooks | LoopConfig, InvalidConfig, Provider | ToolRegistry | SessionStore>
+
+/**
+ * The loop plus its event bus, hooks and config; bad config fails the layer with the field named,
+ * and so does a config without `model` over a provider that names no model of its own.
+ */
+export const layer = (config: LiveConfig): Live => {
+  const { model } = config
+  if (model !== undefined) return withConfig({ ...config, model })
+  return Layer.unwrap(Effect.gen(function*() {
+    const provider = yield* Provider
+    if (provider.model === undefined) {
+      return yield* new InvalidConfig({ field: "model", message: "model: required, since the provider names no model of its own" })
+    }
+    return withConfig({ ...config, model: provider.model })
+  }))
+}
+
+const withConfig = (config: AgentLoopConfigInput): Live =>
   AgentLoopProgram.layer.pipe(
     Layer.provideMerge(HooksLive.layer),
     Layer.provideMerge(EventBusLive.layer),

@@ -30,6 +30,11 @@ export interface ProviderShape {
   readonly stream: (request: ProviderRequest) => Stream.Stream<ProviderChunk, ProviderError>
   /** The reply in full, or as a stream when it is not whole after all (paced, broken off). */
   readonly whole?: ((request: ProviderRequest) => Effect.Effect<WholeReply, ProviderError>) | undefined
+  /**
+   * The model this provider is bound to, when it is bound to one (an `effect/ai` `Model` names
+   * its own): the loop's model when its config names none (`AgentLoopLive.layer`).
+   */
+  readonly model?: string | undefined
 }
 
 /** A complete (non-streaming) reply, for `Provider.fromChat`; `content` may come in pieces. */

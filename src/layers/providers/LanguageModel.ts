@@ -5,26 +5,32 @@
  *
  * The `LanguageModel` is configured by its own layer, so `request.model` and the model options
  * (`maxTokens`, temperature, reasoning: `effect/ai` has no vendor-neutral knobs for them) are not
- * forwarded; choose them where the `LanguageModel` is built. Usage carries the cache and reasoning
- * token counts the model reports.
+ * forwarded; choose them where the `LanguageModel` is built. The model's name comes from there
+ * too: an `effect/ai` `Model` (what a provider package's `model("…")` gives) provides it as
+ * `Model.ModelName`, and the provider passes it on, so `AgentLoopLive.layer` needs no `model`.
+ * Usage carries the cache and reasoning token counts the model reports.
  *
  * @example
  * ```ts
  * import { Layer } from "effect"
  * import type { LanguageModel } from "effect/ai"
- * import { LanguageModelProvider } from "effect-agent-loop"
+ * import { AgentLoopLive, LanguageModelProvider, SessionStoreMemory, ToolRegistryLive } from "effect-agent-loop"
  *
- * declare const myModelLayer: Layer.Layer<LanguageModel.LanguageModel> // any effect/ai model's layer
- * const provider = LanguageModelProvider.layer.pipe(Layer.provide(myModelLayer))
+ * declare const myModel: Layer.Layer<LanguageModel.LanguageModel> // any effect/ai model's layer, e.g. a Model
+ * const loop = AgentLoopLive.layer({ systemPrompt: "Be brief." }).pipe(
+ *   Layer.provide([LanguageModelProvider.layer.pipe(Layer.provide(myModel)), ToolRegistryLive.layer([]), SessionStoreMemory.layer()])
+ * )
  * ```
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as JsonSchema from "effect/JsonSchema"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as AiError from "effect/ai/AiError"
 import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Model from "effect/ai/Model"
 import type * as Prompt from "effect/ai/Prompt"
 import type * as Response from "effect/ai/Response"
 import * as Tool from "effect/ai/Tool"
@@ -214,8 +220,12 @@ const decodeParts = (parts: Stream.Stream<Response.StreamPart<any, any>, Provide
     )
   })
 
-/** Adapts a `LanguageModel` to a Provider. */
-export const fromLanguageModel = (model: LanguageModel.LanguageModel): ProviderShape => ({
+/**
+ * Adapts a `LanguageModel` to a Provider; `modelName`, when given, is the provider's `model` (the
+ * loop's model when its config names none).
+ */
+export const fromLanguageModel = (model: LanguageModel.LanguageModel, modelName?: string): ProviderShape => ({
+  ...(modelName === undefined ? {} : { model: modelName }),
   stream: (request: ProviderRequest) => {
     const prompt = request.messages.map(toPromptMessage)
     // The tools' parameters are plain JSON Schema (no Schema services), so nothing is required.
@@ -233,8 +243,15 @@ export const fromLanguageModel = (model: LanguageModel.LanguageModel): ProviderS
   }
 })
 
-/** The current `LanguageModel` as the Provider. */
+/**
+ * The current `LanguageModel` as the Provider, named by `Model.ModelName` when the context has one
+ * (an `effect/ai` `Model` provides it beside the `LanguageModel`).
+ */
 export const layer: Layer.Layer<Provider, never, LanguageModel.LanguageModel> = Layer.effect(
   Provider,
-  Effect.map(LanguageModel.LanguageModel, fromLanguageModel)
+  Effect.gen(function*() {
+    const model = yield* LanguageModel.LanguageModel
+    const name = yield* Effect.serviceOption(Model.ModelName)
+    return fromLanguageModel(model, Option.getOrUndefined(name))
+  })
 )
