@@ -96,7 +96,7 @@ const pastDeny: ReadonlyArray<Row> = [
   "cat <<'EOF'\n$(x)\nEOF\ntouch X", "echo $[1]; touch X", "echo x;\\\ntouch X", "git status\r\ntouch X",
   "git status\u000b; touch X", "echo 'unterminated; touch X", "echo \"a\" 'b; touch X",
   "echo `echo \\`touch X\\``", "bash -o pipefail -c 'touch X'", "sudo -s 'touch X'", "sudo -i touch X", "su -c 'touch X'",
-  "alias t=touch\nt X", "python3 -c 'import os; os.system(\"touch X\")'", "xargs sh -c 'touch X'", "nice -n 5 sh -c 'touch X'"
+  "alias t=touch\nt X", "setsid ${x:-touch} X", "nice ${x:=touch} X", "${x:+touch} X", "command t$()ouch X<<E", "t$(echo)ouch X", "t``ouch X", "t${x}ouch X", "echo x | xargs t$()ouch X", "python3 -c 'import os; os.system(\"touch X\")'", "xargs sh -c 'touch X'", "nice -n 5 sh -c 'touch X'"
 ].map(denyTouch)
 
 /** Deny rules whose words hold `/` or `:`, where the words cannot be placed. */

@@ -4,17 +4,20 @@
  * (`sh -c '…'`, `find -exec`, `awk 'BEGIN { system(…) }'`). Any token may start a command, so a
  * rule is matched at each (`commandRules.ts`).
  *
- * Tokens are cut at any blank (every Unicode space and control character), shell operator, `$`
- * and backtick; `generous` also cuts at `=`, `,`, braces, `!`, `:` and `@` (`alias.x=!touch`,
- * `{touch,x}`), which a rule's words may hold (`build:prod`), so rules are matched against both.
- * Quotes are dropped and backslashes undone, so `t''ouch`, `"touch"` and `\touch` are `touch`;
- * `$'\x74ouch'` is decoded as bash decodes it. One pass, linear in the text.
+ * Tokens are cut at any blank (every Unicode space and control character) and shell operator; an
+ * expansion inside a word is a `*` in its token (`t$()ouch` could be `touch`), and what is inside
+ * it is tokens of its own. Cutting `generous`ly, expansions cut too, and so does any other ASCII
+ * punctuation but `_`, `.`, `/` and glob characters (`alias.x=!touch`, `{touch,x}`,
+ * `${x:-touch}`); a rule's words may hold such punctuation (`build:prod`, `-rf`), so rules are
+ * matched against both. Quotes are dropped and backslashes undone, so `t''ouch`, `"touch"` and
+ * `\touch` are `touch`; `$'\x74ouch'` is decoded as bash decodes it. One pass, linear in the text.
  */
 
 /** Characters that end a token besides spaces and control characters. */
 const CUTS: ReadonlySet<string> = new Set([";", "&", "|", "(", ")", "<", ">", "`", "$"])
-/** Characters that also end a token when cutting generously. */
-const MORE_CUTS: ReadonlySet<string> = new Set(["=", ",", "{", "}", "!", ":", "@"])
+/** Whether `c` stays in a token when cutting generously: letters, digits, `_ . /`, glob characters, and any non-ASCII. */
+const keptGenerously = (c: string): boolean =>
+  (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || "_./*?[]".includes(c) || c > "\u007f"
 
 const isSpace = (c: string): boolean => c <= " " || c === "\u0085" || c === "\u00a0" || c === "\u1680" || c === "\u180e" ||
   (c >= "\u2000" && c <= "\u200b") || c === "\u2028" || c === "\u2029" || c === "\u202f" || c === "\u205f" || c === "\u3000" ||
@@ -72,22 +75,59 @@ export const ansiC = (text: string, at: number): { readonly text: string; readon
   return { text: out, next: i + 1 }
 }
 
-/** The tokens of `text` (see the module doc). */
+/** An expansion a token is inside of, and the token it interrupted (see `tokens`). */
+interface Open {
+  readonly close: ")" | "`" | "}"
+  readonly text: string
+  readonly literal: boolean
+}
+
+const isNameChar = (c: string | undefined): boolean =>
+  c !== undefined && ((c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || c === "_")
+
+/**
+ * The tokens of `text` (see the module doc). Cutting plainly, an expansion inside a word is a `*`
+ * in its token (`t$()ouch` is `t*ouch`, which could be `touch`), and what is inside a `$(…)`,
+ * backticks or `${…}` is tokens of its own; a token that is only expansions (`$x`) is left out.
+ * Cutting generously, every expansion's characters cut.
+ */
 export const tokens = (text: string, generous: boolean): ReadonlyArray<string> => {
   const found: Array<string> = []
+  const open: Array<Open> = []
   let token = ""
+  /** Whether any of the token came from the text, not only from expansions. */
+  let literal = false
   const cut = (): void => {
-    if (token !== "") found.push(token)
+    if (literal) found.push(token)
     token = ""
+    literal = false
   }
   const add = (c: string): void => {
-    if (isSpace(c) || CUTS.has(c) || (generous && MORE_CUTS.has(c))) cut()
-    else token += c
+    if (isSpace(c) || CUTS.has(c) || (generous && !keptGenerously(c))) cut()
+    else {
+      token += c
+      literal = true
+    }
+  }
+  /** Starts an expansion that ends at `close`: its inside is read as tokens of its own. */
+  const enter = (close: Open["close"]): void => {
+    open.push({ close, text: token, literal })
+    token = ""
+    literal = false
+  }
+  /** Ends the innermost expansion: the token it interrupted goes on, with a `*` for its value. */
+  const leave = (): void => {
+    cut()
+    const before = open.pop()!
+    token = `${before.text}*`
+    literal = before.literal
   }
   let i = 0
   while (i < text.length) {
     const c = text[i]!
-    if (c === "$" && text[i + 1] === "'") {
+    const next = text[i + 1]
+    const closing = open.length > 0 ? open[open.length - 1]!.close : undefined
+    if (c === "$" && next === "'") {
       const decoded = ansiC(text, i + 2)
       for (const d of decoded.text) add(d)
       i = decoded.next
@@ -95,8 +135,25 @@ export const tokens = (text: string, generous: boolean): ReadonlyArray<string> =
       i++
     } else if (c === "\\") {
       // a line continuation joins; any other escaped character is itself
-      if (text[i + 1] !== "\n" && i + 1 < text.length) add(text[i + 1]!)
+      if (next !== "\n" && i + 1 < text.length) add(next!)
       i += 2
+    } else if (generous) {
+      add(c)
+      i++
+    } else if (c === closing) {
+      leave()
+      i++
+    } else if (c === "$" && (next === "(" || next === "{")) {
+      enter(next === "(" ? ")" : "}")
+      i += 2
+    } else if (c === "`") {
+      enter("`")
+      i++
+    } else if (c === "$" && next !== undefined && (isNameChar(next) || "@*#?-$!".includes(next))) {
+      // `$x`, `$1`, `$@`: a value (the name is no command); a name goes on, a digit or sign is one character
+      i += 2
+      if (!(next >= "0" && next <= "9") && isNameChar(next)) while (isNameChar(text[i])) i++
+      token += "*"
     } else {
       add(c)
       i++
