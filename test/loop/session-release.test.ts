@@ -103,3 +103,28 @@ describe("idle sessions are released", () => {
       expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
     }).pipe(Effect.provide(Testing.layer({ script: [{ content: "ok", delay: 5000 }], config: { sessionIdleTimeout: 1000 } }))))
 })
+
+describe("a session ending", () => {
+  it.effect("a turn arriving while the session's sessionEnd runs waits for it, then begins the session again", () =>
+    Effect.gen(function*() {
+      const log: Array<string> = []
+      const loop = yield* AgentLoop
+      let ends = 0
+      yield* loop.registerHook(Hook.make({
+        // the first end takes 500 ms; the loop's own at its close (after a failure too) does not wait
+        sessionEnd: () =>
+          ends++ > 0 ? undefined : Effect.andThen(Effect.sync(() => log.push("end begins")), Effect.sleep(500)).pipe(
+            Effect.andThen(Effect.sync(() => log.push("end")))
+          ),
+        sessionStart: () => void log.push("start")
+      }))
+      yield* loop.turn("a", "one")
+      yield* TestClock.adjust(1000)
+      expect(log).toEqual(["start", "end begins"])
+      const second = yield* Effect.forkChild(loop.turn("a", "two"))
+      yield* TestClock.adjust(500)
+      expect((yield* Fiber.join(second)).status).toBe("completed")
+      expect(log).toEqual(["start", "end begins", "end", "start"])
+      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
+    }).pipe(Effect.provide(Layer.fresh(Testing.layer({ script: () => ({ content: "ok" }), config: { sessionIdleTimeout: 1000 } })))))
+})

@@ -61,8 +61,10 @@ describe("sessionState.transition", () => {
     const idle = run([{ _tag: "Leave" }], held.state)
     expect(idle.state).toEqual({ _tag: "Idle", started: false })
     const [releasing, end] = transition(idle.state, { _tag: "Expire", idle: idle.state as never })
-    expect(releasing).toEqual({ _tag: "Releasing" })
+    expect(releasing).toMatchObject({ _tag: "Releasing" })
     expect(end).toEqual({ _tag: "End", started: false, releasing })
+    // a turn or a message meanwhile waits for the end
+    expect(run([{ _tag: "Hold" }, { _tag: "Route", message: { text: "a" }, early: () => undefined }], releasing).actions).toEqual(["Wait", "Wait"])
     expect(transition(releasing, { _tag: "Released", releasing: releasing as never })[0]).toBeUndefined()
   })
 
@@ -168,7 +170,7 @@ const fakeLoop = (idleTimeout: Duration.Input, endTakes: Duration.Input = 0) =>
     const send = (text: string) =>
       Effect.flatMap(
         runner.route("s", text, (result) => Effect.sync(() => replies.push(result.turnId))),
-        (routed) => routed._tag === "Started" ? Effect.as(Effect.forkChild(routed.drain), routed._tag) : Effect.succeed(routed._tag)
+        (routed) => routed._tag === "Started" ? Effect.as(Effect.forkScoped(routed.drain), routed._tag) : Effect.succeed(routed._tag)
       )
     return { runner, log, replies, send }
   })
@@ -227,16 +229,19 @@ describe("the session runner", () => {
       expect(runner.held()).toBe(0)
     })))
 
-  it.effect("a message while the session is releasing begins the session again", () =>
+  it.effect("a message while the session is releasing waits for sessionEnd, then begins the session again", () =>
     Effect.scoped(Effect.gen(function*() {
       const { log, runner, send } = yield* fakeLoop("1 second", "500 millis")
       yield* send("a")
       yield* TestClock.adjust("1100 millis")
       expect(log).toEqual(["start+turn a", "end s begins"])
-      expect(yield* send("b")).toBe("Started")
-      yield* TestClock.adjust("1 second")
-      expect(log).toContain("start+turn b")
-      expect(log).toContain("end s")
+      const sent = yield* Effect.forkChild(send("b"))
+      yield* TestClock.adjust("400 millis")
+      expect(sent.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust("100 millis")
+      expect(yield* Fiber.join(sent)).toBe("Started")
+      yield* TestClock.adjust("100 millis")
+      expect(log).toEqual(["start+turn a", "end s begins", "end s", "start+turn b"])
       expect(runner.held()).toBe(1)
       // released again before the scope closes, whose sessionEnd would wait on the TestClock
       yield* TestClock.adjust("2 seconds")

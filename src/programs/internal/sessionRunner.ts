@@ -13,6 +13,7 @@
  */
 import type * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
@@ -192,13 +193,21 @@ export const make = (loop: Loop): Effect.Effect<SessionRunner, never, Scope.Scop
         timers.delete(idle)
         return Effect.flatMap(apply(key, { _tag: "Expire", idle }), (action) =>
           action._tag === "End"
-            ? Effect.andThen(action.started ? loop.endSession(key) : Effect.void, apply(key, { _tag: "Released", releasing: action.releasing }))
+            ? Effect.andThen(
+              action.started ? loop.endSession(key) : Effect.void,
+              Effect.andThen(apply(key, { _tag: "Released", releasing: action.releasing }), Deferred.succeed(action.releasing.ended, undefined))
+            )
             : Effect.void)
       }).pipe(Effect.uninterruptible, Effect.delay(loop.idleTimeout))
 
     /** Runs `effect` holding the session: it is not released meanwhile. */
     const hold = <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      Effect.acquireUseRelease(apply(key, { _tag: "Hold" }), () => effect, () => apply(key, { _tag: "Leave" }))
+      Effect.uninterruptibleMask((restore) => Effect.andThen(enter(key, restore), Effect.ensuring(restore(effect), apply(key, { _tag: "Leave" }))))
+
+    /** Takes a hold on the session, once it has ended if it is ending (waiting may be interrupted: then nothing is held). */
+    const enter = (key: string, restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>): Effect.Effect<void> =>
+      Effect.flatMap(apply(key, { _tag: "Hold" }), (action) =>
+        action._tag === "Wait" ? Effect.andThen(restore(Deferred.await(action.ended)), enter(key, restore)) : Effect.void)
 
     /** The lock of a session something holds. */
     const lockOf = (key: string) => (sessions.get(key) as Running).lock
@@ -231,11 +240,13 @@ export const make = (loop: Loop): Effect.Effect<SessionRunner, never, Scope.Scop
 
     return {
       turn: (key, input, options) => hold(key, locked(key, undefined, input, options)),
-      route: (key, text, reply) =>
-        Effect.clockWith((clock) => {
+      route: function route(key, text, reply): Effect.Effect<Routed, SteeringQueueFull> {
+        return Effect.clockWith((clock) => {
           const early: Early = (message) => loop.makeTurn(key, clock, optionsOf(message))
           return Effect.flatMap(apply(key, { _tag: "Route", message: { text }, early }), (action): Effect.Effect<Routed, SteeringQueueFull> => {
             switch (action._tag) {
+              case "Wait":
+                return Effect.andThen(Deferred.await(action.ended), route(key, text, reply))
               case "Steer":
                 // a turn that ended meanwhile took it as a follow-up
                 return Effect.as(Effect.catchTag(loop.steer(action.turn, text), "NoActiveTurn", () => Effect.void), steered)
@@ -248,7 +259,8 @@ export const make = (loop: Loop): Effect.Effect<SessionRunner, never, Scope.Scop
                 return Effect.succeed(queued)
             }
           })
-        }),
+        })
+      },
       exclusive,
       active: (key) => currentTurn(sessions.get(key)),
       held: () => sessions.size

@@ -7,8 +7,8 @@
  *
  * ```
  *  (none) ──Hold, Route──▶ Running ──the last holder leaves──▶ Idle ──Expire (idle time)──▶ Releasing ──Released──▶ (none)
- *                            ▲                                   │
- *                            └───────────Hold, Route─────────────┘
+ *                            ▲                                   │                              ┆
+ *                            └───────────Hold, Route─────────────┘             Hold, Route wait for Released
  * ```
  *
  * A drain is how turns follow one another: a turn, then the follow-ups it leaves (first) and the
@@ -16,6 +16,7 @@
  * (`Drain`) lives in the session's state for the router, whose messages join it, or with the door
  * that runs it (chat, a cluster request); `advance` moves it on in both places.
  */
+import * as Deferred from "effect/Deferred"
 import * as Semaphore from "effect/Semaphore"
 import type * as Turn from "./turn.ts"
 
@@ -71,9 +72,11 @@ export interface Running {
   readonly drain: Drain | undefined
 }
 
-/** `sessionEnd` runs; the session is then forgotten. */
+/** `sessionEnd` runs; the session is then forgotten. A turn or message arriving meanwhile waits for it. */
 export interface Releasing {
   readonly _tag: "Releasing"
+  /** Done once `sessionEnd` ran and the session was forgotten. */
+  readonly ended: Deferred.Deferred<void>
 }
 
 /** A session's state; a session the loop holds nothing for has none (`undefined`). */
@@ -107,6 +110,8 @@ export type Action =
   | { readonly _tag: "Steer"; readonly turn: Turn.Turn }
   /** The routed message waits behind the drain. */
   | { readonly _tag: "Queued" }
+  /** The session is ending: try again once it has (`Hold`, `Route`), so one life's end comes before the next one's start. */
+  | { readonly _tag: "Wait"; readonly ended: Deferred.Deferred<void> }
   /** Run this step: the first of a new drain (`Route`), or the drain's next (`Next`). */
   | { readonly _tag: "Run"; readonly step: Step }
   /** The turn holds the lock; `first`: the first of this life of the session (`sessionStart` runs). */
@@ -153,8 +158,8 @@ export const openTurn = (state: State | undefined): Turn.Turn | undefined => {
   return turn !== undefined && !turn.closed ? turn : undefined
 }
 
-/** A new `Running` from any other state: a new life unless the session was `Idle`. */
-const running = (state: Idle | Releasing | undefined, drain: Drain | undefined): Running => ({
+/** A new `Running`: a new life unless the session was `Idle`. */
+const running = (state: Idle | undefined, drain: Drain | undefined): Running => ({
   _tag: "Running",
   started: state?._tag === "Idle" && state.started,
   lock: Semaphore.makeUnsafe(1),
@@ -170,6 +175,7 @@ const leave = (state: Running): State => state.holders > 1 ? { ...state, holders
 export const transition = (state: State | undefined, event: Event): readonly [State | undefined, Action] => {
   switch (event._tag) {
     case "Hold":
+      if (state?._tag === "Releasing") return [state, { _tag: "Wait", ended: state.ended }]
       return [state?._tag === "Running" ? { ...state, holders: state.holders + 1 } : running(state, undefined), nothing]
     case "Leave":
       return state?._tag === "Running" ? [leave(state), nothing] : [state, nothing]
@@ -184,6 +190,7 @@ export const transition = (state: State | undefined, event: Event): readonly [St
     case "End":
       return state?._tag === "Running" && state.active === event.turn ? [{ ...state, active: undefined }, nothing] : [state, nothing]
     case "Route": {
+      if (state?._tag === "Releasing") return [state, { _tag: "Wait", ended: state.ended }]
       const open = openTurn(state)
       if (open !== undefined) return [state, { _tag: "Steer", turn: open }]
       if (state?._tag === "Running" && state.drain !== undefined) return [{ ...state, drain: queue(state.drain, event.message) }, { _tag: "Queued" }]
@@ -203,7 +210,7 @@ export const transition = (state: State | undefined, event: Event): readonly [St
       return state?._tag === "Running" && state.drain !== undefined ? [leave({ ...state, drain: undefined }), nothing] : [state, nothing]
     case "Expire": {
       if (state !== event.idle) return [state, nothing]
-      const releasing: Releasing = { _tag: "Releasing" }
+      const releasing: Releasing = { _tag: "Releasing", ended: Deferred.makeUnsafe() }
       return [releasing, { _tag: "End", started: event.idle.started, releasing }]
     }
     case "Released":
