@@ -41,7 +41,11 @@ export default defineConfig({
     // restore what they change in the process (environment variables, handlers); the one that
     // replaces a module runs in a fresh registry of its own.
     projects: [
-      { extends: true, test: { name: "suite", include: ["test/**/*.test.ts"], isolate: false, exclude: [...configDefaults.exclude, ...mocking] } },
+      {
+        extends: true,
+        // the examples' own tests too (`examples/order-tool.test.ts`): they are run as users would run theirs
+        test: { name: "suite", include: ["test/**/*.test.ts", "examples/**/*.test.ts"], isolate: false, exclude: [...configDefaults.exclude, ...mocking] }
+      },
       { extends: true, test: { name: "mocking", include: mocking } }
     ]
   }

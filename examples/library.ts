@@ -2,13 +2,13 @@
  * The loop as a library: a custom tool, a hook, and a scripted model, composed with layers.
  * Runs offline and deterministically:
  *
- *     npx node examples/library.ts
+ *     npm run example examples/library.ts
  *
  * Swap `Scripted.layer(...)` for `OpenAiCompatible.layer()` (plus `NodeHttpClient.layerUndici`)
  * to talk to a real model; nothing else changes.
  */
 import { Effect, Fiber, Layer, Schema } from "effect"
-import { AgentLoop, AgentLoopLive, Hook, Scripted, SessionStoreMemory, Tool, ToolRegistryLive } from "../src/index.ts"
+import { AgentLoop, AgentLoopLive, Hook, Scripted, SessionStoreMemory, Tool, ToolRegistryLive } from "effect-agent-loop"
 
 /** A tool: its parameters are a Schema, so bad arguments become an error result the model sees. */
 const convert = Tool.make({
