@@ -38,6 +38,28 @@ describe("shell words", () => {
     expect(words("(cd x; make)")).toEqual(["cd x", "make"])
   })
 
+  it("splits words at space and tab only, as sh does; # starts a comment only at a word's start", () => {
+    expect(words("git status\r#; touch X")).toEqual(["git status\r#", "touch X"])
+    for (const blank of ["\u000b", "\f", "\u00a0", "\u2003", "\u3000"]) expect(words(`a${blank}b c`)).toEqual([`a${blank}b c`])
+    expect(words("a\tb #c; d\ne")).toEqual(["a b", "e"])
+    expect(words("echo a#b '#c' \\#d")).toEqual(["echo a#b #c #d"])
+    expect(read("a\u0000b")).toEqual({ _tag: "Opaque", reason: "a NUL character" })
+  })
+
+  it("notes what the shell expands in a word: values, globs, and what may become an option", () => {
+    const details = (command: string) => {
+      const reading = read(command)
+      return reading._tag === "Commands" ? reading.commands[0]!.details.map(({ dynamic, leading, pattern }) => ({ dynamic, pattern, leading })) : reading.reason
+    }
+    const plain = { dynamic: false, pattern: false, leading: false }
+    expect(details("ls '*' src/*.ts *.md [ ] -x*")).toEqual([
+      plain, plain, { ...plain, pattern: true }, { ...plain, pattern: true, leading: true }, plain, plain, { ...plain, pattern: true, leading: true }
+    ])
+    expect(details("echo $x a$x {a,b} {} \"$y\"")).toEqual([
+      plain, { ...plain, dynamic: true, leading: true }, { ...plain, dynamic: true }, { ...plain, pattern: true, leading: true }, plain, { ...plain, dynamic: true, leading: true }
+    ])
+  })
+
   it("removes quotes and escapes, keeps quoted operators as text", () => {
     expect(words("echo 'a;b' \"c&&d\" e\\;f")).toEqual(["echo a;b c&&d e;f"])
     expect(words("grep -n \"it's\" src # a comment; rm -rf /")).toEqual(["grep -n it's src"])

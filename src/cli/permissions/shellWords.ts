@@ -82,14 +82,20 @@ class WordBuilder {
   private first: "expansion" | "star" | "bracket" | "brace" | undefined
   private previous = ""
 
-  private begin(kind: typeof this.first): void {
-    if (!this.started) this.first = kind
+  private decided = false
+
+  /** Notes what the word's first character is; `empty` content (a `""` in front) decides nothing. */
+  private begin(kind: typeof this.first, empty = false): void {
+    if (!this.decided && !empty) {
+      this.first = kind
+      this.decided = true
+    }
     this.started = true
   }
 
   /** Quoted or escaped text: taken as it is. */
   literal(text: string): void {
-    this.begin(undefined)
+    this.begin(undefined, text === "")
     this.quoted = true
     this.text += text
     this.previous = ""
