@@ -1,7 +1,11 @@
 /**
- * `grep`: searches the workspace's text files for a regular expression, with a cap on matches so a
- * broad pattern cannot flood the context window, and a deadline per file so a pattern that
- * backtracks forever cannot freeze the process (the matching runs in a worker thread).
+ * `grep`: searches the workspace's text files for a JavaScript regular expression, with a cap on
+ * matches so a broad pattern cannot flood the context window, and a deadline per file so a pattern
+ * that backtracks for ever cannot freeze the process (files are matched in worker threads).
+ *
+ * A directory is walked as `walk.ts` says (`.gitignore`, `.git`, `node_modules`, links and the
+ * path rules), and searched as `grepSearch.ts` says: with ripgrep when it is installed and the
+ * pattern means the same to it, else by the built-in search; both give the same answer.
  *
  * @example
  * ```ts
@@ -12,23 +16,25 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Glob from "effect/Glob"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as os from "node:os"
 import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
-import { type Directory, entriesOf, kindOfPath, notRegular, openDirectory, openFile, openSubdirectory, readAt } from "./confined.ts"
-import { type LineMatcher, makeLineMatcher, RegexTimeout } from "./lineMatcher.ts"
+import { kindOfPath, notRegular, openDirectory } from "./confined.ts"
+import { requiredLiterals, ripgrepPattern } from "./grepPattern.ts"
+import { searchTree, type SearchOutcome } from "./grepSearch.ts"
 import { SKIPPED_DIRECTORIES } from "./listDir.ts"
-import { guardPathRules, walkRule } from "./pathRules.ts"
-import { hasNul, SNIFF_BYTES } from "./textBytes.ts"
+import { guardPathRules } from "./pathRules.ts"
+import { findRipgrep } from "./ripgrep.ts"
+import { type FileResult, makeSearchPool, type SearchPool } from "./searchWorkers.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 
-/** Limits of `grep`. */
+/** Limits of `grep`, and how it searches. */
 export interface GrepOptions {
   /** Most matches in one result. Default 200. */
   readonly maxMatches?: number
-  /** Files larger than this are skipped (and counted in a note). Default 1 MiB. */
+  /** Files larger than this are not searched (a walk passes them by). Default 16 MiB. */
   readonly maxFileBytes?: number
   /** Matching lines longer than this many characters are cut. Default 500. */
   readonly maxLineLength?: number
@@ -36,6 +42,13 @@ export interface GrepOptions {
   readonly matchTimeout?: Duration.Input
   /** How long one call may take in all. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
   readonly timeout?: Duration.Input
+  /**
+   * The ripgrep executable that picks the files to read: a path, or `false` for the built-in search
+   * only. Default: `rg` on `PATH`, if it is ripgrep 12 or newer and not inside the workspace.
+   */
+  readonly ripgrep?: string | false
+  /** Most worker threads reading and matching files. Default: the processors, at most 4. */
+  readonly threads?: number
 }
 
 /** The default cap on matches of one `grep` result. */
@@ -43,6 +56,9 @@ export const DEFAULT_GREP_MAX_MATCHES = 200
 
 /** The default deadline for matching one file. */
 export const DEFAULT_GREP_MATCH_TIMEOUT = Duration.seconds(5)
+
+/** The default size above which `grep` does not search a file. */
+export const DEFAULT_GREP_MAX_FILE_BYTES = 16 * 1024 * 1024
 
 /** The arguments of `grep`. */
 export const GrepParameters = Schema.Struct({
@@ -59,21 +75,34 @@ export const GrepParameters = Schema.Struct({
   ignore_case: Schema.optionalKey(Schema.Boolean.annotate({ description: "Match case-insensitively (default false)" }))
 })
 
-const byName = (a: { readonly name: string }, b: { readonly name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+/** The refusal of a file the model named that the search threads could not read. */
+const unreadable = (input: string, result: Extract<FileResult, { readonly _tag: "Gone" }>): ToolError =>
+  new ToolError({
+    message: result.code === "ENOENT"
+      ? `Path "${input}" does not exist`
+      : result.code === "ELOOP"
+      ? `Path "${input}" changed while it was being opened (a symbolic link is now where a file was); refusing to follow it`
+      : result.code === "EINVAL"
+      ? `"${input}" is not a regular file; the file tools only read and write regular files`
+      : result.code === "EACCES" || result.code === "EPERM"
+      ? `Permission denied for "${input}"`
+      : `Cannot read "${input}": ${result.code}`
+  })
 
 /** `grep` with the given limits. */
 export const makeGrep = (options: GrepOptions = {}) => {
   const maxMatches = options.maxMatches ?? DEFAULT_GREP_MAX_MATCHES
-  const maxFileBytes = options.maxFileBytes ?? 1024 * 1024
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_GREP_MAX_FILE_BYTES
   const maxLineLength = options.maxLineLength ?? 500
   const matchTimeout = Duration.fromInputUnsafe(options.matchTimeout ?? DEFAULT_GREP_MATCH_TIMEOUT)
+  const threads = Math.max(1, options.threads ?? Math.min(4, os.availableParallelism()))
   return Tool.make({
     name: "grep",
     description: "Searches text files in the workspace for a JavaScript regular expression and returns matching " +
-      `lines as \`file:line: text\` (file relative to the workspace root, line 1-based). Skips ` +
-      `${[...SKIPPED_DIRECTORIES].join(", ")}, symbolic links, binary files and files over ${maxFileBytes} bytes. ` +
-      `Returns at most ${maxMatches} matches; narrow the pattern, path or glob when the result says it stopped. ` +
-      `A pattern that takes longer than ${Duration.toMillis(matchTimeout)} ms on one file is stopped.`,
+      `lines as \`file:line: text\` (file relative to the workspace root, line 1-based). Skips what .gitignore files ` +
+      `ignore, ${[...SKIPPED_DIRECTORIES].join(", ")}, symbolic links, binary files and files over ${maxFileBytes} bytes; ` +
+      `searches hidden files. Returns at most ${maxMatches} matches; narrow the pattern, path or glob when the result ` +
+      `says it stopped. A pattern that takes longer than ${Duration.toMillis(matchTimeout)} ms on one file is stopped.`,
     parameters: GrepParameters,
     readOnly: true,
     idempotent: true,
@@ -91,113 +120,98 @@ export const makeGrep = (options: GrepOptions = {}) => {
                 "Patterns use JavaScript RegExp syntax; escape special characters such as ( [ { . * + ? with \\"
             })
         })
-        const matcher: LineMatcher = yield* makeLineMatcher({ source: pattern, flags, timeout: matchTimeout, maxLineLength })
         const filter = glob === undefined ? undefined : Glob.make(glob, { dot: true })
-        const selected = (relative: string) =>
-          filter === undefined || Glob.match(filter, glob!.includes("/") ? relative : nodePath.posix.basename(relative))
-
-        const matches: Array<string> = []
-        let capped = false
-        let skippedLarge = 0
-        let skippedBinary = 0
-        let skippedAsked = 0
-
-        /**
-         * Searches `name` in `directory`. `direct` when the model named this file: then a file that
-         * cannot be searched is an error; met in a walk, it is passed by (binary and large ones counted).
-         */
-        const searchFile = (directory: Directory, name: string, direct: boolean) =>
-          Effect.scoped(Effect.gen(function*() {
-            const shown = workspace.display(nodePath.join(directory.absolute, name))
-            const opened = yield* openFile(directory, name, direct ? input : shown).pipe(
-              Effect.flatMap((file) => file.size > maxFileBytes ? Effect.succeed(undefined) : readAt(file, shown, 0, file.size)),
-              direct ? Effect.map(Option.some) : Effect.option
-            )
-            if (Option.isNone(opened)) return
-            const bytes = opened.value
-            if (bytes === undefined) {
-              skippedLarge++
-              return
-            }
-            if (hasNul(bytes.subarray(0, SNIFF_BYTES))) {
-              if (direct) {
-                return yield* Effect.fail(
-                  new ToolError({ message: `"${input}" is a binary file (it contains NUL bytes); grep searches text files only` })
-                )
-              }
-              skippedBinary++
-              return
-            }
-            const found = yield* matcher.match(new TextDecoder().decode(bytes), maxMatches - matches.length + 1).pipe(
-              Effect.catchTag("RegexTimeout", (timeout: RegexTimeout) =>
-                Effect.fail(
-                  new ToolError({
-                    message: `The pattern /${pattern}/ took longer than ${Duration.toMillis(timeout.timeout)} ms on ` +
-                      `"${shown}" and was stopped. Simplify it (nested quantifiers such as (a+)+ can take exponential ` +
-                      "time) or narrow the path or glob."
-                  })
-                ))
-            )
-            for (const [index, line] of found) {
-              if (matches.length >= maxMatches) {
-                capped = true
-                return
-              }
-              matches.push(`${shown}:${index + 1}: ${line}`)
-            }
-          }))
+        const include = filter === undefined
+          ? undefined
+          : (relative: string, name: string) => Glob.match(filter, glob!.includes("/") ? relative : name)
 
         const start = yield* workspace.resolve(input)
         yield* guardPathRules(workspace, "grep", input, start)
-        const ruleOf = walkRule(workspace, "grep", start)
-
-        /**
-         * Walks `directory` in name order; a subdirectory that cannot be opened is passed by, and so
-         * is what the path rules deny (unreported) or ask about (counted).
-         */
-        const walk = (directory: Directory): Effect.Effect<void, ToolError> =>
-          Effect.gen(function*() {
-            const entries = yield* entriesOf(directory, input).pipe(Effect.orElseSucceed(() => []))
-            for (const entry of [...entries].sort(byName)) {
-              if (capped) return
-              const rule = ruleOf(nodePath.join(directory.absolute, entry.name))
-              if (rule !== undefined) {
-                if (rule._tag === "Ask") skippedAsked++
-                continue
-              }
-              if (entry.kind === "directory") {
-                if (SKIPPED_DIRECTORIES.has(entry.name)) continue
-                yield* Effect.scoped(Effect.gen(function*() {
-                  const child = yield* Effect.option(openSubdirectory(directory, entry.name, input))
-                  if (Option.isSome(child)) yield* walk(child.value)
-                }))
-              } else if (entry.kind === "file" && selected(workspace.display(nodePath.join(directory.absolute, entry.name)))) {
-                yield* searchFile(directory, entry.name, false)
-              }
-            }
-          })
-
         const kind = yield* kindOfPath(workspace.root, start, input)
-        if (kind === "directory") {
-          yield* walk(yield* openDirectory(workspace.root, start, input))
-        } else if (kind === "file") {
-          yield* searchFile(yield* openDirectory(workspace.root, nodePath.dirname(start), input), nodePath.basename(start), true)
+        if (kind !== "directory" && kind !== "file") return yield* Effect.fail(notRegular(input, kind))
+
+        const pool: SearchPool = yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            makeSearchPool({ source: pattern, flags, maxLineLength, maxFileBytes, literals: requiredLiterals(pattern, ignore_case) }, threads)
+          ),
+          (pool) => Effect.promise(() => pool.close())
+        )
+        /** Every deadline, whether a thread is still on the file it was on at the last one. */
+        const deadline = Effect.gen(function*() {
+          while (true) {
+            yield* Effect.sleep(matchTimeout)
+            const stuck = pool.stalled()
+            if (stuck !== undefined) {
+              return yield* Effect.fail(
+                new ToolError({
+                  message: `The pattern /${pattern}/ took longer than ${Duration.toMillis(matchTimeout)} ms on ` +
+                    `"${stuck}" and was stopped. Simplify it (nested quantifiers such as (a+)+ can take exponential ` +
+                    "time) or narrow the path or glob."
+                })
+              )
+            }
+          }
+        })
+        const failed = (error: unknown) => new ToolError({ message: `grep failed: ${error instanceof Error ? error.message : String(error)}` })
+
+        let outcome: Omit<SearchOutcome, "engine">
+        if (kind === "file") {
+          const directory = yield* openDirectory(workspace.root, nodePath.dirname(start), input)
+          const shown = workspace.display(start)
+          const [result] = yield* Effect.raceFirst(
+            Effect.tryPromise({
+              try: () => pool.examine([{ path: nodePath.join(directory.via, nodePath.basename(start)), direct: true }], [shown], maxMatches + 1),
+              catch: failed
+            }),
+            deadline
+          )
+          if (result === undefined || result._tag === "Gone") return yield* Effect.fail(unreadable(input, result ?? { _tag: "Gone", code: "ENOENT" }))
+          if (result._tag === "Binary") {
+            return yield* Effect.fail(
+              new ToolError({ message: `"${input}" is a binary file (it contains NUL bytes); grep searches text files only` })
+            )
+          }
+          if (result._tag === "Large") {
+            return yield* Effect.fail(
+              new ToolError({
+                message: `"${input}" is larger than ${maxFileBytes} bytes, more than grep searches; read_file reads a ` +
+                  "window of it at a time"
+              })
+            )
+          }
+          const lines = result.found.map(([index, line]) => `${shown}:${index + 1}: ${line}`)
+          outcome = { matches: lines.slice(0, maxMatches), capped: lines.length > maxMatches, binary: 0, asked: 0 }
         } else {
-          return yield* Effect.fail(notRegular(input, kind))
+          const directory = yield* openDirectory(workspace.root, start, input)
+          const rg = yield* Effect.promise(() => findRipgrep(options.ripgrep, workspace.root))
+          const rgPattern = rg === undefined ? undefined : ripgrepPattern(pattern, ignore_case)
+          const running = yield* Effect.acquireRelease(
+            Effect.sync(() =>
+              searchTree({
+                workspace,
+                start: directory,
+                include,
+                pool,
+                maxMatches,
+                ripgrep: rg === undefined || rgPattern === undefined ? undefined : { path: rg, pattern: rgPattern, maxFileBytes }
+              })
+            ),
+            (running) => Effect.promise(() => running.abort())
+          )
+          outcome = yield* Effect.raceFirst(Effect.tryPromise({ try: () => running.outcome, catch: failed }), deadline)
         }
 
         const notes: Array<string> = []
-        if (capped) notes.push(`[stopped after ${maxMatches} matches; narrow the pattern, path or glob to see the rest]`)
-        if (skippedLarge > 0) notes.push(`[skipped ${skippedLarge} file(s) larger than ${maxFileBytes} bytes]`)
-        if (skippedBinary > 0) notes.push(`[skipped ${skippedBinary} binary file(s)]`)
-        if (skippedAsked > 0) {
-          notes.push(`[${skippedAsked} file(s) or directories the permission rules ask about were not searched; grep them by their own path to be asked]`)
+        if (outcome.capped) notes.push(`[stopped after ${maxMatches} matches; narrow the pattern, path or glob to see the rest]`)
+        if (outcome.binary > 0) notes.push(`[${outcome.binary} binary file(s) also match; grep shows lines of text files only]`)
+        if (outcome.asked > 0) {
+          notes.push(`[${outcome.asked} file(s) or directories the permission rules ask about were not searched; grep them by their own path to be asked]`)
         }
-        if (matches.length === 0) {
+        if (outcome.matches.length === 0) {
           return [`No matches for /${pattern}/ in "${input}"${glob === undefined ? "" : ` (glob ${glob})`}`, ...notes]
             .join("\n")
         }
-        return [...matches, ...notes].join("\n")
+        return [...outcome.matches, ...notes].join("\n")
       }))
   })
 }

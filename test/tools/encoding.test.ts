@@ -105,7 +105,7 @@ describe("write_file, read_file and grep on binary and non-UTF-8 files", () => {
       })
     ))
 
-  it.effect("read_file notes undecodable bytes; grep says when the file it was given is binary, and counts skipped ones", () =>
+  it.effect("read_file notes undecodable bytes; grep says when the file it was given is binary, and counts binary files that match", () =>
     withWorkspace(({ root }) =>
       Effect.gen(function*() {
         write(root, "latin1.txt", bytes("caf", [0xe9], "\n"))
@@ -118,7 +118,8 @@ describe("write_file, read_file and grep on binary and non-UTF-8 files", () => {
         expect(yield* failure(grep, { pattern: "needle", path: "a.bin" })).toBe(
           `"a.bin" is a binary file (it contains NUL bytes); grep searches text files only`
         )
-        expect(yield* text(grep, { pattern: "needle" })).toBe("b.txt:1: needle\n[skipped 1 binary file(s)]")
+        write(root, "c.bin", bytes("haystack", [0], "\n"))
+        expect(yield* text(grep, { pattern: "needle" })).toBe("b.txt:1: needle\n[1 binary file(s) also match; grep shows lines of text files only]")
       })
     ))
 })

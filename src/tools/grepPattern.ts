@@ -1,0 +1,488 @@
+/**
+ * What `grep` knows of a JavaScript pattern before running it: whether ripgrep can pick the files
+ * it matches in (`ripgrepPattern`), and which text every match must contain (`requiredLiterals`),
+ * so a file without it is passed by unread by the regex.
+ *
+ * grep's answer is always JavaScript's: ripgrep only names the files worth reading, and every line
+ * shown is matched by the JavaScript pattern (`searchWorkers.ts`). So the translation must never
+ * make ripgrep miss a file JavaScript would match in; matching more is only slower. It reads the
+ * pattern as JavaScript does without the `u` flag (what grep compiles), and gives up — leaving the
+ * search to the built-in engine — on anything it is not sure of: lookaround, backreferences, `\n`,
+ * Annex B oddities (`\8`, `\a`, `{` that is almost a quantifier), characters outside the BMP or
+ * case-insensitive letters outside ASCII. What remains differs between the two engines only where
+ * the translation widens ripgrep's pattern:
+ *
+ * - JavaScript matches UTF-16 code units and sees each malformed UTF-8 sequence as U+FFFD; ripgrep
+ *   matches UTF-8 code points, and raw bytes. So `.` and negated classes, which can match half of
+ *   a surrogate pair or a U+FFFD, become "one character, a run of bytes ≥ 0x80, or nothing".
+ * - `\d`, `\w`, `\s`, `\b` are JavaScript's (ASCII; `\s` with U+FEFF) spelled out; `i` becomes
+ *   explicit ASCII case pairs, which is exactly what JavaScript's non-Unicode `i` does for them
+ *   (other characters are taken under `i` only when they have no case at all).
+ * - the UTF-8 byte-order mark JavaScript's decoder drops may follow `^`, and the CR of a CRLF line
+ *   ending (which grep's lines do not have) may precede `$`.
+ */
+
+/** A parsed pattern: alternatives of sequences of quantified atoms. */
+type Alternation = ReadonlyArray<Sequence>
+type Sequence = ReadonlyArray<Item>
+interface Item {
+  readonly atom: Atom
+  readonly min: number
+  readonly max: number
+}
+type Atom =
+  | { readonly _tag: "Char"; readonly code: number }
+  /** A class; `ranges` are inclusive code unit pairs. `loose`: it holds a negated shorthand (`[\W\d]`). */
+  | { readonly _tag: "Set"; readonly ranges: ReadonlyArray<number>; readonly negated: boolean; readonly loose: boolean }
+  | { readonly _tag: "Dot" }
+  | { readonly _tag: "Group"; readonly alternation: Alternation }
+  | { readonly _tag: "Assert"; readonly kind: "^" | "$" | "b" | "B" }
+  /** Understood, but not ripgrep's: lookaround, backreferences. Breaks literals, blocks ripgrep. */
+  | { readonly _tag: "Opaque" }
+
+const DIGIT = [0x30, 0x39]
+const WORD = [0x30, 0x39, 0x41, 0x5a, 0x5f, 0x5f, 0x61, 0x7a]
+const SPACE = [
+  0x09, 0x0d, 0x20, 0x20, 0xa0, 0xa0, 0x1680, 0x1680, 0x2000, 0x200a, 0x2028, 0x2029, 0x202f, 0x202f, 0x205f, 0x205f,
+  0x3000, 0x3000, 0xfeff, 0xfeff
+]
+const SHORTHANDS: Record<string, { readonly ranges: ReadonlyArray<number>; readonly negated: boolean }> = {
+  d: { ranges: DIGIT, negated: false },
+  D: { ranges: DIGIT, negated: true },
+  w: { ranges: WORD, negated: false },
+  W: { ranges: WORD, negated: true },
+  s: { ranges: SPACE, negated: false },
+  S: { ranges: SPACE, negated: true }
+}
+const SYNTAX = new Set("^$\\.*+?()[]{}|/")
+/** The largest repetition bound passed on (ripgrep compiles repetitions out). */
+const MAX_REPEAT = 1000
+
+class Unsupported extends Error {}
+const fail = (): never => {
+  throw new Unsupported()
+}
+
+const isSurrogate = (code: number) => code >= 0xd800 && code <= 0xdfff
+const isLineBreak = (code: number) => code === 0x0a || code === 0x0d || code === 0x2028 || code === 0x2029
+
+class Parser {
+  i = 0
+  readonly source: string
+  constructor(source: string) {
+    this.source = source
+  }
+
+  peek(offset = 0): string | undefined {
+    return this.source[this.i + offset]
+  }
+
+  alternation(): Alternation {
+    const sequences: Array<Sequence> = [this.sequence()]
+    while (this.peek() === "|") {
+      this.i++
+      sequences.push(this.sequence())
+    }
+    return sequences
+  }
+
+  sequence(): Sequence {
+    const items: Array<Item> = []
+    while (this.i < this.source.length && this.peek() !== "|" && this.peek() !== ")") {
+      const atom = this.term()
+      const quantifier = this.quantifier()
+      if (quantifier === undefined) {
+        items.push({ atom, min: 1, max: 1 })
+        continue
+      }
+      if (atom._tag === "Assert") fail()
+      items.push({ atom, ...quantifier })
+    }
+    return items
+  }
+
+  /** `{n}`, `{n,}`, `{n,m}` at the cursor, without consuming it; `undefined` when `{` is a plain character. */
+  braces(): { readonly min: number; readonly max: number; readonly length: number } | undefined {
+    const match = /^\{(\d+)(,(\d*))?\}/.exec(this.source.slice(this.i))
+    if (match === null) return undefined
+    const min = Number(match[1])
+    const max = match[2] === undefined ? min : match[3] === "" ? Infinity : Number(match[3])
+    return { min, max, length: match[0].length }
+  }
+
+  quantifier(): { readonly min: number; readonly max: number } | undefined {
+    const c = this.peek()
+    let bounds: { min: number; max: number }
+    if (c === "*") bounds = { min: 0, max: Infinity }
+    else if (c === "+") bounds = { min: 1, max: Infinity }
+    else if (c === "?") bounds = { min: 0, max: 1 }
+    else if (c === "{") {
+      const braces = this.braces()
+      if (braces === undefined) return undefined
+      if (braces.min > MAX_REPEAT || (braces.max !== Infinity && braces.max > MAX_REPEAT)) fail()
+      this.i += braces.length - 1
+      bounds = { min: braces.min, max: braces.max }
+    } else return undefined
+    this.i++
+    if (this.peek() === "?") this.i++
+    // a second quantifier is a syntax error JavaScript already reported
+    if (this.peek() === "*" || this.peek() === "+" || this.peek() === "?" || (this.peek() === "{" && this.braces() !== undefined)) fail()
+    return bounds
+  }
+
+  term(): Atom {
+    const c = this.source[this.i++]!
+    switch (c) {
+      case "^":
+        return { _tag: "Assert", kind: "^" }
+      case "$":
+        return { _tag: "Assert", kind: "$" }
+      case ".":
+        return { _tag: "Dot" }
+      case "(":
+        return this.group()
+      case "[":
+        return this.set()
+      case "\\":
+        return this.escape()
+      case "*":
+      case "+":
+      case "?":
+        return fail()
+      case "{":
+        // `{2}` with nothing before it is a syntax error JavaScript already reported; `{x` is a character
+        if (/^\{\d+(,\d*)?\}/.test(this.source.slice(this.i - 1))) fail()
+        return { _tag: "Char", code: 0x7b }
+      default:
+        return this.char(c.charCodeAt(0))
+    }
+  }
+
+  char(code: number): Atom {
+    if (isSurrogate(code) || isLineBreak(code)) fail()
+    return { _tag: "Char", code }
+  }
+
+  group(): Atom {
+    let opaque = false
+    if (this.peek() === "?") {
+      const next = this.peek(1)
+      if (next === ":") this.i += 2
+      else if (next === "=" || next === "!") {
+        this.i += 2
+        opaque = true
+      } else if (next === "<" && (this.peek(2) === "=" || this.peek(2) === "!")) {
+        this.i += 3
+        opaque = true
+      } else if (next === "<") {
+        const name = /^\?<([A-Za-z_$][\w$]*)>/.exec(this.source.slice(this.i))
+        if (name === null) fail()
+        this.i += name![0].length
+      } else fail()
+    }
+    const alternation = this.alternation()
+    if (this.source[this.i++] !== ")") fail()
+    return opaque ? { _tag: "Opaque" } : { _tag: "Group", alternation }
+  }
+
+  /** The character of an escape that stands for one, inside or outside a class; `undefined` otherwise. */
+  characterEscape(c: string): number | undefined {
+    switch (c) {
+      case "t":
+        return 0x09
+      case "v":
+        return 0x0b
+      case "f":
+        return 0x0c
+      case "0":
+        if (/[0-9]/.test(this.peek() ?? "")) fail()
+        return 0
+      case "x": {
+        const hex = /^[0-9a-fA-F]{2}/.exec(this.source.slice(this.i))
+        if (hex === null) fail()
+        this.i += 2
+        return parseInt(hex![0], 16)
+      }
+      case "u": {
+        const hex = /^[0-9a-fA-F]{4}/.exec(this.source.slice(this.i))
+        if (hex === null) fail()
+        this.i += 4
+        return parseInt(hex![0], 16)
+      }
+      case "c": {
+        const letter = this.peek()
+        if (letter === undefined || !/[A-Za-z]/.test(letter)) fail()
+        this.i++
+        return letter!.charCodeAt(0) % 32
+      }
+    }
+    if (SYNTAX.has(c) || (c.charCodeAt(0) < 0x80 && /[^\w]/.test(c))) return c.charCodeAt(0)
+    return undefined
+  }
+
+  escape(): Atom {
+    const c = this.source[this.i++]
+    if (c === undefined) return fail()
+    if (c === "b" || c === "B") return { _tag: "Assert", kind: c }
+    const shorthand = SHORTHANDS[c]
+    if (shorthand !== undefined) return { _tag: "Set", ranges: shorthand.ranges, negated: shorthand.negated, loose: false }
+    if (/[1-9]/.test(c)) {
+      // a backreference (or, without that many groups, an octal escape): read past its digits
+      while (/[0-9]/.test(this.peek() ?? "")) this.i++
+      return { _tag: "Opaque" }
+    }
+    if (c === "k") {
+      const name = /^<([A-Za-z_$][\w$]*)>/.exec(this.source.slice(this.i))
+      if (name === null) fail()
+      this.i += name![0].length
+      return { _tag: "Opaque" }
+    }
+    const code = this.characterEscape(c)
+    return code === undefined ? fail() : this.char(code)
+  }
+
+  set(): Atom {
+    const negated = this.peek() === "^"
+    if (negated) this.i++
+    if (this.peek() === "]") fail()
+    const ranges: Array<number> = []
+    let loose = false
+    /** One member: a character, or a shorthand class (`undefined`, already added). */
+    const member = (): number | undefined => {
+      const c = this.source[this.i++]
+      if (c === undefined) return fail()
+      if (c !== "\\") {
+        const code = c.charCodeAt(0)
+        if (isSurrogate(code) || isLineBreak(code)) fail()
+        return code
+      }
+      const e = this.source[this.i++]
+      if (e === undefined) return fail()
+      const shorthand = SHORTHANDS[e]
+      if (shorthand !== undefined) {
+        if (shorthand.negated) loose = true
+        else ranges.push(...shorthand.ranges)
+        return undefined
+      }
+      if (e === "b") return 0x08
+      if (e === "-") return 0x2d
+      const code = this.characterEscape(e)
+      if (code === undefined || isSurrogate(code) || isLineBreak(code)) fail()
+      return code
+    }
+    while (this.peek() !== "]") {
+      if (this.i >= this.source.length) fail()
+      const from = member()
+      if (this.peek() === "-" && this.peek(1) !== "]" && this.peek(1) !== undefined) {
+        this.i++
+        const to = member()
+        if (from === undefined || to === undefined || from > to) fail()
+        ranges.push(from!, to!)
+      } else if (from !== undefined) {
+        ranges.push(from, from)
+      }
+    }
+    this.i++
+    return { _tag: "Set", ranges, negated, loose }
+  }
+}
+
+/** The pattern parsed, or `undefined` when it holds anything not understood for certain. */
+const parse = (source: string): Alternation | undefined => {
+  try {
+    const parser = new Parser(source)
+    const alternation = parser.alternation()
+    return parser.i === source.length ? alternation : undefined
+  } catch (error) {
+    if (error instanceof Unsupported) return undefined
+    throw error
+  }
+}
+
+/**
+ * Whether a character has no other case: then JavaScript's non-Unicode `i` matches it to itself
+ * alone (no character's upper case is a character without case; checked over the whole BMP).
+ */
+const uncased = (code: number) => {
+  const c = String.fromCharCode(code)
+  return c.toUpperCase() === c && c.toLowerCase() === c
+}
+
+/** Whether the characters of `ranges` above ASCII are few and all without case. */
+const uncasedAbove0x7f = (ranges: ReadonlyArray<number>): boolean => {
+  let count = 0
+  for (let r = 0; r < ranges.length; r += 2) {
+    for (let code = Math.max(ranges[r]!, 0x80); code <= ranges[r + 1]!; code++) {
+      if (++count > 512 || !uncased(code)) return false
+    }
+  }
+  return true
+}
+
+const isAsciiLetter = (code: number) => (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a)
+
+/** `ranges` with the other ASCII case of every ASCII letter in them (JavaScript's non-Unicode `i`). */
+const withAsciiCases = (ranges: ReadonlyArray<number>): Array<number> => {
+  const out = [...ranges]
+  for (let r = 0; r < ranges.length; r += 2) {
+    for (const [from, to, shift] of [[0x41, 0x5a, 0x20], [0x61, 0x7a, -0x20]] as const) {
+      const lo = Math.max(ranges[r]!, from)
+      const hi = Math.min(ranges[r + 1]!, to)
+      if (lo <= hi) out.push(lo + shift, hi + shift)
+    }
+  }
+  return out
+}
+
+const hex = (code: number) => `\\x{${code.toString(16).toUpperCase()}}`
+const literal = (code: number) => (/[0-9A-Za-z]/.test(String.fromCharCode(code)) ? String.fromCharCode(code) : hex(code))
+
+/** `ranges` without the code units in [lo, hi]. */
+const without = (ranges: ReadonlyArray<number>, lo: number, hi: number): Array<number> => {
+  const out: Array<number> = []
+  for (let r = 0; r < ranges.length; r += 2) {
+    const from = ranges[r]!
+    const to = ranges[r + 1]!
+    if (to < lo || from > hi) out.push(from, to)
+    else {
+      if (from < lo) out.push(from, lo - 1)
+      if (to > hi) out.push(hi + 1, to)
+    }
+  }
+  return out
+}
+
+const overlaps = (ranges: ReadonlyArray<number>, lo: number, hi: number): boolean => {
+  for (let r = 0; r < ranges.length; r += 2) if (ranges[r]! <= hi && ranges[r + 1]! >= lo) return true
+  return false
+}
+
+const classBody = (ranges: ReadonlyArray<number>) => {
+  let body = ""
+  for (let r = 0; r < ranges.length; r += 2) body += ranges[r] === ranges[r + 1] ? hex(ranges[r]!) : `${hex(ranges[r]!)}-${hex(ranges[r + 1]!)}`
+  return body
+}
+
+/** One character JavaScript may see as one or two code units, a U+FFFD for bytes that are not UTF-8, or nothing. */
+const ANY_BYTES = "(?-u:[\\x80-\\xFF])+"
+
+const emitAtom = (atom: Atom, ignoreCase: boolean): string => {
+  switch (atom._tag) {
+    case "Char": {
+      if (ignoreCase && atom.code >= 0x80 && !uncased(atom.code)) return fail()
+      if (ignoreCase && isAsciiLetter(atom.code)) return `[${String.fromCharCode(atom.code)}${String.fromCharCode(atom.code ^ 0x20)}]`
+      return literal(atom.code)
+    }
+    case "Dot":
+      return `(?:[^\\n\\r]|${ANY_BYTES})?`
+    case "Set": {
+      if (atom.loose) return `(?:[^\\n]|${ANY_BYTES})?`
+      if (atom.negated) {
+        // excluding fewer characters only widens the match: drop what ripgrep cannot exclude
+        let excluded = ignoreCase ? withAsciiCases(atom.ranges) : [...atom.ranges]
+        if (ignoreCase) excluded = without(excluded, 0x80, 0x10ffff)
+        excluded = without(without(excluded, 0xd800, 0xdfff), 0x0a, 0x0a)
+        return `(?:[^\\n${classBody(excluded)}]|${ANY_BYTES})?`
+      }
+      if (ignoreCase && !uncasedAbove0x7f(atom.ranges)) fail()
+      const included = without(ignoreCase ? withAsciiCases(atom.ranges) : atom.ranges, 0x0a, 0x0a)
+      // ripgrep has no surrogates, and its U+FFFD is not JavaScript's (which also stands for bad bytes)
+      if (included.length === 0 || overlaps(included, 0xd800, 0xdfff) || overlaps(included, 0xfffd, 0xfffd)) fail()
+      return `[${classBody(included)}]`
+    }
+    case "Group":
+      return `(?:${emitAlternation(atom.alternation, ignoreCase)})`
+    case "Assert":
+      return atom.kind === "^" ? "^(?:\\x{FEFF})?" : atom.kind === "$" ? "\\r?$" : atom.kind === "b" ? "(?-u:\\b)" : "(?-u:\\B)"
+    case "Opaque":
+      return fail()
+  }
+}
+
+const emitQuantifier = (min: number, max: number) =>
+  min === 1 && max === 1 ? "" :
+  min === 0 && max === Infinity ? "*" :
+  min === 1 && max === Infinity ? "+" :
+  min === 0 && max === 1 ? "?" :
+  max === Infinity ? `{${min},}` :
+  min === max ? `{${min}}` :
+  `{${min},${max}}`
+
+const emitAlternation = (alternation: Alternation, ignoreCase: boolean): string =>
+  alternation.map((sequence) => sequence.map((item) => emitAtom(item.atom, ignoreCase) + emitQuantifier(item.min, item.max)).join("")).join("|")
+
+/**
+ * A pattern for ripgrep's default engine that matches on every line the JavaScript pattern
+ * `source` (flags `i` when `ignoreCase`, never `u`) matches on, as grep splits and decodes lines;
+ * `undefined` when the pattern is not one this is sure of (see the module doc).
+ */
+export const ripgrepPattern = (source: string, ignoreCase: boolean): string | undefined => {
+  const parsed = parse(source)
+  if (parsed === undefined) return undefined
+  try {
+    return emitAlternation(parsed, ignoreCase)
+  } catch (error) {
+    if (error instanceof Unsupported) return undefined
+    throw error
+  }
+}
+
+/** A choice of texts one of which every match contains, best first by the shortest of them. */
+type Literals = ReadonlyArray<string>
+
+const MAX_ALTERNATIVES = 16
+
+const score = (literals: Literals | undefined) => literals === undefined ? 0 : Math.min(...literals.map((text) => text.length))
+
+const literalsOfAlternation = (alternation: Alternation): Literals | undefined => {
+  const all: Array<string> = []
+  for (const sequence of alternation) {
+    const best = literalsOfSequence(sequence)
+    if (best === undefined) return undefined
+    all.push(...best)
+  }
+  return all.length > MAX_ALTERNATIVES ? undefined : [...new Set(all)]
+}
+
+const literalsOfSequence = (sequence: Sequence): Literals | undefined => {
+  let best: Literals | undefined
+  let run = ""
+  const offer = (candidate: Literals | undefined) => {
+    if (candidate !== undefined && score(candidate) > score(best)) best = candidate
+  }
+  const endRun = () => {
+    if (run !== "") offer([run])
+    run = ""
+  }
+  for (const { atom, max, min } of sequence) {
+    if (atom._tag === "Char" && min >= 1) {
+      run += String.fromCharCode(atom.code)
+      if (max !== 1) endRun()
+    } else if (atom._tag === "Group" && min >= 1) {
+      endRun()
+      offer(literalsOfAlternation(atom.alternation))
+    } else if (atom._tag === "Assert") {
+      // zero-width: the characters on both sides are still adjacent
+    } else {
+      endRun()
+    }
+  }
+  endRun()
+  return best
+}
+
+/**
+ * Texts of which every match of `source` contains at least one (as UTF-16 code units, so as UTF-8
+ * bytes in the file), or `undefined` when there are none worth looking for. With `ignoreCase`,
+ * only texts whose letters are ASCII (their other cases are ASCII too). Texts holding U+FFFD or
+ * U+FEFF are never given: the decoder makes those from other bytes.
+ */
+export const requiredLiterals = (source: string, ignoreCase: boolean): Literals | undefined => {
+  const parsed = parse(source)
+  if (parsed === undefined) return undefined
+  const literals = literalsOfAlternation(parsed)
+  if (literals === undefined || literals.length === 0) return undefined
+  if (literals.some((text) => text === "" || /[\uFFFD\uFEFF]/.test(text))) return undefined
+  if (ignoreCase && literals.some((text) => [...text].some((c) => c.charCodeAt(0) >= 0x80 && !uncased(c.charCodeAt(0))))) return undefined
+  return literals
+}
