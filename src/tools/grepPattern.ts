@@ -455,7 +455,7 @@ const literalsOfSequence = (sequence: Sequence): Literals | undefined => {
     run = ""
   }
   for (const { atom, max, min } of sequence) {
-    if (atom._tag === "Char" && min >= 1) {
+    if (atom._tag === "Char" && min >= 1 && atom.code !== 0xfffd && atom.code !== 0xfeff) {
       run += String.fromCharCode(atom.code)
       if (max !== 1) endRun()
     } else if (atom._tag === "Group" && min >= 1) {

@@ -1,6 +1,7 @@
 /**
- * The built-in tools: file reading, listing and search (read-only), file writing and editing, and
- * shell commands, all confined to one `Workspace`; and `web_fetch`, built only when named.
+ * The built-in tools: file reading, listing, search and finding by name (read-only), file writing
+ * and editing, and shell commands, all confined to one `Workspace`; and `web_fetch`, built only
+ * when named.
  *
  * @example
  * ```ts
@@ -20,6 +21,7 @@ import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type { Tool } from "../domain/Tool.ts"
 import { type EditFileOptions, makeEditFile } from "./editFile.ts"
 import { type ExecOptions, makeExec } from "./exec.ts"
+import { type GlobOptions, makeGlob } from "./glob.ts"
 import { type GrepOptions, makeGrep } from "./grep.ts"
 import { type ListDirOptions, makeListDir } from "./listDir.ts"
 import { makeReadFile, type ReadFileOptions } from "./readFile.ts"
@@ -30,7 +32,9 @@ import { makeWriteFile, type WriteFileOptions } from "./writeFile.ts"
 
 export * from "./editFile.ts"
 export * from "./exec.ts"
+export * from "./glob.ts"
 export * from "./grep.ts"
+export { requiredLiterals, ripgrepPattern } from "./grepPattern.ts"
 export { type LineMatch, type LineMatcher, type LineMatcherOptions, makeLineMatcher, REGEX_THREAD_NAME, RegexTimeout } from "./lineMatcher.ts"
 export * from "./listDir.ts"
 export { gitHooksDirectory, isProtectedPath, locationsWithin, PROTECTED_LOCATIONS } from "./protected.ts"
@@ -59,6 +63,7 @@ export interface BuiltinToolsOptions {
   readonly readFile?: ReadFileOptions
   readonly listDir?: ListDirOptions
   readonly grep?: GrepOptions
+  readonly glob?: GlobOptions
   readonly writeFile?: WriteFileOptions
   readonly editFile?: EditFileOptions
   readonly exec?: ExecOptions
@@ -79,6 +84,7 @@ export const builtinTools = (options: BuiltinToolsOptions = {}): ReadonlyArray<T
     makeReadFile(options.readFile),
     makeListDir(options.listDir),
     makeGrep(options.grep),
+    makeGlob(options.glob),
     makeWriteFile(withProtect(options.writeFile, options.protect)),
     makeEditFile(withProtect(options.editFile, options.protect)),
     makeExec(options.exec),

@@ -88,6 +88,7 @@ describe("default timeouts", () => {
       read_file: 30_000,
       list_dir: 30_000,
       grep: 30_000,
+      glob: 30_000,
       write_file: 30_000,
       edit_file: 30_000,
       // exec's own timeout (at most 10 minutes) kills the command first; this only backs it up

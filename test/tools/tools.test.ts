@@ -5,8 +5,8 @@ import { BuiltinToolName, builtinTools, Tool } from "effect-agent-loop"
 describe("tool metadata", () => {
   const byName = Object.fromEntries(builtinTools().map((tool) => [tool.name, tool]))
 
-  it("builds all six tools by default, in a fixed order, and a subset with enable", () => {
-    expect(builtinTools().map((t) => t.name)).toEqual(["read_file", "list_dir", "grep", "write_file", "edit_file", "exec"])
+  it("builds all seven tools by default, in a fixed order, and a subset with enable", () => {
+    expect(builtinTools().map((t) => t.name)).toEqual(["read_file", "list_dir", "grep", "glob", "write_file", "edit_file", "exec"])
     expect(builtinTools({ enable: ["grep", "read_file"] }).map((t) => t.name)).toEqual(["read_file", "grep"])
     expect(builtinTools({ enable: [] })).toEqual([])
     expect(Schema.decodeUnknownExit(BuiltinToolName)("rm_rf")._tag).toBe("Failure")
@@ -18,6 +18,7 @@ describe("tool metadata", () => {
       ["read_file", true, false],
       ["list_dir", true, false],
       ["grep", true, false],
+      ["glob", true, false],
       ["write_file", false, false],
       ["edit_file", false, false],
       ["exec", false, true]
@@ -52,6 +53,7 @@ describe("tool metadata", () => {
       read_file: ["path"],
       list_dir: [],
       grep: ["pattern"],
+      glob: ["pattern"],
       write_file: ["path", "content"],
       edit_file: ["path", "old_text", "new_text"],
       exec: ["command"]

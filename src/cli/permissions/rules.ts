@@ -3,9 +3,9 @@
  * `deny` lists. Tools are named as agent-loop names them (`exec`, `read_file`, `server__tool`) or
  * as Claude Code does (`Bash`, `Read`, `Write`, `Edit`, `MultiEdit`, `Grep`, `LS`, `Glob`,
  * `mcp__server__tool`), so a Claude Code rule list works unchanged. As there, Claude Code's file
- * rules cover every tool that touches the path: `Read` names `read_file`, `grep` and `list_dir`;
- * `Edit`, `Write` and `MultiEdit` name `write_file` and `edit_file`. agent-loop's own names
- * (`read_file(...)`) name one tool each.
+ * rules cover every tool that touches the path: `Read` names `read_file`, `grep`, `glob` and
+ * `list_dir`; `Edit`, `Write` and `MultiEdit` name `write_file` and `edit_file`. agent-loop's own
+ * names (`read_file(...)`) name one tool each.
  *
  * - `exec(npm test:*)` matches a command whose words start with `npm test`; `exec(git *)` is a
  *   glob over the command's words; `exec(npm test)` is that command exactly. A compound command
@@ -36,12 +36,12 @@ export type RuleKind = "allow" | "ask" | "deny"
 export const SESSION_SOURCE = "this session"
 
 
-const BUILTINS = new Set(["exec", "read_file", "write_file", "edit_file", "grep", "list_dir", "web_fetch"])
-const PATH_TOOLS = new Set(["read_file", "write_file", "edit_file", "grep", "list_dir"])
+const BUILTINS = new Set(["exec", "read_file", "write_file", "edit_file", "grep", "glob", "list_dir", "web_fetch"])
+const PATH_TOOLS = new Set(["read_file", "write_file", "edit_file", "grep", "glob", "list_dir"])
 
 /** Claude Code's file rules, and the built-in tools each covers: every one that touches the path. */
 const FILE_RULE_TOOLS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  Read: ["read_file", "grep", "list_dir"],
+  Read: ["read_file", "grep", "glob", "list_dir"],
   Edit: ["write_file", "edit_file"],
   Write: ["write_file", "edit_file"],
   MultiEdit: ["write_file", "edit_file"]
@@ -136,11 +136,11 @@ const mcpName = (origin: McpOrigin): string => `${origin.server}__${origin.tool}
 const argument = (args: unknown, field: string): unknown =>
   typeof args === "object" && args !== null ? (args as Record<string, unknown>)[field] : undefined
 
-/** The path a file tool's call names (`.` for grep and list_dir without one). */
+/** The path a file tool's call names (`.` for grep, glob and list_dir without one). */
 export const pathOf = (call: RuleCall): string | undefined => {
   const path = argument(call.arguments, "path")
   if (typeof path === "string") return path
-  return call.name === "grep" || call.name === "list_dir" ? "." : undefined
+  return call.name === "grep" || call.name === "glob" || call.name === "list_dir" ? "." : undefined
 }
 
 /** The host of a `web_fetch` call's URL, lower case, without the brackets of an IPv6 address. */

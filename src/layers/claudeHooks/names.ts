@@ -24,7 +24,7 @@ export const CLAUDE_ALIASES: Readonly<Record<string, string>> = {
   MultiEdit: "edit_file",
   Grep: "grep",
   LS: "list_dir",
-  Glob: "list_dir",
+  Glob: "glob",
   WebFetch: "web_fetch"
 }
 
