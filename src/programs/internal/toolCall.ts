@@ -18,7 +18,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readCause, show } from "../../domain/causeMessage.ts"
-import type { HookContext, HookToolCall } from "../../domain/Hook.ts"
+import { type HookContext, type HookToolCall, limitText } from "../../domain/Hook.ts"
 import * as Message from "../../domain/Message.ts"
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../../domain/text.ts"
 import { toOutput, type ToolContext } from "../../domain/Tool.ts"
@@ -133,7 +133,7 @@ const decodeAndApprove = (engine: Engine, turn: Turn.Turn, call: PreparedCall): 
       const error = Cause.findErrorOption(cause)
       if (Option.isNone(error)) return Effect.failCause(cause as Cause.Cause<never>)
       const issues = issuesOf(error.value.message)
-      if (call.rewrittenBy !== undefined) return resultNow(rewriteRejected(turn, call, issues))
+      if (call.rewrittenBy !== undefined) return resultNow(rewriteRejected(turn, call, issues, engine.secrets.scrub))
       const invalid = `Invalid arguments for tool "${call.call.name}": ${issues}. Received: ${JSON.stringify(call.hookCall.arguments)}`
       return resultNow(notRun(turn, call.call, call.started, invalid))
     },
@@ -151,9 +151,15 @@ const decodeAndApprove = (engine: Engine, turn: Turn.Turn, call: PreparedCall): 
 /**
  * A call whose arguments `beforeTool` hooks rewrote into ones the tool's Schema rejects: the
  * hook's fault, not the model's. The hook's author is told by an `Error` event naming it, and the
- * model by an error result that names the hook and does not ask it to correct its own call.
+ * model by an error result that names the hook and does not ask it to correct its own call. What
+ * the hook wrote is scrubbed of known secrets, as any hook's text is, and cut in the event.
  */
-const rewriteRejected = (turn: Turn.Turn, prepared: PreparedCall, issues: string): Message.ToolResultMessage => {
+const rewriteRejected = (
+  turn: Turn.Turn,
+  prepared: PreparedCall,
+  issues: string,
+  scrub: (text: string) => string
+): Message.ToolResultMessage => {
   const { call } = prepared
   const hooks = prepared.rewrittenBy ?? []
   const last = hooks.at(-1) ?? ""
@@ -161,13 +167,17 @@ const rewriteRejected = (turn: Turn.Turn, prepared: PreparedCall, issues: string
   Turn.publish(turn, "Error", {
     stage: "beforeTool",
     hook: last,
-    message: `hook "${last}"${after} rewrote the arguments of tool "${call.name}" (call ${call.id}) into ones its parameters reject: ${issues}. ` +
-      `Rewritten: ${JSON.stringify(prepared.hookCall.arguments)}`
+    message: limitText(scrub(
+      `hook "${last}"${after} rewrote the arguments of tool "${call.name}" (call ${call.id}) into ones its parameters reject: ${issues}. ` +
+        `Rewritten: ${JSON.stringify(prepared.hookCall.arguments)}`
+    ))
   })
   started(turn, prepared)
   return ended(turn, call, prepared.started, {
-    content: `Tool "${call.name}" was not run: hook "${last}"${after} changed the call's arguments into ones the tool does not accept ` +
-      `(${issues}). This is a fault of the hook, not of the call as you made it.`,
+    content: scrub(
+      `Tool "${call.name}" was not run: hook "${last}"${after} changed the call's arguments into ones the tool does not accept ` +
+        `(${issues}). This is a fault of the hook, not of the call as you made it.`
+    ),
     isError: true
   })
 }
