@@ -36,19 +36,19 @@ import * as Stream from "effect/Stream"
 import type * as ClusterError from "effect/cluster/ClusterError"
 import type * as Sharding from "effect/cluster/Sharding"
 import * as SqlClient from "effect/sql/SqlClient"
-import * as AgentEvent from "../domain/Event.ts"
+import type * as AgentEvent from "../domain/Event.ts"
 import type { CompactionFailed, ContentRejected, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
 import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
 import * as ModelOptions from "../domain/ModelOptions.ts"
 import { SUMMARY_TIMEOUT } from "../domain/SessionLog.ts"
 import type { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
-import * as Usage from "../domain/Usage.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"
 import * as Auth from "./auth.ts"
 import * as Mirror from "./mirror.ts"
+import * as Outcome from "./outcome.ts"
 import { AgentSession, type SessionEvent } from "./protocol.ts"
 import * as ReplyLog from "./replyLog.ts"
 
@@ -92,29 +92,11 @@ const errorText = (error: unknown): string =>
     : String(error)
 
 /** A result for a turn the cluster could not run. */
-const failed = (sessionKey: string, turnId: string, error: string): TurnResult => ({
-  turnId,
-  sessionKey,
-  status: "failed",
-  messages: [],
-  followUps: [],
-  iterations: 0,
-  usage: Usage.empty,
-  error
-})
+const failed = (sessionKey: string, turnId: string, error: string): TurnResult => Outcome.unrun(turnId, sessionKey, "failed", error)
 
 /** Why a turn asking for a typed answer (`TurnOptions.output`) fails on a cluster. */
 export const OUTPUT_UNSUPPORTED = "a typed answer (the output option) is not supported on a cluster: run the turn on a local loop"
 
-/** The `TurnEnd` a lost or resumed turn did not publish on the client (the runner that ended it was not the one watched). */
-const lostEnd = (result: TurnResult, at: number) =>
-  AgentEvent.make("TurnEnd", { turnId: result.turnId, sessionKey: result.sessionKey, iteration: 0, depth: 0 }, at, {
-    status: result.status,
-    iterations: result.iterations,
-    durationMs: 0,
-    usage: result.usage,
-    ...(result.error === undefined ? {} : { error: result.error })
-  })
 
 /** A persisted request, signed when the cluster has a secret, so that runners know it came from the cluster. */
 const signed = <P extends object>(secret: Redacted.Redacted<string> | undefined, rpc: string, sessionKey: string, payload: P): Effect.Effect<P> =>
@@ -179,7 +161,7 @@ export const make = (options: ClientOptions = {}) =>
       ) as Effect.Effect<A, E>
 
     const finish = (result: TurnResult, lost: boolean, resumed?: AgentEvent.AgentEvent) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) => mirror.settle(result.turnId, lost || resumed ? lostEnd(result, at) : undefined, resumed))
+      Effect.flatMap(Clock.currentTimeMillis, (at) => mirror.settle(result.turnId, lost || resumed ? Outcome.turnEnd(result, at) : undefined, resumed))
 
     const turn = (sessionKey: string, input: Content, turnOptions: TurnOptions = {}): Effect.Effect<TurnResult, ContentRejected> =>
       Effect.scoped(Effect.gen(function*() {

@@ -1,6 +1,8 @@
 /**
- * A turn's outcome as the session log tells it, for a request whose runner could not answer (it
- * stopped, froze, or lost the session): the store is the truth.
+ * The outcomes of turns that did not run here, and their `TurnEnd`s, built in this one place: a
+ * request refused or failed on its way (`unrun`), and a turn's outcome as the session log tells it,
+ * for a request whose runner could not answer (it stopped, froze, or lost the session): the store
+ * is the truth.
  *
  * - Its commit is recorded (`SessionFencing.committed`): the turn happened. Its result is rebuilt
  *   from the committed entries: `completed`, or `failed` when it ended on a partial answer.
@@ -8,8 +10,9 @@
  *   the old owner can land, see `SessionStoreSqlFence.ts`): the turn ends `aborted`, nothing of it
  *   stored.
  */
+import * as AgentEvent from "../domain/Event.ts"
 import type { AssistantMessage, Message } from "../domain/Message.ts"
-import type { TurnResult } from "../domain/Turn.ts"
+import type { TurnResult, TurnStatus } from "../domain/Turn.ts"
 import * as Usage from "../domain/Usage.ts"
 import type { CommittedTurn } from "../services/SessionFencing.ts"
 
@@ -22,17 +25,33 @@ export const FAILED_ELSEWHERE = "the turn failed on a runner that stopped before
 const isMessage = (entry: CommittedTurn["entries"][number]): entry is Message =>
   entry.role === "user" || entry.role === "assistant" || entry.role === "tool" || entry.role === "system"
 
-/** The result of a turn lost with its runner: aborted, nothing saved. */
-export const aborted = (requestId: string, sessionKey: string): TurnResult => ({
-  turnId: `lost-${requestId}`,
+/** The result of a turn that did not run (refused, failed on its way, lost): nothing of it stored, no usage. */
+export const unrun = (turnId: string, sessionKey: string, status: TurnStatus, error: string): TurnResult => ({
+  turnId,
   sessionKey,
-  status: "aborted",
+  status,
   messages: [],
   followUps: [],
   iterations: 0,
   usage: Usage.empty,
-  error: LOST_TURN_ERROR
+  error
 })
+
+/**
+ * The `TurnEnd` of a turn whose own was not published where it is watched (it was refused or lost,
+ * or ended on another runner): its result as an event, taking no time.
+ */
+export const turnEnd = (result: TurnResult, at: number): AgentEvent.EventOf<"TurnEnd"> =>
+  AgentEvent.make("TurnEnd", { turnId: result.turnId, sessionKey: result.sessionKey, iteration: 0, depth: 0 }, at, {
+    status: result.status,
+    iterations: result.iterations,
+    durationMs: 0,
+    usage: result.usage,
+    ...(result.error === undefined ? {} : { error: result.error })
+  })
+
+/** The result of a turn lost with its runner: aborted, nothing saved. */
+export const aborted = (requestId: string, sessionKey: string): TurnResult => unrun(`lost-${requestId}`, sessionKey, "aborted", LOST_TURN_ERROR)
 
 /**
  * The result of a turn whose commit is in the log, rebuilt from it (`turn` holds its entries only:
