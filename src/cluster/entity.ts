@@ -4,20 +4,22 @@
  * the whole cluster.
  *
  * The entity handles its requests concurrently (steering and interrupts must reach a running turn);
- * the loop serialises the turns of the session.
+ * the loop serialises the turns of the session. A `Send` request's turns follow one another as a
+ * drain of the session runner (`programs/internal/sessionRunner.ts`): its turn, then the follow-ups
+ * each turn queues, one reply each; here each turn is also made durable, fenced and recorded.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import * as Entity from "effect/cluster/Entity"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { ContentRejected, SteeringQueueFull } from "../domain/errors.ts"
-import * as Event from "../domain/Event.ts"
 import { outboundOf, type TurnResult } from "../domain/Turn.ts"
-import * as Usage from "../domain/Usage.ts"
+import * as SessionRunner from "../programs/internal/sessionRunner.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { EventBus } from "../services/EventBus.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
@@ -29,13 +31,16 @@ import * as Backlogs from "./backlogs.ts"
 import * as Claims from "./claims.ts"
 import * as Nonces from "./nonces.ts"
 import * as Fence from "./fence.ts"
-import { LOST_TURN_ERROR } from "./outcome.ts"
+import * as Outcome from "./outcome.ts"
 import * as Once from "./once.ts"
 import * as ReplyLog from "./replyLog.ts"
 import { AgentSession, type Finished, type SendProgress } from "./protocol.ts"
 import * as Resume from "./resume.ts"
 
-export { LOST_TURN_ERROR }
+export { LOST_TURN_ERROR } from "./outcome.ts"
+
+/** Hands a `Send` request's progress to its stream. */
+type Emit = (progress: SendProgress) => Effect.Effect<unknown>
 
 /** How many session events a remote observer may fall behind by before it loses some. */
 const EVENTS_CAPACITY = 1024
@@ -83,15 +88,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
        */
       const lost = (requestId: string, known?: TurnResult, from?: number) =>
         Effect.gen(function*() {
-          const at = yield* Clock.currentTimeMillis
           const result = known ?? (yield* turns.outcome(requestId, sessionKey, from)).result
-          yield* bus.publish(Event.make("TurnEnd", { turnId: result.turnId, sessionKey, iteration: 0, depth: 0 }, at, {
-            status: result.status,
-            iterations: result.iterations,
-            durationMs: 0,
-            usage: Usage.empty,
-            ...(result.error === undefined ? {} : { error: result.error })
-          }))
+          yield* bus.publish(Outcome.turnEnd(result, yield* Clock.currentTimeMillis))
           return result
         })
 
@@ -118,16 +116,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
       const refused = (requestId: string, reason: string) =>
         Effect.gen(function*() {
           yield* Effect.logWarning(`cluster: refused request ${requestId} of session ${sessionKey}: ${reason}`)
-          const at = yield* Clock.currentTimeMillis
-          const error = Auth.refusedRequest(reason)
-          const result: TurnResult = { turnId: `refused-${requestId}`, sessionKey, status: "failed", messages: [], followUps: [], iterations: 0, usage: Usage.empty, error }
-          yield* bus.publish(Event.make("TurnEnd", { turnId: result.turnId, sessionKey, iteration: 0, depth: 0 }, at, {
-            status: "failed",
-            iterations: 0,
-            durationMs: 0,
-            usage: Usage.empty,
-            error
-          }))
+          const result = Outcome.unrun(`refused-${requestId}`, sessionKey, "failed", Auth.refusedRequest(reason))
+          yield* bus.publish(Outcome.turnEnd(result, yield* Clock.currentTimeMillis))
           return result
         })
 
@@ -171,58 +161,84 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         Effect.flatMap(Clock.currentTimeMillis, (at) => backlogs.save(requestId, attempt, waiting.map(secrets.scrub), at))
 
       /**
-       * Routed turns, the first being the request's turn `index`, then the follow-ups queued during
-       * them (theirs first), one reply each; each turn's checkpoint keyed by what the request
-       * committed before it. The follow-ups waiting behind a turn are stored while it runs
-       * (`backlogs.ts`); `stored`: some are stored already.
+       * A routed turn of the request as it starts fresh, then its reply: where it starts among the
+       * request's entries (its checkpoint's key: `before`, committed by the request's earlier turns;
+       * `index` without commit records), and the follow-ups waiting behind it stored while it runs
+       * (`backlogs.ts`; `kept`: some are stored already, to be replaced or removed).
        */
-      const routed = (requestId: string, attempt: string, inputs: ReadonlyArray<string>, index: number, stored = false): Stream.Stream<SendProgress> =>
-        Stream.paginate<readonly [ReadonlyArray<string>, number, boolean], SendProgress>([inputs, index, stored], ([[input, ...backlog], turn, kept]) =>
-          Effect.gen(function*() {
-            const before = turn === 0 ? 0 : (yield* turns.entries(requestId)) ?? turn
-            // where this turn starts among the request's entries, for a runner that finds it lost
-            if (turn > 0) yield* claims.running(requestId, attempt, before)
-            if (backlog.length > 0 || kept) yield* keepWaiting(requestId, attempt, backlog)
-            const prior = yield* recorded(requestId)
-            const result = yield* routedTurn(requestId, input!, yield* resume.start(Resume.sendKey(requestId, before), requestId, sessionKey, attempt, runner))
-            const next = [...result.followUps, ...backlog]
-            const reply = yield* replied(requestId, prior, result)
-            return [[reply], next.length === 0 ? Option.none() : Option.some([next, turn + 1, backlog.length > 0] as const)] as const
-          }))
+      const freshTurn = (requestId: string, attempt: string, step: SessionRunner.Step, index: number, kept: boolean, emit: Emit) =>
+        Effect.gen(function*() {
+          const before = index === 0 ? 0 : (yield* turns.entries(requestId)) ?? index
+          // where this turn starts among the request's entries, for a runner that finds it lost
+          if (index > 0) yield* claims.running(requestId, attempt, before)
+          if (step.waiting.length > 0 || kept) yield* keepWaiting(requestId, attempt, step.waiting.map((message) => message.text))
+          const prior = yield* recorded(requestId)
+          const result = yield* routedTurn(requestId, step.message.text, yield* resume.start(Resume.sendKey(requestId, before), requestId, sessionKey, attempt, runner))
+          yield* emit(yield* replied(requestId, prior, result))
+          return result
+        })
+
+      /**
+       * A `Send` request's turns, one reply each: a drain of its own (`sessionRunner.ts`) — its turn,
+       * then the follow-ups each turn queues and those waiting behind it. `first` runs and replies to
+       * the first turn itself when it is not fresh (resumed, or lost with its runner); `waiting`: the
+       * follow-ups a runner that stopped stored behind it; `offset`: the request's turns before the first.
+       */
+      const routed = (
+        requestId: string,
+        attempt: string,
+        content: string,
+        resumed: { readonly first: (emit: Emit) => Effect.Effect<TurnResult>; readonly waiting: ReadonlyArray<string>; readonly offset: number } | undefined
+      ): Stream.Stream<SendProgress> =>
+        Stream.callback<SendProgress>((queue) => {
+          const line = SessionRunner.makeLine()
+          const first = line.offer({ text: content })!
+          for (const text of resumed?.waiting ?? []) line.offer({ text })
+          let kept = (resumed?.waiting.length ?? 0) > 0
+          const emit: Emit = (progress) => Queue.offer(queue, progress)
+          const each = (step: SessionRunner.Step) =>
+            step.index === 0 && resumed !== undefined
+              ? resumed.first(emit)
+              : Effect.tap(freshTurn(requestId, attempt, step, (resumed?.offset ?? 0) + step.index, kept, emit), () =>
+                Effect.sync(() => {
+                  kept = step.waiting.length > 0
+                }))
+          return Effect.andThen(SessionRunner.drain(first, line, each), Queue.end(queue))
+        })
 
       /**
        * A routed turn lost with its runner: the store tells its outcome, from the entries the request
        * had committed before it (`from`: those are its earlier turns', already answered).
        */
-      const lostReply = (requestId: string, from: number): Stream.Stream<SendProgress> =>
-        Stream.fromEffect(Effect.map(lost(requestId, undefined, from), (result) => ({ _tag: "Replied", outbound: outboundOf(result), lost: true } as const)))
+      const lostReply = (requestId: string, from: number) => (emit: Emit) =>
+        Effect.tap(lost(requestId, undefined, from), (result) => emit({ _tag: "Replied", outbound: outboundOf(result), lost: true }))
 
       /**
        * A `Send` request a runner started and did not finish: its latest turn resumes from its
        * checkpoint unless the log has its commit, then the follow-ups it queues run; otherwise the
-       * store tells the outcome.
+       * store tells the outcome. The follow-ups that waited behind it run after it.
        */
       const resumeRouted = (requestId: string, content: string, claimed: Claims.Claimed): Stream.Stream<SendProgress> =>
         Stream.unwrap(Effect.gen(function*() {
-          // the follow-ups that waited behind the turn that was running: they run after it
           const waiting = yield* backlogs.load(requestId)
-          const thenWaiting = (replies: Stream.Stream<SendProgress>) =>
-            waiting.length === 0 ? replies : Stream.concat(replies, routed(requestId, claimed.attempt, waiting, 1, true))
+          const after = (first: (emit: Emit) => Effect.Effect<TurnResult>, offset = 0) => routed(requestId, claimed.attempt, content, { first, waiting, offset })
           const latest = yield* resume.latestSend(requestId)
           // no checkpoint: where the running turn started is in the request's claim
-          if (Option.isNone(latest)) return thenWaiting(lostReply(requestId, yield* claims.runningFrom(requestId)))
+          if (Option.isNone(latest)) return after(lostReply(requestId, yield* claims.runningFrom(requestId)))
           const { key, before } = latest.value
           const committed = yield* turns.entries(requestId)
           // the turn committed just before its runner died: not run again
-          if (committed !== undefined && committed > before) return thenWaiting(Stream.unwrap(Effect.as(resume.forget(key), lostReply(requestId, before))))
+          if (committed !== undefined && committed > before) return yield* Effect.as(resume.forget(key), after(lostReply(requestId, before)))
           const durable = yield* resume.prepare(requestId, sessionKey, claimed, runner, key)
-          if (durable === undefined) return thenWaiting(lostReply(requestId, before))
+          if (durable === undefined) return after(lostReply(requestId, before))
           // the input is in the checkpoint: the content only fills the argument
-          const prior = yield* recorded(requestId)
-          const result = yield* routedTurn(requestId, content, durable)
-          const first = Stream.make(yield* replied(requestId, prior, result, durable))
-          const next = [...result.followUps, ...waiting]
-          return next.length === 0 ? first : Stream.concat(first, routed(requestId, claimed.attempt, next, before + 1, waiting.length > 0))
+          return after((emit) =>
+            Effect.gen(function*() {
+              const prior = yield* recorded(requestId)
+              const result = yield* routedTurn(requestId, content, durable)
+              yield* emit(yield* replied(requestId, prior, result, durable))
+              return result
+            }), before)
         }))
 
       return AgentSession.of({
@@ -261,7 +277,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
             }
             /** After `Accepted` was acknowledged: the routed turns, or, if a runner started them before, the rest of them (`resume.ts`). */
             const claimed = routings.once(requestId, Stream.unwrap(Effect.map(claim(requestId), (claim): Stream.Stream<SendProgress, SteeringQueueFull> =>
-              claim.fresh ? routed(requestId, claim.attempt, [request.payload.content], 0) : resumeRouted(requestId, request.payload.content, claim))))
+              claim.fresh ? routed(requestId, claim.attempt, request.payload.content, undefined) : resumeRouted(requestId, request.payload.content, claim))))
             const previous = request.lastSentChunkValue as Option.Option<SendProgress>
             if (Option.isSome(previous)) {
               // delivered again: replay a steering answer; otherwise its turns ran, or never started
