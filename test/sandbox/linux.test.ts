@@ -97,6 +97,24 @@ describe.skipIf(!bwrapRuns)(suiteName("the Linux sandbox (bubblewrap)"), () => {
         expect(tmp.text).toBe("exit code: 0\n/tmp\nyes\nok\n")
       })))
 
+  it.live("keeps the PATH directories that live under the host's /tmp in sight, read-only", () =>
+    withSandbox({}, (sandbox, { workspace }) =>
+      Effect.gen(function*() {
+        // a Node or a checkout under /tmp (as a CI clone may be) must not vanish behind the private /tmp
+        const bin = fs.mkdtempSync("/tmp/agent-loop-sandbox-bin-")
+        fs.writeFileSync(path.join(bin, "hello-from-tmp"), "#!/bin/sh\necho hello from tmp\n", { mode: 0o755 })
+        const saved = process.env["PATH"]
+        process.env["PATH"] = `${bin}:${saved ?? "/usr/bin:/bin"}`
+        const result = yield* execIn(sandbox, workspace, { command: `hello-from-tmp && echo x > ${bin}/written` }).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            process.env["PATH"] = saved
+            fs.rmSync(bin, { recursive: true, force: true })
+          }))
+        )
+        expect(result.text).toContain("hello from tmp\n")
+        expect(result.text).toContain("Read-only file system")
+      })))
+
   it.effect("kills the whole confined process tree on a timeout", () =>
     withSandbox({}, (sandbox, { workspace }) =>
       Effect.gen(function*() {

@@ -53,6 +53,24 @@ describe("the sandbox's policy", () => {
     expect(policy.cwd).toBe("/wt/src")
   })
 
+  it("binds back, read-only, the PATH directories and programs under the /tmp and /run it replaces", () => {
+    const policy = SandboxPolicy.compile(input({
+      hostEnv: { PATH: "/tmp/ci/node_modules/.bin:/tmp/gone:/usr/bin:/run/user/1/bin:/tmp/ci/ws/bin" },
+      programs: ["/tmp/ci/node_modules/node/bin/node"],
+      workspace: "/tmp/ci/ws",
+      cwd: "/tmp/ci/ws",
+      kindOf: files(["/", "/tmp", "/tmp/ci", "/tmp/ci/ws", "/tmp/ci/ws/bin", "/tmp/ci/node_modules/.bin", "/run/user/1/bin", "/usr/bin"], [
+        "/tmp/ci/node_modules/node/bin/node"
+      ])
+    }))
+    // a missing directory is left out, and one inside the workspace is bound writable already
+    expect(policy.visible).toEqual(["/tmp/ci/node_modules/.bin", "/run/user/1/bin", "/tmp/ci/node_modules/node/bin/node"])
+    const args = SandboxPolicy.bwrapArgs(policy, { tmpDir: "/host/tmp/s", emptyDir: "/host/empty" }, "sh", [])
+    const at = (flag: string, path: string) => args.findIndex((a, i) => a === flag && args[i + 1] === path)
+    expect(at("--ro-bind", "/tmp/ci/node_modules/.bin")).toBeGreaterThan(at("--bind", "/host/tmp/s"))
+    expect(at("--ro-bind", "/run/user/1/bin")).toBeGreaterThan(args.indexOf("/run"))
+  })
+
   it("holds git's hooks directory before it exists, with an empty read-only placeholder", () => {
     const policy = SandboxPolicy.compile(input({ kindOf: files(["/", "/w", "/w/.git"], ["/w/.git/config"]) }))
     expect(policy.placeholders).toEqual(["/w/.git/hooks"])

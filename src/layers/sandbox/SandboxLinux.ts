@@ -171,6 +171,7 @@ export const make = (options: LinuxOptions = {}): Effect.Effect<SandboxShape, ne
           hostEnv: process.env,
           env: request.env ?? {},
           isSecret: (name, value) => isSecretEnv(name, value, secrets),
+          programs: [node],
           ...(request.pass === undefined ? {} : { pass: request.pass })
         })
         if (allowedHosts.length > 0) yield* proxy

@@ -63,6 +63,11 @@ export interface PolicyInput {
   readonly isSecret: (name: string, value: string) => boolean
   /** Names of `env` kept even when they look secret (`SandboxRequest.pass`). */
   readonly pass?: ReadonlyArray<string>
+  /**
+   * Programs the sandbox itself runs inside (the bridge's Node): kept visible, read-only, when they
+   * sit where the sandbox lays its own directories (`/tmp`, `/run`).
+   */
+  readonly programs?: ReadonlyArray<string>
 }
 
 /** A compiled policy. */
@@ -84,6 +89,12 @@ export interface Policy {
   readonly pinned: ReadonlyArray<string>
   /** Unreadable paths that exist, directories and files apart (they are covered differently). */
   readonly hidden: ReadonlyArray<{ readonly path: string; readonly kind: "dir" | "file" }>
+  /**
+   * Host paths under the sandbox's own `/tmp` and `/run` bound back, read-only: the directories of
+   * the command's `PATH` and the programs the sandbox runs there (a Node or a project checked out
+   * under `/tmp` would otherwise vanish inside).
+   */
+  readonly visible: ReadonlyArray<string>
   readonly allowedHosts: ReadonlyArray<string>
   /** The command's whole environment, proxy variables included. */
   readonly env: Readonly<Record<string, string>>
@@ -192,8 +203,28 @@ export const compile = (input: PolicyInput): Policy => {
   }
 
   const allowedHosts = input.allowedHosts ?? []
-  return { cwd: input.cwd, home, writable, readOnly, placeholders, absent, pinned, hidden, allowedHosts, env: environment(input, allowedHosts.length > 0) }
+  const env = environment(input, allowedHosts.length > 0)
+  const visible = visibleAgain(input, env["PATH"] ?? "", writable, hidden.map((h) => h.path))
+  return { cwd: input.cwd, home, writable, readOnly, placeholders, absent, pinned, hidden, visible, allowedHosts, env }
 }
+
+/** The directories the sandbox replaces with its own: what the host has there is out of sight. */
+const REPLACED = ["/tmp", "/run", "/var/run"]
+
+/**
+ * The `PATH` directories and programs that sit under `REPLACED`, to bind back read-only; never one
+ * inside a hidden or writable path (those are bound already, or must stay out of sight).
+ */
+const visibleAgain = (
+  input: PolicyInput,
+  path: string,
+  writable: ReadonlyArray<string>,
+  hidden: ReadonlyArray<string>
+): ReadonlyArray<string> =>
+  unique([...path.split(":"), ...(input.programs ?? [])].filter((p) => nodePath.isAbsolute(p)))
+    .filter((p) => REPLACED.some((root) => isWithin(root, p) && p !== root))
+    .filter((p) => !writable.some((w) => isWithin(w, p)) && !hidden.some((h) => isWithin(h, p)))
+    .filter((p) => input.kindOf(p) !== "missing")
 
 /** The command's environment: a few harmless variables, the caller's non-secret ones, the proxy's. */
 const environment = (input: PolicyInput, proxied: boolean): Record<string, string> => {
@@ -243,6 +274,7 @@ export const bwrapArgs = (policy: Policy, runtime: Runtime, command: string, arg
   ]
   if (runtime.separateVarRun === true) out.push("--tmpfs", "/var/run")
   out.push("--bind", runtime.tmpDir, "/tmp")
+  for (const path of policy.visible) out.push("--ro-bind", path, path)
   for (const path of policy.writable) out.push("--bind", path, path)
   for (const path of policy.pinned) out.push("--bind", path, path)
   for (const path of policy.readOnly) out.push("--ro-bind", path, path)
