@@ -1,6 +1,8 @@
 /**
- * `agent-loop chat`: a conversation on stdin. Follow-ups run as turns after the one that queued
- * them. Ctrl-C interrupts gracefully, twice aborts; at the prompt, twice quits.
+ * `agent-loop chat`: a conversation on stdin. Lines wait for their turn on a line of the chat's own,
+ * run by the session runner's drains (`programs/internal/sessionRunner.ts`): follow-ups run as
+ * turns right after the one that queued them, then the lines that waited. Ctrl-C interrupts
+ * gracefully, twice aborts; at the prompt, twice quits.
  *
  * On a terminal, a line typed while a turn runs steers it; when idle (or before the turn it would
  * steer has started) it starts the next turn.
@@ -21,10 +23,10 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import { checkInput } from "../domain/Config.ts"
 import type { ContentPart } from "../domain/Message.ts"
 import * as Usage from "../domain/Usage.ts"
+import * as SessionRunner from "../programs/internal/sessionRunner.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
@@ -47,13 +49,6 @@ import * as Slash from "./slashCommands.ts"
 import { exitWithin } from "./signals.ts"
 import { undoLast } from "./undo.ts"
 
-/** A queued turn: its text, and the model and tools a custom command asks for. */
-interface Queued {
-  readonly text: string
-  readonly model?: string
-  readonly tools?: ReadonlyArray<string>
-}
-
 /** Runs the chat until /exit, end of input, or Ctrl-C twice at the prompt. */
 export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.none()) =>
   Effect.gen(function*() {
@@ -73,9 +68,11 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
       // up/down recall earlier inputs, of this chat and earlier ones, from a private file
       const input = yield* LineInput.makeEditing({ prompt: screen.openPrompt, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })
       const sink = yield* attach(settings, screen.interactive ? input.ask : undefined)
-      const turns = yield* Queue.unbounded<Queued>()
+      // the lines waiting for their turn; a drain runs them, and the follow-ups each turn leaves first
+      const backlog = SessionRunner.makeLine()
+      const scope = yield* Effect.scope
+      let draining: Fiber.Fiber<void, unknown> | undefined
       const quit = yield* Deferred.make<number>()
-      let busy = false
       let inputEnded = false
       // `/model` changes it for the turns started after; `/cost` sums the turns' usage
       let model = settings.model
@@ -84,10 +81,6 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
       const dim = screen.err.dim
 
       const showPrompt = screen.interactive ? screen.prompt(screen.err.bold("> ")) : Effect.void
-      const startTurn = (text: string, command?: Omit<Queued, "text">) =>
-        Effect.andThen(Effect.sync(() => {
-          busy = true
-        }), Queue.offer(turns, { text, ...command }))
 
       /** A line with the images it mentions (see `images.ts`); one that cannot be sent is said why, and `undefined`. */
       const inputOf = (text: string, turnModel: string) =>
@@ -103,27 +96,35 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
         }).pipe(Effect.catch((error) => Effect.as(screen.line(screen.err.red(`✗ ${clean(error.message)}`)), undefined)))
 
       /** With nothing more to run: idle, and the prompt again (or the end, once input has ended). */
-      const idleIfDone = Effect.gen(function*() {
-        if ((yield* Queue.size(turns)) > 0) return
-        busy = false
-        if (inputEnded) yield* Deferred.succeed(quit, ExitCode.ok)
-        else yield* showPrompt
+      const idleIfDone = Effect.suspend(() => {
+        if (backlog.busy()) return Effect.void
+        return inputEnded ? Deferred.succeed(quit, ExitCode.ok) : showPrompt
       })
 
-      const worker = Effect.forever(Effect.gen(function*() {
-        const queued = yield* Queue.take(turns)
-        const turnModel = queued.model ?? model
-        const input = yield* inputOf(queued.text, turnModel)
-        if (input !== undefined) {
-          const result = yield* loop.turn(key, input, { model: turnModel, ...(queued.tools === undefined ? {} : { tools: queued.tools }) })
+      /** One turn of a drain: the line's images, the model and tools it asks for, its end shown; `undefined` when it cannot be sent. */
+      const turnOf = (step: SessionRunner.Step) =>
+        Effect.gen(function*() {
+          const turnModel = step.message.model ?? model
+          const input = yield* inputOf(step.message.text, turnModel)
+          if (input === undefined) return undefined
+          const result = yield* loop.turn(key, input, { model: turnModel, ...(step.message.tools === undefined ? {} : { tools: step.message.tools }) })
           spent = Usage.add(spent, result.usage)
           turnCount++
           yield* sink.flushed(result.turnId)
           if (result.error !== undefined && result.status !== "completed") yield* screen.line(screen.err.red(`✗ ${clean(result.error)}`))
-          yield* Queue.offerAll(turns, result.followUps.map((text) => ({ text })))
-        }
-        yield* idleIfDone
-      }))
+          return result
+        })
+
+      /** A line (and the model and tools a custom command asks for) for a turn: after those waiting, or now. */
+      const startTurn = (text: string, command?: Omit<SessionRunner.Queued, "text">) =>
+        Effect.suspend(() => {
+          const first = backlog.offer({ text, ...command })
+          if (first === undefined) return Effect.void
+          const run = Effect.andThen(SessionRunner.drain(first, backlog, turnOf), idleIfDone)
+          return Effect.map(Effect.forkIn(Effect.provideContext(run, services), scope), (fiber) => {
+            draining = fiber
+          })
+        })
 
       const steer = (text: string) =>
         loop.injectSteering(key, text).pipe(
@@ -138,7 +139,7 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
           })
         )
 
-      const prompt = Effect.suspend(() => busy ? Effect.void : showPrompt)
+      const prompt = Effect.suspend(() => backlog.busy() ? Effect.void : showPrompt)
       const say = (text: string) => Effect.andThen(screen.line(dim(clean(text))), prompt)
       const failed = (error: { readonly message: string }) => Effect.andThen(screen.line(screen.err.red(`✗ ${clean(error.message)}`)), prompt)
       /** What a command that needs the session to itself says while a turn runs. */
@@ -219,7 +220,7 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
           case "tools":
             return Effect.flatMap(registry.list, (tools) => say(tools.length === 0 ? "no tools are offered" : `tools: ${tools.map((t) => t.name).join(", ")}`))
           case "undo":
-            if (busy) return afterTurn(name)
+            if (backlog.busy()) return afterTurn(name)
             // a refusal is printed, and the chat goes on
             return undoLast(settings.dataDir, key).pipe(
               Effect.asVoid,
@@ -228,16 +229,16 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
               Effect.provideService(Screen, screen)
             )
           case "compact":
-            return busy ? afterTurn(name) : compact
+            return backlog.busy() ? afterTurn(name) : compact
           case "clear":
-            if (busy) return afterTurn(name)
+            if (backlog.busy()) return afterTurn(name)
             return Effect.flatMap(newSessionKey, (next) => switchTo(next, `new session ${next}; the last one stays saved: /resume ${key}`)).pipe(
               Effect.provideContext(services)
             )
           case "sessions":
             return sessions.pipe(Effect.catch(failed), Effect.provideContext(services))
           case "resume":
-            return busy ? afterTurn(name) : resume(args).pipe(Effect.catch(failed), Effect.provideContext(services))
+            return backlog.busy() ? afterTurn(name) : resume(args).pipe(Effect.catch(failed), Effect.provideContext(services))
           case "stop":
             return Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => say("(no turn is running)"))
           default: {
@@ -251,7 +252,7 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
 
       const handle = (line: string): Effect.Effect<void> => {
         const text = line.trim()
-        if (text === "") return busy ? Effect.void : showPrompt
+        if (text === "") return backlog.busy() ? Effect.void : showPrompt
         const parsed = Slash.parse(text, settings.commands)
         switch (parsed._tag) {
           case "Builtin":
@@ -278,7 +279,7 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
           yield* handle(line.value)
         }
         inputEnded = true
-        if (!busy) yield* Deferred.succeed(quit, ExitCode.ok)
+        if (!backlog.busy()) yield* Deferred.succeed(quit, ExitCode.ok)
       })
 
       // the session left last gets its workspace recorded, as `attach` does for the first
@@ -293,13 +294,12 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
       })
       yield* screen.line(dim(`agent-loop chat · session ${key} · model ${clean(settings.model)} · /help for commands`))
       yield* showPrompt
-      const working = yield* Effect.forkScoped(worker)
       yield* Effect.forkScoped(reader)
       const exitCode = yield* Deferred.await(quit)
       const active = yield* loop.activeTurn(key)
       if (active !== undefined) yield* Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => Effect.void)
-      // Once the worker is gone, the aborted turn has returned, as `flushed` requires.
-      yield* Fiber.interrupt(working)
+      // Once the drain is gone, the aborted turn has returned, as `flushed` requires; what waited is dropped.
+      if (draining !== undefined) yield* Fiber.interrupt(draining)
       if (active !== undefined) yield* sink.flushed(active.turnId)
       yield* warnDropped(sink)
       return exitCode
