@@ -59,15 +59,16 @@ describe("the sandbox's policy", () => {
       programs: ["/tmp/ci/node_modules/node/bin/node"],
       workspace: "/tmp/ci/ws",
       cwd: "/tmp/ci/ws",
-      kindOf: files(["/", "/tmp", "/tmp/ci", "/tmp/ci/ws", "/tmp/ci/ws/bin", "/tmp/ci/node_modules/.bin", "/run/user/1/bin", "/usr/bin"], [
+      kindOf: files(["/", "/tmp", "/tmp/ci", "/tmp/ci/ws", "/tmp/ci/ws/bin", "/tmp/ci/node_modules", "/tmp/ci/node_modules/.bin", "/run/user/1/bin", "/usr/bin"], [
         "/tmp/ci/node_modules/node/bin/node"
       ])
     }))
-    // a missing directory is left out, and one inside the workspace is bound writable already
-    expect(policy.visible).toEqual(["/tmp/ci/node_modules/.bin", "/run/user/1/bin", "/tmp/ci/node_modules/node/bin/node"])
+    // node_modules/.bin stands for its node_modules (its entries are links there); a missing
+    // directory is left out, and one inside the workspace is bound writable already
+    expect(policy.visible).toEqual(["/tmp/ci/node_modules", "/run/user/1/bin", "/tmp/ci/node_modules/node/bin/node"])
     const args = SandboxPolicy.bwrapArgs(policy, { tmpDir: "/host/tmp/s", emptyDir: "/host/empty" }, "sh", [])
     const at = (flag: string, path: string) => args.findIndex((a, i) => a === flag && args[i + 1] === path)
-    expect(at("--ro-bind", "/tmp/ci/node_modules/.bin")).toBeGreaterThan(at("--bind", "/host/tmp/s"))
+    expect(at("--ro-bind", "/tmp/ci/node_modules")).toBeGreaterThan(at("--bind", "/host/tmp/s"))
     expect(at("--ro-bind", "/run/user/1/bin")).toBeGreaterThan(args.indexOf("/run"))
   })
 

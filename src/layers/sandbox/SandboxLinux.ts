@@ -171,7 +171,8 @@ export const make = (options: LinuxOptions = {}): Effect.Effect<SandboxShape, ne
           hostEnv: process.env,
           env: request.env ?? {},
           isSecret: (name, value) => isSecretEnv(name, value, secrets),
-          programs: [node],
+          // the program itself, when named by its path (an MCP server's Node), with where its links lead
+          programs: [node, ...(nodePath.isAbsolute(request.command) ? [request.command, realpath(request.command)] : [])],
           ...(request.pass === undefined ? {} : { pass: request.pass })
         })
         if (allowedHosts.length > 0) yield* proxy

@@ -208,6 +208,13 @@ export const compile = (input: PolicyInput): Policy => {
   return { cwd: input.cwd, home, writable, readOnly, placeholders, absent, pinned, hidden, visible, allowedHosts, env }
 }
 
+/**
+ * A package's `node_modules/.bin` stands for the whole `node_modules`: its entries are links into
+ * it (`node`, `npm`, test runners), which would lead nowhere with the directory alone.
+ */
+const packagesOf = (dir: string): string =>
+  nodePath.basename(dir) === ".bin" && nodePath.basename(nodePath.dirname(dir)) === "node_modules" ? nodePath.dirname(dir) : dir
+
 /** The directories the sandbox replaces with its own: what the host has there is out of sight. */
 const REPLACED = ["/tmp", "/run", "/var/run"]
 
@@ -221,7 +228,7 @@ const visibleAgain = (
   writable: ReadonlyArray<string>,
   hidden: ReadonlyArray<string>
 ): ReadonlyArray<string> =>
-  unique([...path.split(":"), ...(input.programs ?? [])].filter((p) => nodePath.isAbsolute(p)))
+  unique([...path.split(":").map(packagesOf), ...(input.programs ?? [])].filter((p) => nodePath.isAbsolute(p)))
     .filter((p) => REPLACED.some((root) => isWithin(root, p) && p !== root))
     .filter((p) => !writable.some((w) => isWithin(w, p)) && !hidden.some((h) => isWithin(h, p)))
     .filter((p) => input.kindOf(p) !== "missing")
