@@ -29,7 +29,7 @@ export interface AutoOptions extends SandboxLinux.LinuxOptions, SandboxMacos.Mac
   /** Fail every command where no sandbox can run, instead of running it unconfined. Default false. */
   readonly failIfUnavailable?: boolean
   /** The platform to choose for; default this process's. */
-  readonly platform?: NodeJS.Platform
+  readonly platform?: string
 }
 
 /** Unconfined commands, with the status of the sandbox that could not run (or a refusal of each, when it must). */
