@@ -71,8 +71,11 @@ describe("the installed command keeps credentials out of /proc", () => {
     // ... and hold none of the values, in clear or redacted: they were never there
     for (const text of files) {
       for (const secret of [OPENAI_KEY, ANTHROPIC_KEY, GITHUB_TOKEN, ENV_PASSWORD, FLAG_PASSWORD]) expect(text).not.toContain(secret)
-      expect(text).not.toMatch(/OPENAI_API_KEY|ANTHROPIC_API_KEY|GITHUB_TOKEN|AGENT_LOOP_DATABASE_URL/)
     }
+    // the variables themselves are gone from both environments; the command line names one only as
+    // the value of --api-key-env
+    for (const environ of [parentEnviron, ownEnviron]) expect(environ).not.toMatch(/OPENAI_API_KEY|ANTHROPIC_API_KEY|GITHUB_TOKEN|AGENT_LOOP_DATABASE_URL/)
+    expect(parentCmdline!.replace("--api-key-env\0OPENAI_API_KEY\0", "")).not.toMatch(/OPENAI_API_KEY|ANTHROPIC_API_KEY|GITHUB_TOKEN|AGENT_LOOP_DATABASE_URL/)
     // the handover file is gone
     expect(fs.readdirSync(runtime)).toEqual([])
   }, 60_000)

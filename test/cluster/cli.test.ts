@@ -95,8 +95,10 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("agent-loop serve and run --clu
     const url = /inspector at (\S+)/.exec(serve.output())![1]!
     const page = await fetch(url, { signal: AbortSignal.timeout(10_000) })
     expect(page.status).toBe(200)
-    const cookie = page.headers.get("set-cookie")!.split(";")[0]!
-    const api = async (route: string) => (await fetch(new URL(route, url), { headers: { cookie }, signal: AbortSignal.timeout(10_000) })).json() as Promise<any>
+    // the API takes the token as a header, as the page's script sends it
+    const token = new URL(url).searchParams.get("token")!
+    const api = async (route: string) =>
+      (await fetch(new URL(route, url), { headers: { "x-agent-loop-token": token }, signal: AbortSignal.timeout(10_000) })).json() as Promise<any>
     const cluster = await api("/api/cluster")
     expect(cluster.runners).toEqual([expect.objectContaining({ address: expect.stringContaining(":"), healthy: true })])
     expect(Array.isArray(cluster.sessions)).toBe(true)

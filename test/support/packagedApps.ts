@@ -30,7 +30,9 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Stream } from "effect"
 import { Vertex } from "effect-agent-loop"
 
-const provider = await Effect.runPromise(Vertex.make({ project: "p", baseUrl: "http://127.0.0.1:9" }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+// Google's own host: the environment's credentials are sent only there, so they are looked for
+// (and their package loaded) before anything is sent
+const provider = await Effect.runPromise(Vertex.make({ project: "p" }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 const error = await Effect.runPromise(Effect.flip(Stream.runDrain(provider.stream({ model: "gemini-2.5-flash", messages: [{ role: "user", content: "hi" }], tools: [] }))))
 console.log(JSON.stringify({ tag: error._tag, message: error.message }))
 `
