@@ -50,6 +50,24 @@ describe.skipIf(!bwrapRuns)(suiteName("the Linux sandbox (bubblewrap)"), () => {
         expect(fs.readFileSync(path.join(home, ".bashrc"), "utf8")).toBe("# bashrc\n")
       })))
 
+  it.live("holds against the commands that got past the text rules: git diff --no-index writes no ~/.bashrc and reads no key", () =>
+    withSandbox({}, (sandbox, { home, workspace }) =>
+      Effect.gen(function*() {
+        fs.writeFileSync(path.join(workspace, "README.md"), "# readme\n")
+        const marker = path.join(workspace, "PWNED")
+        const write = yield* execIn(sandbox, workspace, {
+          command: `git diff --no-index --output=$HOME/.bashrc --dst-prefix='$(touch ${marker})' /dev/null README.md`
+        })
+        expect(write.text).toContain("Read-only file system")
+        expect(fs.readFileSync(path.join(home, ".bashrc"), "utf8")).toBe("# bashrc\n")
+        const read = yield* execIn(sandbox, workspace, { command: "git diff --no-index /dev/null ~/.ssh/id_rsa" })
+        expect(read.text).not.toContain(KEY)
+        // and the carriage return that hid `; touch …` from the reader: sh runs it, in the workspace only
+        const hidden = yield* execIn(sandbox, workspace, { command: "git status\r#; touch $HOME/PWNED" })
+        expect(fs.existsSync(path.join(home, "PWNED"))).toBe(false)
+        expect(hidden.text).toContain("Read-only file system")
+      })))
+
   it.live("hides the agent's environment: nothing in the sandbox's /proc holds a secret of the parent", () =>
     withSandbox({}, (sandbox, { workspace }) =>
       Effect.gen(function*() {
