@@ -35,7 +35,7 @@ const ownModelOptions = (options: TurnOptions): Result.Result<ModelOptions.Model
   return Object.keys(picked).length === 0 ? undefined : checkModelOptions(picked)
 }
 
-/** The runners of the loops built here (for tests and diagnostics, and the doors that drive a loop's sessions). */
+/** The session runners of the loops built here, for `heldSessions`. */
 const runners = new WeakMap<AgentLoopShape, SessionRunner.SessionRunner>()
 
 /** How many sessions a loop currently holds state for (for tests and diagnostics). */

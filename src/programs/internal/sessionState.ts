@@ -6,9 +6,9 @@
  * entering and leaving `Idle`.
  *
  * ```
- *  (none) ──Hold, Route──▶ Running ──the last holder leaves──▶ Idle ──Expire (idle time)──▶ Releasing ──Released──▶ (none)
- *                            ▲                                   │                              ┆
- *                            └───────────Hold, Route─────────────┘             Hold, Route wait for Released
+ *  (none) ─Hold, Route─▶ Running ─last holder leaves─▶ Idle ─Expire─▶ Releasing ─Released─▶ (none)
+ *                          ▲                              │                ┆
+ *                          └────────Hold, Route───────────┘     Hold, Route wait for Released
  * ```
  *
  * A drain is how turns follow one another: a turn, then the follow-ups it leaves (first) and the
