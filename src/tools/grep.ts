@@ -15,13 +15,13 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Glob from "effect/Glob"
 import * as Schema from "effect/Schema"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { kindOfPath, notRegular, openDirectory } from "./confined.ts"
+import { fileMatcher } from "./globMatch.ts"
 import { requiredLiterals, ripgrepPattern } from "./grepPattern.ts"
 import { searchTree, type SearchOutcome } from "./grepSearch.ts"
 import { SKIPPED_DIRECTORIES } from "./listDir.ts"
@@ -120,10 +120,7 @@ export const makeGrep = (options: GrepOptions = {}) => {
                 "Patterns use JavaScript RegExp syntax; escape special characters such as ( [ { . * + ? with \\"
             })
         })
-        const filter = glob === undefined ? undefined : Glob.make(glob, { dot: true })
-        const include = filter === undefined
-          ? undefined
-          : (relative: string, name: string) => Glob.match(filter, glob!.includes("/") ? relative : name)
+        const include = glob === undefined ? undefined : fileMatcher(glob)
 
         const start = yield* workspace.resolve(input)
         yield* guardPathRules(workspace, "grep", input, start)

@@ -13,7 +13,6 @@
  * pattern matching wherever JavaScript's does (more is only slower). Should ripgrep refuse the
  * search, it runs again built in.
  */
-import * as nodePath from "node:path"
 import { type RipgrepRun, ripgrepMatching, RipgrepUnusable } from "./ripgrep.ts"
 import type { FileResult, SearchPool } from "./searchWorkers.ts"
 import { ancestorIgnoreFiles, closeWalkedDirectories, type DirHandle, openWalkedDirectory, release, walk, type WalkItem } from "./walk.ts"
@@ -56,9 +55,9 @@ export interface RunningSearch {
 /** Files per batch for the threads: enough to keep them busy, few enough to stop soon after the cap. */
 const THREAD_BATCH = 48
 /** ripgrep batches grow to this many files; the first ones are small, for broad patterns. */
-const RG_BATCHES = [64, 256, 1024, 4096] as const
+const RG_BATCHES = [64, 512, 4096, 16384] as const
 /** ripgrep's argument list stays under this many bytes (Linux allows 2 MiB in all). */
-const RG_ARGUMENT_BYTES = 512 * 1024
+const RG_ARGUMENT_BYTES = 1024 * 1024
 /** ripgrep runs at once. */
 const RG_PARALLEL = 2
 
@@ -115,7 +114,7 @@ export const searchTree = (search: TreeSearch): RunningSearch => {
     for (let i = 0; i < files.length; i++) {
       const dir = dirOf(files[i]!)
       if (dir === undefined) continue
-      requests.push({ path: nodePath.join(dir.via, files[i]!.name), direct: false })
+      requests.push({ path: `${dir.via}/${files[i]!.name}`, direct: false })
       names.push(files[i]!.relative)
       positions.push(i)
     }
@@ -169,11 +168,21 @@ export const searchTree = (search: TreeSearch): RunningSearch => {
     const outcome = { matches: [] as Array<string>, capped: false, binary: 0, asked: 0 }
     const keep = take(outcome)
     const walker = newWalker()
-    const inflight: Array<{ readonly items: ReadonlyArray<WalkItem>; readonly run: RipgrepRun | undefined }> = []
+    const inflight: Array<{ readonly items: ReadonlyArray<WalkItem>; readonly files: number; readonly run: RipgrepRun | undefined }> = []
     let walked = false
     let batches = 0
+    // what ripgrep's answers so far say of the files still to come, so a search that has enough
+    // candidates for the cap starts no more runs (they would only take the processors from reading)
+    let answeredFiles = 0
+    let candidates = 0
+    let unread = 0
+    const enough = () => {
+      if (answeredFiles === 0) return false
+      const expected = unread + inflight.reduce((sum, batch) => sum + batch.files, 0) * (candidates / answeredFiles)
+      return expected > maxMatches - outcome.matches.length
+    }
     const fill = () => {
-      while (!walked && inflight.length < RG_PARALLEL) {
+      while (!walked && inflight.length < RG_PARALLEL && !enough()) {
         const size = RG_BATCHES[Math.min(batches++, RG_BATCHES.length - 1)]!
         const items: Array<WalkItem> = []
         const files: Array<string> = []
@@ -199,7 +208,7 @@ export const searchTree = (search: TreeSearch): RunningSearch => {
           running.add(run)
           void run.matching.then(() => running.delete(run), () => running.delete(run))
         }
-        inflight.push({ items, run })
+        inflight.push({ items, files: files.length, run })
       }
     }
     const dirOf = (file: FileItem) => {
@@ -211,6 +220,9 @@ export const searchTree = (search: TreeSearch): RunningSearch => {
       const batch = inflight.shift()!
       const matching = batch.run === undefined ? new Set<string>() : await batch.run.matching
       checkStopped()
+      answeredFiles += batch.files
+      candidates += matching.size
+      unread += matching.size
       fill()
       // the files ripgrep named, and the ask marks, in walk order
       const kept = batch.items.filter((item) => item._tag === "Asked" || matching.has(item.relative))
@@ -228,8 +240,11 @@ export const searchTree = (search: TreeSearch): RunningSearch => {
         const results = await chunk.results
         checkStopped()
         dispatch()
+        unread -= results.length
         if (keep(chunk.items, results)) return { ...outcome, engine: "ripgrep" }
       }
+      // fewer matches than expected: more runs
+      fill()
     }
     return { ...outcome, engine: "ripgrep" }
   }
@@ -239,6 +254,8 @@ export const searchTree = (search: TreeSearch): RunningSearch => {
     running.clear()
   }
 
+  // a thread takes tens of milliseconds to start: it starts while the walk and ripgrep do
+  pool.warm()
   const outcome = (async () => {
     if (search.ripgrep === undefined) return builtin()
     try {

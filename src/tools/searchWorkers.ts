@@ -52,6 +52,8 @@ export interface SearchPool {
     names: ReadonlyArray<string>,
     limit: number
   ) => Promise<ReadonlyArray<FileResult>>
+  /** Starts a thread now, if none is running, so that it is ready when the first files are. */
+  readonly warm: () => void
   /** The name of a file some thread has not finished since the previous call, if any. */
   readonly stalled: () => string | undefined
   /** Terminates the threads; pending searches fail. */
@@ -236,6 +238,9 @@ export const makeSearchPool = (settings: SearchSettings, size: number): SearchPo
         thread.queued += files.length
         thread.worker.postMessage({ id, files: files.map((file) => [file.path, file.direct]), limit })
       }),
+    warm: () => {
+      if (!closed && threads.length === 0) start()
+    },
     stalled: () => {
       for (const thread of threads) {
         if (thread.queue.length === 0) {

@@ -179,10 +179,10 @@ export const walk = (options: WalkOptions): Walker => {
   }
 
   const openChild = (parent: DirHandle, name: string, relative: string): DirHandle | undefined => {
-    const absolute = nodePath.join(parent.absolute, name)
+    const absolute = `${parent.absolute}/${name}`
     try {
       if (DESCRIPTOR_PATHS) {
-        const fd = fs.openSync(nodePath.join(parent.via, name), DIRECTORY_FLAGS)
+        const fd = fs.openSync(`${parent.via}/${name}`, DIRECTORY_FLAGS)
         const dir: DirHandle = { fd, via: `/proc/self/fd/${fd}`, absolute, relative, refs: 1 }
         open.add(dir)
         return dir
@@ -221,7 +221,7 @@ export const walk = (options: WalkOptions): Walker => {
         if (isIgnored(frame.chain, relative, name, isDirectory)) continue
         if (!isDirectory && include !== undefined && !include(relative, name)) continue
         if (workspace.pathRule !== undefined) {
-          const rule = ruleOf(nodePath.join(frame.dir.absolute, name))
+          const rule = ruleOf(`${frame.dir.absolute}/${name}`)
           if (rule !== undefined) {
             if (rule._tag === "Ask") items.push({ _tag: "Asked" })
             continue
@@ -276,10 +276,10 @@ export const openWalkedDirectory = (
     const parent = openWalkedDirectory(start, startRelative, cut === -1 ? "" : relative.slice(0, cut), cache)
     if (parent === undefined) return undefined
     const name = cut === -1 ? relative : relative.slice(cut + 1)
-    const absolute = nodePath.join(parent.absolute, name)
+    const absolute = `${parent.absolute}/${name}`
     try {
       if (DESCRIPTOR_PATHS) {
-        const fd = fs.openSync(nodePath.join(parent.via, name), DIRECTORY_FLAGS)
+        const fd = fs.openSync(`${parent.via}/${name}`, DIRECTORY_FLAGS)
         dir = { fd, via: `/proc/self/fd/${fd}`, absolute, relative, refs: 1 }
       } else {
         if (!fs.lstatSync(absolute).isDirectory()) return undefined
