@@ -180,26 +180,27 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
 
       /**
        * A `Send` request's turns, one reply each: a drain of its own (`sessionRunner.ts`) — its turn,
-       * then the follow-ups each turn queues and those waiting behind it. `first` runs and replies to
-       * the first turn itself when it is not fresh (resumed, or lost with its runner); `waiting`: the
-       * follow-ups a runner that stopped stored behind it; `offset`: the request's turns before the first.
+       * then the follow-ups each turn queues and those waiting behind it. When the request is taken
+       * over from a runner that stopped (`resuming`), `first` runs and replies to its first turn (resumed,
+       * or lost with that runner), `waiting` are the follow-ups it stored behind that turn, and `offset`
+       * counts the request's turns before it.
        */
       const routed = (
         requestId: string,
         attempt: string,
         content: string,
-        resumed: { readonly first: (emit: Emit) => Effect.Effect<TurnResult>; readonly waiting: ReadonlyArray<string>; readonly offset: number } | undefined
+        resuming: { readonly first: (emit: Emit) => Effect.Effect<TurnResult>; readonly waiting: ReadonlyArray<string>; readonly offset: number } | undefined
       ): Stream.Stream<SendProgress> =>
         Stream.callback<SendProgress>((queue) => {
           const line = SessionRunner.makeLine()
           const first = line.offer({ text: content })!
-          for (const text of resumed?.waiting ?? []) line.offer({ text })
-          let kept = (resumed?.waiting.length ?? 0) > 0
+          for (const text of resuming?.waiting ?? []) line.offer({ text })
+          let kept = (resuming?.waiting.length ?? 0) > 0
           const emit: Emit = (progress) => Queue.offer(queue, progress)
           const each = (step: SessionRunner.Step) =>
-            step.index === 0 && resumed !== undefined
-              ? resumed.first(emit)
-              : Effect.tap(freshTurn(requestId, attempt, step, (resumed?.offset ?? 0) + step.index, kept, emit), () =>
+            step.index === 0 && resuming !== undefined
+              ? resuming.first(emit)
+              : Effect.tap(freshTurn(requestId, attempt, step, (resuming?.offset ?? 0) + step.index, kept, emit), () =>
                 Effect.sync(() => {
                   kept = step.waiting.length > 0
                 }))
