@@ -6,6 +6,7 @@
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { execFileSync } from "node:child_process"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { builtinTools, glob, makeGlob, type PathRule, WorkspaceLive } from "effect-agent-loop"
@@ -107,6 +108,56 @@ describe("glob", () => {
         expect(yield* failure(glob, { pattern: "*", path: "notes/private.md" })).toContain("denied")
       }).pipe(Effect.provide(WorkspaceLive.layer(root, { pathRule }).pipe(Layer.provideMerge(NodeServices.layer))))
     })))
+
+  it.effect("leaves out exactly what git leaves out, for .gitignore files of every shape", () =>
+    withWorkspace(({ root }) =>
+      Effect.gen(function*() {
+        const ignores: Record<string, string> = {
+          ".gitignore": [
+            "# a comment",
+            "*.log",
+            "!important.log",
+            "/root-only.txt",
+            "build/",
+            "docs/*.tmp",
+            "deep/**/gen",
+            "star/**",
+            "!star/keep.txt",
+            "\\#hash.txt",
+            "\\!bang.txt",
+            "spaced.txt   ",
+            "escaped\\ ",
+            "[abc]x.txt",
+            "q?.md",
+            "crlf.txt\r",
+            "a**b.txt",
+            "*.{js,ts}",
+            ""
+          ].join("\n"),
+          "sub/.gitignore": "!*.log\nlocal/\n/anchored.txt\n",
+          "sub/inner/.gitignore": "*.log\n"
+        }
+        const files = [
+          "x.log", "important.log", "root-only.txt", "sub/root-only.txt", "build/a.txt", "src/build/b.txt", "build.txt",
+          "docs/a.tmp", "docs/nested/b.tmp", "deep/gen", "deep/one/two/gen", "deep/one/gen/inside.txt", "star/a.txt",
+          "star/keep.txt", "star", "#hash.txt", "!bang.txt", "spaced.txt", "escaped ", "ax.txt", "dx.txt", "q1.md",
+          "q12.md", "crlf.txt", "ab.txt", "aXYb.txt", "file.{js,ts}", "file.js", "sub/x.log", "sub/inner/y.log",
+          "sub/local/z.txt", "sub/anchored.txt", "sub/deeper/anchored.txt", ".hidden/h.txt"
+        ]
+        for (const [file, content] of Object.entries(ignores)) write(root, file, content)
+        for (const file of files) {
+          if (file === "star") continue
+          write(root, file, "")
+        }
+        execFileSync("git", ["init", "-q"], { cwd: root })
+        const byGit = execFileSync("git", ["ls-files", "--others", "--exclude-per-directory=.gitignore", "-z"], { cwd: root, encoding: "utf8" })
+          .split("\0").filter(Boolean).sort()
+        const ours = (yield* text(makeGlob({ maxResults: 1000 }), { pattern: "**" })).split("\n").sort()
+        expect(ours).toEqual(byGit)
+        expect(ours).toContain("important.log")
+        expect(ours).not.toContain("x.log")
+      })
+    ))
 
   it("is a read-only built-in tool, on by default", () => {
     const tool = builtinTools().find((t) => t.name === "glob")
