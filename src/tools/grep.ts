@@ -22,7 +22,7 @@ import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { kindOfPath, notRegular, openDirectory } from "./confined.ts"
 import { fileMatcher } from "./globMatch.ts"
-import { requiredLiterals, ripgrepPattern } from "./grepPattern.ts"
+import { requiredLiterals, ripgrepPattern, scansWholeText } from "./grepPattern.ts"
 import { searchTree, type SearchOutcome } from "./grepSearch.ts"
 import { SKIPPED_DIRECTORIES } from "./listDir.ts"
 import { guardPathRules } from "./pathRules.ts"
@@ -129,7 +129,14 @@ export const makeGrep = (options: GrepOptions = {}) => {
 
         const pool: SearchPool = yield* Effect.acquireRelease(
           Effect.sync(() =>
-            makeSearchPool({ source: pattern, flags, maxLineLength, maxFileBytes, literals: requiredLiterals(pattern, ignore_case) }, threads)
+            makeSearchPool({
+              source: pattern,
+              flags,
+              maxLineLength,
+              maxFileBytes,
+              literals: requiredLiterals(pattern, ignore_case),
+              scan: scansWholeText(pattern)
+            }, threads)
           ),
           (pool) => Effect.promise(() => pool.close())
         )

@@ -38,7 +38,7 @@ type Atom =
   | { readonly _tag: "Group"; readonly alternation: Alternation }
   | { readonly _tag: "Assert"; readonly kind: "^" | "$" | "b" | "B" }
   /** Understood, but not ripgrep's: lookaround, backreferences. Breaks literals, blocks ripgrep. */
-  | { readonly _tag: "Opaque" }
+  | { readonly _tag: "Opaque"; readonly lookaround: boolean }
 
 const DIGIT = [0x30, 0x39]
 const WORD = [0x30, 0x39, 0x41, 0x5a, 0x5f, 0x5f, 0x61, 0x7a]
@@ -182,7 +182,7 @@ class Parser {
     }
     const alternation = this.alternation()
     if (this.source[this.i++] !== ")") fail()
-    return opaque ? { _tag: "Opaque" } : { _tag: "Group", alternation }
+    return opaque ? { _tag: "Opaque", lookaround: true } : { _tag: "Group", alternation }
   }
 
   /** The character of an escape that stands for one, inside or outside a class; `undefined` otherwise. */
@@ -229,13 +229,13 @@ class Parser {
     if (/[1-9]/.test(c)) {
       // a backreference (or, without that many groups, an octal escape): read past its digits
       while (/[0-9]/.test(this.peek() ?? "")) this.i++
-      return { _tag: "Opaque" }
+      return { _tag: "Opaque", lookaround: false }
     }
     if (c === "k") {
       const name = /^<([A-Za-z_$][\w$]*)>/.exec(this.source.slice(this.i))
       if (name === null) fail()
       this.i += name![0].length
-      return { _tag: "Opaque" }
+      return { _tag: "Opaque", lookaround: false }
     }
     const code = this.characterEscape(c)
     return code === undefined ? fail() : this.char(code)
@@ -485,4 +485,22 @@ export const requiredLiterals = (source: string, ignoreCase: boolean): Literals 
   if (literals.some((text) => text === "" || /[\uFFFD\uFEFF]/.test(text))) return undefined
   if (ignoreCase && literals.some((text) => [...text].some((c) => c.charCodeAt(0) >= 0x80 && !uncased(c.charCodeAt(0))))) return undefined
   return literals
+}
+
+const hasLookaround = (alternation: Alternation): boolean =>
+  alternation.some((sequence) =>
+    sequence.some(({ atom }) =>
+      atom._tag === "Opaque" ? atom.lookaround : atom._tag === "Group" ? hasLookaround(atom.alternation) : false
+    )
+  )
+
+/**
+ * Whether lines matching `source` can be found by running it, with the `m` flag, over a whole
+ * text: every match on a line is then a match in the text too (`^` and `$` hold at line ends,
+ * `\b` sees the same non-word character beyond them), so the lines where the text's matches start
+ * are the only ones to try. Not with lookaround, which could look past a line's end.
+ */
+export const scansWholeText = (source: string): boolean => {
+  const parsed = parse(source)
+  return parsed !== undefined && !hasLookaround(parsed)
 }

@@ -25,6 +25,8 @@ export interface SearchSettings {
   readonly maxFileBytes: number
   /** Texts one of which every match contains (`requiredLiterals`), or `undefined`. */
   readonly literals: ReadonlyArray<string> | undefined
+  /** Whether the pattern may be run over whole texts to find the lines to try (`scansWholeText`). */
+  readonly scan: boolean
 }
 
 /** What searching one file gave. */
@@ -64,8 +66,10 @@ export interface SearchPool {
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads")
 const fs = require("node:fs")
-const { source, flags, maxLineLength, maxFileBytes, literals, progress, sniffBytes } = workerData
+const { source, flags, maxLineLength, maxFileBytes, literals, scan, progress, sniffBytes } = workerData
 const regex = new RegExp(source, flags)
+// over a whole text: where its matches start are the only lines worth trying
+const scanner = scan ? new RegExp(source, flags + "gm") : undefined
 const done = new Int32Array(progress)
 const OPEN = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK
 const ignoreCase = flags.includes("i")
@@ -74,8 +78,6 @@ const escape = (text) => text.replace(/[\\\\^$.*+?()[\\]{}|\\/-]/g, "\\\\$&")
 const folded = literals !== undefined && ignoreCase
   ? new RegExp(literals.map((text) => escape(Buffer.from(text, "utf8").toString("latin1"))).join("|"), "i")
   : undefined
-// one text every matching line holds: only lines holding it are tried
-const jump = literals !== undefined && literals.length === 1 && !ignoreCase ? literals[0] : undefined
 const decoder = new TextDecoder()
 let buffer = Buffer.allocUnsafe(1 << 20)
 
@@ -87,19 +89,21 @@ const lineAt = (text, start, end) =>
 /** The matching lines of text (a binary file: whether any matches). */
 const matchLines = (text, binary, limit) => {
   const found = []
-  if (jump !== undefined) {
+  if (scanner !== undefined) {
     let line = 0
     let lineStart = 0
-    let from = 0
+    scanner.lastIndex = 0
     for (;;) {
-      const at = text.indexOf(jump, from)
-      if (at === -1) break
+      const match = scanner.exec(text)
+      if (match === null) break
       let lf = text.indexOf("\\n", lineStart)
-      while (lf !== -1 && lf < at) {
+      while (lf !== -1 && lf < match.index) {
         line++
         lineStart = lf + 1
         lf = text.indexOf("\\n", lineStart)
       }
+      // a match at the very end of a text ending in LF is on no line
+      if (lineStart >= text.length) break
       const end = lf === -1 ? text.length : lf
       const s = lineAt(text, lineStart, end)
       if (regex.test(s)) {
@@ -108,7 +112,7 @@ const matchLines = (text, binary, limit) => {
         if (found.length >= limit) break
       }
       if (lf === -1) break
-      from = lf + 1
+      scanner.lastIndex = lf + 1
     }
     return binary ? false : found
   }

@@ -294,6 +294,36 @@ describe.skipIf(RG === undefined || !nodeFs.existsSync("/proc/self"))("grep with
     ))
 })
 
+describe("the lines grep shows", () => {
+  it.effect("are the file's lines, split at LF (a CR before it dropped), that the JavaScript pattern matches", () =>
+    inWorkspace(({ outside, root }) =>
+      Effect.gen(function*() {
+        fixture(root, outside)
+        write(root, "mixed.txt", "alpha 123\r\n\r\nbeta\u2028gamma 45\nlast line no newline")
+        const tool = makeGrep({ ripgrep: false, maxMatches: 1000, maxLineLength: 100_000 })
+        const files = ["a.txt", "crlf.txt", "latin1.txt", "bom.txt", "astral.txt", "empty.txt", "newline.txt", "many.txt", "mixed.txt", "long.txt"]
+        const patterns = [
+          ...CASES.map((args) => args["pattern"] as string),
+          "^", "$", "^\\s*$", "\\d+$", "\\w+ \\w+$", "(?=\\d)\\d{2}", "(?<!\\w)\\d", "a|$", "(\\w)\\1", "\\r", "gamma"
+        ]
+        for (const file of files) {
+          const lines = new TextDecoder().decode(nodeFs.readFileSync(nodePath.join(root, file))).split(/\r?\n/)
+          if (lines[lines.length - 1] === "") lines.pop()
+          for (const pattern of patterns) {
+            for (const flags of ["", "i"]) {
+              const regex = new RegExp(pattern, flags)
+              const expected = lines.flatMap((line, i) => (regex.test(line) ? [`${file}:${i + 1}: ${line}`] : []))
+              const shown = yield* text(tool, { pattern, path: file, ignore_case: flags === "i" })
+              expect(shown, `/${pattern}/${flags} in ${file}`).toBe(
+                expected.length === 0 ? `No matches for /${pattern}/ in "${file}"` : expected.join("\n")
+              )
+            }
+          }
+        }
+      })
+    ), 120_000)
+})
+
 describe("the patterns ripgrep is given", () => {
   it("translates what means the same, widening where the engines see text differently; refuses the rest", () => {
     expect(ripgrepPattern("foo\\.bar", false)).toBe("foo\\x{2E}bar")
