@@ -13,7 +13,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { HooksConfig, type HooksSource } from "../layers/claudeHooks/config.ts"
-import { problemOf, readConfined, textOf } from "../layers/readConfined.ts"
+import { problemOf, readConfined, textOf } from "../layers/internal/readConfined.ts"
 import { MAX_SETTINGS_BYTES, type PermissionLists } from "./settingsFile.ts"
 
 /** What was taken from one file. */

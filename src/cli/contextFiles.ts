@@ -16,7 +16,7 @@ import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
-import { readConfined, textOf } from "../layers/readConfined.ts"
+import { readConfined, textOf } from "../layers/internal/readConfined.ts"
 import { configDir } from "./settingsFile.ts"
 
 /** The most bytes kept of one context file; the rest is cut with a note saying how much. */

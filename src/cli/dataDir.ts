@@ -14,7 +14,7 @@ import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import { xdgBase } from "../layers/fileHooks/discover.ts"
-import { readConfined, textOf } from "../layers/readConfined.ts"
+import { readConfined, textOf } from "../layers/internal/readConfined.ts"
 
 /** The data directory for an environment. */
 export const dataDir = (env: NodeJS.ProcessEnv = process.env): string => {

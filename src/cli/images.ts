@@ -15,7 +15,7 @@ import * as FileSystem from "effect/FileSystem"
 import * as Base64 from "effect/encoding/Base64"
 import * as Message from "../domain/Message.ts"
 import { trimEndWhile } from "../domain/text.ts"
-import { problemOf, readConfined } from "../layers/readConfined.ts"
+import { problemOf, readConfined } from "../layers/internal/readConfined.ts"
 import type { PathRule } from "../services/Workspace.ts"
 import { fail } from "./failure.ts"
 

@@ -8,7 +8,7 @@ import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Result from "effect/Result"
-import { readConfined, textOf } from "../layers/readConfined.ts"
+import { readConfined, textOf } from "../layers/internal/readConfined.ts"
 import { configDir } from "./settingsFile.ts"
 
 /** A file left out, and why. */

@@ -20,7 +20,7 @@ import { loadConfigWithOrigins, McpServerConfig, WORKSPACE_CONFIG } from "../lay
 import { connect } from "../layers/mcp/connect.ts"
 import { isDenied, requiresApproval } from "../layers/mcp/policy.ts"
 import { resolveSettings } from "../layers/mcp/settings.ts"
-import { readConfined, textOf } from "../layers/readConfined.ts"
+import { readConfined, textOf } from "../layers/internal/readConfined.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { fail } from "./failure.ts"
 import { clean } from "./safeText.ts"

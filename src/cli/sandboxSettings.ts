@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
-import { problemOf, readConfined, textOf } from "../layers/readConfined.ts"
+import { problemOf, readConfined, textOf } from "../layers/internal/readConfined.ts"
 
 /** `sandbox.network`. */
 export const SandboxNetwork = Schema.Struct({

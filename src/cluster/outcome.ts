@@ -7,7 +7,7 @@
  * - Its commit is recorded (`SessionFencing.committed`): the turn happened. Its result is rebuilt
  *   from the committed entries: `completed`, or `failed` when it ended on a partial answer.
  * - No commit is recorded, and the runner that asks has taken the session (so no late commit of
- *   the old owner can land, see `SessionStoreSqlFence.ts`): the turn ends `aborted`, nothing of it
+ *   the old owner can land, see `layers/internal/sessionStoreSqlFence.ts`): the turn ends `aborted`, nothing of it
  *   stored.
  */
 import * as AgentEvent from "../domain/Event.ts"

@@ -15,7 +15,7 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import { Message } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
 import type { TurnResult } from "../domain/Turn.ts"
-import { sessionId } from "../layers/SessionStoreSqlSchema.ts"
+import { sessionId } from "../layers/internal/sessionStoreSqlSchema.ts"
 
 /** Where a turn's committed entries are in its session's log, and which of its messages is the final answer. */
 export const LogRange = Schema.Struct({

@@ -4,7 +4,7 @@
  * Publishing is a plain loop over an array of subscribers (replaced, never mutated, when one
  * joins or leaves): no fiber, no lock, no effect per subscriber. A subscriber whose consumer is
  * waiting gets a wake-up task on that consumer's scheduler (never run inline, see `whenReady`);
- * a full mailbox loses an event by the rule in `eventMailbox.ts` and the loss is counted under
+ * a full mailbox loses an event by the rule in `internal/eventMailbox.ts` and the loss is counted under
  * that event's kind, for the subscriber and for the bus.
  *
  * `stream(...)` registers its subscriber at the call. The first run of the stream takes that
@@ -28,7 +28,7 @@ import {
   type Subscription
 } from "../services/EventBus.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
-import { Mailbox } from "./eventMailbox.ts"
+import { Mailbox } from "./internal/eventMailbox.ts"
 
 type Counts = Partial<Record<EventKind, number>>
 

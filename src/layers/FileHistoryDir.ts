@@ -35,7 +35,7 @@ import {
   type TurnChanges
 } from "../services/FileHistory.ts"
 import { kindIn, openDirectory, openFile, readAt, replaceFrom } from "../tools/confined.ts"
-import { fileName } from "./SessionStoreJsonlNames.ts"
+import { fileName } from "./internal/sessionStoreJsonlNames.ts"
 
 /** The default byte budget of one session's kept content: 64 MiB. */
 export const DEFAULT_MAX_BYTES_PER_SESSION = 64 * 1024 * 1024

@@ -5,7 +5,7 @@
  * point the list of hooks handling it is rebuilt when a hook is registered or leaves: running a
  * point reads its list (a snapshot: registrations during a run apply to the next one), and a
  * point with an empty list returns at once, with a shared effect where the outcome does not
- * depend on the input. How each point combines its handlers is the table in `hookPoints.ts`.
+ * depend on the input. How each point combines its handlers is the table in `internal/hookPoints.ts`.
  *
  * Every handler runs under a time limit on the Clock; a failure, defect or timeout counts as
  * "continue" (approval: "deny") and publishes an `Error` event naming the handler (`stage`) and
@@ -29,7 +29,7 @@ import { EventBus, type EventBusShape } from "../services/EventBus.ts"
 import { Hooks, type HookInfo, type HooksShape, type Named, type Outcome, type RunPoint } from "../services/Hooks.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
 import { Secrets } from "../services/Secrets.ts"
-import { cleanDecision, pointNames, type PointRule, points, type TextRules } from "./hookPoints.ts"
+import { cleanDecision, pointNames, type PointRule, points, type TextRules } from "./internal/hookPoints.ts"
 
 interface Entry {
   readonly hook: Hook.Hook

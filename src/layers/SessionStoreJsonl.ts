@@ -1,6 +1,6 @@
 /**
  * `SessionStore` on disk: one JSON Lines file per session in a directory (format and torn-line
- * rules in `SessionStoreJsonlFile.ts`, file names in `SessionStoreJsonlNames.ts`).
+ * rules in `internal/sessionStoreJsonlFile.ts`, file names in `internal/sessionStoreJsonlNames.ts`).
  *
  * - Append-only: `append` writes all entries of a call with one append write and then `sync`s,
  *   so a turn's records land together and survive a crash once the call returns. Nothing is ever
@@ -32,8 +32,8 @@ import { SessionStoreError } from "../domain/errors.ts"
 import type { Message } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
 import { type SessionInfo, SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
-import * as File from "./SessionStoreJsonlFile.ts"
-import { classify, fileName } from "./SessionStoreJsonlNames.ts"
+import * as File from "./internal/sessionStoreJsonlFile.ts"
+import { classify, fileName } from "./internal/sessionStoreJsonlNames.ts"
 
 /** Options of the JSON Lines store. */
 export interface Options {

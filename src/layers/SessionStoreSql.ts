@@ -1,7 +1,7 @@
 /**
  * `SessionStore` in a SQL database, on any `effect/sql` `SqlClient`: SQLite (`layerSqlite`, Node's
  * built-in `node:sqlite`), Postgres (`@effect/sql-pg`'s `PgClient`), or another driver. Tables and
- * migrations in `SessionStoreSqlSchema.ts`.
+ * migrations in `internal/sessionStoreSqlSchema.ts`.
  *
  * - Append-only: `append` is one transaction that locks the session's row, numbers the entries
  *   after the last stored one and inserts them, so processes appending to one session at once lose
@@ -16,7 +16,7 @@
  * - An entry that does not decode is damage, not a crash artefact (transactions leave none): reading
  *   the session fails naming the entry, and `list` shows the session with that problem.
  * - Fencing (`SessionFencing`): an append under a `CommitTicket` checks the session's ownership
- *   epoch and records its request in the same transaction (`SessionStoreSqlFence.ts`).
+ *   epoch and records its request in the same transaction (`internal/sessionStoreSqlFence.ts`).
  * - Session keys are any well-formed Unicode string without NUL (both databases store text; a lone
  *   surrogate or NUL could not be stored faithfully), else a `SessionStoreError`.
  */
@@ -38,8 +38,8 @@ import * as SessionLog from "../domain/SessionLog.ts"
 import { CommitTicket } from "../services/SessionFencing.ts"
 import { type SessionInfo, SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
 import * as NodeSqliteClient from "./sql/NodeSqliteClient.ts"
-import * as Fence from "./SessionStoreSqlFence.ts"
-import { migrate, sessionId, writeTransaction } from "./SessionStoreSqlSchema.ts"
+import * as Fence from "./internal/sessionStoreSqlFence.ts"
+import { migrate, sessionId, writeTransaction } from "./internal/sessionStoreSqlSchema.ts"
 
 /** Options of the SQL store. */
 export interface Options {

@@ -9,7 +9,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
+import { fileName } from "../../src/layers/internal/sessionStoreJsonlNames.ts"
 import { isolatedEnv, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
 

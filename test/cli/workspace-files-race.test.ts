@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { readConfined, textOf } from "../../src/layers/readConfined.ts"
+import { readConfined, textOf } from "../../src/layers/internal/readConfined.ts"
 import { linkSwapper } from "../support/linkSwapper.ts"
 import { tempDir } from "../support/toolWorkspace.ts"
 

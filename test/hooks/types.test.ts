@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Hook, Tool } from "effect-agent-loop"
-import type { PointRule } from "../../src/layers/hookPoints.ts"
+import type { PointRule } from "../../src/layers/internal/hookPoints.ts"
 
 const allowed: ReadonlyArray<Hook.Hook> = [
   Hook.make({ beforeTool: () => Hook.deny("no") }),

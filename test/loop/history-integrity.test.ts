@@ -24,7 +24,7 @@ import {
   ToolRegistryLive
 } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
-import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
+import { fileName } from "../../src/layers/internal/sessionStoreJsonlNames.ts"
 import { SUMMARY_INSTRUCTION } from "../../src/programs/internal/summarize.ts"
 import { echo, longHistory } from "../support/fixtures.ts"
 import { withTempDir } from "../support/toolWorkspace.ts"

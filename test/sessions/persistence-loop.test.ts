@@ -25,7 +25,7 @@ import {
   ToolRegistryLive
 } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
-import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
+import { fileName } from "../../src/layers/internal/sessionStoreJsonlNames.ts"
 import { echo, longHistory, ofKind } from "../support/fixtures.ts"
 import { withTempDir } from "../support/toolWorkspace.ts"
 

@@ -10,7 +10,7 @@ import { Effect, FileSystem } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { Message, SessionStoreJsonl } from "effect-agent-loop"
-import { fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
+import { fileName } from "../../src/layers/internal/sessionStoreJsonlNames.ts"
 import { withTempDir } from "../support/toolWorkspace.ts"
 
 /** A real directory for the test, removed afterwards. */

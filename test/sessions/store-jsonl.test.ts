@@ -7,7 +7,7 @@ import * as os from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { Message, SessionLog, SessionStoreJsonl } from "effect-agent-loop"
-import { classify, fileName } from "../../src/layers/SessionStoreJsonlNames.ts"
+import { classify, fileName } from "../../src/layers/internal/sessionStoreJsonlNames.ts"
 import { captureWarnings, everyKind, keysOf } from "../support/fixtures.ts"
 
 const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..")

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
-import { readConfined, textOf } from "../readConfined.ts"
+import { readConfined, textOf } from "../internal/readConfined.ts"
 import { type HookProblem, type Manifest, parse, type Trigger } from "./manifest.ts"
 
 /** Where hooks are looked for; every field has a default, overridable for tests. */

@@ -20,7 +20,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { DurationSetting } from "../../domain/Config.ts"
 import { ConfigError } from "../../domain/errors.ts"
-import { problemOf, readConfined, textOf } from "../readConfined.ts"
+import { problemOf, readConfined, textOf } from "../internal/readConfined.ts"
 
 /** A tool-name pattern: an exact name, or `*` for any run of characters (`read_*`). */
 const Patterns = Schema.Array(Schema.String)

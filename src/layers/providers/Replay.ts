@@ -41,7 +41,7 @@ import { ModelOptions, pick } from "../../domain/ModelOptions.ts"
 import { OutputFormat, type ProviderChunk, ProviderChunk as ProviderChunkSchema, type ProviderRequest } from "../../domain/Provider.ts"
 import { Provider, type ProviderShape } from "../../services/Provider.ts"
 import { excerpt } from "./sse.ts"
-import { problemOf, readConfined, textOf as textRead } from "../readConfined.ts"
+import { problemOf, readConfined, textOf as textRead } from "../internal/readConfined.ts"
 
 /** The part of a request a cassette keeps and matches on: tools by name only, and the model options. */
 export const RecordedRequest = Schema.Struct({

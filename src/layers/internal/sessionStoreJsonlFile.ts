@@ -13,8 +13,8 @@ import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
 import type * as PlatformError from "effect/PlatformError"
 import * as Schema from "effect/Schema"
-import { SessionStoreError } from "../domain/errors.ts"
-import { SessionEntry } from "../domain/SessionLog.ts"
+import { SessionStoreError } from "../../domain/errors.ts"
+import { SessionEntry } from "../../domain/SessionLog.ts"
 
 const EntryLine = Schema.fromJsonString(SessionEntry)
 const HeaderLine = Schema.fromJsonString(Schema.Struct({ sessionKey: Schema.String }))

@@ -12,10 +12,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as SqlClient from "effect/sql/SqlClient"
-import { SessionFenced, SessionStoreError } from "../domain/errors.ts"
-import * as SessionLog from "../domain/SessionLog.ts"
-import type { SessionFencing, Ticket } from "../services/SessionFencing.ts"
-import { sessionId } from "./SessionStoreSqlSchema.ts"
+import { SessionFenced, SessionStoreError } from "../../domain/errors.ts"
+import * as SessionLog from "../../domain/SessionLog.ts"
+import type { SessionFencing, Ticket } from "../../services/SessionFencing.ts"
+import { sessionId } from "./sessionStoreSqlSchema.ts"
 
 const decodeEntry = Schema.decodeUnknownOption(Schema.fromJsonString(SessionLog.SessionEntry))
 

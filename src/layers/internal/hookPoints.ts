@@ -9,8 +9,8 @@
  *
  * Also here: what every decision's text goes through before it reaches the turn (`cleanDecision`).
  */
-import * as Hook from "../domain/Hook.ts"
-import { type Content, mapStrings, type Message } from "../domain/Message.ts"
+import * as Hook from "../../domain/Hook.ts"
+import { type Content, mapStrings, type Message } from "../../domain/Message.ts"
 
 /** How the handlers of point `K` combine. */
 export interface PointRule<K extends Hook.Point> {
