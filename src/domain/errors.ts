@@ -93,7 +93,9 @@ export type ConfigError = InvalidConfig
 /** A session store could not read or write. */
 export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {
   sessionKey: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  /** The store's database was restarting or cut off: the same call may succeed in a moment (`isTransient`). */
+  transient: Schema.optionalKey(Schema.Boolean)
 }) {}
 
 /**

@@ -40,6 +40,7 @@ import { type SessionInfo, SessionStore, type SessionStoreShape } from "../servi
 import * as NodeSqliteClient from "./sql/NodeSqliteClient.ts"
 import * as Fence from "./internal/sessionStoreSqlFence.ts"
 import { migrate, sessionId, writeTransaction } from "./internal/sessionStoreSqlSchema.ts"
+import { isTransient } from "./connectionFailure.ts"
 
 /** Options of the SQL store. */
 export interface Options {
@@ -99,7 +100,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
     const stripes = Array.from({ length: LOCK_STRIPES }, () => Semaphore.makeUnsafe(1))
     const locked = (key: string) => stripes[Hash.string(key) & (LOCK_STRIPES - 1)]!.withPermits(1)
     const failure = (key: string, doing: string) => (cause: { readonly message: string }) =>
-      new SessionStoreError({ sessionKey: key, message: `${doing}: ${cause.message}` })
+      new SessionStoreError({ sessionKey: key, message: `${doing}: ${cause.message}`, ...(isTransient(cause) ? { transient: true } : {}) })
 
     const checked = <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SessionStoreError, R> =>
       storable(key)

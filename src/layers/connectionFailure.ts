@@ -4,6 +4,9 @@
  * cluster client, so a refused port, an unknown host name, an untrusted certificate, a timeout and
  * a reset read the same wherever they happen.
  */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 
 /** What went wrong with a connection, recognised from the system or undici error beneath it. */
 export type ConnectionFailureKind = "refused" | "dns" | "tls" | "timeout" | "reset" | "unreachable"
@@ -129,3 +132,82 @@ export const connectionFailure = (error: unknown, url?: string): ConnectionFailu
   }
   return undefined
 }
+
+/**
+ * SQLSTATEs of a database that is restarting or was cut off, after which the same statement on a
+ * new connection may succeed: class `08` (connection exception), `57P01` (admin shutdown), `57P02`
+ * (crash shutdown), `57P03` (cannot connect now: starting up), `53300` (too many connections).
+ */
+const transientSqlState = (code: string): boolean =>
+  code.startsWith("08") || code === "57P01" || code === "57P02" || code === "57P03" || code === "53300"
+
+/** Connection failures that may pass: a refused, reset or timed-out connection, an unreachable host, a DNS lookup that failed for now. */
+const transientKinds: ReadonlySet<ConnectionFailureKind> = new Set(["refused", "reset", "timeout", "unreachable"])
+
+/**
+ * Whether `error` is a failure that the same call may not meet again in a moment: a database
+ * restarting or cut off (see `transientSqlState`), a connection refused, reset or timed out, or a
+ * driver's connection error with no code beneath it (a connection closed under a statement). Never
+ * an authentication failure (SQLSTATE class `28`), a certificate that is not trusted, an unknown
+ * host name, or an error of the statement itself. The one classifier of transient failures: every
+ * retry of a database call (the cluster's, the session store's commits) asks it.
+ */
+export const isTransient = (error: unknown): boolean => {
+  const chain = chainOf(error)
+  let connectionError = false
+  let transient = false
+  for (const node of chain) {
+    // an error that says so itself (a session store's, which keeps only the words of its cause)
+    if (node["transient"] === true) transient = true
+    const code = text(node["code"])
+    if (code !== undefined) {
+      if (/^28[0-9A-Z]{3}$/.test(code)) return false
+      if (/^[0-9A-Z]{5}$/.test(code) && transientSqlState(code)) transient = true
+      const kind = kindOf(code)
+      if (kind === "tls" || (kind === "dns" && code !== "EAI_AGAIN")) return false
+      if ((kind !== undefined && transientKinds.has(kind)) || code === "EAI_AGAIN") transient = true
+    }
+    if (node["_tag"] === "ConnectionError" || node["_tag"] === "AuthenticationError") {
+      if (node["_tag"] === "AuthenticationError") return false
+      connectionError = true
+    }
+  }
+  return transient || connectionError
+}
+
+/** The SQLSTATE beneath `error` (a database's own error code, five characters), if any. */
+export const sqlState = (error: unknown): string | undefined => {
+  for (const node of chainOf(error)) {
+    const code = text(node["code"])
+    if (code !== undefined && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith("E")) return code
+  }
+  return undefined
+}
+
+/** How a call is retried through a transient failure: first after `first`, doubling up to `cap`, for at most `within` in all. */
+export interface TransientRetry {
+  /** Default 100 ms. */
+  readonly first?: Duration.Input
+  /** Default 2 s. */
+  readonly cap?: Duration.Input
+  /** Default 30 s: a database restart takes seconds; past this the failure is the caller's. */
+  readonly within?: Duration.Input
+}
+
+/** The backoff of `retryTransient`, on the Clock (so a `TestClock` drives it). */
+export const transientSchedule = (options: TransientRetry = {}): Schedule.Schedule<unknown> => {
+  const cap = Duration.fromInputUnsafe(options.cap ?? Duration.seconds(2))
+  return Schedule.max([
+    Schedule.exponential(options.first ?? Duration.millis(100)).pipe(
+      Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, cap)))
+    ),
+    Schedule.during(options.within ?? Duration.seconds(30))
+  ])
+}
+
+/**
+ * `effect`, retried while its failure `isTransient` with bounded backoff (`transientSchedule`);
+ * any other failure, or the last transient one, passes as it is.
+ */
+export const retryTransient = <A, E, R>(effect: Effect.Effect<A, E, R>, options: TransientRetry = {}): Effect.Effect<A, E, R> =>
+  Effect.retry(effect, { while: isTransient, schedule: transientSchedule(options) })

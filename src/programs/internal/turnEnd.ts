@@ -18,10 +18,18 @@ import { TurnAborted, TurnDefect, TurnFailure } from "../../domain/errors.ts"
 import type { AbortTurn, HardAbort as HardAbortDecision } from "../../domain/Hook.ts"
 import * as Message from "../../domain/Message.ts"
 import type { TurnResult, TurnStatus } from "../../domain/Turn.ts"
+import { retryTransient } from "../../layers/connectionFailure.ts"
 import type { Named } from "../../services/Hooks.ts"
 import type { Engine } from "./engine.ts"
 import * as HardAbort from "./hardAbort.ts"
 import * as Turn from "./turn.ts"
+
+/** How the error of a turn whose commit failed (nothing of it stored) begins. */
+export const COMMIT_FAILED = "the turn could not be stored, so it did not complete"
+
+/** The tools whose results a turn produced, in order, each once. */
+const toolsRun = (messages: ReadonlyArray<Message.Message>): ReadonlyArray<string> =>
+  [...new Set(messages.flatMap((message) => message.role === "tool" ? [message.toolName] : []))]
 
 /** Ends the turn as a hook decided: `failed` for an abort, rolled back for a hard abort. */
 export const stopFor = (turn: Turn.Turn, stage: string, decision: Named<AbortTurn> | Named<HardAbortDecision>): Effect.Effect<never, TurnAborted> =>
@@ -99,7 +107,8 @@ const finish = (engine: Engine, turn: Turn.Turn, ended: TurnStatus, ending: Endi
     let failure = ending.failure
     let error = failure && messageOf(failure)
     if (persisted) {
-      yield* turn.start.session.commit(turn.compaction ? [...messages, turn.compaction] : messages).pipe(
+      // a database restarting or cut off for a moment is waited out: the commit is one transaction
+      yield* retryTransient(turn.start.session.commit(turn.compaction ? [...messages, turn.compaction] : messages)).pipe(
         Effect.catch((e) =>
           Effect.sync(() => {
             Turn.publish(turn, "Error", { stage: "commit", message: e.message })
@@ -111,8 +120,12 @@ const finish = (engine: Engine, turn: Turn.Turn, ended: TurnStatus, ending: Endi
               error = e.message
               return
             }
-            failure = failure ?? e
-            error = error ?? e.message
+            // nothing was stored: the turn did not complete, whatever its body did; what ran is said
+            const ran = toolsRun(messages)
+            status = "failed"
+            messages = []
+            failure = e
+            error = `${COMMIT_FAILED}: ${e.message}; ${ran.length === 0 ? "no tool ran" : `tools that ran: ${ran.join(", ")}`}`
           })
         )
       )
