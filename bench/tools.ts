@@ -125,7 +125,7 @@ const program = Effect.gen(function*() {
   const rgVersion = spawnSync("rg", ["--version"], { encoding: "utf8" }).stdout.split("\n")[0]
   console.log(`${FILES} files, ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(2)}, ${rgVersion}, ${RUNS} runs, medians`)
   console.log("\ngrep                        rg  ours(rg)  ratio   ours(built-in)  ratio   matches")
-  for (const pattern of ["needleXYZ", "quux\\d{3}", "[Qq]uux0[0-9]2", "function\\s+\\w+Handler", "import"]) {
+  for (const pattern of ["needleXYZ", "quux\\d{3}", "\\d{3}", "[Qq]uux0[0-9]2", "function\\s+\\w+Handler", "import"]) {
     const times = { rg: [] as Array<number>, ours: [] as Array<number>, builtin: [] as Array<number> }
     const ratios = { ours: [] as Array<number>, builtin: [] as Array<number> }
     let lines = 0

@@ -54,8 +54,11 @@ export interface RunningSearch {
 
 /** Files per batch for the threads: enough to keep them busy, few enough to stop soon after the cap. */
 const THREAD_BATCH = 48
-/** ripgrep batches grow to this many files; the first ones are small, for broad patterns. */
-const RG_BATCHES = [64, 512, 4096, 16384] as const
+/**
+ * ripgrep batches grow to this many files: the first ones are small, so a broad pattern is
+ * answered soon; later ones smaller again when the candidates found so far say few more are needed.
+ */
+const RG_BATCHES = [64, 256, 1024, 4096, 8192] as const
 /** ripgrep's argument list stays under this many bytes (Linux allows 2 MiB in all). */
 const RG_ARGUMENT_BYTES = 1024 * 1024
 /** ripgrep runs at once. */
@@ -181,9 +184,16 @@ export const searchTree = (search: TreeSearch): RunningSearch => {
       const expected = unread + inflight.reduce((sum, batch) => sum + batch.files, 0) * (candidates / answeredFiles)
       return expected > maxMatches - outcome.matches.length
     }
+    /** `planned`, or fewer files when the candidates found so far say that many would fill the cap. */
+    const batchSize = (planned: number) => {
+      if (answeredFiles === 0 || candidates === 0) return planned
+      const expected = unread + inflight.reduce((sum, batch) => sum + batch.files, 0) * (candidates / answeredFiles)
+      const missing = maxMatches + 1 - outcome.matches.length - expected
+      return Math.min(planned, Math.max(RG_BATCHES[1], Math.ceil((1.5 * missing * answeredFiles) / candidates)))
+    }
     const fill = () => {
       while (!walked && inflight.length < RG_PARALLEL && !enough()) {
-        const size = RG_BATCHES[Math.min(batches++, RG_BATCHES.length - 1)]!
+        const size = batchSize(RG_BATCHES[Math.min(batches++, RG_BATCHES.length - 1)]!)
         const items: Array<WalkItem> = []
         const files: Array<string> = []
         let bytes = 0
