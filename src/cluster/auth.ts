@@ -53,6 +53,9 @@ export class ClusterAuthError extends Schema.TaggedError<ClusterAuthError>()("Cl
   message: Schema.String
 }) {}
 
+/** A handshake cut short: the peer closed the connection. */
+const CLOSED_DURING_HANDSHAKE = "the connection closed during the handshake"
+
 /** What the handshake needs of a Node socket (structural, so the package's types need no Node types). */
 export interface HandshakeSocket {
   readonly remoteAddress?: string | undefined
@@ -102,7 +105,7 @@ const readExactly = (conn: HandshakeSocket, n: number, address: string, hint = "
     }
     function closed() {
       cleanup()
-      resume(Effect.fail(new ClusterAuthError({ address, message: "the connection closed during the handshake" })))
+      resume(Effect.fail(new ClusterAuthError({ address, message: CLOSED_DURING_HANDSHAKE })))
     }
     function failed(error: Error) {
       cleanup()
@@ -123,6 +126,9 @@ const readExactly = (conn: HandshakeSocket, n: number, address: string, hint = "
 
 const write = (conn: HandshakeSocket, bytes: Buffer) => Effect.sync(() => void conn.write(bytes))
 
+/** Why a runner refuses a peer that has not the cluster secret, as its log says it. */
+const NOT_PROVED = "the peer did not prove the cluster secret"
+
 /**
  * The runner's side, on a new connection before any RPC: succeeds when the peer may talk to this
  * runner; fails (and the caller closes the connection) otherwise.
@@ -133,11 +139,16 @@ export const acceptPeer = (conn: HandshakeSocket, secret: Redacted.Redacted<stri
     const challenge = randomBytes(CHALLENGE)
     yield* write(conn, Buffer.concat([MAGIC, Buffer.from([secret === undefined ? 0 : 1]), challenge]))
     if (secret === undefined) return
-    const answer = yield* readExactly(conn, CHALLENGE + MAC, address)
+    const answer = yield* readExactly(conn, CHALLENGE + MAC, address).pipe(
+      // a peer without the secret reads the greeting and leaves
+      Effect.mapError((error) =>
+        error.message === CLOSED_DURING_HANDSHAKE ? new ClusterAuthError({ address, message: `${NOT_PROVED}: it closed the connection without answering (no secret)` }) : error
+      )
+    )
     const theirs = answer.subarray(0, CHALLENGE)
     if (!sameMac(answer.subarray(CHALLENGE), mac(secret, "peer", challenge, theirs))) {
       yield* write(conn, Buffer.alloc(1 + MAC))
-      return yield* new ClusterAuthError({ address, message: "the peer did not prove the cluster secret" })
+      return yield* new ClusterAuthError({ address, message: `${NOT_PROVED}: its answer is not signed with it (a wrong secret)` })
     }
     yield* write(conn, Buffer.concat([Buffer.from([1]), mac(secret, "runner", challenge, theirs)]))
   })

@@ -71,6 +71,9 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster with a shared secret
       tag: "ClusterAuthError",
       message: expect.stringContaining("the runner requires the cluster secret")
     })
+    // logged as the docs say: the peer did not prove the secret, and why
+    await waitUntil("the runner to log the refused peer without a secret", () =>
+      /refused a connection from 127\.0\.0\.1:\d+: the peer did not prove the cluster secret: it closed the connection without answering \(no secret\)/.test(cluster.runners[0]!.output()))
     const result = await turnWith(cluster, {}, "anonymous", "run this")
     expect(result.status).toBe("failed")
     expect(result.error).toBe("the runner refused the request: the request is not signed with the cluster secret")
@@ -87,7 +90,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster with a shared secret
       message: "the runner refused this process: its cluster secret is not the runner's"
     })
     await waitUntil("the runner to log the refused peer with its address", () =>
-      /refused a connection from 127\.0\.0\.1:\d+: the peer did not prove the cluster secret/.test(cluster.runners[0]!.output()))
+      /refused a connection from 127\.0\.0\.1:\d+: the peer did not prove the cluster secret: its answer is not signed with it \(a wrong secret\)/.test(cluster.runners[0]!.output()))
     const result = await turnWith(cluster, wrong, "impostor", "run this")
     expect(result.status).toBe("failed")
     expect(result.error).toBe("the runner refused the request: the request's signature does not match the cluster secret")

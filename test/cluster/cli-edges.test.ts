@@ -65,6 +65,19 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("serve and run --cluster at the
     expect(await response.json()).toEqual({ healthy: true, runner: `127.0.0.1:${port}`, shards: 300, sessionsInFlight: 0, lockStorage: { healthy: true } })
   }, 60_000)
 
+  it("a wrong database password: says authentication failed (SQLSTATE 28P01), the password masked, not that the database cannot be reached", async () => {
+    await pg.psql("CREATE ROLE agent LOGIN PASSWORD 'the right one'")
+    const hba = path.join(pg.dir, "data", "pg_hba.conf")
+    fs.writeFileSync(hba, `host all agent 127.0.0.1/32 scram-sha-256\n${fs.readFileSync(hba, "utf8")}`)
+    await pg.psql("SELECT pg_reload_conf()")
+    const url = `postgres://agent:wrong-password@127.0.0.1:${pg.port}/postgres`
+    const wrong = await runCli(["run", "--session", "s", "hi"], { env: { ...env, AGENT_LOOP_CLUSTER_URL: url } })
+    expect(wrong.code).toBe(1)
+    expect(wrong.stderr).toContain(`the cluster's database postgres://agent:***@127.0.0.1:${pg.port}/postgres refused the connection: authentication failed (password authentication failed, SQLSTATE 28P01)`)
+    expect(wrong.stderr).not.toContain("cannot be reached")
+    expect(wrong.stderr).not.toContain("wrong-password")
+  }, 60_000)
+
   it("refuses a client without the secret, and one with a wrong secret, saying why; nothing is stored", async () => {
     // the cluster named by the variable, then by a file: the forms that keep a password off the command line
     const none = await runCli(["run", "--session", "anonymous", demoPrompt], { env: { ...env, AGENT_LOOP_CLUSTER_URL: pg.url() } })
