@@ -4,10 +4,10 @@
  * patterns these replaced are timed beside them on 64 KiB, as a reference: they grow with the
  * square of the input, so a megabyte would take minutes to hours.
  */
-import * as Format from "../src/cli/format.ts"
-import { imageMentions } from "../src/cli/images.ts"
-import { clean } from "../src/cli/safeText.ts"
-import { attach } from "../src/cli/stdinPrompt.ts"
+import * as Format from "../src/cli/terminal/format.ts"
+import { imageMentions } from "../src/cli/input/images.ts"
+import { clean } from "../src/cli/terminal/safeText.ts"
+import { attach } from "../src/cli/input/stdinPrompt.ts"
 import { completeUtf8Length, decodeUtf8Head, joinLines } from "../src/domain/text.ts"
 import { frontMatter } from "../src/layers/fileHooks/manifest.ts"
 import { capOutput } from "../src/layers/mcp/content.ts"

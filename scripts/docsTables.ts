@@ -7,7 +7,7 @@ import { Duration, Schema, SchemaAST } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { agentLoop } from "../src/cli/commands.ts"
-import { Settings } from "../src/cli/settingsFile.ts"
+import { Settings } from "../src/cli/config/settingsFile.ts"
 import * as Public from "../src/index.ts"
 
 /** A Markdown table cell: one line, pipes escaped. */
@@ -373,7 +373,7 @@ export const filesTable = (root: string): string => {
 // ---------------------------------------------------------------------------------------------
 // Settings files
 
-/** One row per field of a settings file (`src/cli/settingsFile.ts`), all optional. */
+/** One row per field of a settings file (`src/cli/config/settingsFile.ts`), all optional. */
 export const settingsTable = (): string => {
   const rows = Object.entries(Settings.fields as Record<string, Schema.Top>).map(([name, field]) => {
     const description = SchemaAST.resolveDescription(field.ast)

@@ -12,14 +12,14 @@ import * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import * as ClusterOptions from "./clusterOptions.ts"
-import { fail } from "./failure.ts"
-import { type AgentFlags, agentFlags } from "./flags.ts"
-import { inputFormats, outputFormats } from "./formats.ts"
-import type * as McpCommand from "./mcpCommand.ts"
-import type { ServeFlags } from "./serve.ts"
-import { storeFlags } from "./storeFlags.ts"
-import type * as Undo from "./undo.ts"
+import * as ClusterOptions from "./commands/clusterOptions.ts"
+import { fail } from "./terminal/failure.ts"
+import { type AgentFlags, agentFlags } from "./settings/flags.ts"
+import { inputFormats, outputFormats } from "./output/formats.ts"
+import type * as McpCommand from "./commands/mcp.ts"
+import type { ServeFlags } from "./commands/serve.ts"
+import { storeFlags } from "./sessions/storeFlags.ts"
+import type * as Undo from "./commands/undo.ts"
 
 /** Runs `use` on the module `load` imports, loading it only when the command runs. */
 const handler = <M, A, E, R>(load: () => Promise<M>, use: (module: M) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -71,8 +71,8 @@ const runCommand = Command.make(
     return cluster._tag === "Some"
       ? outputSchema._tag === "Some" || inputFormat !== "text"
         ? fail(`${outputSchema._tag === "Some" ? "--output-schema" : "--input-format stream-json"} does not work with --cluster`)
-        : handler(() => import("./clusterRun.ts"), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value, image, { clusterSecret, clusterTlsCa, clusterWait }))
-      : handler(() => import("./runCommand.ts"), (m) => m.run(prompt, outputFormat, flags, image, outputSchema, inputFormat))
+        : handler(() => import("./commands/clusterRun.ts"), (m) => m.runOnCluster(prompt, outputFormat, flags, cluster.value, image, { clusterSecret, clusterTlsCa, clusterWait }))
+      : handler(() => import("./commands/run.ts"), (m) => m.run(prompt, outputFormat, flags, image, outputSchema, inputFormat))
   }
 ).pipe(
   Command.withDescription(
@@ -104,7 +104,7 @@ const inspectFlag = Flag.Int("inspect").pipe(
 const chatCommand = Command.make(
   "chat",
   { ...agentFlags, inspect: inspectFlag },
-  ({ inspect, ...flags }) => handler(() => import("./chat.ts"), (m) => m.chat(flags as AgentFlags, inspect))
+  ({ inspect, ...flags }) => handler(() => import("./commands/chat.ts"), (m) => m.chat(flags as AgentFlags, inspect))
 ).pipe(
   Command.withDescription(
     "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; /help lists the slash commands, custom ones too; Ctrl-C interrupts, twice aborts; /exit quits."
@@ -112,7 +112,7 @@ const chatCommand = Command.make(
 )
 
 // Effect Cluster is loaded by the commands that use it only, so that it costs the others no start-up time.
-const serve = (flags: ServeFlags) => handler(() => import("./serve.ts"), (m) => m.serve(flags))
+const serve = (flags: ServeFlags) => handler(() => import("./commands/serve.ts"), (m) => m.serve(flags))
 
 const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...agentFlags, inspect: inspectFlag }, serve).pipe(
   Command.withDescription(
@@ -126,9 +126,9 @@ const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...ag
   ])
 )
 
-const hooksList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => handler(() => import("./hooksList.ts"), (m) => m.list(workspace))).pipe(Command.withDescription("List the file hooks a run would load, in run order, then the hooks of the settings files, and the ones skipped"))
+const hooksList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => handler(() => import("./commands/hooksList.ts"), (m) => m.list(workspace))).pipe(Command.withDescription("List the file hooks a run would load, in run order, then the hooks of the settings files, and the ones skipped"))
 
-const agentsList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => handler(() => import("./agents.ts"), (m) => m.list(workspace))).pipe(
+const agentsList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) => handler(() => import("./config/agents.ts"), (m) => m.list(workspace))).pipe(
   Command.withDescription("List the sub-agents of the agent files (~/.config/agent-loop/agents, a trusted workspace's .agent-loop/agents and .claude/agents) and the files skipped")
 )
 
@@ -157,7 +157,7 @@ const sessionsList = Command.make(
     ...storeFlags
   },
   ({ all, workspace, ...flags }) =>
-    handler(() => import("./sessions.ts"), (m) =>
+    handler(() => import("./commands/sessions.ts"), (m) =>
       m.list(
         flags,
         all ? { _tag: "all" } : { _tag: "workspace", workspace: nodePath.resolve(Option.getOrElse(workspace, () => ".")) }
@@ -176,7 +176,7 @@ const sessionsShow = Command.make(
     ),
     ...storeFlags
   },
-  ({ all, key, ...flags }) => handler(() => import("./sessions.ts"), (m) => m.show(key, { all }, flags))
+  ({ all, key, ...flags }) => handler(() => import("./commands/sessions.ts"), (m) => m.show(key, { all }, flags))
 ).pipe(Command.withDescription("Print a saved session's context, the messages the next turn starts from"))
 
 const sessionsImport = Command.make(
@@ -185,7 +185,7 @@ const sessionsImport = Command.make(
     dir: Argument.String("dir").pipe(Argument.withDescription("A directory of JSON Lines sessions, e.g. the data directory's sessions/")),
     ...storeFlags
   },
-  ({ dir, ...flags }) => handler(() => import("./sessionsImport.ts"), (m) => m.importSessions(dir, flags))
+  ({ dir, ...flags }) => handler(() => import("./commands/sessionsImport.ts"), (m) => m.importSessions(dir, flags))
 ).pipe(
   Command.withDescription(
     "Copy JSON Lines sessions into the store (--store; default the SQLite database). Safe to repeat: sessions already there are left alone, continued ones get the rest"
@@ -203,7 +203,7 @@ const sessionsExport = Command.make(
     ),
     ...storeFlags
   },
-  ({ key, html, events, ...flags }) => handler(() => import("./sessionsExport.ts"), (m) => m.exportSession(key, html, events, flags))
+  ({ key, html, events, ...flags }) => handler(() => import("./commands/sessionsExport.ts"), (m) => m.exportSession(key, html, events, flags))
 ).pipe(Command.withDescription("Export a saved session as one HTML file to open in a browser or share"))
 
 const sessions = Command.make("sessions").pipe(
@@ -213,7 +213,7 @@ const sessions = Command.make("sessions").pipe(
 
 const models = Command.make("models", {
   provider: Flag.String("provider").pipe(Flag.optional, Flag.withDescription("Only the models of this provider (as --provider of run names it)"))
-}, ({ provider }) => handler(() => import("./modelsCommand.ts"), (m) => m.list(Option.getOrUndefined(provider)))).pipe(
+}, ({ provider }) => handler(() => import("./commands/models.ts"), (m) => m.list(Option.getOrUndefined(provider)))).pipe(
   Command.withDescription(
     "List the built-in models: context window, max output, prices per million tokens (input, output, cache read, cache write), images, reasoning"
   )
@@ -222,7 +222,7 @@ const models = Command.make("models", {
 const mcpList = Command.make(
   "list",
   { workspace: agentFlags.workspace, settings: agentFlags.settings, mcpConfig: agentFlags.mcpConfig, mcpWorkspace: agentFlags.mcpWorkspace },
-  (flags: McpCommand.ListFlags) => handler(() => import("./mcpCommand.ts"), (m) => m.list(flags))
+  (flags: McpCommand.ListFlags) => handler(() => import("./commands/mcp.ts"), (m) => m.list(flags))
 ).pipe(
   Command.withDescription(
     "Start every MCP server a run would (settings, the trusted workspace's MCP files, --mcp-config) and print each one's status, transport, protocol version and tools with their approval; no model needed"
@@ -253,7 +253,7 @@ const mcpAdd = Command.make(
     header: Flag.String("header").pipe(Flag.withAlias("H"), Flag.atLeast(0), Flag.withDescription("\"Name: value\" sent with every request to a --url server (repeatable; ${VAR} is expanded)")),
     workspace: agentFlags.workspace
   },
-  (flags: McpCommand.AddFlags) => handler(() => import("./mcpCommand.ts"), (m) => m.add(flags))
+  (flags: McpCommand.AddFlags) => handler(() => import("./commands/mcp.ts"), (m) => m.add(flags))
 ).pipe(
   Command.withDescription("Add an MCP server to your settings or the workspace's .mcp.json"),
   Command.withExamples([
@@ -272,7 +272,7 @@ const mcpRemove = Command.make(
     scope: mcpScope.pipe(Flag.optional, Flag.withDescription("Where to remove it from (default: the one scope that has it)")),
     workspace: agentFlags.workspace
   },
-  (flags: McpCommand.RemoveFlags) => handler(() => import("./mcpCommand.ts"), (m) => m.remove(flags))
+  (flags: McpCommand.RemoveFlags) => handler(() => import("./commands/mcp.ts"), (m) => m.remove(flags))
 ).pipe(Command.withDescription("Remove an MCP server from your settings or the workspace's .mcp.json"))
 
 const mcp = Command.make("mcp").pipe(
@@ -291,14 +291,14 @@ const trust = Command.make(
     dir: directory,
     list: Flag.Boolean("list").pipe(Flag.withDefault(false), Flag.withDescription("List the trusted directories instead"))
   },
-  ({ dir, list }) => handler(() => import("./trust.ts"), (m) => (list ? m.listCommand() : m.trust(dir)))
+  ({ dir, list }) => handler(() => import("./config/trust.ts"), (m) => (list ? m.listCommand() : m.trust(dir)))
 ).pipe(
   Command.withDescription(
     "Trust a workspace: its file hooks (.agents/hooks) and settings (.agent-loop/settings.json) take effect only once it is trusted"
   )
 )
 
-const untrust = Command.make("untrust", { dir: directory }, ({ dir }) => handler(() => import("./trust.ts"), (m) => m.untrust(dir))).pipe(
+const untrust = Command.make("untrust", { dir: directory }, ({ dir }) => handler(() => import("./config/trust.ts"), (m) => m.untrust(dir))).pipe(
   Command.withDescription("Stop trusting a workspace")
 )
 
@@ -309,7 +309,7 @@ const undoCommand = Command.make(
     session: Flag.String("session").pipe(Flag.withAlias("s"), Flag.optional, Flag.withDescription("The session (default: the one used last)")),
     list: Flag.Boolean("list").pipe(Flag.withDefault(false), Flag.withDescription("List the turns that can be undone instead"))
   },
-  (flags: Parameters<typeof Undo.undo>[0]) => handler(() => import("./undo.ts"), (m) => m.undo(flags))
+  (flags: Parameters<typeof Undo.undo>[0]) => handler(() => import("./commands/undo.ts"), (m) => m.undo(flags))
 ).pipe(
   Command.withDescription(
     "Put back the files the last turn changed with write_file and edit_file; a file changed since is left alone and named (exit 1)"
@@ -329,7 +329,7 @@ const uiCommand = Command.make(
     ),
     ...storeFlags
   },
-  (flags) => handler(() => import("./inspect.ts"), (m) => m.ui(flags))
+  (flags) => handler(() => import("./commands/inspect.ts"), (m) => m.ui(flags))
 ).pipe(
   Command.withDescription("Open the inspector: a local web page of the saved sessions, their conversations and turn timelines (127.0.0.1, a random token in the printed URL)"),
   Command.withExamples([{ command: "agent-loop ui --store jsonl", description: "Inspect the JSON Lines sessions" }])
@@ -345,7 +345,7 @@ const sandboxStatus = Command.make(
     allow: agentFlags.allow,
     deny: agentFlags.deny
   },
-  (flags) => handler(() => import("./sandboxStatus.ts"), (m) => m.status({ ...flags, verbose: false }))
+  (flags) => handler(() => import("./commands/sandboxStatus.ts"), (m) => m.status({ ...flags, verbose: false }))
 ).pipe(
   Command.withDescription(
     "Say whether the sandbox can run here and why not (bubblewrap, user namespaces, sandbox-exec), what a run in this workspace would get (on or off, and from which setting), the policy it applies (writable, unreadable, allowed hosts), and the fix; exit 1 when it is wanted and cannot run"

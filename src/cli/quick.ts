@@ -11,7 +11,7 @@
  */
 import * as fs from "node:fs"
 import type { HelpPages } from "./helpPages.ts"
-import { type Listing, listing } from "./modelsTable.ts"
+import { type Listing, listing } from "./providers/modelsTable.ts"
 
 /** Where a quick answer is written. */
 export interface QuickStreams {

@@ -6,11 +6,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { approvalHook } from "../../src/cli/approval.ts"
+import { approvalHook } from "../../src/cli/permissions/approval.ts"
 import { parseRule, type Rule, RuleError, type RuleKind } from "../../src/cli/permissions/rules.ts"
 import * as Permissions from "../../src/cli/permissions/state.ts"
-import * as Screen from "../../src/cli/screen.ts"
-import type { ApprovalPolicy } from "../../src/cli/settingsFile.ts"
+import * as Screen from "../../src/cli/terminal/screen.ts"
+import type { ApprovalPolicy } from "../../src/cli/config/settingsFile.ts"
 import type { Hook } from "effect-agent-loop"
 import * as Bridge from "../../src/layers/claudeHooks/bridge.ts"
 

@@ -8,7 +8,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { providers } from "../../src/cli/providers.ts"
+import { providers } from "../../src/cli/providers/providers.ts"
 import { cliSetup, isolatedEnv, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import type { Reply, Script } from "../support/openaiServer.ts"
 import { exceptionFrame, signatureValid, startBedrock, textReply, toolReply } from "../support/bedrockStream.ts"

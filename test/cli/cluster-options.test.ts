@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { SecretsLive } from "effect-agent-loop"
-import * as ClusterOptions from "../../src/cli/clusterOptions.ts"
+import * as ClusterOptions from "../../src/cli/commands/clusterOptions.ts"
 import { Secrets } from "../../src/services/Secrets.ts"
 
 const none = { clusterSecret: Option.none(), clusterTlsCa: Option.none() }

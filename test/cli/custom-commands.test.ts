@@ -1,8 +1,8 @@
 /** Custom slash commands: parsing command files, substituting arguments, reading a chat line, narrowing tools. */
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import * as CustomCommands from "../../src/cli/customCommands.ts"
-import * as Slash from "../../src/cli/slashCommands.ts"
+import * as CustomCommands from "../../src/cli/config/customCommands.ts"
+import * as Slash from "../../src/cli/commands/slashCommands.ts"
 
 const parsed = (path: string, text: string) => {
   const result = CustomCommands.parse(path, text)

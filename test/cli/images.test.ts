@@ -6,7 +6,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { imageMentions, sniffImageType } from "../../src/cli/images.ts"
+import { imageMentions, sniffImageType } from "../../src/cli/input/images.ts"
 import { isolatedEnv, runCli, spawnCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
 

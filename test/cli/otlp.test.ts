@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import protobuf from "protobufjs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fromEnv } from "../../src/cli/telemetry.ts"
+import { fromEnv } from "../../src/cli/runtime/telemetry.ts"
 import { isolatedEnv, root, runCli, tempDir } from "../support/cliProcess.ts"
 import { jsonAttributes, jsonSpans, type Received, type SpanView, startReceiver } from "../support/otlpReceiver.ts"
 

@@ -10,9 +10,9 @@ import { beforeAll, describe, expect, it } from "@effect/vitest"
 import packageJson from "../../package.json" with { type: "json" }
 import { agentLoop } from "../../src/cli/commands.ts"
 import { commandPaths, type HelpPages, helpPages } from "../../src/cli/helpPages.ts"
-import * as ProviderKeys from "../../src/cli/providerKeys.ts"
+import * as ProviderKeys from "../../src/cli/providers/providerKeys.ts"
 import * as Quick from "../../src/cli/quick.ts"
-import * as Screen from "../../src/cli/screen.ts"
+import * as Screen from "../../src/cli/terminal/screen.ts"
 import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
 
 /** Streams that keep what is written. */

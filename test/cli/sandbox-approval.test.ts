@@ -7,11 +7,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { approvalHook, type SandboxApproval, UNSANDBOXED_NO_TERMINAL_REASON, UNSANDBOXED_OFF_REASON } from "../../src/cli/approval.ts"
+import { approvalHook, type SandboxApproval, UNSANDBOXED_NO_TERMINAL_REASON, UNSANDBOXED_OFF_REASON } from "../../src/cli/permissions/approval.ts"
 import { parseRule, type Rule, RuleError, type RuleKind } from "../../src/cli/permissions/rules.ts"
 import * as Permissions from "../../src/cli/permissions/state.ts"
-import * as Screen from "../../src/cli/screen.ts"
-import type { ApprovalPolicy } from "../../src/cli/settingsFile.ts"
+import * as Screen from "../../src/cli/terminal/screen.ts"
+import type { ApprovalPolicy } from "../../src/cli/config/settingsFile.ts"
 import type { Hook } from "effect-agent-loop"
 
 const context = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }

@@ -8,8 +8,8 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { parseRule, type Rule, RuleError, type RuleKind } from "../../src/cli/permissions/rules.ts"
-import * as SandboxPolicy from "../../src/cli/sandboxPolicy.ts"
-import * as SandboxSettings from "../../src/cli/sandboxSettings.ts"
+import * as SandboxPolicy from "../../src/cli/sandbox/sandboxPolicy.ts"
+import * as SandboxSettings from "../../src/cli/config/sandboxSettings.ts"
 import { tempDir } from "../support/cliProcess.ts"
 
 const rules = (lists: Partial<Record<RuleKind, ReadonlyArray<string>>>): ReadonlyArray<Rule> =>

@@ -10,9 +10,9 @@ import { Runner, RunnerAddress, RunnerStorage } from "effect/cluster"
 import { TestClock } from "effect/testing"
 import { acceptPeer } from "../../src/cluster/auth.ts"
 import { awaitRunner, NoRunnerUp } from "../../src/cluster/health.ts"
-import * as CliLogger from "../../src/cli/logger.ts"
-import { causeText } from "../../src/cli/logger.ts"
-import * as Screen from "../../src/cli/screen.ts"
+import * as CliLogger from "../../src/cli/runtime/logger.ts"
+import { causeText } from "../../src/cli/runtime/logger.ts"
+import * as Screen from "../../src/cli/terminal/screen.ts"
 
 const register = (host: string, port: number, healthy = true) =>
   Effect.flatMap(Effect.service(RunnerStorage.RunnerStorage), (storage) =>

@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as SettingsFile from "../../src/cli/settingsFile.ts"
+import * as SettingsFile from "../../src/cli/config/settingsFile.ts"
 import { cliSetup, runCli } from "../support/cliProcess.ts"
 
 const REDIS_PASSWORD = "redis-pw-adversarial-4242"

@@ -8,10 +8,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Hook } from "effect-agent-loop"
-import { approvalHook } from "../../src/cli/approval.ts"
+import { approvalHook } from "../../src/cli/permissions/approval.ts"
 import { evaluate, parseRule, type Rule, RuleError, type RuleKind } from "../../src/cli/permissions/rules.ts"
 import * as Permissions from "../../src/cli/permissions/state.ts"
-import * as Screen from "../../src/cli/screen.ts"
+import * as Screen from "../../src/cli/terminal/screen.ts"
 
 type Lists = Partial<Record<RuleKind, ReadonlyArray<string>>>
 

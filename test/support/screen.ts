@@ -2,7 +2,7 @@
  * The CLI's screen writing into strings instead of the process's streams, for tests of what the
  * user is shown without starting a process.
  */
-import * as Screen from "../../src/cli/screen.ts"
+import * as Screen from "../../src/cli/terminal/screen.ts"
 
 /** How the recorded terminal looks to the screen. */
 export interface RecordingOptions {

@@ -8,7 +8,7 @@ import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
 import { problemOf, readConfined, textOf } from "../../layers/internal/readConfined.ts"
 import type { PathRule } from "../../services/Workspace.ts"
-import { MAX_SETTINGS_BYTES } from "../settingsFile.ts"
+import { MAX_SETTINGS_BYTES } from "../config/settingsFile.ts"
 import { evaluate, parseRule, reachesPrivate, type Rule, RuleError, type RuleCall, SESSION_SOURCE, suggest, type Verdict } from "./rules.ts"
 
 /** The process's rules. */

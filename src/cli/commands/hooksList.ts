@@ -1,0 +1,60 @@
+/**
+ * `agent-loop hooks list`: the file hooks a run in this workspace would load, in run order, then
+ * the hooks in Claude Code's shape of the settings files, and why any were skipped (the
+ * workspace's own hooks when it is not trusted).
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { compile, type HooksSource } from "../../layers/claudeHooks/config.ts"
+import { discover, resolveDirs } from "../../layers/FileHooks.ts"
+import * as ClaudeSettings from "../config/claudeSettings.ts"
+import * as SettingsFile from "../config/settingsFile.ts"
+import { clean } from "../terminal/safeText.ts"
+import { Screen } from "../terminal/screen.ts"
+import * as Trust from "../config/trust.ts"
+
+/** Lists the file hooks of the user and, when it is trusted, of the workspace. */
+export const list = (workspace: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const screen = yield* Screen
+    const dirs = resolveDirs(Option.match(workspace, { onNone: () => ({}), onSome: (workDir) => ({ workDir }) }))
+    const trusted = yield* Trust.isTrusted(dirs.workDir)
+    const found = yield* discover({ ...dirs, project: trusted })
+    if (found.hooks.length === 0) yield* screen.line(`no file hooks in ${clean(dirs.userDir)}${trusted ? ` or ${clean(dirs.projectDir)}` : ""}`)
+    for (const hook of found.hooks) {
+      const matcher = [hook.toolMatcher && `tool ~ ${hook.toolMatcher.source}`, hook.patternMatcher && `args ~ ${hook.patternMatcher.source}`]
+        .filter((part) => part)
+        .join(", ")
+      yield* screen.text(
+        clean(`${hook.name}  ${hook.trigger}${matcher === "" ? "" : ` (${matcher})`}  priority ${hook.priority}`) +
+          `${hook.async ? "  async" : ""}  ${screen.out.dim(clean(`${hook.level}: ${hook.path}`))}\n`
+      )
+    }
+    for (const problem of found.problems) {
+      yield* screen.line(clean(`skipped ${problem.path}: ${problem.field}: ${problem.message}`))
+    }
+    const settings = [
+      ...Option.toArray(yield* SettingsFile.load(SettingsFile.userSettingsPath(), { within: SettingsFile.configDir() })),
+      ...(trusted ? Option.toArray(yield* SettingsFile.load(SettingsFile.projectSettingsPath(dirs.workDir), { within: dirs.workDir, ownedByUser: true })) : [])
+    ]
+    const sources: Array<HooksSource> = settings.flatMap((file) => (file.settings.hooks === undefined ? [] : [{ source: file.path, hooks: file.settings.hooks }]))
+    if (trusted) {
+      for (const file of yield* ClaudeSettings.load(dirs.workDir)) {
+        for (const warning of file.warnings) yield* screen.line(clean(`skipped ${warning}`))
+        if (file.hooks !== undefined) sources.push(file.hooks)
+      }
+    }
+    const claude = compile(sources)
+    for (const group of claude.groups) {
+      const matcher = group.matcher === undefined || group.matcher === "" ? "" : ` (matcher ${group.matcher})`
+      for (const command of group.commands) {
+        yield* screen.text(clean(`${group.event}[${group.index}]${matcher}  ${command.command}  timeout ${command.timeoutMs / 1000}s`) +
+          `  ${screen.out.dim(clean(`settings: ${group.source}`))}\n`)
+      }
+    }
+    for (const warning of claude.warnings) yield* screen.line(clean(`skipped ${warning}`))
+    if (!trusted) {
+      const warning = yield* Trust.skippedWarning(dirs.workDir)
+      if (warning !== undefined) yield* screen.line(clean(warning))
+    }
+  })

@@ -1,0 +1,130 @@
+/**
+ * Sub-agents from Markdown files: `~/.config/agent-loop/agents/*.md`, and in a trusted workspace
+ * `.claude/agents/*.md` and `.agent-loop/agents/*.md` (later ones replace an agent of the same
+ * name, so a project's agent wins over the user's). Front matter `name`, `description`, `tools`
+ * (a list or a comma-separated string; Claude Code's names such as `Read` or `Bash` are mapped to
+ * the built-in tools) and `model`; the body is the system prompt. The model sees them in the
+ * `subagent` tool's description (`subagentWith`).
+ *
+ * The files are read on the workspace's behalf, so through the confined reader: a workspace's
+ * within the workspace and owned by the user, the user's within the configuration directory, each
+ * at most `MAX_AGENT_FILE_BYTES`. A file that cannot be used is skipped with why.
+ */
+import * as nodePath from "node:path"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as Yaml from "effect/encoding/Yaml"
+import { CLAUDE_ALIASES } from "../../layers/claudeHooks/names.ts"
+import { frontMatter } from "../../layers/fileHooks/manifest.ts"
+import type { AgentDefinition } from "../../tools/subagent.ts"
+import * as MarkdownFiles from "./markdownFiles.ts"
+import { clean } from "../terminal/safeText.ts"
+import { Screen } from "../terminal/screen.ts"
+import * as Trust from "./trust.ts"
+
+/** The largest agent file read. */
+export const MAX_AGENT_FILE_BYTES = 64 * 1024
+
+/** An agent and the file it came from. */
+export interface Agent extends AgentDefinition {
+  readonly path: string
+}
+
+/** An agent file left out, and why. */
+export type AgentProblem = MarkdownFiles.FileProblem
+
+/** The front matter block, as `frontMatter` finds it: what follows it is the prompt. */
+const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n[\s\S]*?\r?\n---[ \t]*(?:\r?\n|$)/
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
+
+const Front = Schema.Struct({
+  name: Schema.optionalKey(Schema.String),
+  description: Schema.String,
+  tools: Schema.optionalKey(Schema.Union([Schema.String, Schema.Array(Schema.String)])),
+  model: Schema.optionalKey(Schema.String)
+})
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** The tool names of a `tools` field: Claude Code's names mapped to ours, the rest as written. */
+const toolNames = (tools: string | ReadonlyArray<string>): ReadonlyArray<string> => {
+  const names = typeof tools === "string" ? tools.split(",") : tools
+  return [...new Set(names.map((name) => name.trim()).filter((name) => name !== "").map((name) => CLAUDE_ALIASES[name] ?? name))]
+}
+
+/** Parses an agent file's text: front matter, then the body as the prompt. */
+export const parse = (path: string, text: string): Result.Result<Agent, string> => {
+  const yaml = frontMatter(text)
+  if (yaml === undefined) return Result.fail("an agent file must start with a `---` YAML front matter block")
+  let data: unknown
+  try {
+    data = Yaml.parse(yaml)
+  } catch (error) {
+    return Result.fail(`invalid YAML: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  const decoded = Schema.decodeUnknownResult(Front)(data ?? {}, { errors: "all" })
+  if (Result.isFailure(decoded)) {
+    return Result.fail(formatIssues(decoded.failure.issue).issues.map((issue) =>
+      `${issue.path !== undefined && issue.path.length > 0 ? issue.path.map(String).join(".") : "front matter"}: ${issue.message}`
+    ).join("; "))
+  }
+  const front = decoded.success
+  const name = front.name ?? nodePath.basename(path, ".md")
+  if (!NAME.test(name)) return Result.fail(`name "${name}": letters, digits, ".", "_" and "-" only, at most 64`)
+  const prompt = text.replace(FRONT_MATTER, "").trim()
+  if (prompt === "") return Result.fail("the body (the agent's system prompt) is empty")
+  return Result.succeed({
+    name,
+    description: front.description.trim(),
+    prompt,
+    path,
+    ...(front.tools === undefined ? {} : { tools: toolNames(front.tools) }),
+    ...(front.model === undefined || front.model.trim() === "" ? {} : { model: front.model.trim() })
+  })
+}
+
+/** The agent directories, in the order they apply: the user's, then a trusted workspace's. */
+export const directories = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) =>
+  MarkdownFiles.directories("agents", workspace, trusted, env)
+
+/** The agents found (a later one replacing an earlier one of the same name), and the files skipped. */
+export const discover = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) =>
+  Effect.map(
+    MarkdownFiles.discover({ folder: "agents", workspace, trusted, env, maxBytes: MAX_AGENT_FILE_BYTES, parse }),
+    ({ found, problems }) => ({ agents: found, problems })
+  )
+
+/** `agent-loop agents list`: the agents a run in the workspace would offer, and the files skipped. */
+export const list = (workspace: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const screen = yield* Screen
+    const dir = nodePath.resolve(Option.getOrElse(workspace, () => "."))
+    const trusted = yield* Trust.isTrusted(dir)
+    const found = yield* discover(dir, trusted)
+    if (found.agents.length === 0) {
+      yield* screen.line(`no agents in ${clean(directories(dir, trusted).map((d) => d.dir).join(" or "))}`)
+    }
+    for (const agent of found.agents) {
+      const details = [
+        agent.model === undefined ? undefined : `model ${agent.model}`,
+        agent.tools === undefined ? "tools: the caller's" : `tools: ${agent.tools.join(", ") || "none"}`
+      ].filter((part) => part !== undefined).join("  ")
+      yield* screen.text(`${clean(agent.name)}  ${clean(agent.description)}  ${screen.out.dim(clean(`${details}  ${agent.path}`))}\n`)
+    }
+    for (const problem of found.problems) yield* screen.line(clean(`skipped ${problem.path}: ${problem.message}`))
+    if (!trusted) {
+      const fs = yield* FileSystem.FileSystem
+      const present: Array<string> = []
+      for (const { dir: agentDir } of directories(dir, true).slice(1)) {
+        if (yield* Effect.orElseSucceed(fs.exists(agentDir), () => false)) present.push(nodePath.relative(dir, agentDir))
+      }
+      if (present.length > 0) {
+        yield* screen.line(clean(`workspace ${dir} is not trusted, so the agents in its ${present.join(" and ")} were skipped (agent-loop trust ${dir})`))
+      }
+    }
+  })

@@ -1,0 +1,64 @@
+/**
+ * Markdown definition files (sub-agents, custom commands): found in the user's config directory
+ * and, in a trusted workspace, in its `.claude/` and `.agent-loop/` folders of one name, each read
+ * through the confined reader and parsed by the caller; a later file replaces an earlier one of
+ * the same name, and a file that cannot be used is a problem saying why.
+ */
+import * as nodePath from "node:path"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Result from "effect/Result"
+import { readConfined, textOf } from "../../layers/internal/readConfined.ts"
+import { configDir } from "./settingsFile.ts"
+
+/** A file left out, and why. */
+export interface FileProblem {
+  readonly path: string
+  readonly message: string
+}
+
+/** The directories of `folder` (`agents`, `commands`), in the order they apply: the user's, then a trusted workspace's. */
+export const directories = (folder: string, workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) => [
+  { dir: nodePath.join(configDir(env), folder), within: configDir(env), ownedByUser: false },
+  ...(trusted
+    ? [
+      { dir: nodePath.join(workspace, ".claude", folder), within: workspace, ownedByUser: true },
+      { dir: nodePath.join(workspace, ".agent-loop", folder), within: workspace, ownedByUser: true }
+    ]
+    : [])
+]
+
+/** The definitions of `folder` found (by name, later ones winning), and the files skipped. */
+export const discover = <A extends { readonly name: string }>(options: {
+  readonly folder: string
+  readonly workspace: string
+  readonly trusted: boolean
+  readonly maxBytes: number
+  readonly parse: (path: string, text: string) => Result.Result<A, string>
+  readonly env?: NodeJS.ProcessEnv
+}) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const found = new Map<string, A>()
+    const problems: Array<FileProblem> = []
+    for (const { dir, ownedByUser, within } of directories(options.folder, options.workspace, options.trusted, options.env)) {
+      const names = yield* Effect.orElseSucceed(fs.readDirectory(dir), () => [])
+      for (const file of names.filter((name) => name.endsWith(".md")).sort()) {
+        const path = nodePath.join(dir, file)
+        const read = yield* readConfined(path, { maxBytes: options.maxBytes, within, ownedByUser, warn: false })
+        if (read._tag === "Missing" || read._tag === "NotRegular") continue
+        if (read._tag === "Skipped" || read._tag === "Failed") {
+          problems.push({ path, message: read._tag === "Skipped" ? read.reason : read.message })
+          continue
+        }
+        if (read.truncated) {
+          problems.push({ path, message: `larger than ${options.maxBytes} bytes` })
+          continue
+        }
+        const parsed = options.parse(path, textOf(read) ?? "")
+        if (Result.isFailure(parsed)) problems.push({ path, message: parsed.failure })
+        else found.set(parsed.success.name, parsed.success)
+      }
+    }
+    return { found: [...found.values()], problems }
+  })

@@ -1,0 +1,127 @@
+/**
+ * The terminal view of the event stream: model text, one line per tool call start and end (name,
+ * short arguments, duration), notes for retries, steering and interrupts, and a closing line per
+ * turn with its status, tokens (or "tokens unknown"), cost when known, and time.
+ *
+ * Model text goes to stdout as it streams when stdout is a terminal; otherwise (a pipe, a file)
+ * each completed response is written whole, so that text a retry discarded never reaches the
+ * output. On a terminal, a retry after text was shown says that the text above is discarded.
+ */
+import * as Effect from "effect/Effect"
+import type { AgentEvent } from "../../domain/Event.ts"
+import { DOUBLE_PRESS_MS } from "../terminal/ctrlC.ts"
+import * as Format from "../terminal/format.ts"
+import { clean } from "../terminal/safeText.ts"
+import type { ScreenShape } from "../terminal/screen.ts"
+
+/** Where model text goes: streamed, one whole response at a time, or nowhere (JSON output). */
+export type TextMode = "stream" | "responses" | "none"
+
+/** What the renderer shows beyond the essentials. */
+export interface RenderOptions {
+  /** Reasoning, tool results and every `Error` event. */
+  readonly verbose: boolean
+  /** Default: `stream` when stdout is a terminal, else `responses`. */
+  readonly text?: TextMode
+}
+
+/** A function drawing each event; keeps the little state streaming needs. */
+export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
+  const { err } = screen
+  const textMode = options.text ?? (screen.streaming ? "stream" : "responses")
+  let reasoning = ""
+  /** Text of the current provider call already on the screen. */
+  let shown = false
+  /** Responses of the current turn whose provider reported no usage. */
+  let unreported = 0
+  const indent = (depth: number) => "  ".repeat(depth)
+
+  const flushReasoning = Effect.suspend(() => {
+    const text = reasoning.trim()
+    reasoning = ""
+    return text === "" ? Effect.void : screen.line(err.dim(`(thinking) ${clean(text)}`))
+  })
+
+  const retryLine = (event: Extract<AgentEvent, { readonly _tag: "LLMRetry" }>, pad: string) => {
+    const when = event.delayMs > 0 ? ` in ${Format.duration(event.delayMs)}` : ""
+    const discarded = shown ? " (the text above is discarded)" : ""
+    shown = false
+    return screen.line(`${pad}${err.yellow(`↻ retry ${event.attempt}${when}`)} ${err.dim(`${Format.truncate(event.reason, 160)}${discarded}`)}`)
+  }
+
+  return (event: AgentEvent): Effect.Effect<void> => {
+    const pad = indent(event.depth)
+    switch (event._tag) {
+      case "LLMRequest":
+        if (event.depth === 0) shown = false
+        return Effect.void
+      case "LLMDelta":
+        if (event.depth > 0) return Effect.void
+        if (event.kind === "reasoning") {
+          if (options.verbose) reasoning += event.text
+          return Effect.void
+        }
+        if (event.kind !== "text" || textMode !== "stream") return Effect.void
+        shown = shown || event.text !== ""
+        return Effect.andThen(flushReasoning, screen.text(event.text))
+      case "LLMResponse": {
+        if (event.depth > 0) return Effect.void
+        if (!Format.tokensKnown(event.usage)) unreported++
+        const whole = textMode === "responses" && event.content !== "" ? screen.text(event.content) : Effect.void
+        return Effect.andThen(flushReasoning, whole)
+      }
+      case "ToolExecStart":
+        return screen.line(`${pad}${err.cyan("⚙")} ${err.bold(Format.truncate(event.toolName, 80))} ${err.dim(Format.args(event.arguments))}`)
+      case "ToolExecEnd": {
+        const mark = event.isError ? err.red("✗") : err.green("✓")
+        const detail = event.isError || options.verbose ? ` ${err.dim(Format.truncate(event.result, options.verbose ? 400 : 120))}` : ""
+        return screen.line(`${pad}  ${mark} ${Format.truncate(event.toolName, 80)} ${err.dim(Format.duration(event.durationMs))}${detail}`)
+      }
+      case "ToolExecSkipped":
+        return screen.line(`${pad}  ${err.dim(`⊘ ${Format.truncate(event.toolName, 80)} skipped: ${Format.truncate(event.reason, 400)}`)}`)
+      case "LLMRetry":
+        return event.depth > 0 ? screen.line(`${pad}${err.yellow(`↻ retry ${event.attempt}`)} ${err.dim(Format.truncate(event.reason, 160))}`) : retryLine(event, pad)
+      case "ContextCompress":
+        return screen.line(err.dim(`${pad}(context ${event.reason}: dropped ${Format.plural(event.dropped, "message")}, ${event.remaining} left)`))
+      case "SessionSummarize":
+        return screen.line(err.dim(`${pad}(summarised ${Format.plural(event.summarized, "message")} of the session)`))
+      case "SteeringInjected":
+        return screen.line(err.dim(`${pad}(steering: ${Format.plural(event.count, "message")} sent to the model)`))
+      case "FollowUpQueued":
+        return screen.line(err.dim(`${pad}(follow-up queued: ${Format.truncate(event.content, 60)})`))
+      case "InterruptReceived":
+        return event.kind === "graceful"
+          ? screen.line(err.yellow(`${pad}⏸ interrupting: the model will sum up (Ctrl-C again within ${DOUBLE_PRESS_MS / 1000} s to abort)`))
+          : event.kind === "hard"
+          ? screen.line(err.yellow(`${pad}⏹ aborting`))
+          : Effect.void
+      case "Resumed":
+        return screen.line(err.yellow(`${pad}↻ resumed after a crash from iteration ${event.fromIteration}${event.runner === undefined ? "" : ` on ${Format.truncate(event.runner, 80)}`}`))
+      case "SubTurnSpawn":
+        return screen.line(err.dim(`${pad}↳ sub-turn ${event.childTurnId} (${Format.truncate(event.model, 80)}${event.async ? ", async" : ""})`))
+      case "SubTurnEnd":
+        return screen.line(err.dim(`${pad}↳ sub-turn ${event.childTurnId} ${event.status}`))
+      case "SubTurnOrphan":
+        return options.verbose ? screen.line(err.dim(`${pad}↳ sub-turn ${event.childTurnId} result dropped (${event.reason})`)) : Effect.void
+      case "Error":
+        return event.hook !== undefined || options.verbose
+          ? screen.line(err.yellow(`${pad}! ${event.hook !== undefined ? `hook ${Format.truncate(event.hook, 80)}, ` : ""}${event.stage}: ${Format.truncate(event.message, 200)}`))
+          : Effect.void
+      case "TurnEnd": {
+        if (event.depth > 0) return Effect.void
+        const status = event.status === "completed"
+          ? err.green(event.status)
+          : event.status === "interrupted"
+          ? err.yellow(event.status)
+          : err.red(event.status)
+        const partly = Format.tokensKnown(event.usage) && unreported > 0 ? ` (${Format.plural(unreported, "response")} without usage)` : ""
+        unreported = 0
+        const stats = [Format.plural(event.iterations, "iteration"), `${Format.usage(event.usage)}${partly}`, Format.duration(event.durationMs)]
+        return Effect.andThen(flushReasoning, screen.line(`${err.dim("──")} ${status} ${err.dim(`· ${stats.join(" · ")}`)}`))
+      }
+      case "TurnStart":
+      case "SubTurnResultDelivered":
+        return Effect.void
+    }
+  }
+}
