@@ -42,7 +42,7 @@ export const DEFAULT_GLOB_MAX_RESULTS = 100
 export const GlobParameters = Schema.Struct({
   pattern: Schema.String.annotate({
     description: "Glob pattern for the files to find, e.g. \"**/*.ts\" or \"src/**/*.test.ts\", relative to path; " +
-      "a pattern without a `/` matches file names at any depth, e.g. \"*.md\""
+      "a pattern without a `/` matches file names at any depth, e.g. \"*.md\" (\"/*.md\": only right in path)"
   }),
   path: Schema.optionalKey(
     Schema.String.annotate({ description: "Directory to search in, relative to the workspace root (default \".\")" })
@@ -82,11 +82,14 @@ export const makeGlob = (options: GlobOptions = {}) => {
         if ((yield* kindOfPath(workspace.root, absolute, input)) !== "directory") {
           return yield* Effect.fail(new ToolError({ message: `"${input}" is not a directory; glob searches a directory's files` }))
         }
-        const pattern = written.replace(/^(\.\/)+/, "").replace(/^\/+/, "")
+        // an absolute pattern inside the workspace is one from the root; `/x` and `./x` are anchored to `path`
+        const fromRoot = written.startsWith(`${workspace.root}/`)
+        const anchored = !fromRoot && /^\.?\//.test(written)
+        const pattern = (fromRoot ? written.slice(workspace.root.length + 1) : written).replace(/^(\.?\/)+/, "")
         if (pattern === "") return yield* Effect.fail(new ToolError({ message: "The pattern is empty; give one such as \"**/*.ts\"" }))
-        const matches = fileMatcher(pattern)
+        const matches = fileMatcher(pattern, anchored)
         const byPath = pattern.includes("/")
-        const searched = workspace.display(absolute)
+        const searched = fromRoot ? "." : workspace.display(absolute)
         const base = searched === "." ? "" : searched
         const below = (relative: string) => (base === "" ? relative : relative.slice(base.length + 1))
 

@@ -25,12 +25,13 @@ const nameTest = (segment: string): (name: string) => boolean => {
 
 /**
  * A test of a file, by its path (`/`-separated, relative to where the pattern applies) and its
- * name: a pattern with a `/` is matched against the path, one without against the name.
+ * name: a pattern with a `/` is matched against the path, one without against the name (at any
+ * depth), unless `anchored`: then against the path too, so only a file right there matches.
  */
-export const fileMatcher = (pattern: string): (path: string, name: string) => boolean => {
+export const fileMatcher = (pattern: string, anchored = false): (path: string, name: string) => boolean => {
   if (!pattern.includes("/")) {
     const test = nameTest(pattern)
-    return (_path, name) => test(name)
+    return anchored ? (path, name) => !path.includes("/") && test(name) : (_path, name) => test(name)
   }
   const last = pattern.slice(3)
   if (pattern.startsWith("**/") && last !== "" && !last.includes("/") && last !== "**") {

@@ -33,6 +33,11 @@ describe("glob", () => {
         expect(yield* text(glob, { pattern: "*.{ts,tsx}" })).toBe("src/lib/b.ts\nsrc/lib/c.tsx\ntop.ts\nsrc/a.ts")
         expect(yield* text(glob, { pattern: "src/*.ts" })).toBe("src/a.ts")
         expect(yield* text(glob, { pattern: "./src/lib/*" })).toBe("src/lib/b.ts\nsrc/lib/c.tsx")
+        // anchored to path: a file right there; an absolute pattern inside the workspace is from its root
+        expect(yield* text(glob, { pattern: "/*.ts" })).toBe("top.ts")
+        expect(yield* text(glob, { pattern: "./*.ts" })).toBe("top.ts")
+        expect(yield* text(glob, { pattern: "/*.ts", path: "src" })).toBe("src/a.ts")
+        expect(yield* text(glob, { pattern: `${root}/src/**/*.ts`, path: "src/lib" })).toBe("src/lib/b.ts\nsrc/a.ts")
         // relative to path, shown from the root
         expect(yield* text(glob, { pattern: "lib/*.ts", path: "src" })).toBe("src/lib/b.ts")
         expect(yield* text(glob, { pattern: "*.md", path: "src" })).toBe(`No files match "*.md" in "src"`)
