@@ -12,6 +12,28 @@ process.env["NODE_COMPILE_CACHE"] ??= source("./.tmp/node-compile-cache")
 /** Files that replace a module (`vi.mock`): they get a fresh module registry of their own. */
 const mocking = ["test/tools/confined-portable.test.ts"]
 
+/**
+ * The end-to-end files: each starts servers, browsers, terminals or whole installs as processes,
+ * and spends most of its time waiting on them (the split and its measurements: docs/testing.md).
+ * `npm test` runs them as a second step, after the unit project (with the mocking one).
+ */
+const e2e = [
+  // the cluster: throwaway Postgres servers, runner processes started, killed and restarted
+  "test/cluster/{auth,cli,cli-edges,cli-lost,cluster,load,once,resume,truth}.test.ts",
+  // the SQL session store on real Postgres servers, and processes racing on one database
+  "test/sessions/{fencing,postgres-harness,store-sql,store-sql-processes}.test.ts",
+  "test/cli/stores.test.ts",
+  // the inspector in headless Chromium
+  "test/inspector/browser.test.ts",
+  // the CLI on a real terminal, through tmux
+  "test/cli/{chat,chat-editing,chat-sessions,claude-settings,slash,stream-json,terminal,terminal-hostile,workspace-sessions}.test.ts",
+  // protocols: MCP servers nobody in this project wrote, installed from npm
+  "test/mcp/real-servers.test.ts",
+  // packaging: npm pack, an offline install and tsc over every example; the examples and the docs
+  // generator run as processes
+  "test/package/{packaging,examples,docs}.test.ts"
+]
+
 export default defineConfig({
   // Tests import the package by its name, as its users do (tsconfig.json maps the same names for tsc).
   resolve: {
@@ -34,8 +56,6 @@ export default defineConfig({
     // Spies are put back after every test, even one that failed or timed out before its own
     // restore: with workers that run file after file, a spy left behind would reach later files.
     restoreMocks: true,
-    // The JSON report lets CI print its one-line summary from the very run the README names.
-    reporters: ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]],
     // A worker runs file after file without starting afresh for each (importing Effect and the
     // sources once, not 158 times: measured 317 s → 255 s for the suite). Test files therefore
     // restore what they change in the process (environment variables, handlers); the one that
@@ -44,9 +64,15 @@ export default defineConfig({
       {
         extends: true,
         // the examples' own tests too (`examples/order-tool.test.ts`): they are run as users would run theirs
-        test: { name: "suite", include: ["test/**/*.test.ts", "examples/**/*.test.ts"], isolate: false, exclude: [...configDefaults.exclude, ...mocking] }
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
+          isolate: false,
+          exclude: [...configDefaults.exclude, ...mocking, ...e2e]
+        }
       },
-      { extends: true, test: { name: "mocking", include: mocking } }
+      { extends: true, test: { name: "mocking", include: mocking } },
+      { extends: true, test: { name: "e2e", include: e2e, isolate: false } }
     ]
   }
 })
