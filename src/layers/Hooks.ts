@@ -4,8 +4,8 @@
  * Hooks are kept sorted by priority (higher first), ties in registration order, and for every
  * point the list of hooks handling it is rebuilt when a hook is registered or leaves: running a
  * point reads its list (a snapshot: registrations during a run apply to the next one), and a
- * point with an empty list returns at once, with a shared effect where the outcome does not
- * depend on the input. How each point combines its handlers is the table in `internal/hookPoints.ts`.
+ * point with an empty list returns at once. How each point combines its handlers is the table in
+ * `internal/hookPoints.ts`.
  *
  * Every handler runs under a time limit on the Clock; a failure, defect or timeout counts as
  * "continue" (approval: "deny") and publishes an `Error` event naming the handler (`stage`) and
@@ -94,9 +94,6 @@ const contextOf = (input: unknown): Hook.HookContext => {
   return i.context ?? Hook.sessionContext(i.sessionKey ?? "")
 }
 
-const CONTINUE = { _tag: "Continue" } as const
-const continued = Effect.succeed(CONTINUE)
-
 /** Builds the registry and runner from the loop's config and bus. */
 export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Effect.gen(function*() {
   const config = yield* LoopConfig
@@ -154,16 +151,6 @@ export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Eff
       return changedBy === undefined ? { _tag: "Continue" as const, input: current } : { _tag: "Continue" as const, input: current, changedBy }
     })
   }
-
-  /** `run` for points whose outcome is "continue" or the stop, without the input. */
-  const gate = <K extends RunPoint>(point: K) => (input: Hook.InputOf<K>): Effect.Effect<Hook.Continue | Named<Hook.StopOf<K>>> =>
-    handling[point].length === 0
-      ? continued
-      : Effect.map(run(point, input), (outcome) => outcome._tag === "Continue" ? CONTINUE : outcome as Named<Hook.StopOf<K>>)
-
-  /** `run` for observer points. */
-  const observer = <K extends RunPoint>(point: K) => (input: Hook.InputOf<K>): Effect.Effect<void> =>
-    handling[point].length === 0 ? Effect.void : Effect.asVoid(run(point, input))
 
   const observe = (entry: Entry, handler: NonNullable<Hook.Hook["onEvent"]>) => (event: AgentEvent.AgentEvent) =>
     Effect.flatMap(runHandler("onEvent", entry.timeout ?? config.hookTimeout, () => handler(event)), (ran) => {
@@ -237,35 +224,7 @@ export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Eff
     list,
     handles: (point) => handling[point].length > 0,
     run,
-    sessionStart: gate("sessionStart"),
-    sessionEnd: observer("sessionEnd"),
-    beforeTurn: (input) =>
-      Effect.map(run("beforeTurn", input), (outcome) =>
-        outcome._tag === "Continue"
-          ? {
-            _tag: "Continue" as const,
-            addMessages: outcome.input.messages.slice(input.messages.length),
-            systemPrompt: outcome.input.systemPrompt
-          }
-          : outcome),
-    beforeLLMRequest: (input) =>
-      Effect.map(run("beforeLLMRequest", input), (outcome) =>
-        outcome._tag === "Continue" ? { _tag: "Continue" as const, request: outcome.input.request } : outcome),
-    afterLLMResponse: (input) =>
-      Effect.map(run("afterLLMResponse", input), (outcome) =>
-        outcome._tag === "Continue" ? { _tag: "Continue" as const, response: outcome.input.response } : outcome),
-    beforeTool: (input) =>
-      Effect.map(run("beforeTool", input), (outcome) =>
-        outcome._tag === "Continue" ? { _tag: "Continue" as const, arguments: outcome.input.call.arguments } : outcome),
-    approveTool,
-    afterTool: ({ failed, ...input }) =>
-      Effect.map(run(failed ? "onToolFailure" : "afterTool", input), (outcome) => outcome.input.result),
-    beforeStop: gate("beforeStop"),
-    beforeCompact: gate("beforeCompact"),
-    afterCompact: observer("afterCompact"),
-    beforeSubTurn: gate("beforeSubTurn"),
-    afterSubTurn: observer("afterSubTurn"),
-    afterTurn: observer("afterTurn")
+    approveTool
   }
   return shape
 })

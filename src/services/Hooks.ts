@@ -3,9 +3,9 @@
  *
  * The loop runs a point and gets the combined outcome of every handler of it: changes chained in
  * priority order (each handler sees the changes before it), the first block/deny/abort winning,
- * patches accumulated. `run(point, input)` is the one general form, and the one the loop uses;
- * the per-point methods below it are the same runs with outcomes shaped for each call site. A point no hook handles costs
- * nothing: `handles(point)` is false and its runner returns at once.
+ * patches accumulated. `run(point, input)` runs every point but `approveTool`, whose own method
+ * fails closed. A point no hook handles costs nothing: `handles(point)` is false and `run` returns
+ * at once.
  *
  * Nothing here fails: a handler that fails, dies or times out counts as "continue" (approval:
  * "deny") and is reported as an `Error` event. Every text a hook puts into the turn (reasons,
@@ -17,45 +17,10 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
-import type {
-  AbortTurn,
-  Approve,
-  Block,
-  Continue,
-  Deny,
-  HardAbort,
-  Hook,
-  HookResponse,
-  InputOf,
-  Point,
-  RegisterOptions,
-  StopOf
-} from "../domain/Hook.ts"
-import type { Content, Message } from "../domain/Message.ts"
-import type { ProviderRequest } from "../domain/Provider.ts"
+import type { Approve, Deny, Hook, InputOf, Point, RegisterOptions, StopOf } from "../domain/Hook.ts"
 
 /** A stopping decision with the name of the hook that made it, for the `Error` event. */
 export type Named<D> = D & { readonly hook: string }
-
-/** The combined outcome of `beforeTurn`. */
-export type BeforeTurnOutcome =
-  | { readonly _tag: "Continue"; readonly addMessages: ReadonlyArray<Message>; readonly systemPrompt: string | undefined }
-  | Named<Block>
-/** The combined outcome of `beforeLLMRequest`: the request to send, or an abort. */
-export type RequestOutcome =
-  | { readonly _tag: "Continue"; readonly request: ProviderRequest }
-  | Named<AbortTurn>
-  | Named<HardAbort>
-/** The combined outcome of `afterLLMResponse`. */
-export type ResponseOutcome = { readonly _tag: "Continue"; readonly response: HookResponse } | Named<AbortTurn>
-/** The combined outcome of `beforeTool`: the arguments to run with, or a denial/abort. */
-export type BeforeToolOutcome =
-  | { readonly _tag: "Continue"; readonly arguments: unknown }
-  | Named<Deny>
-  | Named<AbortTurn>
-  | Named<HardAbort>
-/** A tool result after `afterTool`/`onToolFailure` patches. */
-export interface ToolResultOutcome { readonly content: Content; readonly isError: boolean }
 
 /** A registered hook, as `hooks list` shows it. */
 export interface HookInfo {
@@ -89,22 +54,8 @@ export interface HooksShape {
   readonly handles: (point: Point) => boolean
   /** Runs the handlers of `point` on `input`, in priority order, and combines their decisions. */
   readonly run: <K extends RunPoint>(point: K, input: InputOf<K>) => Effect.Effect<Outcome<K>>
-  readonly sessionStart: (input: InputOf<"sessionStart">) => Effect.Effect<Continue | Named<Block>>
-  readonly sessionEnd: (input: InputOf<"sessionEnd">) => Effect.Effect<void>
-  readonly beforeTurn: (input: InputOf<"beforeTurn">) => Effect.Effect<BeforeTurnOutcome>
-  readonly beforeLLMRequest: (input: InputOf<"beforeLLMRequest">) => Effect.Effect<RequestOutcome>
-  readonly afterLLMResponse: (input: InputOf<"afterLLMResponse">) => Effect.Effect<ResponseOutcome>
-  readonly beforeTool: (input: InputOf<"beforeTool">) => Effect.Effect<BeforeToolOutcome>
   /** Only for tools that require approval; no approver means deny unless `autoApprove`; timeout denies. */
   readonly approveTool: (input: InputOf<"approveTool">) => Effect.Effect<Approve | Named<Deny>>
-  /** `afterTool` when `failed` is false, else `onToolFailure`. */
-  readonly afterTool: (input: InputOf<"afterTool"> & { readonly failed: boolean }) => Effect.Effect<ToolResultOutcome>
-  readonly beforeStop: (input: InputOf<"beforeStop">) => Effect.Effect<Continue | Named<Block>>
-  readonly beforeCompact: (input: InputOf<"beforeCompact">) => Effect.Effect<Continue | Named<AbortTurn>>
-  readonly afterCompact: (input: InputOf<"afterCompact">) => Effect.Effect<void>
-  readonly beforeSubTurn: (input: InputOf<"beforeSubTurn">) => Effect.Effect<Continue | Named<Block>>
-  readonly afterSubTurn: (input: InputOf<"afterSubTurn">) => Effect.Effect<void>
-  readonly afterTurn: (input: InputOf<"afterTurn">) => Effect.Effect<void>
 }
 
 /** The hooks service. Layers: `HooksLive` (the registry), `FileHooks` (scripts on disk). */

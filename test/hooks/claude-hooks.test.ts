@@ -17,6 +17,7 @@ import type { HooksConfig } from "../../src/layers/claudeHooks/config.ts"
 import { fromClaudeInput, toClaudeInput } from "../../src/layers/claudeHooks/io.ts"
 import * as ClaudeHooks from "../../src/layers/claudeHooks/layer.ts"
 import { tempDir } from "../support/cliProcess.ts"
+import { points } from "../support/hooksRunner.ts"
 
 const context: Hook.HookContext = { turnId: "t1", sessionKey: "s1", iteration: 1, depth: 0 }
 const call = (name: string, args: unknown, id = "call-1"): Hook.HookToolCall => ({ id, name, arguments: args, readOnly: false, requiresApproval: true })
@@ -67,7 +68,7 @@ describe("Claude Code hooks", () => {
       ]
     }, (dir) =>
       Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         expect(yield* hooks.beforeTool({ context, call: call("write_file", { path: "a.txt", content: "x" }) })).toMatchObject({ _tag: "Deny", reason: "no writes today" })
         const input = JSON.parse(fs.readFileSync(path.join(dir, "in.json"), "utf8"))
         expect(input).toEqual({
@@ -99,7 +100,7 @@ esac`)]
       }]
     }, (_dir, bridge) =>
       Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         const ls = call("exec", { command: "ls" }, "a")
         yield* hooks.beforeTool({ context, call: ls })
         expect(bridge.peek("a")).toMatchObject({ decision: "allow" })
@@ -118,7 +119,7 @@ esac`)]
       SubagentStop: [{ hooks: [command("exit 2")] }]
     }, () =>
       Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         const patched = yield* hooks.afterTool({ context, call: call("grep", { pattern: "x" }), result: { content: "found", isError: false }, failed: false })
         expect(patched.content).toBe("found\n\n<post-tool-use-hook>\nlint failed\n</post-tool-use-hook>")
         const turn = { context, messages: [], systemPrompt: undefined }
@@ -138,7 +139,7 @@ esac`)]
       Notification: [{ hooks: [command("cat > \"$CLAUDE_PROJECT_DIR/notified.fifo\"")] }]
     }, (dir, bridge) =>
       Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         expect(yield* hooks.sessionStart({ sessionKey: "s1" })).toEqual({ _tag: "Continue" })
         const turn = { context, input: "hi", messages: [], systemPrompt: undefined }
         expect(yield* hooks.beforeTurn(turn)).toMatchObject({ addMessages: [Message.user("<session-start-hook>\nrepo uses pnpm\n</session-start-hook>")] })
@@ -158,7 +159,7 @@ esac`)]
       Effect.gen(function*() {
         const secrets = yield* Secrets
         secrets.add(["registered-secret-0123456789"])
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         expect(yield* hooks.beforeTool({ context, call: call("exec", { command: "ls" }) })).toMatchObject({ _tag: "Deny", reason: "leak [] <redacted>" })
         const env = fs.readFileSync(path.join(dir, "env.txt"), "utf8")
         expect(env).toContain(`CLAUDE_PROJECT_DIR=${dir}`)
@@ -173,7 +174,7 @@ esac`)]
   it.effect("a command past its timeout is killed on the Clock: the call goes on, and an Error event says so", () =>
     withHooks({ PreToolUse: [{ hooks: [command("cat > /dev/null; exec sleep 1000", 2)] }] }, () =>
       Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         const sub = yield* (yield* EventBus).subscribe({ capacity: 64, kinds: ["Error"] })
         const pending = yield* Effect.forkChild(hooks.beforeTool({ context, call: call("exec", { command: "ls" }) }))
         yield* TestClock.adjust(1_999)

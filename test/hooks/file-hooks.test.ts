@@ -7,6 +7,7 @@ import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { EventBus, FileHooks, Hook, Hooks, Message, type TurnResult, type TurnStatus } from "effect-agent-loop"
 import { context, errorsOf, exec, fifo, isAlive, readFifo, tempDirs, toolHook, withFileHooks, writeHook } from "../support/fileHooks.ts"
+import { points } from "../support/hooksRunner.ts"
 
 describe("FileHooks", () => {
   it.effect("exit 2 denies a tool call with stderr as the reason", () =>
@@ -14,7 +15,7 @@ describe("FileHooks", () => {
       const dirs = yield* tempDirs
       yield* writeHook(dirs.project, "guard", toolHook("guard", "cat > /dev/null\necho 'no shell today' >&2\nexit 2"))
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         expect(yield* hooks.beforeTool({ context, call: exec({ cmd: "ls" }) })).toEqual({
           _tag: "Deny",
           reason: "no shell today",
@@ -29,7 +30,7 @@ describe("FileHooks", () => {
       const out = path.join(dirs.root, "event.json")
       yield* writeHook(dirs.user, "spy", toolHook("spy", `cat > '${out}'\npwd >> '${dirs.root}/cwd.txt'`))
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         yield* TestClock.setTime(Date.UTC(2030, 0, 2, 3, 4, 5))
         yield* hooks.beforeTool({ context: { ...context, parentTurnId: "p0" }, call: exec({ cmd: "ls" }) })
       }).pipe(withFileHooks(dirs))
@@ -66,7 +67,7 @@ describe("FileHooks", () => {
         toolHook("veto", `grep -q '"ls -l"' && echo '{"decision": "deny", "reason": "saw the rewrite"}'`, { priority: 100 })
       )
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         expect(yield* hooks.beforeTool({ context, call: exec({ cmd: "ls" }) })).toEqual({
           _tag: "Deny",
           reason: "saw the rewrite",
@@ -80,7 +81,7 @@ describe("FileHooks", () => {
       const dirs = yield* tempDirs
       yield* writeHook(dirs.project, "rewrite", toolHook("rewrite", `cat > /dev/null\necho '{"modified_input": {"cmd": "ls -l"}}'`))
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         expect(yield* hooks.beforeTool({ context, call: exec({ cmd: "ls" }) })).toEqual({ _tag: "Continue", arguments: { cmd: "ls -l" } })
       }).pipe(withFileHooks(dirs))
     }).pipe(Effect.scoped))
@@ -91,7 +92,7 @@ describe("FileHooks", () => {
       const ready = yield* fifo(dirs, "ready")
       yield* writeHook(dirs.project, "hang", toolHook("hang", `cat > /dev/null\necho $$ > '${ready}'\nexec sleep 1000`, { timeout: 3000 }))
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         const sub = yield* (yield* EventBus).subscribe({ capacity: 64 })
         const pending = yield* Effect.forkChild(hooks.beforeTool({ context, call: exec({ cmd: "ls" }) }))
         const pid = Number(yield* readFifo(ready))
@@ -113,7 +114,7 @@ describe("FileHooks", () => {
       yield* writeHook(dirs.project, "garbage", toolHook("garbage", "cat > /dev/null\necho 'this is not json'", { priority: 300 }))
       yield* writeHook(dirs.project, "crash", toolHook("crash", "cat > /dev/null\necho 'oops' >&2\nexit 3", { priority: 200 }))
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         const sub = yield* (yield* EventBus).subscribe({ capacity: 64 })
         expect(yield* hooks.beforeTool({ context, call: exec({ cmd: "ls" }) })).toEqual({ _tag: "Continue", arguments: { cmd: "ls" } })
         expect(errorsOf(yield* sub.takeAll).map((e) => [e.hook, e.message])).toEqual([
@@ -133,7 +134,7 @@ describe("FileHooks", () => {
         toolHook("loud", "cat > /dev/null\nhead -c 2097152 /dev/zero | tr '\\000' x >&2\nexit 2")
       )
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         const outcome = yield* hooks.beforeTool({ context, call: exec({ cmd: "ls" }) })
         expect(outcome._tag).toBe("Deny")
         const reason = outcome._tag === "Deny" ? outcome.reason : ""
@@ -151,7 +152,7 @@ describe("FileHooks", () => {
       yield* writeHook(dirs.user, "guard", toolHook("guard", "echo from-user >&2\nexit 2"))
       const projectPath = yield* writeHook(dirs.project, "guard", toolHook("guard", "echo from-project >&2\nexit 2"))
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         expect(yield* hooks.beforeTool({ context, call: exec({}) })).toMatchObject({ _tag: "Deny", reason: "from-project" })
         expect(yield* hooks.list).toEqual([{ name: "guard", priority: 100, source: projectPath, handlers: ["beforeTool", "approveTool"] }])
       }).pipe(withFileHooks(dirs))
@@ -166,7 +167,7 @@ describe("FileHooks", () => {
         toolHook("approver", `if grep -q '"cmd":"ok"'; then echo '{"decision":"approve","reason":"known safe"}'; else echo '{"decision":"allow"}'; fi`)
       )
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         const approved = exec({ cmd: "ok" })
         expect(yield* hooks.beforeTool({ context, call: approved })).toMatchObject({ _tag: "Continue" })
         expect(yield* hooks.approveTool({ context, call: approved })).toEqual({ _tag: "Approve" })
@@ -191,7 +192,7 @@ describe("FileHooks", () => {
       const found = yield* FileHooks.discover({ userDir: dirs.user, workDir: dirs.work }).pipe(Effect.provide(NodeServices.layer))
       expect(found.hooks.map((h) => `${h.name}:${h.level}`)).toEqual(["b:project", "a:user", "d:user", "c:project", "z:user"])
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         yield* hooks.beforeTool({ context, call: exec({}) })
         expect((yield* hooks.list).map((h) => h.name)).toEqual(["b", "a", "d", "c", "z"])
       }).pipe(withFileHooks(dirs))
@@ -210,7 +211,7 @@ describe("FileHooks", () => {
         })
       )
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         const readFile = { ...exec({ path: "rm -rf" }), name: "read_file" }
         expect(yield* hooks.beforeTool({ context, call: exec({ cmd: "ls" }) })).toMatchObject({ _tag: "Continue" })
         expect(yield* hooks.beforeTool({ context, call: readFile })).toMatchObject({ _tag: "Continue" })
@@ -246,7 +247,7 @@ describe("FileHooks", () => {
       expect(found.problems[0]!.message).toContain("invalid YAML")
       expect(found.problems[3]!.message).toContain("not a valid regular expression")
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         expect(yield* hooks.beforeTool({ context, call: exec({}) })).toMatchObject({ _tag: "Deny", reason: "fine" })
       }).pipe(withFileHooks(dirs))
     }).pipe(Effect.scoped))
@@ -272,7 +273,7 @@ describe("FileHooks", () => {
         sh: [path.join(sh, "scripts", "run.sh")]
       })
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         expect(yield* hooks.beforeTool({ context, call: exec({}) })).toMatchObject({ _tag: "Deny", reason: "from run.sh" })
       }).pipe(withFileHooks(dirs))
     }).pipe(Effect.scoped))
@@ -299,7 +300,7 @@ describe("FileHooks", () => {
       )
       yield* writeHook(dirs.project, "block-async", toolHook("block-async", "exit 2", { async: true }))
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         const sub = yield* (yield* EventBus).subscribe({ capacity: 64, kinds: ["Error"] })
         expect(yield* hooks.beforeTool({ context, call: exec({ cmd: "ls" }) })).toEqual({ _tag: "Continue", arguments: { cmd: "ls" } })
         const pid = Number(yield* readFifo(ready))
@@ -320,7 +321,7 @@ describe("FileHooks", () => {
       yield* writeHook(dirs.project, "closed", { front: front("closed", "pre-session"), script: "echo '{\"decision\": \"deny\", \"reason\": \"closed\"}'" })
       yield* writeHook(dirs.project, "turns", { front: front("turns", "pre-agent-turn"), script: "exit 2" })
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         expect(yield* hooks.beforeStop({ context, finalMessage: Message.assistant("done"), stopHookActive: true })).toEqual({
           _tag: "Block",
           reason: "add tests first",
@@ -351,7 +352,7 @@ describe("FileHooks", () => {
       yield* writeHook(dirs.project, "any", { front: front("any", "post-agent-turn"), script: `echo any >> '${log}'` })
       yield* writeHook(dirs.project, "stop", { front: front("stop", "post-agent-turn-stop"), script: `echo stop >> '${log}'` })
       yield* Effect.gen(function*() {
-        const hooks = yield* Hooks
+        const hooks = points(yield* Hooks)
         const result = (status: TurnStatus): TurnResult => ({
           turnId: "t1",
           sessionKey: "s1",

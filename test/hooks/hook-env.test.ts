@@ -14,6 +14,7 @@ import type { HooksConfig } from "../../src/layers/claudeHooks/config.ts"
 import * as ClaudeHooks from "../../src/layers/claudeHooks/layer.ts"
 import { tempDir } from "../support/cliProcess.ts"
 import { context, exec, tempDirs, toolHook, withFileHooks, writeHook } from "../support/fileHooks.ts"
+import { points } from "../support/hooksRunner.ts"
 
 /** Credentials by name, by a URL's password (with and without a user) and by a URL's token. */
 const SECRETS = {
@@ -57,7 +58,7 @@ describe("the environment of file hooks", () => {
       const out = path.join(dirs.root, "env.txt")
       yield* writeHook(dirs.project, "dump", toolHook("dump", `cat > /dev/null\nenv > '${out}'`))
       yield* Effect.gen(function*() {
-        yield* (yield* Hooks).beforeTool({ context, call: exec({ cmd: "ls" }) })
+        yield* points(yield* Hooks).beforeTool({ context, call: exec({ cmd: "ls" }) })
       }).pipe(withFileHooks(dirs), withEnv)
       expectScrubbed(parseEnv(yield* Effect.promise(() => fsp.readFile(out, "utf8"))))
     }).pipe(Effect.scoped))
@@ -70,7 +71,7 @@ describe("the environment of file hooks", () => {
       yield* writeHook(dirs.project, "named", toolHook("named", `cat > /dev/null\nenv > '${named}'`, { env: ["GITHUB_TOKEN", "HOOK_ENV_CACHE"] }))
       yield* writeHook(dirs.project, "other", toolHook("other", `cat > /dev/null\nenv > '${other}'`))
       yield* Effect.gen(function*() {
-        yield* (yield* Hooks).beforeTool({ context, call: exec({ cmd: "ls" }) })
+        yield* points(yield* Hooks).beforeTool({ context, call: exec({ cmd: "ls" }) })
       }).pipe(withFileHooks(dirs), withEnv)
       expectScrubbed(parseEnv(yield* Effect.promise(() => fsp.readFile(named, "utf8"))), ["GITHUB_TOKEN", "HOOK_ENV_CACHE"])
       expectScrubbed(parseEnv(yield* Effect.promise(() => fsp.readFile(other, "utf8"))))
@@ -82,7 +83,7 @@ const claudeDump = (passEnv?: ReadonlyArray<string>) => {
   const dir = fs.realpathSync(tempDir())
   const hooks: HooksConfig = { PreToolUse: [{ hooks: [{ type: "command", command: "env > \"$CLAUDE_PROJECT_DIR/env.txt\"" }] }] }
   return Effect.gen(function*() {
-    yield* (yield* Hooks).beforeTool({ context, call: exec({ command: "ls" }) })
+    yield* points(yield* Hooks).beforeTool({ context, call: exec({ command: "ls" }) })
     return parseEnv(fs.readFileSync(path.join(dir, "env.txt"), "utf8"))
   }).pipe(
     Effect.provide(

@@ -19,6 +19,7 @@ import {
 } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { echo } from "../support/fixtures.ts"
+import { points } from "../support/hooksRunner.ts"
 
 const SECRET = "sk-test-9f8e7d6c5b4a"
 const HUGE = 10_000_000
@@ -65,7 +66,7 @@ describe("limitText", () => {
 describe("hook texts at the runner", () => {
   it.effect("reasons, feedback, added messages and patched results are scrubbed and cut, at every point", () =>
     Effect.gen(function*() {
-      const hooks = yield* Hooks
+      const hooks = points(yield* Hooks)
       yield* hooks.register({
         sessionStart: () => Hook.block(huge),
         beforeTurn: () => Hook.modify({ addMessages: [Message.user(huge), Message.system(huge)] }),
@@ -94,7 +95,7 @@ describe("hook texts at the runner", () => {
 
   it.effect("an approver's deny reason is scrubbed and cut", () =>
     Effect.gen(function*() {
-      const hooks = yield* Hooks
+      const hooks = points(yield* Hooks)
       yield* hooks.register({ approveTool: () => Hook.deny(huge) })
       const verdict = yield* hooks.approveTool({ context, call })
       expectSaid(verdict._tag === "Deny" ? verdict.reason : undefined)
@@ -102,7 +103,7 @@ describe("hook texts at the runner", () => {
 
   it.effect("a system prompt or a response a hook substitutes is scrubbed, not cut", () =>
     Effect.gen(function*() {
-      const hooks = yield* Hooks
+      const hooks = points(yield* Hooks)
       const long = `${SECRET} ${"y".repeat(2 * Hook.TEXT_LIMIT)}`
       yield* hooks.register({
         beforeTurn: () => Hook.modify({ systemPrompt: long }),
@@ -117,7 +118,7 @@ describe("hook texts at the runner", () => {
 
   it.effect("a failing hook's message reaches the Error event scrubbed and cut; a failing approver's denial too", () =>
     Effect.gen(function*() {
-      const hooks = yield* Hooks
+      const hooks = points(yield* Hooks)
       const sub = yield* (yield* EventBus).subscribe({ capacity: 16, kinds: ["Error"] })
       yield* hooks.register({
         beforeTool: () => Effect.fail(huge),

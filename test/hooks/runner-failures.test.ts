@@ -8,14 +8,14 @@ import { Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { type AgentEvent, EventBus, Hook, Hooks } from "effect-agent-loop"
 import { ofKind } from "../support/fixtures.ts"
-import { call, context, TestLayer } from "../support/hooksRunner.ts"
+import { call, context, points, TestLayer } from "../support/hooksRunner.ts"
 
 const errorsOf = (events: ReadonlyArray<AgentEvent.AgentEvent>) => ofKind(events, "Error")
 
 describe("Hooks runner: slow, failing and observing hooks", () => {
   it.effect("a hook that takes 5 s times out, counts as continue and names itself in an Error event", () =>
     Effect.gen(function*() {
-      const hooks = yield* Hooks
+      const hooks = points(yield* Hooks)
       const sub = yield* (yield* EventBus).subscribe({ capacity: 64 })
       let after = 0
       yield* hooks.register({ beforeTool: () => Effect.never }, { name: "slow", priority: 200 })
@@ -42,7 +42,7 @@ describe("Hooks runner: slow, failing and observing hooks", () => {
 
   it.effect("a per-registration timeout replaces hookTimeout", () =>
     Effect.gen(function*() {
-      const hooks = yield* Hooks
+      const hooks = points(yield* Hooks)
       yield* hooks.register({ beforeTool: () => Effect.as(Effect.sleep("20 seconds"), Hook.deny("late")) }, { timeout: "30 seconds" })
       const pending = yield* Effect.forkChild(hooks.beforeTool({ context, call }))
       yield* TestClock.adjust("20 seconds")
@@ -51,7 +51,7 @@ describe("Hooks runner: slow, failing and observing hooks", () => {
 
   it.effect("a throwing or failing hook counts as continue and publishes an Error event", () =>
     Effect.gen(function*() {
-      const hooks = yield* Hooks
+      const hooks = points(yield* Hooks)
       const sub = yield* (yield* EventBus).subscribe({ capacity: 64 })
       yield* hooks.register({ beforeTool: () => { throw new Error("boom") } }, { name: "thrower" })
       yield* hooks.register({ sessionStart: () => Effect.fail("nope") }, { name: "failer" })
@@ -67,7 +67,7 @@ describe("Hooks runner: slow, failing and observing hooks", () => {
 
   it.effect("onEvent observers receive published events through their own subscription", () =>
     Effect.gen(function*() {
-      const hooks = yield* Hooks
+      const hooks = points(yield* Hooks)
       const bus = yield* EventBus
       const seen: Array<string> = []
       const done = yield* Deferred.make<void>()
@@ -87,7 +87,7 @@ describe("Hooks runner: slow, failing and observing hooks", () => {
 
   it.effect("a stalled observer loses its own events and never blocks publish", () =>
     Effect.gen(function*() {
-      const hooks = yield* Hooks
+      const hooks = points(yield* Hooks)
       const bus = yield* EventBus
       const stuck = yield* Deferred.make<void>()
       const never = yield* Deferred.make<void>()
@@ -102,7 +102,7 @@ describe("Hooks runner: slow, failing and observing hooks", () => {
 
   it.effect("an observer that fails reports once, and never on its own reports", () =>
     Effect.gen(function*() {
-      const hooks = yield* Hooks
+      const hooks = points(yield* Hooks)
       const bus = yield* EventBus
       const sub = yield* bus.subscribe({ capacity: 64 })
       yield* hooks.register({ onEvent: () => Effect.fail("broken") }, { name: "bad" })

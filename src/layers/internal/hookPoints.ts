@@ -1,11 +1,10 @@
 /**
  * The hook points (DESIGN §6) as data: for each handler of `Hook`, which of its decisions end the
- * point and how its changes carry over to the handlers after it. The runner (`Hooks.ts`) is
- * generic over this table and the loop runs every point through `HooksShape.run` (but
+ * point and how its changes carry over to the handlers after it. The runner (`layers/Hooks.ts`)
+ * is generic over this table and the loop runs every point through `HooksShape.run` (but
  * `approveTool`, which is fail-closed), so adding a point means three things: its handler type in
  * `Hook` (input and decisions), its row here, and a `hooks.run(point, input)` where the loop
- * reaches it. (`HooksShape`'s per-point methods are conveniences over `run`; file hooks name the
- * points they support in `FileHooks.ts`.)
+ * reaches it. (File hooks name the points they support in `FileHooks.ts`.)
  *
  * Also here: what every decision's text goes through before it reaches the turn (`cleanDecision`).
  */
