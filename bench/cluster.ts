@@ -6,14 +6,15 @@
  *
  * It reports turns per second, p50/p99 of a turn's latency, the turns that did not complete, and,
  * for each turn reported aborted, whether it was in fact committed (its input is in the session's
- * log); then the cluster's bookkeeping rows per turn (`cluster_messages`, `cluster_replies`,
- * `agent_loop_turn_claims`) at the end, and again once `RETENTION_MS` (the runners' retention window,
- * when given) has passed. Run with `npm run bench:cluster`
+ * log); then the cluster's bookkeeping, table by table (`cluster_messages`, `cluster_replies`, the
+ * claims, commit records, nonces of signed requests — the runners and client share a secret — and
+ * send backlogs): rows per turn and bytes of live rows at the end, and again once `RETENTION_MS`
+ * (the runners' retention window, when given) has passed, which should be flat in the turns run. Run with `npm run bench:cluster`
  * (`RUNNERS=1 SESSIONS=200 TURNS=2 DELAY_MS=200 npm run bench:cluster` for a shorter run).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as os from "node:os"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import * as Message from "../src/domain/Message.ts"
 import * as SessionStoreJsonl from "../src/layers/SessionStoreJsonl.ts"
 import { AgentLoop } from "../src/services/AgentLoop.ts"
@@ -44,8 +45,9 @@ interface Outcome {
 }
 
 // production timings: what a loaded cluster meets
-const cluster = await startCluster(RUNNERS, {}, { modelDelayMs: DELAY_MS, ...(RETENTION_MS === undefined ? {} : { retentionMs: RETENTION_MS }) })
-const runtime = ManagedRuntime.make(cluster.client())
+const SECRET = "the cluster benchmark's secret"
+const cluster = await startCluster(RUNNERS, {}, { modelDelayMs: DELAY_MS, secret: SECRET, ...(RETENTION_MS === undefined ? {} : { retentionMs: RETENTION_MS }) })
+const runtime = ManagedRuntime.make(cluster.client({}, { secret: Redacted.make(SECRET) }))
 try {
   const outcomes: Array<Outcome> = []
   const started = performance.now()
@@ -82,8 +84,14 @@ try {
   const reasons = new Map<string, number>()
   for (const o of outcomes) if (o.status !== "completed") reasons.set(`${o.status}: ${o.error ?? ""}`, (reasons.get(`${o.status}: ${o.error ?? ""}`) ?? 0) + 1)
 
-  const count = async (table: string) => Number(await cluster.pg.psql(`SELECT count(*) FROM ${table}`).catch(() => "NaN"))
-  const tables = ["cluster_messages", "cluster_replies", "agent_loop_turn_claims"]
+  /** Rows and bytes of live rows (what the rows hold, not what the table's files keep until a vacuum) of a table. */
+  const count = async (table: string) => {
+    const [rows, bytes] = (await cluster.pg.psql(`SELECT count(*), coalesce(sum(pg_column_size(t.*)), 0) FROM ${table} t`).catch(() => "NaN|NaN")).split("|").map(Number)
+    return { rows: rows!, bytes: bytes! }
+  }
+  const tables = ["cluster_messages", "cluster_replies", "agent_loop_turn_claims", "agent_loop_turn_commits", "agent_loop_request_nonces", "agent_loop_send_backlogs"]
+  const describeRows = (counts: ReadonlyArray<{ rows: number; bytes: number }>) =>
+    tables.map((table, i) => Number.isNaN(counts[i]!.rows) ? `${table} not used (no table)` : `${table} ${counts[i]!.rows} rows, ${counts[i]!.bytes} B (${(counts[i]!.bytes / outcomes.length).toFixed(0)} B per turn)`).join(", ")
   const rows = await Promise.all(tables.map(count))
 
   console.log(`${RUNNERS} runner process(es), ${SESSIONS} sessions at once × ${TURNS} turns, model delay ${DELAY_MS} ms, ${os.cpus().length} CPUs shared by the client, the runners and Postgres (load average ${os.loadavg()[0]!.toFixed(1)} at the end)`)
@@ -92,12 +100,12 @@ try {
   console.log(`status: ${[...byStatus].map(([status, n]) => `${status} ${n}`).join(", ")}`)
   console.log(`reported aborted: ${aborted.length}, of which committed in the log: ${abortedButCommitted}; reported completed but not in the log: ${completedNotCommitted}`)
   for (const [reason, n] of reasons) console.log(`  ${n} × ${reason}`)
-  console.log(`bookkeeping rows at the end: ${tables.map((table, i) => `${table} ${rows[i]} (${(rows[i]! / outcomes.length).toFixed(2)} per turn)`).join(", ")}`)
+  console.log(`bookkeeping at the end: ${describeRows(rows)}`)
   if (RETENTION_MS !== undefined) {
     // a sweep runs every window and removes what was answered a window ago: two windows and a bit
     await new Promise((resolve) => setTimeout(resolve, 2 * RETENTION_MS + 1000))
     const swept = await Promise.all(tables.map(count))
-    console.log(`bookkeeping rows once the retention window (${RETENTION_MS} ms) has passed: ${tables.map((table, i) => `${table} ${swept[i]}`).join(", ")}`)
+    console.log(`bookkeeping once the retention window (${RETENTION_MS} ms) has passed: ${describeRows(swept)}`)
   }
 } finally {
   await runtime.dispose()

@@ -17,7 +17,13 @@ import { TABLE as CLAIMS } from "./claims.ts"
 import * as Migrations from "./migrations.ts"
 
 /** The nonces table. */
-const TABLE = "agent_loop_request_nonces"
+export const TABLE = "agent_loop_request_nonces"
+
+/**
+ * One row: the time (epoch milliseconds) before which no nonce is kept any longer (`sweep`), so
+ * a request signed before it is refused whatever its nonce.
+ */
+const HORIZON = "agent_loop_nonce_horizon"
 
 /**
  * How long a signed request may wait before a runner takes it, and so how long its nonce is kept:
@@ -31,6 +37,11 @@ const migrate = Migrations.migrate("agent_loop_nonce_migrations", {
       nonce VARCHAR(64) PRIMARY KEY,
       request_id VARCHAR(32) NOT NULL,
       issued_at BIGINT NOT NULL
+    )`,
+  "0002_nonce_horizon": (sql) =>
+    sql`CREATE TABLE IF NOT EXISTS ${sql(HORIZON)} (
+      id INTEGER PRIMARY KEY,
+      horizon BIGINT NOT NULL
     )`
 })
 
@@ -38,7 +49,7 @@ const migrate = Migrations.migrate("agent_loop_nonce_migrations", {
  * Whether a signed request may run: it may, or it is a copy of one admitted under another id, or
  * stored again under its own id after it was answered, or too old.
  */
-export type Admission = "admitted" | "copied" | "replayed" | "expired"
+export type Admission = "admitted" | "copied" | "replayed" | "expired" | "forgotten"
 
 /** Why a signed request that is not admitted does not run, as the runner's refusal says it. */
 export const refusal = (admission: Exclude<Admission, "admitted">): string =>
@@ -46,6 +57,8 @@ export const refusal = (admission: Exclude<Admission, "admitted">): string =>
     ? "a request with this signature was already admitted under another request id: a copy does not run"
     : admission === "replayed"
     ? "the request was answered already: stored again, it does not run again"
+    : admission === "forgotten"
+    ? "the request was made before the oldest request the runners still keep (their retention window): answered already or a copy, it does not run"
     : `the request was made more than ${Duration.toHours(MAX_AGE)} hours ago`
 
 /** Why a signed request without a nonce does not run. */
@@ -55,8 +68,13 @@ export const UNBOUND = "the request carries no nonce: it was signed by an older 
 export interface Nonces {
   /** Admits the request `requestId` signed with `nonce` at `issuedAt`, at `now` (epoch milliseconds). */
   readonly admit: (nonce: string, requestId: string, issuedAt: number, now: number) => Effect.Effect<Admission>
-  /** Forgets the nonces of requests made long before `now - MAX_AGE`: such requests are refused anyway. */
-  readonly sweep: (now: number) => Effect.Effect<void>
+  /**
+   * Forgets the nonces of requests made before `horizon` (epoch milliseconds; at the latest
+   * `now - MAX_AGE`), and from then on refuses any request made before it (`forgotten`). The
+   * retention sweep passes the start of its window, or, when earlier, the time of the oldest
+   * request still waiting to be answered (less a margin): such a request was made after it.
+   */
+  readonly sweep: (now: number, horizon?: number) => Effect.Effect<void>
 }
 
 /**
@@ -70,6 +88,8 @@ export const make: Effect.Effect<Nonces, never, SqlClient.SqlClient> = Effect.ge
   return {
     admit: (nonce, requestId, issuedAt, now) =>
       issuedAt < now - maxAgeMs ? Effect.succeed("expired") : Effect.gen(function*() {
+        const [kept] = yield* sql<{ readonly horizon: number | string }>`SELECT horizon FROM ${sql(HORIZON)} WHERE id = 1`
+        if (kept !== undefined && issuedAt < Number(kept.horizon)) return "forgotten" as const
         const inserted = yield* sql`INSERT INTO ${sql(TABLE)} (nonce, request_id, issued_at)
           VALUES (${nonce}, ${requestId}, ${issuedAt}) ON CONFLICT (nonce) DO NOTHING RETURNING nonce`
         if (inserted.length === 1) return "admitted" as const
@@ -83,6 +103,13 @@ export const make: Effect.Effect<Nonces, never, SqlClient.SqlClient> = Effect.ge
         return Number(rows[0].claimed) > 0 ? "admitted" as const : "replayed" as const
       }).pipe(Effect.orDie),
     // twice the age: a sweeping runner's clock may run ahead of an admitting one's
-    sweep: (now) => sql`DELETE FROM ${sql(TABLE)} WHERE issued_at < ${now - 2 * maxAgeMs}`.pipe(Effect.asVoid, Effect.orDie)
+    sweep: (now, horizon) =>
+      Effect.gen(function*() {
+        const before = Math.max(now - 2 * maxAgeMs, horizon ?? 0)
+        // the horizon first: a nonce is forgotten only once requests made before it are refused
+        yield* sql`INSERT INTO ${sql(HORIZON)} (id, horizon) VALUES (1, ${before})
+          ON CONFLICT (id) DO UPDATE SET horizon = CASE WHEN ${sql(HORIZON)}.horizon > excluded.horizon THEN ${sql(HORIZON)}.horizon ELSE excluded.horizon END`
+        yield* sql`DELETE FROM ${sql(TABLE)} WHERE issued_at < ${before}`
+      }).pipe(Effect.orDie)
   }
 })

@@ -12,8 +12,9 @@
  * - Claims: those older than the window whose request is gone (answered and deleted).
  * - Commit records (`SessionFencing.forget`): those older than the window. A request is delivered
  *   again within seconds of its runner stopping, long before.
- * - Nonces of signed requests (`nonces.ts`): those of requests made more than `Nonces.MAX_AGE`
- *   ago, which are refused whatever their nonce.
+ * - Nonces of signed requests (`nonces.ts`): those of requests made before the window (or, when
+ *   a request made earlier still waits to be answered, before it less a margin); a request made
+ *   before the nonces kept is refused whatever its nonce, so a copy of a forgotten one never runs.
  * - Waiting follow-ups of `Send` requests (`backlogs.ts`), left by a runner that stopped: those
  *   older than the window whose request is gone.
  *
@@ -41,6 +42,13 @@ export interface RetentionOptions {
 /** The default retention window. */
 export const DEFAULT_WINDOW = Duration.minutes(10)
 
+/**
+ * How long before it is stored a request may have been signed (its `issuedAt`, on the client's
+ * clock, which also names the stored request): the nonce sweep keeps the nonces of requests made
+ * that much before the oldest request still waiting.
+ */
+const SIGNING_MARGIN_MS = 5 * 60_000
+
 /** Effect Cluster's default table prefix, which the runners use. */
 const MESSAGES = "cluster_messages"
 const REPLIES = "cluster_replies"
@@ -61,7 +69,11 @@ export const sweep = (nonces: Nonces.Nonces, cutoff: number, now: number) =>
     yield* sql`DELETE FROM ${sql(BACKLOGS)} WHERE saved_at < ${cutoff}
       AND NOT EXISTS (SELECT 1 FROM ${sql(MESSAGES)} m WHERE m.id = CAST(${sql(BACKLOGS)}.request_id AS BIGINT))`
     if (store.fencing !== undefined) yield* store.fencing.forget(cutoff)
-    yield* nonces.sweep(now)
+    // nonces: those of requests made before the window, unless a request made then still waits
+    const [pending] = yield* sql<{ readonly id: string | number | bigint | null }>`SELECT min(m.id) AS id FROM ${sql(MESSAGES)} m
+      WHERE m.id = m.request_id AND m.processed = ${false}`
+    const oldest = pending?.id === null || pending?.id === undefined ? undefined : Snowflake.timestamp(Snowflake.Snowflake(String(pending.id)))
+    yield* nonces.sweep(now, Math.min(cutoff, oldest === undefined ? cutoff : oldest - SIGNING_MARGIN_MS))
   })
 
 /**

@@ -14,11 +14,13 @@ import type { Sharding } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentLoop, AgentLoopCluster, Message } from "effect-agent-loop"
+import * as Auth from "../../src/cluster/auth.ts"
 import * as ReplyLog from "../../src/cluster/replyLog.ts"
 import { startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
 const SESSIONS = 200
+const SECRET = "the load test's cluster secret"
 const TURNS = 5
 
 describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once on one runner`), () => {
@@ -28,7 +30,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
   /** Rows of the cluster's bookkeeping, table by table. */
   const bookkeeping = async () => {
     const counts = await cluster.pg.psql(
-      ["cluster_messages", "cluster_replies", "agent_loop_turn_claims", "agent_loop_turn_commits"]
+      ["cluster_messages", "cluster_replies", "agent_loop_turn_claims", "agent_loop_turn_commits", "agent_loop_request_nonces", "agent_loop_send_backlogs"]
         .map((table) => `SELECT '${table}', count(*) FROM ${table}`).join(" UNION ALL ")
     )
     return Object.fromEntries(counts.split("\n").filter((line) => line !== "").map((line) => {
@@ -38,8 +40,9 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
   }
 
   beforeAll(async () => {
-    cluster = await startCluster(1, undefined, { store: "sql", retentionMs: 5000 })
-    runtime = ManagedRuntime.make(cluster.client())
+    // with a secret: signed requests leave nonces, which the window sweeps too
+    cluster = await startCluster(1, undefined, { store: "sql", retentionMs: 5000, secret: SECRET })
+    runtime = ManagedRuntime.make(cluster.client({}, { secret: Redacted.make(SECRET) }))
   }, 120_000)
 
   afterAll(async () => {
@@ -75,7 +78,8 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
 
     // a reply read once the window swept its commit record and the reply itself: where it points is the log's own positions
     const reply = await runtime.runPromise(Effect.gen(function*() {
-      return yield* (yield* AgentLoopCluster.AgentSession.client)(key).Turn({ input: `${marker} two` })
+      const request = yield* Auth.signRequest(Redacted.make(SECRET), "Turn", key, { input: `${marker} two` })
+      return yield* (yield* AgentLoopCluster.AgentSession.client)(key).Turn(request)
     }))
     expect([reply.result.status, reply.result.messages, reply.result.finalMessage]).toEqual(["completed", [], undefined])
     expect(reply.log).toBeDefined()

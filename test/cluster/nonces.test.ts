@@ -39,4 +39,26 @@ describe("nonces of signed requests", () => {
       expect(yield* nonces.admit("n2", "r3", now, now + Duration.toMillis(Nonces.MAX_AGE) + 1)).toBe("expired")
       expect(Nonces.refusal("replayed")).toBe("the request was answered already: stored again, it does not run again")
     }).pipe(Effect.provide(database())))
+
+  it.effect("swept by the retention window: a nonce made before the horizon is forgotten, and a request made before it is refused", () =>
+    Effect.gen(function*() {
+      yield* Claims.make
+      const nonces = yield* Nonces.make
+      const sql = yield* SqlClient.SqlClient
+      const now = 1_000_000_000_000
+      expect(yield* nonces.admit("old", "r1", now - 60_000, now)).toBe("admitted")
+      expect(yield* nonces.admit("new", "r2", now, now)).toBe("admitted")
+      // the window's start, a minute ago less a moment: the older nonce goes, the newer stays
+      yield* nonces.sweep(now, now - 30_000)
+      const kept = yield* sql<{ readonly nonce: string }>`SELECT nonce FROM ${sql(Nonces.TABLE)}`.pipe(Effect.orDie)
+      expect(kept.map((row) => row.nonce)).toEqual(["new"])
+      // a copy of the forgotten request, under any id: refused, not admitted afresh
+      expect(yield* nonces.admit("old", "r9", now - 60_000, now + 1000)).toBe("forgotten")
+      expect(yield* nonces.admit("other", "r8", now - 31_000, now + 1000)).toBe("forgotten")
+      // the horizon never moves back
+      yield* nonces.sweep(now, now - 90_000)
+      expect(yield* nonces.admit("old", "r9", now - 60_000, now + 1000)).toBe("forgotten")
+      expect(yield* nonces.admit("fresh", "r3", now - 1000, now + 1000)).toBe("admitted")
+      expect(Nonces.refusal("forgotten")).toMatch(/^the request was made before the oldest request the runners still keep/)
+    }).pipe(Effect.provide(database())))
 })
