@@ -41,9 +41,11 @@ import * as LineInput from "../input/lineInput.ts"
 import type { ProviderKeys } from "../providers/providerKeys.ts"
 import { clean } from "../terminal/safeText.ts"
 import { Screen } from "../terminal/screen.ts"
-import { attach, recordWorkspace, warnDropped } from "../output/display.ts"
+import * as Display from "../output/display.ts"
+import * as Approval from "../permissions/approval.ts"
+import { recordWorkspace, remember } from "../sessions/workspace.ts"
 import * as Picker from "../sessions/sessionPicker.ts"
-import { listLines } from "./sessions.ts"
+import { listLines } from "../sessions/listing.ts"
 import * as Settings from "../settings/settings.ts"
 import * as Slash from "./slashCommands.ts"
 import { exitWithin } from "../terminal/signals.ts"
@@ -67,7 +69,9 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
       let key = settings.sessionKey
       // up/down recall earlier inputs, of this chat and earlier ones, from a private file
       const input = yield* LineInput.makeEditing({ prompt: screen.openPrompt, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })
-      const sink = yield* attach(settings, screen.interactive ? input.ask : undefined)
+      const sink = yield* Display.start(settings)
+      yield* Approval.register(settings, screen, screen.interactive ? input.ask : undefined)
+      yield* remember(settings)
       // the lines waiting for their turn; a drain runs them, and the follow-ups each turn leaves first
       const backlog = SessionRunner.makeLine()
       const scope = yield* Effect.scope
@@ -149,7 +153,7 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
       const switchTo = (next: string, said: string) =>
         Effect.gen(function*() {
           if (settings.persist) {
-            yield* recordWorkspace(settings, key)
+            yield* recordWorkspace(settings.workspace, key)
             yield* writeLastSession(settings.dataDir, settings.workspace, next)
           }
           key = next
@@ -172,7 +176,7 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
 
       /** The sessions of this workspace, this one among them (its workspace is recorded first). */
       const workspaceSessions = Effect.gen(function*() {
-        if (settings.persist) yield* recordWorkspace(settings, key)
+        if (settings.persist) yield* recordWorkspace(settings.workspace, key)
         return yield* store.list
       })
 
@@ -282,8 +286,8 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
         if (!backlog.busy()) yield* Deferred.succeed(quit, ExitCode.ok)
       })
 
-      // the session left last gets its workspace recorded, as `attach` does for the first
-      if (settings.persist) yield* Effect.addFinalizer(() => Effect.suspend(() => key === settings.sessionKey ? Effect.void : recordWorkspace(settings, key)))
+      // the session left last gets its workspace recorded, as `remember` does for the first
+      if (settings.persist) yield* Effect.addFinalizer(() => Effect.suspend(() => key === settings.sessionKey ? Effect.void : recordWorkspace(settings.workspace, key)))
       yield* CtrlC.install({
         sessionKey: () => key,
         cancelQuestions: input.cancelQuestions,
@@ -301,7 +305,7 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
       // Once the drain is gone, the aborted turn has returned, as `flushed` requires; what waited is dropped.
       if (draining !== undefined) yield* Fiber.interrupt(draining)
       if (active !== undefined) yield* sink.flushed(active.turnId)
-      yield* warnDropped(sink)
+      yield* Display.warnDropped(sink)
       return exitCode
     })).pipe(Effect.provide(App.layer(settings)))
     if (code !== ExitCode.ok) return yield* fail("", code)

@@ -5,7 +5,7 @@
  * reason otherwise.
  *
  * Output (`--output-format`): `text` streams the answer to stdout (whole responses when stdout is
- * not a terminal); `json` prints one object at the end (`RunResult`); `stream-json` prints every
+ * not a terminal); `json` prints one object at the end (`runResult.ts`); `stream-json` prints every
  * event as one JSON line, between a first `system`/`init` line and a `result` line (`streamJson.ts`,
  * Claude Code's shapes). `--input-format stream-json` takes user messages as JSON lines on stdin,
  * one turn each, in one process. Tool calls, notes and the closing line go to stderr in every format.
@@ -19,7 +19,6 @@ import * as Stream from "effect/Stream"
 import { checkInput } from "../../domain/Config.ts"
 import type { Content } from "../../domain/Message.ts"
 import type { TurnResult } from "../../domain/Turn.ts"
-import type { Usage } from "../../domain/Usage.ts"
 import { AgentLoop } from "../../services/AgentLoop.ts"
 import { LoopConfig } from "../../services/LoopConfig.ts"
 import { ToolRegistry } from "../../services/ToolRegistry.ts"
@@ -28,14 +27,16 @@ import * as App from "../runtime/app.ts"
 import * as CtrlC from "../terminal/ctrlC.ts"
 import { ExitCode, fail } from "../terminal/failure.ts"
 import type { AgentFlags } from "../settings/flags.ts"
-import { tokensKnown } from "../terminal/format.ts"
 import * as CustomCommands from "../config/customCommands.ts"
 import { promptInput } from "../input/images.ts"
 import * as LineInput from "../input/lineInput.ts"
 import * as OutputSchema from "../output/outputSchema.ts"
 import type { ProviderKeys } from "../providers/providerKeys.ts"
 import { Screen } from "../terminal/screen.ts"
-import { attach, warnDropped } from "../output/display.ts"
+import * as Display from "../output/display.ts"
+import { runResult } from "../output/runResult.ts"
+import * as Approval from "../permissions/approval.ts"
+import { remember } from "../sessions/workspace.ts"
 import * as Settings from "../settings/settings.ts"
 import { exitWithin } from "../terminal/signals.ts"
 import { readAll, resolvePrompt } from "../input/stdinPrompt.ts"
@@ -44,44 +45,6 @@ import * as StreamJson from "../output/streamJson.ts"
 import type { OutputFormat } from "../output/formats.ts"
 
 export { type OutputFormat, outputFormats } from "../output/formats.ts"
-
-/** What `--output-format json` prints: one object, on one line, when the turn has ended. */
-export interface RunResult {
-  readonly type: "result"
-  readonly status: TurnResult["status"]
-  /** The final answer; empty when there is none. */
-  readonly result: string
-  readonly sessionKey: string
-  readonly model: string
-  readonly iterations: number
-  readonly durationMs: number
-  /** `null` when the provider reported no token counts. */
-  readonly usage: Usage | null
-  /** `null` when the model has no price, or the tokens are unknown. */
-  readonly costUsd: number | null
-  /** Why the turn did not complete; `null` when it did. */
-  readonly error: string | null
-  /** With `--output-schema` only: the typed answer, decoded by the schema; `null` when there is none. */
-  readonly output?: unknown
-}
-
-/** The `--output-format json` object of a finished turn. */
-export const runResult = (result: TurnResult, model: string, durationMs: number, typed = false): RunResult => {
-  const known = tokensKnown(result.usage)
-  return {
-    type: "result",
-    status: result.status,
-    result: result.finalMessage?.content ?? "",
-    sessionKey: result.sessionKey,
-    model,
-    iterations: result.iterations,
-    durationMs,
-    usage: known ? result.usage : null,
-    costUsd: known ? result.usage.costUsd ?? null : null,
-    error: result.error ?? (result.status === "completed" ? null : result.status),
-    ...(typed ? { output: result.output ?? null } : {})
-  }
-}
 
 /** The exit of a finished turn. */
 export const outcome = (result: TurnResult, maxIterations: number) => {
@@ -165,7 +128,9 @@ export const run = (
       const loop = yield* AgentLoop
       // with --input-format stream-json, stdin holds the messages: nothing else may read it
       const lines = screen.interactive && !streamed ? yield* LineInput.make : undefined
-      const sink = yield* attach(settings, lines?.ask, format === "text" ? "text" : format === "json" ? "none" : "events")
+      const sink = yield* Display.start(settings, format === "text" ? "text" : format === "json" ? "none" : "events")
+      yield* Approval.register(settings, screen, lines?.ask)
+      yield* remember(settings)
       const main = yield* Effect.fiber
       const stop = Effect.sync(() => exitWithin(ExitCode.interrupted))
       yield* CtrlC.install({
@@ -189,7 +154,7 @@ export const run = (
           })
           const finished = yield* Clock.currentTimeMillis
           yield* sink.flushed(result.turnId)
-          yield* warnDropped(sink)
+          yield* Display.warnDropped(sink)
           const own = runResult(result, settings.model, finished - started, typed !== undefined)
           if (format === "json") yield* screen.raw(`${JSON.stringify(own)}\n`)
           if (format === "stream-json") yield* screen.raw(`${JSON.stringify(StreamJson.resultLine(own, result))}\n`)

@@ -35,7 +35,7 @@ import * as CliLogger from "../runtime/logger.ts"
 import type { ProviderKeys } from "../providers/providerKeys.ts"
 import { Screen } from "../terminal/screen.ts"
 import * as Telemetry from "../runtime/telemetry.ts"
-import { registerApproval } from "../output/display.ts"
+import * as Approval from "../permissions/approval.ts"
 import * as Settings from "../settings/settings.ts"
 
 /** The flags of `serve`. */
@@ -128,7 +128,7 @@ const runner = (flags: ServeFlags) =>
       const local = yield* Layer.build(App.layer(settings, shared ? { metrics, store } : { metrics }))
       const loop = Context.get(local, AgentLoop)
       // the approval policy is in place before the runner takes any session (the loop scrubs tool results itself)
-      yield* registerApproval(settings, screen, undefined).pipe(Effect.provideService(AgentLoop, loop))
+      yield* Approval.register(settings, screen, undefined).pipe(Effect.provideService(AgentLoop, loop))
       if (Option.isSome(flags.inspect)) {
         // the cluster view reads the cluster's tables on the runner's pool
         const [inspect, view] = yield* Effect.promise(() => Promise.all([import("./inspect.ts"), import("../../inspector/clusterView.ts")]))

@@ -10,7 +10,7 @@ import { Secrets } from "../../services/Secrets.ts"
 import { readEvents } from "../output/eventsRead.ts"
 import { fail } from "../terminal/failure.ts"
 import { Screen } from "../terminal/screen.ts"
-import { withStore } from "./sessions.ts"
+import { withStore } from "../sessions/listing.ts"
 import type * as StoreChoice from "../sessions/storeChoice.ts"
 
 /** Writes session `key` to `file` as HTML; a session that does not exist is an error. */

@@ -18,7 +18,7 @@ import { fail } from "../terminal/failure.ts"
 import * as Format from "../terminal/format.ts"
 import { clean } from "../terminal/safeText.ts"
 import { Screen } from "../terminal/screen.ts"
-import { withStore } from "./sessions.ts"
+import { withStore } from "../sessions/listing.ts"
 import type { StoreFlags } from "../sessions/storeChoice.ts"
 
 type Outcome = "imported" | "extended" | "present" | "skipped"

@@ -9,13 +9,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as FileHistoryDir from "../../layers/FileHistoryDir.ts"
 import type { UndoResult } from "../../services/FileHistory.ts"
-import { dataDir, readLastSession } from "../config/dataDir.ts"
+import { dataDir, readLastSession, undoDir } from "../config/dataDir.ts"
 import { fail } from "../terminal/failure.ts"
 import { clean } from "../terminal/safeText.ts"
 import { Screen } from "../terminal/screen.ts"
-
-/** Where the undo history lives in the data directory. */
-export const undoDir = (data: string): string => nodePath.join(data, "undo")
 
 /** Lines describing an undo's outcome, paths shown relative to `workspace` when inside it. */
 export const describeUndo = (result: UndoResult, workspace: string = process.cwd()): ReadonlyArray<string> => {

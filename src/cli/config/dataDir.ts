@@ -1,7 +1,7 @@
 /**
  * Where the CLI keeps its data: `$AGENT_LOOP_DATA_DIR` (tests), else `$XDG_DATA_HOME/agent-loop`,
  * else `~/.local/share/agent-loop`. It holds the sessions (`sessions.db`, or `sessions/` of the
- * JSON Lines store: `storeChoice.ts`) and the key of the session used last in each workspace (for `--continue`).
+ * JSON Lines store: `storeChoice.ts`), the undo history, and the key of the session used last in each workspace (for `--continue`).
  *
  * Conversations are private: the directory is 0700 (an existing one is tightened, it may predate
  * this rule) and the files in it 0600.
@@ -25,6 +25,9 @@ export const dataDir = (env: NodeJS.ProcessEnv = process.env): string => {
 
 /** The directory of the session files. */
 export const sessionsDir = (data: string): string => nodePath.join(data, "sessions")
+
+/** Where the undo history lives (`FileHistoryDir`; `agent-loop undo`). */
+export const undoDir = (data: string): string => nodePath.join(data, "undo")
 
 /**
  * The file naming the session used last in `workspace`: one per workspace (by the SHA-256 of its

@@ -21,7 +21,7 @@ import * as Message from "../../domain/Message.ts"
 import type { AgentEvent } from "../../domain/Event.ts"
 import type { TurnResult } from "../../domain/Turn.ts"
 import { CliFailure } from "../terminal/failure.ts"
-import type { RunResult } from "../commands/run.ts"
+import type { RunResult } from "./runResult.ts"
 
 export { type InputFormat, inputFormats } from "./formats.ts"
 

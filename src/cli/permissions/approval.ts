@@ -34,12 +34,14 @@ import * as Effect from "effect/Effect"
 import * as Hook from "../../domain/Hook.ts"
 import { type Bridge, MAX_VERDICTS } from "../../layers/claudeHooks/bridge.ts"
 import { claudeName } from "../../layers/claudeHooks/io.ts"
+import { AgentLoop } from "../../services/AgentLoop.ts"
+import { Sandbox } from "../../services/Sandbox.ts"
 import * as Display from "./approvalDisplay.ts"
 import * as Format from "../terminal/format.ts"
 import * as Permissions from "./state.ts"
 import { evaluate, parseRule, type Rule, RuleError } from "./rules.ts"
 import type { ScreenShape } from "../terminal/screen.ts"
-import type { ApprovalPolicy } from "../config/settingsFile.ts"
+import type { ApprovalPolicy } from "../config/approvalPolicy.ts"
 
 /** What the model is told when there was nobody to ask. */
 export const NO_TERMINAL_REASON = "Not approved: this call needs the user's approval, and agent-loop has no terminal to ask " +
@@ -351,3 +353,43 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
   }
   return hook
 }
+
+/** What registering the approval hook needs of the settings (`CliSettings` has all of it). */
+export interface ApprovalSettings {
+  readonly approval: ApprovalPolicy
+  readonly permissions: Permissions.Permissions
+  readonly hookBridge: Bridge
+  /** A call too long to show is written under its `approvals/`. */
+  readonly dataDir: string
+  readonly sandbox: Pick<SandboxApproval, "autoAllowExec" | "allowUnsandboxed" | "excludedCommands">
+}
+
+/**
+ * Registers the approval hook on the loop: last of the `beforeTool` hooks (so deny rules see the
+ * arguments other hooks left), with room for a prompt at `beforeTool` (an `ask` rule on a tool
+ * that needs no approval), which denies by itself at its deadline.
+ */
+export const register = (settings: ApprovalSettings, screen: ScreenShape, ask: Effect.Effect<string | undefined> | undefined) =>
+  Effect.gen(function*() {
+    const loop = yield* AgentLoop
+    const sandbox = yield* Sandbox
+    return yield* loop.registerHook(
+      approvalHook({
+        policy: settings.approval,
+        screen,
+        ask,
+        permissions: settings.permissions,
+        bridge: settings.hookBridge,
+        ...(process.stderr.columns === undefined ? {} : { columns: process.stderr.columns }),
+        overflowDir: nodePath.join(settings.dataDir, "approvals"),
+        sandbox: {
+          active: sandbox.kind !== "none",
+          autoAllowExec: settings.sandbox.autoAllowExec,
+          allowUnsandboxed: settings.sandbox.allowUnsandboxed,
+          excludedCommands: settings.sandbox.excludedCommands,
+          grant: sandbox.grantUnsandboxed
+        }
+      }),
+      { name: "cli-approval", source: "agent-loop CLI", priority: -1, timeout: Duration.sum(ASK_TIMEOUT, Duration.seconds(5)) }
+    )
+  })

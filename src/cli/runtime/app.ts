@@ -36,9 +36,9 @@ import * as SandboxLayer from "../sandbox/sandboxLayer.ts"
 import * as SandboxSpawner from "../sandbox/sandboxSpawner.ts"
 import type { CliSettings, ProviderSettings } from "../settings/settings.ts"
 import { configDir } from "../config/settingsFile.ts"
+import { undoDir } from "../config/dataDir.ts"
 import type { CliFailure } from "../terminal/failure.ts"
 import * as StoreChoice from "../sessions/storeChoice.ts"
-import { undoDir } from "../commands/undo.ts"
 import * as Telemetry from "./telemetry.ts"
 
 /** What the agent commands take from the platform: `main.ts` provides `NodeServices.layer` once, for every command. */

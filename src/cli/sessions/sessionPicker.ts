@@ -8,7 +8,7 @@ import type { SessionInfo } from "../../services/SessionStore.ts"
 import { fail } from "../terminal/failure.ts"
 import * as Format from "../terminal/format.ts"
 import { clean } from "../terminal/safeText.ts"
-import { byRecency, timestamp, withStore } from "../commands/sessions.ts"
+import { byRecency, timestamp, withStore } from "./listing.ts"
 import type * as StoreChoice from "./storeChoice.ts"
 
 /** How many sessions the picker offers (the most recent). */
