@@ -13,13 +13,13 @@ import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as ClusterOptions from "./commands/clusterOptions.ts"
-import { fail } from "./terminal/failure.ts"
-import { type AgentFlags, agentFlags } from "./settings/flags.ts"
-import { inputFormats, outputFormats } from "./output/formats.ts"
 import type * as McpCommand from "./commands/mcp.ts"
 import type { ServeFlags } from "./commands/serve.ts"
-import { storeFlags } from "./sessions/storeFlags.ts"
 import type * as Undo from "./commands/undo.ts"
+import { inputFormats, outputFormats } from "./output/formats.ts"
+import { storeFlags } from "./sessions/storeFlags.ts"
+import { type AgentFlags, agentFlags } from "./settings/flags.ts"
+import { fail } from "./terminal/failure.ts"
 
 /** Runs `use` on the module `load` imports, loading it only when the command runs. */
 const handler = <M, A, E, R>(load: () => Promise<M>, use: (module: M) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

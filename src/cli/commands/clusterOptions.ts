@@ -18,8 +18,8 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import type { ClusterSecurity } from "../../cluster/auth.ts"
 import { connectionFailure } from "../../layers/connectionFailure.ts"
 import { Secrets } from "../../services/Secrets.ts"
-import { type CliFailure, fail } from "../terminal/failure.ts"
 import { passwordOf, URL_VARIABLES, urlFlag } from "../sessions/storeFlags.ts"
+import { type CliFailure, fail } from "../terminal/failure.ts"
 
 /** The shortest cluster secret the CLI takes. */
 export const MIN_SECRET_LENGTH = 16

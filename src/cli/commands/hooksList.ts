@@ -9,9 +9,9 @@ import { compile, type HooksSource } from "../../layers/claudeHooks/config.ts"
 import { discover, resolveDirs } from "../../layers/FileHooks.ts"
 import * as ClaudeSettings from "../config/claudeSettings.ts"
 import * as SettingsFile from "../config/settingsFile.ts"
+import * as Trust from "../config/trust.ts"
 import { clean } from "../terminal/safeText.ts"
 import { Screen } from "../terminal/screen.ts"
-import * as Trust from "../config/trust.ts"
 
 /** Lists the file hooks of the user and, when it is trusted, of the workspace. */
 export const list = (workspace: Option.Option<string>) =>

@@ -21,11 +21,11 @@ import * as EventBusLive from "../../layers/EventBus.ts"
 import type { EventBus } from "../../services/EventBus.ts"
 import type { SessionStore } from "../../services/SessionStore.ts"
 import type { AgentEvent } from "../../domain/Event.ts"
+import { dataDir } from "../config/dataDir.ts"
 import { readEvents } from "../output/eventsRead.ts"
+import * as StoreChoice from "../sessions/storeChoice.ts"
 import { fail } from "../terminal/failure.ts"
 import { Screen } from "../terminal/screen.ts"
-import { dataDir } from "../config/dataDir.ts"
-import * as StoreChoice from "../sessions/storeChoice.ts"
 
 /** Where the page listens. */
 export interface InspectOptions {

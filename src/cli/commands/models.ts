@@ -3,9 +3,9 @@
  * stdout, with the date its prices were taken (what it prints is `modelsTable.ts`).
  */
 import * as Effect from "effect/Effect"
-import { fail } from "../terminal/failure.ts"
 import { listing } from "../providers/modelsTable.ts"
 import { providerSummaries } from "../providers/providerList.ts"
+import { fail } from "../terminal/failure.ts"
 import { Screen } from "../terminal/screen.ts"
 
 /** Prints the registry, or one provider's part of it. */

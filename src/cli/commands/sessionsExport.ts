@@ -8,10 +8,10 @@ import * as FileSystem from "effect/FileSystem"
 import { exportHtml } from "../../inspector/exportHtml.ts"
 import { Secrets } from "../../services/Secrets.ts"
 import { readEvents } from "../output/eventsRead.ts"
-import { fail } from "../terminal/failure.ts"
-import { Screen } from "../terminal/screen.ts"
 import { withStore } from "../sessions/listing.ts"
 import type * as StoreChoice from "../sessions/storeChoice.ts"
+import { fail } from "../terminal/failure.ts"
+import { Screen } from "../terminal/screen.ts"
 
 /** Writes session `key` to `file` as HTML; a session that does not exist is an error. */
 export const exportSession = (key: string, file: string, eventFiles: ReadonlyArray<string>, flags: StoreChoice.StoreFlags) =>

@@ -21,9 +21,9 @@ import * as Yaml from "effect/encoding/Yaml"
 import { CLAUDE_ALIASES } from "../../layers/claudeHooks/names.ts"
 import { frontMatter } from "../../layers/fileHooks/manifest.ts"
 import type { AgentDefinition } from "../../tools/subagent.ts"
-import * as MarkdownFiles from "./markdownFiles.ts"
 import { clean } from "../terminal/safeText.ts"
 import { Screen } from "../terminal/screen.ts"
+import * as MarkdownFiles from "./markdownFiles.ts"
 import * as Trust from "./trust.ts"
 
 /** The largest agent file read. */

@@ -36,12 +36,12 @@ import { type Bridge, MAX_VERDICTS } from "../../layers/claudeHooks/bridge.ts"
 import { claudeName } from "../../layers/claudeHooks/io.ts"
 import { AgentLoop } from "../../services/AgentLoop.ts"
 import { Sandbox } from "../../services/Sandbox.ts"
-import * as Display from "./approvalDisplay.ts"
-import * as Format from "../terminal/format.ts"
-import * as Permissions from "./state.ts"
-import { evaluate, parseRule, type Rule, RuleError } from "./rules.ts"
-import type { ScreenShape } from "../terminal/screen.ts"
 import type { ApprovalPolicy } from "../config/approvalPolicy.ts"
+import * as Format from "../terminal/format.ts"
+import type { ScreenShape } from "../terminal/screen.ts"
+import * as Display from "./approvalDisplay.ts"
+import { evaluate, parseRule, type Rule, RuleError } from "./rules.ts"
+import * as Permissions from "./state.ts"
 
 /** What the model is told when there was nobody to ask. */
 export const NO_TERMINAL_REASON = "Not approved: this call needs the user's approval, and agent-loop has no terminal to ask " +

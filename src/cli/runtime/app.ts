@@ -31,14 +31,14 @@ import { builtinTools, gitHooksDirectory, locationsWithin } from "../../tools/in
 import { subagentWith } from "../../tools/subagent.ts"
 import type { SessionStore } from "../../services/SessionStore.ts"
 import * as WorkspaceLive from "../../layers/Workspace.ts"
+import { undoDir } from "../config/dataDir.ts"
+import { configDir } from "../config/settingsFile.ts"
 import * as Providers from "../providers/providers.ts"
 import * as SandboxLayer from "../sandbox/sandboxLayer.ts"
 import * as SandboxSpawner from "../sandbox/sandboxSpawner.ts"
-import type { CliSettings, ProviderSettings } from "../settings/settings.ts"
-import { configDir } from "../config/settingsFile.ts"
-import { undoDir } from "../config/dataDir.ts"
-import type { CliFailure } from "../terminal/failure.ts"
 import * as StoreChoice from "../sessions/storeChoice.ts"
+import type { CliSettings, ProviderSettings } from "../settings/settings.ts"
+import type { CliFailure } from "../terminal/failure.ts"
 import * as Telemetry from "./telemetry.ts"
 
 /** What the agent commands take from the platform: `main.ts` provides `NodeServices.layer` once, for every command. */

@@ -11,8 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as SandboxNone from "../../layers/sandbox/SandboxNone.ts"
-import type { SandboxInputs } from "./sandboxPolicy.ts"
 import { type SandboxChoice, sandboxPlatform } from "../config/sandboxSettings.ts"
+import type { SandboxInputs } from "./sandboxPolicy.ts"
 
 /** What the layer is built from. */
 export interface SandboxLayerOptions {

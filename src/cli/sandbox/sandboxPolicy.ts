@@ -18,9 +18,9 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
+import type { SandboxChoice } from "../config/sandboxSettings.ts"
 import { pathMatch } from "../permissions/glob.ts"
 import { canonicalHost, namesTool, type Rule } from "../permissions/rules.ts"
-import type { SandboxChoice } from "../config/sandboxSettings.ts"
 
 /** The inputs the CLI gives the sandbox's policy. */
 export interface SandboxInputs {

@@ -17,9 +17,9 @@ import * as ChildProcess from "effect/process/ChildProcess"
 import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type * as Scope from "effect/Scope"
 import { Sandbox, type SandboxShape } from "../../services/Sandbox.ts"
+import type { SandboxChoice } from "../config/sandboxSettings.ts"
 import * as SandboxLayer from "./sandboxLayer.ts"
 import type { SandboxInputs } from "./sandboxPolicy.ts"
-import type { SandboxChoice } from "../config/sandboxSettings.ts"
 
 const plain = (value: string | Redacted.Redacted<string>): string => (Redacted.isRedacted(value) ? Redacted.value(value) : value)
 

@@ -14,12 +14,12 @@ import { withThousands } from "../../domain/text.ts"
 import { originOf } from "../../layers/providers/ownHosts.ts"
 import { readCassette } from "../../layers/providers/Replay.ts"
 import { Secrets } from "../../services/Secrets.ts"
-import { fail } from "../terminal/failure.ts"
-import type { AgentFlags } from "./flags.ts"
+import type * as SettingsFile from "../config/settingsFile.ts"
 import { ProviderKeys } from "../providers/providerKeys.ts"
 import * as Providers from "../providers/providers.ts"
 import type { Connection } from "../providers/providers.ts"
-import type * as SettingsFile from "../config/settingsFile.ts"
+import { fail } from "../terminal/failure.ts"
+import type { AgentFlags } from "./flags.ts"
 
 /** Which provider (a row of `providers.ts`), and how to reach it. */
 export type ProviderSettings =
