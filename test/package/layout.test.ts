@@ -3,6 +3,8 @@
  * own path (`effect/Effect`, `effect/http/HttpClient`), never through a package's index (`effect`,
  * `effect/http`), which loads every module of the package (the design doc's "Performance").
  * Tests, docs and examples import as applications do and are not checked.
+ *
+ * And the CLI's rooms (`src/cli/README.md`): their imports point one way, down the README's table.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -42,5 +44,41 @@ describe("the sources", () => {
       " * import { Effect } from \"effect\"  (a doc comment's example)"
     ].join("\n")
     expect([...text.matchAll(INDEX_IMPORT)].map((match) => match[1] ?? match[2])).toEqual(["effect", "effect/http", "effect/sql", "@effect/sql-pg"])
+  })
+})
+
+/** The relative imports of a source file (static, `export … from`, and `import()`), resolved to paths. */
+const importsOf = (file: string): ReadonlyArray<string> =>
+  [...fs.readFileSync(file, "utf8").matchAll(/(?:\bfrom|\bimport)\s*\(?\s*["'](\.\.?\/[^"']+)["']/g)].map((match) =>
+    path.resolve(path.dirname(file), match[1]!)
+  )
+
+describe("the CLI's rooms", () => {
+  const cli = path.join(root, "src", "cli")
+  // the rooms in the order of src/cli/README.md's table: each may import only the rooms after it
+  const rooms = [...fs.readFileSync(path.join(cli, "README.md"), "utf8").matchAll(/^\| \[([a-z]+)\/\]\(\1\) \|/gm)].map((match) => match[1]!)
+  const roomOf = (file: string): string | undefined => {
+    const parts = path.relative(cli, file).split(path.sep)
+    return parts.length > 1 && !parts[0]!.startsWith("..") ? parts[0] : undefined
+  }
+
+  it("are the folders of src/cli, each with a README, in the table of src/cli/README.md", () => {
+    const folders = fs.readdirSync(cli, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name)
+    expect([...rooms].sort()).toEqual(folders.sort())
+    for (const room of rooms) expect(fs.existsSync(path.join(cli, room, "README.md")), room).toBe(true)
+  })
+
+  it("import only the rooms after them in that table, and none of the files at the root of src/cli", () => {
+    const wrong = rooms.flatMap((room, rank) =>
+      sources(path.join(cli, room)).flatMap((file) =>
+        importsOf(file).flatMap((target) => {
+          if (!target.startsWith(cli + path.sep)) return []
+          const other = roomOf(target)
+          const allowed = other === undefined ? false : other === room || rooms.indexOf(other) > rank
+          return allowed ? [] : [`${path.relative(root, file)} -> ${path.relative(root, target)}`]
+        })
+      )
+    )
+    expect(wrong).toEqual([])
   })
 })
