@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { TABLE as CLAIMS } from "./claims.ts"
 import * as Migrations from "./migrations.ts"
+import { retryTransientOrDie } from "../layers/connectionFailure.ts"
 
 /** The backlogs table. */
 export const TABLE = "agent_loop_send_backlogs"
@@ -58,12 +59,12 @@ export const make: Effect.Effect<Backlogs, never, SqlClient.SqlClient> = Effect.
         ? sql`DELETE FROM ${table} WHERE request_id = ${requestId} AND ${claimed}`
         : sql`INSERT INTO ${table} (request_id, backlog, saved_at)
           SELECT ${requestId}, ${JSON.stringify(backlog)}, ${at} WHERE ${claimed}
-          ON CONFLICT (request_id) DO UPDATE SET backlog = EXCLUDED.backlog, saved_at = EXCLUDED.saved_at`).pipe(Effect.asVoid, Effect.orDie)
+          ON CONFLICT (request_id) DO UPDATE SET backlog = EXCLUDED.backlog, saved_at = EXCLUDED.saved_at`).pipe(Effect.asVoid, retryTransientOrDie)
     },
     load: (requestId) =>
       sql<{ readonly backlog: string }>`SELECT backlog FROM ${table} WHERE request_id = ${requestId}`.pipe(
         Effect.map((rows) => (rows.length === 0 ? [] : parse(rows[0]!.backlog))),
-        Effect.orDie
+        retryTransientOrDie
       )
   }
 })

@@ -17,6 +17,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { Checkpoint } from "../domain/Checkpoint.ts"
 import { TABLE as CLAIMS } from "./claims.ts"
 import * as Migrations from "./migrations.ts"
+import { retryTransientOrDie } from "../layers/connectionFailure.ts"
 
 const TABLE = "agent_loop_turn_checkpoints"
 
@@ -88,7 +89,7 @@ export const make: Effect.Effect<Checkpoints, never, SqlClient.SqlClient> = Effe
         : sql<{ readonly request_id: string }>`
         UPDATE ${table} SET checkpoint = ${JSON.stringify(checkpoint)}, saved_at = ${at}
         WHERE request_id = ${key} AND owner = ${owner} AND ${claimed}
-        RETURNING request_id`).pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
+        RETURNING request_id`).pipe(Effect.map((rows) => rows.length === 1), retryTransientOrDie)
     },
     take: (requestId, owner) =>
       sql<{ readonly checkpoint: string }>`UPDATE ${table} SET owner = ${owner} WHERE request_id = ${requestId} RETURNING checkpoint`.pipe(
@@ -98,16 +99,16 @@ export const make: Effect.Effect<Checkpoints, never, SqlClient.SqlClient> = Effe
             : Option.orElse(decode(rows[0]!.checkpoint), () =>
               Option.some<Checkpoint>({ _tag: "CheckpointOutgrown", turnId: "", bytes: rows[0]!.checkpoint.length, limit: 0 }))
         ),
-        Effect.orDie
+        retryTransientOrDie
       ),
     keys: (prefix) =>
       sql<{ readonly request_id: string }>`SELECT request_id FROM ${table} WHERE request_id LIKE ${`${prefix}%`}`.pipe(
         Effect.map((rows) => rows.map((row) => row.request_id)),
-        Effect.orDie
+        retryTransientOrDie
       ),
     remove: (requestId, owner) =>
       (owner === undefined
         ? sql`DELETE FROM ${table} WHERE request_id = ${requestId}`
-        : sql`DELETE FROM ${table} WHERE request_id = ${requestId} AND owner = ${owner}`).pipe(Effect.asVoid, Effect.orDie)
+        : sql`DELETE FROM ${table} WHERE request_id = ${requestId} AND owner = ${owner}`).pipe(Effect.asVoid, retryTransientOrDie)
   }
 })

@@ -21,6 +21,7 @@ import { randomUUID } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Migrations from "./migrations.ts"
+import { retryTransientOrDie } from "../layers/connectionFailure.ts"
 
 /** The claims table. */
 export const TABLE = "agent_loop_turn_claims"
@@ -78,16 +79,16 @@ export const make: Effect.Effect<Claims, never, SqlClient.SqlClient> = Effect.ge
         `
         if (inserted.length === 0) yield* sql`UPDATE ${sql(TABLE)} SET attempt = ${attempt} WHERE request_id = ${requestId}`
         return { fresh: inserted.length === 1, attempt }
-      }).pipe(Effect.orDie),
+      }).pipe(retryTransientOrDie),
     running: (requestId, attempt, from) =>
       sql`UPDATE ${sql(TABLE)} SET running_from = ${from} WHERE request_id = ${requestId} AND attempt = ${attempt}`.pipe(
         Effect.asVoid,
-        Effect.orDie
+        retryTransientOrDie
       ),
     runningFrom: (requestId) =>
       sql<{ readonly running_from: number | string | null }>`SELECT running_from FROM ${sql(TABLE)} WHERE request_id = ${requestId}`.pipe(
         Effect.map((rows) => Number(rows[0]?.running_from ?? 0)),
-        Effect.orDie
+        retryTransientOrDie
       )
   }
 })

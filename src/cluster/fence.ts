@@ -22,6 +22,7 @@ import type { ContentRejected } from "../domain/errors.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import type { SessionStoreShape } from "../services/SessionStore.ts"
 import * as Outcome from "./outcome.ts"
+import { retryTransientOrDie } from "../layers/connectionFailure.ts"
 
 /** How many finished turns a runner remembers, for requests delivered again after their entity was interrupted. */
 const REMEMBERED = 4096
@@ -76,7 +77,7 @@ export const make = (store: SessionStoreShape): Effect.Effect<RunnerTurns, never
     return {
       // a store that cannot say who owns the session cannot let a turn run: that is a defect, and
       // the cluster delivers the request again
-      take: (sessionKey) => fencing === undefined ? Effect.succeed(undefined) : Effect.orDie(fencing.acquire(sessionKey, owner)),
+      take: (sessionKey) => fencing === undefined ? Effect.succeed(undefined) : retryTransientOrDie(fencing.acquire(sessionKey, owner)),
       run: (requestId, turn) =>
         Effect.suspend(() => {
           const running = known(requestId)
@@ -96,7 +97,7 @@ export const make = (store: SessionStoreShape): Effect.Effect<RunnerTurns, never
           ? Effect.succeed(undefined)
           : fencing.committed(requestId).pipe(
             Effect.map(Option.match({ onNone: () => 0, onSome: (turn) => turn.entries.length })),
-            Effect.orDie
+            retryTransientOrDie
           ),
       outcome: (requestId, sessionKey, from = 0) =>
         fencing === undefined
@@ -108,7 +109,7 @@ export const make = (store: SessionStoreShape): Effect.Effect<RunnerTurns, never
                 ? { result: Outcome.aborted(requestId, sessionKey), lost: true }
                 : { result: Outcome.committed(requestId, from === 0 ? turn : { ...turn, entries: turn.entries.slice(from) }, from), lost: false }
             }),
-            Effect.orDie
+            retryTransientOrDie
           )
     }
   })

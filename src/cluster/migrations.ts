@@ -6,13 +6,14 @@
 import * as Effect from "effect/Effect"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
+import { retryTransientOrDie } from "../layers/connectionFailure.ts"
 
 /** One step of a table's history (`NNNN_name`), given the client. */
 type Step = (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>
 
 /** The migrator of `steps`, recording them in `table`; running it is a defect when the database refuses. */
 export const migrate = (table: string, steps: Readonly<Record<string, Step>>): Effect.Effect<void, never, SqlClient.SqlClient> =>
-  Effect.orDie(Effect.asVoid(Migrator.make({})({
+  retryTransientOrDie(Effect.asVoid(Migrator.make({})({
     table,
     loader: Migrator.fromRecord(Object.fromEntries(
       Object.entries(steps).map(([name, step]) => [name, Effect.gen(function*() {

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { TABLE as CLAIMS } from "./claims.ts"
 import * as Migrations from "./migrations.ts"
+import { retryTransientOrDie } from "../layers/connectionFailure.ts"
 
 /** The nonces table. */
 export const TABLE = "agent_loop_request_nonces"
@@ -101,7 +102,7 @@ export const make: Effect.Effect<Nonces, never, SqlClient.SqlClient> = Effect.ge
           FROM ${sql(TABLE)} n WHERE n.nonce = ${nonce}`
         if (rows[0]?.request_id !== requestId) return "copied" as const
         return Number(rows[0].claimed) > 0 ? "admitted" as const : "replayed" as const
-      }).pipe(Effect.orDie),
+      }).pipe(retryTransientOrDie),
     // twice the age: a sweeping runner's clock may run ahead of an admitting one's
     sweep: (now, horizon) =>
       Effect.gen(function*() {
@@ -110,6 +111,6 @@ export const make: Effect.Effect<Nonces, never, SqlClient.SqlClient> = Effect.ge
         yield* sql`INSERT INTO ${sql(HORIZON)} (id, horizon) VALUES (1, ${before})
           ON CONFLICT (id) DO UPDATE SET horizon = CASE WHEN ${sql(HORIZON)}.horizon > excluded.horizon THEN ${sql(HORIZON)}.horizon ELSE excluded.horizon END`
         yield* sql`DELETE FROM ${sql(TABLE)} WHERE issued_at < ${before}`
-      }).pipe(Effect.orDie)
+      }).pipe(retryTransientOrDie)
   }
 })

@@ -16,6 +16,7 @@ import { Message } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import { sessionId } from "../layers/internal/sessionStoreSqlSchema.ts"
+import { retryTransient } from "../layers/connectionFailure.ts"
 
 /** Where a turn's committed entries are in its session's log, and which of its messages is the final answer. */
 export const LogRange = Schema.Struct({
@@ -44,6 +45,7 @@ export const locate = (sql: SqlClient.SqlClient, requestId: string): Effect.Effe
         Option.map((row) => ({ generation: row.generation, first: Number(row.first_seq), end: Number(row.end_seq) }))
       )
     ),
+    retryTransient,
     Effect.orElseSucceed(() => Option.none())
   )
 

@@ -211,3 +211,10 @@ export const transientSchedule = (options: TransientRetry = {}): Schedule.Schedu
  */
 export const retryTransient = <A, E, R>(effect: Effect.Effect<A, E, R>, options: TransientRetry = {}): Effect.Effect<A, E, R> =>
   Effect.retry(effect, { while: isTransient, schedule: transientSchedule(options) })
+
+/**
+ * `retryTransient`, then any failure left a defect: for database calls without which the caller
+ * cannot go on safely (a claim, a fence), which a database restart must not turn into a defect.
+ */
+export const retryTransientOrDie = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> =>
+  Effect.orDie(retryTransient(effect))

@@ -132,6 +132,12 @@ export interface PostgresServer {
   readonly psql: (sql: string, database?: string) => Promise<string>
   /** Stops the server (fast shutdown) and removes its directory; safe to call twice. */
   readonly stop: () => Promise<void>
+  /**
+   * Restarts the server as `pg_ctl restart -m fast` does: every connection is closed (SQLSTATE
+   * `57P01`), the server stops and starts again on the same port and data; resolves once it
+   * accepts connections again.
+   */
+  readonly restart: () => Promise<void>
 }
 
 /** Starting or talking to the server went wrong; `log` is the server's own log so far. */
@@ -157,20 +163,29 @@ export const freePort = (): Promise<number> =>
 /**
  * The watchdog: starts the server in the background; when its stdin closes (a `stop()` or the death
  * of the test process) it stops the server (fast shutdown); when the server has exited (stopped or
- * failed) it leaves `exited` beside the log; once both have happened it removes the directory.
+ * failed) it leaves `exited` beside the log; once both have happened it removes the directory. A
+ * server that exits while the file `restart` is beside it (`restart()`) is started again instead.
  * Background jobs of a non-interactive shell get /dev/null as stdin, hence the copy on fd 3.
  */
 const WATCHDOG = `
 exec 3<&0
-"$1/postgres" -D "$2/data" -h 127.0.0.1 -p "$3" -k "$2" -c fsync=off -c synchronous_commit=off \\
-  -c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB </dev/null >"$2/server.log" 2>&1 &
-pid=$!
-( cat <&3 >/dev/null; kill -INT "$pid" 2>/dev/null ) &
+bin=$1 dir=$2 port=$3
+start() {
+  "$bin/postgres" -D "$dir/data" -h 127.0.0.1 -p "$port" -k "$dir" -c fsync=off -c synchronous_commit=off \\
+    -c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB </dev/null >>"$dir/server.log" 2>&1 &
+  pid=$!
+  echo "$pid" >"$dir/server.pid"
+}
+start
+( cat <&3 >/dev/null; : >"$dir/stopping"; kill -INT "$(cat "$dir/server.pid")" 2>/dev/null ) &
 exec 3<&-
-wait "$pid"
-: >"$2/exited"
+while :; do
+  wait "$pid"
+  if [ -e "$dir/restart" ] && [ ! -e "$dir/stopping" ]; then rm -f "$dir/restart"; start; else break; fi
+done
+: >"$dir/exited"
 wait
-rm -rf "$2"
+rm -rf "$dir"
 `
 
 const run = (argv: ReadonlyArray<string>, options: { readonly input?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> =>
@@ -289,9 +304,23 @@ const serverFor = (bin: string, dir: string, port: number, child: ChildProcess):
     }).then(() => fs.rmSync(dir, { recursive: true, force: true }))
     return stopped
   }
+  const restart = async () => {
+    const pidFile = path.join(dir, "data", "postmaster.pid")
+    const before = readIfExists(pidFile).split("\n")[0]?.trim()
+    fs.writeFileSync(path.join(dir, "restart"), "")
+    process.kill(Number(readIfExists(path.join(dir, "server.pid")).trim()), "SIGINT")
+    const deadline = Date.now() + 60_000
+    while (Date.now() < deadline) {
+      const pid = readIfExists(pidFile).split("\n")
+      if (pid[0]?.trim() !== before && pid[7]?.trim() === "ready" && (await canConnect(port))) return
+      await delay(20)
+    }
+    throw new PostgresHarnessError("postgres did not come back after a restart", readIfExists(path.join(dir, "server.log")))
+  }
   return {
     host: "127.0.0.1",
     port,
+    restart,
     user: "postgres",
     database: "postgres",
     dir,

@@ -16,11 +16,12 @@ import { SessionFenced, SessionStoreError } from "../../domain/errors.ts"
 import * as SessionLog from "../../domain/SessionLog.ts"
 import type { SessionFencing, Ticket } from "../../services/SessionFencing.ts"
 import { sessionId } from "./sessionStoreSqlSchema.ts"
+import { isTransient } from "../connectionFailure.ts"
 
 const decodeEntry = Schema.decodeUnknownOption(Schema.fromJsonString(SessionLog.SessionEntry))
 
 const failure = (key: string, doing: string) => (cause: { readonly message: string }) =>
-  new SessionStoreError({ sessionKey: key, message: `${doing}: ${cause.message}` })
+  new SessionStoreError({ sessionKey: key, message: `${doing}: ${cause.message}`, ...(isTransient(cause) ? { transient: true } : {}) })
 
 /**
  * Inside an append's transaction, after the session's row is locked: fails with `SessionFenced`
