@@ -14,7 +14,6 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
@@ -23,8 +22,7 @@ import { isIgnored } from "./gitignore.ts"
 import { fileMatcher } from "./globMatch.ts"
 import { SKIPPED_DIRECTORIES } from "./listDir.ts"
 import { guardPathRules, walkRule } from "./pathRules.ts"
-import { makeStatPool } from "./statWorkers.ts"
-import { ancestorIgnoreFiles, release, walk, type WalkItem } from "./walk.ts"
+import { ancestorIgnoreFiles, release, walk } from "./walk.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 
 /** Limits of `glob`. */
@@ -52,17 +50,13 @@ export const GlobParameters = Schema.Struct({
 /** Files found per step of the walk, between which the event loop turns. */
 const STEP = 2048
 
-/** Files whose times are read on this thread before the threads take over. */
-const INLINE_STATS = 2048
-
-type FileItem = Extract<WalkItem, { readonly _tag: "File" }>
+const NO_THROW = { throwIfNoEntry: false } as const
 
 const GLOB_SYNTAX = /[*?[\]{}\\]/
 
 /** `glob` with the given limits. */
 export const makeGlob = (options: GlobOptions = {}) => {
   const maxResults = options.maxResults ?? DEFAULT_GLOB_MAX_RESULTS
-  const threads = Math.max(1, Math.min(4, os.availableParallelism()))
   return Tool.make({
     name: "glob",
     description: "Finds files in the workspace by a glob pattern (`*` and `?` within a name, `**` for any number of " +
@@ -134,48 +128,20 @@ export const makeGlob = (options: GlobOptions = {}) => {
             ),
             (walker) => Effect.sync(() => walker.close())
           )
-          const pool = yield* Effect.acquireRelease(
-            Effect.sync(() => makeStatPool(threads)),
-            (pool) => Effect.promise(() => pool.close())
-          )
-          // the first files are looked at here; past that many, by the threads while the walk goes on
-          const batches: Array<{ readonly files: ReadonlyArray<FileItem>; readonly times: Float64Array | Promise<Float64Array> }> = []
-          let matched = 0
           while (true) {
             const items = walker.next(STEP)
             if (items === undefined) break
-            const files: Array<FileItem> = []
             for (const item of items) {
-              if (item._tag === "Asked") asked++
-              else files.push(item)
+              if (item._tag === "Asked") {
+                asked++
+                continue
+              }
+              // through the directory's descriptor, as the walk found it, never following a link
+              const info = fs.lstatSync(`${item.dir.via}/${item.name}`, NO_THROW)
+              release(item.dir)
+              if (info !== undefined && info.isFile()) found.push({ path: item.relative, mtime: info.mtimeMs })
             }
-            const paths = files.map((file) => `${file.dir.via}/${file.name}`)
-            matched += files.length
-            let times: Float64Array | Promise<Float64Array>
-            if (matched <= INLINE_STATS) {
-              times = new Float64Array(paths.map((path) => {
-                const info = fs.lstatSync(path, { throwIfNoEntry: false })
-                return info !== undefined && info.isFile() ? info.mtimeMs : NaN
-              }))
-              for (const file of files) release(file.dir)
-            } else {
-              // the directories stay open until the threads have looked through them
-              times = pool.mtimes(paths)
-              void times.then(() => files.forEach((file) => release(file.dir)), () => undefined)
-            }
-            batches.push({ files, times })
             yield* Effect.yieldNow
-          }
-          for (const batch of batches) {
-            const times = batch.times instanceof Float64Array
-              ? batch.times
-              : yield* Effect.tryPromise({
-                try: () => batch.times as Promise<Float64Array>,
-                catch: (e) => new ToolError({ message: `glob failed: ${e instanceof Error ? e.message : String(e)}` })
-              })
-            batch.files.forEach((file, i) => {
-              if (!Number.isNaN(times[i]!)) found.push({ path: file.relative, mtime: times[i]! })
-            })
           }
         }
 
