@@ -5,7 +5,7 @@
  * Needs `--expose-gc` (the `bench` script passes it).
  */
 import { Effect, Layer, Option } from "effect"
-import { AgentLoop, AgentLoopLive, Scripted, ScriptedLog, SessionStore, SessionStoreMemory, ToolRegistryLive } from "../src/index.ts"
+import { AgentLoop, AgentLoopLive, Scripted, SessionStore, SessionStoreMemory, ToolRegistryLive } from "../src/index.ts"
 import * as Model from "./model.ts"
 
 const heapAfterGc = (): number => {
@@ -36,7 +36,7 @@ export const heapAfterTurn = (
     if (result.status !== "completed") throw new Error(`turn ended ${result.status}`)
     const after = heapAfterGc()
     const stored = yield* Effect.orDie((yield* SessionStore).load("long"))
-    const log = yield* Effect.serviceOption(ScriptedLog)
+    const log = yield* Effect.serviceOption(Scripted.ScriptedLog)
     if (Option.isSome(log) && (yield* log.value.requests).length !== iterations + 1) throw new Error("the scripted log lost requests")
     return { megabytes: (after - before) / 2 ** 20, messages: stored.length }
   }).pipe(Effect.provide(layer))

@@ -9,7 +9,7 @@
  * the bus does.
  */
 import { Deferred, Effect, Layer, Stream } from "effect"
-import { AgentLoop, AgentLoopLive, type Event, SessionStoreMemory, ToolRegistryLive } from "../src/index.ts"
+import { type AgentEvent, AgentLoop, AgentLoopLive, SessionStoreMemory, ToolRegistryLive } from "../src/index.ts"
 import * as Model from "./model.ts"
 import { planner, type Measurement, settle, stopwatch, type Workload } from "./workload.ts"
 
@@ -23,7 +23,7 @@ const turn = (workload: Workload, sessionKey: string, consumer: Consumer) =>
     const subscription = yield* loop.subscribe({ strategy: "lossless" })
     const ended = yield* Deferred.make<void>()
     let events = 0
-    const onEvent = (event: Event) => {
+    const onEvent = (event: AgentEvent.AgentEvent) => {
       events++
       return event._tag === "TurnEnd" && event.depth === 0 ? Deferred.succeed(ended, undefined) : Effect.void
     }

@@ -7,9 +7,9 @@
  */
 import { Effect, Fiber, Layer, Schema } from "effect"
 import {
+  type AgentEvent,
   AgentLoop,
   AgentLoopLive,
-  type EventKind,
   Scripted,
   SessionStore,
   SessionStoreMemory,
@@ -48,7 +48,7 @@ const loop = AgentLoopLive.layer({ model: "scripted" }).pipe(
 )
 
 /** Waits for the next event of `kind` in a session (the subscription was made before the turn started). */
-const next = (events: Subscription, sessionKey: string, kind: EventKind) =>
+const next = (events: Subscription, sessionKey: string, kind: AgentEvent.EventKind) =>
   Effect.gen(function*() {
     while (true) {
       const event = yield* events.take

@@ -1,26 +1,59 @@
 /**
  * effect-agent-loop: an event-driven, hookable, interruptible, steerable LLM agent loop on Effect 4.
  *
- * Public API only; everything else is internal.
+ * The public API, listed by name: what users need and nothing else (test hooks are in
+ * `effect-agent-loop/testing`). Each thing has one name and one place: a namespace's members are
+ * reached through it. A namespace is its module itself when every export of the module is public,
+ * else its list in `api/`. `test/package/exports.test.ts` holds the whole list, so a change to it
+ * is a decision.
  */
-export * as AgentLoopConfig from "./domain/Config.ts"
-export * as Checkpoint from "./domain/Checkpoint.ts"
-export * from "./domain/errors.ts"
-export * as AgentEvent from "./domain/Event.ts"
-export type { AgentEvent as Event, EventKind } from "./domain/Event.ts"
-export * as Hook from "./domain/Hook.ts"
-export * as Message from "./domain/Message.ts"
-export * as ModelOptions from "./domain/ModelOptions.ts"
+
+// ---- Data: messages, events, configuration, results, errors --------------------------------------
+export * as AgentEvent from "./api/AgentEvent.ts"
+export * as AgentLoopConfig from "./api/AgentLoopConfig.ts"
+export * as Checkpoint from "./api/Checkpoint.ts"
+export * as Hook from "./api/Hook.ts"
+export * as Message from "./api/Message.ts"
+export * as ModelOptions from "./api/ModelOptions.ts"
 export * as Models from "./domain/Models.ts"
 export * as ProviderTypes from "./domain/Provider.ts"
-export * as SessionLog from "./domain/SessionLog.ts"
-export type { Compaction, SessionEntry } from "./domain/SessionLog.ts"
+export * as SessionLog from "./api/SessionLog.ts"
 export * as SubTurn from "./domain/SubTurn.ts"
-export * as Tool from "./domain/Tool.ts"
-export * as Turn from "./domain/Turn.ts"
-export type { Inbound, Outbound, TurnInfo, TurnResult, TurnStatus } from "./domain/Turn.ts"
+export * as Tool from "./api/Tool.ts"
+export * as Turn from "./api/Turn.ts"
 export * as Usage from "./domain/Usage.ts"
+export {
+  CheckpointStale,
+  CompactionFailed,
+  ConcurrencyTimeout,
+  ContentRejected,
+  ContextLengthExceeded,
+  DepthLimitExceeded,
+  InvalidConfig,
+  InvalidSubTurnConfig,
+  MalformedResponse,
+  NoActiveTurn,
+  OutputInvalid,
+  OutputUnavailable,
+  ProviderRejected,
+  type ProviderError,
+  ProviderUnavailable,
+  RateLimited,
+  ReplayMismatch,
+  ResponseTooLarge,
+  SessionFenced,
+  SessionStoreError,
+  SteeringQueueFull,
+  SubTurnBlocked,
+  SubTurnStopped,
+  ToolError,
+  TurnAborted,
+  TurnBlocked,
+  TurnDefect,
+  TurnFailure
+} from "./domain/errors.ts"
 
+// ---- Services: one per capability ---------------------------------------------------------------
 export { AgentLoop, type AgentLoopShape, type TurnOptions, type TypedTurnResult } from "./services/AgentLoop.ts"
 export { CurrentTurn, type CurrentTurnShape } from "./services/CurrentTurn.ts"
 export {
@@ -44,9 +77,9 @@ export {
   type TurnChanges,
   type UndoResult
 } from "./services/FileHistory.ts"
-export { Hooks, type HooksShape, type Named, type Outcome as HookOutcome, type RunPoint } from "./services/Hooks.ts"
+export { type HookInfo, Hooks, type HooksShape, type Named, type Outcome as HookOutcome, type RunPoint } from "./services/Hooks.ts"
 export { LoopConfig } from "./services/LoopConfig.ts"
-export { Provider, type ChatReply, type ProviderShape, type WholeReply } from "./services/Provider.ts"
+export { type ChatReply, Provider, type ProviderShape, type WholeReply } from "./services/Provider.ts"
 export {
   Sandbox,
   type SandboxedCommand,
@@ -60,50 +93,69 @@ export {
   type SandboxStatus
 } from "./services/Sandbox.ts"
 export { Secrets, type SecretsShape } from "./services/Secrets.ts"
-export { type SessionInfo, SessionStore, type SessionStoreShape } from "./services/SessionStore.ts"
 export { CommitTicket, type CommittedTurn, type SessionFencing, type Ticket as CommitTicketShape } from "./services/SessionFencing.ts"
+export { type SessionInfo, SessionStore, type SessionStoreShape } from "./services/SessionStore.ts"
 export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts"
+export { type PathRule, type PathRuleVerdict, Workspace, type WorkspaceShape } from "./services/Workspace.ts"
 
+// ---- Layers: the services' implementations -------------------------------------------------------
 export * as AiToolkit from "./layers/AiToolkit.ts"
 export * as EventBusLive from "./layers/EventBus.ts"
-export * as FileHistoryDir from "./layers/FileHistoryDir.ts"
+export * as FileHistoryDir from "./api/FileHistoryDir.ts"
 export * as FileHooks from "./layers/FileHooks.ts"
 export * as HooksLive from "./layers/Hooks.ts"
-export * as Inspector from "./inspector/Inspector.ts"
+export * as Inspector from "./api/Inspector.ts"
 export * as LoopConfigLive from "./layers/LoopConfig.ts"
-export * as McpTools from "./layers/McpTools.ts"
-export * as Metrics from "./layers/Metrics.ts"
-export * as Anthropic from "./layers/providers/Anthropic.ts"
-export * as Azure from "./layers/providers/Azure.ts"
-export * as Bedrock from "./layers/providers/Bedrock.ts"
-export * as Gemini from "./layers/providers/Gemini.ts"
-export { fromLanguageModel } from "./layers/providers/LanguageModel.ts"
-export * as LanguageModelProvider from "./layers/providers/LanguageModel.ts"
-export * as OpenAiCompatible from "./layers/providers/OpenAiCompatible.ts"
-export * as OpenAiResponses from "./layers/providers/OpenAiResponses.ts"
-export * as Presets from "./layers/providers/presets.ts"
-export * as Replay from "./layers/providers/Replay.ts"
-export * as Scripted from "./layers/providers/Scripted.ts"
-export * as Vertex from "./layers/providers/Vertex.ts"
-export { ScriptedLog } from "./layers/providers/Scripted.ts"
-export * as SandboxAuto from "./layers/sandbox/SandboxAuto.ts"
-export * as SandboxLinux from "./layers/sandbox/SandboxLinux.ts"
-export * as SandboxMacos from "./layers/sandbox/SandboxMacos.ts"
-export * as SandboxNone from "./layers/sandbox/SandboxNone.ts"
-export * as SandboxPolicy from "./layers/sandbox/policy.ts"
+export * as McpTools from "./api/McpTools.ts"
+export * as Metrics from "./api/Metrics.ts"
+export * as NodeSqliteClient from "./layers/sql/NodeSqliteClient.ts"
 export * as SecretsLive from "./layers/Secrets.ts"
 export * as SessionStoreJsonl from "./layers/SessionStoreJsonl.ts"
 export * as SessionStoreMemory from "./layers/SessionStoreMemory.ts"
 export * as SessionStoreSql from "./layers/SessionStoreSql.ts"
-export * as NodeSqliteClient from "./layers/sql/NodeSqliteClient.ts"
 export * as ToolRegistryLive from "./layers/ToolRegistry.ts"
 export * as WorkspaceLive from "./layers/Workspace.ts"
-/** @deprecated Use `WorkspaceLive.make`. */
-export { make as makeWorkspace } from "./layers/Workspace.ts"
+// providers
+export * as Anthropic from "./layers/providers/Anthropic.ts"
+export * as Azure from "./api/Azure.ts"
+export * as Bedrock from "./api/Bedrock.ts"
+export * as Gemini from "./api/Gemini.ts"
+export * as LanguageModelProvider from "./api/LanguageModelProvider.ts"
+export * as OpenAiCompatible from "./layers/providers/OpenAiCompatible.ts"
+export * as OpenAiResponses from "./layers/providers/OpenAiResponses.ts"
+export * as Presets from "./layers/providers/presets.ts"
+export * as Replay from "./api/Replay.ts"
+export * as Scripted from "./api/Scripted.ts"
+export * as Vertex from "./api/Vertex.ts"
+// sandboxes
+export * as SandboxAuto from "./layers/sandbox/SandboxAuto.ts"
+export * as SandboxLinux from "./layers/sandbox/SandboxLinux.ts"
+export * as SandboxMacos from "./api/SandboxMacos.ts"
+export * as SandboxNone from "./layers/sandbox/SandboxNone.ts"
 
-export * as AgentLoopCluster from "./cluster/AgentLoopCluster.ts"
-export * as AgentLoopProgram from "./programs/AgentLoopProgram.ts"
+// ---- The loop, and across processes ------------------------------------------------------------
+export * as AgentLoopCluster from "./api/AgentLoopCluster.ts"
 export * as AgentLoopLive from "./programs/AgentLoopLive.ts"
+export * as AgentLoopProgram from "./api/AgentLoopProgram.ts"
 
-export * from "./tools/index.ts"
-export { type AgentDefinition, NamedSubagentParameters, SpawnParameters, SubagentParameters, spawn, subagent, subagentWith } from "./tools/subagent.ts"
+// ---- The built-in tools ---------------------------------------------------------------------------
+export { builtinTools, type BuiltinToolRequirements, type BuiltinToolsOptions } from "./tools/index.ts"
+export { BuiltinToolName } from "./tools/builtinToolName.ts"
+export { editFile, type EditFileOptions, EditFileParameters, makeEditFile } from "./tools/editFile.ts"
+export { exec, type ExecOptions, ExecParameters, makeExec, SANDBOX_DENIED_MARKER } from "./tools/exec.ts"
+export { glob, type GlobOptions, GlobParameters, makeGlob } from "./tools/glob.ts"
+export { grep, type GrepOptions, GrepParameters, makeGrep } from "./tools/grep.ts"
+export { listDir, type ListDirOptions, ListDirParameters, makeListDir } from "./tools/listDir.ts"
+export { makeReadFile, readFile, type ReadFileOptions, ReadFileParameters } from "./tools/readFile.ts"
+export { makeWebFetch, webFetch, type WebFetchOptions, WebFetchParameters } from "./tools/webFetch.ts"
+export { makeWriteFile, writeFile, type WriteFileOptions, WriteFileParameters } from "./tools/writeFile.ts"
+export { gitHooksDirectory, isProtectedPath, locationsWithin, PROTECTED_LOCATIONS } from "./tools/protected.ts"
+export {
+  type AgentDefinition,
+  NamedSubagentParameters,
+  SpawnParameters,
+  spawn,
+  subagent,
+  SubagentParameters,
+  subagentWith
+} from "./tools/subagent.ts"

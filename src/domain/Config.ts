@@ -8,14 +8,14 @@
  * import { Effect } from "effect"
  * import { AgentLoopConfig } from "effect-agent-loop"
  * const config = AgentLoopConfig.make({ model: "gpt-4.1-mini", maxIterations: 8 })
- * // Effect<AgentLoopConfig, ConfigError>: a bad value fails with the field named
+ * // Effect<AgentLoopConfig, InvalidConfig>: a bad value fails with the field named
  * ```
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
-import { ConfigError, ContentRejected } from "./errors.ts"
+import { ContentRejected, InvalidConfig } from "./errors.ts"
 import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES, hasImages } from "./Message.ts"
 import { ModelOptions } from "./ModelOptions.ts"
 import * as Models from "./Models.ts"
@@ -139,22 +139,22 @@ const fieldOf = (message: string): string => {
   return at ? [...at[1]!.matchAll(/\["([^"]*)"\]|\[(\d+)\]/g)].map((m) => m[1] ?? m[2]).join(".") : "config"
 }
 
-/** Decodes a configuration; a bad value fails with `ConfigError` naming the field. */
-export const make = (input: unknown): Effect.Effect<AgentLoopConfig, ConfigError> =>
+/** Decodes a configuration; a bad value fails with `InvalidConfig` naming the field. */
+export const make = (input: unknown): Effect.Effect<AgentLoopConfig, InvalidConfig> =>
   Schema.decodeUnknownEffect(AgentLoopConfigSchema)(input).pipe(
-    Effect.mapError((e) => new ConfigError({ field: fieldOf(e.message), message: e.message }))
+    Effect.mapError((e) => new InvalidConfig({ field: fieldOf(e.message), message: e.message }))
   )
 
 const decodeModelOptions = Schema.decodeUnknownResult(ModelOptions)
 
-/** Checks model options given at run time (a turn's); a bad value is a `ConfigError` naming the field in one line. */
-export const checkModelOptions = (input: unknown): Result.Result<ModelOptions, ConfigError> =>
+/** Checks model options given at run time (a turn's); a bad value is an `InvalidConfig` naming the field in one line. */
+export const checkModelOptions = (input: unknown): Result.Result<ModelOptions, InvalidConfig> =>
   Result.mapError(decodeModelOptions(input), (e) => {
     const field = fieldOf(e.message)
-    return new ConfigError({ field, message: `Invalid model option ${field}: ${e.message.split("\n")[0]}` })
+    return new InvalidConfig({ field, message: `Invalid model option ${field}: ${e.message.split("\n")[0]}` })
   })
 
-/** Decodes a configuration synchronously; throws `ConfigError`. For tests and scripts. */
+/** Decodes a configuration synchronously; throws `InvalidConfig`. For tests and scripts. */
 export const makeUnsafe = (input: AgentLoopConfigInput): AgentLoopConfig => Effect.runSync(make(input))
 
 /**

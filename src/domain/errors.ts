@@ -78,17 +78,13 @@ export class ContentRejected extends Schema.TaggedError<ContentRejected>()("Cont
 
 /**
  * A configuration value is invalid; `field` names it. Its tag stays `ConfigError`, the name it
- * had, so output and `catchTag` that name it keep working.
+ * had before it was renamed so as not to shadow `effect`'s own `Config.ConfigError`: output and
+ * `catchTag` that name it keep working.
  */
 export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("ConfigError", {
   field: Schema.String,
   message: Schema.String
 }) {}
-
-/** @deprecated Renamed `InvalidConfig`, so as not to shadow `effect`'s own `Config.ConfigError`. */
-export const ConfigError = InvalidConfig
-/** @deprecated Renamed `InvalidConfig`. */
-export type ConfigError = InvalidConfig
 
 /** A session store could not read or write. */
 export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {

@@ -47,7 +47,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
-import type { ConfigError } from "../domain/errors.ts"
+import type { InvalidConfig } from "../domain/errors.ts"
 import { ToolError } from "../domain/errors.ts"
 import * as Message from "../domain/Message.ts"
 import * as Tool from "../domain/Tool.ts"
@@ -206,12 +206,12 @@ const skipped = (message: string) => {
 /**
  * Starts every (decoded) server concurrently and returns the tools of those that started; the
  * processes live as long as the scope. A server that fails is a warning (or, with
- * `onServerFailure: "fail"`, the failure). A bad `MCP_TIMEOUT`/`MCP_TOOL_TIMEOUT` is a `ConfigError`.
+ * `onServerFailure: "fail"`, the failure). A bad `MCP_TIMEOUT`/`MCP_TOOL_TIMEOUT` is an `InvalidConfig`.
  */
 export const connectAll = (
   servers: McpServers,
   options: McpToolsOptions & { readonly taken?: ReadonlySet<string> } = {}
-): Effect.Effect<ReadonlyArray<McpTool>, McpError | ConfigError, Scope.Scope | ChildProcessSpawner.ChildProcessSpawner> =>
+): Effect.Effect<ReadonlyArray<McpTool>, McpError | InvalidConfig, Scope.Scope | ChildProcessSpawner.ChildProcessSpawner> =>
   Effect.gen(function*() {
     const settings = yield* resolveSettings(options, (yield* Secrets).scrub)
     const enabled = Object.entries(servers).filter(([, config]) => config.disabled !== true)
@@ -241,13 +241,13 @@ export const connectAll = (
     return yield* toolsOf(connections, settings, options)
   })
 
-/** `connectAll` over the `mcpServers` record as written; a bad entry fails with `ConfigError` naming the field. */
+/** `connectAll` over the `mcpServers` record as written; a bad entry fails with `InvalidConfig` naming the field. */
 export const tools = (
   servers: Readonly<Record<string, McpServerConfigInput>>,
   options: McpToolsOptions & { readonly taken?: ReadonlySet<string> } = {}
 ): Effect.Effect<
   ReadonlyArray<McpTool>,
-  McpError | ConfigError,
+  McpError | InvalidConfig,
   Scope.Scope | ChildProcessSpawner.ChildProcessSpawner
 > => Effect.flatMap(decodeServers(servers), (decoded) => connectAll(decoded, options))
 
@@ -264,7 +264,7 @@ const register = <E, R>(load: Effect.Effect<McpServers, E, R>, options: McpTools
 export const layer = (
   servers: Readonly<Record<string, McpServerConfigInput>>,
   options: McpToolsOptions = {}
-): Layer.Layer<never, McpError | ConfigError, ToolRegistry | ChildProcessSpawner.ChildProcessSpawner> =>
+): Layer.Layer<never, McpError | InvalidConfig, ToolRegistry | ChildProcessSpawner.ChildProcessSpawner> =>
   register(decodeServers(servers), options)
 
 /**
@@ -276,16 +276,16 @@ export const layerFromSources = (
   options: McpToolsOptions = {}
 ): Layer.Layer<
   never,
-  McpError | ConfigError,
+  McpError | InvalidConfig,
   ToolRegistry | ChildProcessSpawner.ChildProcessSpawner | FileSystem.FileSystem
 > => register(loadConfig(sources), options)
 
-/** `layer` over a `{"mcpServers": {...}}` JSON file; a bad file fails with `ConfigError` naming the field. */
+/** `layer` over a `{"mcpServers": {...}}` JSON file; a bad file fails with `InvalidConfig` naming the field. */
 export const layerFromConfigFile = (
   path: string,
   options: McpToolsOptions = {}
 ): Layer.Layer<
   never,
-  McpError | ConfigError,
+  McpError | InvalidConfig,
   ToolRegistry | ChildProcessSpawner.ChildProcessSpawner | FileSystem.FileSystem
 > => layerFromSources({ files: [path] }, options)

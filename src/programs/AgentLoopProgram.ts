@@ -38,7 +38,7 @@ const ownModelOptions = (options: TurnOptions): Result.Result<ModelOptions.Model
 /** The session runners of the loops built here, for `heldSessions`. */
 const runners = new WeakMap<AgentLoopShape, SessionRunner.SessionRunner>()
 
-/** How many sessions a loop currently holds state for (for tests and diagnostics). */
+/** How many sessions a loop currently holds state for: `effect-agent-loop/testing` exports it. */
 export const heldSessions = (loop: AgentLoopShape): number => runners.get(loop)?.held() ?? 0
 
 /** A stored session as a turn's session port: what `load` reads, `commit` appends. */

@@ -30,7 +30,7 @@ import type { SubscribeOptions, Subscription } from "./EventBus.ts"
 /**
  * Options of one turn. The model options (`temperature`, `topP`, `stop`, `seed`, `maxTokens`,
  * `reasoning`) override the config's `modelOptions` field by field for this turn and its
- * sub-turns; invalid ones end the turn `failed` with a `ConfigError` before any call.
+ * sub-turns; invalid ones end the turn `failed` with an `InvalidConfig` before any call.
  */
 export interface TurnOptions extends ModelOptions {
   /** Overrides the configured model for this turn. */

@@ -101,14 +101,4 @@ export class Provider extends Context.Service<Provider, ProviderShape>()("effect
   static fromWhole(whole: (request: ProviderRequest) => Effect.Effect<WholeReply, ProviderError>): ProviderShape {
     return { stream: (request) => Stream.unwrap(Effect.map(whole(request), streamOf)), whole }
   }
-
-  /**
-   * The stream of a reply that is whole once `reply` succeeds.
-   *
-   * @deprecated An ordinary stream: implement `ProviderShape.whole` (or use `Provider.fromWhole`)
-   * for the loop to take whole replies in one step.
-   */
-  static whole(reply: Effect.Effect<WholeReply, ProviderError>): Stream.Stream<ProviderChunk, ProviderError> {
-    return Stream.unwrap(Effect.map(reply, streamOf))
-  }
 }

@@ -33,7 +33,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/testing/TestClock"
 import type { AgentLoopConfigInput } from "../domain/Config.ts"
-import type { ConfigError } from "../domain/errors.ts"
+import type { InvalidConfig } from "../domain/errors.ts"
 import type { AgentEvent, EventKind, EventOf } from "../domain/Event.ts"
 import type { Message } from "../domain/Message.ts"
 import type { ProviderRequest } from "../domain/Provider.ts"
@@ -72,7 +72,7 @@ export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>
   options: TestLoopOptions<Tools>
 ): Layer.Layer<
   AgentLoop | EventBus | Hooks | LoopConfig | Provider | Scripted.ScriptedLog | ToolRegistry | SessionStore,
-  ConfigError,
+  InvalidConfig,
   Exclude<Tool.Requirements<Tools[number]>, CurrentTurn>
 > =>
   AgentLoopLive.layer({ model: "test-model", ...options.config }).pipe(
@@ -83,6 +83,12 @@ export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>
       SessionStoreMemory.layer(options.sessions)
     ))
   )
+
+/**
+ * How many sessions a loop holds state for now: a session's state is let go once it has been idle
+ * for `sessionIdleTimeout` (DESIGN §5), which a test checks with this.
+ */
+export { heldSessions } from "../programs/AgentLoopProgram.ts"
 
 /** Every event published since the recorder started. */
 export interface EventRecorder {

@@ -11,7 +11,7 @@ import * as nodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { DECODER_THREAD_NAME } from "../../src/cli/output/outputDecoder.ts"
 import * as OutputSchema from "../../src/cli/output/outputSchema.ts"
-import { DEFAULT_GREP_MATCH_TIMEOUT } from "effect-agent-loop"
+import { DEFAULT_GREP_MATCH_TIMEOUT } from "../../src/tools/grep.ts"
 import { tempDir } from "../support/toolWorkspace.ts"
 
 const decoderThreads = () =>

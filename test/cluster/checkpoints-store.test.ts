@@ -10,7 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Cause, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { AgentEvent, Checkpoint, EventBus, EventBusLive, Message, NodeSqliteClient, type TurnResult, Usage } from "effect-agent-loop"
+import { AgentEvent, Checkpoint, EventBus, EventBusLive, Message, NodeSqliteClient, type Turn, Usage } from "effect-agent-loop"
 import * as Checkpoints from "../../src/cluster/checkpoints.ts"
 import * as Claims from "../../src/cluster/claims.ts"
 import * as Resume from "../../src/cluster/resume.ts"
@@ -39,7 +39,7 @@ const rows = Effect.gen(function*() {
   return (yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM agent_loop_turn_checkpoints`.pipe(Effect.orDie))[0]!.n
 })
 
-const result: TurnResult = { turnId: "turn-1", sessionKey: "s", status: "completed", messages: [], followUps: [], iterations: 1, usage: Usage.empty }
+const result: Turn.TurnResult = { turnId: "turn-1", sessionKey: "s", status: "completed", messages: [], followUps: [], iterations: 1, usage: Usage.empty }
 
 /** Where attempt `owner` saves request `requestId`'s checkpoint. */
 const slot = (requestId: string, owner: string): Checkpoints.Slot => ({ key: requestId, requestId, sessionKey: "s", owner })

@@ -4,7 +4,7 @@
  * processes on a throwaway Postgres (fast cluster timings), the real CLI as the client.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AgentLoopCluster } from "effect-agent-loop"
+import { LOST_TURN_ERROR } from "../../src/cluster/entity.ts"
 import { isolatedEnv, spawnCli, tempDir } from "../support/cliProcess.ts"
 import { startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"
@@ -32,7 +32,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("run --cluster when its runner 
       cli.exited,
       new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the CLI did not end: ${cli.stderr()}`)), 90_000))
     ])
-    expect(cli.stderr()).toContain(`agent-loop: turn aborted: ${AgentLoopCluster.LOST_TURN_ERROR}\n`)
+    expect(cli.stderr()).toContain(`agent-loop: turn aborted: ${LOST_TURN_ERROR}\n`)
     expect(code).toBe(1)
   }, 150_000)
 })

@@ -7,12 +7,14 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Exit, Fiber, Layer, ManagedRuntime, Queue, Schema, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Event as AgentEvent, AgentLoop, AgentLoopCluster, Message, SessionStore, SessionStoreJsonl, type TurnResult } from "effect-agent-loop"
+import { AgentLoop, AgentLoopCluster, type AgentEvent, Message, SessionStore, SessionStoreJsonl, type Turn } from "effect-agent-loop"
+import { OUTPUT_UNSUPPORTED } from "../../src/cluster/client.ts"
+import { LOST_TURN_ERROR } from "../../src/cluster/entity.ts"
 import type { SessionEvent } from "../../src/cluster/protocol.ts"
 import { type RunnerProcess, startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
-const userTexts = (result: TurnResult) => result.finalMessage?.content.replace(/^seen \d+: /, "").split(" | ")
+const userTexts = (result: Turn.TurnResult) => result.finalMessage?.content.replace(/^seen \d+: /, "").split(" | ")
 
 describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 runner processes (Postgres storage)"), () => {
   let cluster: TestCluster
@@ -111,7 +113,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     const result = await run(Effect.gen(function*() {
       return yield* (yield* AgentLoop).turn("typed", "hi", { output: Schema.Struct({ a: Schema.String }) })
     }))
-    expect([result.status, result.error, result.output]).toEqual(["failed", AgentLoopCluster.OUTPUT_UNSUPPORTED, undefined])
+    expect([result.status, result.error, result.output]).toEqual(["failed", OUTPUT_UNSUPPORTED, undefined])
     expect(cluster.runners.some((runner) => runner.sessions().has("typed"))).toBe(false)
   }, 30_000)
 
@@ -193,7 +195,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
       const loop = yield* AgentLoop
       const subscription = yield* loop.subscribe({ capacity: 1000 })
       const result = yield* loop.turn("watched", "look")
-      const seen: Array<AgentEvent> = []
+      const seen: Array<AgentEvent.AgentEvent> = []
       while (!seen.some((event) => event._tag === "TurnEnd")) seen.push(yield* subscription.take)
       return seen.filter((event) => event.turnId === result.turnId).map((event) => event._tag)
     })))
@@ -240,7 +242,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     const during = turn(key, "during")
     const lost = await hanging
     expect(lost.status).toBe("aborted")
-    expect(lost.error).toBe(AgentLoopCluster.LOST_TURN_ERROR)
+    expect(lost.error).toBe(LOST_TURN_ERROR)
     expect(lost.messages).toEqual([])
     const delivered = await during
     expect(delivered.status).toBe("completed")

@@ -4,11 +4,11 @@
  * them; otherwise the reply keeps them.
  */
 import { describe, expect, it } from "vitest"
-import { Message, type TurnResult, Usage } from "effect-agent-loop"
+import { Message, type Turn, Usage } from "effect-agent-loop"
 import * as ReplyLog from "../../src/cluster/replyLog.ts"
 
 const answer = Message.assistant("done")
-const result: TurnResult = {
+const result: Turn.TurnResult = {
   turnId: "t1",
   sessionKey: "s",
   status: "completed",
@@ -32,7 +32,7 @@ describe("a reply without the turn's messages", () => {
     const elsewhere = { ...result, finalMessage: Message.assistant("other") }
     expect(ReplyLog.slim(elsewhere, { generation: "g", first: 4, end: 6 })).toEqual({ result: elsewhere })
     const { finalMessage: _final, ...unanswered } = result
-    const empty: TurnResult = { ...unanswered, messages: [] }
+    const empty: Turn.TurnResult = { ...unanswered, messages: [] }
     expect(ReplyLog.slim(empty, { generation: "g", first: 4, end: 4 })).toEqual({ result: empty })
   })
 })

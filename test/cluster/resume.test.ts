@@ -13,7 +13,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Fiber, Layer, ManagedRuntime, Option, Redacted, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AgentLoop, Checkpoint, type Event as AgentEvent, type Message, SessionStore, SessionStoreJsonl, SessionStoreSql, type TurnResult } from "effect-agent-loop"
+import { AgentLoop, Checkpoint, type AgentEvent, type Message, SessionStore, SessionStoreJsonl, SessionStoreSql, type Turn } from "effect-agent-loop"
 import { startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
@@ -48,8 +48,8 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
       owners[0]!.child.kill("SIGKILL")
       yield* Effect.promise(() => owners[0]!.exited)
       afterKill()
-      const result: TurnResult = yield* Fiber.join(running)
-      const events: Array<AgentEvent> = []
+      const result: Turn.TurnResult = yield* Fiber.join(running)
+      const events: Array<AgentEvent.AgentEvent> = []
       while (!events.some((event) => event._tag === "TurnEnd" && event.turnId === result.turnId)) events.push(yield* subscription.take)
       return { result, events: events.filter((event) => event.turnId === result.turnId), killed: owners[0]!.port }
     })))
@@ -129,7 +129,7 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
       yield* loop.send({ sessionKey: key, content: "tools c;deploy" })
       const killed = yield* killOwner(key, () => ran().includes("deploy"))
       const reply = Option.getOrThrow(yield* Fiber.join(replies))
-      const events: Array<AgentEvent> = []
+      const events: Array<AgentEvent.AgentEvent> = []
       while (!events.some((event) => event._tag === "TurnEnd" && event.turnId === reply.turnId)) events.push(yield* subscription.take)
       return { reply, events: events.filter((event) => event.turnId === reply.turnId), killed }
     })))

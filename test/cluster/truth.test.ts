@@ -13,7 +13,7 @@ import * as path from "node:path"
 import { Effect, Fiber, ManagedRuntime } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AgentLoop, type TurnResult } from "effect-agent-loop"
+import { AgentLoop, type Turn } from "effect-agent-loop"
 import { type RunnerProcess, startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
@@ -45,7 +45,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
     runtime.runPromise(Effect.forkDetach(Effect.gen(function*() {
       return yield* (yield* AgentLoop).turn(sessionKey, input)
     })))
-  const awaitTurn = (fiber: Fiber.Fiber<TurnResult, unknown>) => runtime.runPromise(Fiber.join(fiber))
+  const awaitTurn = (fiber: Fiber.Fiber<Turn.TurnResult, unknown>) => runtime.runPromise(Fiber.join(fiber))
   const alive = () => cluster.runners.filter((runner) => runner.child.exitCode === null && runner.child.signalCode === null)
   /** The runners' tools log each run here. */
   const toolLog = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-truth-")), "runs.log")

@@ -5,7 +5,7 @@ import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { EventBus, FileHooks, Hook, Hooks, Message, type TurnResult, type TurnStatus } from "effect-agent-loop"
+import { EventBus, FileHooks, Hook, Hooks, Message, type Turn } from "effect-agent-loop"
 import { context, errorsOf, exec, fifo, isAlive, readFifo, tempDirs, toolHook, withFileHooks, writeHook } from "../support/fileHooks.ts"
 import { points } from "../support/hooksRunner.ts"
 
@@ -353,7 +353,7 @@ describe("FileHooks", () => {
       yield* writeHook(dirs.project, "stop", { front: front("stop", "post-agent-turn-stop"), script: `echo stop >> '${log}'` })
       yield* Effect.gen(function*() {
         const hooks = points(yield* Hooks)
-        const result = (status: TurnStatus): TurnResult => ({
+        const result = (status: Turn.TurnStatus): Turn.TurnResult => ({
           turnId: "t1",
           sessionKey: "s1",
           status,

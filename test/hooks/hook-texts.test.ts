@@ -17,6 +17,7 @@ import {
   Message,
   SecretsLive
 } from "effect-agent-loop"
+import { limitText } from "../../src/domain/Hook.ts"
 import * as Testing from "effect-agent-loop/testing"
 import { echo } from "../support/fixtures.ts"
 import { points } from "../support/hooksRunner.ts"
@@ -47,8 +48,8 @@ const expectSaid = (text: string | undefined, wrapped = false) => {
 
 describe("limitText", () => {
   it("keeps a text of at most the limit, cuts a longer one to the limit with a marker of how much was cut", () => {
-    expect(Hook.limitText("a".repeat(100), 100)).toBe("a".repeat(100))
-    const cut = Hook.limitText("a".repeat(1000), 100)
+    expect(limitText("a".repeat(100), 100)).toBe("a".repeat(100))
+    const cut = limitText("a".repeat(1000), 100)
     expect(cut.length).toBeLessThanOrEqual(100)
     const kept = cut.indexOf("\n")
     expect(cut).toBe(`${"a".repeat(kept)}\n[hook text cut: ${1000 - kept} of 1000 characters removed]`)
@@ -56,7 +57,7 @@ describe("limitText", () => {
 
   it("never keeps half of a surrogate pair", () => {
     const emoji = "😀".repeat(10_000)
-    const cut = Hook.limitText(emoji, 1000)
+    const cut = limitText(emoji, 1000)
     const kept = cut.slice(0, cut.indexOf("\n"))
     expect(kept.length % 2).toBe(0)
     expect(kept).toBe("😀".repeat(kept.length / 2))

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { AgentLoop, Hook, ScriptedLog } from "effect-agent-loop"
+import { AgentLoop, Hook, Scripted } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 
 describe("session hooks through the loop", () => {
@@ -29,6 +29,6 @@ describe("session hooks through the loop", () => {
       expect(result.status).toBe("blocked")
       expect(result.error).toBe('Session blocked by hook "door": closed for maintenance')
       expect(result.messages).toEqual([])
-      expect(yield* (yield* ScriptedLog).requests).toEqual([])
+      expect(yield* (yield* Scripted.ScriptedLog).requests).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "never" }] }))))
 })

@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { HttpRouter } from "effect/http"
 import { AgentEvent, EventBus, EventBusLive, Inspector, Message, Secrets, SessionStore, SessionStoreMemory } from "effect-agent-loop"
+import { MAX_PAGE } from "../../src/inspector/Inspector.ts"
+import { cookieName } from "../../src/inspector/access.ts"
 import { isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
 import { connectEvents, HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, tokenHeader, turn } from "../support/inspector.ts"
 
@@ -60,13 +62,13 @@ describe("inspector over HTTP", () => {
     const setCookie = page.headers.get("set-cookie")!
     const [pair, ...attributes] = setCookie.split("; ")
     const [name, value] = pair!.split("=") as [string, string]
-    expect(name).toBe(Inspector.cookieName(Redacted.make(f.token)))
+    expect(name).toBe(cookieName(Redacted.make(f.token)))
     expect(name).toMatch(/^agent_loop_[0-9a-f]{16}$/)
     expect(attributes).toEqual(["Path=/", "HttpOnly", "SameSite=Strict"])
     expect(setCookie).not.toContain(f.token)
     expect(value).not.toBe(f.token)
     // another instance's cookie has another name: two inspectors on one machine keep theirs apart
-    expect(Inspector.cookieName(Inspector.makeToken())).not.toBe(name)
+    expect(cookieName(Inspector.makeToken())).not.toBe(name)
     const cookie = { cookie: pair! }
     expect((await get(`${f.origin}/`, cookie)).status).toBe(200)
     for (const api of ["api/sessions", "api/events", "api/session/img", "api/cluster"]) {
@@ -128,18 +130,18 @@ describe("inspector over HTTP", () => {
   })
 
   it("pages a long conversation, never more than MAX_PAGE messages at once", async () => {
-    const many = Array.from({ length: Inspector.MAX_PAGE + 1 }, (_, i) => (i % 2 === 0 ? Message.user(`q${i}`) : Message.assistant(`a${i}`)))
+    const many = Array.from({ length: MAX_PAGE + 1 }, (_, i) => (i % 2 === 0 ? Message.user(`q${i}`) : Message.assistant(`a${i}`)))
     await f.run(Effect.gen(function*() {
       yield* (yield* SessionStore).append("long", many)
     }))
     const capped = await json(`${f.origin}/api/session/long?limit=50000`)
-    expect(capped.total).toBe(Inspector.MAX_PAGE + 1)
-    expect(capped.items).toHaveLength(Inspector.MAX_PAGE)
-    const tail = await json(`${f.origin}/api/session/long?offset=${Inspector.MAX_PAGE}&limit=200`)
-    expect(tail.items).toEqual([{ index: Inspector.MAX_PAGE, entry: Message.user(`q${Inspector.MAX_PAGE}`) }])
+    expect(capped.total).toBe(MAX_PAGE + 1)
+    expect(capped.items).toHaveLength(MAX_PAGE)
+    const tail = await json(`${f.origin}/api/session/long?offset=${MAX_PAGE}&limit=200`)
+    expect(tail.items).toEqual([{ index: MAX_PAGE, entry: Message.user(`q${MAX_PAGE}`) }])
     // the log turns listed are those starting on the page
-    expect(capped.turns).toHaveLength(Inspector.MAX_PAGE / 2)
-    expect(tail.turns.map((t: any) => t.id)).toEqual([`log-${Inspector.MAX_PAGE}`])
+    expect(capped.turns).toHaveLength(MAX_PAGE / 2)
+    expect(tail.turns.map((t: any) => t.id)).toEqual([`log-${MAX_PAGE}`])
   })
 
   it("serves no known secret, even one stored in a session's log", async () => {

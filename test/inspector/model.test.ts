@@ -3,7 +3,7 @@
  * on kept turns, and the scrubbing of every string it serves.
  */
 import { describe, expect, it } from "vitest"
-import { AgentEvent, type Event } from "effect-agent-loop"
+import { AgentEvent } from "effect-agent-loop"
 import * as Model from "../../src/inspector/model.ts"
 import { Recorder } from "../../src/inspector/recorder.ts"
 import { deepScrub } from "../../src/inspector/scrub.ts"
@@ -11,7 +11,7 @@ import { deepScrub } from "../../src/inspector/scrub.ts"
 const place = (turnId: string, iteration = 1) => ({ turnId, sessionKey: "s", iteration, depth: 0 })
 const usage = { inputTokens: 10, outputTokens: 2, costUsd: 0.5 }
 
-const turnEvents = (turnId: string): Array<Event> => [
+const turnEvents = (turnId: string): Array<AgentEvent.AgentEvent> => [
   AgentEvent.make("TurnStart", place(turnId, 0), 0, { input: "go" }),
   AgentEvent.make("LLMRequest", place(turnId), 10, { model: "m", messageCount: 1, toolCount: 1 }),
   AgentEvent.make("LLMRetry", place(turnId), 20, { attempt: 1, reason: "rate limited", delayMs: 5 }),

@@ -8,7 +8,19 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schema } from "effect"
-import { AgentLoop, Checkpoint, type CheckpointStale, ContextLengthExceeded, Message, type ProviderTypes, type Scripted, SecretsLive, SessionStore, Tool } from "effect-agent-loop"
+import {
+  AgentLoop,
+  Checkpoint,
+  type CheckpointStale,
+  ContextLengthExceeded,
+  Message,
+  type ProviderTypes,
+  type Scripted,
+  SecretsLive,
+  SessionStore,
+  Tool
+} from "effect-agent-loop"
+import { sizeOf } from "../../src/domain/Checkpoint.ts"
 import * as Testing from "effect-agent-loop/testing"
 import { longHistory } from "../support/fixtures.ts"
 
@@ -417,7 +429,7 @@ describe("checkpoints", () => {
         Effect.sync(() => {
           const before = progress(saved.at(-1))
           const call = { id: context.toolCallId, name: "pad" }
-          const base = Checkpoint.sizeOf({ ...before, results: [Message.toolResult(call, "")] })
+          const base = sizeOf({ ...before, results: [Message.toolResult(call, "")] })
           return "x".repeat(limit + over - base)
         })
     })
@@ -433,7 +445,7 @@ describe("checkpoints", () => {
       expect(result.status).toBe("completed")
       const last = saved.at(-1)!
       expect(last._tag).toBe("TurnCheckpoint")
-      expect(Checkpoint.sizeOf(last)).toBe(LIMIT)
+      expect(sizeOf(last)).toBe(LIMIT)
     }).pipe(Effect.provide(Testing.layer({ script: padScript, tools: [pad], config: { maxResponseBytes: LIMIT } })))
   })
 

@@ -8,7 +8,6 @@ import { SchemaBinary } from "effect/encoding"
 import {
   AgentEvent,
   AgentLoop,
-  AgentLoopConfig as Config,
   AgentLoopLive,
   Message,
   Replay,
@@ -22,6 +21,8 @@ import {
   ToolRegistryLive,
   Turn
 } from "effect-agent-loop"
+import { acceptsImages } from "../../src/domain/Config.ts"
+import { IMAGE_RUNES, runes } from "../../src/domain/Message.ts"
 import * as Testing from "effect-agent-loop/testing"
 import { openStore, sqlite } from "../support/sqlBackends.ts"
 
@@ -86,15 +87,15 @@ describe("content parts in a turn", () => {
 
   it.effect("acceptsImages overrides the registry: for every model, or by name", () =>
     Effect.gen(function*() {
-      expect(Config.acceptsImages({}, "gpt-4o")).toBe(true)
-      expect(Config.acceptsImages({}, "gpt-4o-2024-08-06")).toBe(true)
-      expect(Config.acceptsImages({}, "o3-mini")).toBe(false)
-      expect(Config.acceptsImages({}, "llava")).toBe(false)
-      expect(Config.acceptsImages({ acceptsImages: true }, "llava")).toBe(true)
-      expect(Config.acceptsImages({ acceptsImages: false }, "gpt-4o")).toBe(false)
-      expect(Config.acceptsImages({ acceptsImages: { llava: true, "gpt-4o": false } }, "llava")).toBe(true)
-      expect(Config.acceptsImages({ acceptsImages: { llava: true, "gpt-4o": false } }, "gpt-4o")).toBe(false)
-      expect(Config.acceptsImages({ acceptsImages: { llava: true } }, "claude-haiku-4-5")).toBe(true)
+      expect(acceptsImages({}, "gpt-4o")).toBe(true)
+      expect(acceptsImages({}, "gpt-4o-2024-08-06")).toBe(true)
+      expect(acceptsImages({}, "o3-mini")).toBe(false)
+      expect(acceptsImages({}, "llava")).toBe(false)
+      expect(acceptsImages({ acceptsImages: true }, "llava")).toBe(true)
+      expect(acceptsImages({ acceptsImages: false }, "gpt-4o")).toBe(false)
+      expect(acceptsImages({ acceptsImages: { llava: true, "gpt-4o": false } }, "llava")).toBe(true)
+      expect(acceptsImages({ acceptsImages: { llava: true, "gpt-4o": false } }, "gpt-4o")).toBe(false)
+      expect(acceptsImages({ acceptsImages: { llava: true } }, "claude-haiku-4-5")).toBe(true)
       const loop = yield* AgentLoop
       expect((yield* loop.turn("s", picture)).status).toBe("completed")
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "seen" }], config: { model: "llava", acceptsImages: { llava: true } } }))))
@@ -154,8 +155,8 @@ describe("content parts in a turn", () => {
 
   it("an image counts IMAGE_RUNES in the budget, not its base64 length", () => {
     const message = Message.user([Message.text("abc"), Message.image("image/png", ofBytes(3_000_000))])
-    expect(Message.runes(message)).toBe(3 + Message.IMAGE_RUNES)
-    expect(Message.runes(Message.toolResult({ id: "c", name: "t" }, [Message.imageUrl("https://example.com/x.png")]))).toBe(Message.IMAGE_RUNES)
+    expect(runes(message)).toBe(3 + IMAGE_RUNES)
+    expect(runes(Message.toolResult({ id: "c", name: "t" }, [Message.imageUrl("https://example.com/x.png")]))).toBe(IMAGE_RUNES)
   })
 
   it("parts survive the cluster's binary encoding (both image kinds share their type tag)", () => {

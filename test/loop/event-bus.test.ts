@@ -3,6 +3,7 @@ import { Effect, Exit, Fiber, Scope, Stream } from "effect"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { AgentEvent, AgentLoop, EventBusLive, type EventBusShape, lifecycleKinds } from "effect-agent-loop"
+import { delta as deltaEvent } from "../../src/domain/Event.ts"
 import * as Testing from "effect-agent-loop/testing"
 
 const place = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
@@ -336,12 +337,12 @@ describe("AgentLoop.events", () => {
     }))))
 })
 
-describe("AgentEvent.delta", () => {
+describe("the loop's delta events (domain/Event.ts `delta`)", () => {
   it("builds what make builds, field for field and in the same order, with and without a parent and an index", () => {
     for (const at of [place, { ...place, parentTurnId: "p" }, { ...place, parentTurnId: undefined }]) {
       for (const kind of ["text", "reasoning", "tool_call"] as const) {
         for (const toolCallIndex of [undefined, 0, 2]) {
-          const fast = AgentEvent.delta(at, 7, kind, "piece", toolCallIndex)
+          const fast = deltaEvent(at, 7, kind, "piece", toolCallIndex)
           const made = AgentEvent.make("LLMDelta", at, 7, { kind, text: "piece", ...(toolCallIndex === undefined ? {} : { toolCallIndex }) })
           expect(fast).toEqual(made)
           expect(Object.keys(fast)).toEqual(Object.keys(made))

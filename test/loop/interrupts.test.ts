@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { AgentLoop, type Event as AgentEvent, Hook, Message, ScriptedLog, SessionStore, Tool } from "effect-agent-loop"
+import { AgentLoop, type AgentEvent, Hook, Message, Scripted, SessionStore, Tool } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { INTERRUPT_HINT } from "../../src/programs/internal/runTurn.ts"
 
@@ -18,10 +18,10 @@ const twoTools = [
   { content: "ok" }
 ]
 
-const started = (events: Effect.Effect<ReadonlyArray<AgentEvent>>, toolName: string) =>
+const started = (events: Effect.Effect<ReadonlyArray<AgentEvent.AgentEvent>>, toolName: string) =>
   Testing.settled(Effect.map(events, (all) => all.some((e) => e._tag === "ToolExecStart" && e.toolName === toolName)))
 
-const kinds = (all: ReadonlyArray<AgentEvent>) => all.map((e) => e._tag)
+const kinds = (all: ReadonlyArray<AgentEvent.AgentEvent>) => all.map((e) => e._tag)
 
 const shape = (messages: ReadonlyArray<Message.Message>) =>
   messages.map((m) => m.role === "assistant" ? `assistant:${m.content}:${(m.toolCalls ?? []).map((c) => c.name).join(",")}` : `${m.role}:${m.content}`)
@@ -36,7 +36,7 @@ const steerWhileToolOneRuns = Effect.gen(function*() {
   yield* loop.injectSteering("s", "change course")
   yield* TestClock.adjust("100 millis")
   const result = yield* Fiber.join(turn)
-  return { events, result, requests: yield* (yield* ScriptedLog).requests }
+  return { events, result, requests: yield* (yield* Scripted.ScriptedLog).requests }
 })
 
 describe("steering", () => {
@@ -85,7 +85,7 @@ describe("steering", () => {
       yield* loop.injectSteering("s", "also this")
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(turn)
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       expect(requests).toHaveLength(1)
       expect(shape(requests[0]!.messages)).toEqual(["user:start", "user:also this"])
     }).pipe(Effect.scoped, Effect.provide(Testing.layer({ script: [{ content: "ok" }] }))))
@@ -100,7 +100,7 @@ describe("steering", () => {
       yield* loop.injectSteering("s", "wait, one more thing")
       yield* TestClock.adjust("1 second")
       const result = yield* Fiber.join(turn)
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       expect(requests).toHaveLength(2)
       expect(shape(requests[1]!.messages)).toEqual(["user:start", "assistant:first answer:", "user:wait, one more thing"])
       expect(result.finalMessage?.content).toBe("second answer")
@@ -119,7 +119,7 @@ describe("steering", () => {
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(turn)
       // The turn was already waiting for its first answer: the 10 messages join the next call, in order.
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       expect(requests[1]!.messages.slice(-10).map((m) => m.content)).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`))
     }).pipe(Effect.provide(Testing.layer({ script: [{ content: "ok", delay: "1 second" }, { content: "ok" }] }))))
 
@@ -161,7 +161,7 @@ describe("graceful interrupt", () => {
       yield* TestClock.adjust("100 millis")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("interrupted")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       expect(requests).toHaveLength(2)
       expect(requests[1]!.tools).toEqual([])
       expect(requests[1]!.messages.at(-1)).toEqual({ role: "user", content: `${INTERRUPT_HINT}\nThe user has to leave.` })
@@ -199,7 +199,7 @@ describe("graceful interrupt", () => {
       const response = all.find((e) => e._tag === "LLMResponse")
       expect(response?._tag === "LLMResponse" && response.toolCalls.map((c) => c.name)).toEqual(["tool_one"])
       expect(all.filter((e) => e._tag === "ToolExecSkipped")).toHaveLength(1)
-      expect((yield* (yield* ScriptedLog).requests).map((r) => r.tools.length)).toEqual([1, 0])
+      expect((yield* (yield* Scripted.ScriptedLog).requests).map((r) => r.tools.length)).toEqual([1, 0])
     }).pipe(Effect.provide(Testing.layer({
       tools: [slowTool("tool_one")],
       script: [{ toolCalls: [{ name: "tool_one" }], delay: "1 second" }, { content: "summary" }]

@@ -3,6 +3,7 @@ import { Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Schema, Scope } 
 import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
 import { AgentEvent, AgentLoop, EventBus, EventBusLive, Metrics, RateLimited, Tool } from "effect-agent-loop"
+import { observe } from "../../src/layers/Metrics.ts"
 import * as Testing from "effect-agent-loop/testing"
 
 /** One sample of the Prometheus text format. */
@@ -190,7 +191,7 @@ describe("metrics", () => {
     Effect.gen(function*() {
       const bus = yield* EventBusLive.make()
       const scope = yield* Scope.make()
-      yield* Metrics.observe(bus).pipe(Scope.provide(scope))
+      yield* observe(bus).pipe(Scope.provide(scope))
       const place = { turnId: "t", sessionKey: "s", iteration: 2, depth: 0 }
       // published and closed with no yield between: the observer's fiber never ran
       bus.publishUnsafe(AgentEvent.make("TurnStart", place, 0, { input: "go" }))

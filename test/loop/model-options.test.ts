@@ -9,8 +9,8 @@ import {
   AgentLoop,
   AgentLoopConfig,
   AgentLoopLive,
-  type ConfigError,
   CurrentTurn,
+  type InvalidConfig,
   type Provider,
   type ProviderTypes,
   Replay,
@@ -48,7 +48,7 @@ describe("model options", () => {
       config: { maxTokens: 500, modelOptions: { temperature: 0.2, stop: ["END"], seed: 3, reasoning: { effort: "low" } } }
     }))))
 
-  it.effect("a bad option fails the turn with a ConfigError naming it, before any call; nothing is stored", () =>
+  it.effect("a bad option fails the turn with a InvalidConfig naming it, before any call; nothing is stored", () =>
     Effect.gen(function*() {
       const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "hi", { temperature: 3 })
@@ -113,7 +113,7 @@ describe("model options", () => {
 })
 
 describe("cassettes with reasoning and options", () => {
-  const loopOver = (provider: Layer.Layer<Provider, ConfigError, FileSystem.FileSystem>, options = {}) =>
+  const loopOver = (provider: Layer.Layer<Provider, InvalidConfig, FileSystem.FileSystem>, options = {}) =>
     AgentLoopLive.layer({ model: "claude-sonnet-4-5", modelOptions: { reasoning: { budgetTokens: 2048 }, ...options } }).pipe(
       Layer.provideMerge(Layer.mergeAll(provider, ToolRegistryLive.layer([echoTool]), SessionStoreMemory.layer())),
       Layer.orDie

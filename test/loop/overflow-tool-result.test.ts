@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { AgentLoop, ContextLengthExceeded, Message, type ProviderTypes, ScriptedLog, SessionStore, Tool } from "effect-agent-loop"
+import { AgentLoop, ContextLengthExceeded, Message, type ProviderTypes, Scripted, SessionStore, Tool } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { halveNewestToolResult, shrinkNewestToolResult, shrinkOversizedToolResult } from "../../src/programs/internal/compaction.ts"
 
@@ -34,7 +34,7 @@ describe("overflow recovery: the newest tool result", () => {
       const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "dump it")
       expect(result.status).toBe("completed")
-      const sent = yield* (yield* ScriptedLog).requests
+      const sent = yield* (yield* Scripted.ScriptedLog).requests
       expect(sent).toHaveLength(3)
       const tool = sent[2]!.messages.find((m) => m.role === "tool")!
       expect(tool.content).toBe(`${"x".repeat(10_000)}\n[tool result cut by 990000 of 1000000 characters to fit the context window]`)

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Queue, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { AgentLoop, type Event as AgentEvent, type Message, type Outbound, type Scripted, SessionStore, Tool } from "effect-agent-loop"
+import { AgentLoop, type AgentEvent, type Message, type Scripted, SessionStore, Tool, type Turn } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 
 /** mulberry32: a small seeded PRNG, so a failing run can be replayed from its seed. */
@@ -51,7 +51,7 @@ const runOnce = (seed: number) => {
   return Effect.gen(function*() {
     const loop = yield* AgentLoop
     const events = (yield* Testing.recordEvents).all
-    const replies = yield* Queue.unbounded<Outbound>()
+    const replies = yield* Queue.unbounded<Turn.Outbound>()
     yield* Effect.forkScoped(Stream.runForEach(loop.outbound, (o) => Queue.offer(replies, o)))
     const sent: Array<Sent> = [{ content: "input-0", via: "send", accepted: true }]
     yield* loop.send({ sessionKey: "s", content: "input-0" })
@@ -83,7 +83,7 @@ const runOnce = (seed: number) => {
       yield* Effect.yieldNow
     }
     yield* Effect.forEach(fibers, Fiber.join)
-    const all: ReadonlyArray<AgentEvent> = yield* events
+    const all: ReadonlyArray<AgentEvent.AgentEvent> = yield* events
     const outs = yield* Queue.takeAll(replies)
     return { all, outs, sent, history: yield* (yield* SessionStore).load("s"), active: yield* loop.activeTurns }
   }).pipe(

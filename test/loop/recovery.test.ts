@@ -16,7 +16,7 @@ import {
   ProviderRejected,
   ProviderUnavailable,
   RateLimited,
-  ScriptedLog,
+  Scripted,
   SessionStore
 } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
@@ -28,7 +28,7 @@ const requestCount = Effect.map(Testing.requests, (r) => r.length)
 /** The provider has received `n` requests once the loop has settled. */
 const received = (n: number) =>
   Effect.gen(function*() {
-    const log = yield* ScriptedLog
+    const log = yield* Scripted.ScriptedLog
     return yield* Testing.settled(Effect.map(log.requests, (sent) => sent.length >= n))
   })
 

@@ -8,8 +8,8 @@ import { Effect, FileSystem, Layer, Redacted, Schema } from "effect"
 import {
   AgentLoop,
   AgentLoopLive,
-  type ConfigError,
-  type Event as AgentEvent,
+  type AgentEvent,
+  type InvalidConfig,
   Message,
   OpenAiCompatible,
   type Provider,
@@ -17,7 +17,7 @@ import {
   SessionStoreMemory,
   Tool,
   ToolRegistryLive,
-  type TurnResult
+  type Turn
 } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { openAiText, openAiTools } from "../support/wireFixtures.ts"
@@ -41,7 +41,7 @@ const tools = [
   })
 ]
 
-const loopOver = (provider: Layer.Layer<Provider, ConfigError>) =>
+const loopOver = (provider: Layer.Layer<Provider, InvalidConfig>) =>
   AgentLoopLive.layer({ model: "gpt-4o", systemPrompt: "Be brief." }).pipe(
     Layer.provideMerge(Layer.mergeAll(provider, ToolRegistryLive.layer(tools), SessionStoreMemory.layer())),
     Layer.orDie
@@ -55,13 +55,13 @@ const runOnce = Effect.gen(function*() {
 })
 
 /** Events without what differs between two runs: the time, the turn's id and measured durations. */
-const comparable = (events: ReadonlyArray<AgentEvent>) =>
+const comparable = (events: ReadonlyArray<AgentEvent.AgentEvent>) =>
   events.map((event) => {
     const { at: _at, turnId: _turnId, ...rest } = event
     return "durationMs" in rest ? { ...rest, durationMs: "(time)" } : rest
   })
 
-const comparableResult = ({ turnId: _turnId, ...rest }: TurnResult) => rest
+const comparableResult = ({ turnId: _turnId, ...rest }: Turn.TurnResult) => rest
 
 describe("Replay through the loop", () => {
   it.live("a recorded turn (a tool call, then the answer) replays with the same events and result", () =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { AgentLoop, type ProviderTypes, type Scripted, ScriptedLog } from "effect-agent-loop"
+import { AgentLoop, type ProviderTypes, Scripted } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 
 const lastUser = (request: ProviderTypes.ProviderRequest) => request.messages.filter((m) => m.role === "user").map((m) => m.content)
@@ -25,7 +25,7 @@ describe("router (send / outbound)", () => {
       const [reply] = yield* Fiber.join(replies)
       expect(reply!.status).toBe("completed")
       expect(reply!.content).toBe("saw first + second")
-      expect(yield* (yield* ScriptedLog).requests).toHaveLength(2)
+      expect(yield* (yield* Scripted.ScriptedLog).requests).toHaveLength(2)
     }).pipe(Effect.provide(Testing.layer({ script: echoUsers("100 millis") }))))
 
   it.effect("two messages arriving together for an idle session start one turn; the second is its steering", () =>
@@ -35,11 +35,11 @@ describe("router (send / outbound)", () => {
       yield* Effect.all([loop.send({ sessionKey: "s", content: "one" }), loop.send({ sessionKey: "s", content: "two" })], {
         concurrency: "unbounded"
       })
-      const log = yield* ScriptedLog
+      const log = yield* Scripted.ScriptedLog
       yield* Testing.settled(Effect.map(log.requests, (r) => r.length === 1))
       yield* TestClock.adjust("1 second")
       const [reply] = yield* Fiber.join(replies)
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       expect(requests).toHaveLength(1)
       expect(lastUser(requests[0]!)).toEqual(["one", "two"])
       expect(reply!.content).toBe("saw one + two")

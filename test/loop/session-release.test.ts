@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { AgentLoop, AgentLoopProgram, Hook, Message, SessionStore } from "effect-agent-loop"
+import { AgentLoop, Hook, Message, SessionStore } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 
 const KEYS = 10_000
@@ -21,12 +21,12 @@ describe("idle sessions are released", () => {
         sessionEnd: () => void log.end++
       }))
       for (let i = 0; i < KEYS; i++) yield* loop.turn(`key-${i}`, "hi")
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(KEYS)
+      expect(Testing.heldSessions(loop)).toBe(KEYS)
       yield* TestClock.adjust("9 minutes")
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(KEYS)
+      expect(Testing.heldSessions(loop)).toBe(KEYS)
       expect(log.end).toBe(0)
       yield* TestClock.adjust("1 minute")
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
+      expect(Testing.heldSessions(loop)).toBe(0)
       expect(log).toEqual({ start: KEYS, end: KEYS })
     }).pipe(Effect.provide(Testing.layer({ script: () => ({ content: "ok" }) }))), 60_000)
 
@@ -37,7 +37,7 @@ describe("idle sessions are released", () => {
       for (let i = 0; i < 50; i++) yield* loop.send({ sessionKey: `r-${i}`, content: "hi" })
       expect((yield* Fiber.join(replies)).length).toBe(50)
       yield* TestClock.adjust("1 second")
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
+      expect(Testing.heldSessions(loop)).toBe(0)
     }).pipe(Effect.provide(Testing.layer({ script: () => ({ content: "ok" }), config: { sessionIdleTimeout: "1 second" } }))))
 
   it.effect("a session used again before the timeout is kept (one sessionStart); released and reused, it begins again on its history", () =>
@@ -53,10 +53,10 @@ describe("idle sessions are released", () => {
       yield* loop.turn("a", "two")
       yield* TestClock.adjust(999)
       expect(log).toEqual(["start a"])
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
+      expect(Testing.heldSessions(loop)).toBe(1)
       yield* TestClock.adjust(1)
       expect(log).toEqual(["start a", "end a"])
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
+      expect(Testing.heldSessions(loop)).toBe(0)
       yield* loop.turn("a", "three")
       expect(log).toEqual(["start a", "end a", "start a"])
       expect(yield* (yield* SessionStore).load("a")).toEqual([
@@ -75,14 +75,14 @@ describe("idle sessions are released", () => {
       const events = (yield* Testing.recordEvents).all
       yield* loop.turn("s", "hello")
       yield* TestClock.adjust(4999)
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
+      expect(Testing.heldSessions(loop)).toBe(1)
       expect((yield* events).filter((e) => e._tag === "SessionSummarize")).toEqual([])
       yield* TestClock.adjust(1)
       expect((yield* events).filter((e) => e._tag === "SessionSummarize")).toHaveLength(1)
       yield* TestClock.adjust(999)
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
+      expect(Testing.heldSessions(loop)).toBe(1)
       yield* TestClock.adjust(1)
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
+      expect(Testing.heldSessions(loop)).toBe(0)
     }).pipe(Effect.provide(Testing.layer({
       // A window of 100 tokens at 0.5: the seeded 180 runes plus this turn pass 200 runes.
       config: { sessionIdleTimeout: 1000, contextWindow: 100, summarizeThreshold: 0.5, summarizeKeepMessages: 2 },
@@ -95,12 +95,12 @@ describe("idle sessions are released", () => {
       const loop = yield* AgentLoop
       const turn = yield* Effect.forkChild(loop.turn("slow", "hi"))
       yield* TestClock.adjust(5000)
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
+      expect(Testing.heldSessions(loop)).toBe(1)
       expect((yield* Fiber.join(turn)).status).toBe("completed")
       yield* TestClock.adjust(999)
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
+      expect(Testing.heldSessions(loop)).toBe(1)
       yield* TestClock.adjust(1)
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(0)
+      expect(Testing.heldSessions(loop)).toBe(0)
     }).pipe(Effect.provide(Testing.layer({ script: [{ content: "ok", delay: 5000 }], config: { sessionIdleTimeout: 1000 } }))))
 })
 
@@ -125,6 +125,6 @@ describe("a session ending", () => {
       yield* TestClock.adjust(500)
       expect((yield* Fiber.join(second)).status).toBe("completed")
       expect(log).toEqual(["start", "end begins", "end", "start"])
-      expect(AgentLoopProgram.heldSessions(loop)).toBe(1)
+      expect(Testing.heldSessions(loop)).toBe(1)
     }).pipe(Effect.provide(Layer.fresh(Testing.layer({ script: () => ({ content: "ok" }), config: { sessionIdleTimeout: 1000 } })))))
 })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { AgentLoop, CurrentTurn, Hook, Message, ScriptedLog, SessionStore, spawn, subagent, subagentWith, Tool } from "effect-agent-loop"
+import { AgentLoop, CurrentTurn, Hook, Message, Scripted, SessionStore, spawn, subagent, subagentWith, Tool } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { ofKind } from "../support/fixtures.ts"
 import { delegate, isFirstCall, taskOf } from "../support/subTurns.ts"
@@ -12,7 +12,7 @@ describe("sub-turns: delivery", () => {
       const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.finalMessage?.content).toBe("parent done")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       const parentSecond = requests.find((r) => taskOf(r) === "go" && !isFirstCall(r))!
       expect(parentSecond.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["child answer"])
       expect(parentSecond.messages.some((m) => Message.textOf(m.content).startsWith("[SubTurn Result]"))).toBe(false)
@@ -29,7 +29,7 @@ describe("sub-turns: delivery", () => {
     Effect.gen(function*() {
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.finalMessage?.content).toBe("top done")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       const names = (task: string) => requests.find((r) => taskOf(r) === task)!.tools.map((t) => t.name).sort()
       expect(names("go")).toEqual(["a", "b", "subagent"])
       expect(names("mid")).toEqual(["a", "subagent"])
@@ -55,7 +55,7 @@ describe("sub-turns: delivery", () => {
       yield* loop.turn("t", "bare", { tools: [] })
       const result = yield* loop.turn("s", "go")
       expect(result.finalMessage?.content).toBe("top done")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       const names = (task: string) => requests.find((r) => taskOf(r) === task)!.tools.map((t) => t.name).sort()
       expect(names("bare")).toEqual([])
       expect(names("go")).toEqual(["a", "subagent"])
@@ -94,7 +94,7 @@ describe("sub-turns: delivery", () => {
       yield* TestClock.adjust("900 millis")
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("completed")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       const parentCalls = requests.filter((r) => taskOf(r) === "go")
       expect(parentCalls).toHaveLength(3)
       expect(parentCalls[1]!.messages.some((m) => Message.textOf(m.content).startsWith("[SubTurn Result]"))).toBe(false)

@@ -9,13 +9,12 @@ import { TestClock } from "effect/testing"
 import {
   AgentLoop,
   type AgentLoopConfig,
-  type Event as AgentEvent,
+  type AgentEvent,
   Hook,
   Message,
   ProviderRejected,
   type ProviderTypes,
-  type Scripted,
-  ScriptedLog,
+  Scripted,
   SessionStore
 } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
@@ -42,7 +41,7 @@ const stored = (key: string) =>
   })
 
 const allRequests = Effect.gen(function*() {
-  return yield* (yield* ScriptedLog).requests
+  return yield* (yield* Scripted.ScriptedLog).requests
 })
 
 const summaryRequests = Effect.map(allRequests, (all) => all.filter(isSummaryRequest))
@@ -50,11 +49,11 @@ const summaryRequests = Effect.map(allRequests, (all) => all.filter(isSummaryReq
 /** The provider has received `n` requests matching `which` once the loop has settled. */
 const requested = (n: number, which: (request: ProviderTypes.ProviderRequest) => boolean) =>
   Effect.gen(function*() {
-    const log = yield* ScriptedLog
+    const log = yield* Scripted.ScriptedLog
     yield* Testing.settled(Effect.map(log.requests, (all) => all.filter(which).length >= n))
   })
 
-const summarized = (events: Effect.Effect<ReadonlyArray<AgentEvent>>) =>
+const summarized = (events: Effect.Effect<ReadonlyArray<AgentEvent.AgentEvent>>) =>
   Testing.settled(Effect.map(events, (all) => ofKind(all, "SessionSummarize")[0]))
 
 describe("session summaries", () => {

@@ -11,7 +11,7 @@ import {
   Message,
   ProviderRejected,
   type ProviderTypes,
-  ScriptedLog,
+  Scripted,
   SessionLog,
   SessionStore,
   spawn,
@@ -34,7 +34,7 @@ describe("TurnOptions.tools", () => {
       yield* loop.turn("s", "one", { tools: ["a", "not-registered"] })
       yield* loop.turn("s", "two", { tools: [] })
       yield* loop.turn("s", "three")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       expect(requests.map(offered)).toEqual([["a"], [], ["a", "b", "c"]])
     }).pipe(Effect.provide(Testing.layer({ tools: [plain("a"), plain("b"), plain("c")], script: () => ({ content: "ok" }) }))))
 
@@ -57,7 +57,7 @@ describe("TurnOptions.tools", () => {
     Effect.gen(function*() {
       const result = yield* (yield* AgentLoop).turn("s", "go", { tools: ["subagent", "a"] })
       expect(result.finalMessage?.content).toBe("go done")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       const names = (task: string) => offered(requests.find((r) => taskOf(r) === task)!)
       expect(names("go")).toEqual(["a", "subagent"])
       expect(names("child")).toEqual(["a"])
@@ -95,7 +95,7 @@ describe("AgentLoop.compact", () => {
       const log = yield* store.log("s")
       expect(log.filter((entry) => entry.role !== "compaction")).toEqual(history)
       expect(ofKind(yield* events, "SessionSummarize").map((e) => [e.summarized, e.remaining])).toEqual([[2, 3]])
-      const [call] = yield* (yield* ScriptedLog).requests
+      const [call] = yield* (yield* Scripted.ScriptedLog).requests
       expect(Message.textOf(call!.messages[1]!.content)).toContain("user: first question")
       expect(Message.textOf(call!.messages[1]!.content)).not.toContain("second question")
     }).pipe(Effect.provide(Testing.layer({ sessions: { s: history }, script: () => ({ content: "They asked two questions." }) }))))
@@ -104,7 +104,7 @@ describe("AgentLoop.compact", () => {
     Effect.gen(function*() {
       const loop = yield* AgentLoop
       expect(yield* loop.compact("s")).toEqual({ sessionKey: "s", summarized: 0, remaining: 4 })
-      expect(yield* (yield* ScriptedLog).requests).toEqual([])
+      expect(yield* (yield* Scripted.ScriptedLog).requests).toEqual([])
       expect(yield* loop.compact("s", { keepMessages: 0 })).toEqual({ sessionKey: "s", summarized: 4, remaining: 1 })
       // a view that is only the summary has nothing more to summarise
       expect(yield* loop.compact("s", { keepMessages: 0 })).toEqual({ sessionKey: "s", summarized: 0, remaining: 1 })
@@ -143,7 +143,7 @@ describe("AgentLoop.compact", () => {
       yield* Testing.advance("1 second")
       expect((yield* Fiber.join(turn)).status).toBe("completed")
       expect(yield* Fiber.join(compaction)).toEqual({ sessionKey: "s", summarized: 6, remaining: 1 })
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       expect(requests.map(isSummaryCall)).toEqual([false, true])
     }).pipe(Effect.provide(Testing.layer({
       sessions: { s: history },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { AgentLoop, AgentLoopLive, Message, Scripted, ScriptedLog, SessionStore, SessionStoreMemory, Tool, ToolError, ToolRegistryLive } from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, Message, Scripted, SessionStore, SessionStoreMemory, Tool, ToolError, ToolRegistryLive } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
 import { echo } from "../support/fixtures.ts"
 
@@ -45,7 +45,7 @@ describe("runTurn: event order", () => {
       expect(result.iterations).toBe(2)
       expect(result.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
       expect(result.messages[2]).toMatchObject({ role: "tool", content: "echo: hi", toolCallId: "call_0_0" })
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       expect(requests[1]!.messages.at(-1)).toMatchObject({ role: "tool", content: "echo: hi" })
       expect(requests[0]!.tools.map((t) => t.name)).toEqual(["echo"])
       const stored = yield* (yield* SessionStore).load("s1")
@@ -195,7 +195,7 @@ describe("runTurn: bad input never crashes a turn", () => {
       yield* TestClock.adjust("2 seconds")
       const result = yield* Fiber.join(fiber)
       expect(result.status).toBe("completed")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       expect(requests).toHaveLength(2)
       const seen = requests[1]!.messages.filter((m) => m.role === "tool")
       expect(seen.map((m) => [m.role === "tool" && m.toolCallId, m.content, m.role === "tool" && m.isError])).toEqual([
@@ -224,7 +224,7 @@ describe("AgentLoop: sessions", () => {
       expect(yield* ends()).toEqual([["a", 100], ["b", 100], ["a", 200]])
       const [r1, r2] = [yield* Fiber.join(a1), yield* Fiber.join(a2)]
       yield* Fiber.join(b1)
-      const log = yield* (yield* ScriptedLog).requests
+      const log = yield* (yield* Scripted.ScriptedLog).requests
       const second = log.find((r) => r.messages.some((m) => m.content === "second"))!
       expect(second.messages.map((m) => m.content)).toEqual(["first", "answer", "second"])
       expect(r1.status).toBe("completed")
@@ -239,7 +239,7 @@ describe("Scripted: the request log", () => {
       const first = yield* loop.turn("s", "go")
       expect([first.status, first.iterations]).toEqual(["completed", 31])
       yield* loop.turn("s", "again")
-      const requests = yield* (yield* ScriptedLog).requests
+      const requests = yield* (yield* Scripted.ScriptedLog).requests
       expect(requests).toHaveLength(32)
       for (let k = 0; k <= 30; k++) {
         const sent = requests[k]!.messages

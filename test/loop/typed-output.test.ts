@@ -149,7 +149,7 @@ describe("typed output", () => {
     Effect.gen(function*() {
       const loop = yield* AgentLoop
       let blocks = 0
-      yield* loop.registerHook({ beforeStop: () => blocks++ === 0 ? Hook.block("Check the number again.") : Hook.continue_ })
+      yield* loop.registerHook({ beforeStop: () => blocks++ === 0 ? Hook.block("Check the number again.") : Hook.continue })
       const gated = yield* loop.turn("gate", "go", { output: Answer })
       expect([gated.status, gated.output]).toEqual(["completed", { city: "Bern", population: 2 }])
       const capped = yield* loop.turn("cap", "go", { output: Answer })

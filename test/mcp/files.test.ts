@@ -10,6 +10,8 @@ import { TestClock } from "effect/testing"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { McpTools, SecretsLive } from "effect-agent-loop"
+import { connectAll } from "../../src/layers/McpTools.ts"
+import { connect, isInherited } from "../../src/layers/mcp/connect.ts"
 import { start as startSse } from "../support/mcpSseServer.ts"
 import { call, captureLogs, logLines, npmServer, serverScript, tempDir, testServer, untilLogged } from "../support/mcpServerKit.ts"
 
@@ -64,7 +66,7 @@ describe("MCP files of other clients", () => {
       })
       const logs = captureLogs()
       const env = { EVERYTHING: npmServer("server-everything"), AGENT_LOOP_INPUT_FILES_TOKEN: "tok-123456789" }
-      const tools = yield* McpTools.connectAll(yield* McpTools.loadConfig({ workspace }), { env, workspace, prefix: "always" }).pipe(
+      const tools = yield* connectAll(yield* McpTools.loadConfig({ workspace }), { env, workspace, prefix: "always" }).pipe(
         Effect.provide(logs.layer)
       )
       const names = tools.map((tool) => tool.name)
@@ -127,7 +129,7 @@ describe("MCP files of other clients", () => {
       expect(servers["cursor"]).toMatchObject({ type: "http", url: "https://example.invalid/mcp" })
       expect(servers["windsurf"]).toMatchObject({ type: "http", url: "https://example.invalid/windsurf" })
       const logs = captureLogs()
-      const tools = yield* McpTools.connectAll({ off: servers["off"]! }).pipe(Effect.provide(logs.layer))
+      const tools = yield* connectAll({ off: servers["off"]! }).pipe(Effect.provide(logs.layer))
       expect([tools, logs.warnings()]).toEqual([[], []])
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 })
@@ -138,17 +140,17 @@ describe("HTTP+SSE servers", () => {
       const server = yield* startSse({ authorization: "Bearer sse-secret-1234" })
       const headers = { Authorization: "Bearer ${SSE_TOKEN}" }
       const env = { SSE_TOKEN: "sse-secret-1234" }
-      const fallback = yield* McpTools.connect("everything", decoded({ type: "http", url: server.url, headers }), { env })
+      const fallback = yield* connect("everything", decoded({ type: "http", url: server.url, headers }), { env })
       expect([fallback.transport, fallback.version]).toEqual(["sse", "2025-11-25"])
       expect(server.requests.slice(0, 2)).toEqual(["POST /sse", "GET /sse"])
       const tools = yield* McpTools.tools({ everything: { url: server.url, headers } }, { env, onServerFailure: "fail" })
       expect(yield* call(tools, "echo", { message: "over SSE" })).toEqual({ content: "Echo: over SSE" })
       const before = server.requests.length
-      const direct = yield* McpTools.connect("everything", decoded({ type: "sse", url: server.url, headers }), { env })
+      const direct = yield* connect("everything", decoded({ type: "sse", url: server.url, headers }), { env })
       expect(direct.transport).toBe("sse")
       expect(server.requests.slice(before)[0]).toBe("GET /sse")
       // the wrong credentials are a 401, which is not taken for an older server
-      const refused = yield* Effect.flip(McpTools.connect("everything", decoded({ type: "http", url: server.url }), {}))
+      const refused = yield* Effect.flip(connect("everything", decoded({ type: "http", url: server.url }), {}))
       expect(refused.message).toMatch(/^MCP server "everything" failed to start: MCP HTTP status 401/)
     }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeServices.layer, SecretsLive.layer()))))
 })
@@ -191,7 +193,7 @@ describe("what a stdio server inherits", () => {
       const seen = (yield* call(tools, "get-env", {})).content
       for (const [name, value] of Object.entries(given)) expect(seen).toContain(`"${name}": "${value}"`)
       for (const value of Object.values(hidden)) expect(seen).not.toContain(value)
-      expect(Object.keys(hidden).filter(McpTools.isInherited)).toEqual([])
+      expect(Object.keys(hidden).filter(isInherited)).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 })
 

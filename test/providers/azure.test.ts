@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Redacted, Stream } from "effect"
 import { AzureOpenAI, default as OpenAI } from "openai"
 import { Azure, Message, type ProviderTypes } from "effect-agent-loop"
+import { resourceRoot, urlFor } from "../../src/layers/providers/Azure.ts"
 import { piToolCalls, piToolResult, piUser, referenceBody } from "../support/sdkReference.ts"
 import { openAiText, openAiTextChunks, openAiTools, openAiToolsChunks, responsesStream } from "../support/wireFixtures.ts"
 import { data, start, type WireResponse } from "../support/wireServer.ts"
@@ -112,9 +113,9 @@ describe("Azure OpenAI URLs and headers, as the official client sends them", () 
 
   it.live("an endpoint given with /openai or /openai/v1 is the same resource", () =>
     Effect.gen(function*() {
-      expect(Azure.resourceRoot("https://r.openai.azure.com/openai/v1/")).toBe("https://r.openai.azure.com")
-      expect(Azure.resourceRoot("https://r.openai.azure.com/openai")).toBe("https://r.openai.azure.com")
-      expect(Azure.urlFor("https://r.openai.azure.com", "chat-completions", "my deploy", "2025-04-01-preview")).toBe(
+      expect(resourceRoot("https://r.openai.azure.com/openai/v1/")).toBe("https://r.openai.azure.com")
+      expect(resourceRoot("https://r.openai.azure.com/openai")).toBe("https://r.openai.azure.com")
+      expect(urlFor("https://r.openai.azure.com", "chat-completions", "my deploy", "2025-04-01-preview")).toBe(
         "https://r.openai.azure.com/openai/deployments/my%20deploy/chat/completions?api-version=2025-04-01-preview"
       )
     }))

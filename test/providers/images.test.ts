@@ -1,7 +1,8 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted, Stream } from "effect"
-import { Anthropic, LanguageModelProvider, Message, OpenAiCompatible, OpenAiResponses, type ProviderTypes } from "effect-agent-loop"
+import { Anthropic, Message, OpenAiCompatible, OpenAiResponses, type ProviderTypes } from "effect-agent-loop"
+import { toPromptMessage } from "../../src/layers/providers/LanguageModel.ts"
 import { piToolCalls, piToolResult, piUser, type ReferenceApi, referenceBody } from "../support/sdkReference.ts"
 import { anthropicStream, openAiText, responsesStream } from "../support/wireFixtures.ts"
 import { start } from "../support/wireServer.ts"
@@ -209,7 +210,7 @@ describe("images on the Responses wire", () => {
 
 describe("images in the effect/ai adapter", () => {
   it("user images become file parts; a tool result's images their placeholders", () => {
-    expect(LanguageModelProvider.toPromptMessage(Message.user([Message.text("see"), Message.image("image/png", PNG), Message.imageUrl("https://example.com/b.webp", "image/webp")])))
+    expect(toPromptMessage(Message.user([Message.text("see"), Message.image("image/png", PNG), Message.imageUrl("https://example.com/b.webp", "image/webp")])))
       .toEqual({
         role: "user",
         content: [
@@ -218,7 +219,7 @@ describe("images in the effect/ai adapter", () => {
           { type: "file", mediaType: "image/webp", data: new URL("https://example.com/b.webp") }
         ]
       })
-    const result = LanguageModelProvider.toPromptMessage(Message.toolResult(shot, [Message.text("shot"), Message.image("image/png", PNG)])) as any
+    const result = toPromptMessage(Message.toolResult(shot, [Message.text("shot"), Message.image("image/png", PNG)])) as any
     expect(result.content[0].result).toBe(`shot\n[image image/png, ${Buffer.from(PNG, "base64").length} bytes]`)
   })
 })

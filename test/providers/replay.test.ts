@@ -2,6 +2,7 @@ import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer, Redacted, Stream } from "effect"
 import { Message, OpenAiCompatible, Provider, type ProviderTypes, Replay } from "effect-agent-loop"
+import { isMismatch, recordedRequest } from "../../src/layers/providers/Replay.ts"
 import { openAiText, openAiTextChunks, openAiTools, openAiToolsChunks } from "../support/wireFixtures.ts"
 import { bytesEvery, start } from "../support/wireServer.ts"
 
@@ -59,12 +60,12 @@ describe("Replay", () => {
   it.effect("a request that is not the next recorded one fails naming both", () =>
     Effect.gen(function*() {
       const provider = yield* Replay.fromEntries([
-        { request: Replay.recordedRequest(first), chunks: [{ _tag: "TextDelta", text: "a" }, { _tag: "Finish", reason: "stop" }] },
-        { request: Replay.recordedRequest(second), chunks: [{ _tag: "Finish", reason: "stop" }] }
+        { request: recordedRequest(first), chunks: [{ _tag: "TextDelta", text: "a" }, { _tag: "Finish", reason: "stop" }] },
+        { request: recordedRequest(second), chunks: [{ _tag: "Finish", reason: "stop" }] }
       ], "demo.jsonl")
       const wrongModel = yield* Effect.flip(Stream.runCollect(provider.stream({ ...first, model: "claude-sonnet-4-5" })))
       expect(wrongModel._tag).toBe("ProviderRejected")
-      expect(Replay.isMismatch(wrongModel)).toBe(true)
+      expect(isMismatch(wrongModel)).toBe(true)
       expect(wrongModel.message).toContain("model: expected gpt-4o, got claude-sonnet-4-5")
       expect(wrongModel.message).toContain("Recorded: model gpt-4o")
       expect(wrongModel.message).toContain("Requested: model claude-sonnet-4-5")
@@ -76,7 +77,7 @@ describe("Replay", () => {
 
   it.effect("tool names are part of the match; key order of messages is not", () =>
     Effect.gen(function*() {
-      const entries = [{ request: Replay.recordedRequest(first), chunks: [{ _tag: "Finish", reason: "stop" }] } as const]
+      const entries = [{ request: recordedRequest(first), chunks: [{ _tag: "Finish", reason: "stop" }] } as const]
       const ok = yield* Replay.fromEntries(entries)
       const reordered = { ...first, messages: [{ content: "S", role: "system" } as const, { content: "hi", role: "user" } as const] }
       expect(yield* Stream.runCollect(ok.stream(reordered))).toEqual([{ _tag: "Finish", reason: "stop" }])
@@ -89,7 +90,7 @@ describe("Replay", () => {
     Effect.gen(function*() {
       const call = { id: "c1", name: "read_file", arguments: "{\"path\":\"a\"}" }
       const withCall: ProviderTypes.ProviderRequest = { ...first, messages: [...first.messages, Message.assistant("", [call])] }
-      const entries = [{ request: Replay.recordedRequest(withCall), chunks: [{ _tag: "Finish", reason: "stop" }] } as const]
+      const entries = [{ request: recordedRequest(withCall), chunks: [{ _tag: "Finish", reason: "stop" }] } as const]
       const withUndefined = { ...withCall, messages: [...first.messages, { role: "assistant", content: "", toolCalls: [call], extra: undefined } as Message.Message] }
       expect(yield* Stream.runCollect((yield* Replay.fromEntries(entries)).stream(withUndefined))).toEqual([{ _tag: "Finish", reason: "stop" }])
       const changed = { ...withCall, messages: [...first.messages, Message.assistant("", [{ ...call, arguments: "{\"path\":\"b\"}" }])] }
@@ -105,7 +106,7 @@ describe("Replay", () => {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
-      yield* fs.writeFileString(`${dir}/bad.jsonl`, `${JSON.stringify({ request: Replay.recordedRequest(first), chunks: [] })}\n{"request":\n`)
+      yield* fs.writeFileString(`${dir}/bad.jsonl`, `${JSON.stringify({ request: recordedRequest(first), chunks: [] })}\n{"request":\n`)
       const error = yield* Effect.flip(Layer.build(Replay.replay(`${dir}/bad.jsonl`)))
       expect(error).toMatchObject({ _tag: "ConfigError", field: "cassette", message: expect.stringContaining("bad.jsonl:2") })
       const missing = yield* Effect.flip(Layer.build(Replay.replay(`${dir}/none.jsonl`)))

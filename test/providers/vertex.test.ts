@@ -12,6 +12,7 @@ import { GoogleAuth } from "google-auth-library"
 import { ConfigProvider, Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { Message, type ProviderTypes, RateLimited, Vertex } from "effect-agent-loop"
+import { baseUrlFor } from "../../src/layers/providers/Vertex.ts"
 import { chunk } from "../support/geminiWire.ts"
 import {
   ACCESS_TOKEN,
@@ -336,9 +337,9 @@ describe("Claude on Vertex against Anthropic's Vertex client", () => {
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
   it("the multi-region and global endpoints are the ones Google and Anthropic's client use", () => {
-    expect(Vertex.baseUrlFor("us")).toBe("https://aiplatform.us.rep.googleapis.com")
-    expect(Vertex.baseUrlFor("eu")).toBe("https://aiplatform.eu.rep.googleapis.com")
-    expect(Vertex.baseUrlFor("global")).toBe("https://aiplatform.googleapis.com")
-    expect(Vertex.baseUrlFor("europe-west1")).toBe("https://europe-west1-aiplatform.googleapis.com")
+    expect(baseUrlFor("us")).toBe("https://aiplatform.us.rep.googleapis.com")
+    expect(baseUrlFor("eu")).toBe("https://aiplatform.eu.rep.googleapis.com")
+    expect(baseUrlFor("global")).toBe("https://aiplatform.googleapis.com")
+    expect(baseUrlFor("europe-west1")).toBe("https://europe-west1-aiplatform.googleapis.com")
   })
 })

@@ -8,7 +8,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Sandbox, SandboxAuto, SandboxMacos, SandboxPolicy } from "effect-agent-loop"
+import { Sandbox, SandboxAuto } from "effect-agent-loop"
+import { profile } from "../../src/layers/sandbox/SandboxMacos.ts"
+import * as SandboxPolicy from "../../src/layers/sandbox/policy.ts"
 import { bwrapRuns, execIn, makeHome } from "../support/sandbox.ts"
 
 const withHome = <A, E>(body: (dirs: ReturnType<typeof makeHome>) => Effect.Effect<A, E, any>) =>
@@ -64,7 +66,7 @@ describe("the macOS profile (as text: not run here)", () => {
       isSecret: () => false,
       allowedHosts: ["example.com"]
     })
-    const text = SandboxMacos.profile(policy, { tmpDir: "/s/tmp", proxyPort: 40123 })
+    const text = profile(policy, { tmpDir: "/s/tmp", proxyPort: 40123 })
     const lines = text.split("\n")
     const at = (prefix: string) => lines.findIndex((l) => l.startsWith(prefix))
     expect(lines[0]).toBe("(version 1)")

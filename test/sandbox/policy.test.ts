@@ -5,7 +5,8 @@
  * that a failed command was stopped by the sandbox.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { PROTECTED_LOCATIONS, SandboxPolicy } from "effect-agent-loop"
+import { PROTECTED_LOCATIONS } from "effect-agent-loop"
+import * as SandboxPolicy from "../../src/layers/sandbox/policy.ts"
 import { matchHost } from "../../src/layers/sandbox/proxy.ts"
 import { denialOf } from "../../src/layers/sandbox/internal.ts"
 

@@ -14,7 +14,8 @@ import * as Format from "../../src/cli/terminal/format.ts"
 import { imageMentions } from "../../src/cli/input/images.ts"
 import { clean } from "../../src/cli/terminal/safeText.ts"
 import { attach } from "../../src/cli/input/stdinPrompt.ts"
-import { makeExec, makeReadFile, McpTools, Message, OpenAiCompatible } from "effect-agent-loop"
+import { makeExec, makeReadFile, Message, OpenAiCompatible } from "effect-agent-loop"
+import { matchesPattern } from "../../src/layers/mcp/policy.ts"
 import { completeUtf8Length, joinLines } from "../../src/domain/text.ts"
 import { frontMatter } from "../../src/layers/fileHooks/manifest.ts"
 import { capOutput } from "../../src/layers/mcp/content.ts"
@@ -113,16 +114,16 @@ describe("regular expressions on hostile text", () => {
 
   it("MCP allow/deny patterns: many stars against a megabyte-long tool name", () => {
     const name = "a".repeat(MB)
-    expect(McpTools.matchesPattern("*a*a*a*a*a*a*a*a*b", name)).toBe(false)
-    expect(McpTools.matchesPattern("*a*a*a*a*a*a*a*a*", name)).toBe(true)
-    expect(McpTools.matchesPattern("a*a", name)).toBe(true)
-    expect(McpTools.matchesPattern("read_*", "read_file")).toBe(true)
-    expect(McpTools.matchesPattern("*_file", "read_file")).toBe(true)
-    expect(McpTools.matchesPattern("r*d*e", "read_file")).toBe(true)
-    expect(McpTools.matchesPattern("ab*ba", "aba")).toBe(false)
-    expect(McpTools.matchesPattern("*", "")).toBe(true)
-    expect(McpTools.matchesPattern("a.b", "axb")).toBe(false)
-    expect(McpTools.matchesPattern("exact", "exact")).toBe(true)
+    expect(matchesPattern("*a*a*a*a*a*a*a*a*b", name)).toBe(false)
+    expect(matchesPattern("*a*a*a*a*a*a*a*a*", name)).toBe(true)
+    expect(matchesPattern("a*a", name)).toBe(true)
+    expect(matchesPattern("read_*", "read_file")).toBe(true)
+    expect(matchesPattern("*_file", "read_file")).toBe(true)
+    expect(matchesPattern("r*d*e", "read_file")).toBe(true)
+    expect(matchesPattern("ab*ba", "aba")).toBe(false)
+    expect(matchesPattern("*", "")).toBe(true)
+    expect(matchesPattern("a.b", "axb")).toBe(false)
+    expect(matchesPattern("exact", "exact")).toBe(true)
   })
 
   it.effect("a base URL ending in a megabyte of slashes is trimmed in one pass", () =>

@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { exec, isSecretEnv, Message, SECRET_VALUE_PATTERN, SecretsLive } from "effect-agent-loop"
+import { exec, Message, SecretsLive } from "effect-agent-loop"
+import { isSecretEnv, SECRET_VALUE_PATTERN } from "../../src/tools/secretEnv.ts"
 import { urlCredentials } from "../../src/domain/urlCredentials.ts"
 import * as Secrets from "../../src/services/Secrets.ts"
 import { looksSecret, scrubbedEnv } from "../../src/tools/secretEnv.ts"

@@ -4,7 +4,7 @@
  * (`points`).
  */
 import { Effect, Layer } from "effect"
-import { type AgentLoopConfig, EventBusLive, Hook, type HooksShape, HooksLive, LoopConfigLive, type Named, type RunPoint, type TurnResult } from "effect-agent-loop"
+import { type AgentLoopConfig, EventBusLive, Hook, HooksLive, type HooksShape, LoopConfigLive, type Named, type RunPoint, type Turn } from "effect-agent-loop"
 
 /** The runner over a fresh event bus and a config with `config`'s fields. */
 export const layerWith = (config: Partial<AgentLoopConfig.AgentLoopConfigInput> = {}) =>
@@ -20,7 +20,7 @@ export const context: Hook.HookContext = { turnId: "t1", sessionKey: "s1", itera
 /** A call of `exec` that needs approval. */
 export const call: Hook.HookToolCall = { id: "c1", name: "exec", arguments: { cmd: "ls" }, readOnly: false, requiresApproval: true }
 /** A completed turn. */
-export const turnResult: TurnResult = {
+export const turnResult: Turn.TurnResult = {
   turnId: "t1",
   sessionKey: "s1",
   status: "completed",

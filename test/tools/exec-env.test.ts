@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { exec, isSecretEnv, makeExec, Message, SecretsLive } from "effect-agent-loop"
+import { exec, makeExec, Message, SecretsLive } from "effect-agent-loop"
+import { isSecretEnv } from "../../src/tools/secretEnv.ts"
 import { call, withWorkspace } from "../support/toolWorkspace.ts"
 
 /** Sets `vars` in the process environment for the duration of `effect`. */

@@ -11,7 +11,8 @@ import { Effect, Fiber, Layer } from "effect"
 import { execFileSync } from "node:child_process"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { makeGrep, type PathRule, requiredLiterals, ripgrepPattern, WorkspaceLive } from "effect-agent-loop"
+import { makeGrep, type PathRule, WorkspaceLive } from "effect-agent-loop"
+import { requiredLiterals, ripgrepPattern } from "../../src/tools/grepPattern.ts"
 import { tempDir, text, write } from "../support/toolWorkspace.ts"
 
 /** The real ripgrep, when installed (CI installs it). */

@@ -10,7 +10,8 @@ import * as childProcess from "node:child_process"
 import * as nodeFs from "node:fs"
 import * as net from "node:net"
 import * as nodePath from "node:path"
-import { builtinTools, DEFAULT_FILE_TOOL_TIMEOUT, editFile, grep, listDir, makeExec, makeReadFile, readFile, writeFile } from "effect-agent-loop"
+import { builtinTools, editFile, grep, listDir, makeExec, makeReadFile, readFile, writeFile } from "effect-agent-loop"
+import { DEFAULT_FILE_TOOL_TIMEOUT } from "../../src/tools/workspace.ts"
 import { failure, text, withWorkspace, write } from "../support/toolWorkspace.ts"
 
 /** A FIFO at `file`, released at the end of the scope: a reader still blocked on it (the bug) gets a writer. */

@@ -10,7 +10,7 @@ import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as HttpClient from "effect/http/HttpClient"
-import type { ConfigError, ProviderError } from "../../domain/errors.ts"
+import type { InvalidConfig, ProviderError } from "../../domain/errors.ts"
 import type { ProviderRequest } from "../../domain/Provider.ts"
 import type * as Anthropic from "../../layers/providers/Anthropic.ts"
 import type * as Azure from "../../layers/providers/Azure.ts"
@@ -31,7 +31,7 @@ import { type ProviderSummary, summaryOf } from "./providerList.ts"
 export { credentialVariables, providerNames } from "./providerList.ts"
 
 /** The layer of a provider, as the CLI runs it. */
-export type ProviderLayer = Layer.Layer<Provider, ConfigError, HttpClient.HttpClient | FileSystem.FileSystem>
+export type ProviderLayer = Layer.Layer<Provider, InvalidConfig, HttpClient.HttpClient | FileSystem.FileSystem>
 
 /** What the settings say about reaching a provider, handed to its row's `layer`. */
 export interface Connection {

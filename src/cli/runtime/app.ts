@@ -23,7 +23,7 @@ import * as Replay from "../../layers/providers/Replay.ts"
 import * as SandboxNone from "../../layers/sandbox/SandboxNone.ts"
 import * as SessionStoreMemory from "../../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../../programs/AgentLoopLive.ts"
-import type { ConfigError } from "../../domain/errors.ts"
+import type { InvalidConfig } from "../../domain/errors.ts"
 import type { EventBus } from "../../services/EventBus.ts"
 import { Provider } from "../../services/Provider.ts"
 import * as ToolRegistryLive from "../../layers/ToolRegistry.ts"
@@ -49,7 +49,7 @@ const httpClient: Layer.Layer<HttpClient.HttpClient> = Layer.unwrap(
   Effect.map(Effect.promise(() => import("@effect/platform-node/NodeHttpClient")), (module) => module.layerUndici)
 )
 
-const liveProvider = (chosen: ProviderSettings): Layer.Layer<Provider, ConfigError, FileSystem.FileSystem> => {
+const liveProvider = (chosen: ProviderSettings): Layer.Layer<Provider, InvalidConfig, FileSystem.FileSystem> => {
   if (chosen._tag === "replay") return Replay.replay(chosen.cassette)
   // the key is passed explicitly: it was taken out of the environment at start (providerKeys.ts)
   const entry = Providers.find(chosen.name)
@@ -58,7 +58,7 @@ const liveProvider = (chosen: ProviderSettings): Layer.Layer<Provider, ConfigErr
 }
 
 /** The provider of the settings; `--record` wraps it so every call lands in the cassette. */
-const provider = (settings: CliSettings): Layer.Layer<Provider, ConfigError, FileSystem.FileSystem> => {
+const provider = (settings: CliSettings): Layer.Layer<Provider, InvalidConfig, FileSystem.FileSystem> => {
   const live = liveProvider(settings.provider)
   return settings.record === undefined ? live : Replay.record(settings.record, { fresh: true }).pipe(Layer.provide(live))
 }

@@ -19,7 +19,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { DurationSetting } from "../../domain/Config.ts"
-import { ConfigError } from "../../domain/errors.ts"
+import { InvalidConfig } from "../../domain/errors.ts"
 import { problemOf, readConfined, textOf } from "../internal/readConfined.ts"
 
 /** A tool-name pattern: an exact name, or `*` for any run of characters (`read_*`). */
@@ -130,20 +130,20 @@ export const normaliseFile = (json: unknown): unknown => {
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /**
- * Turns a decode failure into a `ConfigError` naming the first bad field (`mcpServers.files.command`).
+ * Turns a decode failure into an `InvalidConfig` naming the first bad field (`mcpServers.files.command`).
  * Values under `env` and `headers` are not echoed, since they may be secrets.
  */
-const toConfigError = (prefix: ReadonlyArray<string>, source: string) => (error: Schema.SchemaError): ConfigError => {
+const toConfigError = (prefix: ReadonlyArray<string>, source: string) => (error: Schema.SchemaError): InvalidConfig => {
   const first = formatter(error.issue).issues[0]
   const path = [...prefix, ...(first?.path ?? []).map(String)]
   const field = path.length === 0 ? "mcpServers" : path.join(".")
   const secret = path.includes("env") || path.includes("headers")
   const detail = secret ? "expected a string" : first?.message ?? error.message
-  return new ConfigError({ field, message: `Invalid MCP config${source} at ${field}: ${detail}` })
+  return new InvalidConfig({ field, message: `Invalid MCP config${source} at ${field}: ${detail}` })
 }
 
 /** Decodes the `mcpServers` record itself (what `McpTools.layer` takes). */
-export const decodeServers = (input: unknown): Effect.Effect<McpServers, ConfigError> =>
+export const decodeServers = (input: unknown): Effect.Effect<McpServers, InvalidConfig> =>
   Schema.decodeUnknownEffect(McpServers)(input).pipe(Effect.mapError(toConfigError(["mcpServers"], "")))
 
 /**
@@ -180,17 +180,17 @@ export const stripJsonComments = (text: string): string => {
 }
 
 /** Decodes the text of a config file (comments and trailing commas allowed); `source` names the file in the message. */
-export const decodeFile = (text: string, source: string): Effect.Effect<McpServers, ConfigError> =>
+export const decodeFile = (text: string, source: string): Effect.Effect<McpServers, InvalidConfig> =>
   Effect.try({
     try: () => JSON.parse(stripJsonComments(text)) as unknown,
     // The parser's message quotes the text, which may hold secrets: it is left out.
-    catch: () => new ConfigError({ field: "mcpServers", message: `MCP config ${source} is not valid JSON` })
+    catch: () => new InvalidConfig({ field: "mcpServers", message: `MCP config ${source} is not valid JSON` })
   }).pipe(
     Effect.flatMap((json) => {
       // the field named in an error is the file's own: `servers.x.command` in a VS Code file
       const key = isRecord(json) && json["mcpServers"] === undefined && json["servers"] !== undefined ? "servers" : "mcpServers"
       if (isRecord(json) && json["mcpServers"] === undefined && json["servers"] === undefined) {
-        return Effect.fail(new ConfigError({
+        return Effect.fail(new InvalidConfig({
           field: "mcpServers",
           message: `Invalid MCP config ${source}: expected "mcpServers" (Claude Code, Cursor, Windsurf) or "servers" (VS Code)`
         }))
@@ -216,13 +216,13 @@ export const MAX_CONFIG_BYTES = 1024 * 1024
 export const readConfigFile = (
   path: string,
   options: { readonly within?: string; readonly ownedByUser?: boolean } = {}
-): Effect.Effect<Option.Option<McpServers>, ConfigError> =>
+): Effect.Effect<Option.Option<McpServers>, InvalidConfig> =>
   Effect.gen(function*() {
     const read = yield* readConfined(path, { ...options, maxBytes: MAX_CONFIG_BYTES })
     if (read._tag === "Skipped") return Option.none()
     const problem = problemOf(read, MAX_CONFIG_BYTES)
     if (problem !== undefined) {
-      return yield* Effect.fail(new ConfigError({ field: "mcpServers", message: `Cannot read MCP config ${path}: ${problem}` }))
+      return yield* Effect.fail(new InvalidConfig({ field: "mcpServers", message: `Cannot read MCP config ${path}: ${problem}` }))
     }
     return Option.some(yield* decodeFile(textOf(read) ?? "", path))
   })
@@ -271,11 +271,11 @@ export interface McpServerOrigin {
 /**
  * The servers of every source with where each was defined: a name defined again by a later source
  * replaces the earlier definition (so an explicit file overrides the workspace's, which overrides
- * inline ones). Bad files fail with `ConfigError` naming the file and the field.
+ * inline ones). Bad files fail with `InvalidConfig` naming the file and the field.
  */
 export const loadConfigWithOrigins = (
   sources: McpSources
-): Effect.Effect<Readonly<Record<string, McpServerOrigin>>, ConfigError, FileSystem.FileSystem> =>
+): Effect.Effect<Readonly<Record<string, McpServerOrigin>>, InvalidConfig, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const servers: Record<string, McpServerOrigin> = {}
@@ -303,6 +303,6 @@ export const loadConfigWithOrigins = (
   })
 
 /** The servers of every source, merged as `loadConfigWithOrigins` says. */
-export const loadConfig = (sources: McpSources): Effect.Effect<McpServers, ConfigError, FileSystem.FileSystem> =>
+export const loadConfig = (sources: McpSources): Effect.Effect<McpServers, InvalidConfig, FileSystem.FileSystem> =>
   Effect.map(loadConfigWithOrigins(sources), (servers) =>
     Object.fromEntries(Object.entries(servers).map(([name, { config }]) => [name, config])))

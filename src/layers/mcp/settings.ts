@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { DurationSetting } from "../../domain/Config.ts"
-import { ConfigError } from "../../domain/errors.ts"
+import { InvalidConfig } from "../../domain/errors.ts"
 import { DEFAULT_STARTUP_TIMEOUT } from "./connect.ts"
 import { DEFAULT_MAX_IMAGE_BYTES } from "../../domain/Message.ts"
 import { DEFAULT_MAX_OUTPUT_BYTES } from "./content.ts"
@@ -45,24 +45,24 @@ export const DEFAULT_TOOL_TIMEOUT = Duration.minutes(5)
 
 const decodeDuration = Schema.decodeUnknownEffect(DurationSetting)
 
-/** A duration from the environment: milliseconds, or text; a bad value is a `ConfigError` naming the variable. */
+/** A duration from the environment: milliseconds, or text; a bad value is an `InvalidConfig` naming the variable. */
 const fromEnv = (name: string) =>
   Config.option(Config.String(name)).pipe(
-    Effect.mapError(() => new ConfigError({ field: name, message: `${name} cannot be read` })),
+    Effect.mapError(() => new InvalidConfig({ field: name, message: `${name} cannot be read` })),
     Effect.flatMap(Option.match({
       onNone: () => Effect.succeed(Option.none<Duration.Duration>()),
       onSome: (text) =>
         decodeDuration(/^\s*\d+\s*$/.test(text) ? Number(text) : text).pipe(
           Effect.map(Option.some),
           Effect.mapError(() =>
-            new ConfigError({ field: name, message: `${name} must be milliseconds or a duration such as "30 seconds"` })
+            new InvalidConfig({ field: name, message: `${name} must be milliseconds or a duration such as "30 seconds"` })
           )
         )
     }))
   )
 
 /** Resolves the defaults as the module doc says. */
-export const resolveSettings = (options: SettingsOptions, scrub: (text: string) => string): Effect.Effect<McpSettings, ConfigError> =>
+export const resolveSettings = (options: SettingsOptions, scrub: (text: string) => string): Effect.Effect<McpSettings, InvalidConfig> =>
   Effect.gen(function*() {
     const startupEnv = yield* fromEnv("MCP_TIMEOUT")
     const toolEnv = yield* fromEnv("MCP_TOOL_TIMEOUT")

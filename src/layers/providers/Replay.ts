@@ -26,7 +26,7 @@ import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import {
-  ConfigError,
+  InvalidConfig,
   ContextLengthExceeded,
   MalformedResponse,
   type ProviderError,
@@ -143,7 +143,7 @@ const mismatch = (error: ReplayMismatch) => new ProviderRejected({ message: `${e
 export const record = (
   path: string,
   options: { readonly fresh?: boolean } = {}
-): Layer.Layer<Provider, ConfigError, Provider | FileSystem.FileSystem> =>
+): Layer.Layer<Provider, InvalidConfig, Provider | FileSystem.FileSystem> =>
   Layer.effect(
     Provider,
     Effect.gen(function*() {
@@ -153,7 +153,7 @@ export const record = (
       if (options.fresh) {
         // Private when created here: a cassette holds whole conversations.
         yield* fs.writeFileString(path, "", { mode: 0o600 }).pipe(
-          Effect.mapError((error) => new ConfigError({ field: "cassette", message: `Cannot create ${path}: ${error.message}` }))
+          Effect.mapError((error) => new InvalidConfig({ field: "cassette", message: `Cannot create ${path}: ${error.message}` }))
         )
       }
       const append = (entry: CassetteEntry) =>
@@ -185,16 +185,16 @@ export const record = (
 export const MAX_CASSETTE_BYTES = 64 * 1024 * 1024
 
 /** Reads a cassette: one entry per non-empty line. */
-export const readCassette = (path: string): Effect.Effect<ReadonlyArray<CassetteEntry>, ConfigError, FileSystem.FileSystem> =>
+export const readCassette = (path: string): Effect.Effect<ReadonlyArray<CassetteEntry>, InvalidConfig, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const read = yield* readConfined(path, { maxBytes: MAX_CASSETTE_BYTES })
     const problem = problemOf(read, MAX_CASSETTE_BYTES)
-    if (problem !== undefined) return yield* Effect.fail(new ConfigError({ field: "cassette", message: `Cannot read ${path}: ${problem}` }))
+    if (problem !== undefined) return yield* Effect.fail(new InvalidConfig({ field: "cassette", message: `Cannot read ${path}: ${problem}` }))
     const text = textRead(read) ?? ""
     const lines = text.split("\n").map((line, i) => [line, i + 1] as const).filter(([line]) => line.trim() !== "")
     return yield* Effect.forEach(lines, ([line, number]) =>
       Schema.decodeUnknownEffect(EntryJson)(line).pipe(
-        Effect.mapError((error) => new ConfigError({ field: "cassette", message: `${path}:${number}: ${error.message}` }))
+        Effect.mapError((error) => new InvalidConfig({ field: "cassette", message: `${path}:${number}: ${error.message}` }))
       ))
   })
 
@@ -222,7 +222,7 @@ export const fromEntries = (entries: ReadonlyArray<CassetteEntry>, name = "casse
   }))
 
 /** A Provider answering from the cassette at `path`; fails to build when the cassette is unreadable. */
-export const replay = (path: string): Layer.Layer<Provider, ConfigError, FileSystem.FileSystem> =>
+export const replay = (path: string): Layer.Layer<Provider, InvalidConfig, FileSystem.FileSystem> =>
   Layer.effect(Provider, Effect.flatMap(readCassette(path), (entries) => fromEntries(entries, path)))
 
 /** Whether an error is a replay mismatch (as reported through `ProviderRejected`). */

@@ -1,0 +1,43 @@
+/**
+ * The `Hook` namespace of the public API (`index.ts`): the names of `domain/Hook.ts` users need,
+ * listed by name; the runner's helpers (the text cut, the context of a session point) stay
+ * internal.
+ */
+export {
+  abortTurn,
+  type AbortTurn,
+  approve,
+  type Approve,
+  block,
+  type Block,
+  type ChangeOf,
+  continue_ as continue,
+  type Continue,
+  type DecisionOf,
+  deny,
+  type Deny,
+  forTool,
+  hardAbort,
+  type HardAbort,
+  type Hook,
+  type HookContext,
+  type HookResponse,
+  type HookReturn,
+  type HookSubTurn,
+  type HookToolCall,
+  type InputOf,
+  make,
+  modify,
+  type Modify,
+  patch,
+  type Patch,
+  type Point,
+  type RegisterOptions,
+  type RequestChanges,
+  type ResponseChanges,
+  type StopOf,
+  TEXT_LIMIT,
+  type ToolHook,
+  type TurnChanges,
+  type TypedToolCall
+} from "../domain/Hook.ts"

@@ -1,0 +1,23 @@
+/**
+ * The `McpTools` namespace of the public API (`index.ts`): the names of `layers/McpTools.ts` users
+ * need, listed by name; the connection, version and naming steps stay internal.
+ */
+export {
+  findWorkspaceConfig,
+  inputVariable,
+  layer,
+  layerFromConfigFile,
+  layerFromSources,
+  loadConfig,
+  loadConfigWithOrigins,
+  McpConfigFile,
+  McpError,
+  McpServerConfig,
+  type McpServerConfigInput,
+  type McpServerOrigin,
+  McpServers,
+  type McpSources,
+  type McpTool,
+  type McpToolsOptions,
+  tools
+} from "../layers/McpTools.ts"

@@ -1,0 +1,17 @@
+/**
+ * The `SessionLog` namespace of the public API (`index.ts`): the names of `domain/SessionLog.ts`
+ * users need, listed by name; the loop's summary timeout stays internal.
+ */
+export {
+  Compaction,
+  describe,
+  foldEntry,
+  INTERRUPTED_RESULT,
+  isCompaction,
+  Meta,
+  rebase,
+  repair,
+  SessionEntry,
+  SUMMARY_PREFIX,
+  view
+} from "../domain/SessionLog.ts"

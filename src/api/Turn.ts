@@ -1,0 +1,13 @@
+/**
+ * The `Turn` namespace of the public API (`index.ts`): the names of `domain/Turn.ts` users need,
+ * listed by name; the router's reply builder stays internal.
+ */
+export {
+  CompactResult,
+  Inbound,
+  Outbound,
+  TurnInfo,
+  TurnPhase,
+  TurnResult,
+  TurnStatus
+} from "../domain/Turn.ts"
