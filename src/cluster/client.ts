@@ -43,6 +43,7 @@ import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES } from "../domain/M
 import * as ModelOptions from "../domain/ModelOptions.ts"
 import { SUMMARY_TIMEOUT } from "../domain/SessionLog.ts"
 import type { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
+import { retryTransient } from "../layers/connectionFailure.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"
@@ -120,7 +121,7 @@ export const make = (options: ClientOptions = {}) =>
 
     /** A reply's result with its messages: read back from the session log, in the cluster's database, when the reply left them there. */
     const withMessages = (result: TurnResult, log: ReplyLog.LogRange | undefined): Effect.Effect<TurnResult> =>
-      log === undefined ? Effect.succeed(result) : ReplyLog.restore(sql, result, log).pipe(
+      log === undefined ? Effect.succeed(result) : retryTransient(ReplyLog.restore(sql, result, log)).pipe(
         Effect.catchCause((cause) =>
           Effect.as(Effect.logWarning(`cluster: could not read turn ${result.turnId}'s messages from the session log`, cause), result)
         )
