@@ -16,7 +16,7 @@ import * as Redacted from "effect/Redacted"
 import * as Flag from "effect/cli/Flag"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { ClusterSecurity } from "../../cluster/auth.ts"
-import { connectionFailure } from "../../layers/connectionFailure.ts"
+import { connectionFailure, sqlState } from "../../layers/connectionFailure.ts"
 import { Secrets } from "../../services/Secrets.ts"
 import { passwordOf, URL_VARIABLES, urlFlag } from "../sessions/storeFlags.ts"
 import { type CliFailure, fail } from "../terminal/failure.ts"
@@ -209,8 +209,17 @@ export const database = (url: URL, pool: PoolOptions): Layer.Layer<SqlClient.Sql
     )
   )
 
-/** The cluster's database could not be reached: the cause beneath the driver's "Failed to connect". */
+/**
+ * The cluster's database could not be used: it refused the credentials (SQLSTATE class 28, e.g.
+ * `28P01`, a wrong password), or it could not be reached (the cause beneath the driver's "Failed to
+ * connect"). The URL is shown with its password masked.
+ */
 const unreachable = (url: URL, error: { readonly message: string }) => {
+  const state = sqlState(error)
+  if (state !== undefined && state.startsWith("28")) {
+    const why = state === "28P01" ? "password authentication failed" : "the server refused the user"
+    return fail(`the cluster's database ${describe(url)} refused the connection: authentication failed (${why}, SQLSTATE ${state}): check the user and password of the URL`)
+  }
   const failure = connectionFailure(error, url.port === "" ? `${url.protocol}//${url.hostname}:5432` : url.href)
   return fail(`the cluster's database ${describe(url)} cannot be reached: ${failure?.text ?? error.message}`)
 }
