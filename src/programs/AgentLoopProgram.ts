@@ -24,7 +24,7 @@ import * as HardAbort from "./internal/hardAbort.ts"
 import { runTurn } from "./internal/runTurn.ts"
 import * as SessionRunner from "./internal/sessionRunner.ts"
 import { summarize } from "./internal/summarize.ts"
-import * as Turn from "./internal/turn.ts"
+import * as RunningTurn from "./internal/runningTurn.ts"
 
 /**
  * A turn's own model options, checked (bad ones fail the turn before it calls anything);
@@ -42,7 +42,7 @@ const runners = new WeakMap<AgentLoopShape, SessionRunner.SessionRunner>()
 export const heldSessions = (loop: AgentLoopShape): number => runners.get(loop)?.held() ?? 0
 
 /** A stored session as a turn's session port: what `load` reads, `commit` appends. */
-const storedSession = (store: SessionStoreShape, sessionKey: string): Turn.SessionPort => ({
+const storedSession = (store: SessionStoreShape, sessionKey: string): RunningTurn.SessionPort => ({
   load: store.load(sessionKey),
   commit: (entries) => entries.length > 0 ? store.append(sessionKey, entries) : Effect.void
 })
@@ -59,7 +59,7 @@ export const make = Effect.gen(function*() {
   /** A root turn of the session; a resumed one keeps its id. */
   const newTurn = (sessionKey: string, clock: Clock.Clock, options: TurnOptions, model = options.model ?? config.model) => {
     const own = ownModelOptions(options)
-    return Turn.make({
+    return RunningTurn.make({
       turnId: options.checkpoint?.resume?.turnId ?? engine.nextTurnId(),
       model,
       modelOptions: own !== undefined && Result.isSuccess(own) ? ModelOptions.merge(config.modelOptions, own.success) : config.modelOptions,
@@ -76,8 +76,8 @@ export const make = Effect.gen(function*() {
   }
 
   /** Queues steering on `turn`, or fails saying why it cannot take it. */
-  const steer = (turn: Turn.Turn, message: string): Effect.Effect<void, SteeringQueueFull | NoActiveTurn> => {
-    const queued = Turn.steer(turn, message)
+  const steer = (turn: RunningTurn.RunningTurn, message: string): Effect.Effect<void, SteeringQueueFull | NoActiveTurn> => {
+    const queued = RunningTurn.steer(turn, message)
     return queued === "queued"
       ? Checkpoints.queued(engine, turn)
       : Effect.fail(
@@ -136,14 +136,14 @@ export const make = Effect.gen(function*() {
     injectFollowUp: (sessionKey, message) =>
       Effect.flatMap(activeTurn(sessionKey), (turn) =>
         Effect.suspend(() => {
-          Turn.queueFollowUp(turn, message)
-          Turn.publish(turn, "FollowUpQueued", { content: message })
+          RunningTurn.queueFollowUp(turn, message)
+          RunningTurn.publish(turn, "FollowUpQueued", { content: message })
           return Checkpoints.queued(engine, turn)
         })),
     interruptGraceful: (sessionKey, hint) =>
       Effect.flatMap(activeTurn(sessionKey), (turn) =>
-        Effect.flatMap(Turn.requestGraceful(turn, hint), (first) =>
-          first ? Turn.emit(turn, "InterruptReceived", { kind: "graceful", ...(hint === undefined ? {} : { hint }) }) : Effect.void)),
+        Effect.flatMap(RunningTurn.requestGraceful(turn, hint), (first) =>
+          first ? RunningTurn.emit(turn, "InterruptReceived", { kind: "graceful", ...(hint === undefined ? {} : { hint }) }) : Effect.void)),
     interruptHard: (sessionKey) => Effect.flatMap(activeTurn(sessionKey), HardAbort.fromOutside),
     compact: (sessionKey, options = {}) =>
       Effect.clockWith((clock) =>
@@ -168,9 +168,9 @@ export const make = Effect.gen(function*() {
     activeTurn: (sessionKey) =>
       Effect.sync(() => {
         const turn = runner.active(sessionKey)
-        return turn ? Turn.info(turn) : undefined
+        return turn ? RunningTurn.info(turn) : undefined
       }),
-    activeTurns: Effect.sync(() => [...turns.values()].map(Turn.info))
+    activeTurns: Effect.sync(() => [...turns.values()].map(RunningTurn.info))
   }
 
   runners.set(loop, runner)

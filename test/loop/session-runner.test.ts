@@ -10,15 +10,15 @@ import type { TurnResult } from "../../src/domain/Turn.ts"
 import * as Usage from "../../src/domain/Usage.ts"
 import * as SessionRunner from "../../src/programs/internal/sessionRunner.ts"
 import { type Event, type State, transition } from "../../src/programs/internal/sessionState.ts"
-import * as Turn from "../../src/programs/internal/turn.ts"
+import * as RunningTurn from "../../src/programs/internal/runningTurn.ts"
 import type { EventBusShape } from "../../src/services/EventBus.ts"
 
 const silentBus = { publishUnsafe: () => {} } as unknown as EventBusShape
 const stillClock = { currentTimeMillisUnsafe: () => 0 } as unknown as Clock.Clock
 
 let ids = 0
-const makeTurn = (sessionKey: string, clock: Clock.Clock): Turn.Turn =>
-  Turn.make({
+const makeTurn = (sessionKey: string, clock: Clock.Clock): RunningTurn.RunningTurn =>
+  RunningTurn.make({
     turnId: `t${++ids}`,
     model: "m",
     sessionKey,
@@ -31,7 +31,7 @@ const makeTurn = (sessionKey: string, clock: Clock.Clock): Turn.Turn =>
     clock
   })
 
-const resultOf = (turn: Turn.Turn, followUps: ReadonlyArray<string> = turn.followUps): TurnResult => ({
+const resultOf = (turn: RunningTurn.RunningTurn, followUps: ReadonlyArray<string> = turn.followUps): TurnResult => ({
   turnId: turn.turnId,
   sessionKey: turn.sessionKey,
   status: "completed",
@@ -151,15 +151,15 @@ const fakeLoop = (idleTimeout: Duration.Input, endTakes: Duration.Input = 0) =>
         Effect.gen(function*() {
           log.push(`${first ? "start+" : ""}turn ${String(input)}`)
           yield* Effect.sleep("50 millis")
-          const steering = Turn.drainSteering(turn)
+          const steering = RunningTurn.drainSteering(turn)
           if (steering.length > 0) log.push(`steered ${steering.join(",")}`)
           // closed: it takes no more input, and ends (commits) 50 ms later
-          Turn.close(turn, true)
+          RunningTurn.close(turn, true)
           yield* Effect.sleep("50 millis")
           return resultOf(turn)
         }),
       afterTurn: () => undefined,
-      steer: (turn, text) => Effect.sync(() => void Turn.steer(turn, text)),
+      steer: (turn, text) => Effect.sync(() => void RunningTurn.steer(turn, text)),
       endSession: (sessionKey) =>
         Effect.andThen(Effect.sync(() => log.push(`end ${sessionKey} begins`)), endTakes === 0 ? Effect.void : Effect.sleep(endTakes)).pipe(
           Effect.andThen(Effect.sync(() => log.push(`end ${sessionKey}`)))
@@ -183,8 +183,8 @@ describe("the session runner", () => {
       yield* TestClock.adjust("10 millis")
       expect(yield* send("b")).toBe("Steered")
       const first = runner.active("s")!
-      Turn.queueFollowUp(first, "f1")
-      Turn.queueFollowUp(first, "f2")
+      RunningTurn.queueFollowUp(first, "f1")
+      RunningTurn.queueFollowUp(first, "f2")
       yield* TestClock.adjust("65 millis")
       // the turn has closed, not ended: the message waits behind the drain
       expect(yield* send("c")).toBe("Queued")
@@ -253,7 +253,7 @@ describe("the session runner", () => {
       const routed = yield* runner.route("s", "a", () => Effect.void)
       const fiber = yield* Effect.forkChild((routed as Extract<SessionRunner.Routed, { _tag: "Started" }>).drain)
       yield* TestClock.adjust("50 millis")
-      Turn.queueFollowUp(runner.active("s")!, "f1")
+      RunningTurn.queueFollowUp(runner.active("s")!, "f1")
       yield* Fiber.interrupt(fiber)
       expect(runner.active("s")).toBeUndefined()
       yield* TestClock.adjust("1 second")

@@ -22,7 +22,7 @@ import type { Engine } from "./engine.ts"
 import * as Scrub from "./scrub.ts"
 import { attempt, type ModelResponse } from "./providerCall.ts"
 import { spanned } from "./tracing.ts"
-import * as Turn from "./turn.ts"
+import * as RunningTurn from "./runningTurn.ts"
 import { stopFor } from "./turnEnd.ts"
 
 export type { ModelResponse } from "./providerCall.ts"
@@ -47,7 +47,7 @@ export interface Ask {
  * Calls the model once for this iteration, with every recovery of DESIGN §6 step 3, and returns
  * the response after `afterLLMResponse`.
  */
-export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn, ask: Ask) {
+export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: RunningTurn.RunningTurn, ask: Ask) {
   const { config, hooks } = engine
   const extra = ask.extra ?? []
   let overflowRetries = 0
@@ -57,15 +57,15 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
     const built = buildRequest(engine, turn, ask, transient)
     let request = built
     if (hooks.handles("beforeLLMRequest")) {
-      const planned = yield* hooks.run("beforeLLMRequest", { context: Turn.hookContext(turn), request })
+      const planned = yield* hooks.run("beforeLLMRequest", { context: RunningTurn.hookContext(turn), request })
       if (planned._tag !== "Continue") return yield* stopFor(turn, "beforeLLMRequest", planned)
       request = planned.input.request
     }
-    Turn.setPhase(turn, "llm")
+    RunningTurn.setPhase(turn, "llm")
     const started = turn.clock.currentTimeMillisUnsafe()
-    Turn.publish(turn, "LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length }, started)
+    RunningTurn.publish(turn, "LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length }, started)
     // A hook's request may hold anything; the loop's own holds parts only if its messages may.
-    const sent = request !== built || turn.partsSeen || (transient.length > 0 && Turn.holdsParts(transient)) ? forModel(config, request) : request
+    const sent = request !== built || turn.partsSeen || (transient.length > 0 && RunningTurn.holdsParts(transient)) ? forModel(config, request) : request
     const outcome = yield* (turn.traced ? tracedAttempt(engine, turn, sent) : attempt(turn, engine.provider, engine.retry, sent, config.maxResponseBytes))
     if (outcome._tag === "overflow") {
       if (overflowRetries >= config.maxCompressRetries || !(yield* recoverFromOverflow(engine, turn))) {
@@ -77,26 +77,26 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
     // What the model said, with any known secret replaced, before hooks, events, tools or the history see it.
     const scrubbed = Scrub.reply(engine.secrets, outcome.response)
     const response = config.prices === undefined ? scrubbed : yield* priced(engine, turn, request.model, scrubbed)
-    Turn.setPartial(turn, [])
-    Turn.addUsage(turn, response.usage)
+    RunningTurn.setPartial(turn, [])
+    RunningTurn.addUsage(turn, response.usage)
     if (response.finishReason === "length" && response.toolCalls.length === 0 && truncationRetries < config.maxTruncationRetries) {
       truncationRetries++
       transient = [...extra, Message.assistant(response.content), Message.user(TRUNCATION_PROMPT)]
       // Announced like any retry, so a renderer knows the text it streamed is superseded.
-      Turn.publish(turn, "LLMRetry", { attempt: truncationRetries, reason: TRUNCATION_RETRY_REASON, delayMs: 0 })
+      RunningTurn.publish(turn, "LLMRetry", { attempt: truncationRetries, reason: TRUNCATION_RETRY_REASON, delayMs: 0 })
       continue
     }
     let final = response
     if (hooks.handles("afterLLMResponse")) {
       const reviewed = yield* hooks.run("afterLLMResponse", {
-        context: Turn.hookContext(turn),
+        context: RunningTurn.hookContext(turn),
         response: { content: response.content, toolCalls: response.toolCalls, finishReason: response.finishReason }
       })
       if (reviewed._tag !== "Continue") return yield* stopFor(turn, "afterLLMResponse", reviewed)
       final = { ...response, content: reviewed.input.response.content, toolCalls: reviewed.input.response.toolCalls }
     }
     const now = turn.clock.currentTimeMillisUnsafe()
-    Turn.publish(turn, "LLMResponse", {
+    RunningTurn.publish(turn, "LLMResponse", {
       model: request.model,
       content: final.content,
       toolCalls: final.toolCalls,
@@ -109,7 +109,7 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
 })
 
 /** The provider call in a `gen_ai.chat` span, annotated with the usage and finish reason of its response. */
-const tracedAttempt = (engine: Engine, turn: Turn.Turn, sent: ProviderRequest) =>
+const tracedAttempt = (engine: Engine, turn: RunningTurn.RunningTurn, sent: ProviderRequest) =>
   spanned(
     "gen_ai.chat",
     () => ({ "gen_ai.request.model": sent.model, "gen_ai.operation.name": "chat" }),
@@ -129,7 +129,7 @@ export const replyOf = (response: ModelResponse): Message.AssistantMessage =>
   Message.assistant(response.content, response.toolCalls, { reasoning: response.reasoning, providerBlocks: response.providerBlocks })
 
 /** The messages of this iteration's request: the system prompt, the conversation, then `extra` — one copy. */
-const requestMessages = (turn: Turn.Turn, extra: ReadonlyArray<Message.Message>): Array<Message.Message> =>
+const requestMessages = (turn: RunningTurn.RunningTurn, extra: ReadonlyArray<Message.Message>): Array<Message.Message> =>
   turn.systemMessage
     ? ([turn.systemMessage] as Array<Message.Message>).concat(turn.conversation, extra)
     : extra.length > 0
@@ -137,7 +137,7 @@ const requestMessages = (turn: Turn.Turn, extra: ReadonlyArray<Message.Message>)
     : turn.conversation.slice()
 
 /** Makes the request of this iteration: the conversation, with the tools (and the typed answer asked for). */
-const buildRequest = (engine: Engine, turn: Turn.Turn, ask: Ask, extra: ReadonlyArray<Message.Message>): ProviderRequest => {
+const buildRequest = (engine: Engine, turn: RunningTurn.RunningTurn, ask: Ask, extra: ReadonlyArray<Message.Message>): ProviderRequest => {
   const options = turn.modelOptions
   const maxTokens = turn.start.maxTokens ?? options?.maxTokens ?? engine.config.maxTokens
   return {
@@ -156,7 +156,7 @@ const buildRequest = (engine: Engine, turn: Turn.Turn, ask: Ask, extra: Readonly
  * Called only when a message may hold parts, sparing a scan of the whole request otherwise.
  */
 const forModel = (config: AgentLoopConfig, request: ProviderRequest): ProviderRequest =>
-  !Turn.holdsParts(request.messages) || acceptsImages(config, request.model) ? request : {
+  !RunningTurn.holdsParts(request.messages) || acceptsImages(config, request.model) ? request : {
     ...request,
     messages: request.messages.map((m) => m.role === "user" || m.role === "tool" ? { ...m, content: Message.withoutImages(m.content) } : m)
   }
@@ -165,13 +165,13 @@ const forModel = (config: AgentLoopConfig, request: ProviderRequest): ProviderRe
  * Adds `costUsd` for the model actually called when the config has a price table. A model
  * missing from the table costs 0 with a warning (once per model and turn), never a failed turn.
  */
-const priced = (engine: Engine, turn: Turn.Turn, model: string, response: ModelResponse): Effect.Effect<ModelResponse> => {
+const priced = (engine: Engine, turn: RunningTurn.RunningTurn, model: string, response: ModelResponse): Effect.Effect<ModelResponse> => {
   const prices = engine.config.prices
   if (prices === undefined) return Effect.succeed(response)
   const price = prices[model]
   if (price !== undefined) return Effect.succeed({ ...response, usage: { ...response.usage, costUsd: Usage.cost(response.usage, price) } })
   const free = { ...response, usage: { ...response.usage, costUsd: 0 } }
-  if (!Turn.firstUnpriced(turn, model)) return Effect.succeed(free)
+  if (!RunningTurn.firstUnpriced(turn, model)) return Effect.succeed(free)
   return Effect.as(Effect.logWarning(`No price for model "${model}"; its cost counts as 0`), free)
 }
 
@@ -179,7 +179,7 @@ const priced = (engine: Engine, turn: Turn.Turn, model: string, response: ModelR
  * After a context overflow, the first of these that changes the context: an oversized newest tool
  * result cut, the oldest half dropped, the newest tool result halved. False when none could.
  */
-const recoverFromOverflow = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
+const recoverFromOverflow = Effect.fnUntraced(function*(engine: Engine, turn: RunningTurn.RunningTurn) {
   const window = engine.config.contextWindow
   return (yield* shrinkToolResult(turn, shrinkOversizedToolResult(turn.conversation, window))) ||
     (yield* compress(engine, turn, "overflow", dropOldestHalf(turn.conversation))) ||
@@ -187,14 +187,14 @@ const recoverFromOverflow = Effect.fnUntraced(function*(engine: Engine, turn: Tu
 })
 
 /** Shortens the conversation, `beforeCompact` hooks permitting; the turn's compaction record follows it. */
-const compress = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn, reason: "overflow" | "budget", compression: Compression) {
+const compress = Effect.fnUntraced(function*(engine: Engine, turn: RunningTurn.RunningTurn, reason: "overflow" | "budget", compression: Compression) {
   if (compression.dropped === 0) return false
   const { hooks } = engine
-  const verdict = yield* hooks.run("beforeCompact", { context: Turn.hookContext(turn), reason, messages: turn.conversation })
+  const verdict = yield* hooks.run("beforeCompact", { context: RunningTurn.hookContext(turn), reason, messages: turn.conversation })
   if (verdict._tag === "AbortTurn") return yield* new TurnAborted({ stage: "beforeCompact", reason: verdict.reason, hook: verdict.hook })
-  Turn.compacted(turn, reason, compression)
-  Turn.publish(turn, "ContextCompress", { reason, dropped: compression.dropped, remaining: compression.kept.length })
-  yield* hooks.run("afterCompact", { context: Turn.hookContext(turn), reason, dropped: compression.dropped, remaining: compression.kept.length })
+  RunningTurn.compacted(turn, reason, compression)
+  RunningTurn.publish(turn, "ContextCompress", { reason, dropped: compression.dropped, remaining: compression.kept.length })
+  yield* hooks.run("afterCompact", { context: RunningTurn.hookContext(turn), reason, dropped: compression.dropped, remaining: compression.kept.length })
   return true
 })
 
@@ -203,26 +203,26 @@ const compress = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn, re
  * message). Only the context: the session stores the result in full (recovery never destroys
  * history), so a later turn that overflows on it again cuts it again.
  */
-const shrinkToolResult = (turn: Turn.Turn, shrink: Shrink | undefined): Effect.Effect<boolean> =>
+const shrinkToolResult = (turn: RunningTurn.RunningTurn, shrink: Shrink | undefined): Effect.Effect<boolean> =>
   Effect.sync(() => {
     if (shrink === undefined) return false
-    Turn.replaceContext(turn, shrink.kept)
-    Turn.publish(turn, "ContextCompress", { reason: "overflow", dropped: 0, remaining: shrink.kept.length })
+    RunningTurn.replaceContext(turn, shrink.kept)
+    RunningTurn.publish(turn, "ContextCompress", { reason: "overflow", dropped: 0, remaining: shrink.kept.length })
     return true
   })
 
-const budgetOf = (engine: Engine, turn: Turn.Turn): number | undefined =>
+const budgetOf = (engine: Engine, turn: RunningTurn.RunningTurn): number | undefined =>
   turn.start.contextBudget ?? contextBudget(engine.config.maxContextRunes, engine.config.contextWindow)
 
 /** Whether the turn has soft limits (`applyBudget`) at all: the same for all its calls. */
-export const budgeted = (engine: Engine, turn: Turn.Turn): boolean =>
+export const budgeted = (engine: Engine, turn: RunningTurn.RunningTurn): boolean =>
   budgetOf(engine, turn) !== undefined || turn.start.maxMessages !== undefined
 
 /**
  * The soft limits, before each call: drop the oldest messages beyond `maxContextRunes` (and, for
  * sub-turns, beyond their message cap).
  */
-export const applyBudget = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
+export const applyBudget = Effect.fnUntraced(function*(engine: Engine, turn: RunningTurn.RunningTurn) {
   const maxMessages = turn.start.maxMessages
   const budget = budgetOf(engine, turn)
   if (maxMessages !== undefined) yield* compress(engine, turn, "budget", fitToCount(turn.conversation, maxMessages))

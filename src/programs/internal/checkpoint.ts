@@ -20,7 +20,7 @@ import { NoActiveTurn } from "../../domain/errors.ts"
 import * as Message from "../../domain/Message.ts"
 import type { RegisteredTool } from "../../services/ToolRegistry.ts"
 import type { Engine } from "./engine.ts"
-import * as Turn from "./turn.ts"
+import * as RunningTurn from "./runningTurn.ts"
 
 /** A checkpointed turn's state. */
 interface State {
@@ -36,9 +36,9 @@ interface State {
   last: { readonly progress: Checkpoint.TurnCheckpoint; readonly steered: number } | undefined
 }
 
-const states = new WeakMap<Turn.Turn, State>()
+const states = new WeakMap<RunningTurn.RunningTurn, State>()
 
-const stateOf = (turn: Turn.Turn): State | undefined => {
+const stateOf = (turn: RunningTurn.RunningTurn): State | undefined => {
   const checkpointing = turn.start.checkpoint
   if (checkpointing === undefined) return undefined
   let state = states.get(turn)
@@ -50,14 +50,14 @@ const stateOf = (turn: Turn.Turn): State | undefined => {
 }
 
 /** `progress` with the messages queued for the turn, scrubbed; `steering` first (taken in since `progress`, not in it). */
-const withQueued = (engine: Engine, turn: Turn.Turn, progress: Checkpoint.TurnCheckpoint, steering: ReadonlyArray<string>): Checkpoint.TurnCheckpoint => ({
+const withQueued = (engine: Engine, turn: RunningTurn.RunningTurn, progress: Checkpoint.TurnCheckpoint, steering: ReadonlyArray<string>): Checkpoint.TurnCheckpoint => ({
   ...progress,
   ...(steering.length === 0 ? {} : { steering: steering.map(engine.secrets.scrub) }),
   ...(turn.followUps.length === 0 ? {} : { followUps: turn.followUps.map(engine.secrets.scrub) })
 })
 
 /** Hands `checkpoint` to the turn's `save`, or, past the bound, the mark that it outgrew it. */
-const write = (engine: Engine, turn: Turn.Turn, state: State, checkpoint: Checkpoint.TurnCheckpoint): Effect.Effect<void> => {
+const write = (engine: Engine, turn: RunningTurn.RunningTurn, state: State, checkpoint: Checkpoint.TurnCheckpoint): Effect.Effect<void> => {
   const bytes = Checkpoint.sizeOf(checkpoint)
   const limit = engine.config.maxResponseBytes
   if (bytes <= limit) return state.checkpointing.save(checkpoint)
@@ -66,7 +66,7 @@ const write = (engine: Engine, turn: Turn.Turn, state: State, checkpoint: Checkp
 }
 
 /** Saves what the turn completed so far (or, past the bound, that it outgrew it). */
-const save = (engine: Engine, turn: Turn.Turn, state: State): Effect.Effect<void> =>
+const save = (engine: Engine, turn: RunningTurn.RunningTurn, state: State): Effect.Effect<void> =>
   state.lock.withPermits(1)(Effect.suspend(() => {
     if (state.outgrown) return Effect.void
     const progress: Checkpoint.TurnCheckpoint = {
@@ -87,7 +87,7 @@ const save = (engine: Engine, turn: Turn.Turn, state: State): Effect.Effect<void
   }))
 
 /** A reply asking for tools joined the conversation: a new batch of calls, saved before any runs. */
-export const replied = (engine: Engine, turn: Turn.Turn): Effect.Effect<void> => {
+export const replied = (engine: Engine, turn: RunningTurn.RunningTurn): Effect.Effect<void> => {
   const state = stateOf(turn)
   if (state === undefined) return Effect.void
   state.results.clear()
@@ -96,7 +96,7 @@ export const replied = (engine: Engine, turn: Turn.Turn): Effect.Effect<void> =>
 }
 
 /** A call is about to run its tool: recorded as started, and saved first when the tool is not idempotent. */
-export const starting = (engine: Engine, turn: Turn.Turn, call: Message.ToolCall, tool: RegisteredTool): Effect.Effect<void> => {
+export const starting = (engine: Engine, turn: RunningTurn.RunningTurn, call: Message.ToolCall, tool: RegisteredTool): Effect.Effect<void> => {
   const state = stateOf(turn)
   if (state === undefined) return Effect.void
   state.started.add(call.id)
@@ -105,7 +105,7 @@ export const starting = (engine: Engine, turn: Turn.Turn, call: Message.ToolCall
 }
 
 /** A call has its result (run, denied or skipped). */
-export const finished = (engine: Engine, turn: Turn.Turn, result: Message.ToolResultMessage): Effect.Effect<void> => {
+export const finished = (engine: Engine, turn: RunningTurn.RunningTurn, result: Message.ToolResultMessage): Effect.Effect<void> => {
   const state = stateOf(turn)
   if (state === undefined) return Effect.void
   state.results.set(result.toolCallId, result)
@@ -113,7 +113,7 @@ export const finished = (engine: Engine, turn: Turn.Turn, result: Message.ToolRe
 }
 
 /** Calls skipped without running (an interrupt, steering): saved with their results, so a resume does not run them. */
-export const skipped = (engine: Engine, turn: Turn.Turn, results: ReadonlyArray<Message.ToolResultMessage>): Effect.Effect<void> => {
+export const skipped = (engine: Engine, turn: RunningTurn.RunningTurn, results: ReadonlyArray<Message.ToolResultMessage>): Effect.Effect<void> => {
   const state = stateOf(turn)
   if (state === undefined) return Effect.void
   for (const result of results) state.results.set(result.toolCallId, result)
@@ -129,8 +129,8 @@ export const skipped = (engine: Engine, turn: Turn.Turn, results: ReadonlyArray<
  * stops at its own next save) tells the caller there is no active turn here rather than that the
  * message is queued: it would be lost with this attempt.
  */
-export const queued = (engine: Engine, turn: Turn.Turn): Effect.Effect<void, NoActiveTurn> => {
-  const state = Turn.begun(turn) ? stateOf(turn) : undefined
+export const queued = (engine: Engine, turn: RunningTurn.RunningTurn): Effect.Effect<void, NoActiveTurn> => {
+  const state = RunningTurn.begun(turn) ? stateOf(turn) : undefined
   if (state === undefined) return Effect.void
   const again = state.lock.withPermits(1)(Effect.suspend(() => {
     const last = state.last
@@ -158,11 +158,11 @@ export interface Resumption {
  * (again, for an idempotent tool). `undefined` when the last reply asked for no tools.
  */
 export const restore = (
-  turn: Turn.Turn,
+  turn: RunningTurn.RunningTurn,
   checkpoint: Checkpoint.TurnCheckpoint,
   tools: ReadonlyMap<string, RegisteredTool>
 ): Resumption | undefined => {
-  Turn.restore(turn, checkpoint)
+  RunningTurn.restore(turn, checkpoint)
   const resumed = stateOf(turn)
   // the row holds this checkpoint: a message queued before the turn's next save is saved with it
   if (resumed !== undefined) {

@@ -15,7 +15,7 @@ import { Secrets, type SecretsShape } from "../../services/Secrets.ts"
 import { ToolRegistry, type ToolRegistryShape } from "../../services/ToolRegistry.ts"
 import { type RetrySchedule, retrySchedule } from "./providerCall.ts"
 import * as Scrub from "./scrub.ts"
-import type { Turn } from "./turn.ts"
+import type { RunningTurn } from "./runningTurn.ts"
 
 /** What the steps of a loop's turns share. */
 export interface Engine {
@@ -34,7 +34,7 @@ export interface Engine {
   /** Owns what outlives a turn: critical detached sub-turns, summaries, router workers. */
   readonly scope: Scope.Scope
   /** Every running turn, sub-turns included, by id (`activeTurns`). */
-  readonly turns: Map<string, Turn>
+  readonly turns: Map<string, RunningTurn>
   /** A fresh turn id, unique in the process. */
   readonly nextTurnId: () => string
 }

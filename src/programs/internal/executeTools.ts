@@ -3,9 +3,10 @@
  *
  * Calls are grouped in order: consecutive read-only calls form one parallel group (at most
  * `toolConcurrency` calls at once), each mutating (or unknown) call is a group of its own. Before
- * each group is a checkpoint where a graceful interrupt, or newly queued steering in
- * `skip-remaining` mode, skips every remaining call with a result saying why, so the history stays
- * well formed. Results are appended in call order.
+ * each group is an interrupt point, the tool-group boundary, where a graceful interrupt, or newly
+ * queued steering in `skip-remaining` mode, skips every remaining call with a result saying why,
+ * so the history stays well formed. Results are appended in call order. (Not to be confused with
+ * a turn's durable checkpoints, `checkpoint.ts`, which save its completed steps.)
  */
 import * as Effect from "effect/Effect"
 import { doneNow } from "../../domain/doneNow.ts"
@@ -15,7 +16,7 @@ import type { RegisteredTool } from "../../services/ToolRegistry.ts"
 import * as Checkpoints from "./checkpoint.ts"
 import type { Engine } from "./engine.ts"
 import { type PlannedCall, runCall, skip } from "./toolCall.ts"
-import * as Turn from "./turn.ts"
+import * as RunningTurn from "./runningTurn.ts"
 import type { TurnAborted } from "../../domain/errors.ts"
 
 /** The result the model sees for calls skipped by a graceful interrupt. */
@@ -43,33 +44,33 @@ export const groupCalls = <A extends { readonly tool: { readonly readOnly: boole
  */
 export const executeTools = (
   engine: Engine,
-  turn: Turn.Turn,
+  turn: RunningTurn.RunningTurn,
   calls: ReadonlyArray<Message.ToolCall>,
   available: ReadonlyMap<string, RegisteredTool>,
   settled?: ReadonlyMap<string, Message.ToolResultMessage>
 ): Effect.Effect<void, TurnAborted, CurrentTurn> => {
-  Turn.setPhase(turn, "tools")
+  RunningTurn.setPhase(turn, "tools")
   const planned: Array<PlannedCall> = []
   for (const call of calls) planned.push({ call, tool: available.get(call.name), settled: settled?.get(call.id) })
   return runGroups(engine, turn, groupCalls(planned), 0, [])
 }
 
-/** The checkpoint before a group: why the remaining calls must be skipped now, if they must. */
-const checkpoint = (engine: Engine, turn: Turn.Turn): string | undefined => {
-  if (Turn.gracefulAsked(turn)) return SKIPPED_GRACEFUL
+/** The interrupt point before a group (the tool-group boundary): why the remaining calls must be skipped now, if they must. */
+const atGroupBoundary = (engine: Engine, turn: RunningTurn.RunningTurn): string | undefined => {
+  if (RunningTurn.gracefulAsked(turn)) return SKIPPED_GRACEFUL
   if (engine.config.steeringMode !== "skip-remaining" || turn.steering.length === 0) return undefined
-  Turn.publish(turn, "InterruptReceived", { kind: "steering" })
+  RunningTurn.publish(turn, "InterruptReceived", { kind: "steering" })
   return SKIPPED_STEERING
 }
 
 /**
- * The groups from `index` on, each after its checkpoint (once a checkpoint says to skip, every
- * later call is skipped for the same reason, and saved to the turn's checkpoint as such); then
+ * The groups from `index` on, each after its boundary (once a boundary says to skip, every later
+ * call is skipped for the same reason, and saved to the turn's durable checkpoint as such); then
  * the results join the conversation in call order. Groups that finish at once go on in the same step.
  */
 const runGroups = (
   engine: Engine,
-  turn: Turn.Turn,
+  turn: RunningTurn.RunningTurn,
   groups: ReadonlyArray<ReadonlyArray<PlannedCall>>,
   index: number,
   results: Array<Message.ToolResultMessage>
@@ -78,7 +79,7 @@ const runGroups = (
   let skipped: Array<Message.ToolResultMessage> | undefined
   for (; index < groups.length; index++) {
     const group = groups[index]!
-    skipReason ??= checkpoint(engine, turn)
+    skipReason ??= atGroupBoundary(engine, turn)
     if (skipReason !== undefined) {
       for (const planned of group) {
         const result = planned.settled ?? skip(turn, planned.call, skipReason)
@@ -100,10 +101,10 @@ const runGroups = (
     for (const result of done.value) results.push(result)
   }
   if (skipped === undefined || turn.start.checkpoint === undefined) {
-    Turn.append(turn, ...results)
+    RunningTurn.append(turn, ...results)
     return Effect.void
   }
-  return Effect.map(Checkpoints.skipped(engine, turn, skipped), () => Turn.append(turn, ...results))
+  return Effect.map(Checkpoints.skipped(engine, turn, skipped), () => RunningTurn.append(turn, ...results))
 }
 
 /**
@@ -113,7 +114,7 @@ const runGroups = (
  */
 const runGroup = (
   engine: Engine,
-  turn: Turn.Turn,
+  turn: RunningTurn.RunningTurn,
   group: ReadonlyArray<PlannedCall>
 ): Effect.Effect<ReadonlyArray<Message.ToolResultMessage>, TurnAborted, CurrentTurn> => {
   const results: Array<Message.ToolResultMessage> = []

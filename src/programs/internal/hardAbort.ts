@@ -9,7 +9,7 @@
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Turn from "./turn.ts"
+import * as RunningTurn from "./runningTurn.ts"
 
 /** A turn's hard-abort state. */
 interface State {
@@ -21,10 +21,10 @@ interface State {
   readonly critical: Set<Fiber.Fiber<unknown, unknown>>
 }
 
-const states = new WeakMap<Turn.Turn, State>()
+const states = new WeakMap<RunningTurn.RunningTurn, State>()
 
 /** The state of `turn`, made when first needed (most turns are never aborted and have no critical sub-turn). */
-const stateOf = (turn: Turn.Turn): State => {
+const stateOf = (turn: RunningTurn.RunningTurn): State => {
   let state = states.get(turn)
   if (state === undefined) {
     state = { fiber: undefined, announced: false, critical: new Set() }
@@ -37,23 +37,23 @@ const stateOf = (turn: Turn.Turn): State => {
  * Announces a hard abort once (`InterruptReceived{hard}`), whoever asks first: the caller of
  * `interruptHard`, a hook, or the turn noticing its own interruption.
  */
-export const announce = (turn: Turn.Turn, hint?: string): Effect.Effect<void> =>
+export const announce = (turn: RunningTurn.RunningTurn, hint?: string): Effect.Effect<void> =>
   Effect.suspend(() => {
     const state = stateOf(turn)
     if (state.announced) return Effect.void
     state.announced = true
-    return Turn.emit(turn, "InterruptReceived", { kind: "hard", ...(hint === undefined ? {} : { hint }) })
+    return RunningTurn.emit(turn, "InterruptReceived", { kind: "hard", ...(hint === undefined ? {} : { hint }) })
   })
 
 /** A hard abort from outside (`interruptHard`): announced, then the body's fiber interrupted (its sub-turns go with it). */
-export const fromOutside = (turn: Turn.Turn): Effect.Effect<void> =>
+export const fromOutside = (turn: RunningTurn.RunningTurn): Effect.Effect<void> =>
   Effect.andThen(announce(turn), Effect.suspend(() => {
     const fiber = states.get(turn)?.fiber
     return fiber ? Fiber.interrupt(fiber) : Effect.void
   }))
 
 /** A hard abort from inside the body (a hook's `HardAbort`): announced, then the body interrupts itself. */
-export const fromInside = (turn: Turn.Turn, reason: string): Effect.Effect<never> =>
+export const fromInside = (turn: RunningTurn.RunningTurn, reason: string): Effect.Effect<never> =>
   Effect.andThen(announce(turn, reason), Effect.interrupt)
 
 /**
@@ -65,7 +65,7 @@ export const fromInside = (turn: Turn.Turn, reason: string): Effect.Effect<never
  * sleep due in the window.
  */
 export const abortable = <A, E, B>(
-  turn: Turn.Turn,
+  turn: RunningTurn.RunningTurn,
   body: Effect.Effect<A, E>,
   settle: (exit: Exit.Exit<A, E>) => Effect.Effect<B>
 ): Effect.Effect<B> =>
@@ -84,12 +84,12 @@ export const abortable = <A, E, B>(
   })
 
 /** A critical detached sub-turn of `turn`: kept until it ends, stopped by a hard abort. */
-export const holdCritical = (turn: Turn.Turn, fiber: Fiber.Fiber<unknown, unknown>): void => {
+export const holdCritical = (turn: RunningTurn.RunningTurn, fiber: Fiber.Fiber<unknown, unknown>): void => {
   const critical = stateOf(turn).critical
   critical.add(fiber)
   fiber.addObserver(() => critical.delete(fiber))
 }
 
 /** After a hard abort: the critical sub-turns, which outlive a normal end, are stopped too. */
-export const stopCritical = (turn: Turn.Turn): Effect.Effect<void> =>
+export const stopCritical = (turn: RunningTurn.RunningTurn): Effect.Effect<void> =>
   Effect.suspend(() => Effect.forEach([...(states.get(turn)?.critical ?? [])], Fiber.interrupt, { discard: true, concurrency: "unbounded" }))

@@ -16,7 +16,7 @@ import type * as Message from "../../domain/Message.ts"
 import type { FinishReason, ProviderChunk, ProviderRequest } from "../../domain/Provider.ts"
 import * as Usage from "../../domain/Usage.ts"
 import type { ProviderShape } from "../../services/Provider.ts"
-import * as Turn from "./turn.ts"
+import * as RunningTurn from "./runningTurn.ts"
 
 /** A complete response as the loop keeps it. */
 export interface ModelResponse {
@@ -39,7 +39,7 @@ const retryable = (error: ProviderError): boolean => error._tag === "RateLimited
 /** A failed attempt as the retry schedule sees it: the error, and the turn that made it. */
 interface FailedAttempt {
   readonly error: ProviderError
-  readonly turn: Turn.Turn
+  readonly turn: RunningTurn.RunningTurn
 }
 
 /** The retry schedule of a loop's provider calls. */
@@ -67,7 +67,7 @@ export const retrySchedule = (policy: RetryPolicy): RetrySchedule => {
     }),
     Schedule.while(({ duration, elapsed }) => elapsed + Duration.toMillis(duration) <= maxElapsedMs),
     Schedule.modifyDelay(({ attempt, duration, input: { error, turn } }) =>
-      Effect.as(Turn.emit(turn, "LLMRetry", { attempt, reason: `${error._tag}: ${error.message}`, delayMs: Duration.toMillis(duration) }), duration)
+      Effect.as(RunningTurn.emit(turn, "LLMRetry", { attempt, reason: `${error._tag}: ${error.message}`, delayMs: Duration.toMillis(duration) }), duration)
     )
   )
 }
@@ -143,7 +143,7 @@ const overLimit = (acc: Accumulator, text: string, maxBytes: number): boolean =>
  * back to that model only. False once the response is over `maxBytes`: the batch is dropped, and
  * so is the partial answer, since nothing of such a response may be kept.
  */
-const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: ReadonlyArray<ProviderChunk>, maxBytes: number): boolean => {
+const fold = (turn: RunningTurn.RunningTurn, model: string, acc: Accumulator, chunks: ReadonlyArray<ProviderChunk>, maxBytes: number): boolean => {
   const at = turn.clock.currentTimeMillisUnsafe()
   for (let i = 0; i < chunks.length; i++) {
     const chunk = chunks[i]!
@@ -155,17 +155,17 @@ const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: Readonly
       ? blockText(chunk.block)
       : ""
     if (text !== "" && overLimit(acc, text, maxBytes)) {
-      Turn.setPartial(turn, [])
+      RunningTurn.setPartial(turn, [])
       return false
     }
     switch (chunk._tag) {
       case "TextDelta":
         acc.content.push(chunk.text)
-        Turn.publishDelta(turn, "text", chunk.text, at)
+        RunningTurn.publishDelta(turn, "text", chunk.text, at)
         break
       case "ReasoningDelta":
         acc.reasoning.push(chunk.text)
-        Turn.publishDelta(turn, "reasoning", chunk.text, at)
+        RunningTurn.publishDelta(turn, "reasoning", chunk.text, at)
         break
       case "ToolCallDelta": {
         let call = acc.calls.get(chunk.index)
@@ -176,7 +176,7 @@ const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: Readonly
         if (chunk.id) call.id = chunk.id
         if (chunk.name) call.name = chunk.name
         call.args.push(chunk.argumentsDelta)
-        Turn.publishDelta(turn, "tool_call", chunk.argumentsDelta, at, chunk.index)
+        RunningTurn.publishDelta(turn, "tool_call", chunk.argumentsDelta, at, chunk.index)
         break
       }
       case "ProviderBlock":
@@ -193,7 +193,7 @@ const fold = (turn: Turn.Turn, model: string, acc: Accumulator, chunks: Readonly
 const joined = (pieces: ReadonlyArray<string>): string => pieces.length === 1 ? pieces[0]! : pieces.join("")
 
 /** The response `acc` holds once the reply is over; a tool call without an id gets one unique in the turn. */
-const responseOf = (turn: Turn.Turn, acc: Accumulator): Effect.Effect<ModelResponse, MalformedResponse> => {
+const responseOf = (turn: RunningTurn.RunningTurn, acc: Accumulator): Effect.Effect<ModelResponse, MalformedResponse> => {
   if (acc.finish === undefined) return Effect.fail(new MalformedResponse({ message: "The stream ended without a finish reason" }))
   const toolCalls: Array<Message.ToolCall> = []
   const indices = acc.calls.size === 1 ? acc.calls.keys() : [...acc.calls.keys()].sort((a, b) => a - b)
@@ -219,7 +219,7 @@ const responseOf = (turn: Turn.Turn, acc: Accumulator): Effect.Effect<ModelRespo
  * interrupted, and when the fold stops it because the response is over `maxBytes`.
  */
 const foldStream = (
-  turn: Turn.Turn,
+  turn: RunningTurn.RunningTurn,
   model: string,
   acc: Accumulator,
   stream: Stream.Stream<ProviderChunk, ProviderError>,
@@ -239,13 +239,13 @@ const foldStream = (
 
 /** Receives one reply: whole when the provider can give it so (`ProviderShape.whole`), else streamed. */
 const receive = (
-  turn: Turn.Turn,
+  turn: RunningTurn.RunningTurn,
   provider: ProviderShape,
   request: ProviderRequest,
   maxBytes: number
 ): Effect.Effect<ModelResponse, ProviderError> => {
   const acc: Accumulator = { content: [], reasoning: [], blocks: [], calls: new Map(), finish: undefined, bytes: 0, exact: false }
-  Turn.setPartial(turn, acc.content)
+  RunningTurn.setPartial(turn, acc.content)
   if (provider.whole === undefined) return foldStream(turn, request.model, acc, provider.stream(request), maxBytes)
   return Effect.flatMap(provider.whole(request), (reply) => {
     if (Stream.isStream(reply)) return foldStream(turn, request.model, acc, reply, maxBytes)
@@ -265,7 +265,7 @@ const ok = (response: ModelResponse): Effect.Effect<Attempt> => Effect.succeed({
  * call that succeeds costs no schedule. Called when the effect runs: the first attempt starts at once.
  */
 export const attempt = (
-  turn: Turn.Turn,
+  turn: RunningTurn.RunningTurn,
   provider: ProviderShape,
   schedule: RetrySchedule,
   request: ProviderRequest,

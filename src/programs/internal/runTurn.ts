@@ -21,7 +21,7 @@ import { executeTools } from "./executeTools.ts"
 import * as HardAbort from "./hardAbort.ts"
 import { currentTurn } from "./subTurn.ts"
 import { isTraced, noStackTrace } from "./tracing.ts"
-import * as Turn from "./turn.ts"
+import * as RunningTurn from "./runningTurn.ts"
 import { endTurn, settle } from "./turnEnd.ts"
 import * as TypedOutput from "./typedOutput.ts"
 
@@ -29,11 +29,11 @@ import * as TypedOutput from "./typedOutput.ts"
 export const INTERRUPT_HINT = "Interrupt requested. Stop scheduling tools and provide a short final summary."
 
 /** Runs one turn to its end and returns its result, in an `agent.turn` span when traced; never fails. */
-export const runTurn = (engine: Engine, turn: Turn.Turn, start: Turn.TurnStart): Effect.Effect<TurnResult> =>
+export const runTurn = (engine: Engine, turn: RunningTurn.RunningTurn, start: RunningTurn.Start): Effect.Effect<TurnResult> =>
   Effect.flatMap(isTraced, (traced) => {
     const run = Effect.gen(function*() {
-      Turn.begin(turn, start, traced, yield* Scope.make())
-      Turn.publish(turn, "TurnStart", { input: Message.mapStrings(start.input, engine.secrets.scrub) })
+      RunningTurn.begin(turn, start, traced, yield* Scope.make())
+      RunningTurn.publish(turn, "TurnStart", { input: Message.mapStrings(start.input, engine.secrets.scrub) })
       // Provided once for the whole body rather than per tool call: every tool of the turn sees it.
       const body = Effect.provideService(turnBody(engine, turn), CurrentTurn, currentTurn(engine, turn, runTurn))
       return yield* HardAbort.abortable(turn, body, (exit) => settle(engine, turn, exit))
@@ -42,7 +42,7 @@ export const runTurn = (engine: Engine, turn: Turn.Turn, start: Turn.TurnStart):
     return traced ? run.pipe(Effect.withSpan("agent.turn", { attributes: turnAttributes(turn) }, noStackTrace)) : run
   })
 
-const turnAttributes = (turn: Turn.Turn) => ({
+const turnAttributes = (turn: RunningTurn.RunningTurn) => ({
   "gen_ai.operation.name": "invoke_agent",
   "gen_ai.request.model": turn.model,
   "agent.session.key": turn.sessionKey,
@@ -51,7 +51,7 @@ const turnAttributes = (turn: Turn.Turn) => ({
 })
 
 /** Steps 1–7 of a turn: the loop. */
-const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
+const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: RunningTurn.RunningTurn) {
   const { config } = engine
   const blocked = yield* openTurn(engine, turn)
   if (blocked !== undefined) return yield* endTurn(engine, turn, "blocked", { failure: blocked })
@@ -65,20 +65,20 @@ const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
   }
   while (true) {
     injectQueuedInput(turn)
-    if (Turn.gracefulAsked(turn)) return yield* finishGracefully(engine, turn)
+    if (RunningTurn.gracefulAsked(turn)) return yield* finishGracefully(engine, turn)
     if (turn.iteration >= config.maxIterations) return yield* endTurn(engine, turn, "max_iterations")
     const toolset = tools.of(yield* engine.registry.list)
     if (toolset instanceof OutputUnavailable) return yield* endTurn(engine, turn, "failed", { failure: toolset })
     if (limited) yield* applyBudget(engine, turn)
-    Turn.nextIteration(turn)
+    RunningTurn.nextIteration(turn)
     const reply = replyOf(yield* callModel(engine, turn, { tools: toolset.definitions, output: typed && TypedOutput.formatFor(typed) }))
-    Turn.append(turn, reply)
+    RunningTurn.append(turn, reply)
     const next = typed ? yield* TypedOutput.next(typed, reply, config.maxOutputRetries) : TypedOutput.untyped(reply)
     if (next._tag === "Tools") {
       if (turn.start.checkpoint !== undefined) yield* Checkpoints.replied(engine, turn)
       yield* executeTools(engine, turn, next.calls, toolset.byName)
     }
-    Turn.append(turn, ...next.after)
+    RunningTurn.append(turn, ...next.after)
     if (next._tag === "Failed") return yield* endTurn(engine, turn, "failed", { finalMessage: reply, failure: new OutputInvalid({ message: next.error }) })
     if (next._tag !== "Final") continue
     const verdict = yield* decideStop(engine, turn, reply)
@@ -87,11 +87,11 @@ const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
 })
 
 /** Step 1: the history, `sessionStart` and `beforeTurn` hooks, the input. Why the turn is blocked, if it is. */
-const openTurn = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
+const openTurn = Effect.fnUntraced(function*(engine: Engine, turn: RunningTurn.RunningTurn) {
   const { hooks } = engine
   const start = turn.start
   if (start.rejected !== undefined) return yield* Effect.fail(start.rejected)
-  Turn.loaded(turn, yield* start.session.load)
+  RunningTurn.loaded(turn, yield* start.session.load)
   if (start.firstOfSession) {
     const admitted = yield* hooks.run("sessionStart", { sessionKey: turn.sessionKey })
     if (admitted._tag === "Block") return new TurnBlocked({ stage: "sessionStart", hook: admitted.hook, reason: admitted.reason })
@@ -100,12 +100,12 @@ const openTurn = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
   if (start.checkpoint?.resume !== undefined) return undefined
   if (hooks.handles("beforeTurn")) {
     const messages = turn.conversation
-    const opening = yield* hooks.run("beforeTurn", { context: Turn.hookContext(turn), input: start.input, messages, systemPrompt: turn.systemPrompt })
+    const opening = yield* hooks.run("beforeTurn", { context: RunningTurn.hookContext(turn), input: start.input, messages, systemPrompt: turn.systemPrompt })
     if (opening._tag === "Block") return new TurnBlocked({ stage: "beforeTurn", hook: opening.hook, reason: opening.reason })
-    Turn.setSystemPrompt(turn, opening.input.systemPrompt)
-    Turn.append(turn, ...opening.input.messages.slice(messages.length))
+    RunningTurn.setSystemPrompt(turn, opening.input.systemPrompt)
+    RunningTurn.append(turn, ...opening.input.messages.slice(messages.length))
   }
-  Turn.append(turn, Message.user(start.input))
+  RunningTurn.append(turn, Message.user(start.input))
   return undefined
 })
 
@@ -116,7 +116,7 @@ const openTurn = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
  */
 const resumeFrom = Effect.fnUntraced(function*(
   engine: Engine,
-  turn: Turn.Turn,
+  turn: RunningTurn.RunningTurn,
   checkpoint: TurnCheckpoint,
   tools: ReturnType<typeof toolsetCache>
 ) {
@@ -130,7 +130,7 @@ const resumeFrom = Effect.fnUntraced(function*(
   if (toolset instanceof OutputUnavailable) return toolset
   const resumption = Checkpoints.restore(turn, checkpoint, toolset.byName)
   const runner = turn.start.checkpoint?.runner
-  Turn.publish(turn, "Resumed", {
+  RunningTurn.publish(turn, "Resumed", {
     fromIteration: checkpoint.iteration,
     ...(runner === undefined ? {} : { runner }),
     rerun: resumption?.rerun ?? [],
@@ -138,7 +138,7 @@ const resumeFrom = Effect.fnUntraced(function*(
   })
   if (resumption === undefined) return undefined
   for (const id of resumption.interrupted) {
-    Turn.publish(turn, "ToolExecSkipped", { toolCallId: id, toolName: resumption.settled.get(id)!.toolName, reason: INTERRUPTED_BY_CRASH })
+    RunningTurn.publish(turn, "ToolExecSkipped", { toolCallId: id, toolName: resumption.settled.get(id)!.toolName, reason: INTERRUPTED_BY_CRASH })
   }
   yield* executeTools(engine, turn, resumption.calls, toolset.byName, resumption.settled)
   return undefined
@@ -156,7 +156,7 @@ interface Toolset {
  * list changed. `OutputUnavailable` when a registered tool has the answer tool's name: the model
  * could not tell the two apart.
  */
-const toolsetCache = (turn: Turn.Turn, typed: TypedOutput.OutputState | undefined) => {
+const toolsetCache = (turn: RunningTurn.RunningTurn, typed: TypedOutput.OutputState | undefined) => {
   let from: ReadonlyArray<RegisteredTool> | undefined
   let toolset: Toolset | OutputUnavailable = { byName: new Map(), definitions: [] }
   const rebuild = (tools: ReadonlyArray<RegisteredTool>): Toolset | OutputUnavailable => {
@@ -175,26 +175,26 @@ const toolsetCache = (turn: Turn.Turn, typed: TypedOutput.OutputState | undefine
 }
 
 /** Step 2: queued steering, then pending sub-turn results, join the conversation. */
-const injectQueuedInput = (turn: Turn.Turn): void => {
+const injectQueuedInput = (turn: RunningTurn.RunningTurn): void => {
   if (turn.steering.length === 0 && turn.pending.length === 0) return
-  const steering = Turn.drainSteering(turn)
+  const steering = RunningTurn.drainSteering(turn)
   if (steering.length > 0) {
-    Turn.append(turn, ...steering.map(Message.user))
-    Turn.publish(turn, "SteeringInjected", { count: steering.length })
+    RunningTurn.append(turn, ...steering.map(Message.user))
+    RunningTurn.publish(turn, "SteeringInjected", { count: steering.length })
   }
-  for (const result of Turn.drainPending(turn)) {
-    Turn.append(turn, Message.user(`[SubTurn Result] ${result.content}`))
-    Turn.publish(turn, "SubTurnResultDelivered", { childTurnId: result.childTurnId })
+  for (const result of RunningTurn.drainPending(turn)) {
+    RunningTurn.append(turn, Message.user(`[SubTurn Result] ${result.content}`))
+    RunningTurn.publish(turn, "SubTurnResultDelivered", { childTurnId: result.childTurnId })
   }
 }
 
 /** A graceful interrupt's end: one last call without tools, with the hint; its tool calls are ignored. */
-const finishGracefully = Effect.fnUntraced(function*(engine: Engine, turn: Turn.Turn) {
-  const hint = (yield* Turn.gracefulRequested(turn))?.hint
-  Turn.nextIteration(turn)
+const finishGracefully = Effect.fnUntraced(function*(engine: Engine, turn: RunningTurn.RunningTurn) {
+  const hint = (yield* RunningTurn.gracefulRequested(turn))?.hint
+  RunningTurn.nextIteration(turn)
   const response = yield* callModel(engine, turn, { tools: [], extra: [Message.user(hint ? `${INTERRUPT_HINT}\n${hint}` : INTERRUPT_HINT)] })
   const reply = Message.assistant(response.content)
-  Turn.append(turn, reply)
+  RunningTurn.append(turn, reply)
   return yield* endTurn(engine, turn, "interrupted", { finalMessage: reply })
 })
 
@@ -203,17 +203,17 @@ const finishGracefully = Effect.fnUntraced(function*(engine: Engine, turn: Turn.
  * pending graceful interrupt ends it `interrupted` (the answer is the summary); otherwise the
  * `beforeStop` quality gate may send feedback and go on, at most `maxStopBlocks` times.
  */
-const decideStop = (engine: Engine, turn: Turn.Turn, reply: Message.AssistantMessage): Effect.Effect<"continue" | "completed" | "interrupted"> => {
+const decideStop = (engine: Engine, turn: RunningTurn.RunningTurn, reply: Message.AssistantMessage): Effect.Effect<"continue" | "completed" | "interrupted"> => {
   const { config, hooks } = engine
   if (turn.steering.length > 0) return Effect.succeed(turn.iteration < config.maxIterations ? "continue" : "completed")
-  if (Turn.gracefulAsked(turn)) return Effect.succeed("interrupted")
+  if (RunningTurn.gracefulAsked(turn)) return Effect.succeed("interrupted")
   if (turn.stopBlocks >= config.maxStopBlocks || !hooks.handles("beforeStop")) return Effect.succeed("completed")
   return Effect.map(
-    hooks.run("beforeStop", { context: Turn.hookContext(turn), finalMessage: reply, stopHookActive: turn.stopBlocks > 0 }),
+    hooks.run("beforeStop", { context: RunningTurn.hookContext(turn), finalMessage: reply, stopHookActive: turn.stopBlocks > 0 }),
     (gate) => {
       if (gate._tag === "Continue") return "completed"
-      Turn.stopBlocked(turn)
-      Turn.append(turn, Message.user(gate.reason))
+      RunningTurn.stopBlocked(turn)
+      RunningTurn.append(turn, Message.user(gate.reason))
       return "continue"
     }
   )

@@ -38,7 +38,7 @@ import {
   startDrain,
   transition
 } from "./sessionState.ts"
-import type * as Turn from "./turn.ts"
+import type * as RunningTurn from "./runningTurn.ts"
 
 export type { Queued, Step } from "./sessionState.ts"
 
@@ -109,13 +109,13 @@ export const makeLine = (): OwnLine => {
 /** What the runner needs of its loop. */
 export interface Loop {
   /** Makes a turn of the session: early for a routed message, or as a turn takes the lock. */
-  readonly makeTurn: (sessionKey: string, clock: Clock.Clock, options: TurnOptions) => Turn.Turn
+  readonly makeTurn: (sessionKey: string, clock: Clock.Clock, options: TurnOptions) => RunningTurn.RunningTurn
   /** Runs a turn that holds the session's lock; `first`: the first of this life of the session (`sessionStart` runs). */
-  readonly runTurn: (turn: Turn.Turn, input: Content, options: TurnOptions, first: boolean) => Effect.Effect<TurnResult>
+  readonly runTurn: (turn: RunningTurn.RunningTurn, input: Content, options: TurnOptions, first: boolean) => Effect.Effect<TurnResult>
   /** What runs after a turn, under the session's lock (its summary), if anything. */
-  readonly afterTurn: (turn: Turn.Turn, result: TurnResult) => Effect.Effect<void> | undefined
+  readonly afterTurn: (turn: RunningTurn.RunningTurn, result: TurnResult) => Effect.Effect<void> | undefined
   /** Queues steering on an open turn. */
-  readonly steer: (turn: Turn.Turn, text: string) => Effect.Effect<void, SteeringQueueFull | NoActiveTurn>
+  readonly steer: (turn: RunningTurn.RunningTurn, text: string) => Effect.Effect<void, SteeringQueueFull | NoActiveTurn>
   /** Ends a session that started (`sessionEnd`). */
   readonly endSession: (sessionKey: string) => Effect.Effect<void>
   /** How long a session stays idle before it is released. */
@@ -141,7 +141,7 @@ export interface SessionRunner {
   /** `effect` holding the session's lock, after the turns before it (a compaction). */
   readonly exclusive: <A, E, R>(sessionKey: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** The session's turn: the one running while it takes input, else the one its drain decided on next, else the one ending. */
-  readonly active: (sessionKey: string) => Turn.Turn | undefined
+  readonly active: (sessionKey: string) => RunningTurn.RunningTurn | undefined
   /** How many sessions the loop holds state for. */
   readonly held: () => number
 }
@@ -213,7 +213,7 @@ export const make = (loop: Loop): Effect.Effect<SessionRunner, never, Scope.Scop
     const lockOf = (key: string) => (sessions.get(key) as Running).lock
 
     /** One turn under the session's lock, which something holds; `prepared`: the turn made early for it. */
-    const locked = (key: string, prepared: Turn.Turn | undefined, input: Content, options: TurnOptions): Effect.Effect<TurnResult> =>
+    const locked = (key: string, prepared: RunningTurn.RunningTurn | undefined, input: Content, options: TurnOptions): Effect.Effect<TurnResult> =>
       Effect.clockWith((clock) =>
         lockOf(key).withPermits(1)(Effect.gen(function*() {
           const turn = prepared ?? loop.makeTurn(key, clock, options)

@@ -18,7 +18,7 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Semaphore from "effect/Semaphore"
-import type * as Turn from "./turn.ts"
+import type * as RunningTurn from "./runningTurn.ts"
 
 /** A message waiting to run as a turn: its text, and the model and tools a custom command asks for. */
 export interface Queued {
@@ -34,7 +34,7 @@ export interface Drain {
   /** What waits behind its running turn, in the order it will run. */
   readonly backlog: ReadonlyArray<Queued>
   /** The turn decided on next, made early so that steering reaches it before it starts (the router's). */
-  readonly upcoming: Turn.Turn | undefined
+  readonly upcoming: RunningTurn.RunningTurn | undefined
 }
 
 /** One turn of a drain. */
@@ -45,11 +45,11 @@ export interface Step {
   /** What waits behind this turn as it starts, in order (a cluster request stores it). */
   readonly waiting: ReadonlyArray<Queued>
   /** The turn made early for it, if any. */
-  readonly turn: Turn.Turn | undefined
+  readonly turn: RunningTurn.RunningTurn | undefined
 }
 
 /** Makes a turn early for a message routed to a session (the router's), or none. */
-export type Early = (message: Queued) => Turn.Turn | undefined
+export type Early = (message: Queued) => RunningTurn.RunningTurn | undefined
 
 /** Nothing runs or waits; the session is released once it has been idle for `sessionIdleTimeout`. */
 export interface Idle {
@@ -67,7 +67,7 @@ export interface Running {
   /** How many turns, summaries and drains hold the session (running, or waiting for the lock). */
   readonly holders: number
   /** The turn holding the lock. */
-  readonly active: Turn.Turn | undefined
+  readonly active: RunningTurn.RunningTurn | undefined
   /** The router's drain, which messages routed to the session join. */
   readonly drain: Drain | undefined
 }
@@ -89,9 +89,9 @@ export type Event =
   /** One of them is done with it. */
   | { readonly _tag: "Leave" }
   /** A turn took the session's lock. */
-  | { readonly _tag: "Begin"; readonly turn: Turn.Turn }
+  | { readonly _tag: "Begin"; readonly turn: RunningTurn.RunningTurn }
   /** That turn ended. */
-  | { readonly _tag: "End"; readonly turn: Turn.Turn }
+  | { readonly _tag: "End"; readonly turn: RunningTurn.RunningTurn }
   /** A message for the session (the router's `send`). */
   | { readonly _tag: "Route"; readonly message: Queued; readonly early: Early }
   /** The router's drain ran a turn, which left these follow-ups. */
@@ -107,7 +107,7 @@ export type Event =
 export type Action =
   | { readonly _tag: "Nothing" }
   /** Steer this open turn with the routed message. */
-  | { readonly _tag: "Steer"; readonly turn: Turn.Turn }
+  | { readonly _tag: "Steer"; readonly turn: RunningTurn.RunningTurn }
   /** The routed message waits behind the drain. */
   | { readonly _tag: "Queued" }
   /** The session is ending: try again once it has (`Hold`, `Route`), so one life's end comes before the next one's start. */
@@ -146,14 +146,14 @@ export const advance = (drain: Drain, followUps: ReadonlyArray<string>, early: E
  * The session's turn, as `activeTurn` shows it: the one running while it takes input, else the one
  * its drain decided on next, else the one running (ending).
  */
-export const currentTurn = (state: State | undefined): Turn.Turn | undefined => {
+export const currentTurn = (state: State | undefined): RunningTurn.RunningTurn | undefined => {
   if (state?._tag !== "Running") return undefined
   const { active, drain } = state
   return active !== undefined && !active.closed ? active : drain?.upcoming ?? active
 }
 
 /** The session's turn that a message steers: its current turn, while that takes input. */
-export const openTurn = (state: State | undefined): Turn.Turn | undefined => {
+export const openTurn = (state: State | undefined): RunningTurn.RunningTurn | undefined => {
   const turn = currentTurn(state)
   return turn !== undefined && !turn.closed ? turn : undefined
 }

@@ -26,13 +26,13 @@ import * as Usage from "../../domain/Usage.ts"
 import type { CurrentTurnShape, SpawnError } from "../../services/CurrentTurn.ts"
 import type { Engine } from "./engine.ts"
 import * as HardAbort from "./hardAbort.ts"
-import * as Turn from "./turn.ts"
+import * as RunningTurn from "./runningTurn.ts"
 
 /** Runs a turn to its end (`runTurn`), handed in by it: sub-turns are turns. */
-export type RunTurn = (engine: Engine, turn: Turn.Turn, start: Turn.TurnStart) => Effect.Effect<TurnResult>
+export type RunTurn = (engine: Engine, turn: RunningTurn.RunningTurn, start: RunningTurn.Start) => Effect.Effect<TurnResult>
 
 /** An in-memory session keeping at most `max` messages of its view: the oldest go first. */
-export const ephemeralSession = (max: number): Turn.SessionPort => {
+export const ephemeralSession = (max: number): RunningTurn.SessionPort => {
   let messages: ReadonlyArray<Message> = []
   return {
     load: Effect.sync(() => messages),
@@ -45,7 +45,7 @@ export const ephemeralSession = (max: number): Turn.SessionPort => {
 }
 
 /** What the tools of `turn` see (`CurrentTurn`), its sub-turns run by `runTurn`. */
-export const currentTurn = (engine: Engine, turn: Turn.Turn, runTurn: RunTurn): CurrentTurnShape => {
+export const currentTurn = (engine: Engine, turn: RunningTurn.RunningTurn, runTurn: RunTurn): CurrentTurnShape => {
   const slots = Semaphore.makeUnsafe(engine.config.subTurn.maxConcurrent)
   const spawned = { engine, parent: turn, slots, runTurn }
   return {
@@ -62,7 +62,7 @@ export const currentTurn = (engine: Engine, turn: Turn.Turn, runTurn: RunTurn): 
 /** A parent turn spawning: the engine, the parent, its concurrency slots and the turn runner. */
 interface Spawning {
   readonly engine: Engine
-  readonly parent: Turn.Turn
+  readonly parent: RunningTurn.RunningTurn
   readonly slots: Semaphore.Semaphore
   readonly runTurn: RunTurn
 }
@@ -74,7 +74,7 @@ interface Admitted {
 }
 
 /** Validation that answers at once: the config's Schema and the depth limit (no events). */
-const admit = Effect.fnUntraced(function*(engine: Engine, parent: Turn.Turn, input: SubTurnConfigInput) {
+const admit = Effect.fnUntraced(function*(engine: Engine, parent: RunningTurn.RunningTurn, input: SubTurnConfigInput) {
   const subTurn = yield* Schema.decodeUnknownEffect(SubTurnConfig)(input).pipe(
     Effect.mapError((e) => new InvalidSubTurnConfig({ message: e.message.replace(/\s+/g, " ") }))
   )
@@ -94,7 +94,7 @@ const admit = Effect.fnUntraced(function*(engine: Engine, parent: Turn.Turn, inp
 /** `beforeSubTurn`, a concurrency slot (waiting at most `concurrencyTimeout`), then the child. */
 const start = Effect.fnUntraced(function*(spawning: Spawning, admitted: Admitted) {
   const { engine, parent, slots } = spawning
-  const gate = yield* engine.hooks.run("beforeSubTurn", { context: Turn.hookContext(parent), subTurn: admitted.described })
+  const gate = yield* engine.hooks.run("beforeSubTurn", { context: RunningTurn.hookContext(parent), subTurn: admitted.described })
   if (gate._tag === "Block") return yield* new SubTurnBlocked({ reason: gate.reason })
   const limit = engine.config.subTurn.concurrencyTimeout
   const acquired = yield* Effect.timeoutOption(Semaphore.take(slots, 1), limit)
@@ -105,7 +105,7 @@ const start = Effect.fnUntraced(function*(spawning: Spawning, admitted: Admitted
 const runChild = Effect.fnUntraced(function*(spawning: Spawning, { described, subTurn }: Admitted) {
   const { engine, parent } = spawning
   const limits = engine.config.subTurn
-  const child = Turn.make({
+  const child = RunningTurn.make({
     turnId: described.childTurnId,
     model: subTurn.model,
     modelOptions: ModelOptions.merge(parent.modelOptions, subTurn.modelOptions),
@@ -122,9 +122,9 @@ const runChild = Effect.fnUntraced(function*(spawning: Spawning, { described, su
     bus: engine.bus,
     clock: yield* Clock.Clock
   })
-  Turn.addChild(parent, child)
+  RunningTurn.addChild(parent, child)
   engine.turns.set(child.turnId, child)
-  Turn.publish(parent, "SubTurnSpawn", { childTurnId: child.turnId, model: subTurn.model, async: subTurn.async, critical: subTurn.critical })
+  RunningTurn.publish(parent, "SubTurnSpawn", { childTurnId: child.turnId, model: subTurn.model, async: subTurn.async, critical: subTurn.critical })
   const timeout = subTurn.timeout ?? limits.timeout
   const ended = (result: TurnResult, stopped = false) => settle(spawning, subTurn, described, child, result, stopped)
   return yield* spawning.runTurn(engine, child, {
@@ -152,19 +152,19 @@ const settle = (
   { engine, parent }: Spawning,
   subTurn: SubTurnConfig,
   described: HookSubTurn,
-  child: Turn.Turn,
+  child: RunningTurn.RunningTurn,
   result: TurnResult,
   stopped: boolean
 ) =>
   Effect.gen(function*() {
-    Turn.removeChild(parent, child)
+    RunningTurn.removeChild(parent, child)
     engine.turns.delete(child.turnId)
-    Turn.publish(parent, "SubTurnEnd", { childTurnId: child.turnId, status: result.status })
-    yield* engine.hooks.run("afterSubTurn", { context: Turn.hookContext(parent), subTurn: described, result })
+    RunningTurn.publish(parent, "SubTurnEnd", { childTurnId: child.turnId, status: result.status })
+    yield* engine.hooks.run("afterSubTurn", { context: RunningTurn.hookContext(parent), subTurn: described, result })
     if (!subTurn.async || stopped) return
     const content = result.finalMessage?.content ?? result.error ?? `Sub-turn ended ${result.status}`
-    const delivery = Turn.offerPending(parent, { childTurnId: child.turnId, content })
-    if (delivery !== "delivered") Turn.publish(parent, "SubTurnOrphan", { childTurnId: child.turnId, reason: delivery, content })
+    const delivery = RunningTurn.offerPending(parent, { childTurnId: child.turnId, content })
+    if (delivery !== "delivered") RunningTurn.publish(parent, "SubTurnOrphan", { childTurnId: child.turnId, reason: delivery, content })
   }).pipe(Effect.uninterruptible)
 
 /** Starts a child in a fiber owned by the parent turn (by the loop when critical); returns its id at once. */
@@ -173,7 +173,7 @@ const spawnDetached = (spawning: Spawning, input: SubTurnConfigInput): Effect.Ef
     const { engine, parent } = spawning
     const admitted = yield* admit(engine, parent, { ...input, async: true })
     const owner = admitted.subTurn.critical || parent.scope === undefined ? engine.scope : parent.scope
-    const reportFailure = (error: SpawnError) => Turn.emit(parent, "Error", { stage: "spawn", message: `${error._tag}: ${error.message}` })
+    const reportFailure = (error: SpawnError) => RunningTurn.emit(parent, "Error", { stage: "spawn", message: `${error._tag}: ${error.message}` })
     // Started at once: a fiber merely scheduled may not run before a quick parent closes its scope.
     const fiber = yield* Effect.forkIn(Effect.catch(start(spawning, admitted), reportFailure), owner, { startImmediately: true })
     if (admitted.subTurn.critical) HardAbort.holdCritical(parent, fiber)
@@ -181,7 +181,7 @@ const spawnDetached = (spawning: Spawning, input: SubTurnConfigInput): Effect.Ef
   })
 
 /** The result of a child that was stopped from outside (timeout, or its parent ending). */
-const stoppedResult = (child: Turn.Turn, error: string): TurnResult => ({
+const stoppedResult = (child: RunningTurn.RunningTurn, error: string): TurnResult => ({
   turnId: child.turnId,
   sessionKey: child.sessionKey,
   status: "aborted",

@@ -19,7 +19,7 @@ import { SUMMARY_TIMEOUT } from "../../domain/SessionLog.ts"
 import { runesOf, splitForSummary } from "./compaction.ts"
 import { tooLarge } from "./providerCall.ts"
 import type { Engine } from "./engine.ts"
-import * as Turn from "./turn.ts"
+import * as RunningTurn from "./runningTurn.ts"
 
 /** What the summariser is asked. */
 export const SUMMARY_INSTRUCTION =
@@ -68,8 +68,8 @@ const failed = (message: string): SummaryOutcome => ({ _tag: "Failed", message }
  */
 export const summarize = (
   engine: Engine,
-  session: Turn.SessionPort,
-  turn: Turn.Turn,
+  session: RunningTurn.SessionPort,
+  turn: RunningTurn.RunningTurn,
   options: SummaryOptions = { force: false, keep: engine.config.summarizeKeepMessages }
 ): Effect.Effect<SummaryOutcome> =>
   Effect.gen(function*() {
@@ -79,7 +79,7 @@ export const summarize = (
     const { newer, older } = splitForSummary(history, options.keep)
     // the view may already start with an earlier summary: summarising it alone gains nothing
     if (older.length === 0 || (older.length === 1 && older[0]!.role === "system")) return { _tag: "NotNeeded", remaining: history.length } as const
-    const where = Turn.hookContext(turn)
+    const where = RunningTurn.hookContext(turn)
     const verdict = yield* hooks.run("beforeCompact", { context: where, reason: "summary", messages: history })
     if (verdict._tag !== "Continue") return failed("a beforeCompact hook stopped the summary; history kept")
     // the summary is a model response like any other: bounded by `maxResponseBytes`
@@ -103,7 +103,7 @@ export const summarize = (
     if (text.trim() === "") return yield* report(turn, "The summary came back empty; history kept")
     yield* session.commit([{ role: "compaction", reason: "summary", cut: older.length, summary: engine.secrets.scrub(text) }])
     const remaining = 1 + newer.length
-    yield* Turn.emit(turn, "SessionSummarize", { summarized: older.length, remaining })
+    yield* RunningTurn.emit(turn, "SessionSummarize", { summarized: older.length, remaining })
     yield* hooks.run("afterCompact", { context: where, reason: "summary", dropped: older.length, remaining })
     return { _tag: "Summarized", summarized: older.length, remaining } as const
   }).pipe(
@@ -119,4 +119,4 @@ export const summarize = (
   )
 
 /** A failed summary: an `Error` event, and the outcome saying so. */
-const report = (turn: Turn.Turn, message: string) => Effect.as(Turn.emit(turn, "Error", { stage: "summarize", message }), failed(message))
+const report = (turn: RunningTurn.RunningTurn, message: string) => Effect.as(RunningTurn.emit(turn, "Error", { stage: "summarize", message }), failed(message))

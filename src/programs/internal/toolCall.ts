@@ -27,7 +27,7 @@ import type { RegisteredTool } from "../../services/ToolRegistry.ts"
 import * as Checkpoints from "./checkpoint.ts"
 import type { Engine } from "./engine.ts"
 import { spanned } from "./tracing.ts"
-import * as Turn from "./turn.ts"
+import * as RunningTurn from "./runningTurn.ts"
 import type { TurnAborted } from "../../domain/errors.ts"
 import { stopFor } from "./turnEnd.ts"
 
@@ -60,7 +60,7 @@ interface Outcome {
 }
 
 /** Runs one call to its result message, in a span when the turn is traced. */
-export const runCall = (engine: Engine, turn: Turn.Turn, planned: PlannedCall): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> => {
+export const runCall = (engine: Engine, turn: RunningTurn.RunningTurn, planned: PlannedCall): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> => {
   if (planned.settled !== undefined) return Effect.succeed(planned.settled)
   const run = turn.traced
     ? spanned("gen_ai.execute_tool", () => ({
@@ -73,7 +73,7 @@ export const runCall = (engine: Engine, turn: Turn.Turn, planned: PlannedCall): 
 }
 
 /** prepare → execute → finalize. */
-const prepareAndRun = (engine: Engine, turn: Turn.Turn, planned: PlannedCall): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> =>
+const prepareAndRun = (engine: Engine, turn: RunningTurn.RunningTurn, planned: PlannedCall): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> =>
   Effect.flatMapEager(prepare(engine, turn, planned), (prepared) => {
     if (prepared._tag === "ToolResult") return Effect.succeed(prepared.result)
     const executed = turn.start.checkpoint === undefined
@@ -83,8 +83,8 @@ const prepareAndRun = (engine: Engine, turn: Turn.Turn, planned: PlannedCall): E
   })
 
 /** A call that is not run, and why. */
-export const skip = (turn: Turn.Turn, call: Message.ToolCall, reason: string): Message.ToolResultMessage => {
-  Turn.publish(turn, "ToolExecSkipped", { toolCallId: call.id, toolName: call.name, reason })
+export const skip = (turn: RunningTurn.RunningTurn, call: Message.ToolCall, reason: string): Message.ToolResultMessage => {
+  RunningTurn.publish(turn, "ToolExecSkipped", { toolCallId: call.id, toolName: call.name, reason })
   return Message.toolResult(call, reason, true)
 }
 
@@ -93,7 +93,7 @@ type Prepared = PreparedCall & { readonly _tag: "Prepared" } | { readonly _tag: 
 const resultNow = (result: Message.ToolResultMessage): Effect.Effect<Prepared> => Effect.succeed({ _tag: "ToolResult", result })
 
 /** Checks, `beforeTool` hooks, decoding and approval: a call ready to run, or its result already. */
-const prepare = (engine: Engine, turn: Turn.Turn, { call, tool }: PlannedCall): Effect.Effect<Prepared, TurnAborted> => {
+const prepare = (engine: Engine, turn: RunningTurn.RunningTurn, { call, tool }: PlannedCall): Effect.Effect<Prepared, TurnAborted> => {
   const started = turn.clock.currentTimeMillisUnsafe()
   if (tool === undefined) return resultNow(notRun(turn, call, started, `Tool "${call.name}" not found`))
   const args = parseArguments(call.arguments)
@@ -103,7 +103,7 @@ const prepare = (engine: Engine, turn: Turn.Turn, { call, tool }: PlannedCall): 
   if (args === NOT_JSON) {
     return resultNow(notRun(turn, call, started, `Invalid arguments for tool "${call.name}": not valid JSON. Received: ${call.arguments}`))
   }
-  const where = Turn.hookContext(turn)
+  const where = RunningTurn.hookContext(turn)
   const hookCall: HookToolCall = {
     id: call.id,
     name: call.name,
@@ -127,7 +127,7 @@ const prepare = (engine: Engine, turn: Turn.Turn, { call, tool }: PlannedCall): 
 }
 
 /** Validation against the tool's Schema, then approval when the tool asks for it. */
-const decodeAndApprove = (engine: Engine, turn: Turn.Turn, call: PreparedCall): Effect.Effect<Prepared> =>
+const decodeAndApprove = (engine: Engine, turn: RunningTurn.RunningTurn, call: PreparedCall): Effect.Effect<Prepared> =>
   Effect.matchCauseEffectEager(call.tool.decode(call.hookCall.arguments), {
     onFailure: (cause) => {
       const error = Cause.findErrorOption(cause)
@@ -155,7 +155,7 @@ const decodeAndApprove = (engine: Engine, turn: Turn.Turn, call: PreparedCall): 
  * the hook wrote is scrubbed of known secrets, as any hook's text is, and cut in the event.
  */
 const rewriteRejected = (
-  turn: Turn.Turn,
+  turn: RunningTurn.RunningTurn,
   prepared: PreparedCall,
   issues: string,
   scrub: (text: string) => string
@@ -164,7 +164,7 @@ const rewriteRejected = (
   const hooks = prepared.rewrittenBy ?? []
   const last = hooks.at(-1) ?? ""
   const after = hooks.length > 1 ? ` (after ${hooks.slice(0, -1).map((name) => `"${name}"`).join(", ")})` : ""
-  Turn.publish(turn, "Error", {
+  RunningTurn.publish(turn, "Error", {
     stage: "beforeTool",
     hook: last,
     message: limitText(scrub(
@@ -183,8 +183,8 @@ const rewriteRejected = (
 }
 
 /** `ToolExecStart` with the arguments as hooks left them, and the model's own when hooks changed them. */
-const started = (turn: Turn.Turn, { call, hookCall, rewrittenBy }: PreparedCall): void =>
-  Turn.publish(turn, "ToolExecStart", {
+const started = (turn: RunningTurn.RunningTurn, { call, hookCall, rewrittenBy }: PreparedCall): void =>
+  RunningTurn.publish(turn, "ToolExecStart", {
     toolCallId: call.id,
     toolName: call.name,
     arguments: JSON.stringify(hookCall.arguments),
@@ -192,7 +192,7 @@ const started = (turn: Turn.Turn, { call, hookCall, rewrittenBy }: PreparedCall)
   })
 
 /** `ToolExecStart`, then the tool, bounded by its timeout; every failure becomes an error result, known secrets scrubbed. */
-const execute = (engine: Engine, turn: Turn.Turn, prepared: PreparedCall): Effect.Effect<Outcome, never, CurrentTurn> => {
+const execute = (engine: Engine, turn: RunningTurn.RunningTurn, prepared: PreparedCall): Effect.Effect<Outcome, never, CurrentTurn> => {
   const { call, tool } = prepared
   started(turn, prepared)
   const scrub = engine.secrets.scrub
@@ -224,7 +224,7 @@ const execute = (engine: Engine, turn: Turn.Turn, prepared: PreparedCall): Effec
 }
 
 /** `afterTool` (or `onToolFailure`) hooks, `ToolExecEnd` and the result message. */
-const finalize = (engine: Engine, turn: Turn.Turn, prepared: PreparedCall, outcome: Outcome): Effect.Effect<Message.ToolResultMessage> => {
+const finalize = (engine: Engine, turn: RunningTurn.RunningTurn, prepared: PreparedCall, outcome: Outcome): Effect.Effect<Message.ToolResultMessage> => {
   const { hooks } = engine
   const point = outcome.isError ? "onToolFailure" : "afterTool"
   if (!hooks.handles(point)) return Effect.succeed(ended(turn, prepared.call, prepared.started, outcome))
@@ -235,15 +235,15 @@ const finalize = (engine: Engine, turn: Turn.Turn, prepared: PreparedCall, outco
 }
 
 /** A call that did not run: `ToolExecStart` with the raw arguments, then its error result. */
-const notRun = (turn: Turn.Turn, call: Message.ToolCall, started: number, content: string): Message.ToolResultMessage => {
-  Turn.publish(turn, "ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: call.arguments })
+const notRun = (turn: RunningTurn.RunningTurn, call: Message.ToolCall, started: number, content: string): Message.ToolResultMessage => {
+  RunningTurn.publish(turn, "ToolExecStart", { toolCallId: call.id, toolName: call.name, arguments: call.arguments })
   return ended(turn, call, started, { content, isError: true })
 }
 
 /** `ToolExecEnd` and the call's result message. */
-const ended = (turn: Turn.Turn, call: Message.ToolCall, started: number, outcome: Outcome): Message.ToolResultMessage => {
+const ended = (turn: RunningTurn.RunningTurn, call: Message.ToolCall, started: number, outcome: Outcome): Message.ToolResultMessage => {
   const now = turn.clock.currentTimeMillisUnsafe()
-  Turn.publish(turn, "ToolExecEnd", {
+  RunningTurn.publish(turn, "ToolExecEnd", {
     toolCallId: call.id,
     toolName: call.name,
     durationMs: now - started,

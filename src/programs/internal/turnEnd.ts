@@ -22,7 +22,7 @@ import { retryTransient } from "../../layers/connectionFailure.ts"
 import type { Named } from "../../services/Hooks.ts"
 import type { Engine } from "./engine.ts"
 import * as HardAbort from "./hardAbort.ts"
-import * as Turn from "./turn.ts"
+import * as RunningTurn from "./runningTurn.ts"
 
 /** How the error of a turn whose commit failed (nothing of it stored) begins. */
 export const COMMIT_FAILED = "the turn could not be stored, so it did not complete"
@@ -32,7 +32,7 @@ const toolsRun = (messages: ReadonlyArray<Message.Message>): ReadonlyArray<strin
   [...new Set(messages.flatMap((message) => message.role === "tool" ? [message.toolName] : []))]
 
 /** Ends the turn as a hook decided: `failed` for an abort, rolled back for a hard abort. */
-export const stopFor = (turn: Turn.Turn, stage: string, decision: Named<AbortTurn> | Named<HardAbortDecision>): Effect.Effect<never, TurnAborted> =>
+export const stopFor = (turn: RunningTurn.RunningTurn, stage: string, decision: Named<AbortTurn> | Named<HardAbortDecision>): Effect.Effect<never, TurnAborted> =>
   decision._tag === "HardAbort"
     ? HardAbort.fromInside(turn, decision.reason)
     : Effect.fail(new TurnAborted({ stage, reason: decision.reason, hook: decision.hook }))
@@ -67,7 +67,7 @@ const isFailure = Schema.is(TurnFailure)
 const failureOf = (error: unknown): TurnFailure => isFailure(error) ? error : new TurnDefect({ message: tagged(error) })
 
 /** Ends the turn normally: its messages are persisted (but for a blocked turn). */
-export const endTurn = (engine: Engine, turn: Turn.Turn, status: TurnStatus, ending: Ending = {}): Effect.Effect<TurnResult> =>
+export const endTurn = (engine: Engine, turn: RunningTurn.RunningTurn, status: TurnStatus, ending: Ending = {}): Effect.Effect<TurnResult> =>
   finish(engine, turn, status, ending, status !== "blocked")
 
 /**
@@ -76,18 +76,18 @@ export const endTurn = (engine: Engine, turn: Turn.Turn, status: TurnStatus, end
  * `failed`, keeping the messages completed so far and any text that arrived before the provider
  * failed (as a `partial` assistant message). Then the turn's detached sub-turns are released.
  */
-export const settle = (engine: Engine, turn: Turn.Turn, exit: Exit.Exit<TurnResult, unknown>): Effect.Effect<TurnResult> =>
+export const settle = (engine: Engine, turn: RunningTurn.RunningTurn, exit: Exit.Exit<TurnResult, unknown>): Effect.Effect<TurnResult> =>
   Effect.tap(resultOf(engine, turn, exit), (result) => release(turn, result.status === "aborted"))
 
-const resultOf = (engine: Engine, turn: Turn.Turn, exit: Exit.Exit<TurnResult, unknown>): Effect.Effect<TurnResult> => {
+const resultOf = (engine: Engine, turn: RunningTurn.RunningTurn, exit: Exit.Exit<TurnResult, unknown>): Effect.Effect<TurnResult> => {
   if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
   if (Cause.hasInterruptsOnly(exit.cause)) return Effect.andThen(HardAbort.announce(turn), finish(engine, turn, "aborted", {}, false))
   const reading = readCause(exit.cause)
   const failure = failureOf(reading._tag === "Error" ? reading.error : reading._tag === "Defect" ? reading.defect : Cause.squash(exit.cause))
   const aborted = failure instanceof TurnAborted ? failure : undefined
-  const partial = Turn.partialText(turn)
-  if (partial !== "") Turn.append(turn, Message.assistant(partial, [], { partial: true }))
-  Turn.publish(turn, "Error", {
+  const partial = RunningTurn.partialText(turn)
+  if (partial !== "") RunningTurn.append(turn, Message.assistant(partial, [], { partial: true }))
+  RunningTurn.publish(turn, "Error", {
     stage: aborted?.stage ?? "turn",
     message: messageOf(failure),
     ...(aborted?.hook === undefined ? {} : { hook: aborted.hook })
@@ -99,9 +99,9 @@ const resultOf = (engine: Engine, turn: Turn.Turn, exit: Exit.Exit<TurnResult, u
  * What every way of ending shares: the turn closes (late steering becomes follow-ups), commits
  * what it produced if `persisted`, then its result, `TurnEnd` and `afterTurn`.
  */
-const finish = (engine: Engine, turn: Turn.Turn, ended: TurnStatus, ending: Ending, persisted: boolean) =>
+const finish = (engine: Engine, turn: RunningTurn.RunningTurn, ended: TurnStatus, ending: Ending, persisted: boolean) =>
   Effect.gen(function*() {
-    for (const message of Turn.close(turn, persisted)) Turn.publish(turn, "FollowUpQueued", { content: message })
+    for (const message of RunningTurn.close(turn, persisted)) RunningTurn.publish(turn, "FollowUpQueued", { content: message })
     let status = ended
     let messages = persisted ? [...engine.scrubber.messages(turn.produced)] : []
     let failure = ending.failure
@@ -111,7 +111,7 @@ const finish = (engine: Engine, turn: Turn.Turn, ended: TurnStatus, ending: Endi
       yield* retryTransient(turn.start.session.commit(turn.compaction ? [...messages, turn.compaction] : messages)).pipe(
         Effect.catch((e) =>
           Effect.sync(() => {
-            Turn.publish(turn, "Error", { stage: "commit", message: e.message })
+            RunningTurn.publish(turn, "Error", { stage: "commit", message: e.message })
             if (e._tag === "SessionFenced") {
               // another runner owns the session now: nothing was stored, so the turn did not happen
               status = "aborted"
@@ -144,7 +144,7 @@ const finish = (engine: Engine, turn: Turn.Turn, ended: TurnStatus, ending: Endi
       ...(failure === undefined ? {} : { failure }),
       ...(ending.output === undefined ? {} : { output: ending.output })
     }
-    Turn.publish(turn, "TurnEnd", {
+    RunningTurn.publish(turn, "TurnEnd", {
       status,
       iterations: turn.iteration,
       durationMs: now - turn.startedAt,
@@ -153,7 +153,7 @@ const finish = (engine: Engine, turn: Turn.Turn, ended: TurnStatus, ending: Endi
       ...(ending.output === undefined ? {} : { output: ending.output })
     }, now)
     yield* Effect.annotateCurrentSpan({ "agent.turn.status": status, "agent.turn.iterations": turn.iteration })
-    if (engine.hooks.handles("afterTurn")) yield* engine.hooks.run("afterTurn", { context: Turn.hookContext(turn), result })
+    if (engine.hooks.handles("afterTurn")) yield* engine.hooks.run("afterTurn", { context: RunningTurn.hookContext(turn), result })
     return result
   }).pipe(Effect.uninterruptible)
 
@@ -161,7 +161,7 @@ const finish = (engine: Engine, turn: Turn.Turn, ended: TurnStatus, ending: Endi
  * Releases the turn's detached sub-turns when it ends: closing its scope stops the non-critical
  * ones; after a hard abort the critical ones are stopped too.
  */
-const release = (turn: Turn.Turn, aborted: boolean): Effect.Effect<void> =>
+const release = (turn: RunningTurn.RunningTurn, aborted: boolean): Effect.Effect<void> =>
   Effect.andThen(
     turn.scope ? Scope.close(turn.scope, Exit.void) : Effect.void,
     aborted ? HardAbort.stopCritical(turn) : Effect.void

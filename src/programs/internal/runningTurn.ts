@@ -1,14 +1,16 @@
 /**
- * The state of one running turn, and every change made to it.
+ * The state of one running turn (`RunningTurn`), and every change made to it. (The public `Turn`
+ * namespace is about results and the live view, `TurnInfo`; this is the loop's own record.)
  *
- * A `Turn` is made when a turn is decided on (a router claims the session, a parent spawns a
+ * A `RunningTurn` is made when a turn is decided on (a router claims the session, a parent spawns a
  * child), so steering and interrupts can reach it before it starts; `begin` adds what the run
  * needs. Its fields are read-only outside this module: each change is one of the functions below,
  * which is the whole list of ways a turn's state moves (the hard-abort protocol keeps its own,
  * in `hardAbort.ts`).
  *
  * The queues are plain arrays changed in synchronous steps: fibers interleave only at yield
- * points, so each change is atomic, and the turn reads them only at its checkpoints.
+ * points, so each change is atomic, and the turn reads them only at its interrupt points (before
+ * each model call, at each tool-group boundary).
  */
 import type * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -43,8 +45,8 @@ export interface SessionPort {
   readonly commit: (entries: ReadonlyArray<SessionEntry>) => Effect.Effect<void, SessionStoreError | SessionFenced>
 }
 
-/** What a turn is started with: by the agent loop for a session, or by a parent turn for a sub-turn. */
-export interface TurnStart {
+/** What a turn's run is started with (`begin`): by the agent loop for a session, or by a parent turn for a sub-turn. */
+export interface Start {
   readonly input: Content
   readonly systemPrompt: string | undefined
   readonly session: SessionPort
@@ -69,8 +71,8 @@ export interface PendingResult {
   readonly content: string
 }
 
-/** What a new turn is made from. */
-export interface TurnOptions {
+/** What a new running turn is made from (`make`); not the public `TurnOptions`, which `AgentLoopProgram` reads into it. */
+export interface Setup {
   readonly turnId: string
   readonly sessionKey: string
   readonly depth: number
@@ -90,7 +92,7 @@ export interface TurnOptions {
 }
 
 /** A running turn. */
-export interface Turn extends TurnOptions {
+export interface RunningTurn extends Setup {
   /**
    * The iteration the turn is in: how many iterations have called the model so far (what
    * `maxIterations` limits; a graceful interrupt's summary call counts as one more).
@@ -104,13 +106,13 @@ export interface Turn extends TurnOptions {
   /** Completed with the caller's hint by `interruptGraceful`. */
   readonly graceful: Deferred.Deferred<string | undefined>
   readonly pending: ReadonlyArray<PendingResult>
-  readonly children: ReadonlyMap<string, Turn>
+  readonly children: ReadonlyMap<string, RunningTurn>
   /** Owns the turn's detached sub-turns; closed when the turn ends, which stops them. */
   readonly scope: Scope.Closeable | undefined
   /** Set once the turn stopped taking input (results after this are orphans). */
   readonly closed: boolean
   // What the run adds (`begin`).
-  readonly start: TurnStart
+  readonly start: Start
   /** Whether the turn makes spans for its provider and tool calls (see `spanned`). */
   readonly traced: boolean
   readonly systemPrompt: string | undefined
@@ -137,20 +139,20 @@ export interface Turn extends TurnOptions {
   readonly stopBlocks: number
 }
 
-type Writable = { -readonly [K in keyof Turn]: Turn[K] } & {
+type Writable = { -readonly [K in keyof RunningTurn]: RunningTurn[K] } & {
   readonly steering: Array<string>
   readonly followUps: Array<string>
   readonly steered: Array<string>
   readonly pending: Array<PendingResult>
-  readonly children: Map<string, Turn>
+  readonly children: Map<string, RunningTurn>
   readonly produced: Array<Message>
   conversation: Array<Message>
   readonly unpriced: Set<string>
 }
-const writable = (turn: Turn): Writable => turn as Writable
+const writable = (turn: RunningTurn): Writable => turn as Writable
 
 /** A fresh turn, made synchronously so that routing can check-and-start atomically. */
-export const make = (options: TurnOptions): Turn => {
+export const make = (options: Setup): RunningTurn => {
   const turn: Omit<Writable, "start"> = {
     ...options,
     iteration: 0,
@@ -177,11 +179,11 @@ export const make = (options: TurnOptions): Turn => {
     stopBlocks: 0
   }
   // `start` is set by `begin`, before anything reads it.
-  return turn as unknown as Turn
+  return turn as unknown as RunningTurn
 }
 
 /** Starts the run: what the turn was started with, and whether it is traced. */
-export const begin = (turn: Turn, start: TurnStart, traced: boolean, scope: Scope.Closeable): void => {
+export const begin = (turn: RunningTurn, start: Start, traced: boolean, scope: Scope.Closeable): void => {
   const w = writable(turn)
   w.start = start
   w.traced = traced
@@ -190,10 +192,10 @@ export const begin = (turn: Turn, start: TurnStart, traced: boolean, scope: Scop
 }
 
 /** Whether `begin` ran: input from outside (steering, a follow-up) may reach a turn before it does. */
-export const begun = (turn: Turn): boolean => (turn as Partial<Writable>).start !== undefined
+export const begun = (turn: RunningTurn): boolean => (turn as Partial<Writable>).start !== undefined
 
 /** Sets the history the turn starts from. */
-export const loaded = (turn: Turn, history: ReadonlyArray<Message>): void => {
+export const loaded = (turn: RunningTurn, history: ReadonlyArray<Message>): void => {
   const w = writable(turn)
   w.conversation = [...history]
   w.historyLength = history.length
@@ -210,7 +212,7 @@ const hasParts = (message: Message): boolean =>
   (message.role === "user" || message.role === "tool") && typeof message.content !== "string"
 
 /** Appends messages to the conversation; the turn commits them. */
-export const append = (turn: Turn, ...messages: ReadonlyArray<Message>): void => {
+export const append = (turn: RunningTurn, ...messages: ReadonlyArray<Message>): void => {
   const w = writable(turn)
   for (const message of messages) {
     w.conversation.push(message)
@@ -225,7 +227,7 @@ export const append = (turn: Turn, ...messages: ReadonlyArray<Message>): void =>
  * follow-ups, and its compaction, which makes the conversation the system messages before the cut
  * and everything from it (see `compacted`).
  */
-export const restore = (turn: Turn, checkpoint: TurnCheckpoint): void => {
+export const restore = (turn: RunningTurn, checkpoint: TurnCheckpoint): void => {
   const w = writable(turn)
   w.iteration = checkpoint.iteration
   w.usage = checkpoint.usage
@@ -242,36 +244,36 @@ export const restore = (turn: Turn, checkpoint: TurnCheckpoint): void => {
 }
 
 /** A `beforeTurn` hook's system prompt. */
-export const setSystemPrompt = (turn: Turn, systemPrompt: string | undefined): void => {
+export const setSystemPrompt = (turn: RunningTurn, systemPrompt: string | undefined): void => {
   const w = writable(turn)
   w.systemPrompt = systemPrompt
   w.systemMessage = systemPrompt ? system(systemPrompt) : undefined
 }
 
 /** The next iteration begins: it calls the model. */
-export const nextIteration = (turn: Turn): void => {
+export const nextIteration = (turn: RunningTurn): void => {
   writable(turn).iteration++
 }
 
-export const setPhase = (turn: Turn, phase: TurnPhase): void => {
+export const setPhase = (turn: RunningTurn, phase: TurnPhase): void => {
   writable(turn).phase = phase
 }
 
 /** The text deltas of the provider call in flight, as they come (the call's own array, read only if it fails for good). */
-export const setPartial = (turn: Turn, deltas: ReadonlyArray<string>): void => {
+export const setPartial = (turn: RunningTurn, deltas: ReadonlyArray<string>): void => {
   writable(turn).partial = deltas
 }
 
 /** The text streamed so far by the provider call in flight. */
-export const partialText = (turn: Turn): string => turn.partial.join("")
+export const partialText = (turn: RunningTurn): string => turn.partial.join("")
 
-export const addUsage = (turn: Turn, usage: Usage.Usage): void => {
+export const addUsage = (turn: RunningTurn, usage: Usage.Usage): void => {
   const w = writable(turn)
   w.usage = Usage.add(w.usage, usage)
 }
 
 /** Whether `model` is priceless and not yet warned about this turn (it is from now on). */
-export const firstUnpriced = (turn: Turn, model: string): boolean => {
+export const firstUnpriced = (turn: RunningTurn, model: string): boolean => {
   const w = writable(turn)
   if (w.unpriced.has(model)) return false
   w.unpriced.add(model)
@@ -279,12 +281,12 @@ export const firstUnpriced = (turn: Turn, model: string): boolean => {
 }
 
 /** A `beforeStop` hook kept the turn going. */
-export const stopBlocked = (turn: Turn): void => {
+export const stopBlocked = (turn: RunningTurn): void => {
   writable(turn).stopBlocks++
 }
 
 /** The context without compression's bookkeeping (a tool result cut in the context only). */
-export const replaceContext = (turn: Turn, kept: ReadonlyArray<Message>): void => {
+export const replaceContext = (turn: RunningTurn, kept: ReadonlyArray<Message>): void => {
   writable(turn).conversation = [...kept]
 }
 
@@ -295,7 +297,7 @@ export const replaceContext = (turn: Turn, kept: ReadonlyArray<Message>): void =
  * old one advanced past what this compression dropped. An overflow among the turn's compressions
  * names the record.
  */
-export const compacted = (turn: Turn, reason: "overflow" | "budget", compression: Compression): void => {
+export const compacted = (turn: RunningTurn, reason: "overflow" | "budget", compression: Compression): void => {
   const w = writable(turn)
   const cut = w.compaction?.cut ?? 0
   const leadingSystems = w.conversation.length - (w.historyLength + w.produced.length - cut)
@@ -311,7 +313,7 @@ export const compacted = (turn: Turn, reason: "overflow" | "budget", compression
 // ---- Input from outside ----------------------------------------------------------------------
 
 /** Queues steering; says why when the turn cannot take it. */
-export const steer = (turn: Turn, message: string): "queued" | "closed" | "full" => {
+export const steer = (turn: RunningTurn, message: string): "queued" | "closed" | "full" => {
   if (turn.closed) return "closed"
   if (turn.steering.length >= turn.steeringCapacity) return "full"
   writable(turn).steering.push(message)
@@ -319,7 +321,7 @@ export const steer = (turn: Turn, message: string): "queued" | "closed" | "full"
 }
 
 /** Takes every queued steering message at once. */
-export const drainSteering = (turn: Turn): ReadonlyArray<string> => {
+export const drainSteering = (turn: RunningTurn): ReadonlyArray<string> => {
   const w = writable(turn)
   const drained = w.steering.splice(0, w.steering.length)
   w.steered.push(...drained)
@@ -327,10 +329,10 @@ export const drainSteering = (turn: Turn): ReadonlyArray<string> => {
 }
 
 /** Takes every pending sub-turn result at once. */
-export const drainPending = (turn: Turn): ReadonlyArray<PendingResult> => writable(turn).pending.splice(0, turn.pending.length)
+export const drainPending = (turn: RunningTurn): ReadonlyArray<PendingResult> => writable(turn).pending.splice(0, turn.pending.length)
 
 /** Offers a sub-turn result; says why when it cannot be delivered. */
-export const offerPending = (turn: Turn, result: PendingResult): "delivered" | "parent_ended" | "queue_full" => {
+export const offerPending = (turn: RunningTurn, result: PendingResult): "delivered" | "parent_ended" | "queue_full" => {
   if (turn.closed) return "parent_ended"
   if (turn.pending.length >= turn.pendingCapacity) return "queue_full"
   writable(turn).pending.push(result)
@@ -338,33 +340,33 @@ export const offerPending = (turn: Turn, result: PendingResult): "delivered" | "
 }
 
 /** Queues a message to run as the session's next turn once this one ends. */
-export const queueFollowUp = (turn: Turn, message: string): void => {
+export const queueFollowUp = (turn: RunningTurn, message: string): void => {
   writable(turn).followUps.push(message)
 }
 
 /** Asks for a graceful interrupt; true when this is the first ask. */
-export const requestGraceful = (turn: Turn, hint: string | undefined): Effect.Effect<boolean> => Deferred.succeed(turn.graceful, hint)
+export const requestGraceful = (turn: RunningTurn, hint: string | undefined): Effect.Effect<boolean> => Deferred.succeed(turn.graceful, hint)
 
 /** Whether a graceful interrupt was requested, without its hint: a plain check for the hot path. */
-export const gracefulAsked = (turn: Turn): boolean => Deferred.isDoneUnsafe(turn.graceful)
+export const gracefulAsked = (turn: RunningTurn): boolean => Deferred.isDoneUnsafe(turn.graceful)
 
 /** Whether a graceful interrupt was requested, and its hint. */
-export const gracefulRequested = (turn: Turn): Effect.Effect<{ readonly hint: string | undefined } | undefined> =>
+export const gracefulRequested = (turn: RunningTurn): Effect.Effect<{ readonly hint: string | undefined } | undefined> =>
   Effect.flatMap(Deferred.poll(turn.graceful), Option.match({
     onNone: () => Effect.succeed(undefined),
     onSome: (hint) => Effect.map(hint, (value) => ({ hint: value }))
   }))
 
-export const addChild = (turn: Turn, child: Turn): void => {
+export const addChild = (turn: RunningTurn, child: RunningTurn): void => {
   writable(turn).children.set(child.turnId, child)
 }
 
-export const removeChild = (turn: Turn, child: Turn): void => {
+export const removeChild = (turn: RunningTurn, child: RunningTurn): void => {
   writable(turn).children.delete(child.turnId)
 }
 
 /** The turn takes no more input: steering too late, or rolled back (`persisted` false), becomes follow-ups (returned). */
-export const close = (turn: Turn, persisted: boolean): ReadonlyArray<string> => {
+export const close = (turn: RunningTurn, persisted: boolean): ReadonlyArray<string> => {
   const w = writable(turn)
   w.closed = true
   w.phase = "finishing"
@@ -376,25 +378,25 @@ export const close = (turn: Turn, persisted: boolean): ReadonlyArray<string> => 
 // ---- What others see -------------------------------------------------------------------------
 
 /** Publishes an event of this turn, its place the turn itself (no copy per event), at the Clock's time now by default. */
-export const publish = <K extends AgentEvent.EventKind>(turn: Turn, kind: K, payload: AgentEvent.EventPayload<K>, at?: number): void =>
+export const publish = <K extends AgentEvent.EventKind>(turn: RunningTurn, kind: K, payload: AgentEvent.EventPayload<K>, at?: number): void =>
   turn.bus.publishUnsafe(AgentEvent.make(kind, turn, at ?? turn.clock.currentTimeMillisUnsafe(), payload))
 
 /** `publish` as an effect. */
-export const emit = <K extends AgentEvent.EventKind>(turn: Turn, kind: K, payload: AgentEvent.EventPayload<K>): Effect.Effect<void> =>
+export const emit = <K extends AgentEvent.EventKind>(turn: RunningTurn, kind: K, payload: AgentEvent.EventPayload<K>): Effect.Effect<void> =>
   Effect.sync(() => publish(turn, kind, payload))
 
 /** Publishes an `LLMDelta` stamped `at` (the hottest event, see `AgentEvent.delta`). */
-export const publishDelta = (turn: Turn, kind: "text" | "reasoning" | "tool_call", text: string, at: number, toolCallIndex?: number): void =>
+export const publishDelta = (turn: RunningTurn, kind: "text" | "reasoning" | "tool_call", text: string, at: number, toolCallIndex?: number): void =>
   turn.bus.publishUnsafe(AgentEvent.delta(turn, at, kind, text, toolCallIndex))
 
 /** Where hooks run: the turn's place. */
-export const hookContext = (turn: Turn): HookContext =>
+export const hookContext = (turn: RunningTurn): HookContext =>
   turn.parentTurnId === undefined
     ? { turnId: turn.turnId, sessionKey: turn.sessionKey, iteration: turn.iteration, depth: turn.depth }
     : { turnId: turn.turnId, sessionKey: turn.sessionKey, iteration: turn.iteration, depth: turn.depth, parentTurnId: turn.parentTurnId }
 
 /** The public view of a turn. */
-export const info = (turn: Turn): TurnInfo => ({
+export const info = (turn: RunningTurn): TurnInfo => ({
   turnId: turn.turnId,
   sessionKey: turn.sessionKey,
   iteration: turn.iteration,
