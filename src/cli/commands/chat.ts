@@ -16,6 +16,9 @@
  *
  * The chat's session can change while it runs (`/clear`, `/resume`), only between turns: Ctrl-C,
  * steering and the commands act on the current one, read when they act.
+ *
+ * `make` opens the chat: it yields the services once, keeps what changes in one record (`State`),
+ * and names a step for each kind of line and each command.
  */
 import * as path from "node:path"
 import * as Deferred from "effect/Deferred"
@@ -56,257 +59,313 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
   Effect.gen(function*() {
     const settings = yield* Settings.resolve(flags)
     yield* Settings.announce(settings)
-    const code = yield* Effect.scoped(Effect.gen(function*() {
-      const screen = yield* Screen
-      const loop = yield* AgentLoop
-      const registry = yield* ToolRegistry
-      const store = yield* SessionStore
-      // what recording a session's workspace and `--continue`'s pointer need
-      const services = yield* Effect.context<SessionStore | FileSystem.FileSystem>()
-      // the inspector's code loads only when asked for
-      if (Option.isSome(inspect)) yield* Effect.flatMap(Effect.promise(() => import("./inspect.ts")), (m) => m.inspectBeside(inspect))
-      // `/clear` and `/resume` change it between turns
-      let key = settings.sessionKey
-      // up/down recall earlier inputs, of this chat and earlier ones, from a private file
-      const input = yield* LineInput.makeEditing({ prompt: screen.openPrompt, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })
-      const sink = yield* Display.start(settings)
-      yield* Approval.register(settings, screen, screen.interactive ? input.ask : undefined)
-      yield* remember(settings)
-      // the lines waiting for their turn; a drain runs them, and the follow-ups each turn leaves first
-      const backlog = SessionRunner.makeLine()
-      const scope = yield* Effect.scope
-      let draining: Fiber.Fiber<void, unknown> | undefined
-      const quit = yield* Deferred.make<number>()
-      let inputEnded = false
-      // `/model` changes it for the turns started after; `/cost` sums the turns' usage
-      let model = settings.model
-      let spent = Usage.empty
-      let turnCount = 0
-      const dim = screen.err.dim
-
-      const showPrompt = screen.interactive ? screen.prompt(screen.err.bold("> ")) : Effect.void
-
-      /** A line with the images it mentions (see `images.ts`); one that cannot be sent is said why, and `undefined`. */
-      const inputOf = (text: string, turnModel: string) =>
-        Effect.gen(function*() {
-          const images = yield* mentionedImages(text, settings.workspace, settings.maxImageBytes, settings.permissions.pathRule)
-          const input = images.length === 0 ? text : [{ type: "text", text } as const, ...images] as ReadonlyArray<ContentPart>
-          const rejected = checkInput({
-            maxImageBytes: settings.maxImageBytes,
-            ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages })
-          }, turnModel, input)
-          if (rejected) return yield* Effect.fail(rejected)
-          return input
-        }).pipe(Effect.catch((error) => Effect.as(screen.line(screen.err.red(`✗ ${clean(error.message)}`)), undefined)))
-
-      /** With nothing more to run: idle, and the prompt again (or the end, once input has ended). */
-      const idleIfDone = Effect.suspend(() => {
-        if (backlog.busy()) return Effect.void
-        return inputEnded ? Deferred.succeed(quit, ExitCode.ok) : showPrompt
-      })
-
-      /** One turn of a drain: the line's images, the model and tools it asks for, its end shown; `undefined` when it cannot be sent. */
-      const turnOf = (step: SessionRunner.Step) =>
-        Effect.gen(function*() {
-          const turnModel = step.message.model ?? model
-          const input = yield* inputOf(step.message.text, turnModel)
-          if (input === undefined) return undefined
-          const result = yield* loop.turn(key, input, { model: turnModel, ...(step.message.tools === undefined ? {} : { tools: step.message.tools }) })
-          spent = Usage.add(spent, result.usage)
-          turnCount++
-          yield* sink.flushed(result.turnId)
-          if (result.error !== undefined && result.status !== "completed") yield* screen.line(screen.err.red(`✗ ${clean(result.error)}`))
-          return result
-        })
-
-      /** A line (and the model and tools a custom command asks for) for a turn: after those waiting, or now. */
-      const startTurn = (text: string, command?: Omit<SessionRunner.Queued, "text">) =>
-        Effect.suspend(() => {
-          const first = backlog.offer({ text, ...command })
-          if (first === undefined) return Effect.void
-          const run = Effect.andThen(SessionRunner.drain(first, backlog, turnOf), idleIfDone)
-          return Effect.map(Effect.forkIn(Effect.provideContext(run, services), scope), (fiber) => {
-            draining = fiber
-          })
-        })
-
-      const steer = (text: string) =>
-        loop.injectSteering(key, text).pipe(
-          Effect.andThen(screen.line(dim(
-            imageMentions(text).length === 0
-              ? "(steering queued: the model sees it next)"
-              : "(steering queued: the model sees it next, as text: images go with a new turn)"
-          ))),
-          Effect.catchTags({
-            NoActiveTurn: () => startTurn(text),
-            SteeringQueueFull: (e) => screen.line(`agent-loop: ${e.capacity} steering messages are already waiting; try again shortly`)
-          })
-        )
-
-      const prompt = Effect.suspend(() => backlog.busy() ? Effect.void : showPrompt)
-      const say = (text: string) => Effect.andThen(screen.line(dim(clean(text))), prompt)
-      const failed = (error: { readonly message: string }) => Effect.andThen(screen.line(screen.err.red(`✗ ${clean(error.message)}`)), prompt)
-      /** What a command that needs the session to itself says while a turn runs. */
-      const afterTurn = (name: string) => screen.line(dim(`(a turn is running: /${name} after it)`))
-
-      /** Makes `next` the chat's session: the one left keeps its workspace, `--continue` goes to `next`. */
-      const switchTo = (next: string, said: string) =>
-        Effect.gen(function*() {
-          if (settings.persist) {
-            yield* recordWorkspace(settings.workspace, key)
-            yield* writeLastSession(settings.dataDir, settings.workspace, next)
-          }
-          key = next
-          spent = Usage.empty
-          turnCount = 0
-          yield* say(said)
-        })
-
-      /** Summarises the session now; the renderer says how many messages went, this says the rest. */
-      const compact = Effect.scoped(Effect.gen(function*() {
-        yield* screen.line(dim("(summarising the conversation…)"))
-        const summarized = yield* sink.watch((event) => event._tag === "SessionSummarize" && event.sessionKey === key)
-        // everything so far: the next turns start from the summary alone
-        const outcome = yield* Effect.result(loop.compact(key, { keepMessages: 0, model }))
-        if (outcome._tag === "Failure") return yield* failed(outcome.failure)
-        if (outcome.success.summarized === 0) return yield* say("nothing to summarise yet")
-        yield* summarized
-        yield* prompt
-      }))
-
-      /** The sessions of this workspace, this one among them (its workspace is recorded first). */
-      const workspaceSessions = Effect.gen(function*() {
-        if (settings.persist) yield* recordWorkspace(settings.workspace, key)
-        return yield* store.list
-      })
-
-      const sessions = Effect.gen(function*() {
-        const listing = listLines(yield* workspaceSessions, { _tag: "workspace", workspace: settings.workspace }, { last: key, style: screen.err })
-        if (listing._tag === "Empty") return yield* say(listing.message)
-        for (const line of listing.lines) yield* screen.line(line)
-        yield* say("(* this chat's session; /resume KEY continues another)")
-      })
-
-      const resume = (wanted: string) =>
-        Effect.gen(function*() {
-          if (wanted === key) return yield* say(`already in session ${wanted}`)
-          let chosen = wanted
-          if (wanted === "") {
-            if (input.borrowKeys === undefined) return yield* say("usage: /resume KEY (/sessions lists them)")
-            const picked = yield* Picker.pickFrom(
-              (yield* workspaceSessions).filter((info) => info.sessionKey !== key),
-              settings.workspace,
-              input.borrowKeys,
-              (text) => process.stderr.write(text)
-            )
-            if (picked === undefined) return yield* say("no session picked")
-            chosen = picked
-          }
-          const info = (yield* store.list).find((each) => each.sessionKey === chosen)
-          if (info === undefined || info.problem !== undefined) {
-            return yield* say(info === undefined ? `no saved session ${chosen} (/sessions lists them)` : `session ${chosen} cannot be read: ${info.problem}`)
-          }
-          yield* switchTo(chosen, `session ${chosen}: ${Picker.describe(info, settings.workspace).trim()}`)
-        })
-
-      const builtin = (name: string, args: string): Effect.Effect<void> => {
-        switch (name) {
-          case "exit":
-            return Effect.asVoid(Deferred.succeed(quit, ExitCode.ok))
-          case "help":
-            return Effect.andThen(Effect.forEach(Slash.helpLines(settings.commands), (help) => screen.line(dim(clean(help)))), prompt)
-          case "model":
-            if (args === "") return say(`model ${model}`)
-            model = args
-            return say(`model ${model} for the next turns`)
-          case "cost":
-            return say(Slash.costLine(spent, turnCount))
-          case "tools":
-            return Effect.flatMap(registry.list, (tools) => say(tools.length === 0 ? "no tools are offered" : `tools: ${tools.map((t) => t.name).join(", ")}`))
-          case "undo":
-            if (backlog.busy()) return afterTurn(name)
-            // a refusal is printed, and the chat goes on
-            return undoLast(settings.dataDir, key).pipe(
-              Effect.asVoid,
-              Effect.catch((error) => screen.line(screen.err.red(`✗ ${clean(error.message)}`))),
-              Effect.andThen(prompt),
-              Effect.provideService(Screen, screen)
-            )
-          case "compact":
-            return backlog.busy() ? afterTurn(name) : compact
-          case "clear":
-            if (backlog.busy()) return afterTurn(name)
-            return Effect.flatMap(newSessionKey, (next) => switchTo(next, `new session ${next}; the last one stays saved: /resume ${key}`)).pipe(
-              Effect.provideContext(services)
-            )
-          case "sessions":
-            return sessions.pipe(Effect.catch(failed), Effect.provideContext(services))
-          case "resume":
-            return backlog.busy() ? afterTurn(name) : resume(args).pipe(Effect.catch(failed), Effect.provideContext(services))
-          case "stop":
-            return Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => say("(no turn is running)"))
-          default: {
-            // followup
-            if (args === "") return screen.line(dim("usage: /followup TEXT"))
-            if (!screen.interactive) return startTurn(args)
-            return Effect.catchTag(loop.injectFollowUp(key, args), "NoActiveTurn", () => startTurn(args))
-          }
-        }
-      }
-
-      const handle = (line: string): Effect.Effect<void> => {
-        const text = line.trim()
-        if (text === "") return backlog.busy() ? Effect.void : showPrompt
-        const parsed = Slash.parse(text, settings.commands)
-        switch (parsed._tag) {
-          case "Builtin":
-            return builtin(parsed.name, parsed.args)
-          case "Unknown":
-            return screen.line(dim(`unknown command /${clean(parsed.name)}; /help lists them`))
-          case "Custom":
-            return Effect.flatMap(registry.list, (registered) => {
-              const tools = CustomCommands.turnTools(parsed.command, registered)
-              return startTurn(parsed.prompt, {
-                ...(parsed.command.model === undefined ? {} : { model: parsed.command.model }),
-                ...(tools === undefined ? {} : { tools })
-              })
-            })
-          case "Text":
-            return screen.interactive ? steer(text) : startTurn(text)
-        }
-      }
-
-      const reader = Effect.gen(function*() {
-        while (true) {
-          const line = yield* input.next
-          if (Option.isNone(line)) break
-          yield* handle(line.value)
-        }
-        inputEnded = true
-        if (!backlog.busy()) yield* Deferred.succeed(quit, ExitCode.ok)
-      })
-
-      // the session left last gets its workspace recorded, as `remember` does for the first
-      if (settings.persist) yield* Effect.addFinalizer(() => Effect.suspend(() => key === settings.sessionKey ? Effect.void : recordWorkspace(settings.workspace, key)))
-      yield* CtrlC.install({
-        sessionKey: () => key,
-        cancelQuestions: input.cancelQuestions,
-        onIdle: (repeated) =>
-          repeated
-            ? Effect.andThen(Effect.sync(() => exitWithin(ExitCode.interrupted)), Deferred.succeed(quit, ExitCode.interrupted))
-            : screen.line(dim("(Ctrl-C again to quit, or /exit)"))
-      })
-      yield* screen.line(dim(`agent-loop chat · session ${key} · model ${clean(settings.model)} · /help for commands`))
-      yield* showPrompt
-      yield* Effect.forkScoped(reader)
-      const exitCode = yield* Deferred.await(quit)
-      const active = yield* loop.activeTurn(key)
-      if (active !== undefined) yield* Effect.catchTag(loop.interruptHard(key), "NoActiveTurn", () => Effect.void)
-      // Once the drain is gone, the aborted turn has returned, as `flushed` requires; what waited is dropped.
-      if (draining !== undefined) yield* Fiber.interrupt(draining)
-      if (active !== undefined) yield* sink.flushed(active.turnId)
-      yield* Display.warnDropped(sink)
-      return exitCode
-    })).pipe(Effect.provide(App.layer(settings)))
+    const code = yield* Effect.scoped(Effect.flatMap(make(settings, inspect), (opened) => opened.run)).pipe(Effect.provide(App.layer(settings)))
     if (code !== ExitCode.ok) return yield* fail("", code)
   }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>
+
+/**
+ * What the chat keeps between lines, changed only by the steps of `make`. Fibers interleave only
+ * at yield points, so each step's change is whole.
+ */
+interface State {
+  /** The chat's session: `/clear` and `/resume` change it, only between turns. */
+  sessionKey: string
+  /** The model of the turns started from now on (`/model`). */
+  model: string
+  /** The usage of the session's turns in this chat, and how many ran (`/cost`); a new session starts both again. */
+  spent: Usage.Usage
+  turns: number
+  /** The drain running the lines that waited (and the follow-ups of their turns), once one has started. */
+  draining: Fiber.Fiber<unknown, unknown> | undefined
+  /** Stdin has ended: the chat ends once nothing more runs. */
+  inputEnded: boolean
+}
+
+/**
+ * A chat on the resolved settings, for the scope: its services, yielded once; its line input, event
+ * display, approval hook and session pointer; its state; and the steps that act on a typed line.
+ * `run` holds the conversation and gives the exit code.
+ */
+const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect: Option.Option<number>) {
+  const screen = yield* Screen
+  const loop = yield* AgentLoop
+  const registry = yield* ToolRegistry
+  const store = yield* SessionStore
+  // what recording a session's workspace and `--continue`'s pointer need, given to the steps that do either
+  const services = yield* Effect.context<SessionStore | FileSystem.FileSystem>()
+  const scope = yield* Effect.scope
+  // the inspector's code loads only when asked for
+  if (Option.isSome(inspect)) yield* Effect.flatMap(Effect.promise(() => import("./inspect.ts")), (m) => m.inspectBeside(inspect))
+  // up/down recall earlier inputs, of this chat and earlier ones, from a private file
+  const input = yield* LineInput.makeEditing({ prompt: screen.openPrompt, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })
+  const sink = yield* Display.start(settings)
+  yield* Approval.register(settings, screen, screen.interactive ? input.ask : undefined)
+  yield* remember(settings)
+  // the lines waiting for their turn; a drain runs them, and the follow-ups each turn leaves first
+  const backlog = SessionRunner.makeLine()
+  const quit = yield* Deferred.make<number>()
+  const state: State = { sessionKey: settings.sessionKey, model: settings.model, spent: Usage.empty, turns: 0, draining: undefined, inputEnded: false }
+  // the session left last gets its workspace recorded, as `remember` does for the first
+  if (settings.persist) {
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => state.sessionKey === settings.sessionKey ? Effect.void : recordWorkspace(settings.workspace, state.sessionKey))
+    )
+  }
+
+  const dim = screen.err.dim
+  const showPrompt = screen.interactive ? screen.prompt(screen.err.bold("> ")) : Effect.void
+  /** The prompt again, unless a turn runs: its end shows the prompt. */
+  const prompt = Effect.suspend(() => backlog.busy() ? Effect.void : showPrompt)
+  const say = (text: string) => Effect.andThen(screen.line(dim(clean(text))), prompt)
+  const failed = (error: { readonly message: string }) => Effect.andThen(screen.line(screen.err.red(`✗ ${clean(error.message)}`)), prompt)
+  /** What a command that needs the session to itself says while a turn runs. */
+  const afterTurn = (name: string) => screen.line(dim(`(a turn is running: /${name} after it)`))
+
+  /** A line with the images it mentions (`images.ts`); when it cannot be sent, the user is told why, and `undefined`. */
+  const inputOf = Effect.fnUntraced(
+    function*(text: string, model: string) {
+      const images = yield* mentionedImages(text, settings.workspace, settings.maxImageBytes, settings.permissions.pathRule)
+      const content = images.length === 0 ? text : [{ type: "text", text } as const, ...images] as ReadonlyArray<ContentPart>
+      const rejected = checkInput({
+        maxImageBytes: settings.maxImageBytes,
+        ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages })
+      }, model, content)
+      if (rejected) return yield* Effect.fail(rejected)
+      return content
+    },
+    Effect.catch((error) => Effect.as(screen.line(screen.err.red(`✗ ${clean(error.message)}`)), undefined))
+  )
+
+  /** One turn of a drain, on the session and model of the moment it starts; `undefined` when its line cannot be sent. */
+  const turnOf = Effect.fnUntraced(function*(step: SessionRunner.Step) {
+    const model = step.message.model ?? state.model
+    const content = yield* inputOf(step.message.text, model)
+    if (content === undefined) return undefined
+    const result = yield* loop.turn(state.sessionKey, content, { model, ...(step.message.tools === undefined ? {} : { tools: step.message.tools }) })
+    state.spent = Usage.add(state.spent, result.usage)
+    state.turns++
+    // the turn's end is shown before anything that follows it: the next turn, the prompt
+    yield* sink.flushed(result.turnId)
+    if (result.error !== undefined && result.status !== "completed") yield* screen.line(screen.err.red(`✗ ${clean(result.error)}`))
+    return result
+  })
+
+  /** After a drain: the prompt again, or the chat's end once input has ended. */
+  const idleIfDone = Effect.suspend(() => {
+    if (backlog.busy()) return Effect.void
+    return state.inputEnded ? Deferred.succeed(quit, ExitCode.ok) : showPrompt
+  })
+
+  /** A line for a turn, with the model and tools a custom command asks for: it waits behind the running drain, or starts one. */
+  const startTurn = Effect.fnUntraced(function*(text: string, command?: Omit<SessionRunner.Queued, "text">) {
+    const first = backlog.offer({ text, ...command })
+    if (first === undefined) return
+    // the drain outlives the line that started it: it runs in the chat's scope, on the chat's services
+    const drain = Effect.andThen(SessionRunner.drain(first, backlog, turnOf), idleIfDone)
+    state.draining = yield* Effect.forkIn(Effect.provideContext(drain, services), scope)
+  })
+
+  /** A line typed while a turn may run: the model sees it next; with no turn to steer, it starts the next turn. */
+  const steer = Effect.fnUntraced(
+    function*(text: string) {
+      yield* loop.injectSteering(state.sessionKey, text)
+      yield* screen.line(dim(
+        imageMentions(text).length === 0
+          ? "(steering queued: the model sees it next)"
+          : "(steering queued: the model sees it next, as text: images go with a new turn)"
+      ))
+    },
+    (steered, text) =>
+      Effect.catchTags(steered, {
+        NoActiveTurn: () => startTurn(text),
+        SteeringQueueFull: (e) => screen.line(`agent-loop: ${e.capacity} steering messages are already waiting; try again shortly`)
+      })
+  )
+
+  /** `/followup TEXT`: a turn after the running one. Piped, or with no turn running, it is simply the next turn. */
+  const followUp = (text: string) => {
+    if (text === "") return screen.line(dim("usage: /followup TEXT"))
+    if (!screen.interactive) return startTurn(text)
+    return Effect.catchTag(loop.injectFollowUp(state.sessionKey, text), "NoActiveTurn", () => startTurn(text))
+  }
+
+  /** `/model NAME`: the model of the turns started from now on; bare, the model now. */
+  const chooseModel = Effect.fnUntraced(function*(name: string) {
+    if (name === "") return yield* say(`model ${state.model}`)
+    state.model = name
+    yield* say(`model ${state.model} for the next turns`)
+  })
+
+  /** Makes `next` the chat's session: the one left keeps its workspace, `--continue` goes to `next`, and `/cost` starts again. */
+  const switchTo = Effect.fnUntraced(function*(next: string, said: string) {
+    if (settings.persist) {
+      yield* recordWorkspace(settings.workspace, state.sessionKey)
+      yield* writeLastSession(settings.dataDir, settings.workspace, next)
+    }
+    state.sessionKey = next
+    state.spent = Usage.empty
+    state.turns = 0
+    yield* say(said)
+  })
+
+  /** `/clear`: a new session; the one left stays saved. */
+  const clear = Effect.fnUntraced(function*() {
+    const next = yield* newSessionKey
+    yield* switchTo(next, `new session ${next}; the last one stays saved: /resume ${state.sessionKey}`)
+  })
+
+  /** `/compact`: summarises the session now, keeping nothing; the renderer says how many messages went, this says the rest. */
+  const compact = Effect.fnUntraced(function*() {
+    yield* screen.line(dim("(summarising the conversation…)"))
+    const summarized = yield* sink.watch((event) => event._tag === "SessionSummarize" && event.sessionKey === state.sessionKey)
+    // everything so far: the next turns start from the summary alone
+    const outcome = yield* Effect.result(loop.compact(state.sessionKey, { keepMessages: 0, model: state.model }))
+    if (outcome._tag === "Failure") return yield* failed(outcome.failure)
+    if (outcome.success.summarized === 0) return yield* say("nothing to summarise yet")
+    yield* summarized
+    yield* prompt
+  }, Effect.scoped)
+
+  /** `/undo`: puts back what the session's last turn wrote; a refusal is printed, and the chat goes on. */
+  const undo = Effect.fnUntraced(
+    function*() {
+      yield* undoLast(settings.dataDir, state.sessionKey)
+    },
+    Effect.catch((error) => screen.line(screen.err.red(`✗ ${clean(error.message)}`))),
+    Effect.andThen(prompt),
+    Effect.provideService(Screen, screen)
+  )
+
+  /** The sessions of this workspace, this one among them: its workspace is recorded first. */
+  const workspaceSessions = Effect.fnUntraced(function*() {
+    if (settings.persist) yield* recordWorkspace(settings.workspace, state.sessionKey)
+    return yield* store.list
+  })
+
+  /** `/sessions`: this workspace's sessions, this chat's marked. */
+  const listSessions = Effect.fnUntraced(function*() {
+    const listing = listLines(yield* workspaceSessions(), { _tag: "workspace", workspace: settings.workspace }, { last: state.sessionKey, style: screen.err })
+    if (listing._tag === "Empty") return yield* say(listing.message)
+    for (const line of listing.lines) yield* screen.line(line)
+    yield* say("(* this chat's session; /resume KEY continues another)")
+  })
+
+  /** The session a bare `/resume` picks from this workspace's others; `undefined`, the user told why, when none is. */
+  const pick = Effect.fnUntraced(function*() {
+    if (input.borrowKeys === undefined) return yield* Effect.as(say("usage: /resume KEY (/sessions lists them)"), undefined)
+    const picked = yield* Picker.pickFrom(
+      (yield* workspaceSessions()).filter((info) => info.sessionKey !== state.sessionKey),
+      settings.workspace,
+      input.borrowKeys,
+      (text) => process.stderr.write(text)
+    )
+    if (picked === undefined) yield* say("no session picked")
+    return picked
+  })
+
+  /** `/resume [KEY]`: continues another saved session, the one named or the one picked. */
+  const resume = Effect.fnUntraced(function*(wanted: string) {
+    if (wanted === state.sessionKey) return yield* say(`already in session ${wanted}`)
+    const chosen = wanted === "" ? yield* pick() : wanted
+    if (chosen === undefined) return
+    const info = (yield* store.list).find((each) => each.sessionKey === chosen)
+    if (info === undefined || info.problem !== undefined) {
+      return yield* say(info === undefined ? `no saved session ${chosen} (/sessions lists them)` : `session ${chosen} cannot be read: ${info.problem}`)
+    }
+    yield* switchTo(chosen, `session ${chosen}: ${Picker.describe(info, settings.workspace).trim()}`)
+  })
+
+  /** A built-in command (`slashCommands.ts`); those that need the session to themselves wait for the running turn. */
+  const builtin = (name: string, args: string): Effect.Effect<void> => {
+    switch (name) {
+      case "exit":
+        return Effect.asVoid(Deferred.succeed(quit, ExitCode.ok))
+      case "help":
+        return Effect.andThen(Effect.forEach(Slash.helpLines(settings.commands), (help) => screen.line(dim(clean(help)))), prompt)
+      case "model":
+        return chooseModel(args)
+      case "cost":
+        return say(Slash.costLine(state.spent, state.turns))
+      case "tools":
+        return Effect.flatMap(registry.list, (tools) => say(tools.length === 0 ? "no tools are offered" : `tools: ${tools.map((t) => t.name).join(", ")}`))
+      case "undo":
+        return backlog.busy() ? afterTurn(name) : undo()
+      case "compact":
+        return backlog.busy() ? afterTurn(name) : compact()
+      case "clear":
+        return backlog.busy() ? afterTurn(name) : clear().pipe(Effect.provideContext(services))
+      case "sessions":
+        return listSessions().pipe(Effect.catch(failed), Effect.provideContext(services))
+      case "resume":
+        return backlog.busy() ? afterTurn(name) : resume(args).pipe(Effect.catch(failed), Effect.provideContext(services))
+      case "stop":
+        return Effect.catchTag(loop.interruptHard(state.sessionKey), "NoActiveTurn", () => say("(no turn is running)"))
+      default:
+        return followUp(args)
+    }
+  }
+
+  /** What a typed line asks for, done: a command, or text that steers the running turn (on a terminal) or is the next turn. */
+  const handle = (line: string): Effect.Effect<void> => {
+    const text = line.trim()
+    if (text === "") return backlog.busy() ? Effect.void : showPrompt
+    const parsed = Slash.parse(text, settings.commands)
+    switch (parsed._tag) {
+      case "Builtin":
+        return builtin(parsed.name, parsed.args)
+      case "Unknown":
+        return screen.line(dim(`unknown command /${clean(parsed.name)}; /help lists them`))
+      case "Custom":
+        return Effect.flatMap(registry.list, (registered) => {
+          const tools = CustomCommands.turnTools(parsed.command, registered)
+          return startTurn(parsed.prompt, {
+            ...(parsed.command.model === undefined ? {} : { model: parsed.command.model }),
+            ...(tools === undefined ? {} : { tools })
+          })
+        })
+      case "Text":
+        return screen.interactive ? steer(text) : startTurn(text)
+    }
+  }
+
+  /** Stdin, line by line, to its end; then the chat ends once nothing more runs. */
+  const readLines = Effect.fnUntraced(function*() {
+    while (true) {
+      const line = yield* input.next
+      if (Option.isNone(line)) break
+      yield* handle(line.value)
+    }
+    state.inputEnded = true
+    if (!backlog.busy()) yield* Deferred.succeed(quit, ExitCode.ok)
+  })
+
+  /** The chat's end: a running turn is aborted and its end shown; what waited is dropped. */
+  const close = Effect.fnUntraced(function*() {
+    const active = yield* loop.activeTurn(state.sessionKey)
+    if (active !== undefined) yield* Effect.catchTag(loop.interruptHard(state.sessionKey), "NoActiveTurn", () => Effect.void)
+    // Once the drain is gone, the aborted turn has returned, as `flushed` requires.
+    if (state.draining !== undefined) yield* Fiber.interrupt(state.draining)
+    if (active !== undefined) yield* sink.flushed(active.turnId)
+    yield* Display.warnDropped(sink)
+  })
+
+  /** The conversation: Ctrl-C's handling, the greeting, stdin read in a fiber of its own, and the end once asked for. */
+  const run = Effect.gen(function*() {
+    yield* CtrlC.install({
+      sessionKey: () => state.sessionKey,
+      cancelQuestions: input.cancelQuestions,
+      onIdle: (repeated) =>
+        repeated
+          ? Effect.andThen(Effect.sync(() => exitWithin(ExitCode.interrupted)), Deferred.succeed(quit, ExitCode.interrupted))
+          : screen.line(dim("(Ctrl-C again to quit, or /exit)"))
+    })
+    yield* screen.line(dim(`agent-loop chat · session ${state.sessionKey} · model ${clean(settings.model)} · /help for commands`))
+    yield* showPrompt
+    yield* Effect.forkScoped(readLines())
+    const exitCode = yield* Deferred.await(quit)
+    yield* close()
+    return exitCode
+  })
+
+  return { run }
+})
