@@ -82,9 +82,8 @@ export const AgentLoopConfigSchema = Schema.Struct({
   sessionIdleTimeout: withDefault(DurationSetting, 600_000).pipe(
     describe("a session idle this long ends (`sessionEnd` hooks) and the loop lets its in-memory state go")
   ),
-  maxTokens: Schema.optionalKey(PositiveInt.pipe(describe("the output limit passed to the provider; `modelOptions.maxTokens` wins when both are set"))),
   modelOptions: Schema.optionalKey(ModelOptions.pipe(
-    describe("sampling and reasoning for every call; a turn's own options win field by field")
+    describe("the output limit, sampling and reasoning for every call; a turn's own options win field by field")
   )),
   hookTimeout: withDefault(DurationSetting, 5000).pipe(describe("per hook handler; a handler that takes longer counts as \"continue\"")),
   approvalTimeout: withDefault(DurationSetting, 60_000).pipe(describe("per approver; an approver that takes longer denies")),
@@ -139,11 +138,17 @@ const fieldOf = (message: string): string => {
   return at ? [...at[1]!.matchAll(/\["([^"]*)"\]|\[(\d+)\]/g)].map((m) => m[1] ?? m[2]).join(".") : "config"
 }
 
-/** Decodes a configuration; a bad value fails with `InvalidConfig` naming the field. */
+/**
+ * Decodes a configuration; a bad value fails with `InvalidConfig` naming the field. The output
+ * limit is a model option (`modelOptions.maxTokens`): a top-level `maxTokens`, where it once was,
+ * is refused rather than ignored, since a limit silently dropped lets every answer run long.
+ */
 export const make = (input: unknown): Effect.Effect<AgentLoopConfig, InvalidConfig> =>
-  Schema.decodeUnknownEffect(AgentLoopConfigSchema)(input).pipe(
-    Effect.mapError((e) => new InvalidConfig({ field: fieldOf(e.message), message: e.message }))
-  )
+  typeof input === "object" && input !== null && "maxTokens" in input
+    ? Effect.fail(new InvalidConfig({ field: "maxTokens", message: "maxTokens: the output limit is modelOptions.maxTokens" }))
+    : Schema.decodeUnknownEffect(AgentLoopConfigSchema)(input).pipe(
+      Effect.mapError((e) => new InvalidConfig({ field: fieldOf(e.message), message: e.message }))
+    )
 
 const decodeModelOptions = Schema.decodeUnknownResult(ModelOptions)
 

@@ -18,8 +18,7 @@ export const SubTurnConfig = Schema.Struct({
    * none, as `TurnOptions.tools` does. Absent: the parent's tools.
    */
   tools: Schema.optionalKey(Schema.Array(Schema.String)),
-  maxTokens: Schema.optionalKey(Schema.Int),
-  /** Model options over the parent turn's, which the sub-turn inherits (`maxTokens` above wins). */
+  /** Model options over the parent turn's, which the sub-turn inherits field by field (its output limit is `maxTokens` here). */
   modelOptions: Schema.optionalKey(ModelOptions),
   async: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
   critical: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),

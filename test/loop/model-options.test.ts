@@ -45,10 +45,10 @@ describe("model options", () => {
       expect(optionsOf(second!)).toEqual({ temperature: 0.2, stop: ["END"], seed: 3, maxTokens: 500, reasoning: { effort: "low" } })
     }).pipe(Effect.provide(Testing.layer({
       script: [{ content: "a" }, { content: "b" }],
-      config: { maxTokens: 500, modelOptions: { temperature: 0.2, stop: ["END"], seed: 3, reasoning: { effort: "low" } } }
+      config: { modelOptions: { maxTokens: 500, temperature: 0.2, stop: ["END"], seed: 3, reasoning: { effort: "low" } } }
     }))))
 
-  it.effect("a bad option fails the turn with a InvalidConfig naming it, before any call; nothing is stored", () =>
+  it.effect("a bad option fails the turn with an InvalidConfig naming it, before any call; nothing is stored", () =>
     Effect.gen(function*() {
       const events = (yield* Testing.recordEvents).all
       const result = yield* (yield* AgentLoop).turn("s", "hi", { temperature: 3 })
@@ -69,14 +69,20 @@ describe("model options", () => {
       expect(negative.field).toBe("modelOptions.maxTokens")
       const empty = yield* Effect.flip(AgentLoopConfig.make({ model: "m", modelOptions: { stop: [""] } }))
       expect(empty.field).toBe("modelOptions.stop.0")
+      // the output limit is one model option: a top-level maxTokens is refused, not ignored
+      const moved = yield* Effect.flip(AgentLoopConfig.make({ model: "m", maxTokens: 500 }))
+      expect([moved.field, moved.message]).toEqual(["maxTokens", "maxTokens: the output limit is modelOptions.maxTokens"])
     }))
 
-  it.effect("sub-turns inherit the turn's options, under their own", () =>
+  it.effect("sub-turns inherit the turn's options, under their own; the output limit too: the config's, the turn's, the sub-turn's", () =>
     Effect.gen(function*() {
-      yield* (yield* AgentLoop).turn("s", "parent", { temperature: 0.1, reasoning: { effort: "high" } })
-      const child = (yield* Testing.requests).filter((request) => request.model === "child-model")
-      expect(child.map(optionsOf)).toEqual([{ temperature: 0.1, topP: 0.5, reasoning: { effort: "high" } }])
+      yield* (yield* AgentLoop).turn("s", "parent", { temperature: 0.1, reasoning: { effort: "high" }, maxTokens: 900 })
+      const requests = yield* Testing.requests
+      const child = requests.filter((request) => request.model === "child-model")
+      expect(child.map(optionsOf)).toEqual([{ maxTokens: 300, temperature: 0.1, topP: 0.5, reasoning: { effort: "high" } }])
+      expect(requests.filter((request) => request.model !== "child-model").map((request) => request.maxTokens)).toEqual([900, 900])
     }).pipe(Effect.provide(Testing.layer({
+      config: { modelOptions: { maxTokens: 500 } },
       tools: [Tool.make({
         name: "delegate",
         description: "spawns a sub-turn",
@@ -84,7 +90,7 @@ describe("model options", () => {
         execute: () =>
           Effect.gen(function*() {
             const turn = yield* CurrentTurn
-            return (yield* Effect.orDie(turn.spawnSubTurn({ model: "child-model", task: "sub", modelOptions: { topP: 0.5 } }))).status
+            return (yield* Effect.orDie(turn.spawnSubTurn({ model: "child-model", task: "sub", modelOptions: { topP: 0.5, maxTokens: 300 } }))).status
           })
       })],
       script: (request, index) =>

@@ -24,6 +24,7 @@ import * as SandboxNone from "../../layers/sandbox/SandboxNone.ts"
 import * as SessionStoreMemory from "../../layers/SessionStoreMemory.ts"
 import * as AgentLoopLive from "../../programs/AgentLoopLive.ts"
 import type { InvalidConfig } from "../../domain/errors.ts"
+import * as ModelOptions from "../../domain/ModelOptions.ts"
 import type { EventBus } from "../../services/EventBus.ts"
 import { Provider } from "../../services/Provider.ts"
 import * as ToolRegistryLive from "../../layers/ToolRegistry.ts"
@@ -160,13 +161,14 @@ export interface LayerOptions {
  * the loop's metrics are recorded from its event bus.
  */
 export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
+  // the registry's output limit, under the user's own (`--max-tokens`, the settings' modelOptions)
+  const modelOptions = ModelOptions.merge(settings.maxTokens === undefined ? undefined : { maxTokens: settings.maxTokens }, settings.modelOptions)
   const loop = AgentLoopLive.layer({
     model: settings.model,
     systemPrompt: settings.systemPrompt,
     ...(settings.maxIterations === undefined ? {} : { maxIterations: settings.maxIterations }),
     ...(settings.contextWindow === undefined ? {} : { contextWindow: settings.contextWindow }),
-    ...(settings.maxTokens === undefined ? {} : { maxTokens: settings.maxTokens }),
-    ...(settings.modelOptions === undefined ? {} : { modelOptions: settings.modelOptions }),
+    ...(modelOptions === undefined ? {} : { modelOptions }),
     ...(settings.prices === undefined ? {} : { prices: settings.prices }),
     ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages }),
     maxImageBytes: settings.maxImageBytes

@@ -54,7 +54,7 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Runni
   let truncationRetries = 0
   let transient: ReadonlyArray<Message.Message> = extra
   while (true) {
-    const built = buildRequest(engine, turn, ask, transient)
+    const built = buildRequest(turn, ask, transient)
     let request = built
     if (hooks.handles("beforeLLMRequest")) {
       const planned = yield* hooks.run("beforeLLMRequest", { context: RunningTurn.hookContext(turn), request })
@@ -136,19 +136,18 @@ const requestMessages = (turn: RunningTurn.RunningTurn, extra: ReadonlyArray<Mes
     ? turn.conversation.concat(extra)
     : turn.conversation.slice()
 
-/** Makes the request of this iteration: the conversation, with the tools (and the typed answer asked for). */
-const buildRequest = (engine: Engine, turn: RunningTurn.RunningTurn, ask: Ask, extra: ReadonlyArray<Message.Message>): ProviderRequest => {
-  const options = turn.modelOptions
-  const maxTokens = turn.start.maxTokens ?? options?.maxTokens ?? engine.config.maxTokens
-  return {
-    ...options,
-    model: turn.model,
-    messages: requestMessages(turn, extra),
-    tools: ask.tools,
-    ...(maxTokens === undefined ? {} : { maxTokens }),
-    ...(ask.output === undefined ? {} : { output: ask.output })
-  }
-}
+/**
+ * Makes the request of this iteration: the conversation, with the tools (and the typed answer
+ * asked for), under the turn's model options (its output limit among them: the config's, under
+ * the turn's own, under a sub-turn's, merged once when the turn is made).
+ */
+const buildRequest = (turn: RunningTurn.RunningTurn, ask: Ask, extra: ReadonlyArray<Message.Message>): ProviderRequest => ({
+  ...turn.modelOptions,
+  model: turn.model,
+  messages: requestMessages(turn, extra),
+  tools: ask.tools,
+  ...(ask.output === undefined ? {} : { output: ask.output })
+})
 
 /**
  * The request as the model may see it: for a model that does not accept images (see

@@ -50,7 +50,6 @@ export interface Start {
   readonly input: Content
   readonly systemPrompt: string | undefined
   readonly session: SessionPort
-  readonly maxTokens?: number | undefined
   /** A context budget in runes overriding the config's (sub-turns). */
   readonly contextBudget?: number | undefined
   /** At most this many messages are sent (sub-turns' ephemeral sessions). */

@@ -132,7 +132,6 @@ const runChild = Effect.fnUntraced(function*(spawning: Spawning, { described, su
     systemPrompt: subTurn.systemPrompt,
     session: ephemeralSession(limits.maxMessages),
     firstOfSession: false,
-    maxTokens: subTurn.maxTokens,
     contextBudget: contextBudget(subTurn.maxContextRunes, engine.config.contextWindow),
     maxMessages: limits.maxMessages
   }).pipe(
