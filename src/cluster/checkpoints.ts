@@ -17,7 +17,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { Checkpoint } from "../domain/Checkpoint.ts"
 import { TABLE as CLAIMS } from "./claims.ts"
 import * as Migrations from "./migrations.ts"
-import { retryTransientOrDie } from "../layers/connectionFailure.ts"
+import { retryTransientOrDie } from "../domain/connectionFailure.ts"
 
 const TABLE = "agent_loop_turn_checkpoints"
 

@@ -21,7 +21,7 @@ import { randomUUID } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Migrations from "./migrations.ts"
-import { retryTransientOrDie } from "../layers/connectionFailure.ts"
+import { retryTransientOrDie } from "../domain/connectionFailure.ts"
 
 /** The claims table. */
 export const TABLE = "agent_loop_turn_claims"

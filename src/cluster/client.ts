@@ -43,7 +43,7 @@ import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES } from "../domain/M
 import * as ModelOptions from "../domain/ModelOptions.ts"
 import { SUMMARY_TIMEOUT } from "../domain/SessionLog.ts"
 import type { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
-import { retryTransient } from "../layers/connectionFailure.ts"
+import { retryTransient } from "../domain/connectionFailure.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"

@@ -22,7 +22,7 @@ import type { ContentRejected } from "../domain/errors.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import type { SessionStoreShape } from "../services/SessionStore.ts"
 import * as Outcome from "./outcome.ts"
-import { retryTransientOrDie } from "../layers/connectionFailure.ts"
+import { retryTransientOrDie } from "../domain/connectionFailure.ts"
 
 /** How many finished turns a runner remembers, for requests delivered again after their entity was interrupted. */
 const REMEMBERED = 4096

@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
-import { retryTransientOrDie } from "../layers/connectionFailure.ts"
+import { retryTransientOrDie } from "../domain/connectionFailure.ts"
 
 /** One step of a table's history (`NNNN_name`), given the client. */
 type Step = (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>

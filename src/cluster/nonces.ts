@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { TABLE as CLAIMS } from "./claims.ts"
 import * as Migrations from "./migrations.ts"
-import { retryTransientOrDie } from "../layers/connectionFailure.ts"
+import { retryTransientOrDie } from "../domain/connectionFailure.ts"
 
 /** The nonces table. */
 export const TABLE = "agent_loop_request_nonces"

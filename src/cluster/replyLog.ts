@@ -16,7 +16,7 @@ import { Message } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import { sessionId } from "../layers/internal/sessionStoreSqlSchema.ts"
-import { retryTransient } from "../layers/connectionFailure.ts"
+import { retryTransient } from "../domain/connectionFailure.ts"
 
 /** Where a turn's committed entries are in its session's log, and which of its messages is the final answer. */
 export const LogRange = Schema.Struct({

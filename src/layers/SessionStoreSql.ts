@@ -40,7 +40,7 @@ import { type SessionInfo, SessionStore, type SessionStoreShape } from "../servi
 import * as NodeSqliteClient from "./sql/NodeSqliteClient.ts"
 import * as Fence from "./internal/sessionStoreSqlFence.ts"
 import { migrate, sessionId, writeTransaction } from "./internal/sessionStoreSqlSchema.ts"
-import { isTransient } from "./connectionFailure.ts"
+import { isTransient } from "../domain/connectionFailure.ts"
 
 /** Options of the SQL store. */
 export interface Options {

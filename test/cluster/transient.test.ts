@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import * as SqlError from "effect/sql/SqlError"
 import { TestClock } from "effect/testing"
-import { isTransient, retryTransient, sqlState } from "../../src/layers/connectionFailure.ts"
+import { isTransient, retryTransient, sqlState } from "../../src/domain/connectionFailure.ts"
 import { SessionStoreError } from "../../src/domain/errors.ts"
 
 /** An error as the Postgres driver reports a server error: its SQLSTATE on the cause. */

@@ -4,7 +4,7 @@
  * the chains it must walk safely (an `AggregateError` of attempts, a cycle).
  */
 import { describe, expect, it } from "vitest"
-import { connectionFailure, targetOfUrl } from "../../src/layers/connectionFailure.ts"
+import { connectionFailure, targetOfUrl } from "../../src/domain/connectionFailure.ts"
 
 const systemError = (code: string, fields: Record<string, unknown> = {}) => Object.assign(new Error(`${code} happened`), { code, ...fields })
 

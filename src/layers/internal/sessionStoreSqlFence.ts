@@ -16,7 +16,7 @@ import { SessionFenced, SessionStoreError } from "../../domain/errors.ts"
 import * as SessionLog from "../../domain/SessionLog.ts"
 import type { SessionFencing, Ticket } from "../../services/SessionFencing.ts"
 import { sessionId } from "./sessionStoreSqlSchema.ts"
-import { isTransient } from "../connectionFailure.ts"
+import { isTransient } from "../../domain/connectionFailure.ts"
 
 const decodeEntry = Schema.decodeUnknownOption(Schema.fromJsonString(SessionLog.SessionEntry))
 
