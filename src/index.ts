@@ -67,17 +67,17 @@ export {
   type Subscription
 } from "./services/EventBus.ts"
 export {
-  type Before as FileBefore,
+  type FileBefore,
   type FileChange,
   FileHistory,
   FileHistoryError,
   type FileHistoryShape,
   NothingToUndo,
-  type Refused as UndoRefused,
-  type TurnChanges,
+  type TurnFileChanges,
+  type UndoRefused,
   type UndoResult
 } from "./services/FileHistory.ts"
-export { type HookInfo, Hooks, type HooksShape, type Named, type Outcome as HookOutcome, type RunPoint } from "./services/Hooks.ts"
+export { type HookInfo, type HookOutcome, Hooks, type HooksShape, type Named, type RunPoint } from "./services/Hooks.ts"
 export { LoopConfig } from "./services/LoopConfig.ts"
 export { type ChatReply, Provider, type ProviderShape, type WholeReply } from "./services/Provider.ts"
 export {
@@ -93,7 +93,7 @@ export {
   type SandboxStatus
 } from "./services/Sandbox.ts"
 export { Secrets, type SecretsShape } from "./services/Secrets.ts"
-export { CommitTicket, type CommittedTurn, type SessionFencing, type Ticket as CommitTicketShape } from "./services/SessionFencing.ts"
+export { CommitTicket, type CommitTicketShape, type CommittedTurn, type SessionFencing } from "./services/SessionFencing.ts"
 export { type SessionInfo, SessionStore, type SessionStoreShape } from "./services/SessionStore.ts"
 export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts"
 export { type PathRule, type PathRuleVerdict, Workspace, type WorkspaceShape } from "./services/Workspace.ts"

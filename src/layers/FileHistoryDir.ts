@@ -31,8 +31,8 @@ import {
   FileHistoryError,
   type FileHistoryShape,
   NothingToUndo,
-  type Refused,
-  type TurnChanges
+  type TurnFileChanges,
+  type UndoRefused
 } from "../services/FileHistory.ts"
 import { kindIn, openDirectory, openFile, readAt, replaceFrom } from "../tools/confined.ts"
 import { fileName } from "./internal/sessionStoreJsonlNames.ts"
@@ -193,7 +193,7 @@ export const make = (options: FileHistoryDirOptions): Effect.Effect<FileHistoryS
 
     const turns = (key: string) =>
       Effect.map(load(key), (all) =>
-        all.map(({ manifest }): TurnChanges => ({
+        all.map(({ manifest }): TurnFileChanges => ({
           turnId: manifest.turnId,
           startedAt: manifest.startedAt,
           files: manifest.files.map((file) => file.path)
@@ -203,8 +203,8 @@ export const make = (options: FileHistoryDirOptions): Effect.Effect<FileHistoryS
     const restore = (dir: string, file: Manifest["files"][number]) =>
       Effect.scoped(Effect.gen(function*() {
         const shown = nodePath.relative(file.root, file.path) || file.path
-        const refuse = (reason: string): Effect.Effect<Option.Option<Refused>> => Effect.succeed(Option.some({ path: file.path, reason }))
-        const done = Effect.succeed(Option.none<Refused>())
+        const refuse = (reason: string): Effect.Effect<Option.Option<UndoRefused>> => Effect.succeed(Option.some({ path: file.path, reason }))
+        const done = Effect.succeed(Option.none<UndoRefused>())
         const parent = yield* openDirectory(file.root, nodePath.dirname(file.path), shown).pipe(Effect.option)
         const name = nodePath.basename(file.path)
         const kind = Option.isSome(parent) ? yield* kindIn(parent.value, name, shown).pipe(Effect.orElseSucceed(() => Option.none())) : Option.none()
@@ -225,7 +225,7 @@ export const make = (options: FileHistoryDirOptions): Effect.Effect<FileHistoryS
         const bytes = yield* io(`cannot read ${blob}`, () => fsp.readFile(blob)).pipe(Effect.option)
         if (Option.isNone(bytes) || sha256(bytes.value) !== file.before.sha256) return yield* refuse("its kept content is missing or damaged")
         const written = yield* replaceFrom(opened.value, shown, 0, bytes.value).pipe(Effect.option)
-        return Option.isSome(written) ? Option.none<Refused>() : Option.some({ path: file.path, reason: "it could not be written" })
+        return Option.isSome(written) ? Option.none<UndoRefused>() : Option.some({ path: file.path, reason: "it could not be written" })
       }))
 
     const undo = (key: string, turnId?: string) =>
@@ -246,7 +246,7 @@ export const make = (options: FileHistoryDirOptions): Effect.Effect<FileHistoryS
           return yield* Effect.fail(new NothingToUndo({ message: `turn ${manifest.turnId} cannot be undone: ${manifest.incomplete}` }))
         }
         const restored: Array<string> = []
-        const refused: Array<Refused> = []
+        const refused: Array<UndoRefused> = []
         for (const file of manifest.files) {
           const outcome = yield* restore(turn.dir, file)
           if (Option.isSome(outcome)) refused.push(outcome.value)

@@ -26,7 +26,7 @@ import { readCause, show } from "../domain/causeMessage.ts"
 import * as AgentEvent from "../domain/Event.ts"
 import * as Hook from "../domain/Hook.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"
-import { Hooks, type HookInfo, type HooksShape, type Named, type Outcome, type RunPoint } from "../services/Hooks.ts"
+import { Hooks, type HookInfo, type HookOutcome, type HooksShape, type Named, type RunPoint } from "../services/Hooks.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { cleanDecision, pointNames, type PointRule, points, type TextRules } from "./internal/hookPoints.ts"
@@ -126,7 +126,7 @@ export const make: Effect.Effect<HooksShape, never, LoopConfig | EventBus> = Eff
     Effect.tap(runHandler(point, timeout, call), (ran) =>
       ran._tag === "Failed" ? reportFailure(entry, point, context, ran.message) : Effect.void)
 
-  const run = <K extends RunPoint>(point: K, input: Hook.InputOf<K>): Effect.Effect<Outcome<K>> => {
+  const run = <K extends RunPoint>(point: K, input: Hook.InputOf<K>): Effect.Effect<HookOutcome<K>> => {
     const list = handling[point]
     if (list.length === 0) return Effect.succeed({ _tag: "Continue", input })
     const rule = points[point] as PointRule<K>

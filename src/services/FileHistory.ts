@@ -26,7 +26,7 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
 /** What a file held before a tool changed it. */
-export type Before =
+export type FileBefore =
   | { readonly _tag: "Absent" }
   | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
   /** Larger than the history may keep (`maxFileBytes`): the turn can no longer be undone. */
@@ -40,13 +40,13 @@ export interface FileChange {
   readonly root: string
   /** The canonical absolute path of the file, inside `root`. */
   readonly path: string
-  readonly before: Before
+  readonly before: FileBefore
   /** The bytes the file will hold afterwards: undo checks the file still holds them. */
   readonly after: Uint8Array
 }
 
 /** A file undo left alone, and why (it changed since, or it is no longer a regular file). */
-export interface Refused {
+export interface UndoRefused {
   readonly path: string
   readonly reason: string
 }
@@ -57,11 +57,11 @@ export interface UndoResult {
   /** Files put back as they were before the turn (created ones removed). */
   readonly restored: ReadonlyArray<string>
   /** Files left as they are. */
-  readonly refused: ReadonlyArray<Refused>
+  readonly refused: ReadonlyArray<UndoRefused>
 }
 
 /** A turn whose changes can be undone. */
-export interface TurnChanges {
+export interface TurnFileChanges {
   readonly turnId: string
   /** When its first change was kept (epoch milliseconds). */
   readonly startedAt: number
@@ -86,7 +86,7 @@ export interface FileHistoryShape {
   /** Keeps `change.before` before the tool writes. A failure fails the tool call, which then changes nothing. */
   readonly record: (change: FileChange) => Effect.Effect<void, FileHistoryError>
   /** The session's turns that can be undone, oldest first. */
-  readonly turns: (sessionKey: string) => Effect.Effect<ReadonlyArray<TurnChanges>, FileHistoryError>
+  readonly turns: (sessionKey: string) => Effect.Effect<ReadonlyArray<TurnFileChanges>, FileHistoryError>
   /**
    * Restores the files the turn (the session's last one with changes, when `turnId` is absent)
    * changed, except those changed since; the turn is then forgotten.

@@ -37,7 +37,7 @@ export type RunPoint = Exclude<Point, "onEvent" | "approveTool">
  * The combined outcome of a point: the input as the handlers left it, with the names of the hooks
  * whose changes (`Modify`, `Patch`) were applied, in order; or the decision that ended it.
  */
-export type Outcome<K extends RunPoint> =
+export type HookOutcome<K extends RunPoint> =
   | { readonly _tag: "Continue"; readonly input: InputOf<K>; readonly changedBy?: ReadonlyArray<string> }
   | Named<StopOf<K>>
 
@@ -53,7 +53,7 @@ export interface HooksShape {
    */
   readonly handles: (point: Point) => boolean
   /** Runs the handlers of `point` on `input`, in priority order, and combines their decisions. */
-  readonly run: <K extends RunPoint>(point: K, input: InputOf<K>) => Effect.Effect<Outcome<K>>
+  readonly run: <K extends RunPoint>(point: K, input: InputOf<K>) => Effect.Effect<HookOutcome<K>>
   /** Only for tools that require approval; no approver means deny unless `autoApprove`; timeout denies. */
   readonly approveTool: (input: InputOf<"approveTool">) => Effect.Effect<Approve | Named<Deny>>
 }

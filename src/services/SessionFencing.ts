@@ -15,7 +15,7 @@ import type { SessionStoreError } from "../domain/errors.ts"
 import type { SessionEntry } from "../domain/SessionLog.ts"
 
 /** What the commits of the current fiber carry: the owner's epoch, and the request the turn answers. */
-export interface Ticket {
+export interface CommitTicketShape {
   /** The session's ownership epoch the committing runner holds. */
   readonly epoch: number
   /** The cluster request the turn answers; its commits are recorded under it. */
@@ -26,7 +26,7 @@ export interface Ticket {
  * The ticket of the current fiber's commits; none by default (commits are not fenced). Set by the
  * cluster's session entity around the turns it runs.
  */
-export class CommitTicket extends Context.Reference<Ticket | undefined>("effect-agent-loop/CommitTicket", {
+export class CommitTicket extends Context.Reference<CommitTicketShape | undefined>("effect-agent-loop/CommitTicket", {
   defaultValue: () => undefined
 }) {}
 

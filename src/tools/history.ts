@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ToolError } from "../domain/errors.ts"
 import type { ToolContext } from "../domain/Tool.ts"
-import { type Before, FileHistory } from "../services/FileHistory.ts"
+import { type FileBefore, FileHistory } from "../services/FileHistory.ts"
 import { type OpenFile, readAt } from "./confined.ts"
 
 /**
@@ -27,7 +27,7 @@ export const keepForUndo = (
     const history = yield* Effect.serviceOption(FileHistory)
     if (Option.isNone(history)) return
     const { maxFileBytes } = history.value
-    let before: Before
+    let before: FileBefore
     if (Option.isNone(file)) before = { _tag: "Absent" }
     else if (file.value.size > maxFileBytes) before = { _tag: "TooLarge", size: file.value.size }
     else before = { _tag: "Bytes", bytes: known ?? (yield* readAt(file.value, input, 0, file.value.size)) }

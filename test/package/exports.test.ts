@@ -294,7 +294,7 @@ const TOP_TYPES: ReadonlyArray<string> = [
   "ProviderError", "ProviderShape", "ReadFileOptions", "RunPoint", "SandboxErrorReason", "SandboxKind",
   "SandboxOutcome", "SandboxRequest", "SandboxReview", "SandboxShape", "SandboxStatus", "SandboxedCommand",
   "SecretsShape", "SessionFencing", "SessionInfo", "SessionStoreShape", "SubscribeOptions", "Subscription",
-  "ToolRegistryShape", "TurnChanges", "TurnOptions", "TypedTurnResult", "UndoRefused", "UndoResult",
+  "ToolRegistryShape", "TurnFileChanges", "TurnOptions", "TypedTurnResult", "UndoRefused", "UndoResult",
   "WebFetchOptions", "WholeReply", "WorkspaceShape", "WriteFileOptions"
 ]
 

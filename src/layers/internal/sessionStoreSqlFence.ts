@@ -14,7 +14,7 @@ import * as Schema from "effect/Schema"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { SessionFenced, SessionStoreError } from "../../domain/errors.ts"
 import * as SessionLog from "../../domain/SessionLog.ts"
-import type { SessionFencing, Ticket } from "../../services/SessionFencing.ts"
+import type { SessionFencing, CommitTicketShape } from "../../services/SessionFencing.ts"
 import { sessionId } from "./sessionStoreSqlSchema.ts"
 import { isTransient } from "../../domain/connectionFailure.ts"
 
@@ -27,7 +27,7 @@ const failure = (key: string, doing: string) => (cause: { readonly message: stri
  * Inside an append's transaction, after the session's row is locked: fails with `SessionFenced`
  * unless the ticket's epoch is the session's current one.
  */
-export const check = (sql: SqlClient.SqlClient, key: string, ticket: Ticket) =>
+export const check = (sql: SqlClient.SqlClient, key: string, ticket: CommitTicketShape) =>
   Effect.gen(function*() {
     const id = sessionId(key)
     const rows = yield* sql.onDialectOrElse({
@@ -46,7 +46,7 @@ export const check = (sql: SqlClient.SqlClient, key: string, ticket: Ticket) =>
   })
 
 /** Inside an append's transaction: records the entries `first` up to `end` under the ticket's request. */
-export const record = (sql: SqlClient.SqlClient, key: string, ticket: Ticket, first: number, end: number, now: number) =>
+export const record = (sql: SqlClient.SqlClient, key: string, ticket: CommitTicketShape, first: number, end: number, now: number) =>
   ticket.requestId === undefined ? Effect.void : sql`
     INSERT INTO agent_loop_turn_commits (request_id, session_id, first_seq, end_seq, committed_at)
     VALUES (${ticket.requestId}, ${sessionId(key)}, ${first}, ${end}, ${now})
