@@ -43,7 +43,7 @@ import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES } from "../domain/M
 import * as ModelOptions from "../domain/ModelOptions.ts"
 import { SUMMARY_TIMEOUT } from "../domain/SessionLog.ts"
 import type { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
-import { retryTransient } from "../domain/connectionFailure.ts"
+import { neverSent, retryTransient, transientSchedule } from "../domain/connectionFailure.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"
@@ -177,7 +177,12 @@ export const make = (options: ClientOptions = {}) =>
           ...(turnOptions.tools === undefined ? {} : { tools: turnOptions.tools }),
           input
         }
-        const outcome = yield* Effect.exit(Effect.flatMap(signed(secret, "Turn", sessionKey, payload), clientFor(sessionKey).Turn))
+        const request = yield* signed(secret, "Turn", sessionKey, payload)
+        // the cluster's database was down before the request could be stored: it was not, so it is stored again
+        const outcome = yield* Effect.exit(Effect.retry(clientFor(sessionKey).Turn(request), {
+          while: (error) => error._tag === "PersistenceError" && neverSent(error),
+          schedule: transientSchedule()
+        }))
         if (Exit.isFailure(outcome)) {
           const refused = Cause.findErrorOption(outcome.cause)
           if (refused._tag === "Some" && refused.value._tag === "ContentRejected") return yield* refused.value

@@ -218,3 +218,20 @@ export const retryTransient = <A, E, R>(effect: Effect.Effect<A, E, R>, options:
  */
 export const retryTransientOrDie = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> =>
   Effect.orDie(retryTransient(effect))
+
+/**
+ * Whether a transient failure happened before the statement could reach the database: no
+ * connection was made (refused, a DNS lookup that failed for now, `57P03` starting up, `53300` too
+ * many connections, the driver's failure to connect). Such a call did nothing, so even a write that
+ * is not idempotent may be made again; a connection lost under a statement is not this (it may
+ * have been applied).
+ */
+export const neverSent = (error: unknown): boolean => {
+  if (!isTransient(error)) return false
+  for (const node of chainOf(error)) {
+    const code = text(node["code"])
+    if (code === "ECONNREFUSED" || code === "EAI_AGAIN" || code === "57P03" || code === "53300") return true
+    if (node["_tag"] === "ConnectionError" && node["operation"] === "connect") return true
+  }
+  return false
+}

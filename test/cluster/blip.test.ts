@@ -71,4 +71,33 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("the cluster through a database
     // the blip is survived: every turn completes
     expect(told.filter((turn) => turn.status !== "completed")).toEqual([])
   }, 300_000)
+
+  it("turns sent while the database is down: each client is told what the log holds, and the turns complete once it is back", async () => {
+    const turns = Array.from({ length: 8 }, (_, i) => ({ session: `down-${i}`, input: `tools m${i}` }))
+    const noticed = () => cluster.runners.map((runner) => (runner.output().match(/Could not read messages from storage/g) ?? []).length).reduce((a, b) => a + b, 0)
+    let running: Promise<ReadonlyArray<{ status: string; error?: string | undefined; messages: ReadonlyArray<Message.Message> }>> | undefined
+    let settled = 0
+    await cluster.pg.restart({
+      whileDown: async () => {
+        const before = noticed()
+        running = Promise.all(turns.map(({ input, session }) =>
+          runtime.runPromise(Effect.gen(function*() {
+            return yield* (yield* AgentLoop).turn(session, input)
+          })).finally(() => settled++)
+        ))
+        // down long enough for the runners to meet it, or for a client to give up
+        await waitUntil("the runners to find the database down", () => noticed() > before || settled > 0, 60_000)
+      }
+    })
+    const results = await running!
+    const calls = ran()
+    for (const [i, { input, session }] of turns.entries()) {
+      const result = results[i]!
+      const logged = (await inputs(session)).filter((text) => text === input).length
+      const toldStored = result.messages.some((message) => message.role === "user" && Message.textOf(message.content) === input)
+      expect({ session, status: result.status, error: result.error, logged }).toEqual({ session, status: result.status, error: result.error, logged: toldStored ? 1 : 0 })
+      expect(calls.filter((line) => line === `record m${i}`).length).toBeLessThanOrEqual(1)
+    }
+    expect(results.map((result, i) => ({ session: turns[i]!.session, status: result.status, error: result.error })).filter((turn) => turn.status !== "completed")).toEqual([])
+  }, 300_000)
 })

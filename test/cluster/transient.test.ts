@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import * as SqlError from "effect/sql/SqlError"
 import { TestClock } from "effect/testing"
-import { isTransient, retryTransient, sqlState } from "../../src/domain/connectionFailure.ts"
+import { isTransient, neverSent, retryTransient, sqlState } from "../../src/domain/connectionFailure.ts"
 import { SessionStoreError } from "../../src/domain/errors.ts"
 
 /** An error as the Postgres driver reports a server error: its SQLSTATE on the cause. */
@@ -41,6 +41,14 @@ describe("isTransient", () => {
     expect(isTransient(Object.assign(new Error("getaddrinfo ENOTFOUND db"), { code: "ENOTFOUND" }))).toBe(false)
     expect(isTransient(new SessionStoreError({ sessionKey: "s", message: "line 2 is corrupt" }))).toBe(false)
     expect(isTransient("a string")).toBe(false)
+  })
+
+  it("neverSent: a failure before any statement reached the database (no connection made), not one under a statement", () => {
+    expect(neverSent(refused)).toBe(true)
+    expect(neverSent(server("57P03"))).toBe(true)
+    expect(neverSent(closed)).toBe(false)
+    expect(neverSent(server("57P01"))).toBe(false)
+    expect(neverSent(server("28P01", "AuthenticationError"))).toBe(false)
   })
 
   it("sqlState reads the server's code", () => {

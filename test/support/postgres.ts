@@ -137,7 +137,13 @@ export interface PostgresServer {
    * `57P01`), the server stops and starts again on the same port and data; resolves once it
    * accepts connections again.
    */
-  readonly restart: () => Promise<void>
+  readonly restart: (options?: RestartOptions) => Promise<void>
+}
+
+/** How `restart` goes. */
+export interface RestartOptions {
+  /** Runs once the server has stopped, before it starts again: the database is down meanwhile. */
+  readonly whileDown?: () => Promise<void>
 }
 
 /** Starting or talking to the server went wrong; `log` is the server's own log so far. */
@@ -181,7 +187,10 @@ start
 exec 3<&-
 while :; do
   wait "$pid"
-  if [ -e "$dir/restart" ] && [ ! -e "$dir/stopping" ]; then rm -f "$dir/restart"; start; else break; fi
+  if [ -e "$dir/restart" ] && [ ! -e "$dir/stopping" ]; then
+    while [ -e "$dir/hold" ] && [ ! -e "$dir/stopping" ]; do sleep 0.05; done
+    rm -f "$dir/restart"; start
+  else break; fi
 done
 : >"$dir/exited"
 wait
@@ -304,11 +313,26 @@ const serverFor = (bin: string, dir: string, port: number, child: ChildProcess):
     }).then(() => fs.rmSync(dir, { recursive: true, force: true }))
     return stopped
   }
-  const restart = async () => {
+  const restart = async (options: RestartOptions = {}) => {
     const pidFile = path.join(dir, "data", "postmaster.pid")
     const before = readIfExists(pidFile).split("\n")[0]?.trim()
+    const hold = path.join(dir, "hold")
+    if (options.whileDown !== undefined) fs.writeFileSync(hold, "")
     fs.writeFileSync(path.join(dir, "restart"), "")
     process.kill(Number(readIfExists(path.join(dir, "server.pid")).trim()), "SIGINT")
+    if (options.whileDown !== undefined) {
+      try {
+        const down = Date.now() + 60_000
+        // stopped: its pid file is gone, and it accepts no connection
+        while (fs.existsSync(pidFile) || (await canConnect(port))) {
+          if (Date.now() > down) throw new PostgresHarnessError("postgres did not stop for a restart", readIfExists(path.join(dir, "server.log")))
+          await delay(20)
+        }
+        await options.whileDown()
+      } finally {
+        fs.rmSync(hold, { force: true })
+      }
+    }
     const deadline = Date.now() + 60_000
     while (Date.now() < deadline) {
       const pid = readIfExists(pidFile).split("\n")
