@@ -85,7 +85,8 @@ export interface EventBusShape {
   readonly publish: (event: AgentEvent) => Effect.Effect<void>
   /**
    * `publish` as a plain function, for a caller that is already inside an effect (an engine
-   * emitting from `Effect.sync`): it saves an effect per event. Never throws.
+   * emitting from `Effect.sync`): it saves an effect per event, which the loop's steps, publishing
+   * one event per streamed delta, need (DESIGN §11 measures it). Delivers at once; never throws.
    */
   readonly publishUnsafe: (event: AgentEvent) => void
   /** A subscription for the life of the scope. */

@@ -28,7 +28,10 @@ import type { Usage } from "../domain/Usage.ts"
  */
 export interface ProviderShape {
   readonly stream: (request: ProviderRequest) => Stream.Stream<ProviderChunk, ProviderError>
-  /** The reply in full, or as a stream when it is not whole after all (paced, broken off). */
+  /**
+   * The reply in full, or as a stream when it is not whole after all (paced, broken off): the
+   * loop then takes it without running a stream per call (DESIGN §11 measures it).
+   */
   readonly whole?: ((request: ProviderRequest) => Effect.Effect<WholeReply, ProviderError>) | undefined
   /**
    * The model this provider is bound to, when it is bound to one (an `effect/ai` `Model` names
