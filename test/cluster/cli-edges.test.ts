@@ -125,6 +125,27 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("serve and run --cluster at the
     expect(await connections()).toBeLessThanOrEqual(POOL)
   }, 60_000)
 
+  it("/healthz says 503 while the cluster's database is down, 200 once it is back, and a turn then reaches the runner", async () => {
+    const health = async () => {
+      const response = await fetch(`http://127.0.0.1:${httpPort}/healthz`, { signal: AbortSignal.timeout(10_000) })
+      return { status: response.status, body: await response.json() as { healthy: boolean; lockStorage: { healthy: boolean; error?: string } } }
+    }
+    expect((await health()).status).toBe(200)
+    await pg.restart({
+      whileDown: async () => {
+        const down = await health()
+        expect(down.status).toBe(503)
+        expect(down.body.healthy).toBe(false)
+        expect(down.body.lockStorage.healthy).toBe(false)
+        expect(down.body.lockStorage.error).toBeDefined()
+      }
+    })
+    await waitUntil("the runner to be healthy again", async () => (await health()).status === 200, 60_000)
+    const after = await runCli(["run", "--cluster", pg.url(), "--cluster-secret-file", secretFile, "--session", "after-blip", "--output-format", "json", demoPrompt], { env })
+    // the runner takes the turn to its model (whose cassette the earlier turn used up when this runs after it)
+    expect(after.code === 0 || /ReplayMismatch: .* call #\d+ is extra/.test(after.stderr), after.stderr).toBe(true)
+  }, 120_000)
+
   it("with no runner up, run --cluster fails by its deadline saying so", async () => {
     await pg.createDatabase("no_runners")
     const result = await runCli(["run", "--cluster", pg.url("no_runners"), "--cluster-wait", "2", "--session", "alone", "hello"], { env })
