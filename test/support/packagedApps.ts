@@ -81,7 +81,7 @@ export const ESM_REQUIRE_BANNER = "import { createRequire } from 'node:module'; 
  */
 export const typedConsumer = `
 import { Effect, Layer, Schema } from "effect"
-import { AgentLoop, AgentLoopLive, Scripted, SessionStoreMemory, Tool, ToolRegistryLive, type TurnResult, type TurnStatus } from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, Scripted, SessionStoreMemory, Tool, ToolRegistryLive, type Turn } from "effect-agent-loop"
 
 const add = Tool.make({
   name: "add",
@@ -91,7 +91,7 @@ const add = Tool.make({
   execute: ({ a, b }) => Effect.succeed(String(a + b))
 })
 
-const program: Effect.Effect<TurnResult, never, AgentLoop> = Effect.gen(function*() {
+const program: Effect.Effect<Turn.TurnResult, never, AgentLoop> = Effect.gen(function*() {
   const loop = yield* AgentLoop
   // @ts-expect-error a session key is a string
   loop.turn(42, "x")
@@ -107,9 +107,9 @@ const app = AgentLoopLive.layer({ model: "scripted" }).pipe(
 )
 
 const result = await Effect.runPromise(program.pipe(Effect.provide(app)))
-const status: TurnStatus = result.status
+const status: Turn.TurnStatus = result.status
 // @ts-expect-error not a status
-const wrong: TurnStatus = "done"
+const wrong: Turn.TurnStatus = "done"
 console.log(JSON.stringify({ status, wrong, answer: result.finalMessage?.content, tool: result.messages.find((message) => message.role === "tool")?.content }))
 `
 
