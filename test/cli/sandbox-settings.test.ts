@@ -108,7 +108,7 @@ describe("sandbox policy inputs", () => {
     Effect.gen(function*() {
       const home = tempDir("sandbox-policy-")
       const workspace = path.join(home, "ws")
-      for (const file of ["ws/.env", "ws/app/.env", "ws/keys/a.pem", "ws/src/main.ts", "ws/secrets/x"]) {
+      for (const file of ["ws/.env", "ws/app/.env", "ws/keys/a.pem", "ws/src/main.ts", "ws/secrets/x", "ws/private/y"]) {
         fs.mkdirSync(path.dirname(path.join(home, file)), { recursive: true })
         fs.writeFileSync(path.join(home, file), "x")
       }
@@ -116,7 +116,7 @@ describe("sandbox policy inputs", () => {
         workspace,
         home,
         rules: rules({
-          deny: ["Read(.env)", "Read(**/*.pem)", "Read(./secrets/**)", "Read(~/.aws/**)", "Edit(src/**)", "WebFetch(domain:evil.com)"],
+          deny: ["Read(.env)", "Read(**/*.pem)", "Read(./secrets/**)", "glob(./private/**)", "Read(~/.aws/**)", "Edit(src/**)", "WebFetch(domain:evil.com)"],
           allow: ["WebFetch(domain:docs.example.com)", "WebFetch(domain:evil.com)", "WebFetch", "Read(src/**)", "WebFetch(domain:0x7f.1)"]
         }),
         sandbox: SandboxSettings.choose([source({
@@ -125,7 +125,7 @@ describe("sandbox policy inputs", () => {
         })], undefined)
       })
       expect([...inputs.denyRead].sort()).toEqual(
-        [".env", "app/.env", "keys/a.pem", "secrets"].map((p) => path.join(workspace, p)).concat([path.join(home, ".aws"), path.join(home, "notes")]).sort()
+        [".env", "app/.env", "keys/a.pem", "secrets", "private"].map((p) => path.join(workspace, p)).concat([path.join(home, ".aws"), path.join(home, "notes")]).sort()
       )
       expect(inputs.denyWrite).toEqual([path.join(workspace, "src"), "/etc/x"])
       expect(inputs.allowWrite).toEqual([path.join(home, "shared")])

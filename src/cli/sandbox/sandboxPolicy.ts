@@ -127,7 +127,7 @@ export const compile = (options: {
       }
       return paths
     }
-    const denyRead = unique([...await fromRules(["read_file", "grep", "list_dir"]), ...await fromSetting(sandbox.denyRead)])
+    const denyRead = unique([...await fromRules(["read_file", "grep", "glob", "list_dir"]), ...await fromSetting(sandbox.denyRead)])
     const denyWrite = unique([...await fromRules(["write_file", "edit_file"]), ...await fromSetting(sandbox.denyWrite)])
     const allowWrite: Array<string> = []
     for (const entry of sandbox.allowWrite) {

@@ -12,6 +12,7 @@ export const CLAUDE_NAMES: Readonly<Record<string, string>> = {
   edit_file: "Edit",
   grep: "Grep",
   list_dir: "LS",
+  glob: "Glob",
   web_fetch: "WebFetch"
 }
 
