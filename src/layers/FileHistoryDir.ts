@@ -50,9 +50,9 @@ export const DEFAULT_MAX_TURNS_PER_SESSION = 100
 export interface FileHistoryDirOptions {
   /** The directory of the history; created (0700) when missing. */
   readonly directory: string
-  /** The most bytes of previous content kept per session. Default 64 MiB (`DEFAULT_MAX_BYTES_PER_SESSION`). */
+  /** The most bytes of previous content kept per session. Default 64 MiB. */
   readonly maxBytesPerSession?: number
-  /** The most turns kept per session, oldest dropped first. Default 100 (`DEFAULT_MAX_TURNS_PER_SESSION`). */
+  /** The most turns kept per session, oldest dropped first. Default 100. */
   readonly maxTurnsPerSession?: number
 }
 

@@ -33,7 +33,7 @@ import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 export interface EditFileOptions {
   /** Larger files are refused (the whole file is held in memory). Default 10 MiB. */
   readonly maxFileBytes?: number
-  /** How long one call may take. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
+  /** How long one call may take. Default 30 seconds. */
   readonly timeout?: Duration.Input
   /**
    * More protected locations, relative to the workspace root, besides `PROTECTED_LOCATIONS`: a

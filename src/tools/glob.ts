@@ -29,7 +29,7 @@ import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 export interface GlobOptions {
   /** Most paths in one result. Default 100. */
   readonly maxResults?: number
-  /** How long one call may take. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
+  /** How long one call may take. Default 30 seconds. */
   readonly timeout?: Duration.Input
 }
 

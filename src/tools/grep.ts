@@ -40,7 +40,7 @@ export interface GrepOptions {
   readonly maxLineLength?: number
   /** How long matching one file may take before the pattern is given up on. Default 5 seconds. */
   readonly matchTimeout?: Duration.Input
-  /** How long one call may take in all. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
+  /** How long one call may take in all. Default 30 seconds. */
   readonly timeout?: Duration.Input
   /**
    * The ripgrep executable that picks the files to read: a path, or `false` for the built-in search

@@ -26,7 +26,7 @@ export interface ListDirOptions {
   readonly defaultDepth?: number
   /** Upper bound of `max_depth`. Default 10. */
   readonly maxDepth?: number
-  /** How long one call may take. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
+  /** How long one call may take. Default 30 seconds. */
   readonly timeout?: Duration.Input
 }
 

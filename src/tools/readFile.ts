@@ -24,7 +24,7 @@ import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 export interface ReadFileOptions {
   /** Most bytes of numbered output returned by one call. Default 256 KiB. */
   readonly maxBytes?: number
-  /** How long one call may take. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
+  /** How long one call may take. Default 30 seconds. */
   readonly timeout?: Duration.Input
 }
 

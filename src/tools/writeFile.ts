@@ -28,7 +28,7 @@ import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 
 /** Limits of `write_file`. */
 export interface WriteFileOptions {
-  /** How long one call may take. Default `DEFAULT_FILE_TOOL_TIMEOUT`. */
+  /** How long one call may take. Default 30 seconds. */
   readonly timeout?: Duration.Input
   /**
    * More protected locations, relative to the workspace root, besides `PROTECTED_LOCATIONS`: a
