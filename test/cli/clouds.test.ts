@@ -52,7 +52,7 @@ describe.concurrent("Azure OpenAI through the CLI", () => {
     // 2100 × $0.40/M + 50 × $1.60/M = $0.00092
     expect(lastLine(result.stderr)).toMatch(/^── completed · 2 iterations · 2,100 in · 50 out tokens · \$0\.0009 · /)
     expect(result.stderr).not.toContain(KEY)
-  }, 60_000)
+  })
 
   it("the endpoint from AZURE_OPENAI_ENDPOINT, the v1 URL without a version; a missing key or endpoint is one line naming what to set", async (context) => {
     const KEY = "azure-cli-key-abcdef0123"
@@ -76,7 +76,7 @@ describe.concurrent("Azure OpenAI through the CLI", () => {
       "agent-loop: --provider azure-responses needs its URL: pass --base-url, set \"baseUrl\" in a settings file, or export AZURE_OPENAI_ENDPOINT\n"
     ])
     expect(server.requests).toHaveLength(3)
-  }, 60_000)
+  })
 
   it("an Entra ID token from AZURE_OPENAI_AD_TOKEN goes as a bearer token", async (context) => {
     const TOKEN = "eyJ0eXAi.entra-cli-token"
@@ -96,7 +96,7 @@ describe.concurrent("Azure OpenAI through the CLI", () => {
     expect(refused.code).toBe(1)
     expect(lastLine(refused.stderr)).toBe("agent-loop: ProviderRejected: no token")
     expect(server.requests).toHaveLength(3)
-  }, 60_000)
+  })
 })
 
 describe.concurrent("Amazon Bedrock through the CLI", () => {
@@ -137,7 +137,7 @@ describe.concurrent("Amazon Bedrock through the CLI", () => {
     const replayed = await runCli(["run", "--replay", cassette, "--workspace", workspace, "--ephemeral", "When is the launch?"], { env: isolatedEnv(home) })
     expect([replayed.code, replayed.stdout]).toEqual([0, "Tuesday.\n"])
     expect(fs.readFileSync(cassette, "utf8")).not.toContain(CREDENTIALS.secretAccessKey)
-  }, 60_000)
+  })
 
   it("throttling mid-stream is retried; without a region the CLI says which variable to set; a Bedrock API key needs no AWS keys", async (context) => {
     const server = await startBedrock((request, index) =>
@@ -156,7 +156,7 @@ describe.concurrent("Amazon Bedrock through the CLI", () => {
     expect(result.stderr).toMatch(/retry/i)
     const noRegion = await runCli(["run", ...flags], { env: { ...env, AWS_DEFAULT_REGION: "" } })
     expect([noRegion.code, noRegion.stderr]).toEqual([1, "agent-loop: --provider bedrock needs an AWS region: export AWS_REGION, or set \"region\" in a settings file\n"])
-  }, 60_000)
+  })
 })
 
 describe.concurrent("typed answers on Bedrock through the CLI", () => {
@@ -176,7 +176,7 @@ describe.concurrent("typed answers on Bedrock through the CLI", () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ status: "completed", output: { day: "Tuesday" }, error: null })
     const respond = server.requests[0]!.json.toolConfig.tools.find((tool: any) => tool.toolSpec?.name === "respond")
     expect(respond.toolSpec.inputSchema.json).toEqual(schema)
-  }, 60_000)
+  })
 })
 
 describe.concurrent("named OpenAI-compatible clouds through the CLI", () => {
@@ -192,7 +192,7 @@ describe.concurrent("named OpenAI-compatible clouds through the CLI", () => {
     expect(toolResult(server.requests[1]!.body)).toContain("the launch is on Tuesday")
     // Groq's price, not OpenRouter's for the same id: 2100 × $0.15/M + 50 × $0.60/M = $0.000345
     expect(lastLine(result.stderr)).toMatch(/^── completed · 2 iterations · 2,100 in · 50 out tokens · \$0\.0003 · /)
-  }, 60_000)
+  })
 
   it("openrouter: a key from the variable apiKeyEnv names, and the attribution headers of the settings", async (context) => {
     const KEY = "sk-or-v1-cli-0123456789"
@@ -215,7 +215,7 @@ describe.concurrent("named OpenAI-compatible clouds through the CLI", () => {
       1,
       "agent-loop: TEAM_OPENROUTER_KEY (the settings' \"apiKeyEnv\") is not set: export it, or pass --base-url for a server that needs no key\n"
     ])
-  }, 60_000)
+  })
 
   it("a cloud's missing key names its variable; a local server takes none and is sent no one's key", async (context) => {
     const { server, workspace, env } = await setup(context, (request, index) =>
@@ -228,7 +228,7 @@ describe.concurrent("named OpenAI-compatible clouds through the CLI", () => {
     expect([local.code, local.stdout]).toEqual([0, "Tuesday.\n"])
     expect(local.stderr).toMatch(/note: model "qwen3" is not in the built-in registry.*its cost is unknown/)
     expect(server.requests.map((r) => r.headers["authorization"])).toEqual([undefined, undefined])
-  }, 60_000)
+  })
 })
 
 describe.concurrent("models and help", () => {
@@ -249,7 +249,7 @@ describe.concurrent("models and help", () => {
     const unknown = await runCli(["models", "--provider", "nope"], { env })
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toMatch(/^agent-loop: unknown provider "nope"; providers: openai, /)
-  }, 60_000)
+  })
 
   it("--provider help names every provider and its key variable", async () => {
     const help = await runCli(["run", "--help"], { env: isolatedEnv(tempDir()) })
@@ -258,5 +258,5 @@ describe.concurrent("models and help", () => {
       expect(text).toContain(`${provider.name} (`)
       for (const variable of provider.keyVariables) expect(text).toContain(variable)
     }
-  }, 60_000)
+  })
 })

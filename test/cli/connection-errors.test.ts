@@ -90,7 +90,7 @@ describe.concurrent("a failed connection names its cause", () => {
         `connection refused by 127.0.0.1:${port} (is the server running, and is the port right?)`
     )
     expect(result.stderr).not.toContain("Transport error")
-  }, 60_000)
+  })
 
   it("provider: an unknown host name is a DNS failure", async () => {
     const { home, env } = setup()
@@ -100,7 +100,7 @@ describe.concurrent("a failed connection names its cause", () => {
       "agent-loop: ProviderUnavailable: Request failed (POST http://no-such-host.invalid:8080/v1/chat/completions): " +
         "DNS name not found: no-such-host.invalid:8080"
     )
-  }, 60_000)
+  })
 
   it("provider: a server that resets the connection", async (context) => {
     const { home, env } = setup()
@@ -111,7 +111,7 @@ describe.concurrent("a failed connection names its cause", () => {
       `agent-loop: ProviderUnavailable: Request failed (POST http://127.0.0.1:${port}/v1/chat/completions): ` +
         `connection to 127.0.0.1:${port} was reset (closed by the server or a proxy)`
     )
-  }, 60_000)
+  })
 
   it("provider: an untrusted certificate is not retried and names NODE_EXTRA_CA_CERTS, which then makes it trusted", async (context) => {
     const { home, env } = setup()
@@ -128,7 +128,7 @@ describe.concurrent("a failed connection names its cause", () => {
     const trusted = await runModel(`https://127.0.0.1:${port}/v1`, { ...env, NODE_EXTRA_CA_CERTS: certPath }, home)
     expect(trusted.code).toBe(1)
     expect(lastLine(trusted.stderr)).toBe("agent-loop: ProviderRejected: reached over TLS")
-  }, 60_000)
+  })
 
   it("MCP over HTTP: a refused server and an unknown host are each one warning naming the cause", async () => {
     const { home, env } = setup()
@@ -147,7 +147,7 @@ describe.concurrent("a failed connection names its cause", () => {
     expect(result.stderr).toContain(
       "agent-loop: warn: MCP server \"nowhere\" failed to start: MCP HTTP request failed: DNS name not found: mcp.invalid:80; skipped"
     )
-  }, 60_000)
+  })
 
   it("cluster: a database that cannot be reached is a one-line failure naming the cause, not an internal error", async () => {
     const { env } = setup()
@@ -164,5 +164,5 @@ describe.concurrent("a failed connection names its cause", () => {
     expect(unknown.stderr).toBe(
       "agent-loop: the cluster's database postgres://agent@db.invalid/agents cannot be reached: DNS name not found: db.invalid:5432\n"
     )
-  }, 60_000)
+  })
 })

@@ -78,7 +78,7 @@ describe("the installed command keeps credentials out of /proc", () => {
     expect(parentCmdline!.replace("--api-key-env\0OPENAI_API_KEY\0", "")).not.toMatch(/OPENAI_API_KEY|ANTHROPIC_API_KEY|GITHUB_TOKEN|AGENT_LOOP_DATABASE_URL/)
     // the handover file is gone
     expect(fs.readdirSync(runtime)).toEqual([])
-  }, 60_000)
+  })
 
   it("the restart keeps stdin, stdout and the exit code: a piped prompt is answered", async (context) => {
     const server = await start([{ text: "piped answer" }])
@@ -94,7 +94,7 @@ describe("the installed command keeps credentials out of /proc", () => {
     expect(cli.stdout()).toBe("piped answer\n")
     expect(server.requests[0]!.body.messages.at(-1).content).toBe("a question from a pipe")
     expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`)
-  }, 60_000)
+  })
 
   it("a handover variable that names no handover file is refused, and the file it names is left alone", async () => {
     const home = tempDir()
@@ -104,5 +104,5 @@ describe("the installed command keeps credentials out of /proc", () => {
     expect(result.code).toBe(1)
     expect(result.stderr).toContain("AGENT_LOOP_HANDOVER does not name a handover file")
     expect(fs.existsSync(other)).toBe(true)
-  }, 30_000)
+  })
 })

@@ -64,7 +64,7 @@ describe.concurrent("model options on the command line", () => {
     // a value outside a choice is refused by the flag parser, as for every choice flag
     expect(effort.stderr).toContain("Invalid value for flag --reasoning-effort: \"extreme\"")
     expect(server.requests).toHaveLength(1)
-  }, 60_000)
+  })
 
   it("--provider openai-responses talks to /responses with OpenAI's key, instructions and the reasoning options", async (context) => {
     const server = await responsesServer(context)
@@ -105,5 +105,5 @@ describe.concurrent("model options on the command line", () => {
       include: ["reasoning.encrypted_content"]
     })
     expect(JSON.stringify(sent.body)).not.toContain(key)
-  }, 60_000)
+  })
 })

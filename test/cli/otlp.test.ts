@@ -109,7 +109,7 @@ describe("OpenTelemetry export from the CLI", () => {
     const logs = received.filter((r) => r.path === "/v1/logs").map((r) => JSON.parse(r.body.toString("utf8")))
     const records = logs.flatMap((l: any) => l.resourceLogs.flatMap((rl: any) => rl.scopeLogs.flatMap((sl: any) => sl.logRecords)))
     expect(records.some((r: any) => r.severityNumber === 13 && String(r.body.stringValue).includes("file hook skipped"))).toBe(true)
-  }, 60_000)
+  })
 
   it("http/protobuf (the default): the same spans, decoded from the wire format", async () => {
     const received = await runWith({})
@@ -126,7 +126,7 @@ describe("OpenTelemetry export from the CLI", () => {
     expect(chats).toHaveLength(3)
     expect(chats.every((c) => c.traceId === turn.traceId && c.parentSpanId === turn.spanId && c.traceId.length === 32)).toBe(true)
     expect(chats.reduce((sum, c) => sum + Number(c.attributes["gen_ai.usage.input_tokens"]), 0)).toBe(330)
-  }, 60_000)
+  })
 
   it("refuses grpc and a malformed endpoint with the variable named, and nothing is sent", async () => {
     receiver.received.length = 0
@@ -137,7 +137,7 @@ describe("OpenTelemetry export from the CLI", () => {
     expect(bad.code).toBe(1)
     expect(bad.stderr).toContain("OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL")
     expect(receiver.received).toEqual([])
-  }, 60_000)
+  })
 })
 
 describe("telemetry settings", () => {

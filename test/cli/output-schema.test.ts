@@ -41,7 +41,7 @@ describe.concurrent("run --output-schema", () => {
     const { $schema: _, ...sent } = citySchema
     expect(server.requests[0]!.body.response_format).toEqual({ type: "json_schema", json_schema: { name: "respond", schema: sent, strict: true } })
     expect(server.requests[0]!.body.tools?.map((t: any) => t.function.name) ?? []).not.toContain("respond")
-  }, 90_000)
+  })
 
   it("an answer the schema rejects goes back with the error; rejected again, the run fails with output null", async (context) => {
     const { flags, env, schemaFile, server } = await setup(context, [{ text: "{\"city\":\"Nowhere\",\"population\":-1}" }])
@@ -54,7 +54,7 @@ describe.concurrent("run --output-schema", () => {
     expect(server.requests).toHaveLength(3)
     expect(server.requests[1]!.body.messages.at(-1).content).toContain("does not match the output schema")
     expect(result.stderr).toContain("agent-loop: OutputInvalid: The answer does not match the output schema")
-  }, 90_000)
+  })
 
   it("a bad schema file, a missing one, or a format other than json fail with one line and call nothing", async (context) => {
     const { base, flags, env, home, server } = await setup(context, [{ text: "unused" }])
@@ -76,5 +76,5 @@ describe.concurrent("run --output-schema", () => {
       expect(result.stdout).toBe("")
     }
     expect(server.requests).toHaveLength(0)
-  }, 90_000)
+  })
 })

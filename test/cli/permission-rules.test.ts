@@ -182,6 +182,8 @@ describe("permission rules", () => {
     expect(suggest([], { name: "github__create_issue", arguments: {} }, ws)).toEqual(["github__create_issue"])
   })
 
+  // the test's timeout is the bound: a reading quadratic in a megabyte would take hours, a linear one
+  // takes seconds (minutes on a machine loaded to many times its cores)
   it("reads a megabyte of hostile command text in linear time", () => {
     const hostiles = [
       "$(".repeat(10) + "a".repeat(1 << 20), "\"".repeat(1 << 20), "a ".repeat(1 << 19), ";".repeat(1 << 20),

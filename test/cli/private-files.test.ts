@@ -35,7 +35,7 @@ describe("files and passwords of the CLI", () => {
     expect([modeOf(events), modeOf(cassette)]).toEqual([0o600, 0o600])
     expect(result.stderr.split("\n").filter((line) => line === HINT)).toHaveLength(1)
     expect(result.stderr).not.toContain("pw-on-argv-1234")
-  }, 60_000)
+  })
 
   it("--database-url-file reads the URL from a file, and the environment variable gets no hint", async () => {
     const home = tempDir()
@@ -52,7 +52,7 @@ describe("files and passwords of the CLI", () => {
     })
     expect(fromEnv.stderr).toContain("postgres 127.0.0.1:9/fromenv")
     expect(fromEnv.stderr).not.toContain(HINT)
-  }, 60_000)
+  })
 
   it("run --cluster: a password on the command line gets the hint; --cluster-file and AGENT_LOOP_CLUSTER_URL keep it off", async () => {
     const home = tempDir()
@@ -74,5 +74,5 @@ describe("files and passwords of the CLI", () => {
       expect(result.stderr).not.toMatch(/pw-on-argv|pw-in-file|pw-in-env/)
       expect(result.stderr.includes(hint), name).toBe(name === "argv")
     }
-  }, 60_000)
+  })
 })

@@ -34,7 +34,7 @@ beforeAll(async () => {
       Effect.provide(Layer.mergeAll(Layer.succeed(Screen.Screen, quiet), Layer.succeed(ProviderKeys.ProviderKeys, {})))
     )
   )
-}, 60_000)
+})
 
 describe("quick answers", () => {
   it("the built pages hold every command path of the tree, nested ones and the root included", () => {
@@ -89,7 +89,7 @@ describe("quick answers", () => {
       expect(Quick.answer(args, pages, streams)).toBe(true)
       expect(out, args.join(" ")).toEqual({ stdout: full.stdout, stderr: full.stderr })
     }
-  }, 60_000)
+  })
 
   it("colours its pages exactly when effect/cli would (TERM, NO_COLOR, FORCE_COLOR, a terminal)", () => {
     const cases: ReadonlyArray<[Record<string, string>, boolean]> = [

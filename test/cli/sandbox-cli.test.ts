@@ -67,7 +67,7 @@ describe.skipIf(!bwrapRuns).concurrent(
       expect(output).toContain("read-ended")
       expect(output).not.toContain("sandbox-test-secret")
       expect(result.stderr).not.toContain("the sandbox is off")
-    }, 60_000)
+    })
 
     it("--sandbox off runs unconfined and warns once, on one line", async (context) => {
       const { env, flags, server } = await setup(context, execThenDone({ command: "cat \"$HOME/.ssh/id_rsa\"" }, { command: "echo second" }))
@@ -77,7 +77,7 @@ describe.skipIf(!bwrapRuns).concurrent(
       expect(warnings(result.stderr, "the sandbox is off")).toEqual([
         "agent-loop: warn: the sandbox is off (--sandbox off): commands run unconfined, with all your privileges"
       ])
-    }, 60_000)
+    })
 
     it("an untrusted repository's .claude/settings.json with sandbox.enabled false leaves it on, saying it was ignored", async (context) => {
       const settings = JSON.stringify({ sandbox: { enabled: false, network: { allowedDomains: ["evil.example"] } } })
@@ -103,7 +103,7 @@ describe.skipIf(!bwrapRuns).concurrent(
       expect(again.code).toBe(0)
       expect(toolResults(server.requests[3]!.body)[0]).toContain("sandbox-test-secret")
       expect(again.stderr).toContain(`the sandbox is off (sandbox.enabled: false in ${path.join(workspace, ".claude", "settings.json")})`)
-    }, 60_000)
+    })
 
     it("a call asking to run outside the sandbox is refused under --yes without allowUnsandboxedCommands, saying why", async (context) => {
       const { env, flags, home, server } = await setup(
@@ -125,7 +125,7 @@ describe.skipIf(!bwrapRuns).concurrent(
       const allowed = await runCli(["run", ...flags, "--yes", "touch a file outside"], { env })
       expect(allowed.code).toBe(0)
       expect(fs.existsSync(path.join(home, "escaped"))).toBe(true)
-    }, 60_000)
+    })
 
     it("sandbox.hooks puts hook scripts in the sandbox: a hook reading ~/.ssh/id_rsa gets nothing there, the key without it", async (context) => {
       const hook = (leak: string) => ({
@@ -144,7 +144,7 @@ describe.skipIf(!bwrapRuns).concurrent(
       const unconfined = await runCli(["run", ...flags, "hi"], { env })
       expect(unconfined.code).toBe(0)
       expect(fs.readFileSync(path.join(workspace, "unconfined.txt"), "utf8")).toContain("sandbox-test-secret")
-    }, 60_000)
+    })
 
     it("sandbox.mcpServers starts stdio MCP servers in the sandbox: one writing outside the workspace cannot", async (context) => {
       const { env, flags, home, workspace } = await setup(context, [{ text: "done" }])
@@ -173,7 +173,7 @@ describe.skipIf(!bwrapRuns).concurrent(
       const unconfined = await runCli(["run", ...flags, "hi"], { env })
       expect(unconfined.code).toBe(0)
       expect(fs.readFileSync(path.join(home, "unconfined.log"), "utf8")).toMatch(/^ready \d+/)
-    }, 60_000)
+    })
 
     it("sandbox status says what is available and what a run here would apply", async (context) => {
       const { env, home, workspace } = await setup(context, [], {
@@ -190,7 +190,7 @@ describe.skipIf(!bwrapRuns).concurrent(
       expect(result.stdout).toContain("  network: through the sandbox's proxy, to docs.example.com")
       const off = await runCli(["sandbox", "status", "--workspace", workspace, "--sandbox", "off"], { env: { ...env, HOME: home } })
       expect(off.stdout).toContain("mode: off: commands run unconfined, with all your privileges (--sandbox)")
-    }, 60_000)
+    })
   }
 )
 
@@ -205,7 +205,7 @@ describe.skipIf(process.platform !== "linux").concurrent("without bubblewrap", (
     expect(warnings(result.stderr, "agent-loop: error: The sandbox cannot start")).toEqual([
       "agent-loop: error: The sandbox cannot start: bubblewrap (bwrap) is not installed; install it (apt install bubblewrap, dnf install bubblewrap), or run without it: --sandbox off (settings: sandbox.enabled: false)"
     ])
-  }, 60_000)
+  })
 
   it("says it is not available, names the fix, and exits 1", async (context) => {
     const { env, workspace } = await setup(context, [])
@@ -215,5 +215,5 @@ describe.skipIf(process.platform !== "linux").concurrent("without bubblewrap", (
     expect(result.stdout).toContain("bubblewrap: not found on PATH")
     expect(result.stdout).toContain("available: no: bubblewrap (bwrap) is not installed")
     expect(result.stdout).toContain("fix: install it (apt install bubblewrap, dnf install bubblewrap), or run without it: --sandbox off")
-  }, 60_000)
+  })
 })

@@ -40,7 +40,7 @@ describe.concurrent("the prompt from stdin", () => {
       "From a dash\n",
       "Review this diff\n\n<stdin>\n--- a/x\n+++ b/x\n</stdin>"
     ])
-  }, 90_000)
+  })
 
   it("an empty prompt, stdin that is not text, and no prompt at all fail with one line and send nothing", async (context) => {
     const { server, flags, env } = await setup(context, [{ text: "unused" }])
@@ -51,7 +51,7 @@ describe.concurrent("the prompt from stdin", () => {
     const nothing = await runCli(["run", ...flags], { env })
     expect([nothing.code, nothing.stderr]).toEqual([1, "agent-loop: empty prompt: pass it as an argument, or on stdin\n"])
     expect(server.requests).toHaveLength(0)
-  }, 90_000)
+  })
 })
 
 describe.concurrent("machine-readable output", () => {
@@ -90,7 +90,7 @@ describe.concurrent("machine-readable output", () => {
     const silent = await setup(context, [{ text: "Hi.", usage: null }], "gpt-4.1-mini")
     const unknown = await runCli(["run", ...silent.flags, "--output-format", "json", "hi"], { env: silent.env })
     expect(JSON.parse(unknown.stdout)).toMatchObject({ status: "completed", result: "Hi.", usage: null, costUsd: null })
-  }, 60_000)
+  })
 
   it("--output-format stream-json prints every event as a JSON line between the init and result lines, and nothing else on stdout", async (context) => {
     const { flags, env } = await setup(context, [{ toolCalls: [{ name: "list_dir", arguments: {} }] }, { text: ["Done ", "here."] }])
@@ -126,7 +126,7 @@ describe.concurrent("machine-readable output", () => {
     expect(code).toBe(0)
     const fromFile = fs.readFileSync(file, "utf8").trimEnd().split("\n").map((line) => decodeEvent(JSON.parse(line)))
     expect(fromFile.map((e) => e._tag)).toEqual(fromPipe.map((e) => e._tag))
-  }, 60_000)
+  })
 })
 
 describe.concurrent("models, prices and keys", () => {
@@ -153,7 +153,7 @@ describe.concurrent("models, prices and keys", () => {
     expect(cli.stderr().match(/agent-loop: note: model "my-local-model" is not in the built-in registry/g)).toHaveLength(1)
     expect(cli.stderr()).not.toContain("$")
     expect(cli.stderr().match(/── completed · 1 iteration · \d+ in · 20 out tokens · /g)).toHaveLength(2)
-  }, 60_000)
+  })
 
   it("the vendor's own URL without its key fails with one line naming the variable; nothing starts", async () => {
     const env = isolatedEnv(tempDir())
@@ -161,7 +161,7 @@ describe.concurrent("models, prices and keys", () => {
     expect([openai.code, openai.stderr]).toEqual([1, "agent-loop: OPENAI_API_KEY is not set: export it, or pass --base-url for a server that needs no key\n"])
     const anthropic = await runCli(["run", "--provider", "anthropic", "--model", "claude-haiku-4-5", "--ephemeral", "hi"], { env })
     expect([anthropic.code, anthropic.stderr]).toEqual([1, "agent-loop: ANTHROPIC_API_KEY is not set: export it, or pass --base-url for a server that needs no key\n"])
-  }, 60_000)
+  })
 
   it("exec is a default tool: without a terminal or --yes it is denied with the reason; --tools still narrows", async (context) => {
     const { server, flags, env } = await setup(context, [{ toolCalls: [{ name: "exec", arguments: { command: "echo ran" } }] }, { text: "ok" }])
@@ -173,7 +173,7 @@ describe.concurrent("models, prices and keys", () => {
     const narrowed = await runCli(["run", ...flags, "--tools", "read_file", "hi"], { env })
     expect(narrowed.code).toBe(0)
     expect(server.requests[2]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file"])
-  }, 60_000)
+  })
 })
 
 describe.concurrent("retries and usage on the final line", () => {

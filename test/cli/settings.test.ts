@@ -50,7 +50,7 @@ describe.concurrent("context files", () => {
     const without = await runCli(["run", ...flags, "--no-context-files", "hi"], { env })
     expect(without.code).toBe(0)
     expect(systemPrompt(server.requests[1]!.body)).not.toContain("Repo:")
-  }, 60_000)
+  })
 })
 
 describe.concurrent("the contextFiles setting", () => {
@@ -76,7 +76,7 @@ describe.concurrent("the contextFiles setting", () => {
     expect(bad.code).toBe(1)
     expect(bad.stderr).toBe(`agent-loop: ${settings}: contextFiles.0: Expected a file name such as GEMINI.md, without a directory\n`)
     expect(server.requests).toHaveLength(1)
-  }, 60_000)
+  })
 })
 
 describe.concurrent("settings files", () => {
@@ -119,7 +119,7 @@ describe.concurrent("settings files", () => {
     expect((await runCli(["run", ...flags, "hi"], { env })).stderr).toBe(`agent-loop: ${file}: modle: unknown setting\n`)
     expect((await runCli(["run", ...flags, "--no-settings", "hi"], { env })).code).toBe(0)
     expect(server.requests).toHaveLength(1)
-  }, 90_000)
+  })
 
   it("approval \"deny\" denies every call that needs approval, with the reason; \"approve\" runs it", async (context) => {
     const { server, workspace, config, env } = await setup(context, (_, index) =>
@@ -132,7 +132,7 @@ describe.concurrent("settings files", () => {
     const approved = await runCli(["run", ...flags, "--approval", "approve", "go"], { env })
     expect(approved.code).toBe(0)
     expect(server.requests[3]!.body.messages.at(-1).content).toContain("ran-it")
-  }, 60_000)
+  })
 
   it("MCP servers in a settings file add their tools", async (context) => {
     const { server, workspace, config, env } = await setup(context, [
@@ -146,7 +146,7 @@ describe.concurrent("settings files", () => {
     expect(result.code).toBe(0)
     expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["lookup", "put"])
     expect(server.requests[1]!.body.messages.at(-1)).toMatchObject({ role: "tool", content: "a=alpha" })
-  }, 60_000)
+  })
 })
 
 describe.concurrent("trust commands", () => {
@@ -163,5 +163,5 @@ describe.concurrent("trust commands", () => {
     expect((await runCli(["trust", "--list"], { env })).stdout).toBe("")
     const missing = await runCli(["trust", path.join(home, "nope")], { env })
     expect([missing.code, missing.stderr]).toEqual([1, `agent-loop: no such directory: ${path.join(home, "nope")}\n`])
-  }, 90_000)
+  })
 })

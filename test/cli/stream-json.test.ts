@@ -99,7 +99,7 @@ describe("stream-json output", () => {
     expect(last.duration_ms).toBe(last.durationMs)
     expect(last.duration_ms).toBeGreaterThanOrEqual(0)
     expect(last).toHaveProperty("total_cost_usd", null)
-  }, 60_000)
+  })
 })
 
 describe("stream-json input", () => {
@@ -126,7 +126,7 @@ describe("stream-json input", () => {
       ["user", expect.stringContaining("second ")]
     ])
     expect(second[3][1]).toContain("question")
-  }, 60_000)
+  })
 
   it("a line that is not a user message fails naming it, after the turns before it", async (context) => {
     const server = await start([{ text: "one" }])
@@ -141,7 +141,7 @@ describe("stream-json input", () => {
     expect(result.stderr).toContain("line 2 of stdin is not a user message")
     expect(lines(result.stdout).filter((line) => line.type === "result").map((line) => line.result)).toEqual(["one"])
     expect(server.requests).toHaveLength(1)
-  }, 60_000)
+  })
 
   it("needs stream-json output and no prompt argument", async () => {
     const home = tempDir()
@@ -151,7 +151,7 @@ describe("stream-json input", () => {
     const prompt = await runWithStdin(["run", "--model", "m", "--input-format", "stream-json", "--output-format", "stream-json", "hi"], env, "")
     expect(prompt.code).toBe(1)
     expect(prompt.stderr).toContain("give no prompt")
-  }, 60_000)
+  })
 
   it.effect("reads lines up to the bound, and refuses a longer one by its number", () =>
     Effect.gen(function*() {
@@ -187,11 +187,11 @@ describe("stream-json input", () => {
       await server.close()
     })
     pane.line(user("first"))
-    await pane.waitFor(/"type":"result".*"result":"one"/, 30_000)
+    await pane.waitFor(/"type":"result".*"result":"one"/)
     pane.line(user("second"))
-    await pane.waitFor(/"type":"result".*"result":"two"/, 30_000)
+    await pane.waitFor(/"type":"result".*"result":"two"/)
     pane.keys("C-d")
     expect(await pane.exitStatus(30_000)).toBe(0)
     expect(server.requests.map((r) => r.body.messages.filter((m: { role: string }) => m.role === "user").length)).toEqual([1, 2])
-  }, 90_000)
+  })
 })

@@ -34,12 +34,12 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "agent-loop run on a terminal (tm
     const answer = gate()
     context.onTestFinished(() => answer.open())
     const { pane } = await runInPane(context, [{ before: answer.promise, text: "The answer." }])
-    await pane.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for fake-model · \d/, 30_000)
+    await pane.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for fake-model · \d/)
     answer.open()
-    const shown = await pane.waitFor(/── completed/, 30_000)
+    const shown = await pane.waitFor(/── completed/)
     expect(shown).not.toContain("waiting for")
     expect(shown).toMatch(/^The answer\.$/m)
-  }, 60_000)
+  })
 
   it("shows the running tool with its elapsed time, then its result line", async (context) => {
     const fifo = path.join(tempDir(), "release")
@@ -61,30 +61,30 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "agent-loop run on a terminal (tm
       { text: "Done." }
       // unconfined: the pipe lies in the /tmp that the sandbox replaces with its own
     ], ["--yes", "--sandbox", "off"])
-    await pane.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running exec · \d/, 30_000)
+    await pane.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running exec · \d/)
     // the spinner shows once the tool starts, which can be before its shell opens the pipe
     await waitUntil("the command to open the pipe", release)
-    const shown = await pane.waitFor(/── completed/, 30_000)
+    const shown = await pane.waitFor(/── completed/)
     expect(shown).toMatch(/✓ exec/)
     expect(shown).not.toContain("running exec")
-  }, 60_000)
+  })
 
   it("shows no spinner with NO_COLOR (plain mode) nor in pipes", async (context) => {
     const answer = gate()
     context.onTestFinished(() => answer.open())
     const { server, pane } = await runInPane(context, [{ before: answer.promise, text: "Plain." }], [], { NO_COLOR: "1" })
-    await server.received(1, 30_000)
+    await server.received(1)
     const before = pane.capture()
     answer.open()
-    const shown = await pane.waitFor(/── completed/, 30_000)
+    const shown = await pane.waitFor(/── completed/)
     expect(before + shown).not.toMatch(/waiting for|[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/)
     const piped = await runCli(["run", "--base-url", server.url, "--model", "fake-model", "--ephemeral", "go"], { env: isolatedEnv(tempDir()) })
     expect(piped.stderr).not.toMatch(/waiting for|\r/)
-  }, 60_000)
+  })
 
   it("marks a truncated answer that is asked for again: the text above is discarded", async (context) => {
     const { pane } = await runInPane(context, [{ text: "A long answer that got c", finish: "length" }, { text: "Short answer." }])
-    const shown = await pane.waitFor(/── completed/, 30_000)
+    const shown = await pane.waitFor(/── completed/)
     expect(shown).toMatch(/A long answer that got c\n↻ retry 1 Truncated: .*\(the text above is discarded\)\nShort answer\./)
-  }, 60_000)
+  })
 })

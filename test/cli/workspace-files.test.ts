@@ -67,7 +67,7 @@ describe("files read for the workspace do not follow a link out of it", () => {
     const sent = JSON.stringify(server.requests[0]!.body)
     expect(sent).toContain("project rules")
     expect(sent).not.toContain("OPENSSH")
-  }, 60_000)
+  })
 
   it.effect("context files: a link out is skipped with one warning naming it; a link inside is read", () =>
     Effect.gen(function*() {

@@ -57,13 +57,13 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster with a shared secret
 
   afterAll(async () => {
     await cluster?.close()
-  }, 30_000)
+  })
 
   it("runs the turns of a client with the secret", async () => {
     const result = await turnWith(cluster, { secret: Redacted.make(SECRET) }, "trusted", "hello")
     expect([result.status, result.error, result.finalMessage?.content]).toEqual(["completed", undefined, "seen 1: hello"])
     expect(await probe(cluster.runners[0]!.port, { secret: Redacted.make(SECRET) })).toEqual({ ok: true })
-  }, 60_000)
+  })
 
   it("refuses a client without the secret: its connection, and its request found in the database; nothing runs", async () => {
     expect(await probe(cluster.runners[0]!.port, {})).toMatchObject({
@@ -80,7 +80,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster with a shared secret
     expect(await history(cluster, "anonymous")).toEqual([])
     await waitUntil("the runner to log the refused request", () => /refused request \S+ of session anonymous/.test(cluster.runners[0]!.output()))
     expect(cluster.runners[0]!.sessions().has("anonymous")).toBe(false)
-  }, 60_000)
+  })
 
   it("refuses a client with a wrong secret", async () => {
     const wrong = { secret: Redacted.make("not the secret") }
@@ -97,7 +97,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster with a shared secret
     expect(await history(cluster, "impostor")).toEqual([])
     // the secret appears nowhere in what the runner printed
     expect(cluster.runners[0]!.output()).not.toContain(SECRET)
-  }, 60_000)
+  })
 
   it("refuses a copy of a signed request stored under another request id, and a signed request made more than a day ago", async () => {
     const secret = Redacted.make(SECRET)
@@ -137,7 +137,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster with a shared secret
     } finally {
       await runtime.dispose()
     }
-  }, 60_000)
+  })
 
   it("closes a connection that does not speak the handshake, before any RPC", async () => {
     const closed = await new Promise<{ readonly greeting: Buffer }>((resolve, reject) => {
@@ -155,7 +155,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster with a shared secret
     expect(closed.greeting.subarray(0, 5)).toEqual(Buffer.from([...Buffer.from("ALC1"), 1]))
     expect(closed.greeting.length).toBe(5 + 32 + 33)
     expect(closed.greeting[37]).toBe(0)
-  }, 30_000)
+  })
 })
 
 describe.skipIf(!postgresProbe.ok || !hasOpenssl)(postgresSuite("a cluster with TLS on the runner port"), () => {
@@ -169,24 +169,24 @@ describe.skipIf(!postgresProbe.ok || !hasOpenssl)(postgresSuite("a cluster with 
 
   afterAll(async () => {
     await cluster?.close()
-  }, 30_000)
+  })
 
   it("runs turns for a client that verifies the runner's certificate", async () => {
     const security = { secret: Redacted.make(SECRET), tls: { ca: fs.readFileSync(files.ca, "utf8") } }
     expect(await probe(cluster.runners[0]!.port, security)).toEqual({ ok: true })
     const result = await turnWith(cluster, security, "over-tls", "hello")
     expect([result.status, result.finalMessage?.content]).toEqual(["completed", "seen 1: hello"])
-  }, 60_000)
+  })
 
   it("a client without TLS gets no greeting; one that does not trust the runner's CA cannot connect", async () => {
     const plain = await probe(cluster.runners[0]!.port, { secret: Redacted.make(SECRET) })
     expect(plain).toMatchObject({ ok: false, tag: "ClusterAuthError", message: expect.stringContaining("is the runner using TLS?") })
     const untrusted = await probe(cluster.runners[0]!.port, { secret: Redacted.make(SECRET), tls: {} })
     expect(untrusted).toMatchObject({ ok: false, tag: "RunnerUnreachable", message: expect.stringMatching(/self-signed|unable to verify|certificate/) })
-  }, 60_000)
+  })
 
   it("the handshake still checks the secret inside TLS", async () => {
     const wrong = await probe(cluster.runners[0]!.port, { secret: Redacted.make("nope"), tls: { ca: fs.readFileSync(files.ca, "utf8") } })
     expect(wrong).toMatchObject({ ok: false, tag: "ClusterAuthError", message: "the runner refused this process: its cluster secret is not the runner's" })
-  }, 30_000)
+  })
 })

@@ -32,7 +32,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("the cluster through a database
     if (process.env["BLIP_DUMP"] !== undefined) cluster?.runners.forEach((runner, i) => fs.writeFileSync(`${process.env["BLIP_DUMP"]}-${i}.log`, runner.output()))
     await runtime?.dispose()
     await cluster?.close()
-  }, 60_000)
+  })
 
   /** The user messages of a session's log, read straight from Postgres. */
   const inputs = async (sessionKey: string) =>

@@ -42,12 +42,12 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("serve and run --cluster at the
       "--replay", path.join(root, "examples", "demo.cassette.jsonl"), "--workspace", path.join(root, "examples", "demo-workspace"),
       "--tools", "list_dir,read_file", "--no-settings", "--no-context-files"
     ], { cwd: root, env: { ...env, AGENT_LOOP_CLUSTER_SECRET: SECRET } })
-  }, 90_000)
+  })
 
   afterAll(async () => {
     await serve?.stop()
     await pg?.stop()
-  }, 30_000)
+  })
 
   it("logs with ISO timestamps, and says the runner authenticates its peers", () => {
     expect(serve.output()).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z agent-loop: runner 127\\.0\\.0\\.1:${port} serving sessions \\(model demo-model\\) .*, peers authenticated$`, "m"))
@@ -63,7 +63,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("serve and run --cluster at the
     expect(response.status).toBe(200)
     expect(response.headers.get("content-type")).toBe("application/json")
     expect(await response.json()).toEqual({ healthy: true, runner: `127.0.0.1:${port}`, shards: 300, sessionsInFlight: 0, lockStorage: { healthy: true } })
-  }, 60_000)
+  })
 
   it("a wrong database password: says authentication failed (SQLSTATE 28P01), the password masked, not that the database cannot be reached", async () => {
     await pg.psql("CREATE ROLE agent LOGIN PASSWORD 'the right one'")
@@ -76,7 +76,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("serve and run --cluster at the
     expect(wrong.stderr).toContain(`the cluster's database postgres://agent:***@127.0.0.1:${pg.port}/postgres refused the connection: authentication failed (password authentication failed, SQLSTATE 28P01)`)
     expect(wrong.stderr).not.toContain("cannot be reached")
     expect(wrong.stderr).not.toContain("wrong-password")
-  }, 60_000)
+  })
 
   it("refuses a client without the secret, and one with a wrong secret, saying why; nothing is stored", async () => {
     // the cluster named by the variable, then by a file: the forms that keep a password off the command line
@@ -92,7 +92,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("serve and run --cluster at the
     expect(wrong.stderr).toContain("did not accept this client: the runner refused this process: its cluster secret is not the runner's")
     await waitUntil("the runner to log the refused peer", () => /Z agent-loop: warn: cluster: refused a connection from 127\.0\.0\.1:\d+: the peer did not prove/.test(serve.output()))
     expect(await pg.psql("SELECT count(*) FROM cluster_messages")).toBe("0")
-  }, 60_000)
+  })
 
   it("runs the turn of a client with the secret, on one database connection; the runner stays within its pool", async () => {
     const client = runCli(["run", "--cluster", pg.url(), "--cluster-secret-file", secretFile, "--session", "demo", "--output-format", "json", demoPrompt], { env })
@@ -123,7 +123,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("serve and run --cluster at the
     expect(shown.stdout).toContain("Lighthouse")
     await waitUntil("only the runner's pool to be connected", async () => (await connections()) === (await connections("agent-loop serve")))
     expect(await connections()).toBeLessThanOrEqual(POOL)
-  }, 60_000)
+  })
 
   it("/healthz says 503 while the cluster's database is down, 200 once it is back, and a turn then reaches the runner", async () => {
     const health = async () => {
@@ -152,7 +152,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("serve and run --cluster at the
     expect(result.code).toBe(1)
     expect(result.stderr).toContain("agent-loop: no runner of the cluster is up (waited 2s): start one with agent-loop serve")
     expect(await pg.psql("SELECT count(*) FROM cluster_messages", "no_runners")).toBe("0")
-  }, 60_000)
+  })
 })
 
 describe.skipIf(!postgresProbe.ok || !hasOpenssl)(postgresSuite("serve with TLS on the runner port, and run --cluster"), () => {
@@ -174,23 +174,23 @@ describe.skipIf(!postgresProbe.ok || !hasOpenssl)(postgresSuite("serve with TLS 
       "--replay", path.join(root, "examples", "demo.cassette.jsonl"), "--workspace", path.join(root, "examples", "demo-workspace"),
       "--tools", "list_dir,read_file", "--no-settings", "--no-context-files"
     ], { cwd: root, env })
-  }, 90_000)
+  })
 
   afterAll(async () => {
     await serve?.stop()
     await pg?.stop()
-  }, 30_000)
+  })
 
   it("says so, and serves a client that trusts its CA and has the secret", async () => {
     expect(serve.output()).toMatch(/serving sessions .*, peers authenticated, TLS$/m)
     const result = await runCli(["run", "--cluster", pg.url(), "--cluster-secret-file", secretFile, "--cluster-tls-ca", files.ca, "--session", "tls", "--output-format", "json", demoPrompt], { env })
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout)).toMatchObject({ status: "completed", sessionKey: "tls" })
-  }, 60_000)
+  })
 
   it("a client without TLS is told to check whether the runner uses it", async () => {
     const result = await runCli(["run", "--cluster", pg.url(), "--cluster-secret-file", secretFile, "--session", "plain", demoPrompt], { env })
     expect(result.code).toBe(1)
     expect(result.stderr).toContain(`the cluster's runner at 127.0.0.1:${port} did not accept this client: no handshake answer within 5s (is the runner using TLS?)`)
-  }, 60_000)
+  })
 })

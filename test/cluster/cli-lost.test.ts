@@ -18,7 +18,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("run --cluster when its runner 
 
   afterAll(async () => {
     await cluster?.close()
-  }, 30_000)
+  })
 
   it("a turn lost with its runner is reported as such and exits 1", async () => {
     const key = "lost-on-runner"

@@ -36,12 +36,12 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
   beforeAll(async () => {
     cluster = await startCluster(3)
     runtime = ManagedRuntime.make(cluster.client())
-  }, 90_000)
+  })
 
   afterAll(async () => {
     await runtime?.dispose()
     await cluster?.close()
-  }, 30_000)
+  })
 
   it("runs turns of many sessions on the runners, each session one owner at a time with its whole history", async () => {
     const sessions = Array.from({ length: 12 }, (_, i) => `spread-${i}`)
@@ -70,7 +70,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
       ])
       expect(cluster.runners.some((runner) => runner.sessions().has(key))).toBe(true)
     }
-  }, 60_000)
+  })
 
   it("a turn with an image runs on the runner and is saved with it; the runner's model decides whether images are taken", async () => {
     const picture = [Message.text("what is this?"), Message.image("image/png", Buffer.from("png bytes").toString("base64"))]
@@ -86,7 +86,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     expect(outcome.refused).toMatchObject({ _tag: "ContentRejected", reason: "unsupported" })
     expect(outcome.tooLarge).toMatchObject({ _tag: "ContentRejected", reason: "too_large" })
     expect(await history("pictures")).toEqual([Message.user(picture), outcome.seen.finalMessage])
-  }, 60_000)
+  })
 
   it("a turn's model options reach the loop on the session's runner", async () => {
     const result = await run(Effect.gen(function*() {
@@ -94,7 +94,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     }))
     expect(result.status).toBe("completed")
     expect(JSON.parse(result.finalMessage!.content)).toEqual({ temperature: 0.3, reasoning: { effort: "low" } })
-  }, 60_000)
+  })
 
   it("compact summarises the session on its runner, the log kept", async () => {
     const result = await run(Effect.gen(function*() {
@@ -107,7 +107,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     const view = await history("compacted")
     expect(view.map((m) => m.role)).toEqual(["system", "user", "assistant"])
     expect(Message.textOf(view[0]!.content)).toMatch(/^\[Summary of the earlier conversation\]\nseen 2: /)
-  }, 60_000)
+  })
 
   it("a turn asking for a typed answer fails saying the cluster does not carry it, and reaches no runner", async () => {
     const result = await run(Effect.gen(function*() {
@@ -115,7 +115,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     }))
     expect([result.status, result.error, result.output]).toEqual(["failed", OUTPUT_UNSUPPORTED, undefined])
     expect(cluster.runners.some((runner) => runner.sessions().has("typed"))).toBe(false)
-  }, 30_000)
+  })
 
   it("steers, interrupts and reports the active turn of a session on its runner", async () => {
     await run(Effect.gen(function*() {
@@ -143,7 +143,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
       expect(error._tag).toBe("NoActiveTurn")
     }))
     expect((await history("control")).filter((m) => m.role === "user").map((m) => m.content)).toEqual(["slow start", "steer here"])
-  }, 60_000)
+  })
 
   it("queues a follow-up and interrupts gracefully on the session's runner", async () => {
     await run(Effect.gen(function*() {
@@ -174,7 +174,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
       "user:slow two",
       "assistant:thinking"
     ])
-  }, 60_000)
+  })
 
   it("routes send through the session's runner and publishes one outbound reply per turn", async () => {
     const replies = await run(Effect.scoped(Effect.gen(function*() {
@@ -188,7 +188,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
       ["routed-a", "completed", "seen 1: hello a"],
       ["routed-b", "completed", "seen 1: hello b"]
     ])
-  }, 60_000)
+  })
 
   it("delivers a session's events to the client's subscribers, from TurnStart to TurnEnd", async () => {
     const events = await run(Effect.scoped(Effect.gen(function*() {
@@ -202,7 +202,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     expect(events[0]).toBe("TurnStart")
     expect(events).toContain("LLMResponse")
     expect(events.at(-1)).toBe("TurnEnd")
-  }, 60_000)
+  })
 
   it("streams one session's events through the entity's Events RPC, and no other session's", async () => {
     const others = Array.from({ length: 12 }, (_, i) => `unobserved-${i}`)
@@ -223,7 +223,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
     expect(seen.map((event) => ("sessionKey" in event ? event.sessionKey : event._tag))).toEqual(seen.map(() => "observed"))
     expect(seen.map((event) => event._tag)).toEqual(expect.arrayContaining(["TurnStart", "LLMResponse", "TurnEnd"]))
     expect(seen.every((event) => event._tag === "Subscribed" || event.turnId === result.turnId)).toBe(true)
-  }, 60_000)
+  })
 
   it("a runner killed mid-turn: the turn ends aborted with nothing saved, the session moves, nothing is lost or doubled", async () => {
     const key = "failover"
@@ -260,7 +260,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
       "user:after",
       "assistant:seen 5: first | during | after"
     ])
-  }, 90_000)
+  })
 
   // Which sessions move to the newcomer, and when, is placement that load can change (a loaded
   // machine may start it after the turns are done): the promise is every turn once, histories whole.

@@ -48,7 +48,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
   afterAll(async () => {
     await runtime?.dispose()
     await cluster?.close()
-  }, 30_000)
+  })
 
   /** The session's log as `role:text` lines, read straight from Postgres. */
   const storedLog = async (sessionKey: string) =>

@@ -66,7 +66,7 @@ describe.skipIf(!Postgres.postgresProbe.ok)(Postgres.postgresSuite("a request de
     }).pipe(
       Effect.scoped,
       Effect.provide(Testing.layer({ script: [{ content: "hello", delay: "200 millis" }] }).pipe(Layer.provideMerge(database)))
-    ), 60_000)
+    ))
 
   it.live("a Send delivered again while its turn runs gets that turn's reply, not a lost one; the turn runs once", () =>
     Effect.gen(function*() {
@@ -82,5 +82,5 @@ describe.skipIf(!Postgres.postgresProbe.ok)(Postgres.postgresSuite("a request de
     }).pipe(
       Effect.scoped,
       Effect.provide(Testing.layer({ script: [{ content: "hello", delay: "200 millis" }] }).pipe(Layer.provideMerge(database)))
-    ), 60_000)
+    ))
 })

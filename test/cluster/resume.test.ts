@@ -69,13 +69,13 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     // one runner for each test to kill, and one more to take the session over after the last kill
     cluster = await startCluster(store === "sql" ? 8 : 6, undefined, { toolLog, store })
     runtime = ManagedRuntime.make(cluster.client())
-  }, 90_000)
+  })
 
   afterAll(async () => {
     await runtime?.dispose()
     await cluster?.close()
     fs.rmSync(path.dirname(toolLog), { recursive: true, force: true })
-  }, 30_000)
+  })
 
   it("kill -9 during a call that is not idempotent: completed calls are not re-run, the model is told of the crash, the log holds the turn once", async () => {
     const key = "resume-deploy"
@@ -102,7 +102,7 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     expect(stored[4]).toMatchObject({ role: "tool", toolName: "deploy", content: Checkpoint.INTERRUPTED_BY_CRASH, isError: true })
     // the checkpoint is gone once the turn ended
     expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_turn_checkpoints")).toBe("0")
-  }, 90_000)
+  })
 
   it("kill -9 during an idempotent call: it runs again on the next runner, the completed call does not", async () => {
     const key = "resume-look"
@@ -116,7 +116,7 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     expect(kinds.filter((kind) => kind === "Resumed")).toHaveLength(1)
     expect(kinds.indexOf("Resumed")).toBeLessThan(kinds.indexOf("TurnEnd"))
     expect((await history(key)).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"])
-  }, 90_000)
+  })
 
   it("kill -9 during a routed turn (send): it resumes on the next runner, its completed call is not re-run, the client gets its reply", async () => {
     const key = "resume-send"
@@ -152,7 +152,7 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     expect(stored[0]).toMatchObject({ role: "user", content: "tools c;deploy" })
     expect(stored[2]).toMatchObject({ role: "tool", content: "recorded c" })
     expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_turn_checkpoints")).toBe("0")
-  }, 90_000)
+  })
 
   it("kill -9 after steering and a follow-up were queued: the resumed turn has the steering in its conversation and returns the follow-up", async () => {
     const key = "resume-queued"
@@ -173,7 +173,7 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     expect(result.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["tools e;deploy", "also check the logs"])
     expect(result.followUps).toEqual(["then tell me"])
     expect(await history(key)).toEqual(result.messages)
-  }, 90_000)
+  })
 
   it("kill -9 during a send's follow-up turn: it resumes, and the follow-up that waited behind it still runs, on the next runner", async () => {
     const key = "resume-backlog"
@@ -225,7 +225,7 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
     expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
     expect(reply.result.messages).toEqual(stored)
     expect(await cluster.pg.psql("SELECT count(*) FROM agent_loop_turn_checkpoints")).toBe("0")
-  }, 90_000)
+  })
 
   it.skipIf(store !== "sql")("a send's later turn committed just before its runner died is reported alone: its reply holds its messages, not the earlier turn's", async () => {
     const key = "resume-send-later-committed"

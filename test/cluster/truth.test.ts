@@ -61,7 +61,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
     await runtime?.dispose()
     await cluster?.close()
     fs.rmSync(path.dirname(toolLog), { recursive: true, force: true })
-  }, 30_000)
+  })
 
   it("a runner frozen mid-turn loses the session; its turn is reported aborted, the next completes elsewhere, and when it wakes it cannot write", async () => {
     const key = "frozen"

@@ -55,7 +55,7 @@ describe("hook environments in the CLI", () => {
     const sent = JSON.stringify(server.requests.map((r) => r.body))
     expect(sent).not.toContain(REDIS_PASSWORD)
     expect(sent).not.toContain(TOKEN)
-  }, 60_000)
+  })
 })
 
 describe("the hookEnv setting", () => {

@@ -48,7 +48,7 @@ describe.concurrent("workspace hooks and settings need trust", () => {
     expect(trusted.code).toBe(0)
     expect(fs.existsSync(marker)).toBe(true)
     expect(toolResult(server.requests[3]!.body).content).toContain("blocked by the planted hook")
-  }, 90_000)
+  })
 
   it("an untrusted workspace's settings cannot redirect the CLI (and its key) to another server", async (context) => {
     const { server, workspace, home, env } = await setup(context, [{ text: "ok" }])
@@ -64,7 +64,7 @@ describe.concurrent("workspace hooks and settings need trust", () => {
     expect(attacker.requests).toHaveLength(0)
     expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`)
     expect(result.stderr).toContain(".agent-loop/settings.json was skipped")
-  }, 60_000)
+  })
 })
 
 describe.concurrent("hook scripts", () => {
@@ -77,7 +77,7 @@ describe.concurrent("hook scripts", () => {
     expect(result.code).toBe(0)
     expect(fs.existsSync(marker)).toBe(false)
     expect(result.stderr).toMatch(/agent-loop: warn: file hook skipped: .*plain\/HOOK\.md: scripts\/run: .*run\.sh is not executable/)
-  }, 60_000)
+  })
 
   it("run without provider keys, and what they print is scrubbed of the key before the model, events or session see it", async (context) => {
     const { server, workspace, home, flags, env } = await setup(context, [{ toolCalls: [{ name: "list_dir", arguments: {} }] }, { text: "ok" }])
@@ -100,7 +100,7 @@ describe.concurrent("hook scripts", () => {
     expect(stored).toContain("OPENAI_API_KEY=<redacted>")
     expect(stored).not.toContain(KEY)
     expect(result.stdout + result.stderr).not.toContain(KEY)
-  }, 60_000)
+  })
 
   it("chat: a database URL with a password in the environment (one chat does not read) reaches no hook script", async (context) => {
     const { workspace, home, flags, env } = await setup(context, [{ toolCalls: [{ name: "list_dir", arguments: {} }] }, { text: "ok" }])
@@ -116,5 +116,5 @@ describe.concurrent("hook scripts", () => {
     const dumped = fs.readFileSync(envDump, "utf8")
     expect(dumped).toMatch(/^PATH=/m)
     expect(dumped).not.toContain("pw-in-env-2468")
-  }, 60_000)
+  })
 })

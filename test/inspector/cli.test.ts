@@ -13,7 +13,7 @@ describe("chat --inspect", () => {
     const { flags, env } = await cliSetup(context, [{ text: ["Hello ", "there."] }])
     const cli = spawnCli(["chat", ...flags, "--inspect", "0"], { env, stdin: true })
     try {
-      await cli.waitFor(/inspector at http:\/\/127\.0\.0\.1:\d+\/\?token=\S+\n/, "stderr", 30_000)
+      await cli.waitFor(/inspector at http:\/\/127\.0\.0\.1:\d+\/\?token=\S+\n/, "stderr")
       const url = /inspector at (\S+)/.exec(cli.stderr())![1]!
       const page = await fetch(url, { signal: AbortSignal.timeout(30_000) })
       expect(page.status).toBe(200)
@@ -29,7 +29,7 @@ describe("chat --inspect", () => {
     } finally {
       cli.child.kill("SIGTERM")
     }
-  }, 60_000)
+  })
 })
 
 describe("--events files in the inspector", () => {
@@ -46,7 +46,7 @@ describe("--events files in the inspector", () => {
     const timeline = data.timelines[data.session.turns[0].id]
     expect(timeline.source).toBe("events")
     expect(timeline.rows.map((r: any) => r.kind)).toEqual(["turn", "model"])
-  }, 60_000)
+  })
 
   it("refuses an events file with a line that is not an event, naming the file and line", async (context) => {
     const { env, home } = await cliSetup(context, [])
@@ -56,5 +56,5 @@ describe("--events files in the inspector", () => {
     expect(ui.code).toBe(1)
     expect(ui.stderr).toContain(`${bad}:1: not an event`)
     expect(ui.stderr).not.toContain("inspector at")
-  }, 60_000)
+  })
 })

@@ -33,7 +33,7 @@ beforeAll(async () => {
   f = await startInspector({ replayEvents: REPLAY })
   await f.run(turn("img", [Message.text("look at this"), Message.image("image/png", RED_PIXEL)]))
   await f.run(turn("sub", "delegate please"))
-}, 60_000)
+})
 
 afterAll(() => f?.close())
 
@@ -268,7 +268,7 @@ describe("a live page that stops reading", () => {
     } finally {
       await g.close()
     }
-  }, 60_000)
+  })
 })
 
 describe("mounted under a prefix", () => {
@@ -342,7 +342,7 @@ describe("HTML export", () => {
     const missing = await runCli(["sessions", "export", "nope", "--html", out], { env })
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain('no session "nope"')
-  }, 60_000)
+  })
 
   it("agent-loop ui on a port already taken fails with one line saying so", async () => {
     const port = new URL(f.origin).port
@@ -350,13 +350,13 @@ describe("HTML export", () => {
     expect(taken.code).toBe(1)
     expect(taken.stderr).toContain(`inspector: cannot listen on 127.0.0.1:${port}`)
     expect(taken.stderr.trim().split("\n")).toHaveLength(1)
-  }, 60_000)
+  })
 
   it("agent-loop ui serves the store on 127.0.0.1 and prints the URL with its token", async () => {
     const home = tempDir()
     const ui = spawnCli(["ui", "--no-open"], { env: isolatedEnv(home, { AGENT_LOOP_DATA_DIR: path.dirname(f.database) }) })
     try {
-      await ui.waitFor(/inspector at (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/, "stderr", 30_000)
+      await ui.waitFor(/inspector at (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/, "stderr")
       const url = /inspector at (\S+)/.exec(ui.stderr())![1]!
       expect((await fetch(new URL("/api/sessions", url), { signal: AbortSignal.timeout(30_000) })).status).toBe(403)
       const page = await fetch(url, { signal: AbortSignal.timeout(30_000) })
@@ -367,5 +367,5 @@ describe("HTML export", () => {
       ui.child.kill("SIGTERM")
       await ui.exited
     }
-  }, 60_000)
+  })
 })

@@ -41,5 +41,5 @@ describe("database URL", () => {
     expect(stored).toContain("AGENT_LOOP_DATABASE_URL=<redacted>")
     const everything = [JSON.stringify(server.requests.map((r) => r.body)), fs.readFileSync(events, "utf8"), stored, result.stdout, result.stderr].join("\n")
     expect(everything).not.toContain(PASSWORD)
-  }, 60_000)
+  })
 })

@@ -136,7 +136,7 @@ describe("the CLI applies Read rules to grep, to links and to @mentions", () => 
     expect(results[0]).toBe("readme.md:1: set TOKEN first")
     expect(results[1]).toContain("Read(.env)")
     expect(JSON.stringify(server.requests)).not.toContain("hunter2")
-  }, 60_000)
+  })
 
   it("an @mention of an image a Read rule denies stops the command before anything is sent", async (context) => {
     const { env, flags, server, workspace } = await cliSetup(context, [{ text: "seen" }], { model: "gpt-4o" })
@@ -149,5 +149,5 @@ describe("the CLI applies Read rules to grep, to links and to @mentions", () => 
       expect(result.stderr).toContain("Read(secret.png)")
     }
     expect(server.requests).toHaveLength(0)
-  }, 60_000)
+  })
 })

@@ -55,7 +55,7 @@ describe("the user's own directories and git's hooks inside the workspace need a
     expect(results.at(-3)).toContain(`Path "cfg/settings.json" is inside a protected location (config/agent-loop) by way of a symbolic link`)
     for (const file of targets) expect(fs.existsSync(path.join(home, file)), file).toBe(false)
     expect(fs.readFileSync(path.join(home, "notes.txt"), "utf8")).toBe("touch PWNED\n")
-  }, 90_000)
+  })
 
   it.effect("locationsWithin keeps the directories inside the workspace, relative to it; git names its hooks directory", () =>
     Effect.gen(function*() {

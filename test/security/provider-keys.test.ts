@@ -44,5 +44,5 @@ describe("provider keys", () => {
     ].join("\n")
     expect(everything).not.toContain(OPENAI_KEY)
     expect(everything).not.toContain(ANTHROPIC_KEY)
-  }, 60_000)
+  })
 })

@@ -90,5 +90,5 @@ describe("known secrets never reach the model or the log", () => {
     const stored = storedSessions(path.join(home, "data"))
     expect(stored).toContain("noted <redacted>")
     expect([JSON.stringify(server.requests.map((r) => r.body)), stored, result.stdout, result.stderr].join("\n")).not.toContain(SECRET)
-  }, 60_000)
+  })
 })

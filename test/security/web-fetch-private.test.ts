@@ -76,7 +76,7 @@ describe("web_fetch and private addresses", () => {
     expect(results).toHaveLength(urls.length)
     for (const text of results) expect(text).toContain("which is not a public address")
     expect(web.requests).toEqual([])
-  }, 60_000)
+  })
 
   it.live("a host allowed for the session at the prompt is refused when its name now resolves to 127.0.0.1", () =>
     Effect.acquireUseRelease(Effect.promise(startWebServer), (web: WebServer) =>

@@ -136,7 +136,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("SQL session store fencing"), (
   let server: PostgresServer | undefined
   beforeAll(async () => {
     server = await startPostgres()
-  }, 60_000)
+  })
   afterAll(async () => {
     await server?.stop()
   })

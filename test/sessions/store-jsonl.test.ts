@@ -355,7 +355,7 @@ describe("SessionStore.jsonl", () => {
         }
         expect(keysOf(yield* store.list).sort()).toEqual(keys)
       })
-    ), 60_000)
+    ))
 })
 
 describe("SessionStore.jsonl list", () => {

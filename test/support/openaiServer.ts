@@ -5,6 +5,7 @@
  * open on a gate until the test opens it, and can be an HTTP error instead.
  */
 import * as http from "node:http"
+import { DEADLINE_MS } from "./waitUntil.ts"
 
 /** A tool call the fake model makes. */
 export interface FakeToolCall {
@@ -139,7 +140,7 @@ export const start = (script: Script): Promise<OpenAiServer> =>
     })
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as { port: number }
-      const received = (n: number, timeoutMs = 10_000) =>
+      const received = (n: number, timeoutMs = DEADLINE_MS) =>
         new Promise<void>((ok, fail) => {
           const timer = setTimeout(() => {
             waiting.delete(check)

@@ -51,7 +51,7 @@ describe("non-regular files are refused without blocking", () => {
         expect(yield* text(grep, { pattern: "needle" })).toBe("notes.txt:1: needle")
         expect(yield* text(listDir, {})).toBe("notes.txt\npipe [FIFO]\npipe-link")
       })
-    ), 60_000)
+    ))
 
   it.live("a socket is refused and marked", () =>
     withWorkspace(({ root }) =>
@@ -63,7 +63,7 @@ describe("non-regular files are refused without blocking", () => {
         expect(yield* failure(writeFile, { path: "s.sock", content: "x" })).toContain("is a socket")
         expect(yield* text(listDir, {})).toBe("s.sock [socket]")
       })
-    ), 60_000)
+    ))
 
   it.live("a character device (where the test may create one) is refused", () =>
     withWorkspace(({ root }) =>
@@ -78,7 +78,7 @@ describe("non-regular files are refused without blocking", () => {
         expect(yield* failure(writeFile, { path: "null", content: "x" })).toContain("is a device")
         expect(yield* text(listDir, {})).toBe("null [device]")
       })
-    ), 60_000)
+    ))
 })
 
 describe("default timeouts", () => {
