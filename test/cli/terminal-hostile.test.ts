@@ -42,7 +42,7 @@ describe.concurrent("escape sequences from outside, with pipes", () => {
     expect(result.stderr).toMatch(new RegExp(String.raw`✗ evil ${DURATION} Tool "evil" not found`))
     expect(result.stderr).toMatch(/agent-loop: warn: workspace \S*\/ws is not trusted/)
     expect(result.stdout).toBe(`${HOSTILE_TEXT}\n`)
-  }, 60_000)
+  })
 
   it("a stream cut mid-answer and retried leaves only the final answer on stdout", async (context) => {
     const { server, workspace, env } = await setup(context, [{ text: ["Half of a wrong ans"], cut: true }, { text: "The right answer." }])
@@ -50,7 +50,7 @@ describe.concurrent("escape sequences from outside, with pipes", () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toBe("The right answer.\n")
     expect(server.requests).toHaveLength(2)
-  }, 60_000)
+  })
 })
 
 /** `agent-loop ARGS` in a tmux pane, against a scripted server. */
@@ -68,7 +68,7 @@ const inPane = async (context: TestContext, script: Script, args: ReadonlyArray<
 describe.skipIf(!hasTmux).concurrent(hasTmux ? "escape sequences on a terminal (tmux)" : "terminal: SKIPPED because tmux is not installed", () => {
   it("the model cannot retitle the window, colour text or clear what was shown", async (context) => {
     const { pane } = await inPane(context, [{ toolCalls: [{ name: HOSTILE_TOOL, arguments: {} }] }, { text: HOSTILE_TEXT }], ["run", "go"])
-    const shown = await pane.waitFor(/── completed/, 30_000)
+    const shown = await pane.waitFor(/── completed/)
     expect(pane.title()).not.toMatch(/PWNED|TOOL/)
     expect(shown).toMatch(/⚙ evil \{\}/)
     expect(shown).toMatch(/Hello there red still 1Ahere\./)
@@ -78,7 +78,7 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "escape sequences on a terminal (
     const line = styled.split("\n").find((l) => l.includes("Hello"))!
     expect(line).not.toContain(`${ESC}[31m`)
     expect(await pane.exitStatus(30_000)).toBe(0)
-  }, 60_000)
+  })
 })
 
 describe.skipIf(!hasTmux).concurrent(hasTmux ? "stopping at the approval prompt (tmux)" : "approval prompt: SKIPPED because tmux is not installed", () => {
@@ -86,24 +86,29 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "stopping at the approval prompt 
 
   it("SIGTERM exits 143 within 2 s", async (context) => {
     const { pane } = await inPane(context, askExec, ["run", "go"])
-    await pane.waitFor(/\? exec wants to run:\n {4}echo hi\n[\s\S]*\? allow exec\? \[y\/a\/N\]/, 30_000)
+    await pane.waitFor(/\? exec wants to run:\n {4}echo hi\n[\s\S]*\? allow exec\? \[y\/a\/N\]/)
+    const pid = pane.pid()
+    // from the signal's delivery (kill delivers it before it returns) to the exit the pane's wrapper saw
     const sent = Date.now()
-    process.kill(pane.pid(), "SIGTERM")
+    process.kill(pid, "SIGTERM")
     expect(await pane.exitStatus(10_000)).toBe(143)
-    expect(Date.now() - sent).toBeLessThanOrEqual(2000 + 100)
-  }, 60_000)
+    expect(pane.signalTimes().exitedAt! - sent).toBeLessThanOrEqual(2000)
+  })
 
   it("Ctrl-C answers the prompt no and interrupts; a second Ctrl-C exits 130 within 2 s", async (context) => {
     const never = gate()
     context.onTestFinished(() => never.open())
     const { server, pane } = await inPane(context, [askExec[0]!, { before: never.promise }], ["run", "go"])
-    await pane.waitFor(/\? exec wants to run:\n {4}echo hi\n[\s\S]*\? allow exec\? \[y\/a\/N\]/, 30_000)
+    await pane.waitFor(/\? exec wants to run:\n {4}echo hi\n[\s\S]*\? allow exec\? \[y\/a\/N\]/)
     pane.keys("C-c")
-    await pane.waitFor(/\(denied exec\)[\s\S]*interrupting/, 10_000)
-    await server.received(2, 10_000)
-    const sent = Date.now()
+    await pane.waitFor(/\(denied exec\)[\s\S]*interrupting/)
+    await server.received(2)
     pane.keys("C-c")
     expect(await pane.exitStatus(10_000)).toBe(130)
-    expect(Date.now() - sent).toBeLessThanOrEqual(2000 + 100)
-  }, 60_000)
+    // from the second SIGINT's delivery (the terminal sends it to the CLI and its wrapper at once) to
+    // the exit, both as the wrapper saw them: the time tmux takes to press the key is not the CLI's
+    const { interrupts, exitedAt } = pane.signalTimes()
+    expect(interrupts).toHaveLength(2)
+    expect(exitedAt! - interrupts[1]!).toBeLessThanOrEqual(2000)
+  })
 })

@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import type { TestContext } from "vitest"
 import { type Script, start } from "./openaiServer.ts"
+import { DEADLINE_MS } from "./waitUntil.ts"
 
 /** The repository root. */
 export const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -55,6 +56,11 @@ export interface CliProcess {
   readonly waitFor: (pattern: string | RegExp, stream?: "stdout" | "stderr", timeoutMs?: number) => Promise<void>
   /** The exit code, or the signal that ended it. */
   readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+  /**
+   * When (epoch milliseconds) the process exited, as its `exit` event said, before its output
+   * pipes closed; undefined while it runs. Bounds on the CLI's exit are measured to this.
+   */
+  readonly exitedAt: () => number | undefined
 }
 
 const matches = (text: string, pattern: string | RegExp) => (typeof pattern === "string" ? text.includes(pattern) : pattern.test(text))
@@ -88,6 +94,10 @@ export const spawnCli = (args: ReadonlyArray<string>, options: SpawnOptions): Cl
     notify()
   })
   let closed = false
+  let exitedAt: number | undefined
+  child.on("exit", () => {
+    exitedAt = Date.now()
+  })
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("close", (code, signal) => {
       closed = true
@@ -95,7 +105,7 @@ export const spawnCli = (args: ReadonlyArray<string>, options: SpawnOptions): Cl
       notify()
     })
   )
-  const waitFor = (pattern: string | RegExp, stream: "stdout" | "stderr" = "stderr", timeoutMs = 10_000) =>
+  const waitFor = (pattern: string | RegExp, stream: "stdout" | "stderr" = "stderr", timeoutMs = DEADLINE_MS) =>
     new Promise<void>((resolve, reject) => {
       const check = () => {
         if (matches(output[stream], pattern)) {
@@ -117,7 +127,7 @@ export const spawnCli = (args: ReadonlyArray<string>, options: SpawnOptions): Cl
       watchers.add(check)
       check()
     })
-  return { child, stdout: () => output.stdout, stderr: () => output.stderr, waitFor, exited }
+  return { child, stdout: () => output.stdout, stderr: () => output.stderr, waitFor, exited, exitedAt: () => exitedAt }
 }
 
 /** Runs `agent-loop ARGS` to its end. */

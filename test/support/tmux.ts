@@ -7,6 +7,7 @@ import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { tempDir } from "./cliProcess.ts"
+import { DEADLINE_MS } from "./waitUntil.ts"
 
 /** Whether tmux can be run here. */
 export const hasTmux = spawnSync("tmux", ["-V"]).status === 0
@@ -23,6 +24,13 @@ export interface Pane {
   readonly waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<string>
   /** Resolves with the exit status once the program has ended; rejects if a signal killed it. */
   readonly exitStatus: (timeoutMs?: number) => Promise<number>
+  /**
+   * When (epoch milliseconds, this machine's clock) the pane's wrapper saw each SIGINT the terminal
+   * sent its foreground group (the program got the same signal at the same moment), and when it saw
+   * the program exit: a bound from a key press to the exit is measured between these, from the
+   * signal's delivery, not from when the test asked tmux to press the key.
+   */
+  readonly signalTimes: () => { readonly interrupts: ReadonlyArray<number>; readonly exitedAt: number | undefined }
   /** The pid of the program (the child of the pane's exit-recording wrapper). */
   readonly pid: () => number
   /** The pane's title, which programs set with OSC 0/2 escape sequences. */
@@ -37,14 +45,18 @@ const POLL_MS = 25
 /**
  * Runs `argv` and writes its exit status to a file. tmux does not always record a dead pane's
  * status, so the pane runs this instead of `argv` itself; it ignores SIGINT (the terminal sends
- * Ctrl-C to the whole foreground group, so `argv` gets it too) and only waits.
+ * Ctrl-C to the whole foreground group, so `argv` gets it too) and only waits. It notes, in a
+ * second file, when each SIGINT reached it and when `argv` exited.
  */
 const RECORD_EXIT = `
 const { spawn } = require("node:child_process")
-const { writeFileSync } = require("node:fs")
-process.on("SIGINT", () => {})
+const { appendFileSync, writeFileSync } = require("node:fs")
 const [file, command, ...args] = process.argv.slice(1)
-spawn(command, args, { stdio: "inherit" }).on("exit", (code, signal) => writeFileSync(file, code === null ? "signal " + signal : String(code)))
+process.on("SIGINT", () => appendFileSync(file + ".times", "interrupt " + Date.now() + "\\n"))
+spawn(command, args, { stdio: "inherit" }).on("exit", (code, signal) => {
+  appendFileSync(file + ".times", "exit " + Date.now() + "\\n")
+  writeFileSync(file, code === null ? "signal " + signal : String(code))
+})
 `
 
 /** Starts `argv` (run directly, no shell) in a new 160x50 pane with `env`; the pane stays after it exits. */
@@ -103,18 +115,23 @@ export const startPane = (argv: ReadonlyArray<string>, env: Record<string, strin
       tmux("send-keys", "-t", "cli", ...keys)
     },
     capture,
-    waitFor: (pattern, timeoutMs = 10_000) =>
+    waitFor: (pattern, timeoutMs = DEADLINE_MS) =>
       poll(() => {
         const shown = capture()
         return pattern.test(shown) ? shown : undefined
       }, `never showed ${pattern}`, timeoutMs),
-    exitStatus: (timeoutMs = 10_000) =>
+    exitStatus: (timeoutMs = DEADLINE_MS) =>
       poll(() => {
         if (!fs.existsSync(statusFile)) return undefined
         const status = fs.readFileSync(statusFile, "utf8")
         if (status.startsWith("signal")) throw new Error(`the program was killed: ${status}`)
         return Number(status)
       }, "the program did not exit", timeoutMs),
+    signalTimes: () => {
+      const lines = fs.existsSync(`${statusFile}.times`) ? fs.readFileSync(`${statusFile}.times`, "utf8").split("\n") : []
+      const times = (kind: string) => lines.filter((line) => line.startsWith(`${kind} `)).map((line) => Number(line.slice(kind.length + 1)))
+      return { interrupts: times("interrupt"), exitedAt: times("exit")[0] }
+    },
     pid: () => {
       const wrapper = tmux("list-panes", "-t", "cli", "-F", "#{pane_pid}").trim()
       const children = fs.readFileSync(`/proc/${wrapper}/task/${wrapper}/children`, "utf8").trim().split(/\s+/)
