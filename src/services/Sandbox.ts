@@ -88,6 +88,12 @@ export interface SandboxRequest {
    * user configured for it (an MCP server's `env`, a hook's passed variables), which it needs.
    */
   readonly pass?: ReadonlyArray<string>
+  /**
+   * Files the user's own configuration names for the command (an MCP server's script): kept in
+   * sight, read-only with their directories, where the sandbox's private `/tmp` and `/run` would
+   * hide them. Never filled from what a model wrote.
+   */
+  readonly reads?: ReadonlyArray<string>
 }
 
 /** The command that really runs, for `ChildProcess.make(command, args, { cwd, env, extendEnv })`. */

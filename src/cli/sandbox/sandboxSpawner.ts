@@ -50,7 +50,9 @@ export const confining = (
         env,
         extendEnv: options.extendEnv ?? false,
         // what the layer starting it gave it (already without the process's credentials): an MCP server's token included
-        pass: Object.keys(env)
+        pass: Object.keys(env),
+        // the script a server's configuration names by its path (`node /srv/server.mjs`)
+        reads: command.args.map(plain).filter((arg) => arg.startsWith("/"))
       }).pipe(Effect.mapError((error) =>
         PlatformError.systemError({
           _tag: "PermissionDenied",

@@ -172,7 +172,11 @@ export const make = (options: LinuxOptions = {}): Effect.Effect<SandboxShape, ne
           env: request.env ?? {},
           isSecret: (name, value) => isSecretEnv(name, value, secrets),
           // the program itself, when named by its path (an MCP server's Node), with where its links lead
-          programs: [node, ...(nodePath.isAbsolute(request.command) ? [request.command, realpath(request.command)] : [])],
+          programs: [
+            node,
+            ...(nodePath.isAbsolute(request.command) ? [request.command, realpath(request.command)] : []),
+            ...(request.reads ?? []).filter((p) => nodePath.isAbsolute(p)).flatMap((p) => [nodePath.dirname(p), p])
+          ],
           ...(request.pass === undefined ? {} : { pass: request.pass })
         })
         if (allowedHosts.length > 0) yield* proxy

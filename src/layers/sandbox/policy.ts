@@ -64,8 +64,9 @@ export interface PolicyInput {
   /** Names of `env` kept even when they look secret (`SandboxRequest.pass`). */
   readonly pass?: ReadonlyArray<string>
   /**
-   * Programs the sandbox itself runs inside (the bridge's Node): kept visible, read-only, when they
-   * sit where the sandbox lays its own directories (`/tmp`, `/run`).
+   * Programs the sandbox runs inside (the bridge's Node, a program named by its path) and the files
+   * a command's own configuration names: kept visible, read-only, when they sit where the sandbox
+   * lays its own directories (`/tmp`, `/run`).
    */
   readonly programs?: ReadonlyArray<string>
 }
