@@ -115,7 +115,9 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("serve and run --cluster at the
     const result = await client
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout)).toMatchObject({ status: "completed", sessionKey: "demo", iterations: 3 })
-    expect(most).toBe(1)
+    // sampled: a short run may end between two samples of the count, but never holds two
+    // connections (that it connected at all, its queries above show)
+    expect(most).toBeLessThanOrEqual(1)
     expect(mostRunner).toBeGreaterThan(0)
     expect(mostRunner).toBeLessThanOrEqual(POOL)
     // the sessions are in the same database, on the same pool: nothing else is connected
