@@ -7,24 +7,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { approvalHook } from "../../src/cli/permissions/approval.ts"
-import { parseRule, type Rule, RuleError, type RuleKind } from "../../src/cli/permissions/rules.ts"
+import { type RuleKind } from "../../src/cli/permissions/rules.ts"
 import * as Permissions from "../../src/cli/permissions/state.ts"
 import * as Screen from "../../src/cli/terminal/screen.ts"
 import type { ApprovalPolicy } from "../../src/cli/config/settingsFile.ts"
 import type { Hook } from "effect-agent-loop"
 import * as Bridge from "../../src/layers/claudeHooks/bridge.ts"
+import { ruleList } from "../support/rules.ts"
 
 const context = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
 const ws = "/home/u/project"
 
-const rules = (lists: Partial<Record<RuleKind, ReadonlyArray<string>>>): ReadonlyArray<Rule> =>
-  (["deny", "ask", "allow"] as const).flatMap((kind) =>
-    (lists[kind] ?? []).map((text) => {
-      const rule = parseRule(text, kind, "settings.json")
-      if (rule instanceof RuleError) throw rule
-      return rule
-    })
-  )
+const rules = ruleList
 
 const setup = (policy: ApprovalPolicy, lists: Partial<Record<RuleKind, ReadonlyArray<string>>>, answers: ReadonlyArray<string> = []) => {
   const out = { stderr: "" }

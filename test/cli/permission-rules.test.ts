@@ -6,20 +6,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { pathMatch, starMatch } from "../../src/cli/permissions/glob.ts"
 import { evaluate, parseRule, type Rule, RuleError, type RuleKind, suggest } from "../../src/cli/permissions/rules.ts"
 import { read, SUBSTITUTION } from "../../src/cli/permissions/shellWords.ts"
+import { type RuleLists, ruleList } from "../support/rules.ts"
 
 const words = (command: string) => {
   const reading = read(command)
   return reading._tag === "Commands" ? reading.commands.map((c) => c.words.join(" ")) : reading.reason
 }
 
-const rules = (lists: Partial<Record<RuleKind, ReadonlyArray<string>>>): ReadonlyArray<Rule> =>
-  (["deny", "ask", "allow"] as const).flatMap((kind) =>
-    (lists[kind] ?? []).map((text) => {
-      const rule = parseRule(text, kind, "test")
-      if (rule instanceof RuleError) throw new Error(rule.message)
-      return rule
-    })
-  )
+const rules = (lists: RuleLists): ReadonlyArray<Rule> => ruleList(lists, "test")
 
 const ws = "/home/u/project"
 const exec = (command: string) => ({ name: "exec", arguments: { command } })

@@ -8,23 +8,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { approvalHook, type SandboxApproval, UNSANDBOXED_NO_TERMINAL_REASON, UNSANDBOXED_OFF_REASON } from "../../src/cli/permissions/approval.ts"
-import { parseRule, type Rule, RuleError, type RuleKind } from "../../src/cli/permissions/rules.ts"
+import { type RuleKind } from "../../src/cli/permissions/rules.ts"
 import * as Permissions from "../../src/cli/permissions/state.ts"
 import * as Screen from "../../src/cli/terminal/screen.ts"
 import type { ApprovalPolicy } from "../../src/cli/config/settingsFile.ts"
 import type { Hook } from "effect-agent-loop"
+import { ruleList } from "../support/rules.ts"
 
 const context = { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }
 const ws = "/home/u/project"
 
-const rules = (lists: Partial<Record<RuleKind, ReadonlyArray<string>>>): ReadonlyArray<Rule> =>
-  (["deny", "ask", "allow"] as const).flatMap((kind) =>
-    (lists[kind] ?? []).map((text) => {
-      const rule = parseRule(text, kind, "settings.json")
-      if (rule instanceof RuleError) throw rule
-      return rule
-    })
-  )
+const rules = ruleList
 
 interface Setup {
   readonly policy: ApprovalPolicy

@@ -7,19 +7,13 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { parseRule, type Rule, RuleError, type RuleKind } from "../../src/cli/permissions/rules.ts"
+import { type Rule } from "../../src/cli/permissions/rules.ts"
 import * as SandboxPolicy from "../../src/cli/sandbox/sandboxPolicy.ts"
 import * as SandboxSettings from "../../src/cli/config/sandboxSettings.ts"
 import { tempDir } from "../support/cliProcess.ts"
+import { type RuleLists, ruleList } from "../support/rules.ts"
 
-const rules = (lists: Partial<Record<RuleKind, ReadonlyArray<string>>>): ReadonlyArray<Rule> =>
-  (["deny", "ask", "allow"] as const).flatMap((kind) =>
-    (lists[kind] ?? []).map((text) => {
-      const rule = parseRule(text, kind, "test")
-      if (rule instanceof RuleError) throw new Error(rule.message)
-      return rule
-    })
-  )
+const rules = (lists: RuleLists): ReadonlyArray<Rule> => ruleList(lists, "test")
 
 const source = (sandbox: SandboxSettings.SandboxSettings, path = "f", additionalDirectories: ReadonlyArray<string> = []) => ({
   path,

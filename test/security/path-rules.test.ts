@@ -12,19 +12,13 @@ import { Effect } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { editFile, grep, listDir, readFile, WorkspaceLive, writeFile } from "effect-agent-loop"
-import { evaluate, parseRule, type Rule, RuleError, type RuleKind } from "../../src/cli/permissions/rules.ts"
+import { evaluate, type RuleKind } from "../../src/cli/permissions/rules.ts"
 import * as Permissions from "../../src/cli/permissions/state.ts"
 import { cliSetup, runCli } from "../support/cliProcess.ts"
 import { failure, tempDir, text, write } from "../support/toolWorkspace.ts"
+import { ruleList } from "../support/rules.ts"
 
-const rules = (lists: Partial<Record<RuleKind, ReadonlyArray<string>>>): ReadonlyArray<Rule> =>
-  (["deny", "ask", "allow"] as const).flatMap((kind) =>
-    (lists[kind] ?? []).map((written) => {
-      const rule = parseRule(written, kind, "settings.json")
-      if (rule instanceof RuleError) throw rule
-      return rule
-    })
-  )
+const rules = ruleList
 
 const verdict = (lists: Partial<Record<RuleKind, ReadonlyArray<string>>>, name: string, path: string) => {
   const found = evaluate(rules(lists), { name, arguments: { path } }, "/ws")

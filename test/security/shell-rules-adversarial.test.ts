@@ -9,9 +9,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Hook } from "effect-agent-loop"
 import { approvalHook } from "../../src/cli/permissions/approval.ts"
-import { evaluate, parseRule, type Rule, RuleError, type RuleKind } from "../../src/cli/permissions/rules.ts"
+import { evaluate, type Rule, type RuleKind } from "../../src/cli/permissions/rules.ts"
 import * as Permissions from "../../src/cli/permissions/state.ts"
 import * as Screen from "../../src/cli/terminal/screen.ts"
+import { type RuleLists, ruleList } from "../support/rules.ts"
 
 type Lists = Partial<Record<RuleKind, ReadonlyArray<string>>>
 
@@ -26,14 +27,7 @@ interface Row {
 
 const ws = "/home/u/project"
 
-const rules = (lists: Lists): ReadonlyArray<Rule> =>
-  (["deny", "ask", "allow"] as const).flatMap((kind) =>
-    (lists[kind] ?? []).map((text) => {
-      const rule = parseRule(text, kind, "test")
-      if (rule instanceof RuleError) throw new Error(rule.message)
-      return rule
-    })
-  )
+const rules = (lists: RuleLists): ReadonlyArray<Rule> => ruleList(lists, "test")
 
 const verdict = (lists: Lists, command: string): string => {
   const v = evaluate(rules(lists), { name: "exec", arguments: { command } }, ws)

@@ -55,8 +55,11 @@ export const sedScriptRisk = (script: string): Risk | undefined => {
     return true
   }
 
-  /** A regular expression after its opening `delimiter`, up to and past the closing one. */
-  const regex = (delimiter: string): boolean => {
+  /**
+   * A part after its opening `delimiter`, up to and past the closing one: a regular expression
+   * (where a bracket expression may hold the delimiter) or a replacement, or `y`'s part (where not).
+   */
+  const delimited = (delimiter: string, brackets: boolean): boolean => {
     while (i < script.length) {
       const c = script[i]!
       if (c === "\\") i += 2
@@ -64,26 +67,14 @@ export const sedScriptRisk = (script: string): Risk | undefined => {
         i++
         return true
       } else if (c === "\n") return false
-      else if (c === "[") {
+      else if (c === "[" && brackets) {
         if (!bracket(delimiter)) return false
       } else i++
     }
     return false
   }
-
-  /** A replacement (or `y`'s part) after its opening `delimiter`, up to and past the closing one. */
-  const part = (delimiter: string): boolean => {
-    while (i < script.length) {
-      const c = script[i]!
-      if (c === "\\") i += 2
-      else if (c === delimiter) {
-        i++
-        return true
-      } else if (c === "\n") return false
-      else i++
-    }
-    return false
-  }
+  const regex = (delimiter: string) => delimited(delimiter, true)
+  const part = (delimiter: string) => delimited(delimiter, false)
 
   /** One address, if there is one; false when it cannot be read. */
   const address = (): boolean => {
