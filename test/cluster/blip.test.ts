@@ -68,8 +68,12 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("the cluster through a database
       if (result.status === "completed") expect(logged).toBe(1)
       expect(calls.filter((line) => line === `record n${i}`).length).toBeLessThanOrEqual(1)
     }
-    // the blip is survived: every turn completes
-    expect(told.filter((turn) => turn.status !== "completed")).toEqual([])
+    // the blip is survived: every turn completes, but for one gap docs/scaling-out.md names (a
+    // connection cut while the client stores its request: it cannot know whether the request was
+    // stored, so it is told failed; the log held nothing of it when it was told, as checked above)
+    for (const turn of told.filter((turn) => turn.status !== "completed")) {
+      expect(turn).toEqual({ session: turn.session, status: "failed", error: expect.stringContaining("Connection closed") })
+    }
   }, 300_000)
 
   it("turns sent while the database is down: each client is told what the log holds, and the turns complete once it is back", async () => {
