@@ -3,7 +3,7 @@
  * timings, so a renewal slowed by the load gives its shards up, which must not abort turns), 200
  * sessions at once, five turns each on a 200 ms model. No turn is aborted, every history is whole
  * and in order, and once the turns are answered the bookkeeping (requests, replies, claims, commit
- * records) is swept to nothing past a five-second retention window. The persisted replies hold no
+ * records) is swept to nothing past a 15-second retention window. The persisted replies hold no
  * second copy of the turns' messages (those of `send` neither): the client reads them from the
  * session log, in the same database, before and after the window. Multi-process, on real time:
  * every wait polls a condition with a deadline.
@@ -40,8 +40,11 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
   }
 
   beforeAll(async () => {
-    // with a secret: signed requests leave nonces, which the window sweeps too
-    cluster = await startCluster(1, undefined, { store: "sql", retentionMs: 5000, secret: SECRET })
+    // with a secret: signed requests leave nonces, which the window sweeps too. The window is what
+    // a client has to read its reply: 5 s was too short on a loaded machine (at about 8 times the
+    // cores a few clients read theirs later, the request was stored again, and the runner refused it
+    // as answered already); swept every second, so the tests wait little past it
+    cluster = await startCluster(1, undefined, { store: "sql", retentionMs: 15_000, retentionIntervalMs: 1000, secret: SECRET })
     runtime = ManagedRuntime.make(cluster.client({}, { secret: Redacted.make(SECRET) }))
   }, 120_000)
 

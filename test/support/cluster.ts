@@ -79,7 +79,7 @@ export interface RunnerSetup {
 export const startCluster = async (
   count: number,
   timingsMs = fastTimingsMs,
-  options: { readonly store?: "jsonl" | "sql"; readonly retentionMs?: number; readonly toolLog?: string } & RunnerSetup = {}
+  options: { readonly store?: "jsonl" | "sql"; readonly retentionMs?: number; readonly retentionIntervalMs?: number; readonly toolLog?: string } & RunnerSetup = {}
 ): Promise<TestCluster> => {
   const { secret, ...setup } = options
   const pg = await startPostgres()

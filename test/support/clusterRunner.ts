@@ -54,6 +54,8 @@ export interface RunnerSpec {
   readonly store?: "jsonl" | "sql"
   /** The retention window of answered requests, in milliseconds (swept every window). */
   readonly retentionMs?: number
+  /** How often the runner sweeps, in milliseconds, when not every window. */
+  readonly retentionIntervalMs?: number
   /** Where the tools log their runs (no tools without it). */
   readonly toolLog?: string
   /** How long the scripted model takes to answer an ordinary prompt (default: at once). */
@@ -133,7 +135,12 @@ const local = AgentLoopLive.layer({ model: "scripted", maxParallelTurns: 1024, a
   Layer.provideMerge(store)
 )
 
-const retention = spec.retentionMs === undefined ? {} : { retention: { window: Duration.millis(spec.retentionMs) } }
+const retention = spec.retentionMs === undefined ? {} : {
+  retention: {
+    window: Duration.millis(spec.retentionMs),
+    ...(spec.retentionIntervalMs === undefined ? {} : { interval: Duration.millis(spec.retentionIntervalMs) })
+  }
+}
 
 const secret = process.env["AGENT_LOOP_CLUSTER_SECRET"]
 const security = {
