@@ -67,7 +67,7 @@ describe.concurrent("agent-loop with Google's models", { timeout: 180_000 }, () 
       expect(result.stderr).toMatch(new RegExp(String.raw`⚙ read_file \{"path":"notes\.md"\}\n\s+✓ read_file ${DURATION}`))
       // 20,010 uncached at $0.30, 100,000 cached at $0.03, 3,002 out at $2.50 (per million)
       expect(lastLine(result.stderr)).toMatch(
-        /^── completed · 2 iterations · 120,010 in \(100,000 cached\) · 3,002 out \(1,000 reasoning\) tokens · \$0\.0165 · \d+(\.\d)? m?s$/
+        new RegExp(String.raw`^── completed · 2 iterations · 120,010 in \(100,000 cached\) · 3,002 out \(1,000 reasoning\) tokens · \$0\.0165 · ${DURATION}$`)
       )
       expect(server.requests.map((r) => r.path)).toEqual(Array(2).fill("/models/gemini-2.5-flash:streamGenerateContent?alt=sse"))
       expect(server.requests[0]!.headers["x-goog-api-key"]).toBe(KEY)
