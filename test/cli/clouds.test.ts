@@ -172,7 +172,7 @@ describe.concurrent("typed answers on Bedrock through the CLI", () => {
       "run", "--provider", "bedrock", "--base-url", server.url, "--api-key-env", "AWS_BEARER_TOKEN_BEDROCK", "--model", "anthropic.claude-haiku-4-5-20251001-v1:0", "--workspace", home,
       "--ephemeral", "--output-format", "json", "--output-schema", schemaFile, "Which day?"
     ], { env })
-    expect(result.code).toBe(0)
+    expect(result.code, result.stderr).toBe(0)
     expect(JSON.parse(result.stdout)).toMatchObject({ status: "completed", output: { day: "Tuesday" }, error: null })
     const respond = server.requests[0]!.json.toolConfig.tools.find((tool: any) => tool.toolSpec?.name === "respond")
     expect(respond.toolSpec.inputSchema.json).toEqual(schema)
