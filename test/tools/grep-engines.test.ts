@@ -18,9 +18,9 @@ import { tempDir, text, write } from "../support/toolWorkspace.ts"
 /**
  * The bound of the tests that make hundreds of grep calls one after another. Each call hands its
  * files to fresh threads and waits for their answers: little CPU (11 s for the 800 calls of the
- * lines test), but many hand-offs between threads, and on a loaded machine each waits its turn for
- * a core: that test took 93 s with the machine at 3 to 4 times its cores and 150 s at 7 (measured), past the
- * 120 s it had. Only a hanging test waits for this bound.
+ * lines test), but many hand-offs between threads, and on a loaded machine each waits its turn
+ * for a core: that test took 63 s on an idle machine, 93 s at 3 to 4 times its cores and 150 s at
+ * 7 (measured), past the 120 s it had. Only a hanging test waits for this bound.
  */
 const LOADED_MS = 300_000
 
