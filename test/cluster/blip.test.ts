@@ -70,9 +70,10 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("the cluster through a database
     }
     // the blip is survived: every turn completes, but for one gap docs/scaling-out.md names (a
     // connection cut while the client stores its request: it cannot know whether the request was
-    // stored, so it is told failed; the log held nothing of it when it was told, as checked above)
+    // stored, so it is told failed; and a session read at the turn's start not yet retried: the
+    // log held nothing of either when the client was told, as checked above)
     for (const turn of told.filter((turn) => turn.status !== "completed")) {
-      expect(turn).toEqual({ session: turn.session, status: "failed", error: expect.stringContaining("Connection closed") })
+      expect(turn).toEqual({ session: turn.session, status: "failed", error: expect.stringMatching(/PgConnection: (Connection closed|Socket error)/) })
     }
   }, 300_000)
 
