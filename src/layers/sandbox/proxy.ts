@@ -120,6 +120,8 @@ const forward = (patterns: ReadonlyArray<string>, lookup: Lookup) => (req: http.
       reply.pipe(res)
     })
     upstream.on("error", (e) => res.headersSent ? res.destroy() : refuse(res, 502, `agent-loop sandbox: ${url.host}: ${e.message}`))
+    // a command killed mid-request (its timeout, an interrupt) leaves no upstream request behind
+    res.on("close", () => upstream.destroy())
     req.pipe(upstream)
   })
 }
