@@ -40,7 +40,7 @@ import { type SessionInfo, SessionStore, type SessionStoreShape } from "../servi
 import * as NodeSqliteClient from "./sql/NodeSqliteClient.ts"
 import * as Fence from "./internal/sessionStoreSqlFence.ts"
 import { migrate, sessionId, writeTransaction } from "./internal/sessionStoreSqlSchema.ts"
-import { isTransient } from "../domain/connectionFailure.ts"
+import { isTransient, retryTransient } from "../domain/connectionFailure.ts"
 
 /** Options of the SQL store. */
 export interface Options {
@@ -174,10 +174,17 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
     /** Whether a caller's transaction is open: what it reads may yet roll back, so it stays out of the cache. */
     const inTransaction = Effect.map(Effect.serviceOption(sql.transactionService), Option.isSome)
 
+    /**
+     * The session's log, read again while the database blips (a turn's first step reads it; a read
+     * is safe to repeat), except inside a transaction, which a failed statement has ended anyway.
+     */
     const read = (key: string) =>
       checked(
         key,
-        Effect.flatMap(inTransaction, (nested) => refresh(key, !nested)).pipe(Effect.mapError(failure(key, "cannot read session")), locked(key))
+        Effect.flatMap(inTransaction, (nested) => {
+          const once = Effect.mapError(refresh(key, !nested), failure(key, "cannot read session"))
+          return nested ? once : retryTransient(once)
+        }).pipe(locked(key))
       )
 
     const load = (key: string) =>
