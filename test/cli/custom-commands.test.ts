@@ -23,15 +23,49 @@ describe("custom command files", () => {
       description: "Review a file",
       argumentHint: "FILE",
       model: "big-model",
-      allowedTools: ["read_file", "grep"]
+      allowedTools: ["Read", "Grep"]
     })
+  })
+
+  it("argument-hint in every form Claude Code accepts: bare `[a] [b]`, a YAML list, a string", () => {
+    const hint = (line: string) => parsed("/x/h.md", `---\n${line}\n---\nbody\n`).argumentHint
+    expect(hint("argument-hint: [file] [focus]")).toBe("[file] [focus]")
+    expect(hint("argument-hint: [file]")).toBe("[file]")
+    expect(hint("argument-hint: add [tagId] | remove [tagId] | list")).toBe("add [tagId] | remove [tagId] | list")
+    expect(hint(`argument-hint: "[pr-number] [priority]"`)).toBe("[pr-number] [priority]")
+    expect(hint("argument-hint:\n  - file\n  - focus")).toBe("file focus")
+    expect(parsed("/x/d.md", "---\ndescription: Review: the file\n---\nbody").description).toBe("Review: the file")
+  })
+
+  it("allowed-tools are rules as written (pre-approvals), never narrowing; `tools` narrows; disable-model-invocation is kept", () => {
+    const command = parsed(
+      "/x/commit.md",
+      "---\nallowed-tools: Bash(git add:*), Bash(git status:*) Read\ntools: [Bash, Read]\ndisable-model-invocation: true\n---\nCommit"
+    )
+    expect(command.allowedTools).toEqual(["Bash(git add:*)", "Bash(git status:*)", "Read"])
+    expect(command.tools).toEqual(["exec", "read_file"])
+    expect(command.disableModelInvocation).toBe(true)
+  })
+
+  it("a file in a subdirectory is namespaced; /LAST finds it while unambiguous", () => {
+    const commit = CustomCommands.parse("/x/git/commit.md", "Commit", "git/commit.md")
+    expect(Result.isSuccess(commit) && commit.success.name).toBe("git:commit")
+    const bad = CustomCommands.parse("/x/a b/c.md", "body", "a b/c.md")
+    expect(Result.isFailure(bad) && bad.failure).toMatch(/name "a b"/)
+    const customs = [parsed("/x/c.md", "one"), { ...parsed("/x/d.md", "two"), name: "git:commit" }, { ...parsed("/x/e.md", "3"), name: "hg:commit" }]
+    expect(CustomCommands.find(customs, "git:commit")?.path).toBe("/x/d.md")
+    expect(CustomCommands.find(customs, "commit")).toBeUndefined()
+    expect(CustomCommands.find(customs.slice(0, 2), "commit")?.path).toBe("/x/d.md")
+    expect(Slash.parse("/git:commit now", customs)).toMatchObject({ _tag: "Custom", prompt: "two" })
   })
 
   it("a file without front matter is all body; an empty body or a bad field is refused, saying why", () => {
     expect(parsed("/x/hi.md", "Say hi to $ARGUMENTS\n")).toEqual({ name: "hi", path: "/x/hi.md", body: "Say hi to $ARGUMENTS" })
     expect(CustomCommands.parse("/x/e.md", "---\ndescription: d\n---\n  \n")).toEqual(Result.fail("the body (the command's prompt) is empty"))
-    const bad = CustomCommands.parse("/x/b.md", "---\ndescription: 3\n---\nbody\n")
-    expect(Result.isFailure(bad) && bad.failure).toMatch(/^description: /)
+    const bad = CustomCommands.parse("/x/b.md", "---\ndisable-model-invocation: maybe\n---\nbody\n")
+    expect(Result.isFailure(bad) && bad.failure).toMatch(/^disable-model-invocation: /)
+    const yaml = CustomCommands.parse("/x/y.md", "---\nmodel: [unclosed\n---\nbody\n")
+    expect(Result.isFailure(yaml) && yaml.failure).toMatch(/^invalid YAML: /)
     const badName = CustomCommands.parse("/x/bad name.md", "body")
     expect(Result.isFailure(badName) && badName.failure).toMatch(/name "bad name"/)
   })
@@ -82,8 +116,8 @@ describe("narrowing", () => {
     { name: "other__r", mcp: { server: "other", tool: "r" } }
   ]
 
-  it("allowed-tools keeps only registered tools, never adds one; an MCP tool by any of its names; none named: all", () => {
-    const command = parsed("/x/c.md", "---\nmodel: other\nallowed-tools: [Read, write_file, srv__q, mcp__other__r]\n---\nbody")
+  it("tools keeps only registered tools, never adds one; an MCP tool by any of its names; none named: all", () => {
+    const command = parsed("/x/c.md", "---\nmodel: other\ntools: [Read, write_file, srv__q, mcp__other__r]\n---\nbody")
     expect(CustomCommands.turnTools(command, registered)).toEqual(["read_file", "q", "other__r"])
     expect(CustomCommands.turnTools(command, [{ name: "exec" }])).toEqual([])
     expect(CustomCommands.turnTools(parsed("/x/d.md", "body"), registered)).toBeUndefined()

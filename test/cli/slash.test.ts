@@ -3,7 +3,7 @@
  * `run /NAME args` runs a custom command's prompt with its model and narrowed tools; an unknown
  * one fails saying so. In `chat` on a real terminal (tmux): `/help` lists custom commands,
  * `/model` switches the model of the next turns, `/cost` sums the turns' tokens, and a custom
- * command runs with `$ARGUMENTS` substituted, one with `allowed-tools` narrowing that turn's tools
+ * command runs with `$ARGUMENTS` substituted, one with `tools` narrowing that turn's tools
  * alone; `/tools` lists the tools and `/undo` undoes the last turn, a refusal printed without
  * quitting. The tmux part is skipped, saying so, without tmux.
  */
@@ -19,7 +19,8 @@ const setup = (context: TestContext, script: Script) =>
   cliSetup(context, script, {
     files: {
       "config/agent-loop/commands/greet.md": "---\ndescription: Greets someone\nargument-hint: NAME\n---\nSay hello to $ARGUMENTS, then to $2.\n",
-      "ws/.claude/commands/review.md": "---\ndescription: Reviews a file\nmodel: review-model\nallowed-tools: Read, Bash\n---\nReview $1.\n"
+      "ws/.claude/commands/review.md": "---\ndescription: Reviews a file\nmodel: review-model\ntools: Read, Bash\n---\nReview $1.\n",
+      "config/agent-loop/commands/broken.md": "---\ndisable-model-invocation: maybe\n---\nBroken.\n"
     }
   })
 
@@ -42,6 +43,10 @@ describe("run /NAME", () => {
     expect(untrusted.code).not.toBe(0)
     expect(untrusted.stderr).toContain("unknown command /review; custom commands: /greet")
     expect(server.requests).toHaveLength(0)
+    // a file that was skipped says why, before the command is called unknown
+    const broken = await runCli(["run", ...flags, "/broken"], { env })
+    expect(broken.code).not.toBe(0)
+    expect(broken.stderr).toMatch(/warn: skipped command \S*broken\.md: disable-model-invocation: [^\n]*\n[\s\S]*unknown command \/broken/)
     expect((await runCli(["trust", workspace], { env })).code).toBe(0)
     // exec is not enabled, so the command's Bash does not add it
     const result = await runCli(["run", ...flags, "--tools", "read_file,grep", "/review", "main.ts"], { env })
@@ -93,7 +98,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat slash commands (tmux)" : "chat slash c
     ])
   }, SLOW)
 
-  it("a command's allowed-tools narrow the tools of its turn only, never adding one not enabled", async (context) => {
+  it("a command's tools narrow the tools of its turn only, never adding one not enabled", async (context) => {
     const { env, flags, server, workspace } = await setup(context, [{ text: "Reviewed." }, { text: "Plain." }])
     expect((await runCli(["trust", workspace], { env })).code).toBe(0)
     const pane = startPane([process.execPath, launcher, "chat", ...flags, "--tools", "read_file,grep"], env, root)

@@ -106,8 +106,10 @@ export const run = (
       // `run /NAME args`: a custom command's prompt, with its model and tools
       const called = Option.isSome(argument) ? CustomCommands.invocation(prompt) : undefined
       if (called !== undefined && !called.name.includes("/")) {
-        command = settings.commands.find((c) => c.name === called.name)
+        command = CustomCommands.find(settings.commands, called.name)
         if (command === undefined) {
+          // a command file that was skipped says why before the failure
+          yield* Settings.announce(settings)
           const names = settings.commands.map((c) => `/${c.name}`).join(", ")
           return yield* fail(`unknown command /${called.name}; ${names === "" ? "no custom commands are defined" : `custom commands: ${names}`}`)
         }

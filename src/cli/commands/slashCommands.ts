@@ -47,7 +47,7 @@ export const parse = (text: string, customs: ReadonlyArray<CustomCommands.Custom
   if (called === undefined || called.name.includes("/")) return { _tag: "Text", text }
   const name = ALIASES[called.name] ?? called.name
   if (builtins.some((b) => b.name === name)) return { _tag: "Builtin", name, args: called.args.trim() }
-  const command = customs.find((c) => c.name === called.name)
+  const command = CustomCommands.find(customs, called.name)
   if (command !== undefined) return { _tag: "Custom", command, prompt: CustomCommands.expand(command.body, called.args) }
   return { _tag: "Unknown", name: called.name }
 }

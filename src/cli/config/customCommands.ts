@@ -1,23 +1,25 @@
 /**
- * Custom slash commands from Markdown files: `~/.config/agent-loop/commands/NAME.md`, and in a
- * trusted workspace `.claude/commands/NAME.md` and `.agent-loop/commands/NAME.md` (later ones
- * replace a command of the same name, so a project's wins over the user's). Front matter (all
- * optional) `description`, `argument-hint`, `model` and `allowed-tools` (a list or a
- * comma-separated string; Claude Code's names such as `Read` are mapped to the built-in tools);
- * the body is the prompt, with `$ARGUMENTS` replaced by all the arguments and `$1`…`$9` by each.
+ * Custom slash commands from Markdown files, as Claude Code writes them: `~/.claude/commands/`,
+ * `~/.config/agent-loop/commands/`, and in a trusted workspace `.claude/commands/` and
+ * `.agent-loop/commands/` (later ones replace a command of the same name, so a project's wins over
+ * the user's). A file in a subdirectory is namespaced: `git/commit.md` is `/git:commit` (and
+ * `/commit` while no other command ends so). Front matter (all optional): `description`,
+ * `argument-hint` (as written: `[file] [focus]`), `model`, `allowed-tools` (permission rules the
+ * command's turn is pre-approved for, as in Claude Code: `Bash(git status:*)`, `Read`; it never
+ * narrows the tools), `disable-model-invocation`, and agent-loop's own `tools` (the only tools the
+ * turn is offered). The body is the prompt: `$ARGUMENTS`, `$1`…`$9`, and at invocation
+ * `` !`cmd` `` and `@file` (`commands/commandPrompt.ts`).
  *
  * The files are read like agent files (`agents.ts`): through the confined reader, a workspace's
- * within the workspace and owned by the user, the user's within the configuration directory.
+ * within the workspace and owned by the user, the user's within their directory.
  */
 import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as SchemaIssue from "effect/SchemaIssue"
-import * as Yaml from "effect/encoding/Yaml"
 import type { Tool } from "../../domain/Tool.ts"
 import { CLAUDE_ALIASES } from "../../layers/claudeHooks/names.ts"
-import { frontMatter } from "../../layers/fileHooks/manifest.ts"
+import * as FrontMatter from "./frontMatter.ts"
 import * as MarkdownFiles from "./markdownFiles.ts"
 
 /** The largest command file read. */
@@ -25,68 +27,82 @@ export const MAX_COMMAND_FILE_BYTES = 64 * 1024
 
 /** A custom command and the file it came from. */
 export interface CustomCommand {
+  /** `commit`, or `git:commit` for `git/commit.md`. */
   readonly name: string
   readonly path: string
   readonly body: string
   readonly description?: string
   readonly argumentHint?: string
   readonly model?: string
-  /** The tools a turn of this command may use (narrows the configured ones); `undefined`: all. */
+  /** Permission rules (`allow`) the command's turn, and its `` !`cmd` `` lines, are pre-approved for. */
   readonly allowedTools?: ReadonlyArray<string>
+  /** agent-loop's `tools`: the only tools the command's turn is offered; `undefined`: all. */
+  readonly tools?: ReadonlyArray<string>
+  /** Claude Code's `disable-model-invocation`: only the user runs it (the model never runs commands here). */
+  readonly disableModelInvocation?: boolean
 }
 
 /** A command file left out, and why. */
 export type CommandProblem = MarkdownFiles.FileProblem
 
-const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n[\s\S]*?\r?\n---[ \t]*(?:\r?\n|$)/
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
+const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
+
+const Names = Schema.Union([Schema.String, Schema.Array(Schema.String)])
 
 const Front = Schema.Struct({
   description: Schema.optionalKey(Schema.String),
-  "argument-hint": Schema.optionalKey(Schema.String),
+  "argument-hint": Schema.optionalKey(Names),
   model: Schema.optionalKey(Schema.String),
-  "allowed-tools": Schema.optionalKey(Schema.Union([Schema.String, Schema.Array(Schema.String)]))
+  "allowed-tools": Schema.optionalKey(Names),
+  tools: Schema.optionalKey(Names),
+  "disable-model-invocation": Schema.optionalKey(Schema.Boolean)
 })
 
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
-
-const toolNames = (tools: string | ReadonlyArray<string>): ReadonlyArray<string> => {
-  const names = typeof tools === "string" ? tools.split(",") : tools
-  return [...new Set(names.map((name) => name.trim()).filter((name) => name !== "").map((name) => CLAUDE_ALIASES[name] ?? name))]
+/** The command's name for the file at `relative` (inside its commands directory): `git/commit.md` is `git:commit`. */
+export const nameOf = (relative: string): Result.Result<string, string> => {
+  const segments = relative.replace(/\.md$/, "").split(/[\\/]/)
+  const bad = segments.find((segment) => !SEGMENT.test(segment))
+  return bad === undefined
+    ? Result.succeed(segments.join(":"))
+    : Result.fail(`name "${bad}": letters, digits, ".", "_" and "-" only, at most 64`)
 }
 
-/** Parses a command file's text: optional front matter, then the body as the prompt. */
-export const parse = (path: string, text: string): Result.Result<CustomCommand, string> => {
-  const name = nodePath.basename(path, ".md")
-  if (!NAME.test(name)) return Result.fail(`name "${name}": letters, digits, ".", "_" and "-" only, at most 64`)
-  const yaml = frontMatter(text)
-  let data: unknown = {}
-  if (yaml !== undefined) {
-    try {
-      data = Yaml.parse(yaml) ?? {}
-    } catch (error) {
-      return Result.fail(`invalid YAML: ${error instanceof Error ? error.message : String(error)}`)
-    }
-  }
-  const decoded = Schema.decodeUnknownResult(Front)(data, { errors: "all" })
-  if (Result.isFailure(decoded)) {
-    return Result.fail(formatIssues(decoded.failure.issue).issues.map((issue) =>
-      `${issue.path !== undefined && issue.path.length > 0 ? issue.path.map(String).join(".") : "front matter"}: ${issue.message}`
-    ).join("; "))
-  }
+/** Parses a command file's text (`relative`: its path inside its commands directory, for the name). */
+export const parse = (path: string, text: string, relative: string = nodePath.basename(path)): Result.Result<CustomCommand, string> => {
+  const name = nameOf(relative)
+  if (Result.isFailure(name)) return Result.fail(name.failure)
+  const parts = FrontMatter.split(text)
+  if (Result.isFailure(parts)) return Result.fail(parts.failure)
+  const decoded = FrontMatter.decode(Front, parts.success.data)
+  if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
   const front = decoded.success
-  const body = (yaml === undefined ? text : text.replace(FRONT_MATTER, "")).trim()
+  const body = parts.success.body
   if (body === "") return Result.fail("the body (the command's prompt) is empty")
   const model = front.model?.trim()
+  const hint = front["argument-hint"]
+  const argumentHint = typeof hint === "string" ? hint.trim() : hint?.map((word) => word.trim()).join(" ")
   return Result.succeed({
-    name,
+    name: name.success,
     path,
     body,
     ...(front.description === undefined ? {} : { description: front.description.trim() }),
-    ...(front["argument-hint"] === undefined ? {} : { argumentHint: front["argument-hint"].trim() }),
+    ...(argumentHint === undefined || argumentHint === "" ? {} : { argumentHint }),
     ...(model === undefined || model === "" ? {} : { model }),
-    ...(front["allowed-tools"] === undefined ? {} : { allowedTools: toolNames(front["allowed-tools"]) })
+    ...(front["allowed-tools"] === undefined ? {} : { allowedTools: FrontMatter.names(front["allowed-tools"]) }),
+    ...(front.tools === undefined ? {} : { tools: FrontMatter.names(front.tools).map((tool) => CLAUDE_ALIASES[tool] ?? tool) }),
+    ...(front["disable-model-invocation"] === true ? { disableModelInvocation: true } : {})
   })
+}
+
+/**
+ * The command a typed `/NAME` means: the one of that name, else the one namespaced command whose
+ * last part it is (`/commit` for `git:commit`); `undefined` when none or several.
+ */
+export const find = (commands: ReadonlyArray<CustomCommand>, name: string): CustomCommand | undefined => {
+  const exact = commands.find((c) => c.name === name)
+  if (exact !== undefined) return exact
+  const ending = commands.filter((c) => c.name.endsWith(`:${name}`))
+  return ending.length === 1 ? ending[0] : undefined
 }
 
 /** Splits arguments on whitespace, keeping a double- or single-quoted one whole. */
@@ -115,20 +131,20 @@ export const directories = (workspace: string, trusted: boolean, env: NodeJS.Pro
 /** The commands found (a later one replacing an earlier one of the same name), and the files skipped. */
 export const discover = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) =>
   Effect.map(
-    MarkdownFiles.discover({ folder: "commands", workspace, trusted, env, maxBytes: MAX_COMMAND_FILE_BYTES, parse }),
+    MarkdownFiles.discover({ folder: "commands", workspace, trusted, env, maxBytes: MAX_COMMAND_FILE_BYTES, parse, nested: true }),
     ({ found, problems }) => ({ commands: found, problems })
   )
 
-/** A registered tool, as the narrowing sees it: its name, and where an MCP tool comes from. */
+/** A registered tool, as the narrowing of `tools` sees it: its name, and where an MCP tool comes from. */
 export type Offered = Pick<Tool, "name" | "mcp">
 
 /**
- * The tools a turn of the command may use (`TurnOptions.tools`, which only narrows): the
- * registered ones its `allowed-tools` names, an MCP tool by its registered name, `server__tool` or
+ * The tools a turn of the command is offered (`TurnOptions.tools`, which only narrows): the
+ * registered ones its `tools` names, an MCP tool by its registered name, `server__tool` or
  * `mcp__server__tool`. `undefined` when the command names no tools (the configured ones all).
  */
 export const turnTools = (command: CustomCommand, registered: ReadonlyArray<Offered>): ReadonlyArray<string> | undefined => {
-  const allowed = command.allowedTools
+  const allowed = command.tools
   if (allowed === undefined) return undefined
   const named = (tool: Offered) =>
     allowed.includes(tool.name) ||

@@ -1,15 +1,20 @@
 /**
- * Markdown definition files (sub-agents, custom commands): found in the user's config directory
- * and, in a trusted workspace, in its `.claude/` and `.agent-loop/` folders of one name, each read
- * through the confined reader and parsed by the caller; a later file replaces an earlier one of
- * the same name, and a file that cannot be used is a problem saying why.
+ * Markdown definition files (sub-agents, custom commands): found in the user's directories
+ * (Claude Code's `~/.claude/`, then agent-loop's config directory) and, in a trusted workspace, in
+ * its `.claude/` and `.agent-loop/` folders of one name, each read through the confined reader and
+ * parsed by the caller; a later file replaces an earlier one of the same name, and a file that
+ * cannot be used is a problem saying why (every `.md` file found is used or named as a problem).
  */
 import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Result from "effect/Result"
 import { readConfined, textOf } from "../../layers/internal/readConfined.ts"
+import { claudeUserDir } from "./sandboxSettings.ts"
 import { configDir } from "./settingsFile.ts"
+
+/** How deep `nested` discovery looks into subdirectories (namespaces). */
+const MAX_DEPTH = 4
 
 /** A file left out, and why. */
 export interface FileProblem {
@@ -19,6 +24,7 @@ export interface FileProblem {
 
 /** The directories of `folder` (`agents`, `commands`), in the order they apply: the user's, then a trusted workspace's. */
 export const directories = (folder: string, workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) => [
+  { dir: nodePath.join(claudeUserDir(env), folder), within: claudeUserDir(env), ownedByUser: false },
   { dir: nodePath.join(configDir(env), folder), within: configDir(env), ownedByUser: false },
   ...(trusted
     ? [
@@ -34,7 +40,10 @@ export const discover = <A extends { readonly name: string }>(options: {
   readonly workspace: string
   readonly trusted: boolean
   readonly maxBytes: number
-  readonly parse: (path: string, text: string) => Result.Result<A, string>
+  /** `relative`: the file's path inside its directory (`git/commit.md` when `nested`). */
+  readonly parse: (path: string, text: string, relative: string) => Result.Result<A, string>
+  /** Look into subdirectories too (commands' namespaces). */
+  readonly nested?: boolean
   readonly env?: NodeJS.ProcessEnv
 }) =>
   Effect.gen(function*() {
@@ -42,11 +51,19 @@ export const discover = <A extends { readonly name: string }>(options: {
     const found = new Map<string, A>()
     const problems: Array<FileProblem> = []
     for (const { dir, ownedByUser, within } of directories(options.folder, options.workspace, options.trusted, options.env)) {
-      const names = yield* Effect.orElseSucceed(fs.readDirectory(dir), () => [])
-      for (const file of names.filter((name) => name.endsWith(".md")).sort()) {
+      const names = yield* Effect.orElseSucceed(fs.readDirectory(dir, { recursive: options.nested === true }), () => [])
+      const files = names.filter((name) => name.endsWith(".md") && name.split(nodePath.sep).length <= MAX_DEPTH + 1).sort()
+      for (const file of files) {
         const path = nodePath.join(dir, file)
         const read = yield* readConfined(path, { maxBytes: options.maxBytes, within, ownedByUser, warn: false })
-        if (read._tag === "Missing" || read._tag === "NotRegular") continue
+        if (read._tag === "Missing") continue
+        if (read._tag === "NotRegular") {
+          // a directory named `x.md` is a namespace, not a file
+          if (!(yield* Effect.orElseSucceed(Effect.map(fs.stat(path), (info) => info.type === "Directory"), () => false))) {
+            problems.push({ path, message: "not a regular file" })
+          }
+          continue
+        }
         if (read._tag === "Skipped" || read._tag === "Failed") {
           problems.push({ path, message: read._tag === "Skipped" ? read.reason : read.message })
           continue
@@ -55,7 +72,7 @@ export const discover = <A extends { readonly name: string }>(options: {
           problems.push({ path, message: `larger than ${options.maxBytes} bytes` })
           continue
         }
-        const parsed = options.parse(path, textOf(read) ?? "")
+        const parsed = options.parse(path, textOf(read) ?? "", file)
         if (Result.isFailure(parsed)) problems.push({ path, message: parsed.failure })
         else found.set(parsed.success.name, parsed.success)
       }
