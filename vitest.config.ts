@@ -19,14 +19,14 @@ const mocking = ["test/tools/confined-portable.test.ts"]
  */
 const e2e = [
   // the cluster: throwaway Postgres servers, runner processes started, killed and restarted
-  "test/cluster/{auth,blip,cli,cli-edges,cli-lost,cluster,load,once,resume,truth}.test.ts",
+  "test/cluster/{auth,blip,cli,cli-edges,cli-lost,cluster,load,once,resume,stall,truth}.test.ts",
   // the SQL session store on real Postgres servers, and processes racing on one database
   "test/sessions/{fencing,postgres-harness,store-sql,store-sql-processes}.test.ts",
   "test/cli/stores.test.ts",
   // the inspector in headless Chromium
   "test/inspector/browser.test.ts",
   // the CLI on a real terminal, through tmux
-  "test/cli/{chat,chat-editing,chat-sessions,claude-settings,slash,stream-json,terminal,terminal-hostile,workspace-sessions}.test.ts",
+  "test/cli/{chat,chat-editing,chat-sessions,claude-settings,slash,stream-json,terminal,terminal-hostile,terminal-markdown,workspace-sessions}.test.ts",
   // protocols: MCP servers nobody in this project wrote, installed from npm
   "test/mcp/real-servers.test.ts",
   // packaging: npm pack, an offline install and tsc over every example; the examples and the docs

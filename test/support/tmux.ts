@@ -59,8 +59,13 @@ spawn(command, args, { stdio: "inherit" }).on("exit", (code, signal) => {
 })
 `
 
-/** Starts `argv` (run directly, no shell) in a new 160x50 pane with `env`; the pane stays after it exits. */
-export const startPane = (argv: ReadonlyArray<string>, env: Record<string, string>, cwd: string): Pane => {
+/** Starts `argv` (run directly, no shell) in a new pane (160x50 unless `size` says) with `env`; the pane stays after it exits. */
+export const startPane = (
+  argv: ReadonlyArray<string>,
+  env: Record<string, string>,
+  cwd: string,
+  size: { readonly columns: number; readonly rows: number } = { columns: 160, rows: 50 }
+): Pane => {
   const dir = tempDir("agent-loop-tmux-")
   const socket = path.join(dir, "tmux.sock")
   const statusFile = path.join(dir, "exit-status")
@@ -73,9 +78,9 @@ export const startPane = (argv: ReadonlyArray<string>, env: Record<string, strin
     "-s",
     "cli",
     "-x",
-    "160",
+    String(size.columns),
     "-y",
-    "50",
+    String(size.rows),
     "-c",
     cwd,
     process.execPath,

@@ -6,6 +6,7 @@
  * Model text goes to stdout as it streams when stdout is a terminal; otherwise (a pipe, a file)
  * each completed response is written whole, so that text a retry discarded never reaches the
  * output. On a terminal, a retry after text was shown says that the text above is discarded.
+ * On a terminal with styling on, streamed text is rendered as Markdown (`markdown.ts`).
  */
 import * as Effect from "effect/Effect"
 import type { AgentEvent } from "../../domain/Event.ts"
@@ -13,6 +14,8 @@ import { DOUBLE_PRESS_MS } from "../terminal/ctrlC.ts"
 import * as Format from "../terminal/format.ts"
 import { clean } from "../terminal/safeText.ts"
 import type { ScreenShape } from "../terminal/screen.ts"
+import { makeMarkdown, type MarkdownStream } from "./markdown.ts"
+import { markdownStyle } from "./markdownInline.ts"
 
 /** Where model text goes: streamed, one whole response at a time, or nowhere (JSON output). */
 export type TextMode = "stream" | "responses" | "none"
@@ -35,6 +38,15 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
   /** Responses of the current turn whose provider reported no usage. */
   let unreported = 0
   const indent = (depth: number) => "  ".repeat(depth)
+  const style = markdownStyle(screen.out)
+  /** The answer being rendered as Markdown, while one streams. */
+  let markdown: MarkdownStream | undefined
+  /** Ends the Markdown answer in progress: its last line drawn before anything else is written. */
+  const endMarkdown = Effect.suspend(() => {
+    const open = markdown
+    markdown = undefined
+    return open === undefined ? Effect.void : screen.styled(open.end())
+  })
 
   const flushReasoning = Effect.suspend(() => {
     const text = reasoning.trim()
@@ -49,7 +61,7 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
     return screen.line(`${pad}${err.yellow(`↻ retry ${event.attempt}${when}`)} ${err.dim(`${Format.truncate(event.reason, 160)}${discarded}`)}`)
   }
 
-  return (event: AgentEvent): Effect.Effect<void> => {
+  const draw = (event: AgentEvent): Effect.Effect<void> => {
     const pad = indent(event.depth)
     switch (event._tag) {
       case "LLMRequest":
@@ -63,7 +75,8 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
         }
         if (event.kind !== "text" || textMode !== "stream") return Effect.void
         shown = shown || event.text !== ""
-        return Effect.andThen(flushReasoning, screen.text(event.text))
+        if (!screen.markdown) return Effect.andThen(flushReasoning, screen.text(event.text))
+        return Effect.andThen(flushReasoning, Effect.suspend(() => screen.styled((markdown ??= makeMarkdown(style, screen.size)).push(event.text))))
       case "LLMResponse": {
         if (event.depth > 0) return Effect.void
         if (!Format.tokensKnown(event.usage)) unreported++
@@ -124,4 +137,9 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
         return Effect.void
     }
   }
+  // any other line ends the Markdown line in progress first, so its redraw stays on its own rows
+  return (event: AgentEvent): Effect.Effect<void> =>
+    Effect.suspend(() =>
+      markdown === undefined || (event._tag === "LLMDelta" && event.depth === 0) ? draw(event) : Effect.andThen(endMarkdown, draw(event))
+    )
 }

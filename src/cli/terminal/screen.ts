@@ -15,6 +15,11 @@ import { type Style, styleFor } from "./style.ts"
 export interface ScreenShape {
   /** Streamed model text, to stdout, as it arrives (cleaned when stdout is a terminal). */
   readonly text: (chunk: string) => Effect.Effect<void>
+  /**
+   * Text already made safe and styled by the caller (rendered Markdown, which may redraw the line
+   * it is on), to stdout as it is.
+   */
+  readonly styled: (chunk: string) => Effect.Effect<void>
   /** Whole lines to stdout exactly as given (JSON output), after ending a partial text line. */
   readonly raw: (lines: string) => Effect.Effect<void>
   /** One whole line to stderr (after ending a partial text line). */
@@ -41,6 +46,10 @@ export interface ScreenShape {
   readonly streaming: boolean
   /** Whether stderr is a terminal with styling on (not `NO_COLOR`, not `TERM=dumb`): status lines are shown. */
   readonly live: boolean
+  /** Whether answers are rendered as Markdown: stdout is a terminal with styling on (not `NO_COLOR`, not `TERM=dumb`). */
+  readonly markdown: boolean
+  /** stdout's terminal size (80×24 when it cannot say). */
+  readonly size: { readonly columns: () => number; readonly rows: () => number }
 }
 
 /** The screen service. */
@@ -48,7 +57,7 @@ export class Screen extends Context.Service<Screen, ScreenShape>()("effect-agent
 
 /** Minimal writable streams, so that the screen can be pointed anywhere. */
 export interface Streams {
-  readonly stdout: { write: (text: string) => unknown; readonly isTTY?: boolean }
+  readonly stdout: { write: (text: string) => unknown; readonly isTTY?: boolean; readonly columns?: number; readonly rows?: number }
   readonly stderr: { write: (text: string) => unknown; readonly isTTY?: boolean }
   readonly stdinIsTTY: boolean
   readonly env: NodeJS.ProcessEnv
@@ -81,16 +90,18 @@ export const make = (streams: Streams): ScreenShape => {
     endPartialLine()
     streams.stderr.write(`${line}\n`)
   }
+  const out = styleFor(streaming, streams.env)
+  const write = (shown: string) => {
+    if (shown === "") return
+    eraseStatus()
+    promptOpen = false
+    streams.stdout.write(shown)
+    atLineStart = shown.endsWith("\n")
+  }
   return {
+    styled: (chunk) => Effect.sync(() => write(chunk)),
     text: (chunk) =>
-      Effect.sync(() => {
-        const shown = streaming ? clean(chunk) : chunk
-        if (shown === "") return
-        eraseStatus()
-        promptOpen = false
-        streams.stdout.write(shown)
-        atLineStart = shown.endsWith("\n")
-      }),
+      Effect.sync(() => write(streaming ? clean(chunk) : chunk)),
     raw: (lines) =>
       Effect.sync(() => {
         endPartialLine()
@@ -115,11 +126,14 @@ export const make = (streams: Streams): ScreenShape => {
         streams.stderr.write(`${ERASE_LINE}${text}`)
         statusShown = true
       }),
-    out: styleFor(streaming, streams.env),
+    out,
     err,
     interactive: streams.stdinIsTTY,
     streaming,
-    live
+    live,
+    markdown: streaming && out.enabled && streams.env["TERM"] !== "dumb",
+    // read at each use: the terminal may be resized
+    size: { columns: () => streams.stdout.columns ?? 80, rows: () => streams.stdout.rows ?? 24 }
   }
 }
 
