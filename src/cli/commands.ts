@@ -1,5 +1,5 @@
 /**
- * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`,
+ * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`, `permissions list`,
  * `sessions list|show|import|export`, `ui`, `models`, `mcp list|add|remove`, `sandbox status`, `trust`, `untrust`, `undo`.
  *
  * Only the definitions (names, flags, help) are loaded up front; each command's code is imported
@@ -140,6 +140,17 @@ const agents = Command.make("agents").pipe(
 const hooks = Command.make("hooks").pipe(
   Command.withDescription("File hooks (~/.config/agents/hooks, ./.agents/hooks)"),
   Command.withSubcommands([hooksList])
+)
+
+const permissionsList = Command.make(
+  "list",
+  { workspace: agentFlags.workspace, settings: agentFlags.settings, claudeSettings: agentFlags.claudeSettings, allow: agentFlags.allow, deny: agentFlags.deny },
+  (flags) => handler(() => import("./commands/permissionsList.ts"), (m) => m.list({ ...flags, sandbox: Option.none(), verbose: false }))
+).pipe(Command.withDescription("List the permission rules a run here would apply, deny rules first, each with the settings file it comes from, and where \"always allow\" saves"))
+
+const permissionsCommand = Command.make("permissions").pipe(
+  Command.withDescription("Permission rules (Claude Code syntax) from every settings level and the flags"),
+  Command.withSubcommands([permissionsList])
 )
 
 const sessionsList = Command.make(
@@ -360,5 +371,5 @@ const sandboxCommand = Command.make("sandbox").pipe(
 /** The whole CLI. */
 export const agentLoop = Command.make("agent-loop").pipe(
   Command.withDescription("An event-driven, hookable, interruptible, steerable LLM agent loop"),
-  Command.withSubcommands([runCommand, chatCommand, serveCommand, uiCommand, hooks, agents, sessions, models, mcp, sandboxCommand, trust, untrust, undoCommand])
+  Command.withSubcommands([runCommand, chatCommand, serveCommand, uiCommand, hooks, permissionsCommand, agents, sessions, models, mcp, sandboxCommand, trust, untrust, undoCommand])
 )

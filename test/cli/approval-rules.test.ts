@@ -54,7 +54,7 @@ describe("approval with permission rules", () => {
   it.effect("a deny rule denies at beforeTool, names the rule, and holds with --yes", () =>
     Effect.gen(function*() {
       const t = setup("approve", { deny: ["Bash(curl:*)"], allow: ["exec"] })
-      expect(yield* t.before(exec("echo hi && curl x"))).toEqual({ _tag: "Deny", reason: "Denied by the permission rule \"Bash(curl:*)\" in the user's deny list." })
+      expect(yield* t.before(exec("echo hi && curl x"))).toEqual({ _tag: "Deny", reason: "Denied by the permission rule \"Bash(curl:*)\" of settings.json." })
       expect(t.out.stderr).toContain("permission rule Bash(curl:*) (settings.json)")
       expect(yield* t.before(exec("echo hi"))).toBeUndefined()
     }))

@@ -163,7 +163,7 @@ describe.concurrent("a repository configured for Claude Code", () => {
     expect(results["ls"]).toContain("listed")
     expect(fs.existsSync(path.join(workspace, "pwned"))).toBe(false)
     expect(yes.stderr).toContain("agent-loop: denied exec {\"command\":\"curl http://127.0.0.1:9/x\"}: permission rule Bash(curl:*)")
-    expect(yes.stderr).toContain(`${path.join(workspace, ".claude", "settings.json")}: only permissions, hooks and sandbox apply; ignored: model, env`)
+    expect(yes.stderr).not.toContain("is not honoured")
 
     const without = await runCli(["run", ...flags, "--no-claude-settings", "--yes", "go"], { env })
     expect(without.code).toBe(0)
@@ -236,7 +236,8 @@ describe.skipIf(!hasTmux)(hasTmux ? "the approval prompt on a terminal (tmux)" :
     expect(toolResults(server.requests[2]!.body)["two"]).toMatch(/v\d+/)
     expect(toolResults(server.requests[3]!.body)["three"]).toContain("again")
     expect(toolResults(server.requests[4]!.body)["four"]).toBe("Tool execution denied by approval: The user denied this call. They said: not in this repository")
-    const saved = JSON.parse(fs.readFileSync(path.join(workspace, ".agent-loop", "settings.json"), "utf8"))
+    // a repository with .claude/ keeps it where Claude Code does
+    const saved = JSON.parse(fs.readFileSync(path.join(workspace, ".claude", "settings.local.json"), "utf8"))
     expect(saved).toEqual({ permissions: { allow: ["exec(node:*)"] } })
     expect(home).toBeDefined()
   })

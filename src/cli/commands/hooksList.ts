@@ -5,11 +5,11 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { compile, type HooksSource } from "../../layers/claudeHooks/config.ts"
+import { compile } from "../../layers/claudeHooks/config.ts"
 import { discover, resolveDirs } from "../../layers/FileHooks.ts"
-import * as ClaudeSettings from "../config/claudeSettings.ts"
 import * as SettingsFile from "../config/settingsFile.ts"
 import * as Trust from "../config/trust.ts"
+import { type Notice, permissionsAndHooks } from "../settings/permissionSources.ts"
 import { clean } from "../terminal/safeText.ts"
 import { Screen } from "../terminal/screen.ts"
 
@@ -33,17 +33,14 @@ export const list = (workspace: Option.Option<string>) =>
     for (const problem of found.problems) {
       yield* screen.line(clean(`skipped ${problem.path}: ${problem.field}: ${problem.message}`))
     }
-    const settings = [
+    // every level's hooks that apply: the user's always, a repository's once it is trusted
+    const notices: Array<Notice> = []
+    const files = [
       ...Option.toArray(yield* SettingsFile.load(SettingsFile.userSettingsPath(), { within: SettingsFile.configDir() })),
       ...(trusted ? Option.toArray(yield* SettingsFile.load(SettingsFile.projectSettingsPath(dirs.workDir), { within: dirs.workDir, ownedByUser: true })) : [])
     ]
-    const sources: Array<HooksSource> = settings.flatMap((file) => (file.settings.hooks === undefined ? [] : [{ source: file.path, hooks: file.settings.hooks }]))
-    if (trusted) {
-      for (const file of yield* ClaudeSettings.load(dirs.workDir)) {
-        for (const warning of file.warnings) yield* screen.line(clean(`skipped ${warning}`))
-        if (file.hooks !== undefined) sources.push(file.hooks)
-      }
-    }
+    const { hooks: sources } = yield* permissionsAndHooks({ settings: true, claudeSettings: true, allow: [], deny: [] }, files, dirs.workDir, trusted, process.env, notices)
+    for (const notice of notices) yield* screen.line(clean(notice.text))
     const claude = compile(sources)
     for (const group of claude.groups) {
       const matcher = group.matcher === undefined || group.matcher === "" ? "" : ` (matcher ${group.matcher})`

@@ -149,6 +149,8 @@ export const skippedWarning = (workspace: string) =>
       present.push(label)
     }
     if (present.length === 0) return undefined
-    return `workspace ${workspace} is not trusted, so its ${present.join(" and ")} ${present.length === 1 ? "was" : "were"} skipped; ` +
-      `to use ${present.length === 1 ? "it" : "them"}, run: agent-loop trust ${workspace}`
+    // deny and ask rules only narrow, so a settings file's still apply (`settingsLevels.ts`)
+    const narrows = present.some((label) => label.endsWith(".json") && !WORKSPACE_CONFIGS.includes(label))
+    return `workspace ${workspace} is not trusted, so its ${present.join(" and ")} ${present.length === 1 ? "was" : "were"} skipped` +
+      `${narrows ? " (but for their deny and ask rules)" : ""}; to use ${present.length === 1 ? "it" : "them"}, run: agent-loop trust ${workspace}`
   })

@@ -37,6 +37,7 @@ import { claudeName } from "../../layers/claudeHooks/io.ts"
 import { AgentLoop } from "../../services/AgentLoop.ts"
 import { Sandbox } from "../../services/Sandbox.ts"
 import type { ApprovalPolicy } from "../config/approvalPolicy.ts"
+import { describe } from "../config/settingsLevels.ts"
 import * as Format from "../terminal/format.ts"
 import type { ScreenShape } from "../terminal/screen.ts"
 import * as Display from "./approvalDisplay.ts"
@@ -56,8 +57,8 @@ export const POLICY_DENIED_REASON = "Not approved: agent-loop is set to deny eve
 /** What the model is told when the call was too long to show and could not be written to a file either. */
 export const UNSHOWABLE_REASON = "Not approved: the call is too long to show the user, and agent-loop could not write it to a file for them to read."
 
-/** What the model is told when a deny rule matched. */
-export const ruleDeniedReason = (rule: Rule) => `Denied by the permission rule "${rule.text}" in the user's deny list.`
+/** What the model is told when a deny rule matched: the rule, and the settings file (or flag) it is written in, home as `~`. */
+export const ruleDeniedReason = (rule: Rule) => `Denied by the permission rule "${rule.text}" of ${describe(rule.source)}.`
 
 /** What the model is told when a call to run outside the sandbox could not be asked about. */
 export const UNSANDBOXED_NO_TERMINAL_REASON = "Not approved: running a command outside the sandbox needs the user's answer at a prompt, " +
@@ -272,7 +273,7 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
   }
 
   const denyByRule = (call: Hook.HookToolCall, rule: Rule) =>
-    Effect.as(screen.line(`agent-loop: denied ${what(call)}: permission rule ${rule.text} (${rule.source})`), Hook.deny(ruleDeniedReason(rule)))
+    Effect.as(screen.line(`agent-loop: denied ${what(call)}: permission rule ${rule.text} (${describe(rule.source)})`), Hook.deny(ruleDeniedReason(rule)))
 
   const hook = Hook.make({
     beforeTool: ({ call, context }) => {

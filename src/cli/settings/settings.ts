@@ -26,7 +26,7 @@ import { dataDir, newSessionKey, readLastSession } from "../config/dataDir.ts"
 import * as SandboxSettings from "../config/sandboxSettings.ts"
 import * as SettingsFile from "../config/settingsFile.ts"
 import * as Trust from "../config/trust.ts"
-import { parseRule, type Rule, RuleError, type RuleKind } from "../permissions/rules.ts"
+import type { Rule } from "../permissions/rules.ts"
 import * as Permissions from "../permissions/state.ts"
 import * as Providers from "../providers/providers.ts"
 import * as SandboxPolicy from "../sandbox/sandboxPolicy.ts"
@@ -37,6 +37,8 @@ import { clean } from "../terminal/safeText.ts"
 import { Screen } from "../terminal/screen.ts"
 import { type AgentFlags, defaultTools } from "./flags.ts"
 import * as ModelOptionFlags from "./modelOptions.ts"
+import * as PermissionSources from "./permissionSources.ts"
+import type { Notice } from "./permissionSources.ts"
 import * as ProviderChoice from "./providerChoice.ts"
 import type { ProviderSettings } from "./providerChoice.ts"
 
@@ -109,10 +111,7 @@ export interface CliSettings {
 }
 
 /** A line about the settings: a warning, or a note. */
-export interface Notice {
-  readonly level: "warn" | "note"
-  readonly text: string
-}
+export type { Notice } from "./permissionSources.ts"
 
 /**
  * The built-in system prompt. It names no path or date so that a recorded cassette replays on
@@ -188,57 +187,6 @@ const settingsFiles = (flags: Pick<AgentFlags, "settings">, workspace: string, t
     return [...Option.toArray(user), ...Option.toArray(project)]
   })
 
-/** Rules of `lists` from `source`; one that cannot be read fails (ours) or is a warning (Claude Code's files). */
-const rulesOf = (lists: SettingsFile.PermissionLists | undefined, source: string, strict: boolean, notices: Array<Notice>) =>
-  Effect.gen(function*() {
-    const rules: Array<Rule> = []
-    for (const kind of ["deny", "ask", "allow"] as const satisfies ReadonlyArray<RuleKind>) {
-      for (const text of lists?.[kind] ?? []) {
-        const rule = parseRule(text, kind, source)
-        if (!(rule instanceof RuleError)) {
-          rules.push(rule)
-          continue
-        }
-        const message = `${source}: permissions.${kind}: ${JSON.stringify(clean(text))}: ${rule.message}`
-        if (strict) return yield* fail(message)
-        notices.push({ level: "warn", text: `${message}; skipped` })
-      }
-    }
-    return rules
-  })
-
-/** The permission rules and Claude Code hooks of every source, in order: settings files, `.claude/` files, flags. */
-const permissionsAndHooks = (
-  flags: Pick<AgentFlags, "settings" | "claudeSettings" | "allow" | "deny" | "verbose">,
-  files: ReadonlyArray<SettingsFile.LoadedSettings>,
-  workspace: string,
-  trusted: boolean,
-  notices: Array<Notice>
-) =>
-  Effect.gen(function*() {
-    const rules: Array<Rule> = []
-    const hooks: Array<HooksSource> = []
-    for (const file of files) {
-      rules.push(...yield* rulesOf(file.settings.permissions, file.path, true, notices))
-      if (file.settings.hooks !== undefined) hooks.push({ source: file.path, hooks: file.settings.hooks })
-    }
-    // Claude Code's files, like the workspace's own settings, take effect only in a trusted workspace
-    if (trusted && flags.claudeSettings && flags.settings) {
-      for (const file of yield* ClaudeSettings.load(workspace)) {
-        for (const warning of file.warnings) notices.push({ level: "warn", text: warning })
-        rules.push(...yield* rulesOf(file.permissions, file.path, false, notices))
-        if (file.hooks !== undefined) hooks.push(file.hooks)
-        if (flags.verbose && file.ignored.length > 0) {
-          notices.push({ level: "note", text: `${file.path}: only permissions, hooks and sandbox apply; ignored: ${file.ignored.join(", ")}` })
-        }
-      }
-    }
-    rules.push(...yield* rulesOf({ allow: flags.allow }, "--allow", true, notices))
-    rules.push(...yield* rulesOf({ deny: flags.deny }, "--deny", true, notices))
-    const saveTarget = trusted ? SettingsFile.projectSettingsPath(workspace) : undefined
-    return { permissions: Permissions.make(rules, workspace, saveTarget), hooks, rules }
-  })
-
 /**
  * The sandbox settings of the files that may set them (`sandboxSettings.ts`): Claude Code's user
  * file and the loop's, then a trusted workspace's own and Claude Code's; an untrusted workspace's
@@ -311,11 +259,11 @@ export const resolveSandbox = (flags: SandboxFlags, env: NodeJS.ProcessEnv = pro
     const trusted = yield* Trust.isTrusted(workspace, env)
     const files = yield* settingsFiles(flags, workspace, trusted, env)
     const notices: Array<Notice> = []
-    const { rules } = yield* permissionsAndHooks(flags, files, workspace, trusted, notices)
+    const { permissions, rules } = yield* PermissionSources.permissionsAndHooks(flags, files, workspace, trusted, env, notices)
     const sandbox = yield* sandboxChoice(flags, files, workspace, trusted, env, notices)
     const untrusted = trusted ? undefined : yield* Trust.skippedWarning(workspace)
     if (untrusted !== undefined) notices.unshift({ level: "warn", text: untrusted })
-    return { workspace, trusted, rules, sandbox, notices }
+    return { workspace, trusted, rules, permissions, sandbox, notices }
   })
 
 /** Resolves the flags of `run` or `chat`; an impossible combination fails with one line. */
@@ -337,7 +285,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     if (untrusted !== undefined) notices.push({ level: "warn", text: untrusted })
     if (limits.note !== undefined) notices.push({ level: "note", text: limits.note })
     if (chosen._tag === "live" && chosen.note !== undefined) notices.push({ level: "note", text: chosen.note })
-    const { hooks: claudeHooks, permissions, rules } = yield* permissionsAndHooks(flags, files, workspace, trusted, notices)
+    const { hooks: claudeHooks, permissions, rules } = yield* PermissionSources.permissionsAndHooks(flags, files, workspace, trusted, env, notices)
     const sandbox = yield* sandboxChoice(flags, files, workspace, trusted, env, notices)
     const agents = yield* Agents.discover(workspace, trusted, env)
     for (const problem of agents.problems) notices.push({ level: "warn", text: `skipped agent ${problem.path}: ${problem.message}` })
