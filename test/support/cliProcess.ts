@@ -29,7 +29,7 @@ export const tempDir = (prefix = "agent-loop-cli-") => fs.mkdtempSync(path.join(
 
 /**
  * The inherited environment minus anything that would change the CLI's behaviour, plus a private
- * data directory and config home (so no user hooks or sessions leak in).
+ * data directory, config home and Claude Code directory (so no user hooks, settings or sessions leak in).
  */
 export const isolatedEnv = (home: string, extra: Record<string, string> = {}): Record<string, string> => {
   const env: Record<string, string> = {}
@@ -43,6 +43,8 @@ export const isolatedEnv = (home: string, extra: Record<string, string> = {}): R
     ...env,
     AGENT_LOOP_DATA_DIR: path.join(home, "data"),
     XDG_CONFIG_HOME: path.join(home, "config"),
+    // Claude Code's user files (~/.claude) of the machine's user never leak in either
+    CLAUDE_CONFIG_DIR: path.join(home, ".claude"),
     ...extra
   }
 }
