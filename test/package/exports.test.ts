@@ -30,7 +30,7 @@ const TOP: ReadonlyArray<string> = [
   "OutputUnavailable", "PROTECTED_LOCATIONS", "Presets", "Provider", "ProviderRejected", "ProviderTypes",
   "ProviderUnavailable", "RateLimited", "ReadFileParameters", "Replay", "ReplayMismatch", "ResponseTooLarge",
   "SANDBOX_DENIED_MARKER", "Sandbox", "SandboxAuto", "SandboxError", "SandboxLinux", "SandboxMacos",
-  "SandboxNone", "Scripted", "Secrets", "SecretsLive", "SessionFenced", "SessionLog", "SessionStore",
+  "SandboxNone", "Scripted", "Secrets", "SecretsLive", "Server", "SessionFenced", "SessionLog", "SessionStore",
   "SessionStoreError", "SessionStoreJsonl", "SessionStoreMemory", "SessionStoreSql", "SpawnParameters",
   "SteeringQueueFull", "SubTurn", "SubTurnBlocked", "SubTurnStopped", "SubagentParameters", "Tool",
   "ToolError", "ToolRegistry", "ToolRegistryLive", "Turn", "TurnAborted", "TurnBlocked", "TurnDefect",
@@ -134,6 +134,13 @@ const NAMESPACES: Readonly<Record<string, Names>> = {
   Inspector: {
     values: ["TOKEN_HEADER", "exportHtml", "layer", "makeToken", "url"],
     types: ["ClusterView", "ExportOptions", "Options"]
+  },
+  Server: {
+    values: [
+      "AgentLoopApi", "AlreadyDecided", "ApprovalNotFound", "Authorization", "DEFAULT_MAX_BODY_BYTES", "SessionNotFound",
+      "StoreFailed", "TurnNotFound", "TurnNotRunning", "layer", "makeToken"
+    ],
+    types: ["Approval", "Delivery", "Options", "TurnState"]
   },
   LanguageModelProvider: {
     values: ["fromLanguageModel", "layer"],

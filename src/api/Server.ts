@@ -1,0 +1,18 @@
+/**
+ * The `Server` namespace of the public API (`index.ts`): the loop as an HTTP service
+ * (`server/Server.ts`) and its API declaration (`server/Api.ts`), listed by name.
+ */
+export { DEFAULT_MAX_BODY_BYTES, layer, makeToken, type Options } from "../server/Server.ts"
+export {
+  AgentLoopApi,
+  AlreadyDecided,
+  type Approval,
+  ApprovalNotFound,
+  Authorization,
+  type Delivery,
+  SessionNotFound,
+  StoreFailed,
+  TurnNotFound,
+  TurnNotRunning,
+  type TurnState
+} from "../server/Api.ts"

@@ -1,0 +1,239 @@
+/**
+ * `Server`: the loop as a service. `Server.layer` mounts the HTTP API (`Api.ts`: sessions, turns,
+ * steering, follow-ups, interrupts, approvals, server-sent events with replay, models, tools, and
+ * `GET /openapi.json`) on an application's `effect/http` router; `agent-loop serve` serves it on
+ * 127.0.0.1.
+ *
+ * Every route but `/openapi.json` needs `Authorization: Bearer TOKEN` (an empty 401 otherwise,
+ * before anything else is looked at); a body over `maxBodyBytes` gets an empty 413; a body that
+ * does not decode gets a 400 problem whose `errors` name the field; an unknown session a 404.
+ * CORS is off unless `corsOrigins` names the origins that may call it.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { HttpRouter } from "effect/http"
+ * import { NodeHttpServer } from "@effect/platform-node"
+ * import { createServer } from "node:http"
+ * import { Server } from "effect-agent-loop"
+ *
+ * const token = Server.makeToken()
+ * // needs the loop's services (AgentLoop, SessionStore, EventBus, ToolRegistry, LoopConfig)
+ * const app = HttpRouter.serve(Server.layer({ token })).pipe(
+ *   Layer.provide(NodeHttpServer.layer(createServer, { port: 4318, host: "127.0.0.1" }))
+ * )
+ * ```
+ */
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import * as ByteSize from "effect/ByteSize"
+import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import * as HttpMiddleware from "effect/http/HttpMiddleware"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpApiError from "effect/http-api/HttpApiError"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import { builtinModels } from "../domain/Models.ts"
+import { AgentLoop } from "../services/AgentLoop.ts"
+import { EventBus } from "../services/EventBus.ts"
+import { LoopConfig } from "../services/LoopConfig.ts"
+import { Secrets } from "../services/Secrets.ts"
+import { SessionStore } from "../services/SessionStore.ts"
+import { ToolRegistry } from "../services/ToolRegistry.ts"
+import { AgentLoopApi, Authorization, type Delivery, SessionNotFound, StoreFailed, TurnNotFound, TurnNotRunning } from "./Api.ts"
+import { Approvals } from "./approvals.ts"
+import { EventFeed, type FeedEvent, type Frame } from "./eventFeed.ts"
+import { Turns } from "./turns.ts"
+
+/** How the server is mounted. */
+export interface Options {
+  /** The bearer token every request must carry (see `makeToken`). */
+  readonly token: Redacted.Redacted<string>
+  /** The largest request body, in bytes; default 1 MiB. A larger one gets 413. */
+  readonly maxBodyBytes?: number
+  /** Origins allowed to call the API from a browser (CORS); default none, and CORS stays off. */
+  readonly corsOrigins?: ReadonlyArray<string>
+  /** Events kept for clients that reconnect (`Last-Event-ID`); default 10,000. */
+  readonly replayEvents?: number
+  /** Events one client may fall behind by before it is sent a `gap` event; default 10,000. */
+  readonly clientBuffer?: number
+}
+
+/** The default largest request body: 1 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+/** A new random token: 32 bytes from the system's secure generator, URL-safe base64. */
+export const makeToken = (): Redacted.Redacted<string> => Redacted.make(randomBytes(32).toString("base64url"))
+
+const digest = (text: string) => createHash("sha256").update(text).digest()
+
+/** Compares in constant time (of the digests), so the answer's timing tells nothing of the token. */
+const sameToken = (expected: Buffer, given: string) => timingSafeEqual(expected, digest(given))
+
+const tooLarge = HttpServerResponse.empty({ status: 413 })
+
+/** The token check and the body cap, as the API's security middleware. */
+const authorization = (options: Options) => {
+  const expected = digest(Redacted.value(options.token))
+  const cap = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+  return Layer.succeed(Authorization, {
+    bearer: (httpEffect, { credential }) =>
+      Effect.gen(function*() {
+        if (!sameToken(expected, Redacted.value(credential))) return yield* new HttpApiError.Unauthorized()
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const length = Number(request.headers["content-length"] ?? 0)
+        if (length > cap) return tooLarge
+        // a body without a length (chunked) is cut at the cap while it is read
+        return yield* httpEffect.pipe(
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(cap)),
+          Effect.catchDefect((defect) => isTooLarge(defect) ? Effect.succeed(tooLarge) : Effect.die(defect))
+        )
+      })
+  })
+}
+
+/** A body read cut at the cap, as the platform reports it. */
+const isTooLarge = (defect: unknown): boolean => JSON.stringify(defect ?? null).includes("BodyTooLarge") || String(defect).includes("maxBytes")
+
+/**
+ * The API's routes on the application's `HttpRouter`, for the life of the router: it subscribes
+ * to the event bus at once (lossless) and registers its approval hook on the loop.
+ */
+export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.HttpRouter | AgentLoop | SessionStore | EventBus | ToolRegistry | LoopConfig> => {
+  const handlers = Layer.unwrap(Effect.gen(function*() {
+    const loop = yield* AgentLoop
+    const store = yield* SessionStore
+    const bus = yield* EventBus
+    const tools = yield* ToolRegistry
+    const config = yield* LoopConfig
+    const secrets = yield* Secrets
+    const feed = new EventFeed(options.replayEvents ?? 10_000)
+    const subscription = yield* bus.subscribe({ strategy: "lossless" })
+    yield* subscription.stream.pipe(Stream.runForEach((event) => Effect.sync(() => feed.record(event))), Effect.forkScoped)
+    const approvals = new Approvals({ publish: (event) => feed.record(event), scrub: secrets.scrub })
+    yield* loop.registerHook(approvals.hook, { name: "server approvals", source: "server" })
+    const turns = new Turns(loop, yield* FiberSet.make<void>())
+    const clientBuffer = options.clientBuffer ?? 10_000
+    const storeFailed = (error: { readonly message: string }) => new StoreFailed({ message: secrets.scrub(error.message) })
+    const existing = (key: string) =>
+      store.log(key).pipe(
+        Effect.mapError(storeFailed),
+        Effect.flatMap((entries) => entries.length === 0 ? Effect.fail(new SessionNotFound({ sessionKey: key })) : Effect.succeed(entries))
+      )
+    const events = (request: HttpServerRequest.HttpServerRequest, filter: (event: FeedEvent) => boolean) =>
+      eventStream(feed.frames({ lastId: lastEventId(request), buffer: clientBuffer, filter }), secrets.scrub)
+
+    /** Steering: joins the running turn, else starts one. */
+    const steer = (key: string, message: string): Effect.Effect<Delivery> =>
+      Effect.gen(function*() {
+        const active = yield* loop.activeTurn(key)
+        if (active === undefined) return { status: "started", turnId: yield* turns.start(key, message) } as const
+        const injected = yield* Effect.result(loop.injectSteering(key, message))
+        if (injected._tag === "Success") return { status: "admitted", turnId: active.turnId, iteration: active.iteration } as const
+        // the turn ended meanwhile, or its steering queue is full: the message runs after it
+        return yield* followUp(key, message)
+      })
+    /**
+     * A follow-up: a turn of its own, after the session's running and waiting ones (the loop runs
+     * a session's turns in order), so its id is known at once.
+     */
+    const followUp = (key: string, message: string): Effect.Effect<Delivery> =>
+      Effect.gen(function*() {
+        const active = yield* loop.activeTurn(key)
+        const turnId = yield* turns.start(key, message)
+        return active === undefined ? { status: "started", turnId } as const : { status: "queued", turnId } as const
+      })
+
+    return Layer.mergeAll(
+      HttpApiBuilder.group(AgentLoopApi, "sessions", (h) =>
+        h
+          .handle("list", () =>
+            Effect.map(Effect.mapError(store.list, storeFailed), (infos) =>
+              infos.map((info) => ({
+                sessionKey: info.sessionKey,
+                ...(info.updatedAt === undefined ? {} : { updatedAt: info.updatedAt }),
+                ...(info.messages === undefined ? {} : { messages: info.messages }),
+                ...(info.turns === undefined ? {} : { turns: info.turns }),
+                ...(info.preview === undefined ? {} : { preview: secrets.scrub(info.preview) })
+              }))))
+          .handle("history", ({ params }) => Effect.map(existing(params.key), (entries) => ({ sessionKey: params.key, entries: scrubDeep(entries, secrets.scrub) })))
+          .handle("remove", ({ params }) => Effect.andThen(existing(params.key), Effect.mapError(store.remove(params.key), storeFailed)))
+          .handle("send", ({ params, payload }) => Effect.map(turns.start(params.key, payload.message), (turnId) => ({ turnId })))
+          .handle("steer", ({ params, payload }) => steer(params.key, payload.message))
+          .handle("followUp", ({ params, payload }) => followUp(params.key, payload.message))
+          .handle("events", ({ params, request }) => Effect.succeed(events(request, (event) => event.sessionKey === params.key)))),
+      HttpApiBuilder.group(AgentLoopApi, "turns", (h) =>
+        h
+          .handle("get", ({ params }) => {
+            const state = turns.get(params.turnId)
+            return state === undefined ? Effect.fail(new TurnNotFound({ turnId: params.turnId })) : Effect.succeed(scrubDeep(state, secrets.scrub))
+          })
+          .handle("interrupt", ({ params, payload }) => {
+            const state = turns.get(params.turnId)
+            if (state === undefined) return Effect.fail(new TurnNotFound({ turnId: params.turnId }))
+            if (state.status === "done") return Effect.fail(new TurnNotRunning({ turnId: params.turnId, status: state.result?.status ?? "done" }))
+            const interrupt = payload.mode === "graceful" ? loop.interruptGraceful(state.sessionKey, payload.hint) : loop.interruptHard(state.sessionKey)
+            // a turn still queued behind another has nothing to interrupt yet
+            return Effect.catchTag(interrupt, "NoActiveTurn", () => Effect.fail(new TurnNotRunning({ turnId: params.turnId, status: "queued" })))
+          })),
+      HttpApiBuilder.group(AgentLoopApi, "approvals", (h) =>
+        h
+          .handle("list", () => Effect.sync(() => approvals.list()))
+          .handle("decide", ({ params, payload }) => approvals.decide(params.id, payload))),
+      HttpApiBuilder.group(AgentLoopApi, "server", (h) =>
+        h
+          .handle("events", ({ request }) => Effect.succeed(events(request, () => true)))
+          .handle("models", () =>
+            Effect.succeed({
+              ...(config.model === undefined ? {} : { default: config.model }),
+              models: builtinModels.map((model) => ({ name: model.id, provider: model.provider }))
+            }))
+          .handle("tools", () =>
+            Effect.map(tools.list, (list) =>
+              list.map((tool) => ({ name: tool.name, description: tool.description, requiresApproval: tool.requiresApproval === true })))))
+    ).pipe(Layer.provide(Layer.mergeAll(authorization(options), HttpApiMiddleware.layerProblemDetails({ includeDetails: true }))))
+  }))
+  const api = HttpApiBuilder.layer(AgentLoopApi, { openapiPath: "/openapi.json" }).pipe(Layer.provide(handlers))
+  const cors = options.corsOrigins !== undefined && options.corsOrigins.length > 0
+    ? HttpRouter.middleware(HttpMiddleware.cors({
+      allowedOrigins: options.corsOrigins,
+      allowedHeaders: ["authorization", "content-type", "last-event-id"]
+    }), { global: true })
+    : Layer.empty
+  return Layer.mergeAll(api, cors) as never
+}
+
+const lastEventId = (request: HttpServerRequest.HttpServerRequest): number | undefined => {
+  const given = request.headers["last-event-id"] ?? new URL(request.url, "http://server.invalid").searchParams.get("lastEventId") ?? undefined
+  const n = given === undefined ? NaN : Number(given)
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined
+}
+
+/** A value with every string scrubbed of the secrets known now. */
+const scrubDeep = <A>(value: A, scrub: (text: string) => string): A => JSON.parse(scrub(JSON.stringify(value))) as A
+
+const encoder = new TextEncoder()
+
+/** A frame as the SSE wire carries it: events with their `id:`, gaps as `event: gap`. */
+const frameText = (frame: Frame, scrub: (text: string) => string): string =>
+  frame._tag === "Event"
+    ? `id: ${frame.item.id}\ndata: ${scrub(JSON.stringify(frame.item.event))}\n\n`
+    : `event: gap\ndata: ${JSON.stringify({ missed: frame.missed, cause: frame.cause })}\n\n`
+
+/** The frames as a `text/event-stream` response; a comment every 15 s keeps proxies from closing an idle one. */
+const eventStream = (frames: Stream.Stream<Frame>, scrub: (text: string) => string) =>
+  HttpServerResponse.stream(
+    Stream.make(": connected\n\n").pipe(
+      Stream.concat(Stream.map(frames, (frame) => frameText(frame, scrub))),
+      Stream.merge(Stream.tick("15 seconds").pipe(Stream.map(() => ": keep-alive\n\n")), { haltStrategy: "left" }),
+      Stream.map((text) => encoder.encode(text))
+    ),
+    { contentType: "text/event-stream", headers: { "cache-control": "no-store", "x-accel-buffering": "no" } }
+  )
+

@@ -1,0 +1,110 @@
+/**
+ * Approvals over the wire: the server registers an `approveTool` hook on the loop, so a tool call
+ * that needs approval becomes a pending approval (a resource at `GET /v1/approvals` and an
+ * `ApprovalRequested` event) and the turn waits for the decision. The hook's time limit is the
+ * loop's `approvalTimeout`: past it the call is denied and the approval ends `timeout`.
+ *
+ * A decision is idempotent: the same decision again answers as the first did; another decision
+ * on a decided approval is refused (`AlreadyDecided`), so the first one stands. Decided approvals
+ * are kept (up to `kept`) so that a repeated decision still finds its approval.
+ */
+import { randomUUID } from "node:crypto"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Hook from "../domain/Hook.ts"
+import type { SecretsShape } from "../services/Secrets.ts"
+import { AlreadyDecided, type Approval, ApprovalNotFound } from "./Api.ts"
+import type { ApprovalEvent } from "./eventFeed.ts"
+
+/** A decision as it reaches the turn. */
+type Decision = { readonly decision: "allow" | "deny"; readonly reason?: string }
+
+interface Entry {
+  approval: Approval
+  readonly decided: Deferred.Deferred<Decision>
+}
+
+/** The approvals of one server. */
+export class Approvals {
+  private readonly entries = new Map<string, Entry>()
+  private readonly publish: (event: ApprovalEvent) => void
+  private readonly scrub: SecretsShape["scrub"]
+  private readonly kept: number
+
+  constructor(options: { readonly publish: (event: ApprovalEvent) => void; readonly scrub: SecretsShape["scrub"]; readonly kept?: number }) {
+    this.publish = options.publish
+    this.scrub = options.scrub
+    this.kept = options.kept ?? 1000
+  }
+
+  /** Pending approvals first, then the decided ones kept, newest last. */
+  list(): ReadonlyArray<Approval> {
+    const all = [...this.entries.values()].map((entry) => entry.approval)
+    return [...all.filter((a) => a.status === "pending"), ...all.filter((a) => a.status !== "pending")]
+  }
+
+  /** The hook the server registers: each call that needs approval waits here for a decision. */
+  readonly hook: Hook.Hook = {
+    approveTool: ({ context, call }) => this.request(context, call)
+  }
+
+  private request(context: Hook.HookContext, call: Hook.HookToolCall): Effect.Effect<Hook.Approve | Hook.Deny> {
+    const self = this
+    return Effect.gen(function*() {
+        const id = randomUUID()
+        const decided = yield* Deferred.make<Decision>()
+        const approval: Approval = {
+          id,
+          sessionKey: context.sessionKey,
+          turnId: context.turnId,
+          toolCallId: call.id,
+          toolName: call.name,
+          // the arguments go out to clients: scrubbed like every other text the server sends
+          arguments: JSON.parse(self.scrub(JSON.stringify(call.arguments ?? null))),
+          requestedAt: yield* Clock.currentTimeMillis,
+          status: "pending"
+        }
+        const entry: Entry = { approval, decided }
+        self.entries.set(id, entry)
+        self.trim()
+        self.publish({ _tag: "ApprovalRequested", sessionKey: approval.sessionKey, turnId: approval.turnId, approval })
+        const decision = yield* Deferred.await(decided).pipe(
+          // the hook runner's time limit (approvalTimeout) interrupts the wait: the call is denied
+          Effect.onInterrupt(() => Effect.sync(() => self.settle(entry, { status: "timeout" })))
+        )
+        return decision.decision === "allow"
+          ? Hook.approve
+          : Hook.deny(decision.reason ?? "denied by the user")
+    })
+  }
+
+  /** Decides a pending approval; the same decision again answers alike, another is refused. */
+  decide(id: string, decision: Decision): Effect.Effect<Approval, ApprovalNotFound | AlreadyDecided> {
+    return Effect.suspend((): Effect.Effect<Approval, ApprovalNotFound | AlreadyDecided> => {
+      const entry = this.entries.get(id)
+      if (entry === undefined) return Effect.fail(new ApprovalNotFound({ id }))
+      const status = entry.approval.status
+      if (status === "pending") {
+        this.settle(entry, { status: decision.decision, ...(decision.reason === undefined ? {} : { reason: decision.reason }) })
+        return Effect.as(Deferred.succeed(entry.decided, decision), entry.approval)
+      }
+      return status === decision.decision ? Effect.succeed(entry.approval) : Effect.fail(new AlreadyDecided({ id, decision: status }))
+    })
+  }
+
+  private settle(entry: Entry, outcome: Pick<Approval, "status" | "reason">): void {
+    if (entry.approval.status !== "pending") return
+    entry.approval = { ...entry.approval, ...outcome }
+    this.publish({ _tag: "ApprovalResolved", sessionKey: entry.approval.sessionKey, turnId: entry.approval.turnId, approval: entry.approval })
+  }
+
+  /** Forgets the oldest decided approvals past the bound; pending ones are always kept. */
+  private trim(): void {
+    if (this.entries.size <= this.kept) return
+    for (const [id, entry] of this.entries) {
+      if (this.entries.size <= this.kept) return
+      if (entry.approval.status !== "pending") this.entries.delete(id)
+    }
+  }
+}

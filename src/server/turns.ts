@@ -1,0 +1,56 @@
+/**
+ * The turns started through the server: each runs on a fiber owned by the server's scope, under
+ * an id the server gives it at once (the loop's own turn id is known only when the turn starts,
+ * after the session's earlier turns), and keeps its result once done. Follow-ups left on a turn
+ * (`TurnResult.followUps`) run after it as turns of their own. Done turns are kept up to a
+ * bound, oldest forgotten first.
+ */
+import { randomUUID } from "node:crypto"
+import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
+import type { TurnResult } from "../domain/Turn.ts"
+import type { AgentLoopShape } from "../services/AgentLoop.ts"
+import type { TurnState } from "./Api.ts"
+
+/** The turns of one server. */
+export class Turns {
+  private readonly turns = new Map<string, TurnState>()
+  private readonly loop: AgentLoopShape
+  private readonly fibers: FiberSet.FiberSet<void>
+  private readonly kept: number
+
+  constructor(loop: AgentLoopShape, fibers: FiberSet.FiberSet<void>, kept = 10_000) {
+    this.loop = loop
+    this.fibers = fibers
+    this.kept = kept
+  }
+
+  /** Starts a turn (after the session's earlier ones) and returns its id at once. */
+  start(sessionKey: string, message: string): Effect.Effect<string> {
+    return Effect.suspend(() => {
+      const turnId = randomUUID()
+      this.turns.set(turnId, { turnId, sessionKey, status: "running" })
+      return this.loop.turn(sessionKey, message).pipe(
+        Effect.flatMap((result) => Effect.sync(() => this.done(turnId, sessionKey, result))),
+        // follow-ups a hook or another door queued on this turn run as turns of their own
+        Effect.andThen((result) => Effect.forEach(result.followUps, (message) => this.start(sessionKey, message), { discard: true })),
+        FiberSet.run(this.fibers),
+        Effect.as(turnId)
+      )
+    })
+  }
+
+  /** A turn's state, if this server started it and still remembers it. */
+  get(turnId: string): TurnState | undefined {
+    return this.turns.get(turnId)
+  }
+
+  private done(turnId: string, sessionKey: string, result: TurnResult): TurnResult {
+    this.turns.set(turnId, { turnId, sessionKey, status: "done", result })
+    for (const [id, state] of this.turns) {
+      if (this.turns.size <= this.kept) break
+      if (state.status === "done") this.turns.delete(id)
+    }
+    return result
+  }
+}
