@@ -57,6 +57,36 @@ describe("run /NAME", () => {
     expect(toolNames(body)).toEqual(["read_file"])
   }, SLOW)
 
+  it("a namespaced command's !`cmd` lines run pre-approved by its allowed-tools and @files are inlined; its turn is pre-approved too", async (context) => {
+    const commit = "---\nallowed-tools: Bash(echo:*), Bash(git status:*)\nargument-hint: [message] [scope]\n---\n" +
+      "Status: !`echo status-$2`\nNotes: @notes.md\nCommit with $1.\n"
+    const { env, flags, server, workspace } = await setup(context, (_request, index) =>
+      index === 0 ? { toolCalls: [{ name: "exec", arguments: { command: "echo from-model" } }] } : { text: "Committed." })
+    fs.mkdirSync(path.join(workspace, ".claude", "commands", "git"), { recursive: true })
+    fs.writeFileSync(path.join(workspace, ".claude", "commands", "git", "commit.md"), commit)
+    fs.writeFileSync(path.join(workspace, ".claude", "commands", "git", "unapproved.md"), "Now: !`uname -a`\n")
+    fs.writeFileSync(path.join(workspace, ".claude", "commands", "leak.md"), "Read @../secret.txt\n")
+    fs.writeFileSync(path.join(workspace, "notes.md"), "the notes, with !`echo never-run`\n")
+    expect((await runCli(["trust", workspace], { env })).code).toBe(0)
+    const result = await runCli(["run", ...flags, "--tools", "read_file,exec", "/git:commit", "fix", "api"], { env })
+    expect(result.code, result.stderr).toBe(0)
+    const prompt = lastUser(server.requests[0]!.body)
+    expect(prompt).toContain("Status: status-api\nNotes: @notes.md\n<file path=\"notes.md\">\nthe notes, with !`echo never-run`\n")
+    expect(prompt).toContain("Commit with fix.")
+    // the model's exec call is approved by the command's Bash(echo:*) with no terminal to ask
+    const toolResult = server.requests[1]!.body.messages.find((m: any) => m.role === "tool")
+    expect(toolResult.content).toContain("from-model")
+    expect(result.stderr).not.toContain("denied")
+    // not pre-approved: refused with the rule to add, nothing sent; outside the workspace: refused
+    const refused = await runCli(["run", ...flags, "--tools", "exec", "/unapproved"], { env })
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toMatch(/\/git:unapproved: !`uname -a` is not pre-approved: add Bash\(uname -a:\*\) to allowed-tools in \S+unapproved\.md/)
+    const leak = await runCli(["run", ...flags, "/leak"], { env })
+    expect(leak.code).not.toBe(0)
+    expect(leak.stderr).toContain("/leak: @../secret.txt is outside the workspace")
+    expect(server.requests).toHaveLength(2)
+  }, SLOW)
+
   it("a path is a prompt, not a command; other prompts are one argument", async (context) => {
     const { env, flags, server } = await setup(context, [{ text: "A hosts file." }])
     const result = await runCli(["run", ...flags, "/etc/hosts: what is it?"], { env })

@@ -51,6 +51,7 @@ import { ExitCode, fail } from "../terminal/failure.ts"
 import { clean } from "../terminal/safeText.ts"
 import { Screen } from "../terminal/screen.ts"
 import { exitWithin } from "../terminal/signals.ts"
+import * as CommandPrompt from "./commandPrompt.ts"
 import * as Slash from "./slashCommands.ts"
 import { undoLast } from "./undo.ts"
 
@@ -141,7 +142,10 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
     const model = step.message.model ?? state.model
     const content = yield* inputOf(step.message.text, model)
     if (content === undefined) return undefined
-    const result = yield* loop.turn(state.sessionKey, content, { model, ...(step.message.tools === undefined ? {} : { tools: step.message.tools }) })
+    const allow = step.message.allow
+    const result = yield* loop.turn(state.sessionKey, content, { model, ...(step.message.tools === undefined ? {} : { tools: step.message.tools }) }).pipe(
+      allow === undefined ? (turn) => turn : settings.permissions.withAllowed(allow.rules, allow.source)
+    )
     state.spent = Usage.add(state.spent, result.usage)
     state.turns++
     // the turn's end is shown before anything that follows it: the next turn, the prompt
@@ -315,14 +319,25 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
         return builtin(parsed.name, parsed.args)
       case "Unknown":
         return screen.line(dim(`unknown command /${clean(parsed.name)}; /help lists them`))
-      case "Custom":
-        return Effect.flatMap(registry.list, (registered) => {
-          const tools = CustomCommands.turnTools(parsed.command, registered)
-          return startTurn(parsed.prompt, {
-            ...(parsed.command.model === undefined ? {} : { model: parsed.command.model }),
-            ...(tools === undefined ? {} : { tools })
-          })
-        })
+      case "Custom": {
+        const command = parsed.command
+        // its `!` lines run and its `@` files are read when it is typed
+        return Effect.flatMap(registry.list, (registered) =>
+          CommandPrompt.make(command, parsed.args, settings).pipe(
+            Effect.provideService(ToolRegistry, registry),
+            Effect.matchEffect({
+              onFailure: (message) => failed({ message }),
+              onSuccess: (prompt) => {
+                const tools = CustomCommands.turnTools(command, registered)
+                return startTurn(prompt, {
+                  ...(command.model === undefined ? {} : { model: command.model }),
+                  ...(tools === undefined ? {} : { tools }),
+                  ...(command.allowedTools === undefined ? {} : { allow: { rules: command.allowedTools, source: CommandPrompt.allowedSource(command) } })
+                })
+              }
+            })
+          ))
+      }
       case "Text":
         return screen.interactive ? steer(text) : startTurn(text)
     }

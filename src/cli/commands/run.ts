@@ -41,6 +41,7 @@ import * as CtrlC from "../terminal/ctrlC.ts"
 import { ExitCode, fail } from "../terminal/failure.ts"
 import { Screen } from "../terminal/screen.ts"
 import { exitWithin } from "../terminal/signals.ts"
+import * as CommandPrompt from "./commandPrompt.ts"
 
 import type { OutputFormat } from "../output/formats.ts"
 
@@ -101,6 +102,7 @@ export const run = (
     let input: Content = ""
     // `run /NAME`: the command, whose `allowed-tools` narrow the turn's tools
     let command: CustomCommands.CustomCommand | undefined
+    let commandArgs = ""
     if (!streamed) {
       let prompt = yield* resolvePrompt(argument, { isTTY: screen.interactive, read: readAll(process.stdin) })
       // `run /NAME args`: a custom command's prompt, with its model and tools
@@ -114,6 +116,7 @@ export const run = (
           return yield* fail(`unknown command /${called.name}; ${names === "" ? "no custom commands are defined" : `custom commands: ${names}`}`)
         }
         prompt = CustomCommands.expand(command.body, called.args)
+        commandArgs = called.args
         if (command.model !== undefined) settings = { ...settings, model: command.model }
       }
       input = yield* inputOf(prompt, argument, images, {
@@ -147,13 +150,18 @@ export const run = (
         yield* screen.raw(`${JSON.stringify(init)}\n`)
       }
       const tools = command === undefined ? undefined : CustomCommands.turnTools(command, yield* (yield* ToolRegistry).list)
+      if (command !== undefined) {
+        // its `!` lines run and its `@` files are read now, on the run's tools and sandbox
+        const made = yield* Effect.catch(CommandPrompt.make(command, commandArgs, settings), (message) => fail(message))
+        input = yield* inputOf(made, argument, images, { workspace: settings.workspace, maxBytes: settings.maxImageBytes, pathRule: settings.permissions.pathRule })
+      }
       const turn = (input: Content) =>
         Effect.gen(function*() {
           const started = yield* Clock.currentTimeMillis
           const result = yield* loop.turn(settings.sessionKey, input, {
             ...(typed === undefined ? {} : { output: typed.schema, outputJsonSchema: typed.jsonSchema }),
             ...(tools === undefined ? {} : { tools })
-          })
+          }).pipe(CommandPrompt.withAllowed(command, settings.permissions))
           const finished = yield* Clock.currentTimeMillis
           yield* sink.flushed(result.turnId)
           yield* Display.warnDropped(sink)

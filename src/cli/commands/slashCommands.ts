@@ -35,7 +35,8 @@ const ALIASES: Record<string, string> = { quit: "exit" }
 export type Parsed =
   | { readonly _tag: "Text"; readonly text: string }
   | { readonly _tag: "Builtin"; readonly name: string; readonly args: string }
-  | { readonly _tag: "Custom"; readonly command: CustomCommands.CustomCommand; readonly prompt: string }
+  /** `prompt`: the body with the arguments substituted; its `!` and `@` pieces are `commandPrompt.ts`'s. */
+  | { readonly _tag: "Custom"; readonly command: CustomCommands.CustomCommand; readonly args: string; readonly prompt: string }
   | { readonly _tag: "Unknown"; readonly name: string }
 
 /**
@@ -48,7 +49,7 @@ export const parse = (text: string, customs: ReadonlyArray<CustomCommands.Custom
   const name = ALIASES[called.name] ?? called.name
   if (builtins.some((b) => b.name === name)) return { _tag: "Builtin", name, args: called.args.trim() }
   const command = CustomCommands.find(customs, called.name)
-  if (command !== undefined) return { _tag: "Custom", command, prompt: CustomCommands.expand(command.body, called.args) }
+  if (command !== undefined) return { _tag: "Custom", command, args: called.args, prompt: CustomCommands.expand(command.body, called.args) }
   return { _tag: "Unknown", name: called.name }
 }
 

@@ -25,6 +25,11 @@ export interface Permissions {
   readonly suggest: (call: RuleCall) => ReadonlyArray<string>
   /** Adds allow rules for the rest of the process. */
   readonly allowForSession: (rules: ReadonlyArray<string>) => void
+  /**
+   * Runs `effect` with allow rules `rules` (from `source`, e.g. a command file's `allowed-tools`)
+   * added while it runs, and removed after however it ends; a rule that cannot be read is left out.
+   */
+  readonly withAllowed: (rules: ReadonlyArray<string>, source: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** The file `save` writes to; `undefined` when the workspace is not trusted (its settings would not be read). */
   readonly saveTarget: string | undefined
   /** Adds allow rules to `saveTarget`; fails with a message. */
@@ -43,6 +48,20 @@ export const make = (rules: ReadonlyArray<Rule>, workspace: string, saveTarget: 
       if (!(rule instanceof RuleError)) all = [...all, rule]
     }
   }
+  const withAllowed = (texts: ReadonlyArray<string>, source: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+    const added = texts.map((text) => parseRule(text, "allow", source)).filter((rule): rule is Rule => !(rule instanceof RuleError))
+    if (added.length === 0) return effect
+    return Effect.acquireUseRelease(
+      Effect.sync(() => {
+        all = [...all, ...added]
+      }),
+      () => effect,
+      () =>
+        Effect.sync(() => {
+          all = all.filter((rule) => !added.includes(rule))
+        })
+    )
+  }
   return {
     evaluate: (call) => evaluate(all, call, workspace),
     pathRule: (tool, path) => {
@@ -52,6 +71,7 @@ export const make = (rules: ReadonlyArray<Rule>, workspace: string, saveTarget: 
     reachesPrivate: (host) => reachesPrivate(all, host, workspace),
     suggest: (call) => suggest(all, call, workspace),
     allowForSession,
+    withAllowed,
     saveTarget,
     save: (texts) =>
       saveTarget === undefined

@@ -20,11 +20,13 @@ import * as Deferred from "effect/Deferred"
 import * as Semaphore from "effect/Semaphore"
 import type * as RunningTurn from "./runningTurn.ts"
 
-/** A message waiting to run as a turn: its text, and the model and tools a custom command asks for. */
+/** A message waiting to run as a turn: its text, and the model, tools and pre-approvals a custom command asks for. */
 export interface Queued {
   readonly text: string
   readonly model?: string | undefined
   readonly tools?: ReadonlyArray<string> | undefined
+  /** Permission rules the host pre-approves for the turn (a command file's `allowed-tools`), and where they come from. */
+  readonly allow?: { readonly rules: ReadonlyArray<string>; readonly source: string } | undefined
 }
 
 /** A drain in progress. */
