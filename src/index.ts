@@ -30,6 +30,7 @@ export {
   ContextLengthExceeded,
   DepthLimitExceeded,
   InvalidConfig,
+  InvalidRewind,
   InvalidSubTurnConfig,
   MalformedResponse,
   NoActiveTurn,
@@ -66,6 +67,7 @@ export {
   type SubscribeOptions,
   type Subscription
 } from "./services/EventBus.ts"
+export { EventJournal, type EventJournalShape } from "./services/EventJournal.ts"
 export {
   type FileBefore,
   type FileChange,
@@ -94,13 +96,20 @@ export {
 } from "./services/Sandbox.ts"
 export { Secrets, type SecretsShape } from "./services/Secrets.ts"
 export { CommitTicket, type CommitTicketShape, type CommittedTurn, type SessionFencing } from "./services/SessionFencing.ts"
-export { type SessionInfo, SessionStore, type SessionStoreShape } from "./services/SessionStore.ts"
+export {
+  type EventJournalStore,
+  rewindSession,
+  type SessionInfo,
+  SessionStore,
+  type SessionStoreShape
+} from "./services/SessionStore.ts"
 export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts"
 export { type PathRule, type PathRuleVerdict, Workspace, type WorkspaceShape } from "./services/Workspace.ts"
 
 // ---- Layers: the services' implementations -------------------------------------------------------
 export * as AiToolkit from "./layers/AiToolkit.ts"
 export * as EventBusLive from "./layers/EventBus.ts"
+export * as EventJournalLive from "./layers/EventJournal.ts"
 export * as FileHistoryDir from "./api/FileHistoryDir.ts"
 export * as FileHooks from "./layers/FileHooks.ts"
 export * as HooksLive from "./layers/Hooks.ts"

@@ -1,6 +1,6 @@
 /**
  * The `AgentEvent` namespace of the public API (`index.ts`): the names of `domain/Event.ts` users
- * need, listed by name; the event builder the loop uses per streamed delta (`delta`) stays
+ * need, listed by name, with the event journal's record (`domain/EventJournal.ts`); the event builder the loop uses per streamed delta (`delta`) stays
  * internal.
  */
 export {
@@ -33,3 +33,4 @@ export {
   TurnEnd,
   TurnStart
 } from "../domain/Event.ts"
+export { flushKinds, JournaledEvent } from "../domain/EventJournal.ts"

@@ -8,10 +8,16 @@ export {
   foldEntry,
   INTERRUPTED_RESULT,
   isCompaction,
+  isMessage,
+  isOutcome,
   Meta,
+  outcomes,
   rebase,
   repair,
+  Rewind,
+  rewindTo,
   SessionEntry,
   SUMMARY_PREFIX,
+  TurnOutcome,
   view
 } from "../domain/SessionLog.ts"

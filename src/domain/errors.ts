@@ -94,6 +94,12 @@ export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("
   transient: Schema.optionalKey(Schema.Boolean)
 }) {}
 
+/** A rewind asked for a user message the session's view does not hold; nothing was appended. */
+export class InvalidRewind extends Schema.TaggedError<InvalidRewind>()("InvalidRewind", {
+  sessionKey: Schema.String,
+  message: Schema.String
+}) {}
+
 /**
  * A commit carried a stale ownership epoch: another runner took the session since this turn
  * started (a cluster's fence). Nothing of the commit was stored; the turn ends `aborted`.

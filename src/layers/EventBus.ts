@@ -125,8 +125,12 @@ const streamFrom = (sub: Subscriber): Stream.Stream<AgentEvent> => Stream.fromPu
 /** Removes never-run streams' subscribers once their streams are unreachable. */
 const abandoned = new FinalizationRegistry<() => void>((release) => release())
 
-/** Builds a bus whose subscribers default to `defaultCapacity`. */
-export const make = (defaultCapacity = 16): Effect.Effect<EventBusShape> =>
+/**
+ * Builds a bus whose subscribers default to `defaultCapacity`. `observe`, when given, sees every
+ * published event first, on the publisher's fiber, subscribers or not (the event journal numbers
+ * events there); it must be quick and must not throw.
+ */
+export const make = (defaultCapacity = 16, observe?: (event: AgentEvent) => void): Effect.Effect<EventBusShape> =>
   Effect.sync(() => {
     let subscribers: ReadonlyArray<Subscriber> = []
     // Losses of subscribers that have left; the live ones' are summed when asked for.
@@ -145,6 +149,7 @@ export const make = (defaultCapacity = 16): Effect.Effect<EventBusShape> =>
     }
 
     const publishUnsafe = (event: AgentEvent): void => {
+      if (observe !== undefined) observe(event)
       const current = subscribers
       if (current.length === 0) return
       const lifecycle = isLifecycle(event)

@@ -1,8 +1,10 @@
 /**
- * `SessionStore` in memory: for tests, sub-turns and programs that keep nothing.
+ * `SessionStore` in memory: for tests, sub-turns and programs that keep nothing. Its event
+ * journal is kept per session beside the log and removed with it.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type { JournaledEvent } from "../domain/EventJournal.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
 import { type SessionInfo, SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
 
@@ -19,6 +21,7 @@ export const make = (
     const sessions = new Map<string, Stored>(
       Object.entries(seed).map(([key, entries]) => [key, { entries: [...entries], updatedAt: undefined }])
     )
+    const journals = new Map<string, Array<JournaledEvent>>()
     const info = (sessionKey: string, stored: Stored): SessionInfo => ({
       sessionKey,
       ...(stored.updatedAt === undefined ? {} : { updatedAt: stored.updatedAt }),
@@ -38,7 +41,28 @@ export const make = (
           })
         ),
       list: Effect.sync(() => [...sessions].map(([key, stored]) => info(key, stored))),
-      remove: (key) => Effect.sync(() => void sessions.delete(key))
+      remove: (key) =>
+        Effect.sync(() => {
+          sessions.delete(key)
+          journals.delete(key)
+        }),
+      journal: {
+        append: (key, events) =>
+          Effect.sync(() => {
+            if (events.length === 0) return
+            const journal = journals.get(key) ?? []
+            journal.push(...events)
+            journals.set(key, journal)
+          }),
+        read: (key, after, limit = Infinity) =>
+          Effect.sync(() => {
+            const journal = journals.get(key) ?? []
+            // seqs are consecutive from 1, so `after` is an index; a journal that starts later is searched
+            const from = journal[0] === undefined ? 0 : Math.max(0, after + 1 - journal[0].seq)
+            return journal.slice(from, from + limit).filter((event) => event.seq > after)
+          }),
+        last: (key) => Effect.sync(() => journals.get(key)?.at(-1)?.seq ?? 0)
+      }
     }
   })
 

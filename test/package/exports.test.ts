@@ -21,9 +21,10 @@ const TOP: ReadonlyArray<string> = [
   "AgentEvent", "AgentLoop", "AgentLoopCluster", "AgentLoopConfig", "AgentLoopLive", "AgentLoopProgram",
   "AiToolkit", "Anthropic", "Azure", "Bedrock", "BuiltinToolName", "Checkpoint", "CheckpointStale",
   "CommitTicket", "CompactionFailed", "ConcurrencyTimeout", "ContentRejected", "ContextLengthExceeded",
-  "CurrentTurn", "DepthLimitExceeded", "EditFileParameters", "EventBus", "EventBusLive", "ExecParameters",
+  "CurrentTurn", "DepthLimitExceeded", "EditFileParameters", "EventBus", "EventBusLive", "EventJournal",
+  "EventJournalLive", "ExecParameters",
   "FileHistory", "FileHistoryDir", "FileHistoryError", "FileHooks", "Gemini", "GlobParameters",
-  "GrepParameters", "Hook", "Hooks", "HooksLive", "Inspector", "InvalidConfig", "InvalidSubTurnConfig",
+  "GrepParameters", "Hook", "Hooks", "HooksLive", "Inspector", "InvalidConfig", "InvalidRewind", "InvalidSubTurnConfig",
   "LanguageModelProvider", "ListDirParameters", "LoopConfig", "LoopConfigLive", "MalformedResponse",
   "McpTools", "Message", "Metrics", "ModelOptions", "Models", "NamedSubagentParameters", "NoActiveTurn",
   "NodeSqliteClient", "NothingToUndo", "OpenAiCompatible", "OpenAiResponses", "OutputInvalid",
@@ -38,17 +39,17 @@ const TOP: ReadonlyArray<string> = [
   "WriteFileParameters", "builtinTools", "editFile", "exec", "gitHooksDirectory", "glob", "grep",
   "isLifecycle", "isProtectedPath", "lifecycleKinds", "listDir", "locationsWithin", "makeEditFile",
   "makeExec", "makeGlob", "makeGrep", "makeListDir", "makeReadFile", "makeWebFetch", "makeWriteFile",
-  "readFile", "spawn", "subagent", "subagentWith", "webFetch", "writeFile"
+  "readFile", "rewindSession", "spawn", "subagent", "subagentWith", "webFetch", "writeFile"
 ]
 
 /** Each namespace's values (what Node loads) and its type-only names. */
 const NAMESPACES: Readonly<Record<string, Names>> = {
   AgentEvent: {
     values: [
-      "AgentEvent", "ContextCompress", "ErrorEvent", "FollowUpQueued", "InterruptReceived", "LLMDelta",
+      "AgentEvent", "ContextCompress", "ErrorEvent", "FollowUpQueued", "InterruptReceived", "JournaledEvent", "LLMDelta",
       "LLMRequest", "LLMResponse", "LLMRetry", "Resumed", "SessionSummarize", "SteeringInjected",
       "SubTurnEnd", "SubTurnOrphan", "SubTurnResultDelivered", "SubTurnSpawn", "ToolExecEnd",
-      "ToolExecSkipped", "ToolExecStart", "TurnEnd", "TurnStart", "kinds", "make"
+      "ToolExecSkipped", "ToolExecStart", "TurnEnd", "TurnStart", "flushKinds", "kinds", "make"
     ],
     types: ["EventBase", "EventKind", "EventOf", "EventPayload", "EventPlace"]
   },
@@ -102,6 +103,10 @@ const NAMESPACES: Readonly<Record<string, Names>> = {
   EventBusLive: {
     values: ["layer", "layerCapacity", "make"],
     types: []
+  },
+  EventJournalLive: {
+    values: ["RETAIN", "layer", "make"],
+    types: ["Recording"]
   },
   FileHistoryDir: {
     values: ["layer", "make"],
@@ -242,8 +247,9 @@ const NAMESPACES: Readonly<Record<string, Names>> = {
   },
   SessionLog: {
     values: [
-      "Compaction", "INTERRUPTED_RESULT", "Meta", "SUMMARY_PREFIX", "SessionEntry", "describe", "foldEntry",
-      "isCompaction", "rebase", "repair", "view"
+      "Compaction", "INTERRUPTED_RESULT", "Meta", "Rewind", "SUMMARY_PREFIX", "SessionEntry", "TurnOutcome",
+      "describe", "foldEntry", "isCompaction", "isMessage", "isOutcome", "outcomes", "rebase", "repair",
+      "rewindTo", "view"
     ],
     types: []
   },
@@ -296,6 +302,7 @@ const NAMESPACES: Readonly<Record<string, Names>> = {
 const TOP_TYPES: ReadonlyArray<string> = [
   "AgentDefinition", "AgentLoopShape", "BuiltinToolRequirements", "BuiltinToolsOptions", "ChatReply",
   "CommitTicketShape", "CommittedTurn", "CurrentTurnShape", "DropCounts", "EditFileOptions", "EventBusShape",
+  "EventJournalShape", "EventJournalStore",
   "ExecOptions", "FileBefore", "FileChange", "FileHistoryShape", "GlobOptions", "GrepOptions", "HookInfo",
   "HookOutcome", "HooksShape", "ListDirOptions", "Named", "OverflowStrategy", "PathRule", "PathRuleVerdict",
   "ProviderError", "ProviderShape", "ReadFileOptions", "RunPoint", "SandboxErrorReason", "SandboxKind",

@@ -12,7 +12,7 @@ import { NodeServices } from "@effect/platform-node"
 import { Effect, Option, Stream } from "effect"
 import { ChildProcess } from "effect/process"
 import * as NodePath from "node:path"
-import { Message } from "effect-agent-loop"
+import { Message, SessionLog } from "effect-agent-loop"
 import { root } from "../support/cliProcess.ts"
 import { type PostgresServer, postgresProbe, postgresSuite, startPostgres } from "../support/postgres.ts"
 import { type Backend, type Database, openStore, postgres, sqlite } from "../support/sqlBackends.ts"
@@ -43,7 +43,7 @@ const processes = (backend: Backend) => {
         runChild(db, { STORE_KEY: "shared", STORE_TAG: tag, STORE_COUNT: String(APPENDS) }), { concurrency: "unbounded" })
       for (const result of results) expect(result, result.stderr).toMatchObject({ code: 0 })
 
-      const log = (yield* store.log("shared")).map((entry) => entry.role === "compaction" || entry.role === "meta" ? "" : Message.textOf(entry.content))
+      const log = (yield* store.log("shared")).map((entry) => SessionLog.isMessage(entry) ? Message.textOf(entry.content) : "")
       expect(log[0]).toBe("start")
       const rest = log.slice(1)
       expect(rest).toHaveLength(2 * 2 * APPENDS)

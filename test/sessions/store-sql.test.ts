@@ -266,7 +266,7 @@ const contract = (backend: Backend) => {
             Array.from({ length: 10 }, (_, t) => [`w${i} turn ${t}`, `w${i} reply ${t}`]).flat()
           )
         }
-        const shared = (yield* fresh.log("shared")).map((m) => m.role === "compaction" || m.role === "meta" ? "" : Message.textOf(m.content))
+        const shared = (yield* fresh.log("shared")).map((m) => SessionLog.isMessage(m) ? Message.textOf(m.content) : "")
         expect(shared).toHaveLength(200)
         for (let i = 0; i < shared.length; i += 2) expect(shared[i + 1]).toBe(shared[i]!.replace("turn", "reply"))
         expect(new Set(shared).size).toBe(200)

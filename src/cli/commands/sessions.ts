@@ -56,7 +56,7 @@ const showCompaction = (record: SessionLog.Compaction, kept: number, style: Styl
 
 /**
  * Prints a session's context (what the next turn starts from), or with `all` its whole log with
- * compaction records marked; a key with nothing saved is reported as no session.
+ * compaction, turn-outcome and rewind records marked; a key with nothing saved is reported as no session.
  */
 export const show = (key: string, options: { readonly all: boolean }, flags: StoreChoice.StoreFlags) =>
   withStore(flags, ({ log }) => Effect.gen(function*() {
@@ -74,6 +74,10 @@ export const show = (key: string, options: { readonly all: boolean }, flags: Sto
         ? showCompaction(entry, SessionLog.repair(folded).length, screen.out)
         : entry.role === "meta"
         ? screen.out.dim(`── started in ${clean(entry.workspace ?? "an unknown workspace")} ──`)
+        : entry.role === "outcome"
+        ? screen.out.dim(`── turn ${clean(entry.turnId)} ${entry.status}${entry.error === undefined ? "" : `: ${clean(entry.error.message)}`} ──`)
+        : entry.role === "rewind"
+        ? screen.out.yellow(`── rewound: ${Format.plural(entry.cut, "message")} kept in the context, the rest above is an abandoned branch ──`)
         : showMessage(entry, screen.out)
       yield* screen.text(`${shown}\n`)
     }
