@@ -21,6 +21,7 @@
  * - With a cluster secret in context (`ClusterSecret`), `Turn` and `Send` requests are signed; a
  *   runner with a secret answers unsigned or wrongly signed ones with status `failed`, unrun.
  */
+import { randomUUID } from "node:crypto"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -43,14 +44,15 @@ import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES } from "../domain/M
 import * as ModelOptions from "../domain/ModelOptions.ts"
 import { SUMMARY_TIMEOUT } from "../domain/SessionLog.ts"
 import type { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
-import { neverSent, retryTransient, transientSchedule } from "../domain/connectionFailure.ts"
+import { isTransient, retryTransient, transientSchedule } from "../domain/connectionFailure.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { EventBus, type EventBusShape } from "../services/EventBus.ts"
 import * as Auth from "./auth.ts"
+import * as Fates from "./fates.ts"
 import * as Mirror from "./mirror.ts"
 import * as Outcome from "./outcome.ts"
-import { AgentSession, type SessionEvent } from "./protocol.ts"
+import { AgentSession, type Finished, type SessionEvent } from "./protocol.ts"
 import * as ReplyLog from "./replyLog.ts"
 
 /** The cluster did not answer a control call in time, or answered with an infrastructure error. */
@@ -77,7 +79,16 @@ export interface ClientOptions {
    * cluster; default 5 MiB. The runner checks again with its own configuration (and its model).
    */
   readonly maxImageBytes?: number
+  /**
+   * How long a `turn` waits without progress (no answer, no event of its session, no turn running
+   * on its session's runner) before it gives up; default 10 minutes. A request no runner started
+   * by then is cancelled in the same step and never runs (`fates.ts`); the turn is `failed`.
+   */
+  readonly progressTimeout?: Duration.Input
 }
+
+/** The default of `ClientOptions.progressTimeout`. */
+export const DEFAULT_PROGRESS_TIMEOUT = Duration.minutes(10)
 
 /** What the cluster itself can fail a call with (as opposed to the operation's own errors). */
 type ClusterErrors = ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage | ClusterError.PersistenceError | ClusterError.EntityNotAssignedToRunner
@@ -99,6 +110,12 @@ const failed = (sessionKey: string, turnId: string, error: string): TurnResult =
 export const OUTPUT_UNSUPPORTED = "a typed answer (the output option) is not supported on a cluster: run the turn on a local loop"
 
 
+/**
+ * Why a client's request failed to be stored may pass: a transient failure of the database. The
+ * request carries its own key, so storing it again never stores a second one (`protocol.ts`).
+ */
+const storeAgain = (error: { readonly _tag: string }): boolean => error._tag === "PersistenceError" && isTransient(error)
+
 /** A persisted request, signed when the cluster has a secret, so that runners know it came from the cluster. */
 const signed = <P extends object>(secret: Redacted.Redacted<string> | undefined, rpc: string, sessionKey: string, payload: P): Effect.Effect<P> =>
   secret === undefined ? Effect.succeed(payload) : Auth.signRequest(secret, rpc, sessionKey, payload)
@@ -115,6 +132,11 @@ export const make = (options: ClientOptions = {}) =>
     const scope = yield* Effect.scope
     const bus = yield* EventBusLive.make(options.eventBufferCapacity ?? 16)
     const controlTimeout = Duration.fromInputUnsafe(options.controlTimeout ?? Duration.seconds(30))
+    const progressTimeout = Duration.fromInputUnsafe(options.progressTimeout ?? DEFAULT_PROGRESS_TIMEOUT)
+    // made on first use: a client that never gives up on a turn never touches the fates' table
+    const fates = yield* Effect.cached(Fates.make.pipe(Effect.provideService(SqlClient.SqlClient, sql)))
+    /** When an event of each session this client watches last arrived (epoch milliseconds): its progress. */
+    const lastEvent = new Map<string, number>()
     const outbound = yield* Queue.unbounded<Outbound>()
     const inFlight = new Map<string, number>()
     let failures = 0
@@ -127,7 +149,10 @@ export const make = (options: ClientOptions = {}) =>
         )
       )
 
-    const sessionEvents = (sessionKey: string): Stream.Stream<SessionEvent, unknown> => clientFor(sessionKey).Events()
+    const sessionEvents = (sessionKey: string): Stream.Stream<SessionEvent, unknown> =>
+      clientFor(sessionKey).Events().pipe(
+        Stream.tap(() => Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.sync(() => lastEvent.set(sessionKey, at))))
+      )
     const mirror = yield* Mirror.make(bus, sessionEvents)
 
     /** Marks a call of the session as running (for `activeTurns`) and mirrors its events, for the scope. */
@@ -161,6 +186,41 @@ export const make = (options: ClientOptions = {}) =>
         })
       ) as Effect.Effect<A, E>
 
+    /**
+     * Waits until the turn keyed `key` has made no progress for `progressTimeout`, then gives up on
+     * it: its request is cancelled unless a runner started it, and the result says which. Progress
+     * is the client's own wait being younger than the timeout, an event of the session mirrored
+     * since, or a turn running on the session's runner (asked when the time is up).
+     */
+    const stalled = (sessionKey: string, key: string): Effect.Effect<TurnResult> =>
+      Effect.gen(function*() {
+        const timeout = Duration.toMillis(progressTimeout)
+        let since = yield* Clock.currentTimeMillis
+        while (true) {
+          const now = yield* Clock.currentTimeMillis
+          const last = Math.max(since, lastEvent.get(sessionKey) ?? 0)
+          if (now - last < timeout) {
+            yield* Effect.sleep(Duration.millis(last + timeout - now))
+            continue
+          }
+          const fate = yield* Effect.flatMap(fates, (table) => table.decide(key, "cancelled", now))
+          const waited = Duration.format(progressTimeout)
+          if (fate === "cancelled") {
+            return failed(sessionKey, `failed-${++failures}`, `the turn made no progress for ${waited}: no runner had started it, so it was cancelled and will not run`)
+          }
+          const running = yield* Effect.exit(control<TurnInfo | undefined, never>(sessionKey, "activeTurn", clientFor(sessionKey).ActiveTurn()))
+          if (Exit.isSuccess(running) && running.value !== undefined) {
+            since = yield* Clock.currentTimeMillis
+            continue
+          }
+          return failed(
+            sessionKey,
+            `failed-${++failures}`,
+            `the turn made no progress for ${waited}: a runner started it, and no turn of the session runs now; the session log holds what it completed`
+          )
+        }
+      })
+
     const finish = (result: TurnResult, lost: boolean, resumed?: AgentEvent.AgentEvent) =>
       Effect.flatMap(Clock.currentTimeMillis, (at) => mirror.settle(result.turnId, lost || resumed ? Outcome.turnEnd(result, at) : undefined, resumed))
 
@@ -177,12 +237,16 @@ export const make = (options: ClientOptions = {}) =>
           ...(turnOptions.tools === undefined ? {} : { tools: turnOptions.tools }),
           input
         }
-        const request = yield* signed(secret, "Turn", sessionKey, payload)
-        // the cluster's database was down before the request could be stored: it was not, so it is stored again
-        const outcome = yield* Effect.exit(Effect.retry(clientFor(sessionKey).Turn(request), {
-          while: (error) => error._tag === "PersistenceError" && neverSent(error),
-          schedule: transientSchedule()
-        }))
+        const key = randomUUID()
+        const request = yield* signed(secret, "Turn", sessionKey, { ...payload, key })
+        // the cluster's database blipped while the request was stored: stored again under its key, it is stored once
+        const call = Effect.retry(clientFor(sessionKey).Turn(request), { while: storeAgain, schedule: transientSchedule() })
+        const raced = yield* Effect.exit(Effect.raceFirst(Effect.map(call, (finished) => ({ finished })), Effect.map(stalled(sessionKey, key), (gaveUp) => ({ gaveUp }))))
+        if (Exit.isSuccess(raced) && "gaveUp" in raced.value) {
+          yield* finish(raced.value.gaveUp, true)
+          return raced.value.gaveUp
+        }
+        const outcome = Exit.map(raced, (won) => (won as { readonly finished: typeof Finished.Type }).finished)
         if (Exit.isFailure(outcome)) {
           const refused = Cause.findErrorOption(outcome.cause)
           if (refused._tag === "Some" && refused.value._tag === "ContentRejected") return yield* refused.value
@@ -200,14 +264,20 @@ export const make = (options: ClientOptions = {}) =>
         const first = yield* Deferred.make<void, SteeringQueueFull>()
         yield* Effect.scoped(Effect.gen(function*() {
           yield* running(sessionKey)
-          const request = yield* signed(secret, "Send", sessionKey, { content })
+          const request = yield* signed(secret, "Send", sessionKey, { content, key: randomUUID() })
+          // stored again under its key while nothing came back: the database blipped as it was stored
+          let answered = false
           yield* clientFor(sessionKey).Send(request).pipe(
             Stream.runForEach((chunk) =>
-              chunk._tag === "Replied"
-                ? Effect.flatMap(withMessages(chunk.outbound.result, chunk.log), (result) =>
-                  Effect.andThen(finish(result, chunk.lost, chunk.resumed), Queue.offer(outbound, { ...chunk.outbound, result })))
-                : Deferred.succeed(first, undefined)
+              Effect.andThen(
+                Effect.sync(() => (answered = true)),
+                chunk._tag === "Replied"
+                  ? Effect.flatMap(withMessages(chunk.outbound.result, chunk.log), (result) =>
+                    Effect.andThen(finish(result, chunk.lost, chunk.resumed), Queue.offer(outbound, { ...chunk.outbound, result })))
+                  : Deferred.succeed(first, undefined)
+              )
             ),
+            Effect.retry({ while: (error) => !answered && storeAgain(error), schedule: transientSchedule() }),
             Effect.catchTag("SteeringQueueFull", (error) => Deferred.fail(first, error)),
             Effect.catchCause((cause) =>
               Deferred.die(first, new ClusterUnavailable({ sessionKey, operation: "send", message: errorText(Cause.squash(cause)) }))

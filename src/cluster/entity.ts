@@ -29,6 +29,7 @@ import { SessionStore } from "../services/SessionStore.ts"
 import * as Auth from "./auth.ts"
 import * as Backlogs from "./backlogs.ts"
 import * as Claims from "./claims.ts"
+import * as Fates from "./fates.ts"
 import * as Nonces from "./nonces.ts"
 import * as Fence from "./fence.ts"
 import * as Outcome from "./outcome.ts"
@@ -56,6 +57,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
   const workers = yield* Semaphore.make(config.maxParallelTurns)
   const claims = yield* Claims.make
   const nonces = yield* Nonces.make
+  const fates = yield* Fates.make
   const backlogs = yield* Backlogs.make
   const secrets = yield* Secrets
   const turns = yield* Fence.make(yield* SessionStore)
@@ -99,9 +101,13 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
 
       /**
        * Why a persisted request may not run: its signature (`Auth.verify`), then, with a secret, its
-       * nonce (a copy of a request admitted under another id, or one made too long ago); undefined when it may.
+       * nonce (a copy of a request admitted under another id, or one made too long ago), then its
+       * client's cancellation (`fates.ts`); undefined when it may, and a keyed request is then started.
        */
-      const admission = (rpc: "Turn" | "Send", requestId: string, payload: Partial<Auth.Signed>): Effect.Effect<string | undefined> => {
+      const admission = (rpc: "Turn" | "Send", requestId: string, payload: Partial<Auth.Signed> & { readonly key?: string | undefined }) =>
+        Effect.flatMap(signedAdmission(rpc, requestId, payload), (refusal) => refusal !== undefined ? Effect.succeed(refusal) : started(payload.key))
+
+      const signedAdmission = (rpc: "Turn" | "Send", requestId: string, payload: Partial<Auth.Signed>): Effect.Effect<string | undefined> => {
         const refusal = Auth.verify(secret, rpc, sessionKey, payload)
         if (refusal !== undefined || secret === undefined) return Effect.succeed(refusal)
         const { issuedAt, nonce } = payload
@@ -111,6 +117,13 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
           (admitted) => admitted === "admitted" ? undefined : Nonces.refusal(admitted)
         )
       }
+
+      /** A keyed request is started here unless its client cancelled it first (`fates.ts`); why not, when it was. */
+      const started = (key: string | undefined): Effect.Effect<string | undefined> =>
+        key === undefined || key.length > Fates.MAX_KEY ? Effect.succeed(undefined) : Effect.map(
+          Effect.flatMap(Clock.currentTimeMillis, (now) => fates.decide(key, "started", now)),
+          (fate) => fate === "cancelled" ? Fates.CANCELLED : undefined
+        )
 
       /** A request the cluster's secret does not vouch for (written into its database by someone else): it fails, unrun. */
       const refused = (requestId: string, reason: string) =>
@@ -260,7 +273,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
                   ? yield* resume.prepare(requestId, sessionKey, claimed, runner)
                   : yield* resume.forget(requestId)
                 if (durable === undefined) return { _tag: "Finished", result: yield* lost(requestId, stored?.result), lost: true } as const
-                const { input, signature: _signature, nonce: _nonce, issuedAt: _issuedAt, ...options } = request.payload
+                const { input, signature: _signature, nonce: _nonce, issuedAt: _issuedAt, key: _key, ...options } = request.payload
                 const result = yield* turns.run(requestId, fenced(requestId, durable.turn(loop.turn(sessionKey, input, { ...options, checkpoint: durable.checkpoint }))))
                 const resumed = durable.resumed()
                 return { _tag: "Finished", result, lost: false, ...(resumed === undefined ? {} : { resumed }) } as const

@@ -12,6 +12,7 @@
  * `Accepted`, and follow-ups bring more replies). The control operations and `Events` are
  * volatile: they act on whatever runs now, and a session whose runner died has no active turn.
  */
+import { randomUUID } from "node:crypto"
 import * as Schema from "effect/Schema"
 import * as ClusterSchema from "effect/cluster/ClusterSchema"
 import * as Entity from "effect/cluster/Entity"
@@ -71,6 +72,17 @@ const signed = {
   issuedAt: Schema.optionalKey(Schema.Number)
 }
 
+/**
+ * A request's own key, made by its client (random): the cluster's storage keeps one request per
+ * key, so a client whose connection was cut while it stored the request may store it again (it
+ * then waits on the one stored), and a client that gives up on it can cancel it by this key
+ * (`fates.ts`). A request without one (written by other code) is stored as new each time.
+ */
+const keyed = { key: Schema.optionalKey(Schema.String) }
+
+/** The storage key of a request: its own key, or a fresh one (no deduplication) when it has none. */
+const primaryKey = (payload: { readonly key?: string | undefined }): string => payload.key ?? randomUUID()
+
 /** One turn of the session (`AgentLoop.turn`), with its options (the model, the tools, the model options); input with images the runner's model does not take is rejected. */
 export const Turn = Rpc.make("Turn", {
   payload: {
@@ -78,18 +90,21 @@ export const Turn = Rpc.make("Turn", {
     model: Schema.optionalKey(Schema.String),
     tools: Schema.optionalKey(Schema.Array(Schema.String)),
     ...ModelOptions.fields,
+    ...keyed,
     ...signed
   },
   success: Finished,
-  error: ContentRejected
+  error: ContentRejected,
+  primaryKey
 }).annotate(ClusterSchema.Persisted, true)
 
 /** The router (`AgentLoop.send`) for one session. */
 export const Send = Rpc.make("Send", {
-  payload: { content: Schema.String, ...signed },
+  payload: { content: Schema.String, ...keyed, ...signed },
   success: SendProgress,
   error: SteeringQueueFull,
-  stream: true
+  stream: true,
+  primaryKey
 }).annotate(ClusterSchema.Persisted, true)
 
 export const InjectSteering = Rpc.make("InjectSteering", {

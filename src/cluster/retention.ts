@@ -15,6 +15,8 @@
  * - Nonces of signed requests (`nonces.ts`): those of requests made before the window (or, when
  *   a request made earlier still waits to be answered, before it less a margin); a request made
  *   before the nonces kept is refused whatever its nonce, so a copy of a forgotten one never runs.
+ * - Fates of keyed requests (`fates.ts`): those decided before the nonces' horizon, so a cancelled
+ *   request's fate stays while the request waits to be refused.
  * - Waiting follow-ups of `Send` requests (`backlogs.ts`), left by a runner that stopped: those
  *   older than the window whose request is gone.
  *
@@ -29,6 +31,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { SessionStore } from "../services/SessionStore.ts"
 import { TABLE as CLAIMS } from "./claims.ts"
 import { TABLE as BACKLOGS, make as makeBacklogs } from "./backlogs.ts"
+import * as Fates from "./fates.ts"
 import * as Nonces from "./nonces.ts"
 
 /** How long answered requests, their replies, claims and commit records are kept. */
@@ -54,7 +57,7 @@ const MESSAGES = "cluster_messages"
 const REPLIES = "cluster_replies"
 
 /** One sweep at `now` (epoch milliseconds): deletes what is older than `cutoff` (`now` less the window) and no longer needed. */
-export const sweep = (nonces: Nonces.Nonces, cutoff: number, now: number) =>
+export const sweep = (nonces: Nonces.Nonces, fates: Fates.Fates, cutoff: number, now: number) =>
   Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const store = yield* SessionStore
@@ -73,7 +76,10 @@ export const sweep = (nonces: Nonces.Nonces, cutoff: number, now: number) =>
     const [pending] = yield* sql<{ readonly id: string | number | bigint | null }>`SELECT min(m.id) AS id FROM ${sql(MESSAGES)} m
       WHERE m.id = m.request_id AND m.processed = ${false}`
     const oldest = pending?.id === null || pending?.id === undefined ? undefined : Snowflake.timestamp(Snowflake.Snowflake(String(pending.id)))
-    yield* nonces.sweep(now, Math.min(cutoff, oldest === undefined ? cutoff : oldest - SIGNING_MARGIN_MS))
+    const horizon = Math.min(cutoff, oldest === undefined ? cutoff : oldest - SIGNING_MARGIN_MS)
+    yield* nonces.sweep(now, horizon)
+    // a cancelled request is decided after it was made: its fate outlives it while it waits
+    yield* fates.sweep(horizon)
   })
 
 /**
@@ -87,11 +93,12 @@ export const layer = (options: RetentionOptions = {}): Layer.Layer<never, never,
   )
   return Layer.effectDiscard(Effect.gen(function*() {
     const nonces = yield* Nonces.make
+    const fates = yield* Fates.make
     // the backlogs' table, which the sweep reads, exists before the first sweep
     yield* makeBacklogs
     yield* Effect.gen(function*() {
       const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-      yield* sweep(nonces, now - Duration.toMillis(window), now)
+      yield* sweep(nonces, fates, now - Duration.toMillis(window), now)
     }).pipe(
       Effect.catchCause((cause) => Effect.logWarning("Could not sweep the cluster's answered requests", cause)),
       Effect.repeat(Schedule.spaced(interval)),
