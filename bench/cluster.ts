@@ -89,7 +89,7 @@ try {
     const [rows, bytes] = (await cluster.pg.psql(`SELECT count(*), coalesce(sum(pg_column_size(t.*)), 0) FROM ${table} t`).catch(() => "NaN|NaN")).split("|").map(Number)
     return { rows: rows!, bytes: bytes! }
   }
-  const tables = ["cluster_messages", "cluster_replies", "agent_loop_turn_claims", "agent_loop_turn_commits", "agent_loop_request_nonces", "agent_loop_send_backlogs"]
+  const tables = ["cluster_messages", "cluster_replies", "agent_loop_turn_claims", "agent_loop_turn_commits", "agent_loop_request_nonces", "agent_loop_send_backlogs", "agent_loop_request_fates"]
   const describeRows = (counts: ReadonlyArray<{ rows: number; bytes: number }>) =>
     tables.map((table, i) => Number.isNaN(counts[i]!.rows) ? `${table} not used (no table)` : `${table} ${counts[i]!.rows} rows, ${counts[i]!.bytes} B (${(counts[i]!.bytes / outcomes.length).toFixed(0)} B per turn)`).join(", ")
   const rows = await Promise.all(tables.map(count))

@@ -3,7 +3,7 @@
  * timings, so a renewal slowed by the load gives its shards up, which must not abort turns), 200
  * sessions at once, five turns each on a 200 ms model. No turn is aborted, every history is whole
  * and in order, and once the turns are answered the bookkeeping (requests, replies, claims, commit
- * records) is swept to nothing past a 15-second retention window. The persisted replies hold no
+ * records, nonces, request fates) is swept to nothing past a 15-second retention window. The persisted replies hold no
  * second copy of the turns' messages (those of `send` neither): the client reads them from the
  * session log, in the same database, before and after the window. Multi-process, on real time:
  * every wait polls a condition with a deadline.
@@ -30,7 +30,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
   /** Rows of the cluster's bookkeeping, table by table. */
   const bookkeeping = async () => {
     const counts = await cluster.pg.psql(
-      ["cluster_messages", "cluster_replies", "agent_loop_turn_claims", "agent_loop_turn_commits", "agent_loop_request_nonces", "agent_loop_send_backlogs"]
+      ["cluster_messages", "cluster_replies", "agent_loop_turn_claims", "agent_loop_turn_commits", "agent_loop_request_nonces", "agent_loop_send_backlogs", "agent_loop_request_fates"]
         .map((table) => `SELECT '${table}', count(*) FROM ${table}`).join(" UNION ALL ")
     )
     return Object.fromEntries(counts.split("\n").filter((line) => line !== "").map((line) => {
