@@ -15,7 +15,7 @@
  *
  * It prints the median of each and the median of the ratios run by run, and checks that both ways
  * of `grep` gave the same answer. `RUNS` (default 7) sets the runs; `FILES` (default 30000) the
- * tree's size (a new size builds a new tree). Wall time depends on the machine's load: run it on
+ * tree's size (a new size builds a new tree); `ONLY=grep` or `ONLY=glob` runs one table. Wall time depends on the machine's load: run it on
  * an idle one.
  */
 import { NodeServices } from "@effect/platform-node"
@@ -30,6 +30,7 @@ import { makeGlob, makeGrep, Message, Tool, WorkspaceLive } from "../src/index.t
 import { median } from "./workload.ts"
 
 const RUNS = Number(process.env["RUNS"] ?? 7)
+const ONLY = process.env["ONLY"]
 const FILES = Number(process.env["FILES"] ?? 30_000)
 const here = path.dirname(fileURLToPath(import.meta.url))
 const tree = path.join(here, "..", ".tmp", "bench-tools", `tree-${FILES}`)
@@ -121,11 +122,15 @@ const ms = (n: number) => `${n.toFixed(0)} ms`.padStart(8)
 const ratio = (n: number) => `${n.toFixed(2)}×`.padStart(7)
 
 const program = Effect.gen(function*() {
-  const withRg = makeGrep()
-  const builtin = makeGrep({ ripgrep: false })
-  const glob = makeGlob()
   const rgVersion = spawnSync("rg", ["--version"], { encoding: "utf8" }).stdout.split("\n")[0]
   console.log(`${FILES} files, ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(2)}, ${rgVersion}, ${RUNS} runs, medians`)
+  if (ONLY !== "glob") yield* grepTable
+  if (ONLY !== "grep") yield* globTable
+})
+
+const grepTable = Effect.gen(function*() {
+  const withRg = makeGrep()
+  const builtin = makeGrep({ ripgrep: false })
   console.log("\ngrep                        rg  ours(rg)  ratio   ours(built-in)  ratio   matches")
   for (const pattern of ["needleXYZ", "quux\\d{3}", "\\d{3}", "[Qq]uux0[0-9]2", "function\\s+\\w+Handler", "import"]) {
     const times = { rg: [] as Array<number>, ours: [] as Array<number>, builtin: [] as Array<number> }
@@ -148,6 +153,10 @@ const program = Effect.gen(function*() {
         `${ms(median(times.builtin)).padStart(17)}${ratio(median(ratios.builtin))}   ${lines}`
     )
   }
+})
+
+const globTable = Effect.gen(function*() {
+  const glob = makeGlob()
   console.log("\nglob                         rg --files    ours  ratio   rg --files --sortr modified  ratio   paths")
   for (const pattern of ["**/*.ts", "*.json", "packages/pkg1/src/**/*.ts", "**/file1.ts"]) {
     const times = { rg: [] as Array<number>, ours: [] as Array<number>, sorted: [] as Array<number> }

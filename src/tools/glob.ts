@@ -22,7 +22,8 @@ import { isIgnored } from "./gitignore.ts"
 import { fileMatcher } from "./globMatch.ts"
 import { SKIPPED_DIRECTORIES } from "./listDir.ts"
 import { guardPathRules, walkRule } from "./pathRules.ts"
-import { ancestorIgnoreFiles, release, walk } from "./walk.ts"
+import { offerStatTimes } from "./statThreads.ts"
+import { ancestorIgnoreFiles, release, walk, type WalkItem } from "./walk.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
 
 /** Limits of `glob`. */
@@ -50,9 +51,49 @@ export const GlobParameters = Schema.Struct({
 /** Files found per step of the walk, between which the event loop turns. */
 const STEP = 2048
 
+/** Matches whose times one thread reads at a time (`statThreads.ts`); fewer in all are read here. */
+const BATCH = 512
+
 const NO_THROW = { throwIfNoEntry: false } as const
 
+type WalkFile = Extract<WalkItem, { readonly _tag: "File" }>
+
+const pathOf = (file: WalkFile) => `${file.dir.via}/${file.name}`
+
+/** A file's modification time, `NaN` when it is not a regular file (any more). */
+const lstatTime = (file: WalkFile): number => {
+  const info = fs.lstatSync(pathOf(file), NO_THROW)
+  return info !== undefined && info.isFile() ? info.mtimeMs : NaN
+}
+
 const GLOB_SYNTAX = /[*?[\]{}\\]/
+
+/**
+ * The indices of the `count` newest times (`NaN`s left out), newest first, the lower index first
+ * among equal times (the walk's order), and how many times there were: one pass, keeping only the
+ * `count` best sorted, rather than sorting every match for the few shown.
+ */
+const newest = (times: ReadonlyArray<number>, count: number) => {
+  const top: Array<number> = []
+  let files = 0
+  for (let index = 0; index < times.length; index++) {
+    const time = times[index]!
+    if (Number.isNaN(time)) continue
+    files++
+    if (top.length === count && (count === 0 || time <= times[top[count - 1]!]!)) continue
+    // after the last kept one at least as new: a later index loses ties
+    let low = 0
+    let high = top.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (times[top[middle]!]! >= time) low = middle + 1
+      else high = middle
+    }
+    top.splice(low, 0, index)
+    if (top.length > count) top.pop()
+  }
+  return { files, top }
+}
 
 /** `glob` with the given limits. */
 export const makeGlob = (options: GlobOptions = {}) => {
@@ -111,7 +152,9 @@ export const makeGlob = (options: GlobOptions = {}) => {
           ? "directory"
           : yield* kindOfPath(workspace.root, startAbsolute, input).pipe(Effect.orElseSucceed(() => "missing" as const))
 
-        const found: Array<{ readonly path: string; readonly mtime: number }> = []
+        // the walk's matches, in walk order, and their times once read (NaN: not a file after all)
+        const found: Array<string> = []
+        const times: Array<number> = []
         let asked = 0
         if (startKind === "directory") {
           const start = yield* openDirectory(workspace.root, startAbsolute, input)
@@ -128,6 +171,29 @@ export const makeGlob = (options: GlobOptions = {}) => {
             ),
             (walker) => Effect.sync(() => walker.close())
           )
+          // batches of matches whose times are still to read: handed to the threads as they have room
+          // (`statThreads.ts`), and once the walk is over, read here too while they finish theirs
+          const queue: Array<{ readonly files: ReadonlyArray<WalkFile>; readonly offset: number }> = []
+          const running: Array<Promise<void>> = []
+          let waiting: Array<WalkFile> = []
+          const settle = (files: ReadonlyArray<WalkFile>, offset: number, read: Float64Array | undefined) => {
+            for (let i = 0; i < files.length; i++) {
+              times[offset + i] = read === undefined ? lstatTime(files[i]!) : read[i]!
+              release(files[i]!.dir)
+            }
+          }
+          const offer = () => {
+            while (queue.length > 0) {
+              const batch = queue[0]!
+              const reading = offerStatTimes(batch.files.map(pathOf))
+              if (reading === undefined) return
+              queue.shift()
+              running.push(reading.then((read) => {
+                settle(batch.files, batch.offset, read)
+                offer()
+              }))
+            }
+          }
           while (true) {
             const items = walker.next(STEP)
             if (items === undefined) break
@@ -136,28 +202,40 @@ export const makeGlob = (options: GlobOptions = {}) => {
                 asked++
                 continue
               }
-              // through the directory's descriptor, as the walk found it, never following a link
-              const info = fs.lstatSync(`${item.dir.via}/${item.name}`, NO_THROW)
-              release(item.dir)
-              if (info !== undefined && info.isFile()) found.push({ path: item.relative, mtime: info.mtimeMs })
+              found.push(item.relative)
+              waiting.push(item)
+              if (waiting.length >= BATCH) {
+                queue.push({ files: waiting, offset: found.length - waiting.length })
+                waiting = []
+                offer()
+              }
             }
             yield* Effect.yieldNow
           }
+          // fewer matches in all than a batch are read here: no thread is worth starting for them
+          if (found.length < BATCH) settle(waiting, 0, undefined)
+          else if (waiting.length > 0) queue.push({ files: waiting, offset: found.length - waiting.length })
+          // the threads take the queue's first batches, this thread its last, until none is left
+          while (queue.length > 0) {
+            offer()
+            const batch = queue.pop()
+            if (batch !== undefined) settle(batch.files, batch.offset, undefined)
+            yield* Effect.yieldNow
+          }
+          yield* Effect.promise(() => Promise.all(running))
         }
 
-        // newest first; the walk's order (by name) among files of the same time
-        const order = found.map((_, index) => index)
-        order.sort((a, b) => found[b]!.mtime - found[a]!.mtime || a - b)
-        const lines = order.slice(0, maxResults).map((index) => found[index]!.path)
-        if (found.length > maxResults) {
+        const { files, top } = newest(times, maxResults)
+        const lines = top.map((index) => found[index]!)
+        if (files > maxResults) {
           lines.push(
-            `[showing the ${maxResults} most recently modified of ${found.length} files; narrow the pattern or path to see the rest]`
+            `[showing the ${maxResults} most recently modified of ${files} files; narrow the pattern or path to see the rest]`
           )
         }
         if (asked > 0) {
           lines.push(`[${asked} file(s) or directories the permission rules ask about were left out; name them in path to be asked]`)
         }
-        if (found.length === 0) lines.unshift(`No files match "${written}" in "${input}"`)
+        if (files === 0) lines.unshift(`No files match "${written}" in "${input}"`)
         return lines.join("\n")
       }))
   })

@@ -60,6 +60,33 @@ describe("glob", () => {
       })
     ))
 
+  it.effect("orders thousands of matches (their times read in batches by other threads) exactly as one by one", () =>
+    withWorkspace(({ outside, root }) =>
+      Effect.gen(function*() {
+        // 3,000 files over 30 directories, times repeating every 700 files so that ties cross batches
+        const expected: Array<{ readonly path: string; readonly time: number; readonly walk: number }> = []
+        for (let d = 0; d < 30; d++) {
+          for (let f = 0; f < 100; f++) {
+            const path = `d${String(d).padStart(2, "0")}/f${String(f).padStart(3, "0")}.txt`
+            const time = 1_000 + ((d * 100 + f) * 7919) % 700
+            write(root, path, "")
+            touch(root, path, time)
+            expected.push({ path, time, walk: expected.length })
+          }
+        }
+        // a link among them to a newer file outside: never listed, never followed for its time
+        write(outside, "new.txt", "")
+        touch(outside, "new.txt", 9_000)
+        nodeFs.symlinkSync(nodePath.join(outside, "new.txt"), nodePath.join(root, "d05/f050x.txt"))
+        const order = [...expected].sort((a, b) => b.time - a.time || a.walk - b.walk).map((file) => file.path)
+        expect(yield* text(makeGlob({ maxResults: 3_000 }), { pattern: "**/*.txt" })).toBe(order.join("\n"))
+        expect(yield* text(makeGlob({ maxResults: 1_000 }), { pattern: "*.txt" })).toBe(
+          [...order.slice(0, 1_000), "[showing the 1000 most recently modified of 3000 files; narrow the pattern or path to see the rest]"]
+            .join("\n")
+        )
+      })
+    ))
+
   it.effect("walks as grep does: .gitignore, .git, node_modules, hidden files, links", () =>
     withWorkspace(({ outside, root }) =>
       Effect.gen(function*() {
