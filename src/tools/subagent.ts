@@ -71,7 +71,9 @@ export interface AgentDefinition {
 /** Arguments of `subagentWith`'s tool: `subagent`'s plus the agent to run. */
 export const NamedSubagentParameters = Schema.Struct({
   ...common,
-  agent: Schema.optionalKey(Schema.String.annotate({ description: "The name of one of the agents listed in this tool's description" }))
+  agent: Schema.optionalKey(Schema.String.annotate({ description: "The name of one of the agents listed in this tool's description" })),
+  // as Claude Code's Task has it: hook scripts and rules see it
+  description: Schema.optionalKey(Schema.String.annotate({ description: "A short (3-5 word) description of the task" }))
 })
 
 /**

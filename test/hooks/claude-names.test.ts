@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { BuiltinToolName } from "effect-agent-loop"
-import { claudeName } from "../../src/layers/claudeHooks/io.ts"
+import { claudeName, fromClaudeInput, toClaudeInput } from "../../src/layers/claudeHooks/io.ts"
 import { CLAUDE_ALIASES } from "../../src/layers/claudeHooks/names.ts"
 
 describe("Claude Code's tool names", () => {
@@ -19,5 +19,17 @@ describe("Claude Code's tool names", () => {
     expect(claudeName({ name: "glob" })).toBe("Glob")
     expect(claudeName({ name: "grep" })).toBe("Grep")
     expect(BuiltinToolName.literals).toContain("glob")
+  })
+
+  it("the sub-agent tool is Task, with Claude Code's input shape both ways", () => {
+    expect(claudeName({ name: "subagent" })).toBe("Task")
+    expect(CLAUDE_ALIASES["Task"]).toBe("subagent")
+    const args = { agent: "reviewer", task: "Review main.ts", description: "Review the change" }
+    expect(toClaudeInput("subagent", args, "/ws")).toEqual({ subagent_type: "reviewer", prompt: "Review main.ts", description: "Review the change" })
+    expect(fromClaudeInput("subagent", args, { prompt: "Review app.ts" }, "/ws")).toEqual({
+      agent: "reviewer",
+      task: "Review app.ts",
+      description: "Review the change"
+    })
   })
 })

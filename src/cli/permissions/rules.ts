@@ -19,7 +19,8 @@
  *   glob, also lets `web_fetch` reach that host at a private or loopback address (`reachesPrivate`).
  * - `mcp__github`, `mcp__github__*`, `github__search_*`: MCP tools, by server or by name glob.
  *
- * Rules naming a tool agent-loop does not have (`Task`) are kept and never match.
+ * `Task` names the sub-agent tool (`subagent`). Rules naming a tool agent-loop does not have
+ * (`TodoWrite`) are kept and never match.
  */
 import * as os from "node:os"
 import * as Data from "effect/Data"

@@ -23,7 +23,9 @@ const RENAMES: Readonly<Record<string, ReadonlyArray<readonly [ours: string, the
   exec: [["timeout_ms", "timeout"]],
   read_file: [["path", "file_path"]],
   write_file: [["path", "file_path"]],
-  edit_file: [["path", "file_path"], ["old_text", "old_string"], ["new_text", "new_string"]]
+  edit_file: [["path", "file_path"], ["old_text", "old_string"], ["new_text", "new_string"]],
+  // Claude Code's Task: `subagent_type` is the agent, `prompt` the task
+  subagent: [["agent", "subagent_type"], ["task", "prompt"]]
 }
 
 /** Fields holding a path: Claude Code gives absolute ones. */

@@ -13,7 +13,8 @@ export const CLAUDE_NAMES: Readonly<Record<string, string>> = {
   grep: "Grep",
   list_dir: "LS",
   glob: "Glob",
-  web_fetch: "WebFetch"
+  web_fetch: "WebFetch",
+  subagent: "Task"
 }
 
 /** Claude Code's tool names (`MultiEdit` and `Glob` included) to agent-loop's: for rules and matchers. */
@@ -26,7 +27,8 @@ export const CLAUDE_ALIASES: Readonly<Record<string, string>> = {
   Grep: "grep",
   LS: "list_dir",
   Glob: "glob",
-  WebFetch: "web_fetch"
+  WebFetch: "web_fetch",
+  Task: "subagent"
 }
 
 /** Every name a matcher may use for a tool: Claude Code's (and its aliases), and agent-loop's own. */
