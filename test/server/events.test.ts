@@ -132,7 +132,7 @@ describe("server-sent events with replay", () => {
 })
 
 describe("the feed's per-client bound", () => {
-  const event = (n: number): AgentEvent => ({ _tag: "SteeringInjected", turnId: "t", sessionKey: "s", iteration: n, depth: 0, at: n, count: 1 })
+  const event = (n: number): AgentEvent.AgentEvent => ({ _tag: "SteeringInjected", turnId: "t", sessionKey: "s", iteration: n, depth: 0, at: n, count: 1 })
 
   it("a client that stops reading is sent a gap with the count, and then every later event", async () => {
     const feed = new EventFeed(1000)
