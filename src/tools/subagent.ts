@@ -85,7 +85,7 @@ export const NamedSubagentParameters = Schema.Struct({
 export const subagentWith = (agents: ReadonlyArray<AgentDefinition>) => {
   const byName = new Map(agents.map((agent) => [agent.name, agent]))
   const listed = agents.map((agent) => `- ${agent.name}: ${agent.description}`).join("\n")
-  return Tool.make({
+  const tool = Tool.make({
     name: "subagent",
     description: `Delegate a self-contained task to a sub-agent and wait for its answer. Pick one of these agents by name with \`agent\` when one fits:\n${listed}`,
     parameters: NamedSubagentParameters,
@@ -109,6 +109,15 @@ export const subagentWith = (agents: ReadonlyArray<AgentDefinition>) => {
           : { content: `Sub-agent ended ${result.status}${result.error ? `: ${result.error}` : ""}${answer ? `\n${answer}` : ""}`, isError: true }
       })
   })
+  // a call in Claude Code's Task shape (`subagent_type`, `prompt`) is taken as ours
+  return { ...tool, decode: (input: unknown) => tool.decode(fromTaskShape(input)) }
+}
+
+/** Claude Code's Task input (`subagent_type`, `prompt`) in `subagentWith`'s names (`agent`, `task`); ours win where both are given. */
+const fromTaskShape = (input: unknown): unknown => {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return input
+  const { prompt, subagent_type, ...rest } = input as Record<string, unknown>
+  return { ...(subagent_type === undefined ? {} : { agent: subagent_type }), ...(prompt === undefined ? {} : { task: prompt }), ...rest }
 }
 
 /** Starts a sub-agent in the background; its answer arrives later as a message. */

@@ -5,6 +5,7 @@
  * tools (never more than the parent's); an untrusted workspace's agents are left out; `agents
  * list` shows them and the files skipped.
  */
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { cliSetup, isolatedEnv, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
@@ -53,6 +54,34 @@ describe("sub-agents from files", () => {
     const back = server.requests[2]!.body
     expect(back.model).toBe("fake-model")
     expect(back.messages.at(-1)).toMatchObject({ role: "tool", content: "Looks fine." })
+  }, SLOW)
+
+  it("Claude Code's agent files in ~/.claude/agents: an alias the provider has no model for is skipped saying so, never sent; inherit is the caller's model", async (context) => {
+    const server = await import("../support/openaiServer.ts").then((m) => m.start([
+      { toolCalls: [{ name: "subagent", arguments: { subagent_type: "inheritor", prompt: "Check it" } }] },
+      { text: "Checked." },
+      { text: "Done." }
+    ]))
+    context.onTestFinished(() => server.close())
+    const home = tempDir()
+    const write = (file: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(home, file)), { recursive: true })
+      fs.writeFileSync(path.join(home, file), text)
+    }
+    write(".claude/agents/fast.md", "---\nname: fast\ndescription: Quick answers\nmodel: haiku\n---\nBe quick.\n")
+    write(".claude/agents/inheritor.md", "---\nname: inheritor\ndescription: Checks things\nmodel: inherit\ntools: Read, Grep\n---\nCheck.\n")
+    fs.mkdirSync(path.join(home, "ws"))
+    const env = isolatedEnv(home, { HOME: home })
+    const result = await runCli(["run", "--base-url", server.url, "--model", "fake-model", "--workspace", path.join(home, "ws"), "check"], { env })
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stderr).toMatch(/skipped agent \S*fast\.md: model "haiku" is a Claude Code alias, and provider \S+ has no haiku model/)
+    const tool = subagentTool(server.requests[0]!.body)
+    expect(tool.description).toContain("- inheritor: Checks things")
+    expect(tool.description).not.toContain("fast")
+    // the model called it with Claude Code's Task shape; the sub-turn runs on the caller's model
+    expect(server.requests[1]!.body.model).toBe("fake-model")
+    expect(server.requests[1]!.body.messages.at(-1)).toEqual({ role: "user", content: "Check it" })
+    expect(server.requests.map((r) => r.body.model)).not.toContain("haiku")
   }, SLOW)
 
   it("an unknown agent is an error the model sees; an untrusted workspace's agents are left out", async (context) => {

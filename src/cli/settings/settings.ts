@@ -287,8 +287,12 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     if (chosen._tag === "live" && chosen.note !== undefined) notices.push({ level: "note", text: chosen.note })
     const { hooks: claudeHooks, permissions, rules } = yield* PermissionSources.permissionsAndHooks(flags, files, workspace, trusted, env, notices)
     const sandbox = yield* sandboxChoice(flags, files, workspace, trusted, env, notices)
-    const agents = yield* Agents.discover(workspace, trusted, env)
-    for (const problem of agents.problems) notices.push({ level: "warn", text: `skipped agent ${problem.path}: ${problem.message}` })
+    const found = yield* Agents.discover(workspace, trusted, env)
+    // `model: sonnet` is a model of the provider in use, or the agent is skipped: never sent as a name
+    const agents = Agents.withModels(found.agents, chosen._tag === "live"
+      ? { name: chosen.name, registry: Providers.find(chosen.name)?.models }
+      : { name: "replay", registry: undefined })
+    for (const problem of [...found.problems, ...agents.problems]) notices.push({ level: "warn", text: `skipped agent ${problem.path}: ${problem.message}` })
     const commands = yield* CustomCommands.discover(workspace, trusted, env)
     for (const problem of commands.problems) notices.push({ level: "warn", text: `skipped command ${problem.path}: ${problem.message}` })
     if (flags.verbose) {
