@@ -6,6 +6,7 @@ export {
   CompactResult,
   Inbound,
   Outbound,
+  SteerAck,
   TurnInfo,
   TurnPhase,
   TurnResult,

@@ -43,7 +43,7 @@ import type { Hook, RegisterOptions } from "../domain/Hook.ts"
 import { checkContent, type Content, DEFAULT_MAX_IMAGE_BYTES } from "../domain/Message.ts"
 import * as ModelOptions from "../domain/ModelOptions.ts"
 import { SUMMARY_TIMEOUT } from "../domain/SessionLog.ts"
-import type { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
+import type { CompactResult, Outbound, SteerAck, TurnInfo, TurnResult } from "../domain/Turn.ts"
 import { isTransient, retryTransient, transientSchedule } from "../domain/connectionFailure.ts"
 import * as EventBusLive from "../layers/EventBus.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
@@ -298,6 +298,12 @@ export const make = (options: ClientOptions = {}) =>
       interruptGraceful: (sessionKey, hint) =>
         control<void, NoActiveTurn>(sessionKey, "interruptGraceful", clientFor(sessionKey).InterruptGraceful(hint === undefined ? {} : { hint })),
       interruptHard: (sessionKey) => control<void, NoActiveTurn>(sessionKey, "interruptHard", clientFor(sessionKey).InterruptHard()),
+      interruptNow: (sessionKey) => control<void, NoActiveTurn>(sessionKey, "interruptNow", clientFor(sessionKey).InterruptNow()),
+      steer: (sessionKey, message) =>
+        control<SteerAck, NoActiveTurn | SteeringQueueFull>(sessionKey, "steer", clientFor(sessionKey).Steer({ message })).pipe(
+          // no turn runs: the message is sent, and runs as the session's next turn
+          Effect.catchTag("NoActiveTurn", () => Effect.as(send({ sessionKey, content: message }), { _tag: "Queued", reason: "next_turn" } as const))
+        ),
       // a summary is a provider call (bounded on the runner): more than a control's deadline
       compact: (sessionKey, compactOptions = {}) =>
         control<CompactResult, CompactionFailed>(sessionKey, "compact", clientFor(sessionKey).Compact(compactOptions), Duration.sum(SUMMARY_TIMEOUT, controlTimeout)),

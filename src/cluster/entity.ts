@@ -17,8 +17,8 @@ import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import * as Entity from "effect/cluster/Entity"
 import * as SqlClient from "effect/sql/SqlClient"
-import type { ContentRejected, SteeringQueueFull } from "../domain/errors.ts"
-import { outboundOf, type TurnResult } from "../domain/Turn.ts"
+import { type ContentRejected, NoActiveTurn, type SteeringQueueFull } from "../domain/errors.ts"
+import { outboundOf, type SteerAck, type TurnResult } from "../domain/Turn.ts"
 import * as SessionRunner from "../programs/internal/sessionRunner.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { EventBus } from "../services/EventBus.ts"
@@ -312,6 +312,11 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         InjectFollowUp: ({ payload }) => loop.injectFollowUp(sessionKey, payload.message),
         InterruptGraceful: ({ payload }) => loop.interruptGraceful(sessionKey, payload.hint),
         InterruptHard: () => loop.interruptHard(sessionKey),
+        InterruptNow: () => loop.interruptNow(sessionKey),
+        // only a running turn is steered here: a message for no turn goes through `Send`, so its reply reaches its client
+        Steer: ({ payload }) =>
+          Effect.flatMap(loop.activeTurn(sessionKey), (active): Effect.Effect<SteerAck, NoActiveTurn | SteeringQueueFull> =>
+            active === undefined ? Effect.fail(new NoActiveTurn({ sessionKey })) : loop.steer(sessionKey, payload.message)),
         // the summary's commit is fenced like a turn's: a runner that lost the session cannot write it
         Compact: ({ payload }) => fenced(undefined, loop.compact(sessionKey, payload)),
         ActiveTurn: () => loop.activeTurn(sessionKey),

@@ -21,7 +21,7 @@ import { CompactionFailed, ContentRejected, NoActiveTurn, SteeringQueueFull } fr
 import { AgentEvent, Resumed } from "../domain/Event.ts"
 import { Content } from "../domain/Message.ts"
 import { ModelOptions } from "../domain/ModelOptions.ts"
-import { CompactResult, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
+import { CompactResult, Outbound, SteerAck, TurnInfo, TurnResult } from "../domain/Turn.ts"
 import { LogRange } from "./replyLog.ts"
 
 /** `Send` reached a runner, which will run it as a turn (its chunk is stored before the turn is claimed). */
@@ -121,6 +121,12 @@ export const InterruptGraceful = Rpc.make("InterruptGraceful", {
 
 export const InterruptHard = Rpc.make("InterruptHard", { error: NoActiveTurn })
 
+/** Stop now (`AgentLoop.interruptNow`) on the runner that has the session. */
+export const InterruptNow = Rpc.make("InterruptNow", { error: NoActiveTurn })
+
+/** Acknowledged steering (`AgentLoop.steer`) of the session's running turn; `NoActiveTurn` when none runs (the client then sends it). */
+export const Steer = Rpc.make("Steer", { payload: { message: Schema.String }, success: SteerAck, error: Schema.Union([NoActiveTurn, SteeringQueueFull]) })
+
 /** Summarises the session now (`AgentLoop.compact`) on the runner that has it. */
 export const Compact = Rpc.make("Compact", {
   payload: { keepMessages: Schema.optionalKey(Schema.Number), model: Schema.optionalKey(Schema.String) },
@@ -141,6 +147,8 @@ export const AgentSession = Entity.make("effect-agent-loop/AgentSession", [
   InjectFollowUp,
   InterruptGraceful,
   InterruptHard,
+  InterruptNow,
+  Steer,
   Compact,
   ActiveTurn,
   Events

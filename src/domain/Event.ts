@@ -133,12 +133,12 @@ export const SteeringInjected = Schema.TaggedStruct("SteeringInjected", { ...bas
 /** A follow-up was queued for after the turn. */
 export const FollowUpQueued = Schema.TaggedStruct("FollowUpQueued", { ...base, content: Schema.String })
   .annotate({ description: "A follow-up was queued for after the turn." })
-/** An interrupt reached the turn: graceful, hard, or steering that skips the remaining tools. */
+/** An interrupt reached the turn: graceful, hard, stop now (`now`), or steering that skips the remaining tools. */
 export const InterruptReceived = Schema.TaggedStruct("InterruptReceived", {
   ...base,
-  kind: Schema.Literals(["graceful", "hard", "steering"]),
+  kind: Schema.Literals(["graceful", "hard", "now", "steering"]),
   hint: Schema.optionalKey(Schema.String)
-}).annotate({ description: "An interrupt reached the turn: graceful, hard, or steering that skips the remaining tools." })
+}).annotate({ description: "An interrupt reached the turn: graceful, hard, stop now (`now`), or steering that skips the remaining tools." })
 /**
  * A turn cut short by a crash (its runner died) resumed from its last checkpoint, with the same
  * turn id: `fromIteration` is the iteration it had completed, `runner` who resumed it (a cluster

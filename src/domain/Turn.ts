@@ -63,6 +63,19 @@ export const TurnInfo = Schema.Struct({
 })
 export type TurnInfo = typeof TurnInfo.Type
 
+/**
+ * What `steer` says of a message, never dropped: `Admitted` to the session's running turn, whose
+ * model call number `iteration` will see it (unless the turn ends first — a failure, an interrupt
+ * — and it then runs as a follow-up); or `Queued`: `follow_up` when the running turn has no step
+ * left to join (it runs as a new turn right after that one), `next_turn` when no turn takes input
+ * (it runs as the session's next turn, through the router: its reply is on `outbound`).
+ */
+export const SteerAck = Schema.Union([
+  Schema.TaggedStruct("Admitted", { turnId: Schema.String, iteration: Schema.Number }),
+  Schema.TaggedStruct("Queued", { reason: Schema.Literals(["follow_up", "next_turn"]), turnId: Schema.optionalKey(Schema.String) })
+])
+export type SteerAck = typeof SteerAck.Type
+
 /** What `send` takes: one inbound message for a session. */
 export const Inbound = Schema.Struct({
   sessionKey: Schema.String,

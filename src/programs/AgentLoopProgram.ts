@@ -15,7 +15,7 @@ import { checkInput, checkModelOptions } from "../domain/Config.ts"
 import { CompactionFailed, type InvalidConfig, NoActiveTurn, SteeringQueueFull } from "../domain/errors.ts"
 import type { Content } from "../domain/Message.ts"
 import * as ModelOptions from "../domain/ModelOptions.ts"
-import { type Inbound, type Outbound, outboundOf, type TurnResult } from "../domain/Turn.ts"
+import { type Inbound, type Outbound, outboundOf, type SteerAck, type TurnResult } from "../domain/Turn.ts"
 import { AgentLoop, type AgentLoopShape, type TurnOptions } from "../services/AgentLoop.ts"
 import { SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
 import * as Checkpoints from "./internal/checkpoint.ts"
@@ -40,6 +40,9 @@ const runners = new WeakMap<AgentLoopShape, SessionRunner.SessionRunner>()
 
 /** How many sessions a loop currently holds state for: `effect-agent-loop/testing` exports it. */
 export const heldSessions = (loop: AgentLoopShape): number => runners.get(loop)?.held() ?? 0
+
+/** What `steer` says of a message that runs as a turn of its own. */
+const nextTurn: SteerAck = { _tag: "Queued", reason: "next_turn" }
 
 /** A stored session as a turn's session port: what `load` reads, `commit` appends. */
 const storedSession = (store: SessionStoreShape, sessionKey: string): RunningTurn.SessionPort => ({
@@ -105,7 +108,6 @@ export const make = Effect.gen(function*() {
       }),
     afterTurn: (turn, result) =>
       result.status !== "aborted" && config.summarizeThreshold > 0 ? summarize(engine, storedSession(store, turn.sessionKey), turn) : undefined,
-    steer,
     endSession: (sessionKey) => Effect.asVoid(hooks.run("sessionEnd", { sessionKey })),
     idleTimeout: config.sessionIdleTimeout
   })
@@ -120,6 +122,47 @@ export const make = Effect.gen(function*() {
   /** The router's reply to a turn it ran. */
   const reply = (result: TurnResult) => Queue.offer(outbound, outboundOf(result))
 
+  /** A routed message's drain, in a worker: at most `maxParallelTurns` at once. */
+  const work = (drain: Effect.Effect<void>) => Effect.asVoid(Effect.forkIn(workers.withPermits(1)(drain), loopScope))
+
+  /**
+   * Acknowledged steering on an open turn: admitted to its next model call while it has one left,
+   * else its follow-up; a turn that closed meanwhile sends the message through the router again.
+   */
+  const admit = (turn: RunningTurn.RunningTurn, message: string): Effect.Effect<SteerAck, SteeringQueueFull> =>
+    Effect.suspend(() => {
+      if (turn.iteration >= config.maxIterations) {
+        RunningTurn.queueFollowUp(turn, message)
+        RunningTurn.publish(turn, "FollowUpQueued", { content: message })
+        const ack: SteerAck = { _tag: "Queued", reason: "follow_up", turnId: turn.turnId }
+        return Checkpoints.queued(engine, turn).pipe(Effect.as(ack), Effect.catchTag("NoActiveTurn", () => Effect.succeed(ack)))
+      }
+      // joins the next model call: the one after the call in flight, or the first if none was made
+      const iteration = turn.iteration + 1
+      const queued = RunningTurn.steer(turn, message)
+      if (queued === "queued") {
+        return Checkpoints.queued(engine, turn).pipe(
+          Effect.as<SteerAck>({ _tag: "Admitted", turnId: turn.turnId, iteration }),
+          // the turn was stopped while its checkpoint was written: its queued steering became its follow-ups
+          Effect.catchTag("NoActiveTurn", () => Effect.succeed<SteerAck>({ _tag: "Queued", reason: "follow_up", turnId: turn.turnId }))
+        )
+      }
+      if (queued === "full") return Effect.fail(new SteeringQueueFull({ sessionKey: turn.sessionKey, capacity: turn.steeringCapacity }))
+      return steerAcknowledged(turn.sessionKey, message)
+    })
+
+  const steerAcknowledged = (sessionKey: string, message: string): Effect.Effect<SteerAck, SteeringQueueFull> =>
+    Effect.flatMap(runner.route(sessionKey, message, reply), (routed): Effect.Effect<SteerAck, SteeringQueueFull> => {
+      switch (routed._tag) {
+        case "Open":
+          return admit(routed.turn, message)
+        case "Started":
+          return Effect.as(work(routed.drain), nextTurn)
+        case "Queued":
+          return Effect.succeed(nextTurn)
+      }
+    })
+
   const loop: AgentLoopShape = {
     // The typed overloads only narrow `output`, which the decoding Schema guarantees.
     turn: ((sessionKey: string, input: Content, options: TurnOptions = {}) =>
@@ -128,11 +171,20 @@ export const make = Effect.gen(function*() {
         return rejected ? Effect.fail(rejected) : runner.turn(sessionKey, input, options)
       })) as AgentLoopShape["turn"],
     send: (inbound: Inbound) =>
-      Effect.flatMap(runner.route(inbound.sessionKey, inbound.content, reply), (routed) =>
-        // a worker per busy session, at most `maxParallelTurns` at once
-        routed._tag === "Started" ? Effect.asVoid(Effect.forkIn(workers.withPermits(1)(routed.drain), loopScope)) : Effect.void),
+      Effect.flatMap(runner.route(inbound.sessionKey, inbound.content, reply), (routed) => {
+        switch (routed._tag) {
+          case "Open":
+            // a turn that ended meanwhile took it as a follow-up
+            return Effect.catchTag(steer(routed.turn, inbound.content), "NoActiveTurn", () => Effect.void)
+          case "Started":
+            return work(routed.drain)
+          case "Queued":
+            return Effect.void
+        }
+      }),
     outbound: Stream.fromQueue(outbound),
     injectSteering: (sessionKey, message) => Effect.flatMap(activeTurn(sessionKey), (turn) => steer(turn, message)),
+    steer: steerAcknowledged,
     injectFollowUp: (sessionKey, message) =>
       Effect.flatMap(activeTurn(sessionKey), (turn) =>
         Effect.suspend(() => {
@@ -144,7 +196,8 @@ export const make = Effect.gen(function*() {
       Effect.flatMap(activeTurn(sessionKey), (turn) =>
         Effect.flatMap(RunningTurn.requestGraceful(turn, hint), (first) =>
           first ? RunningTurn.emit(turn, "InterruptReceived", { kind: "graceful", ...(hint === undefined ? {} : { hint }) }) : Effect.void)),
-    interruptHard: (sessionKey) => Effect.flatMap(activeTurn(sessionKey), HardAbort.fromOutside),
+    interruptHard: (sessionKey) => Effect.flatMap(activeTurn(sessionKey), (turn) => HardAbort.fromOutside(turn, "hard")),
+    interruptNow: (sessionKey) => Effect.flatMap(activeTurn(sessionKey), (turn) => HardAbort.fromOutside(turn, "now")),
     compact: (sessionKey, options = {}) =>
       Effect.clockWith((clock) =>
         Effect.suspend(() => {

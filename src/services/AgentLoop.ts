@@ -24,7 +24,7 @@ import type { AgentEvent } from "../domain/Event.ts"
 import type { Hook, RegisterOptions } from "../domain/Hook.ts"
 import type { ContentPart } from "../domain/Message.ts"
 import type { ModelOptions } from "../domain/ModelOptions.ts"
-import type { CompactResult, Inbound, Outbound, TurnInfo, TurnResult } from "../domain/Turn.ts"
+import type { CompactResult, Inbound, Outbound, SteerAck, TurnInfo, TurnResult } from "../domain/Turn.ts"
 import type { SubscribeOptions, Subscription } from "./EventBus.ts"
 
 /**
@@ -103,12 +103,27 @@ export interface AgentLoopShape {
   readonly outbound: Stream.Stream<Outbound>
   /** Steering for the session's active turn. */
   readonly injectSteering: (sessionKey: string, message: string) => Effect.Effect<void, NoActiveTurn | SteeringQueueFull>
+  /**
+   * Steering, acknowledged: says whether the message was admitted to the running turn (its id, and
+   * the model call it will join) or queued to run as a turn of its own (`SteerAck`); it is never
+   * dropped. Fails only when the running turn's steering queue is full (`maxSteering`).
+   */
+  readonly steer: (sessionKey: string, message: string) => Effect.Effect<SteerAck, SteeringQueueFull>
   /** A follow-up, run as a new turn after the active one ends. */
   readonly injectFollowUp: (sessionKey: string, message: string) => Effect.Effect<void, NoActiveTurn>
   /** Skip the remaining tools, make one last tool-less call with the hint, end `interrupted`. */
   readonly interruptGraceful: (sessionKey: string, hint?: string) => Effect.Effect<void, NoActiveTurn>
   /** Cancel the turn now (and its sub-turns); the session rolls back; the turn ends `aborted`. */
   readonly interruptHard: (sessionKey: string) => Effect.Effect<void, NoActiveTurn>
+  /**
+   * Stop now: cancels the in-flight model call and running tools at once (sub-turns too; tools'
+   * finalizers run) and ends the turn `interrupted` with no further model call, keeping what it did:
+   * text already streamed is kept as a `partial` assistant message, tool calls without a result get
+   * one saying the user stopped them, and a user message records the stop in the session. Returns
+   * once the turn's work has stopped (the turn's own result follows as it is stored). If a hard
+   * abort was asked first, that one wins.
+   */
+  readonly interruptNow: (sessionKey: string) => Effect.Effect<void, NoActiveTurn>
   /**
    * Summarises the session now, whatever its size: the older part of its view is replaced by one
    * summary written by the provider (a `summary` compaction record, `SessionSummarize`), keeping

@@ -159,7 +159,6 @@ const fakeLoop = (idleTimeout: Duration.Input, endTakes: Duration.Input = 0) =>
           return resultOf(turn)
         }),
       afterTurn: () => undefined,
-      steer: (turn, text) => Effect.sync(() => void RunningTurn.steer(turn, text)),
       endSession: (sessionKey) =>
         Effect.andThen(Effect.sync(() => log.push(`end ${sessionKey} begins`)), endTakes === 0 ? Effect.void : Effect.sleep(endTakes)).pipe(
           Effect.andThen(Effect.sync(() => log.push(`end ${sessionKey}`)))
@@ -170,7 +169,12 @@ const fakeLoop = (idleTimeout: Duration.Input, endTakes: Duration.Input = 0) =>
     const send = (text: string) =>
       Effect.flatMap(
         runner.route("s", text, (result) => Effect.sync(() => replies.push(result.turnId))),
-        (routed) => routed._tag === "Started" ? Effect.as(Effect.forkScoped(routed.drain), routed._tag) : Effect.succeed(routed._tag)
+        (routed) =>
+          routed._tag === "Started"
+            ? Effect.as(Effect.forkScoped(routed.drain), routed._tag)
+            : routed._tag === "Open"
+            ? Effect.sync(() => (RunningTurn.steer(routed.turn, text), "Steered"))
+            : Effect.succeed(routed._tag)
       )
     return { runner, log, replies, send }
   })

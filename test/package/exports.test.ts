@@ -281,7 +281,7 @@ const NAMESPACES: Readonly<Record<string, Names>> = {
   },
   Turn: {
     values: [
-      "CompactResult", "Inbound", "Outbound", "TurnInfo", "TurnPhase", "TurnResult", "TurnStatus"
+      "CompactResult", "Inbound", "Outbound", "SteerAck", "TurnInfo", "TurnPhase", "TurnResult", "TurnStatus"
     ],
     types: []
   },

@@ -50,6 +50,7 @@ export const executeTools = (
   settled?: ReadonlyMap<string, Message.ToolResultMessage>
 ): Effect.Effect<void, TurnAborted, CurrentTurn> => {
   RunningTurn.setPhase(turn, "tools")
+  RunningTurn.batchStarts(turn)
   const planned: Array<PlannedCall> = []
   for (const call of calls) planned.push({ call, tool: available.get(call.name), settled: settled?.get(call.id) })
   return runGroups(engine, turn, groupCalls(planned), 0, [])

@@ -1,8 +1,14 @@
 /**
- * The hard-abort protocol, whole: a turn's body runs in a fiber of its own, and a hard abort —
- * asked by `interruptHard` from outside or by a hook from inside — is announced once
- * (`InterruptReceived{hard}`) and interrupts that fiber. The turn then ends `aborted` with nothing
- * persisted (`turnEnd.ts`), and its critical sub-turns, which outlive a normal end, are stopped.
+ * The protocol of the two stops that interrupt a turn's body, whole: the body runs in a fiber of
+ * its own, and a stop is announced once (`InterruptReceived`) and interrupts that fiber.
+ *
+ * - A hard abort, asked by `interruptHard` from outside or by a hook from inside: the turn ends
+ *   `aborted` with nothing persisted (`turnEnd.ts`).
+ * - Stop now, asked by `interruptNow`: the in-flight model call and tools are cancelled (their
+ *   finalizers run), and the turn ends `interrupted` keeping what it did (`turnEnd.ts`).
+ *
+ * Either way its critical sub-turns, which outlive a normal end, are stopped. The first stop asked
+ * for is the one the turn ends by.
  *
  * This module owns the protocol's state (kept here per turn); nothing else reads or writes it.
  */
@@ -11,12 +17,15 @@ import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as RunningTurn from "./runningTurn.ts"
 
-/** A turn's hard-abort state. */
+/** Which stop a turn's body got: none yet, a hard abort (rolled back), or stop now (kept). */
+export type Stop = "none" | "hard" | "now"
+
+/** A turn's stop state. */
 interface State {
   /** The fiber running the turn's body, once it runs. */
   fiber: Fiber.Fiber<unknown, unknown> | undefined
-  /** Set once a hard abort was asked for and announced. */
-  announced: boolean
+  /** Set once a stop was asked for and announced. */
+  stop: Stop
   /** Critical detached sub-turns: they outlive a normal end, not a hard abort. */
   readonly critical: Set<Fiber.Fiber<unknown, unknown>>
 }
@@ -27,27 +36,33 @@ const states = new WeakMap<RunningTurn.RunningTurn, State>()
 const stateOf = (turn: RunningTurn.RunningTurn): State => {
   let state = states.get(turn)
   if (state === undefined) {
-    state = { fiber: undefined, announced: false, critical: new Set() }
+    state = { fiber: undefined, stop: "none", critical: new Set() }
     states.set(turn, state)
   }
   return state
 }
 
 /**
- * Announces a hard abort once (`InterruptReceived{hard}`), whoever asks first: the caller of
- * `interruptHard`, a hook, or the turn noticing its own interruption.
+ * Announces a stop once (`InterruptReceived` of its kind), whoever asks first: the caller of
+ * `interruptHard` or `interruptNow`, a hook, or the turn noticing its own interruption (hard).
  */
-export const announce = (turn: RunningTurn.RunningTurn, hint?: string): Effect.Effect<void> =>
+export const announce = (turn: RunningTurn.RunningTurn, hint?: string, kind: "hard" | "now" = "hard"): Effect.Effect<void> =>
   Effect.suspend(() => {
     const state = stateOf(turn)
-    if (state.announced) return Effect.void
-    state.announced = true
-    return RunningTurn.emit(turn, "InterruptReceived", { kind: "hard", ...(hint === undefined ? {} : { hint }) })
+    if (state.stop !== "none") return Effect.void
+    state.stop = kind
+    return RunningTurn.emit(turn, "InterruptReceived", { kind, ...(hint === undefined ? {} : { hint }) })
   })
 
-/** A hard abort from outside (`interruptHard`): announced, then the body's fiber interrupted (its sub-turns go with it). */
-export const fromOutside = (turn: RunningTurn.RunningTurn): Effect.Effect<void> =>
-  Effect.andThen(announce(turn), Effect.suspend(() => {
+/** The stop the turn's body got, if any. */
+export const stopOf = (turn: RunningTurn.RunningTurn): Stop => states.get(turn)?.stop ?? "none"
+
+/**
+ * A stop from outside (`interruptHard`, `interruptNow`): announced, then the body's fiber
+ * interrupted (its sub-turns go with it); returns once the body has stopped (its finalizers ran).
+ */
+export const fromOutside = (turn: RunningTurn.RunningTurn, kind: "hard" | "now" = "hard"): Effect.Effect<void> =>
+  Effect.andThen(announce(turn, undefined, kind), Effect.suspend(() => {
     const fiber = states.get(turn)?.fiber
     return fiber ? Fiber.interrupt(fiber) : Effect.void
   }))
@@ -73,7 +88,7 @@ export const abortable = <A, E, B>(
     const state = stateOf(turn)
     state.fiber = fiber
     // Asked for while the turn was being prepared: honoured now.
-    const early = state.announced ? Fiber.interrupt(fiber) : Effect.void
+    const early = state.stop !== "none" ? Fiber.interrupt(fiber) : Effect.void
     return Effect.andThen(
       early,
       Fiber.await(fiber).pipe(
@@ -90,6 +105,6 @@ export const holdCritical = (turn: RunningTurn.RunningTurn, fiber: Fiber.Fiber<u
   fiber.addObserver(() => critical.delete(fiber))
 }
 
-/** After a hard abort: the critical sub-turns, which outlive a normal end, are stopped too. */
+/** After a stop: the critical sub-turns, which outlive a normal end, are stopped too. */
 export const stopCritical = (turn: RunningTurn.RunningTurn): Effect.Effect<void> =>
   Effect.suspend(() => Effect.forEach([...(states.get(turn)?.critical ?? [])], Fiber.interrupt, { discard: true, concurrency: "unbounded" }))

@@ -22,7 +22,7 @@ import type { Checkpointing, TurnCheckpoint } from "../../domain/Checkpoint.ts"
 import type { InvalidConfig, SessionFenced, SessionStoreError } from "../../domain/errors.ts"
 import * as AgentEvent from "../../domain/Event.ts"
 import type { HookContext } from "../../domain/Hook.ts"
-import { type Content, type Message, system, type SystemMessage } from "../../domain/Message.ts"
+import { type Content, type Message, system, type SystemMessage, type ToolResultMessage } from "../../domain/Message.ts"
 import type { ModelOptions } from "../../domain/ModelOptions.ts"
 import type { Compaction, SessionEntry } from "../../domain/SessionLog.ts"
 import type { TurnInfo, TurnPhase } from "../../domain/Turn.ts"
@@ -131,6 +131,11 @@ export interface RunningTurn extends Setup {
   /** Set when the turn compressed: the record committed after `produced` (see `compacted`). */
   readonly compaction: Compaction | undefined
   readonly usage: Usage.Usage
+  /**
+   * The results of the running tool batch's calls that have finished, by call id: the batch's
+   * results join the conversation together when it ends, so a turn stopped now keeps these.
+   */
+  readonly finishedCalls: ReadonlyMap<string, ToolResultMessage>
   /** Text deltas of the provider call in flight; kept as a `partial` message if the call fails for good. */
   readonly partial: ReadonlyArray<string>
   /** Models called this turn that have no price (each is warned about once). */
@@ -145,6 +150,7 @@ type Writable = { -readonly [K in keyof RunningTurn]: RunningTurn[K] } & {
   readonly pending: Array<PendingResult>
   readonly children: Map<string, RunningTurn>
   readonly produced: Array<Message>
+  readonly finishedCalls: Map<string, ToolResultMessage>
   conversation: Array<Message>
   readonly unpriced: Set<string>
 }
@@ -173,6 +179,7 @@ export const make = (options: Setup): RunningTurn => {
     produced: [],
     compaction: undefined,
     usage: Usage.empty,
+    finishedCalls: new Map(),
     partial: [],
     unpriced: new Set(),
     stopBlocks: 0
@@ -261,6 +268,16 @@ export const setPhase = (turn: RunningTurn, phase: TurnPhase): void => {
 /** The text deltas of the provider call in flight, as they come (the call's own array, read only if it fails for good). */
 export const setPartial = (turn: RunningTurn, deltas: ReadonlyArray<string>): void => {
   writable(turn).partial = deltas
+}
+
+/** A tool batch starts: none of its calls has finished. */
+export const batchStarts = (turn: RunningTurn): void => {
+  if (turn.finishedCalls.size > 0) writable(turn).finishedCalls.clear()
+}
+
+/** A call of the running tool batch finished with `result`. */
+export const callFinished = (turn: RunningTurn, result: ToolResultMessage): void => {
+  writable(turn).finishedCalls.set(result.toolCallId, result)
 }
 
 /** The text streamed so far by the provider call in flight. */

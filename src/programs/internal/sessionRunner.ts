@@ -18,7 +18,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
-import type { NoActiveTurn, SteeringQueueFull } from "../../domain/errors.ts"
 import type { Content } from "../../domain/Message.ts"
 import type { TurnResult } from "../../domain/Turn.ts"
 import type { TurnOptions } from "../../services/AgentLoop.ts"
@@ -114,8 +113,6 @@ export interface Loop {
   readonly runTurn: (turn: RunningTurn.RunningTurn, input: Content, options: TurnOptions, first: boolean) => Effect.Effect<TurnResult>
   /** What runs after a turn, under the session's lock (its summary), if anything. */
   readonly afterTurn: (turn: RunningTurn.RunningTurn, result: TurnResult) => Effect.Effect<void> | undefined
-  /** Queues steering on an open turn. */
-  readonly steer: (turn: RunningTurn.RunningTurn, text: string) => Effect.Effect<void, SteeringQueueFull | NoActiveTurn>
   /** Ends a session that started (`sessionEnd`). */
   readonly endSession: (sessionKey: string) => Effect.Effect<void>
   /** How long a session stays idle before it is released. */
@@ -124,7 +121,8 @@ export interface Loop {
 
 /** Where a routed message went. */
 export type Routed =
-  | { readonly _tag: "Steered" }
+  /** The session has a turn taking input: the caller steers it (or, when it cannot, routes again). */
+  | { readonly _tag: "Open"; readonly turn: RunningTurn.RunningTurn }
   | { readonly _tag: "Queued" }
   /** It starts a drain: the caller runs `drain` where it likes (the router: in a worker). */
   | { readonly _tag: "Started"; readonly drain: Effect.Effect<void> }
@@ -134,10 +132,10 @@ export interface SessionRunner {
   /** One turn of the session, after those before it (first come, first served). */
   readonly turn: (sessionKey: string, input: Content, options: TurnOptions) => Effect.Effect<TurnResult>
   /**
-   * A message for the session (the router's `send`): steers its open turn (running, or decided on
-   * next), waits behind its drain, or starts one whose turns each `reply`.
+   * A message for the session (the router's `send`, `steer`): names its open turn (running, or
+   * decided on next) for the caller to steer, waits behind its drain, or starts one whose turns each `reply`.
    */
-  readonly route: (sessionKey: string, text: string, reply: (result: TurnResult) => Effect.Effect<void>) => Effect.Effect<Routed, SteeringQueueFull>
+  readonly route: (sessionKey: string, text: string, reply: (result: TurnResult) => Effect.Effect<void>) => Effect.Effect<Routed>
   /** `effect` holding the session's lock, after the turns before it (a compaction). */
   readonly exclusive: <A, E, R>(sessionKey: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** The session's turn: the one running while it takes input, else the one its drain decided on next, else the one ending. */
@@ -146,7 +144,6 @@ export interface SessionRunner {
   readonly held: () => number
 }
 
-const steered: Routed = { _tag: "Steered" }
 const queued: Routed = { _tag: "Queued" }
 
 /** The options of a queued message's turn. */
@@ -240,16 +237,15 @@ export const make = (loop: Loop): Effect.Effect<SessionRunner, never, Scope.Scop
 
     return {
       turn: (key, input, options) => hold(key, locked(key, undefined, input, options)),
-      route: function route(key, text, reply): Effect.Effect<Routed, SteeringQueueFull> {
+      route: function route(key, text, reply): Effect.Effect<Routed> {
         return Effect.clockWith((clock) => {
           const early: Early = (message) => loop.makeTurn(key, clock, optionsOf(message))
-          return Effect.flatMap(apply(key, { _tag: "Route", message: { text }, early }), (action): Effect.Effect<Routed, SteeringQueueFull> => {
+          return Effect.flatMap(apply(key, { _tag: "Route", message: { text }, early }), (action): Effect.Effect<Routed> => {
             switch (action._tag) {
               case "Wait":
                 return Effect.andThen(Deferred.await(action.ended), route(key, text, reply))
               case "Steer":
-                // a turn that ended meanwhile took it as a follow-up
-                return Effect.as(Effect.catchTag(loop.steer(action.turn, text), "NoActiveTurn", () => Effect.void), steered)
+                return Effect.succeed({ _tag: "Open", turn: action.turn })
               case "Run": {
                 const run = drain(action.step, sessionLine(key, early), (step) =>
                   Effect.tap(locked(key, step.turn, step.message.text, optionsOf(step.message)), reply))

@@ -18,6 +18,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readCause, show } from "../../domain/causeMessage.ts"
+import { doneNow } from "../../domain/doneNow.ts"
 import { type HookContext, type HookToolCall, limitText } from "../../domain/Hook.ts"
 import * as Message from "../../domain/Message.ts"
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../../domain/text.ts"
@@ -69,7 +70,15 @@ export const runCall = (engine: Engine, turn: RunningTurn.RunningTurn, planned: 
       "gen_ai.tool.call.id": planned.call.id
     }), () => prepareAndRun(engine, turn, planned), (result) => ({ "agent.tool.is_error": result.isError === true }))
     : prepareAndRun(engine, turn, planned)
-  return turn.start.checkpoint === undefined ? run : Effect.tap(run, (result) => Checkpoints.finished(engine, turn, result))
+  return recorded(turn, turn.start.checkpoint === undefined ? run : Effect.tap(run, (result) => Checkpoints.finished(engine, turn, result)))
+}
+
+/** `run`, its result noted on the turn as it finishes (a turn stopped now keeps it); one done at once stays done. */
+const recorded = <E, R>(turn: RunningTurn.RunningTurn, run: Effect.Effect<Message.ToolResultMessage, E, R>): Effect.Effect<Message.ToolResultMessage, E, R> => {
+  const done = doneNow(run)
+  if (done === undefined) return Effect.tap(run, (result) => Effect.sync(() => RunningTurn.callFinished(turn, result)))
+  if (done._tag === "Success") RunningTurn.callFinished(turn, done.value)
+  return run
 }
 
 /** prepare → execute → finalize. */

@@ -5,6 +5,8 @@
  * - A hook stops it: `TurnAborted` (status `failed`, with an `Error` event naming the hook), or a
  *   hard abort (`hardAbort.ts`).
  * - A hard abort: the turn ends `aborted` and nothing is persisted.
+ * - Stop now: the turn ends `interrupted`, keeping what it did, closed so providers accept it
+ *   (`stoppedNow`).
  * - A failure or defect of the body: status `failed`, keeping what was completed.
  */
 import * as Cause from "effect/Cause"
@@ -26,6 +28,11 @@ import * as RunningTurn from "./runningTurn.ts"
 
 /** How the error of a turn whose commit failed (nothing of it stored) begins. */
 export const COMMIT_FAILED = "the turn could not be stored, so it did not complete"
+
+/** The result a tool call gets when the turn was stopped now before it finished (or started). */
+export const STOPPED_RESULT = "Interrupted: the user stopped the turn before this tool call finished."
+/** The user message that records, in the session, where a turn was stopped now. */
+export const STOPPED_NOTE = "[The user stopped the turn here.]"
 
 /** The tools whose results a turn produced, in order, each once. */
 const toolsRun = (messages: ReadonlyArray<Message.Message>): ReadonlyArray<string> =>
@@ -81,7 +88,10 @@ export const settle = (engine: Engine, turn: RunningTurn.RunningTurn, exit: Exit
 
 const resultOf = (engine: Engine, turn: RunningTurn.RunningTurn, exit: Exit.Exit<TurnResult, unknown>): Effect.Effect<TurnResult> => {
   if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
-  if (Cause.hasInterruptsOnly(exit.cause)) return Effect.andThen(HardAbort.announce(turn), finish(engine, turn, "aborted", {}, false))
+  if (Cause.hasInterruptsOnly(exit.cause)) {
+    if (HardAbort.stopOf(turn) === "now") return stoppedNow(engine, turn)
+    return Effect.andThen(HardAbort.announce(turn), finish(engine, turn, "aborted", {}, false))
+  }
   const reading = readCause(exit.cause)
   const failure = failureOf(reading._tag === "Error" ? reading.error : reading._tag === "Defect" ? reading.defect : Cause.squash(exit.cause))
   const aborted = failure instanceof TurnAborted ? failure : undefined
@@ -93,6 +103,33 @@ const resultOf = (engine: Engine, turn: RunningTurn.RunningTurn, exit: Exit.Exit
     ...(aborted?.hook === undefined ? {} : { hook: aborted.hook })
   })
   return finish(engine, turn, "failed", { failure }, true)
+}
+
+/**
+ * A turn stopped now (`interruptNow`): what it did is kept and closed so the stored conversation
+ * stays well formed for every provider — text streamed by the cancelled model call is kept as a
+ * `partial` assistant message (as after a provider failure); the calls of the running tool batch
+ * keep the results of those that finished, and the others get `STOPPED_RESULT` (with
+ * `ToolExecSkipped`); then `STOPPED_NOTE`, a user message, records the stop for the next turn's
+ * model (it knows its last step was cut short). A turn stopped before it produced anything stores
+ * nothing. It ends `interrupted`, with no further model call.
+ */
+const stoppedNow = (engine: Engine, turn: RunningTurn.RunningTurn): Effect.Effect<TurnResult> =>
+  Effect.suspend(() => {
+    const partial = RunningTurn.partialText(turn)
+    if (partial !== "") RunningTurn.append(turn, Message.assistant(partial, [], { partial: true }))
+    const last = turn.produced.at(-1)
+    if (last?.role === "assistant" && last.toolCalls !== undefined && last.toolCalls.length > 0) {
+      RunningTurn.append(turn, ...last.toolCalls.map((call) => turn.finishedCalls.get(call.id) ?? stoppedCall(turn, call)))
+    }
+    if (turn.produced.length > 0) RunningTurn.append(turn, Message.user(STOPPED_NOTE))
+    return finish(engine, turn, "interrupted", {}, true)
+  })
+
+/** A call of the stopped batch that did not finish: its result says so (`toolCall.ts` imports this module, so not its `skip`). */
+const stoppedCall = (turn: RunningTurn.RunningTurn, call: Message.ToolCall): Message.ToolResultMessage => {
+  RunningTurn.publish(turn, "ToolExecSkipped", { toolCallId: call.id, toolName: call.name, reason: STOPPED_RESULT })
+  return Message.toolResult(call, STOPPED_RESULT, true)
 }
 
 /**
@@ -164,5 +201,5 @@ const finish = (engine: Engine, turn: RunningTurn.RunningTurn, ended: TurnStatus
 const release = (turn: RunningTurn.RunningTurn, aborted: boolean): Effect.Effect<void> =>
   Effect.andThen(
     turn.scope ? Scope.close(turn.scope, Exit.void) : Effect.void,
-    aborted ? HardAbort.stopCritical(turn) : Effect.void
+    aborted || HardAbort.stopOf(turn) === "now" ? HardAbort.stopCritical(turn) : Effect.void
   )
