@@ -16,6 +16,7 @@ import { clean } from "../terminal/safeText.ts"
 import type { ScreenShape } from "../terminal/screen.ts"
 import { makeMarkdown, type MarkdownStream } from "./markdown.ts"
 import { markdownStyle } from "./markdownInline.ts"
+import { causeLine, preview, startDetail, type StartedCall } from "./toolPreview.ts"
 
 /** Where model text goes: streamed, one whole response at a time, or nowhere (JSON output). */
 export type TextMode = "stream" | "responses" | "none"
@@ -39,6 +40,8 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
   let unreported = 0
   const indent = (depth: number) => "  ".repeat(depth)
   const style = markdownStyle(screen.out)
+  /** The calls started and not yet ended, for the preview drawn when each ends. */
+  const started = new Map<string, StartedCall>()
   /** The answer being rendered as Markdown, while one streams. */
   let markdown: MarkdownStream | undefined
   /** Ends the Markdown answer in progress: its last line drawn before anything else is written. */
@@ -83,12 +86,29 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
         const whole = textMode === "responses" && event.content !== "" ? screen.text(event.content) : Effect.void
         return Effect.andThen(flushReasoning, whole)
       }
-      case "ToolExecStart":
-        return screen.line(`${pad}${err.cyan("⚙")} ${err.bold(Format.truncate(event.toolName, 80))} ${err.dim(Format.args(event.arguments))}`)
+      case "ToolExecStart": {
+        const call = { toolName: event.toolName, arguments: event.arguments }
+        started.set(event.toolCallId, call)
+        const line = screen.line(`${pad}${err.cyan("⚙")} ${err.bold(Format.truncate(event.toolName, 80))} ${err.dim(Format.args(event.arguments))}`)
+        // arguments cut short above: the command or path whole, on its own line
+        const whole = Format.args(event.arguments).endsWith("…") ? startDetail(call, screen.size.columns() - pad.length - 4) : undefined
+        return whole === undefined ? line : Effect.andThen(line, screen.line(`${pad}    ${err.dim(whole)}`))
+      }
       case "ToolExecEnd": {
+        const call = started.get(event.toolCallId)
+        started.delete(event.toolCallId)
         const mark = event.isError ? err.red("✗") : err.green("✓")
-        const detail = event.isError || options.verbose ? ` ${err.dim(Format.truncate(event.result, options.verbose ? 400 : 120))}` : ""
-        return screen.line(`${pad}  ${mark} ${Format.truncate(event.toolName, 80)} ${err.dim(Format.duration(event.durationMs))}${detail}`)
+        const detail = options.verbose
+          ? ` ${err.dim(Format.truncate(event.result, 400))}`
+          : event.isError
+          ? ` ${err.dim(Format.truncate(causeLine(event.result) ?? "", 160))}`
+          : ""
+        const line = screen.line(`${pad}  ${mark} ${Format.truncate(event.toolName, 80)} ${err.dim(Format.duration(event.durationMs))}${detail}`)
+        // what the call did, to review: a diff, a file's first lines, a command's last lines
+        const lines = call === undefined || event.isError || (options.verbose && call.toolName === "exec")
+          ? []
+          : preview(call, event, err, `${pad}    `, screen.size.columns())
+        return lines.length === 0 ? line : Effect.andThen(line, Effect.forEach(lines, screen.line, { discard: true }))
       }
       case "ToolExecSkipped":
         return screen.line(`${pad}  ${err.dim(`⊘ ${Format.truncate(event.toolName, 80)} skipped: ${Format.truncate(event.reason, 400)}`)}`)
@@ -122,6 +142,8 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
           : Effect.void
       case "TurnEnd": {
         if (event.depth > 0) return Effect.void
+        // calls an abort cut before their end leave no preview behind
+        started.clear()
         const status = event.status === "completed"
           ? err.green(event.status)
           : event.status === "interrupted"
