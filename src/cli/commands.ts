@@ -114,11 +114,24 @@ const chatCommand = Command.make(
 // Effect Cluster is loaded by the commands that use it only, so that it costs the others no start-up time.
 const serve = (flags: ServeFlags) => handler(() => import("./commands/serve.ts"), (m) => m.serve(flags))
 
-const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...agentFlags, inspect: inspectFlag }, serve).pipe(
+/** The HTTP API's own flags of `serve` (without `--database-url`). */
+const apiFlags = {
+  tokenFile: Flag.String("token-file").pipe(
+    Flag.optional,
+    Flag.withDescription("The API's bearer token: the first line of FILE (else AGENT_LOOP_SERVER_TOKEN, else one generated at the first start, kept in the data directory and printed once)")
+  ),
+  corsOrigin: Flag.String("cors-origin").pipe(
+    Flag.atLeast(0),
+    Flag.withDescription("An origin browsers may call the API from, such as https://app.example (repeatable; default none: CORS off)")
+  )
+}
+
+const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...agentFlags, inspect: inspectFlag, ...apiFlags }, serve).pipe(
   Command.withDescription(
-    "Run a cluster runner: it serves the sessions the cluster gives it (turns sent with run --cluster) on the provider, tools and store of the flags and settings, until stopped"
+    "Serve the loop's HTTP API (sessions, turns, steering, interrupts, approvals, server-sent events; bearer token, 127.0.0.1) on --host and --port; with --database-url, run a cluster runner instead: it serves the sessions the cluster gives it (turns sent with run --cluster). Both on the provider, tools and store of the flags and settings, until stopped"
   ),
   Command.withExamples([
+    { command: "agent-loop serve --port 4318", description: "Serve the API at http://127.0.0.1:4318/v1 (the token is printed the first time)" },
     {
       command: "agent-loop serve --database-url postgres://agent@db/agents --host 10.0.0.5 --model gpt-4.1-mini",
       description: "Join the cluster whose database is db/agents, reachable at 10.0.0.5:34431"

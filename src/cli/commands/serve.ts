@@ -1,5 +1,6 @@
 /**
- * `agent-loop serve`: a cluster runner. It runs the sessions the cluster gives it on a loop built
+ * `agent-loop serve`: without `--database-url`, the loop's HTTP API served in-process
+ * (`serveApi.ts`); with it, a cluster runner. It runs the sessions the cluster gives it on a loop built
  * from the usual flags and settings (provider, model, tools, hooks, store), and serves them to
  * clients (`agent-loop run --cluster`, or `AgentLoopCluster.layerClient`) until SIGTERM or Ctrl-C.
  *
@@ -54,6 +55,10 @@ export type ServeFlags = AgentFlags & {
   readonly clusterTlsCert: Option.Option<string>
   readonly clusterTlsKey: Option.Option<string>
   readonly dbPoolSize: number
+  /** The API's token file (`serveApi.ts`). */
+  readonly tokenFile: Option.Option<string>
+  /** Origins browsers may call the API from. */
+  readonly corsOrigin: ReadonlyArray<string>
 }
 
 /** A positive number of seconds, or a failure naming the flag. */
@@ -105,7 +110,8 @@ const runner = (flags: ServeFlags) =>
     const say = (text: string) => Effect.flatMap(Clock.currentTimeMillis, (now) => screen.line(`${new Date(now).toISOString()} ${text}`))
     const databaseUrl = Option.getOrUndefined(flags.databaseUrl)
     if (databaseUrl === undefined) {
-      return yield* fail("serve needs the cluster's database: --database-url URL (or AGENT_LOOP_DATABASE_URL)")
+      const api = yield* Effect.promise(() => import("./serveApi.ts"))
+      return yield* api.serveApi(flags)
     }
     if (flags.dbPoolSize < 2) return yield* fail("--db-pool-size must be at least 2: the runner holds one connection for its shard locks")
     const security = yield* ClusterOptions.security(flags)

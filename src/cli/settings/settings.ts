@@ -22,6 +22,7 @@ import * as Agents from "../config/agents.ts"
 import * as ClaudeSettings from "../config/claudeSettings.ts"
 import * as ContextFiles from "../config/contextFiles.ts"
 import * as CustomCommands from "../config/customCommands.ts"
+import * as Skills from "../config/skills.ts"
 import { dataDir, newSessionKey, readLastSession } from "../config/dataDir.ts"
 import * as SandboxSettings from "../config/sandboxSettings.ts"
 import * as SettingsFile from "../config/settingsFile.ts"
@@ -63,6 +64,8 @@ export interface CliSettings {
   readonly tools: ReadonlyArray<BuiltinToolName>
   /** The sub-agents of the agent files (`agents.ts`): with any, the `subagent` tool offers them. */
   readonly agents: ReadonlyArray<Agents.Agent>
+  /** The Agent Skills found (`skills.ts`): with any, the `skill` tool offers them. */
+  readonly skills: ReadonlyArray<Skills.Skill>
   /** The custom slash commands of the command files (`customCommands.ts`). */
   readonly commands: ReadonlyArray<CustomCommands.CustomCommand>
   /** The MCP tools `--tools` names (`server__tool`, `server__*`); `undefined`: all of them. */
@@ -293,6 +296,8 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       ? { name: chosen.name, registry: Providers.find(chosen.name)?.models }
       : { name: "replay", registry: undefined })
     for (const problem of [...found.problems, ...agents.problems]) notices.push({ level: "warn", text: `skipped agent ${problem.path}: ${problem.message}` })
+    const skills = yield* Skills.discover(workspace, trusted, env)
+    for (const problem of skills.problems) notices.push({ level: "warn", text: `skipped skill ${problem.path}: ${problem.message}` })
     const commands = yield* CustomCommands.discover(workspace, trusted, env)
     for (const problem of commands.problems) notices.push({ level: "warn", text: `skipped command ${problem.path}: ${problem.message}` })
     if (flags.verbose) {
@@ -312,6 +317,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
         ? yield* Effect.map(parseTools(flags.tools.value), ({ mcp, tools }) => ({ tools, mcpTools: mcp }))
         : { tools: settings.tools ?? defaultTools, mcpTools: undefined }),
       agents: agents.agents,
+      skills: skills.skills,
       commands: commands.commands,
       workspace,
       trusted,

@@ -1,0 +1,67 @@
+/**
+ * `agent-loop serve` without a cluster database: the loop's HTTP API (`Server.layer`) served
+ * in-process on `--host`/`--port` (loopback by default), over the sessions of the usual store and
+ * the loop built from the usual flags and settings, until SIGTERM or Ctrl-C.
+ *
+ * Every request needs the bearer token (`serverToken.ts`); a generated one is printed once, with
+ * the file it is kept in. CORS stays off unless `--cors-origin` names origins. Tool calls that need
+ * approval wait for a decision over the API (`POST /v1/approvals/{id}`), within `approvalTimeout`.
+ *
+ * Loaded only by `serve`, so that no other command pays for the HTTP server's code.
+ */
+import { createServer } from "node:http"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Server from "../../server/Server.ts"
+import type { ProviderKeys } from "../providers/providerKeys.ts"
+import * as App from "../runtime/app.ts"
+import * as Settings from "../settings/settings.ts"
+import { fail } from "../terminal/failure.ts"
+import { Screen } from "../terminal/screen.ts"
+import type { ServeFlags } from "./serve.ts"
+import * as ServerToken from "./serverToken.ts"
+
+/** The flags only the API uses. */
+export interface ApiFlags {
+  readonly tokenFile: Option.Option<string>
+  readonly corsOrigin: ReadonlyArray<string>
+}
+
+/** Serves the API until the process is stopped. */
+export const serveApi = (flags: ServeFlags & ApiFlags) =>
+  Effect.gen(function*() {
+    const screen = yield* Screen
+    const say = (text: string) => Effect.flatMap(Clock.currentTimeMillis, (now) => screen.line(`${new Date(now).toISOString()} ${text}`))
+    const settings = yield* Settings.resolve(flags)
+    const token = yield* ServerToken.resolve({ tokenFile: flags.tokenFile, dataDir: settings.dataDir })
+    yield* Settings.announce(settings)
+    // "localhost" may resolve to an address other than loopback's IPv4 one: bind what it means
+    const host = flags.host === "localhost" ? "127.0.0.1" : flags.host
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const local = yield* Layer.build(App.layer(settings))
+      const served = yield* Layer.build(
+        HttpRouter.serve(Server.layer({ token: token.token, corsOrigins: flags.corsOrigin }), { disableLogger: true, disableListenLog: true }).pipe(
+          Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: flags.port, host })),
+          Layer.provide(Layer.succeedContext(local))
+        )
+      ).pipe(Effect.catchTag("ServeError", (error) => fail(`serve: cannot listen on ${host}:${flags.port}: ${error.message}`)))
+      const origin = HttpServer.formatAddress(Context.get(served, HttpServer.HttpServer).address)
+      yield* say(`agent-loop: API at ${origin}/v1 (OpenAPI at ${origin}/openapi.json), sessions (model ${settings.model})`)
+      yield* say(
+        token.source === "environment"
+          ? `agent-loop: the token is ${ServerToken.TOKEN_ENV}'s`
+          : token.source === "generated"
+          ? `agent-loop: token (printed this once; kept in ${token.path}): ${Redacted.value(token.token)}`
+          : `agent-loop: the token is in ${token.path}`
+      )
+      if (flags.corsOrigin.length > 0) yield* say(`agent-loop: browsers may call it from ${flags.corsOrigin.join(", ")}`)
+      return yield* Effect.never
+    }))
+  }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>
