@@ -22,8 +22,15 @@ export interface FileProblem {
   readonly message: string
 }
 
-/** The directories of `folder` (`agents`, `commands`), in the order they apply: the user's, then a trusted workspace's. */
-export const directories = (folder: string, workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) => [
+/** A directory of definition files: where they are read from, what they may not lead out of, and whether they must be the user's. */
+export interface Directory {
+  readonly dir: string
+  readonly within: string
+  readonly ownedByUser: boolean
+}
+
+/** The directories of `folder` (`agents`, `commands`, `skills`), in the order they apply: the user's, then a trusted workspace's. */
+export const directories = (folder: string, workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env): ReadonlyArray<Directory> => [
   { dir: nodePath.join(claudeUserDir(env), folder), within: claudeUserDir(env), ownedByUser: false },
   { dir: nodePath.join(configDir(env), folder), within: configDir(env), ownedByUser: false },
   ...(trusted
