@@ -107,7 +107,7 @@ const chatCommand = Command.make(
   ({ inspect, ...flags }) => handler(() => import("./commands/chat.ts"), (m) => m.chat(flags as AgentFlags, inspect))
 ).pipe(
   Command.withDescription(
-    "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; /help lists the slash commands, custom ones too; Ctrl-C interrupts, twice aborts; /exit quits."
+    "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; /help lists the slash commands, custom ones too; Esc stops the turn now (what was done is kept); Ctrl-C interrupts, twice aborts; /exit quits."
   )
 )
 

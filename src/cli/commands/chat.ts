@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import { checkInput } from "../../domain/Config.ts"
 import type { ContentPart } from "../../domain/Message.ts"
 import * as Usage from "../../domain/Usage.ts"
@@ -98,7 +99,13 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   // the inspector's code loads only when asked for
   if (Option.isSome(inspect)) yield* Effect.flatMap(Effect.promise(() => import("./inspect.ts")), (m) => m.inspectBeside(inspect))
   // up/down recall earlier inputs, of this chat and earlier ones, from a private file
-  const input = yield* LineInput.makeEditing({ prompt: screen.openPrompt, historyFile: path.join(settings.dataDir, "chat-history.jsonl") })
+  // Esc stops the running turn now (`stopNow`): the key is queued here and handled in the chat's scope
+  const escapes = yield* Queue.unbounded<void>()
+  const input = yield* LineInput.makeEditing({
+    prompt: screen.openPrompt,
+    historyFile: path.join(settings.dataDir, "chat-history.jsonl"),
+    onEscape: () => Queue.offerUnsafe(escapes, undefined)
+  })
   const sink = yield* Display.start(settings)
   yield* Approval.register(settings, screen, screen.interactive ? input.ask : undefined)
   yield* remember(settings)
@@ -354,6 +361,20 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
     if (!backlog.busy()) yield* Deferred.succeed(quit, ExitCode.ok)
   })
 
+  /**
+   * Esc: the running turn stops now (`interruptNow`): its model call and tools are cancelled, what
+   * it did is kept, and its end brings the prompt back; an open approval question is answered no.
+   */
+  const stopNow = Effect.suspend(() =>
+    Effect.andThen(
+      input.cancelQuestions,
+      loop.interruptNow(state.sessionKey).pipe(
+        Effect.andThen(screen.line(dim("⏹ stopped"))),
+        Effect.catchTag("NoActiveTurn", () => Effect.void)
+      )
+    )
+  )
+
   /** The chat's end: a running turn is aborted and its end shown; what waited is dropped. */
   const close = Effect.fnUntraced(function*() {
     const active = yield* loop.activeTurn(state.sessionKey)
@@ -376,6 +397,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
     })
     yield* screen.line(dim(`agent-loop chat · session ${state.sessionKey} · model ${clean(settings.model)} · /help for commands`))
     yield* showPrompt
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Queue.take(escapes), stopNow)))
     yield* Effect.forkScoped(readLines())
     const exitCode = yield* Deferred.await(quit)
     yield* close()

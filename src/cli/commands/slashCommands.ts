@@ -53,10 +53,11 @@ export const parse = (text: string, customs: ReadonlyArray<CustomCommands.Custom
   return { _tag: "Unknown", name: called.name }
 }
 
-/** The lines of `/help`: the built-ins, Ctrl-C, then the custom commands with their hints. */
+/** The lines of `/help`: the built-ins, Esc and Ctrl-C, then the custom commands with their hints. */
 export const helpLines = (customs: ReadonlyArray<CustomCommands.CustomCommand>): ReadonlyArray<string> => {
   const rows: Array<[string, string]> = [
     ...builtins.map((b): [string, string] => [b.usage, b.help]),
+    ["Esc", "stop now: the model call and tools are cancelled, what was done is kept"],
     ["Ctrl-C", "interrupt: the model sums up; twice within 2 s aborts"],
     ...customs.map((c): [string, string] => [
       `/${c.name}${c.argumentHint === undefined ? "" : ` ${c.argumentHint}`}`,

@@ -49,7 +49,16 @@ export interface TerminalOptions {
   readonly prompt: () => string | undefined
   /** A file for the history of earlier runs (JSON lines, oldest first, private); none keeps it in memory. */
   readonly historyFile?: string | undefined
+  /** Called when Esc is pressed on its own (not as the start of another key's sequence, nor in a paste). */
+  readonly onEscape?: (() => void) | undefined
 }
+
+/**
+ * How long a lone Esc waits for the rest of a key's sequence before it counts as Esc (readline's
+ * default is 500 ms): a terminal sends a key's whole sequence at once, so a short wait tells them
+ * apart and Esc acts at once.
+ */
+const ESCAPE_TIMEOUT_MS = 50
 
 /** Bracketed paste: the terminal marks pasted text, so its newlines do not send lines one by one. */
 const PASTE_ON = "\x1b[?2004h"
@@ -110,7 +119,8 @@ export const fromReadable = (
           prompt: "",
           history: terminal.historyFile === undefined ? [] : loadHistory(terminal.historyFile),
           historySize: HISTORY_SIZE,
-          removeHistoryDuplicates: true
+          removeHistoryDuplicates: true,
+          escapeCodeTimeout: ESCAPE_TIMEOUT_MS
         })
         terminal.output.write(PASTE_ON)
         return rl
@@ -132,6 +142,7 @@ export const fromReadable = (
         rl.setPrompt(terminal.prompt() ?? "")
         if (key?.name === "paste-start") pasting = true
         else if (key?.name === "paste-end") pasting = false
+        else if (key?.name === "escape" && !pasting) terminal.onEscape?.()
       })
     }
     /** Recalls `whole` as one entry instead of its `pieces` (newest last), and saves the history. */
@@ -217,7 +228,9 @@ export const make: Effect.Effect<LineInput, never, Scope.Scope> = Effect.suspend
 )
 
 /** Reads stdin with line editing and history when it is a terminal (else as `make`). */
-export const makeEditing = (options: { readonly prompt: () => string | undefined; readonly historyFile?: string | undefined }) =>
+export const makeEditing = (
+  options: { readonly prompt: () => string | undefined; readonly historyFile?: string | undefined; readonly onEscape?: (() => void) | undefined }
+) =>
   Effect.suspend(() =>
     process.stdin.isTTY === true
       ? fromReadable(process.stdin, { continuation: true, terminal: { output: process.stderr, ...options } })
