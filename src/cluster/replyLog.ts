@@ -51,11 +51,13 @@ export const locate = (sql: SqlClient.SqlClient, requestId: string): Effect.Effe
 
 /**
  * The result without its messages and final answer, and where they are; the result unchanged
- * unless the range holds exactly its messages, one entry each (no record of another kind among
- * them), and its final answer is one of them.
+ * unless the range holds exactly its messages, one entry each, followed by at most its turn-outcome
+ * record (a turn commits one with its messages; runners from before them did not), and its final
+ * answer is one of them.
  */
 export const slim = (result: TurnResult, range: Omit<LogRange, "final">): { readonly result: TurnResult; readonly log?: LogRange } => {
-  if (result.messages.length === 0 || range.end - range.first !== result.messages.length) return { result }
+  const records = range.end - range.first - result.messages.length
+  if (result.messages.length === 0 || records < 0 || records > 1) return { result }
   const final = result.finalMessage === undefined ? undefined : result.messages.lastIndexOf(result.finalMessage)
   if (final === -1) return { result }
   const { finalMessage: _final, ...rest } = result

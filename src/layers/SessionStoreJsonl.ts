@@ -17,6 +17,9 @@
  *   are rebased onto them (`SessionLog.rebase`) so its cut never hides them. That needs the key's
  *   cache; a key evicted in between is written as given.
  *
+ * - The session's event journal is a second file beside its log (`internal/sessionStoreJsonlJournal.ts`),
+ *   removed with it.
+ *
  * Within one process, operations on a key are serialised through striped locks (bounded memory,
  * different sessions rarely wait on each other).
  */
@@ -28,6 +31,7 @@ import * as Option from "effect/Option"
 import * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
 import * as Semaphore from "effect/Semaphore"
+import * as Journal from "./internal/sessionStoreJsonlJournal.ts"
 import { SessionStoreError } from "../domain/errors.ts"
 import type { Message } from "../domain/Message.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
@@ -292,12 +296,15 @@ export const make = (dir: string, options: Options = {}): Effect.Effect<SessionS
 
     const remove = (key: string) =>
       fs.remove(fileOf(key), { force: true }).pipe(
+        Effect.andThen(Journal.remove(fs, fileOf(key))),
         Effect.tap(() => Effect.sync(() => cache.delete(key))),
         Effect.mapError(failure(key, "cannot remove session")),
         locked(key)
       )
 
-    return { load, log, append, list, remove }
+    const journal = Journal.make({ fs, fileOf, makeDir, mode: PRIVATE_FILE, locked, failure })
+
+    return { load, log, append, list, remove, journal }
   })
 
 /** The JSON Lines store as a layer; needs `FileSystem` and `Path` (e.g. `NodeServices.layer`). */

@@ -17,6 +17,8 @@
  *   the session fails naming the entry, and `list` shows the session with that problem.
  * - Fencing (`SessionFencing`): an append under a `CommitTicket` checks the session's ownership
  *   epoch and records its request in the same transaction (`internal/sessionStoreSqlFence.ts`).
+ * - The session's event journal is a table beside its entries (`internal/sessionStoreSqlJournal.ts`),
+ *   removed with the session in the same transaction.
  * - Session keys are any well-formed Unicode string without NUL (both databases store text; a lone
  *   surrogate or NUL could not be stored faithfully), else a `SessionStoreError`.
  */
@@ -39,6 +41,7 @@ import { CommitTicket } from "../services/SessionFencing.ts"
 import { type SessionInfo, SessionStore, type SessionStoreShape } from "../services/SessionStore.ts"
 import * as NodeSqliteClient from "./sql/NodeSqliteClient.ts"
 import * as Fence from "./internal/sessionStoreSqlFence.ts"
+import * as Journal from "./internal/sessionStoreSqlJournal.ts"
 import { migrate, sessionId, writeTransaction } from "./internal/sessionStoreSqlSchema.ts"
 import { isTransient, retryTransient } from "../domain/connectionFailure.ts"
 
@@ -292,6 +295,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
           sql,
           Effect.gen(function*() {
             yield* sql`DELETE FROM agent_loop_entries WHERE session_id = ${sessionId(key)}`
+            yield* sql`DELETE FROM agent_loop_events WHERE session_id = ${sessionId(key)}`
             yield* sql`DELETE FROM agent_loop_sessions WHERE session_id = ${sessionId(key)}`
             yield* Fence.removeSession(sql, key)
           })
@@ -302,7 +306,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
         )
       )
 
-    return { load, log, append, list, remove, fencing: Fence.make(sql) }
+    return { load, log, append, list, remove, fencing: Fence.make(sql), journal: Journal.make(sql, failure) }
   })
 
 /** The SQL store as a layer on the `SqlClient` in context (e.g. `PgClient.layer` of `@effect/sql-pg`). */

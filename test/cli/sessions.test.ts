@@ -63,7 +63,7 @@ describe("agent-loop sessions", () => {
     const listed = await runCli(["sessions", "list", "--workspace", home], { env })
     expect(listed.code).toBe(0)
     expect(listed.stdout).toMatch(new RegExp(`^  good  ${TIME}  2 messages  fine question$`, "m"))
-    expect(listed.stdout).toContain(`* broken  unreadable: session file ${fileName("broken")}: line 3 of 4 is corrupt\n`)
+    expect(listed.stdout).toContain(`* broken  unreadable: session file ${fileName("broken")}: line 3 of 5 is corrupt\n`)
    }, SLOW)
 
   it("show prints the context after an overflow; show --all the whole log with the compaction record marked", async (context) => {
@@ -82,15 +82,20 @@ describe("agent-loop sessions", () => {
 
     const all = await runCli(["sessions", "show", "work", "--all"], { env })
     expect(all.code).toBe(0)
-    expect(all.stdout).toBe([
+    // each turn's outcome record is marked after its messages
+    const outcome = /^── turn \S+ completed ──$/
+    const lines = all.stdout.split("\n")
+    expect(lines.map((line) => outcome.test(line) ? "── turn … completed ──" : line)).toEqual([
       "user: first question",
       "assistant: First answer.",
+      "── turn … completed ──",
       `── started in ${home} ──`,
       "user: second question",
       "assistant: Second answer.",
       "── compaction (overflow): 2 messages left in the context ──",
+      "── turn … completed ──",
       ""
-    ].join("\n"))
+    ])
    }, SLOW)
 
   it("show --all of a summarised session prints the summary; show of an unknown key fails with one line", async (context) => {

@@ -1,7 +1,7 @@
 /**
  * When a reply may leave a turn's messages in the session log (`replyLog.ts`, internal): only when
- * the log range holds exactly the turn's messages, one entry each, and its final answer is one of
- * them; otherwise the reply keeps them.
+ * the log range holds exactly the turn's messages, one entry each, then at most its outcome record,
+ * and its final answer is one of them; otherwise the reply keeps them.
  */
 import { describe, expect, it } from "vitest"
 import { Message, type Turn, Usage } from "effect-agent-loop"
@@ -25,10 +25,12 @@ describe("a reply without the turn's messages", () => {
     expect(slim.log).toEqual({ generation: "g", first: 4, end: 6, final: 1 })
     const { finalMessage: _final, ...rest } = result
     expect(slim.result).toEqual({ ...rest, messages: [] })
+    // the same with the turn's outcome record after its messages
+    expect(ReplyLog.slim(result, { generation: "g", first: 4, end: 7 }).log).toEqual({ generation: "g", first: 4, end: 7, final: 1 })
   })
 
-  it("keeps them when the range holds another entry too (a compaction record), or the answer is not among them", () => {
-    expect(ReplyLog.slim(result, { generation: "g", first: 4, end: 7 })).toEqual({ result })
+  it("keeps them when the range holds another entry too (a compaction record and the outcome), or the answer is not among them", () => {
+    expect(ReplyLog.slim(result, { generation: "g", first: 4, end: 8 })).toEqual({ result })
     const elsewhere = { ...result, finalMessage: Message.assistant("other") }
     expect(ReplyLog.slim(elsewhere, { generation: "g", first: 4, end: 6 })).toEqual({ result: elsewhere })
     const { finalMessage: _final, ...unanswered } = result

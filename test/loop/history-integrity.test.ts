@@ -87,7 +87,10 @@ const expectWellFormed = (messages: ReadonlyArray<Message.Message>) => {
   }
 }
 
-const messagesOf = (log: ReadonlyArray<SessionLog.SessionEntry>) => log.filter((e): e is Message.Message => e.role !== "compaction")
+const messagesOf = (log: ReadonlyArray<SessionLog.SessionEntry>) => log.filter(SessionLog.isMessage)
+
+/** A log without its turn-outcome records (tested in `log-records.test.ts`). */
+const recorded = (log: ReadonlyArray<SessionLog.SessionEntry>) => log.filter((e) => !SessionLog.isOutcome(e))
 
 describe("recovery never deletes stored history", () => {
   it.effect("an overflow (a 413 included) compresses the context; every earlier message stays in the log", () =>
@@ -117,7 +120,7 @@ describe("recovery never deletes stored history", () => {
       const log = yield* store.log("s")
       expect(messagesOf(log)).toEqual([...longHistory, ...result.messages])
       expect(log.filter(SessionLog.isCompaction)).toHaveLength(1)
-      expect(log.at(-1)).toEqual({ role: "compaction", reason: "overflow", cut: 10 })
+      expect(recorded(log).at(-1)).toEqual({ role: "compaction", reason: "overflow", cut: 10 })
       expect(yield* store.load("s")).toEqual([...sent[2]!.messages, Message.assistant("done")])
       expect(sent[2]!.messages).toEqual([Message.system("Earlier summary"), Message.user("q")])
     }).pipe(Effect.provide(Testing.layer({
@@ -143,7 +146,7 @@ describe("recovery never deletes stored history", () => {
       yield* Testing.settled(Effect.map(events, (all) => all.some((e) => e._tag === "SessionSummarize")))
       const seeded = [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))]
       const log = yield* store.log("s")
-      expect(log).toEqual([
+      expect(recorded(log)).toEqual([
         ...seeded,
         Message.user("hello"),
         Message.assistant("a".repeat(30)),
@@ -179,7 +182,7 @@ describe("two store instances on one JSON Lines session", () => {
         const turnB = [Message.user("B question"), Message.assistant("B answer")]
         const turnOfA = [Message.user("A question"), Message.assistant("A fits now")]
         const reader = yield* freshStore(dir)
-        expect(yield* reader.log("s")).toEqual([...longHistory, ...turnB, ...turnOfA, { role: "compaction", reason: "overflow", cut: 8 }])
+        expect(recorded(yield* reader.log("s"))).toEqual([...longHistory, ...turnB, ...turnOfA, { role: "compaction", reason: "overflow", cut: 8 }])
         const view = yield* reader.load("s")
         expect(view).toEqual([Message.system("Earlier summary"), Message.user("u3"), Message.assistant("a3"), ...turnB, ...turnOfA])
         expect(yield* a.store.load("s")).toEqual(view)
@@ -208,7 +211,7 @@ describe("two store instances on one JSON Lines session", () => {
         const turnB = [Message.user("B question"), Message.assistant("B answer")]
         const log = yield* (yield* freshStore(dir)).log("s")
         // ... but on disk the cut may not pass B's turn, appended meanwhile: it stops at A's base
-        expect(log).toEqual([
+        expect(recorded(log)).toEqual([
           Message.system("Earlier summary"),
           Message.user("old"),
           ...turnB,
@@ -281,7 +284,7 @@ describe("two store instances on one JSON Lines session", () => {
         yield* Deferred.await(summarized)
         const reader = yield* freshStore(dir)
         const turnB = [Message.user("B question"), Message.assistant("B answer")]
-        expect(yield* reader.log("s")).toEqual([
+        expect(recorded(yield* reader.log("s"))).toEqual([
           ...seeded,
           Message.user("hello"),
           Message.assistant("a".repeat(30)),
@@ -322,7 +325,7 @@ describe("a crash in the middle of a turn's append", () => {
         ])
         expectWellFormed(sent)
         // the torn piece is gone from the file, nothing whole is, and the repair is not stored: it is the view's
-        expect(yield* store.log("s")).toEqual([Message.user("before"), calling, Message.user("again"), Message.assistant("recovered")])
+        expect(recorded(yield* store.log("s"))).toEqual([Message.user("before"), calling, Message.user("again"), Message.assistant("recovered")])
         expect(yield* (yield* freshStore(dir)).load("s")).toEqual([...sent, Message.assistant("recovered")])
       })
     ).pipe(Effect.scoped))
@@ -358,7 +361,7 @@ describe("a crash in the middle of a turn's append", () => {
         expect(result.messages).toHaveLength(4)
         expect(writes).toHaveLength(1)
         const lines = writes[0]!.trimEnd().split("\n").map((line) => Schema.decodeUnknownSync(Schema.fromJsonString(SessionLog.SessionEntry))(line))
-        expect(lines).toEqual([...result.messages, { role: "compaction", reason: "overflow", cut: 8 }])
+        expect(recorded(lines)).toEqual([...result.messages, { role: "compaction", reason: "overflow", cut: 8 }])
       })
     ).pipe(Effect.provide(NodeServices.layer)))
 })

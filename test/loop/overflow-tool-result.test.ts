@@ -42,7 +42,7 @@ describe("overflow recovery: the newest tool result", () => {
       expect(compress.map((e) => e._tag === "ContextCompress" && [e.reason, e.dropped])).toEqual([["overflow", 0]])
       // Only the context was cut: the session stores the result in full, and nothing was compacted away.
       const log = yield* (yield* SessionStore).log("s")
-      expect(log.map((entry) => entry.role)).toEqual(["user", "assistant", "tool", "assistant"])
+      expect(log.map((entry) => entry.role)).toEqual(["user", "assistant", "tool", "assistant", "outcome"])
       expect(log[2]!.role === "tool" && log[2]!.content.length).toBe(1_000_000)
     }).pipe(Effect.provide(Testing.layer({ tools: [dump(1_000_000)], config: { contextWindow: 10_000 }, script: model(20_000) }))))
 

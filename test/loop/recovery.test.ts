@@ -39,7 +39,8 @@ const stored = (sessionKey: string) =>
 
 const storedLog = (sessionKey: string) =>
   Effect.gen(function*() {
-    return yield* (yield* SessionStore).log(sessionKey)
+    // outcome records aside (tested in `log-records.test.ts`)
+    return (yield* (yield* SessionStore).log(sessionKey)).filter((entry) => entry.role !== "outcome")
   })
 
 /** Every tool call is followed by exactly its results, and every result follows its call. */

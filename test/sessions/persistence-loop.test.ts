@@ -51,12 +51,15 @@ const fileOf = (dir: string, key: string) => NodePath.join(dir, fileName(key))
 
 const decodeLine = Schema.decodeUnknownSync(Schema.fromJsonString(Message.Message))
 
+/** The lines of a session file that are not turn-outcome records (tested in `log-records.test.ts`). */
+const withoutOutcomes = (lines: ReadonlyArray<string>) => lines.filter((line) => !line.startsWith(`{"role":"outcome"`))
+
 /** The messages in a session file, read straight from disk (line 1 is the header). */
 const onDisk = (dir: string, key: string): ReadonlyArray<Message.Message> => {
   const lines = NodeFs.readFileSync(fileOf(dir, key), "utf8").split("\n")
   expect(lines.at(-1)).toBe("")
   expect(JSON.parse(lines[0]!)).toEqual({ sessionKey: key })
-  return lines.slice(1, -1).map((line) => decodeLine(line))
+  return withoutOutcomes(lines.slice(1, -1)).map((line) => decodeLine(line))
 }
 
 /** Sets a session file up through the store itself, as an earlier run would have left it. */
@@ -95,7 +98,7 @@ describe("persistence through the loop (jsonl)", () => {
       })
     ))
 
-  it.effect("a hard-aborted turn leaves the session file byte-identical; the next turn appends after the old content", () =>
+  it.effect("a hard-aborted turn leaves the session's bytes untouched and adds only its outcome record; the next turn appends after it", () =>
     withDir((dir) =>
       Effect.gen(function*() {
         const earlier = [Message.user("before"), Message.assistant("after")]
@@ -119,7 +122,9 @@ describe("persistence through the loop (jsonl)", () => {
           expect(result.messages).toEqual([])
           const ends = (yield* events).filter((e) => e._tag === "TurnEnd")
           expect(ends.map((e) => e._tag === "TurnEnd" && e.status)).toEqual(["aborted"])
-          expect(NodeFs.readFileSync(fileOf(dir, "s")).equals(before)).toBe(true)
+          const rolledBack = NodeFs.readFileSync(fileOf(dir, "s"))
+          expect(rolledBack.subarray(0, before.length).equals(before)).toBe(true)
+          expect(JSON.parse(rolledBack.subarray(before.length).toString("utf8"))).toMatchObject({ role: "outcome", status: "aborted", iterations: 1 })
 
           const next = yield* loop.turn("s", "again")
           expect(next.status).toBe("completed")
@@ -152,8 +157,9 @@ describe("persistence through the loop (jsonl)", () => {
         ]
         expect(result.messages).toEqual(kept)
         expect(onDisk(dir, "s")).toEqual([Message.user("before"), Message.assistant("after"), ...kept])
-        const lastLine = NodeFs.readFileSync(fileOf(dir, "s"), "utf8").trimEnd().split("\n").at(-1)!
-        expect(JSON.parse(lastLine)).toEqual({ role: "assistant", content: "Half an answer", partial: true })
+        const lastLines = NodeFs.readFileSync(fileOf(dir, "s"), "utf8").trimEnd().split("\n").slice(-2)
+        expect(JSON.parse(lastLines[0]!)).toEqual({ role: "assistant", content: "Half an answer", partial: true })
+        expect(JSON.parse(lastLines[1]!)).toMatchObject({ role: "outcome", status: "failed", error: { _tag: "ProviderRejected" } })
       })
     ))
 
@@ -199,12 +205,12 @@ describe("persistence through the loop (jsonl)", () => {
         expect([...retried.messages, Message.assistant("fits now")]).toEqual(compressed)
         expect(view).toEqual(compressed)
         const record = { role: "compaction", reason: "overflow", cut: 8 }
-        expect(log).toEqual([...longHistory, ...result.messages, record])
+        expect(log.filter((e) => e.role !== "outcome")).toEqual([...longHistory, ...result.messages, record])
         // the same file, its old bytes untouched, the turn's lines after them
         expect(NodeFs.statSync(fileOf(dir, "s")).ino).toBe(inodeBefore)
         const after = NodeFs.readFileSync(fileOf(dir, "s"))
         expect(after.subarray(0, before.length).equals(before)).toBe(true)
-        expect(after.subarray(before.length).toString("utf8").trimEnd().split("\n").map((line) => JSON.parse(line))).toEqual([
+        expect(withoutOutcomes(after.subarray(before.length).toString("utf8").trimEnd().split("\n")).map((line) => JSON.parse(line))).toEqual([
           ...result.messages,
           record
         ])

@@ -13,6 +13,9 @@
  * - `agent_loop_session_owners`: a session's ownership epoch and the cluster runner holding it
  *   (`SessionFencing`); `agent_loop_turn_commits`: which entries (`first_seq` up to `end_seq`) the
  *   turn answering a cluster request committed, written in the commit's transaction.
+ * - `agent_loop_events` (migration 3): the session's event journal, one row per event: the session
+ *   id, its `seq` (1, 2, …; the primary key with the id) and the event as JSON text. Removed with
+ *   the session; a database migrated from before has no rows for older sessions.
  *
  * An append is one transaction that locks the session row first (an upsert), so writers of one
  * session take turns and each append's entries get consecutive `seq`s.
@@ -60,6 +63,15 @@ const migrations = Migrator.fromRecord({
       committed_at BIGINT NOT NULL
     )`
     yield* sql`CREATE INDEX IF NOT EXISTS agent_loop_turn_commits_at ON agent_loop_turn_commits (committed_at)`
+  }),
+  "3_event_journal": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE IF NOT EXISTS agent_loop_events (
+      session_id TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      event TEXT NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    )`
   })
 })
 

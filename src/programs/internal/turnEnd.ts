@@ -25,6 +25,7 @@ import type { Named } from "../../services/Hooks.ts"
 import type { Engine } from "./engine.ts"
 import * as HardAbort from "./hardAbort.ts"
 import * as RunningTurn from "./runningTurn.ts"
+import * as TurnOutcome from "./turnOutcome.ts"
 
 /** How the error of a turn whose commit failed (nothing of it stored) begins. */
 export const COMMIT_FAILED = "the turn could not be stored, so it did not complete"
@@ -143,9 +144,13 @@ const finish = (engine: Engine, turn: RunningTurn.RunningTurn, ended: TurnStatus
     let messages = persisted ? [...engine.scrubber.messages(turn.produced)] : []
     let failure = ending.failure
     let error = failure && messageOf(failure)
+    // the outcome record goes with what the turn stores, or alone when it stores nothing else
+    const outcome = TurnOutcome.of(engine, turn, status, yield* Clock.currentTimeMillis, failure, error)
+    if (!persisted && outcome !== undefined) yield* TurnOutcome.storeAlone(turn, outcome)
     if (persisted) {
       // a database restarting or cut off for a moment is waited out: the commit is one transaction
-      yield* retryTransient(turn.start.session.commit(turn.compaction ? [...messages, turn.compaction] : messages)).pipe(
+      const entries = [...messages, ...(turn.compaction ? [turn.compaction] : []), ...(outcome ? [outcome] : [])]
+      yield* retryTransient(turn.start.session.commit(entries)).pipe(
         Effect.catch((e) =>
           Effect.sync(() => {
             RunningTurn.publish(turn, "Error", { stage: "commit", message: e.message })
