@@ -23,8 +23,8 @@ export interface Permissions {
   readonly reachesPrivate: (host: string) => boolean
   /** Rules that would allow `call` from now on (see `rules.suggest`). */
   readonly suggest: (call: RuleCall) => ReadonlyArray<string>
-  /** Adds allow rules for the rest of the process. */
-  readonly allowForSession: (rules: ReadonlyArray<string>) => void
+  /** Adds allow rules for the rest of the process (`source`: where they come from; default `this session`). */
+  readonly allowForSession: (rules: ReadonlyArray<string>, source?: string) => void
   /**
    * Runs `effect` with allow rules `rules` (from `source`, e.g. a command file's `allowed-tools`)
    * added while it runs, and removed after however it ends; a rule that cannot be read is left out.
@@ -42,9 +42,9 @@ export const none = (workspace: string): Permissions => make([], workspace, unde
 /** The rules `rules` of `workspace`, saving to `saveTarget`. */
 export const make = (rules: ReadonlyArray<Rule>, workspace: string, saveTarget: string | undefined): Permissions => {
   let all = rules
-  const allowForSession = (texts: ReadonlyArray<string>) => {
+  const allowForSession = (texts: ReadonlyArray<string>, source: string = SESSION_SOURCE) => {
     for (const text of texts) {
-      const rule = parseRule(text, "allow", SESSION_SOURCE)
+      const rule = parseRule(text, "allow", source)
       if (!(rule instanceof RuleError)) all = [...all, rule]
     }
   }

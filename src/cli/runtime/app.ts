@@ -34,6 +34,7 @@ import type { SessionStore } from "../../services/SessionStore.ts"
 import * as WorkspaceLive from "../../layers/Workspace.ts"
 import { undoDir } from "../config/dataDir.ts"
 import { configDir } from "../config/settingsFile.ts"
+import { skillTool } from "../config/skillTool.ts"
 import * as Providers from "../providers/providers.ts"
 import * as SandboxLayer from "../sandbox/sandboxLayer.ts"
 import * as SandboxSpawner from "../sandbox/sandboxSpawner.ts"
@@ -95,6 +96,12 @@ const protectedLocations = (settings: CliSettings) =>
  * With `--verbose` the servers' debug log (all of their stderr, ignored stdout lines) is shown:
  * the log level is lowered for the MCP layer only, whose readers are forked while it is built.
  */
+/** A loaded skill's `allowed-tools`, allowed for the rest of the process (as Claude Code while the skill is active). */
+const loadedSkill = (settings: CliSettings, name: string) => {
+  const skill = settings.skills.find((s) => s.name === name)
+  if (skill?.allowedTools !== undefined) settings.permissions.allowForSession(skill.allowedTools, `allowed-tools of ${skill.path}`)
+}
+
 const tools = (settings: CliSettings) => {
   const builtins = Layer.unwrap(Effect.map(protectedLocations(settings), (protect) =>
     ToolRegistryLive.layer([
@@ -108,6 +115,10 @@ const tools = (settings: CliSettings) => {
       // the agent files' sub-agents, unless every tool is turned off (--tools "")
       ...(settings.agents.length > 0 && (settings.tools.length > 0 || settings.mcpTools === undefined || settings.mcpTools.length > 0)
         ? [subagentWith(settings.agents)]
+        : []),
+      // the Agent Skills, offered by name and description; a loaded skill's allowed-tools apply from then on
+      ...(settings.skills.length > 0 && (settings.tools.length > 0 || settings.mcpTools === undefined || settings.mcpTools.length > 0)
+        ? [skillTool(settings.skills, { onLoad: (name) => Effect.sync(() => loadedSkill(settings, name)) })]
         : [])
     ]))).pipe(
     // the file tools apply the deny and ask rules to a link's target and to what grep and list_dir walk through

@@ -14,7 +14,8 @@ export const CLAUDE_NAMES: Readonly<Record<string, string>> = {
   list_dir: "LS",
   glob: "Glob",
   web_fetch: "WebFetch",
-  subagent: "Task"
+  subagent: "Task",
+  skill: "Skill"
 }
 
 /** Claude Code's tool names (`MultiEdit` and `Glob` included) to agent-loop's: for rules and matchers. */
@@ -28,7 +29,8 @@ export const CLAUDE_ALIASES: Readonly<Record<string, string>> = {
   LS: "list_dir",
   Glob: "glob",
   WebFetch: "web_fetch",
-  Task: "subagent"
+  Task: "subagent",
+  Skill: "skill"
 }
 
 /** Every name a matcher may use for a tool: Claude Code's (and its aliases), and agent-loop's own. */
