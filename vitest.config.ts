@@ -19,7 +19,7 @@ const mocking = ["test/tools/confined-portable.test.ts"]
  */
 const e2e = [
   // the cluster: throwaway Postgres servers, runner processes started, killed and restarted
-  "test/cluster/{auth,blip,cli,cli-edges,cli-lost,cluster,load,once,resume,stall,truth}.test.ts",
+  "test/cluster/{auth,blip,cli,cli-edges,cli-lost,cluster,failover,load,once,resume,stall,truth}.test.ts",
   // the SQL session store on real Postgres servers, and processes racing on one database
   "test/sessions/{fencing,postgres-harness,store-sql,store-sql-processes}.test.ts",
   "test/cli/stores.test.ts",
