@@ -18,7 +18,7 @@ import type { ServeFlags } from "./commands/serve.ts"
 import type * as Undo from "./commands/undo.ts"
 import { inputFormats, outputFormats } from "./output/formats.ts"
 import { storeFlags } from "./sessions/storeFlags.ts"
-import { type AgentFlags, agentFlags } from "./settings/flags.ts"
+import { type AgentFlags, agentFlags, printFlag } from "./settings/flags.ts"
 import { fail } from "./terminal/failure.ts"
 
 /** Runs `use` on the module `load` imports, loading it only when the command runs. */
@@ -60,9 +60,10 @@ const runCommand = Command.make(
     ),
     cluster: ClusterOptions.clusterFlag,
     ...ClusterOptions.clientFlags,
+    print: printFlag,
     ...agentFlags
   },
-  ({ commandArgs, prompt: given, outputFormat, inputFormat, image, outputSchema, cluster, clusterSecret, clusterTlsCa, clusterWait, ...flags }) => {
+  ({ commandArgs, prompt: given, outputFormat, inputFormat, image, outputSchema, cluster, clusterSecret, clusterTlsCa, clusterWait, print: _print, ...flags }) => {
     // `run /NAME a b`: the arguments go with the command (see customCommands.ts); other prompts are one argument
     if (commandArgs.length > 0 && !(given._tag === "Some" && given.value.startsWith("/"))) {
       return fail("a prompt is one argument: quote it (only a /COMMAND prompt takes more)")
@@ -108,6 +109,12 @@ const chatCommand = Command.make(
 ).pipe(
   Command.withDescription(
     "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; /help lists the slash commands, custom ones too; Esc stops the turn now (what was done is kept); Ctrl-C interrupts, twice aborts; /exit quits."
+  )
+)
+
+const acpCommand = Command.make("acp", agentFlags, (flags) => handler(() => import("./commands/acp.ts"), (m) => m.acp(flags as AgentFlags))).pipe(
+  Command.withDescription(
+    "Serve an editor over the Agent Client Protocol on stdin and stdout (Zed, JetBrains IDEs, Neovim): sessions stored and loadable, turns streamed, approvals asked in the editor under the same rules, cancel stops the turn now"
   )
 )
 
@@ -384,5 +391,5 @@ const sandboxCommand = Command.make("sandbox").pipe(
 /** The whole CLI. */
 export const agentLoop = Command.make("agent-loop").pipe(
   Command.withDescription("An event-driven, hookable, interruptible, steerable LLM agent loop"),
-  Command.withSubcommands([runCommand, chatCommand, serveCommand, uiCommand, hooks, permissionsCommand, agents, sessions, models, mcp, sandboxCommand, trust, untrust, undoCommand])
+  Command.withSubcommands([runCommand, chatCommand, acpCommand, serveCommand, uiCommand, hooks, permissionsCommand, agents, sessions, models, mcp, sandboxCommand, trust, untrust, undoCommand])
 )

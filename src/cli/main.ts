@@ -30,6 +30,8 @@ import { reportFailures } from "./terminal/failure.ts"
 import { passwordFlags } from "./launcher.ts"
 import * as CliLogger from "./runtime/logger.ts"
 import * as ProviderKeys from "./providers/providerKeys.ts"
+import * as ClaudeArgs from "./settings/claudeArgs.ts"
+import * as Invocation from "./terminal/invocation.ts"
 import * as Screen from "./terminal/screen.ts"
 import * as Signals from "./terminal/signals.ts"
 import { URL_VARIABLE } from "./sessions/storeFlags.ts"
@@ -72,7 +74,10 @@ const registerUrls = Effect.gen(function*() {
 
 const program = Effect.andThen(
   Effect.andThen(ProviderKeys.register(keys), registerUrls),
-  Command.run(agentLoop, { version: packageJson.version })
+  // Claude Code's way of typing some flags (`-p PROMPT`, `--allowedTools A B`), read as the loop's (`claudeArgs.ts`)
+  Command.runWith(agentLoop, { version: packageJson.version })(
+    ClaudeArgs.rewrite(process.argv.slice(2), agentLoop.subcommands.flatMap((group) => group.commands.map((command) => command.name)))
+  )
 ).pipe(
   // inside the terminal's logger, so the OTLP logger joins it rather than replacing it
   Effect.provide(Telemetry.layer()),
@@ -80,6 +85,8 @@ const program = Effect.andThen(
   Effect.provide(Layer.mergeAll(
     NodeServices.layer,
     Layer.succeed(Screen.Screen, screen),
+    // a command line the parser cannot read is one line, not the help page
+    Invocation.layer,
     Layer.succeed(ProviderKeys.ProviderKeys, keys),
     CliLogger.layer(screen)
   ))

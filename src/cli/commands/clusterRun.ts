@@ -52,8 +52,13 @@ const runnerFlags = (flags: AgentFlags): ReadonlyArray<string> => [
   ...Option.isSome(flags.workspace) ? ["--workspace"] : [],
   ...Option.isSome(flags.maxIterations) ? ["--max-iterations"] : [],
   ...Option.isSome(flags.approval) || flags.yes ? ["--approval/--yes"] : [],
+  ...Option.isSome(flags.permissionMode) || flags.dangerouslySkipPermissions ? ["--permission-mode/--dangerously-skip-permissions"] : [],
+  ...Option.isSome(flags.appendSystemPrompt) ? ["--append-system-prompt"] : [],
+  ...flags.addDir.length > 0 ? ["--add-dir"] : [],
   ...Option.isSome(flags.sandbox) ? ["--sandbox"] : [],
-  ...flags.allow.length > 0 || flags.deny.length > 0 ? ["--allow/--deny"] : [],
+  ...flags.allow.length > 0 || flags.deny.length > 0 || flags.allowedTools.length > 0 || flags.disallowedTools.length > 0
+    ? ["--allow/--deny/--allowedTools/--disallowedTools"]
+    : [],
   ...Option.isSome(flags.replay) ? ["--replay"] : [],
   ...Option.isSome(flags.record) ? ["--record"] : [],
   ...Option.isSome(flags.mcpConfig) ? ["--mcp-config"] : [],

@@ -14,13 +14,10 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import { HooksConfig, type HooksSource } from "../../layers/claudeHooks/config.ts"
 import { problemOf, readConfined, textOf } from "../../layers/internal/readConfined.ts"
 import { clean } from "../terminal/safeText.ts"
+import { PERMISSION_MODES, type PermissionMode } from "./approvalPolicy.ts"
 import { MAX_SETTINGS_BYTES, type PermissionLists } from "./settingsFile.ts"
 import { levels, type Scope } from "./settingsLevels.ts"
 
-/** Claude Code's permission modes (`permissions.defaultMode`, `--permission-mode`). */
-export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] as const
-/** One of `PERMISSION_MODES`. */
-export type PermissionMode = (typeof PERMISSION_MODES)[number]
 
 /** What was taken from one file. */
 export interface ClaudeSettings {

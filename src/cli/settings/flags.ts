@@ -10,7 +10,7 @@ import * as Flag from "effect/cli/Flag"
 import * as AgentLoopConfig from "../../domain/Config.ts"
 import { ReasoningEffort } from "../../domain/ModelOptions.ts"
 import { BuiltinToolName } from "../../tools/builtinToolName.ts"
-import { ApprovalPolicy } from "../config/approvalPolicy.ts"
+import { ApprovalPolicy, PERMISSION_MODES } from "../config/approvalPolicy.ts"
 import { providerNames, providerSummaries } from "../providers/providerList.ts"
 import { storeFlags } from "../sessions/storeFlags.ts"
 
@@ -98,6 +98,7 @@ export const agentFlags = {
     Flag.withDescription("Model name, required here or in settings (agent-loop models lists the known ones). Env AGENT_LOOP_MODEL; default the settings' \"model\"; with --replay, the cassette's")
   ),
   system: Flag.String("system").pipe(
+    Flag.withAlias("system-prompt"),
     Flag.optional,
     Flag.withDescription("System prompt instead of the settings' \"systemPrompt\" or the built-in one (context files are still added)")
   ),
@@ -112,6 +113,7 @@ export const agentFlags = {
     Flag.withDescription("Continue the session used last in this workspace")
   ),
   resume: Flag.String("resume").pipe(
+    Flag.withAlias("r"),
     Flag.withOptionalValue(""),
     Flag.optional,
     Flag.withDescription("Resume a saved session: --resume=KEY, or a bare --resume to pick one on a terminal (this workspace's first)")
@@ -122,6 +124,7 @@ export const agentFlags = {
   ),
   ...storeFlags,
   maxIterations: Flag.Int("max-iterations").pipe(
+    Flag.withAlias("max-turns"),
     Flag.optional,
     Flag.withDescription(`Most model calls in one turn (default ${loopDefaults.maxIterations})`)
   ),
@@ -155,6 +158,32 @@ export const agentFlags = {
   deny: Flag.String("deny").pipe(
     Flag.atLeast(0),
     Flag.withDescription("Deny calls matching a permission RULE, e.g. 'exec(git push:*)' (repeatable); deny rules hold even with --yes")
+  ),
+  allowedTools: Flag.String("allowedTools").pipe(
+    Flag.atLeast(0),
+    Flag.withDescription("Claude Code's: tools or rules allowed without asking, e.g. \"Bash(git log:*)\" Read (several words, commas or repeated); as --allow")
+  ),
+  disallowedTools: Flag.String("disallowedTools").pipe(
+    Flag.atLeast(0),
+    Flag.withDescription("Claude Code's: tools or rules denied, e.g. \"Bash(git push:*)\" WebFetch (several words, commas or repeated); as --deny")
+  ),
+  permissionMode: Flag.Literals("permission-mode", PERMISSION_MODES).pipe(
+    Flag.optional,
+    Flag.withDescription(
+      "Claude Code's permission mode, over the settings' permissions.defaultMode: default and acceptEdits ask (edits in the workspace never ask here), plan is not supported yet (a warning says so), bypassPermissions approves every call (a warning says so; deny rules and the sandbox still hold), dontAsk denies what would ask"
+    )
+  ),
+  dangerouslySkipPermissions: Flag.Boolean("dangerously-skip-permissions").pipe(
+    Flag.withDefault(false),
+    Flag.withDescription("Approve every call that needs approval, as --permission-mode bypassPermissions; deny rules and the sandbox still hold, and a warning says so")
+  ),
+  appendSystemPrompt: Flag.String("append-system-prompt").pipe(
+    Flag.optional,
+    Flag.withDescription("Text added at the end of the system prompt (after the context files)")
+  ),
+  addDir: Flag.String("add-dir").pipe(
+    Flag.atLeast(0),
+    Flag.withDescription("Another directory commands may write, as the settings' permissions.additionalDirectories (repeatable); the file tools stay in the workspace")
   ),
   sandbox: Flag.Literals("sandbox", sandboxModes).pipe(
     Flag.optional,
@@ -199,6 +228,13 @@ export const agentFlags = {
     Flag.withDescription("Show reasoning, tool results, the context files loaded, errors in full (stack traces), and what MCP servers write to stderr")
   )
 }
+
+/** `-p`/`--print` of `run`: Claude Code's print mode, which `run` always is (`agent-loop -p PROMPT` is `agent-loop run PROMPT`). */
+export const printFlag = Flag.Boolean("print").pipe(
+  Flag.withAlias("p"),
+  Flag.withDefault(false),
+  Flag.withDescription("Claude Code's print mode: run always prints the answer and exits, so this changes nothing; agent-loop -p PROMPT is agent-loop run PROMPT")
+)
 
 /** The parsed values of `agentFlags`. */
 export type AgentFlags = { readonly [K in keyof typeof agentFlags]: (typeof agentFlags)[K] extends Flag.Flag<infer A> ? A : never }

@@ -61,6 +61,28 @@ export interface FlagRules {
   readonly claudeSettings: boolean
   readonly allow: ReadonlyArray<string>
   readonly deny: ReadonlyArray<string>
+  /** Claude Code's `--allowedTools` and `--disallowedTools`: lists of rules split at commas and spaces outside parentheses. */
+  readonly allowedTools?: ReadonlyArray<string>
+  readonly disallowedTools?: ReadonlyArray<string>
+}
+
+/** The rules of Claude Code's list flags: `"Bash(git log:*) Read,Edit"` is three; a rule's own spaces and commas stay. */
+export const splitToolList = (values: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const rules: Array<string> = []
+  for (const value of values) {
+    let depth = 0
+    let current = ""
+    for (const char of value) {
+      if (char === "(") depth++
+      else if (char === ")") depth = Math.max(0, depth - 1)
+      if (depth === 0 && (char === "," || /\s/.test(char))) {
+        if (current !== "") rules.push(current)
+        current = ""
+      } else current += char
+    }
+    if (current !== "") rules.push(current)
+  }
+  return rules
 }
 
 /**
@@ -105,6 +127,8 @@ export const permissionsAndHooks = (
     }
     rules.push(...yield* rulesOf({ allow: flags.allow }, "--allow", true, notices))
     rules.push(...yield* rulesOf({ deny: flags.deny }, "--deny", true, notices))
+    rules.push(...yield* rulesOf({ allow: splitToolList(flags.allowedTools ?? []) }, "--allowedTools", true, notices))
+    rules.push(...yield* rulesOf({ deny: splitToolList(flags.disallowedTools ?? []) }, "--disallowedTools", true, notices))
     const saveTarget = trusted ? yield* SettingsLevels.saveTarget(workspace) : undefined
     return { permissions: Permissions.make(rules, workspace, saveTarget), hooks, rules, claude: applied as ReadonlyArray<ClaudeSettings.ClaudeSettings> }
   })

@@ -18,7 +18,7 @@ import type * as SettingsFile from "../config/settingsFile.ts"
 import { ProviderKeys } from "../providers/providerKeys.ts"
 import * as Providers from "../providers/providers.ts"
 import type { Connection } from "../providers/providers.ts"
-import { fail } from "../terminal/failure.ts"
+import { type CliFailure, fail } from "../terminal/failure.ts"
 import type { AgentFlags } from "./flags.ts"
 
 /** Which provider (a row of `providers.ts`), and how to reach it. */
@@ -30,12 +30,24 @@ export type ProviderSettings =
 const loopDefaults = AgentLoopConfig.makeUnsafe({ model: "any" })
 
 /**
+ * Claude Code's `apiKeyHelper`, run only when the `anthropic` provider has no key of its own
+ * variables (nor `--api-key-env`); its key goes wherever the provider's URL points, as a named one does.
+ */
+export type KeyHelper = Effect.Effect<Redacted.Redacted<string> | undefined, CliFailure>
+
+/**
  * The key of a provider: from the variable `--api-key-env` or the settings' `apiKeyEnv` names
  * (taken out of `env` like the built-in ones, and scrubbed from every text), else from the first
  * of its own variables that was set at start. `variable` is the one read, for the line saying it
  * is missing; `named` says the key was named explicitly, so it may go to any URL.
  */
-const providerKey = (entry: Providers.CliProvider, flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv) =>
+const providerKey = (
+  entry: Providers.CliProvider,
+  flags: AgentFlags,
+  settings: SettingsFile.Settings,
+  env: NodeJS.ProcessEnv,
+  keyHelper: KeyHelper | undefined
+) =>
   Effect.gen(function*() {
     const keys = yield* ProviderKeys
     const flagged = Option.getOrUndefined(flags.apiKeyEnv)
@@ -50,6 +62,10 @@ const providerKey = (entry: Providers.CliProvider, flags: AgentFlags, settings: 
       return { apiKey, keyVariable: named, variable, named: true }
     }
     const found = entry.keyVariables.find((variable) => keys[variable] !== undefined)
+    // Claude Code's apiKeyHelper makes an Anthropic key, used when none is set; the user configured it
+    // for where ANTHROPIC's URL points (a gateway, often), so it goes there as a named key does
+    const helped = found === undefined && entry.name === "anthropic" && keyHelper !== undefined ? yield* keyHelper : undefined
+    if (helped !== undefined) return { apiKey: helped, keyVariable: undefined, variable: "the settings' apiKeyHelper", named: true }
     return { apiKey: found === undefined ? undefined : keys[found], keyVariable: found, variable: entry.keyVariables.join(" or "), named: false }
   })
 
@@ -78,7 +94,7 @@ const withheldNote = (
  * here, before any request; a key of its own variables is held back from a URL elsewhere (`note`
  * says so; a provider that requires one fails).
  */
-export const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv) =>
+export const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env: NodeJS.ProcessEnv, keyHelper?: KeyHelper) =>
   Effect.gen(function*() {
     const named = Option.getOrUndefined(flags.provider)
     const cassette = Option.getOrUndefined(flags.replay)
@@ -100,7 +116,7 @@ export const provider = (flags: AgentFlags, settings: SettingsFile.Settings, env
         }`
       )
     }
-    const key = yield* providerKey(entry, flags, settings, env)
+    const key = yield* providerKey(entry, flags, settings, env, keyHelper)
     const note = withheldNote(entry, key, givenUrl)
     if (note !== undefined && entry.key === "required") return yield* fail(note)
     const apiKey = note === undefined ? key.apiKey : undefined

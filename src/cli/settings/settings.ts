@@ -37,6 +37,7 @@ import { fail } from "../terminal/failure.ts"
 import { clean } from "../terminal/safeText.ts"
 import { Screen } from "../terminal/screen.ts"
 import { type AgentFlags, defaultTools } from "./flags.ts"
+import * as ClaudeKeys from "./claudeKeys.ts"
 import * as ModelOptionFlags from "./modelOptions.ts"
 import * as PermissionSources from "./permissionSources.ts"
 import type { Notice } from "./permissionSources.ts"
@@ -75,6 +76,8 @@ export interface CliSettings {
   /** Whether the user trusts the workspace: only then do its hooks, settings and MCP config take effect. */
   readonly trusted: boolean
   readonly approval: SettingsFile.ApprovalPolicy
+  /** Claude Code's `env` of the settings: set for the commands and hooks the loop starts, at `announce`. */
+  readonly toolEnv: Readonly<Record<string, string>>
   readonly events: string | undefined
   readonly mcpConfig: string | undefined
   /** MCP servers from the settings files, as written. */
@@ -196,7 +199,7 @@ const settingsFiles = (flags: Pick<AgentFlags, "settings">, workspace: string, t
  * keys that would weaken the sandbox are named in one line each file, and taken from none.
  */
 const sandboxChoice = (
-  flags: Pick<AgentFlags, "settings" | "claudeSettings" | "sandbox">,
+  flags: Pick<AgentFlags, "settings" | "claudeSettings" | "sandbox"> & { readonly addDir?: ReadonlyArray<string> },
   files: ReadonlyArray<SettingsFile.LoadedSettings>,
   workspace: string,
   trusted: boolean,
@@ -246,6 +249,8 @@ const sandboxChoice = (
     for (const source of sources) {
       for (const text of SandboxSettings.notHonoured(source)) notices.push({ level: "warn", text })
     }
+    // Claude Code's --add-dir: as permissions.additionalDirectories, the user's own word
+    if ((flags.addDir ?? []).length > 0) sources.push({ path: "--add-dir", sandbox: {}, additionalDirectories: (flags.addDir ?? []).map((dir) => nodePath.resolve(dir)) })
     return SandboxSettings.choose(sources, Option.getOrUndefined(flags.sandbox))
   })
 
@@ -276,10 +281,14 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     const trusted = yield* Trust.isTrusted(workspace, env)
     const files = yield* settingsFiles(flags, workspace, trusted, env)
     const { settings, mcpServers } = SettingsFile.merge(files)
-    const chosen = yield* ProviderChoice.provider(flags, settings, env)
+    // every level's rules and hooks, and the Claude Code files whose other keys apply (the provider's key may come from one)
+    const levelNotices: Array<Notice> = []
+    const { claude, hooks: claudeHooks, permissions, rules } = yield* PermissionSources.permissionsAndHooks(flags, files, workspace, trusted, env, levelNotices)
+    const chosen = yield* ProviderChoice.provider(flags, settings, env, ClaudeKeys.helperKey(claude, workspace))
     const data = dataDir(env)
     if (flags.ephemeral && (flags.continue || Option.isSome(flags.resume))) return yield* fail("--ephemeral sessions cannot be continued")
-    const name = yield* ProviderChoice.model(flags, chosen, settings)
+    const claudeModel = chosen._tag === "live" && chosen.name === "anthropic" ? ClaudeKeys.modelOf(claude)?.value : undefined
+    const name = yield* ProviderChoice.model(flags, chosen, settings.model === undefined && claudeModel !== undefined ? { ...settings, model: claudeModel } : settings)
     const limits = ProviderChoice.modelLimits(name, chosen, settings)
     const contextFiles = flags.contextFiles ? yield* ContextFiles.discover(workspace, env, settings.contextFiles) : []
     const base = Option.getOrUndefined(flags.system) ?? settings.systemPrompt ?? defaultSystemPrompt
@@ -288,7 +297,9 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     if (untrusted !== undefined) notices.push({ level: "warn", text: untrusted })
     if (limits.note !== undefined) notices.push({ level: "note", text: limits.note })
     if (chosen._tag === "live" && chosen.note !== undefined) notices.push({ level: "note", text: chosen.note })
-    const { hooks: claudeHooks, permissions, rules } = yield* PermissionSources.permissionsAndHooks(flags, files, workspace, trusted, env, notices)
+    notices.push(...levelNotices)
+    const approval = ClaudeKeys.approvalOf(flags, settings.approval, claude, notices)
+    const toolEnv = ClaudeKeys.envOf(claude, notices)
     const sandbox = yield* sandboxChoice(flags, files, workspace, trusted, env, notices)
     const found = yield* Agents.discover(workspace, trusted, env)
     // `model: sonnet` is a model of the provider in use, or the agent is skipped: never sent as a name
@@ -307,7 +318,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       provider: chosen,
       record: Option.getOrUndefined(Option.map(flags.record, (file) => nodePath.resolve(file))),
       model: name,
-      systemPrompt: ContextFiles.withContextFiles(base, contextFiles),
+      systemPrompt: [ContextFiles.withContextFiles(base, contextFiles), ...Option.toArray(flags.appendSystemPrompt)].join("\n\n"),
       sessionKey: yield* sessionKey(flags, data, workspace),
       persist: !flags.ephemeral,
       dataDir: data,
@@ -321,7 +332,8 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       commands: commands.commands,
       workspace,
       trusted,
-      approval: flags.yes ? "approve" : Option.getOrUndefined(flags.approval) ?? settings.approval ?? "ask",
+      approval,
+      toolEnv,
       events: Option.getOrUndefined(Option.map(flags.events, (file) => nodePath.resolve(file))),
       mcpConfig: Option.getOrUndefined(flags.mcpConfig),
       mcpServers,
@@ -354,9 +366,13 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     return { ...resolved, sandboxInputs }
   })
 
-/** Shows the notices of resolved settings on stderr, once, when the command has its input and starts. */
+/**
+ * Shows the notices of resolved settings on stderr, once, when the command has its input and
+ * starts, and sets the settings' `env` for the commands and hooks it will start.
+ */
 export const announce = (settings: CliSettings) =>
   Effect.gen(function*() {
     const screen = yield* Screen
     for (const notice of settings.notices) yield* screen.line(`agent-loop: ${notice.level}: ${clean(notice.text)}`)
+    ClaudeKeys.applyEnv(settings.toolEnv)
   })

@@ -1,0 +1,156 @@
+/**
+ * The flags Claude Code users type, and Claude Code's settings keys that change behaviour, through
+ * the CLI against a scripted OpenAI-compatible server on 127.0.0.1 (and an Anthropic one for
+ * `apiKeyHelper`): `-p`, `--allowedTools`, `--disallowedTools`, `--permission-mode`,
+ * `--dangerously-skip-permissions`, `--system-prompt`, `--append-system-prompt`, `--max-turns`,
+ * `-r KEY`; an unknown flag is one line naming the closest one; `permissions.defaultMode`, `env`,
+ * `model`, `apiKeyHelper` and the keys the loop does not honour.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { isolatedEnv, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
+import { type Script, start } from "../support/openaiServer.ts"
+import { anthropicReply } from "../support/wireReplies.ts"
+import { start as startWire } from "../support/wireServer.ts"
+
+const write = (file: string, text: string) => {
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, text)
+}
+
+const toolResults = (body: any): Record<string, string> =>
+  Object.fromEntries(body.messages.filter((m: any) => m.role === "tool").map((m: any) => [m.tool_call_id, m.content]))
+
+const setup = async (context: TestContext, script: Script) => {
+  const server = await start(script)
+  context.onTestFinished(() => server.close())
+  const home = fs.realpathSync(tempDir())
+  const workspace = path.join(home, "repo")
+  fs.mkdirSync(workspace)
+  const env = isolatedEnv(home, { HOME: home, OPENAI_API_KEY: "sk-test-key-0123456789abcdef" })
+  const flags = ["--base-url", server.url, "--model", "m", "--workspace", workspace, "--ephemeral", "--no-context-files", "--sandbox", "off"]
+  return { server, home, workspace, env, flags }
+}
+
+/** Two exec calls, then an answer. */
+const execs = (...commands: ReadonlyArray<string>) => (request: any) =>
+  request.body.messages.some((m: any) => m.role === "tool")
+    ? { text: "done" }
+    : { toolCalls: commands.map((command, i) => ({ id: `c${i}`, name: "exec", arguments: { command } })) }
+
+describe.concurrent("the flags Claude Code users type", () => {
+  it("an unknown flag is one line naming the closest known one and the help, never the help page", async () => {
+    const home = tempDir()
+    const typo = await runCli(["run", "--permision-mode", "plan", "hi"], { env: isolatedEnv(home) })
+    expect([typo.code, typo.stdout, typo.stderr]).toEqual([
+      1,
+      "",
+      "agent-loop: unknown flag --permision-mode for agent-loop run; did you mean --permission-mode? (agent-loop run --help lists the flags)\n"
+    ])
+    const command = await runCli(["sesions", "list"], { env: isolatedEnv(home) })
+    expect([command.code, command.stderr]).toEqual([1, "agent-loop: unknown command sesions for agent-loop; did you mean sessions? (agent-loop --help lists the commands)\n"])
+  })
+
+  it("-p, --allowedTools and --disallowedTools (several words), --system-prompt, --append-system-prompt", async (context) => {
+    const { env, flags, server, workspace } = await setup(context, execs("echo allowed", "git push origin main", "touch asked"))
+    const result = await runCli([
+      "-p", ...flags, "--allowedTools", "Bash(echo:*)", "Read", "--disallowedTools", "Bash(git push:*)",
+      "--system-prompt", "You are terse.", "--append-system-prompt", "Always answer in French.", "go"
+    ], { env })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe("done\n")
+    const system = server.requests[0]!.body.messages[0]
+    expect(system).toEqual({ role: "system", content: "You are terse.\n\nAlways answer in French." })
+    const results = toolResults(server.requests[1]!.body)
+    expect(results["c0"]).toContain("allowed")
+    expect(results["c1"]).toContain("Denied by the permission rule \"Bash(git push:*)\" of --disallowedTools.")
+    // no rule allows touch, and there is no terminal to ask
+    expect(results["c2"]).toContain("Not approved")
+    expect(fs.existsSync(path.join(workspace, "asked"))).toBe(false)
+  })
+
+  it("--dangerously-skip-permissions approves with a warning, and deny rules still hold; --max-turns bounds the model calls", async (context) => {
+    const { env, flags, server, workspace } = await setup(context, execs("touch made", "git push origin main"))
+    const result = await runCli(["run", ...flags, "--dangerously-skip-permissions", "--disallowedTools", "Bash(git push:*)", "--max-turns", "1", "go"], { env })
+    expect(result.stderr).toContain("agent-loop: warn: --dangerously-skip-permissions: bypassPermissions: every call that needs approval runs without asking; deny rules and the sandbox still hold")
+    expect(fs.existsSync(path.join(workspace, "made"))).toBe(true)
+    // one model call only: the tools ran, and the turn stopped at its bound
+    expect(server.requests).toHaveLength(1)
+    expect(result.code).not.toBe(0)
+  })
+
+  it("--permission-mode: plan warns that it does not exist yet, dontAsk denies what would ask", async (context) => {
+    const { env, flags, server, workspace } = await setup(context, execs("touch made"))
+    const plan = await runCli(["run", ...flags, "--permission-mode", "plan", "go"], { env })
+    expect(plan.code).toBe(0)
+    expect(plan.stderr).toContain("agent-loop: warn: --permission-mode: plan mode does not exist in agent-loop yet; calls that need approval ask, as in default mode")
+    const dontAsk = await runCli(["run", ...flags, "--permission-mode", "dontAsk", "go"], { env })
+    expect(dontAsk.code).toBe(0)
+    expect(toolResults(server.requests.at(-1)!.body)["c0"]).toContain("agent-loop is set to deny every call that needs approval")
+    expect(fs.existsSync(path.join(workspace, "made"))).toBe(false)
+  })
+
+  it("-r KEY resumes a session, as --resume=KEY does", async (context) => {
+    const { env, flags, server } = await setup(context, [{ text: "first" }, { text: "second" }])
+    const persisted = flags.filter((flag) => flag !== "--ephemeral")
+    expect((await runCli(["run", ...persisted, "--session", "s-1", "remember 42"], { env })).code).toBe(0)
+    const again = await runCli(["run", ...persisted, "-r", "s-1", "what number?"], { env })
+    expect(again.code).toBe(0)
+    expect(JSON.stringify(server.requests[1]!.body.messages)).toContain("remember 42")
+  })
+})
+
+describe.concurrent("Claude Code's settings keys", () => {
+  it("defaultMode bypassPermissions warns; env reaches commands but never a credential; keys not honoured get one line each", async (context) => {
+    const { env, flags, home, server } = await setup(context, execs("echo \"[$TEAM_SETTING] [${GITHUB_TOKEN:-none}]\""))
+    write(path.join(home, ".claude", "settings.json"), JSON.stringify({
+      permissions: { defaultMode: "bypassPermissions" },
+      env: { TEAM_SETTING: "blue", GITHUB_TOKEN: "ghp_0123456789abcdef0123456789abcdef0123" },
+      statusLine: { type: "command", command: "echo hi" },
+      cleanupPeriodDays: 10
+    }))
+    const result = await runCli(["run", ...flags, "go"], { env })
+    expect(result.code).toBe(0)
+    const user = path.join(home, ".claude", "settings.json")
+    expect(toolResults(server.requests[1]!.body)["c0"]).toContain("[blue] [none]")
+    expect(result.stderr).toContain(`agent-loop: warn: ${user}: permissions.defaultMode: bypassPermissions: every call that needs approval runs without asking`)
+    expect(result.stderr).toContain(`agent-loop: warn: ${user}: env.GITHUB_TOKEN is not set`)
+    expect(result.stderr).toContain(`agent-loop: warn: ${user}: statusLine is not honoured by agent-loop; ignored\n`)
+    expect(result.stderr).toContain(`agent-loop: warn: ${user}: cleanupPeriodDays is not honoured by agent-loop; ignored\n`)
+    expect(result.stderr).not.toContain("ghp_0123456789")
+  })
+
+  it("an untrusted repository's defaultMode, env and apiKeyHelper are not taken", async (context) => {
+    const { env, flags, server, workspace } = await setup(context, execs("echo \"[${TEAM_SETTING:-unset}]\""))
+    write(path.join(workspace, ".claude", "settings.json"), JSON.stringify({
+      permissions: { defaultMode: "bypassPermissions" },
+      env: { TEAM_SETTING: "blue" },
+      apiKeyHelper: `touch ${path.join(workspace, "helper-ran")}; echo key`
+    }))
+    const result = await runCli(["run", ...flags, "go"], { env })
+    expect(result.code).toBe(0)
+    expect(toolResults(server.requests[1]!.body)["c0"]).toContain("Not approved")
+    expect(result.stderr).not.toContain("bypassPermissions")
+    expect(fs.existsSync(path.join(workspace, "helper-ran"))).toBe(false)
+  })
+
+  it.live("apiKeyHelper's output is the Anthropic key (sent where the URL points), model names the model, and neither is printed", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* startWire([anthropicReply({ text: "Bonjour." })])
+      const home = fs.realpathSync(tempDir())
+      const key = "sk-ant-helper-0123456789abcdefghij"
+      write(path.join(home, ".claude", "settings.json"), JSON.stringify({ apiKeyHelper: `printf '${key}\\n'`, model: "claude-haiku-4-5" }))
+      const result = yield* Effect.promise(() =>
+        runCli(["run", "--provider", "anthropic", "--base-url", server.url, "--workspace", home, "--ephemeral", "--no-context-files", "hi"], {
+          env: isolatedEnv(home, { HOME: home })
+        })
+      )
+      expect([result.code, result.stdout]).toEqual([0, "Bonjour.\n"])
+      const request = server.requests[0]!
+      expect(request.headers["x-api-key"]).toBe(key)
+      expect(request.json.model).toBe("claude-haiku-4-5")
+      expect(result.stderr).not.toContain(key)
+    })))
+})
