@@ -7,12 +7,17 @@
  *   …
  *   <!-- /generated:NAME -->
  *
+ * Whole files too: the server's OpenAPI document (`docs/openapi.json`), from its `HttpApi`
+ * declaration.
+ *
  * `npm run docs -- --check` writes nothing and fails, naming each stale page, when a region
  * differs from what the code says now (`test/package/docs.test.ts` runs it, so the suite does too).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as OpenApi from "effect/http-api/OpenApi"
+import { AgentLoopApi } from "../src/server/Api.ts"
 import { cliTables, configTable, eventsTable, filesTable, hooksTable, modelsTable, settingsTable } from "./docsTables.ts"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -25,6 +30,11 @@ const pages: Record<string, Record<string, () => string>> = {
   "docs/cli.md": { cli: cliTables },
   "docs/providers.md": { models: modelsTable },
   "docs/code-map.md": { files: () => filesTable(root) }
+}
+
+/** Files generated whole. */
+const files: Record<string, () => string> = {
+  "docs/openapi.json": () => `${JSON.stringify(OpenApi.fromApi(AgentLoopApi), null, 2)}\n`
 }
 
 /** `text` with region `name` holding `content`; fails when the page has no such region. */
@@ -44,6 +54,17 @@ for (const [page, regions] of Object.entries(pages)) {
   const text = fs.readFileSync(file, "utf8")
   let fresh = text
   for (const [name, render] of Object.entries(regions)) fresh = fill(page, fresh, name, render())
+  if (fresh === text) continue
+  if (check) stale.push(page)
+  else {
+    fs.writeFileSync(file, fresh)
+    console.log(`updated ${page}`)
+  }
+}
+for (const [page, render] of Object.entries(files)) {
+  const file = path.join(root, page)
+  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
+  const fresh = render()
   if (fresh === text) continue
   if (check) stale.push(page)
   else {

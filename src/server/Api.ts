@@ -11,6 +11,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Sse from "effect/encoding/Sse"
 import { SessionEntry } from "../domain/SessionLog.ts"
 import { TurnResult } from "../domain/Turn.ts"
@@ -78,16 +79,26 @@ export const TurnState = Schema.Struct({
 })
 export type TurnState = typeof TurnState.Type
 
-/** What a steering message or follow-up became. */
-export const Delivery = Schema.Union([
-  /** Joined the running turn: the loop's id of that turn and the iteration whose next model call sees it. */
+/** What a steering message became: it is never dropped. */
+export const SteerAnswer = Schema.Union([
+  /** Joined the running turn: the loop's id of that turn and the iteration whose model call sees it. */
   Schema.Struct({ status: Schema.Literal("admitted"), turnId: Schema.String, iteration: Schema.Number }),
-  /** Queued: runs as a turn of its own (this server's turn id) after the session's running one. */
-  Schema.Struct({ status: Schema.Literal("queued"), turnId: Schema.String }),
-  /** No turn was running: it started one (the server's turn id). */
-  Schema.Struct({ status: Schema.Literal("started"), turnId: Schema.String })
+  /**
+   * Queued: `follow_up` runs as a turn of its own right after the running one (`turnId`), which had
+   * no model call left to join; `next_turn` runs as the session's next turn (no turn was running).
+   */
+  Schema.Struct({ status: Schema.Literal("queued"), reason: Schema.Literals(["follow_up", "next_turn"]), turnId: Schema.optionalKey(Schema.String) })
 ])
-export type Delivery = typeof Delivery.Type
+export type SteerAnswer = typeof SteerAnswer.Type
+
+/** A follow-up: a turn of its own (this server's turn id), `queued` after the running one or `started` now. */
+export const FollowUpAnswer = Schema.Struct({ status: Schema.Literals(["queued", "started"]), turnId: Schema.String })
+export type FollowUpAnswer = typeof FollowUpAnswer.Type
+
+/** The running turn holds as much steering as it may (`maxSteering`): send it again later. */
+export class SteeringFull extends Schema.TaggedError<SteeringFull>()("SteeringFull", {
+  sessionKey: Schema.String
+}, { httpApiStatus: 429 }) {}
 
 /** How to interrupt: `graceful` (finish with a summary), `now` (stop, keep what was committed), `hard` (cancel and roll back). */
 export const InterruptBody = Schema.Struct({
@@ -147,8 +158,8 @@ export class Sessions extends HttpApiGroup.make("sessions")
     payload: MessageBody,
     success: Schema.Struct({ turnId: Schema.String }).pipe(HttpApiSchema.status(202))
   }))
-  .add(HttpApiEndpoint.post("steer", "/sessions/:key/steer", { params: key, payload: MessageBody, success: Delivery }))
-  .add(HttpApiEndpoint.post("followUp", "/sessions/:key/followup", { params: key, payload: MessageBody, success: Delivery }))
+  .add(HttpApiEndpoint.post("steer", "/sessions/:key/steer", { params: key, payload: MessageBody, success: SteerAnswer, error: SteeringFull }))
+  .add(HttpApiEndpoint.post("followUp", "/sessions/:key/followup", { params: key, payload: MessageBody, success: FollowUpAnswer }))
   .add(HttpApiEndpoint.get("events", "/sessions/:key/events", { params: key, success: EventStream }))
   .prefix("/v1") {}
 
@@ -188,4 +199,7 @@ export class AgentLoopApi extends HttpApi.make("agent-loop")
   .add(Approvals)
   .add(Server)
   .middleware(Authorization)
-  .middleware(HttpApiMiddleware.ProblemDetails) {}
+  .middleware(HttpApiMiddleware.ProblemDetails)
+  .annotate(OpenApi.Title, "effect-agent-loop server")
+  .annotate(OpenApi.Version, "1")
+  .annotate(OpenApi.Description, "The agent loop as a service: sessions, turns, steering, interrupts, approvals and server-sent events with replay.") {}

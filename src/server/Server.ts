@@ -46,7 +46,17 @@ import { LoopConfig } from "../services/LoopConfig.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
-import { AgentLoopApi, Authorization, type Delivery, SessionNotFound, StoreFailed, TurnNotFound, TurnNotRunning } from "./Api.ts"
+import {
+  AgentLoopApi,
+  Authorization,
+  type FollowUpAnswer,
+  SessionNotFound,
+  SteeringFull,
+  type SteerAnswer,
+  StoreFailed,
+  TurnNotFound,
+  TurnNotRunning
+} from "./Api.ts"
 import { Approvals } from "./approvals.ts"
 import { EventFeed, type FeedEvent, type Frame } from "./eventFeed.ts"
 import { Turns } from "./turns.ts"
@@ -129,25 +139,25 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     const events = (request: HttpServerRequest.HttpServerRequest, filter: (event: FeedEvent) => boolean) =>
       eventStream(feed.frames({ lastId: lastEventId(request), buffer: clientBuffer, filter }), secrets.scrub)
 
-    /** Steering: joins the running turn, else starts one. */
-    const steer = (key: string, message: string): Effect.Effect<Delivery> =>
-      Effect.gen(function*() {
-        const active = yield* loop.activeTurn(key)
-        if (active === undefined) return { status: "started", turnId: yield* turns.start(key, message) } as const
-        const injected = yield* Effect.result(loop.injectSteering(key, message))
-        if (injected._tag === "Success") return { status: "admitted", turnId: active.turnId, iteration: active.iteration } as const
-        // the turn ended meanwhile, or its steering queue is full: the message runs after it
-        return yield* followUp(key, message)
-      })
+    /** Steering, acknowledged by the loop: admitted to the running turn, or queued; never dropped. */
+    const steer = (key: string, message: string): Effect.Effect<SteerAnswer, SteeringFull> =>
+      loop.steer(key, message).pipe(
+        Effect.map((ack): SteerAnswer =>
+          ack._tag === "Admitted"
+            ? { status: "admitted", turnId: ack.turnId, iteration: ack.iteration }
+            : { status: "queued", reason: ack.reason, ...(ack.turnId === undefined ? {} : { turnId: ack.turnId }) }
+        ),
+        Effect.catchTag("SteeringQueueFull", () => Effect.fail(new SteeringFull({ sessionKey: key })))
+      )
     /**
      * A follow-up: a turn of its own, after the session's running and waiting ones (the loop runs
      * a session's turns in order), so its id is known at once.
      */
-    const followUp = (key: string, message: string): Effect.Effect<Delivery> =>
+    const followUp = (key: string, message: string): Effect.Effect<FollowUpAnswer> =>
       Effect.gen(function*() {
         const active = yield* loop.activeTurn(key)
         const turnId = yield* turns.start(key, message)
-        return active === undefined ? { status: "started", turnId } as const : { status: "queued", turnId } as const
+        return { status: active === undefined ? "started" : "queued", turnId }
       })
 
     return Layer.mergeAll(
@@ -178,7 +188,11 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
             const state = turns.get(params.turnId)
             if (state === undefined) return Effect.fail(new TurnNotFound({ turnId: params.turnId }))
             if (state.status === "done") return Effect.fail(new TurnNotRunning({ turnId: params.turnId, status: state.result?.status ?? "done" }))
-            const interrupt = payload.mode === "graceful" ? loop.interruptGraceful(state.sessionKey, payload.hint) : loop.interruptHard(state.sessionKey)
+            const interrupt = payload.mode === "graceful"
+              ? loop.interruptGraceful(state.sessionKey, payload.hint)
+              : payload.mode === "now"
+              ? loop.interruptNow(state.sessionKey)
+              : loop.interruptHard(state.sessionKey)
             // a turn still queued behind another has nothing to interrupt yet
             return Effect.catchTag(interrupt, "NoActiveTurn", () => Effect.fail(new TurnNotRunning({ turnId: params.turnId, status: "queued" })))
           })),

@@ -143,9 +143,9 @@ const NAMESPACES: Readonly<Record<string, Names>> = {
   Server: {
     values: [
       "AgentLoopApi", "AlreadyDecided", "ApprovalNotFound", "Authorization", "DEFAULT_MAX_BODY_BYTES", "SessionNotFound",
-      "StoreFailed", "TurnNotFound", "TurnNotRunning", "layer", "makeToken"
+      "SteeringFull", "StoreFailed", "TurnNotFound", "TurnNotRunning", "layer", "makeToken"
     ],
-    types: ["Approval", "Delivery", "Options", "TurnState"]
+    types: ["Approval", "FollowUpAnswer", "Options", "SteerAnswer", "TurnState"]
   },
   LanguageModelProvider: {
     values: ["fromLanguageModel", "layer"],

@@ -111,8 +111,8 @@ describe("the API over HTTP", () => {
     expect((await call(f, "GET", "/v1/sessions/gone")).status).toBe(404)
   })
 
-  it("interrupts a running turn (graceful and hard) and refuses to interrupt one that ended", async () => {
-    for (const [mode, status] of [["graceful", "interrupted"], ["hard", "aborted"]] as const) {
+  it("interrupts a running turn (graceful, now and hard) and refuses to interrupt one that ended", async () => {
+    for (const [mode, status] of [["graceful", "interrupted"], ["now", "interrupted"], ["hard", "aborted"]] as const) {
       const started = await call(f, "POST", `/v1/sessions/int-${mode}/turns`, { message: "wait here" })
       const { turnId } = await started.json() as { turnId: string }
       await waitUntil("the gate tool to run", async () =>
@@ -129,13 +129,14 @@ describe("the API over HTTP", () => {
     }
   })
 
-  it("steering joins the running turn (admitted, with its turn and iteration), a follow-up queues, and with no turn both start one", async () => {
+  it("steering joins the running turn (admitted, with its turn and iteration) or is queued as the next turn; a follow-up is a turn of its own", async () => {
     const started = await call(f, "POST", "/v1/sessions/steer/turns", { message: "wait for steering" })
     const { turnId } = await started.json() as { turnId: string }
     await waitUntil("the gate tool to run", async () =>
       (await f.run(Effect.flatMap(Effect.service(AgentLoop), (loop) => loop.activeTurn("steer"))))?.phase === "tools")
     const steer = await (await call(f, "POST", "/v1/sessions/steer/steer", { message: "also this" })).json() as any
-    expect(steer).toMatchObject({ status: "admitted", iteration: 1 })
+    // the turn is in its first iteration's tools: the steering joins the second model call
+    expect(steer).toMatchObject({ status: "admitted", iteration: 2 })
     const follow = await (await call(f, "POST", "/v1/sessions/steer/followup", { message: "and later this" })).json() as any
     expect(follow.status).toBe("queued")
     await f.openGate()
@@ -146,8 +147,14 @@ describe("the API over HTTP", () => {
     const history = await (await call(f, "GET", "/v1/sessions/steer")).json() as any
     expect(history.entries.some((e: any) => e.role === "user" && JSON.stringify(e.content).includes("also this"))).toBe(true)
     const idle = await (await call(f, "POST", "/v1/sessions/idle/steer", { message: "nobody home" })).json() as any
-    expect(idle.status).toBe("started")
-    await waitUntil("the started turn to end", async () => ((await (await call(f, "GET", `/v1/turns/${idle.turnId}`)).json()) as any).status === "done")
+    expect(idle).toEqual({ status: "queued", reason: "next_turn" })
+    await waitUntil("the steering to run as the session's next turn", async () => {
+      const response = await call(f, "GET", "/v1/sessions/idle")
+      return response.status === 200 && ((await response.json()) as any).entries.some((e: any) => e.role === "assistant" && e.content === "You said: nobody home")
+    })
+    const fresh = await (await call(f, "POST", "/v1/sessions/idle-follow/followup", { message: "first thing" })).json() as any
+    expect(fresh.status).toBe("started")
+    await waitUntil("the started turn to end", async () => ((await (await call(f, "GET", `/v1/turns/${fresh.turnId}`)).json()) as any).status === "done")
   })
 
   it("lists the tools and models, serves the OpenAPI document without a token, and sends no CORS headers by default", async () => {
