@@ -176,15 +176,17 @@ describe.concurrent("a repository configured for Claude Code", () => {
   it("hooks list shows the hooks of the settings; in agent-loop's own settings a bad rule or hook fails with one line", async (context) => {
     const { flags, env, home, workspace } = await setup(context, [{ text: "ok" }])
     write(path.join(workspace, ".claude", "settings.local.json"), JSON.stringify({
-      hooks: { SessionEnd: [{ hooks: [{ type: "command", command: "echo bye" }, { type: "prompt", prompt: "judge" }] }], PermissionRequest: [] }
+      hooks: { SessionEnd: [{ hooks: [{ type: "command", command: "echo bye" }, { type: "prompt", prompt: "judge" }] }], PreToolUses: [] }
     }))
     const listed = await runCli(["hooks", "list", "--workspace", workspace], { env })
     expect(listed.code).toBe(0)
     expect(listed.stdout).toContain(`PreToolUse[0] (matcher Bash)  node "$CLAUDE_PROJECT_DIR/.claude/hooks/no-rm.mjs"  timeout 30s  settings: ${path.join(workspace, ".claude", "settings.json")}`)
     expect(listed.stdout).toContain("Stop[0]  node \"$CLAUDE_PROJECT_DIR/.claude/hooks/stop-once.mjs\"  timeout 60s")
     expect(listed.stdout).toContain(`SessionEnd[0]  echo bye  timeout 60s  settings: ${path.join(workspace, ".claude", "settings.local.json")}`)
-    expect(listed.stderr).toContain("hooks.SessionEnd[0].hooks[1]: only {\"type\": \"command\", \"command\": ...} hooks run; skipped")
-    expect(listed.stderr).toContain("hooks.PermissionRequest: agent-loop has no such event; skipped")
+    expect(listed.stderr).toContain(
+      "hooks.SessionEnd[0].hooks[1]: only {\"type\": \"command\", \"command\": ...} and {\"type\": \"http\", \"url\": \"http(s)://...\"} hooks run; skipped"
+    )
+    expect(listed.stderr).toContain("hooks.PreToolUses: agent-loop has no such event; skipped")
     const user = path.join(home, "config", "agent-loop", "settings.json")
     write(user, JSON.stringify({ permissions: { deny: ["exec(rm:*"] } }))
     const badRule = await runCli(["run", ...flags, "go"], { env })

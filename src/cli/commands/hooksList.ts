@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { compile } from "../../layers/claudeHooks/config.ts"
+import { commandText, compile } from "../../layers/claudeHooks/config.ts"
 import { discover, resolveDirs } from "../../layers/FileHooks.ts"
 import * as SettingsFile from "../config/settingsFile.ts"
 import * as Trust from "../config/trust.ts"
@@ -45,7 +45,7 @@ export const list = (workspace: Option.Option<string>) =>
     for (const group of claude.groups) {
       const matcher = group.matcher === undefined || group.matcher === "" ? "" : ` (matcher ${group.matcher})`
       for (const command of group.commands) {
-        yield* screen.text(clean(`${group.event}[${group.index}]${matcher}  ${command.command}  timeout ${command.timeoutMs / 1000}s`) +
+        yield* screen.text(clean(`${group.event}[${group.index}]${matcher}  ${commandText(command)}  timeout ${command.timeoutMs / 1000}s`) +
           `  ${screen.out.dim(clean(`settings: ${group.source}`))}\n`)
       }
     }

@@ -29,6 +29,9 @@ export const sessionsDir = (data: string): string => nodePath.join(data, "sessio
 /** Where the undo history lives (`FileHistoryDir`; `agent-loop undo`). */
 export const undoDir = (data: string): string => nodePath.join(data, "undo")
 
+/** Where the sessions' transcripts in Claude Code's shape are kept, for hooks' `transcript_path`. */
+export const transcriptsDir = (data: string): string => nodePath.join(data, "transcripts")
+
 /**
  * The file naming the session used last in `workspace`: one per workspace (by the SHA-256 of its
  * absolute path), so `--continue` never picks up another project's conversation.

@@ -196,7 +196,18 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
       const suggested = remember ? permissions.suggest(call) : []
       const suggestedShown = Display.visible(suggested.join(", "))
       const canSave = permissions.saveTarget !== undefined
-      if (options.bridge !== undefined) yield* options.bridge.notify(context, `agent-loop needs your permission to use ${claudeName(call)}`)
+      if (options.bridge !== undefined) {
+        // a PermissionRequest hook answers in the user's place
+        const answered = yield* options.bridge.permissionRequest(context, call)
+        if (answered !== undefined) {
+          const said = `hook ${answered.hook} ${answered.decision === "allow" ? "allowed" : "denied"} ${what(call)}`
+          yield* screen.line(err.dim(`(${Display.visible(said)}${answered.reason === undefined ? "" : `: ${Display.visible(answered.reason)}`})`))
+          return answered.decision === "allow"
+            ? { _tag: "Once" } as Answer
+            : { _tag: "Deny", reason: answered.reason ?? `denied by hook ${answered.hook}` } as Answer
+        }
+        yield* options.bridge.notify(context, `agent-loop needs your permission to use ${claudeName(call)}`)
+      }
       yield* screen.line(`${err.yellow("?")} ${err.bold(`${Display.visible(Format.truncate(call.name, 80))} wants to run`)}${why === undefined ? "" : err.dim(` (${Display.visible(why)})`)}:`)
       for (const line of lines) yield* screen.line(line)
       if (shown.operators.length > 0) yield* screen.line(`  ${err.red("shell operators:")} ${shown.operators.join(" ")}`)
@@ -374,6 +385,8 @@ export const register = (settings: ApprovalSettings, screen: ScreenShape, ask: E
   Effect.gen(function*() {
     const loop = yield* AgentLoop
     const sandbox = yield* Sandbox
+    // a Stop hook that sends the model back is said on the screen, not glued onto the answer
+    settings.hookBridge.onContinued((_context, reason) => screen.line(screen.err.yellow(`↻ Stop hook: ${Display.visible(reason)}`)))
     return yield* loop.registerHook(
       approvalHook({
         policy: settings.approval,

@@ -32,7 +32,7 @@ import { builtinTools, gitHooksDirectory, locationsWithin } from "../../tools/in
 import { subagentWith } from "../../tools/subagent.ts"
 import type { SessionStore } from "../../services/SessionStore.ts"
 import * as WorkspaceLive from "../../layers/Workspace.ts"
-import { undoDir } from "../config/dataDir.ts"
+import { transcriptsDir, undoDir } from "../config/dataDir.ts"
 import { configDir } from "../config/settingsFile.ts"
 import { skillTool } from "../config/skillTool.ts"
 import * as Providers from "../providers/providers.ts"
@@ -193,7 +193,13 @@ export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
       // loaded only when a settings file has hooks
       Layer.unwrap(
         Effect.promise(() => import("../../layers/claudeHooks/layer.ts")).pipe(
-          Effect.map((m: typeof ClaudeHooks) => m.layer({ sources: settings.claudeHooks, projectDir: settings.workspace, bridge: settings.hookBridge, passEnv: settings.hookEnv }))
+          Effect.map((m: typeof ClaudeHooks) => m.layer({
+            sources: settings.claudeHooks,
+            projectDir: settings.workspace,
+            bridge: settings.hookBridge,
+            passEnv: settings.hookEnv,
+            ...(settings.persist ? { transcriptDir: transcriptsDir(settings.dataDir) } : {})
+          }))
         )
       )
     )

@@ -1,17 +1,26 @@
 /**
- * What Claude Code hooks tell the approval step: a `PreToolUse` hook's `permissionDecision` of
- * `allow` or `ask` for a call (a `deny` denies the call at `beforeTool` itself), and the
- * `Notification` hooks to run when the user is about to be asked. The approver (the CLI's prompt)
- * reads a call's verdict once; verdicts of calls that never reach it are dropped past a bound.
+ * What Claude Code hooks tell the approval step and the screen: a `PreToolUse` hook's
+ * `permissionDecision` of `allow` or `ask` for a call (a `deny` denies the call at `beforeTool`
+ * itself), the `PermissionRequest` hooks that may answer instead of the user and the
+ * `Notification` hooks to run when the user is about to be asked, and a `Stop` hook sending the
+ * model back (for the screen to say so). The approver (the CLI's prompt) reads a call's verdict
+ * once; verdicts of calls that never reach it are dropped past a bound.
  */
 import * as Effect from "effect/Effect"
-import type { HookContext } from "../../domain/Hook.ts"
+import type { HookContext, HookToolCall } from "../../domain/Hook.ts"
 
 /** A hook's word on one call. */
 export interface PermissionVerdict {
   readonly decision: "allow" | "ask"
   readonly reason: string | undefined
   /** The hook that said it. */
+  readonly hook: string
+}
+
+/** A `PermissionRequest` hook's answer in place of the user's. */
+export interface PermissionAnswer {
+  readonly decision: "allow" | "deny"
+  readonly reason: string | undefined
   readonly hook: string
 }
 
@@ -27,6 +36,14 @@ export interface Bridge {
   readonly onNotify: (listener: (context: HookContext, message: string) => Effect.Effect<void>) => void
   /** Runs the `Notification` listeners (each returns at once: they run detached). */
   readonly notify: (context: HookContext, message: string) => Effect.Effect<void>
+  /** Sets what answers `permissionRequest` (the `PermissionRequest` hooks). */
+  readonly onPermissionRequest: (answer: (context: HookContext, call: HookToolCall) => Effect.Effect<PermissionAnswer | undefined>) => void
+  /** Before the user is asked about `call`: a hook's answer, or `undefined` to ask. */
+  readonly permissionRequest: (context: HookContext, call: HookToolCall) => Effect.Effect<PermissionAnswer | undefined>
+  /** Adds what runs on `continued` (the screen's line). */
+  readonly onContinued: (listener: (context: HookContext, reason: string) => Effect.Effect<void>) => void
+  /** A `Stop` hook sent the model back with `reason`. */
+  readonly continued: (context: HookContext, reason: string) => Effect.Effect<void>
 }
 
 /** Most verdicts kept: the oldest go first (a denied or failed call never reaches the approver). */
@@ -36,6 +53,8 @@ export const MAX_VERDICTS = 1024
 export const make = (): Bridge => {
   const verdicts = new Map<string, PermissionVerdict>()
   const listeners: Array<(context: HookContext, message: string) => Effect.Effect<void>> = []
+  const continuedListeners: Array<(context: HookContext, reason: string) => Effect.Effect<void>> = []
+  let answer: ((context: HookContext, call: HookToolCall) => Effect.Effect<PermissionAnswer | undefined>) | undefined
   return {
     record: (callId, verdict) => {
       const before = verdicts.get(callId)
@@ -53,6 +72,14 @@ export const make = (): Bridge => {
     onNotify: (listener) => {
       listeners.push(listener)
     },
-    notify: (context, message) => Effect.forEach(listeners, (listener) => listener(context, message), { discard: true })
+    notify: (context, message) => Effect.forEach(listeners, (listener) => listener(context, message), { discard: true }),
+    onPermissionRequest: (f) => {
+      answer = f
+    },
+    permissionRequest: (context, call) => (answer === undefined ? Effect.succeed(undefined) : answer(context, call)),
+    onContinued: (listener) => {
+      continuedListeners.push(listener)
+    },
+    continued: (context, reason) => Effect.forEach(continuedListeners, (listener) => listener(context, reason), { discard: true })
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The `hooks` setting in Claude Code's shape: for each event, matcher groups, each with the
- * commands to run.
+ * commands to run (or URLs to POST the event to).
  *
  * @example
  * ```json
@@ -12,23 +12,32 @@ import * as Schema from "effect/Schema"
 /** The events agent-loop runs, and the hook point each maps onto. */
 export const EVENTS = {
   PreToolUse: "beforeTool",
+  PermissionRequest: "approveTool",
   PostToolUse: "afterTool",
+  PostToolUseFailure: "onToolFailure",
   UserPromptSubmit: "beforeTurn",
   Stop: "beforeStop",
+  SubagentStart: "beforeSubTurn",
   SubagentStop: "beforeStop",
   SessionStart: "sessionStart",
   SessionEnd: "sessionEnd",
   PreCompact: "beforeCompact",
+  PostCompact: "afterCompact",
   Notification: "approveTool"
 } as const
 
 /** An event agent-loop runs. */
 export type EventName = keyof typeof EVENTS
 
-/** One command of a matcher group; `type` other than `"command"` is skipped with a warning. */
+/**
+ * One hook of a matcher group: `{"type": "command", "command": ...}` runs a shell command,
+ * `{"type": "http", "url": ...}` POSTs the event to a URL; another type is skipped with a warning.
+ */
 export const HookCommand = Schema.Struct({
   type: Schema.String,
   command: Schema.optionalKey(Schema.String),
+  url: Schema.optionalKey(Schema.String),
+  headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   /** Seconds; default 60. */
   timeout: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThan(0)))
 })
@@ -55,11 +64,13 @@ export interface HooksSource {
 /** Default command timeout, as in Claude Code. */
 export const DEFAULT_TIMEOUT_SECONDS = 60
 
-/** A runnable command. */
-export interface Command {
-  readonly command: string
-  readonly timeoutMs: number
-}
+/** A runnable hook: a shell command, or an HTTP endpoint the event is POSTed to. */
+export type Command =
+  | { readonly _tag: "Command"; readonly command: string; readonly timeoutMs: number }
+  | { readonly _tag: "Http"; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly timeoutMs: number }
+
+/** How a hook is named in warnings and errors: its command or its URL. */
+export const commandText = (command: Command): string => (command._tag === "Command" ? command.command : `POST ${command.url}`)
 
 /** A matcher group ready to run: which names it matches, and its commands. */
 export interface Group {
@@ -101,11 +112,16 @@ export const compile = (sources: ReadonlyArray<HooksSource>): { readonly groups:
         if (typeof test === "string") return warnings.push(`${source}: hooks.${event}[${index}]: ${test}; skipped`)
         const commands: Array<Command> = []
         group.hooks.forEach((hook, k) => {
-          if (hook.type !== "command" || hook.command === undefined || hook.command.trim() === "") {
-            warnings.push(`${source}: hooks.${event}[${index}].hooks[${k}]: only {"type": "command", "command": ...} hooks run; skipped`)
-            return
+          const timeoutMs = Math.ceil((hook.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000)
+          if (hook.type === "command" && hook.command !== undefined && hook.command.trim() !== "") {
+            commands.push({ _tag: "Command", command: hook.command, timeoutMs })
+          } else if (hook.type === "http" && hook.url !== undefined && /^https?:\/\//i.test(hook.url)) {
+            commands.push({ _tag: "Http", url: hook.url, headers: hook.headers ?? {}, timeoutMs })
+          } else {
+            warnings.push(
+              `${source}: hooks.${event}[${index}].hooks[${k}]: only {"type": "command", "command": ...} and {"type": "http", "url": "http(s)://..."} hooks run; skipped`
+            )
           }
-          commands.push({ command: hook.command, timeoutMs: Math.ceil((hook.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000) })
         })
         if (commands.length > 0) groups.push({ event: event as EventName, source, index, matcher: group.matcher, test, commands })
       })

@@ -94,6 +94,8 @@ export interface Said {
   /** `continue: false`: its `stopReason`. */
   readonly stop?: string
   readonly permission?: { readonly decision: "allow" | "deny" | "ask"; readonly reason: string | undefined }
+  /** A `PermissionRequest` hook's `decision.behavior`, with its `message`. */
+  readonly behavior?: { readonly decision: "allow" | "deny"; readonly reason: string | undefined }
   readonly updatedInput?: Record<string, unknown>
   /** `additionalContext`, or (where plain output is context) the plain stdout. */
   readonly context?: string
@@ -136,6 +138,10 @@ export const interpret = (exitCode: number, stdout: string, stderr: string, plai
   if (decision === "block") said.block = text(json["reason"]) ?? "blocked by a hook"
   if (permission === "allow" || permission === "deny" || permission === "ask") {
     said.permission = { decision: permission, reason: text(specific["permissionDecisionReason"]) ?? text(json["reason"]) }
+  }
+  const behavior = record(specific["decision"])
+  if (behavior["behavior"] === "allow" || behavior["behavior"] === "deny") {
+    said.behavior = { decision: behavior["behavior"], reason: text(behavior["message"]) }
   }
   if (typeof specific["updatedInput"] === "object" && specific["updatedInput"] !== null) said.updatedInput = record(specific["updatedInput"])
   const context = text(specific["additionalContext"])
