@@ -26,7 +26,7 @@ const e2e = [
   // the inspector in headless Chromium
   "test/inspector/browser.test.ts",
   // the CLI on a real terminal, through tmux
-  "test/cli/{chat,chat-editing,chat-sessions,chat-stop,claude-settings,slash,stream-json,terminal,terminal-hostile,terminal-markdown,workspace-sessions}.test.ts",
+  "test/cli/{chat,chat-editing,chat-sessions,chat-stop,claude-settings,slash,stream-json,terminal,terminal-hostile,terminal-markdown,web-fetch-hosts,workspace-sessions}.test.ts",
   // protocols: MCP servers nobody in this project wrote, installed from npm
   "test/mcp/real-servers.test.ts",
   // packaging: npm pack, an offline install and tsc over every example; the examples and the docs

@@ -1,6 +1,7 @@
 /**
  * `web_fetch` end to end: a scripted model on 127.0.0.1 asks the real CLI to fetch a page from a
- * loopback web server, which is refused unless a permission rule names the host.
+ * loopback web server, which is refused unless a permission rule names the host. On by default,
+ * it asks before each new host (`web-fetch-hosts.test.ts` holds that on a terminal).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { cliSetup, runCli, type TestContext } from "../support/cliProcess.ts"
@@ -33,25 +34,21 @@ describe.concurrent("agent-loop web_fetch", () => {
     expect(result.stdout).toBe("Version 2 is out.\n")
   })
 
-  it("is off by default, needs approval without a rule, and refuses a loopback address when approved without one", async (context) => {
+  it("is on by default, needs approval without a rule, and refuses a loopback address when approved without one", async (context) => {
     // each turn: the model fetches the page, then answers
     const { env, flags, server, web } = await setup(context, (url) => (request) =>
       request.body.messages.at(-1).role === "user"
         ? { toolCalls: [{ name: "web_fetch", arguments: { url: `${url}/page` } }] }
         : { text: "Could not." })
-    // not among the default tools
-    const plain = await runCli(["run", ...flags, "hi"], { env })
-    expect(plain.code, plain.stderr).toBe(0)
-    expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).not.toContain("web_fetch")
-    expect(toolResultOf(server, 1)).toContain("web_fetch")
-    // without a terminal and without a rule, the call is denied before anything is sent
-    const denied = await runCli(["run", ...flags, "--tools", "web_fetch", "news?"], { env })
+    // among the default tools; without a terminal and without a rule, the call is denied before anything is sent
+    const denied = await runCli(["run", ...flags, "news?"], { env })
+    expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toContain("web_fetch")
     expect(denied.code, denied.stderr).toBe(0)
-    expect(toolResultOf(server, 3)).toContain("this call needs the user's approval, and agent-loop has no terminal to ask")
+    expect(toolResultOf(server, 1)).toContain("this call needs the user's approval, and agent-loop has no terminal to ask")
     // approved (--yes) but with no rule for the host: refused after resolving it, still nothing sent
-    const approved = await runCli(["run", ...flags, "--tools", "web_fetch", "--yes", "news?"], { env })
+    const approved = await runCli(["run", ...flags, "--yes", "news?"], { env })
     expect(approved.code, approved.stderr).toBe(0)
-    expect(toolResultOf(server, 5)).toContain("resolves to 127.0.0.1, which is not a public address")
+    expect(toolResultOf(server, 3)).toContain("resolves to 127.0.0.1, which is not a public address")
     expect(web.requests).toEqual([])
   })
 })

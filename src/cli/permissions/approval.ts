@@ -224,6 +224,8 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
       yield* screen.prompt(`${err.yellow("?")} allow ${err.bold(Format.truncate(call.name, 80))}? [y${suggested.length > 0 ? "/a" : ""}${suggested.length > 0 && canSave ? "/s" : ""}/N] `)
       const answer = parseAnswer(yield* ask, suggested.length > 0, canSave)
       if (answer._tag === "Session" || answer._tag === "Save") permissions.allowForSession(suggested)
+      // as Claude Code's WebFetch asks: once per new host, so a host said yes to is not asked about again this session
+      else if (answer._tag === "Once" && call.name === "web_fetch" && call.mcp === undefined) permissions.allowForSession(permissions.suggest(call))
       if (answer._tag === "Save") {
         yield* permissions.save(suggested).pipe(
           Effect.flatMap(() => screen.line(err.dim(`(saved ${suggestedShown} to ${permissions.saveTarget})`))),

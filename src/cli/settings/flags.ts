@@ -18,11 +18,12 @@ import { storeFlags } from "../sessions/storeFlags.ts"
 export const sandboxModes = ["auto", "on", "off"] as const
 
 /**
- * The built-in tools enabled when neither `--tools` nor a settings file chooses: all but
- * `web_fetch`, which reaches the network and is enabled only by name. `exec` is among them, as in
- * every peer CLI; it still asks before each call (or is denied).
+ * The built-in tools enabled when neither `--tools` nor a settings file chooses: all of them, as in
+ * Claude Code. `exec` still asks before each call (or is denied), and `web_fetch` before each new
+ * host (a host said yes to is not asked about again in the session), never reaching a private or
+ * loopback address without a rule naming its host.
  */
-export const defaultTools: ReadonlyArray<BuiltinToolName> = BuiltinToolName.literals.filter((name) => name !== "web_fetch")
+export const defaultTools: ReadonlyArray<BuiltinToolName> = BuiltinToolName.literals
 
 /** `--provider` help: every provider with what it is, then `replay`. */
 const providerHelp = [
