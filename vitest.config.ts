@@ -29,6 +29,8 @@ const e2e = [
   "test/cli/{chat,chat-editing,chat-sessions,chat-stop,claude-settings,slash,stream-json,terminal,terminal-hostile,terminal-markdown,web-fetch-hosts,workspace-sessions}.test.ts",
   // protocols: MCP servers nobody in this project wrote, installed from npm
   "test/mcp/real-servers.test.ts",
+  // an editor (the official ACP client) driving `agent-loop acp` processes against a loopback model
+  "test/protocols/acp.test.ts",
   // packaging: npm pack, an offline install and tsc over every example; the examples and the docs
   // generator run as processes
   "test/package/{packaging,examples,docs}.test.ts"

@@ -80,6 +80,11 @@ export interface ApprovalOptions {
    * the commands pass it only when stdin is a terminal, so this is the one place that decides.
    */
   readonly ask: Effect.Effect<string | undefined> | undefined
+  /**
+   * Asks about one call instead of showing it and reading `ask` (an editor over ACP asks its user
+   * itself): the answer as typed at the prompt (`y`, `a` when `remember`, `n`).
+   */
+  readonly askAbout?: ((context: Hook.HookContext, call: Hook.HookToolCall, remember: boolean) => Effect.Effect<string | undefined>) | undefined
   /** The permission rules; none when absent. */
   readonly permissions?: Permissions.Permissions
   /** What hooks said about calls (`PreToolUse` allow/ask) and the `Notification` hooks. */
@@ -207,6 +212,11 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
             : { _tag: "Deny", reason: answered.reason ?? `denied by hook ${answered.hook}` } as Answer
         }
         yield* options.bridge.notify(context, `agent-loop needs your permission to use ${claudeName(call)}`)
+      }
+      if (options.askAbout !== undefined) {
+        const answer = parseAnswer(yield* options.askAbout(context, call, suggested.length > 0), suggested.length > 0, false)
+        if (answer._tag === "Session") permissions.allowForSession(suggested)
+        return answer
       }
       yield* screen.line(`${err.yellow("?")} ${err.bold(`${Display.visible(Format.truncate(call.name, 80))} wants to run`)}${why === undefined ? "" : err.dim(` (${Display.visible(why)})`)}:`)
       for (const line of lines) yield* screen.line(line)
@@ -383,7 +393,12 @@ export interface ApprovalSettings {
  * arguments other hooks left), with room for a prompt at `beforeTool` (an `ask` rule on a tool
  * that needs no approval), which denies by itself at its deadline.
  */
-export const register = (settings: ApprovalSettings, screen: ScreenShape, ask: Effect.Effect<string | undefined> | undefined) =>
+export const register = (
+  settings: ApprovalSettings,
+  screen: ScreenShape,
+  ask: Effect.Effect<string | undefined> | undefined,
+  askAbout?: ApprovalOptions["askAbout"]
+) =>
   Effect.gen(function*() {
     const loop = yield* AgentLoop
     const sandbox = yield* Sandbox
@@ -394,6 +409,7 @@ export const register = (settings: ApprovalSettings, screen: ScreenShape, ask: E
         policy: settings.approval,
         screen,
         ask,
+        ...(askAbout === undefined ? {} : { askAbout }),
         permissions: settings.permissions,
         bridge: settings.hookBridge,
         ...(process.stderr.columns === undefined ? {} : { columns: process.stderr.columns }),

@@ -1,0 +1,58 @@
+/**
+ * `agent-loop acp`: the loop as an Agent Client Protocol agent on stdin and stdout, for editors
+ * that speak ACP (Zed, JetBrains IDEs, Neovim plugins): `protocols/acp/agent.ts`. Stdout carries
+ * the protocol only; what the CLI says goes to stderr. Approvals are asked in the editor
+ * (`session/request_permission`) under the same rules as at a terminal; the custom slash commands
+ * are advertised as the session's commands.
+ */
+import { Readable, Writable } from "node:stream"
+import * as Effect from "effect/Effect"
+import packageJson from "../../../package.json" with { type: "json" }
+import { ToolRegistry } from "../../services/ToolRegistry.ts"
+import * as AcpAgent from "../../protocols/acp/agent.ts"
+import * as Approval from "../permissions/approval.ts"
+import * as App from "../runtime/app.ts"
+import type { AgentFlags } from "../settings/flags.ts"
+import * as Settings from "../settings/settings.ts"
+import { fail } from "../terminal/failure.ts"
+import { Screen } from "../terminal/screen.ts"
+import * as CommandPrompt from "./commandPrompt.ts"
+import * as Slash from "./slashCommands.ts"
+
+/** What is said when the optional SDK is not installed. */
+export const SDK_MISSING = "agent-loop acp needs the Agent Client Protocol SDK: npm install @agentclientprotocol/sdk"
+
+/** `agent-loop acp`: serves one editor on stdio until it closes the connection. */
+export const acp = (flags: AgentFlags) =>
+  Effect.gen(function*() {
+    const sdk = yield* Effect.tryPromise(() => import("@agentclientprotocol/sdk")).pipe(Effect.catch(() => fail(SDK_MISSING, 1)))
+    const settings = yield* Settings.resolve(flags)
+    yield* Settings.announce(settings)
+    yield* Effect.scoped(Effect.gen(function*() {
+      const screen = yield* Screen
+      const registry = yield* ToolRegistry
+      const expand = (text: string): Effect.Effect<string | undefined> => {
+        const parsed = Slash.parse(text.trim(), settings.commands)
+        if (parsed._tag !== "Custom") return Effect.succeed(undefined)
+        // a command that cannot be expanded is sent as typed
+        return CommandPrompt.make(parsed.command, parsed.args, settings).pipe(
+          Effect.provideService(ToolRegistry, registry),
+          Effect.orElseSucceed(() => undefined)
+        )
+      }
+      const agent = yield* AcpAgent.make(sdk, {
+        name: "agent-loop",
+        version: packageJson.version,
+        commands: settings.commands.map((command) => ({
+          name: command.name,
+          description: command.description ?? "(custom command)",
+          ...(command.argumentHint === undefined ? {} : { input: { hint: command.argumentHint } })
+        })),
+        expand
+      })
+      // asked in the editor: `ask` only says that someone can be asked
+      yield* Approval.register(settings, screen, Effect.succeed(undefined), agent.askAbout)
+      const stream = sdk.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
+      yield* agent.connect(stream)
+    })).pipe(Effect.provide(App.layer(settings)))
+  })

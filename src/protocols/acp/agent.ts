@@ -1,0 +1,211 @@
+/**
+ * The loop as an ACP agent (Agent Client Protocol, spoken by Zed, JetBrains IDEs, Neovim plugins):
+ * `initialize`, `session/new`, `session/load` (the stored conversation replayed as updates),
+ * `session/prompt` (a turn, its events streamed as updates), `session/cancel` (stop now), and the
+ * loop's approvals asked as `session/request_permission`.
+ *
+ * The SDK (`@agentclientprotocol/sdk`, an optional peer dependency) is handed in by the command
+ * that loaded it, so nothing else loads it. ACP session ids are the loop's session keys: a session
+ * made here is stored like any other and can be loaded after a restart.
+ */
+import { randomUUID } from "node:crypto"
+import type * as Acp from "@agentclientprotocol/sdk"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
+import type { HookContext, HookToolCall } from "../../domain/Hook.ts"
+import type { TurnResult } from "../../domain/Turn.ts"
+import { AgentLoop } from "../../services/AgentLoop.ts"
+import { SessionStore } from "../../services/SessionStore.ts"
+import * as Updates from "./updates.ts"
+
+/** The SDK's module, as `import("@agentclientprotocol/sdk")` gives it. */
+export type Sdk = typeof Acp
+
+/** What the agent says of itself, and its slash commands. */
+export interface AgentOptions {
+  readonly name: string
+  readonly version: string
+  /** Commands advertised to the client (`available_commands_update`) for every session. */
+  readonly commands?: ReadonlyArray<Acp.AvailableCommand>
+  /** Runs a prompt that starts with `/NAME` for a command of `commands`: the text of its turn, or `undefined` when it is not one. */
+  readonly expand?: (text: string) => Effect.Effect<string | undefined>
+}
+
+/** The answer an approval prompt reads (`approval.ts`): `y` once, `a` always (the suggested rule, this session), `n` no. */
+export type Answer = "y" | "a" | "n"
+
+/** One ACP session of this connection. */
+interface Session {
+  readonly key: string
+  readonly cwd: string
+  /** The prompt running, if any: its cancel flag. */
+  prompting: { cancelled: boolean } | undefined
+}
+
+/** The option ids offered with every permission request. */
+const ALLOW_ONCE = "allow-once"
+const ALLOW_ALWAYS = "allow-always"
+const REJECT = "reject"
+
+/**
+ * The agent: `connect` serves one client over `stream` until it goes away, and `askAbout` asks
+ * that client about a call (the approval hook's question; `n` when there is no one to ask).
+ */
+export const make = (sdk: Sdk, options: AgentOptions) =>
+  Effect.gen(function*() {
+    const services = yield* Effect.context<AgentLoop | SessionStore>()
+    const loop = Context.get(services, AgentLoop)
+    const store = Context.get(services, SessionStore)
+    const run = Effect.runPromiseWith(services)
+    const sessions = new Map<string, Session>()
+    let client: Acp.AgentContext | undefined
+
+    const sessionOf = (id: string): Session => {
+      const session = sessions.get(id)
+      if (session === undefined) throw sdk.RequestError.sessionNotFound(id)
+      return session
+    }
+
+    const update = (session: Session, update: Acp.SessionUpdate) =>
+      Effect.promise(() => client?.notify(sdk.methods.client.session.update, { sessionId: session.key, update }) ?? Promise.resolve())
+
+    const advertise = (session: Session) =>
+      options.commands === undefined || options.commands.length === 0
+        ? Effect.void
+        : update(session, { sessionUpdate: "available_commands_update", availableCommands: [...options.commands] })
+
+    /** The text of a prompt: its text blocks, linked resources by their URI, embedded ones by their text. */
+    const textOf = (blocks: ReadonlyArray<Acp.ContentBlock>): string =>
+      blocks.map((block) => {
+        switch (block.type) {
+          case "text":
+            return block.text
+          case "resource_link":
+            return `@${block.uri}`
+          case "resource":
+            return "text" in block.resource ? `${block.resource.uri}:\n${block.resource.text}` : `@${block.resource.uri}`
+          default:
+            return ""
+        }
+      }).filter((part) => part !== "").join("\n")
+
+    const stopReason = (session: Session, cancelled: boolean, result: TurnResult): Acp.StopReason => {
+      if (cancelled) return "cancelled"
+      switch (result.status) {
+        case "completed":
+          return "end_turn"
+        case "max_iterations":
+          return "max_turn_requests"
+        case "interrupted":
+          return "cancelled"
+        default:
+          throw sdk.RequestError.internalError({ sessionId: session.key, status: result.status }, result.error ?? `the turn ended ${result.status}`)
+      }
+    }
+
+    /** A turn for the prompt, its root turn's events streamed as updates until its `TurnEnd`. */
+    const prompt = (session: Session, text: string) =>
+      Effect.scoped(Effect.gen(function*() {
+        const subscription = yield* loop.subscribe({ strategy: "lossless" })
+        const forward = yield* subscription.stream.pipe(
+          Stream.filter((event) => event.sessionKey === session.key),
+          Stream.takeUntil((event) => event._tag === "TurnEnd" && event.depth === 0),
+          Stream.runForEach((event) => Effect.forEach(Updates.fromEvent(event, session.cwd), (u) => update(session, u), { discard: true })),
+          Effect.forkScoped
+        )
+        const expanded = options.expand === undefined ? undefined : yield* options.expand(text)
+        const result = yield* loop.turn(session.key, expanded ?? text)
+        yield* Fiber.join(forward)
+        return result
+      }))
+
+    const agent = sdk.agent({ name: options.name })
+      .onRequest(sdk.methods.agent.initialize, () => ({
+        protocolVersion: sdk.PROTOCOL_VERSION,
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { image: false, audio: false, embeddedContext: true }
+        },
+        agentInfo: { name: options.name, version: options.version },
+        authMethods: []
+      }))
+      .onRequest(sdk.methods.agent.session.new, async ({ params }) => {
+        const session: Session = { key: `acp-${randomUUID()}`, cwd: params.cwd, prompting: undefined }
+        sessions.set(session.key, session)
+        await run(advertise(session))
+        return { sessionId: session.key }
+      })
+      .onRequest(sdk.methods.agent.session.load, async ({ params }) => {
+        const history = await run(Effect.orElseSucceed(store.load(params.sessionId), () => []))
+        if (history.length === 0) throw sdk.RequestError.sessionNotFound(params.sessionId)
+        const session: Session = sessions.get(params.sessionId) ?? { key: params.sessionId, cwd: params.cwd, prompting: undefined }
+        sessions.set(session.key, session)
+        await run(Effect.andThen(
+          Effect.forEach(Updates.fromHistory(history, params.cwd), (u) => update(session, u), { discard: true }),
+          advertise(session)
+        ))
+        return {}
+      })
+      .onRequest(sdk.methods.agent.session.prompt, async ({ params }) => {
+        const session = sessionOf(params.sessionId)
+        if (session.prompting !== undefined) throw sdk.RequestError.invalidRequest({ sessionId: session.key }, "a prompt is already running in this session")
+        const text = textOf(params.prompt)
+        if (text.trim() === "") throw sdk.RequestError.invalidParams({ sessionId: session.key }, "the prompt has no text")
+        const prompting = { cancelled: false }
+        session.prompting = prompting
+        try {
+          const result = await run(prompt(session, text))
+          return { stopReason: stopReason(session, prompting.cancelled, result) }
+        } finally {
+          session.prompting = undefined
+        }
+      })
+      .onNotification(sdk.methods.agent.session.cancel, async ({ params }) => {
+        const session = sessions.get(params.sessionId)
+        if (session?.prompting === undefined) return
+        session.prompting.cancelled = true
+        await run(Effect.ignore(loop.interruptNow(session.key)))
+      })
+
+    /** Serves the client on `stream` until it goes away; then every running prompt is stopped now (what its turn did is kept). */
+    const connect = (stream: Acp.Stream) =>
+      Effect.gen(function*() {
+        const connection = agent.connect(stream)
+        client = connection.client
+        yield* Effect.promise(() => connection.closed)
+        client = undefined
+        yield* Effect.forEach([...sessions.values()], (session) => session.prompting === undefined ? Effect.void : Effect.ignore(loop.interruptNow(session.key)), {
+          discard: true
+        })
+      })
+
+    /** Asks the client about `call` of a session made here; `n` when there is none, or the client cancels or cannot be asked. */
+    const askAbout = (context: HookContext, call: HookToolCall, remember: boolean): Effect.Effect<Answer> => {
+      const session = sessions.get(context.sessionKey)
+      const asking = client
+      if (session === undefined || asking === undefined) return Effect.succeed("n")
+      const options: Array<Acp.PermissionOption> = [
+        { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
+        ...(remember ? [{ optionId: ALLOW_ALWAYS, name: "Allow always (this session)", kind: "allow_always" } as const] : []),
+        { optionId: REJECT, name: "Reject", kind: "reject_once" }
+      ]
+      const toolCall = Updates.toolCall({ id: call.id, name: call.name, arguments: JSON.stringify(call.arguments ?? {}) }, "pending", session.cwd)
+      return Effect.tryPromise({
+        // interrupted (stop now, the approval timeout): the client is told the request is cancelled
+        try: (signal) =>
+          asking.request(sdk.methods.client.session.requestPermission, { sessionId: session.key, toolCall, options }, { cancellationSignal: signal }),
+        catch: (error) => error
+      }).pipe(
+        Effect.map((response): Answer => {
+          const outcome = response.outcome
+          if (outcome.outcome !== "selected") return "n"
+          return outcome.optionId === ALLOW_ONCE ? "y" : outcome.optionId === ALLOW_ALWAYS ? "a" : "n"
+        }),
+        Effect.orElseSucceed((): Answer => "n")
+      )
+    }
+
+    return { connect, askAbout }
+  })

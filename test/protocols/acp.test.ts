@@ -1,0 +1,185 @@
+/**
+ * `agent-loop acp` driven by the official ACP SDK's client side, as a scripted editor, against the
+ * real command over stdio with a loopback model: a prompt whose tool call needs approval (allowed
+ * in the editor) streams its updates and answers; a cancel mid-tool ends the prompt `cancelled`
+ * at once with nothing half-done; a session loaded after a restart replays its history; bad input
+ * gets JSON-RPC errors.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Readable, Writable } from "node:stream"
+import * as acp from "@agentclientprotocol/sdk"
+import { describe, expect, it } from "@effect/vitest"
+import { STOPPED_NOTE } from "../../src/programs/internal/turnEnd.ts"
+import { isolatedEnv, launcher, root, tempDir, type TestContext } from "../support/cliProcess.ts"
+import { gate, type Script, start } from "../support/openaiServer.ts"
+
+interface Editor {
+  readonly agent: acp.ClientContext
+  readonly updates: Array<acp.SessionNotification>
+  readonly permissions: Array<acp.RequestPermissionRequest>
+  readonly child: ChildProcess
+  readonly stderr: () => string
+  readonly close: () => Promise<void>
+}
+
+/** `agent-loop acp` in `home`, and an editor connected to it that answers permission requests with `answer`. */
+const editor = (home: string, url: string, answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse): Editor => {
+  const workspace = path.join(home, "ws")
+  fs.mkdirSync(workspace, { recursive: true })
+  const child = spawn(process.execPath, [launcher, "acp", "--base-url", url, "--model", "fake-model", "--workspace", workspace], {
+    cwd: root,
+    env: isolatedEnv(home),
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  let stderr = ""
+  child.stderr!.on("data", (chunk) => (stderr += chunk.toString()))
+  const updates: Array<acp.SessionNotification> = []
+  const permissions: Array<acp.RequestPermissionRequest> = []
+  const app = acp.client({ name: "scripted-editor" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      updates.push(params)
+    })
+    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+      permissions.push(params)
+      return answer(params)
+    })
+  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>)
+  const connection = app.connect(stream)
+  return {
+    agent: connection.agent,
+    updates,
+    permissions,
+    child,
+    stderr: () => stderr,
+    close: async () => {
+      connection.close()
+      child.stdin!.end()
+      if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve))
+    }
+  }
+}
+
+const setup = async (context: TestContext, script: Script, answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse) => {
+  const server = await start(script)
+  const home = tempDir()
+  const opened: Array<Editor> = []
+  context.onTestFinished(async () => {
+    for (const each of opened) {
+      each.child.kill("SIGKILL")
+    }
+    await server.close()
+  })
+  const open = () => {
+    const made = editor(home, server.url, answer)
+    opened.push(made)
+    return made
+  }
+  return { server, home, open }
+}
+
+const allowOnce = (request: acp.RequestPermissionRequest): acp.RequestPermissionResponse => ({
+  outcome: { outcome: "selected", optionId: request.options.find((o) => o.kind === "allow_once")!.optionId }
+})
+
+const initialize = (agent: acp.ClientContext) =>
+  agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} })
+
+describe("agent-loop acp", () => {
+  it("initialize, a prompt with an edit (a diff) and a command that needs approval (allowed in the editor), updates streamed, the answer; load after a restart replays it", async (context) => {
+    const { home, open, server } = await setup(context, [
+      {
+        text: "Writing it.",
+        toolCalls: [{ name: "write_file", arguments: { path: "note.txt", content: "hello\n" } }, { name: "exec", arguments: { command: "cat note.txt" } }]
+      },
+      { text: "Done." }
+    ], allowOnce)
+    const first = open()
+    const init = await initialize(first.agent)
+    expect(init.protocolVersion).toBe(acp.PROTOCOL_VERSION)
+    expect(init.agentCapabilities?.loadSession).toBe(true)
+    const workspace = path.join(home, "ws")
+    const { sessionId } = await first.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] })
+    const response = await first.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "write a note" }] })
+    expect(response.stopReason).toBe("end_turn")
+    expect(fs.readFileSync(path.join(workspace, "note.txt"), "utf8")).toBe("hello\n")
+    // asked once, for the command (a write in the workspace needs no approval), with the loop's options
+    expect(first.permissions).toHaveLength(1)
+    expect(first.permissions[0]!.toolCall).toMatchObject({ kind: "execute", status: "pending", title: "exec cat note.txt" })
+    expect(first.permissions[0]!.options.map((o) => o.kind)).toContain("reject_once")
+    const kinds = first.updates.map((u) => u.update.sessionUpdate)
+    expect(kinds).toContain("agent_message_chunk")
+    const call = first.updates.find((u) => u.update.sessionUpdate === "tool_call")!.update as acp.ToolCall
+    expect(call).toMatchObject({ kind: "edit", status: "in_progress", locations: [{ path: path.join(workspace, "note.txt") }] })
+    expect(call.content).toEqual([{ type: "diff", path: path.join(workspace, "note.txt"), oldText: null, newText: "hello\n" }])
+    const ended = first.updates.flatMap((u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "completed" ? [u.update] : [])
+    expect(ended).toHaveLength(2)
+    expect(JSON.stringify(ended[1]!.content)).toContain("hello")
+    const text = first.updates.flatMap((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.type === "text" ? [u.update.content.text] : []).join("")
+    expect(text).toBe("Writing it.Done.")
+    expect(server.requests).toHaveLength(2)
+    await first.close()
+
+    // a new process: the session is loaded from the store, its history replayed as updates
+    const second = open()
+    await initialize(second.agent)
+    await second.agent.request(acp.methods.agent.session.load, { sessionId, cwd: workspace, mcpServers: [] })
+    const replayed = second.updates.map((u) => u.update)
+    expect(replayed[0]).toEqual({ sessionUpdate: "user_message_chunk", content: { type: "text", text: "write a note" } })
+    expect(replayed.filter((u) => u.sessionUpdate === "tool_call").map((u) => u.sessionUpdate === "tool_call" && [u.kind, u.status])).toEqual([["edit", "completed"], ["execute", "completed"]])
+    expect(replayed.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" && u.content.text)).toEqual(["Writing it.", "Done."])
+    await second.close()
+  })
+
+  it("cancel mid-tool: the prompt answers cancelled at once, the command is stopped, the stop is in the session", async (context) => {
+    const never = gate()
+    const { home, open, server } = await setup(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "sleep 60 && echo late > late.txt" } }] },
+      { text: "never", hold: never.promise }
+    ], allowOnce)
+    const editor = open()
+    await initialize(editor.agent)
+    const workspace = path.join(home, "ws")
+    const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] })
+    const answered = editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "run it" }] })
+    const deadline = Date.now() + 60_000
+    while (!editor.updates.some((u) => u.update.sessionUpdate === "tool_call" && u.update.status === "in_progress")) {
+      if (Date.now() > deadline) throw new Error(`the tool did not start: ${editor.stderr()}`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    const cancelledAt = Date.now()
+    await editor.agent.notify(acp.methods.agent.session.cancel, { sessionId })
+    const response = await answered
+    expect(response.stopReason).toBe("cancelled")
+    // ACP asks for "within a couple of seconds"; loaded machines get some slack
+    expect(Date.now() - cancelledAt).toBeLessThan(10_000)
+    expect(server.requests).toHaveLength(1)
+    expect(fs.existsSync(path.join(workspace, "late.txt"))).toBe(false)
+    expect(editor.updates.some((u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "failed")).toBe(true)
+    await editor.close()
+    // the stopped turn is stored, with its record
+    const again = open()
+    await initialize(again.agent)
+    await again.agent.request(acp.methods.agent.session.load, { sessionId, cwd: workspace, mcpServers: [] })
+    const users = again.updates.flatMap((u) => u.update.sessionUpdate === "user_message_chunk" && u.update.content.type === "text" ? [u.update.content.text] : [])
+    expect(users).toEqual(["run it", STOPPED_NOTE])
+    await again.close()
+  })
+
+  it("bad input: an unknown session, an unknown method, a malformed line; the connection still works", async (context) => {
+    const { home, open } = await setup(context, [{ text: "Fine." }], allowOnce)
+    const editor = open()
+    await initialize(editor.agent)
+    await expect(editor.agent.request(acp.methods.agent.session.prompt, { sessionId: "no-such-session", prompt: [{ type: "text", text: "hi" }] }))
+      .rejects.toMatchObject({ code: -32002 })
+    await expect(editor.agent.request(acp.methods.agent.session.load, { sessionId: "no-such-session", cwd: home, mcpServers: [] }))
+      .rejects.toMatchObject({ code: -32002 })
+    await expect(editor.agent.request("no/such_method", {})).rejects.toMatchObject({ code: -32601 })
+    editor.child.stdin!.write("{ this is not json\n")
+    const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: path.join(home, "ws"), mcpServers: [] })
+    const response = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] })
+    expect(response.stopReason).toBe("end_turn")
+    await editor.close()
+  })
+})
