@@ -8,8 +8,9 @@
  *   the store's last `seq`, read once; every later one is numbered at once.
  * - One worker fiber, owned by the layer's scope, does the store's work in order: those first
  *   reads, and the writes the step boundaries (`flushKinds`) ask for, each session's pending events
- *   in one append. A write that fails is logged and retried with the next boundary; the events
- *   stay in memory meanwhile. Closing the scope writes what is pending.
+ *   in one append. A write is retried while the store's failure is transient; one that still fails
+ *   is logged and given up (its events are served from memory while they are among the recent
+ *   ones, and missing from the store after). Closing the scope writes what is pending.
  * - Memory holds a session's events not yet written plus the last `RETAIN` written ones (so a
  *   follower just behind reads from memory); a session whose root turn ended, with everything
  *   written and nobody following, is forgotten (its next event reads its last `seq` again).
@@ -123,11 +124,15 @@ export const make = (store: SessionStoreShape) =>
       Effect.gen(function*() {
         const pending = held.events.filter((e) => e.seq > held.stored)
         if (pending.length > 0 && stored !== undefined) {
-          const ok = yield* retryTransient(stored.append(key, pending)).pipe(
-            Effect.as(true),
-            Effect.catch((e) => Effect.as(Effect.logWarning(`event journal of ${JSON.stringify(key)}: ${e.message}; kept in memory`), false))
+          // given up after the transient retries: not retried with every later boundary (a store
+          // that refuses these rows, say another writer's seqs, would refuse them forever)
+          yield* retryTransient(stored.append(key, pending)).pipe(
+            Effect.catch((e) =>
+              Effect.logWarning(
+                `event journal of ${JSON.stringify(key)}: events ${pending[0]!.seq} to ${pending.at(-1)!.seq} not stored (kept in memory while recent): ${e.message}`
+              )
+            )
           )
-          if (!ok) return
         }
         held.stored = pending.at(-1)?.seq ?? held.stored
         const firstKept = held.events.findIndex((e) => e.seq > held.stored)

@@ -44,6 +44,7 @@ import * as AgentLoopLive from "../programs/AgentLoopLive.ts"
 import type { AgentLoop } from "../services/AgentLoop.ts"
 import type { CurrentTurn } from "../services/CurrentTurn.ts"
 import { EventBus } from "../services/EventBus.ts"
+import type { EventJournal } from "../services/EventJournal.ts"
 import type { Hooks } from "../services/Hooks.ts"
 import type { LoopConfig } from "../services/LoopConfig.ts"
 import type { Provider } from "../services/Provider.ts"
@@ -71,7 +72,7 @@ export interface TestLoopOptions<Tools extends ReadonlyArray<Tool.Any> = Readonl
 export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
   options: TestLoopOptions<Tools>
 ): Layer.Layer<
-  AgentLoop | EventBus | Hooks | LoopConfig | Provider | Scripted.ScriptedLog | ToolRegistry | SessionStore,
+  AgentLoop | EventBus | EventJournal | Hooks | LoopConfig | Provider | Scripted.ScriptedLog | ToolRegistry | SessionStore,
   InvalidConfig,
   Exclude<Tool.Requirements<Tools[number]>, CurrentTurn>
 > =>

@@ -346,7 +346,11 @@ describe("a crash in the middle of a turn's append", () => {
               return typeof value === "function" ? value.bind(target) : value
             }
           })
-        const observed = FileSystem.FileSystem.of({ ...fs, open: (path, options) => Effect.map(fs.open(path, options), recording) })
+        // the session's log file only (its event journal, beside it, is written too)
+        const observed = FileSystem.FileSystem.of({
+          ...fs,
+          open: (path, options) => path.endsWith(".events.jsonl") ? fs.open(path, options) : Effect.map(fs.open(path, options), recording)
+        })
         const layer = AgentLoopLive.layer({ model: "test-model" }).pipe(
           Layer.provideMerge(Layer.mergeAll(
             Scripted.layer([{ error: overflow }, { toolCalls: [{ id: "c9", name: "echo", arguments: { text: "y" } }] }, { content: "done" }]),

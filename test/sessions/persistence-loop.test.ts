@@ -217,7 +217,8 @@ describe("persistence through the loop (jsonl)", () => {
         // a fresh store reading the file from scratch gives the same view
         expect(yield* Effect.flatMap(SessionStoreJsonl.make(dir), (store) => store.load("s")).pipe(Effect.provide(NodeServices.layer)))
           .toEqual(compressed)
-        expect(NodeFs.readdirSync(dir)).toEqual([fileName("s")])
+        // the log and, beside it, the session's event journal
+        expect(NodeFs.readdirSync(dir).sort()).toEqual([fileName("s").replace(/\.jsonl$/, ".events.jsonl"), fileName("s")])
       })
     ))
 })
