@@ -19,7 +19,10 @@ import { TABLE as CLAIMS } from "./claims.ts"
 import * as Migrations from "./migrations.ts"
 import { retryTransientOrDie } from "../domain/connectionFailure.ts"
 
-const TABLE = "agent_loop_turn_checkpoints"
+export const TABLE = "agent_loop_turn_checkpoints"
+
+/** The row of a turn that ended with nothing stored (`ended`): no checkpoint decodes from it. */
+const ENDED = JSON.stringify({ _tag: "TurnEndedUnstored" })
 
 const migrate = Migrations.migrate("agent_loop_checkpoint_migrations", {
   "0001_turn_checkpoints": (sql) =>
@@ -64,6 +67,12 @@ export interface Checkpoints {
   readonly keys: (prefix: string) => Effect.Effect<ReadonlyArray<string>>
   /** Deletes the request's checkpoint; with `owner`, only while that attempt owns it. */
   readonly remove: (requestId: string, owner?: string) => Effect.Effect<void>
+  /**
+   * Marks the turn ended with nothing stored while `owner` owns its row: its calls may have run,
+   * so a later delivery reads the row as not resumable (`take`), nor to be run again from the
+   * start, and ends it as the log tells it. The retention sweep deletes the row with its request.
+   */
+  readonly ended: (requestId: string, owner: string) => Effect.Effect<void>
 }
 
 /**
@@ -106,6 +115,8 @@ export const make: Effect.Effect<Checkpoints, never, SqlClient.SqlClient> = Effe
         Effect.map((rows) => rows.map((row) => row.request_id)),
         retryTransientOrDie
       ),
+    ended: (requestId, owner) =>
+      sql`UPDATE ${table} SET checkpoint = ${ENDED} WHERE request_id = ${requestId} AND owner = ${owner}`.pipe(Effect.asVoid, retryTransientOrDie),
     remove: (requestId, owner) =>
       (owner === undefined
         ? sql`DELETE FROM ${table} WHERE request_id = ${requestId}`

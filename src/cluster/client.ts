@@ -190,7 +190,8 @@ export const make = (options: ClientOptions = {}) =>
      * Waits until the turn keyed `key` has made no progress for `progressTimeout`, then gives up on
      * it: its request is cancelled unless a runner started it, and the result says which. Progress
      * is the client's own wait being younger than the timeout, an event of the session mirrored
-     * since, or a turn running on the session's runner (asked when the time is up).
+     * since, or a turn running on the session's runner (asked when the time is up, before the
+     * request is cancelled: a request waits on its runner, unstarted, behind the session's turns).
      */
     const stalled = (sessionKey: string, key: string): Effect.Effect<TurnResult> =>
       Effect.gen(function*() {
@@ -203,15 +204,17 @@ export const make = (options: ClientOptions = {}) =>
             yield* Effect.sleep(Duration.millis(last + timeout - now))
             continue
           }
-          const fate = yield* Effect.flatMap(fates, (table) => table.decide(key, "cancelled", now))
-          const waited = Duration.format(progressTimeout)
-          if (fate === "cancelled") {
-            return failed(sessionKey, `failed-${++failures}`, `the turn made no progress for ${waited}: no runner had started it, so it was cancelled and will not run`)
-          }
+          // a turn running on the session's runner (this one, or one it waits behind): progress
           const running = yield* Effect.exit(control<TurnInfo | undefined, never>(sessionKey, "activeTurn", clientFor(sessionKey).ActiveTurn()))
           if (Exit.isSuccess(running) && running.value !== undefined) {
             since = yield* Clock.currentTimeMillis
             continue
+          }
+          const at = yield* Clock.currentTimeMillis
+          const fate = yield* Effect.flatMap(fates, (table) => table.decide(key, "cancelled", at))
+          const waited = Duration.format(progressTimeout)
+          if (fate === "cancelled") {
+            return failed(sessionKey, `failed-${++failures}`, `the turn made no progress for ${waited}: no runner had started it, so it was cancelled and will not run`)
           }
           return failed(
             sessionKey,

@@ -30,6 +30,7 @@ import * as Auth from "./auth.ts"
 import * as Backlogs from "./backlogs.ts"
 import * as Claims from "./claims.ts"
 import * as Fates from "./fates.ts"
+import * as Lanes from "./lanes.ts"
 import * as Nonces from "./nonces.ts"
 import * as Fence from "./fence.ts"
 import * as Outcome from "./outcome.ts"
@@ -66,6 +67,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const steps = yield* Once.make<typeof Finished.Type, ContentRejected>()
   const routings = yield* Once.makeStream<SendProgress, SteeringQueueFull>()
+  const lanes = Lanes.make()
 
   return AgentSession.toLayer(
     Effect.gen(function*() {
@@ -258,29 +260,36 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
       return AgentSession.of({
         Turn: (request) => {
           const requestId = String(request.requestId)
-          return Effect.flatMap(admission("Turn", requestId, request.payload), (refusal) =>
+          // its place in the session's lane, taken on arrival: no await before it reorders the session's requests
+          const place = lanes.take(sessionKey)
+          const admitted = (refusal: string | undefined) =>
             refusal !== undefined
               ? Effect.map(refused(requestId, refusal), (result) => ({ _tag: "Finished", result, lost: false } as const))
-              : steps.once(requestId, Effect.flatMap(Effect.gen(function*() {
+              : Effect.flatMap(Effect.gen(function*() {
                 // delivered again after this runner's entity was interrupted: the turn went on here
                 const running = turns.known(requestId)
                 if (Option.isSome(running)) return { _tag: "Finished", result: yield* running.value, lost: false } as const
                 // delivered again: a runner started it and did not answer; unless the store has its commit,
-                // it resumes from its checkpoint if it has one (`resume.ts`)
+                // it resumes from its checkpoint if it has one (`resume.ts`), or, with none and a store that
+                // fences, runs again from the start (no call of it ran)
                 const claimed = yield* claim(requestId)
                 const stored = claimed.fresh ? undefined : yield* turns.outcome(requestId, sessionKey)
                 const durable = stored === undefined || stored.lost
-                  ? yield* resume.prepare(requestId, sessionKey, claimed, runner)
+                  ? yield* resume.prepare(requestId, sessionKey, claimed, runner, undefined, epoch !== undefined)
                   : yield* resume.forget(requestId)
                 if (durable === undefined) return { _tag: "Finished", result: yield* lost(requestId, stored?.result), lost: true } as const
                 const { input, signature: _signature, nonce: _nonce, issuedAt: _issuedAt, key: _key, ...options } = request.payload
                 const result = yield* turns.run(requestId, fenced(requestId, durable.turn(loop.turn(sessionKey, input, { ...options, checkpoint: durable.checkpoint }))))
                 const resumed = durable.resumed()
                 return { _tag: "Finished", result, lost: false, ...(resumed === undefined ? {} : { resumed }) } as const
-              }), (finished) => referenced(requestId, finished))))
+              }), (finished) => referenced(requestId, finished))
+          // a delivery that joined one under way gives its place up
+          return Effect.ensuring(steps.once(requestId, place.run(Effect.flatMap(admission("Turn", requestId, request.payload), admitted))), place.pass)
         },
         Send: (request) => {
           const requestId = String(request.requestId)
+          // its place in the session's lane, taken on arrival; its routed turns hold it until the last ends
+          const place = lanes.take(sessionKey)
           return Stream.unwrap(Effect.map(admission("Send", requestId, request.payload), (refusal): Stream.Stream<SendProgress, SteeringQueueFull> => {
             if (refusal !== undefined) {
               // `Accepted` first: the caller of `send` returns on it, then gets the refusal as the turn's reply
@@ -290,8 +299,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
               )
             }
             /** After `Accepted` was acknowledged: the routed turns, or, if a runner started them before, the rest of them (`resume.ts`). */
-            const claimed = routings.once(requestId, Stream.unwrap(Effect.map(claim(requestId), (claim): Stream.Stream<SendProgress, SteeringQueueFull> =>
-              claim.fresh ? routed(requestId, claim.attempt, request.payload.content, undefined) : resumeRouted(requestId, request.payload.content, claim))))
+            const claimed = routings.once(requestId, place.runStream(Stream.unwrap(Effect.map(claim(requestId), (claim): Stream.Stream<SendProgress, SteeringQueueFull> =>
+              claim.fresh ? routed(requestId, claim.attempt, request.payload.content, undefined) : resumeRouted(requestId, request.payload.content, claim)))))
             const previous = request.lastSentChunkValue as Option.Option<SendProgress>
             if (Option.isSome(previous)) {
               // delivered again: replay a steering answer; otherwise its turns ran, or never started
@@ -306,7 +315,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
               }
               return Stream.concat(Stream.make({ _tag: "Accepted" } as const), claimed)
             }))
-          }))
+          })).pipe(Stream.ensuring(place.pass))
         },
         InjectSteering: ({ payload }) => loop.injectSteering(sessionKey, payload.message),
         InjectFollowUp: ({ payload }) => loop.injectFollowUp(sessionKey, payload.message),

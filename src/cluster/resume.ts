@@ -13,9 +13,11 @@
  * behind it (`backlogs.ts`).
  *
  * A request delivered again whose commit the store has is not resumed: the store's result is its
- * reply (`outcome.ts`). Nor is one without a checkpoint (its first model call was in flight, or it
- * asked for no tools), or whose progress outgrew the checkpoint bound: the store tells its outcome
- * (`aborted`, nothing of it saved).
+ * reply (`outcome.ts`). A `Turn` request without a checkpoint (its first model call was in flight,
+ * or it waited for the session, or it asked for no tools) runs again from the start when the store
+ * fences (no call of it ran; a frozen first attempt can neither save nor commit). Not resumed: one
+ * whose progress outgrew the checkpoint bound, or that ended with nothing stored after its calls
+ * ran: the store tells its outcome (`aborted`, nothing of it saved).
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -50,8 +52,11 @@ export interface Resume {
    * The request's turn made durable for the attempt that claimed it: from the start when the claim
    * is fresh (first delivery), else from its checkpoint; `undefined` when it was delivered again
    * and cannot resume. `runner` names this runner; `key`, the checkpoint's (a `Send` request's turn: `sendKey`).
+   * With `replay`, a turn delivered again that saved no checkpoint runs again from the start: it
+   * died before its first reply that asked for tools (its first checkpoint is saved before its
+   * calls run), so no call ran, and model calls may be made again.
    */
-  readonly prepare: (requestId: string, sessionKey: string, claimed: Claimed, runner: string, key?: string) => Effect.Effect<Durable | undefined>
+  readonly prepare: (requestId: string, sessionKey: string, claimed: Claimed, runner: string, key?: string, replay?: boolean) => Effect.Effect<Durable | undefined>
   /**
    * A turn of the request made durable from the start, its checkpoint saved under `key` (a `Send`
    * request's turn: `sendKey`) by the attempt that claimed the request.
@@ -95,12 +100,12 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
   /** This runner's `Resumed` events while the scope is open (a resumed turn publishes one). */
   const resumedEvents = bus.subscribe({ kinds: ["Resumed"], capacity: 64 })
 
-  const prepare = Effect.fnUntraced(function*(requestId: string, sessionKey: string, claimed: Claimed, runner: string, key = requestId) {
+  const prepare = Effect.fnUntraced(function*(requestId: string, sessionKey: string, claimed: Claimed, runner: string, key = requestId, replay = false) {
     // this attempt at the turn: the checkpoint's owner once it saves or takes it
     const slot = { key, requestId, sessionKey, owner: claimed.attempt }
     if (claimed.fresh) return durable(slot, undefined, runner)
     const saved = yield* checkpoints.take(key, slot.owner)
-    if (Option.isNone(saved)) return undefined
+    if (Option.isNone(saved)) return replay ? durable(slot, undefined, runner) : undefined
     if (saved.value._tag !== "TurnCheckpoint") {
       yield* checkpoints.remove(key)
       return undefined
@@ -127,7 +132,8 @@ export const make: Effect.Effect<Resume, never, SqlClient.SqlClient | EventBus |
       Effect.scoped(Effect.gen(function*() {
         const watching = resume === undefined ? undefined : yield* resumedEvents
         const result = yield* run
-        if (saved) yield* checkpoints.remove(slot.key, slot.owner)
+        // nothing stored although calls may have run (a hard abort, a commit refused): never run again from the start
+        if (saved) yield* (result.messages.length > 0 ? checkpoints.remove(slot.key, slot.owner) : checkpoints.ended(slot.key, slot.owner))
         const seen = watching === undefined ? [] : yield* watching.takeAll
         resumed = seen.find((event): event is EventOf<"Resumed"> => event._tag === "Resumed" && event.turnId === result.turnId)
         return result

@@ -15,6 +15,8 @@
  * - Nonces of signed requests (`nonces.ts`): those of requests made before the window (or, when
  *   a request made earlier still waits to be answered, before it less a margin); a request made
  *   before the nonces kept is refused whatever its nonce, so a copy of a forgotten one never runs.
+ * - Checkpoints left by turns that ended with nothing stored (`checkpoints.ts`): those older than
+ *   the window whose request is gone.
  * - Fates of keyed requests (`fates.ts`): those decided before the nonces' horizon, so a cancelled
  *   request's fate stays while the request waits to be refused.
  * - Waiting follow-ups of `Send` requests (`backlogs.ts`), left by a runner that stopped: those
@@ -30,6 +32,7 @@ import * as Snowflake from "effect/cluster/Snowflake"
 import * as SqlClient from "effect/sql/SqlClient"
 import { SessionStore } from "../services/SessionStore.ts"
 import { TABLE as CLAIMS } from "./claims.ts"
+import * as Checkpoints from "./checkpoints.ts"
 import { TABLE as BACKLOGS, make as makeBacklogs } from "./backlogs.ts"
 import * as Fates from "./fates.ts"
 import * as Nonces from "./nonces.ts"
@@ -69,6 +72,9 @@ export const sweep = (nonces: Nonces.Nonces, fates: Fates.Fates, cutoff: number,
     yield* sql`DELETE FROM ${sql(MESSAGES)} WHERE request_id < ${before} AND request_id IN (${answered})`
     yield* sql`DELETE FROM ${sql(CLAIMS)} WHERE claimed_at < ${cutoff}
       AND NOT EXISTS (SELECT 1 FROM ${sql(MESSAGES)} m WHERE m.id = CAST(${sql(CLAIMS)}.request_id AS BIGINT))`
+    // checkpoints left by turns that ended with nothing stored (their key: the request id, then `+N` for a `Send`'s turn)
+    yield* sql`DELETE FROM ${sql(Checkpoints.TABLE)} WHERE saved_at < ${cutoff}
+      AND NOT EXISTS (SELECT 1 FROM ${sql(MESSAGES)} m WHERE m.id = CAST(split_part(${sql(Checkpoints.TABLE)}.request_id, '+', 1) AS BIGINT))`
     yield* sql`DELETE FROM ${sql(BACKLOGS)} WHERE saved_at < ${cutoff}
       AND NOT EXISTS (SELECT 1 FROM ${sql(MESSAGES)} m WHERE m.id = CAST(${sql(BACKLOGS)}.request_id AS BIGINT))`
     if (store.fencing !== undefined) yield* store.fencing.forget(cutoff)
@@ -94,8 +100,9 @@ export const layer = (options: RetentionOptions = {}): Layer.Layer<never, never,
   return Layer.effectDiscard(Effect.gen(function*() {
     const nonces = yield* Nonces.make
     const fates = yield* Fates.make
-    // the backlogs' table, which the sweep reads, exists before the first sweep
+    // the backlogs' and checkpoints' tables, which the sweep reads, exist before the first sweep
     yield* makeBacklogs
+    yield* Checkpoints.make
     yield* Effect.gen(function*() {
       const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
       yield* sweep(nonces, fates, now - Duration.toMillis(window), now)

@@ -21,7 +21,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a turn without progress"), () 
   beforeAll(async () => {
     fs.writeFileSync(toolLog, "")
     cluster = await startCluster(1, undefined, { store: "sql", toolLog })
-    runtime = ManagedRuntime.make(cluster.client({ progressTimeout: "3 seconds" }))
+    runtime = ManagedRuntime.make(cluster.client({ progressTimeout: "3 seconds", controlTimeout: "2 seconds" }))
   }, 180_000)
 
   afterAll(async () => {
@@ -34,9 +34,10 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a turn without progress"), () 
     runtime.runPromise(Effect.gen(function*() {
       return yield* (yield* AgentLoop).turn(session, input)
     }))
+  /** How many messages of the session the log holds (its other records, such as turn outcomes, aside). */
   const logged = async (session: string) =>
     (await cluster.pg.psql(
-      `SELECT count(*) FROM agent_loop_entries e JOIN agent_loop_sessions s ON s.session_id = e.session_id WHERE s.session_key = '${session}'`
+      `SELECT count(*) FROM agent_loop_entries e JOIN agent_loop_sessions s ON s.session_id = e.session_id WHERE s.session_key = '${session}' AND e.entry::jsonb->>'role' IN ('user', 'assistant', 'tool')`
     )).trim()
 
   it("a request no runner started is cancelled when its client gives up, and never runs", async () => {

@@ -1,0 +1,104 @@
+/**
+ * Order and queued work across a runner's death: three runner processes on a real Postgres, the
+ * runner of a session killed (SIGKILL) while its turn runs a call that is not idempotent and later
+ * turns of the session wait behind it. The turn resumes first on the session's next runner, the
+ * waiting turns run after it in the order they were sent, none is aborted, the call runs once; and
+ * a turn killed before its first checkpoint (its model call in flight) runs again from the start.
+ * Multi-process, on real time: every wait polls a condition with a deadline.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Fiber, ManagedRuntime } from "effect"
+import type { Sharding } from "effect/cluster"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AgentLoop, Checkpoint, Message, type Turn } from "effect-agent-loop"
+import { startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
+import { postgresProbe, postgresSuite } from "../support/postgres.ts"
+
+/** Turns queued behind the one whose runner is killed. */
+const QUEUED = 30
+
+describe.skipIf(!postgresProbe.ok)(postgresSuite("a session's turns across its runner's death"), () => {
+  let cluster: TestCluster
+  let runtime: ManagedRuntime.ManagedRuntime<AgentLoop | Sharding.Sharding, unknown>
+  const toolLog = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-failover-")), "tools.log")
+  const ran = () => fs.readFileSync(toolLog, "utf8").split("\n").filter((line) => line !== "")
+
+  beforeAll(async () => {
+    fs.writeFileSync(toolLog, "")
+    // one runner for each test to kill, and one more to take the sessions over
+    cluster = await startCluster(3, undefined, { store: "sql", toolLog })
+    runtime = ManagedRuntime.make(cluster.client())
+  }, 180_000)
+
+  afterAll(async () => {
+    await runtime?.dispose()
+    await cluster?.close()
+  })
+
+  /** The user messages of a session's log, in order, read straight from Postgres. */
+  const inputs = async (sessionKey: string) =>
+    (await cluster.pg.psql(
+      `SELECT e.entry FROM agent_loop_entries e JOIN agent_loop_sessions s ON s.session_id = e.session_id
+       WHERE s.session_key = '${sessionKey}' ORDER BY e.seq`
+    )).split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { role: string; content: unknown })
+      .filter((entry) => entry.role === "user").map((entry) => String(entry.content))
+  const stored = async (sessionKey: string) =>
+    Number(await cluster.pg.psql(`SELECT count(*) FROM cluster_messages WHERE entity_id = '${sessionKey}' AND kind = 0`))
+  /** Kills the runner that has the session; waits for its exit. */
+  const killOwner = async (sessionKey: string) => {
+    const owners = cluster.runners.filter((runner) => runner.child.exitCode === null && runner.child.signalCode === null && runner.sessions().has(sessionKey))
+    expect(owners).toHaveLength(1)
+    owners[0]!.child.kill("SIGKILL")
+    await owners[0]!.exited
+  }
+  const toldInput = (result: Turn.TurnResult) =>
+    result.messages.filter((message) => message.role === "user").map((message) => Message.textOf(message.content))
+
+  it("kill -9 during a call that is not idempotent, turns queued behind it: it resumes first, they follow in order, the call runs once", async () => {
+    const key = "failover-queue"
+    const results = await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      const first = yield* Effect.forkChild(loop.turn(key, "tools a;deploy"))
+      yield* Effect.promise(() => waitUntil("the first turn to run deploy", () => ran().includes("deploy")))
+      // each queued turn sent once the one before it is stored: the order they were sent is the cluster's
+      const queued: Array<Fiber.Fiber<Turn.TurnResult, unknown>> = []
+      for (let i = 1; i <= QUEUED; i++) {
+        queued.push(yield* Effect.forkChild(loop.turn(key, `tools q${i}`)))
+        yield* Effect.promise(() => waitUntil(`turn ${i} to be stored`, async () => (await stored(key)) === i + 1))
+      }
+      yield* Effect.promise(() => killOwner(key))
+      return yield* Fiber.joinAll([first, ...queued])
+    })), { signal: AbortSignal.timeout(240_000) })
+
+    expect(results.map((result) => [result.status, result.error])).toEqual(results.map(() => ["completed", undefined]))
+    const sent = ["tools a;deploy", ...Array.from({ length: QUEUED }, (_, i) => `tools q${i + 1}`)]
+    // the log holds each turn once, in the order they were sent; each client was told its own turn
+    expect(await inputs(key)).toEqual(sent)
+    expect(results.map(toldInput)).toEqual(sent.map((input) => [input]))
+    // the call cut short was not run again (the model was told of the crash); every other ran once
+    expect(results[0]!.finalMessage && Message.textOf(results[0]!.finalMessage.content)).toBe(`done: ${Checkpoint.INTERRUPTED_BY_CRASH}`)
+    const calls = ran()
+    expect(calls.filter((line) => line === "deploy")).toHaveLength(1)
+    for (const note of ["a", ...Array.from({ length: QUEUED }, (_, i) => `q${i + 1}`)]) {
+      expect(calls.filter((line) => line === `record ${note}`)).toHaveLength(1)
+    }
+  }, 300_000)
+
+  it("kill -9 before a turn's first checkpoint (its model call in flight): it runs again from the start, and completes", async () => {
+    const key = "failover-replay"
+    const result = await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const loop = yield* AgentLoop
+      // its first reply comes 5 s late: the runner dies while the model is asked
+      const turn = yield* Effect.forkChild(loop.turn(key, "tools-after 5000 z"))
+      yield* Effect.promise(() => waitUntil("the turn to start", () => cluster.runners.some((runner) => runner.sessions().has(key))))
+      yield* Effect.promise(() => killOwner(key))
+      return yield* Fiber.join(turn)
+    })))
+    expect([result.status, result.error]).toEqual(["completed", undefined])
+    expect(await inputs(key)).toEqual(["tools-after 5000 z"])
+    expect(toldInput(result)).toEqual(["tools-after 5000 z"])
+    expect(ran().filter((line) => line === "record z")).toHaveLength(1)
+  }, 180_000)
+})
