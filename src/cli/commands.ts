@@ -152,6 +152,31 @@ const agentsList = Command.make("list", { workspace: agentFlags.workspace }, ({ 
   Command.withDescription("List the sub-agents of the agent files (~/.config/agent-loop/agents, a trusted workspace's .agent-loop/agents and .claude/agents) and the files skipped")
 )
 
+const pluginSource = Argument.String("source").pipe(
+  Argument.withDescription("A plugin's directory (a git checkout too), a git URL, or an npm package")
+)
+
+const pluginAdd = Command.make("add", { source: pluginSource }, ({ source }) => handler(() => import("./commands/plugin.ts"), (m) => m.add(source))).pipe(
+  Command.withDescription("Add a Claude Code plugin (.claude-plugin/plugin.json): copied into the data directory, its commands, agents and skills read in every workspace"),
+  Command.withExamples([
+    { command: "agent-loop plugin add ./my-plugin", description: "A local directory" },
+    { command: "agent-loop plugin add some-plugin-package", description: "An npm package (fetched with npm pack, no scripts run)" }
+  ])
+)
+
+const pluginList = Command.make("list", { workspace: agentFlags.workspace }, ({ workspace }) =>
+  handler(() => import("./commands/plugin.ts"), (m) => m.list(workspace._tag === "Some" ? workspace.value : "."))).pipe(
+    Command.withDescription("List the plugins added, whether enabledPlugins turns one off here, and what each holds")
+  )
+
+const pluginRemove = Command.make("remove", { name: Argument.String("name").pipe(Argument.withDescription("The plugin's name")) }, ({ name }) =>
+  handler(() => import("./commands/plugin.ts"), (m) => m.remove(name))).pipe(Command.withDescription("Remove a plugin added with plugin add"))
+
+const plugin = Command.make("plugin").pipe(
+  Command.withDescription("Claude Code plugins: add, list or remove one"),
+  Command.withSubcommands([pluginAdd, pluginList, pluginRemove])
+)
+
 const agents = Command.make("agents").pipe(
   Command.withDescription("Sub-agents from Markdown files, offered to the model by the subagent tool"),
   Command.withSubcommands([agentsList])
@@ -391,5 +416,5 @@ const sandboxCommand = Command.make("sandbox").pipe(
 /** The whole CLI. */
 export const agentLoop = Command.make("agent-loop").pipe(
   Command.withDescription("An event-driven, hookable, interruptible, steerable LLM agent loop"),
-  Command.withSubcommands([runCommand, chatCommand, acpCommand, serveCommand, uiCommand, hooks, permissionsCommand, agents, sessions, models, mcp, sandboxCommand, trust, untrust, undoCommand])
+  Command.withSubcommands([runCommand, chatCommand, acpCommand, serveCommand, uiCommand, hooks, permissionsCommand, agents, plugin, sessions, models, mcp, sandboxCommand, trust, untrust, undoCommand])
 )

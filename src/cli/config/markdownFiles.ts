@@ -1,6 +1,7 @@
 /**
- * Markdown definition files (sub-agents, custom commands): found in the user's directories
- * (Claude Code's `~/.claude/`, then agent-loop's config directory) and, in a trusted workspace, in
+ * Markdown definition files (sub-agents, custom commands): found in the enabled plugins
+ * (`plugins.ts`), the user's directories (Claude Code's `~/.claude/`, then agent-loop's config
+ * directory) and, in a trusted workspace, in
  * its `.claude/` and `.agent-loop/` folders of one name, each read through the confined reader and
  * parsed by the caller; a later file replaces an earlier one of the same name, and a file that
  * cannot be used is a problem saying why (every `.md` file found is used or named as a problem).
@@ -10,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Result from "effect/Result"
 import { readConfined, textOf } from "../../layers/internal/readConfined.ts"
+import * as Plugins from "./plugins.ts"
 import { claudeUserDir } from "./sandboxSettings.ts"
 import { configDir } from "./settingsFile.ts"
 
@@ -27,6 +29,8 @@ export interface Directory {
   readonly dir: string
   readonly within: string
   readonly ownedByUser: boolean
+  /** A plugin's directory: its commands are named `NAMESPACE:command`. */
+  readonly namespace?: string
 }
 
 /** The directories of `folder` (`agents`, `commands`, `skills`), in the order they apply: the user's, then a trusted workspace's. */
@@ -57,7 +61,9 @@ export const discover = <A extends { readonly name: string }>(options: {
     const fs = yield* FileSystem.FileSystem
     const found = new Map<string, A>()
     const problems: Array<FileProblem> = []
-    for (const { dir, ownedByUser, within } of directories(options.folder, options.workspace, options.trusted, options.env)) {
+    // the plugins' first, so that the user's own files and the workspace's win over them
+    const plugins = yield* Plugins.directories(options.folder, options.workspace, options.trusted, options.env)
+    for (const { dir, namespace, ownedByUser, within } of [...plugins, ...directories(options.folder, options.workspace, options.trusted, options.env)]) {
       const names = yield* Effect.orElseSucceed(fs.readDirectory(dir, { recursive: options.nested === true }), () => [])
       const files = names.filter((name) => name.endsWith(".md") && name.split(nodePath.sep).length <= MAX_DEPTH + 1).sort()
       for (const file of files) {
@@ -79,7 +85,7 @@ export const discover = <A extends { readonly name: string }>(options: {
           problems.push({ path, message: `larger than ${options.maxBytes} bytes` })
           continue
         }
-        const parsed = options.parse(path, textOf(read) ?? "", file)
+        const parsed = options.parse(path, textOf(read) ?? "", namespace === undefined ? file : nodePath.join(namespace, file))
         if (Result.isFailure(parsed)) problems.push({ path, message: parsed.failure })
         else found.set(parsed.success.name, parsed.success)
       }

@@ -3,7 +3,8 @@
  * `SKILL.md` (front matter `name` and `description`, required; `allowed-tools`, optional; the body
  * is the skill's instructions) and any files it bundles. Found in `~/.claude/skills/*` and
  * `~/.config/agent-loop/skills/*`, and in a trusted workspace `.claude/skills/*` and
- * `.agent-loop/skills/*` (a later one replaces a skill of the same name). The model is offered
+ * `.agent-loop/skills/*`, and the enabled plugins' `skills/*` (`plugins.ts`; a later one replaces a
+ * skill of the same name, a plugin's first). The model is offered
  * their names and descriptions, and loads one with the `skill` tool (`skillTool.ts`).
  *
  * `SKILL.md` is read as agent files are (`markdownFiles.ts`): confined to the directory it is
@@ -18,6 +19,7 @@ import * as Schema from "effect/Schema"
 import { readConfined, textOf } from "../../layers/internal/readConfined.ts"
 import * as FrontMatter from "./frontMatter.ts"
 import * as MarkdownFiles from "./markdownFiles.ts"
+import * as Plugins from "./plugins.ts"
 import type { SkillDefinition } from "./skillTool.ts"
 
 /** The largest `SKILL.md` read. */
@@ -121,4 +123,8 @@ export const discoverIn = (roots: ReadonlyArray<MarkdownFiles.Directory>) =>
 
 /** The skills of a run in `workspace`, and the skills skipped. */
 export const discover = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) =>
-  discoverIn(directories(workspace, trusted, env))
+  Effect.flatMap(
+    Plugins.directories("skills", workspace, trusted, env),
+    // the plugins' first, so that the user's own skills and the workspace's win over them
+    (plugins) => discoverIn([...plugins, ...directories(workspace, trusted, env)])
+  )

@@ -1,0 +1,91 @@
+/**
+ * Claude Code plugins through the CLI process: `plugin add` of a local directory and of an npm
+ * package file (`npm pack`, offline), `plugin list`, a plugin's namespaced command run against the
+ * scripted server on 127.0.0.1 with its skill offered, `enabledPlugins: false` in the user's Claude
+ * Code settings turning it off, `plugin remove`; a directory that is no plugin is refused saying why.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { isolatedEnv, runCli, tempDir } from "../support/cliProcess.ts"
+import { start } from "../support/openaiServer.ts"
+
+const SLOW = 120_000
+
+const writeAll = (root: string, files: Record<string, string>) => {
+  for (const [file, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
+    fs.writeFileSync(path.join(root, file), text)
+  }
+}
+
+describe("plugins", () => {
+  it("add, list, use (namespaced command, skill), turn off with enabledPlugins, remove", async (context) => {
+    const server = await start([{ text: "Hi from the plugin." }])
+    context.onTestFinished(() => server.close())
+    const home = tempDir()
+    const source = path.join(home, "src-plugin")
+    writeAll(source, {
+      ".claude-plugin/plugin.json": JSON.stringify({ name: "greeter", version: "1.2.0", description: "Greets" }),
+      "commands/hello.md": "---\ndescription: Say hello\n---\nSay hello to $ARGUMENTS.\n",
+      "agents/helper.md": "---\ndescription: Helps\n---\nHelp.\n",
+      "skills/tone/SKILL.md": "---\nname: tone\ndescription: Picks a friendly tone\n---\nBe friendly.\n",
+      "hooks/hooks.json": "{}"
+    })
+    fs.mkdirSync(path.join(home, "ws"))
+    const env = isolatedEnv(home, { HOME: home })
+    const flags = ["--base-url", server.url, "--model", "fake-model", "--workspace", path.join(home, "ws")]
+
+    const added = await runCli(["plugin", "add", source], { env })
+    expect(added.code, added.stderr).toBe(0)
+    expect(added.stdout).toBe(`added plugin greeter 1.2.0 from ${source}: 1 commands, 1 agents, 1 skills, hooks (not run by agent-loop yet)\n`)
+    // a copy: the source may go
+    fs.rmSync(source, { recursive: true })
+    const listed = await runCli(["plugin", "list"], { env })
+    expect(listed.stdout).toMatch(/^greeter 1\.2\.0 {2}enabled {2}1 commands, 1 agents, 1 skills, hooks \(not run by agent-loop yet\) {2}from \S+src-plugin\n$/)
+
+    const result = await runCli(["run", ...flags, "/greeter:hello", "Ada"], { env })
+    expect(result.code, result.stderr).toBe(0)
+    const body = server.requests[0]!.body
+    expect(body.messages.at(-1)).toEqual({ role: "user", content: "Say hello to Ada." })
+    const names = body.tools.map((t: any) => t.function.name)
+    expect(names).toEqual(expect.arrayContaining(["skill", "subagent"]))
+    expect(body.tools.find((t: any) => t.function.name === "skill").function.description).toContain("- tone: Picks a friendly tone")
+
+    writeAll(home, { ".claude/settings.json": JSON.stringify({ enabledPlugins: { "greeter@market": false } }) })
+    const off = await runCli(["run", ...flags, "/greeter:hello", "Ada"], { env })
+    expect(off.code).not.toBe(0)
+    expect(off.stderr).toContain("unknown command /greeter:hello")
+    expect((await runCli(["plugin", "list"], { env })).stdout).toContain(`disabled by enabledPlugins in ${path.join(home, ".claude", "settings.json")}`)
+
+    const removed = await runCli(["plugin", "remove", "greeter"], { env })
+    expect(removed.stdout).toBe("removed plugin greeter\n")
+    expect((await runCli(["plugin", "list"], { env })).stdout).toMatch(/^no plugins/)
+    expect(server.requests).toHaveLength(1)
+  }, SLOW)
+
+  it("adds an npm package (packed offline from a file); refuses a directory that is no plugin, saying why", async () => {
+    const home = tempDir()
+    const env = isolatedEnv(home, { HOME: home })
+    const pkg = path.join(home, "pkg")
+    writeAll(pkg, {
+      "package.json": JSON.stringify({ name: "greeter-plugin", version: "0.1.0", scripts: { prepack: "touch SHOULD-NOT-RUN" } }),
+      ".claude-plugin/plugin.json": JSON.stringify({ name: "npm-greeter" }),
+      "commands/hi.md": "Hi.\n"
+    })
+    const packed = await runCli(["plugin", "add", path.join(home, "nothing-here")], { env })
+    expect(packed.code).not.toBe(0)
+    const bare = path.join(home, "bare")
+    fs.mkdirSync(bare)
+    const refused = await runCli(["plugin", "add", bare], { env })
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain(`plugin add: ${bare} is not a Claude Code plugin: .claude-plugin/plugin.json: missing`)
+    // npm pack of a directory makes the package file offline; adding that file goes through npm pack again
+    const { execFileSync } = await import("node:child_process")
+    const tarball = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", home, pkg], { cwd: home, encoding: "utf8" }).trim()
+    const added = await runCli(["plugin", "add", path.join(home, tarball)], { env })
+    expect(added.code, added.stderr).toBe(0)
+    expect(added.stdout).toContain("added plugin npm-greeter from")
+    expect(fs.existsSync(path.join(pkg, "SHOULD-NOT-RUN"))).toBe(false)
+  }, SLOW)
+})
