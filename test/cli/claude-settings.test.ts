@@ -107,6 +107,8 @@ describe.concurrent("a repository configured for Claude Code", () => {
     const result = await runCli(["run", ...flags, "tidy up"], { env })
     expect(result.code).toBe(0)
     expect(result.stdout).toContain("Tests pass. Done.")
+    // the Stop hook's continuation is said as such
+    expect(result.stderr).toContain("↻ Stop hook: Run the tests before you stop.")
 
     // UserPromptSubmit: its output is context before the prompt
     const first = server.requests[0]!.body.messages
@@ -197,6 +199,31 @@ describe.concurrent("a repository configured for Claude Code", () => {
     expect(badHook.stderr).toMatch(/hooks\.Stop\.0\.hooks\.0\.type: Missing key/)
     const badFlag = await runCli(["run", ...flags, "--allow", "exec(npm test", "go"], { env: { ...env, XDG_CONFIG_HOME: tempDir() } })
     expect([badFlag.code, badFlag.stderr.trim()]).toEqual([1, "agent-loop: --allow: permissions.allow: \"exec(npm test\": expected Tool(specifier): the ( is not closed by a final )"])
+  })
+
+  it("continue:false stops the turn quietly with its stopReason, exit 0; transcript_path is the session's transcript in Claude Code's shape", async (context) => {
+    const { env, flags, workspace } = await setup(context, [
+      { text: "Looking.", toolCalls: [{ id: "ls", name: "exec", arguments: { command: "ls -la" } }] },
+      { text: "never asked for" }
+    ])
+    write(path.join(workspace, ".claude", "hooks", "freeze.mjs"), `
+import { copyFileSync, readFileSync } from "node:fs"
+const input = JSON.parse(readFileSync(0, "utf8"))
+copyFileSync(input.transcript_path, process.env.CLAUDE_PROJECT_DIR + "/seen.jsonl")
+console.log(JSON.stringify({ continue: false, stopReason: "Stopped: the build is frozen." }))
+`)
+    write(path.join(workspace, ".claude", "settings.local.json"), JSON.stringify({
+      hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "node \"$CLAUDE_PROJECT_DIR/.claude/hooks/freeze.mjs\"" }] }] }
+    }))
+    const result = await runCli(["run", ...flags.filter((flag) => flag !== "--ephemeral"), "list the files"], { env })
+    expect(result.stderr).toContain("Stopped: the build is frozen.")
+    expect(result.code).toBe(0)
+    expect(result.stdout).not.toContain("never asked for")
+    const lines = fs.readFileSync(path.join(workspace, "seen.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line))
+    expect(lines).toMatchObject([
+      { type: "user", cwd: workspace, message: { role: "user", content: expect.stringContaining("list the files") } },
+      { type: "assistant", message: { content: [{ type: "text", text: "Looking." }, { type: "tool_use", id: "ls", name: "Bash", input: { command: "ls -la" } }] } }
+    ])
   })
 
   it("an untrusted workspace's .claude/settings.json is skipped with a warning", async (context) => {

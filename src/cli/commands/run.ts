@@ -47,8 +47,14 @@ import type { OutputFormat } from "../output/formats.ts"
 
 export { type OutputFormat, outputFormats } from "../output/formats.ts"
 
-/** The exit of a finished turn. */
-export const outcome = (result: TurnResult, maxIterations: number) => {
+/**
+ * The exit of a finished turn. A turn a hook stopped with `continue: false` (`quietStop`, its
+ * `stopReason`) ends as Claude Code ends it: the reason shown, exit 0.
+ */
+export const outcome = (result: TurnResult, maxIterations: number, quietStop?: string) => {
+  if (quietStop !== undefined && (result.status === "failed" || result.status === "blocked")) {
+    return Effect.flatMap(Screen, (screen) => screen.line(screen.err.dim(quietStop)))
+  }
   switch (result.status) {
     case "completed":
       return Effect.void
@@ -171,7 +177,8 @@ export const run = (
           return result
         })
       const maxIterations = (yield* LoopConfig).maxIterations
-      if (!streamed) return yield* outcome(yield* turn(input), maxIterations)
+      const finish = (result: TurnResult) => outcome(result, maxIterations, settings.hookBridge.takeQuietStop(result.turnId))
+      if (!streamed) return yield* finish(yield* turn(input))
       // One turn per line, in order; the exit says how the last one went.
       let last: TurnResult | undefined
       yield* Stream.runForEach(StreamJson.userInputs(process.stdin), (message) =>
@@ -181,6 +188,6 @@ export const run = (
           last = yield* turn(message)
         }))
       if (last === undefined) return yield* fail("no user message on stdin (--input-format stream-json)")
-      return yield* outcome(last, maxIterations)
+      return yield* finish(last)
     })).pipe(Effect.provide(App.layer(settings)))
   }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>

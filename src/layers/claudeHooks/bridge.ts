@@ -44,6 +44,10 @@ export interface Bridge {
   readonly onContinued: (listener: (context: HookContext, reason: string) => Effect.Effect<void>) => void
   /** A `Stop` hook sent the model back with `reason`. */
   readonly continued: (context: HookContext, reason: string) => Effect.Effect<void>
+  /** A hook said `continue: false`: the turn ends, and its `stopReason` is all the user is shown. */
+  readonly stopQuietly: (turnId: string, reason: string) => void
+  /** Whether (and why) a hook stopped the turn with `continue: false`, forgotten. */
+  readonly takeQuietStop: (turnId: string) => string | undefined
 }
 
 /** Most verdicts kept: the oldest go first (a denied or failed call never reaches the approver). */
@@ -54,6 +58,7 @@ export const make = (): Bridge => {
   const verdicts = new Map<string, PermissionVerdict>()
   const listeners: Array<(context: HookContext, message: string) => Effect.Effect<void>> = []
   const continuedListeners: Array<(context: HookContext, reason: string) => Effect.Effect<void>> = []
+  const quietStops = new Map<string, string>()
   let answer: ((context: HookContext, call: HookToolCall) => Effect.Effect<PermissionAnswer | undefined>) | undefined
   return {
     record: (callId, verdict) => {
@@ -80,6 +85,15 @@ export const make = (): Bridge => {
     onContinued: (listener) => {
       continuedListeners.push(listener)
     },
-    continued: (context, reason) => Effect.forEach(continuedListeners, (listener) => listener(context, reason), { discard: true })
+    continued: (context, reason) => Effect.forEach(continuedListeners, (listener) => listener(context, reason), { discard: true }),
+    stopQuietly: (turnId, reason) => {
+      quietStops.set(turnId, reason)
+      if (quietStops.size > MAX_VERDICTS) quietStops.delete(quietStops.keys().next().value!)
+    },
+    takeQuietStop: (turnId) => {
+      const reason = quietStops.get(turnId)
+      quietStops.delete(turnId)
+      return reason
+    }
   }
 }

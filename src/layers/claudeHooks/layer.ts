@@ -215,7 +215,10 @@ export const layer = (
           const input = { ...base(context, "PreToolUse"), tool_name: claudeName(call), tool_input: toClaudeInput(call.name, call.arguments, projectDir), tool_use_id: call.id }
           const heard = yield* runGroups(groups, context, input, false)
           const stops = reasons(heard, (said) => said.stop)
-          if (stops.length > 0) return Hook.abortTurn(stops.join("\n"))
+          if (stops.length > 0) {
+            bridge.stopQuietly(context.turnId, stops.join("\n"))
+            return Hook.abortTurn(stops.join("\n"))
+          }
           const denials = reasons(heard, (said) =>
             said.block ?? (said.permission?.decision === "deny" ? said.permission.reason ?? "denied by a hook" : undefined))
           if (denials.length > 0) return Hook.deny(denials.join("\n"))
@@ -241,6 +244,8 @@ export const layer = (
         if (groups.length === 0) return fromStart.length === 0 ? undefined : Hook.modify({ addMessages: fromStart })
         return Effect.gen(function*() {
           const heard = yield* runGroups(groups, context, { ...base(context, "UserPromptSubmit"), prompt: Message.textOf(input) }, true)
+          const quiet = reasons(heard, (said) => said.stop)
+          if (quiet.length > 0) bridge.stopQuietly(context.turnId, quiet.join("\n"))
           const stops = reasons(heard, (said) => said.stop ?? said.block)
           if (stops.length > 0) return Hook.block(stops.join("\n"))
           const added = contexts(heard)
