@@ -8,7 +8,7 @@
  * const tools = ToolRegistryLive.layer([listDir, readFile])
  * ```
  */
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -16,6 +16,8 @@ import { doneNow } from "../domain/doneNow.ts"
 import type * as Tool from "../domain/Tool.ts"
 import type { CurrentTurn } from "../services/CurrentTurn.ts"
 import { type RegisteredTool, ToolRegistry, type ToolRegistryShape } from "../services/ToolRegistry.ts"
+import * as BackgroundJobsTable from "../tools/backgroundJobs.ts"
+import { BackgroundJobs } from "../tools/backgroundJobs.ts"
 
 /**
  * A registry over a mutable list; `register` adds for the life of a scope. The winning tools are
@@ -57,7 +59,9 @@ export const layer = <const Tools extends ReadonlyArray<Tool.Any>>(
   tools: Tools
 ): Layer.Layer<ToolRegistry, never, Exclude<Tool.Requirements<Tools[number]>, CurrentTurn>> =>
   Layer.effect(ToolRegistry, Effect.gen(function*() {
-    const context = yield* Effect.context<Exclude<Tool.Requirements<Tools[number]>, CurrentTurn>>()
+    // the registry owns exec's background jobs: they are killed when it goes
+    const jobs = yield* BackgroundJobsTable.make(yield* Effect.scope)
+    const context = Context.add(yield* Effect.context<Exclude<Tool.Requirements<Tools[number]>, CurrentTurn>>(), BackgroundJobs, jobs)
     const entries = tools.map((tool): RegisteredTool => ({
       ...tool,
       execute: (args, ctx) => {

@@ -28,6 +28,7 @@ import { completeUtf8Length } from "../domain/text.ts"
 import * as Tool from "../domain/Tool.ts"
 import { none, Sandbox, type SandboxRequest } from "../services/Sandbox.ts"
 import { Secrets, type SecretsShape } from "../services/Secrets.ts"
+import { BackgroundJobs, describeState } from "./backgroundJobs.ts"
 import { Workspace } from "./workspace.ts"
 import { scrubbedEnv } from "./secretEnv.ts"
 
@@ -62,6 +63,10 @@ export const ExecParameters = Schema.Struct({
   timeout_ms: Schema.optionalKey(
     Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "Timeout in milliseconds" })
   ),
+  background: Schema.optionalKey(Schema.Boolean.annotate({
+    description: "Start the command and return at once with a job id, for a server or watcher that keeps running: " +
+      "read its output with exec_output, stop it with exec_kill (timeout_ms does not apply; it is stopped when the session ends)"
+  })),
   dangerously_unsandboxed: Schema.optionalKey(Schema.Boolean.annotate({
     description: "Run outside the OS sandbox. Only for a command the sandbox stopped (its result says so); " +
       "the user is asked every time and may refuse"
@@ -132,7 +137,7 @@ export const makeExec = (options: ExecOptions = {}) => {
     requiresApproval: true,
     // exec's own timeout kills the command first and reports its output; this only backs it up
     timeout: Duration.sum(maxTimeout, Duration.sum(Duration.times(killGrace, 2), DRAIN_GRACE)),
-    execute: ({ command, dangerously_unsandboxed, timeout_ms }, context) =>
+    execute: ({ background, command, dangerously_unsandboxed, timeout_ms }, context) =>
       Effect.gen(function*() {
         const workspace = yield* Workspace
         const secrets = yield* Secrets
@@ -152,25 +157,36 @@ export const makeExec = (options: ExecOptions = {}) => {
           // confined, the sandbox gives the command its own minimal environment; unconfined, this one's without secrets
           ...(stripSecretEnv && (outside || sandbox.kind === "none") ? { env: secretFreeEnv(secrets), extendEnv: false } : {})
         }
-        const run = Effect.scoped(Effect.gen(function*() {
-          const wrapped = yield* (outside ? unconfined : sandbox).wrap(request).pipe(
-            Effect.mapError((e) => new ToolError({ message: e.message }))
-          )
-          const handle = yield* spawner.spawn(ChildProcess.make(wrapped.command, wrapped.args, {
-            cwd: wrapped.cwd,
-            stdin: "ignore",
-            detached: true,
-            forceKillAfter: killGrace,
-            env: wrapped.env,
-            extendEnv: wrapped.extendEnv
+        const spawn = (onOutput: (chunk: Uint8Array) => void) =>
+          Effect.scoped(Effect.gen(function*() {
+            const wrapped = yield* (outside ? unconfined : sandbox).wrap(request).pipe(
+              Effect.mapError((e) => new ToolError({ message: e.message }))
+            )
+            const handle = yield* spawner.spawn(ChildProcess.make(wrapped.command, wrapped.args, {
+              cwd: wrapped.cwd,
+              stdin: "ignore",
+              detached: true,
+              forceKillAfter: killGrace,
+              env: wrapped.env,
+              extendEnv: wrapped.extendEnv
+            }))
+            const reader = yield* Stream.runForEach(handle.all, (chunk) => Effect.sync(() => onOutput(chunk))).pipe(
+              Effect.forkScoped
+            )
+            const exited = yield* Effect.exit(handle.exitCode)
+            yield* Fiber.join(reader).pipe(Effect.timeoutOption(DRAIN_GRACE), Effect.ignore)
+            return yield* exited
           }))
-          const reader = yield* Stream.runForEach(handle.all, (chunk) => Effect.sync(() => output.add(chunk))).pipe(
-            Effect.forkScoped
-          )
-          const exited = yield* Effect.exit(handle.exitCode)
-          yield* Fiber.join(reader).pipe(Effect.timeoutOption(DRAIN_GRACE), Effect.ignore)
-          return yield* exited
-        }))
+        if (background === true) {
+          const started = yield* (yield* BackgroundJobs).start(context.sessionKey, command, (onOutput) =>
+            spawn(onOutput).pipe(
+              Effect.map(Number),
+              Effect.mapError((e) => e._tag === "ToolError" ? e : new ToolError({ message: e.cause instanceof Error ? e.cause.message : e.message }))
+            ))
+          return `Started background job ${started.id} (${describeState(started.state)}). Read its output with exec_output ` +
+            `{"id":"${started.id}"}, stop it with exec_kill {"id":"${started.id}"}; it is stopped when the session ends.`
+        }
+        const run = spawn((chunk) => output.add(chunk))
         const exited = yield* run.pipe(
           Effect.timeoutOption(timeout),
           Effect.mapError((e) => {

@@ -21,6 +21,7 @@ import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type { Tool } from "../domain/Tool.ts"
 import { type EditFileOptions, makeEditFile } from "./editFile.ts"
 import { type ExecOptions, makeExec } from "./exec.ts"
+import { execKill, execOutput } from "./execJobs.ts"
 import { type GlobOptions, makeGlob } from "./glob.ts"
 import { type GrepOptions, makeGrep } from "./grep.ts"
 import { type ListDirOptions, makeListDir } from "./listDir.ts"
@@ -32,6 +33,8 @@ import { makeWriteFile, type WriteFileOptions } from "./writeFile.ts"
 
 export * from "./editFile.ts"
 export * from "./exec.ts"
+export { execKill, execOutput, MAX_OUTPUT_WAIT_MS } from "./execJobs.ts"
+export { BackgroundJobs, type BackgroundJobsShape, type JobInfo, type JobOutput, type JobState, MAX_JOBS, MAX_OUTPUT_BYTES } from "./backgroundJobs.ts"
 export * from "./glob.ts"
 export * from "./grep.ts"
 export { requiredLiterals, ripgrepPattern } from "./grepPattern.ts"
@@ -91,5 +94,6 @@ export const builtinTools = (options: BuiltinToolsOptions = {}): ReadonlyArray<T
     makeWebFetch(options.webFetch)
   ]
   const enabled = new Set<string>(options.enable ?? BuiltinToolName.literals.filter((name) => name !== "web_fetch"))
-  return all.filter((tool) => enabled.has(tool.name))
+  // exec's background jobs are read and stopped by these two: they come with it
+  return all.filter((tool) => enabled.has(tool.name)).flatMap((tool) => tool.name === "exec" ? [tool, execOutput, execKill] : [tool])
 }

@@ -6,7 +6,7 @@ describe("tool metadata", () => {
   const byName = Object.fromEntries(builtinTools().map((tool) => [tool.name, tool]))
 
   it("builds all seven tools by default, in a fixed order, and a subset with enable", () => {
-    expect(builtinTools().map((t) => t.name)).toEqual(["read_file", "list_dir", "grep", "glob", "write_file", "edit_file", "exec"])
+    expect(builtinTools().map((t) => t.name)).toEqual(["read_file", "list_dir", "grep", "glob", "write_file", "edit_file", "exec", "exec_output", "exec_kill"])
     expect(builtinTools({ enable: ["grep", "read_file"] }).map((t) => t.name)).toEqual(["read_file", "grep"])
     expect(builtinTools({ enable: [] })).toEqual([])
     expect(Schema.decodeUnknownExit(BuiltinToolName)("rm_rf")._tag).toBe("Failure")
@@ -21,7 +21,10 @@ describe("tool metadata", () => {
       ["glob", true, false],
       ["write_file", false, false],
       ["edit_file", false, false],
-      ["exec", false, true]
+      ["exec", false, true],
+      // reading a job's output runs nothing; stopping one ends what was approved
+      ["exec_output", true, false],
+      ["exec_kill", false, false]
     ])
   })
 
@@ -56,7 +59,9 @@ describe("tool metadata", () => {
       glob: ["pattern"],
       write_file: ["path", "content"],
       edit_file: ["path", "old_text", "new_text"],
-      exec: ["command"]
+      exec: ["command"],
+      exec_output: ["id"],
+      exec_kill: ["id"]
     })
     for (const tool of Object.values(byName)) {
       expect(tool.definition.parameters.type).toBe("object")
