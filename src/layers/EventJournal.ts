@@ -11,8 +11,8 @@
  *   in one append. A write is retried while the store's failure is transient; one that still fails
  *   is logged and given up (its events are served from memory while they are among the recent
  *   ones, and missing from the store after). Closing the scope writes what is pending.
- * - Memory holds a session's events not yet written plus the last `RETAIN` written ones (so a
- *   follower just behind reads from memory); a session whose root turn ended, with everything
+ * - Memory holds a session's events not yet written plus at least the last `RETAIN` written ones
+ *   (at most twice that: trimmed in steps, so a follower just behind reads from memory); a session whose root turn ended, with everything
  *   written and nobody following, is forgotten (its next event reads its last `seq` again).
  * - Followers are cursors (`read` after the last `seq` they got, then wait for the next event),
  *   woken on their own fiber's scheduler, never on the publisher's stack.
@@ -122,7 +122,9 @@ export const make = (store: SessionStoreShape) =>
     /** Writes a session's pending events in one append, keeps `RETAIN` written ones, forgets an ended session. */
     const write = (key: string, held: Held) =>
       Effect.gen(function*() {
-        const pending = held.events.filter((e) => e.seq > held.stored)
+        // seqs are consecutive: the unwritten ones are a suffix, found by index
+        const first = held.events[0]?.seq ?? held.stored + 1
+        const pending = held.events.slice(Math.max(0, held.stored + 1 - first))
         if (pending.length > 0 && stored !== undefined) {
           // given up after the transient retries: not retried with every later boundary (a store
           // that refuses these rows, say another writer's seqs, would refuse them forever)
@@ -135,9 +137,9 @@ export const make = (store: SessionStoreShape) =>
           )
         }
         held.stored = pending.at(-1)?.seq ?? held.stored
-        const firstKept = held.events.findIndex((e) => e.seq > held.stored)
-        const unwritten = firstKept < 0 ? held.events.length : firstKept
-        if (unwritten > RETAIN) held.events = held.events.slice(unwritten - RETAIN)
+        // trimmed when twice over, so a turn's boundaries do not each copy the retained events
+        const written = held.stored + 1 - first
+        if (written > 2 * RETAIN) held.events = held.events.slice(written - RETAIN)
         if (held.ended && held.last === held.stored && stored !== undefined && (watches.get(key)?.followers ?? 0) === 0) {
           sessions.delete(key)
         }

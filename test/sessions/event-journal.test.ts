@@ -31,7 +31,7 @@ describe("EventJournal", () => {
     Effect.scoped(Effect.gen(function*() {
       const { store, journal, bus } = yield* setup
       // more than RETAIN events, so reads cross from the store into memory
-      const total = EventJournalLive.RETAIN * 2 + 300
+      const total = EventJournalLive.RETAIN * 3 + 300
       for (let i = 0; i < total; i++) {
         bus.publishUnsafe(eventAt("s", i, 50))
         if (i % 3 === 0) bus.publishUnsafe(eventAt("other", i, 7))
