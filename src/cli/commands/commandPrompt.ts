@@ -119,7 +119,7 @@ export const make = (command: CustomCommands.CustomCommand, args: string, settin
         continue
       }
       const file = yield* mention(piece[2]!, settings)
-      out.push(file === undefined ? piece[0] : `@${file.path}${file.rest}\n<file path="${file.path}">\n${file.text}\n</file>\n`)
+      out.push(file === undefined ? piece[0] : `@${file.path}${file.rest}\n<file path="${file.path}">\n${file.text.replace(/\r?\n$/, "")}\n</file>\n`)
     }
     out.push(text.slice(at))
     return out.join("")
