@@ -11,13 +11,24 @@
  * the directory it is found in (the user's, inside their config directory) with links resolved, and only when it
  * and its directory belong to the user or root, as git's `safe.directory` asks of a repository: an
  * `AGENTS.md` another user planted in a shared directory is skipped with a warning (`readConfined`).
+ *
+ * Memory as Claude Code keeps it is read too: the user's `~/.claude/CLAUDE.md` (after agent-loop's
+ * own user file), and `CLAUDE.local.md` after `CLAUDE.md` in each directory (both when `CLAUDE.md`
+ * is among the names). `@path` imports (`memoryImports.ts`) follow each file, five hops deep at most,
+ * each imported file a section of its own right after the one importing it. An import is read with
+ * the confinement of the file importing it: one in a repository's file stays inside the repository
+ * (the workspace outside one) and is skipped with a warning when it leaves it; one in the user's
+ * own memory files may name any file of the user's.
  */
 import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import { readConfined, textOf } from "../../layers/internal/readConfined.ts"
+import { importsOf, MAX_IMPORT_DEPTH, resolveImport } from "./memoryImports.ts"
+import { claudeUserDir } from "./sandboxSettings.ts"
 import { configDir } from "./settingsFile.ts"
+import { describe } from "./settingsLevels.ts"
 
 /** The most bytes kept of one context file; the rest is cut with a note saying how much. */
 export const MAX_CONTEXT_FILE_BYTES = 32 * 1024
@@ -63,6 +74,14 @@ const readCapped = (path: string, within: string, ownedByUser: boolean) =>
     return Option.some({ text: `${text}\n[truncated: the first ${read.bytes.length}${of} bytes are shown]`, real: read.real })
   })
 
+/** A file to read as context: where it is, how the prompt names it, and the confinement it is read with. */
+interface Candidate {
+  readonly path: string
+  readonly label: string
+  readonly within: string
+  readonly project: boolean
+}
+
 /**
  * Finds and reads the context files of `workspace` (absolute), in the order they go into the
  * prompt; `names` are looked for in each directory (the user's config directory keeps `AGENTS.md`).
@@ -72,12 +91,16 @@ export const discover = (workspace: string, env: NodeJS.ProcessEnv = process.env
     const fs = yield* FileSystem.FileSystem
     // the user's config directory may itself be a link (dotfiles); its AGENTS.md may not lead out of it
     const userRoot = configDir(env)
-    const candidates: Array<{ readonly path: string; readonly label: string; readonly within: string; readonly project: boolean }> = [
-      { path: nodePath.join(configDir(env), "AGENTS.md"), label: "(user) AGENTS.md", within: userRoot, project: false }
+    const claude = names.includes("CLAUDE.md")
+    const candidates: Array<Candidate> = [
+      { path: nodePath.join(configDir(env), "AGENTS.md"), label: "(user) AGENTS.md", within: userRoot, project: false },
+      ...(claude ? [{ path: nodePath.join(claudeUserDir(env), "CLAUDE.md"), label: "(user) ~/.claude/CLAUDE.md", within: claudeUserDir(env), project: false }] : [])
     ]
     const dirs = yield* projectDirs(fs, workspace)
+    // a project file's imports stay inside the repository (the workspace outside one)
+    const repository = dirs[0]!
     for (const dir of dirs) {
-      for (const name of names) {
+      for (const name of claude ? [...names, "CLAUDE.local.md"] : names) {
         const path = nodePath.join(dir, name)
         // each stays inside the directory it is found in: a repository root may be a home directory
         // (a dotfiles repository), and a file below it must not reach the rest of the home
@@ -86,14 +109,30 @@ export const discover = (workspace: string, env: NodeJS.ProcessEnv = process.env
     }
     const files: Array<ContextFile> = []
     const seen = new Set<string>()
-    for (const candidate of candidates) {
-      const read = yield* readCapped(candidate.path, candidate.within, candidate.project)
-      if (Option.isNone(read)) continue
-      const { real, text } = read.value
-      if (seen.has(real) || files.some((file) => file.content === text)) continue
-      seen.add(real)
-      files.push({ path: candidate.path, label: candidate.label, content: text })
-    }
+    const home = env["HOME"] ?? nodePath.dirname(claudeUserDir(env))
+    /** Reads `candidate` and, depth first, what it imports. */
+    const visit = (candidate: Candidate, depth: number): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const read = yield* readCapped(candidate.path, candidate.within, candidate.project)
+        if (Option.isNone(read)) return
+        const { real, text } = read.value
+        if (seen.has(real) || files.some((file) => file.content === text)) return
+        seen.add(real)
+        files.push({ path: candidate.path, label: candidate.label, content: text })
+        if (depth >= MAX_IMPORT_DEPTH) return
+        for (const imported of importsOf(text)) {
+          const path = resolveImport(imported, real, home)
+          const label = candidate.project ? nodePath.relative(workspace, path) : describe(path, env)
+          yield* visit({
+            path,
+            label: `${label} (imported by ${candidate.label})`,
+            // the user's own memory may import any file of theirs
+            within: candidate.project ? repository : nodePath.parse(path).root,
+            project: candidate.project
+          }, depth + 1)
+        }
+      })
+    for (const candidate of candidates) yield* visit(candidate, 0)
     return files as ReadonlyArray<ContextFile>
   })
 
