@@ -41,7 +41,8 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^effect-agent-loop$/, replacement: source("./src/index.ts") },
-      { find: /^effect-agent-loop\/testing$/, replacement: source("./src/testing/index.ts") }
+      { find: /^effect-agent-loop\/testing$/, replacement: source("./src/testing/index.ts") },
+      { find: /^effect-agent-loop\/client$/, replacement: source("./src/client/index.ts") }
     ]
   },
   test: {

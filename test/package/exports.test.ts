@@ -8,6 +8,7 @@
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Api from "effect-agent-loop"
+import * as Client from "effect-agent-loop/client"
 import * as Testing from "effect-agent-loop/testing"
 import { root } from "../support/cliProcess.ts"
 import { exportedNames } from "../support/exportedNames.ts"
@@ -339,6 +340,12 @@ describe("the public API", () => {
   it("effect-agent-loop/testing exports these names", () => {
     expect(Object.keys(Testing).sort()).toEqual(TESTING)
     expect(sorted(testing.types)).toEqual(TESTING_TYPES)
+  })
+
+  it("effect-agent-loop/client exports these names", () => {
+    expect(Object.keys(Client)).toEqual(["AgentLoopClient"])
+    expect(Object.keys(Client.AgentLoopClient).sort()).toEqual(["Disconnected", "connect", "make"])
+    expect(sorted(exportedNames(path.join(root, "src", "client", "client.ts")).types)).toEqual(["Client", "EventFrame", "Options"])
   })
 
   it("the reading of the sources finds exactly the values Node loads", () => {
