@@ -2,8 +2,8 @@
  * Claude Code's settings files at every level (`settingsLevels.ts`): `~/.claude/settings.json`,
  * `.claude/settings.json` and `.claude/settings.local.json` (`--no-claude-settings` leaves them
  * out). What the loop honours of them: `permissions` (`allow`, `ask`, `deny`, `defaultMode`,
- * `additionalDirectories`), `hooks`, `env`, `model`, `apiKeyHelper`, and the `sandbox` keys (read
- * by `sandboxSettings.ts`). Every other key is Claude Code's own and gets one warning line: the
+ * `additionalDirectories`), `hooks`, `env`, `model`, `apiKeyHelper`, the `sandbox` keys (read
+ * by `sandboxSettings.ts`) and `enabledPlugins` (read by `plugins.ts`). Every other key is Claude Code's own and gets one warning line: the
  * files are read leniently, and a part that cannot be used is a warning, never a failure, since
  * they are written for another program. Whose file may set what is `settingsLevels.ts`'s rule.
  */
@@ -35,8 +35,8 @@ export interface ClaudeSettings {
   readonly warnings: ReadonlyArray<string>
 }
 
-/** The top-level keys the loop acts on (`$schema` is an editor's, and harmless). */
-export const HONOURED_KEYS: ReadonlyArray<string> = ["$schema", "permissions", "hooks", "sandbox", "env", "model", "apiKeyHelper"]
+/** The top-level keys the loop acts on (`$schema` is an editor's, and harmless; `plugins.ts` reads `enabledPlugins`). */
+export const HONOURED_KEYS: ReadonlyArray<string> = ["$schema", "permissions", "hooks", "sandbox", "env", "model", "apiKeyHelper", "enabledPlugins"]
 const PERMISSION_KEYS: ReadonlyArray<string> = ["allow", "ask", "deny", "defaultMode", "additionalDirectories"]
 
 const decodeHooks = Schema.decodeUnknownResult(HooksConfig)
