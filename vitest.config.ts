@@ -30,7 +30,7 @@ const e2e = [
   // protocols: MCP servers nobody in this project wrote, installed from npm
   "test/mcp/real-servers.test.ts",
   // an editor (the official ACP client) driving `agent-loop acp` processes against a loopback model
-  "test/protocols/acp.test.ts",
+  "test/protocols/{acp,mcp-serve}.test.ts",
   // packaging: npm pack, an offline install and tsc over every example; the examples and the docs
   // generator run as processes
   "test/package/{packaging,examples,docs}.test.ts"

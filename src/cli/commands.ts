@@ -331,9 +331,16 @@ const mcpRemove = Command.make(
   (flags: McpCommand.RemoveFlags) => handler(() => import("./commands/mcp.ts"), (m) => m.remove(flags))
 ).pipe(Command.withDescription("Remove an MCP server from your settings or the workspace's .mcp.json"))
 
+const mcpServe = Command.make("serve", agentFlags, (flags) => handler(() => import("./commands/mcpServe.ts"), (m) => m.serve(flags as AgentFlags))).pipe(
+  Command.withDescription(
+    "Serve the agent as an MCP server on stdin and stdout (for Claude Code, Cursor, Codex): the tool run_agent {prompt, session?} runs a turn and returns its answer, with progress notifications; a cancelled call stops the turn now"
+  ),
+  Command.withExamples([{ command: "claude mcp add agent-loop -- agent-loop mcp serve --yes", description: "Let Claude Code call the agent" }])
+)
+
 const mcp = Command.make("mcp").pipe(
-  Command.withDescription("MCP servers: list them with their tools, add or remove one"),
-  Command.withSubcommands([mcpList, mcpAdd, mcpRemove])
+  Command.withDescription("MCP servers: list them with their tools, add or remove one; serve the agent as one"),
+  Command.withSubcommands([mcpList, mcpAdd, mcpRemove, mcpServe])
 )
 
 const directory = Argument.String("dir").pipe(

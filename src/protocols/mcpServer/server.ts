@@ -1,0 +1,133 @@
+/**
+ * The loop as an MCP server: any MCP client (Claude Code, Cursor, Codex, …) can call the agent as a
+ * tool. One tool, `run_agent` {prompt, session?}: a turn of the session (a new one when none is
+ * named), its final answer as the result, progress notifications while it runs (when the client
+ * asks for them with a progress token), and the client's cancellation mapped to stop now.
+ *
+ * The official SDK (`@modelcontextprotocol/sdk`, an optional peer dependency) is handed in by the
+ * command that loaded it, so nothing else loads it.
+ */
+import { randomUUID } from "node:crypto"
+import type * as McpServerSdk from "@modelcontextprotocol/sdk/server/index.js"
+import type * as McpTypes from "@modelcontextprotocol/sdk/types.js"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import type { AgentEvent } from "../../domain/Event.ts"
+import { AgentLoop } from "../../services/AgentLoop.ts"
+
+/** The SDK's modules this server uses, as `import()` gives them. */
+export interface Sdk {
+  readonly server: typeof McpServerSdk
+  readonly types: typeof McpTypes
+}
+
+/** The tool's name. */
+export const RUN_AGENT = "run_agent"
+
+/** The tool as `tools/list` shows it. */
+const runAgentTool = {
+  name: RUN_AGENT,
+  title: "Run the agent",
+  description:
+    "Runs one turn of the agent-loop agent on a prompt and returns its final answer. Pass the same session to continue a conversation; without one a new session is made (its key is in the result).",
+  inputSchema: {
+    type: "object" as const,
+    properties: {
+      prompt: { type: "string", description: "What to ask the agent" },
+      session: { type: "string", description: "A session key to continue (default: a new session)" }
+    },
+    required: ["prompt"]
+  }
+}
+
+/** What a progress notification says of an event, if anything. */
+const progressOf = (event: AgentEvent): string | undefined => {
+  if (event.depth !== 0) return undefined
+  switch (event._tag) {
+    case "LLMRequest":
+      return "thinking"
+    case "ToolExecStart":
+      return `running ${event.toolName}`
+    case "ToolExecEnd":
+      return `${event.toolName} ${event.isError ? "failed" : "done"}`
+    default:
+      return undefined
+  }
+}
+
+/** The arguments of a call, checked: a clear error for anything else. */
+const argsOf = (raw: unknown): { readonly prompt: string; readonly session: string | undefined } | string => {
+  const args = typeof raw === "object" && raw !== null ? raw as Record<string, unknown> : {}
+  if (typeof args.prompt !== "string" || args.prompt.trim() === "") return "prompt: a non-empty string is required"
+  if (args.session !== undefined && (typeof args.session !== "string" || args.session.trim() === "")) return "session: a non-empty string when given"
+  return { prompt: args.prompt, session: args.session as string | undefined }
+}
+
+/** The server: `serve` answers one client on `transport` until it closes; a running call is then stopped now. */
+export const make = (sdk: Sdk, options: { readonly name: string; readonly version: string }) =>
+  Effect.gen(function*() {
+    const services = yield* Effect.context<AgentLoop>()
+    const loop = Context.get(services, AgentLoop)
+    const run = Effect.runPromiseWith(services)
+    const running = new Set<string>()
+    const server = new sdk.server.Server({ name: options.name, version: options.version }, { capabilities: { tools: {} } })
+
+    server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => ({ tools: [runAgentTool] }))
+    server.setRequestHandler(sdk.types.CallToolRequestSchema, async (request, extra) => {
+      if (request.params.name !== RUN_AGENT) throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`)
+      const args = argsOf(request.params.arguments)
+      if (typeof args === "string") throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidParams, `${RUN_AGENT}: ${args}`)
+      const sessionKey = args.session ?? `mcp-${randomUUID()}`
+      if (running.has(sessionKey)) throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidRequest, `session ${sessionKey} is already running a turn`)
+      const token = request.params._meta?.progressToken
+      running.add(sessionKey)
+      // the client cancels (or goes away): the turn stops now, keeping what it did
+      const stop = () => void run(Effect.ignore(loop.interruptNow(sessionKey)))
+      extra.signal.addEventListener("abort", stop, { once: true })
+      try {
+        const result = await run(Effect.scoped(Effect.gen(function*() {
+          if (token !== undefined) {
+            let progress = 0
+            const subscription = yield* loop.subscribe({ strategy: "lossless" })
+            yield* subscription.stream.pipe(
+              Stream.filter((event) => event.sessionKey === sessionKey),
+              Stream.takeUntil((event) => event._tag === "TurnEnd" && event.depth === 0),
+              Stream.runForEach((event) => {
+                const message = progressOf(event)
+                if (message === undefined) return Effect.void
+                progress++
+                return Effect.promise(() =>
+                  extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } }).catch(() => undefined)
+                )
+              }),
+              Effect.forkScoped
+            )
+          }
+          return yield* loop.turn(sessionKey, args.prompt)
+        })))
+        const answer = result.finalMessage?.content ?? result.error ?? `(the turn ended ${result.status})`
+        return {
+          content: [{ type: "text" as const, text: answer }],
+          structuredContent: { session: sessionKey, status: result.status, turnId: result.turnId },
+          isError: result.status !== "completed"
+        }
+      } finally {
+        extra.signal.removeEventListener("abort", stop)
+        running.delete(sessionKey)
+      }
+    })
+
+    /** Serves the client on `transport` until it closes. */
+    const serve = (transport: Parameters<typeof server.connect>[0]) =>
+      Effect.gen(function*() {
+        let onClose = () => {}
+        const closed = new Promise<void>((resolve) => (onClose = resolve))
+        server.onclose = () => onClose()
+        yield* Effect.promise(() => server.connect(transport))
+        yield* Effect.promise(() => closed)
+        yield* Effect.forEach([...running], (key) => Effect.ignore(loop.interruptNow(key)), { discard: true })
+      })
+
+    return { serve }
+  })
