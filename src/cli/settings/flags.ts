@@ -194,7 +194,7 @@ export const agentFlags = {
   ),
   claudeSettings: Flag.Boolean("claude-settings").pipe(
     Flag.withDefault(true),
-    Flag.withDescription("In a trusted workspace, also apply the permission rules, hooks and sandbox keys of .claude/settings.json and .claude/settings.local.json, and take the sandbox keys of ~/.claude/settings.json; --no-claude-settings leaves them out")
+    Flag.withDescription("Apply Claude Code's settings files: ~/.claude/settings.json, and .claude/settings.json and .claude/settings.local.json (their deny and ask rules always, the rest once the workspace is trusted); --no-claude-settings leaves them out")
   ),
   contextFiles: Flag.Boolean("context-files").pipe(
     Flag.withDefault(true),
