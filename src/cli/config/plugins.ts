@@ -13,6 +13,7 @@ import * as FileSystem from "effect/FileSystem"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { readConfined, textOf } from "../../layers/internal/readConfined.ts"
+import { decodeServers, type McpServerConfigInput } from "../../layers/mcp/config.ts"
 import { dataDir } from "./dataDir.ts"
 import * as FrontMatter from "./frontMatter.ts"
 import type { Directory } from "./markdownFiles.ts"
@@ -138,3 +139,47 @@ export const directories = (folder: string, workspace: string, trusted: boolean,
       ownedByUser: false,
       namespace: plugin.name
     })))
+
+/**
+ * The MCP servers of the enabled plugins' `.mcp.json` files, `${CLAUDE_PLUGIN_ROOT}` in them being
+ * the plugin's directory (as Claude Code sets it); a file that cannot be used is a problem. The
+ * user added the plugin, so its servers start as the user's own do (in the sandbox when
+ * `sandbox.mcpServers` is on).
+ */
+export const mcpServers = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) =>
+  Effect.gen(function*() {
+    const servers: Record<string, McpServerConfigInput> = {}
+    const problems: Array<{ readonly path: string; readonly message: string }> = []
+    for (const plugin of yield* enabled(workspace, trusted, env)) {
+      const dir = pluginDir(plugin.name, env)
+      const path = nodePath.join(dir, ".mcp.json")
+      const read = yield* readConfined(path, { maxBytes: MAX_JSON_BYTES, within: dir, warn: false })
+      if (read._tag === "Missing") continue
+      if (read._tag !== "Read" || read.truncated) {
+        problems.push({ path, message: read._tag === "Skipped" ? read.reason : read._tag === "Failed" ? read.message : read._tag === "Read" ? "too large" : "not a regular file" })
+        continue
+      }
+      // the root as JSON string content, so a quote or backslash in it cannot change the file's shape
+      const root = JSON.stringify(dir).slice(1, -1)
+      let json: unknown
+      try {
+        json = JSON.parse((textOf(read) ?? "").replaceAll("${CLAUDE_PLUGIN_ROOT}", root))
+      } catch {
+        problems.push({ path, message: "not valid JSON" })
+        continue
+      }
+      const listed = (json as { mcpServers?: unknown })?.mcpServers ?? json
+      if (typeof listed !== "object" || listed === null || Array.isArray(listed)) {
+        problems.push({ path, message: "no mcpServers object" })
+        continue
+      }
+      const decoded = yield* Effect.result(decodeServers(listed))
+      if (Result.isFailure(decoded)) {
+        problems.push({ path, message: decoded.failure.message })
+        continue
+      }
+      for (const [name, config] of Object.entries(listed as Record<string, McpServerConfigInput>)) if (!(name in servers)) servers[name] = config
+    }
+    return { servers, problems }
+  })
+
