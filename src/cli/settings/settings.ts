@@ -23,6 +23,7 @@ import * as ClaudeSettings from "../config/claudeSettings.ts"
 import * as ContextFiles from "../config/contextFiles.ts"
 import * as CustomCommands from "../config/customCommands.ts"
 import * as Skills from "../config/skills.ts"
+import * as Plugins from "../config/plugins.ts"
 import { dataDir, newSessionKey, readLastSession } from "../config/dataDir.ts"
 import * as SandboxSettings from "../config/sandboxSettings.ts"
 import * as SettingsFile from "../config/settingsFile.ts"
@@ -309,6 +310,9 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     for (const problem of [...found.problems, ...agents.problems]) notices.push({ level: "warn", text: `skipped agent ${problem.path}: ${problem.message}` })
     const skills = yield* Skills.discover(workspace, trusted, env)
     for (const problem of skills.problems) notices.push({ level: "warn", text: `skipped skill ${problem.path}: ${problem.message}` })
+    // the added plugins' MCP servers, after the settings' own of the same name
+    const pluginMcp = yield* Plugins.mcpServers(workspace, trusted, env)
+    for (const problem of pluginMcp.problems) notices.push({ level: "warn", text: `skipped plugin MCP servers ${problem.path}: ${problem.message}` })
     const commands = yield* CustomCommands.discover(workspace, trusted, env)
     for (const problem of commands.problems) notices.push({ level: "warn", text: `skipped command ${problem.path}: ${problem.message}` })
     if (flags.verbose) {
@@ -336,7 +340,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       toolEnv,
       events: Option.getOrUndefined(Option.map(flags.events, (file) => nodePath.resolve(file))),
       mcpConfig: Option.getOrUndefined(flags.mcpConfig),
-      mcpServers,
+      mcpServers: { ...pluginMcp.servers, ...mcpServers },
       // A workspace's MCP servers run programs it names: only a trusted one's are started.
       mcpWorkspace: flags.mcpWorkspace && trusted,
       contextWindow: limits.contextWindow,
