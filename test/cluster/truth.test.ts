@@ -2,10 +2,11 @@
  * A cluster whose clients are told the truth: runner processes with their sessions in the
  * cluster's Postgres (fenced commits), a client in this process. A runner frozen (SIGSTOP) past its
  * lock expiry loses the session and cannot write when it wakes; a runner killed after its commit
- * and before its answer has its turn reported completed, one killed before its commit aborted; in
- * each case the reported outcome is what the session log holds. A runner frozen before its turn's
- * first checkpoint runs none of that turn's tools when it wakes. Multi-process, on real time:
- * every wait polls a condition with a deadline, nothing sleeps.
+ * and before its answer has its turn reported completed; a turn whose runner was frozen or killed
+ * before its first checkpoint (no call of it ran) runs again on the next runner; in each case the
+ * reported outcome is what the session log holds. A runner frozen before its turn's first
+ * checkpoint runs none of that turn's tools when it wakes. Multi-process, on real time: every wait
+ * polls a condition with a deadline, nothing sleeps.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -17,16 +18,15 @@ import { AgentLoop, type Turn } from "effect-agent-loop"
 import { type RunnerProcess, startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
-/** The session's log as `role:text` lines, read straight from Postgres. */
+/** The session's messages as `role:text` lines (its other records, such as turn outcomes, aside), read straight from Postgres. */
 const storedLog = async (cluster: TestCluster, sessionKey: string): Promise<ReadonlyArray<string>> => {
   const rows = await cluster.pg.psql(
     `SELECT e.entry FROM agent_loop_entries e JOIN agent_loop_sessions s ON s.session_id = e.session_id
      WHERE s.session_key = '${sessionKey}' ORDER BY e.seq`
   )
-  return rows.split("\n").filter((line) => line !== "").map((line) => {
-    const entry = JSON.parse(line) as { role: string; content: unknown }
-    return `${entry.role}:${typeof entry.content === "string" ? entry.content : JSON.stringify(entry.content)}`
-  })
+  return rows.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { role: string; content: unknown })
+    .filter((entry) => ["user", "assistant", "tool"].includes(entry.role))
+    .map((entry) => `${entry.role}:${typeof entry.content === "string" ? entry.content : JSON.stringify(entry.content)}`)
 }
 
 /** How many turns of the session started on the runner. */
@@ -63,7 +63,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
     fs.rmSync(path.dirname(toolLog), { recursive: true, force: true })
   })
 
-  it("a runner frozen mid-turn loses the session; its turn is reported aborted, the next completes elsewhere, and when it wakes it cannot write", async () => {
+  it("a runner frozen mid-turn loses the session; its turn runs again elsewhere, the next follows, and when it wakes it cannot write", async () => {
     const key = "frozen"
     expect((await turn(key, "t0")).status).toBe("completed")
     const t1 = await startTurn(key, "wait 3000 t1")
@@ -73,12 +73,12 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
     const endsBefore = frozen.ends().filter((end) => end.sessionKey === key).length
     frozen.child.kill("SIGSTOP")
     try {
-      // the runner that takes the session finds t1 claimed and not committed: aborted, truthfully
-      const lost = await awaitTurn(t1)
-      expect([lost.status, lost.messages]).toEqual(["aborted", []])
+      // the runner that takes the session finds t1 claimed, not committed, with no checkpoint: it runs it again
+      const again = await awaitTurn(t1)
+      expect([again.status, again.finalMessage?.content]).toEqual(["completed", "waited 3000: t0 | wait 3000 t1"])
       const t2 = await turn(key, "t2")
       expect(t2.status).toBe("completed")
-      expect(t2.finalMessage?.content).toBe("seen 3: t0 | t2")
+      expect(t2.finalMessage?.content).toBe("seen 5: t0 | wait 3000 t1 | t2")
       expect(startsOn(frozen, key)).toBe(startsBefore)
     } finally {
       frozen.child.kill("SIGCONT")
@@ -88,10 +88,17 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
     await waitUntil("the frozen runner's turn to end", () => ends().length > endsBefore, 60_000)
     expect(ends().slice(endsBefore).map((end) => end.status)).toEqual(["aborted"])
     expect(frozen.output()).toContain("is owned by another runner now")
-    expect(await storedLog(cluster, key)).toEqual(["user:t0", "assistant:seen 1: t0", "user:t2", "assistant:seen 3: t0 | t2"])
+    expect(await storedLog(cluster, key)).toEqual([
+      "user:t0",
+      "assistant:seen 1: t0",
+      "user:wait 3000 t1",
+      "assistant:waited 3000: t0 | wait 3000 t1",
+      "user:t2",
+      "assistant:seen 5: t0 | wait 3000 t1 | t2"
+    ])
   }, 180_000)
 
-  it("a runner frozen before its turn's first checkpoint: the turn is reported aborted, and when it wakes it runs none of its tools", async () => {
+  it("a runner frozen before its turn's first checkpoint: the turn runs again elsewhere, and when it wakes it runs none of its tools", async () => {
     const key = "frozen-early"
     // the model's first reply (a call of `record`) comes 15 s late: the runner is frozen while it
     // waits, however long a loaded machine takes to see the turn start
@@ -101,9 +108,9 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
     const ends = () => frozen.ends().filter((end) => end.sessionKey === key)
     frozen.child.kill("SIGSTOP")
     try {
-      // nothing was saved: the runner that takes the session reports the turn aborted
-      const lost = await awaitTurn(t)
-      expect([lost.status, lost.messages]).toEqual(["aborted", []])
+      // nothing was saved, so no call ran: the runner that takes the session runs the turn again
+      const again = await awaitTurn(t)
+      expect([again.status, again.finalMessage?.content]).toEqual(["completed", "done: recorded early"])
     } finally {
       frozen.child.kill("SIGCONT")
     }
@@ -111,8 +118,9 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
     // request), so the call never runs, and the turn ends there
     await waitUntil("the frozen runner's turn to end", () => ends().length > 0, 60_000)
     expect(ends().map((end) => end.status)).toEqual(["aborted"])
-    expect(runs()).toEqual([])
-    expect(await storedLog(cluster, key)).toEqual([])
+    // the call ran once: on the runner that ran the turn again
+    expect(runs()).toEqual(["record early"])
+    expect((await storedLog(cluster, key)).map((line) => line.split(":")[0])).toEqual(["user", "assistant", "tool", "assistant"])
   }, 180_000)
 
   it("a runner killed after its commit and before its answer: the turn is reported completed, as the log holds it", async () => {
@@ -135,17 +143,24 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a cluster's reported outcomes 
     ])
   }, 180_000)
 
-  it("a runner killed before its commit: the turn is reported aborted and nothing of it is in the log", async () => {
+  it("a runner killed before its turn's first checkpoint: the turn runs again on the next runner, once in the log", async () => {
     const key = "killed-mid-turn"
     expect((await turn(key, "t0")).status).toBe("completed")
-    const t1 = await startTurn(key, "hang t1")
+    const t1 = await startTurn(key, "wait 3000 t1")
     await waitUntil("t1 to start on a runner", () => alive().some((runner) => startsOn(runner, key) >= 2), 60_000)
     const owner = alive().find((runner) => startsOn(runner, key) >= 2)!
     owner.child.kill("SIGKILL")
     await owner.exited
-    const lost = await awaitTurn(t1)
-    expect([lost.status, lost.messages]).toEqual(["aborted", []])
-    expect((await turn(key, "t2")).finalMessage?.content).toBe("seen 3: t0 | t2")
-    expect(await storedLog(cluster, key)).toEqual(["user:t0", "assistant:seen 1: t0", "user:t2", "assistant:seen 3: t0 | t2"])
+    const again = await awaitTurn(t1)
+    expect([again.status, again.finalMessage?.content]).toEqual(["completed", "waited 3000: t0 | wait 3000 t1"])
+    expect((await turn(key, "t2")).finalMessage?.content).toBe("seen 5: t0 | wait 3000 t1 | t2")
+    expect(await storedLog(cluster, key)).toEqual([
+      "user:t0",
+      "assistant:seen 1: t0",
+      "user:wait 3000 t1",
+      "assistant:waited 3000: t0 | wait 3000 t1",
+      "user:t2",
+      "assistant:seen 5: t0 | wait 3000 t1 | t2"
+    ])
   }, 180_000)
 })
