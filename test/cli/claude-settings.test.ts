@@ -8,9 +8,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { isolatedEnv, launcher, root, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
+import { isolatedEnv, launcher, root, runCli, spawnCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
 import { hasTmux, startPane } from "../support/tmux.ts"
+import { waitUntil } from "../support/waitUntil.ts"
 
 const write = (file: string, text: string) => {
   fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -224,6 +225,44 @@ console.log(JSON.stringify({ continue: false, stopReason: "Stopped: the build is
       { type: "user", cwd: workspace, message: { role: "user", content: expect.stringContaining("list the files") } },
       { type: "assistant", message: { content: [{ type: "text", text: "Looking." }, { type: "tool_use", id: "ls", name: "Bash", input: { command: "ls -la" } }] } }
     ])
+  })
+
+  it("SessionStart says startup or resume, SessionEnd runs at the end of run, on /exit and on SIGTERM, with Claude Code's reasons", async (context) => {
+    let hang: Promise<void> | undefined
+    const { env, flags, server, workspace } = await setup(context, async () => {
+      if (hang !== undefined) await hang
+      return { text: "ok" }
+    })
+    const log = "cat >> \"$CLAUDE_PROJECT_DIR/session.log\"; echo >> \"$CLAUDE_PROJECT_DIR/session.log\""
+    write(path.join(workspace, ".claude", "settings.local.json"), JSON.stringify({
+      hooks: { SessionStart: [{ hooks: [{ type: "command", command: log }] }], SessionEnd: [{ hooks: [{ type: "command", command: log }] }] }
+    }))
+    const events = () =>
+      fs.readFileSync(path.join(workspace, "session.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line))
+        .map((event) => `${event.hook_event_name} ${event.source ?? event.reason}`)
+    const persisted = flags.filter((flag) => flag !== "--ephemeral")
+    expect((await runCli(["run", ...persisted, "hi"], { env })).code).toBe(0)
+    expect(events()).toEqual(["SessionStart startup", "SessionEnd other"])
+    expect((await runCli(["run", ...persisted, "--continue", "again"], { env })).code).toBe(0)
+    expect(events().slice(2)).toEqual(["SessionStart resume", "SessionEnd other"])
+    const chat = spawnCli(["chat", ...persisted], { env, stdin: true })
+    chat.child.stdin!.write("hello\n")
+    // the session starts with its first turn
+    await waitUntil("the chat's session starts", () => events().length === 5)
+    chat.child.stdin!.end("/exit\n")
+    expect((await chat.exited).code).toBe(0)
+    expect(events().slice(4)).toEqual(["SessionStart startup", "SessionEnd prompt_input_exit"])
+    // SIGTERM while the model is answering: the session still ends
+    let release = () => {}
+    hang = new Promise((resolve) => (release = resolve))
+    const asked = server.requests.length
+    const run = spawnCli(["run", ...persisted, "slow"], { env })
+    await waitUntil("the model is asked", () => server.requests.length > asked)
+    run.child.kill("SIGTERM")
+    const ended = await run.exited
+    release()
+    expect(ended.code).toBe(143)
+    expect(events().slice(6)).toEqual(["SessionStart startup", "SessionEnd other"])
   })
 
   it("an untrusted workspace's .claude/settings.json is skipped with a warning", async (context) => {

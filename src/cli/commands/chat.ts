@@ -61,6 +61,8 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
   Effect.gen(function*() {
     const settings = yield* Settings.resolve(flags)
     yield* Settings.announce(settings)
+    // SessionStart hooks are told a session taken up again is resumed
+    if (flags.continue || Option.isSome(flags.resume)) settings.hookBridge.startsAs(settings.sessionKey, "resume")
     const code = yield* Effect.scoped(Effect.flatMap(make(settings, inspect), (opened) => opened.run)).pipe(Effect.provide(App.layer(settings)))
     if (code !== ExitCode.ok) return yield* fail("", code)
   }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>
@@ -222,6 +224,9 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   /** `/clear`: a new session; the one left stays saved. */
   const clear = Effect.fnUntraced(function*() {
     const next = yield* newSessionKey
+    // as Claude Code names them to the SessionEnd and SessionStart hooks
+    settings.hookBridge.endsFor(state.sessionKey, "clear")
+    settings.hookBridge.startsAs(next, "clear")
     yield* switchTo(next, `new session ${next}; the last one stays saved: /resume ${state.sessionKey}`)
   })
 
@@ -283,6 +288,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
     if (info === undefined || info.problem !== undefined) {
       return yield* say(info === undefined ? `no saved session ${chosen} (/sessions lists them)` : `session ${chosen} cannot be read: ${info.problem}`)
     }
+    settings.hookBridge.startsAs(chosen, "resume")
     yield* switchTo(chosen, `session ${chosen}: ${Picker.describe(info, settings.workspace).trim()}`)
   })
 
@@ -290,7 +296,10 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   const builtin = (name: string, args: string): Effect.Effect<void> => {
     switch (name) {
       case "exit":
-        return Effect.asVoid(Deferred.succeed(quit, ExitCode.ok))
+        return Effect.suspend(() => {
+          settings.hookBridge.endsFor(state.sessionKey, "prompt_input_exit")
+          return Effect.asVoid(Deferred.succeed(quit, ExitCode.ok))
+        })
       case "help":
         return Effect.andThen(Effect.forEach(Slash.helpLines(settings.commands), (help) => screen.line(dim(clean(help)))), prompt)
       case "model":
@@ -358,6 +367,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
       yield* handle(line.value)
     }
     state.inputEnded = true
+    settings.hookBridge.endsFor(state.sessionKey, "prompt_input_exit")
     if (!backlog.busy()) yield* Deferred.succeed(quit, ExitCode.ok)
   })
 

@@ -101,6 +101,8 @@ export const run = (
     }
     const typed = Option.isSome(outputSchema) ? yield* OutputSchema.load(outputSchema.value) : undefined
     let settings = yield* Settings.resolve(flags)
+    // SessionStart hooks are told a session taken up again is resumed
+    if (flags.continue || Option.isSome(flags.resume)) settings.hookBridge.startsAs(settings.sessionKey, "resume")
     const limits = {
       maxImageBytes: settings.maxImageBytes,
       ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages })

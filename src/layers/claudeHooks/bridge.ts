@@ -48,7 +48,21 @@ export interface Bridge {
   readonly stopQuietly: (turnId: string, reason: string) => void
   /** Whether (and why) a hook stopped the turn with `continue: false`, forgotten. */
   readonly takeQuietStop: (turnId: string) => string | undefined
+  /** How the session is about to start, for `SessionStart`'s `source` (`startup` when not said). */
+  readonly startsAs: (sessionKey: string, source: SessionSource) => void
+  /** How the session started, forgotten. */
+  readonly takeStart: (sessionKey: string) => SessionSource
+  /** Why the session is about to end, for `SessionEnd`'s `reason` (`other` when not said). */
+  readonly endsFor: (sessionKey: string, reason: EndReason) => void
+  /** Why the session ended, forgotten. */
+  readonly takeEnd: (sessionKey: string) => EndReason
 }
+
+/** `SessionStart`'s `source`, as Claude Code names them. */
+export type SessionSource = "startup" | "resume" | "clear" | "compact"
+
+/** `SessionEnd`'s `reason`, as Claude Code names them. */
+export type EndReason = "clear" | "logout" | "prompt_input_exit" | "other"
 
 /** Most verdicts kept: the oldest go first (a denied or failed call never reaches the approver). */
 export const MAX_VERDICTS = 1024
@@ -59,6 +73,8 @@ export const make = (): Bridge => {
   const listeners: Array<(context: HookContext, message: string) => Effect.Effect<void>> = []
   const continuedListeners: Array<(context: HookContext, reason: string) => Effect.Effect<void>> = []
   const quietStops = new Map<string, string>()
+  const starts = new Map<string, SessionSource>()
+  const ends = new Map<string, EndReason>()
   let answer: ((context: HookContext, call: HookToolCall) => Effect.Effect<PermissionAnswer | undefined>) | undefined
   return {
     record: (callId, verdict) => {
@@ -93,6 +109,22 @@ export const make = (): Bridge => {
     takeQuietStop: (turnId) => {
       const reason = quietStops.get(turnId)
       quietStops.delete(turnId)
+      return reason
+    },
+    startsAs: (sessionKey, source) => {
+      starts.set(sessionKey, source)
+    },
+    takeStart: (sessionKey) => {
+      const source = starts.get(sessionKey) ?? "startup"
+      starts.delete(sessionKey)
+      return source
+    },
+    endsFor: (sessionKey, reason) => {
+      ends.set(sessionKey, reason)
+    },
+    takeEnd: (sessionKey) => {
+      const reason = ends.get(sessionKey) ?? "other"
+      ends.delete(sessionKey)
       return reason
     }
   }

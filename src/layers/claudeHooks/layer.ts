@@ -174,6 +174,19 @@ export const layer = (
         return reason === undefined ? [] : [reason]
       })
 
+    /** Sessions that started and have not ended: they end when this layer closes, if the loop has not ended them. */
+    const open = new Set<string>()
+    const endSession = (sessionKey: string) => {
+      if (!open.delete(sessionKey)) return undefined
+      const reason = bridge.takeEnd(sessionKey)
+      const groups = matching("SessionEnd", [reason])
+      if (groups.length === 0) return undefined
+      const context = Hook.sessionContext(sessionKey)
+      return Effect.asVoid(runGroups(groups, context, { ...base(context, "SessionEnd"), reason }, false))
+    }
+    // this layer closes before the loop that would end its sessions (it is built on the loop)
+    yield* Effect.addFinalizer(() => Effect.forEach([...open], (sessionKey) => endSession(sessionKey) ?? Effect.void, { discard: true }))
+
     const byEvent = new Map<EventName, Array<Named>>()
     for (const group of groups) {
       const name = `${group.event}[${group.index}]${group.matcher === undefined || group.matcher === "" ? "" : ` ${group.matcher}`}`
@@ -274,21 +287,18 @@ export const layer = (
         return Effect.as(runGroups(groups, context, input, false), undefined)
       },
       sessionStart: ({ sessionKey }) => {
-        const groups = matching("SessionStart", ["startup"])
+        open.add(sessionKey)
+        const source = bridge.takeStart(sessionKey)
+        const groups = matching("SessionStart", [source])
         if (groups.length === 0) return undefined
         const context = Hook.sessionContext(sessionKey)
-        return Effect.map(runGroups(groups, context, { ...base(context, "SessionStart"), source: "startup" }, true), (heard) => {
+        return Effect.map(runGroups(groups, context, { ...base(context, "SessionStart"), source }, true), (heard) => {
           const added = contexts(heard)
           if (added.length > 0) pending.set(sessionKey, [...(pending.get(sessionKey) ?? []), ...added])
           return undefined
         })
       },
-      sessionEnd: ({ sessionKey }) => {
-        const groups = matching("SessionEnd", ["other"])
-        if (groups.length === 0) return undefined
-        const context = Hook.sessionContext(sessionKey)
-        return Effect.asVoid(runGroups(groups, context, { ...base(context, "SessionEnd"), reason: "other" }, false))
-      },
+      sessionEnd: ({ sessionKey }) => endSession(sessionKey),
       beforeCompact: ({ context, reason }) => {
         const trigger = reason === "summary" ? "manual" : "auto"
         const groups = matching("PreCompact", [trigger])
@@ -329,7 +339,8 @@ export const layer = (
       Object.entries(hook).filter(([point]) =>
         Object.entries(EVENTS).some(([event, at]) => at === point && byEvent.has(event as EventName)) ||
         (point === "approveTool" && byEvent.has("PreToolUse")) ||
-        (point === "beforeTurn" && byEvent.has("SessionStart"))
+        (point === "beforeTurn" && byEvent.has("SessionStart")) ||
+        (point === "sessionStart" && byEvent.has("SessionEnd"))
       )
     ) as Hook.Hook
     if (Object.keys(registered).length === 0 && transcripts === undefined) return
