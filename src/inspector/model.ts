@@ -11,7 +11,7 @@
 import type { AgentEvent, EventOf } from "../domain/Event.ts"
 import type { Content, Message, ToolCall } from "../domain/Message.ts"
 import { textOf } from "../domain/Message.ts"
-import type { SessionEntry } from "../domain/SessionLog.ts"
+import type { SessionEntry, TurnOutcome } from "../domain/SessionLog.ts"
 import * as Usage from "../domain/Usage.ts"
 import type { SessionInfo } from "../services/SessionStore.ts"
 
@@ -87,12 +87,36 @@ export const logTurnIndex = (id: string): number | undefined => {
 /** A turn's label: its opening message on one line, cut to a length a list shows. */
 export const turnLabel = (content: Content): string => short(textOf(content))
 
-/** The turns of the log that start in `[from, to)`: one per user message. */
+/**
+ * The turn-outcome record of the log turn that starts at `index`: the first one before the next
+ * turn's opening user messages (logs from before these records have none).
+ */
+export const outcomeOf = (entries: ReadonlyArray<SessionEntry>, index: number): TurnOutcome | undefined => {
+  for (let i = index + 1; i < entries.length; i++) {
+    const entry = entries[i]!
+    if (entry.role === "outcome") return entry
+    // after an answer without tool calls a user message opens the next turn (steering comes only
+    // after tool calls): that turn's record is not this one's
+    const before = entries[i - 1]!
+    if (entry.role === "user" && before.role === "assistant" && (before.toolCalls ?? []).length === 0) return undefined
+  }
+  return undefined
+}
+
+/** The turns of the log that start in `[from, to)`: one per user message, with its stored status. */
 export const logTurns = (entries: ReadonlyArray<SessionEntry>, from = 0, to = entries.length): Array<TurnRef> => {
   const turns: Array<TurnRef> = []
   for (let index = Math.max(0, from); index < Math.min(to, entries.length); index++) {
     const entry = entries[index]!
-    if (entry.role === "user") turns.push({ id: logTurnId(index), index, label: turnLabel(entry.content), source: "log" })
+    if (entry.role !== "user") continue
+    const outcome = outcomeOf(entries, index)
+    turns.push({
+      id: logTurnId(index),
+      index,
+      label: turnLabel(entry.content),
+      ...(outcome === undefined ? {} : { status: outcome.status, at: outcome.startedAt }),
+      source: "log"
+    })
   }
   return turns
 }
@@ -161,6 +185,10 @@ export interface Timeline {
   readonly end: number
   readonly status?: string
   readonly usage?: Usage.Usage
+  /** Why the turn did not complete (its outcome record; log timelines). */
+  readonly error?: { readonly _tag: string; readonly message: string } | undefined
+  /** The model it ran with (its outcome record; log timelines). */
+  readonly model?: string | undefined
   readonly rows: ReadonlyArray<Omit<Span, "children">>
   /** Input tokens of each model call of the turn itself: the context size over the iterations. */
   readonly context: ReadonlyArray<{ readonly iteration: number; readonly tokens: number }>
@@ -336,7 +364,7 @@ export const timelineOfLog = (sessionKey: string, entries: ReadonlyArray<Session
   const tools = new Map<string, Span>()
   for (let i = index + 1; i < entries.length; i++) {
     const entry = entries[i]!
-    if (entry.role === "user") break
+    if (entry.role === "user" || entry.role === "outcome") break
     if (entry.role === "compaction") root.marks.push({ at: step, kind: "compaction", label: `compaction (${entry.reason})` })
     if (entry.role !== "assistant" && entry.role !== "tool") continue
     if (entry.role === "assistant") {
@@ -358,7 +386,25 @@ export const timelineOfLog = (sessionKey: string, entries: ReadonlyArray<Session
     }
   }
   root.end = Math.max(step, 1)
+  // how the turn ended, from its outcome record: also for a turn whose events were never recorded
+  const outcome = outcomeOf(entries, index)
+  if (outcome !== undefined) {
+    root.status = outcome.status
+    root.error = outcome.status !== "completed"
+    root.usage = outcome.usage
+    if (outcome.error !== undefined) root.detail = `${outcome.error._tag}: ${outcome.error.message}`
+  }
   const rows: Array<Omit<Span, "children">> = []
   flatten(root, rows)
-  return { turnId: id, sessionKey, source: "log", start: 0, end: root.end, rows, context: [], events: [] }
+  return {
+    turnId: id,
+    sessionKey,
+    source: "log",
+    start: 0,
+    end: root.end,
+    ...(outcome === undefined ? {} : { status: outcome.status, usage: outcome.usage, error: outcome.error, model: outcome.model }),
+    rows,
+    context: [],
+    events: []
+  }
 }

@@ -13,7 +13,7 @@ const STYLE = `
 header{display:flex;gap:16px;align-items:center;padding:8px 16px;border-bottom:1px solid var(--line);background:var(--soft)}
 header b{font-size:15px}header a{color:var(--fg)}main{padding:12px 16px}a{color:#2557c7;text-decoration:none}a:hover{text-decoration:underline}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertical-align:top}th{color:var(--dim);font-weight:500}
-td.num{text-align:right;font-variant-numeric:tabular-nums}.dim{color:var(--dim)}.pager{margin:8px 0;display:flex;gap:8px;align-items:center}
+td.num{text-align:right;font-variant-numeric:tabular-nums}.dim{color:var(--dim)}.badge{padding:0 6px;border-radius:8px;font-size:12px}.badge.ok{background:#e6f4ea}.badge.bad{background:#fde8e8}.failure{color:#b3261e}.pager{margin:8px 0;display:flex;gap:8px;align-items:center}
 input[type=search]{padding:4px 8px;width:320px;border:1px solid var(--line);border-radius:4px}button{padding:2px 10px}
 .msg{border:1px solid var(--line);border-radius:6px;padding:8px 10px;margin:8px 0;max-width:980px}.msg .who{font-size:12px;color:var(--dim);margin-bottom:4px}
 .msg.user{background:#f3f7ff}.msg.tool{background:#f5fbf7}.msg.tool.error{background:#fdf3f3}.msg.compaction{background:#fff8e6;border-style:dashed}

@@ -98,6 +98,7 @@ function renderList() {
     page.items.forEach(function (s) {
       body.appendChild(el("tr", { "data-session": s.sessionKey }, [
         el("td", { text: fmtTime(s.updatedAt) }),
+        el("td", null, [s.status ? el("span", { className: "badge " + (s.status === "completed" ? "ok" : "bad"), text: s.status }) : null]),
         el("td", { text: s.workspace || "-" }),
         el("td", { className: "num", text: fmtNum(s.turns) }),
         el("td", { className: "num", text: fmtNum(s.messages) }),
@@ -106,7 +107,7 @@ function renderList() {
         el("td", null, [el("a", { href: sessionHref(s.sessionKey), text: s.preview || s.sessionKey }), s.problem ? el("div", { className: "dim", text: s.problem }) : null])
       ]));
     });
-    var head = el("tr", null, ["when", "workspace", "turns", "messages", "tokens", "cost", "first prompt"].map(function (h) { return el("th", { text: h }); }));
+    var head = el("tr", null, ["when", "last turn", "workspace", "turns", "messages", "tokens", "cost", "first prompt"].map(function (h) { return el("th", { text: h }); }));
     app.appendChild(el("table", { id: "sessions" }, [el("thead", null, [head]), body]));
     app.appendChild(pager(page, 50, function (o) { state.offset = o; render(); }));
   });
@@ -170,6 +171,8 @@ function entry(e, index) {
     box.appendChild(el("div", { text: "Compaction (" + e.reason + "): the context now starts at message " + e.cut + " of the view" }));
     if (e.summary != null) box.appendChild(el("details", null, [el("summary", { text: "summary" }), el("div", { className: "text", text: e.summary })]));
   } else if (e.role === "meta") box.appendChild(el("div", { className: "dim", text: "workspace: " + (e.workspace || "-") }));
+  else if (e.role === "outcome") box.appendChild(el("div", { className: "dim", text: "Turn " + e.status + ": " + e.iterations + " iterations · " + tokens(e.usage) + (e.usage.costUsd != null ? " · " + fmtCost(e.usage.costUsd) : "") + (e.error ? " · " + e.error._tag + ": " + e.error.message : "") }));
+  else if (e.role === "rewind") box.appendChild(el("div", { text: "Rewound: the conversation continues from message " + e.cut + " of the view; the messages above are an abandoned branch" }));
   return box;
 }
 
@@ -181,7 +184,8 @@ function renderTimeline(key, turnId) {
     var timed = t.source === "events";
     var span = Math.max(1, t.end - t.start);
     app.appendChild(el("h2", { text: "Turn: " + (t.rows[0] ? t.rows[0].label : t.turnId) + (t.status ? " · " + t.status : "") }));
-    app.appendChild(el("p", { className: "dim", id: "summary", text: (timed ? fmtMs(t.end - t.start) + " · " : "Order only: this turn's events were not recorded, so the log gives its calls but not their times · ") + tokens(t.usage) + (t.usage && t.usage.costUsd != null ? " · " + fmtCost(t.usage.costUsd) : "") }));
+    app.appendChild(el("p", { className: "dim", id: "summary", text: (timed ? fmtMs(t.end - t.start) + " · " : "Order only: this turn's events were not recorded, so the log gives its calls but not their times · ") + (t.model ? t.model + " · " : "") + tokens(t.usage) + (t.usage && t.usage.costUsd != null ? " · " + fmtCost(t.usage.costUsd) : "") }));
+    if (t.error) app.appendChild(el("p", { className: "failure", id: "turn-error", text: t.error._tag + ": " + t.error.message }));
     var gantt = el("div", { className: "gantt", id: "gantt" });
     t.rows.forEach(function (r) {
       var name = el("div", { className: "name", title: r.label }, [r.label]);

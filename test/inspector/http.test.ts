@@ -12,7 +12,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { HttpRouter } from "effect/http"
-import { AgentEvent, EventBus, EventBusLive, Inspector, Message, Secrets, SessionStore, SessionStoreMemory } from "effect-agent-loop"
+import { AgentEvent, EventBus, EventBusLive, Inspector, Message, Secrets, SessionLog, SessionStore, SessionStoreMemory } from "effect-agent-loop"
 import { MAX_PAGE } from "../../src/inspector/Inspector.ts"
 import { cookieName } from "../../src/inspector/access.ts"
 import { isolatedEnv, runCli, spawnCli, tempDir } from "../support/cliProcess.ts"
@@ -173,6 +173,23 @@ describe("inspector over HTTP", () => {
     expect(fromLog.source).toBe("log")
     expect(fromLog.rows.map((r: any) => r.kind)).toEqual(["turn", "model"])
     expect((await get(`${f.origin}/api/timeline/long/log-1`)).status).toBe(404)
+  })
+
+  it("shows a turn's stored outcome without its events: the list's status, the log timeline's status, error, tokens and cost", async () => {
+    const outcome: SessionLog.TurnOutcome = {
+      role: "outcome", turnId: "elsewhere", status: "failed", model: "m", startedAt: 1, endedAt: 2, iterations: 1,
+      usage: { inputTokens: 12, outputTokens: 0, costUsd: 2.05 },
+      error: { _tag: "ProviderRejected", message: "ProviderRejected: 400 bad request" }
+    }
+    await f.run(Effect.gen(function*() {
+      yield* (yield* SessionStore).append("failed-elsewhere", [Message.user("why did it fail"), outcome])
+    }))
+    const listed = await json(`${f.origin}/api/sessions?q=failed-elsewhere`)
+    expect(listed.items[0]).toMatchObject({ sessionKey: "failed-elsewhere", status: "failed" })
+    const session = await json(`${f.origin}/api/session/failed-elsewhere`)
+    expect(session.turns).toEqual([expect.objectContaining({ id: "log-0", source: "log", status: "failed" })])
+    const timeline = await json(`${f.origin}/api/timeline/failed-elsewhere/log-0`)
+    expect(timeline).toMatchObject({ source: "log", status: "failed", model: "m", usage: outcome.usage, error: outcome.error })
   })
 
   it("replays what a reconnecting page missed from a bounded buffer, and says when the buffer no longer reaches back", async () => {

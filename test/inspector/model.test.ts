@@ -3,7 +3,7 @@
  * on kept turns, and the scrubbing of every string it serves.
  */
 import { describe, expect, it } from "vitest"
-import { AgentEvent } from "effect-agent-loop"
+import { AgentEvent, Message, SessionLog } from "effect-agent-loop"
 import * as Model from "../../src/inspector/model.ts"
 import { Recorder } from "../../src/inspector/recorder.ts"
 import { deepScrub } from "../../src/inspector/scrub.ts"
@@ -69,5 +69,33 @@ describe("deepScrub", () => {
   it("scrubs every string at any depth, keys included, and keeps other values", () => {
     const scrub = (text: string) => text.replaceAll("s3cret-value", "<redacted>")
     expect(deepScrub({ a: ["x s3cret-value", 1, null, { "s3cret-value": true }] }, scrub)).toEqual({ a: ["x <redacted>", 1, null, { "<redacted>": true }] })
+  })
+})
+
+describe("log turns and their outcome records", () => {
+  const call = { id: "c1", name: "read_file", arguments: "{}" }
+  const failed: SessionLog.TurnOutcome = {
+    role: "outcome", turnId: "t2", status: "failed", model: "m", startedAt: 5, endedAt: 9, iterations: 1,
+    usage: { inputTokens: 7, outputTokens: 0, costUsd: 2.05 },
+    error: { _tag: "ProviderRejected", message: "ProviderRejected: 400 bad request" }
+  }
+  const completed: SessionLog.TurnOutcome = { role: "outcome", turnId: "t1", status: "completed", startedAt: 1, endedAt: 4, iterations: 2, usage: { inputTokens: 3, outputTokens: 1 } }
+  const log: ReadonlyArray<SessionLog.SessionEntry> = [
+    Message.user("first"), Message.assistant("", [call]), Message.toolResult(call, "text"), Message.user("steer"), Message.assistant("done"), completed,
+    Message.user("second"), failed,
+    Message.user("old-style turn"), Message.assistant("no record"), Message.user("next")
+  ]
+
+  it("a turn's status comes from its outcome record; steering stays in its turn; turns without a record have none", () => {
+    expect(Model.logTurns(log).map((t) => [t.label, t.status])).toEqual([
+      ["first", "completed"], ["steer", "completed"], ["second", "failed"], ["old-style turn", undefined], ["next", undefined]
+    ])
+  })
+
+  it("a log timeline shows the failed turn's status, error, tokens, cost and model though no event was recorded", () => {
+    const timeline = Model.timelineOfLog("s", log, 6)!
+    expect(timeline).toMatchObject({ source: "log", status: "failed", model: "m", usage: failed.usage, error: failed.error })
+    expect(timeline.rows[0]).toMatchObject({ kind: "turn", status: "failed", error: true, detail: "ProviderRejected: ProviderRejected: 400 bad request" })
+    expect(Model.timelineOfLog("s", log, 8)!.status).toBeUndefined()
   })
 })
