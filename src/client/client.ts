@@ -23,7 +23,7 @@ export interface Options {
   readonly baseUrl: string
   /** The bearer token. */
   readonly token: string | Redacted.Redacted<string>
-  /** How long to wait between reconnects of `events` (and the polls of `turns.wait`); default 250 ms. */
+  /** How long to wait between reconnects of `events`; default 250 ms. */
   readonly retryDelay?: Duration.Input
 }
 
@@ -77,11 +77,11 @@ export const make = (options: Options) =>
       return Stream.suspend(connect).pipe(Stream.retry(Schedule.spaced(delay)), Stream.orDie)
     }
 
-    /** A turn's result, polling its state until it is done. */
+    /** A turn's result: asks the server to answer when the turn ends (30 s at a time), again until it has. */
     const wait = (turnId: string): Effect.Effect<TurnResult, unknown> =>
-      api.turns.get({ params: { turnId } }).pipe(
+      api.turns.get({ params: { turnId }, query: { wait: 30 } }).pipe(
         Effect.flatMap((state) => state.status === "done" && state.result !== undefined ? Effect.succeed(state.result) : Effect.fail("running" as const)),
-        Effect.retry({ while: (error) => error === "running", schedule: Schedule.spaced(delay) })
+        Effect.retry({ while: (error) => error === "running" })
       )
 
     return {
@@ -99,7 +99,7 @@ export const make = (options: Options) =>
         events: (key: string, after?: number) => events(`/v1/sessions/${encodeURIComponent(key)}/events`, after)
       },
       turns: {
-        get: (turnId: string) => api.turns.get({ params: { turnId } }),
+        get: (turnId: string) => api.turns.get({ params: { turnId }, query: {} }),
         wait,
         interrupt: (turnId: string, mode: "graceful" | "now" | "hard", hint?: string) =>
           api.turns.interrupt({ params: { turnId }, payload: { mode, ...(hint === undefined ? {} : { hint }) } })

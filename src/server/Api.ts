@@ -165,7 +165,13 @@ export class Sessions extends HttpApiGroup.make("sessions")
 
 /** Turns started through the API: their state and result, interrupts. */
 export class Turns extends HttpApiGroup.make("turns")
-  .add(HttpApiEndpoint.get("get", "/turns/:turnId", { params: { turnId: Schema.String }, success: TurnState, error: TurnNotFound }))
+  .add(HttpApiEndpoint.get("get", "/turns/:turnId", {
+    params: { turnId: Schema.String },
+    /** Seconds to wait for the turn to end before answering (at most 60); default 0: answer at once. */
+    query: { wait: Schema.optionalKey(Schema.FiniteFromString.check(Schema.isBetween({ minimum: 0, maximum: 60 }))) },
+    success: TurnState,
+    error: TurnNotFound
+  }))
   .add(HttpApiEndpoint.post("interrupt", "/turns/:turnId/interrupt", {
     params: { turnId: Schema.String },
     payload: InterruptBody,

@@ -26,6 +26,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import * as ByteSize from "effect/ByteSize"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
@@ -180,10 +181,9 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
           .handle("events", ({ params, request }) => Effect.succeed(events(request, (event) => event.sessionKey === params.key)))),
       HttpApiBuilder.group(AgentLoopApi, "turns", (h) =>
         h
-          .handle("get", ({ params }) => {
-            const state = turns.get(params.turnId)
-            return state === undefined ? Effect.fail(new TurnNotFound({ turnId: params.turnId })) : Effect.succeed(scrubDeep(state, secrets.scrub))
-          })
+          .handle("get", ({ params, query }) =>
+            Effect.flatMap(turns.awaitEnd(params.turnId, Duration.seconds(query.wait ?? 0)), (state) =>
+              state === undefined ? Effect.fail(new TurnNotFound({ turnId: params.turnId })) : Effect.succeed(scrubDeep(state, secrets.scrub))))
           .handle("interrupt", ({ params, payload }) => {
             const state = turns.get(params.turnId)
             if (state === undefined) return Effect.fail(new TurnNotFound({ turnId: params.turnId }))

@@ -6,7 +6,10 @@
  * bound, oldest forgotten first.
  */
 import { randomUUID } from "node:crypto"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import type { TurnResult } from "../domain/Turn.ts"
 import type { AgentLoopShape } from "../services/AgentLoop.ts"
@@ -15,6 +18,8 @@ import type { TurnState } from "./Api.ts"
 /** The turns of one server. */
 export class Turns {
   private readonly turns = new Map<string, TurnState>()
+  /** Opened when the turn of that id ends, for the requests waiting on it. */
+  private readonly ended = new Map<string, Deferred.Deferred<void>>()
   private readonly loop: AgentLoopShape
   private readonly fibers: FiberSet.FiberSet<void>
   private readonly kept: number
@@ -30,6 +35,7 @@ export class Turns {
     return Effect.suspend(() => {
       const turnId = randomUUID()
       this.turns.set(turnId, { turnId, sessionKey, status: "running" })
+      this.ended.set(turnId, Deferred.makeUnsafe<void>())
       return this.loop.turn(sessionKey, message).pipe(
         Effect.flatMap((result) => Effect.sync(() => this.done(turnId, sessionKey, result))),
         // follow-ups a hook or another door queued on this turn run as turns of their own
@@ -45,8 +51,20 @@ export class Turns {
     return this.turns.get(turnId)
   }
 
+  /** The turn's state once it ends, or when `wait` has passed, whichever is first. */
+  awaitEnd(turnId: string, wait: Duration.Duration): Effect.Effect<TurnState | undefined> {
+    return Effect.suspend(() => {
+      const ended = this.ended.get(turnId)
+      const answer = Effect.sync(() => this.turns.get(turnId))
+      return ended === undefined || Duration.isZero(wait) ? answer : Effect.andThen(Effect.timeoutOption(Deferred.await(ended), wait), answer)
+    })
+  }
+
   private done(turnId: string, sessionKey: string, result: TurnResult): TurnResult {
     this.turns.set(turnId, { turnId, sessionKey, status: "done", result })
+    const ended = this.ended.get(turnId)
+    this.ended.delete(turnId)
+    if (ended !== undefined) Deferred.doneUnsafe(ended, Exit.void)
     for (const [id, state] of this.turns) {
       if (this.turns.size <= this.kept) break
       if (state.status === "done") this.turns.delete(id)

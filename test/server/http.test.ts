@@ -105,6 +105,21 @@ describe("the API over HTTP", () => {
     expect((await call(f, "POST", "/v1/approvals/nope", { decision: "allow" })).status).toBe(404)
   })
 
+  it("answers GET /v1/turns/{id}?wait=SECONDS when the turn ends, at once without it; a wait past 60 is a 400 naming it", async () => {
+    const { turnId } = await (await call(f, "POST", "/v1/sessions/long-poll/turns", { message: "wait for the gate" })).json() as any
+    await waitUntil("the gate tool to run", async () =>
+      (await f.run(Effect.flatMap(Effect.service(AgentLoop), (loop) => loop.activeTurn("long-poll"))))?.phase === "tools")
+    expect(((await (await call(f, "GET", `/v1/turns/${turnId}`)).json()) as any).status).toBe("running")
+    const waiting = call(f, "GET", `/v1/turns/${turnId}?wait=30`)
+    await f.openGate()
+    const state = await (await waiting).json() as any
+    expect(state.status).toBe("done")
+    expect(state.result.status).toBe("completed")
+    const tooLong = await call(f, "GET", `/v1/turns/${turnId}?wait=61`)
+    expect(tooLong.status).toBe(400)
+    expect(((await tooLong.json()) as any).errors[0].path).toEqual(["query", "wait"])
+  })
+
   it("deletes a session", async () => {
     await runTurn("gone", "short lived")
     expect((await call(f, "DELETE", "/v1/sessions/gone")).status).toBe(204)
