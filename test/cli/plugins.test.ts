@@ -1,7 +1,7 @@
 /**
  * Claude Code plugins through the CLI process: `plugin add` of a local directory and of an npm
  * package file (`npm pack`, offline), `plugin list`, a plugin's namespaced command run against the
- * scripted server on 127.0.0.1 with its skill and its MCP server's tools offered, `enabledPlugins: false` in the user's Claude
+ * scripted server on 127.0.0.1 with its skill and its MCP server's tools offered and its hook run, `enabledPlugins: false` in the user's Claude
  * Code settings turning it off, `plugin remove`; a directory that is no plugin is refused saying why.
  */
 import * as fs from "node:fs"
@@ -30,7 +30,9 @@ describe("plugins", () => {
       "commands/hello.md": "---\ndescription: Say hello\n---\nSay hello to $ARGUMENTS.\n",
       "agents/helper.md": "---\ndescription: Helps\n---\nHelp.\n",
       "skills/tone/SKILL.md": "---\nname: tone\ndescription: Picks a friendly tone\n---\nBe friendly.\n",
-      "hooks/hooks.json": "{}",
+      "hooks/hooks.json": JSON.stringify({
+        hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: "echo prompt-seen >> \"${CLAUDE_PLUGIN_ROOT}/hook.log\"" }] }] }
+      }),
       ".mcp.json": JSON.stringify({ mcpServers: { plugkv: { command: process.execPath, args: ["${CLAUDE_PLUGIN_ROOT}/server.mjs"] } } })
     })
     fs.copyFileSync(path.join(root, "test", "support", "mcpServer.mjs"), path.join(source, "server.mjs"))
@@ -40,18 +42,19 @@ describe("plugins", () => {
 
     const added = await runCli(["plugin", "add", source], { env })
     expect(added.code, added.stderr).toBe(0)
-    expect(added.stdout).toBe(`added plugin greeter 1.2.0 from ${source}: 1 commands, 1 agents, 1 skills, hooks (not run by agent-loop yet), MCP servers\n`)
+    expect(added.stdout).toBe(`added plugin greeter 1.2.0 from ${source}: 1 commands, 1 agents, 1 skills, hooks, MCP servers\n`)
     // a copy: the source may go
     fs.rmSync(source, { recursive: true })
     const listed = await runCli(["plugin", "list"], { env })
-    expect(listed.stdout).toMatch(/^greeter 1\.2\.0 {2}enabled {2}1 commands, 1 agents, 1 skills, hooks \(not run by agent-loop yet\), MCP servers {2}from \S+src-plugin\n$/)
+    expect(listed.stdout).toMatch(/^greeter 1\.2\.0 {2}enabled {2}1 commands, 1 agents, 1 skills, hooks, MCP servers {2}from \S+src-plugin\n$/)
 
     const result = await runCli(["run", ...flags, "/greeter:hello", "Ada"], { env })
     expect(result.code, result.stderr).toBe(0)
     const body = server.requests[0]!.body
     expect(body.messages.at(-1)).toEqual({ role: "user", content: "Say hello to Ada." })
     const names = body.tools.map((t: any) => t.function.name)
-    // the plugin's MCP server started, its path from ${CLAUDE_PLUGIN_ROOT}
+    // the plugin's hook ran, and its MCP server started, each with its path from ${CLAUDE_PLUGIN_ROOT}
+    expect(fs.readFileSync(path.join(home, "data", "plugins", "greeter", "hook.log"), "utf8")).toBe("prompt-seen\n")
     expect(names).toEqual(expect.arrayContaining(["skill", "subagent", "lookup", "put"]))
     expect(body.tools.find((t: any) => t.function.name === "skill").function.description).toContain("- tone: Picks a friendly tone")
 

@@ -4,7 +4,7 @@
  * --depth 1`) or an npm package (fetched with `npm pack --ignore-scripts`, so none of its scripts
  * run), checks its `.claude-plugin/plugin.json`, and copies it into the data directory's
  * `plugins/NAME/` (links are copied as links: reads stay confined to the plugin's directory). Its
- * MCP servers start from then on as the user's own do; its hooks are listed, not run yet.
+ * hooks and MCP servers run from then on as the user's own do.
  */
 import { execFile } from "node:child_process"
 import * as fsp from "node:fs/promises"
@@ -75,7 +75,7 @@ const contents = (dir: string) =>
       `${yield* count("agents", (n) => n.endsWith(".md") && !n.includes(nodePath.sep))} agents`,
       `${yield* count("skills", (n) => n.endsWith(`${nodePath.sep}SKILL.md`))} skills`
     ]
-    if (yield* exists(nodePath.join("hooks", "hooks.json"))) parts.push("hooks (not run by agent-loop yet)")
+    if (yield* exists(nodePath.join("hooks", "hooks.json"))) parts.push("hooks")
     if (yield* exists(".mcp.json")) parts.push("MCP servers")
     return parts.join(", ")
   })

@@ -3,8 +3,8 @@
  * `version`, `description`) bundling `commands/`, `agents/`, `skills/`, `hooks/hooks.json` and
  * `.mcp.json`. `agent-loop plugin add` copies one into the data directory's `plugins/NAME/` and
  * notes it in `plugins/installed.json`; from then on its commands (namespaced `/NAME:command`),
- * agents and skills are read with the user's own (the user added it: it is trusted as the user's
- * files are, in every workspace), unless `enabledPlugins` in a Claude Code settings file turns it
+ * agents, skills, hooks and MCP servers are the user's own (the user added it: it is trusted as
+ * the user's files are, in every workspace), unless `enabledPlugins` in a Claude Code settings file turns it
  * off (`"NAME": false` or `"NAME@marketplace": false`; the user's, and a trusted workspace's).
  */
 import * as nodePath from "node:path"
@@ -13,6 +13,7 @@ import * as FileSystem from "effect/FileSystem"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { readConfined, textOf } from "../../layers/internal/readConfined.ts"
+import { HooksConfig, type HooksSource } from "../../layers/claudeHooks/config.ts"
 import { decodeServers, type McpServerConfigInput } from "../../layers/mcp/config.ts"
 import { dataDir } from "./dataDir.ts"
 import * as FrontMatter from "./frontMatter.ts"
@@ -181,5 +182,38 @@ export const mcpServers = (workspace: string, trusted: boolean, env: NodeJS.Proc
       for (const [name, config] of Object.entries(listed as Record<string, McpServerConfigInput>)) if (!(name in servers)) servers[name] = config
     }
     return { servers, problems }
+  })
+
+/**
+ * The hooks of the enabled plugins' `hooks/hooks.json` (`{ "hooks": { EVENT: [groups] } }`, as in
+ * settings), `${CLAUDE_PLUGIN_ROOT}` in them being the plugin's directory; each a source named by
+ * its file, run as the user's own hooks are. A file that cannot be used is a problem.
+ */
+export const hooks = (workspace: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env) =>
+  Effect.gen(function*() {
+    const sources: Array<HooksSource> = []
+    const problems: Array<{ readonly path: string; readonly message: string }> = []
+    for (const plugin of yield* enabled(workspace, trusted, env)) {
+      const dir = pluginDir(plugin.name, env)
+      const path = nodePath.join(dir, "hooks", "hooks.json")
+      const read = yield* readConfined(path, { maxBytes: MAX_JSON_BYTES, within: dir, warn: false })
+      if (read._tag === "Missing") continue
+      if (read._tag !== "Read" || read.truncated) {
+        problems.push({ path, message: read._tag === "Skipped" ? read.reason : read._tag === "Failed" ? read.message : read._tag === "Read" ? "too large" : "not a regular file" })
+        continue
+      }
+      const root = JSON.stringify(dir).slice(1, -1)
+      let json: unknown
+      try {
+        json = JSON.parse((textOf(read) ?? "").replaceAll("${CLAUDE_PLUGIN_ROOT}", root))
+      } catch {
+        problems.push({ path, message: "not valid JSON" })
+        continue
+      }
+      const decoded = FrontMatter.decode(HooksConfig, (json as { hooks?: unknown })?.hooks ?? {})
+      if (Result.isFailure(decoded)) problems.push({ path, message: `hooks: ${decoded.failure}` })
+      else if (Object.keys(decoded.success).length > 0) sources.push({ source: path, hooks: decoded.success })
+    }
+    return { sources, problems }
   })
 

@@ -313,6 +313,9 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     // the added plugins' MCP servers, after the settings' own of the same name
     const pluginMcp = yield* Plugins.mcpServers(workspace, trusted, env)
     for (const problem of pluginMcp.problems) notices.push({ level: "warn", text: `skipped plugin MCP servers ${problem.path}: ${problem.message}` })
+    // and their hooks, run as the user's own: after the settings' groups
+    const pluginHooks = yield* Plugins.hooks(workspace, trusted, env)
+    for (const problem of pluginHooks.problems) notices.push({ level: "warn", text: `skipped plugin hooks ${problem.path}: ${problem.message}` })
     const commands = yield* CustomCommands.discover(workspace, trusted, env)
     for (const problem of commands.problems) notices.push({ level: "warn", text: `skipped command ${problem.path}: ${problem.message}` })
     if (flags.verbose) {
@@ -355,7 +358,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       rules,
       sandbox,
       sandboxInputs: undefined,
-      claudeHooks,
+      claudeHooks: [...claudeHooks, ...pluginHooks.sources],
       hookBridge: Bridge.make(),
       hookEnv: settings.hookEnv ?? [],
       notices
