@@ -167,6 +167,37 @@ describe("agent-loop acp", () => {
     await again.close()
   })
 
+  it("a client that goes away mid-turn: the turn is stopped now and saved, the process ends", async (context) => {
+    const never = gate()
+    const { home, open } = await setup(context, [{ text: ["Half of it"], hold: never.promise }], allowOnce)
+    const editor = open()
+    await initialize(editor.agent)
+    const workspace = path.join(home, "ws")
+    const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] })
+    void editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "start something" }] }).catch(() => undefined)
+    const deadline = Date.now() + 60_000
+    while (!editor.updates.some((u) => u.update.sessionUpdate === "agent_message_chunk")) {
+      if (Date.now() > deadline) throw new Error(`no text streamed: ${editor.stderr()}`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    // the editor goes away: its end of stdin closes
+    editor.child.stdin!.end()
+    const code = await new Promise((resolve) => editor.child.once("exit", resolve))
+    expect(code).toBe(0)
+    const again = open()
+    await initialize(again.agent)
+    await again.agent.request(acp.methods.agent.session.load, { sessionId, cwd: workspace, mcpServers: [] })
+    const replayed = again.updates.map((u) => u.update.sessionUpdate === "user_message_chunk" || u.update.sessionUpdate === "agent_message_chunk"
+      ? [u.update.sessionUpdate, u.update.content.type === "text" ? u.update.content.text : ""]
+      : [u.update.sessionUpdate])
+    expect(replayed).toEqual([
+      ["user_message_chunk", "start something"],
+      ["agent_message_chunk", "Half of it"],
+      ["user_message_chunk", STOPPED_NOTE]
+    ])
+    await again.close()
+  })
+
   it("bad input: an unknown session, an unknown method, a malformed line; the connection still works", async (context) => {
     const { home, open } = await setup(context, [{ text: "Fine." }], allowOnce)
     const editor = open()
