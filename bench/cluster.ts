@@ -11,6 +11,7 @@
  * send backlogs): rows per turn and bytes of live rows at the end, and again once `RETENTION_MS`
  * (the runners' retention window, when given) has passed, which should be flat in the turns run. Run with `npm run bench:cluster`
  * (`RUNNERS=1 SESSIONS=200 TURNS=2 DELAY_MS=200 npm run bench:cluster` for a shorter run).
+ * `npm run bench:cluster -- --faults` prints the table of faults instead (`clusterFaults.ts`).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as os from "node:os"
@@ -42,6 +43,12 @@ interface Outcome {
   readonly status: string
   readonly error: string | undefined
   readonly ms: number
+}
+
+// `--faults`: the fault table instead (`clusterFaults.ts`)
+if (process.argv.includes("--faults")) {
+  await import("./clusterFaults.ts")
+  process.exit()
 }
 
 // production timings: what a loaded cluster meets
