@@ -1,6 +1,6 @@
 /**
- * Claude Code plugins through the CLI process: `plugin add` of a local directory and of an npm
- * package file (`npm pack`, offline), `plugin list`, a plugin's namespaced command run against the
+ * Claude Code plugins through the CLI process: `plugin add` of a local directory, of an npm
+ * package file (`npm pack`, offline) and of a git URL (`file://`, offline), `plugin list`, a plugin's namespaced command run against the
  * scripted server on 127.0.0.1 with its skill and its MCP server's tools offered and its hook run, `enabledPlugins: false` in the user's Claude
  * Code settings turning it off, `plugin remove`; a directory that is no plugin is refused saying why.
  */
@@ -93,5 +93,18 @@ describe("plugins", () => {
     expect(added.code, added.stderr).toBe(0)
     expect(added.stdout).toContain("added plugin npm-greeter from")
     expect(fs.existsSync(path.join(pkg, "SHOULD-NOT-RUN"))).toBe(false)
+
+    // a git URL is cloned (file:// keeps it offline), its .git left behind
+    const repo = path.join(home, "repo")
+    writeAll(repo, { ".claude-plugin/plugin.json": JSON.stringify({ name: "git-greeter", version: "2.0.0" }), "commands/yo.md": "Yo.\n" })
+    const git = (...args: Array<string>) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main", ...args], { cwd: repo })
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "plugin")
+    const cloned = await runCli(["plugin", "add", `file://${repo}`], { env })
+    expect(cloned.code, cloned.stderr).toBe(0)
+    expect(cloned.stdout).toBe(`added plugin git-greeter 2.0.0 from file://${repo}: 1 commands, 0 agents, 0 skills\n`)
+    expect(fs.existsSync(path.join(home, "data", "plugins", "git-greeter", ".git"))).toBe(false)
+    expect((await runCli(["plugin", "list"], { env })).stdout.split("\n").map((l) => l.split(" ")[0])).toEqual(["npm-greeter", "git-greeter", ""])
   }, SLOW)
 })
