@@ -33,7 +33,7 @@ describe.concurrent("agent-loop run", () => {
     expect(result.stderr).toMatch(new RegExp(String.raw`⚙ read_file \{"path":"notes\.md"\}\n\s+✓ read_file ${DURATION}`))
     expect(lastLine(result.stderr)).toMatch(new RegExp(String.raw`^── completed · 3 iterations · 1,444 in · 96 out tokens · ${DURATION}$`))
     expect(server.requests).toHaveLength(3)
-    expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file", "list_dir", "grep", "glob", "write_file", "edit_file", "exec", "exec_output", "exec_kill"])
+    expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file", "list_dir", "grep", "glob", "write_file", "edit_file", "exec", "exec_output", "exec_kill", "web_fetch"])
     expect(server.requests[2]!.body.messages.at(-1).content).toContain("The answer is 42.")
   })
 
