@@ -284,7 +284,7 @@ describe.concurrent("agent-loop run", () => {
     }
     expect(run.stdout).toContain(
       `built-ins (${BuiltinToolName.literals.join(",")}) and MCP tools as server__tool or server__*; ` +
-        `default read_file,list_dir,grep,glob,write_file,edit_file,exec (or the settings' "tools") and every MCP tool;`
+        `default ${BuiltinToolName.literals.join(",")} (or the settings' "tools") and every MCP tool;`
     )
     expect(run.stdout).toContain(`(default ${AgentLoopConfig.makeUnsafe({ model: "m" }).maxIterations})`)
     const show = await runCli(["sessions", "show", "--help"], { env })
