@@ -178,6 +178,21 @@ export const SubTurnOrphan = Schema.TaggedStruct("SubTurnOrphan", {
   reason: Schema.Literals(["parent_ended", "queue_full"]),
   content: Schema.String
 }).annotate({ description: "An async sub-turn's result could not be delivered." })
+/** One item of the turn's todo list (`todo_write`). */
+export const TodoItem = Schema.Struct({
+  /** What is to be done, in the imperative ("Run the tests"). */
+  content: Schema.String,
+  status: Schema.Literals(["pending", "in_progress", "completed"]),
+  /** The same in the present continuous ("Running the tests"), shown while it is in progress. */
+  activeForm: Schema.optionalKey(Schema.String)
+})
+export type TodoItem = typeof TodoItem.Type
+/** The model wrote its todo list (the whole list, as it now stands). */
+export const TodoUpdated = Schema.TaggedStruct("TodoUpdated", {
+  ...base,
+  toolCallId: Schema.String,
+  todos: Schema.Array(TodoItem)
+}).annotate({ description: "The model wrote its todo list (the whole list, as it now stands)." })
 /** Something went wrong that did not end the turn, or did (`stage` says where). */
 export const ErrorEvent = Schema.TaggedStruct("Error", {
   ...base,
@@ -207,6 +222,7 @@ export const AgentEvent = Schema.Union([
   SubTurnEnd,
   SubTurnResultDelivered,
   SubTurnOrphan,
+  TodoUpdated,
   ErrorEvent
 ])
 export type AgentEvent = typeof AgentEvent.Type

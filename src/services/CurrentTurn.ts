@@ -20,6 +20,7 @@ import type {
   InvalidSubTurnConfig,
   SubTurnBlocked
 } from "../domain/errors.ts"
+import type { TodoItem } from "../domain/Event.ts"
 import type { SubTurnConfigInput } from "../domain/SubTurn.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 
@@ -41,6 +42,11 @@ export interface CurrentTurnShape {
    * its id at once; its result reaches this turn as a pending result or an orphan.
    */
   readonly spawnDetached: (config: SubTurnConfigInput) => Effect.Effect<string, SpawnError>
+  /**
+   * Publishes the turn's todo list as it now stands (`TodoUpdated`), for the call `toolCallId`
+   * (`todo_write`). The loop's turns have it; a stand-in `CurrentTurn` may leave it out.
+   */
+  readonly updateTodos?: (toolCallId: string, todos: ReadonlyArray<TodoItem>) => Effect.Effect<void>
 }
 
 /** The current turn, as seen from inside a tool. */

@@ -19,6 +19,7 @@ import type * as FileSystem from "effect/FileSystem"
 import type * as Path from "effect/Path"
 import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type { Tool } from "../domain/Tool.ts"
+import type { CurrentTurn } from "../services/CurrentTurn.ts"
 import { type EditFileOptions, makeEditFile } from "./editFile.ts"
 import { type ExecOptions, makeExec } from "./exec.ts"
 import { execKill, execOutput } from "./execJobs.ts"
@@ -26,6 +27,7 @@ import { type GlobOptions, makeGlob } from "./glob.ts"
 import { type GrepOptions, makeGrep } from "./grep.ts"
 import { type ListDirOptions, makeListDir } from "./listDir.ts"
 import { makeReadFile, type ReadFileOptions } from "./readFile.ts"
+import { todoWrite } from "./todoWrite.ts"
 import type { Workspace } from "./workspace.ts"
 import { BuiltinToolName } from "./builtinToolName.ts"
 import { makeWebFetch, type WebFetchOptions } from "./webFetch.ts"
@@ -81,9 +83,9 @@ export interface BuiltinToolsOptions {
 const withProtect = <O extends { readonly protect?: ReadonlyArray<string> }>(own: O | undefined, protect: ReadonlyArray<string> | undefined): O | undefined =>
   protect === undefined ? own : Object.assign({}, own, { protect: [...(own?.protect ?? []), ...protect] })
 
-/** The selected built-in tools, ready for `ToolRegistryLive.layer`. */
-export const builtinTools = (options: BuiltinToolsOptions = {}): ReadonlyArray<Tool<BuiltinToolRequirements>> => {
-  const all: ReadonlyArray<Tool<BuiltinToolRequirements>> = [
+/** The selected built-in tools, ready for `ToolRegistryLive.layer` (`todo_write` reaches the turn through `CurrentTurn`, given per call). */
+export const builtinTools = (options: BuiltinToolsOptions = {}): ReadonlyArray<Tool<BuiltinToolRequirements | CurrentTurn>> => {
+  const all: ReadonlyArray<Tool<BuiltinToolRequirements | CurrentTurn>> = [
     makeReadFile(options.readFile),
     makeListDir(options.listDir),
     makeGrep(options.grep),
@@ -91,6 +93,7 @@ export const builtinTools = (options: BuiltinToolsOptions = {}): ReadonlyArray<T
     makeWriteFile(withProtect(options.writeFile, options.protect)),
     makeEditFile(withProtect(options.editFile, options.protect)),
     makeExec(options.exec),
+    todoWrite,
     makeWebFetch(options.webFetch)
   ]
   const enabled = new Set<string>(options.enable ?? BuiltinToolName.literals.filter((name) => name !== "web_fetch"))

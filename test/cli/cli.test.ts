@@ -33,7 +33,7 @@ describe.concurrent("agent-loop run", () => {
     expect(result.stderr).toMatch(new RegExp(String.raw`⚙ read_file \{"path":"notes\.md"\}\n\s+✓ read_file ${DURATION}`))
     expect(lastLine(result.stderr)).toMatch(new RegExp(String.raw`^── completed · 3 iterations · 1,444 in · 96 out tokens · ${DURATION}$`))
     expect(server.requests).toHaveLength(3)
-    expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file", "list_dir", "grep", "glob", "write_file", "edit_file", "exec", "exec_output", "exec_kill", "web_fetch"])
+    expect(server.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["read_file", "list_dir", "grep", "glob", "write_file", "edit_file", "exec", "exec_output", "exec_kill", "todo_write", "web_fetch"])
     expect(server.requests[2]!.body.messages.at(-1).content).toContain("The answer is 42.")
   })
 
@@ -253,7 +253,7 @@ describe.concurrent("agent-loop run", () => {
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
       [
         ["--tools", "read_file,nope"],
-        "agent-loop: unknown tool \"nope\" in --tools; built-in tools: read_file, list_dir, grep, glob, write_file, edit_file, exec, web_fetch; MCP tools: server__tool or server__*"
+        "agent-loop: unknown tool \"nope\" in --tools; built-in tools: read_file, list_dir, grep, glob, write_file, edit_file, exec, todo_write, web_fetch; MCP tools: server__tool or server__*"
       ],
       [["--replay", "x.jsonl", "--record", "y.jsonl"], "agent-loop: --record and --replay cannot be used together"],
       [["--continue"], "agent-loop: no session to continue in this workspace yet: start one without --continue"],

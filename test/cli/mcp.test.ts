@@ -55,7 +55,7 @@ describe("agent-loop and MCP servers", () => {
     const [tools, expected] of [
       ["", []],
       ["list_dir,kv__*", ["list_dir", "lookup", "put"]],
-      [undefined, ["read_file", "list_dir", "grep", "glob", "write_file", "edit_file", "exec", "exec_output", "exec_kill", "web_fetch", "lookup", "put"]]
+      [undefined, ["read_file", "list_dir", "grep", "glob", "write_file", "edit_file", "exec", "exec_output", "exec_kill", "todo_write", "web_fetch", "lookup", "put"]]
     ] as const
   ) {
     it(`--tools covers MCP tools: ${tools === undefined ? "no --tools: the default built-ins and every MCP tool" : `"${tools}"`}`, async (context) => {

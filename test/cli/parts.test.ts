@@ -175,7 +175,7 @@ describe("settings files", () => {
   it("a bad file fails with the file, the field and the reason on one line; env values are never echoed", () => {
     const failures: ReadonlyArray<readonly [string, string]> = [
       ["{\"modle\": \"x\"}", "/x/settings.json: modle: unknown setting"],
-      ["{\"tools\": [\"read_file\", \"shell\"]}", "/x/settings.json: tools.1: Expected \"read_file\" | \"list_dir\" | \"grep\" | \"glob\" | \"write_file\" | \"edit_file\" | \"exec\" | \"web_fetch\""],
+      ["{\"tools\": [\"read_file\", \"shell\"]}", "/x/settings.json: tools.1: Expected \"read_file\" | \"list_dir\" | \"grep\" | \"glob\" | \"write_file\" | \"edit_file\" | \"exec\" | \"todo_write\" | \"web_fetch\""],
       ["{\"approval\": \"maybe\"}", "/x/settings.json: approval: Expected \"ask\" | \"approve\" | \"deny\""],
       ["{\"provider\": \"replay\"}", `/x/settings.json: provider: one of ${Providers.providers.map((p) => p.name).join(", ")}`],
       ["{\"headers\": {\"X-Title\": 1}}", "/x/settings.json: headers.X-Title: Expected string"],

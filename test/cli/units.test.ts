@@ -326,7 +326,7 @@ describe("--tools", () => {
       })
       const bad = yield* Effect.flip(parseTools("__x"))
       expect(bad.message).toBe(
-        "unknown tool \"__x\" in --tools; built-in tools: read_file, list_dir, grep, glob, write_file, edit_file, exec, web_fetch; MCP tools: server__tool or server__*"
+        "unknown tool \"__x\" in --tools; built-in tools: read_file, list_dir, grep, glob, write_file, edit_file, exec, todo_write, web_fetch; MCP tools: server__tool or server__*"
       )
     }))
 })

@@ -50,7 +50,7 @@ export const write = (root: string, file: string, content: string | Uint8Array) 
 
 /** Built-in tools with their requirements provided, as the loop's registry holds them. */
 export const provided = (
-  tools: ReadonlyArray<Tool.Tool<BuiltinToolRequirements>>,
+  tools: ReadonlyArray<Tool.Tool<BuiltinToolRequirements | CurrentTurn>>,
   context: Context.Context<BuiltinToolRequirements>
 ): ReadonlyArray<Tool.Tool<CurrentTurn>> =>
   tools.map((tool) => ({ ...tool, execute: (args, ctx) => Effect.provideContext(tool.execute(args, ctx), context) }))

@@ -5,8 +5,8 @@ import { BuiltinToolName, builtinTools, Tool } from "effect-agent-loop"
 describe("tool metadata", () => {
   const byName = Object.fromEntries(builtinTools().map((tool) => [tool.name, tool]))
 
-  it("builds all seven tools by default, in a fixed order, and a subset with enable", () => {
-    expect(builtinTools().map((t) => t.name)).toEqual(["read_file", "list_dir", "grep", "glob", "write_file", "edit_file", "exec", "exec_output", "exec_kill"])
+  it("builds the file, shell and todo tools by default, in a fixed order, and a subset with enable", () => {
+    expect(builtinTools().map((t) => t.name)).toEqual(["read_file", "list_dir", "grep", "glob", "write_file", "edit_file", "exec", "exec_output", "exec_kill", "todo_write"])
     expect(builtinTools({ enable: ["grep", "read_file"] }).map((t) => t.name)).toEqual(["read_file", "grep"])
     expect(builtinTools({ enable: [] })).toEqual([])
     expect(Schema.decodeUnknownExit(BuiltinToolName)("rm_rf")._tag).toBe("Failure")
@@ -24,7 +24,9 @@ describe("tool metadata", () => {
       ["exec", false, true],
       // reading a job's output runs nothing; stopping one ends what was approved
       ["exec_output", true, false],
-      ["exec_kill", false, false]
+      ["exec_kill", false, false],
+      // it changes nothing outside the conversation
+      ["todo_write", true, false]
     ])
   })
 
@@ -61,7 +63,8 @@ describe("tool metadata", () => {
       edit_file: ["path", "old_text", "new_text"],
       exec: ["command"],
       exec_output: ["id"],
-      exec_kill: ["id"]
+      exec_kill: ["id"],
+      todo_write: ["todos"]
     })
     for (const tool of Object.values(byName)) {
       expect(tool.definition.parameters.type).toBe("object")

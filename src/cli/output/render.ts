@@ -9,11 +9,12 @@
  * On a terminal with styling on, streamed text is rendered as Markdown (`markdown.ts`).
  */
 import * as Effect from "effect/Effect"
-import type { AgentEvent } from "../../domain/Event.ts"
+import type { AgentEvent, TodoItem } from "../../domain/Event.ts"
 import { DOUBLE_PRESS_MS } from "../terminal/ctrlC.ts"
 import * as Format from "../terminal/format.ts"
 import { clean } from "../terminal/safeText.ts"
 import type { ScreenShape } from "../terminal/screen.ts"
+import type { Style } from "../terminal/style.ts"
 import { makeMarkdown, type MarkdownStream } from "./markdown.ts"
 import { markdownStyle } from "./markdownInline.ts"
 import { causeLine, preview, startDetail, type StartedCall } from "./toolPreview.ts"
@@ -28,6 +29,16 @@ export interface RenderOptions {
   /** Default: `stream` when stdout is a terminal, else `responses`. */
   readonly text?: TextMode
 }
+
+/** The todo list as a checklist: done items dimmed, the one in progress bold (in its active form). */
+const todoLines = (todos: ReadonlyArray<TodoItem>, style: Style, pad: string): Array<string> =>
+  todos.map((todo) =>
+    todo.status === "completed"
+      ? `${pad}  ${style.green("☑")} ${style.dim(clean(todo.content))}`
+      : todo.status === "in_progress"
+      ? `${pad}  ${style.yellow("◐")} ${style.bold(clean(todo.activeForm ?? todo.content))}`
+      : `${pad}  ☐ ${clean(todo.content)}`
+  )
 
 /** A function drawing each event; keeps the little state streaming needs. */
 export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
@@ -154,6 +165,8 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
         const stats = [Format.plural(event.iterations, "iteration"), `${Format.usage(event.usage)}${partly}`, Format.duration(event.durationMs)]
         return Effect.andThen(flushReasoning, screen.line(`${err.dim("──")} ${status} ${err.dim(`· ${stats.join(" · ")}`)}`))
       }
+      case "TodoUpdated":
+        return Effect.forEach(todoLines(event.todos, err, pad), screen.line, { discard: true })
       case "TurnStart":
       case "SubTurnResultDelivered":
         return Effect.void

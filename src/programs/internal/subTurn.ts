@@ -55,7 +55,8 @@ export const currentTurn = (engine: Engine, turn: RunningTurn.RunningTurn, runTu
     depth: turn.depth,
     parentTurnId: turn.parentTurnId,
     spawnSubTurn: (input) => Effect.flatMap(admit(engine, turn, input), (admitted) => start(spawned, admitted)),
-    spawnDetached: (input) => spawnDetached(spawned, input)
+    spawnDetached: (input) => spawnDetached(spawned, input),
+    updateTodos: (toolCallId, todos) => RunningTurn.emit(turn, "TodoUpdated", { toolCallId, todos })
   }
 }
 
