@@ -71,6 +71,20 @@ describe("custom command files", () => {
   })
 })
 
+describe("a command's model", () => {
+  it("Claude Code's aliases resolve for the provider in use, as agents' do; one the provider lacks skips the command saying so", () => {
+    const commands = [parsed("/x/fast.md", "---\nmodel: haiku\n---\nQuick"), parsed("/x/own.md", "---\nmodel: my-model\n---\nMine"), parsed("/x/none.md", "Plain")]
+    expect(CustomCommands.withModels(commands, { name: "anthropic", registry: "anthropic" }).commands.map((c) => c.model)).toEqual([
+      "claude-haiku-4-5",
+      "my-model",
+      undefined
+    ])
+    const openai = CustomCommands.withModels(commands, { name: "openai", registry: "openai" })
+    expect(openai.commands.map((c) => c.name)).toEqual(["own", "none"])
+    expect(openai.problems).toEqual([{ path: "/x/fast.md", message: expect.stringMatching(/^model "haiku" is a Claude Code alias, and provider openai has no haiku model/) }])
+  })
+})
+
 describe("argument substitution", () => {
   it("$ARGUMENTS is all of them as typed, $1…$9 each (quotes keep one whole), missing ones empty", () => {
     expect(CustomCommands.expand("Fix $ARGUMENTS now", "  issue 12 in src  ")).toBe("Fix issue 12 in src now")

@@ -19,6 +19,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { Tool } from "../../domain/Tool.ts"
 import { CLAUDE_ALIASES } from "../../layers/claudeHooks/names.ts"
+import * as Agents from "./agents.ts"
 import * as FrontMatter from "./frontMatter.ts"
 import * as MarkdownFiles from "./markdownFiles.ts"
 
@@ -134,6 +135,22 @@ export const discover = (workspace: string, trusted: boolean, env: NodeJS.Proces
     MarkdownFiles.discover({ folder: "commands", workspace, trusted, env, maxBytes: MAX_COMMAND_FILE_BYTES, parse, nested: true }),
     ({ found, problems }) => ({ commands: found, problems })
   )
+
+/**
+ * `commands` with their `model` resolved for the provider in use as agents' are (`sonnet`, `opus`,
+ * `haiku`: `Agents.resolveModel`); a command whose alias the provider has no model for is a problem.
+ */
+export const withModels = (commands: ReadonlyArray<CustomCommand>, provider: Agents.ProviderModels) => {
+  const kept: Array<CustomCommand> = []
+  const problems: Array<CommandProblem> = []
+  for (const command of commands) {
+    const model = command.model === undefined ? undefined : Agents.resolveModel(command.model, provider)
+    if (model === undefined) kept.push(command)
+    else if (Result.isFailure(model)) problems.push({ path: command.path, message: model.failure })
+    else kept.push({ ...command, model: model.success })
+  }
+  return { commands: kept, problems }
+}
 
 /** A registered tool, as the narrowing of `tools` sees it: its name, and where an MCP tool comes from. */
 export type Offered = Pick<Tool, "name" | "mcp">

@@ -316,8 +316,11 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     // and their hooks, run as the user's own: after the settings' groups
     const pluginHooks = yield* Plugins.hooks(workspace, trusted, env)
     for (const problem of pluginHooks.problems) notices.push({ level: "warn", text: `skipped plugin hooks ${problem.path}: ${problem.message}` })
-    const commands = yield* CustomCommands.discover(workspace, trusted, env)
-    for (const problem of commands.problems) notices.push({ level: "warn", text: `skipped command ${problem.path}: ${problem.message}` })
+    const foundCommands = yield* CustomCommands.discover(workspace, trusted, env)
+    const commands = CustomCommands.withModels(foundCommands.commands, chosen._tag === "live"
+      ? { name: chosen.name, registry: Providers.find(chosen.name)?.models }
+      : { name: "replay", registry: undefined })
+    for (const problem of [...foundCommands.problems, ...commands.problems]) notices.push({ level: "warn", text: `skipped command ${problem.path}: ${problem.message}` })
     if (flags.verbose) {
       notices.push({ level: "note", text: `context files: ${contextFiles.length === 0 ? "none" : contextFiles.map((file) => file.path).join(", ")}` })
     }
