@@ -12,6 +12,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { isolatedEnv, runCli, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
+import { base, bwrapRuns } from "../support/sandbox.ts"
 import { anthropicReply } from "../support/wireReplies.ts"
 import { start as startWire } from "../support/wireServer.ts"
 
@@ -153,4 +154,27 @@ describe.concurrent("Claude Code's settings keys", () => {
       expect(request.json.model).toBe("claude-haiku-4-5")
       expect(result.stderr).not.toContain(key)
     })))
+})
+
+describe.skipIf(!bwrapRuns)(bwrapRuns ? "--add-dir in the sandbox" : "--add-dir in the sandbox: SKIPPED because bubblewrap cannot run here", () => {
+  it("lets commands write the directory, as permissions.additionalDirectories does", async (context) => {
+    // outside /tmp, which the sandbox replaces with a private one
+    const home = fs.mkdtempSync(path.join(base, "add-dir-"))
+    context.onTestFinished(() => fs.rmSync(home, { recursive: true, force: true }))
+    const workspace = path.join(home, "repo")
+    const extra = path.join(home, "extra")
+    const server = await start(execs(`touch '${extra}/made' && echo wrote`))
+    context.onTestFinished(() => server.close())
+    fs.mkdirSync(workspace)
+    fs.mkdirSync(extra)
+    const env = isolatedEnv(home, { HOME: home, OPENAI_API_KEY: "sk-test-key-0123456789abcdef" })
+    const flags = ["--base-url", server.url, "--model", "m", "--workspace", workspace, "--ephemeral", "--no-context-files", "--sandbox", "on", "--yes"]
+    const confined = await runCli(["run", ...flags, "go"], { env })
+    expect(confined.code, confined.stderr).toBe(0)
+    expect(fs.existsSync(path.join(extra, "made"))).toBe(false)
+    const added = await runCli(["run", ...flags, "--add-dir", extra, "go"], { env })
+    expect(added.code, added.stderr).toBe(0)
+    expect(toolResults(server.requests.at(-1)!.body)["c0"]).toContain("wrote")
+    expect(fs.existsSync(path.join(extra, "made"))).toBe(true)
+  })
 })
