@@ -27,6 +27,13 @@ export const make = (initial: ReadonlyArray<RegisteredTool>): ToolRegistryShape 
   let entries: ReadonlyArray<RegisteredTool> = initial
   const find = (name: string) => {
     for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.name === name) return Option.some(entries[i]!)
+    // an MCP tool called by Claude Code's name for it (`mcp__server__tool`), whatever it is registered as
+    if (name.startsWith("mcp__")) {
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const mcp = entries[i]!.mcp
+        if (mcp !== undefined && name === `mcp__${mcp.server}__${mcp.tool}`) return Option.some(entries[i]!)
+      }
+    }
     return Option.none()
   }
   const winners = () => {

@@ -17,6 +17,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as McpSchema from "effect/ai/McpSchema"
 import { loadConfigWithOrigins, McpServerConfig, WORKSPACE_CONFIG } from "../../layers/mcp/config.ts"
+import { userMcpFiles } from "../config/userMcpFiles.ts"
 import { connect } from "../../layers/mcp/connect.ts"
 import { isDenied, requiresApproval } from "../../layers/mcp/policy.ts"
 import { resolveSettings } from "../../layers/mcp/settings.ts"
@@ -63,6 +64,8 @@ const configured = (flags: ListFlags) =>
       : []
     const servers = SettingsFile.merge(files).mcpServers
     const origins = yield* loadConfigWithOrigins({
+      userFiles: userMcpFiles(),
+      project: workspace,
       servers,
       files: Option.toArray(flags.mcpConfig),
       ...(flags.mcpWorkspace && trusted ? { workspace } : {})

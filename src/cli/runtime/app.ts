@@ -33,6 +33,7 @@ import { subagentWith } from "../../tools/subagent.ts"
 import type { SessionStore } from "../../services/SessionStore.ts"
 import * as WorkspaceLive from "../../layers/Workspace.ts"
 import { transcriptsDir, undoDir } from "../config/dataDir.ts"
+import { userMcpFiles } from "../config/userMcpFiles.ts"
 import { configDir } from "../config/settingsFile.ts"
 import { skillTool } from "../config/skillTool.ts"
 import * as Providers from "../providers/providers.ts"
@@ -127,11 +128,13 @@ const tools = (settings: CliSettings) => {
     settings.persist ? Layer.provide(FileHistoryDir.layer({ directory: undoDir(settings.dataDir), maxBytesPerSession: settings.undoBudget })) : (l) => l
   )
   const sources = {
+    userFiles: userMcpFiles(),
+    project: settings.workspace,
     servers: settings.mcpServers,
     files: settings.mcpConfig === undefined ? [] : [settings.mcpConfig],
     ...(settings.mcpWorkspace ? { workspace: settings.workspace } : {})
   }
-  const none = Object.keys(sources.servers).length === 0 && sources.files.length === 0 && !settings.mcpWorkspace
+  const none = sources.userFiles.length === 0 && Object.keys(sources.servers).length === 0 && sources.files.length === 0 && !settings.mcpWorkspace
   // with nothing configured the layer still runs when --tools names MCP tools: to warn that they match nothing
   if (none && (settings.mcpTools ?? []).length === 0) return builtins
   const mcp = Layer.unwrap(Effect.map(Effect.promise(() => import("../../layers/McpTools.ts")), (module: typeof McpTools) =>

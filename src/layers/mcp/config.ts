@@ -58,6 +58,8 @@ export const McpStdioServer = Schema.Struct({
   command: Schema.NonEmptyString,
   args: Schema.optionalKey(Schema.Array(Schema.String)),
   env: Schema.optionalKey(SecretValues),
+  /** VS Code's: a dotenv file of variables beneath `env`'s (`envFile.ts`), relative to the workspace. */
+  envFile: Schema.optionalKey(Schema.String),
   cwd: Schema.optionalKey(Schema.String),
   ...Common
 })
@@ -249,8 +251,60 @@ export const findWorkspaceConfig = (dir: string): Effect.Effect<Option.Option<st
     return exists ? Option.some(path) : Option.none()
   })
 
-/** Where MCP servers come from, lowest precedence first: servers given inline, a workspace's MCP files, then config files. */
+/** Claude Code's user file, `~/.claude.json`: its `mcpServers` (user scope) and `projects[DIR].mcpServers` (local scope). */
+export const CLAUDE_USER_FILE = ".claude.json"
+
+/** The largest `~/.claude.json` read: Claude Code keeps its projects' history in it too. */
+const MAX_CLAUDE_USER_BYTES = 64 * 1024 * 1024
+
+/**
+ * The servers of a user-level file, when it exists: Claude Code's `~/.claude.json` (the user's
+ * servers, then those it keeps for `project`, which win), or a file of the common shapes
+ * (`~/.cursor/mcp.json`). A file that cannot be used is a warning naming it, never a failure: it
+ * is the user's other tool's file, which agent-loop must not stop on.
+ */
+export const readUserFile = (path: string, project: string | undefined): Effect.Effect<Option.Option<McpServers>, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    if (!(yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false)))) return Option.none()
+    const claude = nodePath.basename(path) === CLAUDE_USER_FILE
+    const maxBytes = claude ? MAX_CLAUDE_USER_BYTES : MAX_CONFIG_BYTES
+    const read = yield* readConfined(path, { ownedByUser: true, maxBytes })
+    if (read._tag === "Skipped") return Option.none()
+    const problem = problemOf(read, maxBytes)
+    const decoded = problem !== undefined
+      ? Effect.fail(new InvalidConfig({ field: "mcpServers", message: `Cannot read MCP config ${path}: ${problem}` }))
+      : !claude
+      ? decodeFile(textOf(read) ?? "", path)
+      : Effect.try({
+        try: () => JSON.parse(textOf(read) ?? "") as unknown,
+        catch: () => new InvalidConfig({ field: "mcpServers", message: `MCP config ${path} is not valid JSON` })
+      }).pipe(Effect.flatMap((json) => {
+        const top = isRecord(json) && isRecord(json["mcpServers"]) ? json["mcpServers"] : {}
+        const projects = isRecord(json) && isRecord(json["projects"]) ? json["projects"] : {}
+        const own = project !== undefined && isRecord(projects[project]) ? projects[project] : {}
+        const local = isRecord(own["mcpServers"]) ? own["mcpServers"] : {}
+        const field = Object.keys(local).length > 0 ? ["projects", project!, "mcpServers"] : ["mcpServers"]
+        return Schema.decodeUnknownEffect(McpServers)({ ...top, ...local }).pipe(Effect.mapError(toConfigError(field, ` ${path}`)))
+      }))
+    return yield* decoded.pipe(
+      Effect.map(Option.some),
+      Effect.catch((error) => Effect.as(Effect.logWarning(`${error.message}; its servers are left out`), Option.none()))
+    )
+  })
+
+/**
+ * Where MCP servers come from, lowest precedence first: the user's files of other tools, servers
+ * given inline, a workspace's MCP files, then config files.
+ */
 export interface McpSources {
+  /**
+   * The user's own files of other tools, read when present (`readUserFile`): Cursor's
+   * `~/.cursor/mcp.json`, then Claude Code's `~/.claude.json`.
+   */
+  readonly userFiles?: ReadonlyArray<string>
+  /** The directory whose servers `~/.claude.json` keeps under `projects` (local scope): the workspace. */
+  readonly project?: string
   /** Servers as written (a host's own settings, say); the lowest precedence. */
   readonly servers?: Readonly<Record<string, McpServerConfigInput>>
   /** Files that must exist (`--mcp-config`). */
@@ -284,6 +338,10 @@ export const loadConfigWithOrigins = (
         delete servers[name]
         servers[name] = { config, source }
       }
+    }
+    for (const file of sources.userFiles ?? []) {
+      const found = yield* readUserFile(file, sources.project)
+      if (Option.isSome(found)) add(found.value, file)
     }
     if (sources.servers !== undefined) add(yield* decodeServers(sources.servers), "inline")
     const workspace = sources.workspace

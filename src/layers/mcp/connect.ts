@@ -23,6 +23,7 @@ import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import { Secrets } from "../../services/Secrets.ts"
 import { connectionFailure } from "../../domain/connectionFailure.ts"
 import type { McpServerConfig } from "./config.ts"
+import { readEnvFile } from "./envFile.ts"
 import { expandConfig } from "./expand.ts"
 import { adapterFor, makeClient, negotiate, NEWEST_VERSION } from "./negotiate.ts"
 import { sseTransport, suggestsSse } from "./sse.ts"
@@ -225,7 +226,14 @@ export const connect = (
           : `cannot start: it asks for input "${input}" (used in ${field}), and there is no editor to prompt in: set ${variable} to answer it`
       )
     }
-    const config = expanded.success
+    let config = expanded.success
+    if (config.type === "stdio" && config.envFile !== undefined) {
+      const read = readEnvFile(config.envFile, options.workspace ?? process.cwd())
+      if (typeof read === "string") return yield* fail(`cannot start: ${read}`)
+      // the server's own env wins over its envFile's
+      const fromFile = Object.fromEntries(Object.entries(read).map(([name, value]) => [name, Redacted.make(value)]))
+      config = { ...config, env: { ...fromFile, ...config.env } }
+    }
     const secrets = yield* Secrets
     secrets.add(Object.values(config.type === "stdio" ? config.env ?? {} : config.headers ?? {}))
     const timeout = Duration.fromInputUnsafe(config.startupTimeout ?? options.startupTimeout ?? DEFAULT_STARTUP_TIMEOUT)

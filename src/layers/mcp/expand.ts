@@ -84,6 +84,7 @@ export const expandConfig = (
       command: text(config.command, "command"),
       ...(config.args === undefined ? {} : { args: config.args.map((arg, i) => text(arg, `args.${i}`)) }),
       ...(config.cwd === undefined ? {} : { cwd: text(config.cwd, "cwd") }),
+      ...(config.envFile === undefined ? {} : { envFile: text(config.envFile, "envFile") }),
       ...secrets(config.env, "env")
     }
     : { ...config, url: text(config.url, "url"), ...secrets(config.headers, "headers") }

@@ -54,8 +54,19 @@ export const requiresApproval = (config: McpServerConfig, tool: McpSchema.Tool):
 export const qualifiedName = (server: string, tool: string) => `${server}__${tool}`
 
 /**
- * Whether a filter (`server__tool`, `server__*`, `*`) enables the tool; no filter enables all.
- * Filters name tools by server and tool name as configured, whatever name the model sees.
+ * A filter in Claude Code's spelling as ours: `mcp__server__tool` is `server__tool`, and
+ * `mcp__server` (every tool of the server) is `server__*`.
+ */
+const ownFilter = (filter: string): string => {
+  if (!filter.startsWith("mcp__")) return filter
+  const rest = filter.slice("mcp__".length)
+  return rest.includes("__") ? rest : `${rest}__*`
+}
+
+/**
+ * Whether a filter (`server__tool`, `server__*`, `*`, or Claude Code's `mcp__server__tool` and
+ * `mcp__server`) enables the tool; no filter enables all. Filters name tools by server and tool
+ * name as configured, whatever name the model sees.
  */
 export const isEnabled = (enable: ReadonlyArray<string> | undefined, server: string, tool: string): boolean =>
-  enable === undefined || matchesAny(enable, qualifiedName(server, tool))
+  enable === undefined || matchesAny(enable.map(ownFilter), qualifiedName(server, tool))
