@@ -35,11 +35,20 @@ const migrate = Migrations.migrate("agent_loop_cluster_migrations", {
       claimed_at BIGINT NOT NULL
     )`,
   "0002_claim_attempt": (sql) => sql`ALTER TABLE ${sql(TABLE)} ADD COLUMN attempt VARCHAR(64)`,
-  "0003_claim_running_from": (sql) => sql`ALTER TABLE ${sql(TABLE)} ADD COLUMN running_from INTEGER`
+  "0003_claim_running_from": (sql) => sql`ALTER TABLE ${sql(TABLE)} ADD COLUMN running_from INTEGER`,
+  "0004_claim_epoch": (sql) => sql`ALTER TABLE ${sql(TABLE)} ADD COLUMN epoch BIGINT`
 })
+
+/**
+ * A request claimed by one attempt at it; `Stale` when the request's claim was taken under a later
+ * ownership of its session than the claimer's (a runner that froze, woke up, and no longer owns
+ * the session): it must not run the request.
+ */
+export type Claim = Claimed | { readonly _tag: "Stale" }
 
 /** A request claimed by one attempt at it. */
 export interface Claimed {
+  readonly _tag: "Claimed"
   /** True when this is the request's first start; false when a runner started it before (this attempt takes it over). */
   readonly fresh: boolean
   /** This attempt's id: the owner of the checkpoints it saves. */
@@ -48,8 +57,12 @@ export interface Claimed {
 
 /** Claims a request for a turn. */
 export interface Claims {
-  /** Claims the request for a new attempt at its turn, which from now on is the only one that may save its checkpoints. */
-  readonly claim: (requestId: string, sessionKey: string, at: number) => Effect.Effect<Claimed>
+  /**
+   * Claims the request for a new attempt at its turn, which from now on is the only one that may
+   * save its checkpoints; with `epoch` (the claimer's ownership of the session, from a store that
+   * fences), only unless the request was claimed under a later one.
+   */
+  readonly claim: (requestId: string, sessionKey: string, at: number, epoch?: number) => Effect.Effect<Claim>
   /**
    * Records that a later turn of a `Send` request is running, after `from` entries the request had
    * committed (its earlier turns'), while `attempt` holds the claim.
@@ -68,17 +81,22 @@ export const make: Effect.Effect<Claims, never, SqlClient.SqlClient> = Effect.ge
   yield* migrate
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   return {
-    claim: (requestId, sessionKey, at) =>
+    claim: (requestId, sessionKey, at, epoch) =>
       Effect.gen(function*() {
         const attempt = randomUUID()
         const inserted = yield* sql<{ readonly request_id: string }>`
-          INSERT INTO ${sql(TABLE)} (request_id, session_key, claimed_at, attempt)
-          VALUES (${requestId}, ${sessionKey}, ${at}, ${attempt})
+          INSERT INTO ${sql(TABLE)} (request_id, session_key, claimed_at, attempt, epoch)
+          VALUES (${requestId}, ${sessionKey}, ${at}, ${attempt}, ${epoch ?? null})
           ON CONFLICT (request_id) DO NOTHING
           RETURNING request_id
         `
-        if (inserted.length === 0) yield* sql`UPDATE ${sql(TABLE)} SET attempt = ${attempt} WHERE request_id = ${requestId}`
-        return { fresh: inserted.length === 1, attempt }
+        if (inserted.length === 1) return { _tag: "Claimed", fresh: true, attempt } as const
+        // taken over: by a later owner of the session (or without fencing), never by an earlier one
+        const taken = yield* (epoch === undefined
+          ? sql<{ readonly request_id: string }>`UPDATE ${sql(TABLE)} SET attempt = ${attempt} WHERE request_id = ${requestId} RETURNING request_id`
+          : sql<{ readonly request_id: string }>`UPDATE ${sql(TABLE)} SET attempt = ${attempt}, epoch = ${epoch}
+            WHERE request_id = ${requestId} AND (epoch IS NULL OR epoch <= ${epoch}) RETURNING request_id`)
+        return taken.length === 1 ? { _tag: "Claimed", fresh: false, attempt } as const : { _tag: "Stale" } as const
       }).pipe(retryTransientOrDie),
     running: (requestId, attempt, from) =>
       sql`UPDATE ${sql(TABLE)} SET running_from = ${from} WHERE request_id = ${requestId} AND attempt = ${attempt}`.pipe(

@@ -81,9 +81,18 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
 
       /**
        * The request claimed by a new attempt: whether it starts here for the first time (false: a
-       * runner started it before, and this attempt takes it over).
+       * runner started it before, and this attempt takes it over). Under this runner's ownership of
+       * the session: a request a later owner claimed is not run here (the step is interrupted).
        */
-      const claim = (requestId: string) => Effect.flatMap(Clock.currentTimeMillis, (at) => claims.claim(requestId, sessionKey, at))
+      const claim = (requestId: string): Effect.Effect<Claims.Claimed> =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => claims.claim(requestId, sessionKey, at, epoch)).pipe(
+          // a later owner of the session claimed it (this runner froze and woke up): not run here, not answered here
+          Effect.flatMap((claimed) =>
+            claimed._tag === "Claimed" ? Effect.succeed(claimed) : Effect.andThen(
+              Effect.logWarning(`cluster: request ${requestId} of session ${sessionKey} is another runner's now: not run here`),
+              Effect.interrupt
+            ))
+        )
 
       /**
        * A turn that a runner started and none answered: its outcome as the store tells it (its

@@ -39,9 +39,24 @@ const rows = Effect.gen(function*() {
   return (yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM agent_loop_turn_checkpoints`.pipe(Effect.orDie))[0]!.n
 })
 
-const result: Turn.TurnResult = { turnId: "turn-1", sessionKey: "s", status: "completed", messages: [], followUps: [], iterations: 1, usage: Usage.empty }
+/** A turn's result; its messages are what it stored. */
+const result: Turn.TurnResult = {
+  turnId: "turn-1",
+  sessionKey: "s",
+  status: "completed",
+  messages: [{ role: "user", content: "hi" }],
+  followUps: [],
+  iterations: 1,
+  usage: Usage.empty
+}
 
 /** Where attempt `owner` saves request `requestId`'s checkpoint. */
+/** A claim that was granted (these claims carry no epoch, so each is). */
+const claimed = (claim: Claims.Claim): Claims.Claimed => {
+  if (claim._tag !== "Claimed") throw new Error("the claim was refused as stale")
+  return claim
+}
+
 const slot = (requestId: string, owner: string): Checkpoints.Slot => ({ key: requestId, requestId, sessionKey: "s", owner })
 
 describe("cluster checkpoints", () => {
@@ -49,14 +64,14 @@ describe("cluster checkpoints", () => {
     Effect.gen(function*() {
       const claims = yield* Claims.make
       const checkpoints = yield* Checkpoints.make
-      const a = yield* claims.claim("r1", "s", 0)
+      const a = claimed(yield* claims.claim("r1", "s", 0))
       expect(a.fresh).toBe(true)
       expect(yield* checkpoints.take("r1", a.attempt)).toEqual(Option.none())
       expect(yield* checkpoints.save(slot("r1", a.attempt), progress(1), 1, true)).toBe(true)
       expect(yield* checkpoints.save(slot("r1", a.attempt), progress(2), 2, false)).toBe(true)
       expect(yield* rows).toBe(1)
       // another attempt claims the request and takes the row over: from then on the first can neither save nor delete it
-      const b = yield* claims.claim("r1", "s", 0)
+      const b = claimed(yield* claims.claim("r1", "s", 0))
       expect(b.fresh).toBe(false)
       expect(yield* checkpoints.take("r1", b.attempt)).toEqual(Option.some(progress(2)))
       expect(yield* checkpoints.save(slot("r1", a.attempt), progress(3), 3, false)).toBe(false)
@@ -70,8 +85,8 @@ describe("cluster checkpoints", () => {
       expect(yield* rows).toBe(0)
 
       // an attempt frozen before its first save: once another claimed the request, it cannot start a row
-      const frozen = yield* claims.claim("r3", "s", 0)
-      const taker = yield* claims.claim("r3", "s", 0)
+      const frozen = claimed(yield* claims.claim("r3", "s", 0))
+      const taker = claimed(yield* claims.claim("r3", "s", 0))
       expect(yield* checkpoints.save(slot("r3", frozen.attempt), progress(1), 1, true)).toBe(false)
       expect(yield* rows).toBe(0)
       expect(yield* checkpoints.save(slot("r3", taker.attempt), progress(1), 1, true)).toBe(true)
@@ -88,7 +103,7 @@ describe("cluster checkpoints", () => {
       const checkpoints = yield* Checkpoints.make
       const resume = yield* Resume.make
       /** The request claimed by a new attempt (its first delivery, or a later one taking it over). */
-      const claim = (requestId: string) => claims.claim(requestId, "s", 0)
+      const claim = (requestId: string) => Effect.map(claims.claim(requestId, "s", 0), claimed)
       /** What an earlier attempt at the request saved before its runner stopped. */
       const savedBefore = (requestId: string, checkpoint: Checkpoint.Checkpoint) =>
         Effect.flatMap(claim(requestId), (earlier) => checkpoints.save(slot(requestId, earlier.attempt), checkpoint, 0, true))
@@ -102,7 +117,16 @@ describe("cluster checkpoints", () => {
       // a redelivered request: nothing saved (its first model call was in flight) → not resumable
       yield* claim("r2")
       expect(yield* resume.prepare("r2", "s", yield* claim("r2"), "here:1")).toBeUndefined()
-      // outgrown → not resumable, and its row is gone
+      // … unless replayed (a store that fences): then it runs again from the start
+      const replayed = (yield* resume.prepare("r2", "s", yield* claim("r2"), "here:1", undefined, true))!
+      expect(replayed.checkpoint.resume).toBeUndefined()
+      // a turn that saved progress and ended with nothing stored (its calls may have run): its row
+      // stays, marked ended, and a redelivery neither resumes nor replays it
+      const unstored = (yield* resume.prepare("r9", "s", yield* claim("r9"), "here:1"))!
+      yield* unstored.turn(Effect.as(unstored.checkpoint.save(progress(1)), { ...result, status: "aborted", messages: [] }))
+      expect(yield* rows).toBe(1)
+      expect(yield* resume.prepare("r9", "s", yield* claim("r9"), "here:1", undefined, true)).toBeUndefined()
+      // outgrown → not resumable, and its row is gone (the ended one's too)
       yield* savedBefore("r3", outgrown)
       expect(yield* resume.prepare("r3", "s", yield* claim("r3"), "here:1")).toBeUndefined()
       expect(yield* rows).toBe(0)
@@ -161,4 +185,15 @@ describe("cluster checkpoints", () => {
       expect(woke8._tag === "Failure" && Cause.hasInterruptsOnly(woke8.cause)).toBe(true)
       expect(yield* checkpoints.keys("r8")).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(Layer.merge(database(), EventBusLive.layerCapacity()))))
+
+  it.effect("a request claimed under a later ownership of its session cannot be claimed under an earlier one", () =>
+    Effect.gen(function*() {
+      const claims = yield* Claims.make
+      expect((yield* claims.claim("e1", "s", 0, 2))._tag).toBe("Claimed")
+      // a runner that froze and woke up, with the session's earlier ownership: refused, the claim stays the later owner's
+      expect(yield* claims.claim("e1", "s", 0, 1)).toEqual({ _tag: "Stale" })
+      expect(yield* claims.claim("e1", "s", 0, 2)).toMatchObject({ _tag: "Claimed", fresh: false })
+      expect(yield* claims.claim("e1", "s", 0, 3)).toMatchObject({ _tag: "Claimed", fresh: false })
+      expect(yield* claims.claim("e1", "s", 0, 2)).toEqual({ _tag: "Stale" })
+    }).pipe(Effect.provide(database())))
 })
