@@ -32,6 +32,8 @@ export type EventFrame =
   | { readonly _tag: "Event"; readonly id: number; readonly event: { readonly _tag: string; readonly sessionKey?: string } & Record<string, unknown> }
   /** Events the server no longer had for this client: `overflow` (it read too slowly) or `replay` (gone from the buffer). */
   | { readonly _tag: "Gap"; readonly missed: number; readonly cause: "overflow" | "replay" }
+  /** An approval of the session's stream (requested or resolved); not numbered: `approvals.list` has them after a reconnect. */
+  | { readonly _tag: "Approval"; readonly event: { readonly _tag: string } & Record<string, unknown> }
 
 /** The event stream ended or failed; `events` reconnects after it. */
 export class Disconnected extends Data.TaggedError("Disconnected")<{ readonly cause?: unknown }> {}
@@ -64,6 +66,8 @@ export const make = (options: Options) =>
         Stream.map((event): EventFrame =>
           event.event === "gap"
             ? { _tag: "Gap", ...(JSON.parse(event.data) as { missed: number; cause: "overflow" | "replay" }) }
+            : event.event === "approval"
+            ? { _tag: "Approval", event: JSON.parse(event.data) }
             : { _tag: "Event", id: Number(event.id), event: JSON.parse(event.data) }
         ),
         Stream.tap((frame) => Effect.sync(() => {

@@ -160,7 +160,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   }))
   .add(HttpApiEndpoint.post("steer", "/sessions/:key/steer", { params: key, payload: MessageBody, success: SteerAnswer, error: SteeringFull }))
   .add(HttpApiEndpoint.post("followUp", "/sessions/:key/followup", { params: key, payload: MessageBody, success: FollowUpAnswer }))
-  .add(HttpApiEndpoint.get("events", "/sessions/:key/events", { params: key, success: EventStream }))
+  .add(HttpApiEndpoint.get("events", "/sessions/:key/events", { params: key, success: EventStream, error: StoreFailed }))
   .prefix("/v1") {}
 
 /** Turns started through the API: their state and result, interrupts. */

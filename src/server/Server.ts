@@ -30,6 +30,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
@@ -43,6 +44,7 @@ import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import { builtinModels } from "../domain/Models.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { EventBus } from "../services/EventBus.ts"
+import { EventJournal, type EventJournalShape } from "../services/EventJournal.ts"
 import { LoopConfig } from "../services/LoopConfig.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { SessionStore } from "../services/SessionStore.ts"
@@ -124,6 +126,7 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     const tools = yield* ToolRegistry
     const config = yield* LoopConfig
     const secrets = yield* Secrets
+    const journal = yield* Effect.serviceOption(EventJournal)
     const feed = new EventFeed(options.replayEvents ?? 10_000)
     const subscription = yield* bus.subscribe({ strategy: "lossless" })
     yield* subscription.stream.pipe(Stream.runForEach((event) => Effect.sync(() => feed.record(event))), Effect.forkScoped)
@@ -178,7 +181,13 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
           .handle("send", ({ params, payload }) => Effect.map(turns.start(params.key, payload.message), (turnId) => ({ turnId })))
           .handle("steer", ({ params, payload }) => steer(params.key, payload.message))
           .handle("followUp", ({ params, payload }) => followUp(params.key, payload.message))
-          .handle("events", ({ params, request }) => Effect.succeed(events(request, (event) => event.sessionKey === params.key)))),
+          .handle("events", ({ params, request }) =>
+            Option.isSome(journal)
+              ? Effect.map(
+                sessionStream(journal.value, feed, params.key, lastEventId(request)),
+                (frames) => frameResponse(frames, secrets.scrub)
+              ).pipe(Effect.mapError(storeFailed))
+              : Effect.succeed(events(request, (event) => event.sessionKey === params.key)))),
       HttpApiBuilder.group(AgentLoopApi, "turns", (h) =>
         h
           .handle("get", ({ params, query }) =>
@@ -223,6 +232,30 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
   return Layer.mergeAll(api, cors) as never
 }
 
+/**
+ * A session's stream from its event journal: the `id:` of each event is its sequence number in the
+ * session, kept beside the session's log, so a client resumes with `Last-Event-ID` across server
+ * restarts for as long as the log is kept, and one that falls behind reads on from the store (the
+ * journal is a cursor, not a buffer: no gap). Without `Last-Event-ID` it starts from now. The
+ * server's approval events of the session come between them as `event: approval` frames without
+ * an id (they are not journaled; `GET /v1/approvals` has them after a reconnect).
+ */
+const sessionStream = (journal: EventJournalShape, feed: EventFeed, sessionKey: string, lastId: number | undefined) =>
+  Effect.map(lastId === undefined ? journal.last(sessionKey) : Effect.succeed(lastId), (after) =>
+    Stream.merge(
+      Stream.map(journal.follow(sessionKey, after), (item) => ({ _tag: "Journaled" as const, item })),
+      feed.frames({ lastId: undefined, buffer: 1000, filter: (event) => event.sessionKey === sessionKey && event._tag.startsWith("Approval") }).pipe(
+        Stream.flatMap((frame) => frame._tag === "Event" ? Stream.make({ _tag: "Approval" as const, event: frame.item.event }) : Stream.empty)
+      )
+    ).pipe(
+      Stream.orDie,
+      Stream.map((frame) =>
+        frame._tag === "Journaled"
+          ? `id: ${frame.item.seq}\ndata: ${JSON.stringify(frame.item.event)}\n\n`
+          : `event: approval\ndata: ${JSON.stringify(frame.event)}\n\n`
+      )
+    ))
+
 const lastEventId = (request: HttpServerRequest.HttpServerRequest): number | undefined => {
   const given = request.headers["last-event-id"] ?? new URL(request.url, "http://server.invalid").searchParams.get("lastEventId") ?? undefined
   const n = given === undefined ? NaN : Number(given)
@@ -242,9 +275,13 @@ const frameText = (frame: Frame, scrub: (text: string) => string): string =>
 
 /** The frames as a `text/event-stream` response; a comment every 15 s keeps proxies from closing an idle one. */
 const eventStream = (frames: Stream.Stream<Frame>, scrub: (text: string) => string) =>
+  frameResponse(Stream.map(frames, (frame) => frameText(frame, scrub)), scrub)
+
+/** Text frames as a `text/event-stream` response, after a first comment that says the stream is live. */
+const frameResponse = (frames: Stream.Stream<string>, _scrub: (text: string) => string) =>
   HttpServerResponse.stream(
     Stream.make(": connected\n\n").pipe(
-      Stream.concat(Stream.map(frames, (frame) => frameText(frame, scrub))),
+      Stream.concat(frames),
       Stream.merge(Stream.tick("15 seconds").pipe(Stream.map(() => ": keep-alive\n\n")), { haltStrategy: "left" }),
       Stream.map((text) => encoder.encode(text))
     ),

@@ -5,6 +5,9 @@
  * that session. A client that stops reading gets a `gap` with the count once it reads again
  * (the feed alone, where the buffer's bound is exact).
  */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Stream } from "effect"
 import type { AgentEvent } from "effect-agent-loop"
@@ -78,6 +81,7 @@ const cuttingClient = (route: string, most: number, seed: number) => {
 describe("server-sent events with replay", () => {
   it("a client cut at many points misses nothing and gets nothing twice", async () => {
     const steady = await connectEvents(f, "/v1/events")
+    const steadySession = await connectEvents(f, "/v1/sessions/cut-a/events")
     const cutting = cuttingClient("/v1/events", 5, 7)
     const sessionCutting = cuttingClient("/v1/sessions/cut-a/events", 3, 11)
     const turnIds = await startTurns(["cut-a", "cut-b", "cut-c"], 10)
@@ -86,11 +90,17 @@ describe("server-sent events with replay", () => {
     await steady.until((frames) => ends(frames) === turnIds.length)
     const reference = steady.frames
     steady.close()
+    await steadySession.until((frames) => ends(frames) >= 10)
+    steadySession.close()
+    // up to the session's 10th turn's end: the turns compared
+    const tenth = steadySession.frames.filter((fr) => JSON.parse(fr.data)._tag === "TurnEnd")[9]!
+    const sessionReference = steadySession.frames.slice(0, steadySession.frames.indexOf(tenth) + 1)
     const last = Number(reference.at(-1)!.id)
     // more events after the last one compared, so that each client reads past it whatever its next cut
     for (const id of await startTurns(["cut-a", "tail"], 3)) await waitUntil("the tail turns to end", turnDone(id))
     await waitUntil("the cutting client to catch up", () => cutting.received.some((fr) => Number(fr.id) >= last))
-    await waitUntil("the session's cutting client to catch up", () => sessionCutting.received.some((fr) => Number(fr.id) > last))
+    const lastSession = Number(sessionReference.at(-1)!.id)
+    await waitUntil("the session's cutting client to catch up", () => sessionCutting.received.some((fr) => Number(fr.id) > lastSession))
     await cutting.stop()
     await sessionCutting.stop()
     // ids: one more per event, none missing, none twice
@@ -100,10 +110,14 @@ describe("server-sent events with replay", () => {
     expect(got.map((fr) => fr.id)).toEqual(reference.map((fr) => fr.id))
     expect(got.map((fr) => fr.data)).toEqual(reference.map((fr) => fr.data))
     expect(cutting.cuts()).toBeGreaterThan(20)
-    // the session's stream: that session's events of the reference, in order, each once
+    // the session's stream, numbered by its journal from 1: the same events as the whole feed's for that session, in order, each once
+    const sessionIds = sessionReference.map((fr) => Number(fr.id))
+    expect(sessionIds).toEqual(sessionIds.map((_, i) => i + 1))
     const sessionOnly = reference.filter((fr) => JSON.parse(fr.data).sessionKey === "cut-a")
-    const sessionGot = sessionCutting.received.filter((fr) => Number(fr.id) <= last)
-    expect(sessionGot.map((fr) => fr.id)).toEqual(sessionOnly.map((fr) => fr.id))
+    expect(sessionReference.map((fr) => fr.data)).toEqual(sessionOnly.map((fr) => fr.data))
+    const sessionGot = sessionCutting.received.filter((fr) => Number(fr.id) <= lastSession)
+    expect(sessionGot.map((fr) => fr.id)).toEqual(sessionReference.map((fr) => fr.id))
+    expect(sessionGot.map((fr) => fr.data)).toEqual(sessionReference.map((fr) => fr.data))
     expect(sessionCutting.cuts()).toBeGreaterThan(10)
     expect(reference.some((fr) => fr.event === "gap")).toBe(false)
   })
@@ -127,6 +141,36 @@ describe("server-sent events with replay", () => {
       expect(frames.slice(1).map((fr) => Number(fr.id))).toEqual([0, 1, 2, 3, 4].map((i) => firstKept + i))
     } finally {
       await small.close()
+    }
+  })
+})
+
+describe("a session's events across a server restart", () => {
+  it("with sessions in SQLite, a client resumes with Last-Event-ID from a new server: the journal kept them beside the log", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-server-restart-"))
+    try {
+      const first = await startServer({ sqlite: true, dir })
+      const all = await connectEvents(first, "/v1/sessions/kept/events")
+      const { turnId } = await (await call(first, "POST", "/v1/sessions/kept/turns", { message: "echo before the restart" })).json() as any
+      await waitUntil("the turn to end", async () => ((await (await call(first, "GET", `/v1/turns/${turnId}`)).json()) as any).status === "done")
+      const before = await all.until((frames) => frames.some((fr) => JSON.parse(fr.data)._tag === "TurnEnd"))
+      all.close()
+      await first.close()
+      const second = await startServer({ sqlite: true, dir })
+      try {
+        // cut after the second event: the rest of that turn comes from the store, then what happens now
+        const resumed = await connectEvents(second, "/v1/sessions/kept/events", { "last-event-id": "2" })
+        await call(second, "POST", "/v1/sessions/kept/turns", { message: "echo after the restart" })
+        const frames = await resumed.until((frames) => frames.filter((fr) => JSON.parse(fr.data)._tag === "TurnEnd").length === 2)
+        resumed.close()
+        expect(frames.slice(0, before.length - 2).map((fr) => [fr.id, fr.data])).toEqual(before.slice(2).map((fr) => [fr.id, fr.data]))
+        const ids = frames.map((fr) => Number(fr.id))
+        expect(ids).toEqual(ids.map((_, i) => i + 3))
+      } finally {
+        await second.close()
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
     }
   })
 })

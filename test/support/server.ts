@@ -52,9 +52,14 @@ export interface ServerFixture {
 
 /** Starts the loop and the server. */
 export const startServer = async (
-  options: Omit<Server.Options, "token"> & { readonly sqlite?: boolean; readonly approvalTimeout?: number } = {}
+  options: Omit<Server.Options, "token"> & {
+    readonly sqlite?: boolean
+    readonly approvalTimeout?: number
+    /** The directory of the SQLite file, to start a server again over the sessions of an earlier one (kept at close). */
+    readonly dir?: string
+  } = {}
 ): Promise<ServerFixture> => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-server-"))
+  const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-server-"))
   let gate = Effect.runSync(Deferred.make<void>())
   let dangerRuns = 0
   const gated = Tool.make({
@@ -103,7 +108,7 @@ export const startServer = async (
     dangerRuns: () => dangerRuns,
     close: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
-      fs.rmSync(dir, { recursive: true, force: true })
+      if (options.dir === undefined) fs.rmSync(dir, { recursive: true, force: true })
     }
   }
 }
