@@ -19,16 +19,9 @@ export const JournaledEvent = Schema.Struct({
 export type JournaledEvent = typeof JournaledEvent.Type
 
 /**
- * The kinds after which the journal writes what it holds of a session to the store: the ends of
- * a turn's steps and the turn's start and end. Streamed deltas between them are served from
- * memory and stored with the next of these, so a turn costs a handful of writes, not one per delta.
+ * The kinds after which the journal writes what it holds of a session to the store: a turn's
+ * start, each model reply (a step's boundary: the step's tool events go with the next one) and
+ * the turn's end. Streamed deltas and tool events between them are served from memory and stored
+ * with the next of these, so a turn costs one write per iteration, not one per event.
  */
-export const flushKinds: ReadonlyArray<EventKind> = [
-  "TurnStart",
-  "TurnEnd",
-  "LLMResponse",
-  "ToolExecEnd",
-  "ToolExecSkipped",
-  "SubTurnEnd",
-  "Error"
-]
+export const flushKinds: ReadonlyArray<EventKind> = ["TurnStart", "LLMResponse", "TurnEnd"]

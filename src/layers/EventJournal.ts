@@ -46,12 +46,25 @@ interface Held {
   last: number | undefined
   /** Events recorded before `last` was known, in order. */
   readonly waiting: Array<AgentEvent>
-  /** Numbered events, consecutive `seq`s: every one not yet written, and up to `RETAIN` written ones before them. */
-  events: Array<JournaledEvent>
+  /**
+   * Numbered events, the last one numbered `last` and each one before it one less (no wrapper per
+   * event on the publish path): every one not yet written, and recent written ones before them.
+   */
+  events: Array<AgentEvent>
   /** The last `seq` in the store. */
   stored: number
   /** The last event was the end of a root turn: the session may be forgotten once written. */
   ended: boolean
+}
+
+/** The `seq` of a session's first held event. */
+const firstSeq = (held: Held): number => held.last! + 1 - held.events.length
+
+/** Held events from index `from` on, with their `seq`s (the first held one's is `first`). */
+const numbered = (events: ReadonlyArray<AgentEvent>, from: number, first: number): Array<JournaledEvent> => {
+  const out: Array<JournaledEvent> = new Array(Math.max(0, events.length - from))
+  for (let i = from; i < events.length; i++) out[i - from] = { seq: first + i, event: events[i]! }
+  return out
 }
 
 /** Followers of a session: a version bumped at every new event, and the wake-ups of those waiting. */
@@ -74,6 +87,8 @@ export const make = (store: SessionStoreShape) =>
     const sessions = new Map<string, Held>()
     const watches = new Map<string, Watch>()
     const work = yield* Queue.unbounded<string>()
+    // sessions the worker has been asked to write and has not started on: asked once until then
+    const asked = new Set<string>()
     const lock = yield* Semaphore.make(1)
 
     const notify = (key: string) => {
@@ -88,9 +103,12 @@ export const make = (store: SessionStoreShape) =>
     const number = (key: string, held: Held, event: AgentEvent) => {
       const seq = held.last! + 1
       held.last = seq
-      held.events.push({ seq, event })
+      held.events.push(event)
       held.ended = event._tag === "TurnEnd" && event.depth === 0
-      if (flushing[event._tag] === true) Queue.offerUnsafe(work, key)
+      if (flushing[event._tag] === true && !asked.has(key)) {
+        asked.add(key)
+        Queue.offerUnsafe(work, key)
+      }
     }
 
     const observe = (event: AgentEvent): void => {
@@ -123,8 +141,9 @@ export const make = (store: SessionStoreShape) =>
     const write = (key: string, held: Held) =>
       Effect.gen(function*() {
         // seqs are consecutive: the unwritten ones are a suffix, found by index
-        const first = held.events[0]?.seq ?? held.stored + 1
-        const pending = held.events.slice(Math.max(0, held.stored + 1 - first))
+        const first = firstSeq(held)
+        const from = Math.max(0, held.stored + 1 - first)
+        const pending = numbered(held.events, from, first)
         if (pending.length > 0 && stored !== undefined) {
           // given up after the transient retries: not retried with every later boundary (a store
           // that refuses these rows, say another writer's seqs, would refuse them forever)
@@ -148,8 +167,10 @@ export const make = (store: SessionStoreShape) =>
     /** Does what a session needs: its first read, then its write. */
     const settle = (key: string) =>
       lock.withPermits(1)(Effect.suspend(() => {
+        asked.delete(key)
         const held = sessions.get(key)
-        return held === undefined ? Effect.void : Effect.andThen(start(key, held), write(key, held))
+        if (held === undefined) return Effect.void
+        return held.last === undefined ? Effect.andThen(start(key, held), write(key, held)) : write(key, held)
       }))
 
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.takeAll(work), (keys) => Effect.forEach(new Set(keys), settle, { discard: true }))))
@@ -174,9 +195,9 @@ export const make = (store: SessionStoreShape) =>
       const h = sessions.get(key)
       if (h === undefined || h.last === undefined) return undefined
       if (after >= h.last) return []
-      const first = h.events[0]
-      if (first === undefined || first.seq > after + 1) return stored === undefined ? h.events : undefined
-      return h.events.slice(after + 1 - first.seq)
+      const first = firstSeq(h)
+      if (h.events.length === 0 || first > after + 1) return stored === undefined ? numbered(h.events, 0, first) : undefined
+      return numbered(h.events, after + 1 - first, first)
     }
 
     const last = (key: string): Effect.Effect<number, SessionStoreError> =>

@@ -9,10 +9,10 @@ import { AgentEvent, EventBusLive, EventJournalLive, Message, SessionStoreMemory
 
 const place = (sessionKey: string) => ({ turnId: "t1", sessionKey, iteration: 1, depth: 0 })
 
-/** Event `i` of a session: a text delta, every `boundary`-th a step's end (which writes the journal). */
+/** Event `i` of a session: a text delta, every `boundary`-th a model reply (a step's end, which writes the journal). */
 const eventAt = (sessionKey: string, i: number, boundary: number): AgentEvent.AgentEvent =>
   i % boundary === boundary - 1
-    ? AgentEvent.make("ToolExecEnd", place(sessionKey), i, { toolCallId: `c${i}`, toolName: "x", durationMs: 1, isError: false, result: `r${i}` })
+    ? AgentEvent.make("LLMResponse", place(sessionKey), i, { model: "m", content: `r${i}`, toolCalls: [], finishReason: "stop", usage: { inputTokens: 1, outputTokens: 1 }, durationMs: 1 })
     : AgentEvent.make("LLMDelta", place(sessionKey), i, { kind: "text", text: `d${i}` })
 
 const seqs = (events: ReadonlyArray<{ readonly seq: number }>) => events.map((e) => e.seq)
@@ -39,6 +39,8 @@ describe("EventJournal", () => {
         if (i % 97 === 0) yield* Effect.yieldNow
       }
       expect(yield* journal.last("s")).toBe(total)
+      // the worker wrote at the boundaries: most of the session is in the store already
+      expect((yield* store.journal!.last("s"))).toBeGreaterThan(2 * EventJournalLive.RETAIN)
       for (let cut = 0; cut <= total; cut += cut < 60 ? 1 : 37) {
         const got = yield* journal.read("s", cut)
         expect(seqs(got)).toEqual(range(cut + 1, total))
