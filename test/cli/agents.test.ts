@@ -113,7 +113,7 @@ describe("sub-agents from files", () => {
 
     const untrusted = await runCli(["agents", "list", "--workspace", workspace], { env })
     expect(untrusted.stdout).toMatch(/^helper {2}Answers general questions {2}tools: the caller's {2}.*helper\.md\n$/)
-    expect(untrusted.stderr).toContain(`workspace ${workspace} is not trusted`)
+    expect(untrusted.stderr).toContain(`workspace ${workspace} is not trusted, so the agents in its .claude/agents and .agent-loop/agents were skipped`)
 
     expect((await runCli(["trust", workspace], { env })).code).toBe(0)
     const listed = await runCli(["agents", "list"], { env, cwd: workspace })

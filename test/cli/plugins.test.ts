@@ -10,7 +10,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { isolatedEnv, root, runCli, tempDir } from "../support/cliProcess.ts"
 import { start } from "../support/openaiServer.ts"
 
-const SLOW = 120_000
+// each test starts the CLI six to eight times one after another: about 110 s on a machine loaded to ten times its cores
+const SLOW = 300_000
 
 const writeAll = (root: string, files: Record<string, string>) => {
   for (const [file, text] of Object.entries(files)) {

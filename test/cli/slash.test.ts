@@ -25,6 +25,8 @@ const setup = (context: TestContext, script: Script) =>
   })
 
 const SLOW = 120_000
+// four CLI starts one after another and a command run by exec: 111 s on a machine loaded to ten times its cores
+const MANY = 300_000
 const toolNames = (body: any) => (body.tools ?? []).map((tool: any) => tool.function.name).sort()
 const lastUser = (body: any) => body.messages.filter((m: any) => m.role === "user").at(-1).content
 
@@ -85,7 +87,7 @@ describe("run /NAME", () => {
     expect(leak.code).not.toBe(0)
     expect(leak.stderr).toContain("/leak: @../secret.txt is outside the workspace")
     expect(server.requests).toHaveLength(2)
-  }, SLOW)
+  }, MANY)
 
   it("a path is a prompt, not a command; other prompts are one argument", async (context) => {
     const { env, flags, server } = await setup(context, [{ text: "A hosts file." }])

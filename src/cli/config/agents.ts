@@ -151,7 +151,8 @@ export const list = (workspace: Option.Option<string>) =>
     if (!trusted) {
       const fs = yield* FileSystem.FileSystem
       const present: Array<string> = []
-      for (const { dir: agentDir } of directories(dir, true).slice(1)) {
+      // the workspace's own directories: those read only when it is trusted
+      for (const { dir: agentDir } of directories(dir, true).filter((d) => d.ownedByUser)) {
         if (yield* Effect.orElseSucceed(fs.exists(agentDir), () => false)) present.push(nodePath.relative(dir, agentDir))
       }
       if (present.length > 0) {
