@@ -16,7 +16,8 @@ const LISTENING = /API at (http:\/\/127\.0\.0\.1:\d+)\/v1/
 const serve = async (flags: ReadonlyArray<string>, env: Record<string, string>) => {
   const cli = spawnCli(["serve", ...flags, "--port", "0"], { env })
   try {
-    await waitUntil("serve to listen", () => LISTENING.test(cli.stderr() + cli.stdout()))
+    // the address, then where the token comes from: both lines are out before the test reads them
+    await waitUntil("serve to listen", () => LISTENING.test(cli.stderr() + cli.stdout()) && /agent-loop: (the )?token/.test(cli.stderr() + cli.stdout()))
   } catch (error) {
     cli.child.kill("SIGTERM")
     throw new Error(`${(error as Error).message}\n${cli.stderr()}`)
