@@ -331,12 +331,25 @@ const mcpRemove = Command.make(
   (flags: McpCommand.RemoveFlags) => handler(() => import("./commands/mcp.ts"), (m) => m.remove(flags))
 ).pipe(Command.withDescription("Remove an MCP server from your settings or the workspace's .mcp.json"))
 
-const mcpServe = Command.make("serve", agentFlags, (flags) => handler(() => import("./commands/mcpServe.ts"), (m) => m.serve(flags as AgentFlags))).pipe(
-  Command.withDescription(
-    "Serve the agent as an MCP server on stdin and stdout (for Claude Code, Cursor, Codex): the tool run_agent {prompt, session?} runs a turn and returns its answer, with progress notifications; a cancelled call stops the turn now"
-  ),
-  Command.withExamples([{ command: "claude mcp add agent-loop -- agent-loop mcp serve --yes", description: "Let Claude Code call the agent" }])
-)
+const mcpServeFlags = {
+  http: Flag.Int("http").pipe(Flag.optional, Flag.withDescription("Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (0: any free port), behind a bearer token")),
+  mcpHost: Flag.String("mcp-host").pipe(Flag.withDefault("127.0.0.1"), Flag.withDescription("The address --http listens on (default 127.0.0.1)")),
+  mcpTokenFile: Flag.String("mcp-token-file").pipe(
+    Flag.optional,
+    Flag.withDescription("The bearer token of --http: the first line of FILE (else AGENT_LOOP_MCP_TOKEN, else a fresh one printed on stderr)")
+  )
+}
+
+const mcpServe = Command.make("serve", { ...agentFlags, ...mcpServeFlags }, ({ http, mcpHost, mcpTokenFile, ...flags }) =>
+  handler(() => import("./commands/mcpServe.ts"), (m) => m.serve(flags as AgentFlags, { http, host: mcpHost, tokenFile: mcpTokenFile }))).pipe(
+    Command.withDescription(
+      "Serve the agent as an MCP server on stdin and stdout, or streamable HTTP with --http (for Claude Code, Cursor, Codex): the tool run_agent {prompt, session?} runs a turn and returns its answer, with progress notifications; a cancelled call stops the turn now"
+    ),
+    Command.withExamples([
+      { command: "claude mcp add agent-loop -- agent-loop mcp serve --yes", description: "Let Claude Code call the agent" },
+      { command: "AGENT_LOOP_MCP_TOKEN=secret agent-loop mcp serve --http 8931 --yes", description: "Serve http://127.0.0.1:8931/mcp with a bearer token" }
+    ])
+  )
 
 const mcp = Command.make("mcp").pipe(
   Command.withDescription("MCP servers: list them with their tools, add or remove one; serve the agent as one"),

@@ -8,6 +8,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { spawn } from "node:child_process"
 import { describe, expect, it } from "@effect/vitest"
 import { STOPPED_NOTE } from "../../src/programs/internal/turnEnd.ts"
 import { isolatedEnv, launcher, root, tempDir, type TestContext } from "../support/cliProcess.ts"
@@ -99,5 +101,46 @@ describe("agent-loop mcp serve", () => {
     await expect(client.callTool({ name: "run_agent", arguments: {} })).rejects.toThrow(/prompt: a non-empty string is required/)
     await expect(client.callTool({ name: "run_agent", arguments: { prompt: "x", session: 42 } })).rejects.toThrow(/session/)
     await expect(client.callTool({ name: "no_such_tool", arguments: {} })).rejects.toThrow(/unknown tool/)
+  })
+
+  it("--http: streamable HTTP behind the bearer token (none or another: an empty 401), run_agent answers", async (context) => {
+    const server = await start([{ text: "Over HTTP." }])
+    const home = tempDir()
+    const workspace = path.join(home, "ws")
+    fs.mkdirSync(workspace)
+    const child = spawn(process.execPath, [launcher, "mcp", "serve", "--http", "0", "--base-url", server.url, "--model", "fake-model", "--workspace", workspace], {
+      cwd: root,
+      env: isolatedEnv(home, { AGENT_LOOP_MCP_TOKEN: "the-token" }),
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    context.onTestFinished(async () => {
+      child.kill("SIGKILL")
+      await server.close()
+    })
+    let stderr = ""
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no address within 60 s: ${stderr}`)), 60_000)
+      child.stderr!.on("data", (chunk) => {
+        stderr += chunk.toString()
+        const found = /MCP server at (\S+)/.exec(stderr)
+        if (found) {
+          clearTimeout(timer)
+          resolve(found[1]!)
+        }
+      })
+    })
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+    expect(stderr).not.toContain("the-token")
+    const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } })
+    for (const headers of [{}, { authorization: "Bearer wrong" }]) {
+      const refused = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: initialize })
+      expect(refused.status).toBe(401)
+      expect(await refused.text()).toBe("")
+    }
+    const client = new Client({ name: "http-client", version: "1.0.0" })
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: "Bearer the-token" } } }))
+    const result: any = await client.callTool({ name: "run_agent", arguments: { prompt: "hello" } })
+    expect(textOf(result)).toBe("Over HTTP.")
+    await client.close()
   })
 })

@@ -5,8 +5,13 @@
  * the flags and settings decides (`--yes` approves, rules allow), and a call that would need an
  * answer is denied, saying why to the model.
  */
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import packageJson from "../../../package.json" with { type: "json" }
+import * as McpHttp from "../../protocols/mcpServer/http.ts"
 import * as McpServer from "../../protocols/mcpServer/server.ts"
 import * as Approval from "../permissions/approval.ts"
 import * as App from "../runtime/app.ts"
@@ -18,19 +23,50 @@ import { Screen } from "../terminal/screen.ts"
 /** What is said when the optional SDK is not installed. */
 export const SDK_MISSING = "agent-loop mcp serve needs the MCP SDK: npm install @modelcontextprotocol/sdk"
 
-/** `agent-loop mcp serve`: serves one MCP client on stdio until it closes the connection. */
-export const serve = (flags: AgentFlags) =>
+/** How `--http` is reached. */
+export interface HttpFlags {
+  readonly http: Option.Option<number>
+  readonly host: string
+  readonly tokenFile: Option.Option<string>
+}
+
+/** The endpoint's token: the first line of `--token-file`, else `AGENT_LOOP_MCP_TOKEN`, else a fresh one, printed once. */
+const tokenOf = (flags: HttpFlags) =>
+  Effect.gen(function*() {
+    if (Option.isSome(flags.tokenFile)) {
+      const file = flags.tokenFile.value
+      const line = (yield* Effect.tryPromise(() => fs.readFile(file, "utf8")).pipe(
+        Effect.catch(() => fail(`agent-loop: cannot read --mcp-token-file ${file}`, 1))
+      )).split("\n")[0]!.trim()
+      if (line === "") return yield* fail(`agent-loop: --mcp-token-file ${file} has no token on its first line`, 1)
+      return { token: Redacted.make(line), fresh: false }
+    }
+    const env = process.env.AGENT_LOOP_MCP_TOKEN
+    if (env !== undefined && env.trim() !== "") return { token: Redacted.make(env.trim()), fresh: false }
+    return { token: Redacted.make(randomBytes(24).toString("base64url")), fresh: true }
+  })
+
+/** `agent-loop mcp serve`: serves one MCP client on stdio until it closes the connection, or clients over HTTP (`--http PORT`) until stopped. */
+export const serve = (flags: AgentFlags, httpFlags: HttpFlags) =>
   Effect.gen(function*() {
     const sdk = yield* Effect.tryPromise(async () => ({
       server: await import("@modelcontextprotocol/sdk/server/index.js"),
       types: await import("@modelcontextprotocol/sdk/types.js"),
-      stdio: await import("@modelcontextprotocol/sdk/server/stdio.js")
+      stdio: await import("@modelcontextprotocol/sdk/server/stdio.js"),
+      http: await import("@modelcontextprotocol/sdk/server/streamableHttp.js")
     })).pipe(Effect.catch(() => fail(SDK_MISSING, 1)))
     const settings = yield* Settings.resolve(flags)
     yield* Settings.announce(settings)
     yield* Effect.scoped(Effect.gen(function*() {
-      yield* Approval.register(settings, yield* Screen, undefined)
+      const screen = yield* Screen
+      yield* Approval.register(settings, screen, undefined)
       const server = yield* McpServer.make(sdk, { name: "agent-loop", version: packageJson.version })
-      yield* server.serve(new sdk.stdio.StdioServerTransport())
+      if (Option.isNone(httpFlags.http)) return yield* server.serve(new sdk.stdio.StdioServerTransport())
+      const { fresh, token } = yield* tokenOf(httpFlags)
+      const url = yield* McpHttp.listen(sdk.http, server, { host: httpFlags.host, port: httpFlags.http.value, token })
+      yield* screen.line(`agent-loop: MCP server at ${url}`)
+      // printed once, on stderr, for the user to give their client
+      if (fresh) yield* screen.line(`agent-loop: bearer token ${Redacted.value(token)} (set AGENT_LOOP_MCP_TOKEN or --token-file to choose one)`)
+      yield* Effect.onInterrupt(Effect.never, () => server.stopAll)
     })).pipe(Effect.provide(App.layer(settings)))
   })

@@ -64,63 +64,73 @@ const argsOf = (raw: unknown): { readonly prompt: string; readonly session: stri
   return { prompt: args.prompt, session: args.session as string | undefined }
 }
 
-/** The server: `serve` answers one client on `transport` until it closes; a running call is then stopped now. */
+/**
+ * The server: `connection()` is a server for one client (stdio has one; streamable HTTP one per
+ * MCP session), `serve` answers one client on `transport` until it closes; a running call is then
+ * stopped now.
+ */
 export const make = (sdk: Sdk, options: { readonly name: string; readonly version: string }) =>
   Effect.gen(function*() {
     const services = yield* Effect.context<AgentLoop>()
     const loop = Context.get(services, AgentLoop)
     const run = Effect.runPromiseWith(services)
     const running = new Set<string>()
-    const server = new sdk.server.Server({ name: options.name, version: options.version }, { capabilities: { tools: {} } })
 
-    server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => ({ tools: [runAgentTool] }))
-    server.setRequestHandler(sdk.types.CallToolRequestSchema, async (request, extra) => {
-      if (request.params.name !== RUN_AGENT) throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`)
-      const args = argsOf(request.params.arguments)
-      if (typeof args === "string") throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidParams, `${RUN_AGENT}: ${args}`)
-      const sessionKey = args.session ?? `mcp-${randomUUID()}`
-      if (running.has(sessionKey)) throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidRequest, `session ${sessionKey} is already running a turn`)
-      const token = request.params._meta?.progressToken
-      running.add(sessionKey)
-      // the client cancels (or goes away): the turn stops now, keeping what it did
-      const stop = () => void run(Effect.ignore(loop.interruptNow(sessionKey)))
-      extra.signal.addEventListener("abort", stop, { once: true })
-      try {
-        const result = await run(Effect.scoped(Effect.gen(function*() {
-          if (token !== undefined) {
-            let progress = 0
-            const subscription = yield* loop.subscribe({ strategy: "lossless" })
-            yield* subscription.stream.pipe(
-              Stream.filter((event) => event.sessionKey === sessionKey),
-              Stream.takeUntil((event) => event._tag === "TurnEnd" && event.depth === 0),
-              Stream.runForEach((event) => {
-                const message = progressOf(event)
-                if (message === undefined) return Effect.void
-                progress++
-                return Effect.promise(() =>
-                  extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } }).catch(() => undefined)
-                )
-              }),
-              Effect.forkScoped
-            )
+    const connection = () => {
+      const server = new sdk.server.Server({ name: options.name, version: options.version }, { capabilities: { tools: {} } })
+
+      server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => ({ tools: [runAgentTool] }))
+      server.setRequestHandler(sdk.types.CallToolRequestSchema, async (request, extra) => {
+        if (request.params.name !== RUN_AGENT) throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`)
+        const args = argsOf(request.params.arguments)
+        if (typeof args === "string") throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidParams, `${RUN_AGENT}: ${args}`)
+        const sessionKey = args.session ?? `mcp-${randomUUID()}`
+        if (running.has(sessionKey)) throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidRequest, `session ${sessionKey} is already running a turn`)
+        const token = request.params._meta?.progressToken
+        running.add(sessionKey)
+        // the client cancels (or goes away): the turn stops now, keeping what it did
+        const stop = () => void run(Effect.ignore(loop.interruptNow(sessionKey)))
+        extra.signal.addEventListener("abort", stop, { once: true })
+        try {
+          const result = await run(Effect.scoped(Effect.gen(function*() {
+            if (token !== undefined) {
+              let progress = 0
+              const subscription = yield* loop.subscribe({ strategy: "lossless" })
+              yield* subscription.stream.pipe(
+                Stream.filter((event) => event.sessionKey === sessionKey),
+                Stream.takeUntil((event) => event._tag === "TurnEnd" && event.depth === 0),
+                Stream.runForEach((event) => {
+                  const message = progressOf(event)
+                  if (message === undefined) return Effect.void
+                  progress++
+                  return Effect.promise(() =>
+                    extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } }).catch(() => undefined)
+                  )
+                }),
+                Effect.forkScoped
+              )
+            }
+            return yield* loop.turn(sessionKey, args.prompt)
+          })))
+          const answer = result.finalMessage?.content ?? result.error ?? `(the turn ended ${result.status})`
+          return {
+            content: [{ type: "text" as const, text: answer }],
+            structuredContent: { session: sessionKey, status: result.status, turnId: result.turnId },
+            isError: result.status !== "completed"
           }
-          return yield* loop.turn(sessionKey, args.prompt)
-        })))
-        const answer = result.finalMessage?.content ?? result.error ?? `(the turn ended ${result.status})`
-        return {
-          content: [{ type: "text" as const, text: answer }],
-          structuredContent: { session: sessionKey, status: result.status, turnId: result.turnId },
-          isError: result.status !== "completed"
+        } finally {
+          extra.signal.removeEventListener("abort", stop)
+          running.delete(sessionKey)
         }
-      } finally {
-        extra.signal.removeEventListener("abort", stop)
-        running.delete(sessionKey)
-      }
-    })
+      })
 
-    /** Serves the client on `transport` until it closes. */
-    const serve = (transport: Parameters<typeof server.connect>[0]) =>
+      return server
+    }
+
+    /** Serves one client on `transport` until it closes. */
+    const serve = (transport: Parameters<McpServerSdk.Server["connect"]>[0]) =>
       Effect.gen(function*() {
+        const server = connection()
         let onClose = () => {}
         const closed = new Promise<void>((resolve) => (onClose = resolve))
         server.onclose = () => onClose()
@@ -129,5 +139,8 @@ export const make = (sdk: Sdk, options: { readonly name: string; readonly versio
         yield* Effect.forEach([...running], (key) => Effect.ignore(loop.interruptNow(key)), { discard: true })
       })
 
-    return { serve }
+    /** Stops every running call now (the process is ending). */
+    const stopAll = Effect.suspend(() => Effect.forEach([...running], (key) => Effect.ignore(loop.interruptNow(key)), { discard: true }))
+
+    return { connection, serve, stopAll }
   })
