@@ -41,7 +41,10 @@ export const rewrite = (args: ReadonlyArray<string>, commands: ReadonlyArray<str
     }
     out.push(word)
   }
-  const first = out.find((word) => !isFlag(word))
-  const print = out.includes("-p") || out.includes("--print")
+  // what follows `--` is operands, never flags
+  const end = out.indexOf("--")
+  const flagged = end === -1 ? out : out.slice(0, end)
+  const first = flagged.find((word) => !isFlag(word))
+  const print = flagged.includes("-p") || flagged.includes("--print")
   return print && (first === undefined || !commands.includes(first)) ? ["run", ...out] : out
 }
