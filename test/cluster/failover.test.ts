@@ -4,6 +4,7 @@
  * turns of the session wait behind it. The turn resumes first on the session's next runner, the
  * waiting turns run after it in the order they were sent, none is aborted, the call runs once; and
  * a turn killed before its first checkpoint (its model call in flight) runs again from the start.
+ * The same with the runner frozen (SIGSTOP past its lock expiry) instead of killed, then woken.
  * Multi-process, on real time: every wait polls a condition with a deadline.
  */
 import * as fs from "node:fs"
@@ -13,11 +14,11 @@ import { Effect, Fiber, ManagedRuntime } from "effect"
 import type { Sharding } from "effect/cluster"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentLoop, Checkpoint, Message, type Turn } from "effect-agent-loop"
-import { startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
+import { type RunnerProcess, startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
 /** Turns queued behind the one whose runner is killed. */
-const QUEUED = 30
+const QUEUED = 50
 
 describe.skipIf(!postgresProbe.ok)(postgresSuite("a session's turns across its runner's death"), () => {
   let cluster: TestCluster
@@ -84,6 +85,36 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a session's turns across its r
     for (const note of ["a", ...Array.from({ length: QUEUED }, (_, i) => `q${i + 1}`)]) {
       expect(calls.filter((line) => line === `record ${note}`)).toHaveLength(1)
     }
+  }, 300_000)
+
+  it("SIGSTOP of the runner inside a call that is not idempotent, turns queued behind it, then SIGCONT: the turn resumes first elsewhere, they follow in order, each call runs once", async () => {
+    const key = "failover-freeze"
+    const deploys = () => ran().filter((line) => line === "deploy").length
+    const before = deploys()
+    let frozen: RunnerProcess | undefined
+    let results: ReadonlyArray<Turn.TurnResult>
+    try {
+      results = await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+        const loop = yield* AgentLoop
+        const first = yield* Effect.forkChild(loop.turn(key, "tools b;deploy"))
+        yield* Effect.promise(() => waitUntil("the first turn to run deploy", () => deploys() === before + 1))
+        const queued: Array<Fiber.Fiber<Turn.TurnResult, unknown>> = []
+        for (let i = 1; i <= 5; i++) {
+          queued.push(yield* Effect.forkChild(loop.turn(key, `tools s${i}`)))
+          yield* Effect.promise(() => waitUntil(`turn ${i} to be stored`, async () => (await stored(key)) === i + 1))
+        }
+        frozen = cluster.runners.find((runner) => runner.child.exitCode === null && runner.child.signalCode === null && runner.sessions().has(key))!
+        frozen.child.kill("SIGSTOP")
+        return yield* Fiber.joinAll([first, ...queued])
+      })), { signal: AbortSignal.timeout(240_000) })
+    } finally {
+      frozen?.child.kill("SIGCONT")
+    }
+    const sent = ["tools b;deploy", ...Array.from({ length: 5 }, (_, i) => `tools s${i + 1}`)]
+    expect(results.map((result) => [result.status, result.error])).toEqual(sent.map(() => ["completed", undefined]))
+    expect(await inputs(key)).toEqual(sent)
+    expect(deploys()).toBe(before + 1)
+    for (const note of ["b", "s1", "s2", "s3", "s4", "s5"]) expect(ran().filter((line) => line === `record ${note}`)).toHaveLength(1)
   }, 300_000)
 
   it("kill -9 before a turn's first checkpoint (its model call in flight): it runs again from the start, and completes", async () => {
