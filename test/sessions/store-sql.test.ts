@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { Message, SessionLog, SessionStoreSql } from "effect-agent-loop"
+import { AgentEvent, Message, SessionLog, SessionStoreSql } from "effect-agent-loop"
 import { sessionId } from "../../src/layers/internal/sessionStoreSqlSchema.ts"
 import { type PostgresServer, postgresProbe, postgresSuite, startPostgres } from "../support/postgres.ts"
 import { type Backend, openSql, openStore, postgres, sqlite } from "../support/sqlBackends.ts"
@@ -16,6 +16,30 @@ import { captureWarnings, everyKind, keysOf } from "../support/fixtures.ts"
 const contract = (backend: Backend) => {
   const withDb = <A, E>(f: (db: Effect.Success<Backend["fresh"]>) => Effect.Effect<A, E, Scope.Scope>) =>
     Effect.scoped(Effect.flatMap(backend.fresh, f))
+
+  it.live("keeps the event journal beside the log: appended, read after a seq (with a limit), its last seq, removed with the session", () =>
+    withDb((db) =>
+      Effect.gen(function*() {
+        const store = yield* openStore(db)
+        const journaled = (seq: number): AgentEvent.JournaledEvent => ({
+          seq,
+          event: AgentEvent.make("LLMDelta", { turnId: "t", sessionKey: "s", iteration: 1, depth: 0 }, seq, { kind: "text", text: `d${seq}\u0000` })
+        })
+        expect(yield* store.journal!.last("s")).toBe(0)
+        yield* store.append("s", [Message.user("u"), { role: "outcome", turnId: "t", status: "completed", startedAt: 1, endedAt: 2, iterations: 1, usage: { inputTokens: 1, outputTokens: 1 } }])
+        yield* store.journal!.append("s", [1, 2, 3].map(journaled))
+        yield* store.journal!.append("s", [4].map(journaled))
+        const other = yield* openStore(db)
+        expect(yield* other.journal!.read("s", 1)).toEqual([2, 3, 4].map(journaled))
+        expect(yield* other.journal!.read("s", 0, 2)).toEqual([1, 2].map(journaled))
+        expect(yield* other.journal!.last("s")).toBe(4)
+        expect((yield* other.list)[0]).toMatchObject({ sessionKey: "s", messages: 1, status: "completed" })
+        // the same seq twice is refused, not replaced
+        expect((yield* Effect.flip(store.journal!.append("s", [journaled(4)])))._tag).toBe("SessionStoreError")
+        yield* store.remove("s")
+        expect(yield* other.journal!.last("s")).toBe(0)
+      })
+    ))
 
   it.live("round-trips every kind across appends; a record is appended, load gives the view, log everything; another connection agrees", () =>
     withDb((db) =>
