@@ -8,7 +8,8 @@
  * - `env` is set for the commands and hooks the loop starts (`applyEnv`), never for the loop's own
  *   credentials: a name that looks like a credential or that the loop reads for itself is skipped
  *   with a warning;
- * - `model` names the model on the `anthropic` provider, when nothing of the loop's own does;
+ * - `model` names the model when nothing of the loop's own does: an alias (`sonnet`) on any provider
+ *   that has that family, another name on `anthropic`;
  * - `apiKeyHelper` is a command whose output is the provider's key when its own variables hold
  *   none (`helperKey`): kept `Redacted` and scrubbed from every text.
  */
@@ -16,8 +17,10 @@ import { execFile } from "node:child_process"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import { Secrets } from "../../services/Secrets.ts"
 import { looksSecret } from "../../tools/secretEnv.ts"
+import * as Agents from "../config/agents.ts"
 import type { ApprovalPolicy, PermissionMode } from "../config/approvalPolicy.ts"
 import type * as ClaudeSettings from "../config/claudeSettings.ts"
 import { credentialVariables } from "../providers/providerList.ts"
@@ -90,8 +93,20 @@ export const applyEnv = (env: Readonly<Record<string, string>>): void => {
   for (const [name, value] of Object.entries(env)) process.env[name] = value
 }
 
-/** Claude Code's `model` (anthropic only), with the file that sets it. */
-export const modelOf = (files: ReadonlyArray<ClaudeSettings.ClaudeSettings>) => last(files, "model")
+/**
+ * Claude Code's `model` for the provider in use: an alias (`sonnet`, `opus`, `haiku`) is that
+ * family's newest model on the provider (`Agents.resolveModel`; one line says so when it has none),
+ * another name is taken on `anthropic` only, whose names Claude Code's are.
+ */
+export const modelOf = (files: ReadonlyArray<ClaudeSettings.ClaudeSettings>, provider: Agents.ProviderModels, notices: Array<Notice>): string | undefined => {
+  const model = last(files, "model")
+  if (model === undefined) return undefined
+  if (!Agents.MODEL_ALIASES.includes(model.value)) return provider.name === "anthropic" ? model.value : undefined
+  const resolved = Agents.resolveModel(model.value, provider)
+  if (Result.isSuccess(resolved)) return resolved.success
+  notices.push({ level: "warn", text: `${model.path}: ${resolved.failure}; not used` })
+  return undefined
+}
 
 /** How long an `apiKeyHelper` may take. */
 const HELPER_TIMEOUT_MS = 30_000

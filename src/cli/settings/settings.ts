@@ -288,7 +288,8 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     const chosen = yield* ProviderChoice.provider(flags, settings, env, ClaudeKeys.helperKey(claude, workspace))
     const data = dataDir(env)
     if (flags.ephemeral && (flags.continue || Option.isSome(flags.resume))) return yield* fail("--ephemeral sessions cannot be continued")
-    const claudeModel = chosen._tag === "live" && chosen.name === "anthropic" ? ClaudeKeys.modelOf(claude)?.value : undefined
+    // Claude Code's model only where nothing of the loop's own names one (and only then a word on it)
+    const claudeModel = chosen._tag === "live" && Option.isNone(flags.model) && settings.model === undefined ? ClaudeKeys.modelOf(claude, { name: chosen.name, registry: Providers.find(chosen.name)?.models }, levelNotices) : undefined
     const name = yield* ProviderChoice.model(flags, chosen, settings.model === undefined && claudeModel !== undefined ? { ...settings, model: claudeModel } : settings)
     const limits = ProviderChoice.modelLimits(name, chosen, settings)
     const contextFiles = flags.contextFiles ? yield* ContextFiles.discover(workspace, env, settings.contextFiles) : []
