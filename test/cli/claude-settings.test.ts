@@ -227,7 +227,7 @@ console.log(JSON.stringify({ continue: false, stopReason: "Stopped: the build is
     ])
   })
 
-  it("SessionStart says startup or resume, SessionEnd runs at the end of run, on /exit and on SIGTERM, with Claude Code's reasons", async (context) => {
+  it("SessionStart says startup or resume, SessionEnd runs at the end of run, on /exit, on SIGTERM and on SIGINT, with Claude Code's reasons", async (context) => {
     let hang: Promise<void> | undefined
     const { env, flags, server, workspace } = await setup(context, async () => {
       if (hang !== undefined) await hang
@@ -263,6 +263,17 @@ console.log(JSON.stringify({ continue: false, stopReason: "Stopped: the build is
     release()
     expect(ended.code).toBe(143)
     expect(events().slice(6)).toEqual(["SessionStart startup", "SessionEnd other"])
+    // SIGINT likewise (Ctrl-C: the turn is interrupted, then the run ends)
+    hang = new Promise((resolve) => (release = resolve))
+    const again = server.requests.length
+    const interrupted = spawnCli(["run", ...persisted, "slow again"], { env })
+    await waitUntil("the model is asked again", () => server.requests.length > again)
+    interrupted.child.kill("SIGINT")
+    // a first Ctrl-C lets the model's answer finish, then stops the turn
+    release()
+    const stopped = await interrupted.exited
+    expect(stopped.code).toBe(130)
+    expect(events().slice(8)).toEqual(["SessionStart startup", "SessionEnd other"])
   })
 
   it("an untrusted workspace's .claude/settings.json is skipped with a warning", async (context) => {
