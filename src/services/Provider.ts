@@ -38,6 +38,12 @@ export interface ProviderShape {
    * its own): the loop's model when its config names none (`AgentLoopLive.layer`).
    */
   readonly model?: string | undefined
+  /**
+   * Who serves the model, as OpenTelemetry's GenAI conventions name it (`gen_ai.provider.name`:
+   * `openai`, `anthropic`, `gcp.gemini`, `gcp.vertex_ai`, `aws.bedrock`, `azure.ai.openai`, …),
+   * for the spans of model calls; the built-in providers set it.
+   */
+  readonly name?: string | undefined
 }
 
 /** A complete (non-streaming) reply, for `Provider.fromChat`; `content` may come in pieces. */

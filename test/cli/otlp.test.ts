@@ -81,21 +81,24 @@ describe("OpenTelemetry export from the CLI", () => {
     }
 
     const spans = jsonSpans(received.filter((r) => r.path === "/v1/traces"))
-    const turn = spans.find((s) => s.name === "agent.turn")!
+    const turn = spans.find((s) => s.name === "invoke_agent agent-loop")!
     expect(turn).toBeDefined()
     expect(turn.resource).toMatchObject({ "service.name": "agent-test", "deployment.environment": "ci" })
     expect(turn.attributes).toMatchObject({ "gen_ai.operation.name": "invoke_agent", "gen_ai.request.model": "demo-model" })
-    const chats = spans.filter((s) => s.name === "gen_ai.chat")
+    const chats = spans.filter((s) => s.name === "chat demo-model")
     expect(chats).toHaveLength(3)
     for (const chat of chats) {
       expect(chat.traceId).toBe(turn.traceId)
       expect(chat.parentSpanId).toBe(turn.spanId)
       expect(chat.attributes).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "demo-model" })
+      // a model call is a CLIENT span (OTLP's kind 3), ended OK (status 1)
+      expect([chat.kind, chat.statusCode]).toEqual([3, 1])
       expect(typeof chat.attributes["gen_ai.usage.input_tokens"]).toBe("number")
     }
     expect(chats.reduce((sum, c) => sum + (c.attributes["gen_ai.usage.input_tokens"] as number), 0)).toBe(330)
-    const tools = spans.filter((s) => s.name === "gen_ai.execute_tool")
+    const tools = spans.filter((s) => s.name.startsWith("execute_tool "))
     expect(tools.map((s) => s.attributes["gen_ai.tool.name"]).sort()).toEqual(expect.arrayContaining(["list_dir", "read_file"]))
+    expect(tools.map((s) => s.name)).toEqual(expect.arrayContaining(["execute_tool list_dir", "execute_tool read_file"]))
     expect(tools.every((s) => s.traceId === turn.traceId)).toBe(true)
 
     const metrics = received.filter((r) => r.path === "/v1/metrics").map((r) => JSON.parse(r.body.toString("utf8")))
@@ -119,10 +122,10 @@ describe("OpenTelemetry export from the CLI", () => {
       expect(r.body.length).toBeGreaterThan(0)
     }
     const spans = protobufSpans(received.filter((r) => r.path === "/v1/traces"))
-    const turn = spans.find((s) => s.name === "agent.turn")!
+    const turn = spans.find((s) => s.name === "invoke_agent agent-loop")!
     expect(turn.resource["service.name"]).toBe("agent-loop")
     expect(turn.attributes["gen_ai.request.model"]).toBe("demo-model")
-    const chats = spans.filter((s) => s.name === "gen_ai.chat")
+    const chats = spans.filter((s) => s.name === "chat demo-model")
     expect(chats).toHaveLength(3)
     expect(chats.every((c) => c.traceId === turn.traceId && c.parentSpanId === turn.spanId && c.traceId.length === 32)).toBe(true)
     expect(chats.reduce((sum, c) => sum + Number(c.attributes["gen_ai.usage.input_tokens"]), 0)).toBe(330)

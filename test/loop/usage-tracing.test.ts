@@ -1,13 +1,21 @@
 /**
  * Usage, cost and tracing of a turn: token counts per call (`LLMResponse`) and summed over the
  * turn (`TurnEnd`, `TurnResult`), cost from `config.prices`, and the span tree a turn leaves in a
- * tracer (`agent.turn` → `gen_ai.chat` / `gen_ai.execute_tool`).
+ * tracer, named and annotated as OpenTelemetry's GenAI conventions say (`invoke_agent agent-loop` →
+ * `chat {model}`, a CLIENT span / `execute_tool {tool}`), failures in error with `error.type`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { AgentLoop, Hook, ProviderRejected, Tool, Usage } from "effect-agent-loop"
+import { AgentLoop, Hook, ProviderRejected, Tool, ToolError, Usage } from "effect-agent-loop"
 import * as Testing from "effect-agent-loop/testing"
-import { Effect, Exit, Fiber, Layer, Option, Schema, Tracer } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Option, Schema, Tracer } from "effect"
 import { captureWarnings, echo, ofKind } from "../support/fixtures.ts"
+
+const fails = Tool.make({
+  name: "fails",
+  description: "always fails",
+  parameters: Schema.Struct({}),
+  execute: () => Effect.fail(new ToolError({ message: "no such order" }))
+})
 
 const blocksForever = Tool.make({
   name: "block",
@@ -152,26 +160,35 @@ const ancestry = (spans: ReadonlyArray<RecordedSpan>, span: RecordedSpan): Array
 
 const endedOk = (span: RecordedSpan) => span.span.status._tag === "Ended" && span.span.status.exit._tag === "Success"
 
+/** The message a span that ended in error carries (what an exporter puts in its status). */
+const failedWith = (span: RecordedSpan) =>
+  span.span.status._tag === "Ended" && span.span.status.exit._tag === "Failure" ? Cause.pretty(span.span.status.exit.cause) : ""
+
+/** The turn's span. */
+const TURN = "invoke_agent agent-loop"
+
 describe("tracing", () => {
   const recorded = recordingTracer()
-  it.effect("a turn with one tool call and a final answer: agent.turn over two gen_ai.chat and one gen_ai.execute_tool", () =>
+  it.effect("a turn with one tool call and a final answer: invoke_agent over two chat spans and one execute_tool", () =>
     Effect.gen(function*() {
       recorded.spans.length = 0
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.status).toBe("completed")
       const spans = recorded.spans
-      const [turn, ...otherTurns] = named(spans, "agent.turn")
+      const [turn, ...otherTurns] = named(spans, TURN)
       expect(otherTurns).toEqual([])
       expect(turn!.parentId).toBeUndefined()
       expect(endedOk(turn!)).toBe(true)
       expect(turn!.span.attributes.get("gen_ai.request.model")).toBe("test-model")
       expect(turn!.span.attributes.get("gen_ai.operation.name")).toBe("invoke_agent")
+      expect(turn!.span.attributes.get("gen_ai.agent.name")).toBe("agent-loop")
+      expect(turn!.span.attributes.get("gen_ai.conversation.id")).toBe("s")
       expect(turn!.span.attributes.get("agent.session.key")).toBe("s")
       expect(turn!.span.attributes.get("agent.turn.id")).toBe(result.turnId)
       expect(turn!.span.attributes.get("agent.turn.status")).toBe("completed")
       expect(turn!.span.attributes.get("agent.turn.iterations")).toBe(2)
 
-      const chats = named(spans, "gen_ai.chat")
+      const chats = named(spans, "chat test-model")
       expect(chats).toHaveLength(2)
       expect(chats.map((c) => c.parentId)).toEqual([turn!.id, turn!.id])
       expect(chats.map((c) => [
@@ -184,8 +201,10 @@ describe("tracing", () => {
         ["test-model", 3000, 50, ["stop"]]
       ])
       expect(chats.every(endedOk)).toBe(true)
+      expect(chats.map((c) => [c.span.kind, c.span.attributes.get("gen_ai.operation.name"), c.span.attributes.get("gen_ai.conversation.id")]))
+        .toEqual([["client", "chat", "s"], ["client", "chat", "s"]])
 
-      const tools = named(spans, "gen_ai.execute_tool")
+      const tools = named(spans, "execute_tool echo")
       expect(tools).toHaveLength(1)
       expect(tools[0]!.parentId).toBe(turn!.id)
       expect(tools[0]!.span.attributes.get("gen_ai.tool.name")).toBe("echo")
@@ -193,9 +212,9 @@ describe("tracing", () => {
       expect(tools[0]!.span.attributes.get("agent.tool.is_error")).toBe(false)
       expect(endedOk(tools[0]!)).toBe(true)
 
-      // every span of the turn hangs under agent.turn, and all of them ended
+      // every span of the turn hangs under the turn's, and all of them ended
       for (const span of spans) {
-        expect(ancestry(spans, span).at(-1)).toBe("agent.turn")
+        expect(ancestry(spans, span).at(-1)).toBe(TURN)
         expect(span.span.status._tag).toBe("Ended")
       }
       expect(new Set(spans.map((s) => s.span.traceId)).size).toBe(1)
@@ -205,13 +224,13 @@ describe("tracing", () => {
     ))))
 
   const nested = recordingTracer()
-  it.effect("a caller's span is the parent of agent.turn", () =>
+  it.effect("a caller's span is the parent of the turn's", () =>
     Effect.gen(function*() {
       nested.spans.length = 0
       const loop = yield* AgentLoop
       yield* loop.turn("s", "go").pipe(Effect.withSpan("caller"))
       const [caller] = named(nested.spans, "caller")
-      const [turn] = named(nested.spans, "agent.turn")
+      const [turn] = named(nested.spans, TURN)
       expect(turn!.parentId).toBe(caller!.id)
       for (const span of nested.spans) expect(ancestry(nested.spans, span).at(-1)).toBe("caller")
     }).pipe(Effect.provide(Layer.merge(
@@ -220,14 +239,17 @@ describe("tracing", () => {
     ))))
 
   const failing = recordingTracer()
-  it.effect("a failed turn ends its span with status failed", () =>
+  it.effect("a failed turn ends its span in error, with error.type, as does its failed model call", () =>
     Effect.gen(function*() {
       failing.spans.length = 0
       const result = yield* (yield* AgentLoop).turn("s", "go")
       expect(result.status).toBe("failed")
-      const [turn] = named(failing.spans, "agent.turn")
+      const [turn] = named(failing.spans, TURN)
       expect(turn!.span.attributes.get("agent.turn.status")).toBe("failed")
-      const [chat] = named(failing.spans, "gen_ai.chat")
+      expect(turn!.span.attributes.get("error.type")).toBe("ProviderRejected")
+      expect(turn!.span.status._tag === "Ended" && turn!.span.status.exit._tag).toBe("Failure")
+      expect(failedWith(turn!)).toContain("bad request")
+      const [chat] = named(failing.spans, "chat test-model")
       expect(chat!.parentId).toBe(turn!.id)
       expect(chat!.span.status._tag === "Ended" && chat!.span.status.exit._tag).toBe("Failure")
     }).pipe(Effect.provide(Layer.merge(
@@ -236,7 +258,7 @@ describe("tracing", () => {
     ))))
 
   const aborted = recordingTracer()
-  it.effect("a hard-aborted turn: agent.turn says aborted, the interrupted tool span ends with an interruption", () =>
+  it.effect("a hard-aborted turn: its span says aborted, in error, and the interrupted tool span ends with an interruption", () =>
     Effect.gen(function*() {
       aborted.spans.length = 0
       const loop = yield* AgentLoop
@@ -247,14 +269,32 @@ describe("tracing", () => {
       const result = yield* Fiber.join(turn)
       expect(result.status).toBe("aborted")
       expect(result.usage).toEqual({ inputTokens: 1000, outputTokens: 200 })
-      const [span] = named(aborted.spans, "agent.turn")
+      const [span] = named(aborted.spans, TURN)
       expect(span!.span.attributes.get("agent.turn.status")).toBe("aborted")
-      expect(endedOk(span!)).toBe(true)
-      const [tool] = named(aborted.spans, "gen_ai.execute_tool")
+      expect(span!.span.attributes.get("error.type")).toBe("aborted")
+      expect(endedOk(span!)).toBe(false)
+      const [tool] = named(aborted.spans, "execute_tool block")
       expect(tool!.parentId).toBe(span!.id)
       expect(tool!.span.status._tag === "Ended" && Exit.hasInterrupts(tool!.span.status.exit)).toBe(true)
     }).pipe(Effect.provide(Layer.merge(
       Testing.layer({ tools: [blocksForever], script: [{ toolCalls: [{ name: "block" }], usage: { inputTokens: 1000, outputTokens: 200 } }] }),
       Layer.succeed(Tracer.Tracer, aborted.tracer)
+    ))))
+
+  const failedTool = recordingTracer()
+  it.effect("a tool call with an error result ends its span in error, with error.type ToolError", () =>
+    Effect.gen(function*() {
+      failedTool.spans.length = 0
+      const result = yield* (yield* AgentLoop).turn("s", "go")
+      expect(result.status).toBe("completed")
+      const [tool] = named(failedTool.spans, "execute_tool fails")
+      expect(tool!.span.attributes.get("agent.tool.is_error")).toBe(true)
+      expect(tool!.span.attributes.get("error.type")).toBe("ToolError")
+      expect(failedWith(tool!)).toContain("no such order")
+      // the turn itself completed: its span is not in error
+      expect(endedOk(named(failedTool.spans, TURN)[0]!)).toBe(true)
+    }).pipe(Effect.provide(Layer.merge(
+      Testing.layer({ tools: [fails], script: [{ toolCalls: [{ name: "fails" }] }, { content: "sorry" }] }),
+      Layer.succeed(Tracer.Tracer, failedTool.tracer)
     ))))
 })

@@ -43,6 +43,9 @@ export interface SpanView {
   readonly parentSpanId: string
   readonly name: string
   readonly attributes: Record<string, unknown>
+  /** OTLP's span kind (3: CLIENT) and status code (2: ERROR), where the decoding reads them. */
+  readonly kind?: number
+  readonly statusCode?: number
 }
 
 export type JsonAttribute = { key: string; value: Record<string, unknown> }
@@ -60,6 +63,8 @@ export const jsonSpans = (bodies: ReadonlyArray<Received>) =>
           parentSpanId: s.parentSpanId ?? "",
           name: s.name,
           attributes: jsonAttributes(s.attributes),
+          kind: s.kind,
+          statusCode: s.status?.code ?? 0,
           resource: jsonAttributes(rs.resource.attributes)
         }))
       )

@@ -37,6 +37,7 @@ export interface Options extends HttpOptions {
 /** A Messages API provider. */
 export const make = (options: Options = {}): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
   httpProvider({
+    name: "anthropic",
     defaultBaseUrl: ANTHROPIC_BASE_URL,
     path: "/v1/messages",
     keyName: "ANTHROPIC_API_KEY",

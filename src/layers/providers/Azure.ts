@@ -96,6 +96,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
           options.structuredOutput
         )
     return yield* httpProvider({
+      name: "azure.ai.openai",
       defaultBaseUrl: root,
       // the path names the deployment (and the version): one per request
       path: (request) => urlFor("", api, deploymentOf(request), options.apiVersion),

@@ -156,6 +156,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
             new ProviderRejected({ message: `Bedrock: no AWS credentials: ${cause instanceof Error ? cause.message : String(cause)}` })
         })).pipe(Effect.map((headers) => HttpClientRequest.setHeaders(request, headers)))
     return yield* httpProvider({
+      name: "aws.bedrock",
       defaultBaseUrl: root,
       path: (request) => `/model/${encodeURIComponent(request.model)}/converse-stream`,
       keyName: undefined,

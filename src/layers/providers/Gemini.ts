@@ -38,6 +38,7 @@ export const streamPath = (model: string): string =>
 /** A Gemini API provider. */
 export const make = (options: Options = {}): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
   httpProvider({
+    name: "gcp.gemini",
     defaultBaseUrl: GEMINI_BASE_URL,
     path: (request) => streamPath(request.model),
     keyName: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],

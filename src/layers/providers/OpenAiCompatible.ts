@@ -58,6 +58,7 @@ const OPENAI: Home = { baseUrl: OPENAI_BASE_URL, keyName: "OPENAI_API_KEY" }
 
 const chatCompletions = (home: Home, options: Options): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
   httpProvider({
+    name: "openai",
     defaultBaseUrl: home.baseUrl,
     path: "/chat/completions",
     keyName: home.keyName,

@@ -31,6 +31,7 @@ export interface Options extends HttpOptions {}
 /** A Responses API provider. */
 export const make = (options: Options = {}): Effect.Effect<ProviderShape, never, HttpClient.HttpClient> =>
   httpProvider({
+    name: "openai",
     defaultBaseUrl: OPENAI_BASE_URL,
     path: "/responses",
     keyName: "OPENAI_API_KEY",

@@ -210,6 +210,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
     }
     // the project is known by the time a path is made: given, or found before the first call
     const gemini = yield* httpProvider({
+      name: "gcp.vertex_ai",
       ...shared,
       path: (request) => streamPath(project!, location, "google", request.model),
       body: (request) =>
@@ -221,6 +222,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
       makeDecoder: GeminiWire.makeDecoder(GEMINI_PROVIDER)
     }, options)
     const claude = yield* httpProvider({
+      name: "gcp.vertex_ai",
       ...shared,
       path: (request) => streamPath(project!, location, "anthropic", request.model),
       body: (request) => anthropicBody(request, { promptCaching: options.promptCaching ?? true }, options.anthropicVersion),
@@ -234,6 +236,7 @@ export const make = (options: Options = {}): Effect.Effect<ProviderShape, never,
       orElse: () => Effect.fail(new ProviderUnavailable({ message: `No project from the credentials within ${Duration.format(deadline)}` }))
     }))
     return {
+      name: "gcp.vertex_ai",
       stream: (request: ProviderRequest) =>
         project !== undefined ? call(request) : Stream.unwrap(Effect.map(find, (found) => {
           project = found

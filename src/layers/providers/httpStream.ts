@@ -62,6 +62,8 @@ export interface Authorization {
 
 /** What sets one vendor's API apart. */
 export interface Vendor {
+  /** Its `gen_ai.provider.name` (`ProviderShape.name`). */
+  readonly name: string
   readonly defaultBaseUrl: string
   /**
    * Appended to the base URL, e.g. `/chat/completions`; a function when the path names the model
@@ -247,6 +249,7 @@ export const httpProvider = (vendor: Vendor, options: HttpOptions): Effect.Effec
         return call(HttpClientRequest.setHeaders(request, authorization.headers))
       })).pipe(Stream.mapError((error) => scrubError(error, scrub)))
     return {
+      name: vendor.name,
       stream: (request) => {
         const refused = check?.(request)
         if (refused !== undefined) return Stream.fail(refused)

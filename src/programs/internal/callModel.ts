@@ -108,20 +108,33 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Runni
   }
 })
 
-/** The provider call in a `gen_ai.chat` span, annotated with the usage and finish reason of its response. */
+/**
+ * The provider call in a `chat {model}` CLIENT span (the GenAI conventions' name and kind),
+ * annotated with the usage and finish reason of its response; a call that failed (an error the
+ * retries did not get past, or a context overflow) ends the span in error.
+ */
 const tracedAttempt = (engine: Engine, turn: RunningTurn.RunningTurn, sent: ProviderRequest) =>
   spanned(
-    "gen_ai.chat",
-    () => ({ "gen_ai.request.model": sent.model, "gen_ai.operation.name": "chat" }),
+    `chat ${sent.model}`,
+    () => ({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": sent.model,
+      "gen_ai.conversation.id": turn.sessionKey,
+      ...(engine.provider.name === undefined ? {} : { "gen_ai.provider.name": engine.provider.name })
+    }),
     () => attempt(turn, engine.provider, engine.retry, sent, engine.config.maxResponseBytes),
-    (outcome) =>
-      outcome._tag === "ok"
-        ? {
-          "gen_ai.usage.input_tokens": outcome.response.usage.inputTokens,
-          "gen_ai.usage.output_tokens": outcome.response.usage.outputTokens,
-          "gen_ai.response.finish_reasons": [outcome.response.finishReason]
-        }
-        : undefined
+    {
+      kind: "client",
+      annotate: (outcome) =>
+        outcome._tag === "ok"
+          ? {
+            "gen_ai.usage.input_tokens": outcome.response.usage.inputTokens,
+            "gen_ai.usage.output_tokens": outcome.response.usage.outputTokens,
+            "gen_ai.response.finish_reasons": [outcome.response.finishReason]
+          }
+          : undefined,
+      failure: (outcome) => outcome._tag === "overflow" ? { type: outcome.error._tag, message: outcome.error.message } : undefined
+    }
   )
 
 /** The assistant message of a response. */

@@ -20,7 +20,7 @@ import type { Engine } from "./engine.ts"
 import { executeTools } from "./executeTools.ts"
 import * as HardAbort from "./hardAbort.ts"
 import { currentTurn } from "./subTurn.ts"
-import { isTraced, noStackTrace } from "./tracing.ts"
+import { isTraced, type SpanFailure, spanned } from "./tracing.ts"
 import * as RunningTurn from "./runningTurn.ts"
 import { endTurn, settle } from "./turnEnd.ts"
 import * as TypedOutput from "./typedOutput.ts"
@@ -28,7 +28,7 @@ import * as TypedOutput from "./typedOutput.ts"
 /** The hint sent (never persisted) with the last, tool-less call after a graceful interrupt. */
 export const INTERRUPT_HINT = "Interrupt requested. Stop scheduling tools and provide a short final summary."
 
-/** Runs one turn to its end and returns its result, in an `agent.turn` span when traced; never fails. */
+/** Runs one turn to its end and returns its result, in an `invoke_agent` span when traced; never fails. */
 export const runTurn = (engine: Engine, turn: RunningTurn.RunningTurn, start: RunningTurn.Start): Effect.Effect<TurnResult> =>
   Effect.flatMap(isTraced, (traced) => {
     const run = Effect.gen(function*() {
@@ -39,16 +39,27 @@ export const runTurn = (engine: Engine, turn: RunningTurn.RunningTurn, start: Ru
       return yield* HardAbort.abortable(turn, body, (exit) => settle(engine, turn, exit))
     })
     // Untraced, no span: a span's stack frame would annotate every failure of the turn, a stream's end included.
-    return traced ? run.pipe(Effect.withSpan("agent.turn", { attributes: turnAttributes(turn) }, noStackTrace)) : run
+    return traced ? spanned(`invoke_agent ${AGENT_NAME}`, () => turnAttributes(turn), () => run, { failure: turnFailure }) : run
   })
+
+/** The agent's name in traces (`gen_ai.agent.name`). */
+const AGENT_NAME = "agent-loop"
 
 const turnAttributes = (turn: RunningTurn.RunningTurn) => ({
   "gen_ai.operation.name": "invoke_agent",
+  "gen_ai.agent.name": AGENT_NAME,
   "gen_ai.request.model": turn.model,
+  "gen_ai.conversation.id": turn.sessionKey,
   "agent.session.key": turn.sessionKey,
   "agent.turn.id": turn.turnId,
   "agent.turn.depth": turn.depth
 })
+
+/** A turn that failed or was aborted ends its span in error (an interrupted one asked to stop: not an error). */
+const turnFailure = (result: TurnResult): SpanFailure | undefined =>
+  result.status === "failed" || result.status === "aborted" || result.status === "blocked"
+    ? { type: result.failure?._tag ?? result.status, message: result.error ?? result.status }
+    : undefined
 
 /** Steps 1–7 of a turn: the loop. */
 const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: RunningTurn.RunningTurn) {

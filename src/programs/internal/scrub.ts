@@ -138,6 +138,7 @@ export const provider = (provider: ProviderShape, scrubber: Scrubber, secrets: S
     secrets.size() === 0 ? stream : Stream.map(stream, scrubChunk(secrets.scrub))
   const whole = provider.whole
   return {
+    ...(provider.name === undefined ? {} : { name: provider.name }),
     stream: (r) => {
       const stream = provider.stream(request(scrubber, r))
       return secrets.size() === 0 ? stream : Stream.map(stream, scrubChunk(secrets.scrub))

@@ -64,11 +64,16 @@ interface Outcome {
 export const runCall = (engine: Engine, turn: RunningTurn.RunningTurn, planned: PlannedCall): Effect.Effect<Message.ToolResultMessage, TurnAborted, CurrentTurn> => {
   if (planned.settled !== undefined) return Effect.succeed(planned.settled)
   const run = turn.traced
-    ? spanned("gen_ai.execute_tool", () => ({
+    ? spanned(`execute_tool ${planned.call.name}`, () => ({
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": planned.call.name,
-      "gen_ai.tool.call.id": planned.call.id
-    }), () => prepareAndRun(engine, turn, planned), (result) => ({ "agent.tool.is_error": result.isError === true }))
+      "gen_ai.tool.call.id": planned.call.id,
+      "gen_ai.conversation.id": turn.sessionKey
+    }), () => prepareAndRun(engine, turn, planned), {
+      annotate: (result) => ({ "agent.tool.is_error": result.isError === true }),
+      // an error result is the tool's failure, whatever the model makes of it
+      failure: (result) => result.isError === true ? { type: "ToolError", message: Message.textOf(result.content).slice(0, 500) } : undefined
+    })
     : prepareAndRun(engine, turn, planned)
   return recorded(turn, turn.start.checkpoint === undefined ? run : Effect.tap(run, (result) => Checkpoints.finished(engine, turn, result)))
 }
