@@ -1,6 +1,9 @@
 /**
  * `SessionStore` in memory: for tests, sub-turns and programs that keep nothing. Its event
- * journal is kept per session beside the log and removed with it.
+ * journal is kept per session beside the log and removed with it, bounded: the newest
+ * `journalCapacity` events of each session (default `JOURNAL_CAPACITY`), since a journal holds
+ * every streamed delta and memory is all this store has. A reader asking for older ones gets the
+ * oldest kept onwards.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,15 +16,20 @@ interface Stored {
   updatedAt: number | undefined
 }
 
+/** The events of a session the memory store's journal keeps by default (the newest). */
+export const JOURNAL_CAPACITY = 10_000
+
 /** A memory store, optionally seeded with logs (messages and compaction records). */
 export const make = (
-  seed: Readonly<Record<string, ReadonlyArray<SessionLog.SessionEntry>>> = {}
+  seed: Readonly<Record<string, ReadonlyArray<SessionLog.SessionEntry>>> = {},
+  options: { readonly journalCapacity?: number } = {}
 ): Effect.Effect<SessionStoreShape> =>
   Effect.sync(() => {
     const sessions = new Map<string, Stored>(
       Object.entries(seed).map(([key, entries]) => [key, { entries: [...entries], updatedAt: undefined }])
     )
     const journals = new Map<string, Array<JournaledEvent>>()
+    const capacity = Math.max(1, options.journalCapacity ?? JOURNAL_CAPACITY)
     const info = (sessionKey: string, stored: Stored): SessionInfo => ({
       sessionKey,
       ...(stored.updatedAt === undefined ? {} : { updatedAt: stored.updatedAt }),
@@ -50,8 +58,10 @@ export const make = (
         append: (key, events) =>
           Effect.sync(() => {
             if (events.length === 0) return
-            const journal = journals.get(key) ?? []
-            journal.push(...events)
+            let journal = journals.get(key) ?? []
+            for (const event of events) journal.push(event)
+            // trimmed in steps (at twice the capacity), so an append does not copy it each time
+            if (journal.length > 2 * capacity) journal = journal.slice(journal.length - capacity)
             journals.set(key, journal)
           }),
         read: (key, after, limit = Infinity) =>
@@ -68,5 +78,6 @@ export const make = (
 
 /** The memory store as a layer. */
 export const layer = (
-  seed: Readonly<Record<string, ReadonlyArray<SessionLog.SessionEntry>>> = {}
-): Layer.Layer<SessionStore> => Layer.effect(SessionStore, make(seed))
+  seed: Readonly<Record<string, ReadonlyArray<SessionLog.SessionEntry>>> = {},
+  options: { readonly journalCapacity?: number } = {}
+): Layer.Layer<SessionStore> => Layer.effect(SessionStore, make(seed, options))

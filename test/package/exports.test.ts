@@ -259,7 +259,7 @@ const NAMESPACES: Readonly<Record<string, Names>> = {
     types: ["Options"]
   },
   SessionStoreMemory: {
-    values: ["layer", "make"],
+    values: ["JOURNAL_CAPACITY", "layer", "make"],
     types: []
   },
   SessionStoreSql: {

@@ -56,6 +56,19 @@ describe.each(stores)("the %s store's event journal", (_, open) => {
 })
 
 describe("journal files and tables", () => {
+  it.effect("memory: the journal keeps the newest events of a session, between its capacity and twice that", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStoreMemory.make({}, { journalCapacity: 3 })
+      for (let seq = 1; seq <= 10; seq++) yield* store.journal!.append("s", [journaled(seq)])
+      const kept = (yield* store.journal!.read("s", 0)).map((e) => e.seq)
+      expect(kept.at(-1)).toBe(10)
+      expect(kept.length).toBeGreaterThanOrEqual(3)
+      expect(kept.length).toBeLessThanOrEqual(6)
+      expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => 11 - kept.length + i))
+      expect((yield* store.journal!.read("s", 8)).map((e) => e.seq)).toEqual([9, 10])
+      expect(yield* store.journal!.last("s")).toBe(10)
+    }))
+
   it.effect("JSON Lines: a torn last line is skipped when read, and the next append starts a new line", () =>
     Effect.scoped(Effect.gen(function*() {
       const dir = yield* tempDir
