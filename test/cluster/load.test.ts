@@ -53,15 +53,14 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
     await cluster?.close()
   })
 
-  /** The session's log as `role:text` lines, read straight from Postgres. */
+  /** The session's messages as `role:text` lines (its other records, such as turn outcomes, aside), read straight from Postgres. */
   const storedLog = async (sessionKey: string) =>
     (await cluster.pg.psql(
       `SELECT e.entry FROM agent_loop_entries e JOIN agent_loop_sessions s ON s.session_id = e.session_id
        WHERE s.session_key = '${sessionKey}' ORDER BY e.seq`
-    )).split("\n").filter((line) => line !== "").map((line) => {
-      const entry = JSON.parse(line) as Message.Message
-      return `${entry.role}:${Message.textOf(entry.content)}`
-    })
+    )).split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Message.Message)
+      .filter((entry) => ["user", "assistant", "tool"].includes(entry.role))
+      .map((entry) => `${entry.role}:${Message.textOf(entry.content)}`)
   const lines = (messages: ReadonlyArray<Message.Message>) => messages.map((m) => `${m.role}:${Message.textOf(m.content)}`)
 
   it("a reply holds no copy of the turn's messages; the client reads them from the log, also after the retention window", async () => {
@@ -144,7 +143,7 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite(`${SESSIONS} sessions at once o
       )
     }
     const rows = await cluster.pg.psql(
-      "SELECT count(*) FROM agent_loop_entries e JOIN agent_loop_sessions s ON s.session_id = e.session_id WHERE s.session_key LIKE 'load-%'"
+      "SELECT count(*) FROM agent_loop_entries e JOIN agent_loop_sessions s ON s.session_id = e.session_id WHERE s.session_key LIKE 'load-%' AND e.entry::jsonb->>'role' IN ('user', 'assistant')"
     )
     expect(Number(rows)).toBe(SESSIONS * TURNS * 2)
     // nothing in flight: past the window, nothing of the turns is left but their logs
