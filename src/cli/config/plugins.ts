@@ -49,17 +49,27 @@ export const pluginDir = (name: string, env: NodeJS.ProcessEnv = process.env) =>
 
 const installedFile = (env: NodeJS.ProcessEnv) => nodePath.join(pluginsDir(env), "installed.json")
 
-const readJson = (path: string, within: string) =>
+/** Why `readJson` read nothing: the file is not there (not a problem where a file is optional). */
+const MISSING = "missing"
+
+/** A JSON file inside `within`, its text through `prepare` first; why not, as one phrase. */
+const readJson = (path: string, within: string, prepare: (text: string) => string = (text) => text) =>
   Effect.map(readConfined(path, { maxBytes: MAX_JSON_BYTES, within, warn: false }), (read): Result.Result<unknown, string> => {
-    if (read._tag === "Missing") return Result.fail("missing")
+    if (read._tag === "Missing") return Result.fail(MISSING)
     if (read._tag !== "Read") return Result.fail(read._tag === "Skipped" ? read.reason : read._tag === "Failed" ? read.message : "not a regular file")
     if (read.truncated) return Result.fail(`larger than ${MAX_JSON_BYTES} bytes`)
     try {
-      return Result.succeed(JSON.parse(textOf(read) ?? ""))
+      return Result.succeed(JSON.parse(prepare(textOf(read) ?? "")))
     } catch {
       return Result.fail("not valid JSON")
     }
   })
+
+/**
+ * `${CLAUDE_PLUGIN_ROOT}` in a plugin's file made its directory, inserted as JSON string content so
+ * that a quote or backslash in the path cannot change the file's shape.
+ */
+const withRoot = (dir: string) => (text: string) => text.replaceAll("${CLAUDE_PLUGIN_ROOT}", JSON.stringify(dir).slice(1, -1))
 
 /** The plugin in `dir`: its manifest, or why it is not a plugin. */
 export const manifest = (dir: string) =>
@@ -154,21 +164,12 @@ export const mcpServers = (workspace: string, trusted: boolean, env: NodeJS.Proc
     for (const plugin of yield* enabled(workspace, trusted, env)) {
       const dir = pluginDir(plugin.name, env)
       const path = nodePath.join(dir, ".mcp.json")
-      const read = yield* readConfined(path, { maxBytes: MAX_JSON_BYTES, within: dir, warn: false })
-      if (read._tag === "Missing") continue
-      if (read._tag !== "Read" || read.truncated) {
-        problems.push({ path, message: read._tag === "Skipped" ? read.reason : read._tag === "Failed" ? read.message : read._tag === "Read" ? "too large" : "not a regular file" })
+      const read = yield* readJson(path, dir, withRoot(dir))
+      if (Result.isFailure(read)) {
+        if (read.failure !== MISSING) problems.push({ path, message: read.failure })
         continue
       }
-      // the root as JSON string content, so a quote or backslash in it cannot change the file's shape
-      const root = JSON.stringify(dir).slice(1, -1)
-      let json: unknown
-      try {
-        json = JSON.parse((textOf(read) ?? "").replaceAll("${CLAUDE_PLUGIN_ROOT}", root))
-      } catch {
-        problems.push({ path, message: "not valid JSON" })
-        continue
-      }
+      const json = read.success
       const listed = (json as { mcpServers?: unknown })?.mcpServers ?? json
       if (typeof listed !== "object" || listed === null || Array.isArray(listed)) {
         problems.push({ path, message: "no mcpServers object" })
@@ -196,21 +197,12 @@ export const hooks = (workspace: string, trusted: boolean, env: NodeJS.ProcessEn
     for (const plugin of yield* enabled(workspace, trusted, env)) {
       const dir = pluginDir(plugin.name, env)
       const path = nodePath.join(dir, "hooks", "hooks.json")
-      const read = yield* readConfined(path, { maxBytes: MAX_JSON_BYTES, within: dir, warn: false })
-      if (read._tag === "Missing") continue
-      if (read._tag !== "Read" || read.truncated) {
-        problems.push({ path, message: read._tag === "Skipped" ? read.reason : read._tag === "Failed" ? read.message : read._tag === "Read" ? "too large" : "not a regular file" })
+      const read = yield* readJson(path, dir, withRoot(dir))
+      if (Result.isFailure(read)) {
+        if (read.failure !== MISSING) problems.push({ path, message: read.failure })
         continue
       }
-      const root = JSON.stringify(dir).slice(1, -1)
-      let json: unknown
-      try {
-        json = JSON.parse((textOf(read) ?? "").replaceAll("${CLAUDE_PLUGIN_ROOT}", root))
-      } catch {
-        problems.push({ path, message: "not valid JSON" })
-        continue
-      }
-      const decoded = FrontMatter.decode(HooksConfig, (json as { hooks?: unknown })?.hooks ?? {})
+      const decoded = FrontMatter.decode(HooksConfig, (read.success as { hooks?: unknown })?.hooks ?? {})
       if (Result.isFailure(decoded)) problems.push({ path, message: `hooks: ${decoded.failure}` })
       else if (Object.keys(decoded.success).length > 0) sources.push({ source: path, hooks: decoded.success })
     }
