@@ -25,10 +25,11 @@ describe.skipIf(!postgresProbe.ok).each(["sql", "jsonl"] as const)(postgresSuite
   const toolLog = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "agent-loop-resume-")), "runs.log")
   const runs = () => (fs.existsSync(toolLog) ? fs.readFileSync(toolLog, "utf8").split("\n").filter((line) => line !== "") : [])
 
+  /** The session's messages in the store (its other records, such as turn outcomes, aside). */
   const history = (sessionKey: string) =>
     Effect.runPromise(
       Effect.gen(function*() {
-        return yield* (yield* SessionStore).log(sessionKey)
+        return (yield* (yield* SessionStore).log(sessionKey)).filter((entry) => ["user", "assistant", "tool", "system"].includes(entry.role))
       }).pipe(Effect.provide(
         store === "sql"
           ? SessionStoreSql.layer().pipe(Layer.provide(PgClient.layer({ url: Redacted.make(cluster.pg.url()) })), Layer.orDie)
