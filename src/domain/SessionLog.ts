@@ -206,6 +206,8 @@ export const describe = (
     }
     if (entry.role === "outcome") {
       status = entry.status
+      // a turn's record ends its row: a turn that stored only its input is a turn of its own
+      inRow = false
       continue
     }
     if (entry.role === "compaction" || entry.role === "rewind") continue

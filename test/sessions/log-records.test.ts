@@ -34,6 +34,11 @@ describe("turn-outcome records", () => {
     expect(SessionLog.outcomes(log).map((o) => o.turnId)).toEqual(["t1", "t2"])
   })
 
+  it("end a turn's row for describe: a failed turn that kept only its input counts as a turn of its own", () => {
+    const log: ReadonlyArray<SessionLog.SessionEntry> = [u("u1"), outcome("t1", "failed"), u("u2"), a("a2"), outcome("t2", "completed")]
+    expect(SessionLog.describe(log)).toEqual({ messages: 3, turns: 2, preview: "u1", status: "completed" })
+  })
+
   it("round-trip through the entry Schema; logs without them decode and describe as before", () => {
     const json = Schema.fromJsonString(SessionLog.SessionEntry)
     const record = outcome("t", "failed", { model: "m", error: { _tag: "RateLimited", message: "429" }, usage: { inputTokens: 1, outputTokens: 2, costUsd: 0.5 } })
