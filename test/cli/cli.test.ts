@@ -128,7 +128,7 @@ describe.concurrent("agent-loop run", () => {
     expect(readEvents(file).at(-1)).toMatchObject({ _tag: "TurnEnd", status: "interrupted" })
   })
 
-  it("a second Ctrl-C aborts: exit 130, TurnEnd aborted, nothing saved", async (context) => {
+  it("a second Ctrl-C aborts: exit 130, TurnEnd aborted, nothing of the conversation saved, the outcome recorded", async (context) => {
     const never = gate()
     const { server, flags, env, home } = await setup(context, [{ text: ["Thinking"], hold: never.promise }])
     const file = path.join(home, "events.jsonl")
@@ -142,8 +142,11 @@ describe.concurrent("agent-loop run", () => {
     expect(cli.stderr()).toContain("⏹ aborting")
     expect(readEvents(file).at(-1)).toMatchObject({ _tag: "TurnEnd", status: "aborted" })
     const shown = await runCli(["sessions", "show", "s1"], { env })
-    expect(shown.code).toBe(1)
-    expect(shown.stderr).toContain(`no session "s1"`)
+    // the conversation holds nothing of the turn; the log keeps its outcome record only
+    expect([shown.code, shown.stdout]).toEqual([0, ""])
+    const all = await runCli(["sessions", "show", "s1", "--all"], { env })
+    expect(all.stdout).toMatch(/^── turn \S+ aborted ──$/m)
+    expect(all.stdout.split("\n").filter((line) => line !== "" && !line.startsWith("── "))).toEqual([])
   })
 
   it("without a terminal and without --yes, a call that needs approval is denied and stderr says why", async (context) => {

@@ -172,7 +172,9 @@ describe("one model response is bounded", () => {
       expect(error.message).toMatch(/^ResponseTooLarge: .*; history kept$/)
       const log = yield* (yield* SessionStore).log("s")
       expect(log.some((entry) => entry.role === "compaction")).toBe(false)
-      expect(log).toHaveLength(4)
+      // the two stored messages and the turn's two, then the turn's outcome record
+      expect(log.filter((entry) => entry.role !== "outcome")).toHaveLength(4)
+      expect(log.at(-1)).toMatchObject({ role: "outcome", status: "completed" })
     }).pipe(Effect.provide(Testing.layer({
       config: { maxResponseBytes: CAP, contextWindow: 100, summarizeThreshold: 0.5, summarizeKeepMessages: 2 },
       sessions: { s: [Message.user("x".repeat(90)), Message.assistant("y".repeat(90))] },
