@@ -323,7 +323,8 @@ describe("builtinTools", () => {
         const registry = yield* ToolRegistry.pipe(
           Effect.provide(ToolRegistryLive.layer(builtinTools()).pipe(Layer.provide(Layer.succeed(Workspace, workspace))))
         )
-        expect((yield* registry.list).map((t) => t.name)).toHaveLength(7)
+        expect((yield* registry.list).map((t) => t.name)).toEqual(builtinTools().map((t) => t.name))
+        expect((yield* registry.list).map((t) => t.name)).toHaveLength(10)
         const tool = Option.getOrThrow(yield* registry.get("read_file"))
         const output = yield* tool.execute({ path: "hello.txt" }, context).pipe(
           Effect.provideService(CurrentTurn, {} as CurrentTurnShape)
