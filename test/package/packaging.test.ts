@@ -113,9 +113,11 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
     const manifest = JSON.parse(fs.readFileSync(path.join(installed(app), "package.json"), "utf8"))
     // one dependency of its own: turndown, for web_fetch (loaded only when it converts a page)
     expect(manifest.dependencies).toEqual({ turndown: "^7.2.5" })
-    // The optional ones are loaded on first use only: Vertex AI's Google credentials, Bedrock's AWS packages, Postgres
+    // The optional ones are loaded on first use only: Vertex AI's Google credentials, Bedrock's AWS packages, Postgres,
+    // and the protocols' SDKs (agent-loop acp, agent-loop mcp serve)
     const optional = [
-      "@aws-crypto/sha256-js", "@aws-sdk/credential-providers", "@effect/sql-pg", "@smithy/eventstream-codec", "@smithy/signature-v4", "google-auth-library"
+      "@agentclientprotocol/sdk", "@aws-crypto/sha256-js", "@aws-sdk/credential-providers", "@effect/sql-pg", "@modelcontextprotocol/sdk",
+      "@smithy/eventstream-codec", "@smithy/signature-v4", "google-auth-library"
     ]
     expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...optional, "@effect/platform-node", "effect"].sort())
     expect(manifest.peerDependenciesMeta).toEqual(Object.fromEntries(optional.map((name) => [name, { optional: true }])))
