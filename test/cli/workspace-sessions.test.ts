@@ -81,7 +81,8 @@ describe("sessions where you are", () => {
       [["--session", "x", "--continue"], "agent-loop: --session and --continue cannot be used together"]
     ]
     for (const [extra, message] of cases) {
-      const result = await runCli(["run", ...base, ...extra, "hi"], { env, cwd: a })
+      // the prompt first: `--resume hi` is Claude Code's `--resume KEY`, resuming session "hi"
+      const result = await runCli(["run", ...base, "hi", ...extra], { env, cwd: a })
       expect(result.code).toBe(1)
       expect(result.stderr.trimEnd().split("\n").at(-1)).toBe(message)
     }

@@ -106,7 +106,10 @@ const contract = (backend: Backend) => {
         const done = yield* loop.turn("s", "again").pipe(Effect.provideService(CommitTicket, { epoch: current, requestId: "r2" }))
         expect(done.status).toBe("completed")
         const committed = yield* store.fencing!.committed("r2")
-        expect(Option.getOrThrow(committed).entries).toEqual(done.messages)
+        // the turn's messages, then its outcome record, in the one committed append
+        const entries = Option.getOrThrow(committed).entries
+        expect(entries.slice(0, -1)).toEqual(done.messages)
+        expect(entries.at(-1)).toMatchObject({ role: "outcome", turnId: done.turnId, status: "completed" })
       })
     ))
 
