@@ -7,7 +7,8 @@
  * registry goes (the loop's layer closes: the CLI session ends, the application stops) every job
  * still running is killed with everything it started. A session sees only its own jobs, holds at
  * most `MAX_JOBS` at once, and each job keeps the last `MAX_OUTPUT_BYTES` of its output (older
- * bytes are dropped, and the next read says how many).
+ * bytes are dropped, and the next read says how many); of the jobs that ended, the table keeps the
+ * newest, up to `MAX_KEPT_JOBS` a session.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -22,6 +23,8 @@ import { ToolError } from "../domain/errors.ts"
 export const MAX_JOBS = 8
 /** Bytes of output a job keeps between reads. */
 export const MAX_OUTPUT_BYTES = 256 * 1024
+/** Jobs one session's table keeps, running or ended: past it, the oldest ended job is forgotten. */
+export const MAX_KEPT_JOBS = 32
 
 /** What became of a job. */
 export type JobState =
@@ -66,6 +69,8 @@ interface Job {
   chunks: Array<Uint8Array>
   bytes: number
   dropped: number
+  /** Decodes across reads, so a character split between two chunks is not broken. */
+  readonly decoder: InstanceType<typeof globalThis.TextDecoder>
   /** Completed at the next output or the job's end: what a waiting read waits on. */
   changed: Deferred.Deferred<void>
   fiber?: Fiber.Fiber<void>
@@ -80,8 +85,6 @@ const unavailable = Effect.fail(new ToolError({ message: "Background commands ar
 export const BackgroundJobs = Context.Reference<BackgroundJobsShape>("effect-agent-loop/BackgroundJobs", {
   defaultValue: () => ({ start: () => unavailable, read: () => unavailable, kill: () => unavailable, list: () => Effect.succeed([]) })
 })
-
-const decoder = () => new TextDecoder("utf-8", { fatal: false })
 
 /** A job table whose jobs are killed when `scope` closes. */
 export const make = (scope: Scope.Scope): Effect.Effect<BackgroundJobsShape> =>
@@ -115,7 +118,7 @@ export const make = (scope: Scope.Scope): Effect.Effect<BackgroundJobsShape> =>
       changed(job)
     }
     const take = (job: Job): JobOutput => {
-      const out = decoder().decode(Buffer.concat(job.chunks))
+      const out = job.decoder.decode(Buffer.concat(job.chunks), { stream: job.state._tag === "Running" })
       const read = { output: out, dropped: job.dropped, state: job.state }
       job.chunks = []
       job.bytes = 0
@@ -151,9 +154,19 @@ export const make = (scope: Scope.Scope): Effect.Effect<BackgroundJobsShape> =>
             chunks: [],
             bytes: 0,
             dropped: 0,
+            decoder: new TextDecoder("utf-8", { fatal: false }),
             changed: Deferred.makeUnsafe<void>()
           }
           jobs.set(job.id, job)
+          // the table stays bounded: the session's oldest ended jobs go first (Map keeps start order)
+          const kept = [...jobs.values()].filter((j) => j.sessionKey === sessionKey)
+          let excess = kept.length - MAX_KEPT_JOBS
+          for (const old of kept) {
+            if (excess <= 0) break
+            if (old.state._tag === "Running") continue
+            jobs.delete(old.id)
+            excess--
+          }
           job.fiber = yield* run((chunk) => add(job, chunk)).pipe(
             Effect.matchEffect({
               onSuccess: (code) => Effect.sync(() => settle(job, { _tag: "Exited", code })),

@@ -12,7 +12,8 @@ import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { MAX_JOBS, MAX_OUTPUT_BYTES } from "../../src/tools/backgroundJobs.ts"
+import * as Jobs from "../../src/tools/backgroundJobs.ts"
+import { MAX_JOBS, MAX_KEPT_JOBS, MAX_OUTPUT_BYTES } from "../../src/tools/backgroundJobs.ts"
 import { waitUntil } from "../support/waitUntil.ts"
 
 const workspace = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "jobs-")))
@@ -145,6 +146,47 @@ describe("background commands", () => {
       expect(reading.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("1 second")
       expect((yield* Fiber.join(reading)).content).toBe(`job ${id}: running\n(no new output)`)
+      yield* Scope.close(scope, Exit.void)
+    }))
+})
+
+describe("the job table", () => {
+  it.effect(`keeps at most ${MAX_KEPT_JOBS} jobs a session, forgetting the oldest ended ones first`, () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const table = yield* Jobs.make(scope)
+      // one job that keeps running (never forgotten), then ended ones past the bound
+      const running = yield* table.start("s", "server", () => Effect.never)
+      for (let i = 0; i < MAX_KEPT_JOBS + 5; i++) {
+        const job = yield* table.start("s", `job ${i}`, () => Effect.succeed(0))
+        yield* Effect.yieldNow
+        expect(job.id).toMatch(/^job-\d+$/)
+      }
+      const listed = yield* table.list("s")
+      expect(listed).toHaveLength(MAX_KEPT_JOBS)
+      expect(listed[0]!.id).toBe(running.id)
+      // the newest ended jobs are the ones kept; the oldest five are gone
+      expect(listed.slice(1).map((job) => job.command)).toEqual(Array.from({ length: MAX_KEPT_JOBS - 1 }, (_, i) => `job ${i + 6}`))
+      expect((yield* Effect.flip(table.read("s", "job-2"))).message).toContain("No background job")
+      // another session's jobs do not count against this one's
+      yield* table.start("t", "other", () => Effect.succeed(0))
+      expect(yield* table.list("s")).toHaveLength(MAX_KEPT_JOBS)
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("decodes a character split between two reads whole", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const table = yield* Jobs.make(scope)
+      const euro = Buffer.from("€")
+      let emit: (chunk: Uint8Array) => void = () => {}
+      const job = yield* table.start("s", "print", (onOutput) => Effect.sync(() => (emit = onOutput)).pipe(Effect.andThen(Effect.never)))
+      yield* Effect.yieldNow
+      emit(euro.subarray(0, 1))
+      const first = yield* table.read("s", job.id)
+      emit(euro.subarray(1))
+      const second = yield* table.read("s", job.id)
+      expect(first.output + second.output).toBe("€")
       yield* Scope.close(scope, Exit.void)
     }))
 })
