@@ -25,6 +25,7 @@ import {
   ToolRegistryLive
 } from "effect-agent-loop"
 import type { ProviderTypes } from "effect-agent-loop"
+import { openEventStream, type SseFrame } from "./sse.ts"
 
 /** What a hostile model writes into a tool result. */
 export const HOSTILE = `<script>window.pwned = 1; document.title = "pwned"</script></script><script>window.pwned = 2</script><img src=x onerror="window.pwned = 3">`
@@ -125,7 +126,7 @@ export const turn = (sessionKey: string, input: string | ReadonlyArray<Message.C
   })
 
 /** A server-sent event as it arrived. */
-export type Sse = { id?: string; event?: string; data: string }
+export type Sse = SseFrame
 
 /** The header that opens the inspector's data: the token, as the page's script sends it. */
 export const tokenHeader = (token: string): Record<string, string> => ({ [Inspector.TOKEN_HEADER]: token })
@@ -135,38 +136,13 @@ export const tokenHeader = (token: string): Record<string, string> => ({ [Inspec
  * first comment); `until` then reads until `enough` holds (deadline 30 s) and closes the connection.
  */
 export const connectEvents = async (origin: string, token: string, headers: Record<string, string> = {}) => {
-  const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(), 30_000)
-  const response = await fetch(`${origin}/api/events`, { headers: { ...tokenHeader(token), ...headers }, signal: controller.signal })
-  if (!response.headers.get("content-type")?.startsWith("text/event-stream")) throw new Error(`not an event stream: ${response.status}`)
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-  const events: Array<Sse> = []
-  let buffer = ""
-  let connected = false
-  const pump = async (done: () => boolean) => {
-    while (!done()) {
-      const chunk = await reader.read()
-      if (chunk.done) throw new Error("the event stream ended")
-      buffer += chunk.value
-      let end: number
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        if (block === ": connected") connected = true
-        const fields = Object.fromEntries(block.split("\n").filter((l) => !l.startsWith(":")).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)]))
-        if (fields.data !== undefined) events.push(fields as Sse)
-      }
-    }
-  }
-  await pump(() => connected)
+  const stream = await openEventStream(`${origin}/api/events`, { ...tokenHeader(token), ...headers })
   return {
     until: async (enough: (events: Array<Sse>) => boolean) => {
       try {
-        await pump(() => enough(events))
-        return events
+        return await stream.until(enough)
       } finally {
-        clearTimeout(timer)
-        controller.abort()
+        stream.close()
       }
     }
   }

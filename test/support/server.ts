@@ -24,6 +24,7 @@ import {
   ToolRegistryLive
 } from "effect-agent-loop"
 import type { ProviderTypes } from "effect-agent-loop"
+import { openEventStream } from "./sse.ts"
 
 /** What the scripted model answers, by the last message of each request. */
 const script = (request: ProviderTypes.ProviderRequest): Scripted.ScriptedResponse => {
@@ -122,59 +123,11 @@ export const call = (f: ServerFixture, method: string, route: string, body?: unk
     signal: AbortSignal.timeout(30_000)
   })
 
-/** A server-sent event as it arrived. */
-export interface SseFrame {
-  readonly id?: string
-  readonly event?: string
-  readonly data: string
-}
+export type { SseFrame } from "./sse.ts"
 
 /**
  * Connects to an events route and returns once the server has subscribed (its first comment);
  * `until` reads until `enough` holds (deadline 30 s); `close` drops the connection.
  */
-export const connectEvents = async (f: ServerFixture, route: string, headers: Record<string, string> = {}) => {
-  const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(), 30_000)
-  const response = await fetch(`${f.origin}${route}`, { headers: { authorization: `Bearer ${f.token}`, ...headers }, signal: controller.signal })
-  if (!response.headers.get("content-type")?.startsWith("text/event-stream")) throw new Error(`not an event stream: ${response.status}`)
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-  const frames: Array<SseFrame> = []
-  let buffer = ""
-  let connected = false
-  const pump = async (done: () => boolean) => {
-    while (!done()) {
-      const chunk = await reader.read()
-      if (chunk.done) throw new Error("the event stream ended")
-      buffer += chunk.value
-      let end: number
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        if (block === ": connected") connected = true
-        const fields = Object.fromEntries(
-          block.split("\n").filter((l) => !l.startsWith(":")).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)])
-        )
-        if (fields.data !== undefined) frames.push(fields as unknown as SseFrame)
-      }
-    }
-  }
-  await pump(() => connected)
-  const close = () => {
-    clearTimeout(timer)
-    controller.abort()
-  }
-  return {
-    frames,
-    until: async (enough: (frames: ReadonlyArray<SseFrame>) => boolean) => {
-      try {
-        await pump(() => enough(frames))
-        return frames
-      } catch (error) {
-        close()
-        throw error
-      }
-    },
-    close
-  }
-}
+export const connectEvents = (f: ServerFixture, route: string, headers: Record<string, string> = {}) =>
+  openEventStream(`${f.origin}${route}`, { authorization: `Bearer ${f.token}`, ...headers })
