@@ -100,9 +100,10 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
       case "ToolExecStart": {
         const call = { toolName: event.toolName, arguments: event.arguments }
         started.set(event.toolCallId, call)
-        const line = screen.line(`${pad}${err.cyan("⚙")} ${err.bold(Format.truncate(event.toolName, 80))} ${err.dim(Format.args(event.arguments))}`)
+        const shown = Format.args(event.arguments)
+        const line = screen.line(`${pad}${err.cyan("⚙")} ${err.bold(Format.truncate(event.toolName, 80))} ${err.dim(shown)}`)
         // arguments cut short above: the command or path whole, on its own line
-        const whole = Format.args(event.arguments).endsWith("…") ? startDetail(call, screen.size.columns() - pad.length - 4) : undefined
+        const whole = shown.endsWith("…") ? startDetail(call, screen.size.columns() - pad.length - 4) : undefined
         return whole === undefined ? line : Effect.andThen(line, screen.line(`${pad}    ${err.dim(whole)}`))
       }
       case "ToolExecEnd": {
