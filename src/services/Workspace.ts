@@ -18,6 +18,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { ToolError } from "../domain/errors.ts"
 
 /** What a host's rule says of a file tool reaching a path: denied, or to be asked about first; `rule` as written. */
@@ -32,6 +33,41 @@ export interface PathRuleVerdict {
  * nothing stands against it.
  */
 export type PathRule = (tool: string, path: string) => PathRuleVerdict | undefined
+
+/** A regular file of the workspace, opened by `WorkspaceFiles.open`. */
+export interface WorkspaceFile {
+  /** Its size in bytes when it was opened (0 for one not created yet). */
+  readonly size: number
+  /** Whether it existed when it was opened (`create` opens one that does not, made at the first write). */
+  readonly existed: boolean
+  /** At most `length` bytes from byte `position`. */
+  readonly read: (position: number, length: number) => Effect.Effect<Uint8Array, ToolError>
+  /** Replaces its content from byte `from` on with `bytes`; what lies before `from` stays. */
+  readonly replaceFrom: (from: number, bytes: Uint8Array) => Effect.Effect<void, ToolError>
+}
+
+/** What `WorkspaceFiles.open` is asked: a path the workspace and the rules have let through. */
+export interface OpenFileRequest {
+  /** The canonical path `Workspace.resolve` returned. */
+  readonly absolute: string
+  /** The path as the model wrote it, for messages. */
+  readonly input: string
+  /** The session whose tool call opens it (an editor serves its own sessions' files). */
+  readonly sessionKey: string
+  /** Open for writing too. */
+  readonly write?: boolean
+  /** A missing file (and its missing parent directories) may be created: `existed` says which. */
+  readonly create?: boolean
+}
+
+/**
+ * How `read_file`, `write_file` and `edit_file` reach a file's content once the workspace and the
+ * rules let its path through: the disk (`tools/files.ts`, refusing links on the way), or an
+ * editor's buffers (ACP's `fs/*`). Anything but a regular file is refused.
+ */
+export interface WorkspaceFiles {
+  readonly open: (request: OpenFileRequest) => Effect.Effect<WorkspaceFile, ToolError, Scope.Scope>
+}
 
 /** The workspace root and its confinement rule. */
 export interface WorkspaceShape {
@@ -51,6 +87,8 @@ export interface WorkspaceShape {
    * walk meets (`grep` and `list_dir` of a directory), see `tools/pathRules.ts`.
    */
   readonly pathRule?: PathRule | undefined
+  /** Where the file tools read and write; the disk when absent. */
+  readonly files?: WorkspaceFiles | undefined
 }
 
 /** The workspace the built-in tools are confined to; `WorkspaceLive.layer(root)` provides one. */

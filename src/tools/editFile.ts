@@ -22,7 +22,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
-import { openPath, readAt, replaceFrom } from "./confined.ts"
+import { filesOf } from "./files.ts"
 import { keepForUndo } from "./history.ts"
 import { guardPathRules } from "./pathRules.ts"
 import { guardProtected, isProtectedPath } from "./protected.ts"
@@ -87,14 +87,14 @@ export const makeEditFile = (options: EditFileOptions = {}) => {
         const absolute = yield* workspace.resolve(input)
         yield* guardProtected(workspace, input, absolute, protect)
         yield* guardPathRules(workspace, "edit_file", input, absolute)
-        const file = yield* openPath(workspace.root, absolute, input, { write: true })
+        const file = yield* filesOf(workspace).open({ absolute, input, sessionKey: context.sessionKey, write: true })
         if (file.size > maxFileBytes) {
           return yield* fail(
             `"${input}" is ${file.size} bytes, more than edit_file's limit of ${maxFileBytes} bytes; change it with a ` +
               "command (exec) instead"
           )
         }
-        const bytes = Buffer.from(yield* readAt(file, input, 0, file.size))
+        const bytes = Buffer.from(yield* file.read(0, file.size))
         if (hasNul(bytes)) {
           return yield* fail(`"${input}" is a binary file (it contains NUL bytes); edit_file edits text files only`)
         }
@@ -122,7 +122,7 @@ export const makeEditFile = (options: EditFileOptions = {}) => {
         const at = found[0]!
         const rest = Buffer.concat([newBytes, bytes.subarray(at + oldBytes.length)])
         yield* keepForUndo(context, workspace.root, absolute, input, Option.some(file), Buffer.concat([bytes.subarray(0, at), rest]), bytes)
-        yield* replaceFrom(file, input, at, rest)
+        yield* file.replaceFrom(at, rest)
         const line = bytes.subarray(0, at).filter((byte) => byte === 0x0a).length + 1
         return `Edited "${workspace.display(absolute)}": replaced 1 occurrence at line ${line}`
       }))

@@ -7,7 +7,7 @@ import * as Option from "effect/Option"
 import { ToolError } from "../domain/errors.ts"
 import type { ToolContext } from "../domain/Tool.ts"
 import { type FileBefore, FileHistory } from "../services/FileHistory.ts"
-import { type OpenFile, readAt } from "./confined.ts"
+import type { WorkspaceFile } from "./workspace.ts"
 
 /**
  * Records, before the tool writes, what `file` holds now (`None`: the file does not exist yet;
@@ -19,7 +19,7 @@ export const keepForUndo = (
   root: string,
   absolute: string,
   input: string,
-  file: Option.Option<OpenFile>,
+  file: Option.Option<WorkspaceFile>,
   after: Uint8Array,
   known?: Uint8Array
 ): Effect.Effect<void, ToolError> =>
@@ -30,7 +30,7 @@ export const keepForUndo = (
     let before: FileBefore
     if (Option.isNone(file)) before = { _tag: "Absent" }
     else if (file.value.size > maxFileBytes) before = { _tag: "TooLarge", size: file.value.size }
-    else before = { _tag: "Bytes", bytes: known ?? (yield* readAt(file.value, input, 0, file.value.size)) }
+    else before = { _tag: "Bytes", bytes: known ?? (yield* file.value.read(0, file.value.size)) }
     yield* history.value.record({ sessionKey: context.sessionKey, turnId: context.turnId, root, path: absolute, before, after }).pipe(
       Effect.mapError((error) => new ToolError({ message: `"${input}" was not changed: its content could not be kept for undo (${error.message})` }))
     )

@@ -15,7 +15,7 @@ import * as Stream from "effect/Stream"
 import { ToolError } from "../domain/errors.ts"
 import { decodeUtf8Head } from "../domain/text.ts"
 import * as Tool from "../domain/Tool.ts"
-import { chunksOf, openPath, readAt } from "./confined.ts"
+import { chunksOf, filesOf } from "./files.ts"
 import { guardPathRules } from "./pathRules.ts"
 import { hasNul, SNIFF_BYTES, utf8Checker } from "./textBytes.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
@@ -98,13 +98,13 @@ export const makeReadFile = (options: ReadFileOptions = {}) => {
     readOnly: true,
     idempotent: true,
     timeout: options.timeout ?? DEFAULT_FILE_TOOL_TIMEOUT,
-    execute: ({ path, offset = 1, limit }) =>
+    execute: ({ path, offset = 1, limit }, context) =>
       Effect.scoped(Effect.gen(function*() {
         const workspace = yield* Workspace
         const absolute = yield* workspace.resolve(path)
         yield* guardPathRules(workspace, "read_file", path, absolute)
-        const file = yield* openPath(workspace.root, absolute, path)
-        if (hasNul(yield* readAt(file, path, 0, SNIFF_BYTES))) {
+        const file = yield* filesOf(workspace).open({ absolute, input: path, sessionKey: context.sessionKey })
+        if (hasNul(yield* file.read(0, SNIFF_BYTES))) {
           return yield* Effect.fail(
             new ToolError({ message: `"${path}" looks like a binary file (it contains NUL bytes); read_file shows text only` })
           )
@@ -115,7 +115,7 @@ export const makeReadFile = (options: ReadFileOptions = {}) => {
         let lineNumber = 0
         let used = 0
         let stop: "limit" | "size" | "cut" | undefined
-        yield* chunksOf(file, path).pipe(
+        yield* chunksOf(file).pipe(
           Stream.map((chunk) => {
             utf8.push(chunk)
             return chunk

@@ -4,7 +4,15 @@
  */
 import * as Duration from "effect/Duration"
 
-export { type PathRule, type PathRuleVerdict, Workspace, type WorkspaceShape } from "../services/Workspace.ts"
+export {
+  type OpenFileRequest,
+  type PathRule,
+  type PathRuleVerdict,
+  Workspace,
+  type WorkspaceFile,
+  type WorkspaceFiles,
+  type WorkspaceShape
+} from "../services/Workspace.ts"
 
 /**
  * How long one call of a file tool may take before the loop gives up on it with an error result.

@@ -16,10 +16,9 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
-import { kindIn, openDirectory, openFile, readAt, replaceFrom } from "./confined.ts"
+import { filesOf } from "./files.ts"
 import { keepForUndo } from "./history.ts"
 import { guardPathRules } from "./pathRules.ts"
 import { guardProtected, isProtectedPath } from "./protected.ts"
@@ -63,17 +62,11 @@ export const makeWriteFile = (options: WriteFileOptions = {}) => {
         }
         yield* guardProtected(workspace, input, absolute, protect)
         yield* guardPathRules(workspace, "write_file", input, absolute)
-        const directory = yield* openDirectory(workspace.root, nodePath.dirname(absolute), input, { create: true })
-        const name = nodePath.basename(absolute)
-        const existing = yield* kindIn(directory, name, input)
-        if (Option.isSome(existing) && existing.value === "directory") {
-          return yield* Effect.fail(new ToolError({ message: `"${input}" is a directory; give a file path` }))
-        }
+        const file = yield* filesOf(workspace).open({ absolute, input, sessionKey: context.sessionKey, write: true, create: true })
         const bytes = new TextEncoder().encode(content)
         // a new file is recorded before it is created, so a history that fails leaves nothing behind
-        if (Option.isNone(existing)) yield* keepForUndo(context, workspace.root, absolute, input, Option.none(), bytes)
-        const file = yield* openFile(directory, name, input, { write: true, create: true })
-        const head = yield* readAt(file, input, 0, SNIFF_BYTES)
+        if (!file.existed) yield* keepForUndo(context, workspace.root, absolute, input, Option.none(), bytes)
+        const head = yield* file.read(0, SNIFF_BYTES)
         if (hasNul(head)) {
           return yield* Effect.fail(
             new ToolError({
@@ -83,9 +76,9 @@ export const makeWriteFile = (options: WriteFileOptions = {}) => {
           )
         }
         const wasNotUtf8 = firstInvalidUtf8(head, file.size > head.length) !== -1
-        if (Option.isSome(existing)) yield* keepForUndo(context, workspace.root, absolute, input, Option.some(file), bytes)
-        yield* replaceFrom(file, input, 0, bytes)
-        const verb = Option.isSome(existing) ? "Overwrote" : "Created"
+        if (file.existed) yield* keepForUndo(context, workspace.root, absolute, input, Option.some(file), bytes)
+        yield* file.replaceFrom(0, bytes)
+        const verb = file.existed ? "Overwrote" : "Created"
         const note = wasNotUtf8 ? " (the previous content was not valid UTF-8; the file is UTF-8 now)" : ""
         return `${verb} "${workspace.display(absolute)}": wrote ${bytes.length} bytes${note}`
       }))
