@@ -9,7 +9,8 @@ import * as Option from "effect/Option"
 import * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
 import { InvalidConfig, ToolError } from "../domain/errors.ts"
-import { type PathRule, Workspace, type WorkspaceShape } from "../services/Workspace.ts"
+import { type PathRule, Workspace, type WorkspaceFiles, type WorkspaceShape } from "../services/Workspace.ts"
+import { localFiles } from "../tools/files.ts"
 
 /** How many symbolic links a single path may pass through, as the kernel's `ELOOP` limit. */
 const MAX_LINK_HOPS = 40
@@ -26,6 +27,11 @@ const isNotFound = (error: PlatformError.PlatformError): boolean =>
 export interface WorkspaceOptions {
   /** The host's rules on paths, which the file tools apply to what they really reach (`WorkspaceShape.pathRule`). */
   readonly pathRule?: PathRule
+  /**
+   * Where the file tools read and write, given the disk under the root (`WorkspaceShape.files`):
+   * an editor's buffers for its sessions, the disk for the others. The disk when absent.
+   */
+  readonly files?: (disk: WorkspaceFiles) => WorkspaceFiles
 }
 
 /** Builds the workspace shape; the root is canonicalised once so every later comparison is exact. */
@@ -101,7 +107,7 @@ export const make = (root: string, options: WorkspaceOptions = {}): Effect.Effec
       return rel === "" ? "." : rel.split(path.sep).join("/")
     }
 
-    return { root: realRoot, resolve, display, pathRule: options.pathRule }
+    return { root: realRoot, resolve, display, pathRule: options.pathRule, files: options.files?.(localFiles(realRoot)) }
   })
 
 /** A workspace rooted at `root`, which must be an existing directory. */

@@ -24,11 +24,22 @@ interface Editor {
   readonly close: () => Promise<void>
 }
 
+/** What an editor offers besides permission answers: more flags for the agent, and more handlers (`fs/*`, `terminal/*`). */
+interface EditorOptions {
+  readonly args?: ReadonlyArray<string>
+  readonly handlers?: (app: ReturnType<typeof acp.client>) => ReturnType<typeof acp.client>
+}
+
 /** `agent-loop acp` in `home`, and an editor connected to it that answers permission requests with `answer`. */
-const editor = (home: string, url: string, answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse): Editor => {
+const editor = (
+  home: string,
+  url: string,
+  answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>,
+  options: EditorOptions = {}
+): Editor => {
   const workspace = path.join(home, "ws")
   fs.mkdirSync(workspace, { recursive: true })
-  const child = spawn(process.execPath, [launcher, "acp", "--base-url", url, "--model", "fake-model", "--workspace", workspace], {
+  const child = spawn(process.execPath, [launcher, "acp", "--base-url", url, "--model", "fake-model", "--workspace", workspace, ...(options.args ?? [])], {
     cwd: root,
     env: isolatedEnv(home),
     stdio: ["pipe", "pipe", "pipe"]
@@ -37,7 +48,7 @@ const editor = (home: string, url: string, answer: (request: acp.RequestPermissi
   child.stderr!.on("data", (chunk) => (stderr += chunk.toString()))
   const updates: Array<acp.SessionNotification> = []
   const permissions: Array<acp.RequestPermissionRequest> = []
-  const app = acp.client({ name: "scripted-editor" })
+  const base = acp.client({ name: "scripted-editor" })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params)
     })
@@ -45,6 +56,7 @@ const editor = (home: string, url: string, answer: (request: acp.RequestPermissi
       permissions.push(params)
       return answer(params)
     })
+  const app = options.handlers === undefined ? base : options.handlers(base)
   const stream = acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>)
   const connection = app.connect(stream)
   return {
@@ -61,7 +73,12 @@ const editor = (home: string, url: string, answer: (request: acp.RequestPermissi
   }
 }
 
-const setup = async (context: TestContext, script: Script, answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse) => {
+const setup = async (
+  context: TestContext,
+  script: Script,
+  answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>,
+  options: EditorOptions = {}
+) => {
   const server = await start(script)
   const home = tempDir()
   const opened: Array<Editor> = []
@@ -72,7 +89,7 @@ const setup = async (context: TestContext, script: Script, answer: (request: acp
     await server.close()
   })
   const open = () => {
-    const made = editor(home, server.url, answer)
+    const made = editor(home, server.url, answer, options)
     opened.push(made)
     return made
   }
@@ -83,8 +100,12 @@ const allowOnce = (request: acp.RequestPermissionRequest): acp.RequestPermission
   outcome: { outcome: "selected", optionId: request.options.find((o) => o.kind === "allow_once")!.optionId }
 })
 
-const initialize = (agent: acp.ClientContext) =>
-  agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} })
+const initialize = (agent: acp.ClientContext, clientCapabilities: acp.ClientCapabilities = {}) =>
+  agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities })
+
+/** The text of the tool results the model was sent, in order. */
+const toolResults = (request: { readonly body: any }): Array<string> =>
+  (request.body.messages as Array<{ role: string; content: unknown }>).flatMap((m) => m.role === "tool" ? [String(m.content)] : [])
 
 describe("agent-loop acp", () => {
   it("initialize, a prompt with an edit (a diff) and a command that needs approval (allowed in the editor), updates streamed, the answer; load after a restart replays it", async (context) => {
@@ -211,6 +232,85 @@ describe("agent-loop acp", () => {
     const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: path.join(home, "ws"), mcpServers: [] })
     const response = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] })
     expect(response.stopReason).toBe("end_turn")
+    await editor.close()
+  })
+
+  it("an editor offering fs/*: read_file sees its unsaved buffer, edits and new files land in its buffers (not on disk), a path outside the workspace is refused before the editor is asked", async (context) => {
+    const buffers = new Map<string, string>()
+    const asked: Array<string> = []
+    const { home, open, server } = await setup(context, [
+      { toolCalls: [{ name: "read_file", arguments: { path: "a.txt" } }] },
+      { toolCalls: [{ name: "edit_file", arguments: { path: "a.txt", old_text: "unsaved", new_text: "edited" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "sub/b.txt", content: "new\n" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "../outside.txt", content: "no\n" } }] },
+      { toolCalls: [{ name: "read_file", arguments: { path: "missing.txt" } }] },
+      { text: "Done." }
+    ], allowOnce, {
+      handlers: (app) =>
+        app
+          .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+            asked.push(`read ${params.path}`)
+            const content = buffers.get(params.path) ?? (fs.existsSync(params.path) ? fs.readFileSync(params.path, "utf8") : undefined)
+            if (content === undefined) throw acp.RequestError.resourceNotFound(params.path)
+            return { content }
+          })
+          .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+            asked.push(`write ${params.path}`)
+            buffers.set(params.path, params.content)
+            return {}
+          })
+    })
+    const workspace = path.join(home, "ws")
+    fs.mkdirSync(workspace, { recursive: true })
+    const real = fs.realpathSync(workspace)
+    fs.writeFileSync(path.join(workspace, "a.txt"), "saved text\n")
+    // the editor holds unsaved changes of a.txt
+    buffers.set(path.join(real, "a.txt"), "unsaved text\n")
+    const editor = open()
+    await initialize(editor.agent, { fs: { readTextFile: true, writeTextFile: true } })
+    const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] })
+    const response = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "edit a.txt" }] })
+    expect(response.stopReason).toBe("end_turn")
+    const results = toolResults(server.requests.at(-1)!)
+    expect(results[0]).toContain("unsaved text")
+    expect(results[1]).toContain("Edited \"a.txt\"")
+    expect(results[2]).toContain("Created \"sub/b.txt\"")
+    expect(results[3]).toMatch(/escapes the workspace root/)
+    expect(results[4]).toMatch(/does not exist/)
+    expect(buffers.get(path.join(real, "a.txt"))).toBe("edited text\n")
+    expect(buffers.get(path.join(real, "sub", "b.txt"))).toBe("new\n")
+    // the disk is untouched: the edits are the editor's to save
+    expect(fs.readFileSync(path.join(workspace, "a.txt"), "utf8")).toBe("saved text\n")
+    expect(fs.existsSync(path.join(workspace, "sub", "b.txt"))).toBe(false)
+    expect(fs.existsSync(path.join(home, "outside.txt"))).toBe(false)
+    // the editor was asked about workspace paths only
+    expect(asked).toEqual([
+      `read ${path.join(real, "a.txt")}`,
+      `read ${path.join(real, "a.txt")}`,
+      `write ${path.join(real, "a.txt")}`,
+      `read ${path.join(real, "sub", "b.txt")}`,
+      `write ${path.join(real, "sub", "b.txt")}`,
+      `read ${path.join(real, "missing.txt")}`
+    ])
+    await editor.close()
+  })
+
+  it("an editor that offers no fs/*: the files are read and written on disk", async (context) => {
+    const { home, open } = await setup(context, [
+      { toolCalls: [{ name: "write_file", arguments: { path: "c.txt", content: "on disk\n" } }] },
+      { text: "Done." }
+    ], allowOnce, {
+      handlers: (app) => app.onRequest(acp.methods.client.fs.writeTextFile, () => {
+        throw new Error("not offered, never asked")
+      })
+    })
+    const editor = open()
+    await initialize(editor.agent)
+    const workspace = path.join(home, "ws")
+    const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] })
+    const response = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "write" }] })
+    expect(response.stopReason).toBe("end_turn")
+    expect(fs.readFileSync(path.join(workspace, "c.txt"), "utf8")).toBe("on disk\n")
     await editor.close()
   })
 })

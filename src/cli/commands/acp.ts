@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import packageJson from "../../../package.json" with { type: "json" }
 import { ToolRegistry } from "../../services/ToolRegistry.ts"
 import * as AcpAgent from "../../protocols/acp/agent.ts"
+import * as AcpFiles from "../../protocols/acp/files.ts"
 import * as Approval from "../permissions/approval.ts"
 import * as App from "../runtime/app.ts"
 import type { AgentFlags } from "../settings/flags.ts"
@@ -28,6 +29,8 @@ export const acp = (flags: AgentFlags) =>
     const sdk = yield* Effect.tryPromise(() => import("@agentclientprotocol/sdk")).pipe(Effect.catch(() => fail(SDK_MISSING, 1)))
     const settings = yield* Settings.resolve(flags)
     yield* Settings.announce(settings)
+    // the file tools read and write through the editor for its sessions, when it offers fs/*
+    const files = AcpFiles.bridge()
     yield* Effect.scoped(Effect.gen(function*() {
       const screen = yield* Screen
       const registry = yield* ToolRegistry
@@ -48,11 +51,12 @@ export const acp = (flags: AgentFlags) =>
           description: command.description ?? "(custom command)",
           ...(command.argumentHint === undefined ? {} : { input: { hint: command.argumentHint } })
         })),
-        expand
+        expand,
+        files
       })
       // asked in the editor: `ask` only says that someone can be asked
       yield* Approval.register(settings, screen, Effect.succeed(undefined), agent.askAbout)
       const stream = sdk.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
       yield* agent.connect(stream)
-    })).pipe(Effect.provide(App.layer(settings)))
+    })).pipe(Effect.provide(App.layer(settings, { files: files.files })))
   })

@@ -103,7 +103,7 @@ const loadedSkill = (settings: CliSettings, name: string) => {
   if (skill?.allowedTools !== undefined) settings.permissions.allowForSession(skill.allowedTools, `allowed-tools of ${skill.path}`)
 }
 
-const tools = (settings: CliSettings) => {
+const tools = (settings: CliSettings, files: LayerOptions["files"]) => {
   const builtins = Layer.unwrap(Effect.map(protectedLocations(settings), (protect) =>
     ToolRegistryLive.layer([
       ...builtinTools({
@@ -123,7 +123,7 @@ const tools = (settings: CliSettings) => {
         : [])
     ]))).pipe(
     // the file tools apply the deny and ask rules to a link's target and to what grep and list_dir walk through
-    Layer.provide(WorkspaceLive.layer(settings.workspace, { pathRule: settings.permissions.pathRule })),
+    Layer.provide(WorkspaceLive.layer(settings.workspace, { pathRule: settings.permissions.pathRule, ...(files === undefined ? {} : { files }) })),
     // what the file tools replace is kept for `agent-loop undo`, for sessions that are saved
     settings.persist ? Layer.provide(FileHistoryDir.layer({ directory: undoDir(settings.dataDir), maxBytesPerSession: settings.undoBudget })) : (l) => l
   )
@@ -168,6 +168,8 @@ export interface LayerOptions {
   readonly metrics?: boolean
   /** The session store, e.g. on a database connection pool the caller shares with something else. */
   readonly store?: Layer.Layer<SessionStore, CliFailure>
+  /** Where the file tools read and write, given the disk (`agent-loop acp`: the editor's buffers). */
+  readonly files?: WorkspaceLive.WorkspaceOptions["files"]
 }
 
 /**
@@ -186,7 +188,7 @@ export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
     ...(settings.prices === undefined ? {} : { prices: settings.prices }),
     ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages }),
     maxImageBytes: settings.maxImageBytes
-  }).pipe(Layer.provide(provider(settings)), Layer.provideMerge(Layer.merge(tools(settings), options.store ?? store(settings))))
+  }).pipe(Layer.provide(provider(settings)), Layer.provideMerge(Layer.merge(tools(settings, options.files), options.store ?? store(settings))))
   // the workspace's own hooks run only in a trusted workspace (trust.ts); so do the hooks of its settings
   const fileHooks = FileHooks.layer({ workDir: settings.workspace, project: settings.trusted, bridge: settings.hookBridge, passEnv: settings.hookEnv })
   const unconfinedHooks = settings.claudeHooks.length === 0

@@ -18,6 +18,7 @@ import type { HookContext, HookToolCall } from "../../domain/Hook.ts"
 import type { TurnResult } from "../../domain/Turn.ts"
 import { AgentLoop } from "../../services/AgentLoop.ts"
 import { SessionStore } from "../../services/SessionStore.ts"
+import type * as Files from "./files.ts"
 import * as Updates from "./updates.ts"
 
 /** The SDK's module, as `import("@agentclientprotocol/sdk")` gives it. */
@@ -31,6 +32,8 @@ export interface AgentOptions {
   readonly commands?: ReadonlyArray<Acp.AvailableCommand>
   /** Runs a prompt that starts with `/NAME` for a command of `commands`: the text of its turn, or `undefined` when it is not one. */
   readonly expand?: (text: string) => Effect.Effect<string | undefined>
+  /** The file tools' bridge to the client's `fs/*` (`files.ts`), used for its sessions when the client offers them. */
+  readonly files?: Files.Bridge
 }
 
 /** The answer an approval prompt reads (`approval.ts`): `y` once, `a` always (the suggested rule, this session), `n` no. */
@@ -61,6 +64,22 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
     const run = Effect.runPromiseWith(services)
     const sessions = new Map<string, Session>()
     let client: Acp.AgentContext | undefined
+    /** What the client said it offers at `initialize`. */
+    let offered: Acp.ClientCapabilities = {}
+
+    /** The client's `fs/*` for a session of this connection, when it offers reading text files. */
+    const editorFs = (sessionKey: string): Files.EditorFs | undefined => {
+      const asking = client
+      if (asking === undefined || !sessions.has(sessionKey) || offered.fs?.readTextFile !== true) return undefined
+      return {
+        read: (path, signal) =>
+          asking.request(sdk.methods.client.fs.readTextFile, { sessionId: sessionKey, path }, { cancellationSignal: signal }).then((r) => r.content),
+        write: offered.fs.writeTextFile === true
+          ? (path, content) => asking.request(sdk.methods.client.fs.writeTextFile, { sessionId: sessionKey, path, content }).then(() => undefined)
+          : undefined
+      }
+    }
+    options.files?.attach(editorFs)
 
     const sessionOf = (id: string): Session => {
       const session = sessions.get(id)
@@ -122,15 +141,18 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
       }))
 
     const agent = sdk.agent({ name: options.name })
-      .onRequest(sdk.methods.agent.initialize, () => ({
-        protocolVersion: sdk.PROTOCOL_VERSION,
-        agentCapabilities: {
-          loadSession: true,
-          promptCapabilities: { image: false, audio: false, embeddedContext: true }
-        },
-        agentInfo: { name: options.name, version: options.version },
-        authMethods: []
-      }))
+      .onRequest(sdk.methods.agent.initialize, ({ params }) => {
+        offered = params.clientCapabilities ?? {}
+        return {
+          protocolVersion: sdk.PROTOCOL_VERSION,
+          agentCapabilities: {
+            loadSession: true,
+            promptCapabilities: { image: false, audio: false, embeddedContext: true }
+          },
+          agentInfo: { name: options.name, version: options.version },
+          authMethods: []
+        }
+      })
       .onRequest(sdk.methods.agent.session.new, async ({ params }) => {
         const session: Session = { key: `acp-${randomUUID()}`, cwd: params.cwd, prompting: undefined }
         sessions.set(session.key, session)
