@@ -10,6 +10,8 @@ export {
   layerFromSources,
   loadConfig,
   loadConfigWithOrigins,
+  login,
+  type LoginOptions,
   McpConfigFile,
   McpError,
   McpServerConfig,
@@ -19,5 +21,12 @@ export {
   type McpSources,
   type McpTool,
   type McpToolsOptions,
+  OAuthEntry,
+  OAuthError,
+  oauthFileStore,
+  oauthMemoryStore,
+  type OAuthOptions,
+  type OAuthStore,
+  OAuthStoreError,
   tools
 } from "../layers/McpTools.ts"

@@ -54,7 +54,7 @@ import * as Tool from "../domain/Tool.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { ToolRegistry } from "../services/ToolRegistry.ts"
 import { decodeServers, loadConfig, type McpServerConfigInput, type McpServers, type McpSources } from "./mcp/config.ts"
-import { connect, describe, McpError, type McpConnection, settle, withStderr } from "./mcp/connect.ts"
+import { connect, describe, McpError, type McpConnection, type OAuthOptions, settle, withStderr } from "./mcp/connect.ts"
 import { capOutput, toToolOutput } from "./mcp/content.ts"
 import { isDenied, isEnabled, requiresApproval } from "./mcp/policy.ts"
 import { type McpSettings, resolveSettings, type SettingsOptions } from "./mcp/settings.ts"
@@ -72,7 +72,10 @@ export {
   WORKSPACE_CONFIG,
   WORKSPACE_CONFIGS
 } from "./mcp/config.ts"
-export { connect, isInherited, type McpConnection, McpError } from "./mcp/connect.ts"
+export { connect, isInherited, type McpConnection, McpError, type OAuthOptions } from "./mcp/connect.ts"
+export { OAuthError } from "./mcp/oauth/authServer.ts"
+export { login, type LoginOptions } from "./mcp/oauth/login.ts"
+export { fileStore as oauthFileStore, memoryStore as oauthMemoryStore, OAuthEntry, type OAuthStore, OAuthStoreError } from "./mcp/oauth/store.ts"
 export { inputVariable } from "./mcp/expand.ts"
 export { SUPPORTED_VERSIONS } from "./mcp/negotiate.ts"
 export { matchesPattern, qualifiedName } from "./mcp/policy.ts"
@@ -90,6 +93,11 @@ export interface McpToolsOptions extends SettingsOptions {
   readonly onServerFailure?: "warn" | "fail"
   /** How the `enable` filter is named in the warning about a pattern that matches no tool (the CLI: `--tools`). Default `enable`. */
   readonly enableName?: string
+  /**
+   * OAuth for remote servers: the store of their authorizations (`OAuthStore.fileStore`,
+   * filled by `McpOAuth.login`); a server with one sends its access token and refreshes it.
+   */
+  readonly oauth?: OAuthOptions
 }
 
 /** An MCP tool needs nothing from the context: it closes over its server's connection. */
@@ -221,7 +229,8 @@ export const connectAll = (
         Effect.result(connect(name, config, {
           startupTimeout: settings.startupTimeout,
           ...(options.env ? { env: options.env } : {}),
-          ...(options.workspace ? { workspace: options.workspace } : {})
+          ...(options.workspace ? { workspace: options.workspace } : {}),
+          ...(options.oauth ? { oauth: options.oauth } : {})
         })),
       { concurrency: "unbounded" }
     )

@@ -158,11 +158,12 @@ const NAMESPACES: Readonly<Record<string, Names>> = {
   },
   McpTools: {
     values: [
-      "McpConfigFile", "McpError", "McpServerConfig", "McpServers", "findWorkspaceConfig", "inputVariable",
-      "layer", "layerFromConfigFile", "layerFromSources", "loadConfig", "loadConfigWithOrigins", "tools"
+      "McpConfigFile", "McpError", "McpServerConfig", "McpServers", "OAuthEntry", "OAuthError", "OAuthStoreError",
+      "findWorkspaceConfig", "inputVariable", "layer", "layerFromConfigFile", "layerFromSources", "loadConfig",
+      "loadConfigWithOrigins", "login", "oauthFileStore", "oauthMemoryStore", "tools"
     ],
     types: [
-      "McpServerConfigInput", "McpServerOrigin", "McpSources", "McpTool", "McpToolsOptions"
+      "LoginOptions", "McpServerConfigInput", "McpServerOrigin", "McpSources", "McpTool", "McpToolsOptions", "OAuthOptions", "OAuthStore"
     ]
   },
   Message: {

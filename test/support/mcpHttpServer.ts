@@ -3,7 +3,8 @@
  * (2024-11-05 … 2025-11-25) the way the MCP SDKs do: `initialize` answers with the requested
  * revision if supported, else its newest, and opens a session (`mcp-session-id`); every later
  * request must carry that session and the negotiated revision in `mcp-protocol-version`, or it
- * is refused with 400. One tool, `lookup`, answers `key=value`. Replies are JSON, not SSE.
+ * is refused with 400. One tool, `lookup`, answers `key=value`. Replies are JSON, not SSE. A
+ * `guard` sees each request first (a bearer token check, the resource's OAuth metadata).
  */
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
@@ -22,8 +23,16 @@ export interface HttpMcpServer {
   readonly requests: ReadonlyArray<HttpMcpRequest>
 }
 
+/**
+ * What the server asks of each request before reading it: `undefined` lets it in; a refusal is
+ * answered as given (a 401 with its `WWW-Authenticate`, say).
+ */
+export type Guard = (
+  req: http.IncomingMessage
+) => { readonly status: number; readonly headers: Record<string, string>; readonly body?: unknown } | undefined
+
 /** Starts a server speaking `versions` (newest first); it stops with the scope. */
-export const start = (versions: ReadonlyArray<string>) =>
+export const start = (versions: ReadonlyArray<string>, guard?: Guard) =>
   Effect.acquireRelease(
     Effect.promise(() =>
       new Promise<{ server: http.Server; requests: Array<HttpMcpRequest> }>((ok) => {
@@ -36,6 +45,11 @@ export const start = (versions: ReadonlyArray<string>) =>
             const reply = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
               res.writeHead(status, { "content-type": "application/json", ...headers })
               res.end(body === undefined ? undefined : JSON.stringify(body))
+            }
+            const refused = guard?.(req)
+            if (refused !== undefined) {
+              requests.push({ httpMethod: req.method ?? "", method: undefined, headers: req.headers })
+              return reply(refused.status, refused.body ?? { error: "unauthorized" }, refused.headers)
             }
             const session = req.headers["mcp-session-id"] as string | undefined
             if (req.method === "DELETE") {

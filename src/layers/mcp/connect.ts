@@ -28,6 +28,8 @@ import { expandConfig } from "./expand.ts"
 import { adapterFor, makeClient, negotiate, NEWEST_VERSION } from "./negotiate.ts"
 import { sseTransport, suggestsSse } from "./sse.ts"
 import { observingSpawner, type StderrTail } from "./stdio.ts"
+import { authorizedClient } from "./oauth/client.ts"
+import type { OAuthStore } from "./oauth/store.ts"
 
 /** An MCP server could not be started, initialised or listed; `server` is its configured name. */
 export class McpError extends Schema.TaggedError<McpError>()("McpError", {
@@ -58,6 +60,16 @@ export interface ConnectOptions {
   readonly env?: Readonly<Record<string, string | undefined>>
   /** What `${workspaceFolder}` stands for. Default the current directory. */
   readonly workspace?: string
+  /** OAuth for remote servers: where their authorizations are kept (`oauth/store.ts`). */
+  readonly oauth?: OAuthOptions
+}
+
+/** OAuth for remote servers, as the MCP authorization specification has it. */
+export interface OAuthOptions {
+  /** The authorizations `login` stored; a server with one sends its token, refreshed as needed. */
+  readonly store: OAuthStore
+  /** What a server that answers 401 tells the user to do, given its name. Default: nothing more. */
+  readonly loginHint?: (server: string) => string
 }
 
 /** The default start-up timeout: long enough for `npx` to start a cached package, short enough to notice a dead one. */
@@ -180,11 +192,28 @@ const streamableTransport = (config: HttpConfig) =>
     return { version: negotiated.version, transport: yield* open(negotiated.version), kind: "http" as const }
   })
 
-/** An `"http"` server (Streamable HTTP, or HTTP+SSE after a 4xx) or an `"sse"` one. */
-const httpTransport = (config: HttpConfig) =>
+/** Whether the config gives its own `Authorization` header (OAuth then stays out of the way). */
+const hasAuthorization = (config: HttpConfig) => Object.keys(config.headers ?? {}).some((name) => name.toLowerCase() === "authorization")
+
+/**
+ * An `"http"` server (Streamable HTTP, or HTTP+SSE after a 4xx) or an `"sse"` one, with its stored
+ * OAuth authorization applied when there is one and the config sets no `Authorization` itself.
+ */
+const httpTransport = (config: HttpConfig, oauth: OAuthOptions | undefined) =>
   (config.type === "sse" ? legacyTransport(config) : streamableTransport(config)).pipe(
-    Effect.provideServiceEffect(HttpClient.HttpClient, thirdPartyClient)
+    Effect.provideServiceEffect(
+      HttpClient.HttpClient,
+      oauth === undefined || hasAuthorization(config)
+        ? thirdPartyClient
+        : Effect.gen(function*() {
+          return yield* authorizedClient(yield* thirdPartyClient, config.url, oauth.store, yield* Secrets)
+        })
+    )
   )
+
+/** A 401 (or 403 asking for a scope): the server wants authorization. */
+const wantsAuthorization = (error: McpClientError.McpClientError) =>
+  error.reason._tag === "HttpError" && (error.reason.status === 401 || (error.reason.status === 403 && /insufficient_scope/.test(error.reason.wwwAuthenticate ?? "")))
 
 /**
  * The context's `HttpClient` (or `fetch` when there is none), sending no trace context: a
@@ -258,12 +287,15 @@ export const connect = (
     const start = Effect.gen(function*() {
       const negotiated = plan._tag === "stdio"
         ? yield* stdioTransport(plan.config, plan.observed.spawner)
-        : yield* httpTransport(plan.config)
+        : yield* httpTransport(plan.config, options.oauth)
       const client = yield* makeClient(negotiated.transport, timeout)
       return { client, tools: yield* client.listTools(), version: negotiated.version, kind: negotiated.kind }
     }).pipe(
       Scope.provide(own),
-      Effect.mapError((error) => fail(`failed to start: ${describe(error)}`)),
+      Effect.mapError((error) => {
+        const hint = plan._tag === "http" && wantsAuthorization(error) ? options.oauth?.loginHint?.(server) : undefined
+        return fail(`failed to start: ${describe(error)}${hint === undefined ? "" : `: ${hint}`}`)
+      }),
       Effect.timeoutOrElse({
         duration: timeout,
         orElse: () =>
