@@ -225,50 +225,77 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
         { discard: true }
       )
 
+    /**
+     * Appends in one transaction. Through a blip it is made again, with the same token: when the
+     * connection was lost after an attempt's commit was applied but before it was acknowledged,
+     * the next attempt finds the token on the session's row and writes nothing, so an append is
+     * stored once (unless another writer appended in between: a cluster fences its sessions, so
+     * it has none). Its failure after the retries is not transient any more: a caller that
+     * retried it again would do so under a new token.
+     */
     const append = (key: string, entries: ReadonlyArray<SessionLog.SessionEntry>) =>
       checked(
         key,
         Effect.gen(function*() {
           if (entries.length === 0) return
           const encoded = yield* encode(key, entries)
+          const nested = yield* inTransaction
           // inside a caller's transaction the key goes uncached: written as given, read again after
-          if (yield* inTransaction) cache.delete(key)
-          const now = yield* Clock.currentTimeMillis
+          if (nested) cache.delete(key)
           const ticket = yield* CommitTicket
           const id = sessionId(key)
-          yield* writeTransaction(
-            sql,
-            Effect.gen(function*() {
-              // the upsert creates the session or locks its row until the commit
-              const [head] = yield* sql<{ readonly session_key: string; readonly generation: string; readonly entries: number | string | bigint }>`
-                INSERT INTO agent_loop_sessions (session_id, session_key, generation, entries, updated_at)
-                VALUES (${id}, ${key}, ${randomUUID()}, 0, ${now})
-                ON CONFLICT (session_id) DO UPDATE SET updated_at = excluded.updated_at
-                RETURNING session_key, generation, entries`
-              if (head!.session_key !== key) {
-                return yield* new SessionStoreError({ sessionKey: key, message: `session ${JSON.stringify(key)}: its rows belong to another key` })
-              }
-              const total = Number(head!.entries)
-              if (ticket !== undefined) yield* Fence.check(sql, key, ticket)
-              const plan = yield* prepare(key, head!.generation, total, entries)
-              const lines = plan.entries === entries ? encoded : yield* encode(key, plan.entries)
-              yield* insertRows(id, total, lines)
-              yield* sql`UPDATE agent_loop_sessions SET entries = ${total + lines.length} WHERE session_id = ${id}`
-              if (ticket !== undefined) yield* Fence.record(sql, key, ticket, total, total + lines.length, now)
-              // The cache follows the commit: at once, or, inside a caller's transaction, once that
-              // commits (never, if it rolls back). Only a cache still at this append's start grows.
-              const cached = plan.cached
-              if (cached !== undefined) {
-                yield* sql.afterCommit(Effect.sync(() => {
-                  if (cache.get(key) !== cached || cached.count !== total) return
-                  extend(cached, plan.entries)
-                  remember(key, cached)
-                }))
-              }
-            })
-          ).pipe(Effect.mapError((e: SqlError.SqlError | SessionStoreError | SessionFenced) =>
+          const token = randomUUID()
+          const attempt = Effect.gen(function*() {
+            const now = yield* Clock.currentTimeMillis
+            yield* writeTransaction(
+              sql,
+              Effect.gen(function*() {
+                // the upsert creates the session or locks its row until the commit
+                const [head] = yield* sql<{
+                  readonly session_key: string
+                  readonly generation: string
+                  readonly entries: number | string | bigint
+                  readonly last_append: string | null
+                }>`
+                  INSERT INTO agent_loop_sessions (session_id, session_key, generation, entries, updated_at)
+                  VALUES (${id}, ${key}, ${randomUUID()}, 0, ${now})
+                  ON CONFLICT (session_id) DO UPDATE SET updated_at = excluded.updated_at
+                  RETURNING session_key, generation, entries, last_append`
+                if (head!.session_key !== key) {
+                  return yield* new SessionStoreError({ sessionKey: key, message: `session ${JSON.stringify(key)}: its rows belong to another key` })
+                }
+                if (head!.last_append === token) {
+                  // an earlier attempt was committed, unacknowledged: its after-commit step never ran
+                  cache.delete(key)
+                  return
+                }
+                const total = Number(head!.entries)
+                if (ticket !== undefined) yield* Fence.check(sql, key, ticket)
+                const plan = yield* prepare(key, head!.generation, total, entries)
+                const lines = plan.entries === entries ? encoded : yield* encode(key, plan.entries)
+                yield* insertRows(id, total, lines)
+                yield* sql`UPDATE agent_loop_sessions SET entries = ${total + lines.length}, last_append = ${token} WHERE session_id = ${id}`
+                if (ticket !== undefined) yield* Fence.record(sql, key, ticket, total, total + lines.length, now)
+                // The cache follows the commit: at once, or, inside a caller's transaction, once that
+                // commits (never, if it rolls back). Only a cache still at this append's start grows.
+                const cached = plan.cached
+                if (cached !== undefined) {
+                  yield* sql.afterCommit(Effect.sync(() => {
+                    if (cache.get(key) !== cached || cached.count !== total) return
+                    extend(cached, plan.entries)
+                    remember(key, cached)
+                  }))
+                }
+              })
+            )
+          }).pipe(Effect.mapError((e: SqlError.SqlError | SessionStoreError | SessionFenced) =>
             e._tag === "SqlError" ? failure(key, "cannot append to session")(e) : e
           ))
+          // a caller's transaction is over once a statement failed: it is the caller's to retry
+          if (nested) return yield* attempt
+          return yield* retryTransient(attempt).pipe(
+            Effect.mapError((e) => e._tag === "SessionStoreError" && e.transient === true ? new SessionStoreError({ sessionKey: key, message: e.message }) : e)
+          )
         }).pipe(locked(key))
       )
 

@@ -24,6 +24,8 @@ import { createHash } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
+import { isSqlError } from "effect/sql/SqlError"
+import { isTransient } from "../../domain/connectionFailure.ts"
 
 /** The id of a session's rows: the SHA-256 of its key (a well-formed string, so one UTF-8 encoding), in hex. */
 export const sessionId = (key: string): string => createHash("sha256").update(key, "utf8").digest("hex")
@@ -72,6 +74,12 @@ const migrations = Migrator.fromRecord({
       event TEXT NOT NULL,
       PRIMARY KEY (session_id, seq)
     )`
+  }),
+  // the token of the session's last append: an append retried after its connection was lost
+  // finds whether its earlier attempt was committed (see `SessionStoreSql`'s `append`)
+  "4_append_token": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE agent_loop_sessions ADD COLUMN last_append TEXT`
   })
 })
 
@@ -83,10 +91,19 @@ const migrations = Migrator.fromRecord({
 export const beginWrite = (sql: SqlClient.SqlClient): string | undefined =>
   sql.onDialectOrElse({ sqlite: () => "BEGIN IMMEDIATE", orElse: () => undefined })
 
-/** Runs a writing transaction with `beginWrite`. */
+/**
+ * Runs a writing transaction with `beginWrite`.
+ *
+ * A transaction whose connection is lost under it (a database restarting) fails, and so does its
+ * `ROLLBACK` on the dead connection, which the SQL client reports as a defect. The database rolls
+ * back what a dropped connection left open, so nothing was written: the lost connection is made
+ * a failure again, which callers retry like any other transient one.
+ */
 export const writeTransaction = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E, R>) => {
   const begin = beginWrite(sql)
-  const transaction = sql.withTransaction(effect)
+  const transaction = sql.withTransaction(effect).pipe(
+    Effect.catchDefect((defect) => isSqlError(defect) && isTransient(defect) ? Effect.fail(defect) : Effect.die(defect))
+  )
   return begin === undefined ? transaction : Effect.provideService(transaction, SqlClient.BeginTransaction, begin)
 }
 

@@ -103,7 +103,12 @@ const resultOf = (engine: Engine, turn: RunningTurn.RunningTurn, exit: Exit.Exit
     message: messageOf(failure),
     ...(aborted?.hook === undefined ? {} : { hook: aborted.hook })
   })
-  return finish(engine, turn, "failed", { failure }, true)
+  const ended = finish(engine, turn, "failed", { failure }, true)
+  // a defect is a bug or a part that broke, not a failure the loop names: its whole cause, with
+  // where it was thrown, goes to the log for whoever runs the loop (the result keeps one line)
+  return reading._tag === "Error" && isFailure(reading.error)
+    ? ended
+    : Effect.andThen(Effect.logError(`turn ${turn.turnId} of session ${JSON.stringify(turn.sessionKey)} died of a defect`, exit.cause), ended)
 }
 
 /**
