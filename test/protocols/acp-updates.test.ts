@@ -62,4 +62,28 @@ describe("ACP updates", () => {
       ["tool_call", "failed"]
     ])
   })
+
+  it("a todo list is the plan: every entry each time, with its status; a stored todo_write replays it", () => {
+    const todos = [
+      { content: "Read the code", status: "completed" },
+      { content: "Fix the bug", status: "in_progress", activeForm: "Fixing the bug" },
+      { content: "Run the tests", status: "pending" }
+    ] as const
+    const plan = {
+      sessionUpdate: "plan",
+      entries: [
+        { content: "Read the code", status: "completed", priority: "medium" },
+        { content: "Fix the bug", status: "in_progress", priority: "medium" },
+        { content: "Run the tests", status: "pending", priority: "medium" }
+      ]
+    }
+    expect(fromEvent({ ...base, _tag: "TodoUpdated", toolCallId: "c1", todos } as AgentEvent.AgentEvent, "/ws")).toEqual([plan])
+    const history: ReadonlyArray<Message.Message> = [
+      { role: "user", content: "plan it" },
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "todo_write", arguments: JSON.stringify({ todos }) }] },
+      { role: "tool", toolCallId: "c1", toolName: "todo_write", content: "Todo list updated." }
+    ]
+    expect(fromHistory(history, "/ws").at(-1)).toEqual(plan)
+    expect(kindOf("todo_write")).toBe("think")
+  })
 })

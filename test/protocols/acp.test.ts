@@ -313,4 +313,82 @@ describe("agent-loop acp", () => {
     expect(fs.readFileSync(path.join(workspace, "c.txt"), "utf8")).toBe("on disk\n")
     await editor.close()
   })
+
+  it("session modes: default, acceptEdits and bypassPermissions offered (no plan mode), set_mode changes what is asked; the todo list streams as the plan and load replays it", async (context) => {
+    const todos = [
+      { content: "Look around", status: "completed" },
+      { content: "Say hi", status: "in_progress", activeForm: "Saying hi" }
+    ]
+    const { home, open } = await setup(context, [
+      { toolCalls: [{ name: "todo_write", arguments: { todos } }] },
+      { toolCalls: [{ name: "exec", arguments: { command: "echo hi" } }] },
+      { text: "Said it." },
+      { toolCalls: [{ name: "exec", arguments: { command: "echo again" } }] },
+      { text: "Again." }
+    ], allowOnce)
+    const editor = open()
+    await initialize(editor.agent)
+    const workspace = path.join(home, "ws")
+    const created = await editor.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] })
+    const { sessionId } = created
+    expect(created.modes?.currentModeId).toBe("default")
+    expect(created.modes?.availableModes.map((m) => m.id)).toEqual(["default", "acceptEdits", "bypassPermissions"])
+    await expect(editor.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "plan" })).rejects.toMatchObject({ code: -32602 })
+
+    await editor.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "bypassPermissions" })
+    const first = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "plan and say hi" }] })
+    expect(first.stopReason).toBe("end_turn")
+    // bypassPermissions: the command ran without asking
+    expect(editor.permissions).toHaveLength(0)
+    const plans = editor.updates.flatMap((u) => u.update.sessionUpdate === "plan" ? [u.update.entries] : [])
+    expect(plans).toEqual([[
+      { content: "Look around", status: "completed", priority: "medium" },
+      { content: "Say hi", status: "in_progress", priority: "medium" }
+    ]])
+    expect(editor.updates.some((u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "completed" && JSON.stringify(u.update.content).includes("hi"))).toBe(true)
+
+    await editor.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "acceptEdits" })
+    const second = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "again" }] })
+    expect(second.stopReason).toBe("end_turn")
+    // back under the rules: the command is asked about
+    expect(editor.permissions).toHaveLength(1)
+    expect(editor.permissions[0]!.toolCall.title).toBe("exec echo again")
+    await editor.close()
+
+    const again = open()
+    await initialize(again.agent)
+    const loaded = await again.agent.request(acp.methods.agent.session.load, { sessionId, cwd: workspace, mcpServers: [] })
+    expect(loaded.modes?.currentModeId).toBe("default")
+    expect(again.updates.filter((u) => u.update.sessionUpdate === "plan")).toHaveLength(1)
+    await again.close()
+  })
+
+  it("started with --yes: sessions start in bypassPermissions", async (context) => {
+    const { home, open } = await setup(context, [{ text: "Fine." }], allowOnce, { args: ["--yes"] })
+    const editor = open()
+    await initialize(editor.agent)
+    const created = await editor.agent.request(acp.methods.agent.session.new, { cwd: path.join(home, "ws"), mcpServers: [] })
+    expect(created.modes?.currentModeId).toBe("bypassPermissions")
+    await editor.close()
+  })
+
+  it("custom slash commands: advertised to every session (available_commands_update), and /NAME ARGS runs the command's prompt", async (context) => {
+    const { home, open, server } = await setup(context, [{ text: "Hello, Ann." }], allowOnce)
+    const commands = path.join(home, "config", "agent-loop", "commands")
+    fs.mkdirSync(commands, { recursive: true })
+    fs.writeFileSync(path.join(commands, "greet.md"), "---\ndescription: Greets someone\nargument-hint: NAME\n---\nSay hello to $ARGUMENTS, warmly.\n")
+    const editor = open()
+    await initialize(editor.agent)
+    const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: path.join(home, "ws"), mcpServers: [] })
+    const advertised = editor.updates.find((u) => u.update.sessionUpdate === "available_commands_update")?.update
+    expect(advertised).toEqual({
+      sessionUpdate: "available_commands_update",
+      availableCommands: [{ name: "greet", description: "Greets someone", input: { hint: "NAME" } }]
+    })
+    const response = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "/greet Ann" }] })
+    expect(response.stopReason).toBe("end_turn")
+    const said = (server.requests[0]!.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === "user").map((m) => JSON.stringify(m.content))
+    expect(said.join("\n")).toContain("Say hello to Ann, warmly.")
+    await editor.close()
+  })
 })

@@ -3,7 +3,8 @@
  * that speak ACP (Zed, JetBrains IDEs, Neovim plugins): `protocols/acp/agent.ts`. Stdout carries
  * the protocol only; what the CLI says goes to stderr. Approvals are asked in the editor
  * (`session/request_permission`) under the same rules as at a terminal; the custom slash commands
- * are advertised as the session's commands.
+ * are advertised as the session's commands; Claude Code's permission modes the loop has are the
+ * session's modes.
  */
 import { Readable, Writable } from "node:stream"
 import * as Effect from "effect/Effect"
@@ -11,6 +12,7 @@ import packageJson from "../../../package.json" with { type: "json" }
 import { ToolRegistry } from "../../services/ToolRegistry.ts"
 import * as AcpAgent from "../../protocols/acp/agent.ts"
 import * as AcpFiles from "../../protocols/acp/files.ts"
+import type { ApprovalPolicy } from "../config/approvalPolicy.ts"
 import * as Approval from "../permissions/approval.ts"
 import * as App from "../runtime/app.ts"
 import type { AgentFlags } from "../settings/flags.ts"
@@ -22,6 +24,33 @@ import * as Slash from "./slashCommands.ts"
 
 /** What is said when the optional SDK is not installed. */
 export const SDK_MISSING = "agent-loop acp needs the Agent Client Protocol SDK: npm install @agentclientprotocol/sdk"
+
+/**
+ * The session modes: Claude Code's permission modes the loop has (plan mode does not exist yet).
+ * `acceptEdits` is `default` here, since edits inside the workspace never ask (writes into
+ * protected locations still do).
+ */
+export const MODES = [
+  { id: "default", name: "Default", description: "Calls that need approval are asked about" },
+  {
+    id: "acceptEdits",
+    name: "Accept edits",
+    description: "Edits inside the workspace run without asking (as in default: agent-loop never asks about them); other calls are asked about"
+  },
+  {
+    id: "bypassPermissions",
+    name: "Bypass permissions",
+    description: "Every call that needs approval runs without asking; deny rules and the sandbox still hold"
+  }
+] as const
+
+/** The approval policy of a mode, from the one the command was started with (`--yes`, `--approval`, `--permission-mode`, the settings). */
+export const policyOfMode = (mode: string | undefined, started: ApprovalPolicy): ApprovalPolicy | undefined => {
+  if (mode === undefined) return undefined
+  if (mode === "bypassPermissions") return "approve"
+  // default and acceptEdits ask, or deny as the command was told to
+  return started === "approve" ? "ask" : started
+}
 
 /** `agent-loop acp`: serves one editor on stdio until it closes the connection. */
 export const acp = (flags: AgentFlags) =>
@@ -52,10 +81,11 @@ export const acp = (flags: AgentFlags) =>
           ...(command.argumentHint === undefined ? {} : { input: { hint: command.argumentHint } })
         })),
         expand,
-        files
+        files,
+        modes: { available: MODES, initial: settings.approval === "approve" ? "bypassPermissions" : "default" }
       })
       // asked in the editor: `ask` only says that someone can be asked
-      yield* Approval.register(settings, screen, Effect.succeed(undefined), agent.askAbout)
+      yield* Approval.register(settings, screen, Effect.succeed(undefined), agent.askAbout, (key) => policyOfMode(agent.modeOf(key), settings.approval))
       const stream = sdk.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
       yield* agent.connect(stream)
     })).pipe(Effect.provide(App.layer(settings, { files: files.files })))

@@ -74,6 +74,8 @@ export const ASK_TIMEOUT: Duration.Duration = Duration.seconds(60)
 /** How approval is decided. */
 export interface ApprovalOptions {
   readonly policy: ApprovalPolicy
+  /** A session's own policy instead of `policy` (an editor's session mode over ACP); `undefined`: `policy`. */
+  readonly policyFor?: ((sessionKey: string) => ApprovalPolicy | undefined) | undefined
   readonly screen: ScreenShape
   /**
    * Reads the answer; `undefined` when input has ended. Absent when there is no terminal to ask on:
@@ -147,6 +149,7 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
   /** Calls the user approved at `beforeTool`: not asked twice. */
   const approvedEarly = new Set<string>()
   const sandbox = options.sandbox !== undefined && options.sandbox.active ? options.sandbox : undefined
+  const policyOf = (context: Hook.HookContext): ApprovalPolicy => options.policyFor?.(context.sessionKey) ?? options.policy
   const excluded = excludedRules(sandbox?.excludedCommands ?? [])
   /** Whether `call` is an `exec` call that runs outside the sandbox: asked for, or every part of it excluded. */
   const outside = (call: Hook.HookToolCall): "asked" | "excluded" | undefined => {
@@ -259,12 +262,12 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
       }
       const reason = why === undefined ? OUTSIDE_WHY : `${OUTSIDE_WHY}; ${why}`
       let decision: Hook.Approve | Hook.Deny
-      if (options.policy === "approve" && sandbox!.allowUnsandboxed === true) decision = Hook.approve
-      else if (options.policy === "deny") decision = yield* byPolicy(context, call, reason, false)
+      if (policyOf(context) === "approve" && sandbox!.allowUnsandboxed === true) decision = Hook.approve
+      else if (policyOf(context) === "deny") decision = yield* byPolicy(context, call, reason, false)
       else if (options.ask === undefined) {
         yield* screen.line(
           `agent-loop: denied ${what(call)}: it asks to run outside the sandbox, which needs your yes at a prompt and there is no terminal to ask` +
-            `${options.policy === "approve" ? " (--yes approves it only with sandbox.allowUnsandboxedCommands: true in your settings)" : ""}`
+            `${policyOf(context) === "approve" ? " (--yes approves it only with sandbox.allowUnsandboxedCommands: true in your settings)" : ""}`
         )
         decision = Hook.deny(UNSANDBOXED_NO_TERMINAL_REASON)
       } else decision = yield* byPolicy(context, call, reason, false, options.ask)
@@ -281,8 +284,8 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
     force?: Effect.Effect<string | undefined>
   ) => {
     if (force !== undefined) return Effect.map(prompt(context, call, why, force, false), (answer) => answer._tag === "Deny" ? Hook.deny(answer.reason) : Hook.approve)
-    if (options.policy === "approve") return Effect.succeed<Hook.Approve | Hook.Deny>(Hook.approve)
-    if (options.policy === "deny") {
+    if (policyOf(context) === "approve") return Effect.succeed<Hook.Approve | Hook.Deny>(Hook.approve)
+    if (policyOf(context) === "deny") {
       return Effect.as(screen.line(`agent-loop: denied ${what(call)}: approval is set to deny`), Hook.deny(POLICY_DENIED_REASON))
     }
     const ask = options.ask
@@ -397,7 +400,8 @@ export const register = (
   settings: ApprovalSettings,
   screen: ScreenShape,
   ask: Effect.Effect<string | undefined> | undefined,
-  askAbout?: ApprovalOptions["askAbout"]
+  askAbout?: ApprovalOptions["askAbout"],
+  policyFor?: ApprovalOptions["policyFor"]
 ) =>
   Effect.gen(function*() {
     const loop = yield* AgentLoop
@@ -410,6 +414,7 @@ export const register = (
         screen,
         ask,
         ...(askAbout === undefined ? {} : { askAbout }),
+        ...(policyFor === undefined ? {} : { policyFor }),
         permissions: settings.permissions,
         bridge: settings.hookBridge,
         ...(process.stderr.columns === undefined ? {} : { columns: process.stderr.columns }),

@@ -1,8 +1,9 @@
 /**
  * The loop as an ACP agent (Agent Client Protocol, spoken by Zed, JetBrains IDEs, Neovim plugins):
  * `initialize`, `session/new`, `session/load` (the stored conversation replayed as updates),
- * `session/prompt` (a turn, its events streamed as updates), `session/cancel` (stop now), and the
- * loop's approvals asked as `session/request_permission`.
+ * `session/prompt` (a turn, its events streamed as updates), `session/cancel` (stop now),
+ * `session/set_mode` (the modes the command offers), and the loop's approvals asked as
+ * `session/request_permission`.
  *
  * The SDK (`@agentclientprotocol/sdk`, an optional peer dependency) is handed in by the command
  * that loaded it, so nothing else loads it. ACP session ids are the loop's session keys: a session
@@ -34,6 +35,8 @@ export interface AgentOptions {
   readonly expand?: (text: string) => Effect.Effect<string | undefined>
   /** The file tools' bridge to the client's `fs/*` (`files.ts`), used for its sessions when the client offers them. */
   readonly files?: Files.Bridge
+  /** The session modes offered (`session/set_mode`) and the one every session starts in; none when absent. */
+  readonly modes?: { readonly available: ReadonlyArray<Acp.SessionMode>; readonly initial: string }
 }
 
 /** The answer an approval prompt reads (`approval.ts`): `y` once, `a` always (the suggested rule, this session), `n` no. */
@@ -43,6 +46,8 @@ export type Answer = "y" | "a" | "n"
 interface Session {
   readonly key: string
   readonly cwd: string
+  /** Its mode, one of `AgentOptions.modes`. */
+  mode: string | undefined
   /** The prompt running, if any: its cancel flag. */
   prompting: { cancelled: boolean } | undefined
 }
@@ -89,6 +94,12 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
 
     const update = (session: Session, update: Acp.SessionUpdate) =>
       Effect.promise(() => client?.notify(sdk.methods.client.session.update, { sessionId: session.key, update }) ?? Promise.resolve())
+
+    /** The modes part of a `session/new` or `session/load` answer. */
+    const modeState = (session: Session): { modes?: Acp.SessionModeState } =>
+      options.modes === undefined || session.mode === undefined
+        ? {}
+        : { modes: { currentModeId: session.mode, availableModes: [...options.modes.available] } }
 
     const advertise = (session: Session) =>
       options.commands === undefined || options.commands.length === 0
@@ -154,20 +165,29 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
         }
       })
       .onRequest(sdk.methods.agent.session.new, async ({ params }) => {
-        const session: Session = { key: `acp-${randomUUID()}`, cwd: params.cwd, prompting: undefined }
+        const session: Session = { key: `acp-${randomUUID()}`, cwd: params.cwd, mode: options.modes?.initial, prompting: undefined }
         sessions.set(session.key, session)
         await run(advertise(session))
-        return { sessionId: session.key }
+        return { sessionId: session.key, ...modeState(session) }
       })
       .onRequest(sdk.methods.agent.session.load, async ({ params }) => {
         const history = await run(Effect.orElseSucceed(store.load(params.sessionId), () => []))
         if (history.length === 0) throw sdk.RequestError.sessionNotFound(params.sessionId)
-        const session: Session = sessions.get(params.sessionId) ?? { key: params.sessionId, cwd: params.cwd, prompting: undefined }
+        const session: Session = sessions.get(params.sessionId) ??
+          { key: params.sessionId, cwd: params.cwd, mode: options.modes?.initial, prompting: undefined }
         sessions.set(session.key, session)
         await run(Effect.andThen(
           Effect.forEach(Updates.fromHistory(history, params.cwd), (u) => update(session, u), { discard: true }),
           advertise(session)
         ))
+        return modeState(session)
+      })
+      .onRequest(sdk.methods.agent.session.setMode, ({ params }) => {
+        const session = sessionOf(params.sessionId)
+        if (options.modes === undefined || !options.modes.available.some((mode) => mode.id === params.modeId)) {
+          throw sdk.RequestError.invalidParams({ modeId: params.modeId }, `no such mode: ${params.modeId}`)
+        }
+        session.mode = params.modeId
         return {}
       })
       .onRequest(sdk.methods.agent.session.prompt, async ({ params }) => {
@@ -229,5 +249,8 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
       )
     }
 
-    return { connect, askAbout }
+    /** The mode of a session of this connection; `undefined` for another session. */
+    const modeOf = (sessionKey: string): string | undefined => sessions.get(sessionKey)?.mode
+
+    return { connect, askAbout, modeOf }
   })

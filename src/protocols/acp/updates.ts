@@ -1,7 +1,8 @@
 /**
  * What an ACP client is shown (`session/update`): the loop's events of a turn, and a stored
  * conversation replayed by `session/load`, as ACP session updates — text and thoughts as chunks,
- * tool calls with their kind, title, status, locations and content (an edit as a diff).
+ * tool calls with their kind, title, status, locations and content (an edit as a diff), the todo
+ * list (`todo_write`) as the plan.
  *
  * Pure: the connection (`agent.ts`) sends what these return.
  */
@@ -29,6 +30,7 @@ export const kindOf = (toolName: string): Acp.ToolKind => {
       return "fetch"
     case "subagent":
     case "spawn":
+    case "todo_write":
       return "think"
     default:
       return "other"
@@ -80,6 +82,26 @@ const diffOf = (toolName: string, args: Record<string, unknown>, cwd: string): A
 
 const text = (value: string): Acp.ContentBlock => ({ type: "text", text: value })
 
+/** A todo list (`todo_write`, `TodoUpdated`) as the plan: the whole list each time, as ACP wants; the loop has no priorities. */
+export const planOf = (todos: ReadonlyArray<{ readonly content: string; readonly status: string }>): Acp.SessionUpdate => ({
+  sessionUpdate: "plan",
+  entries: todos.map((todo) => ({
+    content: todo.content,
+    status: todo.status === "in_progress" || todo.status === "completed" ? todo.status : "pending",
+    priority: "medium"
+  }))
+})
+
+/** The todos of a stored `todo_write` call's arguments, if they are a list of them. */
+const todosOf = (args: Record<string, unknown>): ReadonlyArray<{ content: string; status: string }> | undefined => {
+  const todos = args["todos"]
+  if (!Array.isArray(todos)) return undefined
+  return todos.flatMap((todo: unknown) => {
+    const item = typeof todo === "object" && todo !== null ? todo as Record<string, unknown> : {}
+    return typeof item["content"] === "string" ? [{ content: item["content"], status: String(item["status"]) }] : []
+  })
+}
+
 /** A tool call as the client first sees it: pending (asked about) or in progress (running). */
 export const toolCall = (
   call: { readonly id: string; readonly name: string; readonly arguments: string },
@@ -120,6 +142,8 @@ export const fromEvent = (event: AgentEvent, cwd: string): ReadonlyArray<Acp.Ses
         content: [{ type: "content", content: text(event.result) }],
         rawOutput: { result: event.result, isError: event.isError }
       }]
+    case "TodoUpdated":
+      return [planOf(event.todos)]
     case "ToolExecSkipped":
       return [{
         sessionUpdate: "tool_call_update",
@@ -136,7 +160,8 @@ export const fromEvent = (event: AgentEvent, cwd: string): ReadonlyArray<Acp.Ses
 
 /**
  * A stored conversation as updates, for `session/load`: user and assistant text as their chunks,
- * reasoning as thoughts, each tool call with its final status and result. System messages (the
+ * reasoning as thoughts, each tool call with its final status and result, the todo list as it was
+ * last written (`todo_write`) as the plan. System messages (the
  * prompt, summaries) are the agent's own and are not shown.
  */
 export const fromHistory = (messages: ReadonlyArray<Message.Message>, cwd: string): ReadonlyArray<Acp.SessionUpdate> => {
@@ -159,6 +184,8 @@ export const fromHistory = (messages: ReadonlyArray<Message.Message>, cwd: strin
       if (result !== undefined) {
         updates.push({ sessionUpdate: "tool_call_update", toolCallId: call.id, content: [{ type: "content", content: text(Message.textOf(result.content)) }] })
       }
+      const todos = call.name === "todo_write" && result?.isError !== true ? todosOf(argsOf(call.arguments)) : undefined
+      if (todos !== undefined) updates.push(planOf(todos))
     }
   }
   return updates
