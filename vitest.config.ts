@@ -21,7 +21,7 @@ const e2e = [
   // the cluster: throwaway Postgres servers, runner processes started, killed and restarted
   "test/cluster/{auth,blip,cli,cli-edges,cli-lost,cluster,failover,load,once,resume,stall,truth}.test.ts",
   // the SQL session store on real Postgres servers, and processes racing on one database
-  "test/sessions/{fencing,postgres-harness,store-sql,store-sql-lost-connection,store-sql-processes}.test.ts",
+  "test/sessions/{fencing,postgres-harness,store-sql,store-sql-processes}.test.ts",
   "test/cli/stores.test.ts",
   // the inspector in headless Chromium
   "test/inspector/browser.test.ts",
@@ -29,8 +29,9 @@ const e2e = [
   "test/cli/{chat,chat-editing,chat-sessions,chat-stop,claude-settings,slash,stream-json,terminal,terminal-hostile,terminal-markdown,web-fetch-hosts,workspace-sessions}.test.ts",
   // protocols: MCP servers nobody in this project wrote, installed from npm
   "test/mcp/real-servers.test.ts",
-  // an editor (the official ACP client) driving `agent-loop acp` processes against a loopback model
-  "test/protocols/{acp,mcp-serve}.test.ts",
+  // an editor (the official ACP client) driving `agent-loop acp` processes, and the official A2A client
+  // driving `agent-loop serve`, against a loopback model
+  "test/protocols/{a2a,acp,mcp-serve}.test.ts",
   // packaging: npm pack, an offline install and tsc over every example; the examples and the docs
   // generator run as processes
   "test/package/{packaging,examples,docs}.test.ts"

@@ -19,6 +19,8 @@ import * as Redacted from "effect/Redacted"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import packageJson from "../../../package.json" with { type: "json" }
+import * as A2a from "../../protocols/a2a/server.ts"
 import * as Server from "../../server/Server.ts"
 import type { ProviderKeys } from "../providers/providerKeys.ts"
 import * as App from "../runtime/app.ts"
@@ -47,13 +49,14 @@ export const serveApi = (flags: ServeFlags & ApiFlags) =>
     return yield* Effect.scoped(Effect.gen(function*() {
       const local = yield* Layer.build(App.layer(settings))
       const served = yield* Layer.build(
-        HttpRouter.serve(Server.layer({ token: token.token, corsOrigins: flags.corsOrigin }), { disableLogger: true, disableListenLog: true }).pipe(
+        HttpRouter.serve(Server.layer({ token: token.token, corsOrigins: flags.corsOrigin, protocols: [A2a.protocol({ version: packageJson.version })] }), { disableLogger: true, disableListenLog: true }).pipe(
           Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: flags.port, host })),
           Layer.provide(Layer.succeedContext(local))
         )
       ).pipe(Effect.catchTag("ServeError", (error) => fail(`serve: cannot listen on ${host}:${flags.port}: ${error.message}`)))
       const origin = HttpServer.formatAddress(Context.get(served, HttpServer.HttpServer).address)
       yield* say(`agent-loop: API at ${origin}/v1 (OpenAPI at ${origin}/openapi.json), sessions (model ${settings.model})`)
+      yield* say(`agent-loop: A2A agent at ${origin}/a2a (its card at ${origin}${A2a.CARD_PATH})`)
       yield* say(
         token.source === "environment"
           ? `agent-loop: the token is ${ServerToken.TOKEN_ENV}'s`

@@ -1,0 +1,428 @@
+/**
+ * A2A tasks over the loop: a task is a turn, its `contextId` the session key (one session per
+ * context, so a context's tasks share a conversation). The task is `submitted`, `working` once the
+ * turn starts, `input-required` while a tool call of its turn waits for approval (the server's
+ * approvals, so the same call can be decided over the HTTP API too), and ends `completed` (the
+ * final answer as an artifact: a text part, and a data part with the typed answer when one was
+ * asked for), `failed`, `rejected` (a hook blocked the turn) or `canceled` (stopped now).
+ *
+ * A message on a task waiting for approval answers it: a data part `{"decision": "approve" |
+ * "deny", "reason"?, "approvalId"?}` or the text `approve` / `deny[: reason]`. A message on a
+ * working task is steering for its turn. A context runs one task at a time.
+ */
+import { randomUUID } from "node:crypto"
+import type * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { AgentEvent } from "../../domain/Event.ts"
+import { textOf as messageText } from "../../domain/Message.ts"
+import type { TurnResult } from "../../domain/Turn.ts"
+import type { AgentLoopShape, TurnOptions } from "../../services/AgentLoop.ts"
+import * as Wire from "./wire.ts"
+
+/** A tool call waiting for a decision, as the server's approvals hold it. */
+export interface ApprovalLike {
+  readonly id: string
+  readonly sessionKey: string
+  readonly toolCallId: string
+  readonly toolName: string
+  readonly arguments: unknown
+  readonly status: string
+}
+
+/** The server's approvals, as a task needs them: told of each one, deciding them. */
+export interface ApprovalDesk {
+  readonly decide: (id: string, decision: { readonly decision: "allow" | "deny"; readonly reason?: string }) => Effect.Effect<unknown, unknown>
+  readonly listen: (listener: (event: { readonly _tag: "ApprovalRequested" | "ApprovalResolved"; readonly approval: ApprovalLike }) => void) => () => void
+}
+
+interface Entry {
+  readonly id: string
+  readonly contextId: string
+  status: Wire.TaskStatus
+  readonly history: Array<Wire.Message>
+  readonly artifacts: Array<Wire.Artifact>
+  /** The loop's id of the turn, once it started. */
+  turnId: string | undefined
+  cancelRequested: boolean
+  /** Its turn's calls waiting for approval, oldest first. */
+  readonly pending: Array<ApprovalLike>
+  readonly listeners: Set<(event: Wire.StreamEvent) => void>
+  readonly ended: Deferred.Deferred<void>
+}
+
+/** How long a cancel waits for the turn to stop before it answers with the task as it is. */
+const CANCEL_WAIT = Duration.seconds(30)
+
+/** An approval's answer, from a message's parts. */
+const decisionOf = (parts: ReadonlyArray<Wire.Part>): { readonly decision: "allow" | "deny"; readonly reason?: string; readonly approvalId?: string } | undefined => {
+  for (const part of parts) {
+    const data = part.data as { decision?: unknown; reason?: unknown; approvalId?: unknown } | undefined
+    if (data !== undefined && data !== null && typeof data === "object" && typeof data.decision === "string") {
+      const word = data.decision.toLowerCase()
+      const decision = word === "approve" || word === "allow" ? "allow" : word === "deny" || word === "reject" ? "deny" : undefined
+      if (decision === undefined) return undefined
+      return {
+        decision,
+        ...(typeof data.reason === "string" ? { reason: data.reason } : {}),
+        ...(typeof data.approvalId === "string" ? { approvalId: data.approvalId } : {})
+      }
+    }
+  }
+  const text = Wire.textOf(parts).trim()
+  if (/^(approve|allow)[.!]?$/i.test(text)) return { decision: "allow" }
+  const denied = /^(deny|reject)\b[\s:.!-]*([\s\S]*)$/i.exec(text)
+  if (denied !== null) return { decision: "deny", ...(denied[2]!.trim() === "" ? {} : { reason: denied[2]!.trim() }) }
+  return undefined
+}
+
+/** The input of a turn: text parts as they are, data parts as JSON, files by their URL. */
+const inputOf = (parts: ReadonlyArray<Wire.Part>): string =>
+  parts.flatMap((part) =>
+    part.text !== undefined ? [part.text] : part.data !== undefined ? [JSON.stringify(part.data)] : part.url !== undefined ? [`@${part.url}`] : []
+  ).join("\n")
+
+/** The tasks of one server. */
+export class Tasks {
+  private readonly tasks = new Map<string, Entry>()
+  /** The task of each context that has not ended. */
+  private readonly running = new Map<string, Entry>()
+  private readonly loop: AgentLoopShape
+  private readonly fibers: FiberSet.FiberSet<void>
+  private readonly scrub: (text: string) => string
+  private readonly desk: ApprovalDesk | undefined
+  private readonly kept: number
+
+  constructor(options: {
+    readonly loop: AgentLoopShape
+    readonly fibers: FiberSet.FiberSet<void>
+    readonly scrub: (text: string) => string
+    readonly desk?: ApprovalDesk
+    readonly kept?: number
+  }) {
+    this.loop = options.loop
+    this.fibers = options.fibers
+    this.scrub = options.scrub
+    this.desk = options.desk
+    this.kept = options.kept ?? 1000
+  }
+
+  /** Follows the server's approvals (call once; the returned function stops it). */
+  watchApprovals(): () => void {
+    if (this.desk === undefined) return () => undefined
+    return this.desk.listen((event) => {
+      const entry = this.running.get(event.approval.sessionKey)
+      if (entry === undefined || Wire.isTerminal(entry.status.state)) return
+      if (event._tag === "ApprovalRequested") {
+        entry.pending.push(event.approval)
+        if (entry.pending.length === 1) this.setStatus(entry, "TASK_STATE_INPUT_REQUIRED", this.asking(entry, event.approval))
+        return
+      }
+      const index = entry.pending.findIndex((approval) => approval.id === event.approval.id)
+      if (index < 0) return
+      entry.pending.splice(index, 1)
+      const next = entry.pending[0]
+      this.setStatus(entry, next === undefined ? "TASK_STATE_WORKING" : "TASK_STATE_INPUT_REQUIRED", next === undefined ? undefined : this.asking(entry, next))
+    })
+  }
+
+  /**
+   * A message from the client: a new task (no `taskId`), the answer to an approval, or steering.
+   * The returned stream starts with the task as it is then and follows it until it ends or waits
+   * for the client (input-required); its listener is in place before anything is done.
+   */
+  receive(params: Wire.SendMessageParams): Effect.Effect<{ readonly task: Wire.Task; readonly events: Stream.Stream<Wire.StreamEvent> }, Wire.RpcError> {
+    const self = this
+    return Effect.gen(function*() {
+      const message = params.message
+      if (message.role !== "ROLE_USER") return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.InvalidParams, "message.role: a client's message is ROLE_USER"))
+      if (message.taskId !== undefined && message.taskId !== "") {
+        const entry = self.tasks.get(message.taskId)
+        if (entry === undefined) return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.TaskNotFound, `Task not found: ${message.taskId}`))
+        if (message.contextId !== undefined && message.contextId !== "" && message.contextId !== entry.contextId) {
+          return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.InvalidParams, `message.contextId: task ${entry.id} is of context ${entry.contextId}`))
+        }
+        if (Wire.isTerminal(entry.status.state)) {
+          return yield* Effect.fail(
+            new Wire.RpcError(Wire.ErrorCode.UnsupportedOperation, `Task ${entry.id} has ended (${entry.status.state}): send a new message in its context instead`)
+          )
+        }
+        const follow = yield* self.follow(entry)
+        yield* entry.status.state === "TASK_STATE_INPUT_REQUIRED" ? self.answer(entry, message) : self.steer(entry, message)
+        return follow
+      }
+      const contextId = message.contextId === undefined || message.contextId === "" ? randomUUID() : message.contextId
+      const busy = self.running.get(contextId)
+      const active = busy === undefined ? yield* self.loop.activeTurn(contextId) : undefined
+      if (busy !== undefined || active !== undefined) {
+        return yield* Effect.fail(
+          new Wire.RpcError(
+            Wire.ErrorCode.UnsupportedOperation,
+            `Context ${contextId} has a running task${busy === undefined ? "" : ` (${busy.id})`}: send the message with its taskId (steering, or the answer to its approval), or cancel it first`
+          )
+        )
+      }
+      const input = inputOf(message.parts)
+      if (input.trim() === "") return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.InvalidParams, "message.parts: no text to act on"))
+      const id = randomUUID()
+      const entry: Entry = {
+        id,
+        contextId,
+        status: { state: "TASK_STATE_SUBMITTED", timestamp: new Date().toISOString() },
+        history: [{ ...message, contextId, taskId: id }],
+        artifacts: [],
+        turnId: undefined,
+        cancelRequested: false,
+        pending: [],
+        listeners: new Set(),
+        ended: Deferred.makeUnsafe<void>()
+      }
+      self.tasks.set(entry.id, entry)
+      self.running.set(contextId, entry)
+      self.trim()
+      const follow = yield* self.follow(entry)
+      yield* FiberSet.run(self.fibers, self.run(entry, input, self.turnOptions(params)))
+      return follow
+    })
+  }
+
+  /** The task now, with its newest `historyLength` messages (all when absent). */
+  get(id: string, historyLength?: number): Effect.Effect<Wire.Task, Wire.RpcError> {
+    return Effect.suspend(() => {
+      const entry = this.tasks.get(id)
+      return entry === undefined ? Effect.fail(new Wire.RpcError(Wire.ErrorCode.TaskNotFound, `Task not found: ${id}`)) : Effect.succeed(this.snapshot(entry, historyLength))
+    })
+  }
+
+  /** Follows a task until it ends or waits for the client (`SubscribeToTask`); an ended task cannot be followed. */
+  subscribe(id: string): Effect.Effect<Stream.Stream<Wire.StreamEvent>, Wire.RpcError> {
+    const self = this
+    return Effect.gen(function*() {
+      const entry = self.tasks.get(id)
+      if (entry === undefined) return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.TaskNotFound, `Task not found: ${id}`))
+      if (Wire.isTerminal(entry.status.state)) {
+        return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.UnsupportedOperation, `Task ${id} has ended (${entry.status.state})`))
+      }
+      return (yield* self.follow(entry)).events
+    })
+  }
+
+  /** Stops the task's turn now (the loop's stop-now interrupt) and answers once it ended `canceled`. */
+  cancel(id: string): Effect.Effect<Wire.Task, Wire.RpcError> {
+    const self = this
+    return Effect.gen(function*() {
+      const entry = self.tasks.get(id)
+      if (entry === undefined) return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.TaskNotFound, `Task not found: ${id}`))
+      if (Wire.isTerminal(entry.status.state)) {
+        return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.TaskNotCancelable, `Task not cancelable: ${id} has ended (${entry.status.state})`))
+      }
+      entry.cancelRequested = true
+      // a turn not started yet is stopped as it starts (see `onEvent`)
+      if (entry.turnId !== undefined) yield* Effect.ignore(self.loop.interruptNow(entry.contextId))
+      yield* Effect.timeoutOption(Deferred.await(entry.ended), CANCEL_WAIT)
+      return self.snapshot(entry)
+    })
+  }
+
+  /** A listener on the task's events, in place now; its stream begins with the task as it is when read. */
+  private follow(entry: Entry) {
+    return Effect.map(Queue.unbounded<Wire.StreamEvent, Cause.Done>(), (queue) => {
+      const listener = (event: Wire.StreamEvent) => {
+        Queue.offerUnsafe(queue, event)
+        if ("statusUpdate" in event && Wire.isSettled(event.statusUpdate.status.state)) {
+          entry.listeners.delete(listener)
+          Queue.endUnsafe(queue)
+        }
+      }
+      entry.listeners.add(listener)
+      const events = Stream.suspend(() => {
+        const task = this.snapshot(entry)
+        const first = Stream.make({ task } as Wire.StreamEvent)
+        return Wire.isSettled(task.status.state) ? first : Stream.concat(first, Stream.fromQueue(queue))
+      }).pipe(Stream.ensuring(Effect.sync(() => entry.listeners.delete(listener))))
+      return { task: this.snapshot(entry), events }
+    })
+  }
+
+  /** Answers the approval the task waits on. */
+  private answer(entry: Entry, message: Wire.Message): Effect.Effect<void, Wire.RpcError> {
+    const waiting = entry.pending[0]!
+    const decision = decisionOf(message.parts)
+    if (decision === undefined || this.desk === undefined) {
+      return Effect.fail(
+        new Wire.RpcError(
+          Wire.ErrorCode.InvalidParams,
+          `message.parts: task ${entry.id} waits for approval of ${waiting.toolName}: answer with the text "approve" or "deny" (or a data part {"decision": "approve" | "deny"})`
+        )
+      )
+    }
+    const approval = decision.approvalId === undefined ? waiting : entry.pending.find((a) => a.id === decision.approvalId)
+    if (approval === undefined) return Effect.fail(new Wire.RpcError(Wire.ErrorCode.InvalidParams, `approvalId: no approval ${decision.approvalId} waits in task ${entry.id}`))
+    entry.history.push({ ...message, contextId: entry.contextId, taskId: entry.id })
+    return this.desk.decide(approval.id, { decision: decision.decision, ...(decision.reason === undefined ? {} : { reason: decision.reason }) }).pipe(
+      Effect.asVoid,
+      Effect.mapError(() => new Wire.RpcError(Wire.ErrorCode.InvalidParams, `approval ${approval.id} was decided already`))
+    )
+  }
+
+  /** Steering for the task's running turn: never dropped (joined to the turn, or run right after it). */
+  private steer(entry: Entry, message: Wire.Message): Effect.Effect<void, Wire.RpcError> {
+    const text = inputOf(message.parts)
+    if (text.trim() === "") return Effect.fail(new Wire.RpcError(Wire.ErrorCode.InvalidParams, "message.parts: no text to steer with"))
+    entry.history.push({ ...message, contextId: entry.contextId, taskId: entry.id })
+    return this.loop.steer(entry.contextId, text).pipe(
+      Effect.asVoid,
+      Effect.mapError(() => new Wire.RpcError(Wire.ErrorCode.InternalError, "the turn holds as much steering as it may: send it again later"))
+    )
+  }
+
+  /** A typed answer when the message asks for one: `metadata.outputSchema`, a JSON Schema. */
+  private turnOptions(params: Wire.SendMessageParams): TurnOptions {
+    const schema = params.message.metadata?.["outputSchema"] ?? params.metadata?.["outputSchema"]
+    return schema !== null && typeof schema === "object" ? { output: Schema.Unknown, outputJsonSchema: schema as Record<string, unknown> } : {}
+  }
+
+  /** Runs the task's turn, its root events mapped to the task, and ends the task with its result. */
+  private run(entry: Entry, input: string, options: TurnOptions): Effect.Effect<void> {
+    const self = this
+    return Effect.scoped(Effect.gen(function*() {
+      const subscription = yield* self.loop.subscribe({ strategy: "lossless" })
+      const forward = yield* subscription.stream.pipe(
+        Stream.filter((event) => event.sessionKey === entry.contextId && event.depth === 0),
+        Stream.takeUntil((event) => event._tag === "TurnEnd"),
+        Stream.runForEach((event) => self.onEvent(entry, event)),
+        Effect.forkScoped
+      )
+      const result = yield* self.loop.turn(entry.contextId, input, options)
+      // the turn's end event is published before its result returns; do not hang on one that never came
+      yield* Effect.timeoutOption(Fiber.join(forward), Duration.seconds(5))
+      self.finish(entry, result)
+    })).pipe(
+      Effect.onExit((exit) => Effect.sync(() => {
+        if (Exit.isFailure(exit) && !Wire.isTerminal(entry.status.state)) self.end(entry, "TASK_STATE_FAILED", "the turn failed unexpectedly")
+      }))
+    )
+  }
+
+  private onEvent(entry: Entry, event: AgentEvent): Effect.Effect<void> {
+    switch (event._tag) {
+      case "TurnStart":
+        entry.turnId = event.turnId
+        this.setStatus(entry, "TASK_STATE_WORKING")
+        return entry.cancelRequested ? Effect.ignore(this.loop.interruptNow(entry.contextId)) : Effect.void
+      case "ToolExecStart":
+        return Effect.sync(() =>
+          this.setStatus(
+            entry,
+            "TASK_STATE_WORKING",
+            this.agentMessage(entry, [{ text: `running ${event.toolName}` }, {
+              data: { event: "tool_started", toolCallId: event.toolCallId, toolName: event.toolName, arguments: this.parsed(event.arguments) }
+            }])
+          )
+        )
+      case "ToolExecEnd":
+        return Effect.sync(() =>
+          this.setStatus(
+            entry,
+            "TASK_STATE_WORKING",
+            this.agentMessage(entry, [{ text: `${event.toolName} ${event.isError ? "failed" : "done"}` }, {
+              data: { event: "tool_ended", toolCallId: event.toolCallId, toolName: event.toolName, isError: event.isError }
+            }])
+          )
+        )
+      default:
+        return Effect.void
+    }
+  }
+
+  private finish(entry: Entry, result: TurnResult): void {
+    if (Wire.isTerminal(entry.status.state)) return
+    const text = this.scrub(result.finalMessage === undefined ? "" : messageText(result.finalMessage.content))
+    switch (result.status) {
+      case "completed": {
+        const artifact: Wire.Artifact = {
+          artifactId: `${entry.id}-answer`,
+          name: "answer",
+          description: "The turn's final answer",
+          parts: [{ text, mediaType: "text/plain" }, ...(result.output === undefined ? [] : [{ data: result.output, mediaType: "application/json" }])]
+        }
+        entry.artifacts.push(artifact)
+        this.emit(entry, { artifactUpdate: { taskId: entry.id, contextId: entry.contextId, artifact, lastChunk: true } })
+        const answer = this.agentMessage(entry, [{ text }])
+        entry.history.push(answer)
+        return this.end(entry, "TASK_STATE_COMPLETED", undefined, answer)
+      }
+      case "interrupted":
+      case "aborted":
+        return this.end(entry, "TASK_STATE_CANCELED", entry.cancelRequested ? "canceled by the client" : `the turn was ${result.status}`)
+      case "blocked":
+        return this.end(entry, "TASK_STATE_REJECTED", this.scrub(result.error ?? "a hook blocked the turn"))
+      default:
+        return this.end(entry, "TASK_STATE_FAILED", this.scrub(result.error ?? `the turn ended ${result.status}`))
+    }
+  }
+
+  private end(entry: Entry, state: Wire.TaskState, why: string | undefined, message?: Wire.Message): void {
+    entry.pending.length = 0
+    if (this.running.get(entry.contextId) === entry) this.running.delete(entry.contextId)
+    this.setStatus(entry, state, message ?? (why === undefined ? undefined : this.agentMessage(entry, [{ text: why }])))
+    Deferred.doneUnsafe(entry.ended, Exit.void)
+  }
+
+  private setStatus(entry: Entry, state: Wire.TaskState, message?: Wire.Message): void {
+    entry.status = { state, timestamp: new Date().toISOString(), ...(message === undefined ? {} : { message }) }
+    this.emit(entry, { statusUpdate: { taskId: entry.id, contextId: entry.contextId, status: entry.status } })
+  }
+
+  private emit(entry: Entry, event: Wire.StreamEvent): void {
+    for (const listener of [...entry.listeners]) listener(event)
+  }
+
+  private asking(entry: Entry, approval: ApprovalLike): Wire.Message {
+    const args = JSON.stringify(approval.arguments ?? {})
+    return this.agentMessage(entry, [
+      { text: `${approval.toolName} needs approval: ${args}. Answer "approve" or "deny" (a message on this task).` },
+      { data: { approval: { id: approval.id, toolCallId: approval.toolCallId, toolName: approval.toolName, arguments: approval.arguments } } }
+    ])
+  }
+
+  private agentMessage(entry: Entry, parts: ReadonlyArray<Wire.Part>): Wire.Message {
+    return { messageId: randomUUID(), contextId: entry.contextId, taskId: entry.id, role: "ROLE_AGENT", parts }
+  }
+
+  private parsed(args: string): unknown {
+    const scrubbed = this.scrub(args)
+    try {
+      return JSON.parse(scrubbed)
+    } catch {
+      return scrubbed
+    }
+  }
+
+  private snapshot(entry: Entry, historyLength?: number): Wire.Task {
+    const history = historyLength === undefined ? entry.history : historyLength <= 0 ? [] : entry.history.slice(-historyLength)
+    return {
+      id: entry.id,
+      contextId: entry.contextId,
+      status: entry.status,
+      ...(entry.artifacts.length === 0 ? {} : { artifacts: [...entry.artifacts] }),
+      ...(history.length === 0 ? {} : { history: [...history] })
+    }
+  }
+
+  /** Forgets the oldest ended tasks past the bound; running ones are always kept. */
+  private trim(): void {
+    if (this.tasks.size <= this.kept) return
+    for (const [id, entry] of this.tasks) {
+      if (this.tasks.size <= this.kept) return
+      if (Wire.isTerminal(entry.status.state)) this.tasks.delete(id)
+    }
+  }
+}
