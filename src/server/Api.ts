@@ -15,6 +15,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Sse from "effect/encoding/Sse"
 import { SessionEntry } from "../domain/SessionLog.ts"
 import { TurnResult } from "../domain/Turn.ts"
+import { ChatRequest, UIMessageChunk } from "./uiMessageStream.ts"
 
 /** A message sent to a session (a turn, steering, a follow-up): non-empty text. */
 export const MessageBody = Schema.Struct({ message: Schema.NonEmptyString })
@@ -44,6 +45,16 @@ export class TurnNotRunning extends Schema.TaggedError<TurnNotRunning>()("TurnNo
 export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("AlreadyDecided", {
   id: Schema.String,
   decision: Schema.String
+}, { httpApiStatus: 409 }) {}
+
+/** A chat request the server cannot act on (`message` says why). */
+export class ChatRefused extends Schema.TaggedError<ChatRefused>()("ChatRefused", {
+  message: Schema.String
+}, { httpApiStatus: 400 }) {}
+
+/** The session runs a turn already (or one waits to run): a chat's message would not be the next turn. */
+export class SessionBusy extends Schema.TaggedError<SessionBusy>()("SessionBusy", {
+  sessionKey: Schema.String
 }, { httpApiStatus: 409 }) {}
 
 /** The store failed; its message is scrubbed of secrets. */
@@ -191,6 +202,18 @@ export class Approvals extends HttpApiGroup.make("approvals")
   }))
   .prefix("/v1") {}
 
+/**
+ * The AI SDK's UI message stream, for `useChat` (`@ai-sdk/react`): the body its transport posts
+ * (the chat's `id` is the session key), answered with the turn as server-sent UI message chunks.
+ */
+export class Chat extends HttpApiGroup.make("chat")
+  .add(HttpApiEndpoint.post("send", "/chat", {
+    payload: ChatRequest,
+    success: HttpApiSchema.StreamSse({ data: UIMessageChunk }),
+    error: [ChatRefused, SessionBusy, ApprovalNotFound]
+  }))
+  .prefix("/v1") {}
+
 /** What the server offers: every event, its models and tools. */
 export class Server extends HttpApiGroup.make("server")
   .add(HttpApiEndpoint.get("events", "/events", { success: EventStream }))
@@ -203,9 +226,10 @@ export class AgentLoopApi extends HttpApi.make("agent-loop")
   .add(Sessions)
   .add(Turns)
   .add(Approvals)
+  .add(Chat)
   .add(Server)
   .middleware(Authorization)
   .middleware(HttpApiMiddleware.ProblemDetails)
   .annotate(OpenApi.Title, "effect-agent-loop server")
   .annotate(OpenApi.Version, "1")
-  .annotate(OpenApi.Description, "The agent loop as a service: sessions, turns, steering, interrupts, approvals and server-sent events with replay.") {}
+  .annotate(OpenApi.Description, "The agent loop as a service: sessions, turns, steering, interrupts, approvals, server-sent events with replay, and the AI SDK's UI message stream.") {}

@@ -1,8 +1,8 @@
 /**
  * `Server`: the loop as a service. `Server.layer` mounts the HTTP API (`Api.ts`: sessions, turns,
- * steering, follow-ups, interrupts, approvals, server-sent events with replay, models, tools, and
- * `GET /openapi.json`) on an application's `effect/http` router; `agent-loop serve` serves it on
- * 127.0.0.1.
+ * steering, follow-ups, interrupts, approvals, server-sent events with replay, models, tools, the
+ * AI SDK's UI message stream for `useChat`, and `GET /openapi.json`) on an application's
+ * `effect/http` router; `agent-loop serve` serves it on 127.0.0.1.
  *
  * Every route but `/openapi.json` needs `Authorization: Bearer TOKEN` (an empty 401 otherwise,
  * before anything else is looked at); a body over `maxBodyBytes` gets an empty 413; a body that
@@ -32,7 +32,6 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
@@ -62,6 +61,7 @@ import {
   TurnNotRunning
 } from "./Api.ts"
 import { Approvals } from "./approvals.ts"
+import { makeChat } from "./chat.ts"
 import { EventFeed, type FeedEvent, type Frame } from "./eventFeed.ts"
 import { Turns } from "./turns.ts"
 
@@ -73,8 +73,6 @@ export interface Options {
   readonly maxBodyBytes?: number
   /** Origins allowed to call the API from a browser (CORS); default none, and CORS stays off. */
   readonly corsOrigins?: ReadonlyArray<string>
-  /** Protocols served beside the API on the same router and token (`agent-loop serve` mounts A2A's). */
-  readonly protocols?: ReadonlyArray<Protocol>
   /** Events kept for clients that reconnect (`Last-Event-ID`); default 10,000. */
   readonly replayEvents?: number
   /** Events one client may fall behind by before it is sent a `gap` event; default 10,000. */
@@ -83,19 +81,6 @@ export interface Options {
 
 /** The default largest request body: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
-
-/**
- * What the server hands a protocol served beside it: its token and body cap, and its approvals,
- * so that a tool call waits for one decision, taken through whichever door.
- */
-export interface Shared {
-  readonly token: Redacted.Redacted<string>
-  readonly maxBodyBytes: number
-  readonly approvals: Approvals
-}
-
-/** A protocol served beside the API: adds its routes to the router, for the server's scope. */
-export type Protocol = (shared: Shared) => Effect.Effect<void, never, HttpRouter.HttpRouter | AgentLoop | SessionStore | EventBus | Scope.Scope>
 
 /** A new random token: 32 bytes from the system's secure generator, URL-safe base64. */
 export const makeToken = (): Redacted.Redacted<string> => Redacted.make(randomBytes(32).toString("base64url"))
@@ -150,6 +135,7 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     yield* loop.registerHook(approvals.hook, { name: "server approvals", source: "server" })
     const turns = new Turns(loop, yield* FiberSet.make<void>())
     const clientBuffer = options.clientBuffer ?? 10_000
+    const chat = makeChat({ loop, feed, approvals, turns, clientBuffer, scrub: secrets.scrub })
     const storeFailed = (error: { readonly message: string }) => new StoreFailed({ message: secrets.scrub(error.message) })
     const existing = (key: string) =>
       store.log(key).pipe(
@@ -179,9 +165,6 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
         const turnId = yield* turns.start(key, message)
         return { status: active === undefined ? "started" : "queued", turnId }
       })
-
-    const shared: Shared = { token: options.token, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, approvals }
-    yield* Effect.forEach(options.protocols ?? [], (protocol) => protocol(shared), { discard: true })
 
     return Layer.mergeAll(
       HttpApiBuilder.group(AgentLoopApi, "sessions", (h) =>
@@ -228,6 +211,7 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
         h
           .handle("list", () => Effect.sync(() => approvals.list()))
           .handle("decide", ({ params, payload }) => approvals.decide(params.id, payload))),
+      HttpApiBuilder.group(AgentLoopApi, "chat", (h) => h.handle("send", ({ payload }) => chat(payload))),
       HttpApiBuilder.group(AgentLoopApi, "server", (h) =>
         h
           .handle("events", ({ request }) => Effect.succeed(events(request, () => true)))

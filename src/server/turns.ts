@@ -51,6 +51,12 @@ export class Turns {
     return this.turns.get(turnId)
   }
 
+  /** Whether a turn this server started in the session is running or waiting to. */
+  running(sessionKey: string): boolean {
+    for (const state of this.turns.values()) if (state.sessionKey === sessionKey && state.status === "running") return true
+    return false
+  }
+
   /** The turn's state once it ends, or when `wait` has passed, whichever is first. */
   awaitEnd(turnId: string, wait: Duration.Duration): Effect.Effect<TurnState | undefined> {
     return Effect.suspend(() => {
