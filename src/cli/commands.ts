@@ -1,6 +1,6 @@
 /**
  * The `agent-loop` command tree (`effect/cli`): `run`, `chat`, `serve`, `hooks list`, `permissions list`,
- * `sessions list|show|import|export`, `ui`, `models`, `mcp list|add|remove`, `sandbox status`, `trust`, `untrust`, `undo`.
+ * `sessions list|show|import|export`, `ui`, `models`, `mcp list|add|remove|login|logout`, `sandbox status`, `trust`, `untrust`, `undo`.
  *
  * Only the definitions (names, flags, help) are loaded up front; each command's code is imported
  * when that command is chosen (`handler`), so that `--help` and every command start without
@@ -14,6 +14,7 @@ import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as ClusterOptions from "./commands/clusterOptions.ts"
 import type * as McpCommand from "./commands/mcp.ts"
+import type * as McpLoginCommand from "./commands/mcpLogin.ts"
 import type { ServeFlags } from "./commands/serve.ts"
 import type * as Undo from "./commands/undo.ts"
 import { inputFormats, outputFormats } from "./output/formats.ts"
@@ -331,6 +332,31 @@ const mcpRemove = Command.make(
   (flags: McpCommand.RemoveFlags) => handler(() => import("./commands/mcp.ts"), (m) => m.remove(flags))
 ).pipe(Command.withDescription("Remove an MCP server from your settings or the workspace's .mcp.json"))
 
+const mcpLoginFlags = {
+  name: Argument.String("name").pipe(Argument.withDescription("The remote server's name, as mcp list shows it")),
+  workspace: agentFlags.workspace,
+  settings: agentFlags.settings,
+  mcpConfig: agentFlags.mcpConfig,
+  mcpWorkspace: agentFlags.mcpWorkspace
+}
+
+const mcpLogin = Command.make(
+  "login",
+  { ...mcpLoginFlags, open: Flag.Boolean("open").pipe(Flag.withDefault(false), Flag.withDescription("Open the authorization URL in the desktop's browser too")) },
+  (flags: McpLoginCommand.LoginFlags) => handler(() => import("./commands/mcpLogin.ts"), (m) => m.login(flags))
+).pipe(
+  Command.withDescription(
+    "Authorize a remote MCP server with OAuth (authorization code with PKCE): prints the URL to open, waits for the redirect on 127.0.0.1, and keeps the tokens (0600, refreshed as they expire) for run, chat and mcp list"
+  ),
+  Command.withExamples([{ command: "agent-loop mcp login linear --open", description: "Log in to the server named linear in your browser" }])
+)
+
+const mcpLogout = Command.make(
+  "logout",
+  mcpLoginFlags,
+  (flags: Omit<McpLoginCommand.LoginFlags, "open">) => handler(() => import("./commands/mcpLogin.ts"), (m) => m.logout(flags))
+).pipe(Command.withDescription("Forget the OAuth tokens mcp login kept for a remote MCP server"))
+
 const mcpServeFlags = {
   http: Flag.Int("http").pipe(Flag.optional, Flag.withDescription("Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (0: any free port), behind a bearer token")),
   mcpHost: Flag.String("mcp-host").pipe(Flag.withDefault("127.0.0.1"), Flag.withDescription("The address --http listens on (default 127.0.0.1)")),
@@ -352,8 +378,8 @@ const mcpServe = Command.make("serve", { ...agentFlags, ...mcpServeFlags }, ({ h
   )
 
 const mcp = Command.make("mcp").pipe(
-  Command.withDescription("MCP servers: list them with their tools, add or remove one; serve the agent as one"),
-  Command.withSubcommands([mcpList, mcpAdd, mcpRemove, mcpServe])
+  Command.withDescription("MCP servers: list them with their tools, add or remove one, log in to a remote one; serve the agent as one"),
+  Command.withSubcommands([mcpList, mcpAdd, mcpRemove, mcpLogin, mcpLogout, mcpServe])
 )
 
 const directory = Argument.String("dir").pipe(

@@ -6,7 +6,6 @@
  * Loaded only by the commands that serve the page, so that no other command pays for the HTTP
  * server's code.
  */
-import * as nodeChild from "node:child_process"
 import { createServer } from "node:http"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -25,6 +24,7 @@ import { dataDir } from "../config/dataDir.ts"
 import { readEvents } from "../output/eventsRead.ts"
 import * as StoreChoice from "../sessions/storeChoice.ts"
 import { fail } from "../terminal/failure.ts"
+import { openBrowser } from "../terminal/openBrowser.ts"
 import { Screen } from "../terminal/screen.ts"
 
 /** Where the page listens. */
@@ -63,18 +63,6 @@ export const serveInspector = (options: InspectOptions): Effect.Effect<string, u
     if (options.open) openBrowser(url)
     return url
   })
-
-/** Asks the desktop to open `url`; nothing happens where there is no desktop. */
-const openBrowser = (url: string): void => {
-  const command = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open"
-  try {
-    const child = nodeChild.spawn(command, [url], { stdio: "ignore", detached: true })
-    child.on("error", () => {})
-    child.unref()
-  } catch {
-    // no opener: the URL is printed
-  }
-}
 
 /** The flags of `agent-loop ui`. */
 export type UiFlags = StoreChoice.StoreFlags & {

@@ -18,6 +18,7 @@ import * as Schema from "effect/Schema"
 import type * as McpSchema from "effect/ai/McpSchema"
 import { loadConfigWithOrigins, McpServerConfig, WORKSPACE_CONFIG } from "../../layers/mcp/config.ts"
 import { userMcpFiles } from "../config/userMcpFiles.ts"
+import { cliOAuth } from "../config/mcpOAuth.ts"
 import { connect } from "../../layers/mcp/connect.ts"
 import { isDenied, requiresApproval } from "../../layers/mcp/policy.ts"
 import { resolveSettings } from "../../layers/mcp/settings.ts"
@@ -50,7 +51,7 @@ export const approvalClass = (config: McpServerConfig, tool: McpSchema.Tool): st
 }
 
 /** The servers `run` would start in `workspace`, and where each was defined. */
-const configured = (flags: ListFlags) =>
+export const configured = (flags: ListFlags) =>
   Effect.gen(function*() {
     const workspace = nodePath.resolve(Option.getOrElse(flags.workspace, () => "."))
     const trusted = yield* Trust.isTrusted(workspace)
@@ -113,7 +114,7 @@ export const list = (flags: ListFlags) =>
         Effect.map(
           server.config.disabled === true
             ? Effect.succeed(undefined)
-            : Effect.result(connect(server.name, server.config, { startupTimeout: settings.startupTimeout, workspace })),
+            : Effect.result(connect(server.name, server.config, { startupTimeout: settings.startupTimeout, workspace, oauth: cliOAuth() })),
           (result) => ({ server, result })
         ), { concurrency: "unbounded" }),
       { workspace: run.workspace, sandbox: run.sandbox, inputs }

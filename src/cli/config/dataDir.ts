@@ -1,7 +1,7 @@
 /**
  * Where the CLI keeps its data: `$AGENT_LOOP_DATA_DIR` (tests), else `$XDG_DATA_HOME/agent-loop`,
  * else `~/.local/share/agent-loop`. It holds the sessions (`sessions.db`, or `sessions/` of the
- * JSON Lines store: `storeChoice.ts`), the undo history, and the key of the session used last in each workspace (for `--continue`).
+ * JSON Lines store: `storeChoice.ts`), the undo history, MCP servers' OAuth tokens, and the key of the session used last in each workspace (for `--continue`).
  *
  * Conversations are private: the directory is 0700 (an existing one is tightened, it may predate
  * this rule) and the files in it 0600.
@@ -28,6 +28,9 @@ export const sessionsDir = (data: string): string => nodePath.join(data, "sessio
 
 /** Where the undo history lives (`FileHistoryDir`; `agent-loop undo`). */
 export const undoDir = (data: string): string => nodePath.join(data, "undo")
+
+/** Where the OAuth authorizations of remote MCP servers are kept (`agent-loop mcp login`; 0600). */
+export const mcpOAuthFile = (data: string): string => nodePath.join(data, "mcp-oauth.json")
 
 /** Where the sessions' transcripts in Claude Code's shape are kept, for hooks' `transcript_path`. */
 export const transcriptsDir = (data: string): string => nodePath.join(data, "transcripts")

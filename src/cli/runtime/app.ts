@@ -33,6 +33,7 @@ import { subagentWith } from "../../tools/subagent.ts"
 import type { SessionStore } from "../../services/SessionStore.ts"
 import * as WorkspaceLive from "../../layers/Workspace.ts"
 import { transcriptsDir, undoDir } from "../config/dataDir.ts"
+import { cliOAuth } from "../config/mcpOAuth.ts"
 import { userMcpFiles } from "../config/userMcpFiles.ts"
 import { configDir } from "../config/settingsFile.ts"
 import { skillTool } from "../config/skillTool.ts"
@@ -142,6 +143,8 @@ const tools = (settings: CliSettings, files: LayerOptions["files"]) => {
       maxImageBytes: settings.maxImageBytes,
       workspace: settings.workspace,
       enableName: "--tools",
+      // what `agent-loop mcp login` stored: remote servers get their tokens, refreshed as they expire
+      oauth: cliOAuth(settings.dataDir),
       ...(settings.mcpTools === undefined ? {} : { enable: settings.mcpTools })
     }))).pipe(Layer.provide(httpClient), (layer) => SandboxSpawner.confine(layer, settings.sandbox.mcpServers, settings.workspace))
   return (settings.verbose ? Layer.provide(mcp, Layer.succeed(References.MinimumLogLevel, "Debug")) : mcp).pipe(

@@ -1,5 +1,6 @@
 /**
- * Talking to an MCP server's authorization server, as the MCP authorization specification says:
+ * Talking to an MCP server's authorization server (discovery, registration, tokens), as the MCP
+ * authorization specification says.
  *
  * - **discovery**: the protected resource metadata (RFC 9728), at the URL the server's
  *   `WWW-Authenticate` names or at `/.well-known/oauth-protected-resource` (path-aware, then the
