@@ -221,7 +221,7 @@ const wantsAuthorization = (error: McpClientError.McpClientError) =>
  * the CLI's client does not: a server's redirect would carry its configured headers, credentials
  * included, to wherever it points.
  */
-const thirdPartyClient: Effect.Effect<HttpClient.HttpClient> = Effect.serviceOption(HttpClient.HttpClient).pipe(
+export const thirdPartyClient: Effect.Effect<HttpClient.HttpClient> = Effect.serviceOption(HttpClient.HttpClient).pipe(
   Effect.flatMap((client) =>
     Option.isSome(client)
       ? Effect.succeed(client.value)
