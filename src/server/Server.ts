@@ -32,6 +32,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
@@ -73,6 +74,8 @@ export interface Options {
   readonly maxBodyBytes?: number
   /** Origins allowed to call the API from a browser (CORS); default none, and CORS stays off. */
   readonly corsOrigins?: ReadonlyArray<string>
+  /** Protocols served beside the API on the same router and token (`agent-loop serve` mounts A2A's). */
+  readonly protocols?: ReadonlyArray<Protocol>
   /** Events kept for clients that reconnect (`Last-Event-ID`); default 10,000. */
   readonly replayEvents?: number
   /** Events one client may fall behind by before it is sent a `gap` event; default 10,000. */
@@ -81,6 +84,19 @@ export interface Options {
 
 /** The default largest request body: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+/**
+ * What the server hands a protocol served beside it: its token and body cap, and its approvals,
+ * so that a tool call waits for one decision, taken through whichever door.
+ */
+export interface Shared {
+  readonly token: Redacted.Redacted<string>
+  readonly maxBodyBytes: number
+  readonly approvals: Approvals
+}
+
+/** A protocol served beside the API: adds its routes to the router, for the server's scope. */
+export type Protocol = (shared: Shared) => Effect.Effect<void, never, HttpRouter.HttpRouter | AgentLoop | SessionStore | EventBus | Scope.Scope>
 
 /** A new random token: 32 bytes from the system's secure generator, URL-safe base64. */
 export const makeToken = (): Redacted.Redacted<string> => Redacted.make(randomBytes(32).toString("base64url"))
@@ -165,6 +181,9 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
         const turnId = yield* turns.start(key, message)
         return { status: active === undefined ? "started" : "queued", turnId }
       })
+
+    const shared: Shared = { token: options.token, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, approvals }
+    yield* Effect.forEach(options.protocols ?? [], (protocol) => protocol(shared), { discard: true })
 
     return Layer.mergeAll(
       HttpApiBuilder.group(AgentLoopApi, "sessions", (h) =>

@@ -28,6 +28,7 @@ interface Entry {
 /** The approvals of one server. */
 export class Approvals {
   private readonly entries = new Map<string, Entry>()
+  private readonly listeners = new Set<(event: ApprovalEvent) => void>()
   private readonly publish: (event: ApprovalEvent) => void
   private readonly scrub: SecretsShape["scrub"]
   private readonly kept: number
@@ -38,10 +39,26 @@ export class Approvals {
     this.kept = options.kept ?? 1000
   }
 
+  /** Calls `listener` with every approval requested or resolved from now on (other doors: A2A); returns the function that stops it. */
+  listen(listener: (event: ApprovalEvent) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  private announce(event: ApprovalEvent): void {
+    this.publish(event)
+    for (const listener of this.listeners) listener(event)
+  }
+
   /** Pending approvals first, then the decided ones kept, newest last. */
   list(): ReadonlyArray<Approval> {
     const all = [...this.entries.values()].map((entry) => entry.approval)
     return [...all.filter((a) => a.status === "pending"), ...all.filter((a) => a.status !== "pending")]
+  }
+
+  /** An approval, pending or decided, if this server still has it. */
+  get(id: string): Approval | undefined {
+    return this.entries.get(id)?.approval
   }
 
   /** An approval, pending or decided, if this server still has it. */
@@ -73,7 +90,7 @@ export class Approvals {
         const entry: Entry = { approval, decided }
         self.entries.set(id, entry)
         self.trim()
-        self.publish({ _tag: "ApprovalRequested", sessionKey: approval.sessionKey, turnId: approval.turnId, approval })
+        self.announce({ _tag: "ApprovalRequested", sessionKey: approval.sessionKey, turnId: approval.turnId, approval })
         const decision = yield* Deferred.await(decided).pipe(
           // the hook runner's time limit (approvalTimeout) interrupts the wait: the call is denied
           Effect.onInterrupt(() => Effect.sync(() => self.settle(entry, { status: "timeout" })))
@@ -101,7 +118,7 @@ export class Approvals {
   private settle(entry: Entry, outcome: Pick<Approval, "status" | "reason">): void {
     if (entry.approval.status !== "pending") return
     entry.approval = { ...entry.approval, ...outcome }
-    this.publish({ _tag: "ApprovalResolved", sessionKey: entry.approval.sessionKey, turnId: entry.approval.turnId, approval: entry.approval })
+    this.announce({ _tag: "ApprovalResolved", sessionKey: entry.approval.sessionKey, turnId: entry.approval.turnId, approval: entry.approval })
   }
 
   /** Forgets the oldest decided approvals past the bound; pending ones are always kept. */
