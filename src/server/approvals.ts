@@ -61,11 +61,6 @@ export class Approvals {
     return this.entries.get(id)?.approval
   }
 
-  /** An approval, pending or decided, if this server still has it. */
-  get(id: string): Approval | undefined {
-    return this.entries.get(id)?.approval
-  }
-
   /** The hook the server registers: each call that needs approval waits here for a decision. */
   readonly hook: Hook.Hook = {
     approveTool: ({ context, call }) => this.request(context, call)
