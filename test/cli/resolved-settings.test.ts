@@ -43,6 +43,7 @@ describe("resolved settings", () => {
     deny: [],
     allowedTools: [],
     disallowedTools: [],
+    approvalTimeout: Option.none(),
     permissionMode: Option.none(),
     dangerouslySkipPermissions: false,
     appendSystemPrompt: Option.none(),

@@ -30,11 +30,14 @@ interface EditorOptions {
   readonly handlers?: (app: ReturnType<typeof acp.client>) => ReturnType<typeof acp.client>
 }
 
+/** How the editor answers a permission request; `signal` aborts when the agent cancels the request. */
+type Answer = (request: acp.RequestPermissionRequest, signal: AbortSignal) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>
+
 /** `agent-loop acp` in `home`, and an editor connected to it that answers permission requests with `answer`. */
 const editor = (
   home: string,
   url: string,
-  answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>,
+  answer: Answer,
   options: EditorOptions = {}
 ): Editor => {
   const workspace = path.join(home, "ws")
@@ -52,9 +55,9 @@ const editor = (
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params)
     })
-    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+    .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => {
       permissions.push(params)
-      return answer(params)
+      return answer(params, signal)
     })
   const app = options.handlers === undefined ? base : options.handlers(base)
   const stream = acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>)
@@ -76,7 +79,7 @@ const editor = (
 const setup = async (
   context: TestContext,
   script: Script,
-  answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>,
+  answer: Answer,
   options: EditorOptions = {}
 ) => {
   const server = await start(script)
@@ -389,6 +392,34 @@ describe("agent-loop acp", () => {
     expect(response.stopReason).toBe("end_turn")
     const said = (server.requests[0]!.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === "user").map((m) => JSON.stringify(m.content))
     expect(said.join("\n")).toContain("Say hello to Ann, warmly.")
+    await editor.close()
+  })
+
+  it("an editor that never answers a permission request: the approval timeout denies the call, the request is cancelled, the turn goes on and ends", async (context) => {
+    const cancelled: Array<boolean> = []
+    const { home, open, server } = await setup(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "echo ran > ran.txt" } }] },
+      { text: "It was not allowed." }
+    ], (_request, signal) => {
+      // never answered, even once the agent cancels it (the SDK tells the handler through its signal)
+      signal.addEventListener("abort", () => void cancelled.push(true))
+      return new Promise<acp.RequestPermissionResponse>(() => undefined)
+    }, { args: ["--approval-timeout", "1"] })
+    const editor = open()
+    await initialize(editor.agent)
+    const workspace = path.join(home, "ws")
+    const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] })
+    const startedAt = Date.now()
+    const response = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "run it" }] })
+    expect(response.stopReason).toBe("end_turn")
+    expect(editor.permissions).toHaveLength(1)
+    expect(cancelled).toEqual([true])
+    // denied at the timeout (1 s, and the hook runner's 5 s past it at most), not left hanging
+    expect(Date.now() - startedAt).toBeLessThan(30_000)
+    expect(fs.existsSync(path.join(workspace, "ran.txt"))).toBe(false)
+    expect(server.requests).toHaveLength(2)
+    expect(toolResults(server.requests[1]!).join("\n")).toMatch(/denied|not approved/i)
+    expect(editor.updates.some((u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "failed")).toBe(true)
     await editor.close()
   })
 })

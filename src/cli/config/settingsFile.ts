@@ -76,6 +76,9 @@ export const Settings = Schema.Struct({
   model: Schema.optionalKey(Schema.NonEmptyString.annotate({ description: "the model, as `--model`" })),
   tools: Schema.optionalKey(Schema.Array(BuiltinToolName).annotate({ description: "the built-in tools to enable, as `--tools`" })),
   approval: Schema.optionalKey(ApprovalPolicy.annotate({ description: "calls that need approval, as `--approval`" })),
+  approvalTimeout: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
+    description: "seconds a question about a call waits for an answer (at a terminal, in an editor) before the call is denied, as `--approval-timeout`; default 60"
+  })),
   systemPrompt: Schema.optionalKey(Schema.String.annotate({ description: "the system prompt instead of the built-in one, as `--system`" })),
   modelOptions: Schema.optionalKey(ModelOptions.annotate({
     description: "sampling and reasoning (`temperature`, `topP`, `stop`, `seed`, `maxTokens`, `reasoning`), as `modelOptions` in the library's configuration; merged field by field"

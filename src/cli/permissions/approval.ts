@@ -97,6 +97,8 @@ export interface ApprovalOptions {
   readonly overflowDir?: string
   /** The sandbox `exec` runs in; absent or inactive: commands are not confined, and nothing here changes. */
   readonly sandbox?: SandboxApproval
+  /** How long a question waits for an answer before the call is denied; default `ASK_TIMEOUT`. */
+  readonly timeout?: Duration.Duration | undefined
 }
 
 /** What approval needs to know of the sandbox. */
@@ -315,7 +317,7 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
       const asked = verdict._tag === "Ask" ? `the rule ${verdict.rule.text} asks` : `hook ${hook!.hook} asks${hook!.reason === undefined ? "" : `: ${hook!.reason}`}`
       const why = outside(call) === "asked" ? `${OUTSIDE_WHY}; ${asked}` : asked
       return byPolicy(context, call, why, false).pipe(
-        Effect.timeoutOption(ASK_TIMEOUT),
+        Effect.timeoutOption(options.timeout ?? ASK_TIMEOUT),
         Effect.map((decision) => {
           if (decision._tag === "Some" && decision.value._tag === "Approve") {
             approvedEarly.add(call.id)
@@ -389,6 +391,8 @@ export interface ApprovalSettings {
   /** A call too long to show is written under its `approvals/`. */
   readonly dataDir: string
   readonly sandbox: Pick<SandboxApproval, "autoAllowExec" | "allowUnsandboxed" | "excludedCommands">
+  /** How long a question waits for an answer (`--approval-timeout`); default `ASK_TIMEOUT`. */
+  readonly approvalTimeout?: Duration.Duration | undefined
 }
 
 /**
@@ -419,6 +423,7 @@ export const register = (
         bridge: settings.hookBridge,
         ...(process.stderr.columns === undefined ? {} : { columns: process.stderr.columns }),
         overflowDir: nodePath.join(settings.dataDir, "approvals"),
+        timeout: settings.approvalTimeout,
         sandbox: {
           active: sandbox.kind !== "none",
           autoAllowExec: settings.sandbox.autoAllowExec,
@@ -427,6 +432,7 @@ export const register = (
           grant: sandbox.grantUnsandboxed
         }
       }),
-      { name: "cli-approval", source: "agent-loop CLI", priority: -1, timeout: Duration.sum(ASK_TIMEOUT, Duration.seconds(5)) }
+      // a little past the question's own limit: a question unanswered by then is stopped and the call denied
+      { name: "cli-approval", source: "agent-loop CLI", priority: -1, timeout: Duration.sum(settings.approvalTimeout ?? ASK_TIMEOUT, Duration.seconds(5)) }
     )
   })

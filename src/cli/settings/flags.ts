@@ -168,6 +168,10 @@ export const agentFlags = {
     Flag.atLeast(0),
     Flag.withDescription("Claude Code's: tools or rules denied, e.g. \"Bash(git push:*)\" WebFetch (several words, commas or repeated); as --deny")
   ),
+  approvalTimeout: Flag.Int("approval-timeout").pipe(
+    Flag.optional,
+    Flag.withDescription("Seconds a question about a call waits for an answer (at a terminal, in an editor over ACP) before the call is denied (default 60, or the settings' approvalTimeout)")
+  ),
   permissionMode: Flag.Literals("permission-mode", PERMISSION_MODES).pipe(
     Flag.optional,
     Flag.withDescription(

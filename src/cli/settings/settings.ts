@@ -7,6 +7,7 @@
  * settings (trusted workspaces only), then the user's, then the built-in defaults.
  */
 import * as nodePath from "node:path"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -77,6 +78,8 @@ export interface CliSettings {
   /** Whether the user trusts the workspace: only then do its hooks, settings and MCP config take effect. */
   readonly trusted: boolean
   readonly approval: SettingsFile.ApprovalPolicy
+  /** How long a question about a call waits for an answer (`--approval-timeout`, the settings' `approvalTimeout`); `undefined`: the default. */
+  readonly approvalTimeout: Duration.Duration | undefined
   /** Claude Code's `env` of the settings: set for the commands and hooks the loop starts, at `announce`. */
   readonly toolEnv: Readonly<Record<string, string>>
   readonly events: string | undefined
@@ -155,6 +158,15 @@ export const parseTools = (value: string) =>
       if (!tools.includes(tool.value)) tools.push(tool.value)
     }
     return { tools, mcp }
+  })
+
+/** `--approval-timeout`, else the settings' `approvalTimeout` (seconds, at least 1). */
+const approvalTimeoutOf = (flags: AgentFlags, fromFile: number | undefined) =>
+  Effect.gen(function*() {
+    const seconds = Option.getOrUndefined(flags.approvalTimeout) ?? fromFile
+    if (seconds === undefined) return undefined
+    if (seconds < 1) return yield* fail("--approval-timeout must be at least 1 (seconds)")
+    return Duration.seconds(seconds)
   })
 
 /**
@@ -344,6 +356,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       workspace,
       trusted,
       approval,
+      approvalTimeout: yield* approvalTimeoutOf(flags, settings.approvalTimeout),
       toolEnv,
       events: Option.getOrUndefined(Option.map(flags.events, (file) => nodePath.resolve(file))),
       mcpConfig: Option.getOrUndefined(flags.mcpConfig),
