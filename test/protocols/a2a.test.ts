@@ -3,7 +3,8 @@
  * against the real command with a loopback model: the public card; a streamed message (submitted,
  * working, the answer as an artifact, completed); a command that needs approval (input-required,
  * approved by a message on the task, completed; denied in another task); a cancel mid-command
- * (canceled at once, the command's file never written, the stop in the session); an unknown task;
+ * (canceled at once, the command's file never written, the stop in the session); a typed answer as
+ * a data part; an unknown task;
  * bad JSON-RPC, with the spec's error codes.
  */
 import { randomUUID } from "node:crypto"
@@ -177,6 +178,18 @@ describe("agent-loop serve as an A2A agent", () => {
     await expect(client.cancelTask({ tenant: "", id: taskId, metadata: undefined })).rejects.toBeInstanceOf(TaskNotCancelableError)
     const history = await (await fetch(`${origin}/v1/sessions/${contextId}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json() as any
     expect(JSON.stringify(history.entries)).toContain(STOPPED_NOTE)
+  })
+
+  it("a typed answer: metadata.outputSchema asks for one, the artifact carries it as a data part; a bad schema is refused", async (context) => {
+    const { client, server } = await serve(context, [{ text: '{"greeting": "hello", "count": 2}' }])
+    const schema = { type: "object", properties: { greeting: { type: "string" }, count: { type: "integer" } }, required: ["greeting", "count"] }
+    const task = await client.sendMessage(send({ ...userMessage([text("greet twice")]), metadata: { outputSchema: schema } })) as Task
+    expect(task.status!.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    const [answer, typed] = task.artifacts[0]!.parts
+    expect(partText(answer)).toBe('{"greeting": "hello", "count": 2}')
+    expect(typed?.content).toEqual({ $case: "data", value: { greeting: "hello", count: 2 } })
+    expect(JSON.stringify(server.requests[0]!.body)).toContain("greeting")
+    await expect(client.sendMessage(send({ ...userMessage([text("greet")]), metadata: { outputSchema: "not a schema" } }))).rejects.toMatchObject({ envelopeCode: -32602 })
   })
 
   it("an unknown task, and bad JSON-RPC: the spec's error codes", async (context) => {

@@ -22,6 +22,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import packageJson from "../../../package.json" with { type: "json" }
 import * as A2a from "../../protocols/a2a/server.ts"
 import * as Server from "../../server/Server.ts"
+import * as OutputSchema from "../output/outputSchema.ts"
 import type { ProviderKeys } from "../providers/providerKeys.ts"
 import * as App from "../runtime/app.ts"
 import * as Settings from "../settings/settings.ts"
@@ -49,7 +50,7 @@ export const serveApi = (flags: ServeFlags & ApiFlags) =>
     return yield* Effect.scoped(Effect.gen(function*() {
       const local = yield* Layer.build(App.layer(settings))
       const served = yield* Layer.build(
-        HttpRouter.serve(Server.layer({ token: token.token, corsOrigins: flags.corsOrigin, protocols: [A2a.protocol({ version: packageJson.version })] }), { disableLogger: true, disableListenLog: true }).pipe(
+        HttpRouter.serve(Server.layer({ token: token.token, corsOrigins: flags.corsOrigin, protocols: [A2a.protocol({ version: packageJson.version, outputSchema: OutputSchema.fromJson })] }), { disableLogger: true, disableListenLog: true }).pipe(
           Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: flags.port, host })),
           Layer.provide(Layer.succeedContext(local))
         )

@@ -101,6 +101,16 @@ export const load = (file: string) =>
     } catch (error) {
       return yield* bad(`not JSON (${reason(error)})`)
     }
+    return yield* Effect.mapError(fromJson(json), (why) => `--output-schema ${file}: ${why}`).pipe(Effect.catch((message) => fail(message)))
+  })
+
+/**
+ * A JSON Schema given as a value (an A2A message's `outputSchema`) as a typed answer, checked as
+ * `load` checks a file's; fails with what is wrong with it.
+ */
+export const fromJson = (json: unknown): Effect.Effect<OutputSchema, string> =>
+  Effect.gen(function*() {
+    const bad = (why: string) => Effect.fail(why)
     if (!isObject(json)) return yield* bad("a JSON Schema must be a JSON object")
     const cycle = refCycle(json)
     if (cycle !== undefined) return yield* bad(`its $refs go round without holding a value (${cycle.join(" → ")})`)

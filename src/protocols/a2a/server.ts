@@ -30,7 +30,7 @@ import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { AgentLoop } from "../../services/AgentLoop.ts"
 import { Secrets } from "../../services/Secrets.ts"
-import { type ApprovalDesk, Tasks } from "./tasks.ts"
+import { type ApprovalDesk, type OutputSchemaLoader, Tasks } from "./tasks.ts"
 import * as Wire from "./wire.ts"
 
 /** How the agent describes itself and where it is served. */
@@ -47,6 +47,8 @@ export interface Options {
    * the card's interface URL; default the request's own `Host`, over http.
    */
   readonly publicUrl?: string
+  /** Imports the JSON Schema of a typed answer (`metadata.outputSchema`); without it, typed answers are refused. */
+  readonly outputSchema?: OutputSchemaLoader
 }
 
 /** What the HTTP server hands the protocol (`Server.Shared`). */
@@ -78,7 +80,8 @@ export const protocol = (options: Options) => (shared: Shared): Effect.Effect<vo
       loop,
       fibers: yield* FiberSet.make<void>(),
       scrub: secrets.scrub,
-      ...(shared.approvals === undefined ? {} : { desk: shared.approvals })
+      ...(shared.approvals === undefined ? {} : { desk: shared.approvals }),
+      ...(options.outputSchema === undefined ? {} : { outputSchema: options.outputSchema })
     })
     const stop = tasks.watchApprovals()
     yield* Effect.addFinalizer(() => Effect.sync(stop))

@@ -19,7 +19,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Queue from "effect/Queue"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { AgentEvent } from "../../domain/Event.ts"
 import { textOf as messageText } from "../../domain/Message.ts"
@@ -36,6 +36,9 @@ export interface ApprovalLike {
   readonly arguments: unknown
   readonly status: string
 }
+
+/** Imports a JSON Schema a client sent as the Schema that decodes a typed answer; fails with what is wrong with it. */
+export type OutputSchemaLoader = (json: unknown) => Effect.Effect<{ readonly schema: Schema.Decoder<unknown>; readonly jsonSchema: Record<string, unknown> }, string>
 
 /** The server's approvals, as a task needs them: told of each one, deciding them. */
 export interface ApprovalDesk {
@@ -61,34 +64,6 @@ interface Entry {
 /** How long a cancel waits for the turn to stop before it answers with the task as it is. */
 const CANCEL_WAIT = Duration.seconds(30)
 
-/** An approval's answer, from a message's parts. */
-const decisionOf = (parts: ReadonlyArray<Wire.Part>): { readonly decision: "allow" | "deny"; readonly reason?: string; readonly approvalId?: string } | undefined => {
-  for (const part of parts) {
-    const data = part.data as { decision?: unknown; reason?: unknown; approvalId?: unknown } | undefined
-    if (data !== undefined && data !== null && typeof data === "object" && typeof data.decision === "string") {
-      const word = data.decision.toLowerCase()
-      const decision = word === "approve" || word === "allow" ? "allow" : word === "deny" || word === "reject" ? "deny" : undefined
-      if (decision === undefined) return undefined
-      return {
-        decision,
-        ...(typeof data.reason === "string" ? { reason: data.reason } : {}),
-        ...(typeof data.approvalId === "string" ? { approvalId: data.approvalId } : {})
-      }
-    }
-  }
-  const text = Wire.textOf(parts).trim()
-  if (/^(approve|allow)[.!]?$/i.test(text)) return { decision: "allow" }
-  const denied = /^(deny|reject)\b[\s:.!-]*([\s\S]*)$/i.exec(text)
-  if (denied !== null) return { decision: "deny", ...(denied[2]!.trim() === "" ? {} : { reason: denied[2]!.trim() }) }
-  return undefined
-}
-
-/** The input of a turn: text parts as they are, data parts as JSON, files by their URL. */
-const inputOf = (parts: ReadonlyArray<Wire.Part>): string =>
-  parts.flatMap((part) =>
-    part.text !== undefined ? [part.text] : part.data !== undefined ? [JSON.stringify(part.data)] : part.url !== undefined ? [`@${part.url}`] : []
-  ).join("\n")
-
 /** The tasks of one server. */
 export class Tasks {
   private readonly tasks = new Map<string, Entry>()
@@ -98,6 +73,7 @@ export class Tasks {
   private readonly fibers: FiberSet.FiberSet<void>
   private readonly scrub: (text: string) => string
   private readonly desk: ApprovalDesk | undefined
+  private readonly outputSchema: OutputSchemaLoader | undefined
   private readonly kept: number
 
   constructor(options: {
@@ -105,12 +81,14 @@ export class Tasks {
     readonly fibers: FiberSet.FiberSet<void>
     readonly scrub: (text: string) => string
     readonly desk?: ApprovalDesk
+    readonly outputSchema?: OutputSchemaLoader
     readonly kept?: number
   }) {
     this.loop = options.loop
     this.fibers = options.fibers
     this.scrub = options.scrub
     this.desk = options.desk
+    this.outputSchema = options.outputSchema
     this.kept = options.kept ?? 1000
   }
 
@@ -169,8 +147,9 @@ export class Tasks {
           )
         )
       }
-      const input = inputOf(message.parts)
+      const input = Wire.inputOf(message.parts)
       if (input.trim() === "") return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.InvalidParams, "message.parts: no text to act on"))
+      const options = yield* self.turnOptions(params)
       const id = randomUUID()
       const entry: Entry = {
         id,
@@ -188,7 +167,7 @@ export class Tasks {
       self.running.set(contextId, entry)
       self.trim()
       const follow = yield* self.follow(entry)
-      yield* FiberSet.run(self.fibers, self.run(entry, input, self.turnOptions(params)))
+      yield* FiberSet.run(self.fibers, self.run(entry, input, options))
       return follow
     })
   }
@@ -254,7 +233,7 @@ export class Tasks {
   /** Answers the approval the task waits on. */
   private answer(entry: Entry, message: Wire.Message): Effect.Effect<void, Wire.RpcError> {
     const waiting = entry.pending[0]!
-    const decision = decisionOf(message.parts)
+    const decision = Wire.decisionOf(message.parts)
     if (decision === undefined || this.desk === undefined) {
       return Effect.fail(
         new Wire.RpcError(
@@ -274,7 +253,7 @@ export class Tasks {
 
   /** Steering for the task's running turn: never dropped (joined to the turn, or run right after it). */
   private steer(entry: Entry, message: Wire.Message): Effect.Effect<void, Wire.RpcError> {
-    const text = inputOf(message.parts)
+    const text = Wire.inputOf(message.parts)
     if (text.trim() === "") return Effect.fail(new Wire.RpcError(Wire.ErrorCode.InvalidParams, "message.parts: no text to steer with"))
     entry.history.push({ ...message, contextId: entry.contextId, taskId: entry.id })
     return this.loop.steer(entry.contextId, text).pipe(
@@ -284,9 +263,14 @@ export class Tasks {
   }
 
   /** A typed answer when the message asks for one: `metadata.outputSchema`, a JSON Schema. */
-  private turnOptions(params: Wire.SendMessageParams): TurnOptions {
-    const schema = params.message.metadata?.["outputSchema"] ?? params.metadata?.["outputSchema"]
-    return schema !== null && typeof schema === "object" ? { output: Schema.Unknown, outputJsonSchema: schema as Record<string, unknown> } : {}
+  private turnOptions(params: Wire.SendMessageParams): Effect.Effect<TurnOptions, Wire.RpcError> {
+    const json = params.message.metadata?.["outputSchema"] ?? params.metadata?.["outputSchema"]
+    if (json === undefined) return Effect.succeed({})
+    if (this.outputSchema === undefined) return Effect.fail(new Wire.RpcError(Wire.ErrorCode.UnsupportedOperation, "typed answers (outputSchema) are not offered here"))
+    return this.outputSchema(json).pipe(
+      Effect.map((typed): TurnOptions => ({ output: typed.schema, outputJsonSchema: typed.jsonSchema })),
+      Effect.mapError((why) => new Wire.RpcError(Wire.ErrorCode.InvalidParams, `metadata.outputSchema: ${why}`))
+    )
   }
 
   /** Runs the task's turn, its root events mapped to the task, and ends the task with its result. */

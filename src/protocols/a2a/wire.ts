@@ -171,6 +171,34 @@ export type StreamEvent =
 /** The texts of a message's text parts, joined by new lines. */
 export const textOf = (parts: ReadonlyArray<Part>): string => parts.flatMap((part) => part.text === undefined ? [] : [part.text]).join("\n")
 
+/** An approval's answer, from a message's parts. */
+export const decisionOf = (parts: ReadonlyArray<Part>): { readonly decision: "allow" | "deny"; readonly reason?: string; readonly approvalId?: string } | undefined => {
+  for (const part of parts) {
+    const data = part.data as { decision?: unknown; reason?: unknown; approvalId?: unknown } | undefined
+    if (data !== undefined && data !== null && typeof data === "object" && typeof data.decision === "string") {
+      const word = data.decision.toLowerCase()
+      const decision = word === "approve" || word === "allow" ? "allow" : word === "deny" || word === "reject" ? "deny" : undefined
+      if (decision === undefined) return undefined
+      return {
+        decision,
+        ...(typeof data.reason === "string" ? { reason: data.reason } : {}),
+        ...(typeof data.approvalId === "string" ? { approvalId: data.approvalId } : {})
+      }
+    }
+  }
+  const text = textOf(parts).trim()
+  if (/^(approve|allow)[.!]?$/i.test(text)) return { decision: "allow" }
+  const denied = /^(deny|reject)\b[\s:.!-]*([\s\S]*)$/i.exec(text)
+  if (denied !== null) return { decision: "deny", ...(denied[2]!.trim() === "" ? {} : { reason: denied[2]!.trim() }) }
+  return undefined
+}
+
+/** The input of a turn: text parts as they are, data parts as JSON, files by their URL. */
+export const inputOf = (parts: ReadonlyArray<Part>): string =>
+  parts.flatMap((part) =>
+    part.text !== undefined ? [part.text] : part.data !== undefined ? [JSON.stringify(part.data)] : part.url !== undefined ? [`@${part.url}`] : []
+  ).join("\n")
+
 /** What the agent card says of the agent. */
 export interface CardOptions {
   readonly name: string
