@@ -1,7 +1,7 @@
 /**
  * Claude Code hooks, every event and how groups combine (the adapter layer over the real hooks
  * runner and real `sh -c` commands, which log what they receive): all matching groups run at
- * once and deny wins, PostToolUseFailure, PermissionRequest, SubagentStart, PostCompact, a Stop
+ * once and deny wins, PostToolUseFailure, PermissionRequest, SubagentStart, PostCompact, SessionStart after a compaction, a Stop
  * hook's continuation told to the screen's listener, `http` hooks against a loopback server, and
  * `transcript_path` naming a transcript in Claude Code's shape that is current when a hook runs.
  */
@@ -89,6 +89,27 @@ describe("Claude Code hook events", () => {
         expect(JSON.parse(fs.readFileSync(path.join(dir, "start.json"), "utf8"))).toMatchObject({ hook_event_name: "SubagentStart", agent_id: "child-1", session_id: "s1" })
         yield* hooks.afterCompact({ context, reason: "budget", dropped: 4, remaining: 2 })
         expect(JSON.parse(fs.readFileSync(path.join(dir, "compact.json"), "utf8"))).toMatchObject({ hook_event_name: "PostCompact", trigger: "auto" })
+      })))
+
+  it.effect("after a compaction, SessionStart hooks matching compact run with source compact, and their context reaches the next turn", () =>
+    withHooks({
+      SessionStart: [
+        { matcher: "compact", hooks: [command("cat > \"$CLAUDE_PROJECT_DIR/start.json\"; echo 'the summary dropped the plan: re-read PLAN.md'")] },
+        { matcher: "startup", hooks: [command("echo started >> \"$CLAUDE_PROJECT_DIR/startup.log\"")] }
+      ]
+    }, (dir) =>
+      Effect.gen(function*() {
+        const hooks = points(yield* Hooks)
+        yield* hooks.afterCompact({ context, reason: "summary", dropped: 6, remaining: 0 })
+        expect(JSON.parse(fs.readFileSync(path.join(dir, "start.json"), "utf8"))).toMatchObject({ hook_event_name: "SessionStart", source: "compact", session_id: "s1" })
+        expect(fs.existsSync(path.join(dir, "startup.log"))).toBe(false)
+        const turn = { context: { ...context, turnId: "t2" }, input: "go on", messages: [], systemPrompt: undefined }
+        expect(yield* hooks.beforeTurn(turn)).toMatchObject({
+          _tag: "Continue",
+          addMessages: [Message.user("<session-start-hook>\nthe summary dropped the plan: re-read PLAN.md\n</session-start-hook>")]
+        })
+        // told once
+        expect(yield* hooks.beforeTurn(turn)).toMatchObject({ addMessages: [] })
       })))
 
   it.effect("PermissionRequest answers for the user (deny wins), and a Stop hook's continuation is told to the bridge's listeners", () =>

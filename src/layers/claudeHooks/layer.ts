@@ -11,7 +11,7 @@
  * | `UserPromptSubmit` | `beforeTurn` of a top-level turn: block, or context added before the prompt |
  * | `Stop`             | `beforeStop` of a top-level turn; `SubagentStop` of a sub-turn |
  * | `SubagentStart`    | `beforeSubTurn` (observer) |
- * | `SessionStart`     | `sessionStart`; its context is added to the session's first turn |
+ * | `SessionStart`     | `sessionStart`, and `afterCompact` (source `compact`); its context is added to the next turn |
  * | `SessionEnd`, `PreCompact`, `PostCompact` | `sessionEnd`, `beforeCompact`, `afterCompact` (observers) |
  * | `Notification`     | when the approver is about to ask the user |
  *
@@ -308,8 +308,16 @@ export const layer = (
       afterCompact: ({ context, reason }) => {
         const trigger = reason === "summary" ? "manual" : "auto"
         const groups = matching("PostCompact", [trigger])
-        if (groups.length === 0) return undefined
-        return Effect.asVoid(runGroups(groups, context, { ...base(context, "PostCompact"), trigger }, false))
+        // the conversation starts again from its summary: SessionStart with source compact, its context for the next turn
+        const starts = context.depth > 0 ? [] : matching("SessionStart", ["compact"])
+        if (groups.length === 0 && starts.length === 0) return undefined
+        return Effect.gen(function*() {
+          if (groups.length > 0) yield* runGroups(groups, context, { ...base(context, "PostCompact"), trigger }, false)
+          if (starts.length === 0) return
+          const heard = yield* runGroups(starts, context, { ...base(context, "SessionStart"), source: "compact" }, true)
+          const added = contexts(heard)
+          if (added.length > 0) pending.set(context.sessionKey, [...(pending.get(context.sessionKey) ?? []), ...added])
+        })
       }
     }
 
@@ -340,6 +348,7 @@ export const layer = (
         Object.entries(EVENTS).some(([event, at]) => at === point && byEvent.has(event as EventName)) ||
         (point === "approveTool" && byEvent.has("PreToolUse")) ||
         (point === "beforeTurn" && byEvent.has("SessionStart")) ||
+        (point === "afterCompact" && byEvent.has("SessionStart")) ||
         (point === "sessionStart" && byEvent.has("SessionEnd"))
       )
     ) as Hook.Hook
