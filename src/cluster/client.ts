@@ -225,7 +225,8 @@ export const make = (options: ClientOptions = {}) =>
       })
 
     const finish = (result: TurnResult, lost: boolean, resumed?: AgentEvent.AgentEvent) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) => mirror.settle(result.turnId, lost || resumed ? Outcome.turnEnd(result, at) : undefined, resumed))
+      Effect.flatMap(Clock.currentTimeMillis, (at) =>
+        mirror.settle(result.turnId, lost || resumed ? Outcome.turnEnd(result, at) : undefined, resumed, Outcome.turnEnd(result, at)))
 
     const turn = (sessionKey: string, input: Content, turnOptions: TurnOptions = {}): Effect.Effect<TurnResult, ContentRejected> =>
       Effect.scoped(Effect.gen(function*() {

@@ -30,9 +30,11 @@ export interface Mirror {
   readonly watch: (sessionKey: string) => Effect.Effect<void, never, Scope.Scope>
   /**
    * Waits (bounded) until the turn's `TurnEnd` was published, or publishes `end` when none comes;
-   * first `resumed`, the turn's `Resumed` event, unless it was published already.
+   * first `resumed`, the turn's `Resumed` event, unless it was published already. When the wait
+   * passes with no `TurnEnd` (its runner's stream broke: the runner died and the turn ended on
+   * another), `fallback` is published, so that a listener never waits for an end that came.
    */
-  readonly settle: (turnId: string, end: AgentEvent | undefined, resumed?: AgentEvent) => Effect.Effect<void>
+  readonly settle: (turnId: string, end: AgentEvent | undefined, resumed?: AgentEvent, fallback?: AgentEvent) => Effect.Effect<void>
 }
 
 /** Builds the mirror over the client's bus; `sessionEvents` opens a session's remote event stream. */
@@ -87,7 +89,7 @@ export const make = (
       stream: (options) => Stream.unwrap(Effect.map(listen, () => bus.stream(options))),
       listen,
       watch: (sessionKey) => (listeners === 0 ? Effect.void : Effect.asVoid(RcMap.get(streams, sessionKey))),
-      settle: (turnId, end, resumed) =>
+      settle: (turnId, end, resumed, fallback) =>
         Effect.suspend(() => {
           if (listeners === 0) return Effect.void
           if (resumed !== undefined) return Effect.andThen(publish(resumed), end === undefined ? Effect.void : publish(end))
@@ -97,7 +99,7 @@ export const make = (
           waiting.set(turnId, waiter)
           return Effect.timeoutOption(Deferred.await(waiter), SETTLE_DEADLINE).pipe(
             Effect.ensuring(Effect.sync(() => waiting.delete(turnId))),
-            Effect.asVoid
+            Effect.andThen(Effect.suspend(() => fallback === undefined || ended.has(turnId) ? Effect.void : publish(fallback)))
           )
         })
     }
