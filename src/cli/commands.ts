@@ -363,13 +363,17 @@ const mcpServeFlags = {
   mcpTokenFile: Flag.String("mcp-token-file").pipe(
     Flag.optional,
     Flag.withDescription("The bearer token of --http: the first line of FILE (else AGENT_LOOP_MCP_TOKEN, else a fresh one printed on stderr)")
+  ),
+  mcpAgents: Flag.String("mcp-agents").pipe(
+    Flag.optional,
+    Flag.withDescription("The named agents (.claude/agents, .agent-loop/agents, ~/.claude/agents) run_agent offers as agent, comma-separated; default all of them, \"\" none")
   )
 }
 
-const mcpServe = Command.make("serve", { ...agentFlags, ...mcpServeFlags }, ({ http, mcpHost, mcpTokenFile, ...flags }) =>
-  handler(() => import("./commands/mcpServe.ts"), (m) => m.serve(flags as AgentFlags, { http, host: mcpHost, tokenFile: mcpTokenFile }))).pipe(
+const mcpServe = Command.make("serve", { ...agentFlags, ...mcpServeFlags }, ({ http, mcpAgents, mcpHost, mcpTokenFile, ...flags }) =>
+  handler(() => import("./commands/mcpServe.ts"), (m) => m.serve(flags as AgentFlags, { http, host: mcpHost, tokenFile: mcpTokenFile }, mcpAgents))).pipe(
     Command.withDescription(
-      "Serve the agent as an MCP server on stdin and stdout, or streamable HTTP with --http (for Claude Code, Cursor, Codex): the tool run_agent {prompt, session?} runs a turn and returns its answer, with progress notifications; a cancelled call stops the turn now"
+      "Serve the agent as an MCP server on stdin and stdout, or streamable HTTP with --http (for Claude Code, Cursor, Codex): the tool run_agent {prompt, session?, agent?} runs a turn (as a named agent when asked) and returns its answer, with progress notifications; a cancelled call stops the turn now"
     ),
     Command.withExamples([
       { command: "claude mcp add agent-loop -- agent-loop mcp serve --yes", description: "Let Claude Code call the agent" },
