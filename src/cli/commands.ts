@@ -122,7 +122,7 @@ const acpCommand = Command.make("acp", agentFlags, (flags) => handler(() => impo
 // Effect Cluster is loaded by the commands that use it only, so that it costs the others no start-up time.
 const serve = (flags: ServeFlags) => handler(() => import("./commands/serve.ts"), (m) => m.serve(flags))
 
-/** The HTTP API's own flags of `serve` (without `--database-url`). */
+/** The HTTP API's own flags of `serve` (without `--database-url`, or with `--api-port`). */
 const apiFlags = {
   tokenFile: Flag.String("token-file").pipe(
     Flag.optional,
@@ -131,18 +131,30 @@ const apiFlags = {
   corsOrigin: Flag.String("cors-origin").pipe(
     Flag.atLeast(0),
     Flag.withDescription("An origin browsers may call the API from, such as https://app.example (repeatable; default none: CORS off)")
+  ),
+  apiPort: Flag.Int("api-port").pipe(
+    Flag.optional,
+    Flag.withDescription("With --database-url: the runner also serves the HTTP API for the whole cluster on --api-host:PORT (0: any free port)")
+  ),
+  apiHost: Flag.String("api-host").pipe(
+    Flag.withDefault("127.0.0.1"),
+    Flag.withDescription("The address the --api-port API listens on")
   )
 }
 
 const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...agentFlags, inspect: inspectFlag, ...apiFlags }, serve).pipe(
   Command.withDescription(
-    "Serve the loop's HTTP API (sessions, turns, steering, interrupts, approvals, server-sent events; bearer token, 127.0.0.1) on --host and --port; with --database-url, run a cluster runner instead: it serves the sessions the cluster gives it (turns sent with run --cluster). Both on the provider, tools and store of the flags and settings, until stopped"
+    "Serve the loop's HTTP API (sessions, turns, steering, interrupts, approvals, server-sent events; bearer token, 127.0.0.1) on --host and --port; with --database-url, run a cluster runner instead: it serves the sessions the cluster gives it (turns sent with run --cluster), and with --api-port the API for the whole cluster too. Both on the provider, tools and store of the flags and settings, until stopped"
   ),
   Command.withExamples([
     { command: "agent-loop serve --port 4318", description: "Serve the API at http://127.0.0.1:4318/v1 (the token is printed the first time)" },
     {
       command: "agent-loop serve --database-url postgres://agent@db/agents --host 10.0.0.5 --model gpt-4.1-mini",
       description: "Join the cluster whose database is db/agents, reachable at 10.0.0.5:34431"
+    },
+    {
+      command: "agent-loop serve --database-url postgres://agent@db/agents --host 10.0.0.5 --api-port 4318",
+      description: "The same, and serve the HTTP API for the whole cluster at http://127.0.0.1:4318/v1"
     }
   ])
 )
@@ -363,17 +375,13 @@ const mcpServeFlags = {
   mcpTokenFile: Flag.String("mcp-token-file").pipe(
     Flag.optional,
     Flag.withDescription("The bearer token of --http: the first line of FILE (else AGENT_LOOP_MCP_TOKEN, else a fresh one printed on stderr)")
-  ),
-  mcpAgents: Flag.String("mcp-agents").pipe(
-    Flag.optional,
-    Flag.withDescription("The named agents (.claude/agents, .agent-loop/agents, ~/.claude/agents) run_agent offers as agent, comma-separated; default all of them, \"\" none")
   )
 }
 
-const mcpServe = Command.make("serve", { ...agentFlags, ...mcpServeFlags }, ({ http, mcpAgents, mcpHost, mcpTokenFile, ...flags }) =>
-  handler(() => import("./commands/mcpServe.ts"), (m) => m.serve(flags as AgentFlags, { http, host: mcpHost, tokenFile: mcpTokenFile }, mcpAgents))).pipe(
+const mcpServe = Command.make("serve", { ...agentFlags, ...mcpServeFlags }, ({ http, mcpHost, mcpTokenFile, ...flags }) =>
+  handler(() => import("./commands/mcpServe.ts"), (m) => m.serve(flags as AgentFlags, { http, host: mcpHost, tokenFile: mcpTokenFile }))).pipe(
     Command.withDescription(
-      "Serve the agent as an MCP server on stdin and stdout, or streamable HTTP with --http (for Claude Code, Cursor, Codex): the tool run_agent {prompt, session?, agent?} runs a turn (as a named agent when asked) and returns its answer, with progress notifications; a cancelled call stops the turn now"
+      "Serve the agent as an MCP server on stdin and stdout, or streamable HTTP with --http (for Claude Code, Cursor, Codex): the tool run_agent {prompt, session?} runs a turn and returns its answer, with progress notifications; a cancelled call stops the turn now"
     ),
     Command.withExamples([
       { command: "claude mcp add agent-loop -- agent-loop mcp serve --yes", description: "Let Claude Code call the agent" },

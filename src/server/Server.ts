@@ -64,6 +64,7 @@ import {
 import { Approvals } from "./approvals.ts"
 import { makeChat } from "./chat.ts"
 import { EventFeed, type FeedEvent, type Frame } from "./eventFeed.ts"
+import { pollJournal } from "./storeFollow.ts"
 import { Turns } from "./turns.ts"
 
 /** How the server is mounted. */
@@ -80,6 +81,18 @@ export interface Options {
   readonly replayEvents?: number
   /** Events one client may fall behind by before it is sent a `gap` event; default 10,000. */
   readonly clientBuffer?: number
+  /**
+   * Whether the server decides the tool calls that need approval (its hook on the loop); default
+   * true. False for a loop whose turns run in other processes (a cluster client, which takes no
+   * deciding hooks): the runners' own policy decides, and `GET /v1/approvals` stays empty.
+   */
+  readonly approvals?: boolean
+  /**
+   * Read a session's stream (`GET /v1/sessions/{key}/events`) from the store's journal every
+   * interval, instead of following this process's own events: for a server whose sessions run in
+   * other processes (a cluster's runners). Default: follow this process's `EventJournal`.
+   */
+  readonly pollJournal?: Duration.Input
 }
 
 /** The default largest request body: 1 MiB. */
@@ -148,7 +161,13 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     const subscription = yield* bus.subscribe({ strategy: "lossless" })
     yield* subscription.stream.pipe(Stream.runForEach((event) => Effect.sync(() => feed.record(event))), Effect.forkScoped)
     const approvals = new Approvals({ publish: (event) => feed.record(event), scrub: secrets.scrub })
-    yield* loop.registerHook(approvals.hook, { name: "server approvals", source: "server" })
+    if (options.approvals !== false) yield* loop.registerHook(approvals.hook, { name: "server approvals", source: "server" })
+    const poll = options.pollJournal === undefined ? undefined : Duration.fromInputUnsafe(options.pollJournal)
+    const storeJournal = store.journal
+    // where a session's stream is read: the store, polled, when sessions run elsewhere; else this process's journal
+    const source: JournalSource | undefined = poll !== undefined && storeJournal !== undefined
+      ? { last: storeJournal.last, follow: (key, after) => pollJournal(storeJournal, key, after ?? 0, poll) }
+      : Option.getOrUndefined(journal)
     const turns = new Turns(loop, yield* FiberSet.make<void>())
     const clientBuffer = options.clientBuffer ?? 10_000
     const chat = makeChat({ loop, feed, approvals, turns, clientBuffer, scrub: secrets.scrub })
@@ -203,9 +222,9 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
           .handle("steer", ({ params, payload }) => steer(params.key, payload.message))
           .handle("followUp", ({ params, payload }) => followUp(params.key, payload.message))
           .handle("events", ({ params, request }) =>
-            Option.isSome(journal)
+            source !== undefined
               ? Effect.map(
-                sessionStream(journal.value, feed, params.key, lastEventId(request)),
+                sessionStream(source, feed, params.key, lastEventId(request)),
                 (frames) => frameResponse(frames, secrets.scrub)
               ).pipe(Effect.mapError(storeFailed))
               : Effect.succeed(events(request, (event) => event.sessionKey === params.key)))),
@@ -254,6 +273,9 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
   return Layer.mergeAll(api, cors) as never
 }
 
+/** Where a session's journaled events are read: this process's `EventJournal`, or the store polled (`storeFollow.ts`). */
+type JournalSource = Pick<EventJournalShape, "last" | "follow">
+
 /**
  * A session's stream from its event journal: the `id:` of each event is its sequence number in the
  * session, kept beside the session's log, so a client resumes with `Last-Event-ID` across server
@@ -262,7 +284,7 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
  * server's approval events of the session come between them as `event: approval` frames without
  * an id (they are not journaled; `GET /v1/approvals` has them after a reconnect).
  */
-const sessionStream = (journal: EventJournalShape, feed: EventFeed, sessionKey: string, lastId: number | undefined) =>
+const sessionStream = (journal: JournalSource, feed: EventFeed, sessionKey: string, lastId: number | undefined) =>
   Effect.map(lastId === undefined ? journal.last(sessionKey) : Effect.succeed(lastId), (after) =>
     Stream.merge(
       Stream.map(journal.follow(sessionKey, after), (item) => ({ _tag: "Journaled" as const, item })),

@@ -161,6 +161,8 @@ export interface ServeProcess {
   readonly exitCode: () => number | null
   /** Stops it (SIGTERM) and waits for its exit. */
   readonly stop: () => Promise<void>
+  /** Kills it (SIGKILL, by its guard) and waits for its exit. */
+  readonly kill: () => Promise<void>
 }
 
 /**
@@ -184,6 +186,11 @@ export const startServe = async (launcher: string, args: ReadonlyArray<string>, 
       child.kill("SIGTERM")
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))])
       child.stdin.end()
+    },
+    // the guard kills the command with SIGKILL when its stdin closes, then exits with it
+    kill: async () => {
+      child.stdin.end()
+      await exited
     }
   }
 }

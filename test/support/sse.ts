@@ -12,12 +12,12 @@ export interface SseFrame {
 
 /**
  * Connects to `url` and returns once the server has subscribed; `until` reads until `enough`
- * holds (deadline 30 s from the connection; the connection is dropped if reading fails), `close`
- * drops it.
+ * holds (deadline `deadlineMs` from the connection, 30 s unless told; the connection is dropped if
+ * reading fails), `close` drops it.
  */
-export const openEventStream = async (url: string, headers: Record<string, string>) => {
+export const openEventStream = async (url: string, headers: Record<string, string>, deadlineMs = 30_000) => {
   const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(), 30_000)
+  const timer = setTimeout(() => controller.abort(), deadlineMs)
   const response = await fetch(url, { headers, signal: controller.signal })
   if (!response.headers.get("content-type")?.startsWith("text/event-stream")) throw new Error(`not an event stream: ${response.status}`)
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()

@@ -10,6 +10,10 @@
  * cluster's own database (`--store postgres` on `--database-url`) unless `--store` says otherwise,
  * on the same connection pool as the cluster (`--db-pool-size` connections in all).
  *
+ * With `--api-port`, a runner also serves the HTTP API (`serveApi.ts`) for the whole cluster: its
+ * loop is the cluster client on this runner's node, so a turn posted to any runner runs on its
+ * session's runner, and moves with the session when that runner stops.
+ *
  * Its lines are logs: each starts with its ISO time. With `--metrics-port`, the same HTTP server
  * answers `GET /healthz` (200 when healthy, 503 when not) with the runner's health as JSON.
  */
@@ -27,6 +31,7 @@ import * as Health from "../../cluster/health.ts"
 import * as Metrics from "../../layers/Metrics.ts"
 import * as SessionStoreSql from "../../layers/SessionStoreSql.ts"
 import { AgentLoop } from "../../services/AgentLoop.ts"
+import { EventBus } from "../../services/EventBus.ts"
 import { SessionStore } from "../../services/SessionStore.ts"
 import * as Approval from "../permissions/approval.ts"
 import type { ProviderKeys } from "../providers/providerKeys.ts"
@@ -38,6 +43,7 @@ import * as Settings from "../settings/settings.ts"
 import { CliFailure, fail } from "../terminal/failure.ts"
 import { Screen } from "../terminal/screen.ts"
 import * as ClusterOptions from "./clusterOptions.ts"
+import * as ServerToken from "./serverToken.ts"
 
 /** The flags of `serve`. */
 export type ServeFlags = AgentFlags & {
@@ -59,7 +65,13 @@ export type ServeFlags = AgentFlags & {
   readonly tokenFile: Option.Option<string>
   /** Origins browsers may call the API from. */
   readonly corsOrigin: ReadonlyArray<string>
+  /** With `--database-url`: serve the API for the whole cluster on this port too. */
+  readonly apiPort: Option.Option<number>
+  readonly apiHost: string
 }
+
+/** How often a runner's API reads a session's journal for the clients following its events. */
+const JOURNAL_POLL = Duration.millis(250)
 
 /** A positive number of seconds, or a failure naming the flag. */
 const seconds = (flag: string, value: Option.Option<number>) =>
@@ -118,6 +130,8 @@ const runner = (flags: ServeFlags) =>
     const settings = yield* Settings.resolve({ ...flags, store: Option.orElse(flags.store, () => Option.some("postgres" as const)) })
     const url = yield* ClusterOptions.parse(databaseUrl)
     const timings = yield* runnerTimings(flags)
+    // the API's token is resolved (and a bad one refused) before the runner joins
+    const apiToken = Option.isSome(flags.apiPort) ? yield* ServerToken.resolve({ tokenFile: flags.tokenFile, dataDir: settings.dataDir }) : undefined
     yield* Settings.announce(settings)
     return yield* Effect.scoped(Effect.gen(function*() {
       const database = yield* Layer.build(ClusterOptions.database(url, { maxConnections: flags.dbPoolSize, applicationName: "agent-loop serve" }))
@@ -162,6 +176,28 @@ const runner = (flags: ServeFlags) =>
         ).pipe(Effect.catchTag("MetricsEndpointError", (error) => fail(error.message)))
         const { host, port } = Context.get(endpoint, Metrics.Endpoint)
         yield* say(`agent-loop: metrics at http://${hostPort(host, port)}/metrics, health at http://${hostPort(host, port)}/healthz`)
+      }
+      if (Option.isSome(flags.apiPort)) {
+        // the API for the whole cluster: its turns and controls go to each session's runner (this one or another)
+        const api = yield* Effect.promise(() => import("./serveApi.ts"))
+        const client = yield* Layer.build(AgentLoopCluster.layerClientWith().pipe(
+          Layer.provide(Layer.succeedContext(runner)),
+          Layer.provide(Layer.succeedContext(database))
+        ))
+        const context = local.pipe(Context.add(AgentLoop, Context.get(client, AgentLoop)), Context.add(EventBus, Context.get(client, EventBus)))
+        yield* api.mount(context, {
+          token: apiToken!,
+          corsOrigins: flags.corsOrigin,
+          host: flags.apiHost,
+          port: flags.apiPort.value,
+          model: settings.model,
+          what: "the cluster's sessions"
+        }, {
+          // approvals are decided where each turn runs, by the runners' policy; a session's events
+          // are read from the journal its runner writes, so any runner serves any session's stream
+          approvals: false,
+          pollJournal: JOURNAL_POLL
+        })
       }
       yield* say(
         `agent-loop: runner ${address} serving sessions (model ${settings.model}) for the cluster at ${ClusterOptions.describe(url)}` +

@@ -22,6 +22,11 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import packageJson from "../../../package.json" with { type: "json" }
 import * as A2a from "../../protocols/a2a/server.ts"
 import * as Server from "../../server/Server.ts"
+import type { AgentLoop } from "../../services/AgentLoop.ts"
+import type { EventBus } from "../../services/EventBus.ts"
+import type { LoopConfig } from "../../services/LoopConfig.ts"
+import type { SessionStore } from "../../services/SessionStore.ts"
+import type { ToolRegistry } from "../../services/ToolRegistry.ts"
 import * as OutputSchema from "../output/outputSchema.ts"
 import type { ProviderKeys } from "../providers/providerKeys.ts"
 import * as App from "../runtime/app.ts"
@@ -35,37 +40,54 @@ import * as ServerToken from "./serverToken.ts"
 export interface ApiFlags {
   readonly tokenFile: Option.Option<string>
   readonly corsOrigin: ReadonlyArray<string>
+  /** With `--database-url`: the port the runner serves the API on, for the whole cluster. */
+  readonly apiPort: Option.Option<number>
+  readonly apiHost: string
 }
+
+/**
+ * Serves `Server.layer` over the loop's services in `context` on `host:port` for the scope, and
+ * says where, with where its token comes from. `server` adds options (a cluster runner's).
+ */
+export const mount = (
+  context: Context.Context<AgentLoop | SessionStore | EventBus | ToolRegistry | LoopConfig>,
+  options: { readonly token: ServerToken.ServerToken; readonly corsOrigins: ReadonlyArray<string>; readonly host: string; readonly port: number; readonly model: string; readonly what: string },
+  server: Partial<Server.Options> = {}
+) =>
+  Effect.gen(function*() {
+    const screen = yield* Screen
+    const say = (text: string) => Effect.flatMap(Clock.currentTimeMillis, (now) => screen.line(`${new Date(now).toISOString()} ${text}`))
+    // "localhost" may resolve to an address other than loopback's IPv4 one: bind what it means
+    const host = options.host === "localhost" ? "127.0.0.1" : options.host
+    const { token } = options
+    const served = yield* Layer.build(
+      HttpRouter.serve(Server.layer({ ...server, token: token.token, corsOrigins: options.corsOrigins, protocols: [A2a.protocol({ version: packageJson.version, outputSchema: OutputSchema.fromJson })] }), { disableLogger: true, disableListenLog: true }).pipe(
+        Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: options.port, host })),
+        Layer.provide(Layer.succeedContext(context))
+      )
+    ).pipe(Effect.catchTag("ServeError", (error) => fail(`serve: cannot listen on ${host}:${options.port}: ${error.message}`)))
+    const origin = HttpServer.formatAddress(Context.get(served, HttpServer.HttpServer).address)
+    yield* say(`agent-loop: API at ${origin}/v1 (OpenAPI at ${origin}/openapi.json), ${options.what} (model ${options.model})`)
+    yield* say(`agent-loop: A2A agent at ${origin}/a2a (its card at ${origin}${A2a.CARD_PATH})`)
+    yield* say(
+      token.source === "environment"
+        ? `agent-loop: the token is ${ServerToken.TOKEN_ENV}'s`
+        : token.source === "generated"
+        ? `agent-loop: token (printed this once; kept in ${token.path}): ${Redacted.value(token.token)}`
+        : `agent-loop: the token is in ${token.path}`
+    )
+    if (options.corsOrigins.length > 0) yield* say(`agent-loop: browsers may call it from ${options.corsOrigins.join(", ")}`)
+  })
 
 /** Serves the API until the process is stopped. */
 export const serveApi = (flags: ServeFlags & ApiFlags) =>
   Effect.gen(function*() {
-    const screen = yield* Screen
-    const say = (text: string) => Effect.flatMap(Clock.currentTimeMillis, (now) => screen.line(`${new Date(now).toISOString()} ${text}`))
     const settings = yield* Settings.resolve(flags)
     const token = yield* ServerToken.resolve({ tokenFile: flags.tokenFile, dataDir: settings.dataDir })
     yield* Settings.announce(settings)
-    // "localhost" may resolve to an address other than loopback's IPv4 one: bind what it means
-    const host = flags.host === "localhost" ? "127.0.0.1" : flags.host
     return yield* Effect.scoped(Effect.gen(function*() {
       const local = yield* Layer.build(App.layer(settings))
-      const served = yield* Layer.build(
-        HttpRouter.serve(Server.layer({ token: token.token, corsOrigins: flags.corsOrigin, protocols: [A2a.protocol({ version: packageJson.version, outputSchema: OutputSchema.fromJson })] }), { disableLogger: true, disableListenLog: true }).pipe(
-          Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: flags.port, host })),
-          Layer.provide(Layer.succeedContext(local))
-        )
-      ).pipe(Effect.catchTag("ServeError", (error) => fail(`serve: cannot listen on ${host}:${flags.port}: ${error.message}`)))
-      const origin = HttpServer.formatAddress(Context.get(served, HttpServer.HttpServer).address)
-      yield* say(`agent-loop: API at ${origin}/v1 (OpenAPI at ${origin}/openapi.json), sessions (model ${settings.model})`)
-      yield* say(`agent-loop: A2A agent at ${origin}/a2a (its card at ${origin}${A2a.CARD_PATH})`)
-      yield* say(
-        token.source === "environment"
-          ? `agent-loop: the token is ${ServerToken.TOKEN_ENV}'s`
-          : token.source === "generated"
-          ? `agent-loop: token (printed this once; kept in ${token.path}): ${Redacted.value(token.token)}`
-          : `agent-loop: the token is in ${token.path}`
-      )
-      if (flags.corsOrigin.length > 0) yield* say(`agent-loop: browsers may call it from ${flags.corsOrigin.join(", ")}`)
+      yield* mount(local, { token, corsOrigins: flags.corsOrigin, host: flags.host, port: flags.port, model: settings.model, what: "sessions" })
       return yield* Effect.never
     }))
   }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>
