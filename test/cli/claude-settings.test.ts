@@ -285,7 +285,7 @@ console.log(JSON.stringify({ continue: false, stopReason: "Stopped: the build is
   })
 })
 
-describe.skipIf(!hasTmux)(hasTmux ? "the approval prompt on a terminal (tmux)" : "the approval prompt on a terminal: SKIPPED because tmux is not installed", () => {
+describe.skipIf(!hasTmux)(hasTmux ? "on a terminal (tmux)" : "on a terminal: SKIPPED because tmux is not installed", () => {
   it("allows a rule for the session, saves one to the workspace's settings, and passes a denial's reason to the model", async (context) => {
     const { env, home, server, workspace } = await setup(context, [
       { toolCalls: [{ id: "one", name: "exec", arguments: { command: "git status --short; echo first" } }] },
@@ -319,5 +319,45 @@ describe.skipIf(!hasTmux)(hasTmux ? "the approval prompt on a terminal (tmux)" :
     const saved = JSON.parse(fs.readFileSync(path.join(workspace, ".claude", "settings.local.json"), "utf8"))
     expect(saved).toEqual({ permissions: { allow: ["exec(node:*)"] } })
     expect(home).toBeDefined()
+  })
+
+  it("in chat, /compact starts the session again with source compact, /clear ends it (clear) and starts the next (clear), Ctrl-D ends it (prompt_input_exit)", async (context) => {
+    const { env, server, workspace } = await setup(context, () => ({ text: "ok" }))
+    const settings = JSON.parse(fs.readFileSync(path.join(workspace, ".claude", "settings.json"), "utf8"))
+    delete settings.hooks
+    write(path.join(workspace, ".claude", "settings.json"), JSON.stringify(settings))
+    const log = "cat >> \"$CLAUDE_PROJECT_DIR/session.log\"; echo >> \"$CLAUDE_PROJECT_DIR/session.log\""
+    write(path.join(workspace, ".claude", "settings.local.json"), JSON.stringify({
+      hooks: { SessionStart: [{ hooks: [{ type: "command", command: log }] }], SessionEnd: [{ hooks: [{ type: "command", command: log }] }] }
+    }))
+    const file = path.join(workspace, "session.log")
+    const events = () =>
+      fs.existsSync(file)
+        ? fs.readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line)).map((event) => ({
+          said: `${event.hook_event_name} ${event.source ?? event.reason}`,
+          session: event.session_id as string
+        }))
+        : []
+    const said = () => events().map((event) => event.said)
+    const pane = startPane([process.execPath, launcher, "chat", "--base-url", server.url, "--model", "m", "--workspace", workspace, "--no-context-files"], env, root)
+    context.onTestFinished(() => pane.kill())
+    await pane.waitFor(/> $/m)
+    pane.line("hello")
+    await waitUntil("the session starts", () => said().length === 1)
+    await pane.waitFor(/── completed/)
+    pane.line("/compact")
+    await waitUntil("the session starts again from its summary", () => said().length === 2)
+    pane.line("/clear")
+    await waitUntil("the first session ends", () => said().length === 3)
+    pane.line("again")
+    await waitUntil("the next session starts", () => said().length === 4)
+    await pane.waitFor(/── completed[\s\S]*── completed/)
+    pane.keys("C-d")
+    expect(await pane.exitStatus()).toBe(0)
+    expect(said()).toEqual(["SessionStart startup", "SessionStart compact", "SessionEnd clear", "SessionStart clear", "SessionEnd prompt_input_exit"])
+    const [first, compacted, cleared, next, last] = events().map((event) => event.session)
+    expect([compacted, cleared]).toEqual([first, first])
+    expect(next).not.toBe(first)
+    expect(last).toBe(next)
   })
 })

@@ -224,9 +224,9 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   /** `/clear`: a new session; the one left stays saved. */
   const clear = Effect.fnUntraced(function*() {
     const next = yield* newSessionKey
-    // as Claude Code names them to the SessionEnd and SessionStart hooks
-    settings.hookBridge.endsFor(state.sessionKey, "clear")
+    // as Claude Code names them to the SessionEnd and SessionStart hooks; the session left ends now
     settings.hookBridge.startsAs(next, "clear")
+    yield* settings.hookBridge.endNow(state.sessionKey, "clear")
     yield* switchTo(next, `new session ${next}; the last one stays saved: /resume ${state.sessionKey}`)
   })
 

@@ -56,6 +56,13 @@ export interface Bridge {
   readonly endsFor: (sessionKey: string, reason: EndReason) => void
   /** Why the session ended, forgotten. */
   readonly takeEnd: (sessionKey: string) => EndReason
+  /** Adds what ends a session's hooks now (the layer's `SessionEnd`, once per start). */
+  readonly onEndNow: (end: (sessionKey: string, reason: EndReason) => Effect.Effect<void>) => void
+  /**
+   * Runs the `SessionEnd` hooks of a session that is being left (chat's `/clear`) now, with
+   * `reason`, rather than when the loop releases it; they do not run again then.
+   */
+  readonly endNow: (sessionKey: string, reason: EndReason) => Effect.Effect<void>
 }
 
 /** `SessionStart`'s `source`, as Claude Code names them. */
@@ -76,6 +83,7 @@ export const make = (): Bridge => {
   const starts = new Map<string, SessionSource>()
   const ends = new Map<string, EndReason>()
   let answer: ((context: HookContext, call: HookToolCall) => Effect.Effect<PermissionAnswer | undefined>) | undefined
+  const enders: Array<(sessionKey: string, reason: EndReason) => Effect.Effect<void>> = []
   return {
     record: (callId, verdict) => {
       const before = verdicts.get(callId)
@@ -126,6 +134,10 @@ export const make = (): Bridge => {
       const reason = ends.get(sessionKey) ?? "other"
       ends.delete(sessionKey)
       return reason
-    }
+    },
+    onEndNow: (end) => {
+      enders.push(end)
+    },
+    endNow: (sessionKey, reason) => Effect.forEach(enders, (end) => end(sessionKey, reason), { discard: true })
   }
 }

@@ -186,6 +186,12 @@ export const layer = (
     }
     // this layer closes before the loop that would end its sessions (it is built on the loop)
     yield* Effect.addFinalizer(() => Effect.forEach([...open], (sessionKey) => endSession(sessionKey) ?? Effect.void, { discard: true }))
+    // chat's /clear ends the session it leaves at once, as Claude Code does
+    bridge.onEndNow((sessionKey, reason) =>
+      Effect.suspend(() => {
+        bridge.endsFor(sessionKey, reason)
+        return endSession(sessionKey) ?? Effect.void
+      }))
 
     const byEvent = new Map<EventName, Array<Named>>()
     for (const group of groups) {
