@@ -143,8 +143,8 @@ const NAMESPACES: Readonly<Record<string, Names>> = {
   },
   Server: {
     values: [
-      "AgentLoopApi", "AlreadyDecided", "ApprovalNotFound", "Authorization", "DEFAULT_MAX_BODY_BYTES", "SessionNotFound",
-      "SteeringFull", "StoreFailed", "TurnNotFound", "TurnNotRunning", "layer", "makeToken"
+      "AgentLoopApi", "AlreadyDecided", "ApprovalNotFound", "Authorization", "Chat", "ChatRefused", "DEFAULT_MAX_BODY_BYTES",
+      "SessionBusy", "SessionNotFound", "SteeringFull", "StoreFailed", "TurnNotFound", "TurnNotRunning", "layer", "makeToken"
     ],
     types: ["Approval", "FollowUpAnswer", "Options", "SteerAnswer", "TurnState"]
   },
