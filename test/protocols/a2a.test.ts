@@ -74,8 +74,8 @@ const states = (events: ReadonlyArray<StreamResponse["payload"]>) =>
 const partText = (part: Part | undefined) => part?.content?.$case === "text" ? part.content.value : undefined
 
 /** A raw JSON-RPC call: the HTTP status and the parsed body. */
-const rpc = async (origin: string, body: string, token = TOKEN) => {
-  const response = await fetch(`${origin}/a2a`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body })
+const rpc = async (origin: string, body: string, token = TOKEN, headers: Record<string, string> = {}) => {
+  const response = await fetch(`${origin}/a2a`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers }, body })
   const raw = await response.text()
   return { status: response.status, body: raw === "" ? undefined : JSON.parse(raw) }
 }
@@ -88,6 +88,8 @@ describe("agent-loop serve as an A2A agent", () => {
     expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: false })
     expect(card.securitySchemes.bearer.httpAuthSecurityScheme.scheme).toBe("Bearer")
     expect(card.securityRequirements).toEqual([{ schemes: { bearer: { list: [] } } }])
+    const proxied = await (await fetch(`${origin}/.well-known/agent-card.json`, { headers: { "x-forwarded-proto": "https", "x-forwarded-host": "agents.example.com" } })).json() as any
+    expect(proxied.supportedInterfaces[0].url).toBe("https://agents.example.com/a2a")
     const fromClient = await client.getAgentCard()
     expect(fromClient.name).toBe("agent-loop")
     for (const token of ["", "wrong-token-0123456789abcdef"]) {
@@ -197,8 +199,8 @@ describe("agent-loop serve as an A2A agent", () => {
     await expect(client.getTask({ tenant: "", id: "no-such-task", historyLength: undefined })).rejects.toBeInstanceOf(TaskNotFoundError)
     await expect(client.cancelTask({ tenant: "", id: "no-such-task", metadata: undefined })).rejects.toMatchObject({ envelopeCode: -32001 })
     await expect(client.sendMessage(send(userMessage([text("hi")], { taskId: "no-such-task" })))).rejects.toMatchObject({ envelopeCode: -32001 })
-    const error = async (body: string) => {
-      const answer = await rpc(origin, body)
+    const error = async (body: string, headers: Record<string, string> = {}) => {
+      const answer = await rpc(origin, body, TOKEN, headers)
       expect(answer.status).toBe(200)
       return { id: answer.body.id, code: answer.body.error?.code }
     }
@@ -210,6 +212,7 @@ describe("agent-loop serve as an A2A agent", () => {
     expect(await error(JSON.stringify({ jsonrpc: "2.0", id: 11, method: "SendMessage", params: { message: { messageId: "m", role: "ROLE_USER", parts: [] } } })))
       .toEqual({ id: 11, code: -32602 })
     expect(await error(JSON.stringify({ jsonrpc: "2.0", id: "a", method: "CreateTaskPushNotificationConfig", params: {} }))).toEqual({ id: "a", code: -32003 })
+    expect(await error(JSON.stringify({ jsonrpc: "2.0", id: 12, method: "GetTask", params: { id: "x" } }), { "A2A-Version": "0.3" })).toEqual({ id: 12, code: -32009 })
     // the endpoint still answers
     const task = await client.sendMessage(send(userMessage([text("still there?")]))) as Task
     expect(task.status!.state).toBe(TaskState.TASK_STATE_COMPLETED)

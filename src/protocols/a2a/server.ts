@@ -10,12 +10,7 @@
  * JSON, -32600 not a JSON-RPC request, -32601 an unknown method, -32602 bad params, -32001 an
  * unknown task, -32002 a task that cannot be canceled, -32004 an operation not supported here.
  *
- * @example
- * ```ts
- * import { A2a, Server } from "effect-agent-loop"
- *
- * const api = Server.layer({ token, protocols: [A2a.protocol({ version: "1.0.0" })] })
- * ```
+ * Mounted by `agent-loop serve`: `Server.layer({ token, protocols: [protocol({ version })] })`.
  */
 import { createHash, timingSafeEqual } from "node:crypto"
 import * as ByteSize from "effect/ByteSize"
@@ -44,7 +39,8 @@ export interface Options {
   readonly path?: string
   /**
    * The origin clients reach the server at (behind a TLS proxy: `https://agents.example.com`), for
-   * the card's interface URL; default the request's own `Host`, over http.
+   * the card's interface URL; default the one the request came to (`X-Forwarded-Proto` and
+   * `X-Forwarded-Host` when a proxy set them, else http and `Host`).
    */
   readonly publicUrl?: string
   /** Imports the JSON Schema of a typed answer (`metadata.outputSchema`); without it, typed answers are refused. */
@@ -88,7 +84,10 @@ export const protocol = (options: Options) => (shared: Shared): Effect.Effect<vo
     const expected = digest(Redacted.value(shared.token))
 
     const card = (request: HttpServerRequest.HttpServerRequest) => {
-      const origin = options.publicUrl?.replace(/\/+$/, "") ?? `http://${request.headers["host"] ?? "127.0.0.1"}`
+      // behind a TLS proxy the card names the address the client used, when the proxy says it
+      const forwarded = (name: string) => request.headers[name]?.split(",")[0]?.trim() || undefined
+      const origin = options.publicUrl?.replace(/\/+$/, "") ??
+        `${forwarded("x-forwarded-proto") === "https" ? "https" : "http"}://${forwarded("x-forwarded-host") ?? request.headers["host"] ?? "127.0.0.1"}`
       return Effect.succeed(HttpServerResponse.jsonUnsafe(
         Wire.agentCard({ name: options.name ?? "agent-loop", description: options.description ?? DEFAULT_DESCRIPTION, version: options.version, url: `${origin}${path}` }),
         { headers: { "cache-control": "no-store" } }
