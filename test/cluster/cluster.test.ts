@@ -11,7 +11,7 @@ import { AgentLoop, AgentLoopCluster, type AgentEvent, Message, SessionStore, Se
 import { OUTPUT_UNSUPPORTED } from "../../src/cluster/client.ts"
 import { LOST_TURN_ERROR } from "../../src/cluster/entity.ts"
 import type { SessionEvent } from "../../src/cluster/protocol.ts"
-import { type RunnerProcess, startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
+import { startCluster, type TestCluster, waitUntil } from "../support/cluster.ts"
 import { postgresProbe, postgresSuite } from "../support/postgres.ts"
 
 const userTexts = (result: Turn.TurnResult) => result.finalMessage?.content.replace(/^seen \d+: /, "").split(" | ")
@@ -261,35 +261,6 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("AgentLoop on a cluster of 3 ru
       "assistant:seen 5: first | during | after"
     ])
   })
-
-  // Which sessions move to the newcomer, and when, is placement that load can change (a loaded
-  // machine may start it after the turns are done): the promise is every turn once, histories whole.
-  it("a runner joining while turns run: every turn completes once, histories whole", async () => {
-    const sessions = Array.from({ length: 16 }, (_, i) => `moving-${i}`)
-    const sent = new Map(sessions.map((key) => [key, [] as Array<string>]))
-    const notCompleted: Array<string> = []
-    let newcomer: RunnerProcess | undefined
-    const joining = cluster.startRunner().then((runner) => (newcomer = runner))
-    const deadline = Date.now() + 60_000
-    // each session runs slow turns (a second each) until the new runner has run some, then one more
-    await Promise.all(sessions.map(async (key) => {
-      let settled = false
-      while (Date.now() < deadline) {
-        const input = `slow ${sent.get(key)!.length}`
-        sent.get(key)!.push(input)
-        const result = await turn(key, input)
-        if (result.status !== "completed") notCompleted.push(`${key} ${input}: ${result.status} ${result.error}`)
-        if (settled) break
-        settled = newcomer !== undefined && newcomer.sessions().size > 0
-      }
-    }))
-    await joining
-    expect(notCompleted).toEqual([])
-    expect(newcomer).toBeDefined()
-    for (const key of sessions) {
-      expect((await history(key)).filter((m) => m.role === "user").map((m) => m.content)).toEqual(sent.get(key))
-    }
-  }, 120_000)
 })
 
 /** Polls `check` until it gives a value, for at most 20 s. */

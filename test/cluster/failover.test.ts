@@ -57,6 +57,38 @@ describe.skipIf(!postgresProbe.ok)(postgresSuite("a session's turns across its r
   const toldInput = (result: Turn.TurnResult) =>
     result.messages.filter((message) => message.role === "user").map((message) => Message.textOf(message.content))
 
+  // A runner joins and sessions move to it while their turns run. Which move, and when, is
+  // placement that load can change (a loaded machine may start it after the turns are done, or
+  // make a runner give its shards up when a lock renewal is late): the promise, with a store that
+  // fences, is every turn completed once and every history whole. (With one that does not fence, a
+  // turn cut off by a late renewal is reported as the log tells it: docs/scaling-out.md.)
+  it("a runner joining while turns run: every turn completes once, histories whole", async () => {
+    const sessions = Array.from({ length: 16 }, (_, i) => `moving-${i}`)
+    const sent = new Map(sessions.map((key) => [key, [] as Array<string>]))
+    const notCompleted: Array<string> = []
+    let newcomer: RunnerProcess | undefined
+    const joining = cluster.startRunner().then((runner) => (newcomer = runner))
+    const deadline = Date.now() + 60_000
+    // each session runs slow turns (a second each) until the new runner has run some, then one more
+    await Promise.all(sessions.map(async (key) => {
+      let settled = false
+      while (Date.now() < deadline) {
+        const input = `slow ${sent.get(key)!.length}`
+        sent.get(key)!.push(input)
+        const result = await runtime.runPromise(Effect.gen(function*() {
+          return yield* (yield* AgentLoop).turn(key, input)
+        }))
+        if (result.status !== "completed") notCompleted.push(`${key} ${input}: ${result.status} ${result.error}`)
+        if (settled) break
+        settled = newcomer !== undefined && newcomer.sessions().size > 0
+      }
+    }))
+    await joining
+    expect(notCompleted).toEqual([])
+    expect(newcomer).toBeDefined()
+    for (const key of sessions) expect(await inputs(key)).toEqual(sent.get(key))
+  }, 120_000)
+
   it("kill -9 during a call that is not idempotent, turns queued behind it: it resumes first, they follow in order, the call runs once", async () => {
     const key = "failover-queue"
     const results = await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
