@@ -144,7 +144,7 @@ const apiFlags = {
 
 const serveCommand = Command.make("serve", { ...ClusterOptions.serveFlags, ...agentFlags, inspect: inspectFlag, ...apiFlags }, serve).pipe(
   Command.withDescription(
-    "Serve the loop's HTTP API (sessions, turns, steering, interrupts, approvals, server-sent events; bearer token, 127.0.0.1) on --host and --port; with --database-url, run a cluster runner instead: it serves the sessions the cluster gives it (turns sent with run --cluster), and with --api-port the API for the whole cluster too. Both on the provider, tools and store of the flags and settings, until stopped"
+    "Serve the loop's HTTP API (sessions, turns, steering, interrupts, approvals, server-sent events; bearer token, 127.0.0.1) and an A2A agent beside it (/a2a, its card at /.well-known/agent-card.json) on --host and --port; with --database-url, run a cluster runner instead: it serves the sessions the cluster gives it (turns sent with run --cluster), and with --api-port the API for the whole cluster too. Both on the provider, tools and store of the flags and settings, until stopped"
   ),
   Command.withExamples([
     { command: "agent-loop serve --port 4318", description: "Serve the API at http://127.0.0.1:4318/v1 (the token is printed the first time)" },

@@ -169,12 +169,21 @@ describe("agent-loop serve as an A2A agent", () => {
     })()
     await waitUntil("the command to start", () =>
       seen.some((event) => event?.$case === "statusUpdate" && partText(event.value.status?.message?.parts[0]) === "running exec"))
+    // another client follows the same task, working now
+    const watched: Array<StreamResponse["payload"]> = []
+    const watching = (async () => {
+      for await (const event of client.resubscribeTask({ tenant: "", id: taskId })) watched.push(event.payload)
+    })()
+    await waitUntil("the second client to follow", () => watched.length > 0)
+    expect(states(watched)).toEqual([TaskState.TASK_STATE_WORKING])
     const cancelledAt = Date.now()
     const canceled = await client.cancelTask({ tenant: "", id: taskId, metadata: undefined })
     expect(canceled.status!.state).toBe(TaskState.TASK_STATE_CANCELED)
     expect(Date.now() - cancelledAt).toBeLessThan(10_000)
     await following
+    await watching
     expect(states(seen).at(-1)).toBe(TaskState.TASK_STATE_CANCELED)
+    expect(states(watched).at(-1)).toBe(TaskState.TASK_STATE_CANCELED)
     expect(fs.existsSync(path.join(workspace, "late.txt"))).toBe(false)
     expect(server.requests).toHaveLength(1)
     await expect(client.cancelTask({ tenant: "", id: taskId, metadata: undefined })).rejects.toBeInstanceOf(TaskNotCancelableError)
