@@ -42,6 +42,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiError from "effect/http-api/HttpApiError"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import type * as Hook from "../domain/Hook.ts"
 import { builtinModels } from "../domain/Models.ts"
 import { AgentLoop } from "../services/AgentLoop.ts"
 import { EventBus } from "../services/EventBus.ts"
@@ -64,6 +65,7 @@ import {
 import { Approvals } from "./approvals.ts"
 import { makeChat } from "./chat.ts"
 import { EventFeed, type FeedEvent, type Frame } from "./eventFeed.ts"
+import * as FeedRecorder from "./feedRecorder.ts"
 import { pollJournal } from "./storeFollow.ts"
 import { Turns } from "./turns.ts"
 
@@ -141,6 +143,18 @@ const authorization = (options: Options) => {
   })
 }
 
+/**
+ * The approval hook, asking only once the feed has recorded what the turn published before: the
+ * request comes after the response with its call, and after the calls of the batch already started.
+ */
+const afterFeed = (hook: Hook.Hook, caughtUp: Effect.Effect<void>): Hook.Hook => ({
+  approveTool: (input) =>
+    Effect.andThen(caughtUp, Effect.suspend(() => {
+      const answer = hook.approveTool!(input)
+      return Effect.isEffect(answer) ? answer : Effect.succeed(answer)
+    }))
+})
+
 /** A body read cut at the cap, as the platform reports it. */
 const isTooLarge = (defect: unknown): boolean => JSON.stringify(defect ?? null).includes("BodyTooLarge") || String(defect).includes("maxBytes")
 
@@ -158,10 +172,9 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     const secrets = yield* Secrets
     const journal = yield* Effect.serviceOption(EventJournal)
     const feed = new EventFeed(options.replayEvents ?? 10_000)
-    const subscription = yield* bus.subscribe({ strategy: "lossless" })
-    yield* subscription.stream.pipe(Stream.runForEach((event) => Effect.sync(() => feed.record(event))), Effect.forkScoped)
+    const recorder = yield* FeedRecorder.start(bus, feed)
     const approvals = new Approvals({ publish: (event) => feed.record(event), scrub: secrets.scrub })
-    if (options.approvals !== false) yield* loop.registerHook(approvals.hook, { name: "server approvals", source: "server" })
+    if (options.approvals !== false) yield* loop.registerHook(afterFeed(approvals.hook, recorder.caughtUp), { name: "server approvals", source: "server" })
     const poll = options.pollJournal === undefined ? undefined : Duration.fromInputUnsafe(options.pollJournal)
     const storeJournal = store.journal
     // where a session's stream is read: the store, polled, when sessions run elsewhere; else this process's journal

@@ -4,7 +4,7 @@
  * SDK's chunk schema, `readUIMessageStream` builds the message as `useChat` would. A turn streams
  * its text; a call that needs approval ends the stream with a `tool-approval-request`, and the
  * assistant's message with the answer continues it (the tool's output, the final text) or shows
- * the denial; the chat's message while a turn runs, a regenerate and an unknown approval are refused.
+ * the denial, once no other call of the batch still runs; the chat's message while a turn runs, a regenerate and an unknown approval are refused.
  */
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -115,6 +115,26 @@ describe("the AI SDK's UI message stream (POST /v1/chat)", () => {
     expect((second.message.parts.find((p) => p.type === "dynamic-tool") as any).state).toBe("output-denied")
     expect(second.message.parts.filter((p) => p.type === "text").map((p: any) => p.text).join("")).toContain("not today")
     expect(f.dangerRuns()).toBe(runs)
+  })
+
+  it("a stream that reaches an approval while another call of the batch runs ends only once that call has ended", async () => {
+    // gate and peek are read-only: they run side by side; peek waits for approval, gate for the test
+    const streamed = send("chat-both", [user("both at once")])
+    await waitUntil("peek's approval", async () =>
+      ((await (await call(f, "GET", "/v1/approvals")).json()) as Array<any>).some((a) => a.sessionKey === "chat-both" && a.status === "pending"))
+    await f.openGate()
+    const first = await streamed
+    const at = (type: string, toolCallId?: string) => first.chunks.findIndex((c: any) => c.type === type && (toolCallId === undefined || c.toolCallId === toolCallId))
+    expect(at("tool-approval-request", "call-peek")).toBeGreaterThan(-1)
+    expect(at("tool-output-available", "call-gate")).toBeGreaterThan(-1)
+    expect(at("finish")).toBeGreaterThan(at("tool-output-available", "call-gate"))
+    const answered = answer(first.message, true)
+    expect(lastAssistantMessageIsCompleteWithApprovalResponses({ messages: [user("both at once"), answered] })).toBe(true)
+    const second = await send("chat-both", [user("both at once"), answered], answered)
+    expect(second.message.parts.filter((p) => p.type === "dynamic-tool").map((p: any) => [p.toolName, p.state, p.output])).toEqual([
+      ["gate", "output-available", "the gate opened"],
+      ["peek", "output-available", "peeked"]
+    ])
   })
 
   it("refuses a message while the session runs a turn, a regenerate, an unknown approval, and a body that is not a chat", async () => {

@@ -1,7 +1,7 @@
 /**
  * The API server on 127.0.0.1 (an ephemeral port) over a real loop: a scripted model, sessions in
- * memory or in a SQLite file, an `echo` tool, a `gate` tool that waits for the test, and a `danger`
- * tool that needs approval. `close` stops the server (its scope) and removes the directory.
+ * memory or in a SQLite file, an `echo` tool, a `gate` tool that waits for the test, a `danger`
+ * tool that needs approval, and `peek`, read-only (so it runs beside `gate`) but needing approval. `close` stops the server (its scope) and removes the directory.
  */
 import * as fs from "node:fs"
 import { createServer } from "node:http"
@@ -34,6 +34,9 @@ const script = (request: ProviderTypes.ProviderRequest): Scripted.ScriptedRespon
   const text = last.role === "user" ? Message.textOf(last.content) : ""
   if (text.startsWith("wait")) return { toolCalls: [{ id: "call-gate", name: "gate", arguments: {} }], usage }
   if (text.startsWith("danger")) return { toolCalls: [{ id: "call-danger", name: "danger", arguments: { what: text } }], usage }
+  if (text.startsWith("both")) {
+    return { toolCalls: [{ id: "call-gate", name: "gate", arguments: {} }, { id: "call-peek", name: "peek", arguments: {} }], usage }
+  }
   if (text.startsWith("echo")) return { toolCalls: [{ id: "call-echo", name: "echo", arguments: { text } }], usage }
   return { content: `You said: ${text}`, usage }
 }
@@ -84,11 +87,19 @@ export const startServer = async (
     requiresApproval: true,
     execute: () => Effect.sync(() => ++dangerRuns).pipe(Effect.as("done the dangerous thing"))
   })
+  const peek = Tool.make({
+    name: "peek",
+    description: "Reads something, with approval",
+    parameters: Schema.Struct({}),
+    readOnly: true,
+    requiresApproval: true,
+    execute: () => Effect.succeed("peeked")
+  })
   const token = Server.makeToken()
   const loop = AgentLoopLive.layer({ model: "test-model", approvalTimeout: options.approvalTimeout ?? 60_000 }).pipe(
     Layer.provideMerge(Layer.mergeAll(
       Scripted.layer(script),
-      ToolRegistryLive.layer([echo, gated, danger]),
+      ToolRegistryLive.layer([echo, gated, danger, peek]),
       options.sqlite === true ? SessionStoreSql.layerSqlite(path.join(dir, "sessions.db")) : SessionStoreMemory.layer()
     ))
   )
