@@ -23,8 +23,9 @@ const e2e = [
   // the SQL session store on real Postgres servers, and processes racing on one database
   "test/sessions/{fencing,postgres-harness,store-sql,store-sql-lost-connection,store-sql-processes}.test.ts",
   "test/cli/stores.test.ts",
-  // the inspector in headless Chromium
+  // the inspector, and useChat against agent-loop serve, in headless Chromium
   "test/inspector/browser.test.ts",
+  "test/server/chat-browser.test.ts",
   // the CLI on a real terminal, through tmux
   "test/cli/{chat,chat-editing,chat-sessions,chat-stop,claude-settings,slash,stream-json,terminal,terminal-hostile,terminal-markdown,web-fetch-hosts,workspace-sessions}.test.ts",
   // protocols: MCP servers nobody in this project wrote, installed from npm

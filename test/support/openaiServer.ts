@@ -16,6 +16,8 @@ export interface FakeToolCall {
 
 /** One reply of the fake model. */
 export interface Reply {
+  /** Reasoning, streamed first as `reasoning_content` deltas (as DeepSeek and vLLM send it). */
+  readonly reasoning?: string
   /** Text, streamed as these pieces. */
   readonly text?: string | ReadonlyArray<string>
   readonly toolCalls?: ReadonlyArray<FakeToolCall>
@@ -86,6 +88,7 @@ const stream = async (res: http.ServerResponse, reply: Reply, index: number) => 
   res.writeHead(200, { "content-type": "text/event-stream" })
   res.flushHeaders()
   await write(res, chunk({ role: "assistant", content: "" }))
+  if (reply.reasoning !== undefined) await write(res, chunk({ reasoning_content: reply.reasoning }))
   const pieces = reply.text === undefined ? [] : typeof reply.text === "string" ? [reply.text] : reply.text
   for (const [i, piece] of pieces.entries()) {
     await write(res, chunk({ content: piece }))
