@@ -68,6 +68,7 @@ export {
   type Subscription
 } from "./services/EventBus.ts"
 export { EventJournal, type EventJournalShape } from "./services/EventJournal.ts"
+export { type ExternalCommand, type ExternalExit, ExternalTerminal, type ExternalTerminalShape } from "./services/ExternalTerminal.ts"
 export {
   type FileBefore,
   type FileChange,
@@ -104,7 +105,15 @@ export {
   type SessionStoreShape
 } from "./services/SessionStore.ts"
 export { ToolRegistry, type ToolRegistryShape } from "./services/ToolRegistry.ts"
-export { type PathRule, type PathRuleVerdict, Workspace, type WorkspaceShape } from "./services/Workspace.ts"
+export {
+  type OpenFileRequest,
+  type PathRule,
+  type PathRuleVerdict,
+  Workspace,
+  type WorkspaceFile,
+  type WorkspaceFiles,
+  type WorkspaceShape
+} from "./services/Workspace.ts"
 
 // ---- Layers: the services' implementations -------------------------------------------------------
 export * as AiToolkit from "./layers/AiToolkit.ts"

@@ -113,11 +113,23 @@ const chatCommand = Command.make(
   )
 )
 
-const acpCommand = Command.make("acp", agentFlags, (flags) => handler(() => import("./commands/acp.ts"), (m) => m.acp(flags as AgentFlags))).pipe(
-  Command.withDescription(
-    "Serve an editor over the Agent Client Protocol on stdin and stdout (Zed, JetBrains IDEs, Neovim): sessions stored and loadable, turns streamed, approvals asked in the editor under the same rules, cancel stops the turn now"
+const acpFlags = {
+  clientTerminal: Flag.Boolean("client-terminal").pipe(
+    Flag.withDefault(false),
+    Flag.withDescription("Run exec's commands in the editor's terminal when it offers one (terminal/*): the user watches them there, but they run outside agent-loop's sandbox, with the editor's environment")
   )
-)
+}
+
+const acpCommand = Command.make("acp", { ...agentFlags, ...acpFlags }, ({ clientTerminal, ...flags }) =>
+  handler(() => import("./commands/acp.ts"), (m) => m.acp(flags as AgentFlags, { clientTerminal }))).pipe(
+    Command.withDescription(
+      "Serve an editor over the Agent Client Protocol on stdin and stdout (Zed, JetBrains IDEs, Neovim): sessions stored and loadable, turns streamed, approvals asked in the editor under the same rules, cancel stops the turn now; file tools read and write the editor's buffers when it offers fs/*, and commands run in its terminal with --client-terminal"
+    ),
+    Command.withExamples([
+      { command: "agent-loop acp --model claude-sonnet-4-5", description: "The command an editor starts (Zed: agent_servers in settings.json)" },
+      { command: "agent-loop acp --client-terminal", description: "The same, with commands in the editor's terminal (outside the sandbox)" }
+    ])
+  )
 
 // Effect Cluster is loaded by the commands that use it only, so that it costs the others no start-up time.
 const serve = (flags: ServeFlags) => handler(() => import("./commands/serve.ts"), (m) => m.serve(flags))
@@ -375,13 +387,17 @@ const mcpServeFlags = {
   mcpTokenFile: Flag.String("mcp-token-file").pipe(
     Flag.optional,
     Flag.withDescription("The bearer token of --http: the first line of FILE (else AGENT_LOOP_MCP_TOKEN, else a fresh one printed on stderr)")
+  ),
+  mcpAgents: Flag.String("mcp-agents").pipe(
+    Flag.optional,
+    Flag.withDescription("The named agents (.claude/agents, .agent-loop/agents, ~/.claude/agents) run_agent offers as agent, comma-separated; default all of them, \"\" none")
   )
 }
 
-const mcpServe = Command.make("serve", { ...agentFlags, ...mcpServeFlags }, ({ http, mcpHost, mcpTokenFile, ...flags }) =>
-  handler(() => import("./commands/mcpServe.ts"), (m) => m.serve(flags as AgentFlags, { http, host: mcpHost, tokenFile: mcpTokenFile }))).pipe(
+const mcpServe = Command.make("serve", { ...agentFlags, ...mcpServeFlags }, ({ http, mcpAgents, mcpHost, mcpTokenFile, ...flags }) =>
+  handler(() => import("./commands/mcpServe.ts"), (m) => m.serve(flags as AgentFlags, { http, host: mcpHost, tokenFile: mcpTokenFile }, mcpAgents))).pipe(
     Command.withDescription(
-      "Serve the agent as an MCP server on stdin and stdout, or streamable HTTP with --http (for Claude Code, Cursor, Codex): the tool run_agent {prompt, session?} runs a turn and returns its answer, with progress notifications; a cancelled call stops the turn now"
+      "Serve the agent as an MCP server on stdin and stdout, or streamable HTTP with --http (for Claude Code, Cursor, Codex): the tool run_agent {prompt, session?, agent?} runs a turn (as a named agent when asked) and returns its answer, with progress notifications; a cancelled call stops the turn now"
     ),
     Command.withExamples([
       { command: "claude mcp add agent-loop -- agent-loop mcp serve --yes", description: "Let Claude Code call the agent" },

@@ -9,6 +9,9 @@
  * the sandbox only if the host's approval layer granted exactly that call
  * (`Sandbox.grantUnsandboxed`, after asking the user): the model can ask, never grant.
  *
+ * With an `ExternalTerminal` in the context (an editor's terminal over ACP, where the user opted
+ * in), a foreground command of a session it takes runs there instead, outside the sandbox.
+ *
  * @example
  * ```ts
  * import { makeExec, ToolRegistryLive } from "effect-agent-loop"
@@ -26,6 +29,7 @@ import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import { ToolError } from "../domain/errors.ts"
 import { completeUtf8Length } from "../domain/text.ts"
 import * as Tool from "../domain/Tool.ts"
+import { type ExternalExit, ExternalTerminal } from "../services/ExternalTerminal.ts"
 import { none, Sandbox, type SandboxRequest } from "../services/Sandbox.ts"
 import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { BackgroundJobs, describeState } from "./backgroundJobs.ts"
@@ -120,6 +124,21 @@ const secretFreeEnv = (secrets: SecretsShape): Record<string, string> => scrubbe
 const UNGRANTED = "Not run: running outside the sandbox (dangerously_unsandboxed) needs the user's approval of this very call, " +
   "and it was not given. Run the command in the sandbox, or leave the choice to the user."
 
+/** The result of a command run in an `ExternalTerminal`, as exec's own. */
+const externalResult = (ran: ExternalExit, timeout: Duration.Duration, maxMs: number) => {
+  const output = `${ran.output === "" ? "(no output)" : ran.output}${
+    ran.truncated ? "\n[output truncated: only the last part is shown; redirect output to a file and inspect it with grep or read_file]" : ""
+  }`
+  if (ran.timedOut) {
+    return Effect.fail(new ToolError({
+      message: `Command timed out after ${Duration.toMillis(timeout)} ms and was killed (pass a larger timeout_ms, at most ${maxMs}, if it needs longer). ` +
+        `Output before the timeout:\n${output}`
+    }))
+  }
+  const status = ran.exitCode === null ? `killed by signal ${ran.signal ?? "?"}` : `exit code: ${ran.exitCode}`
+  return Effect.succeed({ content: `${status}\n${output}`, isError: ran.exitCode !== 0 })
+}
+
 /** `exec` with the given limits. */
 export const makeExec = (options: ExecOptions = {}) => {
   const maxTimeout = Duration.fromInputUnsafe(options.maxTimeout ?? "10 minutes")
@@ -148,6 +167,18 @@ export const makeExec = (options: ExecOptions = {}) => {
           return yield* Effect.fail(new ToolError({ message: UNGRANTED }))
         }
         const timeout = timeout_ms === undefined ? defaultTimeout : Duration.millis(Math.min(timeout_ms, maxMs))
+        const external = yield* Effect.serviceOption(ExternalTerminal)
+        if (Option.isSome(external) && background !== true) {
+          const ran = yield* external.value.run({
+            sessionKey: context.sessionKey,
+            toolCallId: context.toolCallId,
+            command,
+            cwd: workspace.root,
+            timeout,
+            maxOutputBytes
+          })
+          if (Option.isSome(ran)) return yield* externalResult(ran.value, timeout, maxMs)
+        }
         const output = makeCollector(maxOutputBytes)
         const request: SandboxRequest = {
           command: "sh",

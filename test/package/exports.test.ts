@@ -23,7 +23,7 @@ const TOP: ReadonlyArray<string> = [
   "AiToolkit", "Anthropic", "Azure", "Bedrock", "BuiltinToolName", "Checkpoint", "CheckpointStale",
   "CommitTicket", "CompactionFailed", "ConcurrencyTimeout", "ContentRejected", "ContextLengthExceeded",
   "CurrentTurn", "DepthLimitExceeded", "EditFileParameters", "EventBus", "EventBusLive", "EventJournal",
-  "EventJournalLive", "ExecParameters",
+  "EventJournalLive", "ExecParameters", "ExternalTerminal",
   "FileHistory", "FileHistoryDir", "FileHistoryError", "FileHooks", "Gemini", "GlobParameters",
   "GrepParameters", "Hook", "Hooks", "HooksLive", "Inspector", "InvalidConfig", "InvalidRewind", "InvalidSubTurnConfig",
   "LanguageModelProvider", "ListDirParameters", "LoopConfig", "LoopConfigLive", "MalformedResponse",
@@ -305,13 +305,14 @@ const TOP_TYPES: ReadonlyArray<string> = [
   "AgentDefinition", "AgentLoopShape", "BuiltinToolRequirements", "BuiltinToolsOptions", "ChatReply",
   "CommitTicketShape", "CommittedTurn", "CurrentTurnShape", "DropCounts", "EditFileOptions", "EventBusShape",
   "EventJournalShape", "EventJournalStore",
-  "ExecOptions", "FileBefore", "FileChange", "FileHistoryShape", "GlobOptions", "GrepOptions", "HookInfo",
-  "HookOutcome", "HooksShape", "ListDirOptions", "Named", "OverflowStrategy", "PathRule", "PathRuleVerdict",
+  "ExecOptions", "ExternalCommand", "ExternalExit", "ExternalTerminalShape", "FileBefore", "FileChange",
+  "FileHistoryShape", "GlobOptions", "GrepOptions", "HookInfo", "HookOutcome", "HooksShape", "ListDirOptions",
+  "Named", "OpenFileRequest", "OverflowStrategy", "PathRule", "PathRuleVerdict",
   "ProviderError", "ProviderShape", "ReadFileOptions", "RunPoint", "SandboxErrorReason", "SandboxKind",
   "SandboxOutcome", "SandboxRequest", "SandboxReview", "SandboxShape", "SandboxStatus", "SandboxedCommand",
   "SecretsShape", "SessionFencing", "SessionInfo", "SessionStoreShape", "SubscribeOptions", "Subscription",
   "ToolRegistryShape", "TurnFileChanges", "TurnOptions", "TypedTurnResult", "UndoRefused", "UndoResult",
-  "WebFetchOptions", "WholeReply", "WorkspaceShape", "WriteFileOptions"
+  "WebFetchOptions", "WholeReply", "WorkspaceFile", "WorkspaceFiles", "WorkspaceShape", "WriteFileOptions"
 ]
 
 const TESTING: ReadonlyArray<string> = ["advance", "heldSessions", "kinds", "layer", "recordEvents", "requests", "settled"]

@@ -106,6 +106,57 @@ const allowOnce = (request: acp.RequestPermissionRequest): acp.RequestPermission
 const initialize = (agent: acp.ClientContext, clientCapabilities: acp.ClientCapabilities = {}) =>
   agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities })
 
+/** An editor's terminals (`terminal/*`): each command run with `sh` as the editor would, every request logged. */
+const scriptedTerminals = (context: TestContext, log: Array<string>) => {
+  const terminals = new Map<string, { readonly child: ChildProcess; output: string; exit: acp.WaitForTerminalExitResponse | undefined; readonly exited: Promise<acp.WaitForTerminalExitResponse> }>()
+  const stop = (id: string) => {
+    const terminal = terminals.get(id)
+    if (terminal !== undefined && terminal.exit === undefined) {
+      try {
+        process.kill(-terminal.child.pid!, "SIGKILL")
+      } catch {
+        // already gone
+      }
+    }
+  }
+  context.onTestFinished(() => {
+    for (const id of terminals.keys()) stop(id)
+  })
+  return (app: ReturnType<typeof acp.client>) =>
+    app
+      .onRequest(acp.methods.client.terminal.create, ({ params }) => {
+        const id = `term-${terminals.size + 1}`
+        log.push(`create ${id}: ${params.command} ${(params.args ?? []).join(" ")} in ${params.cwd}`)
+        const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+        const exited = new Promise<acp.WaitForTerminalExitResponse>((resolve) =>
+          child.once("exit", (exitCode, signal) => {
+            terminal.exit = { exitCode, signal }
+            resolve(terminal.exit)
+          })
+        )
+        const terminal: { child: ChildProcess; output: string; exit: acp.WaitForTerminalExitResponse | undefined; exited: Promise<acp.WaitForTerminalExitResponse> } = { child, output: "", exit: undefined, exited }
+        child.stdout!.on("data", (chunk) => (terminal.output += chunk.toString()))
+        child.stderr!.on("data", (chunk) => (terminal.output += chunk.toString()))
+        terminals.set(id, terminal)
+        return { terminalId: id }
+      })
+      .onRequest(acp.methods.client.terminal.output, ({ params }) => {
+        const terminal = terminals.get(params.terminalId)!
+        return { output: terminal.output, truncated: false, ...(terminal.exit === undefined ? {} : { exitStatus: terminal.exit }) }
+      })
+      .onRequest(acp.methods.client.terminal.waitForExit, ({ params }) => terminals.get(params.terminalId)!.exited)
+      .onRequest(acp.methods.client.terminal.kill, ({ params }) => {
+        log.push(`kill ${params.terminalId}`)
+        stop(params.terminalId)
+        return {}
+      })
+      .onRequest(acp.methods.client.terminal.release, ({ params }) => {
+        log.push(`release ${params.terminalId}`)
+        stop(params.terminalId)
+        return {}
+      })
+}
+
 /** The text of the tool results the model was sent, in order. */
 const toolResults = (request: { readonly body: any }): Array<string> =>
   (request.body.messages as Array<{ role: string; content: unknown }>).flatMap((m) => m.role === "tool" ? [String(m.content)] : [])
@@ -420,6 +471,79 @@ describe("agent-loop acp", () => {
     expect(server.requests).toHaveLength(2)
     expect(toolResults(server.requests[1]!).join("\n")).toMatch(/denied|not approved/i)
     expect(editor.updates.some((u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "failed")).toBe(true)
+    await editor.close()
+  })
+
+  it("--client-terminal with an editor offering terminal/*: the approved command runs in the editor's terminal (shown in the tool call), its output is the result, the terminal is released; a timeout kills it", async (context) => {
+    const log: Array<string> = []
+    const { home, open, server } = await setup(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "echo in-the-editor > made.txt && echo shown" } }] },
+      { toolCalls: [{ name: "exec", arguments: { command: "sleep 30", timeout_ms: 300 } }] },
+      { text: "Done." }
+    ], allowOnce, { args: ["--client-terminal"], handlers: scriptedTerminals(context, log) })
+    const editor = open()
+    await initialize(editor.agent, { terminal: true })
+    const workspace = path.join(home, "ws")
+    const real = fs.realpathSync(workspace)
+    const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] })
+    const response = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "run it there" }] })
+    expect(response.stopReason).toBe("end_turn")
+    // asked first, under the same rules
+    expect(editor.permissions).toHaveLength(2)
+    expect(log).toEqual([
+      `create term-1: sh -c echo in-the-editor > made.txt && echo shown in ${real}`,
+      "release term-1",
+      `create term-2: sh -c sleep 30 in ${real}`,
+      "kill term-2",
+      "release term-2"
+    ])
+    expect(fs.readFileSync(path.join(workspace, "made.txt"), "utf8")).toBe("in-the-editor\n")
+    const results = toolResults(server.requests[2]!)
+    expect(results[0]).toBe("exit code: 0\nshown\n")
+    expect(results[1]).toMatch(/timed out after 300 ms and was killed/)
+    // the terminal is embedded in the tool call while it runs
+    const about = editor.updates.flatMap((u) => "toolCallId" in u.update && u.update.toolCallId === "call_0_0" ? [u.update] : [])
+    // the terminal is embedded in the tool call while it runs, after the call itself was shown
+    expect(about.map((u) => u.sessionUpdate)).toEqual(["tool_call", "tool_call_update", "tool_call_update"])
+    expect(about[1]).toMatchObject({ content: [{ type: "terminal", terminalId: "term-1" }] })
+    await editor.close()
+  })
+
+  it("--client-terminal: cancel kills the command in the editor's terminal and the prompt answers cancelled", async (context) => {
+    const log: Array<string> = []
+    const never = gate()
+    const { home, open } = await setup(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "sleep 60" } }] },
+      { text: "never", hold: never.promise }
+    ], allowOnce, { args: ["--client-terminal"], handlers: scriptedTerminals(context, log) })
+    const editor = open()
+    await initialize(editor.agent, { terminal: true })
+    const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: path.join(home, "ws"), mcpServers: [] })
+    const answered = editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "wait" }] })
+    const deadline = Date.now() + 60_000
+    while (!log.some((line) => line.startsWith("create"))) {
+      if (Date.now() > deadline) throw new Error(`no terminal: ${editor.stderr()}`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    await editor.agent.notify(acp.methods.agent.session.cancel, { sessionId })
+    expect((await answered).stopReason).toBe("cancelled")
+    expect(log.slice(1)).toEqual(["kill term-1", "release term-1"])
+    await editor.close()
+  })
+
+  it("an editor offering terminal/* without --client-terminal: commands run in the loop, the editor's terminal is never asked for", async (context) => {
+    const log: Array<string> = []
+    const { home, open, server } = await setup(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "echo local" } }] },
+      { text: "Done." }
+    ], allowOnce, { handlers: scriptedTerminals(context, log) })
+    const editor = open()
+    await initialize(editor.agent, { terminal: true })
+    const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: path.join(home, "ws"), mcpServers: [] })
+    const response = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "run it" }] })
+    expect(response.stopReason).toBe("end_turn")
+    expect(log).toEqual([])
+    expect(toolResults(server.requests[1]!)[0]).toContain("local")
     await editor.close()
   })
 })

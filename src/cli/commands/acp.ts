@@ -12,6 +12,7 @@ import packageJson from "../../../package.json" with { type: "json" }
 import { ToolRegistry } from "../../services/ToolRegistry.ts"
 import * as AcpAgent from "../../protocols/acp/agent.ts"
 import * as AcpFiles from "../../protocols/acp/files.ts"
+import * as AcpTerminal from "../../protocols/acp/terminal.ts"
 import type { ApprovalPolicy } from "../config/approvalPolicy.ts"
 import * as Approval from "../permissions/approval.ts"
 import * as App from "../runtime/app.ts"
@@ -52,16 +53,27 @@ export const policyOfMode = (mode: string | undefined, started: ApprovalPolicy):
   return started === "approve" ? "ask" : started
 }
 
+/** The flags of `acp` alone. */
+export interface AcpFlags {
+  /** Run `exec`'s commands in the editor's terminal when it offers one (outside the sandbox). */
+  readonly clientTerminal: boolean
+}
+
 /** `agent-loop acp`: serves one editor on stdio until it closes the connection. */
-export const acp = (flags: AgentFlags) =>
+export const acp = (flags: AgentFlags, acpFlags: AcpFlags = { clientTerminal: false }) =>
   Effect.gen(function*() {
     const sdk = yield* Effect.tryPromise(() => import("@agentclientprotocol/sdk")).pipe(Effect.catch(() => fail(SDK_MISSING, 1)))
     const settings = yield* Settings.resolve(flags)
     yield* Settings.announce(settings)
     // the file tools read and write through the editor for its sessions, when it offers fs/*
     const files = AcpFiles.bridge()
+    // exec's commands in the editor's terminal, only where the user asked for it: they leave the sandbox
+    const terminal = acpFlags.clientTerminal ? AcpTerminal.bridge() : undefined
     yield* Effect.scoped(Effect.gen(function*() {
       const screen = yield* Screen
+      if (terminal !== undefined) {
+        yield* screen.line("agent-loop: warn: --client-terminal: commands run in the editor's terminal when it offers one, outside agent-loop's sandbox")
+      }
       const registry = yield* ToolRegistry
       const expand = (text: string): Effect.Effect<string | undefined> => {
         const parsed = Slash.parse(text.trim(), settings.commands)
@@ -82,11 +94,14 @@ export const acp = (flags: AgentFlags) =>
         })),
         expand,
         files,
+        ...(terminal === undefined ? {} : { terminal }),
         modes: { available: MODES, initial: settings.approval === "approve" ? "bypassPermissions" : "default" }
       })
       // asked in the editor: `ask` only says that someone can be asked
-      yield* Approval.register(settings, screen, Effect.succeed(undefined), agent.askAbout, (key) => policyOfMode(agent.modeOf(key), settings.approval))
+      // a command in the editor's terminal is not confined: the sandbox's auto-allow does not hold for it
+      const approving = terminal === undefined ? settings : { ...settings, sandbox: { ...settings.sandbox, autoAllowExec: false } }
+      yield* Approval.register(approving, screen, Effect.succeed(undefined), agent.askAbout, (key) => policyOfMode(agent.modeOf(key), settings.approval))
       const stream = sdk.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
       yield* agent.connect(stream)
-    })).pipe(Effect.provide(App.layer(settings, { files: files.files })))
+    })).pipe(Effect.provide(App.layer(settings, { files: files.files, ...(terminal === undefined ? {} : { terminal: terminal.terminal }) })))
   })

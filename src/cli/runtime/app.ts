@@ -26,6 +26,7 @@ import * as AgentLoopLive from "../../programs/AgentLoopLive.ts"
 import type { InvalidConfig } from "../../domain/errors.ts"
 import * as ModelOptions from "../../domain/ModelOptions.ts"
 import type { EventBus } from "../../services/EventBus.ts"
+import { ExternalTerminal, type ExternalTerminalShape } from "../../services/ExternalTerminal.ts"
 import { Provider } from "../../services/Provider.ts"
 import * as ToolRegistryLive from "../../layers/ToolRegistry.ts"
 import { builtinTools, gitHooksDirectory, locationsWithin } from "../../tools/index.ts"
@@ -104,7 +105,7 @@ const loadedSkill = (settings: CliSettings, name: string) => {
   if (skill?.allowedTools !== undefined) settings.permissions.allowForSession(skill.allowedTools, `allowed-tools of ${skill.path}`)
 }
 
-const tools = (settings: CliSettings, files: LayerOptions["files"]) => {
+const tools = (settings: CliSettings, files: LayerOptions["files"], terminal: LayerOptions["terminal"]) => {
   const builtins = Layer.unwrap(Effect.map(protectedLocations(settings), (protect) =>
     ToolRegistryLive.layer([
       ...builtinTools({
@@ -126,7 +127,9 @@ const tools = (settings: CliSettings, files: LayerOptions["files"]) => {
     // the file tools apply the deny and ask rules to a link's target and to what grep and list_dir walk through
     Layer.provide(WorkspaceLive.layer(settings.workspace, { pathRule: settings.permissions.pathRule, ...(files === undefined ? {} : { files }) })),
     // what the file tools replace is kept for `agent-loop undo`, for sessions that are saved
-    settings.persist ? Layer.provide(FileHistoryDir.layer({ directory: undoDir(settings.dataDir), maxBytesPerSession: settings.undoBudget })) : (l) => l
+    settings.persist ? Layer.provide(FileHistoryDir.layer({ directory: undoDir(settings.dataDir), maxBytesPerSession: settings.undoBudget })) : (l) => l,
+    // exec's commands in an editor's terminal, for the sessions that use one (agent-loop acp --client-terminal)
+    terminal === undefined ? (l) => l : Layer.provide(Layer.succeed(ExternalTerminal, terminal))
   )
   const sources = {
     userFiles: userMcpFiles(),
@@ -173,6 +176,8 @@ export interface LayerOptions {
   readonly store?: Layer.Layer<SessionStore, CliFailure>
   /** Where the file tools read and write, given the disk (`agent-loop acp`: the editor's buffers). */
   readonly files?: WorkspaceLive.WorkspaceOptions["files"]
+  /** Where `exec` runs commands instead of the sandbox, for the sessions it takes (`agent-loop acp --client-terminal`). */
+  readonly terminal?: ExternalTerminalShape
 }
 
 /**
@@ -191,7 +196,7 @@ export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
     ...(settings.prices === undefined ? {} : { prices: settings.prices }),
     ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages }),
     maxImageBytes: settings.maxImageBytes
-  }).pipe(Layer.provide(provider(settings)), Layer.provideMerge(Layer.merge(tools(settings, options.files), options.store ?? store(settings))))
+  }).pipe(Layer.provide(provider(settings)), Layer.provideMerge(Layer.merge(tools(settings, options.files, options.terminal), options.store ?? store(settings))))
   // the workspace's own hooks run only in a trusted workspace (trust.ts); so do the hooks of its settings
   const fileHooks = FileHooks.layer({ workDir: settings.workspace, project: settings.trusted, bridge: settings.hookBridge, passEnv: settings.hookEnv })
   const unconfinedHooks = settings.claudeHooks.length === 0

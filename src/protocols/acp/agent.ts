@@ -20,6 +20,7 @@ import type { TurnResult } from "../../domain/Turn.ts"
 import { AgentLoop } from "../../services/AgentLoop.ts"
 import { SessionStore } from "../../services/SessionStore.ts"
 import type * as Files from "./files.ts"
+import type * as Terminal from "./terminal.ts"
 import * as Updates from "./updates.ts"
 
 /** The SDK's module, as `import("@agentclientprotocol/sdk")` gives it. */
@@ -35,6 +36,8 @@ export interface AgentOptions {
   readonly expand?: (text: string) => Effect.Effect<string | undefined>
   /** The file tools' bridge to the client's `fs/*` (`files.ts`), used for its sessions when the client offers them. */
   readonly files?: Files.Bridge
+  /** `exec`'s bridge to the client's terminal (`terminal.ts`): given only when the user opted in, used when the client offers it. */
+  readonly terminal?: Terminal.Bridge
   /** The session modes offered (`session/set_mode`) and the one every session starts in; none when absent. */
   readonly modes?: { readonly available: ReadonlyArray<Acp.SessionMode>; readonly initial: string }
 }
@@ -50,6 +53,23 @@ interface Session {
   mode: string | undefined
   /** The prompt running, if any: its cancel flag. */
   prompting: { cancelled: boolean } | undefined
+  /** The running prompt's tool calls the client was told of (`tool_call`), with what waits for that. */
+  readonly told: Map<string, { readonly promise: Promise<void>; readonly resolve: () => void; done: boolean }>
+}
+
+/** How long an update about a tool call waits for the call's own `tool_call` to go out first. */
+const TOLD_WAIT_MS = 2_000
+
+/** The entry of `told` for a call, made when first asked about. */
+const toldOf = (session: Session, toolCallId: string) => {
+  let entry = session.told.get(toolCallId)
+  if (entry === undefined) {
+    let resolve!: () => void
+    const promise = new Promise<void>((done) => (resolve = done))
+    entry = { promise, resolve, done: false }
+    session.told.set(toolCallId, entry)
+  }
+  return entry
 }
 
 /** The option ids offered with every permission request. */
@@ -85,6 +105,23 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
       }
     }
     options.files?.attach(editorFs)
+
+    /** The client's terminal for a session of this connection, when it offers one. */
+    const editorTerminal = (sessionKey: string): Terminal.EditorTerminal | undefined => {
+      const asking = client
+      const session = sessions.get(sessionKey)
+      if (asking === undefined || session === undefined || offered.terminal !== true) return undefined
+      return {
+        create: (params) => asking.createTerminal({ ...params, sessionId: sessionKey }),
+        // after the call's own tool_call, which the turn's events bring (or a while at most)
+        show: async (toolCallId, terminalId) => {
+          const entry = toldOf(session, toolCallId)
+          if (!entry.done) await Promise.race([entry.promise, new Promise((resolve) => setTimeout(resolve, TOLD_WAIT_MS))])
+          await run(update(session, { sessionUpdate: "tool_call_update", toolCallId, content: [{ type: "terminal", terminalId }] }))
+        }
+      }
+    }
+    options.terminal?.attach(editorTerminal)
 
     const sessionOf = (id: string): Session => {
       const session = sessions.get(id)
@@ -142,7 +179,16 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
         const forward = yield* subscription.stream.pipe(
           Stream.filter((event) => event.sessionKey === session.key),
           Stream.takeUntil((event) => event._tag === "TurnEnd" && event.depth === 0),
-          Stream.runForEach((event) => Effect.forEach(Updates.fromEvent(event, session.cwd), (u) => update(session, u), { discard: true })),
+          Stream.runForEach((event) =>
+            Effect.forEach(Updates.fromEvent(event, session.cwd), (u) =>
+              Effect.tap(update(session, u), () =>
+                Effect.sync(() => {
+                  if (u.sessionUpdate !== "tool_call") return
+                  const entry = toldOf(session, u.toolCallId)
+                  entry.done = true
+                  entry.resolve()
+                })), { discard: true })
+          ),
           Effect.forkScoped
         )
         const expanded = options.expand === undefined ? undefined : yield* options.expand(text)
@@ -165,7 +211,7 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
         }
       })
       .onRequest(sdk.methods.agent.session.new, async ({ params }) => {
-        const session: Session = { key: `acp-${randomUUID()}`, cwd: params.cwd, mode: options.modes?.initial, prompting: undefined }
+        const session: Session = { key: `acp-${randomUUID()}`, cwd: params.cwd, mode: options.modes?.initial, prompting: undefined, told: new Map() }
         sessions.set(session.key, session)
         await run(advertise(session))
         return { sessionId: session.key, ...modeState(session) }
@@ -174,7 +220,7 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
         const history = await run(Effect.orElseSucceed(store.load(params.sessionId), () => []))
         if (history.length === 0) throw sdk.RequestError.sessionNotFound(params.sessionId)
         const session: Session = sessions.get(params.sessionId) ??
-          { key: params.sessionId, cwd: params.cwd, mode: options.modes?.initial, prompting: undefined }
+          { key: params.sessionId, cwd: params.cwd, mode: options.modes?.initial, prompting: undefined, told: new Map() }
         sessions.set(session.key, session)
         await run(Effect.andThen(
           Effect.forEach(Updates.fromHistory(history, params.cwd), (u) => update(session, u), { discard: true }),
@@ -202,6 +248,7 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
           return { stopReason: stopReason(session, prompting.cancelled, result) }
         } finally {
           session.prompting = undefined
+          session.told.clear()
         }
       })
       .onNotification(sdk.methods.agent.session.cancel, async ({ params }) => {
