@@ -15,11 +15,12 @@ import { STOPPED_NOTE } from "../../src/programs/internal/turnEnd.ts"
 import { isolatedEnv, launcher, root, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
 
-const connect = async (context: TestContext, script: Script, extra: ReadonlyArray<string> = []) => {
+const connect = async (context: TestContext, script: Script, extra: ReadonlyArray<string> = [], prepare?: (home: string) => void) => {
   const server = await start(script)
   const home = tempDir()
   const workspace = path.join(home, "ws")
   fs.mkdirSync(workspace)
+  prepare?.(home)
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [launcher, "mcp", "serve", "--base-url", server.url, "--model", "fake-model", "--workspace", workspace, ...extra],
@@ -142,5 +143,37 @@ describe("agent-loop mcp serve", () => {
     const result: any = await client.callTool({ name: "run_agent", arguments: { prompt: "hello" } })
     expect(textOf(result)).toBe("Over HTTP.")
     await client.close()
+  })
+
+  it("named agents: run_agent offers those --mcp-agents names as agent; a call runs as that agent (its system prompt and tools), another name is an error, none runs the agent itself", async (context) => {
+    const { client, server } = await connect(context, [{ text: "Reviewed." }, { text: "Plain." }], ["--yes", "--mcp-agents", "reviewer"], (home) => {
+      const agents = path.join(home, "config", "agent-loop", "agents")
+      fs.mkdirSync(agents, { recursive: true })
+      fs.writeFileSync(path.join(agents, "reviewer.md"), "---\nname: reviewer\ndescription: Reviews code\ntools: read_file, grep\n---\nYou are a careful reviewer.\n")
+      fs.writeFileSync(path.join(agents, "writer.md"), "---\nname: writer\ndescription: Writes code\n---\nYou write code.\n")
+    })
+    const tools = await client.listTools()
+    const schema = tools.tools[0]!.inputSchema as any
+    expect(schema.properties.agent.enum).toEqual(["reviewer"])
+    expect(tools.tools[0]!.description).toContain("- reviewer: Reviews code")
+    expect(tools.tools[0]!.description).not.toContain("writer")
+
+    const reviewed: any = await client.callTool({ name: "run_agent", arguments: { prompt: "review it", agent: "reviewer" } })
+    expect(textOf(reviewed)).toBe("Reviewed.")
+    expect(reviewed.structuredContent).toMatchObject({ status: "completed", agent: "reviewer" })
+    const asAgent = server.requests[0]!.body
+    expect(asAgent.messages[0]).toMatchObject({ role: "system", content: "You are a careful reviewer." })
+    expect(asAgent.tools.map((t: any) => t.function.name).sort()).toEqual(["grep", "read_file"])
+
+    // an agent that is not offered: an error naming the ones that are, and no turn
+    await expect(client.callTool({ name: "run_agent", arguments: { prompt: "write it", agent: "writer" } })).rejects.toThrow(/agent: one of reviewer/)
+    expect(server.requests).toHaveLength(1)
+
+    // without agent: the agent itself, its own system prompt and every tool
+    const plain: any = await client.callTool({ name: "run_agent", arguments: { prompt: "hello" } })
+    expect(textOf(plain)).toBe("Plain.")
+    const itself = server.requests[1]!.body
+    expect(itself.messages[0].content).not.toContain("careful reviewer")
+    expect(itself.tools.map((t: any) => t.function.name)).toContain("exec")
   })
 })

@@ -3,7 +3,8 @@
  * Code, Cursor, Codex, …): `protocols/mcpServer/server.ts`. Stdout carries the protocol only;
  * what the CLI says goes to stderr. Nobody can be asked about a call here: the approval policy of
  * the flags and settings decides (`--yes` approves, rules allow), and a call that would need an
- * answer is denied, saying why to the model.
+ * answer is denied, saying why to the model. The named agents of the agent files are offered as
+ * `run_agent`'s `agent`, all of them or those `--mcp-agents` names.
  */
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
@@ -17,6 +18,7 @@ import * as Approval from "../permissions/approval.ts"
 import * as App from "../runtime/app.ts"
 import type { AgentFlags } from "../settings/flags.ts"
 import * as Settings from "../settings/settings.ts"
+import type { CliSettings } from "../settings/settings.ts"
 import { fail } from "../terminal/failure.ts"
 import { Screen } from "../terminal/screen.ts"
 
@@ -46,8 +48,20 @@ const tokenOf = (flags: HttpFlags) =>
     return { token: Redacted.make(randomBytes(24).toString("base64url")), fresh: true }
   })
 
+/** The agents `--mcp-agents` names (comma-separated; `""` none), all of them without it; a name that is not an agent fails. */
+const exposed = (agents: CliSettings["agents"], names: Option.Option<string>) =>
+  Effect.gen(function*() {
+    if (Option.isNone(names)) return agents
+    const wanted = names.value.split(",").map((name) => name.trim()).filter((name) => name !== "")
+    const unknown = wanted.filter((name) => !agents.some((agent) => agent.name === name))
+    if (unknown.length > 0) {
+      return yield* fail(`agent-loop: --mcp-agents: no agent named ${unknown.join(", ")} (the agents: ${agents.map((a) => a.name).join(", ") || "none"})`, 1)
+    }
+    return agents.filter((agent) => wanted.includes(agent.name))
+  })
+
 /** `agent-loop mcp serve`: serves one MCP client on stdio until it closes the connection, or clients over HTTP (`--http PORT`) until stopped. */
-export const serve = (flags: AgentFlags, httpFlags: HttpFlags) =>
+export const serve = (flags: AgentFlags, httpFlags: HttpFlags, agentNames: Option.Option<string> = Option.none()) =>
   Effect.gen(function*() {
     const sdk = yield* Effect.tryPromise(async () => ({
       server: await import("@modelcontextprotocol/sdk/server/index.js"),
@@ -57,10 +71,11 @@ export const serve = (flags: AgentFlags, httpFlags: HttpFlags) =>
     })).pipe(Effect.catch(() => fail(SDK_MISSING, 1)))
     const settings = yield* Settings.resolve(flags)
     yield* Settings.announce(settings)
+    const agents = yield* exposed(settings.agents, agentNames)
     yield* Effect.scoped(Effect.gen(function*() {
       const screen = yield* Screen
       yield* Approval.register(settings, screen, undefined)
-      const server = yield* McpServer.make(sdk, { name: "agent-loop", version: packageJson.version })
+      const server = yield* McpServer.make(sdk, { name: "agent-loop", version: packageJson.version, agents })
       if (Option.isNone(httpFlags.http)) return yield* server.serve(new sdk.stdio.StdioServerTransport())
       const { fresh, token } = yield* tokenOf(httpFlags)
       const url = yield* McpHttp.listen(sdk.http, server, { host: httpFlags.host, port: httpFlags.http.value, token })

@@ -1,8 +1,9 @@
 /**
  * The loop as an MCP server: any MCP client (Claude Code, Cursor, Codex, …) can call the agent as a
- * tool. One tool, `run_agent` {prompt, session?}: a turn of the session (a new one when none is
- * named), its final answer as the result, progress notifications while it runs (when the client
- * asks for them with a progress token), and the client's cancellation mapped to stop now.
+ * tool. One tool, `run_agent` {prompt, session?, agent?}: a turn of the session (a new one when
+ * none is named), as one of the exposed named agents when `agent` names one (its system prompt,
+ * tools and model), its final answer as the result, progress notifications while it runs (when the
+ * client asks for them with a progress token), and the client's cancellation mapped to stop now.
  *
  * The official SDK (`@modelcontextprotocol/sdk`, an optional peer dependency) is handed in by the
  * command that loaded it, so nothing else loads it.
@@ -14,7 +15,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { AgentEvent } from "../../domain/Event.ts"
+import * as Hook from "../../domain/Hook.ts"
 import { AgentLoop } from "../../services/AgentLoop.ts"
+import type { AgentDefinition } from "../../tools/subagent.ts"
 
 /** The SDK's modules this server uses, as `import()` gives them. */
 export interface Sdk {
@@ -25,21 +28,25 @@ export interface Sdk {
 /** The tool's name. */
 export const RUN_AGENT = "run_agent"
 
-/** The tool as `tools/list` shows it. */
-const runAgentTool = {
+/** The tool as `tools/list` shows it: with `agent` when there are named agents to offer. */
+const runAgentTool = (agents: ReadonlyArray<AgentDefinition>) => ({
   name: RUN_AGENT,
   title: "Run the agent",
   description:
-    "Runs one turn of the agent-loop agent on a prompt and returns its final answer. Pass the same session to continue a conversation; without one a new session is made (its key is in the result).",
+    "Runs one turn of the agent-loop agent on a prompt and returns its final answer. Pass the same session to continue a conversation; without one a new session is made (its key is in the result)." +
+    (agents.length === 0 ? "" : ` Pass agent to run it as one of these agents:\n${agents.map((agent) => `- ${agent.name}: ${agent.description}`).join("\n")}`),
   inputSchema: {
     type: "object" as const,
     properties: {
       prompt: { type: "string", description: "What to ask the agent" },
-      session: { type: "string", description: "A session key to continue (default: a new session)" }
+      session: { type: "string", description: "A session key to continue (default: a new session)" },
+      ...(agents.length === 0 ? {} : {
+        agent: { type: "string", enum: agents.map((agent) => agent.name), description: "A named agent to run it as (default: the agent itself)" }
+      })
     },
     required: ["prompt"]
   }
-}
+})
 
 /** What a progress notification says of an event, if anything. */
 const progressOf = (event: AgentEvent): string | undefined => {
@@ -57,11 +64,18 @@ const progressOf = (event: AgentEvent): string | undefined => {
 }
 
 /** The arguments of a call, checked: a clear error for anything else. */
-const argsOf = (raw: unknown): { readonly prompt: string; readonly session: string | undefined } | string => {
+const argsOf = (
+  raw: unknown,
+  agents: ReadonlyArray<AgentDefinition>
+): { readonly prompt: string; readonly session: string | undefined; readonly agent: AgentDefinition | undefined } | string => {
   const args = typeof raw === "object" && raw !== null ? raw as Record<string, unknown> : {}
   if (typeof args.prompt !== "string" || args.prompt.trim() === "") return "prompt: a non-empty string is required"
   if (args.session !== undefined && (typeof args.session !== "string" || args.session.trim() === "")) return "session: a non-empty string when given"
-  return { prompt: args.prompt, session: args.session as string | undefined }
+  const agent = agents.find((candidate) => candidate.name === args.agent)
+  if (args.agent !== undefined && agent === undefined) {
+    return agents.length === 0 ? "agent: no named agents are offered here" : `agent: one of ${agents.map((a) => a.name).join(", ")}`
+  }
+  return { prompt: args.prompt, session: args.session as string | undefined, agent }
 }
 
 /**
@@ -69,25 +83,48 @@ const argsOf = (raw: unknown): { readonly prompt: string; readonly session: stri
  * MCP session), `serve` answers one client on `transport` until it closes; a running call is then
  * stopped now.
  */
-export const make = (sdk: Sdk, options: { readonly name: string; readonly version: string }) =>
+export const make = (
+  sdk: Sdk,
+  options: {
+    readonly name: string
+    readonly version: string
+    /** The named agents `run_agent` offers (`agent`); none when absent. */
+    readonly agents?: ReadonlyArray<AgentDefinition>
+  }
+) =>
   Effect.gen(function*() {
     const services = yield* Effect.context<AgentLoop>()
     const loop = Context.get(services, AgentLoop)
     const run = Effect.runPromiseWith(services)
     const running = new Set<string>()
+    const agents = options.agents ?? []
+    /** The named agent each running session's turn is run as: its system prompt replaces the agent's own. */
+    const runningAs = new Map<string, AgentDefinition>()
+    if (agents.length > 0) {
+      yield* loop.registerHook(
+        Hook.make({
+          beforeTurn: ({ context }) => {
+            const agent = context.depth === 0 ? runningAs.get(context.sessionKey) : undefined
+            return agent === undefined ? undefined : Hook.modify({ systemPrompt: agent.prompt })
+          }
+        }),
+        { name: "mcp-named-agent", source: "agent-loop mcp serve" }
+      )
+    }
 
     const connection = () => {
       const server = new sdk.server.Server({ name: options.name, version: options.version }, { capabilities: { tools: {} } })
 
-      server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => ({ tools: [runAgentTool] }))
+      server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => ({ tools: [runAgentTool(agents)] }))
       server.setRequestHandler(sdk.types.CallToolRequestSchema, async (request, extra) => {
         if (request.params.name !== RUN_AGENT) throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`)
-        const args = argsOf(request.params.arguments)
+        const args = argsOf(request.params.arguments, agents)
         if (typeof args === "string") throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidParams, `${RUN_AGENT}: ${args}`)
         const sessionKey = args.session ?? `mcp-${randomUUID()}`
         if (running.has(sessionKey)) throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidRequest, `session ${sessionKey} is already running a turn`)
         const token = request.params._meta?.progressToken
         running.add(sessionKey)
+        if (args.agent !== undefined) runningAs.set(sessionKey, args.agent)
         // the client cancels (or goes away): the turn stops now, keeping what it did
         const stop = () => void run(Effect.ignore(loop.interruptNow(sessionKey)))
         extra.signal.addEventListener("abort", stop, { once: true })
@@ -110,17 +147,27 @@ export const make = (sdk: Sdk, options: { readonly name: string; readonly versio
                 Effect.forkScoped
               )
             }
-            return yield* loop.turn(sessionKey, args.prompt)
+            const agent = args.agent
+            return yield* loop.turn(sessionKey, args.prompt, {
+              ...(agent?.model === undefined ? {} : { model: agent.model }),
+              ...(agent?.tools === undefined ? {} : { tools: agent.tools })
+            })
           })))
           const answer = result.finalMessage?.content ?? result.error ?? `(the turn ended ${result.status})`
           return {
             content: [{ type: "text" as const, text: answer }],
-            structuredContent: { session: sessionKey, status: result.status, turnId: result.turnId },
+            structuredContent: {
+              session: sessionKey,
+              status: result.status,
+              turnId: result.turnId,
+              ...(args.agent === undefined ? {} : { agent: args.agent.name })
+            },
             isError: result.status !== "completed"
           }
         } finally {
           extra.signal.removeEventListener("abort", stop)
           running.delete(sessionKey)
+          runningAs.delete(sessionKey)
         }
       })
 
