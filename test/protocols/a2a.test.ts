@@ -3,7 +3,8 @@
  * against the real command with a loopback model: the public card; a streamed message (submitted,
  * working, the answer as an artifact, completed); a command that needs approval (input-required,
  * approved by a message on the task, completed; denied in another task); a cancel mid-command
- * (canceled at once, the command's file never written, the stop in the session); a typed answer as
+ * (canceled at once, the command's file never written, the stop in the session); steering a working
+ * task; a typed answer as
  * a data part; an unknown task;
  * bad JSON-RPC, with the spec's error codes.
  */
@@ -189,6 +190,28 @@ describe("agent-loop serve as an A2A agent", () => {
     await expect(client.cancelTask({ tenant: "", id: taskId, metadata: undefined })).rejects.toBeInstanceOf(TaskNotCancelableError)
     const history = await (await fetch(`${origin}/v1/sessions/${contextId}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json() as any
     expect(JSON.stringify(history.entries)).toContain(STOPPED_NOTE)
+  })
+
+  it("a message on a working task steers its turn: the model sees it, the task completes with the last answer", async (context) => {
+    const { client, server } = await serve(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "sleep 2" } }] },
+      { text: "Steered." }
+    ])
+    const asked = await drain(client.sendMessageStream(send(userMessage([text("wait a bit")]))))
+    const { id: taskId, contextId } = asked[0]!.value as Task
+    const seen: Array<StreamResponse["payload"]> = []
+    const following = (async () => {
+      for await (const event of client.sendMessageStream(send(userMessage([text("approve")], { taskId, contextId })))) seen.push(event.payload)
+    })()
+    await waitUntil("the command to start", () =>
+      seen.some((event) => event?.$case === "statusUpdate" && partText(event.value.status?.message?.parts[0]) === "running exec"))
+    // joined to the turn's next model call, or run right after the turn (as the same task): never dropped
+    const done = await client.sendMessage(send(userMessage([text("mind the weather")], { taskId }))) as Task
+    await following
+    expect(done.status!.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(partText(done.artifacts.at(-1)!.parts[0])).toBe("Steered.")
+    expect(server.requests.some((request) => JSON.stringify(request.body.messages).includes("mind the weather"))).toBe(true)
+    expect(done.history.map((m) => partText(m.parts[0]))).toContain("mind the weather")
   })
 
   it("a typed answer: metadata.outputSchema asks for one, the artifact carries it as a data part; a bad schema is refused", async (context) => {

@@ -133,12 +133,18 @@ export class Tasks {
           )
         }
         const follow = yield* self.follow(entry)
-        yield* entry.status.state === "TASK_STATE_INPUT_REQUIRED" ? self.answer(entry, message) : self.steer(entry, message)
+        yield* (entry.status.state === "TASK_STATE_INPUT_REQUIRED" ? self.answer(entry, message) : self.steer(entry, message)).pipe(
+          Effect.onError(() => Effect.sync(follow.close))
+        )
         return follow
       }
       const contextId = message.contextId === undefined || message.contextId === "" ? randomUUID() : message.contextId
+      const input = Wire.inputOf(message.parts)
+      if (input.trim() === "") return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.InvalidParams, "message.parts: no text to act on"))
+      const options = yield* self.turnOptions(params)
+      const active = yield* self.loop.activeTurn(contextId)
+      // checked and taken with nothing in between: two messages for one new context start one task
       const busy = self.running.get(contextId)
-      const active = busy === undefined ? yield* self.loop.activeTurn(contextId) : undefined
       if (busy !== undefined || active !== undefined) {
         return yield* Effect.fail(
           new Wire.RpcError(
@@ -147,9 +153,6 @@ export class Tasks {
           )
         )
       }
-      const input = Wire.inputOf(message.parts)
-      if (input.trim() === "") return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.InvalidParams, "message.parts: no text to act on"))
-      const options = yield* self.turnOptions(params)
       const id = randomUUID()
       const entry: Entry = {
         id,
@@ -221,12 +224,13 @@ export class Tasks {
         }
       }
       entry.listeners.add(listener)
+      const close = () => void entry.listeners.delete(listener)
       const events = Stream.suspend(() => {
         const task = this.snapshot(entry)
         const first = Stream.make({ task } as Wire.StreamEvent)
         return Wire.isSettled(task.status.state) ? first : Stream.concat(first, Stream.fromQueue(queue))
-      }).pipe(Stream.ensuring(Effect.sync(() => entry.listeners.delete(listener))))
-      return { task: this.snapshot(entry), events }
+      }).pipe(Stream.ensuring(Effect.sync(close)))
+      return { task: this.snapshot(entry), events, close }
     })
   }
 
@@ -273,8 +277,29 @@ export class Tasks {
     )
   }
 
-  /** Runs the task's turn, its root events mapped to the task, and ends the task with its result. */
+  /**
+   * Runs the task's turn, its root events mapped to the task, then the steering that came too late
+   * to join it (the result's follow-ups) as turns of the same task; ends the task with the last.
+   */
   private run(entry: Entry, input: string, options: TurnOptions): Effect.Effect<void> {
+    const self = this
+    return Effect.gen(function*() {
+      let result = yield* self.turn(entry, input, options)
+      const later = [...result.followUps]
+      while (later.length > 0 && !entry.cancelRequested) {
+        result = yield* self.turn(entry, later.shift()!, options)
+        later.push(...result.followUps)
+      }
+      self.finish(entry, result)
+    }).pipe(
+      Effect.onExit((exit) => Effect.sync(() => {
+        if (Exit.isFailure(exit) && !Wire.isTerminal(entry.status.state)) self.end(entry, "TASK_STATE_FAILED", "the turn failed unexpectedly")
+      }))
+    )
+  }
+
+  /** One turn of the task, its root events mapped to the task while it runs. */
+  private turn(entry: Entry, input: string, options: TurnOptions): Effect.Effect<TurnResult> {
     const self = this
     return Effect.scoped(Effect.gen(function*() {
       const subscription = yield* self.loop.subscribe({ strategy: "lossless" })
@@ -287,12 +312,8 @@ export class Tasks {
       const result = yield* self.loop.turn(entry.contextId, input, options)
       // the turn's end event is published before its result returns; do not hang on one that never came
       yield* Effect.timeoutOption(Fiber.join(forward), Duration.seconds(5))
-      self.finish(entry, result)
-    })).pipe(
-      Effect.onExit((exit) => Effect.sync(() => {
-        if (Exit.isFailure(exit) && !Wire.isTerminal(entry.status.state)) self.end(entry, "TASK_STATE_FAILED", "the turn failed unexpectedly")
-      }))
-    )
+      return result
+    }))
   }
 
   private onEvent(entry: Entry, event: AgentEvent): Effect.Effect<void> {
