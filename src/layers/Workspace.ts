@@ -32,6 +32,12 @@ export interface WorkspaceOptions {
    * an editor's buffers for its sessions, the disk for the others. The disk when absent.
    */
   readonly files?: (disk: WorkspaceFiles) => WorkspaceFiles
+  /**
+   * More directories the file tools may reach, under the same rules (`WorkspaceShape.additional`):
+   * Claude Code's `--add-dir`. Relative ones resolve against the current directory; one that is
+   * not an existing directory is skipped with a warning, one inside the root adds nothing.
+   */
+  readonly additionalDirectories?: ReadonlyArray<string>
 }
 
 /** Builds the workspace shape; the root is canonicalised once so every later comparison is exact. */
@@ -45,6 +51,19 @@ export const make = (root: string, options: WorkspaceOptions = {}): Effect.Effec
     )
     const info = yield* fs.stat(realRoot).pipe(Effect.mapError((e) => fail(e.message)))
     if (info.type !== "Directory") return yield* Effect.fail(fail(`Workspace root "${root}" is not a directory`))
+
+    const added: Array<string> = []
+    for (const directory of options.additionalDirectories ?? []) {
+      const real = yield* fs.realPath(path.resolve(directory)).pipe(
+        Effect.flatMap((real) => Effect.map(fs.stat(real), (info) => info.type === "Directory" ? real : undefined)),
+        Effect.orElseSucceed(() => undefined)
+      )
+      if (real === undefined) yield* Effect.logWarning(`added directory "${directory}" is not a directory that can be opened; skipped`)
+      else if (!isInside(path, realRoot, real) && !added.includes(real)) added.push(real)
+    }
+    const roots = [realRoot, ...added]
+    const inAnyRoot = (candidate: string) => roots.some((root) => isInside(path, root, candidate))
+    const where = added.length === 0 ? `the workspace root ${realRoot}` : `the workspace root ${realRoot} and the added directories (${added.join(", ")})`
 
     const ioError = (input: string, error: PlatformError.PlatformError) =>
       new ToolError({ message: `Cannot resolve path "${input}": ${error.message}` })
@@ -86,28 +105,37 @@ export const make = (root: string, options: WorkspaceOptions = {}): Effect.Effec
     const resolve = (input: string): Effect.Effect<string, ToolError> =>
       Effect.gen(function*() {
         const absolute = path.resolve(realRoot, input)
-        if (!path.isAbsolute(input) && !isInside(path, realRoot, absolute)) {
+        if (!path.isAbsolute(input) && !inAnyRoot(absolute)) {
           return yield* Effect.fail(
             new ToolError({ message: `Path "${input}" escapes the workspace root; use a path inside the workspace` })
           )
         }
         const real = yield* canonical(input, absolute, 0)
-        if (isInside(path, realRoot, real)) return real
+        if (inAnyRoot(real)) return real
         return yield* Effect.fail(
           new ToolError({
-            message: path.isAbsolute(input) && !isInside(path, realRoot, absolute)
-              ? `Path "${input}" is outside the workspace root ${realRoot}; use a path relative to the workspace root`
-              : `Path "${input}" resolves through a symbolic link to a location outside the workspace root; refusing to follow it`
+            message: path.isAbsolute(input) && !inAnyRoot(absolute)
+              ? `Path "${input}" is outside ${where}; use a path relative to the workspace root`
+              : `Path "${input}" resolves through a symbolic link to a location outside ${where}; refusing to follow it`
           })
         )
       })
 
+    // a path in an added directory is shown absolute: relative to the root it would read as "../.."
     const display = (absolute: string): string => {
+      if (!isInside(path, realRoot, absolute) && added.some((root) => isInside(path, root, absolute))) return absolute.split(path.sep).join("/")
       const rel = path.relative(realRoot, absolute)
       return rel === "" ? "." : rel.split(path.sep).join("/")
     }
 
-    return { root: realRoot, resolve, display, pathRule: options.pathRule, files: options.files?.(localFiles(realRoot)) }
+    return {
+      root: realRoot,
+      resolve,
+      display,
+      pathRule: options.pathRule,
+      files: options.files?.(localFiles(realRoot, added)),
+      ...(added.length === 0 ? {} : { additional: added })
+    }
   })
 
 /** A workspace rooted at `root`, which must be an existing directory. */

@@ -89,6 +89,12 @@ export interface WorkspaceShape {
   readonly pathRule?: PathRule | undefined
   /** Where the file tools read and write; the disk when absent. */
   readonly files?: WorkspaceFiles | undefined
+  /**
+   * Directories added beside the root (Claude Code's `--add-dir`, `additionalDirectories`), each
+   * canonical: `resolve` lets paths in them through under the same rules, and `display` shows
+   * their paths absolute. None when absent.
+   */
+  readonly additional?: ReadonlyArray<string> | undefined
 }
 
 /** The workspace the built-in tools are confined to; `WorkspaceLive.layer(root)` provides one. */

@@ -27,7 +27,7 @@ import { keepForUndo } from "./history.ts"
 import { guardPathRules } from "./pathRules.ts"
 import { guardProtected, isProtectedPath } from "./protected.ts"
 import { firstInvalidUtf8, hasNul, usesCrlf } from "./textBytes.ts"
-import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
+import { DEFAULT_FILE_TOOL_TIMEOUT, rootOf, Workspace } from "./workspace.ts"
 
 /** Limits of `edit_file`. */
 export interface EditFileOptions {
@@ -121,7 +121,7 @@ export const makeEditFile = (options: EditFileOptions = {}) => {
         }
         const at = found[0]!
         const rest = Buffer.concat([newBytes, bytes.subarray(at + oldBytes.length)])
-        yield* keepForUndo(context, workspace.root, absolute, input, Option.some(file), Buffer.concat([bytes.subarray(0, at), rest]), bytes)
+        yield* keepForUndo(context, rootOf(workspace, absolute), absolute, input, Option.some(file), Buffer.concat([bytes.subarray(0, at), rest]), bytes)
         yield* file.replaceFrom(at, rest)
         const line = bytes.subarray(0, at).filter((byte) => byte === 0x0a).length + 1
         return `Edited "${workspace.display(absolute)}": replaced 1 occurrence at line ${line}`

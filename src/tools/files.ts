@@ -9,7 +9,7 @@ import * as Stream from "effect/Stream"
 import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import { kindIn, notRegular, type OpenFile, openDirectory, openFile, readAt, replaceFrom } from "./confined.ts"
-import type { WorkspaceFile, WorkspaceFiles, WorkspaceShape } from "./workspace.ts"
+import { rootOf, type WorkspaceFile, type WorkspaceFiles, type WorkspaceShape } from "./workspace.ts"
 
 const opened = (file: OpenFile, input: string): WorkspaceFile => ({
   size: file.size,
@@ -18,10 +18,14 @@ const opened = (file: OpenFile, input: string): WorkspaceFile => ({
   replaceFrom: (from, bytes) => replaceFrom(file, input, from, bytes)
 })
 
-/** The files on disk under `root`: each component opened without following a link. */
-export const localFiles = (root: string): WorkspaceFiles => ({
+/**
+ * The files on disk under `root` (and the `additional` directories added beside it): each
+ * component opened without following a link, from the root that holds the path.
+ */
+export const localFiles = (workspaceRoot: string, additional: ReadonlyArray<string> = []): WorkspaceFiles => ({
   open: ({ absolute, create, input, write }) =>
     Effect.gen(function*() {
+      const root = rootOf({ root: workspaceRoot, additional }, absolute)
       if (absolute === root) return yield* Effect.fail(notRegular(input, "directory"))
       const directory = yield* openDirectory(root, nodePath.dirname(absolute), input, { create: create ?? false })
       const name = nodePath.basename(absolute)
@@ -49,7 +53,7 @@ export const localFiles = (root: string): WorkspaceFiles => ({
 })
 
 /** The files of `workspace`: its own (`WorkspaceShape.files`), else the disk under its root. */
-export const filesOf = (workspace: WorkspaceShape): WorkspaceFiles => workspace.files ?? localFiles(workspace.root)
+export const filesOf = (workspace: WorkspaceShape): WorkspaceFiles => workspace.files ?? localFiles(workspace.root, workspace.additional)
 
 const CHUNK_BYTES = 64 * 1024
 

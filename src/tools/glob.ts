@@ -24,7 +24,7 @@ import { SKIPPED_DIRECTORIES } from "./listDir.ts"
 import { guardPathRules, walkRule } from "./pathRules.ts"
 import { offerStatTimes } from "./statThreads.ts"
 import { ancestorIgnoreFiles, release, walk, type WalkItem } from "./walk.ts"
-import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
+import { DEFAULT_FILE_TOOL_TIMEOUT, scopeOf, shownIn, Workspace } from "./workspace.ts"
 
 /** Limits of `glob`. */
 export interface GlobOptions {
@@ -114,17 +114,19 @@ export const makeGlob = (options: GlobOptions = {}) => {
         const workspace = yield* Workspace
         const absolute = yield* workspace.resolve(input)
         yield* guardPathRules(workspace, "glob", input, absolute)
-        if ((yield* kindOfPath(workspace.root, absolute, input)) !== "directory") {
+        // a search in an added directory runs there, its files shown by their absolute paths
+        const { prefix, workspace: scoped } = scopeOf(workspace, absolute)
+        if ((yield* kindOfPath(scoped.root, absolute, input)) !== "directory") {
           return yield* Effect.fail(new ToolError({ message: `"${input}" is not a directory; glob searches a directory's files` }))
         }
         // an absolute pattern inside the workspace is one from the root; `/x` and `./x` are anchored to `path`
-        const fromRoot = written.startsWith(`${workspace.root}/`)
+        const fromRoot = written.startsWith(`${scoped.root}/`)
         const anchored = !fromRoot && /^\.?\//.test(written)
-        const pattern = (fromRoot ? written.slice(workspace.root.length + 1) : written).replace(/^(\.?\/)+/, "")
+        const pattern = (fromRoot ? written.slice(scoped.root.length + 1) : written).replace(/^(\.?\/)+/, "")
         if (pattern === "") return yield* Effect.fail(new ToolError({ message: "The pattern is empty; give one such as \"**/*.ts\"" }))
         const matches = fileMatcher(pattern, anchored)
         const byPath = pattern.includes("/")
-        const searched = fromRoot ? "." : workspace.display(absolute)
+        const searched = fromRoot ? "." : scoped.display(absolute)
         const base = searched === "." ? "" : searched
         const below = (relative: string) => (base === "" ? relative : relative.slice(base.length + 1))
 
@@ -136,36 +138,36 @@ export const makeGlob = (options: GlobOptions = {}) => {
           if (segment === "" || segment === "." || segment === ".." || GLOB_SYNTAX.test(segment)) break
           plain.push(segment)
         }
-        const ruleOf = walkRule(workspace, "glob", absolute)
+        const ruleOf = walkRule(scoped, "glob", absolute)
         let startRelative = base
         for (const name of plain) {
           const relative = startRelative === "" ? name : `${startRelative}/${name}`
-          const chain = ancestorIgnoreFiles(workspace.root, relative)
+          const chain = ancestorIgnoreFiles(scoped.root, relative)
           if (
             SKIPPED_DIRECTORIES.has(name) || isIgnored(chain, relative, name, true) ||
-            ruleOf(nodePath.join(workspace.root, relative)) !== undefined
+            ruleOf(nodePath.join(scoped.root, relative)) !== undefined
           ) break
           startRelative = relative
         }
-        const startAbsolute = nodePath.join(workspace.root, startRelative)
+        const startAbsolute = nodePath.join(scoped.root, startRelative)
         const startKind = startAbsolute === absolute
           ? "directory"
-          : yield* kindOfPath(workspace.root, startAbsolute, input).pipe(Effect.orElseSucceed(() => "missing" as const))
+          : yield* kindOfPath(scoped.root, startAbsolute, input).pipe(Effect.orElseSucceed(() => "missing" as const))
 
         // the walk's matches, in walk order, and their times once read (NaN: not a file after all)
         const found: Array<string> = []
         const times: Array<number> = []
         let asked = 0
         if (startKind === "directory") {
-          const start = yield* openDirectory(workspace.root, startAbsolute, input)
+          const start = yield* openDirectory(scoped.root, startAbsolute, input)
           const walker = yield* Effect.acquireRelease(
             Effect.sync(() =>
               walk({
-                workspace,
+                workspace: scoped,
                 tool: "glob",
                 start,
                 ruleStart: absolute,
-                ignore: ancestorIgnoreFiles(workspace.root, startRelative),
+                ignore: ancestorIgnoreFiles(scoped.root, startRelative),
                 include: (relative, name) => matches(below(relative), name)
               })
             ),
@@ -226,7 +228,7 @@ export const makeGlob = (options: GlobOptions = {}) => {
         }
 
         const { files, top } = newest(times, maxResults)
-        const lines = top.map((index) => found[index]!)
+        const lines = top.map((index) => shownIn(prefix, found[index]!))
         if (files > maxResults) {
           lines.push(
             `[showing the ${maxResults} most recently modified of ${files} files; narrow the pattern or path to see the rest]`

@@ -28,7 +28,7 @@ import { SKIPPED_DIRECTORIES } from "./listDir.ts"
 import { guardPathRules } from "./pathRules.ts"
 import { findRipgrep } from "./ripgrep.ts"
 import { type FileResult, makeSearchPool, type SearchPool } from "./searchWorkers.ts"
-import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
+import { DEFAULT_FILE_TOOL_TIMEOUT, scopeOf, shownIn, Workspace } from "./workspace.ts"
 
 /** Limits of `grep`, and how it searches. */
 export interface GrepOptions {
@@ -124,7 +124,9 @@ export const makeGrep = (options: GrepOptions = {}) => {
 
         const start = yield* workspace.resolve(input)
         yield* guardPathRules(workspace, "grep", input, start)
-        const kind = yield* kindOfPath(workspace.root, start, input)
+        // a search in an added directory runs there, its files shown by their absolute paths
+        const { prefix, workspace: scoped } = scopeOf(workspace, start)
+        const kind = yield* kindOfPath(scoped.root, start, input)
         if (kind !== "directory" && kind !== "file") return yield* Effect.fail(notRegular(input, kind))
 
         const pool: SearchPool = yield* Effect.acquireRelease(
@@ -160,7 +162,7 @@ export const makeGrep = (options: GrepOptions = {}) => {
 
         let outcome: Omit<SearchOutcome, "engine">
         if (kind === "file") {
-          const directory = yield* openDirectory(workspace.root, nodePath.dirname(start), input)
+          const directory = yield* openDirectory(scoped.root, nodePath.dirname(start), input)
           const shown = workspace.display(start)
           const [result] = yield* Effect.raceFirst(
             Effect.tryPromise({
@@ -186,13 +188,17 @@ export const makeGrep = (options: GrepOptions = {}) => {
           const lines = result.found.map(([index, line]) => `${shown}:${index + 1}: ${line}`)
           outcome = { matches: lines.slice(0, maxMatches), capped: lines.length > maxMatches, binary: 0, asked: 0 }
         } else {
-          const directory = yield* openDirectory(workspace.root, start, input)
-          const rg = yield* Effect.promise(() => findRipgrep(options.ripgrep, workspace.root))
+          const directory = yield* openDirectory(scoped.root, start, input)
+          // a ripgrep the model could have written (in the workspace or an added directory) is not run
+          const rg = yield* Effect.promise(async () => {
+            for (const root of workspace.additional ?? []) if ((await findRipgrep(options.ripgrep, root)) === undefined) return undefined
+            return findRipgrep(options.ripgrep, workspace.root)
+          })
           const rgPattern = rg === undefined ? undefined : ripgrepPattern(pattern, ignore_case)
           const running = yield* Effect.acquireRelease(
             Effect.sync(() =>
               searchTree({
-                workspace,
+                workspace: scoped,
                 start: directory,
                 include,
                 pool,
@@ -202,7 +208,8 @@ export const makeGrep = (options: GrepOptions = {}) => {
             ),
             (running) => Effect.promise(() => running.abort())
           )
-          outcome = yield* Effect.raceFirst(Effect.tryPromise({ try: () => running.outcome, catch: failed }), deadline)
+          const found = yield* Effect.raceFirst(Effect.tryPromise({ try: () => running.outcome, catch: failed }), deadline)
+          outcome = prefix === undefined ? found : { ...found, matches: found.matches.map((line) => shownIn(prefix, line)) }
         }
 
         const notes: Array<string> = []

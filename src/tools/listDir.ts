@@ -16,7 +16,7 @@ import { ToolError } from "../domain/errors.ts"
 import * as Tool from "../domain/Tool.ts"
 import { type Directory, entriesOf, type FileKind, kindOfPath, openDirectory, openSubdirectory } from "./confined.ts"
 import { guardPathRules, walkRule } from "./pathRules.ts"
-import { DEFAULT_FILE_TOOL_TIMEOUT, type PathRuleVerdict, Workspace } from "./workspace.ts"
+import { DEFAULT_FILE_TOOL_TIMEOUT, type PathRuleVerdict, rootOf, Workspace } from "./workspace.ts"
 
 /** Limits of `list_dir`. */
 export interface ListDirOptions {
@@ -76,7 +76,9 @@ export const makeListDir = (options: ListDirOptions = {}) => {
         const workspace = yield* Workspace
         const absolute = yield* workspace.resolve(input)
         yield* guardPathRules(workspace, "list_dir", input, absolute)
-        if ((yield* kindOfPath(workspace.root, absolute, input)) !== "directory") {
+        // a directory added beside the root is opened from its own root
+        const root = rootOf(workspace, absolute)
+        if ((yield* kindOfPath(root, absolute, input)) !== "directory") {
           return yield* Effect.fail(new ToolError({ message: `"${input}" is not a directory; use read_file to read a file` }))
         }
         const ruleOf = walkRule(workspace, "list_dir", absolute)
@@ -107,7 +109,7 @@ export const makeListDir = (options: ListDirOptions = {}) => {
             }
           })
 
-        yield* walk(yield* openDirectory(workspace.root, absolute, input), "", 1)
+        yield* walk(yield* openDirectory(root, absolute, input), "", 1)
         if (lines.length === 0) return `(empty directory "${input}")`
         if (capped) {
           lines.push(

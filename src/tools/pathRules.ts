@@ -14,12 +14,14 @@
 import * as Effect from "effect/Effect"
 import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
-import type { PathRuleVerdict, WorkspaceShape } from "./workspace.ts"
+import { addedRootOf, type PathRuleVerdict, type WorkspaceShape } from "./workspace.ts"
 
-/** `absolute` relative to the root for the rules; `undefined` outside the root. */
+/** `absolute` relative to the root for the rules, absolute in an added directory; `undefined` elsewhere. */
 const relativeOf = (workspace: WorkspaceShape, absolute: string): string | undefined => {
   const relative = nodePath.relative(workspace.root, absolute)
-  if (relative === ".." || relative.startsWith(`..${nodePath.sep}`) || nodePath.isAbsolute(relative)) return undefined
+  if (relative === ".." || relative.startsWith(`..${nodePath.sep}`) || nodePath.isAbsolute(relative)) {
+    return addedRootOf(workspace, absolute) === undefined ? undefined : absolute
+  }
   return workspace.display(absolute)
 }
 

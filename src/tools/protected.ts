@@ -74,6 +74,11 @@ const locationOf = (workspace: WorkspaceShape, absolute: string, extra: Readonly
       const spelled = nodePath.join(workspace.root, location)
       if (within(absolute, spelled) || (Option.isSome(real) && within(absolute, real.value))) return Option.some(location)
     }
+    // the fixed locations of the directories added beside the root (a host's own are about the root)
+    for (const root of workspace.additional ?? []) {
+      const location = PROTECTED_LOCATIONS.find((location) => within(absolute, nodePath.join(root, location)))
+      if (location !== undefined) return Option.some(location)
+    }
     return Option.none()
   })
 

@@ -23,7 +23,7 @@ import { keepForUndo } from "./history.ts"
 import { guardPathRules } from "./pathRules.ts"
 import { guardProtected, isProtectedPath } from "./protected.ts"
 import { firstInvalidUtf8, hasNul, SNIFF_BYTES } from "./textBytes.ts"
-import { DEFAULT_FILE_TOOL_TIMEOUT, Workspace } from "./workspace.ts"
+import { DEFAULT_FILE_TOOL_TIMEOUT, rootOf, Workspace } from "./workspace.ts"
 
 /** Limits of `write_file`. */
 export interface WriteFileOptions {
@@ -65,7 +65,7 @@ export const makeWriteFile = (options: WriteFileOptions = {}) => {
         const file = yield* filesOf(workspace).open({ absolute, input, sessionKey: context.sessionKey, write: true, create: true })
         const bytes = new TextEncoder().encode(content)
         // a new file is recorded before it is created, so a history that fails leaves nothing behind
-        if (!file.existed) yield* keepForUndo(context, workspace.root, absolute, input, Option.none(), bytes)
+        if (!file.existed) yield* keepForUndo(context, rootOf(workspace, absolute), absolute, input, Option.none(), bytes)
         const head = yield* file.read(0, SNIFF_BYTES)
         if (hasNul(head)) {
           return yield* Effect.fail(
@@ -76,7 +76,7 @@ export const makeWriteFile = (options: WriteFileOptions = {}) => {
           )
         }
         const wasNotUtf8 = firstInvalidUtf8(head, file.size > head.length) !== -1
-        if (file.existed) yield* keepForUndo(context, workspace.root, absolute, input, Option.some(file), bytes)
+        if (file.existed) yield* keepForUndo(context, rootOf(workspace, absolute), absolute, input, Option.some(file), bytes)
         yield* file.replaceFrom(0, bytes)
         const verb = file.existed ? "Overwrote" : "Created"
         const note = wasNotUtf8 ? " (the previous content was not valid UTF-8; the file is UTF-8 now)" : ""

@@ -157,6 +157,52 @@ describe.concurrent("Claude Code's settings keys", () => {
     })))
 })
 
+describe("--add-dir and permissions.additionalDirectories for the file tools", () => {
+  it("read_file, write_file and grep reach an added directory by its path; without it they refuse; a deny rule still holds there", async (context) => {
+    // the directory beside the workspace, known once the home is made
+    let shared = ""
+    const reads = (request: any) =>
+      request.body.messages.some((m: any) => m.role === "tool")
+        ? { text: "done" }
+        : {
+          toolCalls: [
+            { id: "r", name: "read_file", arguments: { path: path.join(shared, "lib", "util.ts") } },
+            { id: "w", name: "write_file", arguments: { path: "../shared/out.txt", content: "written" } },
+            { id: "g", name: "grep", arguments: { pattern: "answer", path: shared } },
+            { id: "d", name: "read_file", arguments: { path: path.join(shared, ".env") } }
+          ]
+        }
+    const { env, flags, server, workspace } = await setup(context, reads)
+    shared = path.join(path.dirname(workspace), "shared")
+    write(path.join(shared, "lib", "util.ts"), "export const answer = 42\n")
+    write(path.join(shared, ".env"), "TOKEN=1\n")
+    const allow = ["--yes", "--deny", `Read(/${path.join(shared, ".env")})`]
+
+    const without = await runCli(["run", ...flags, ...allow, "go"], { env })
+    expect(without.code).toBe(0)
+    const refused = toolResults(server.requests.at(-1)!.body)
+    expect(refused["r"]).toContain("is outside the workspace root")
+    expect(refused["w"]).toContain("escapes the workspace root")
+    expect(fs.existsSync(path.join(shared, "out.txt"))).toBe(false)
+
+    const added = await runCli(["run", ...flags, ...allow, "--add-dir", shared, "go"], { env })
+    expect(added.code, added.stderr).toBe(0)
+    const results = toolResults(server.requests.at(-1)!.body)
+    expect(results["r"]).toBe("     1\texport const answer = 42")
+    expect(fs.readFileSync(path.join(shared, "out.txt"), "utf8")).toBe("written")
+    expect(results["g"]).toBe(`${path.join(shared, "lib", "util.ts")}:1: export const answer = 42`)
+    expect(results["d"]).toMatch(/denied/)
+
+    // the settings' key, relative to the workspace, as the flag
+    write(path.join(env["XDG_CONFIG_HOME"]!, "agent-loop", "settings.json"), JSON.stringify({ permissions: { additionalDirectories: ["../shared"] } }))
+    fs.rmSync(path.join(shared, "out.txt"))
+    const fromSettings = await runCli(["run", ...flags, ...allow, "go"], { env })
+    expect(fromSettings.code, fromSettings.stderr).toBe(0)
+    expect(toolResults(server.requests.at(-1)!.body)["r"]).toBe("     1\texport const answer = 42")
+    expect(fs.readFileSync(path.join(shared, "out.txt"), "utf8")).toBe("written")
+  })
+})
+
 describe.skipIf(!bwrapRuns)(bwrapRuns ? "--add-dir in the sandbox" : "--add-dir in the sandbox: SKIPPED because bubblewrap cannot run here", () => {
   it("lets commands write the directory, as permissions.additionalDirectories does", async (context) => {
     // outside /tmp, which the sandbox replaces with a private one

@@ -213,6 +213,8 @@ export interface SandboxChoice {
   readonly allowedDomains: ReadonlyArray<string>
   /** Paths commands may write besides the workspace: `filesystem.allowWrite` and `permissions.additionalDirectories`. */
   readonly allowWrite: ReadonlyArray<string>
+  /** `permissions.additionalDirectories` and `--add-dir` alone: the file tools reach them too. */
+  readonly additionalDirectories: ReadonlyArray<string>
   readonly denyWrite: ReadonlyArray<string>
   readonly denyRead: ReadonlyArray<string>
   readonly mcpServers: boolean
@@ -227,7 +229,14 @@ export const choose = (sources: ReadonlyArray<SandboxSource>, flag: SandboxMode 
   let allowUnsandboxed: boolean | undefined
   let mcpServers = false
   let hooks = false
-  const lists = { excludedCommands: [] as Array<string>, allowedDomains: [] as Array<string>, allowWrite: [] as Array<string>, denyWrite: [] as Array<string>, denyRead: [] as Array<string> }
+  const lists = {
+    excludedCommands: [] as Array<string>,
+    allowedDomains: [] as Array<string>,
+    allowWrite: [] as Array<string>,
+    additionalDirectories: [] as Array<string>,
+    denyWrite: [] as Array<string>,
+    denyRead: [] as Array<string>
+  }
   const add = (list: Array<string>, items: ReadonlyArray<string> | undefined) => {
     for (const item of items ?? []) if (!list.includes(item)) list.push(item)
   }
@@ -244,6 +253,7 @@ export const choose = (sources: ReadonlyArray<SandboxSource>, flag: SandboxMode 
     add(lists.allowedDomains, sandbox.network?.allowedDomains)
     add(lists.allowWrite, sandbox.filesystem?.allowWrite)
     add(lists.allowWrite, additionalDirectories)
+    add(lists.additionalDirectories, additionalDirectories)
     add(lists.denyWrite, sandbox.filesystem?.denyWrite)
     add(lists.denyRead, sandbox.filesystem?.denyRead)
   }

@@ -6,6 +6,7 @@
  * a network provider's module, the MCP client — is loaded when its layer is built, so `run` of a
  * cassette with the built-in tools loads none of it.
  */
+import * as os from "node:os"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
@@ -40,6 +41,7 @@ import { configDir } from "../config/settingsFile.ts"
 import { skillTool } from "../config/skillTool.ts"
 import * as Providers from "../providers/providers.ts"
 import * as SandboxLayer from "../sandbox/sandboxLayer.ts"
+import { settingPath } from "../sandbox/sandboxPolicy.ts"
 import * as SandboxSpawner from "../sandbox/sandboxSpawner.ts"
 import * as StoreChoice from "../sessions/storeChoice.ts"
 import type { CliSettings, ProviderSettings } from "../settings/settings.ts"
@@ -125,7 +127,12 @@ const tools = (settings: CliSettings, files: LayerOptions["files"], terminal: La
         : [])
     ]))).pipe(
     // the file tools apply the deny and ask rules to a link's target and to what grep and list_dir walk through
-    Layer.provide(WorkspaceLive.layer(settings.workspace, { pathRule: settings.permissions.pathRule, ...(files === undefined ? {} : { files }) })),
+    // --add-dir and permissions.additionalDirectories: the file tools reach them too, under the same rules
+    Layer.provide(WorkspaceLive.layer(settings.workspace, {
+      pathRule: settings.permissions.pathRule,
+      additionalDirectories: settings.sandbox.additionalDirectories.map((dir) => settingPath(dir, settings.workspace, os.homedir())),
+      ...(files === undefined ? {} : { files })
+    })),
     // what the file tools replace is kept for `agent-loop undo`, for sessions that are saved
     settings.persist ? Layer.provide(FileHistoryDir.layer({ directory: undoDir(settings.dataDir), maxBytesPerSession: settings.undoBudget })) : (l) => l,
     // exec's commands in an editor's terminal, for the sessions that use one (agent-loop acp --client-terminal)

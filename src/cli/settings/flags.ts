@@ -188,7 +188,7 @@ export const agentFlags = {
   ),
   addDir: Flag.String("add-dir").pipe(
     Flag.atLeast(0),
-    Flag.withDescription("Another directory commands may write, as the settings' permissions.additionalDirectories (repeatable); the file tools stay in the workspace")
+    Flag.withDescription("Another directory the file tools reach (by its path, under the same rules) and commands may write, as the settings' permissions.additionalDirectories (repeatable)")
   ),
   sandbox: Flag.Literals("sandbox", sandboxModes).pipe(
     Flag.optional,
