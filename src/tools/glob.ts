@@ -22,8 +22,8 @@ import { isIgnored } from "./gitignore.ts"
 import { fileMatcher } from "./globMatch.ts"
 import { SKIPPED_DIRECTORIES } from "./listDir.ts"
 import { guardPathRules, walkRule } from "./pathRules.ts"
-import { offerStatTimes } from "./statThreads.ts"
-import { ancestorIgnoreFiles, release, walk, type WalkItem } from "./walk.ts"
+import { offerStatTimes, type StatBatch, type StatDirectory } from "./statThreads.ts"
+import { ancestorIgnoreFiles, type DirHandle, release, walk, type WalkItem } from "./walk.ts"
 import { DEFAULT_FILE_TOOL_TIMEOUT, scopeOf, shownIn, Workspace } from "./workspace.ts"
 
 /** Limits of `glob`. */
@@ -59,6 +59,41 @@ const NO_THROW = { throwIfNoEntry: false } as const
 type WalkFile = Extract<WalkItem, { readonly _tag: "File" }>
 
 const pathOf = (file: WalkFile) => `${file.dir.via}/${file.name}`
+
+/** What each directory was when the walk opened it, read once through its descriptor. */
+const identities = new WeakMap<DirHandle, StatDirectory>()
+
+const identityOf = (dir: DirHandle): StatDirectory => {
+  let known = identities.get(dir)
+  if (known === undefined) {
+    // without a descriptor (`via` is the plain path) there is nothing to check against
+    const info = dir.via === dir.absolute ? undefined : fs.statSync(dir.via, NO_THROW)
+    known = info === undefined
+      ? { plain: dir.via, via: dir.via, dev: 0, ino: 0 }
+      : { plain: dir.absolute, via: dir.via, dev: info.dev, ino: info.ino }
+    identities.set(dir, known)
+  }
+  return known
+}
+
+/** A batch of files for the threads (`statThreads.ts`): their names and their directories once each. */
+const batchOf = (files: ReadonlyArray<WalkFile>): StatBatch => {
+  const dirs: Array<StatDirectory> = []
+  const index = new Map<DirHandle, number>()
+  const dirOf = new Int32Array(files.length)
+  const names: Array<string> = []
+  for (let i = 0; i < files.length; i++) {
+    const dir = files[i]!.dir
+    let at = index.get(dir)
+    if (at === undefined) {
+      at = dirs.push(identityOf(dir)) - 1
+      index.set(dir, at)
+    }
+    dirOf[i] = at
+    names.push(files[i]!.name)
+  }
+  return { dirs, dirOf, names }
+}
 
 /** A file's modification time, `NaN` when it is not a regular file (any more). */
 const lstatTime = (file: WalkFile): number => {
@@ -187,7 +222,7 @@ export const makeGlob = (options: GlobOptions = {}) => {
           const offer = () => {
             while (queue.length > 0) {
               const batch = queue[0]!
-              const reading = offerStatTimes(batch.files.map(pathOf))
+              const reading = offerStatTimes(batchOf(batch.files))
               if (reading === undefined) return
               queue.shift()
               running.push(reading.then((read) => {

@@ -7,30 +7,64 @@
  * The threads are the process's, started by the first call that needs them (their start overlaps
  * that call's walk) and stopped after a few idle seconds; they never keep the process alive. Each
  * path is a directory descriptor's (`/proc/self/fd/N/name`, `walk.ts`), which threads of one process
- * share, and is read with `lstat`: a link is never followed. A thread that fails leaves its
+ * share, or its plain path checked against that directory (`WORKER_SOURCE`), and is read with
+ * `lstat`: a link is never followed. A thread that fails leaves its
  * batches to the caller (`undefined`), which then reads them itself.
  */
 import { Worker } from "node:worker_threads"
 
-/** The threads' program: plain JavaScript, so it runs the same from source and from a build. */
+/**
+ * The threads' program: plain JavaScript, so it runs the same from source and from a build. A
+ * batch's files are read by their plain paths (about half the cost of a descriptor's path), then
+ * each of their directories is checked to be still the one the walk opened (same device and inode
+ * at its plain path, not a link): the files of one that is not are read again through its
+ * descriptor, so a directory swapped for a link meanwhile never lends its files' times.
+ */
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads")
 const fs = require("node:fs")
 const NO_THROW = { throwIfNoEntry: false }
-parentPort.on("message", ({ id, paths }) => {
-  const times = new Float64Array(paths.length)
-  for (let i = 0; i < paths.length; i++) {
+const time = (path) => {
+  let info
+  try {
+    info = fs.lstatSync(path, NO_THROW)
+  } catch {
+    info = undefined
+  }
+  return info !== undefined && info.isFile() ? info.mtimeMs : NaN
+}
+parentPort.on("message", ({ id, names, dirOf, dirs }) => {
+  const times = new Float64Array(names.length)
+  for (let i = 0; i < names.length; i++) times[i] = time(dirs[dirOf[i]].plain + "/" + names[i])
+  const moved = dirs.map((dir) => {
+    if (dir.plain === dir.via) return false
     let info
     try {
-      info = fs.lstatSync(paths[i], NO_THROW)
+      info = fs.lstatSync(dir.plain, NO_THROW)
     } catch {
       info = undefined
     }
-    times[i] = info !== undefined && info.isFile() ? info.mtimeMs : NaN
-  }
+    return info === undefined || !info.isDirectory() || info.dev !== dir.dev || info.ino !== dir.ino
+  })
+  for (let i = 0; i < names.length; i++) if (moved[dirOf[i]]) times[i] = time(dirs[dirOf[i]].via + "/" + names[i])
   parentPort.postMessage({ id, times }, [times.buffer])
 })
 `
+
+/** A directory of a batch: its plain path, its descriptor's path, and what it was when the walk opened it. */
+export interface StatDirectory {
+  readonly plain: string
+  readonly via: string
+  readonly dev: number
+  readonly ino: number
+}
+
+/** Files to read the times of: each a name in one of `dirs` (`dirOf[i]` its index). */
+export interface StatBatch {
+  readonly dirs: ReadonlyArray<StatDirectory>
+  readonly dirOf: Int32Array
+  readonly names: ReadonlyArray<string>
+}
 
 /** How many threads read times. */
 const THREADS = 2
@@ -98,11 +132,11 @@ export const warmStatThreads = (): void => {
 }
 
 /**
- * The modification times (ms) of `paths`, `NaN` for one that is not a regular file (or is gone),
- * read by a thread that is running and has room; `undefined` when none has (the caller reads them
- * itself, or offers them again later). The promise gives `undefined` when the thread failed.
+ * The modification times (ms) of the batch's files, `NaN` for one that is not a regular file (or
+ * is gone), read by a thread that is running and has room; `undefined` when none has (the caller
+ * reads them itself, or offers them again later). The promise gives `undefined` when the thread failed.
  */
-export const offerStatTimes = (paths: ReadonlyArray<string>): Promise<Float64Array | undefined> | undefined => {
+export const offerStatTimes = (batch: StatBatch): Promise<Float64Array | undefined> | undefined => {
   warmStatThreads()
   let best: Thread | undefined
   for (const thread of threads) {
@@ -115,6 +149,6 @@ export const offerStatTimes = (paths: ReadonlyArray<string>): Promise<Float64Arr
   const id = nextId++
   return new Promise((resolve) => {
     thread.pending.set(id, resolve)
-    thread.worker.postMessage({ id, paths })
+    thread.worker.postMessage({ id, ...batch })
   })
 }
