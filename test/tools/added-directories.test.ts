@@ -75,7 +75,7 @@ describe("added directories", () => {
         // grep walks the added directory: the denied file is passed by
         expect(yield* text(grep, { pattern: "TOKEN", path: added })).toBe(`${nodePath.join(added, "notes.txt")}:1: TOKEN is in .env`)
         expect(asked).toContain(nodePath.join(added, "notes.txt"))
-      }), (tool, path) => {
+      }), (_tool, path) => {
       asked.push(path)
       return path.endsWith("/.env") ? { _tag: "Deny", rule: `Read(/${path})` } : undefined
     })
