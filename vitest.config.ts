@@ -26,6 +26,8 @@ const e2e = [
   // the inspector, and useChat against agent-loop serve, in headless Chromium
   "test/inspector/browser.test.ts",
   "test/server/chat-browser.test.ts",
+  // approvals across restarts of a real agent-loop serve (SIGTERM, SIGKILL) on SQLite
+  "test/server/durable-approvals.test.ts",
   // the CLI on a real terminal, through tmux
   "test/cli/{chat,chat-editing,chat-sessions,chat-stop,claude-settings,slash,stream-json,terminal,terminal-hostile,terminal-markdown,web-fetch-hosts,workspace-sessions}.test.ts",
   // protocols: MCP servers nobody in this project wrote, installed from npm

@@ -99,6 +99,7 @@ export { Secrets, type SecretsShape } from "./services/Secrets.ts"
 export { CommitTicket, type CommitTicketShape, type CommittedTurn, type SessionFencing } from "./services/SessionFencing.ts"
 export {
   type EventJournalStore,
+  type PausedTurnStore,
   rewindSession,
   type SessionInfo,
   SessionStore,

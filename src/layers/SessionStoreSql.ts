@@ -19,6 +19,8 @@
  *   epoch and records its request in the same transaction (`internal/sessionStoreSqlFence.ts`).
  * - The session's event journal is a table beside its entries (`internal/sessionStoreSqlJournal.ts`),
  *   removed with the session in the same transaction.
+ * - Turns paused on a call waiting for approval (`paused`) are a table beside them too
+ *   (`internal/sessionStoreSqlPaused.ts`), removed with the session.
  * - Session keys are any well-formed Unicode string without NUL (both databases store text; a lone
  *   surrogate or NUL could not be stored faithfully), else a `SessionStoreError`.
  */
@@ -42,6 +44,7 @@ import { type SessionInfo, SessionStore, type SessionStoreShape } from "../servi
 import * as NodeSqliteClient from "./sql/NodeSqliteClient.ts"
 import * as Fence from "./internal/sessionStoreSqlFence.ts"
 import * as Journal from "./internal/sessionStoreSqlJournal.ts"
+import * as Paused from "./internal/sessionStoreSqlPaused.ts"
 import { migrate, sessionId, writeTransaction } from "./internal/sessionStoreSqlSchema.ts"
 import { isTransient, retryTransient } from "../domain/connectionFailure.ts"
 
@@ -323,6 +326,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
           Effect.gen(function*() {
             yield* sql`DELETE FROM agent_loop_entries WHERE session_id = ${sessionId(key)}`
             yield* sql`DELETE FROM agent_loop_events WHERE session_id = ${sessionId(key)}`
+            yield* sql`DELETE FROM agent_loop_paused_calls WHERE session_id = ${sessionId(key)}`
             yield* sql`DELETE FROM agent_loop_sessions WHERE session_id = ${sessionId(key)}`
             yield* Fence.removeSession(sql, key)
           })
@@ -333,7 +337,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, Se
         )
       )
 
-    return { load, log, append, list, remove, fencing: Fence.make(sql), journal: Journal.make(sql, failure) }
+    return { load, log, append, list, remove, fencing: Fence.make(sql), journal: Journal.make(sql, failure), paused: Paused.make(sql, failure) }
   })
 
 /** The SQL store as a layer on the `SqlClient` in context (e.g. `PgClient.layer` of `@effect/sql-pg`). */

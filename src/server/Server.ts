@@ -66,6 +66,7 @@ import { Approvals } from "./approvals.ts"
 import { makeChat } from "./chat.ts"
 import { EventFeed, type FeedEvent, type Frame } from "./eventFeed.ts"
 import * as FeedRecorder from "./feedRecorder.ts"
+import { PausedTurns } from "./paused.ts"
 import { pollJournal } from "./storeFollow.ts"
 import { Turns } from "./turns.ts"
 
@@ -173,7 +174,9 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     const journal = yield* Effect.serviceOption(EventJournal)
     const feed = new EventFeed(options.replayEvents ?? 10_000)
     const recorder = yield* FeedRecorder.start(bus, feed)
-    const approvals = new Approvals({ publish: (event) => feed.record(event), scrub: secrets.scrub })
+    // with a store that keeps paused turns (SQL), a turn waiting for approval outlives the server (`paused.ts`)
+    const paused = options.approvals !== false && store.paused !== undefined ? new PausedTurns(store.paused) : undefined
+    const approvals = new Approvals({ publish: (event) => feed.record(event), scrub: secrets.scrub, ...(paused === undefined ? {} : { durable: paused.durable }) })
     if (options.approvals !== false) yield* loop.registerHook(afterFeed(approvals.hook, recorder.caughtUp), { name: "server approvals", source: "server" })
     const poll = options.pollJournal === undefined ? undefined : Duration.fromInputUnsafe(options.pollJournal)
     const storeJournal = store.journal
@@ -181,7 +184,15 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     const source: JournalSource | undefined = poll !== undefined && storeJournal !== undefined
       ? { last: storeJournal.last, follow: (key, after) => pollJournal(storeJournal, key, after ?? 0, poll) }
       : Option.getOrUndefined(journal)
-    const turns = new Turns(loop, yield* FiberSet.make<void>())
+    const turns = new Turns(loop, yield* FiberSet.make<void>(), undefined, paused)
+    if (paused !== undefined) {
+      // runs before the turns are interrupted (the last finalizer added runs first): a turn cut by the stop keeps its paused calls
+      yield* Effect.addFinalizer(() => Effect.sync(() => paused.stop()))
+      paused.continueTurn = (key, checkpoint) => Effect.asVoid(turns.resume(key, checkpoint))
+      const calls = yield* paused.restore()
+      for (const call of calls) approvals.restore(call.approval)
+      yield* paused.continueDecided(calls)
+    }
     const clientBuffer = options.clientBuffer ?? 10_000
     const chat = makeChat({ loop, feed, approvals, turns, clientBuffer, scrub: secrets.scrub })
     const storeFailed = (error: { readonly message: string }) => new StoreFailed({ message: secrets.scrub(error.message) })

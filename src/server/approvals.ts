@@ -7,6 +7,11 @@
  * A decision is idempotent: the same decision again answers as the first did; another decision
  * on a decided approval is refused (`AlreadyDecided`), so the first one stands. Decided approvals
  * are kept (up to `kept`) so that a repeated decision still finds its approval.
+ *
+ * With `durable` (a store that keeps paused turns, `paused.ts`), a pending approval is kept in the
+ * store with what its turn had completed, and a decision beside it: a server started again
+ * `restore`s them, and a decision on one whose turn is no longer running continues the turn. A
+ * wait cut by the server stopping leaves its approval pending for the next start.
  */
 import { randomUUID } from "node:crypto"
 import * as Clock from "effect/Clock"
@@ -20,9 +25,21 @@ import type { ApprovalEvent } from "./eventFeed.ts"
 /** A decision as it reaches the turn. */
 type Decision = { readonly decision: "allow" | "deny"; readonly reason?: string }
 
+/** How approvals outlive the server (`paused.ts`). */
+export interface Durable {
+  /** Keeps a new pending approval, with what its turn completed so far. */
+  readonly requested: (approval: Approval) => Effect.Effect<void>
+  /** Keeps a decision (or a timeout); `waited`: a turn was waiting for it in this process. */
+  readonly decided: (approval: Approval, waited: boolean) => Effect.Effect<void>
+  /** Whether the server is stopping: a wait cut then leaves its approval pending. */
+  readonly stopping: () => boolean
+}
+
 interface Entry {
   approval: Approval
   readonly decided: Deferred.Deferred<Decision>
+  /** Whether a turn of this process waits for it (not so for one restored from the store). */
+  waited: boolean
 }
 
 /** The approvals of one server. */
@@ -32,11 +49,19 @@ export class Approvals {
   private readonly publish: (event: ApprovalEvent) => void
   private readonly scrub: SecretsShape["scrub"]
   private readonly kept: number
+  private readonly durable: Durable | undefined
 
-  constructor(options: { readonly publish: (event: ApprovalEvent) => void; readonly scrub: SecretsShape["scrub"]; readonly kept?: number }) {
+  constructor(options: { readonly publish: (event: ApprovalEvent) => void; readonly scrub: SecretsShape["scrub"]; readonly kept?: number; readonly durable?: Durable }) {
     this.publish = options.publish
     this.scrub = options.scrub
     this.kept = options.kept ?? 1000
+    this.durable = options.durable
+  }
+
+  /** An approval kept in the store by an earlier start of the server, pending or decided. */
+  restore(approval: Approval): void {
+    if (this.entries.has(approval.id)) return
+    this.entries.set(approval.id, { approval, decided: Deferred.makeUnsafe<Decision>(), waited: false })
   }
 
   /** Calls `listener` with every approval requested or resolved from now on (other doors: A2A); returns the function that stops it. */
@@ -69,6 +94,11 @@ export class Approvals {
   private request(context: Hook.HookContext, call: Hook.HookToolCall): Effect.Effect<Hook.Approve | Hook.Deny> {
     const self = this
     return Effect.gen(function*() {
+        // a turn continued after a restart asks again for the call it had paused on: its approval answers
+        const known = [...self.entries.values()].find((e) =>
+          e.approval.turnId === context.turnId && e.approval.sessionKey === context.sessionKey && e.approval.toolCallId === call.id
+        )
+        if (known !== undefined && known.approval.status !== "timeout") return yield* self.wait(known)
         const id = randomUUID()
         const decided = yield* Deferred.make<Decision>()
         const approval: Approval = {
@@ -82,18 +112,34 @@ export class Approvals {
           requestedAt: yield* Clock.currentTimeMillis,
           status: "pending"
         }
-        const entry: Entry = { approval, decided }
+        const entry: Entry = { approval, decided, waited: true }
         self.entries.set(id, entry)
         self.trim()
+        if (self.durable !== undefined) yield* self.durable.requested(approval)
         self.announce({ _tag: "ApprovalRequested", sessionKey: approval.sessionKey, turnId: approval.turnId, approval })
-        const decision = yield* Deferred.await(decided).pipe(
-          // the hook runner's time limit (approvalTimeout) interrupts the wait: the call is denied
-          Effect.onInterrupt(() => Effect.sync(() => self.settle(entry, { status: "timeout" })))
-        )
-        return decision.decision === "allow"
-          ? Hook.approve
-          : Hook.deny(decision.reason ?? "denied by the user")
+        return yield* self.wait(entry)
     })
+  }
+
+  /** Waits for the entry's decision (at once when it has one). */
+  private wait(entry: Entry): Effect.Effect<Hook.Approve | Hook.Deny> {
+    entry.waited = true
+    const answer = (decision: Decision) => decision.decision === "allow" ? Hook.approve : Hook.deny(decision.reason ?? "denied by the user")
+    const { status, reason } = entry.approval
+    if (status === "allow" || status === "deny") return Effect.succeed(answer({ decision: status, ...(reason === undefined ? {} : { reason }) }))
+    return Deferred.await(entry.decided).pipe(
+      Effect.map(answer),
+      // the hook runner's time limit (approvalTimeout) interrupts the wait: the call is denied; the
+      // server stopping does too, and then the approval stays pending for its next start
+      Effect.onInterrupt(() =>
+        this.durable?.stopping() === true ? Effect.void : Effect.andThen(Effect.sync(() => this.settle(entry, { status: "timeout" })), this.store(entry))
+      )
+    )
+  }
+
+  /** Keeps the entry's decision in the store, when approvals are durable. */
+  private store(entry: Entry): Effect.Effect<void> {
+    return this.durable === undefined ? Effect.void : this.durable.decided(entry.approval, entry.waited)
   }
 
   /** Decides a pending approval; the same decision again answers alike, another is refused. */
@@ -104,7 +150,7 @@ export class Approvals {
       const status = entry.approval.status
       if (status === "pending") {
         this.settle(entry, { status: decision.decision, ...(decision.reason === undefined ? {} : { reason: decision.reason }) })
-        return Effect.as(Deferred.succeed(entry.decided, decision), entry.approval)
+        return Effect.as(Effect.andThen(this.store(entry), Deferred.succeed(entry.decided, decision)), entry.approval)
       }
       return status === decision.decision ? Effect.succeed(entry.approval) : Effect.fail(new AlreadyDecided({ id, decision: status }))
     })

@@ -3,7 +3,9 @@
  * an id the server gives it at once (the loop's own turn id is known only when the turn starts,
  * after the session's earlier turns), and keeps its result once done. Follow-ups left on a turn
  * (`TurnResult.followUps`) run after it as turns of their own. Done turns are kept up to a
- * bound, oldest forgotten first.
+ * bound, oldest forgotten first. With `paused` (a store that keeps paused turns), each turn keeps
+ * its checkpoint there, and a turn paused by an earlier start of the server is continued under
+ * the loop's id of the turn (`resume`).
  */
 import { randomUUID } from "node:crypto"
 import * as Deferred from "effect/Deferred"
@@ -11,9 +13,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
+import type { TurnCheckpoint } from "../domain/Checkpoint.ts"
+import type { Content } from "../domain/Message.ts"
 import type { TurnResult } from "../domain/Turn.ts"
 import type { AgentLoopShape } from "../services/AgentLoop.ts"
 import type { TurnState } from "./Api.ts"
+import type { PausedTurns } from "./paused.ts"
 
 /** The turns of one server. */
 export class Turns {
@@ -23,20 +28,33 @@ export class Turns {
   private readonly loop: AgentLoopShape
   private readonly fibers: FiberSet.FiberSet<void>
   private readonly kept: number
+  private readonly paused: PausedTurns | undefined
 
-  constructor(loop: AgentLoopShape, fibers: FiberSet.FiberSet<void>, kept = 10_000) {
+  constructor(loop: AgentLoopShape, fibers: FiberSet.FiberSet<void>, kept = 10_000, paused?: PausedTurns) {
     this.loop = loop
     this.fibers = fibers
     this.kept = kept
+    this.paused = paused
   }
 
   /** Starts a turn (after the session's earlier ones) and returns its id at once. */
   start(sessionKey: string, message: string): Effect.Effect<string> {
+    return this.run(randomUUID(), sessionKey, message)
+  }
+
+  /** Continues a turn paused by an earlier start of the server, from its checkpoint, under the loop's id of the turn. */
+  resume(sessionKey: string, checkpoint: TurnCheckpoint): Effect.Effect<string> {
+    const input = checkpoint.produced[0]
+    return this.run(checkpoint.turnId, sessionKey, input?.role === "user" ? input.content : "", checkpoint)
+  }
+
+  private run(turnId: string, sessionKey: string, input: Content, resume?: TurnCheckpoint): Effect.Effect<string> {
     return Effect.suspend(() => {
-      const turnId = randomUUID()
+      const paused = this.paused
       this.turns.set(turnId, { turnId, sessionKey, status: "running" })
       this.ended.set(turnId, Deferred.makeUnsafe<void>())
-      return this.loop.turn(sessionKey, message).pipe(
+      return this.loop.turn(sessionKey, input, paused === undefined ? {} : { checkpoint: paused.checkpointing(resume) }).pipe(
+        Effect.tap((result) => paused === undefined ? Effect.void : paused.ended(sessionKey, result.turnId)),
         Effect.flatMap((result) => Effect.sync(() => this.done(turnId, sessionKey, result))),
         // follow-ups a hook or another door queued on this turn run as turns of their own
         Effect.andThen((result) => Effect.forEach(result.followUps, (message) => this.start(sessionKey, message), { discard: true })),

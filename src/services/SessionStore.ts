@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { InvalidRewind, type SessionFenced, type SessionStoreError } from "../domain/errors.ts"
 import type { JournaledEvent } from "../domain/EventJournal.ts"
+import type { PausedApproval, PausedCall } from "../domain/PausedTurn.ts"
 import type { Message } from "../domain/Message.ts"
 import { type Rewind, rewindTo, type SessionEntry } from "../domain/SessionLog.ts"
 import type { TurnStatus } from "../domain/Turn.ts"
@@ -49,6 +50,22 @@ export interface EventJournalStore {
   readonly last: (sessionKey: string) => Effect.Effect<number, SessionStoreError>
 }
 
+/**
+ * Where a store keeps turns paused on a call waiting for approval (`PausedTurn.ts`), beside the
+ * session's log and removed with it: one record per call, by its approval's id, from the pause
+ * until its turn ends.
+ */
+export interface PausedTurnStore {
+  /** Keeps a paused call, replacing the one kept under its approval's id. */
+  readonly put: (call: PausedCall) => Effect.Effect<void, SessionStoreError>
+  /** Replaces a kept call's approval (its decision); nothing when it is not kept. */
+  readonly decide: (approval: PausedApproval) => Effect.Effect<void, SessionStoreError>
+  /** Every kept call, of every session, oldest first. */
+  readonly list: Effect.Effect<ReadonlyArray<PausedCall>, SessionStoreError>
+  /** Forgets the calls of a turn that ended. */
+  readonly forget: (sessionKey: string, turnId: string) => Effect.Effect<void, SessionStoreError>
+}
+
 /** What every store implements. */
 export interface SessionStoreShape {
   /** The context a turn starts from: `SessionLog.view` of the log; empty when the session does not exist. */
@@ -69,6 +86,8 @@ export interface SessionStoreShape {
   readonly fencing?: SessionFencing
   /** The store's event journal. The built-in stores have one; without it `EventJournal` keeps events in memory only. */
   readonly journal?: EventJournalStore
+  /** Turns paused on a call waiting for approval, kept to outlive the process; the SQL store has it. */
+  readonly paused?: PausedTurnStore
 }
 
 /** The session store service. Layers: `SessionStoreMemory`, `SessionStoreJsonl`, `SessionStoreSql` (SQLite, Postgres). */

@@ -97,7 +97,7 @@ const NAMESPACES: Readonly<Record<string, Names>> = {
   },
   Checkpoint: {
     values: [
-      "Checkpoint", "CheckpointOutgrown", "INTERRUPTED_BY_CRASH", "TurnCheckpoint"
+      "Checkpoint", "CheckpointOutgrown", "INTERRUPTED_BY_CRASH", "PausedApproval", "PausedCall", "TurnCheckpoint"
     ],
     types: ["Checkpointing"]
   },
@@ -307,7 +307,7 @@ const TOP_TYPES: ReadonlyArray<string> = [
   "EventJournalShape", "EventJournalStore",
   "ExecOptions", "ExternalCommand", "ExternalExit", "ExternalTerminalShape", "FileBefore", "FileChange",
   "FileHistoryShape", "GlobOptions", "GrepOptions", "HookInfo", "HookOutcome", "HooksShape", "ListDirOptions",
-  "Named", "OpenFileRequest", "OverflowStrategy", "PathRule", "PathRuleVerdict",
+  "Named", "OpenFileRequest", "OverflowStrategy", "PathRule", "PathRuleVerdict", "PausedTurnStore",
   "ProviderError", "ProviderShape", "ReadFileOptions", "RunPoint", "SandboxErrorReason", "SandboxKind",
   "SandboxOutcome", "SandboxRequest", "SandboxReview", "SandboxShape", "SandboxStatus", "SandboxedCommand",
   "SecretsShape", "SessionFencing", "SessionInfo", "SessionStoreShape", "SubscribeOptions", "Subscription",

@@ -16,6 +16,8 @@
  * - `agent_loop_events` (migration 3): the session's event journal, one row per event: the session
  *   id, its `seq` (1, 2, …; the primary key with the id) and the event as JSON text. Removed with
  *   the session; a database migrated from before has no rows for older sessions.
+ * - `agent_loop_paused_calls` (migration 5): calls waiting for approval, with their turn's
+ *   checkpoint (`sessionStoreSqlPaused.ts`); removed when the turn ends, and with the session.
  *
  * An append is one transaction that locks the session row first (an upsert), so writers of one
  * session take turns and each append's entries get consecutive `seq`s.
@@ -80,6 +82,18 @@ const migrations = Migrator.fromRecord({
   "4_append_token": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE agent_loop_sessions ADD COLUMN last_append TEXT`
+  }),
+  // turns paused on a call waiting for approval (`sessionStoreSqlPaused.ts`), to outlive the process
+  "5_paused_calls": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE IF NOT EXISTS agent_loop_paused_calls (
+      approval_id TEXT PRIMARY KEY NOT NULL,
+      session_id TEXT NOT NULL,
+      turn_id TEXT NOT NULL,
+      approval TEXT NOT NULL,
+      checkpoint TEXT NOT NULL,
+      paused_at BIGINT NOT NULL
+    )`
   })
 })
 
