@@ -100,14 +100,14 @@ export class Tasks {
       if (entry === undefined || Wire.isTerminal(entry.status.state)) return
       if (event._tag === "ApprovalRequested") {
         entry.pending.push(event.approval)
-        if (entry.pending.length === 1) this.setStatus(entry, "TASK_STATE_INPUT_REQUIRED", this.asking(entry, event.approval))
+        if (entry.pending.length === 1) this.setStatus(entry, "TASK_STATE_INPUT_REQUIRED", Wire.approvalRequest(entry, event.approval))
         return
       }
       const index = entry.pending.findIndex((approval) => approval.id === event.approval.id)
       if (index < 0) return
       entry.pending.splice(index, 1)
       const next = entry.pending[0]
-      this.setStatus(entry, next === undefined ? "TASK_STATE_WORKING" : "TASK_STATE_INPUT_REQUIRED", next === undefined ? undefined : this.asking(entry, next))
+      this.setStatus(entry, next === undefined ? "TASK_STATE_WORKING" : "TASK_STATE_INPUT_REQUIRED", next === undefined ? undefined : Wire.approvalRequest(entry, next))
     })
   }
 
@@ -122,8 +122,7 @@ export class Tasks {
       const message = params.message
       if (message.role !== "ROLE_USER") return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.InvalidParams, "message.role: a client's message is ROLE_USER"))
       if (message.taskId !== undefined && message.taskId !== "") {
-        const entry = self.tasks.get(message.taskId)
-        if (entry === undefined) return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.TaskNotFound, `Task not found: ${message.taskId}`))
+        const entry = yield* self.entryOf(message.taskId)
         if (message.contextId !== undefined && message.contextId !== "" && message.contextId !== entry.contextId) {
           return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.InvalidParams, `message.contextId: task ${entry.id} is of context ${entry.contextId}`))
         }
@@ -175,20 +174,23 @@ export class Tasks {
     })
   }
 
-  /** The task now, with its newest `historyLength` messages (all when absent). */
-  get(id: string, historyLength?: number): Effect.Effect<Wire.Task, Wire.RpcError> {
+  private entryOf(id: string): Effect.Effect<Entry, Wire.RpcError> {
     return Effect.suspend(() => {
       const entry = this.tasks.get(id)
-      return entry === undefined ? Effect.fail(new Wire.RpcError(Wire.ErrorCode.TaskNotFound, `Task not found: ${id}`)) : Effect.succeed(this.snapshot(entry, historyLength))
+      return entry === undefined ? Effect.fail(new Wire.RpcError(Wire.ErrorCode.TaskNotFound, `Task not found: ${id}`)) : Effect.succeed(entry)
     })
+  }
+
+  /** The task now, with its newest `historyLength` messages (all when absent). */
+  get(id: string, historyLength?: number): Effect.Effect<Wire.Task, Wire.RpcError> {
+    return Effect.map(this.entryOf(id), (entry) => this.snapshot(entry, historyLength))
   }
 
   /** Follows a task until it ends or waits for the client (`SubscribeToTask`); an ended task cannot be followed. */
   subscribe(id: string): Effect.Effect<Stream.Stream<Wire.StreamEvent>, Wire.RpcError> {
     const self = this
     return Effect.gen(function*() {
-      const entry = self.tasks.get(id)
-      if (entry === undefined) return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.TaskNotFound, `Task not found: ${id}`))
+      const entry = yield* self.entryOf(id)
       if (Wire.isTerminal(entry.status.state)) {
         return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.UnsupportedOperation, `Task ${id} has ended (${entry.status.state})`))
       }
@@ -200,8 +202,7 @@ export class Tasks {
   cancel(id: string): Effect.Effect<Wire.Task, Wire.RpcError> {
     const self = this
     return Effect.gen(function*() {
-      const entry = self.tasks.get(id)
-      if (entry === undefined) return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.TaskNotFound, `Task not found: ${id}`))
+      const entry = yield* self.entryOf(id)
       if (Wire.isTerminal(entry.status.state)) {
         return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.TaskNotCancelable, `Task not cancelable: ${id} has ended (${entry.status.state})`))
       }
@@ -317,34 +318,25 @@ export class Tasks {
   }
 
   private onEvent(entry: Entry, event: AgentEvent): Effect.Effect<void> {
-    switch (event._tag) {
-      case "TurnStart":
-        entry.turnId = event.turnId
-        this.setStatus(entry, "TASK_STATE_WORKING")
-        return entry.cancelRequested ? Effect.ignore(this.loop.interruptNow(entry.contextId)) : Effect.void
-      case "ToolExecStart":
-        return Effect.sync(() =>
-          this.setStatus(
-            entry,
-            "TASK_STATE_WORKING",
-            this.agentMessage(entry, [{ text: `running ${event.toolName}` }, {
-              data: { event: "tool_started", toolCallId: event.toolCallId, toolName: event.toolName, arguments: this.parsed(event.arguments) }
-            }])
-          )
-        )
-      case "ToolExecEnd":
-        return Effect.sync(() =>
-          this.setStatus(
-            entry,
-            "TASK_STATE_WORKING",
-            this.agentMessage(entry, [{ text: `${event.toolName} ${event.isError ? "failed" : "done"}` }, {
-              data: { event: "tool_ended", toolCallId: event.toolCallId, toolName: event.toolName, isError: event.isError }
-            }])
-          )
-        )
-      default:
-        return Effect.void
+    if (event._tag === "TurnStart") {
+      entry.turnId = event.turnId
+      this.setStatus(entry, "TASK_STATE_WORKING")
+      return entry.cancelRequested ? Effect.ignore(this.loop.interruptNow(entry.contextId)) : Effect.void
     }
+    // each tool call as a working status: in words, and as data naming the call
+    if (event._tag === "ToolExecStart" || event._tag === "ToolExecEnd") {
+      const started = event._tag === "ToolExecStart"
+      const call = { toolCallId: event.toolCallId, toolName: event.toolName }
+      this.setStatus(
+        entry,
+        "TASK_STATE_WORKING",
+        Wire.agentMessage(entry, [
+          { text: started ? `running ${event.toolName}` : `${event.toolName} ${event.isError ? "failed" : "done"}` },
+          { data: started ? { event: "tool_started", ...call, arguments: this.parsed(event.arguments) } : { event: "tool_ended", ...call, isError: event.isError } }
+        ])
+      )
+    }
+    return Effect.void
   }
 
   private finish(entry: Entry, result: TurnResult): void {
@@ -360,7 +352,7 @@ export class Tasks {
         }
         entry.artifacts.push(artifact)
         this.emit(entry, { artifactUpdate: { taskId: entry.id, contextId: entry.contextId, artifact, lastChunk: true } })
-        const answer = this.agentMessage(entry, [{ text }])
+        const answer = Wire.agentMessage(entry, [{ text }])
         entry.history.push(answer)
         return this.end(entry, "TASK_STATE_COMPLETED", undefined, answer)
       }
@@ -377,7 +369,7 @@ export class Tasks {
   private end(entry: Entry, state: Wire.TaskState, why: string | undefined, message?: Wire.Message): void {
     entry.pending.length = 0
     if (this.running.get(entry.contextId) === entry) this.running.delete(entry.contextId)
-    this.setStatus(entry, state, message ?? (why === undefined ? undefined : this.agentMessage(entry, [{ text: why }])))
+    this.setStatus(entry, state, message ?? (why === undefined ? undefined : Wire.agentMessage(entry, [{ text: why }])))
     Deferred.doneUnsafe(entry.ended, Exit.void)
   }
 
@@ -388,18 +380,6 @@ export class Tasks {
 
   private emit(entry: Entry, event: Wire.StreamEvent): void {
     for (const listener of [...entry.listeners]) listener(event)
-  }
-
-  private asking(entry: Entry, approval: ApprovalLike): Wire.Message {
-    const args = JSON.stringify(approval.arguments ?? {})
-    return this.agentMessage(entry, [
-      { text: `${approval.toolName} needs approval: ${args}. Answer "approve" or "deny" (a message on this task).` },
-      { data: { approval: { id: approval.id, toolCallId: approval.toolCallId, toolName: approval.toolName, arguments: approval.arguments } } }
-    ])
-  }
-
-  private agentMessage(entry: Entry, parts: ReadonlyArray<Wire.Part>): Wire.Message {
-    return { messageId: randomUUID(), contextId: entry.contextId, taskId: entry.id, role: "ROLE_AGENT", parts }
   }
 
   private parsed(args: string): unknown {

@@ -6,6 +6,7 @@
  * The JSON is the protocol's ProtoJSON: camelCase fields, enums as their names
  * (`TASK_STATE_COMPLETED`, `ROLE_USER`), a part is whichever of `text`, `data`, `url` or `raw` it has.
  */
+import { randomUUID } from "node:crypto"
 import * as Cause from "effect/Cause"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
@@ -198,6 +199,25 @@ export const inputOf = (parts: ReadonlyArray<Part>): string =>
   parts.flatMap((part) =>
     part.text !== undefined ? [part.text] : part.data !== undefined ? [JSON.stringify(part.data)] : part.url !== undefined ? [`@${part.url}`] : []
   ).join("\n")
+
+/** A message of the agent on a task. */
+export const agentMessage = (task: { readonly id: string; readonly contextId: string }, parts: ReadonlyArray<Part>): Message => ({
+  messageId: randomUUID(),
+  contextId: task.contextId,
+  taskId: task.id,
+  role: "ROLE_AGENT",
+  parts
+})
+
+/** What an `input-required` status says: the call that waits, in words and as data. */
+export const approvalRequest = (
+  task: { readonly id: string; readonly contextId: string },
+  approval: { readonly id: string; readonly toolCallId: string; readonly toolName: string; readonly arguments: unknown }
+): Message =>
+  agentMessage(task, [
+    { text: `${approval.toolName} needs approval: ${JSON.stringify(approval.arguments ?? {})}. Answer "approve" or "deny" (a message on this task).` },
+    { data: { approval: { id: approval.id, toolCallId: approval.toolCallId, toolName: approval.toolName, arguments: approval.arguments } } }
+  ])
 
 /** What the agent card says of the agent. */
 export interface CardOptions {
