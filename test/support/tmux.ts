@@ -46,16 +46,19 @@ const POLL_MS = 25
  * Runs `argv` and writes its exit status to a file. tmux does not always record a dead pane's
  * status, so the pane runs this instead of `argv` itself; it ignores SIGINT (the terminal sends
  * Ctrl-C to the whole foreground group, so `argv` gets it too) and only waits. It notes, in a
- * second file, when each SIGINT reached it and when `argv` exited.
+ * second file, when each SIGINT reached it and when `argv` exited. The status file appears whole
+ * (renamed into place): one read while it was being written was taken for an exit status of 0.
  */
 const RECORD_EXIT = `
 const { spawn } = require("node:child_process")
-const { appendFileSync, writeFileSync } = require("node:fs")
+const { appendFileSync, renameSync, writeFileSync } = require("node:fs")
 const [file, command, ...args] = process.argv.slice(1)
 process.on("SIGINT", () => appendFileSync(file + ".times", "interrupt " + Date.now() + "\\n"))
 spawn(command, args, { stdio: "inherit" }).on("exit", (code, signal) => {
   appendFileSync(file + ".times", "exit " + Date.now() + "\\n")
-  writeFileSync(file, code === null ? "signal " + signal : String(code))
+  // written whole, then renamed into place: a reader never sees the file empty (read as exit 0)
+  writeFileSync(file + ".tmp", code === null ? "signal " + signal : String(code))
+  renameSync(file + ".tmp", file)
 })
 `
 
@@ -130,6 +133,7 @@ export const startPane = (
         if (!fs.existsSync(statusFile)) return undefined
         const status = fs.readFileSync(statusFile, "utf8")
         if (status.startsWith("signal")) throw new Error(`the program was killed: ${status}`)
+        if (!/^\d+$/.test(status)) throw new Error(`the exit status file holds ${JSON.stringify(status)}`)
         return Number(status)
       }, "the program did not exit", timeoutMs),
     signalTimes: () => {
