@@ -27,14 +27,15 @@ const browse = (url: string) =>
   })))
 
 /** An authorization server, the MCP server it protects, and a store in a temporary directory. */
-const setup = Effect.gen(function*() {
-  const auth = yield* AuthServer.start()
+const setupWith = (metadata?: (issuer: string) => Record<string, unknown>) => Effect.gen(function*() {
+  const auth = yield* AuthServer.start(metadata === undefined ? {} : { metadata })
   let url = ""
   const mcp = yield* HttpMcp.start(["2025-11-25"], auth.guard(() => url))
   url = mcp.url
   const file = nodePath.join(yield* tempDir, "data", "mcp-oauth.json")
   return { auth, mcp, file, store: McpTools.oauthFileStore(file) }
 })
+const setup = setupWith()
 
 const client = Effect.provide(Effect.gen(function*() {
   return yield* HttpClient.HttpClient
@@ -129,5 +130,23 @@ describe("MCP OAuth", () => {
       yield* store.set(mcp.url, { ...current, tokens: { ...current.tokens, refreshToken: Redacted.make("rt-revoked-long-enough") } })
       const failed = yield* Effect.flip(call(tools, "lookup", { key: "x" }))
       expect(failed.message).toMatch(/401/)
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.live("an authorization server without PKCE S256, or with a token endpoint that is not https, is refused before the browser is involved", () =>
+    Effect.gen(function*() {
+      for (
+        const [metadata, message] of [
+          [() => ({ code_challenge_methods_supported: ["plain"] }), /does not support PKCE with S256/],
+          [() => ({ token_endpoint: "http://tokens.example/token" }), /token endpoint http:\/\/tokens\.example\/token is not https/]
+        ] as const
+      ) {
+        const { auth, file, mcp, store } = yield* setupWith(metadata)
+        const shown: Array<string> = []
+        const error = yield* Effect.flip(McpTools.login(yield* client, { serverUrl: mcp.url, store, onUrl: (url) => Effect.sync(() => shown.push(url)) }).pipe(Effect.scoped))
+        expect(error.message).toMatch(message)
+        expect(shown).toEqual([])
+        expect(auth.clients.size).toBe(0)
+        expect(nodeFs.existsSync(file)).toBe(false)
+      }
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 })

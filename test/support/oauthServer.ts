@@ -35,8 +35,8 @@ export interface AuthServer {
 
 const base64url = (buffer: Buffer) => buffer.toString("base64url")
 
-/** Starts the server; it stops with the scope. */
-export const start = () =>
+/** Starts the server (its metadata with `metadata` over the defaults); it stops with the scope. */
+export const start = (options: { readonly metadata?: (issuer: string) => Record<string, unknown> } = {}) =>
   Effect.acquireRelease(
     Effect.promise(() =>
       new Promise<{ server: http.Server; state: AuthServer }>((ok) => {
@@ -89,7 +89,8 @@ export const start = () =>
                 response_types_supported: ["code"],
                 grant_types_supported: ["authorization_code", "refresh_token"],
                 code_challenge_methods_supported: ["S256"],
-                token_endpoint_auth_methods_supported: ["none"]
+                token_endpoint_auth_methods_supported: ["none"],
+                ...options.metadata?.(state.issuer)
               })
             }
             if (url.pathname === "/register" && req.method === "POST") {
