@@ -189,6 +189,8 @@ export const layer = (
     // chat's /clear ends the session it leaves at once, as Claude Code does
     bridge.onEndNow((sessionKey, reason) =>
       Effect.suspend(() => {
+        // a session that never started has nothing to end (and no reason to keep)
+        if (!open.has(sessionKey)) return Effect.void
         bridge.endsFor(sessionKey, reason)
         return endSession(sessionKey) ?? Effect.void
       }))
