@@ -3,7 +3,11 @@
  * machine over loopback, with a zero-latency scripted model and sessions in memory.
  *
  * - Turns per second, 16 sessions in parallel: `loop.turn` in-process, then through the API (each
- *   turn `POST …/turns`, then `GET /v1/turns/{id}?wait=30`, answered when it ends), and their ratio.
+ *   turn `POST …/turns`, then `GET /v1/turns/{id}?wait=30`, answered when it ends), and their ratio;
+ *   with a model that answers at once, then with one that takes `MODEL_MS` (default 20 ms, a fast
+ *   hosted model's first token). At zero latency an in-process turn costs about 0.3 ms and the two
+ *   HTTP requests about 2 ms together (client and server share this process's thread), so that
+ *   ratio measures HTTP against nothing; with a model's latency it is what an application sees.
  * - How long an event takes from the loop (its `at`) to an SSE client's read, p50 and p99, with 1
  *   and with 100 clients connected.
  * - Memory per idle connected client: the server process's heap and external memory, after a GC,
@@ -29,9 +33,12 @@ const SESSIONS = 16
 const TURNS = Number(process.env["TURNS"] ?? 100)
 const CLIENTS = 500
 
+/** How long the scripted model takes to answer, in ms: zero, then a fast real model's latency. */
+let modelMs = 0
+
 const loop = AgentLoopLive.layer({ model: "bench-model" }).pipe(
   Layer.provideMerge(Layer.mergeAll(
-    Scripted.layer(() => ({ content: "ok", usage: { inputTokens: 1, outputTokens: 1 } })),
+    Scripted.layer(() => ({ content: "ok", usage: { inputTokens: 1, outputTokens: 1 }, ...(modelMs > 0 ? { delay: `${modelMs} millis` } : {}) })),
     ToolRegistryLive.layer([]),
     SessionStoreMemory.layer()
   ))
@@ -151,10 +158,17 @@ const idleClients = async () => {
 
 if (globalThis.gc === undefined) console.log("(run with node --expose-gc for the memory figure)")
 const perClient = await idleClients()
-const local = await inProcess()
-const api = await throughApi()
 console.log(`load average ${os.loadavg().map((n) => n.toFixed(1)).join(" ")} on ${os.cpus().length} cores`)
-console.log(`turns/s, ${SESSIONS} sessions x ${TURNS} turns: in-process ${local.toFixed(0)}, through the API ${api.toFixed(0)}, ratio ${(api / local).toFixed(2)}`)
+for (const ms of [0, Number(process.env["MODEL_MS"] ?? 20)]) {
+  modelMs = ms
+  const local = await inProcess()
+  const api = await throughApi()
+  console.log(
+    `turns/s, ${SESSIONS} sessions x ${TURNS} turns, model answering in ${ms} ms: in-process ${local.toFixed(0)}, ` +
+      `through the API ${api.toFixed(0)}, ratio ${(api / local).toFixed(2)}`
+  )
+}
+modelMs = 0
 for (const clients of [1, 100]) {
   const { p50, p99, samples } = await latency(clients)
   console.log(`event latency, loop to SSE client, ${clients} client(s): p50 ${p50} ms, p99 ${p99} ms (${samples} events read)`)
