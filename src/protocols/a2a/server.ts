@@ -134,7 +134,10 @@ export const protocol = (options: Options) => (shared: Shared): Effect.Effect<vo
           case "SendMessage": {
             const sent = yield* params(Wire.SendMessageParams)
             const received = yield* run(tasks.receive(sent))
-            if (sent.configuration?.returnImmediately === true) return reply(call.id, { result: { task: received.task } })
+            if (sent.configuration?.returnImmediately === true) {
+              received.close()
+              return reply(call.id, { result: { task: received.task } })
+            }
             const last = yield* Stream.runFold(received.events, () => received.task, (task, event) => "task" in event ? event.task : task)
             const task = yield* run(tasks.get(last.id, sent.configuration?.historyLength))
             return reply(call.id, { result: { task } })

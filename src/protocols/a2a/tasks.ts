@@ -114,9 +114,12 @@ export class Tasks {
   /**
    * A message from the client: a new task (no `taskId`), the answer to an approval, or steering.
    * The returned stream starts with the task as it is then and follows it until it ends or waits
-   * for the client (input-required); its listener is in place before anything is done.
+   * for the client (input-required); its listener is in place before anything is done (`close`
+   * drops it, for a client that will not read the stream).
    */
-  receive(params: Wire.SendMessageParams): Effect.Effect<{ readonly task: Wire.Task; readonly events: Stream.Stream<Wire.StreamEvent> }, Wire.RpcError> {
+  receive(
+    params: Wire.SendMessageParams
+  ): Effect.Effect<{ readonly task: Wire.Task; readonly events: Stream.Stream<Wire.StreamEvent>; readonly close: () => void }, Wire.RpcError> {
     const self = this
     return Effect.gen(function*() {
       const message = params.message
@@ -135,7 +138,9 @@ export class Tasks {
         yield* (entry.status.state === "TASK_STATE_INPUT_REQUIRED" ? self.answer(entry, message) : self.steer(entry, message)).pipe(
           Effect.onError(() => Effect.sync(follow.close))
         )
-        return follow
+        // taken after what the message did (its events may be both in it and after it: the same states again)
+        const task = self.snapshot(entry)
+        return { task, events: follow.from(task), close: follow.close }
       }
       const contextId = message.contextId === undefined || message.contextId === "" ? randomUUID() : message.contextId
       const input = Wire.inputOf(message.parts)
@@ -169,8 +174,9 @@ export class Tasks {
       self.running.set(contextId, entry)
       self.trim()
       const follow = yield* self.follow(entry)
+      const task = self.snapshot(entry)
       yield* FiberSet.run(self.fibers, self.run(entry, input, options))
-      return follow
+      return { task, events: follow.from(task), close: follow.close }
     })
   }
 
@@ -194,7 +200,7 @@ export class Tasks {
       if (Wire.isTerminal(entry.status.state)) {
         return yield* Effect.fail(new Wire.RpcError(Wire.ErrorCode.UnsupportedOperation, `Task ${id} has ended (${entry.status.state})`))
       }
-      return (yield* self.follow(entry)).events
+      return (yield* self.follow(entry)).from(self.snapshot(entry))
     })
   }
 
@@ -214,7 +220,11 @@ export class Tasks {
     })
   }
 
-  /** A listener on the task's events, in place now; its stream begins with the task as it is when read. */
+  /**
+   * A listener on the task's events, in place now. `from(task)` is the stream a client reads: the
+   * task as it was when `task` was taken (after the listener was in place), then every event
+   * after it, until the task ends or waits for the client.
+   */
   private follow(entry: Entry) {
     return Effect.map(Queue.unbounded<Wire.StreamEvent, Cause.Done>(), (queue) => {
       const listener = (event: Wire.StreamEvent) => {
@@ -226,12 +236,11 @@ export class Tasks {
       }
       entry.listeners.add(listener)
       const close = () => void entry.listeners.delete(listener)
-      const events = Stream.suspend(() => {
-        const task = this.snapshot(entry)
+      const from = (task: Wire.Task): Stream.Stream<Wire.StreamEvent> => {
         const first = Stream.make({ task } as Wire.StreamEvent)
-        return Wire.isSettled(task.status.state) ? first : Stream.concat(first, Stream.fromQueue(queue))
-      }).pipe(Stream.ensuring(Effect.sync(close)))
-      return { task: this.snapshot(entry), events, close }
+        return (Wire.isSettled(task.status.state) ? first : Stream.concat(first, Stream.fromQueue(queue))).pipe(Stream.ensuring(Effect.sync(close)))
+      }
+      return { close, from }
     })
   }
 
