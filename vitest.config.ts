@@ -21,7 +21,7 @@ const e2e = [
   // the cluster: throwaway Postgres servers, runner processes started, killed and restarted
   "test/cluster/{api,auth,blip,cli,cli-edges,cli-lost,cluster,failover,load,once,resume,stall,truth}.test.ts",
   // the SQL session store on real Postgres servers, and processes racing on one database
-  "test/sessions/{fencing,postgres-harness,store-sql,store-sql-lost-connection,store-sql-processes}.test.ts",
+  "test/sessions/{fencing,paused-store,postgres-harness,store-sql,store-sql-lost-connection,store-sql-processes}.test.ts",
   "test/cli/stores.test.ts",
   // the inspector, and useChat against agent-loop serve, in headless Chromium
   "test/inspector/browser.test.ts",

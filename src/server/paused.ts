@@ -3,9 +3,10 @@
  * the server (`SessionStore.paused`, the SQL store's): the human-in-the-loop pause and resume.
  *
  * Each turn the server starts keeps its latest checkpoint here (`Checkpoint.ts`: saved after each
- * model reply that asks for tools and after each call's result), in memory. When one of its calls
- * needs approval, the pending approval is stored with that checkpoint before it is announced; its
- * decision is stored too; when the turn ends, its paused calls are forgotten. A server started again
+ * model reply that asks for tools, before each call that is not idempotent and after each call's
+ * result), in memory. When one of its calls needs approval, the pending approval is stored with
+ * that checkpoint before it is announced; its decision is stored too, and from then on each of the
+ * turn's checkpoints, before the step goes on; when the turn ends, its paused calls are forgotten. A server started again
  * over the same store restores the pending approvals (`GET /v1/approvals` lists them), and a
  * decision on one continues its turn from the checkpoint (`loop.turn` with `checkpoint.resume`):
  * the call is asked again, answered by the decision at once, and the turn goes on (the tool runs,
@@ -46,15 +47,25 @@ export class PausedTurns {
     this.stopped = true
   }
 
-  /** The checkpointing of a turn the server starts, or continues from `resume`. */
-  checkpointing(resume?: TurnCheckpoint): Checkpointing {
+  /**
+   * The checkpointing of a turn the server starts, or continues from `resume`. A turn with calls
+   * kept in the store keeps its progress there too, before each step goes on (a call that is not
+   * idempotent is then not run twice after a crash: the loop tells the model it was cut), and one
+   * that outgrew the checkpoint bound is forgotten there (it can no longer resume).
+   */
+  checkpointing(sessionKey: string, resume?: TurnCheckpoint): Checkpointing {
     if (resume !== undefined) this.running.add(resume.turnId)
     return {
       save: (checkpoint) =>
-        Effect.sync(() => {
-          this.running.add(checkpoint.turnId)
-          if (checkpoint._tag === "TurnCheckpoint") this.checkpoints.set(checkpoint.turnId, checkpoint)
-          else this.checkpoints.delete(checkpoint.turnId)
+        Effect.suspend(() => {
+          const turnId = checkpoint.turnId
+          this.running.add(turnId)
+          if (checkpoint._tag === "TurnCheckpoint") {
+            this.checkpoints.set(turnId, checkpoint)
+            return this.kept.has(turnId) ? logged(this.store.progress(sessionKey, checkpoint)) : Effect.void
+          }
+          this.checkpoints.delete(turnId)
+          return this.kept.delete(turnId) ? logged(this.store.forget(sessionKey, turnId)) : Effect.void
         }),
       ...(resume === undefined ? {} : { resume })
     }
@@ -81,8 +92,10 @@ export class PausedTurns {
           for (const call of calls) {
             this.kept.add(call.approval.turnId)
             const known = this.restored.get(call.approval.turnId)
-            // the turn's latest checkpoint: a later call of its batch has the earlier ones' results
-            if (known === undefined || known.results.length <= call.checkpoint.results.length) this.restored.set(call.approval.turnId, call.checkpoint)
+            // the turn's latest checkpoint: a later step's, or a later call of its batch (with the earlier ones' results)
+            const later = known === undefined || known.iteration < call.checkpoint.iteration ||
+              (known.iteration === call.checkpoint.iteration && known.results.length <= call.checkpoint.results.length)
+            if (later) this.restored.set(call.approval.turnId, call.checkpoint)
           }
         })
       )

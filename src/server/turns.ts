@@ -53,7 +53,7 @@ export class Turns {
       const paused = this.paused
       this.turns.set(turnId, { turnId, sessionKey, status: "running" })
       this.ended.set(turnId, Deferred.makeUnsafe<void>())
-      return this.loop.turn(sessionKey, input, paused === undefined ? {} : { checkpoint: paused.checkpointing(resume) }).pipe(
+      return this.loop.turn(sessionKey, input, paused === undefined ? {} : { checkpoint: paused.checkpointing(sessionKey, resume) }).pipe(
         Effect.tap((result) => paused === undefined ? Effect.void : paused.ended(sessionKey, result.turnId)),
         Effect.flatMap((result) => Effect.sync(() => this.done(turnId, sessionKey, result))),
         // follow-ups a hook or another door queued on this turn run as turns of their own

@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { InvalidRewind, type SessionFenced, type SessionStoreError } from "../domain/errors.ts"
 import type { JournaledEvent } from "../domain/EventJournal.ts"
+import type { TurnCheckpoint } from "../domain/Checkpoint.ts"
 import type { PausedApproval, PausedCall } from "../domain/PausedTurn.ts"
 import type { Message } from "../domain/Message.ts"
 import { type Rewind, rewindTo, type SessionEntry } from "../domain/SessionLog.ts"
@@ -60,6 +61,8 @@ export interface PausedTurnStore {
   readonly put: (call: PausedCall) => Effect.Effect<void, SessionStoreError>
   /** Replaces a kept call's approval (its decision); nothing when it is not kept. */
   readonly decide: (approval: PausedApproval) => Effect.Effect<void, SessionStoreError>
+  /** Replaces the checkpoint of every kept call of the checkpoint's turn (the turn went on past its pause). */
+  readonly progress: (sessionKey: string, checkpoint: TurnCheckpoint) => Effect.Effect<void, SessionStoreError>
   /** Every kept call, of every session, oldest first. */
   readonly list: Effect.Effect<ReadonlyArray<PausedCall>, SessionStoreError>
   /** Forgets the calls of a turn that ended. */

@@ -10,7 +10,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { type CliProcess, cliSetup, spawnCli } from "../support/cliProcess.ts"
-import type { Received, Reply } from "../support/openaiServer.ts"
+import { gate, type Received, type Reply } from "../support/openaiServer.ts"
 import { waitUntil } from "../support/waitUntil.ts"
 
 const TOKEN = "durable-approvals-token-0123456789"
@@ -131,4 +131,48 @@ describe("approvals that outlive the server (SQLite)", () => {
       }
     }, 240_000)
   }
+
+  it("a turn killed after its decision, while it goes on, is continued at the next start from its last step: the tool does not run again", async (context) => {
+    const held = gate()
+    let answered = 0
+    const { flags, env, workspace } = await cliSetup(context, (request) => {
+      const last = (request.body.messages as ReadonlyArray<any>).at(-1)
+      // the first answer to the tool's result never comes: the server is killed while the model is asked
+      if (last.role === "tool" && answered++ === 0) return { before: held.promise, text: "never sent" }
+      return model(request)
+    }, { flags: ["--tools", "exec", "--approval-timeout", "600", "--no-settings"] })
+    context.onTestFinished(() => held.open())
+    const sessionKey = "durable-after-decision"
+    const ran = path.join(workspace, "ran.txt")
+    const first = await serve(flags, env)
+    let pending: any
+    try {
+      await api(first.origin, "POST", `/v1/sessions/${sessionKey}/turns`, { message: "run later" })
+      pending = await pendingOf(first.origin, sessionKey)
+      expect((await api(first.origin, "POST", `/v1/approvals/${pending.id}`, { decision: "allow" })).status).toBe(200)
+      await waitUntil("the tool to run and the model to be asked with its result", () => answered === 1)
+      expect(fs.readFileSync(ran, "utf8")).toBe("later\n")
+    } finally {
+      await stop(first.cli, "SIGKILL")
+    }
+    const second = await serve(flags, env)
+    try {
+      // no decision is asked again: the turn goes on by itself from its last step
+      let state: any
+      await waitUntil("the continued turn to end", async () => {
+        const answer = await api(second.origin, "GET", `/v1/turns/${pending.turnId}?wait=20`)
+        state = answer.body
+        return answer.status === 200 && state.status === "done"
+      })
+      expect(state.result.status).toBe("completed")
+      expect(state.result.finalMessage.content).toMatch(/^done: exit code: 0/)
+      expect(fs.readFileSync(ran, "utf8")).toBe("later\n")
+      const history = (await api(second.origin, "GET", `/v1/sessions/${sessionKey}`)).body.entries as Array<any>
+      expect(history.filter((entry) => ["user", "assistant", "tool"].includes(entry.role)).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
+      const after = (await api(second.origin, "GET", "/v1/approvals")).body as Array<any>
+      expect(after.filter((a) => a.sessionKey === sessionKey && a.status === "pending")).toEqual([])
+    } finally {
+      await stop(second.cli, "SIGTERM")
+    }
+  }, 240_000)
 })

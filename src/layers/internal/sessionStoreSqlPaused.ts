@@ -1,12 +1,14 @@
 /**
  * The paused turns of `SessionStoreSql`: table `agent_loop_paused_calls` (migration 5,
  * `sessionStoreSqlSchema.ts`), one row per call waiting for approval, keyed by its approval's id,
- * holding the approval and its turn's checkpoint as JSON text. Written when a turn pauses and when
- * the call is decided; deleted when the turn ends, and with the session.
+ * holding the approval and its turn's checkpoint as JSON text. Written when a turn pauses, when the
+ * call is decided and at each step of the turn after it; deleted when the turn ends, and with the
+ * session.
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as SqlClient from "effect/sql/SqlClient"
+import type { TurnCheckpoint } from "../../domain/Checkpoint.ts"
 import type { SessionStoreError } from "../../domain/errors.ts"
 import { PausedApproval, PausedCall } from "../../domain/PausedTurn.ts"
 import type { PausedTurnStore } from "../../services/SessionStore.ts"
@@ -42,6 +44,13 @@ export const make = (
       Effect.mapError(failure(approval.sessionKey, "cannot keep the approval's decision"))
     )
 
+  const progress = (sessionKey: string, checkpoint: TurnCheckpoint) =>
+    sql`UPDATE agent_loop_paused_calls SET checkpoint = ${JSON.stringify(checkpoint)}
+      WHERE session_id = ${sessionId(sessionKey)} AND turn_id = ${checkpoint.turnId}`.pipe(
+      Effect.asVoid,
+      Effect.mapError(failure(sessionKey, "cannot keep the paused turn's progress"))
+    )
+
   const list = sql<{ readonly approval: string; readonly checkpoint: string }>`SELECT approval, checkpoint FROM agent_loop_paused_calls
       ORDER BY paused_at, approval_id`.pipe(
     Effect.map((rows) =>
@@ -61,5 +70,5 @@ export const make = (
       Effect.mapError(failure(sessionKey, "cannot forget the paused turn"))
     )
 
-  return { put, decide, list, forget }
+  return { put, decide, progress, list, forget }
 }
