@@ -163,6 +163,14 @@ export { builtinTools, type BuiltinToolRequirements, type BuiltinToolsOptions } 
 export { BuiltinToolName } from "./tools/builtinToolName.ts"
 export { editFile, type EditFileOptions, EditFileParameters, makeEditFile } from "./tools/editFile.ts"
 export { exec, type ExecOptions, ExecParameters, makeExec, SANDBOX_DENIED_MARKER } from "./tools/exec.ts"
+export {
+  EXIT_PLAN_MODE,
+  ExitPlanModeParameters,
+  makeExitPlanMode,
+  type PlanDecision,
+  type PlanRequest,
+  type PlanReviewer
+} from "./tools/exitPlanMode.ts"
 export { glob, type GlobOptions, GlobParameters, makeGlob } from "./tools/glob.ts"
 export { grep, type GrepOptions, GrepParameters, makeGrep } from "./tools/grep.ts"
 export { listDir, type ListDirOptions, ListDirParameters, makeListDir } from "./tools/listDir.ts"

@@ -154,6 +154,12 @@ export const make = <S extends Schema.Decoder<unknown>, R = never>(options: Make
   }
 }
 
+/**
+ * The name of the tool that ends plan mode (`makeExitPlanMode`): the loop offers it only to a root
+ * turn in plan mode (`TurnOptions.planMode`).
+ */
+export const EXIT_PLAN_MODE = "exit_plan_mode"
+
 /** Normalises what `execute` returned. */
 export const toOutput = (result: string | ToolOutput): ToolOutput =>
   typeof result === "string" ? { content: result } : result

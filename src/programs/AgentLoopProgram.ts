@@ -67,6 +67,7 @@ export const make = Effect.gen(function*() {
       model,
       modelOptions: own !== undefined && Result.isSuccess(own) ? ModelOptions.merge(config.modelOptions, own.success) : config.modelOptions,
       toolNames: options.tools,
+      planning: options.planMode === true,
       sessionKey,
       depth: 0,
       parentTurnId: undefined,

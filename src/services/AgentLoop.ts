@@ -42,6 +42,13 @@ export interface TurnOptions extends ModelOptions {
    */
   readonly tools?: ReadonlyArray<string>
   /**
+   * Plan mode (Claude Code's): the model is offered only read-only tools (and, of those given,
+   * within `tools`) plus `exit_plan_mode` when it is registered (`makeExitPlanMode`), whose call
+   * hands the plan to its reviewer: accepted, the turn leaves plan mode and goes on with every
+   * tool; with no reviewer, the turn ends with the plan as its answer. Sub-turns plan too.
+   */
+  readonly planMode?: boolean
+  /**
    * Asks for a typed final answer: the turn's result carries it as `output`, decoded by this
    * Schema (from JSON, so the Schema's encoded side is what the model writes). An answer that
    * does not decode goes back to the model with the error, at most `maxOutputRetries` times;

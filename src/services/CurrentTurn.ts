@@ -47,6 +47,16 @@ export interface CurrentTurnShape {
    * (`todo_write`). The loop's turns have it; a stand-in `CurrentTurn` may leave it out.
    */
   readonly updateTodos?: (toolCallId: string, todos: ReadonlyArray<TodoItem>) => Effect.Effect<void>
+  /**
+   * The turn's plan mode (`TurnOptions.planMode`), for `exit_plan_mode`: whether it plans now,
+   * leaving it (the next model call is offered every tool), and ending the turn with the plan as
+   * its answer once the running tool batch is over. The loop's turns have it.
+   */
+  readonly planMode?: {
+    readonly active: () => boolean
+    readonly leave: Effect.Effect<void>
+    readonly endWith: (plan: string) => Effect.Effect<void>
+  }
 }
 
 /** The current turn, as seen from inside a tool. */

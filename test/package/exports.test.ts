@@ -22,8 +22,8 @@ const TOP: ReadonlyArray<string> = [
   "AgentEvent", "AgentLoop", "AgentLoopCluster", "AgentLoopConfig", "AgentLoopLive", "AgentLoopProgram",
   "AiToolkit", "Anthropic", "Azure", "Bedrock", "BuiltinToolName", "Checkpoint", "CheckpointStale",
   "CommitTicket", "CompactionFailed", "ConcurrencyTimeout", "ContentRejected", "ContextLengthExceeded",
-  "CurrentTurn", "DepthLimitExceeded", "EditFileParameters", "EventBus", "EventBusLive", "EventJournal",
-  "EventJournalLive", "ExecParameters", "ExternalTerminal",
+  "CurrentTurn", "DepthLimitExceeded", "EXIT_PLAN_MODE", "EditFileParameters", "EventBus", "EventBusLive", "EventJournal",
+  "EventJournalLive", "ExecParameters", "ExitPlanModeParameters", "ExternalTerminal",
   "FileHistory", "FileHistoryDir", "FileHistoryError", "FileHooks", "Gemini", "GlobParameters",
   "GrepParameters", "Hook", "Hooks", "HooksLive", "Inspector", "InvalidConfig", "InvalidRewind", "InvalidSubTurnConfig",
   "LanguageModelProvider", "ListDirParameters", "LoopConfig", "LoopConfigLive", "MalformedResponse",
@@ -39,7 +39,7 @@ const TOP: ReadonlyArray<string> = [
   "TurnFailure", "Usage", "Vertex", "WebFetchParameters", "Workspace", "WorkspaceLive",
   "WriteFileParameters", "builtinTools", "editFile", "exec", "gitHooksDirectory", "glob", "grep",
   "isLifecycle", "isProtectedPath", "lifecycleKinds", "listDir", "locationsWithin", "makeEditFile",
-  "makeExec", "makeGlob", "makeGrep", "makeListDir", "makeReadFile", "makeWebFetch", "makeWriteFile",
+  "makeExec", "makeExitPlanMode", "makeGlob", "makeGrep", "makeListDir", "makeReadFile", "makeWebFetch", "makeWriteFile",
   "readFile", "rewindSession", "spawn", "subagent", "subagentWith", "webFetch", "writeFile"
 ]
 
@@ -307,7 +307,8 @@ const TOP_TYPES: ReadonlyArray<string> = [
   "EventJournalShape", "EventJournalStore",
   "ExecOptions", "ExternalCommand", "ExternalExit", "ExternalTerminalShape", "FileBefore", "FileChange",
   "FileHistoryShape", "GlobOptions", "GrepOptions", "HookInfo", "HookOutcome", "HooksShape", "ListDirOptions",
-  "Named", "OpenFileRequest", "OverflowStrategy", "PathRule", "PathRuleVerdict", "PausedTurnStore",
+  "Named", "OpenFileRequest", "OverflowStrategy", "PathRule", "PathRuleVerdict", "PausedTurnStore", "PlanDecision",
+  "PlanRequest", "PlanReviewer",
   "ProviderError", "ProviderShape", "ReadFileOptions", "RunPoint", "SandboxErrorReason", "SandboxKind",
   "SandboxOutcome", "SandboxRequest", "SandboxReview", "SandboxShape", "SandboxStatus", "SandboxedCommand",
   "SecretsShape", "SessionFencing", "SessionInfo", "SessionStoreShape", "SubscribeOptions", "Subscription",

@@ -11,6 +11,7 @@ import { INTERRUPTED_BY_CRASH, type TurnCheckpoint } from "../../domain/Checkpoi
 import { CheckpointStale, OutputInvalid, OutputUnavailable, TurnBlocked } from "../../domain/errors.ts"
 import * as Message from "../../domain/Message.ts"
 import type { ToolDefinition } from "../../domain/Provider.ts"
+import { EXIT_PLAN_MODE } from "../../domain/Tool.ts"
 import type { TurnResult } from "../../domain/Turn.ts"
 import { CurrentTurn } from "../../services/CurrentTurn.ts"
 import type { RegisteredTool } from "../../services/ToolRegistry.ts"
@@ -88,6 +89,8 @@ const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: RunningTurn.R
     if (next._tag === "Tools") {
       if (turn.start.checkpoint !== undefined) yield* Checkpoints.replied(engine, turn)
       yield* executeTools(engine, turn, next.calls, toolset.byName)
+      // plan mode with no one to accept the plan: the plan is the turn's answer
+      if (turn.planEnd !== undefined) return yield* endWithPlan(engine, turn, turn.planEnd)
     }
     RunningTurn.append(turn, ...next.after)
     if (next._tag === "Failed") return yield* endTurn(engine, turn, "failed", { finalMessage: reply, failure: new OutputInvalid({ message: next.error }) })
@@ -96,6 +99,13 @@ const turnBody = Effect.fnUntraced(function*(engine: Engine, turn: RunningTurn.R
     if (verdict !== "continue") return yield* endTurn(engine, turn, verdict, { finalMessage: reply, output: next.output })
   }
 })
+
+/** The end of a turn whose plan nobody could accept: the plan, as its answer. */
+const endWithPlan = (engine: Engine, turn: RunningTurn.RunningTurn, plan: string) => {
+  const answer = Message.assistant(plan)
+  RunningTurn.append(turn, answer)
+  return endTurn(engine, turn, "completed", { finalMessage: answer })
+}
 
 /** Step 1: the history, `sessionStart` and `beforeTurn` hooks, the input. Why the turn is blocked, if it is. */
 const openTurn = Effect.fnUntraced(function*(engine: Engine, turn: RunningTurn.RunningTurn) {
@@ -169,11 +179,16 @@ interface Toolset {
  */
 const toolsetCache = (turn: RunningTurn.RunningTurn, typed: TypedOutput.OutputState | undefined) => {
   let from: ReadonlyArray<RegisteredTool> | undefined
+  let planning: boolean | undefined
   let toolset: Toolset | OutputUnavailable = { byName: new Map(), definitions: [] }
   const rebuild = (tools: ReadonlyArray<RegisteredTool>): Toolset | OutputUnavailable => {
     from = tools
+    planning = turn.planning === true
     const byName = new Map<string, RegisteredTool>()
-    for (const tool of tools) if (turn.toolNames === undefined || turn.toolNames.includes(tool.name)) byName.set(tool.name, tool)
+    for (const tool of tools) {
+      if (turn.toolNames !== undefined && !turn.toolNames.includes(tool.name)) continue
+      if (offeredInMode(tool, planning, turn.depth)) byName.set(tool.name, tool)
+    }
     if (typed && byName.has(TypedOutput.RESPOND_TOOL)) {
       return new OutputUnavailable({
         message: `a tool is named "${TypedOutput.RESPOND_TOOL}", the name of the typed answer's tool; rename it to ask for a typed answer`
@@ -182,7 +197,18 @@ const toolsetCache = (turn: RunningTurn.RunningTurn, typed: TypedOutput.OutputSt
     const definitions = [...byName.values()].map((tool) => tool.definition)
     return { byName, definitions: typed ? [...definitions, typed.spec.definition] : definitions }
   }
-  return { of: (tools: ReadonlyArray<RegisteredTool>) => from === tools ? toolset : (toolset = rebuild(tools)) }
+  return {
+    of: (tools: ReadonlyArray<RegisteredTool>) => from === tools && planning === (turn.planning === true) ? toolset : (toolset = rebuild(tools))
+  }
+}
+
+/**
+ * Whether a tool is offered in the turn's mode: planning, the read-only ones and (to a root turn)
+ * `exit_plan_mode`; otherwise all but `exit_plan_mode`, which only ends plan mode.
+ */
+const offeredInMode = (tool: RegisteredTool, planning: boolean, depth: number): boolean => {
+  if (tool.name === EXIT_PLAN_MODE) return planning && depth === 0
+  return !planning || tool.readOnly
 }
 
 /** Step 2: queued steering, then pending sub-turn results, join the conversation. */

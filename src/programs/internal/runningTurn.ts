@@ -81,6 +81,8 @@ export interface Setup {
   readonly pendingCapacity: number
   /** The tools the turn may use (`undefined`: all); inherited by sub-turns that name none. */
   readonly toolNames?: ReadonlyArray<string> | undefined
+  /** Plan mode (`TurnOptions.planMode`): only read-only tools and `exit_plan_mode`, until the plan is accepted (`leavePlanMode`). */
+  readonly planning?: boolean | undefined
   /** The model the turn talks to; the default for its sub-turns. */
   readonly model: string
   /** The turn's model options (the config's under its own); the default for its sub-turns. */
@@ -141,6 +143,8 @@ export interface RunningTurn extends Setup {
   /** Models called this turn that have no price (each is warned about once). */
   readonly unpriced: ReadonlySet<string>
   readonly stopBlocks: number
+  /** Set by `endWithPlan`: the plan the turn ends with once its tool batch is over (plan mode with no one to accept it). */
+  readonly planEnd: string | undefined
 }
 
 type Writable = { -readonly [K in keyof RunningTurn]: RunningTurn[K] } & {
@@ -182,10 +186,21 @@ export const make = (options: Setup): RunningTurn => {
     finishedCalls: new Map(),
     partial: [],
     unpriced: new Set(),
-    stopBlocks: 0
+    stopBlocks: 0,
+    planEnd: undefined
   }
   // `start` is set by `begin`, before anything reads it.
   return turn as unknown as RunningTurn
+}
+
+/** Leaves plan mode: the turn's next model call is offered every tool. */
+export const leavePlanMode = (turn: RunningTurn): void => {
+  writable(turn).planning = false
+}
+
+/** The turn ends with `plan` as its answer once the running tool batch is over (`exit_plan_mode` with no one to accept it). */
+export const endWithPlan = (turn: RunningTurn, plan: string): void => {
+  writable(turn).planEnd = plan
 }
 
 /** Starts the run: what the turn was started with, and whether it is traced. */

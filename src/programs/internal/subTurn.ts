@@ -56,7 +56,12 @@ export const currentTurn = (engine: Engine, turn: RunningTurn.RunningTurn, runTu
     parentTurnId: turn.parentTurnId,
     spawnSubTurn: (input) => Effect.flatMap(admit(engine, turn, input), (admitted) => start(spawned, admitted)),
     spawnDetached: (input) => spawnDetached(spawned, input),
-    updateTodos: (toolCallId, todos) => RunningTurn.emit(turn, "TodoUpdated", { toolCallId, todos })
+    updateTodos: (toolCallId, todos) => RunningTurn.emit(turn, "TodoUpdated", { toolCallId, todos }),
+    planMode: {
+      active: () => turn.planning === true,
+      leave: Effect.sync(() => RunningTurn.leavePlanMode(turn)),
+      endWith: (plan) => Effect.sync(() => RunningTurn.endWithPlan(turn, plan))
+    }
   }
 }
 
@@ -120,6 +125,8 @@ const runChild = Effect.fnUntraced(function*(spawning: Spawning, { described, su
     toolNames: subTurn.tools === undefined
       ? parent.toolNames
       : subTurn.tools.filter((name) => parent.toolNames === undefined || parent.toolNames.includes(name)),
+    // a sub-turn of a turn that plans only reads too
+    planning: parent.planning,
     bus: engine.bus,
     clock: yield* Clock.Clock
   })
