@@ -91,6 +91,11 @@ export interface Options {
    */
   readonly approvals?: boolean
   /**
+   * How long a call that needs approval waits for a decision before it is denied (the approval
+   * ends `timeout`); default the loop's `approvalTimeout` (60 s).
+   */
+  readonly approvalTimeout?: Duration.Input
+  /**
    * Read a session's stream (`GET /v1/sessions/{key}/events`) from the store's journal every
    * interval, instead of following this process's own events: for a server whose sessions run in
    * other processes (a cluster's runners). Default: follow this process's `EventJournal`.
@@ -177,7 +182,11 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     // with a store that keeps paused turns (SQL), a turn waiting for approval outlives the server (`paused.ts`)
     const paused = options.approvals !== false && store.paused !== undefined ? new PausedTurns(store.paused) : undefined
     const approvals = new Approvals({ publish: (event) => feed.record(event), scrub: secrets.scrub, ...(paused === undefined ? {} : { durable: paused.durable }) })
-    if (options.approvals !== false) yield* loop.registerHook(afterFeed(approvals.hook, recorder.caughtUp), { name: "server approvals", source: "server" })
+    if (options.approvals !== false) yield* loop.registerHook(afterFeed(approvals.hook, recorder.caughtUp), {
+        name: "server approvals",
+        source: "server",
+        ...(options.approvalTimeout === undefined ? {} : { timeout: options.approvalTimeout })
+      })
     const poll = options.pollJournal === undefined ? undefined : Duration.fromInputUnsafe(options.pollJournal)
     const storeJournal = store.journal
     // where a session's stream is read: the store, polled, when sessions run elsewhere; else this process's journal

@@ -2,7 +2,8 @@
  * `agent-loop serve` as an A2A agent, driven by the official A2A SDK's client (`@a2a-js/sdk`)
  * against the real command with a loopback model: the public card; a streamed message (submitted,
  * working, the answer as an artifact, completed); a command that needs approval (input-required,
- * approved by a message on the task, completed; denied in another task); a cancel mid-command
+ * approved by a message on the task, completed; denied in another task; denied by the approval
+ * timeout when nobody answers); a cancel mid-command
  * (canceled at once, the command's file never written, the stop in the session); steering a working
  * task; a typed answer as
  * a data part; an unknown task;
@@ -25,8 +26,8 @@ const TOKEN = "a2a-test-token-0123456789abcdef"
 const AGENT = /A2A agent at (http:\/\/127\.0\.0\.1:\d+)\/a2a/
 
 /** `serve` on a free port with a known token, an A2A client connected to it through its card. */
-const serve = async (context: TestContext, script: Script) => {
-  const setup = await cliSetup(context, script)
+const serve = async (context: TestContext, script: Script, flags: ReadonlyArray<string> = []) => {
+  const setup = await cliSetup(context, script, { flags })
   const cli = spawnCli(["serve", ...setup.flags, "--port", "0"], { env: { ...setup.env, AGENT_LOOP_SERVER_TOKEN: TOKEN } })
   context.onTestFinished(async () => {
     cli.child.kill("SIGTERM")
@@ -153,6 +154,23 @@ describe("agent-loop serve as an A2A agent", () => {
     expect(partText(denied.artifacts[0]!.parts[0])).toBe("Did not write it.")
     expect(fs.existsSync(path.join(workspace, "denied.txt"))).toBe(false)
     expect(JSON.stringify(server.requests[3]!.body.messages)).toContain("not this one")
+  })
+
+  it("an approval nobody answers: the loop's approval timeout denies the call, the task goes on to its answer", async (context) => {
+    const { client, workspace, server } = await serve(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "echo late > late.txt" } }] },
+      { text: "Nobody said yes." }
+    ], ["--approval-timeout", "1"])
+    const asked = await client.sendMessage(send(userMessage([text("write it")]))) as Task
+    expect(asked.status!.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    let task = asked
+    await waitUntil("the task to end", async () => {
+      task = await client.getTask({ tenant: "", id: asked.id, historyLength: undefined })
+      return task.status!.state === TaskState.TASK_STATE_COMPLETED
+    })
+    expect(partText(task.artifacts[0]!.parts[0])).toBe("Nobody said yes.")
+    expect(fs.existsSync(path.join(workspace, "late.txt"))).toBe(false)
+    expect(JSON.stringify(server.requests[1]!.body.messages)).toMatch(/denied/i)
   })
 
   it("cancel mid-command: canceled at once, the command's file never written, the stop recorded in the session", async (context) => {

@@ -87,7 +87,12 @@ export const serveApi = (flags: ServeFlags & ApiFlags) =>
     yield* Settings.announce(settings)
     return yield* Effect.scoped(Effect.gen(function*() {
       const local = yield* Layer.build(App.layer(settings))
-      yield* mount(local, { token, corsOrigins: flags.corsOrigin, host: flags.host, port: flags.port, model: settings.model, what: "sessions" })
+      yield* mount(
+        local,
+        { token, corsOrigins: flags.corsOrigin, host: flags.host, port: flags.port, model: settings.model, what: "sessions" },
+        // --approval-timeout (or the settings') bounds the wait for a decision over the API and A2A
+        settings.approvalTimeout === undefined ? {} : { approvalTimeout: settings.approvalTimeout }
+      )
       return yield* Effect.never
     }))
   }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>
