@@ -13,6 +13,7 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Sse from "effect/encoding/Sse"
+import { PausedApproval } from "../domain/PausedTurn.ts"
 import { SessionEntry } from "../domain/SessionLog.ts"
 import { TurnResult } from "../domain/Turn.ts"
 import { ChatRequest, UIMessageChunk } from "./uiMessageStream.ts"
@@ -117,18 +118,8 @@ export const InterruptBody = Schema.Struct({
   hint: Schema.optionalKey(Schema.String)
 })
 
-/** A tool call waiting for a person's decision. */
-export const Approval = Schema.Struct({
-  id: Schema.String,
-  sessionKey: Schema.String,
-  turnId: Schema.String,
-  toolCallId: Schema.String,
-  toolName: Schema.String,
-  arguments: Schema.Unknown,
-  requestedAt: Schema.Number,
-  status: Schema.Literals(["pending", "allow", "deny", "timeout"]),
-  reason: Schema.optionalKey(Schema.String)
-})
+/** A tool call waiting for a person's decision (the record a paused call keeps, `PausedTurn.ts`). */
+export const Approval = PausedApproval
 export type Approval = typeof Approval.Type
 
 /** A decision on a pending approval. */
