@@ -82,15 +82,38 @@ describe.concurrent("the flags Claude Code users type", () => {
     expect(result.code).not.toBe(0)
   })
 
-  it("--permission-mode: plan warns that it does not exist yet, dontAsk denies what would ask", async (context) => {
-    const { env, flags, server, workspace } = await setup(context, execs("touch made"))
-    const plan = await runCli(["run", ...flags, "--permission-mode", "plan", "go"], { env })
-    expect(plan.code).toBe(0)
-    expect(plan.stderr).toContain("agent-loop: warn: --permission-mode: plan mode does not exist in agent-loop yet; calls that need approval ask, as in default mode")
+  it("--permission-mode plan: the model only reads and the plan ends the run (exit 0) unless --yes accepts it; dontAsk denies what would ask", async (context) => {
+    const plan = "## Plan\n\n1. Create `made`\n2. Check it"
+    // plans first; once tools beyond reading are offered (the plan accepted), runs its command
+    const script = (request: any) => {
+      const offered = (request.body.tools ?? []).map((tool: any) => tool.function.name)
+      if (request.body.messages.some((m: any) => m.role === "tool" && m.tool_call_id === "c0")) return { text: "done" }
+      if (offered.includes("exec")) return { toolCalls: [{ id: "c0", name: "exec", arguments: { command: "touch made" } }] }
+      return { toolCalls: [{ id: "p0", name: "exit_plan_mode", arguments: { plan } }] }
+    }
+    const { env, flags, server, workspace } = await setup(context, script)
+    const planned = await runCli(["run", ...flags, "--permission-mode", "plan", "go"], { env })
+    expect(planned.code).toBe(0)
+    expect(planned.stdout).toContain("1. Create `made`")
+    expect(planned.stderr).toContain("the turn ends with the plan")
+    expect(server.requests).toHaveLength(1)
+    const offered = server.requests[0]!.body.tools.map((tool: any) => tool.function.name)
+    expect(offered).toContain("exit_plan_mode")
+    expect(offered).toContain("read_file")
+    expect(offered).not.toContain("exec")
+    expect(offered).not.toContain("write_file")
+    expect(fs.existsSync(path.join(workspace, "made"))).toBe(false)
+    // --yes accepts the plan: the same turn goes on with every tool
+    const accepted = await runCli(["run", ...flags, "--permission-mode", "plan", "--yes", "go"], { env })
+    expect(accepted.code).toBe(0)
+    expect(accepted.stderr).toContain("plan accepted by --yes")
+    expect(accepted.stdout).toContain("done")
+    expect(fs.existsSync(path.join(workspace, "made"))).toBe(true)
+    // without plan mode the tool is not offered
     const dontAsk = await runCli(["run", ...flags, "--permission-mode", "dontAsk", "go"], { env })
     expect(dontAsk.code).toBe(0)
+    expect(server.requests.at(-1)!.body.tools.map((tool: any) => tool.function.name)).not.toContain("exit_plan_mode")
     expect(toolResults(server.requests.at(-1)!.body)["c0"]).toContain("agent-loop is set to deny every call that needs approval")
-    expect(fs.existsSync(path.join(workspace, "made"))).toBe(false)
   })
 
   it("-r KEY resumes a session, as --resume=KEY does", async (context) => {

@@ -32,6 +32,7 @@ import * as OutputSchema from "../output/outputSchema.ts"
 import { runResult } from "../output/runResult.ts"
 import * as StreamJson from "../output/streamJson.ts"
 import * as Approval from "../permissions/approval.ts"
+import * as PlanReview from "../permissions/planReview.ts"
 import type { ProviderKeys } from "../providers/providerKeys.ts"
 import * as App from "../runtime/app.ts"
 import { remember } from "../sessions/workspace.ts"
@@ -137,6 +138,10 @@ export const run = (
       if (rejected) return yield* fail(rejected.message)
     }
     yield* Settings.announce(settings)
+    // plan mode: the plan is printed (text output) and ends the turn, unless --yes accepts it
+    const plans = PlanReview.slot()
+    const planning = settings.permissionMode === "plan"
+    plans.set(PlanReview.printed(screen, settings.approval === "approve", format === "text"))
     yield* Effect.scoped(Effect.gen(function*() {
       const loop = yield* AgentLoop
       // with --input-format stream-json, stdin holds the messages: nothing else may read it
@@ -168,7 +173,8 @@ export const run = (
           const started = yield* Clock.currentTimeMillis
           const result = yield* loop.turn(settings.sessionKey, input, {
             ...(typed === undefined ? {} : { output: typed.schema, outputJsonSchema: typed.jsonSchema }),
-            ...(tools === undefined ? {} : { tools })
+            ...(tools === undefined ? {} : { tools }),
+            ...(planning ? { planMode: true } : {})
           }).pipe(CommandPrompt.withAllowed(command, settings.permissions))
           const finished = yield* Clock.currentTimeMillis
           yield* sink.flushed(result.turnId)
@@ -191,5 +197,5 @@ export const run = (
         }))
       if (last === undefined) return yield* fail("no user message on stdin (--input-format stream-json)")
       return yield* finish(last)
-    })).pipe(Effect.provide(App.layer(settings)))
+    })).pipe(Effect.provide(App.layer(settings, { planReview: plans.review })))
   }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>

@@ -7,8 +7,8 @@ export type ApprovalPolicy = typeof ApprovalPolicy.Type
 
 /**
  * Claude Code's permission modes (`permissions.defaultMode`, `--permission-mode`): `default` and
- * `acceptEdits` ask as `approval: ask` does (edits inside the workspace never ask here), `plan` is
- * not there yet (a warning says so), `bypassPermissions` approves as `--yes` (with a warning), and
+ * `acceptEdits` ask as `approval: ask` does (edits inside the workspace never ask here), `plan`
+ * too once its plan is accepted (turns plan first: `TurnOptions.planMode`), `bypassPermissions` approves as `--yes` (with a warning), and
  * `dontAsk` denies as `approval: deny`.
  */
 export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] as const

@@ -31,6 +31,7 @@ import { ExternalTerminal, type ExternalTerminalShape } from "../../services/Ext
 import { Provider } from "../../services/Provider.ts"
 import * as ToolRegistryLive from "../../layers/ToolRegistry.ts"
 import { builtinTools, gitHooksDirectory, locationsWithin } from "../../tools/index.ts"
+import { makeExitPlanMode, type PlanReviewer } from "../../tools/exitPlanMode.ts"
 import { subagentWith } from "../../tools/subagent.ts"
 import type { SessionStore } from "../../services/SessionStore.ts"
 import * as WorkspaceLive from "../../layers/Workspace.ts"
@@ -107,7 +108,7 @@ const loadedSkill = (settings: CliSettings, name: string) => {
   if (skill?.allowedTools !== undefined) settings.permissions.allowForSession(skill.allowedTools, `allowed-tools of ${skill.path}`)
 }
 
-const tools = (settings: CliSettings, files: LayerOptions["files"], terminal: LayerOptions["terminal"]) => {
+const tools = (settings: CliSettings, files: LayerOptions["files"], terminal: LayerOptions["terminal"], planReview: LayerOptions["planReview"]) => {
   const builtins = Layer.unwrap(Effect.map(protectedLocations(settings), (protect) =>
     ToolRegistryLive.layer([
       ...builtinTools({
@@ -117,6 +118,8 @@ const tools = (settings: CliSettings, files: LayerOptions["files"], terminal: La
         webFetch: { allowPrivate: settings.permissions.reachesPrivate },
         protect
       }),
+      // offered only to turns in plan mode: the plan goes to the command's question
+      makeExitPlanMode(planReview),
       // the agent files' sub-agents, unless every tool is turned off (--tools "")
       ...(settings.agents.length > 0 && (settings.tools.length > 0 || settings.mcpTools === undefined || settings.mcpTools.length > 0)
         ? [subagentWith(settings.agents)]
@@ -185,6 +188,8 @@ export interface LayerOptions {
   readonly files?: WorkspaceLive.WorkspaceOptions["files"]
   /** Where `exec` runs commands instead of the sandbox, for the sessions it takes (`agent-loop acp --client-terminal`). */
   readonly terminal?: ExternalTerminalShape
+  /** Who accepts a plan made in plan mode (`planReview.ts`); none: the plan ends its turn. */
+  readonly planReview?: PlanReviewer
 }
 
 /**
@@ -203,7 +208,7 @@ export const layer = (settings: CliSettings, options: LayerOptions = {}) => {
     ...(settings.prices === undefined ? {} : { prices: settings.prices }),
     ...(settings.acceptsImages === undefined ? {} : { acceptsImages: settings.acceptsImages }),
     maxImageBytes: settings.maxImageBytes
-  }).pipe(Layer.provide(provider(settings)), Layer.provideMerge(Layer.merge(tools(settings, options.files, options.terminal), options.store ?? store(settings))))
+  }).pipe(Layer.provide(provider(settings)), Layer.provideMerge(Layer.merge(tools(settings, options.files, options.terminal, options.planReview), options.store ?? store(settings))))
   // the workspace's own hooks run only in a trusted workspace (trust.ts); so do the hooks of its settings
   const fileHooks = FileHooks.layer({ workDir: settings.workspace, project: settings.trusted, bridge: settings.hookBridge, passEnv: settings.hookEnv })
   const unconfinedHooks = settings.claudeHooks.length === 0

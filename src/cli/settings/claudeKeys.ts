@@ -34,12 +34,9 @@ const last = <K extends "defaultMode" | "model" | "apiKeyHelper">(files: Readonl
   return file === undefined ? undefined : { value: file[key]!, path: file.path }
 }
 
-/** The approval a permission mode asks for, with the warning it gives. */
+/** The approval a permission mode asks for, with the warning it gives (plan mode asks, as default does, once its plan is accepted). */
 const ofMode = (mode: PermissionMode, source: string, notices: Array<Notice>): ApprovalPolicy => {
   switch (mode) {
-    case "plan":
-      notices.push({ level: "warn", text: `${source}: plan mode does not exist in agent-loop yet; calls that need approval ask, as in default mode` })
-      return "ask"
     case "bypassPermissions":
       notices.push({ level: "warn", text: `${source}: bypassPermissions: every call that needs approval runs without asking; deny rules and the sandbox still hold` })
       return "approve"
@@ -67,6 +64,24 @@ export const approvalOf = (
   if (approval !== undefined) return approval
   const mode = last(files, "defaultMode")
   return mode === undefined ? "ask" : ofMode(mode.value, `${mode.path}: permissions.defaultMode`, notices)
+}
+
+/**
+ * The permission mode a session starts in (the status line shows it, Shift-Tab changes it in
+ * `chat`; `plan` makes turns plan first): `--dangerously-skip-permissions`, `--permission-mode`,
+ * the settings' `permissions.defaultMode`, else `bypassPermissions` under `--yes` (or the settings'
+ * `approval: approve`) and `default` otherwise.
+ */
+export const modeOf = (
+  flags: Pick<AgentFlags, "permissionMode" | "dangerouslySkipPermissions">,
+  approval: ApprovalPolicy,
+  files: ReadonlyArray<ClaudeSettings.ClaudeSettings>
+): PermissionMode => {
+  if (flags.dangerouslySkipPermissions) return "bypassPermissions"
+  if (Option.isSome(flags.permissionMode)) return flags.permissionMode.value
+  const mode = last(files, "defaultMode")?.value
+  if (mode !== undefined && (mode !== "bypassPermissions" || approval === "approve")) return mode
+  return approval === "approve" ? "bypassPermissions" : "default"
 }
 
 /** The loop's own variables: its settings (`AGENT_LOOP_*`) and the providers' credentials. */

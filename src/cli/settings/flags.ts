@@ -175,7 +175,7 @@ export const agentFlags = {
   permissionMode: Flag.Literals("permission-mode", PERMISSION_MODES).pipe(
     Flag.optional,
     Flag.withDescription(
-      "Claude Code's permission mode, over the settings' permissions.defaultMode: default and acceptEdits ask (edits in the workspace never ask here), plan is not supported yet (a warning says so), bypassPermissions approves every call (a warning says so; deny rules and the sandbox still hold), dontAsk denies what would ask"
+      "Claude Code's permission mode, over the settings' permissions.defaultMode: default and acceptEdits ask (edits in the workspace never ask here), plan lets the model only read until you accept its plan (in run, the plan is printed and the turn ends unless --yes accepts it), bypassPermissions approves every call (a warning says so; deny rules and the sandbox still hold), dontAsk denies what would ask"
     )
   ),
   dangerouslySkipPermissions: Flag.Boolean("dangerously-skip-permissions").pipe(

@@ -21,6 +21,7 @@ import * as Bridge from "../../layers/claudeHooks/bridge.ts"
 import type { HooksSource } from "../../layers/claudeHooks/config.ts"
 import * as Agents from "../config/agents.ts"
 import * as ClaudeSettings from "../config/claudeSettings.ts"
+import type { PermissionMode } from "../config/approvalPolicy.ts"
 import * as ContextFiles from "../config/contextFiles.ts"
 import * as CustomCommands from "../config/customCommands.ts"
 import * as Skills from "../config/skills.ts"
@@ -78,6 +79,8 @@ export interface CliSettings {
   /** Whether the user trusts the workspace: only then do its hooks, settings and MCP config take effect. */
   readonly trusted: boolean
   readonly approval: SettingsFile.ApprovalPolicy
+  /** The permission mode the session starts in (`ClaudeKeys.modeOf`): `plan` makes its turns plan first. */
+  readonly permissionMode: PermissionMode
   /** How long a question about a call waits for an answer (`--approval-timeout`, the settings' `approvalTimeout`); `undefined`: the default. */
   readonly approvalTimeout: Duration.Duration | undefined
   /** Claude Code's `env` of the settings: set for the commands and hooks the loop starts, at `announce`. */
@@ -313,6 +316,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
     if (chosen._tag === "live" && chosen.note !== undefined) notices.push({ level: "note", text: chosen.note })
     notices.push(...levelNotices)
     const approval = ClaudeKeys.approvalOf(flags, settings.approval, claude, notices)
+    const permissionMode = ClaudeKeys.modeOf(flags, approval, claude)
     const toolEnv = ClaudeKeys.envOf(claude, notices)
     const sandbox = yield* sandboxChoice(flags, files, workspace, trusted, env, notices)
     const found = yield* Agents.discover(workspace, trusted, env)
@@ -356,6 +360,7 @@ export const resolve = (flags: AgentFlags, env: NodeJS.ProcessEnv = process.env)
       workspace,
       trusted,
       approval,
+      permissionMode,
       approvalTimeout: yield* approvalTimeoutOf(flags, settings.approvalTimeout),
       toolEnv,
       events: Option.getOrUndefined(Option.map(flags.events, (file) => nodePath.resolve(file))),
