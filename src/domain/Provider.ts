@@ -56,10 +56,15 @@ export const ToolCallDelta = Schema.TaggedStruct("ToolCallDelta", {
 })
 /** Provider data for the reply's `providerBlocks` (a signed thinking block, a reasoning item): not shown, sent back. */
 export const ProviderBlock = Schema.TaggedStruct("ProviderBlock", { block: ProviderBlockData })
-/** The end of a response. */
+/**
+ * The end of a response: why it stopped, its usage, and where the server says so, the response's
+ * id and the model that answered (for the `chat` span's `gen_ai.response.id` and `gen_ai.response.model`).
+ */
 export const Finish = Schema.TaggedStruct("Finish", {
   reason: FinishReason,
-  usage: Schema.optionalKey(Usage)
+  usage: Schema.optionalKey(Usage),
+  responseId: Schema.optionalKey(Schema.String),
+  responseModel: Schema.optionalKey(Schema.String)
 })
 
 /** What a provider streams. */

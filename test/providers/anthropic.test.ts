@@ -136,7 +136,8 @@ describe("Anthropic", () => {
       expect(reasons).toEqual(["stop", "tool_calls", "length", "other"].map((reason) => ({
         _tag: "Finish",
         reason,
-        usage: { inputTokens: 3, outputTokens: 2 }
+        usage: { inputTokens: 3, outputTokens: 2 },
+        responseId: "m"
       })))
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
@@ -225,7 +226,8 @@ describe("Anthropic", () => {
       expect((yield* Stream.runCollect(provider.stream(request))).at(-1)).toEqual({
         _tag: "Finish",
         reason: "stop",
-        usage: { inputTokens: 4020, outputTokens: 42, cachedInputTokens: 3000, cacheWriteTokens: 1000 }
+        usage: { inputTokens: 4020, outputTokens: 42, cachedInputTokens: 3000, cacheWriteTokens: 1000 },
+        responseId: "m"
       })
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 

@@ -66,7 +66,7 @@ describe("Vertex", () => {
       const file = yield* credentialsFile(server.url)
       const provider = yield* Vertex.make({ baseUrl: server.url, project: "my-project", location: "us-central1", keyFile: file })
       const chunks = yield* Stream.runCollect(provider.stream(request("gemini-2.5-pro")))
-      expect(chunks.at(-1)).toEqual({ _tag: "Finish", reason: "stop", usage: { inputTokens: 7, outputTokens: 1 } })
+      expect(chunks.at(-1)).toEqual({ _tag: "Finish", reason: "stop", usage: { inputTokens: 7, outputTokens: 1 }, responseId: "resp-1", responseModel: "gemini-3-pro-preview" })
       yield* Stream.runDrain(provider.stream(request("gemini-2.5-pro")))
       const calls = modelCalls(server.requests)
       expect(calls).toHaveLength(2)

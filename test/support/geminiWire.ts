@@ -51,7 +51,7 @@ export const geminiChunks: ReadonlyArray<ProviderTypes.ProviderChunk> = [
       }
     }
   },
-  { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 120, outputTokens: 42, cachedInputTokens: 100, reasoningTokens: 12 } }
+  { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 120, outputTokens: 42, cachedInputTokens: 100, reasoningTokens: 12 }, responseId: "resp-1", responseModel: "gemini-3-pro-preview" }
 ]
 
 /** A Gemini stream of `reply`: its text in one event, then its call (with an id and a signature) and the usage with the finish reason. */

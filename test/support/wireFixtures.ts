@@ -41,7 +41,7 @@ export const openAiTextChunks: ReadonlyArray<ProviderTypes.ProviderChunk> = [
   { _tag: "ReasoningDelta", text: "Think: grüße" },
   { _tag: "TextDelta", text: "Grüße, " },
   { _tag: "TextDelta", text: "世界 🌍" },
-  { _tag: "Finish", reason: "stop", usage: { inputTokens: 12, outputTokens: 5 } }
+  { _tag: "Finish", reason: "stop", usage: { inputTokens: 12, outputTokens: 5 }, responseId: "chatcmpl-9x", responseModel: "gpt-4o-2024-08-06" }
 ]
 
 const call = (index: number, fields: Record<string, unknown>) => oa({ tool_calls: [{ index, ...fields }] })
@@ -66,7 +66,7 @@ export const openAiToolsChunks: ReadonlyArray<ProviderTypes.ProviderChunk> = [
   { _tag: "ToolCallDelta", index: 0, argumentsDelta: "{\"path\":" },
   { _tag: "ToolCallDelta", index: 1, argumentsDelta: "{\"path\":\".\"}" },
   { _tag: "ToolCallDelta", index: 0, argumentsDelta: "\"ä.md\"}" },
-  { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 40, outputTokens: 22 } }
+  { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 40, outputTokens: 22 }, responseId: "chatcmpl-9x", responseModel: "gpt-4o-2024-08-06" }
 ]
 
 /** Anthropic: thinking, text, two tool_use blocks, pings, usage in message_start and message_delta. */
@@ -126,7 +126,7 @@ export const anthropicChunks: ReadonlyArray<ProviderTypes.ProviderChunk> = [
   { _tag: "ToolCallDelta", index: 0, argumentsDelta: ".md\"}" },
   { _tag: "ToolCallDelta", index: 1, id: "toolu_b", name: "list_dir", argumentsDelta: "" },
   { _tag: "ToolCallDelta", index: 1, argumentsDelta: "{\"path\": \".\"}" },
-  { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 25, outputTokens: 89 } }
+  { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 25, outputTokens: 89 }, responseId: "msg_01", responseModel: "claude-sonnet-4-5" }
 ]
 
 let sequence = 0
@@ -211,5 +211,5 @@ export const responsesChunks: ReadonlyArray<ProviderTypes.ProviderChunk> = [
   { _tag: "ProviderBlock", block: { provider: "openai-responses", data: responsesReasoningItem } },
   { _tag: "ProviderBlock", block: { provider: "openai-responses", data: { type: "message", id: "msg_01" } } },
   { _tag: "ProviderBlock", block: { provider: "openai-responses", data: { type: "function_call", id: "fc_01", call_id: "call_a" } } },
-  { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 120, outputTokens: 90, cachedInputTokens: 64, reasoningTokens: 48 } }
+  { _tag: "Finish", reason: "tool_calls", usage: { inputTokens: 120, outputTokens: 90, cachedInputTokens: 64, reasoningTokens: 48 }, responseId: "resp_01", responseModel: "gpt-5-2025-08-07" }
 ]

@@ -165,6 +165,8 @@ const decodeParts = (parts: Stream.Stream<Response.StreamPart<any, any>, Provide
     const indexOf = new Map<string, number>()
     const streamed = new Set<string>()
     let finished = false
+    // from the `response-metadata` part: the response's id and the model that answered
+    let named: { responseId?: string; responseModel?: string } = {}
     const chunksOf = (part: Response.StreamPart<any, any>): ReadonlyArray<ProviderChunk> | ProviderError => {
       switch (part.type) {
         case "text-delta":
@@ -190,6 +192,12 @@ const decodeParts = (parts: Stream.Stream<Response.StreamPart<any, any>, Provide
           const argumentsDelta = typeof params === "string" ? params : JSON.stringify(params ?? {})
           return [{ _tag: "ToolCallDelta", index, id: part.id, name: part.name, argumentsDelta }]
         }
+        case "response-metadata":
+          named = {
+            ...(part.id ? { responseId: part.id } : {}),
+            ...(part.modelId ? { responseModel: part.modelId } : {})
+          }
+          return []
         case "finish": {
           finished = true
           const input = part.usage.inputTokens
@@ -204,7 +212,8 @@ const decodeParts = (parts: Stream.Stream<Response.StreamPart<any, any>, Provide
               ...(input.cacheRead === undefined ? {} : { cachedInputTokens: input.cacheRead }),
               ...(input.cacheWrite === undefined ? {} : { cacheWriteTokens: input.cacheWrite }),
               ...(reasoning === undefined ? {} : { reasoningTokens: reasoning })
-            }
+            },
+            ...named
           }]
         }
         case "error":

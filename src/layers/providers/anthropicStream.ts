@@ -73,6 +73,8 @@ export const makeDecoder = (): WireDecoder => {
   let tools = 0
   let counts: Counts = { input: 0, cacheRead: undefined, cacheWrite: undefined, output: 0 }
   let reason: FinishReason | undefined
+  // the message's id and the model that answered, from `message_start`
+  let named: { readonly responseId?: string; readonly responseModel?: string } = {}
   const next = (chunks: ReadonlyArray<ProviderChunk> = []): Step => ({ done: false, chunks })
   const feed = (event: Sse.Event): Step | ProviderError => {
     // a tool's `input` object is serialised again below (recursively): bound its nesting first
@@ -84,7 +86,11 @@ export const makeDecoder = (): WireDecoder => {
     const type = event.event === "message" ? stringAt(payload, "type") : event.event
     switch (type) {
       case "message_start": {
-        counts = countsOf(objectAt(objectAt(payload, "message"), "usage"), counts)
+        const message = objectAt(payload, "message")
+        counts = countsOf(objectAt(message, "usage"), counts)
+        const id = stringAt(message, "id")
+        const model = stringAt(message, "model")
+        named = { ...(id ? { responseId: id } : {}), ...(model ? { responseModel: model } : {}) }
         return next()
       }
       case "content_block_start": {
@@ -168,7 +174,7 @@ export const makeDecoder = (): WireDecoder => {
         return next()
       }
       case "message_stop":
-        return { done: true, chunks: [{ _tag: "Finish", reason: reason ?? "stop", usage: usageOf(counts) }] }
+        return { done: true, chunks: [{ _tag: "Finish", reason: reason ?? "stop", usage: usageOf(counts), ...named }] }
       case "error":
         return fromStreamError(describeJson(payload, "error event"))
       default:

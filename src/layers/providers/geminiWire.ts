@@ -310,6 +310,7 @@ export const makeDecoder = (provider: string = PROVIDER) => (): WireDecoder => {
   let open: Thought | undefined
   let textSignature: string | undefined
   let responseId: string | undefined
+  let modelVersion: string | undefined
   let usage: Record<string, unknown> | undefined
   let finish: string | undefined
   let finishMessage: string | undefined
@@ -324,6 +325,7 @@ export const makeDecoder = (provider: string = PROVIDER) => (): WireDecoder => {
     if (payload === undefined) return new MalformedResponse({ message: `Invalid JSON in stream: ${excerpt(event.data)}` })
     if (payload["error"] !== undefined) return fromStreamError(describeJson(payload, "error event"))
     responseId ??= stringAt(payload, "responseId")
+    modelVersion ??= stringAt(payload, "modelVersion")
     usage = objectAt(payload, "usageMetadata") ?? usage
     blocked ??= stringAt(objectAt(payload, "promptFeedback"), "blockReason")
     const candidates = payload["candidates"]
@@ -370,7 +372,11 @@ export const makeDecoder = (provider: string = PROVIDER) => (): WireDecoder => {
     return { done: false, chunks }
   }
   const end = (): ReadonlyArray<ProviderChunk> | ProviderError => {
-    const counted = usage === undefined ? {} : { usage: usageOf(usage) }
+    const counted = {
+      ...(usage === undefined ? {} : { usage: usageOf(usage) }),
+      ...(responseId ? { responseId } : {}),
+      ...(modelVersion ? { responseModel: modelVersion } : {})
+    }
     if (finish === undefined && blocked !== undefined) return [{ _tag: "Finish", reason: "content_filter", ...counted }]
     if (finish === undefined) return new MalformedResponse({ message: "The stream ended before a finish reason" })
     if (finish === "MALFORMED_FUNCTION_CALL" || finish === "UNEXPECTED_TOOL_CALL") {

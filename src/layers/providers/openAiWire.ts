@@ -233,7 +233,16 @@ export const makeDecoder = (): WireDecoder => {
   let reason: FinishReason | undefined
   let usage: Usage | undefined
   let sawToolCall = false
-  const finished = (finalReason: FinishReason): ProviderChunk => ({ _tag: "Finish", reason: finalReason, ...(usage ? { usage } : {}) })
+  // the completion's id and the model that answered, on every chunk: the first are kept
+  let responseId: string | undefined
+  let responseModel: string | undefined
+  const finished = (finalReason: FinishReason): ProviderChunk => ({
+    _tag: "Finish",
+    reason: finalReason,
+    ...(usage ? { usage } : {}),
+    ...(responseId ? { responseId } : {}),
+    ...(responseModel ? { responseModel } : {})
+  })
   const feed = (event: Sse.Event): Step | ProviderError => {
     const data = event.data.trim()
     if (data === "[DONE]") return { done: true, chunks: [finished(reason ?? (sawToolCall ? "tool_calls" : "stop"))] }
@@ -241,6 +250,8 @@ export const makeDecoder = (): WireDecoder => {
     const chunk = parseObject(data)
     if (chunk === undefined) return new MalformedResponse({ message: `Invalid JSON in stream: ${excerpt(data)}` })
     if (chunk["error"] !== undefined && chunk["error"] !== null) return fromStreamError(describeBody(data))
+    responseId ??= stringAt(chunk, "id") || undefined
+    responseModel ??= stringAt(chunk, "model") || undefined
     const wireUsage = objectAt(chunk, "usage")
     if (wireUsage) usage = usageOf(wireUsage)
     const choices = Array.isArray(chunk["choices"]) ? chunk["choices"] as ReadonlyArray<unknown> : []

@@ -218,7 +218,18 @@ export const makeDecoder = (): WireDecoder => {
   const finish = (response: Item | undefined, reason: FinishReason): Step => {
     const usage = usageOf(objectAt(response, "usage"))
     const kept: Array<ProviderChunk> = reasoningKept ? items.map((block) => ({ _tag: "ProviderBlock", block })) : []
-    return { done: true, chunks: [...kept, { _tag: "Finish", reason, ...(usage === undefined ? {} : { usage }) }] }
+    const responseId = stringAt(response, "id")
+    const responseModel = stringAt(response, "model")
+    return {
+      done: true,
+      chunks: [...kept, {
+        _tag: "Finish",
+        reason,
+        ...(usage === undefined ? {} : { usage }),
+        ...(responseId ? { responseId } : {}),
+        ...(responseModel ? { responseModel } : {})
+      }]
+    }
   }
   const feed = (event: Sse.Event): Step | ProviderError => {
     const payload = parseObject(event.data)

@@ -130,7 +130,9 @@ const tracedAttempt = (engine: Engine, turn: RunningTurn.RunningTurn, sent: Prov
           ? {
             "gen_ai.usage.input_tokens": outcome.response.usage.inputTokens,
             "gen_ai.usage.output_tokens": outcome.response.usage.outputTokens,
-            "gen_ai.response.finish_reasons": [outcome.response.finishReason]
+            "gen_ai.response.finish_reasons": [outcome.response.finishReason],
+            ...(outcome.response.responseId === undefined ? {} : { "gen_ai.response.id": outcome.response.responseId }),
+            ...(outcome.response.responseModel === undefined ? {} : { "gen_ai.response.model": outcome.response.responseModel })
           }
           : undefined,
       failure: (outcome) => outcome._tag === "overflow" ? { type: outcome.error._tag, message: outcome.error.message } : undefined

@@ -27,6 +27,9 @@ export interface ModelResponse {
   readonly toolCalls: ReadonlyArray<Message.ToolCall>
   readonly finishReason: FinishReason
   readonly usage: Usage.Usage
+  /** The response's id and the model that answered, where the provider says (for the `chat` span). */
+  readonly responseId?: string | undefined
+  readonly responseModel?: string | undefined
 }
 
 /** A provider call's outcome: a response, or a context overflow to recover from. */
@@ -78,7 +81,7 @@ interface Accumulator {
   readonly reasoning: Array<string>
   readonly blocks: Array<Message.ProviderBlock>
   readonly calls: Map<number, { id: string | undefined; name: string | undefined; args: Array<string> }>
-  finish: { readonly reason: FinishReason; readonly usage: Usage.Usage | undefined } | undefined
+  finish: Omit<Extract<ProviderChunk, { readonly _tag: "Finish" }>, "_tag"> | undefined
   /**
    * At most the UTF-8 bytes of text, reasoning and tool-call arguments so far (3 per UTF-16 code
    * unit); once that bound passes `maxResponseBytes`, their exact count (`overLimit`).
@@ -183,7 +186,7 @@ const fold = (turn: RunningTurn.RunningTurn, model: string, acc: Accumulator, ch
         acc.blocks.push(chunk.block.model === undefined ? { ...chunk.block, model } : chunk.block)
         break
       case "Finish":
-        acc.finish = { reason: chunk.reason, usage: chunk.usage }
+        acc.finish = chunk
     }
   }
   return true
@@ -208,7 +211,9 @@ const responseOf = (turn: RunningTurn.RunningTurn, acc: Accumulator): Effect.Eff
     providerBlocks: acc.blocks,
     toolCalls: uniqueCallIds(toolCalls),
     finishReason: acc.finish.reason,
-    usage: acc.finish.usage ?? Usage.empty
+    usage: acc.finish.usage ?? Usage.empty,
+    ...(acc.finish.responseId === undefined ? {} : { responseId: acc.finish.responseId }),
+    ...(acc.finish.responseModel === undefined ? {} : { responseModel: acc.finish.responseModel })
   })
 }
 
