@@ -46,12 +46,19 @@ import * as Fence from "./internal/sessionStoreSqlFence.ts"
 import * as Journal from "./internal/sessionStoreSqlJournal.ts"
 import * as Paused from "./internal/sessionStoreSqlPaused.ts"
 import { migrate, sessionId, writeTransaction } from "./internal/sessionStoreSqlSchema.ts"
+import { untraced, withoutSpans } from "./internal/untraced.ts"
 import { isTransient, retryTransient } from "../domain/connectionFailure.ts"
 
 /** Options of the SQL store. */
 export interface Options {
   /** How many sessions keep their decoded log in memory (least recently used go first). Default 32; 0 turns the cache off. */
   readonly cachedSessions?: number
+  /**
+   * Whether each SQL statement is a span (`effect/sql`'s, with the statement's text, its values
+   * never: they are bound parameters). Default false: the store's statements make no spans, so a
+   * trace holds the turns, not a trace of its own per write.
+   */
+  readonly traceStatements?: boolean
 }
 
 const LOCK_STRIPES = 64
@@ -93,8 +100,11 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** Whether a key can be stored as text faithfully. */
 const storable = (key: string) => !key.includes("\u0000") && !LONE_SURROGATE.test(key)
 
-/** A store on the `SqlClient` in context; brings its tables up to date first. */
+/** A store on the `SqlClient` in context; brings its tables up to date first. Its statements make no spans unless `traceStatements`. */
 export const make = (options: Options = {}): Effect.Effect<SessionStoreShape, SessionStoreError, SqlClient.SqlClient> =>
+  options.traceStatements === true ? open(options) : Effect.map(withoutSpans(open(options)), untraced)
+
+const open = (options: Options): Effect.Effect<SessionStoreShape, SessionStoreError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     yield* migrate.pipe(
