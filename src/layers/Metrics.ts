@@ -18,35 +18,77 @@ import type * as Http from "node:http"
 import type { AgentEvent, EventKind, EventOf } from "../domain/Event.ts"
 import type { Usage } from "../domain/Usage.ts"
 import { type DropCounts, EventBus, type EventBusShape } from "../services/EventBus.ts"
+import { metricName, withHelp } from "./internal/prometheusText.ts"
 
-/** Latency buckets in milliseconds: 10 ms to about 10 minutes. */
+/** Latency buckets in milliseconds: 10 ms to about 10 minutes (of the deprecated `_ms` histograms). */
 const latencyBoundaries = Metric.exponentialBoundaries({ start: 10, factor: 2, count: 17 })
+/** Latency buckets in seconds: 10 ms to about 10 minutes. */
+const secondsBoundaries = Metric.exponentialBoundaries({ start: 0.01, factor: 2, count: 17 })
+/** The buckets the GenAI conventions advise for `gen_ai.client.token.usage`. */
+const tokenBoundaries = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
+
+/** A metric's unit (UCUM) as the OTLP exporter reads it; the Prometheus formatter leaves it out of the labels. */
+const unit = (u: string) => ({ attributes: { unit: u } })
 
 /** Turns that ended, by `status` and `depth` (0: a session's turn, more: a sub-turn). */
-export const turns = Metric.counter("agent_loop_turns_total", { description: "Turns that ended, by status", incremental: true })
+export const turns = Metric.counter("agent_loop_turns_total", { description: "Turns that ended, by status", incremental: true, ...unit("{turn}") })
 /** Iterations (model-calling rounds) of the turns that ended. */
-export const iterations = Metric.counter("agent_loop_iterations_total", { description: "Iterations of the turns that ended", incremental: true })
-/** Tool calls by `tool` and `outcome` (`ok`, `error` or `skipped`). */
-export const toolCalls = Metric.counter("agent_loop_tool_calls_total", { description: "Tool calls, by tool and outcome", incremental: true })
-/** Tokens of provider calls by `kind` (`input`, `output`, `cached_input`, `cache_write`, `reasoning`) and `model`. */
-export const tokens = Metric.counter("agent_loop_tokens_total", { description: "Tokens of provider calls, by kind and model", incremental: true })
-/** Cost of provider calls in US dollars, by `model`, where a price is known. */
-export const costUsd = Metric.counter("agent_loop_cost_usd_total", { description: "Cost of provider calls in US dollars", incremental: true })
-/** Provider calls that failed and were retried. */
-export const retries = Metric.counter("agent_loop_retries_total", { description: "Provider calls retried", incremental: true })
-/** Events a subscriber lost to a full buffer, by event `kind`. */
-export const eventsDropped = Metric.counter("agent_loop_events_dropped_total", { description: "Events lost to full subscriber buffers, by kind", incremental: true })
-/** Turns running now (sub-turns included). */
-export const turnsInFlight = Metric.gauge("agent_loop_turns_in_flight", { description: "Turns running now" })
-/** How long turns took (ms, on the loop's Clock), by `status`. */
-export const turnDuration = Metric.histogram("agent_loop_turn_duration_ms", {
-  description: "Turn duration in milliseconds",
-  boundaries: latencyBoundaries
+export const iterations = Metric.counter("agent_loop_iterations_total", {
+  description: "Iterations of the turns that ended",
+  incremental: true,
+  ...unit("{iteration}")
 })
-/** How long provider calls took (ms, on the loop's Clock, retries included), by `model`. */
+/** Tool calls by `tool` and `outcome` (`ok`, `error` or `skipped`). */
+export const toolCalls = Metric.counter("agent_loop_tool_calls_total", { description: "Tool calls, by tool and outcome", incremental: true, ...unit("{call}") })
+/** Tokens of provider calls by `kind` (`input`, `output`, `cached_input`, `cache_write`, `reasoning`) and `model`. */
+export const tokens = Metric.counter("agent_loop_tokens_total", { description: "Tokens of provider calls, by kind and model", incremental: true, ...unit("{token}") })
+/** Cost of provider calls in US dollars, by `model`, where a price is known. */
+export const costUsd = Metric.counter("agent_loop_cost_usd_total", { description: "Cost of provider calls in US dollars", incremental: true, ...unit("{USD}") })
+/** Provider calls that failed and were retried. */
+export const retries = Metric.counter("agent_loop_retries_total", { description: "Provider calls retried", incremental: true, ...unit("{retry}") })
+/** Events a subscriber lost to a full buffer, by event `kind`. */
+export const eventsDropped = Metric.counter("agent_loop_events_dropped_total", {
+  description: "Events lost to full subscriber buffers, by kind",
+  incremental: true,
+  ...unit("{event}")
+})
+/** Turns running now (sub-turns included). */
+export const turnsInFlight = Metric.gauge("agent_loop_turns_in_flight", { description: "Turns running now", ...unit("{turn}") })
+/** How long turns took (seconds, on the loop's Clock), by `status`. */
+export const turnSeconds = Metric.histogram("agent_loop_turn_duration_seconds", {
+  description: "Turn duration in seconds",
+  boundaries: secondsBoundaries,
+  ...unit("s")
+})
+/** How long provider calls took (seconds, on the loop's Clock, retries included), by `model`. */
+export const modelCallSeconds = Metric.histogram("agent_loop_model_call_duration_seconds", {
+  description: "Provider call duration in seconds (retries included)",
+  boundaries: secondsBoundaries,
+  ...unit("s")
+})
+/** Tokens of each provider call, by `gen_ai.token.type` (`input`, `output`), as the GenAI conventions define it. */
+export const genAiTokenUsage = Metric.histogram("gen_ai.client.token.usage", {
+  description: "Number of input and output tokens used per model call",
+  boundaries: tokenBoundaries,
+  ...unit("{token}")
+})
+/** How long each provider call took, in seconds, as the GenAI conventions define it. */
+export const genAiOperationDuration = Metric.histogram("gen_ai.client.operation.duration", {
+  description: "GenAI operation duration in seconds",
+  boundaries: secondsBoundaries,
+  ...unit("s")
+})
+/** @deprecated Use `turnSeconds` (`agent_loop_turn_duration_seconds`); kept for one minor version. */
+export const turnDuration = Metric.histogram("agent_loop_turn_duration_ms", {
+  description: "Deprecated: use agent_loop_turn_duration_seconds. Turn duration in milliseconds",
+  boundaries: latencyBoundaries,
+  ...unit("ms")
+})
+/** @deprecated Use `modelCallSeconds` (`agent_loop_model_call_duration_seconds`); kept for one minor version. */
 export const modelCallDuration = Metric.histogram("agent_loop_model_call_duration_ms", {
-  description: "Provider call duration in milliseconds",
-  boundaries: latencyBoundaries
+  description: "Deprecated: use agent_loop_model_call_duration_seconds. Provider call duration in milliseconds",
+  boundaries: latencyBoundaries,
+  ...unit("ms")
 })
 
 /** The kinds the observer counts. */
@@ -71,6 +113,11 @@ const recordResponse = (event: EventOf<"LLMResponse">) =>
     }
     if (event.usage.costUsd !== undefined && event.usage.costUsd > 0) yield* add(costUsd, event.usage.costUsd, { model: event.model })
     yield* Metric.update(Metric.withAttributes(modelCallDuration, { model: event.model }), event.durationMs)
+    yield* Metric.update(Metric.withAttributes(modelCallSeconds, { model: event.model }), event.durationMs / 1000)
+    const call = { "gen_ai.operation.name": "chat", "gen_ai.request.model": event.model }
+    yield* Metric.update(Metric.withAttributes(genAiOperationDuration, call), event.durationMs / 1000)
+    yield* Metric.update(Metric.withAttributes(genAiTokenUsage, { ...call, "gen_ai.token.type": "input" }), event.usage.inputTokens)
+    yield* Metric.update(Metric.withAttributes(genAiTokenUsage, { ...call, "gen_ai.token.type": "output" }), event.usage.outputTokens)
   })
 
 /** What `recordDrops` has counted so far, per bus (a scrape and the observer share it). */
@@ -105,6 +152,7 @@ const record = (event: AgentEvent, inFlight: { n: number }, drops: Effect.Effect
         add(turns, 1, { status: event.status, depth: String(event.depth) }),
         add(iterations, event.iterations, {}),
         Metric.update(Metric.withAttributes(turnDuration, { status: event.status }), event.durationMs),
+        Metric.update(Metric.withAttributes(turnSeconds, { status: event.status }), event.durationMs / 1000),
         drops
       ], { discard: true })
     case "LLMResponse":
@@ -191,7 +239,7 @@ export const layerPrometheus = (options: EndpointOptions): Layer.Layer<Endpoint,
         return
       }
       Effect.runSyncWith(context)(refresh)
-      const body = formatUnsafe(context)
+      const body = withHelp(formatUnsafe(context, { metricNameMapper: metricName }))
       response.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(body)
     })
     const port = yield* Effect.acquireRelease(

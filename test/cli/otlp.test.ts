@@ -9,6 +9,7 @@ import protobuf from "protobufjs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fromEnv } from "../../src/cli/runtime/telemetry.ts"
 import { isolatedEnv, root, runCli, tempDir } from "../support/cliProcess.ts"
+import { start as startModel } from "../support/openaiServer.ts"
 import { jsonAttributes, jsonSpans, type Received, type SpanView, startReceiver } from "../support/otlpReceiver.ts"
 
 /** The parts of the OTLP trace protobuf (opentelemetry-proto, trace/v1 and common/v1) the test reads. */
@@ -105,7 +106,8 @@ describe("OpenTelemetry export from the CLI", () => {
     const points = metrics.flatMap((m: any) => m.resourceMetrics.flatMap((rm: any) => rm.scopeMetrics.flatMap((sm: any) => sm.metrics)))
     const turns = points.filter((m: any) => m.name === "agent_loop_turns_total").at(-1)
     expect(turns.sum.isMonotonic).toBe(true)
-    expect(turns.sum.dataPoints.map((p: any) => [jsonAttributes(p.attributes), p.asDouble ?? Number(p.asInt)])).toEqual([[{ status: "completed", depth: "0" }, 1]])
+    expect(turns.unit).toBe("{turn}")
+    expect(turns.sum.dataPoints.map((p: any) => [jsonAttributes(p.attributes), p.asDouble ?? Number(p.asInt)])).toEqual([[{ status: "completed", depth: "0", unit: "{turn}" }, 1]])
     const iterations = points.filter((m: any) => m.name === "agent_loop_iterations_total").at(-1)
     expect(iterations.sum.dataPoints[0].asDouble ?? Number(iterations.sum.dataPoints[0].asInt)).toBe(3)
 
@@ -129,6 +131,55 @@ describe("OpenTelemetry export from the CLI", () => {
     expect(chats).toHaveLength(3)
     expect(chats.every((c) => c.traceId === turn.traceId && c.parentSpanId === turn.spanId && c.traceId.length === 32)).toBe(true)
     expect(chats.reduce((sum, c) => sum + Number(c.attributes["gen_ai.usage.input_tokens"]), 0)).toBe(330)
+  })
+
+  it("an OpenAI-compatible model: the chat span names the response's id and model; metrics in seconds and tokens with their units; the SQLite store's statements make no spans", async () => {
+    const model = await startModel([{ toolCalls: [{ name: "list_dir", arguments: { path: "." } }], usage: { prompt: 12, completion: 3 } }, { text: "done", usage: { prompt: 20, completion: 5 } }])
+    try {
+      receiver.received.length = 0
+      const home = tempDir()
+      const args = ["run", "--base-url", model.url, "--model", "m", "--workspace", home, "--store", "sqlite", "--tools", "list_dir", "--no-settings", "--no-context-files", "hi"]
+      const result = await runCli(args, { env: isolatedEnv(home, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }) })
+      expect(result.code, result.stderr).toBe(0)
+      const received = [...receiver.received]
+      const spans = jsonSpans(received.filter((r) => r.path === "/v1/traces"))
+      const chats = spans.filter((s) => s.name === "chat m")
+      expect(chats).toHaveLength(2)
+      for (const chat of chats) {
+        // the fake server answers as Chat Completions does: its id and the model that answered on every chunk
+        expect(chat.attributes).toMatchObject({ "gen_ai.response.id": "chatcmpl-fake", "gen_ai.response.model": "fake", "gen_ai.provider.name": "openai" })
+      }
+      // one trace: the turn and its steps, no statement spans of the store in it or beside it
+      const turn = spans.find((s) => s.name === "invoke_agent agent-loop")!
+      expect(spans.filter((s) => s.traceId !== turn.traceId).map((s) => s.name)).toEqual([])
+      expect(spans.map((s) => s.name).filter((n) => /sql|sqlite|Migrator/i.test(n))).toEqual([])
+
+      const metrics = received.filter((r) => r.path === "/v1/metrics").map((r) => JSON.parse(r.body.toString("utf8")))
+      const all = metrics.flatMap((m: any) => m.resourceMetrics.flatMap((rm: any) => rm.scopeMetrics.flatMap((sm: any) => sm.metrics)))
+      const last = (name: string) => all.filter((m: any) => m.name === name).at(-1)
+      const units = Object.fromEntries(all.map((m: any) => [m.name, m.unit]))
+      expect(units).toMatchObject({
+        "gen_ai.client.token.usage": "{token}",
+        "gen_ai.client.operation.duration": "s",
+        agent_loop_turn_duration_seconds: "s",
+        agent_loop_model_call_duration_seconds: "s",
+        agent_loop_turn_duration_ms: "ms",
+        agent_loop_tokens_total: "{token}",
+        agent_loop_turns_total: "{turn}"
+      })
+      expect(Object.entries(units).filter(([, u]) => u === "1")).toEqual([])
+      const usage = last("gen_ai.client.token.usage").histogram.dataPoints
+      const byType = Object.fromEntries(usage.map((p: any) => [jsonAttributes(p.attributes)["gen_ai.token.type"], [Number(p.count), p.sum]]))
+      expect(byType).toEqual({ input: [2, 32], output: [2, 8] })
+      const duration = last("gen_ai.client.operation.duration").histogram.dataPoints[0]
+      expect(jsonAttributes(duration.attributes)).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "m" })
+      expect(Number(duration.count)).toBe(2)
+      // seconds: two local calls take well under a minute
+      expect(duration.sum).toBeGreaterThan(0)
+      expect(duration.sum).toBeLessThan(60)
+    } finally {
+      await model.close()
+    }
   })
 
   it("refuses grpc and a malformed endpoint with the variable named, and nothing is sent", async () => {

@@ -62,6 +62,15 @@ const parsePrometheus = (text: string): { readonly types: ReadonlyMap<string, st
   return { types, samples }
 }
 
+/** The families of a Prometheus text whose `# TYPE` has no `# HELP` right before it. */
+const helpless = (text: string): ReadonlyArray<string> => {
+  const lines = text.split("\n")
+  return lines.flatMap((line, i) => {
+    const type = /^# TYPE (\S+) /.exec(line)
+    return type !== null && !(lines[i - 1] ?? "").startsWith(`# HELP ${type[1]} `) ? [type[1]!] : []
+  })
+}
+
 const value = (samples: ReadonlyArray<Sample>, name: string, labels: Record<string, string> = {}): number | undefined =>
   samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value
 
@@ -88,10 +97,10 @@ const script = [
 ] as const
 
 /** The loop with the metrics observer and endpoint, each test on its own registry. */
-const loop = () =>
+const loop = (registry: Map<string, any> = new Map()) =>
   Layer.mergeAll(Metrics.layerPrometheus({ port: 0 }).pipe(Layer.provideMerge(Metrics.layer))).pipe(
     Layer.provideMerge(Testing.layer({ tools: [echo, broken], script: [...script], config: { retry: { jitter: false, baseDelay: 1000 } } })),
-    Layer.provide(Layer.succeed(Metric.MetricRegistry, new Map()))
+    Layer.provide(Layer.succeed(Metric.MetricRegistry, registry))
   )
 
 const scrape = (port: number) =>
@@ -140,6 +149,20 @@ describe("metrics", () => {
       expect(value(samples, "agent_loop_turn_duration_ms_bucket", { status: "completed", le: "1280" })).toBe(0)
       expect(value(samples, "agent_loop_turn_duration_ms_bucket", { status: "completed", le: "2560" })).toBe(1)
       expect(value(samples, "agent_loop_turn_duration_ms_bucket", { status: "completed", le: "+Inf" })).toBe(1)
+      // the same durations in seconds, beside the deprecated _ms histograms
+      expect(types.get("agent_loop_turn_duration_seconds")).toBe("histogram")
+      expect(value(samples, "agent_loop_turn_duration_seconds_sum", { status: "completed" })).toBe(1.5)
+      expect(value(samples, "agent_loop_model_call_duration_seconds_sum")).toBe(1.5)
+      expect(value(samples, "agent_loop_model_call_duration_seconds_count")).toBe(2)
+      // the GenAI conventions' client metrics: tokens per call by type, operation duration in seconds
+      expect(types.get("gen_ai_client_token_usage")).toBe("histogram")
+      expect(value(samples, "gen_ai_client_token_usage_sum", { gen_ai_token_type: "input", gen_ai_operation_name: "chat" })).toBe(250)
+      expect(value(samples, "gen_ai_client_token_usage_sum", { gen_ai_token_type: "output" })).toBe(30)
+      expect(value(samples, "gen_ai_client_token_usage_count", { gen_ai_token_type: "input" })).toBe(2)
+      expect(value(samples, "gen_ai_client_operation_duration_seconds_sum", { gen_ai_request_model: "test-model" })).toBe(1.5)
+      // every family has its HELP and TYPE, and no unit leaks into the labels
+      expect(helpless(text)).toEqual([])
+      expect(samples.some((s) => "unit" in s.labels)).toBe(false)
       // no loss, and nothing but /metrics is served
       expect(value(samples, "agent_loop_events_dropped_total")).toBeUndefined()
       const other = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(10_000) }))
@@ -204,6 +227,19 @@ describe("metrics", () => {
       // and the subscription is gone with the scope
       expect(yield* bus.subscribers).toBe(0)
     }).pipe(Effect.provide(Layer.succeed(Metric.MetricRegistry, new Map()))))
+
+  const registry = new Map()
+  it.effect("metrics without a description (the cluster's gauges) are served with a HELP line too", () =>
+    Effect.gen(function*() {
+      const { port } = yield* Metrics.Endpoint
+      yield* Metric.update(Metric.gauge("effect_cluster_runners", { bigint: true }), 2n)
+      yield* Metric.update(Metric.gauge("some_other_gauge"), 1)
+      const { text } = yield* scrape(port)
+      expect(helpless(text)).toEqual([])
+      expect(text).toContain("# HELP effect_cluster_runners Runners registered in the cluster\n# TYPE effect_cluster_runners gauge")
+      expect(text).toContain("# HELP some_other_gauge some other gauge\n")
+      expect(value(parsePrometheus(text).samples, "effect_cluster_runners")).toBe(2)
+    }).pipe(Effect.provide(loop(registry)), Effect.provideService(Metric.MetricRegistry, registry)))
 
   it("parsePrometheus rejects what is not the text format", () => {
     expect(() => parsePrometheus("x 1")).toThrow(/newline/)

@@ -177,8 +177,8 @@ const NAMESPACES: Readonly<Record<string, Names>> = {
   },
   Metrics: {
     values: [
-      "Endpoint", "MetricsEndpointError", "costUsd", "eventsDropped", "iterations", "layer",
-      "layerPrometheus", "modelCallDuration", "retries", "tokens", "toolCalls", "turnDuration", "turns",
+      "Endpoint", "MetricsEndpointError", "costUsd", "eventsDropped", "genAiOperationDuration", "genAiTokenUsage", "iterations", "layer",
+      "layerPrometheus", "modelCallDuration", "modelCallSeconds", "retries", "tokens", "toolCalls", "turnDuration", "turnSeconds", "turns",
       "turnsInFlight"
     ],
     types: ["EndpointOptions"]
