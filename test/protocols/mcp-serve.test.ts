@@ -2,20 +2,39 @@
  * `agent-loop mcp serve` driven by the official MCP SDK's client over stdio, against the real
  * command with a loopback model: `run_agent` returns the turn's answer with progress notifications
  * on the way; a cancelled call stops the turn now (the next call on the session sees the stop);
- * bad arguments and unknown tools are errors.
+ * bad arguments and unknown tools are errors. Approvals: a client with elicitation is asked (allow
+ * once, allow always, deny with a reason, no answer within the approval timeout), over stdio and
+ * streamable HTTP; a client without it cannot be asked, and the call is denied saying why.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { CancelledNotificationSchema, type ElicitRequest, ElicitRequestSchema, type ElicitResult, type RequestId } from "@modelcontextprotocol/sdk/types.js"
 import { spawn } from "node:child_process"
 import { describe, expect, it } from "@effect/vitest"
 import { STOPPED_NOTE } from "../../src/programs/internal/turnEnd.ts"
 import { isolatedEnv, launcher, root, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { type Script, start } from "../support/openaiServer.ts"
 
-const connect = async (context: TestContext, script: Script, extra: ReadonlyArray<string> = [], prepare?: (home: string) => void) => {
+/** How a client answers elicitations: given the request and its id. */
+type Elicit = (request: ElicitRequest, id: RequestId) => Promise<ElicitResult>
+
+/** A client, with the elicitation capability and its handler when `elicit` is given. */
+const clientOf = (elicit?: Elicit) => {
+  const client = new Client({ name: "test-client", version: "1.0.0" }, elicit === undefined ? {} : { capabilities: { elicitation: {} } })
+  if (elicit !== undefined) client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicit(request, extra.requestId))
+  return client
+}
+
+const connect = async (
+  context: TestContext,
+  script: Script,
+  extra: ReadonlyArray<string> = [],
+  prepare?: (home: string) => void,
+  elicit?: Elicit
+) => {
   const server = await start(script)
   const home = tempDir()
   const workspace = path.join(home, "ws")
@@ -28,7 +47,7 @@ const connect = async (context: TestContext, script: Script, extra: ReadonlyArra
     cwd: root,
     stderr: "pipe"
   })
-  const client = new Client({ name: "test-client", version: "1.0.0" })
+  const client = clientOf(elicit)
   await client.connect(transport)
   context.onTestFinished(async () => {
     await client.close()
@@ -38,6 +57,50 @@ const connect = async (context: TestContext, script: Script, extra: ReadonlyArra
 }
 
 const textOf = (result: any) => result.content.map((part: any) => part.text).join("")
+
+/** The tool results the model was sent in a request. */
+const toolResults = (request: { readonly body: any }): Array<string> =>
+  (request.body.messages as Array<{ role: string; content: unknown }>).flatMap((m) => m.role === "tool" ? [String(m.content)] : [])
+
+/** Elicitations answered in turn by `answers`, each recorded. */
+const answering = (answers: ReadonlyArray<ElicitResult>) => {
+  const asked: Array<ElicitRequest["params"]> = []
+  const elicit: Elicit = async (request) => {
+    asked.push(request.params)
+    return answers[asked.length - 1] ?? { action: "decline" }
+  }
+  return { asked, elicit }
+}
+
+/** `agent-loop mcp serve --http 0` with the token `the-token`: the endpoint's URL once it listens. */
+const serveHttp = async (context: TestContext, script: Script, extra: ReadonlyArray<string> = []) => {
+  const server = await start(script)
+  const home = tempDir()
+  const workspace = path.join(home, "ws")
+  fs.mkdirSync(workspace)
+  const child = spawn(process.execPath, [launcher, "mcp", "serve", "--http", "0", "--base-url", server.url, "--model", "fake-model", "--workspace", workspace, ...extra], {
+    cwd: root,
+    env: isolatedEnv(home, { AGENT_LOOP_MCP_TOKEN: "the-token" }),
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  context.onTestFinished(async () => {
+    child.kill("SIGKILL")
+    await server.close()
+  })
+  let stderr = ""
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no address within 60 s: ${stderr}`)), 60_000)
+    child.stderr!.on("data", (chunk) => {
+      stderr += chunk.toString()
+      const found = /MCP server at (\S+)/.exec(stderr)
+      if (found) {
+        clearTimeout(timer)
+        resolve(found[1]!)
+      }
+    })
+  })
+  return { server, url, workspace, stderr: () => stderr }
+}
 
 describe("agent-loop mcp serve", () => {
   it("lists run_agent; a call runs a turn (a command approved by --yes) with progress, and answers", async (context) => {
@@ -105,33 +168,9 @@ describe("agent-loop mcp serve", () => {
   })
 
   it("--http: streamable HTTP behind the bearer token (none or another: an empty 401), run_agent answers", async (context) => {
-    const server = await start([{ text: "Over HTTP." }])
-    const home = tempDir()
-    const workspace = path.join(home, "ws")
-    fs.mkdirSync(workspace)
-    const child = spawn(process.execPath, [launcher, "mcp", "serve", "--http", "0", "--base-url", server.url, "--model", "fake-model", "--workspace", workspace], {
-      cwd: root,
-      env: isolatedEnv(home, { AGENT_LOOP_MCP_TOKEN: "the-token" }),
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    context.onTestFinished(async () => {
-      child.kill("SIGKILL")
-      await server.close()
-    })
-    let stderr = ""
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no address within 60 s: ${stderr}`)), 60_000)
-      child.stderr!.on("data", (chunk) => {
-        stderr += chunk.toString()
-        const found = /MCP server at (\S+)/.exec(stderr)
-        if (found) {
-          clearTimeout(timer)
-          resolve(found[1]!)
-        }
-      })
-    })
+    const { stderr, url } = await serveHttp(context, [{ text: "Over HTTP." }])
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
-    expect(stderr).not.toContain("the-token")
+    expect(stderr()).not.toContain("the-token")
     const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } })
     for (const headers of [{}, { authorization: "Bearer wrong" }]) {
       const refused = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: initialize })
@@ -175,5 +214,103 @@ describe("agent-loop mcp serve", () => {
     const itself = server.requests[1]!.body
     expect(itself.messages[0].content).not.toContain("careful reviewer")
     expect(itself.tools.map((t: any) => t.function.name)).toContain("exec")
+  })
+
+  it("approvals by elicitation: allow once runs the call; allow always adds a rule (the next call like it is not asked); the answer", async (context) => {
+    const { asked, elicit } = answering([
+      { action: "accept", content: { decision: "allow_once" } },
+      { action: "accept", content: { decision: "allow_always" } }
+    ])
+    const { client, server } = await connect(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "expr 40 + 2" } }] },
+      { toolCalls: [{ name: "exec", arguments: { command: "expr 2 + 3" } }] },
+      { toolCalls: [{ name: "exec", arguments: { command: "expr 3 + 4" } }] },
+      { text: "42, 5 and 7." }
+    ], [], undefined, elicit)
+    const result: any = await client.callTool({ name: "run_agent", arguments: { prompt: "add them up" } })
+    expect(result.isError).toBe(false)
+    expect(textOf(result)).toBe("42, 5 and 7.")
+    // asked twice, in one line naming the tool and its arguments; the third call fell under the rule
+    expect(asked).toHaveLength(2)
+    expect(asked[0]!.message).toBe('agent-loop wants to run exec {"command":"expr 40 + 2"}')
+    expect(asked[1]!.message).toBe('agent-loop wants to run exec {"command":"expr 2 + 3"}')
+    const schema = (asked[0] as any).requestedSchema
+    expect(schema.properties.decision.enum).toEqual(["allow_once", "allow_always", "deny"])
+    expect(schema.properties.reason.type).toBe("string")
+    expect(schema.required).toEqual(["decision"])
+    expect(server.requests).toHaveLength(4)
+    expect(toolResults(server.requests[3]!)).toEqual(["exit code: 0\n42\n", "exit code: 0\n5\n", "exit code: 0\n7\n"])
+  })
+
+  it("approvals by elicitation: a deny with a reason and a decline are not run, and the model is told", async (context) => {
+    const { asked, elicit } = answering([
+      { action: "accept", content: { decision: "deny", reason: "not on a Friday" } },
+      { action: "decline" }
+    ])
+    const { client, server, workspace } = await connect(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "echo one > one.txt" } }] },
+      { toolCalls: [{ name: "exec", arguments: { command: "echo two > two.txt" } }] },
+      { text: "Neither was allowed." }
+    ], [], undefined, elicit)
+    const result: any = await client.callTool({ name: "run_agent", arguments: { prompt: "write them" } })
+    expect(textOf(result)).toBe("Neither was allowed.")
+    expect(asked).toHaveLength(2)
+    expect(fs.existsSync(path.join(workspace, "one.txt"))).toBe(false)
+    expect(fs.existsSync(path.join(workspace, "two.txt"))).toBe(false)
+    const results = toolResults(server.requests[2]!)
+    expect(results[0]).toContain("The user denied this call. They said: not on a Friday")
+    expect(results[1]).toContain("The user denied this call.")
+    expect(results[1]).not.toContain("They said")
+  })
+
+  it("a client without elicitation cannot be asked: the call is denied, the model is told why, and the result says so", async (context) => {
+    const { client, server, workspace } = await connect(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "echo ran > ran.txt" } }] },
+      { text: "It was not allowed." }
+    ])
+    const result: any = await client.callTool({ name: "run_agent", arguments: { prompt: "run it" } })
+    expect(result.content[0].text).toBe("It was not allowed.")
+    expect(result.content[1].text).toMatch(/denied 1 tool call that needed approval: this MCP client does not support elicitation/)
+    expect(result.structuredContent).toMatchObject({ status: "completed", unaskedApprovals: 1 })
+    expect(fs.existsSync(path.join(workspace, "ran.txt"))).toBe(false)
+    expect(toolResults(server.requests[1]!).join("\n")).toMatch(/cannot be asked \(it does not support elicitation\).*--yes/)
+  })
+
+  it("a client that never answers: the approval timeout denies the call, the elicitation is cancelled, the turn goes on to its answer", async (context) => {
+    const asked: Array<RequestId> = []
+    const cancelled: Array<RequestId> = []
+    const { client, server, workspace } = await connect(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "echo ran > ran.txt" } }] },
+      { text: "Nobody answered." }
+    ], ["--approval-timeout", "1"], undefined, (_request, id) => {
+      asked.push(id)
+      return new Promise<ElicitResult>(() => undefined)
+    })
+    // the server's cancellation of the question, as sent (the SDK's own handler ignores a request id 0)
+    client.setNotificationHandler(CancelledNotificationSchema, (notification) => void cancelled.push(notification.params.requestId!))
+    const startedAt = Date.now()
+    const result: any = await client.callTool({ name: "run_agent", arguments: { prompt: "run it" } })
+    expect(textOf(result)).toBe("Nobody answered.")
+    // denied at the timeout, not left hanging
+    expect(Date.now() - startedAt).toBeLessThan(30_000)
+    expect(fs.existsSync(path.join(workspace, "ran.txt"))).toBe(false)
+    expect(toolResults(server.requests[1]!).join("\n")).toMatch(/nobody answered the question about this call within 1 s/)
+    expect(asked).toHaveLength(1)
+    expect(cancelled).toEqual(asked)
+  })
+
+  it("--http: approvals by elicitation over streamable HTTP: allowed, the call runs, the answer", async (context) => {
+    const { server, url } = await serveHttp(context, [
+      { toolCalls: [{ name: "exec", arguments: { command: "expr 40 + 2" } }] },
+      { text: "It is 42." }
+    ])
+    const { asked, elicit } = answering([{ action: "accept", content: { decision: "allow_once" } }])
+    const client = clientOf(elicit)
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: "Bearer the-token" } } }))
+    context.onTestFinished(() => client.close())
+    const result: any = await client.callTool({ name: "run_agent", arguments: { prompt: "add them" } })
+    expect(textOf(result)).toBe("It is 42.")
+    expect(asked.map((params) => params.message)).toEqual(['agent-loop wants to run exec {"command":"expr 40 + 2"}'])
+    expect(toolResults(server.requests[1]!)).toEqual(["exit code: 0\n42\n"])
   })
 })

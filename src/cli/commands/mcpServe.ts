@@ -1,9 +1,10 @@
 /**
  * `agent-loop mcp serve`: the loop as an MCP server on stdin and stdout, for MCP clients (Claude
  * Code, Cursor, Codex, …): `protocols/mcpServer/server.ts`. Stdout carries the protocol only;
- * what the CLI says goes to stderr. Nobody can be asked about a call here: the approval policy of
- * the flags and settings decides (`--yes` approves, rules allow), and a call that would need an
- * answer is denied, saying why to the model. The named agents of the agent files are offered as
+ * what the CLI says goes to stderr. Approvals are asked of the client by MCP elicitation under the
+ * same rules as at a terminal (`--yes` approves, rules allow or deny), within the approval timeout;
+ * a client without elicitation cannot be asked, so a call that needs an answer is denied, saying
+ * why to the model and in `run_agent`'s result. The named agents of the agent files are offered as
  * `run_agent`'s `agent`, all of them or those `--mcp-agents` names.
  */
 import { randomBytes } from "node:crypto"
@@ -74,8 +75,15 @@ export const serve = (flags: AgentFlags, httpFlags: HttpFlags, agentNames: Optio
     const agents = yield* exposed(settings.agents, agentNames)
     yield* Effect.scoped(Effect.gen(function*() {
       const screen = yield* Screen
-      yield* Approval.register(settings, screen, undefined)
-      const server = yield* McpServer.make(sdk, { name: "agent-loop", version: packageJson.version, agents })
+      const server = yield* McpServer.make(sdk, {
+        name: "agent-loop",
+        version: packageJson.version,
+        agents,
+        approvalTimeout: settings.approvalTimeout ?? Approval.ASK_TIMEOUT,
+        say: screen.line
+      })
+      // asked of the client: `ask` only says that someone may be asked
+      yield* Approval.register(settings, screen, Effect.succeed(undefined), server.askAbout)
       if (Option.isNone(httpFlags.http)) return yield* server.serve(new sdk.stdio.StdioServerTransport())
       const { fresh, token } = yield* tokenOf(httpFlags)
       const url = yield* McpHttp.listen(sdk.http, server, { host: httpFlags.host, port: httpFlags.http.value, token })

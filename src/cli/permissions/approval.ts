@@ -83,10 +83,14 @@ export interface ApprovalOptions {
    */
   readonly ask: Effect.Effect<string | undefined> | undefined
   /**
-   * Asks about one call instead of showing it and reading `ask` (an editor over ACP asks its user
-   * itself): the answer as typed at the prompt (`y`, `a` when `remember`, `n`).
+   * Asks about one call instead of showing it and reading `ask` (an editor over ACP, an MCP client
+   * by elicitation, asks its user itself): the answer as typed at the prompt (`y`, `a` when
+   * `remember`, `n`, `n REASON`), or a denial with its own reason for the model (the client cannot
+   * be asked, nobody answered in time).
    */
-  readonly askAbout?: ((context: Hook.HookContext, call: Hook.HookToolCall, remember: boolean) => Effect.Effect<string | undefined>) | undefined
+  readonly askAbout?:
+    | ((context: Hook.HookContext, call: Hook.HookToolCall, remember: boolean) => Effect.Effect<string | Hook.Deny | undefined>)
+    | undefined
   /** The permission rules; none when absent. */
   readonly permissions?: Permissions.Permissions
   /** What hooks said about calls (`PreToolUse` allow/ask) and the `Notification` hooks. */
@@ -219,7 +223,8 @@ export const approvalHook = (options: ApprovalOptions): Hook.Hook => {
         yield* options.bridge.notify(context, `agent-loop needs your permission to use ${claudeName(call)}`)
       }
       if (options.askAbout !== undefined) {
-        const answer = parseAnswer(yield* options.askAbout(context, call, suggested.length > 0), suggested.length > 0, false)
+        const said = yield* options.askAbout(context, call, suggested.length > 0)
+        const answer = typeof said === "object" ? { _tag: "Deny", reason: said.reason } as Answer : parseAnswer(said, suggested.length > 0, false)
         if (answer._tag === "Session") permissions.allowForSession(suggested)
         return answer
       }

@@ -4,6 +4,9 @@
  * none is named), as one of the exposed named agents when `agent` names one (its system prompt,
  * tools and model), its final answer as the result, progress notifications while it runs (when the
  * client asks for them with a progress token), and the client's cancellation mapped to stop now.
+ * `askAbout` is the approval hook's question (`cli/permissions/approval.ts`): asked of the client
+ * that started the turn by elicitation (`approvals.ts`), within the approval timeout; a client that
+ * did not declare elicitation cannot be asked, so the call is denied and the result says so.
  *
  * The official SDK (`@modelcontextprotocol/sdk`, an optional peer dependency) is handed in by the
  * command that loaded it, so nothing else loads it.
@@ -12,12 +15,14 @@ import { randomUUID } from "node:crypto"
 import type * as McpServerSdk from "@modelcontextprotocol/sdk/server/index.js"
 import type * as McpTypes from "@modelcontextprotocol/sdk/types.js"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { AgentEvent } from "../../domain/Event.ts"
 import * as Hook from "../../domain/Hook.ts"
 import { AgentLoop } from "../../services/AgentLoop.ts"
 import type { AgentDefinition } from "../../tools/subagent.ts"
+import * as Approvals from "./approvals.ts"
 
 /** The SDK's modules this server uses, as `import()` gives them. */
 export interface Sdk {
@@ -90,6 +95,10 @@ export const make = (
     readonly version: string
     /** The named agents `run_agent` offers (`agent`); none when absent. */
     readonly agents?: ReadonlyArray<AgentDefinition>
+    /** How long a question about a call waits for the client's answer (the loop's approval timeout). */
+    readonly approvalTimeout: Duration.Duration
+    /** Says a line to the user (stderr): calls denied without asking. */
+    readonly say?: (line: string) => Effect.Effect<void>
   }
 ) =>
   Effect.gen(function*() {
@@ -97,6 +106,9 @@ export const make = (
     const loop = Context.get(services, AgentLoop)
     const run = Effect.runPromiseWith(services)
     const running = new Set<string>()
+    /** The call running each session's turn: the client to ask about its tool calls, and how many could not be asked. */
+    const asking = new Map<string, { readonly server: McpServerSdk.Server; readonly requestId: McpTypes.RequestId; unasked: number }>()
+    const say = options.say ?? (() => Effect.void)
     const agents = options.agents ?? []
     /** The named agent each running session's turn is run as: its system prompt replaces the agent's own. */
     const runningAs = new Map<string, AgentDefinition>()
@@ -124,6 +136,8 @@ export const make = (
         if (running.has(sessionKey)) throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidRequest, `session ${sessionKey} is already running a turn`)
         const token = request.params._meta?.progressToken
         running.add(sessionKey)
+        const call = { server, requestId: extra.requestId, unasked: 0 }
+        asking.set(sessionKey, call)
         if (args.agent !== undefined) runningAs.set(sessionKey, args.agent)
         // the client cancels (or goes away): the turn stops now, keeping what it did
         const stop = () => void run(Effect.ignore(loop.interruptNow(sessionKey)))
@@ -155,18 +169,23 @@ export const make = (
           })))
           const answer = result.finalMessage?.content ?? result.error ?? `(the turn ended ${result.status})`
           return {
-            content: [{ type: "text" as const, text: answer }],
+            content: [
+              { type: "text" as const, text: answer },
+              ...(call.unasked === 0 ? [] : [{ type: "text" as const, text: Approvals.unaskedNote(call.unasked) }])
+            ],
             structuredContent: {
               session: sessionKey,
               status: result.status,
               turnId: result.turnId,
-              ...(args.agent === undefined ? {} : { agent: args.agent.name })
+              ...(args.agent === undefined ? {} : { agent: args.agent.name }),
+              ...(call.unasked === 0 ? {} : { unaskedApprovals: call.unasked })
             },
             isError: result.status !== "completed"
           }
         } finally {
           extra.signal.removeEventListener("abort", stop)
           running.delete(sessionKey)
+          asking.delete(sessionKey)
           runningAs.delete(sessionKey)
         }
       })
@@ -189,5 +208,38 @@ export const make = (
     /** Stops every running call now (the process is ending). */
     const stopAll = Effect.suspend(() => Effect.forEach([...running], (key) => Effect.ignore(loop.interruptNow(key)), { discard: true }))
 
-    return { connection, serve, stopAll }
+    /**
+     * The approval hook's question about a call of a running turn: an elicitation to the client that
+     * started it, answered as at the CLI's prompt; a denial with its reason when the client cannot be
+     * asked, does not answer within the approval timeout, or asking fails.
+     */
+    const askAbout = (context: Hook.HookContext, call: Hook.HookToolCall, remember: boolean): Effect.Effect<string | Hook.Deny> => {
+      const turn = asking.get(context.sessionKey)
+      if (turn === undefined || turn.server.getClientCapabilities()?.elicitation?.form === undefined) {
+        if (turn !== undefined) turn.unasked++
+        return Effect.as(
+          say(`agent-loop: denied ${Approvals.describeCall(call)}: it needs approval, and the MCP client cannot be asked (it does not support elicitation; pass --yes to approve)`),
+          Hook.deny(Approvals.NO_ELICITATION_REASON)
+        )
+      }
+      const timeout = Duration.toMillis(options.approvalTimeout)
+      return Effect.tryPromise({
+        // interrupted (stop now, the hook runner's limit): the SDK tells the client the request is cancelled
+        try: (signal) => turn.server.elicitInput(Approvals.question(call, remember), { relatedRequestId: turn.requestId, signal, timeout }),
+        catch: (error) => error
+      }).pipe(
+        Effect.map((result) => Approvals.answerOf(result, remember)),
+        Effect.catch((error) => {
+          if (error instanceof sdk.types.McpError && error.code === sdk.types.ErrorCode.RequestTimeout) {
+            return Effect.as(
+              say(`agent-loop: denied ${Approvals.describeCall(call)}: no answer within the approval timeout`),
+              Hook.deny(Approvals.timedOutReason(Math.round(timeout / 1000)))
+            )
+          }
+          return Effect.succeed(Hook.deny(Approvals.failedReason(error instanceof Error ? error.message : String(error))))
+        })
+      )
+    }
+
+    return { connection, serve, stopAll, askAbout }
   })
