@@ -397,7 +397,7 @@ const mcpServeFlags = {
 const mcpServe = Command.make("serve", { ...agentFlags, ...mcpServeFlags }, ({ http, mcpAgents, mcpHost, mcpTokenFile, ...flags }) =>
   handler(() => import("./commands/mcpServe.ts"), (m) => m.serve(flags as AgentFlags, { http, host: mcpHost, tokenFile: mcpTokenFile }, mcpAgents))).pipe(
     Command.withDescription(
-      "Serve the agent as an MCP server on stdin and stdout, or streamable HTTP with --http (for Claude Code, Cursor, Codex): the tool run_agent {prompt, session?, agent?} runs a turn (as a named agent when asked) and returns its answer, with progress notifications; a cancelled call stops the turn now"
+      "Serve the agent as an MCP server on stdin and stdout, or streamable HTTP with --http (for Claude Code, Cursor, Codex): the tool run_agent {prompt, session?, agent?} runs a turn (as a named agent when asked) and returns its answer, with progress notifications; approvals are asked of the client by elicitation; a cancelled call stops the turn now"
     ),
     Command.withExamples([
       { command: "claude mcp add agent-loop -- agent-loop mcp serve --yes", description: "Let Claude Code call the agent" },

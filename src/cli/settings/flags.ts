@@ -170,7 +170,7 @@ export const agentFlags = {
   ),
   approvalTimeout: Flag.Int("approval-timeout").pipe(
     Flag.optional,
-    Flag.withDescription("Seconds a question about a call waits for an answer (at a terminal, in an editor over ACP, over serve's API and A2A) before the call is denied (default 60, or the settings' approvalTimeout)")
+    Flag.withDescription("Seconds a question about a call waits for an answer (at a terminal, in an editor over ACP, in an MCP client by elicitation, over serve's API and A2A) before the call is denied (default 60, or the settings' approvalTimeout)")
   ),
   permissionMode: Flag.Literals("permission-mode", PERMISSION_MODES).pipe(
     Flag.optional,
