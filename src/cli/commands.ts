@@ -277,15 +277,30 @@ const sessionsExport = Command.make(
   "export",
   {
     key: Argument.String("key").pipe(Argument.withDescription("Session key (see sessions list)")),
-    html: Flag.String("html").pipe(Flag.withDescription("Write the session to FILE as one self-contained HTML page (conversation and turn timelines; keys scrubbed; no network)")),
+    html: Flag.String("html").pipe(
+      Flag.optional,
+      Flag.withDescription("Write the session to FILE as one self-contained HTML page (conversation and turn timelines; keys scrubbed; no network)")
+    ),
+    format: Flag.Literals("format", ["html", "md"] as const).pipe(
+      Flag.optional,
+      Flag.withDescription("html (with --html FILE or --output FILE) or md: a plain Markdown transcript with a header (model, time, turns, tokens, cost), to stdout unless --output")
+    ),
+    output: Flag.String("output").pipe(Flag.withAlias("o"), Flag.optional, Flag.withDescription("The FILE to write (written private, 0600)")),
     events: Flag.String("events").pipe(
       Flag.atLeast(0),
       Flag.withDescription("An events FILE written by --events (repeatable): the turns it recorded get timelines with times")
     ),
     ...storeFlags
   },
-  ({ key, html, events, ...flags }) => handler(() => import("./commands/sessionsExport.ts"), (m) => m.exportSession(key, html, events, flags))
-).pipe(Command.withDescription("Export a saved session as one HTML file to open in a browser or share"))
+  ({ events, format, html, key, output, ...flags }) =>
+    handler(() => import("./commands/sessionsExport.ts"), (m) =>
+      m.exportSession(key, {
+        format: Option.getOrUndefined(format),
+        html: Option.getOrUndefined(html),
+        output: Option.getOrUndefined(output),
+        events
+      }, flags))
+).pipe(Command.withDescription("Export a saved session as one HTML file to open in a browser or share, or as a Markdown transcript (--format md)"))
 
 const sessions = Command.make("sessions").pipe(
   Command.withDescription("Saved sessions (--store: sessions.db in $AGENT_LOOP_DATA_DIR or $XDG_DATA_HOME/agent-loop by default)"),

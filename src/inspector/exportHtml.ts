@@ -6,6 +6,7 @@
  */
 import type { AgentEvent } from "../domain/Event.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
+import { summaryOf } from "./exportMarkdown.ts"
 import * as Model from "./model.ts"
 import * as Page from "./page.ts"
 import { deepScrub } from "./scrub.ts"
@@ -30,7 +31,10 @@ export const exportHtml = (sessionKey: string, entries: ReadonlyArray<SessionLog
     const timeline = Model.timelineOfEvents(turnId, byTurn)
     if (timeline === undefined) continue
     timelines[turnId] = timeline
-    recorded.push({ id: turnId, label: timeline.rows[0]?.label ?? turnId, at: timeline.start, ...(timeline.status === undefined ? {} : { status: timeline.status }), source: "events" })
+    // labelled as the log's turns are (the whole prompt, not the bar's shorter label), so that each turn is listed once
+    const start = events.find((e) => e._tag === "TurnStart")
+    const label = start === undefined ? (timeline.rows[0]?.label ?? turnId) : Model.turnLabel(start.input)
+    recorded.push({ id: turnId, label, at: timeline.start, ...(timeline.status === undefined ? {} : { status: timeline.status }), source: "events" })
   }
   const session = Model.conversation(sessionKey, entries, recorded, 0, entries.length)
   for (const turn of session.turns) {
@@ -44,5 +48,6 @@ export const exportHtml = (sessionKey: string, entries: ReadonlyArray<SessionLog
     ...(options.updatedAt === undefined ? {} : { updatedAt: options.updatedAt })
   }
   const data = deepScrub({ row, session, timelines }, options.scrub)
-  return Page.html({ title: `agent-loop session ${options.scrub(sessionKey)}`, data })
+  const summary = summaryOf(entries, options.updatedAt).map(([name, value]) => [name, options.scrub(value)] as const)
+  return Page.html({ title: `agent-loop session ${options.scrub(sessionKey)}`, data, summary })
 }

@@ -28,6 +28,7 @@ img.part{max-width:480px;max-height:360px;display:block;margin:6px 0;border:1px 
 .events{max-height:70vh;overflow:auto;font-size:12px;border:1px solid var(--line);border-radius:6px}.events td{padding:2px 6px}
 .chart{margin-top:10px}.legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px}.live{font-size:12px;color:var(--dim)}
 #live-text{white-space:pre-wrap;font-size:12px;max-height:120px;overflow:auto;border-left:3px solid var(--model);padding-left:6px;margin:6px 0}
+#summary{display:flex;flex-wrap:wrap;gap:2px 18px;margin:0;padding:6px 16px;border-bottom:1px solid var(--line);font-size:13px}#summary div{display:flex;gap:6px}#summary dt{color:var(--dim)}#summary dd{margin:0}
 `
 
 /** The base64 SHA-256 of `text`, as a CSP source expression takes it. */
@@ -71,11 +72,20 @@ export const embedJson = (value: unknown): string =>
   JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
 /** The page: the live inspector's (no `data`), or an exported file's (its `data` embedded). */
-export const html = (options: { readonly title: string; readonly data?: unknown }): string => {
+export const html = (options: {
+  readonly title: string
+  readonly data?: unknown
+  /** A header line of name and value pairs (an exported session's model, time, tokens and cost). */
+  readonly summary?: ReadonlyArray<readonly [string, string]>
+}): string => {
   // frame-ancestors works only as a header (which the live page also gets); in a meta tag it is ignored with a warning
   const policy = options.data === undefined ? livePolicy.replace("; frame-ancestors 'none'", "") : exportPolicy
   const data = options.data === undefined ? "" : `<script type="application/json" id="inspector-data">${embedJson(options.data)}</script>\n`
-  const title = options.title.replace(/[<>&"]/g, (c) => `&#${c.charCodeAt(0)};`)
+  const escape = (text: string) => text.replace(/[<>&"]/g, (c) => `&#${c.charCodeAt(0)};`)
+  const title = escape(options.title)
+  const summary = options.summary === undefined || options.summary.length === 0
+    ? ""
+    : `<dl id="summary">${options.summary.map(([name, value]) => `<div><dt>${escape(name)}</dt><dd>${escape(value)}</dd></div>`).join("")}</dl>`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${policy}">
@@ -84,7 +94,7 @@ export const html = (options: { readonly title: string; readonly data?: unknown 
 <title>${title}</title>
 <style>${STYLE}</style>
 </head><body>
-<header><b>agent-loop inspector</b><nav id="nav"></nav><span class="live" id="live-status"></span></header>
+<header><b>agent-loop inspector</b><nav id="nav"></nav><span class="live" id="live-status"></span></header>${summary}
 <main id="app"><p class="dim">Loading…</p></main>
 ${data}<script>${SCRIPT}</script>
 </body></html>

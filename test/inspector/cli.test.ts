@@ -48,6 +48,50 @@ describe("--events files in the inspector", () => {
     expect(timeline.rows.map((r: any) => r.kind)).toEqual(["turn", "model"])
   })
 
+  it("sessions export --events lists each turn once, long prompts too, under a header with the model, time, tokens and cost", async (context) => {
+    const { flags, env, home } = await cliSetup(context, [{ text: "First answer.", usage: { prompt: 1200, completion: 30 } }, { text: "Second answer.", usage: { prompt: 1300, completion: 40 } }])
+    const events = (n: number) => path.join(home, `events-${n}.jsonl`)
+    const long = (n: number) => `Turn ${n}: please read every file in this workspace and summarise what the project does, in detail.`
+    for (const n of [1, 2]) expect((await runCli(["run", ...flags, "--session", "long", "--events", events(n), long(n)], { env })).code).toBe(0)
+    const out = path.join(home, "long.html")
+    expect((await runCli(["sessions", "export", "long", "--html", out, "--events", events(1), "--events", events(2)], { env })).code).toBe(0)
+    const html = fs.readFileSync(out, "utf8")
+    const data = JSON.parse(/<script type="application\/json" id="inspector-data">(.*?)<\/script>/s.exec(html)![1]!)
+    // one timeline per turn: the recorded ones, no log turn beside them
+    expect(data.session.turns.map((t: any) => t.source)).toEqual(["events", "events"])
+    const header = /<dl id="summary">(.*?)<\/dl>/s.exec(html)![1]!.replace(/<[^>]+>/g, " ")
+    expect(header).toMatch(/Model\s+fake-model/)
+    expect(header).toMatch(/Turns\s+2/)
+    expect(header).toMatch(/Tokens\s+2,500 in \/ 70 out tokens/)
+    expect(header).toMatch(/Time\s+\d{4}-\d\d-\d\dT/)
+  })
+
+  it("sessions export --format md prints a plain transcript with its header; --output writes it private", async (context) => {
+    const { flags, env, home } = await cliSetup(context, [
+      { toolCalls: [{ name: "list_dir", arguments: { path: "." }, id: "call_1" }], usage: { prompt: 100, completion: 10 } },
+      { text: "The workspace is empty. ```not a fence```", usage: { prompt: 120, completion: 12 } }
+    ])
+    expect((await runCli(["run", ...flags, "--tools", "list_dir", "--session", "md", "What is here?"], { env })).code).toBe(0)
+    const printed = await runCli(["sessions", "export", "md", "--format", "md"], { env })
+    expect(printed.code, printed.stderr).toBe(0)
+    const md = printed.stdout
+    expect(md.startsWith("# Session md\n")).toBe(true)
+    expect(md).toContain("- **Model:** fake-model")
+    expect(md).toContain("- **Tokens:** 220 in / 22 out tokens")
+    expect(md).toContain("## User\n\nWhat is here?")
+    expect(md).toContain("**Tool call** `list_dir` (call_1)\n\n```json\n{\n  \"path\": \".\"\n}\n```")
+    expect(md).toMatch(/### Tool result `list_dir` \(call_1\)\n\n```/)
+    expect(md).toContain("## Assistant\n\nThe workspace is empty. ```not a fence```")
+    expect(md).toMatch(/> Turn completed · fake-model · 2 iteration\(s\) · 220 in \/ 22 out tokens/)
+    const out = path.join(home, "md.md")
+    expect((await runCli(["sessions", "export", "md", "--format", "md", "-o", out], { env })).code).toBe(0)
+    expect(fs.readFileSync(out, "utf8")).toBe(md)
+    expect(fs.statSync(out).mode & 0o777).toBe(0o600)
+    const neither = await runCli(["sessions", "export", "md"], { env })
+    expect(neither.code).toBe(1)
+    expect(neither.stderr).toContain("needs --html FILE, or --format md")
+  })
+
   it("refuses an events file with a line that is not an event, naming the file and line", async (context) => {
     const { env, home } = await cliSetup(context, [])
     const bad = path.join(home, "bad.jsonl")
