@@ -77,5 +77,5 @@ export const layer = <const Tools extends ReadonlyArray<Tool.Any>>(
         return doneNow(run) ?? Effect.provideContext(run, context as Context.Context<any>)
       }
     }))
-    return make(entries)
+    return { ...make(entries), jobs }
   }))

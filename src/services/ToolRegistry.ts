@@ -12,6 +12,7 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { Tool } from "../domain/Tool.ts"
+import type { BackgroundJobsShape } from "../tools/backgroundJobs.ts"
 import type { CurrentTurn } from "./CurrentTurn.ts"
 
 /** A tool whose remaining needs the loop provides per call. */
@@ -25,6 +26,8 @@ export interface ToolRegistryShape {
   readonly get: (name: string) => Effect.Effect<Option.Option<RegisteredTool>>
   /** Adds tools for the life of the scope (MCP servers, plugins); a later tool of the same name wins. */
   readonly register: (tools: ReadonlyArray<RegisteredTool>) => Effect.Effect<void, never, Scope.Scope>
+  /** The background jobs `exec` started (`background: true`), when the registry owns a job table (`ToolRegistryLive.layer` does). */
+  readonly jobs?: Pick<BackgroundJobsShape, "list">
 }
 
 /** The tool registry service; `ToolRegistryLive.layer(tools)` provides one. */
