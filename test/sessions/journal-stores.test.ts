@@ -88,10 +88,12 @@ describe("journal files and tables", () => {
       const db = yield* sqlite.fresh
       const first = yield* openStore(db)
       yield* first.append("old", [Message.user("u"), Message.assistant("a")])
-      // back to the schema of before: no journal table, its migration not recorded
+      // back to the schema of before: no journal table nor what came after it, their migrations not recorded
       const sql = yield* openSql(db)
       yield* sql`DROP TABLE agent_loop_events`
-      yield* sql`DELETE FROM agent_loop_migrations WHERE migration_id = 3`
+      yield* sql`DROP TABLE agent_loop_paused_calls`
+      yield* sql`ALTER TABLE agent_loop_sessions DROP COLUMN last_append`
+      yield* sql`DELETE FROM agent_loop_migrations WHERE migration_id >= 3`
       const reopened = yield* openStore(db)
       expect(yield* reopened.load("old")).toEqual([Message.user("u"), Message.assistant("a")])
       expect(yield* reopened.journal!.last("old")).toBe(0)
