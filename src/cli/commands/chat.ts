@@ -40,9 +40,11 @@ import { imageMentions, mentionedImages } from "../input/images.ts"
 import * as LineInput from "../input/lineInput.ts"
 import * as Display from "../output/display.ts"
 import * as Approval from "../permissions/approval.ts"
+import * as PromptSyntax from "../input/promptSyntax.ts"
 import type { ProviderKeys } from "../providers/providerKeys.ts"
 import * as App from "../runtime/app.ts"
 import { listLines } from "../sessions/listing.ts"
+import { replay } from "../sessions/replay.ts"
 import * as Picker from "../sessions/sessionPicker.ts"
 import { recordWorkspace, remember } from "../sessions/workspace.ts"
 import type { AgentFlags } from "../settings/flags.ts"
@@ -53,8 +55,13 @@ import { clean } from "../terminal/safeText.ts"
 import { Screen } from "../terminal/screen.ts"
 import { exitWithin } from "../terminal/signals.ts"
 import * as CommandPrompt from "./commandPrompt.ts"
+import * as PromptActions from "./promptActions.ts"
+import { rewind as rewindTo } from "./rewind.ts"
 import * as Slash from "./slashCommands.ts"
 import { undoLast } from "./undo.ts"
+
+/** How soon a second Esc at an empty prompt opens `/rewind`. */
+const ESC_ESC_MS = 800
 
 /** Runs the chat until /exit, end of input, or Ctrl-C twice at the prompt. */
 export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.none()) =>
@@ -63,7 +70,8 @@ export const chat = (flags: AgentFlags, inspect: Option.Option<number> = Option.
     yield* Settings.announce(settings)
     // SessionStart hooks are told a session taken up again is resumed
     if (flags.continue || Option.isSome(flags.resume)) settings.hookBridge.startsAs(settings.sessionKey, "resume")
-    const code = yield* Effect.scoped(Effect.flatMap(make(settings, inspect), (opened) => opened.run)).pipe(Effect.provide(App.layer(settings)))
+    const resumed = flags.continue || Option.isSome(flags.resume)
+    const code = yield* Effect.scoped(Effect.flatMap(make(settings, inspect, resumed), (opened) => opened.run)).pipe(Effect.provide(App.layer(settings)))
     if (code !== ExitCode.ok) return yield* fail("", code)
   }) satisfies Effect.Effect<void, unknown, Screen | App.Platform | ProviderKeys>
 
@@ -83,6 +91,12 @@ interface State {
   draining: Fiber.Fiber<unknown, unknown> | undefined
   /** Stdin has ended: the chat ends once nothing more runs. */
   inputEnded: boolean
+  /** What `!cmd` lines ran, for the next message. */
+  pending: Array<string>
+  /** The memory file `# note` lines go to, once known. */
+  memoryFile: string | undefined
+  /** When Esc was last pressed at an empty prompt with no turn running: a second press soon after opens `/rewind`. */
+  lastIdleEscape: number
 }
 
 /**
@@ -90,7 +104,7 @@ interface State {
  * display, approval hook and session pointer; its state; and the steps that act on a typed line.
  * `run` holds the conversation and gives the exit code.
  */
-const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect: Option.Option<number>) {
+const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect: Option.Option<number>, resumed: boolean) {
   const screen = yield* Screen
   const loop = yield* AgentLoop
   const registry = yield* ToolRegistry
@@ -102,11 +116,11 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   if (Option.isSome(inspect)) yield* Effect.flatMap(Effect.promise(() => import("./inspect.ts")), (m) => m.inspectBeside(inspect))
   // up/down recall earlier inputs, of this chat and earlier ones, from a private file
   // Esc stops the running turn now (`stopNow`): the key is queued here and handled in the chat's scope
-  const escapes = yield* Queue.unbounded<void>()
+  const escapes = yield* Queue.unbounded<string>()
   const input = yield* LineInput.makeEditing({
     prompt: screen.openPrompt,
     historyFile: path.join(settings.dataDir, "chat-history.jsonl"),
-    onEscape: () => Queue.offerUnsafe(escapes, undefined)
+    onEscape: (line) => Queue.offerUnsafe(escapes, line)
   })
   const sink = yield* Display.start(settings)
   yield* Approval.register(settings, screen, screen.interactive ? input.ask : undefined)
@@ -114,7 +128,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   // the lines waiting for their turn; a drain runs them, and the follow-ups each turn leaves first
   const backlog = SessionRunner.makeLine()
   const quit = yield* Deferred.make<number>()
-  const state: State = { sessionKey: settings.sessionKey, model: settings.model, spent: Usage.empty, turns: 0, draining: undefined, inputEnded: false }
+  const state: State = { sessionKey: settings.sessionKey, model: settings.model, spent: Usage.empty, turns: 0, draining: undefined, inputEnded: false, pending: [], memoryFile: undefined, lastIdleEscape: 0 }
   // the session left last gets its workspace recorded, as `remember` does for the first
   if (settings.persist) {
     yield* Effect.addFinalizer(() =>
@@ -131,10 +145,25 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   /** What a command that needs the session to itself says while a turn runs. */
   const afterTurn = (name: string) => screen.line(dim(`(a turn is running: /${name} after it)`))
 
-  /** A line with the images it mentions (`images.ts`); when it cannot be sent, the user is told why, and `undefined`. */
+  /**
+   * A typed message as the model gets it: the files it mentions after it (`promptSyntax.ts`), and
+   * before it what `!cmd` lines ran since the last message (taken only once the message can go).
+   */
+  const withFiles = (typed: string) =>
+    PromptSyntax.withMentionedFiles(typed, { workspace: settings.workspace, permissions: settings.permissions, registry, sessionKey: state.sessionKey }).pipe(
+      Effect.mapError((message) => ({ _tag: "Unreadable" as const, message })),
+      Effect.provideContext(services)
+    )
+  /** Prompts of custom commands: their `@` files are in them already (`commandPrompt.ts`). */
+  const prepared = new Set<string>()
+  const composed = (typed: string) =>
+    Effect.map(prepared.delete(typed) ? Effect.succeed(typed) : withFiles(typed), (text) => [...state.pending.splice(0), text].join("\n\n"))
+
+  /** A line with the images it mentions (`images.ts`) and the files (`composed`); when it cannot be sent, the user is told why, and `undefined`. */
   const inputOf = Effect.fnUntraced(
-    function*(text: string, model: string) {
-      const images = yield* mentionedImages(text, settings.workspace, settings.maxImageBytes, settings.permissions.pathRule)
+    function*(typed: string, model: string) {
+      const images = yield* mentionedImages(typed, settings.workspace, settings.maxImageBytes, settings.permissions.pathRule)
+      const text = yield* composed(typed)
       const content = images.length === 0 ? text : [{ type: "text", text } as const, ...images] as ReadonlyArray<ContentPart>
       const rejected = checkInput({
         maxImageBytes: settings.maxImageBytes,
@@ -181,7 +210,13 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   /** A line typed while a turn may run: the model sees it next; with no turn to steer, it starts the next turn. */
   const steer = Effect.fnUntraced(
     function*(text: string) {
-      yield* loop.injectSteering(state.sessionKey, text)
+      const message = yield* withFiles(text)
+      // the outputs of `!cmd` lines go with it, and stay for the next message when it cannot steer
+      const taken = state.pending.splice(0)
+      yield* Effect.tapError(
+        loop.injectSteering(state.sessionKey, [...taken, message].join("\n\n")),
+        () => Effect.sync(() => state.pending.unshift(...taken))
+      )
       yield* screen.line(dim(
         imageMentions(text).length === 0
           ? "(steering queued: the model sees it next)"
@@ -191,6 +226,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
     (steered, text) =>
       Effect.catchTags(steered, {
         NoActiveTurn: () => startTurn(text),
+        Unreadable: (error) => failed(error),
         SteeringQueueFull: (e) => screen.line(`agent-loop: ${e.capacity} steering messages are already waiting; try again shortly`)
       })
   )
@@ -289,8 +325,48 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
       return yield* say(info === undefined ? `no saved session ${chosen} (/sessions lists them)` : `session ${chosen} cannot be read: ${info.problem}`)
     }
     settings.hookBridge.startsAs(chosen, "resume")
+    // where the session was, then which it is, just above the prompt
+    yield* replay(screen, yield* store.log(chosen))
     yield* switchTo(chosen, `session ${chosen}: ${Picker.describe(info, settings.workspace).trim()}`)
   })
+
+  /** `/rewind [N]` (and Esc Esc at an empty prompt): the conversation and the files back to before a message of this session. */
+  const rewind = (wanted: string) =>
+    rewindTo(wanted, { screen, dataDir: settings.dataDir, workspace: settings.workspace, sessionKey: state.sessionKey, keys: input.borrowKeys }).pipe(
+      Effect.catch(failed),
+      Effect.andThen(prompt),
+      Effect.provideContext(services)
+    )
+
+  /** `/jobs`: the background commands of this chat's session. */
+  const jobs = Effect.suspend(() =>
+    registry.jobs === undefined ? say("no background commands here") : Effect.flatMap(registry.jobs.list(state.sessionKey), (listed) =>
+      listed.length === 0
+        ? say("no background commands (exec with background: true starts one)")
+        : Effect.andThen(
+          Effect.forEach(Slash.jobLines(listed, Date.now()), (line) => screen.line(line), { discard: true }),
+          say("(they are stopped when the chat ends)")
+        ))
+  )
+
+  /** A `!cmd` or `# note` typed at the prompt (`promptSyntax.ts`). */
+  const special = (line: PromptSyntax.Special): Effect.Effect<void> => {
+    if (line._tag === "Shell") {
+      return PromptActions.runShell(line.command, {
+        registry,
+        permissions: settings.permissions,
+        screen,
+        ask: screen.interactive ? input.ask : undefined,
+        sessionKey: state.sessionKey
+      }).pipe(Effect.tap((block) => Effect.sync(() => block !== undefined && state.pending.push(block))), Effect.andThen(prompt))
+    }
+    return Effect.gen(function*() {
+      state.memoryFile ??= yield* PromptActions.memoryFile(settings.workspace, screen, input.ask)
+      if (state.memoryFile === undefined) return yield* say("(note not saved: no memory file chosen)")
+      yield* PromptActions.appendNote(state.memoryFile, line.note)
+      yield* say(`(noted in ${path.relative(settings.workspace, state.memoryFile)})`)
+    }).pipe(Effect.catch((error) => failed({ message: String(error) })), Effect.provideContext(services))
+  }
 
   /** A built-in command (`slashCommands.ts`); those that need the session to themselves wait for the running turn. */
   const builtin = (name: string, args: string): Effect.Effect<void> => {
@@ -318,6 +394,10 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
         return listSessions().pipe(Effect.catch(failed), Effect.provideContext(services))
       case "resume":
         return backlog.busy() ? afterTurn(name) : resume(args).pipe(Effect.catch(failed), Effect.provideContext(services))
+      case "rewind":
+        return backlog.busy() ? afterTurn(name) : rewind(args)
+      case "jobs":
+        return jobs
       case "stop":
         return Effect.catchTag(loop.interruptHard(state.sessionKey), "NoActiveTurn", () => say("(no turn is running)"))
       default:
@@ -329,6 +409,8 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   const handle = (line: string): Effect.Effect<void> => {
     const text = line.trim()
     if (text === "") return backlog.busy() ? Effect.void : showPrompt
+    const typed = screen.interactive ? PromptSyntax.special(text, input.wasPasted?.(line) ?? false) : undefined
+    if (typed !== undefined) return special(typed)
     const parsed = Slash.parse(text, settings.commands)
     switch (parsed._tag) {
       case "Builtin":
@@ -345,6 +427,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
               onFailure: (message) => failed({ message }),
               onSuccess: (prompt) => {
                 const tools = CustomCommands.turnTools(command, registered)
+                prepared.add(prompt)
                 return startTurn(prompt, {
                   ...(command.model === undefined ? {} : { model: command.model }),
                   ...(tools === undefined ? {} : { tools }),
@@ -375,7 +458,18 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
    * Esc: the running turn stops now (`interruptNow`): its model call and tools are cancelled, what
    * it did is kept, and its end brings the prompt back; an open approval question is answered no.
    */
-  const stopNow = Effect.suspend(() =>
+  const stopNow = (line: string) =>
+    Effect.gen(function*() {
+      if (backlog.busy() || line !== "") return yield* stopTurn
+      const now = Date.now()
+      const twice = now - state.lastIdleEscape < ESC_ESC_MS
+      state.lastIdleEscape = twice ? 0 : now
+      if (twice) {
+        yield* screen.line("")
+        yield* rewind("")
+      }
+    })
+  const stopTurn = Effect.suspend(() =>
     Effect.andThen(
       input.cancelQuestions,
       loop.interruptNow(state.sessionKey).pipe(
@@ -406,8 +500,9 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
           : screen.line(dim("(Ctrl-C again to quit, or /exit)"))
     })
     yield* screen.line(dim(`agent-loop chat · session ${state.sessionKey} · model ${clean(settings.model)} · /help for commands`))
+    if (resumed) yield* Effect.catch(Effect.flatMap(store.log(state.sessionKey), (entries) => replay(screen, entries)), failed)
     yield* showPrompt
-    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Queue.take(escapes), stopNow)))
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(escapes), stopNow)))
     yield* Effect.forkScoped(readLines())
     const exitCode = yield* Deferred.await(quit)
     yield* close()

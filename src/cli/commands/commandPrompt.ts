@@ -39,8 +39,8 @@ const outside = (root: string, path: string) => {
   return rel === ".." || rel.startsWith(`..${nodePath.sep}`) || nodePath.isAbsolute(rel)
 }
 
-/** The turn a `` !`cmd` `` runs outside of: `exec` reaches no sub-turns. */
-const noTurn = CurrentTurn.of({
+/** The turn a `` !`cmd` `` (or a typed prompt's `!cmd` and `@path`) runs its tool outside of: `exec` reaches no sub-turns. */
+export const noTurn = CurrentTurn.of({
   turnId: "",
   sessionKey: "",
   model: "",

@@ -4,7 +4,9 @@
  * from `chat.ts`, which does what the line asks.
  */
 import type { Usage } from "../../domain/Usage.ts"
+import { describeState, type JobInfo } from "../../tools/backgroundJobs.ts"
 import * as CustomCommands from "../config/customCommands.ts"
+import * as Format from "../terminal/format.ts"
 
 /** A built-in command: its name, how it is typed and what it does. */
 export interface Builtin {
@@ -24,6 +26,8 @@ export const builtins: ReadonlyArray<Builtin> = [
   { name: "clear", usage: "/clear", help: "start a new session (the current one stays saved)" },
   { name: "sessions", usage: "/sessions", help: "this workspace's saved sessions (as agent-loop sessions list)" },
   { name: "resume", usage: "/resume [KEY]", help: "continue session KEY (without KEY: pick one)" },
+  { name: "rewind", usage: "/rewind [N]", help: "go back to before one of your messages, conversation and files (Esc Esc; N: the N-th last)" },
+  { name: "jobs", usage: "/jobs", help: "the background commands of this session (exec with background: true)" },
   { name: "stop", usage: "/stop", help: "abort the running turn (nothing of it is saved)" },
   { name: "help", usage: "/help", help: "this list, custom commands too" },
   { name: "exit", usage: "/exit", help: "quit (also /quit, Ctrl-D)" }
@@ -73,3 +77,10 @@ export const costLine = (usage: Usage, turns: number): string =>
   `${turns} turn${turns === 1 ? "" : "s"}: ${usage.inputTokens} input tokens` +
   `${usage.cachedInputTokens === undefined ? "" : ` (${usage.cachedInputTokens} cached)`}, ${usage.outputTokens} output tokens` +
   (usage.costUsd === undefined ? ", cost unknown (no price for the model)" : `, $${usage.costUsd.toFixed(4)}`)
+
+/** The `/jobs` lines: id, state (running, or how it ended), age, and the command, one line each. */
+export const jobLines = (jobs: ReadonlyArray<JobInfo>, now: number): ReadonlyArray<string> =>
+  jobs.map((job) =>
+    `${job.id.padEnd(7)} ${describeState(job.state).padEnd(20)} ${Format.duration(Math.max(0, now - job.startedAt)).padStart(8)} ago  ` +
+    Format.truncate(job.command, 100)
+  )

@@ -36,6 +36,8 @@ export interface LineInput {
    * a picker can read arrow keys) until the returned function gives it back. Absent otherwise.
    */
   readonly borrowKeys?: ((onData: (chunk: string) => void) => () => void) | undefined
+  /** With line editing: whether `line`, as `next` gave it, holds pasted text (a typed `# note` must not be pasted). */
+  readonly wasPasted?: ((line: string) => boolean) | undefined
 }
 
 /** How many earlier inputs up/down can recall (and the history file keeps). */
@@ -49,8 +51,8 @@ export interface TerminalOptions {
   readonly prompt: () => string | undefined
   /** A file for the history of earlier runs (JSON lines, oldest first, private); none keeps it in memory. */
   readonly historyFile?: string | undefined
-  /** Called when Esc is pressed on its own (not as the start of another key's sequence, nor in a paste). */
-  readonly onEscape?: (() => void) | undefined
+  /** Called when Esc is pressed on its own (not as the start of another key's sequence, nor in a paste), with the line being edited. */
+  readonly onEscape?: ((line: string) => void) | undefined
 }
 
 /**
@@ -134,15 +136,23 @@ export const fromReadable = (
     // readline keeps the history newest first; it records every line, answers and pieces included
     const history = (rl as unknown as { history?: Array<string> }).history ?? []
     let pasting = false
+    /** Whether the input being typed holds pasted text; the inputs that did, until `wasPasted` asks (a few at most). */
+    let pastedNow = false
+    const pastedInputs: Array<string> = []
     if (terminal !== undefined) {
       // Ctrl-C in raw mode: the same listeners as the signal in cooked mode
       rl.on("SIGINT", () => process.emit("SIGINT", "SIGINT"))
       // before readline's own listener: an edit redraws the line with the prompt shown now
-      input.prependListener("keypress", (_: unknown, key: { readonly name?: string } | undefined) => {
+      input.prependListener("keypress", (_: unknown, key: { readonly name?: string; readonly meta?: boolean } | undefined) => {
         rl.setPrompt(terminal.prompt() ?? "")
         if (key?.name === "paste-start") pasting = true
         else if (key?.name === "paste-end") pasting = false
-        else if (key?.name === "escape" && !pasting) terminal.onEscape?.()
+        else if (key?.name === "escape" && !pasting) {
+          // two presses close together arrive as one key, Esc with meta
+          terminal.onEscape?.(rl.line)
+          if (key.meta === true) terminal.onEscape?.(rl.line)
+        }
+        if (pasting) pastedNow = true
       })
     }
     /** Recalls `whole` as one entry instead of its `pieces` (newest last), and saves the history. */
@@ -181,6 +191,9 @@ export const fromReadable = (
       remember(typed, whole)
       continued = []
       typed = []
+      if (pastedNow) pastedInputs.push(whole)
+      pastedNow = false
+      pastedInputs.splice(0, pastedInputs.length - 16)
       Queue.offerUnsafe(lines, whole)
     })
     rl.once("close", () => {
@@ -218,7 +231,14 @@ export const fromReadable = (
       next: Queue.take(lines).pipe(Effect.map(Option.some), Effect.catch(() => Effect.succeed(Option.none<string>()))),
       ask,
       cancelQuestions: Effect.sync(() => answerAll(undefined)),
-      ...(terminal === undefined ? {} : { borrowKeys })
+      ...(terminal === undefined ? {} : {
+        borrowKeys,
+        wasPasted: (line: string) => {
+          const at = pastedInputs.indexOf(line)
+          if (at >= 0) pastedInputs.splice(at, 1)
+          return at >= 0
+        }
+      })
     }
   })
 
@@ -229,7 +249,11 @@ export const make: Effect.Effect<LineInput, never, Scope.Scope> = Effect.suspend
 
 /** Reads stdin with line editing and history when it is a terminal (else as `make`). */
 export const makeEditing = (
-  options: { readonly prompt: () => string | undefined; readonly historyFile?: string | undefined; readonly onEscape?: (() => void) | undefined }
+  options: {
+    readonly prompt: () => string | undefined
+    readonly historyFile?: string | undefined
+    readonly onEscape?: ((line: string) => void) | undefined
+  }
 ) =>
   Effect.suspend(() =>
     process.stdin.isTTY === true

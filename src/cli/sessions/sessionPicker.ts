@@ -72,8 +72,8 @@ const rawStdin = (stdin: NodeJS.ReadStream): KeySource => (onData) => {
   }
 }
 
-/** Draws the list and reads keys until one is chosen (its index) or the picker is cancelled (`undefined`). */
-const choose = (lines: ReadonlyArray<string>, keys: KeySource, write: (text: string) => void) =>
+/** Draws the list and reads keys until one is chosen (its index) or the picker is cancelled (`undefined`); `/rewind` picks with it too. */
+export const choose = (lines: ReadonlyArray<string>, keys: KeySource, write: (text: string) => void) =>
   Effect.callback<number | undefined>((resume) => {
     let selected = 0
     let typed = ""
