@@ -1,7 +1,7 @@
 /**
  * `agent-loop serve` as an A2A agent, driven by the official A2A SDK's client (`@a2a-js/sdk`)
  * against the real command with a loopback model: the public card; a streamed message (submitted,
- * working, the answer as an artifact, completed); a command that needs approval (input-required,
+ * working, the answer as an artifact, completed); a context that goes on after a restart; a command that needs approval (input-required,
  * approved by a message on the task, completed; denied in another task; denied by the approval
  * timeout when nobody answers); a cancel mid-command
  * (canceled at once, the command's file never written, the stop in the session); steering a working
@@ -26,8 +26,11 @@ const TOKEN = "a2a-test-token-0123456789abcdef"
 const AGENT = /A2A agent at (http:\/\/127\.0\.0\.1:\d+)\/a2a/
 
 /** `serve` on a free port with a known token, an A2A client connected to it through its card. */
-const serve = async (context: TestContext, script: Script, flags: ReadonlyArray<string> = []) => {
-  const setup = await cliSetup(context, script, { flags })
+const serve = async (context: TestContext, script: Script, flags: ReadonlyArray<string> = []) =>
+  serveIn(context, await cliSetup(context, script, { flags }))
+
+/** `serve` of a setup (its home, model and workspace), as `serve` does: again after a restart. */
+const serveIn = async (context: TestContext, setup: Awaited<ReturnType<typeof cliSetup>>) => {
   const cli = spawnCli(["serve", ...setup.flags, "--port", "0"], { env: { ...setup.env, AGENT_LOOP_SERVER_TOKEN: TOKEN } })
   context.onTestFinished(async () => {
     cli.child.kill("SIGTERM")
@@ -113,6 +116,21 @@ describe("agent-loop serve as an A2A agent", () => {
     // the context is the loop's session: the API has its history
     const history = await (await fetch(`${origin}/v1/sessions/${task.contextId}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json() as any
     expect(JSON.stringify(history.entries)).toContain("Hello from the loop.")
+  })
+
+  it("a context goes on after a restart: the next message on it is answered with the earlier exchange in the conversation", async (context) => {
+    const setup = await cliSetup(context, [{ text: "The answer is 42." }, { text: "You asked about the answer." }])
+    const before = await serveIn(context, setup)
+    const contextId = `ctx-${randomUUID()}`
+    expect(states(await drain(before.client.sendMessageStream(send(userMessage([text("what is the answer?")], { contextId }))))).at(-1))
+      .toBe(TaskState.TASK_STATE_COMPLETED)
+    before.cli.child.kill("SIGTERM")
+    await before.cli.exited
+    const after = await serveIn(context, setup)
+    const events = await drain(after.client.sendMessageStream(send(userMessage([text("what did I ask?")], { contextId }))))
+    expect(states(events).at(-1)).toBe(TaskState.TASK_STATE_COMPLETED)
+    const asked = setup.server.requests[1]!.body.messages.filter((m: any) => m.role !== "system").map((m: any) => [m.role, m.content])
+    expect(asked).toEqual([["user", "what is the answer?"], ["assistant", "The answer is 42."], ["user", "what did I ask?"]])
   })
 
   it("a command that needs approval: input-required, approved by a message on the task, completed; denied in another task", async (context) => {
