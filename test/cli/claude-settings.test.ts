@@ -331,9 +331,10 @@ describe.skipIf(!hasTmux)(hasTmux ? "on a terminal (tmux)" : "on a terminal: SKI
       hooks: { SessionStart: [{ hooks: [{ type: "command", command: log }] }], SessionEnd: [{ hooks: [{ type: "command", command: log }] }] }
     }))
     const file = path.join(workspace, "session.log")
+    // whole lines only: a hook may be writing its line as the file is read
     const events = () =>
       fs.existsSync(file)
-        ? fs.readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line)).map((event) => ({
+        ? fs.readFileSync(file, "utf8").split("\n").slice(0, -1).filter((line) => line !== "").map((line) => JSON.parse(line)).map((event) => ({
           said: `${event.hook_event_name} ${event.source ?? event.reason}`,
           session: event.session_id as string
         }))

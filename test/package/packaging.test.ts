@@ -89,7 +89,8 @@ describe.concurrent("the packed package, installed into a fresh app", { timeout:
           turndown: linked("turndown"),
           "@mixmark-io/domino": linked("@mixmark-io/domino")
         },
-        devDependencies: { "@types/node": linked("@types/node") }
+        // the A2A client the docs' example calls the agent with, as an app that calls it has it
+        devDependencies: { "@types/node": linked("@types/node"), "@a2a-js/sdk": linked("@a2a-js/sdk") }
       })
     )
     // --legacy-peer-deps: the peers are the linked packages above (npm's peer placement trips over
