@@ -30,6 +30,8 @@ const e2e = [
   "test/server/durable-approvals.test.ts",
   // the CLI on a real terminal, through tmux
   "test/cli/{chat,chat-editing,chat-sessions,chat-stop,claude-settings,slash,stream-json,terminal,terminal-hostile,terminal-markdown,web-fetch-hosts,workspace-sessions}.test.ts",
+  // the chat's plan mode, status line, notifications, Tab completion and Ctrl-R, through tmux
+  "test/cli/chat-modes.test.ts",
   // the chat's prompt syntax (@path, !cmd, # note), resume's replay, /jobs and /rewind, through tmux
   "test/cli/chat-prompt.test.ts",
   // protocols: MCP servers nobody in this project wrote, installed from npm

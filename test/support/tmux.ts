@@ -37,6 +37,8 @@ export interface Pane {
   readonly title: () => string
   /** Everything the pane shows, with its colours and attributes as escape sequences. */
   readonly captureStyled: () => string
+  /** Whether the program rang the terminal's bell (tmux's window bell flag). */
+  readonly rang: () => boolean
   readonly kill: () => void
 }
 
@@ -148,6 +150,7 @@ export const startPane = (
     },
     title: () => tmux("display-message", "-p", "-t", "cli", "#{pane_title}").trim(),
     captureStyled: () => tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", "cli"),
+    rang: () => tmux("display-message", "-p", "-t", "cli", "#{window_bell_flag}").trim() === "1",
     kill: () => {
       spawnSync("tmux", ["-S", socket, "kill-server"])
     }

@@ -54,6 +54,7 @@ import { ExitCode, fail } from "../terminal/failure.ts"
 import { clean } from "../terminal/safeText.ts"
 import { Screen } from "../terminal/screen.ts"
 import { exitWithin } from "../terminal/signals.ts"
+import * as ChatModes from "./chatModes.ts"
 import * as CommandPrompt from "./commandPrompt.ts"
 import * as PromptActions from "./promptActions.ts"
 import { rewind as rewindTo } from "./rewind.ts"
@@ -117,13 +118,17 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   // up/down recall earlier inputs, of this chat and earlier ones, from a private file
   // Esc stops the running turn now (`stopNow`): the key is queued here and handled in the chat's scope
   const escapes = yield* Queue.unbounded<string>()
+  // the permission mode, the status line, notifications and Tab completion (`chatModes.ts`)
+  const view = ChatModes.make(settings, screen, { model: () => state.model, spent: () => state.spent, sessionKey: () => state.sessionKey })
   const input = yield* LineInput.makeEditing({
     prompt: screen.openPrompt,
     historyFile: path.join(settings.dataDir, "chat-history.jsonl"),
+    keys: view.keys,
     onEscape: (line) => Queue.offerUnsafe(escapes, line)
   })
   const sink = yield* Display.start(settings)
-  yield* Approval.register(settings, screen, screen.interactive ? input.ask : undefined)
+  yield* Approval.register(settings, screen, screen.interactive ? input.ask : undefined, undefined, view.policyFor)
+  yield* view.start(screen.interactive ? input.ask : undefined)
   yield* remember(settings)
   // the lines waiting for their turn; a drain runs them, and the follow-ups each turn leaves first
   const backlog = SessionRunner.makeLine()
@@ -137,7 +142,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   }
 
   const dim = screen.err.dim
-  const showPrompt = screen.interactive ? screen.prompt(screen.err.bold("> ")) : Effect.void
+  const showPrompt = screen.interactive ? Effect.andThen(view.statusLine, screen.prompt(screen.err.bold("> "))) : Effect.void
   /** The prompt again, unless a turn runs: its end shows the prompt. */
   const prompt = Effect.suspend(() => backlog.busy() ? Effect.void : showPrompt)
   const say = (text: string) => Effect.andThen(screen.line(dim(clean(text))), prompt)
@@ -181,13 +186,18 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
     const content = yield* inputOf(step.message.text, model)
     if (content === undefined) return undefined
     const allow = step.message.allow
-    const result = yield* loop.turn(state.sessionKey, content, { model, ...(step.message.tools === undefined ? {} : { tools: step.message.tools }) }).pipe(
+    const result = yield* loop.turn(state.sessionKey, content, {
+      model,
+      ...(step.message.tools === undefined ? {} : { tools: step.message.tools }),
+      ...(view.planning() ? { planMode: true } : {})
+    }).pipe(
       allow === undefined ? (turn) => turn : settings.permissions.withAllowed(allow.rules, allow.source)
     )
     state.spent = Usage.add(state.spent, result.usage)
     state.turns++
     // the turn's end is shown before anything that follows it: the next turn, the prompt
     yield* sink.flushed(result.turnId)
+    yield* view.turnEnded(result)
     if (result.error !== undefined && result.status !== "completed") yield* screen.line(screen.err.red(`✗ ${clean(result.error)}`))
     return result
   })
@@ -398,6 +408,9 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
         return backlog.busy() ? afterTurn(name) : rewind(args)
       case "jobs":
         return jobs
+      case "plan":
+        // `/plan TEXT`: plan mode, and TEXT as the next turn
+        return Effect.andThen(view.setMode("plan"), args === "" ? prompt : startTurn(args))
       case "stop":
         return Effect.catchTag(loop.interruptHard(state.sessionKey), "NoActiveTurn", () => say("(no turn is running)"))
       default:

@@ -19,6 +19,7 @@ export interface Builtin {
 export const builtins: ReadonlyArray<Builtin> = [
   { name: "followup", usage: "/followup TEXT", help: "run TEXT as a new turn after the current one" },
   { name: "model", usage: "/model [NAME]", help: "use model NAME for the next turns (without NAME: say which)" },
+  { name: "plan", usage: "/plan [TEXT]", help: "plan mode: the model only reads, then asks you to accept its plan (Shift-Tab cycles the modes); TEXT starts a turn" },
   { name: "cost", usage: "/cost", help: "tokens and cost of this chat's turns so far" },
   { name: "tools", usage: "/tools", help: "the tools offered to the model" },
   { name: "undo", usage: "/undo", help: "put back the files the last turn changed (as agent-loop undo)" },

@@ -19,6 +19,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
+import * as Keys from "./keys.ts"
 
 /** Lines from stdin. */
 export interface LineInput {
@@ -51,6 +52,8 @@ export interface TerminalOptions {
   readonly prompt: () => string | undefined
   /** A file for the history of earlier runs (JSON lines, oldest first, private); none keeps it in memory. */
   readonly historyFile?: string | undefined
+  /** Tab completion, Shift-Tab, Ctrl-R's history search and focus reports (`keys.ts`). */
+  readonly keys?: Keys.KeyOptions | undefined
   /** Called when Esc is pressed on its own (not as the start of another key's sequence, nor in a paste), with the line being edited. */
   readonly onEscape?: ((line: string) => void) | undefined
 }
@@ -135,6 +138,7 @@ export const fromReadable = (
     )
     // readline keeps the history newest first; it records every line, answers and pieces included
     const history = (rl as unknown as { history?: Array<string> }).history ?? []
+    if (terminal?.keys !== undefined) Keys.install(rl, history, terminal.output, terminal.keys)
     let pasting = false
     /** Whether the input being typed holds pasted text; the inputs that did, until `wasPasted` asks (a few at most). */
     let pastedNow = false
@@ -253,6 +257,7 @@ export const makeEditing = (
     readonly prompt: () => string | undefined
     readonly historyFile?: string | undefined
     readonly onEscape?: ((line: string) => void) | undefined
+    readonly keys?: Keys.KeyOptions | undefined
   }
 ) =>
   Effect.suspend(() =>

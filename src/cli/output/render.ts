@@ -10,6 +10,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { AgentEvent, TodoItem } from "../../domain/Event.ts"
+import { EXIT_PLAN_MODE } from "../../domain/Tool.ts"
 import { DOUBLE_PRESS_MS } from "../terminal/ctrlC.ts"
 import * as Format from "../terminal/format.ts"
 import { clean } from "../terminal/safeText.ts"
@@ -100,6 +101,8 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
       case "ToolExecStart": {
         const call = { toolName: event.toolName, arguments: event.arguments }
         started.set(event.toolCallId, call)
+        // a plan is shown whole by its question (`planReview.ts`), which may already be on the screen
+        if (event.toolName === EXIT_PLAN_MODE) return Effect.void
         const shown = Format.args(event.arguments)
         const line = screen.line(`${pad}${err.cyan("⚙")} ${err.bold(Format.truncate(event.toolName, 80))} ${err.dim(shown)}`)
         // arguments cut short above: the command or path whole, on its own line

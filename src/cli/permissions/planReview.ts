@@ -31,6 +31,12 @@ export const slot = (): Slot => {
   }
 }
 
+/**
+ * The chat's slot: the loop's layer is built before the chat's line input exists, so the layer
+ * takes this one (`App.layer` without a `planReview` of its own) and the chat fills it.
+ */
+export const forChat: Slot = slot()
+
 /** The plan on stdout: rendered as Markdown where answers are, else as written (cleaned on a terminal). */
 export const showPlan = (screen: ScreenShape, plan: string) =>
   Effect.gen(function*() {

@@ -1,0 +1,190 @@
+/**
+ * What the chat shows and changes around its prompt (`chat.ts` uses it):
+ *
+ * - the permission mode, Claude Code's: `default`, `acceptEdits`, `plan` (and `bypassPermissions`
+ *   when the chat started in it), cycled by Shift-Tab in that order, set by `/plan` and by an
+ *   accepted plan; in plan mode turns plan first (`TurnOptions.planMode`), and the plan's question
+ *   is asked here (`planReview.ts`); `bypassPermissions` approves what would ask, the others ask;
+ * - the status line above the prompt: model, mode, context used as a share of the model's window
+ *   (the last model call's tokens), and the session's cost in this chat;
+ * - notifications (`notify.ts`) when a turn ends or a question waits while the terminal is not focused;
+ * - what Tab completes (`completion.ts`).
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { TurnResult } from "../../domain/Turn.ts"
+import type * as Usage from "../../domain/Usage.ts"
+import { AgentLoop } from "../../services/AgentLoop.ts"
+import { LoopConfig } from "../../services/LoopConfig.ts"
+import type { ApprovalPolicy, PermissionMode } from "../config/approvalPolicy.ts"
+import * as Completion from "../input/completion.ts"
+import type { KeyOptions } from "../input/keys.ts"
+import * as PlanReview from "../permissions/planReview.ts"
+import type * as Settings from "../settings/settings.ts"
+import * as Notify from "../terminal/notify.ts"
+import { clean } from "../terminal/safeText.ts"
+import type { ScreenShape } from "../terminal/screen.ts"
+import * as Slash from "./slashCommands.ts"
+
+/** How each mode is named on the status line. */
+const LABELS: Record<PermissionMode, string> = {
+  default: "default mode",
+  acceptEdits: "accept edits",
+  plan: "plan mode",
+  bypassPermissions: "bypass permissions",
+  dontAsk: "don't ask"
+}
+
+/** The modes Shift-Tab goes through, from the one the chat started in. */
+export const cycleOf = (started: PermissionMode): ReadonlyArray<PermissionMode> =>
+  started === "bypassPermissions" || started === "dontAsk" ? ["default", "acceptEdits", "plan", started] : ["default", "acceptEdits", "plan"]
+
+/** The mode after `mode` in `cycle`. */
+export const nextMode = (cycle: ReadonlyArray<PermissionMode>, mode: PermissionMode): PermissionMode =>
+  cycle[(cycle.indexOf(mode) + 1) % cycle.length] ?? "default"
+
+/** The approval policy of a mode, from the one the chat was started with. */
+export const policyOf = (mode: PermissionMode, started: ApprovalPolicy): ApprovalPolicy =>
+  mode === "bypassPermissions" ? "approve" : mode === "dontAsk" ? "deny" : started === "approve" || started === "deny" ? "ask" : started
+
+/** The status line's text (unstyled parts, styled by the caller). */
+export const statusText = (parts: {
+  readonly model: string
+  readonly mode: PermissionMode
+  readonly contextTokens: number | undefined
+  readonly contextWindow: number | undefined
+  readonly costUsd: number | undefined
+}): ReadonlyArray<string> => {
+  const context = parts.contextTokens === undefined
+    ? "context 0%"
+    : parts.contextWindow === undefined || parts.contextWindow <= 0
+    ? `context ${parts.contextTokens} tokens`
+    : `context ${Math.min(100, Math.round((parts.contextTokens / parts.contextWindow) * 100))}%`
+  return [clean(parts.model), LABELS[parts.mode], context, parts.costUsd === undefined ? "cost unknown" : `$${parts.costUsd.toFixed(4)}`]
+}
+
+/** What the chat keeps of these. */
+export interface ChatView {
+  readonly mode: () => PermissionMode
+  /** Whether the next turn plans first. */
+  readonly planning: () => boolean
+  /** Sets the mode (`/plan`, an accepted plan), saying so. */
+  readonly setMode: (mode: PermissionMode) => Effect.Effect<void>
+  /** The approval policy of the session now (`Approval.register`'s `policyFor`). */
+  readonly policyFor: (sessionKey: string) => ApprovalPolicy | undefined
+  /** The status line, drawn above the prompt when something on it changed or a turn ended. */
+  readonly statusLine: Effect.Effect<void>
+  /** A turn ended: the status line comes again, and the user is notified when away. */
+  readonly turnEnded: (result: TurnResult) => Effect.Effect<void>
+  /** What the line editor does with Tab, Shift-Tab, Ctrl-R and focus reports. */
+  readonly keys: KeyOptions
+  /** Starts what follows the loop (the context used) and asks for focus reports, for the scope. */
+  readonly start: (ask: Effect.Effect<string | undefined> | undefined) => Effect.Effect<void, never, AgentLoop | LoopConfig | Scope.Scope>
+}
+
+/** The chat's view, on `settings`; `model`, `spent` and `sessionKey` are read from the chat's state when drawn. */
+export const make = (
+  settings: Settings.CliSettings,
+  screen: ScreenShape,
+  state: { readonly model: () => string; readonly spent: () => Usage.Usage; readonly sessionKey: () => string }
+): ChatView => {
+  const cycle = cycleOf(settings.permissionMode)
+  let mode: PermissionMode = settings.permissionMode
+  let contextTokens: number | undefined
+  /** The loop's context window (the settings' or the loop's default), read at `start`. */
+  let contextWindow = settings.contextWindow
+  let lastShown: string | undefined
+  const notifier = Notify.make(process.stderr, process.env)
+  const dim = screen.err.dim
+
+  const styledStatus = () => {
+    const [model, label, context, cost] = statusText({
+      model: state.model(),
+      mode,
+      contextTokens,
+      contextWindow,
+      costUsd: state.spent().costUsd
+    })
+    const shown = mode === "plan" ? screen.err.cyan(`⏸ ${label}`) : mode === "default" ? label! : screen.err.yellow(`⏵⏵ ${label}`)
+    return `${dim(`${model} · `)}${shown}${dim(` · ${context} · ${cost} · shift+tab: mode`)}`
+  }
+
+  /** A changed mode, shown: at an open prompt the status line above it is redrawn in place, else a line says it. */
+  const modeChanged = () => {
+    const line = styledStatus()
+    if (screen.openPrompt() !== undefined && lastShown !== undefined && screen.live) {
+      lastShown = line
+      process.stderr.write(`\u001b7\u001b[1A\r\u001b[2K${line}\u001b8`)
+      return
+    }
+    Effect.runSync(screen.line(dim(`(${LABELS[mode]}${mode === "plan" ? ": the next turns plan first" : ""})`)))
+  }
+
+  const view: ChatView = {
+    mode: () => mode,
+    planning: () => mode === "plan",
+    setMode: (next) =>
+      Effect.suspend(() => {
+        mode = next
+        return screen.line(dim(`(${LABELS[mode]}${mode === "plan" ? ": the model only reads until you accept its plan; Shift-Tab or an accepted plan leaves it" : ""})`))
+      }),
+    policyFor: () => policyOf(mode, settings.approval),
+    statusLine: Effect.suspend(() => {
+      if (!screen.interactive) return Effect.void
+      const line = styledStatus()
+      if (line === lastShown) return Effect.void
+      lastShown = line
+      return screen.line(line)
+    }),
+    turnEnded: (result) =>
+      Effect.sync(() => {
+        lastShown = undefined
+        notifier.notify(`agent-loop: the turn ${result.status === "completed" ? "is done" : `ended ${result.status}`}`)
+      }),
+    keys: {
+      complete: Completion.make({
+        commands: () => [...Slash.builtins.map((builtin) => builtin.name), "quit", ...settings.commands.map((command) => command.name)],
+        agents: () => settings.agents.map((agent) => agent.name),
+        workspace: settings.workspace
+      }),
+      onShiftTab: () => {
+        mode = nextMode(cycle, mode)
+        modeChanged()
+      },
+      onFocus: (focused) => notifier.focused(focused)
+    },
+    start: (ask) =>
+      Effect.gen(function*() {
+        const loop = yield* AgentLoop
+        contextWindow = (yield* LoopConfig).contextWindow
+        if (screen.interactive && process.stderr.isTTY === true) {
+          yield* Effect.acquireRelease(
+            Effect.sync(() => process.stderr.write(Notify.FOCUS_ON)),
+            () => Effect.sync(() => process.stderr.write(Notify.FOCUS_OFF))
+          )
+        }
+        // the context the last model call of the chat's session used
+        const subscription = yield* loop.subscribe()
+        yield* subscription.stream.pipe(
+          Stream.runForEach((event) =>
+            Effect.sync(() => {
+              if (event._tag === "LLMResponse" && event.depth === 0 && event.sessionKey === state.sessionKey()) {
+                contextTokens = event.usage.inputTokens + event.usage.outputTokens
+              }
+            })
+          ),
+          Effect.forkScoped
+        )
+        // a question waiting (Claude Code's Notification) notifies when the terminal is not focused
+        settings.hookBridge.onNotify((_context, message) => Effect.sync(() => notifier.notify(message)))
+        if (ask === undefined) return
+        PlanReview.forChat.set(PlanReview.atTerminal(screen, Effect.andThen(Effect.sync(() => notifier.notify("agent-loop: a plan waits for you")), ask), (accepted) =>
+          Effect.sync(() => {
+            mode = accepted
+          })))
+      })
+  }
+  return view
+}
+
