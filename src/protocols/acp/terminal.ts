@@ -9,6 +9,7 @@
 import type * as Acp from "@agentclientprotocol/sdk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { ToolError } from "../../domain/errors.ts"
 import type { ExternalExit, ExternalTerminalShape } from "../../services/ExternalTerminal.ts"
@@ -51,18 +52,19 @@ export const bridge = (): Bridge => {
             try: () => editor.create({ command: "sh", args: ["-c", command.command], cwd: command.cwd, outputByteLimit: command.maxOutputBytes }),
             catch: (error) => new ToolError({ message: `The editor could not run the command in its terminal: ${messageOf(error)}` })
           }),
-          (handle) => quietly(() => handle.release())
+          // stopped (or failed) at any point after it started: the command is killed before the
+          // terminal is released, not left running in the editor
+          (handle, exit) =>
+            Exit.isSuccess(exit)
+              ? quietly(() => handle.release())
+              : Effect.andThen(quietly(() => handle.kill()), quietly(() => handle.release()))
         )
         yield* quietly(() => editor.show(command.toolCallId, handle.id))
         const kill = quietly(() => handle.kill())
         const exited = yield* Effect.tryPromise({
           try: () => handle.waitForExit(),
           catch: (error) => new ToolError({ message: `The editor's terminal failed: ${messageOf(error)}` })
-        }).pipe(
-          Effect.timeoutOption(command.timeout),
-          // stop now: the command is killed before the terminal is released
-          Effect.onInterrupt(() => kill)
-        )
+        }).pipe(Effect.timeoutOption(command.timeout))
         if (Option.isNone(exited)) yield* kill
         const output = yield* Effect.tryPromise({
           try: () => handle.currentOutput(),
