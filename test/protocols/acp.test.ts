@@ -368,7 +368,7 @@ describe("agent-loop acp", () => {
     await editor.close()
   })
 
-  it("session modes: default, acceptEdits and bypassPermissions offered (no plan mode), set_mode changes what is asked; the todo list streams as the plan and load replays it", async (context) => {
+  it("session modes: default, acceptEdits, plan and bypassPermissions offered, set_mode changes what is asked; the todo list streams as the plan and load replays it", async (context) => {
     const todos = [
       { content: "Look around", status: "completed" },
       { content: "Say hi", status: "in_progress", activeForm: "Saying hi" }
@@ -386,8 +386,8 @@ describe("agent-loop acp", () => {
     const created = await editor.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] })
     const { sessionId } = created
     expect(created.modes?.currentModeId).toBe("default")
-    expect(created.modes?.availableModes.map((m) => m.id)).toEqual(["default", "acceptEdits", "bypassPermissions"])
-    await expect(editor.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "plan" })).rejects.toMatchObject({ code: -32602 })
+    expect(created.modes?.availableModes.map((m) => m.id)).toEqual(["default", "acceptEdits", "plan", "bypassPermissions"])
+    await expect(editor.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "auto" })).rejects.toMatchObject({ code: -32602 })
 
     await editor.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "bypassPermissions" })
     const first = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "plan and say hi" }] })
@@ -415,6 +415,39 @@ describe("agent-loop acp", () => {
     expect(loaded.modes?.currentModeId).toBe("default")
     expect(again.updates.filter((u) => u.update.sessionUpdate === "plan")).toHaveLength(1)
     await again.close()
+  })
+
+  it("plan mode: the model only reads; its plan is asked about (switch_mode); keep planning sends it back, yes with edits leaves plan mode (current_mode_update) and the turn writes", async (context) => {
+    const plan = "1. Create `p.txt`"
+    const names = (request: any): ReadonlyArray<string> => (request.body.tools ?? []).map((tool: any) => tool.function.name)
+    const script = (request: any) => {
+      const messages = request.body.messages
+      if (messages.at(-1)?.tool_call_id === "w1") return { text: "Written." }
+      if (names(request).includes("write_file")) return { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "p.txt", content: "planned\n" } }] }
+      return { toolCalls: [{ id: `p${messages.length}`, name: "exit_plan_mode", arguments: { plan } }] }
+    }
+    // the first plan: keep planning; the second: yes, and accept edits
+    const answers = ["reject_once", "allow_always"]
+    const { home, open, server } = await setup(context, script, (request) => {
+      const kind = answers.shift()
+      return { outcome: { outcome: "selected", optionId: request.options.find((o) => o.kind === kind)!.optionId } }
+    })
+    const editor = open()
+    await initialize(editor.agent)
+    const workspace = path.join(home, "ws")
+    const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] })
+    await editor.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "plan" })
+    const response = await editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "make p.txt" }] })
+    expect(response.stopReason).toBe("end_turn")
+    expect(names(server.requests[0])).toContain("exit_plan_mode")
+    expect(names(server.requests[0])).not.toContain("write_file")
+    expect(editor.permissions).toHaveLength(2)
+    expect(editor.permissions[0]!.toolCall).toMatchObject({ kind: "switch_mode", content: [{ type: "content", content: { type: "text", text: plan } }] })
+    expect(editor.permissions[0]!.options.map((o) => o.name)).toEqual(["Yes, and accept edits", "Yes", "No, keep planning"])
+    expect(toolResults(server.requests[1]!).at(-1)).toContain("keep planning")
+    expect(editor.updates.filter((u) => u.update.sessionUpdate === "current_mode_update").map((u) => (u.update as any).currentModeId)).toEqual(["acceptEdits"])
+    expect(fs.readFileSync(path.join(workspace, "p.txt"), "utf8")).toBe("planned\n")
+    await editor.close()
   })
 
   it("started with --yes: sessions start in bypassPermissions", async (context) => {

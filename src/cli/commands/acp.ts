@@ -13,8 +13,9 @@ import { ToolRegistry } from "../../services/ToolRegistry.ts"
 import * as AcpAgent from "../../protocols/acp/agent.ts"
 import * as AcpFiles from "../../protocols/acp/files.ts"
 import * as AcpTerminal from "../../protocols/acp/terminal.ts"
-import type { ApprovalPolicy } from "../config/approvalPolicy.ts"
+import type { ApprovalPolicy, PermissionMode } from "../config/approvalPolicy.ts"
 import * as Approval from "../permissions/approval.ts"
+import * as PlanReview from "../permissions/planReview.ts"
 import * as App from "../runtime/app.ts"
 import type { AgentFlags } from "../settings/flags.ts"
 import * as Settings from "../settings/settings.ts"
@@ -27,9 +28,10 @@ import * as Slash from "./slashCommands.ts"
 export const SDK_MISSING = "agent-loop acp needs the Agent Client Protocol SDK: npm install @agentclientprotocol/sdk"
 
 /**
- * The session modes: Claude Code's permission modes the loop has (plan mode does not exist yet).
- * `acceptEdits` is `default` here, since edits inside the workspace never ask (writes into
- * protected locations still do).
+ * The session modes: Claude Code's permission modes the loop has. `acceptEdits` is `default` here,
+ * since edits inside the workspace never ask (writes into protected locations still do); in `plan`
+ * the model only reads until the editor's user accepts its plan, and the session then goes on in
+ * the mode they chose.
  */
 export const MODES = [
   { id: "default", name: "Default", description: "Calls that need approval are asked about" },
@@ -39,11 +41,20 @@ export const MODES = [
     description: "Edits inside the workspace run without asking (as in default: agent-loop never asks about them); other calls are asked about"
   },
   {
+    id: "plan",
+    name: "Plan",
+    description: "The model only reads and plans; its plan is shown to you to accept (then it carries it out) or to keep planning"
+  },
+  {
     id: "bypassPermissions",
     name: "Bypass permissions",
     description: "Every call that needs approval runs without asking; deny rules and the sandbox still hold"
   }
 ] as const
+
+/** The mode a session starts in: the command's (`--permission-mode`, the settings), where it is one of `MODES`. */
+export const initialMode = (mode: PermissionMode, approval: ApprovalPolicy): string =>
+  MODES.some((offered) => offered.id === mode) ? mode : approval === "approve" ? "bypassPermissions" : "default"
 
 /** The approval policy of a mode, from the one the command was started with (`--yes`, `--approval`, `--permission-mode`, the settings). */
 export const policyOfMode = (mode: string | undefined, started: ApprovalPolicy): ApprovalPolicy | undefined => {
@@ -69,6 +80,8 @@ export const acp = (flags: AgentFlags, acpFlags: AcpFlags = { clientTerminal: fa
     const files = AcpFiles.bridge()
     // exec's commands in the editor's terminal, only where the user asked for it: they leave the sandbox
     const terminal = acpFlags.clientTerminal ? AcpTerminal.bridge() : undefined
+    // a plan made in plan mode is asked about in the editor, once the agent is there
+    const plans = PlanReview.slot()
     yield* Effect.scoped(Effect.gen(function*() {
       const screen = yield* Screen
       if (terminal !== undefined) {
@@ -95,13 +108,16 @@ export const acp = (flags: AgentFlags, acpFlags: AcpFlags = { clientTerminal: fa
         expand,
         files,
         ...(terminal === undefined ? {} : { terminal }),
-        modes: { available: MODES, initial: settings.approval === "approve" ? "bypassPermissions" : "default" }
+        modes: { available: MODES, initial: initialMode(settings.permissionMode, settings.approval), planning: "plan" }
       })
+      plans.set((request) =>
+        Effect.map(agent.reviewPlan(request), (answer) => answer._tag === "Accept" ? { _tag: "Accept", mode: answer.mode } : { _tag: "Refine" })
+      )
       // asked in the editor: `ask` only says that someone can be asked
       // a command in the editor's terminal is not confined: the sandbox's auto-allow does not hold for it
       const approving = terminal === undefined ? settings : { ...settings, sandbox: { ...settings.sandbox, autoAllowExec: false } }
       yield* Approval.register(approving, screen, Effect.succeed(undefined), agent.askAbout, (key) => policyOfMode(agent.modeOf(key), settings.approval))
       const stream = sdk.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
       yield* agent.connect(stream)
-    })).pipe(Effect.provide(App.layer(settings, { files: files.files, ...(terminal === undefined ? {} : { terminal: terminal.terminal }) })))
+    })).pipe(Effect.provide(App.layer(settings, { files: files.files, planReview: plans.review, ...(terminal === undefined ? {} : { terminal: terminal.terminal }) })))
   })

@@ -38,9 +38,16 @@ export interface AgentOptions {
   readonly files?: Files.Bridge
   /** `exec`'s bridge to the client's terminal (`terminal.ts`): given only when the user opted in, used when the client offers it. */
   readonly terminal?: Terminal.Bridge
-  /** The session modes offered (`session/set_mode`) and the one every session starts in; none when absent. */
-  readonly modes?: { readonly available: ReadonlyArray<Acp.SessionMode>; readonly initial: string }
+  /**
+   * The session modes offered (`session/set_mode`), the one every session starts in, and the one
+   * whose turns plan first (`TurnOptions.planMode`: its plan is asked about with `reviewPlan`);
+   * none when absent.
+   */
+  readonly modes?: { readonly available: ReadonlyArray<Acp.SessionMode>; readonly initial: string; readonly planning?: string }
 }
+
+/** How a plan's question is answered: the mode to go on in, or no (keep planning). */
+export type PlanAnswer = { readonly _tag: "Accept"; readonly mode: "default" | "acceptEdits" } | { readonly _tag: "Refine" }
 
 /** The answer an approval prompt reads (`approval.ts`): `y` once, `a` always (the suggested rule, this session), `n` no. */
 export type Answer = "y" | "a" | "n"
@@ -76,6 +83,10 @@ const toldOf = (session: Session, toolCallId: string) => {
 const ALLOW_ONCE = "allow-once"
 const ALLOW_ALWAYS = "allow-always"
 const REJECT = "reject"
+/** The option ids of a plan's question. */
+const PLAN_ACCEPT_EDITS = "plan-accept-edits"
+const PLAN_ACCEPT = "plan-accept"
+const PLAN_KEEP = "plan-keep-planning"
 
 /**
  * The agent: `connect` serves one client over `stream` until it goes away, and `askAbout` asks
@@ -192,7 +203,8 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
           Effect.forkScoped
         )
         const expanded = options.expand === undefined ? undefined : yield* options.expand(text)
-        const result = yield* loop.turn(session.key, expanded ?? text)
+        const planning = options.modes?.planning !== undefined && session.mode === options.modes.planning
+        const result = yield* loop.turn(session.key, expanded ?? text, planning ? { planMode: true } : {})
         yield* Fiber.join(forward)
         return result
       }))
@@ -299,5 +311,41 @@ export const make = (sdk: Sdk, options: AgentOptions) =>
     /** The mode of a session of this connection; `undefined` for another session. */
     const modeOf = (sessionKey: string): string | undefined => sessions.get(sessionKey)?.mode
 
-    return { connect, askAbout, modeOf }
+    /**
+     * Asks the client about a plan (`exit_plan_mode`): yes with edits accepted, yes, or keep
+     * planning. Accepted, the session leaves plan mode for the mode chosen, and the client is told
+     * (`current_mode_update`). No client to ask: keep planning.
+     */
+    const reviewPlan = (request: { readonly sessionKey: string; readonly toolCallId: string; readonly plan: string }): Effect.Effect<PlanAnswer> => {
+      const session = sessions.get(request.sessionKey)
+      const asking = client
+      if (session === undefined || asking === undefined) return Effect.succeed({ _tag: "Refine" })
+      const options: Array<Acp.PermissionOption> = [
+        { optionId: PLAN_ACCEPT_EDITS, name: "Yes, and accept edits", kind: "allow_always" },
+        { optionId: PLAN_ACCEPT, name: "Yes", kind: "allow_once" },
+        { optionId: PLAN_KEEP, name: "No, keep planning", kind: "reject_once" }
+      ]
+      const toolCall: Acp.ToolCallUpdate = {
+        toolCallId: request.toolCallId,
+        title: "Ready to code? The plan",
+        kind: "switch_mode",
+        status: "pending",
+        content: [{ type: "content", content: { type: "text", text: request.plan } }]
+      }
+      return Effect.tryPromise({
+        try: (signal) => asking.request(sdk.methods.client.session.requestPermission, { sessionId: session.key, toolCall, options }, { cancellationSignal: signal }),
+        catch: (error) => error
+      }).pipe(
+        Effect.flatMap((response): Effect.Effect<PlanAnswer> => {
+          const outcome = response.outcome
+          if (outcome.outcome !== "selected" || (outcome.optionId !== PLAN_ACCEPT && outcome.optionId !== PLAN_ACCEPT_EDITS)) return Effect.succeed({ _tag: "Refine" })
+          const mode = outcome.optionId === PLAN_ACCEPT_EDITS ? "acceptEdits" : "default"
+          session.mode = mode
+          return Effect.as(update(session, { sessionUpdate: "current_mode_update", currentModeId: mode }), { _tag: "Accept", mode } as const)
+        }),
+        Effect.orElseSucceed((): PlanAnswer => ({ _tag: "Refine" }))
+      )
+    }
+
+    return { connect, askAbout, modeOf, reviewPlan }
   })
