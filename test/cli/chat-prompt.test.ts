@@ -15,7 +15,8 @@ import { waitUntil } from "../support/waitUntil.ts"
 
 const SMALL = { columns: 80, rows: 24 }
 const WIDE = { columns: 200, rows: 50 }
-const idle = /── completed[^\n]*\n> $/m
+// a status line may stand above the prompt: one line is allowed between what is awaited and the prompt
+const idle = /── completed[^\n]*\n(?:[^\n]*\n)?> $/m
 
 const users = (request: Received): ReadonlyArray<string> =>
   request.body.messages.filter((m: any) => m.role === "user").map((m: any) => String(m.content))
@@ -47,10 +48,10 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     await pane.waitFor(/^> $/m)
 
     pane.line("!echo from-the-shell")
-    await pane.waitFor(/the command and its output go with your next message\)\n> $/m)
+    await pane.waitFor(/the command and its output go with your next message\)\n(?:[^\n]*\n)?> $/m)
     expect(server.requests).toHaveLength(0)
     pane.line("# always use pnpm")
-    await pane.waitFor(/\(noted in AGENTS\.md\)\n> $/m)
+    await pane.waitFor(/\(noted in AGENTS\.md\)\n(?:[^\n]*\n)?> $/m)
     expect(fs.readFileSync(path.join(workspace, "AGENTS.md"), "utf8")).toBe("# Project\n- always use pnpm\n")
     expect(server.requests).toHaveLength(0)
 
@@ -67,7 +68,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     await pane.waitFor(/✗ @secret\.txt is denied by the permission rule Read\(secret\.txt\)/)
     // an @ naming no file is text
     pane.line("ask @nobody about it")
-    await pane.waitFor(/── completed[\s\S]*── completed[^\n]*\n> $/m)
+    await pane.waitFor(/── completed[\s\S]*── completed[^\n]*\n(?:[^\n]*\n)?> $/m)
     expect(server.requests).toHaveLength(2)
     expect(lastUser(server.requests[1]!)).toBe("ask @nobody about it")
     pane.line("/exit")
@@ -82,9 +83,9 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     pane.line("# tabs, not spaces")
     await pane.waitFor(/save notes to 1\) AGENTS\.md or 2\) CLAUDE\.md\? \[1\/2\] $/m)
     pane.line("2")
-    await pane.waitFor(/\(noted in CLAUDE\.md\)\n> $/m)
+    await pane.waitFor(/\(noted in CLAUDE\.md\)\n(?:[^\n]*\n)?> $/m)
     pane.line("# and short lines")
-    await pane.waitFor(/\(noted in CLAUDE\.md\)[\s\S]*\(noted in CLAUDE\.md\)\n> $/m)
+    await pane.waitFor(/\(noted in CLAUDE\.md\)[\s\S]*\(noted in CLAUDE\.md\)\n(?:[^\n]*\n)?> $/m)
     expect(fs.readFileSync(path.join(workspace, "CLAUDE.md"), "utf8")).toBe("- tabs, not spaces\n- and short lines\n")
     expect(fs.existsSync(path.join(workspace, "AGENTS.md"))).toBe(false)
     // a paste (bracketed) is never a note
@@ -110,7 +111,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
       const key = /session (\S+) · model/.exec(await first.waitFor(/^> $/m))![1]!
       for (const question of ["one", "two", "three", "read notes"]) {
         first.line(question)
-        await first.waitFor(new RegExp(`${question === "read notes" ? "hello" : `Answer to ${question}`}[\\s\\S]*── completed[^\\n]*\\n> $`, "m"))
+        await first.waitFor(new RegExp(`${question === "read notes" ? "hello" : `Answer to ${question}`}[\\s\\S]*── completed[^\\n]*\\n(?:[^\\n]*\\n)?> $`, "m"))
       }
       first.line("/exit")
       expect(await first.exitStatus()).toBe(0)
@@ -129,9 +130,9 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
       expect(users(server.requests[requests]!)).toEqual(["one", "two", "three", "read notes", "four"])
       // /resume shows them too, up to the turn just taken
       pane.line("/clear")
-      await pane.waitFor(/new session \S+;[^\n]*\n> $/m)
+      await pane.waitFor(/new session \S+;[^\n]*\n(?:[^\n]*\n)?> $/m)
       pane.line(`/resume ${key}`)
-      const again = await pane.waitFor(new RegExp(`session ${key}: [^\n]*\n> $`, "m"))
+      const again = await pane.waitFor(new RegExp(`session ${key}: [^\n]*\n(?:[^\n]*\n)?> $`, "m"))
       expect(again.slice(again.lastIndexOf("where you were"))).toMatch(/^where you were: the last 3 turns \(2 before them\) ──\n> three\n[\s\S]*> read notes\n[\s\S]*> four\nAnswer to four\.\n──\nsession /)
       pane.line("/exit")
       expect(await pane.exitStatus()).toBe(0)
@@ -149,12 +150,12 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     context.onTestFinished(() => pane.kill())
     await pane.waitFor(/^> $/m)
     pane.line("/jobs")
-    await pane.waitFor(/no background commands \(exec with background: true starts one\)\n> $/m)
+    await pane.waitFor(/no background commands \(exec with background: true starts one\)\n(?:[^\n]*\n)?> $/m)
     pane.line("start a server")
-    await pane.waitFor(/Started it\.[\s\S]*── completed[^\n]*\n> $/m)
+    await pane.waitFor(/Started it\.[\s\S]*── completed[^\n]*\n(?:[^\n]*\n)?> $/m)
     await waitUntil("the background command runs", () => running(`sleep ${marker}`))
     pane.line("/jobs")
-    await pane.waitFor(new RegExp(`job-1 +running +\\S+ (ms|s) ago  sleep ${marker.replace(".", "\\.")}\\n\\(they are stopped when the chat ends\\)\\n> $`, "m"))
+    await pane.waitFor(new RegExp(`job-1 +running +\\S+ (ms|s) ago  sleep ${marker.replace(".", "\\.")}\\n\\(they are stopped when the chat ends\\)\\n(?:[^\\n]*\\n)?> $`, "m"))
     pane.line("/exit")
     expect(await pane.exitStatus()).toBe(0)
     // the registry's job table closes with the chat: its commands are killed, not left behind
@@ -174,11 +175,11 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     context.onTestFinished(() => pane.kill())
     const key = /session (\S+) · model/.exec(await pane.waitFor(/^> $/m))![1]!
     pane.line("hello")
-    await pane.waitFor(/Answer to hello\.[\s\S]*── completed[^\n]*\n> $/m)
+    await pane.waitFor(/Answer to hello\.[\s\S]*── completed[^\n]*\n(?:[^\n]*\n)?> $/m)
     pane.line("create a.txt")
-    await pane.waitFor(/Done: create a\.txt\.[\s\S]*── completed[^\n]*\n> $/m)
+    await pane.waitFor(/Done: create a\.txt\.[\s\S]*── completed[^\n]*\n(?:[^\n]*\n)?> $/m)
     pane.line("change a.txt")
-    await pane.waitFor(/Done: change a\.txt\.[\s\S]*── completed[^\n]*\n> $/m)
+    await pane.waitFor(/Done: change a\.txt\.[\s\S]*── completed[^\n]*\n(?:[^\n]*\n)?> $/m)
     expect(fs.readFileSync(path.join(workspace, "a.txt"), "utf8")).toBe("two\n")
 
     pane.keys("Escape")
@@ -186,7 +187,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     await pane.waitFor(/Rewind to before which message\?[\s\S]*> +1 +change a\.txt[\s\S]*2 +create a\.txt[\s\S]*3 +hello[\s\S]*q cancels\)/)
     pane.keys("Down")
     pane.keys("Enter")
-    await pane.waitFor(/⏪ rewound to before “create a\.txt”: files of 2 turns put back; the rest stays in the log as a branch\n> $/m)
+    await pane.waitFor(/⏪ rewound to before “create a\.txt”: files of 2 turns put back; the rest stays in the log as a branch\n(?:[^\n]*\n)?> $/m)
     expect(fs.existsSync(path.join(workspace, "a.txt"))).toBe(false)
     pane.line("what now?")
     await pane.waitFor(/Answer to what now\?/)
@@ -194,7 +195,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
 
     // /rewind N: the N-th last message
     pane.line("/rewind 1")
-    await pane.waitFor(/⏪ rewound to before “what now\?”: no files to put back[^\n]*\n> $/m)
+    await pane.waitFor(/⏪ rewound to before “what now\?”: no files to put back[^\n]*\n(?:[^\n]*\n)?> $/m)
     pane.line("/exit")
     expect(await pane.exitStatus()).toBe(0)
     // the log keeps the abandoned branch, the two rewinds marked

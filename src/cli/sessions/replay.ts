@@ -22,12 +22,14 @@ export const REPLAY_TURNS = 3
 const USER_LINES = 6
 
 /** What a prompt put in for the model (`@path` files, `!cmd` outputs): named, not shown again. */
-const ATTACHED = /\n*<(file|user-shell-command)( path="([^"]*)")?[^>]*>[\s\S]*?<\/\1>\n?/g
+const ATTACHED = /\n*<(file|user-shell-command)(?: path="([^"]*)")?[^>]*>\n(?:\$ ([^\n]*)\n)?[\s\S]*?<\/\1>\n*/g
 
-/** A user message as the user typed it: what the chat attached is named in one word. */
+/** A user message as the user typed it: what the chat attached is named on a line (`[@notes.txt]`, `[!git status]`). */
 export const typed = (content: Message.Content): string =>
   (typeof content === "string" ? content : content.map((part) => part.type === "text" ? part.text : "[image]").join("\n"))
-    .replace(ATTACHED, (_, kind: string, __, path: string | undefined) => kind === "file" ? `\n[@${path ?? "file"}]` : "\n[! output]")
+    .replace(ATTACHED, (_, kind: string, path: string | undefined, command: string | undefined) =>
+      kind === "file" ? `\n[@${path ?? "file"}]\n` : `\n[!${command ?? ""}]\n`)
+    .replace(/\n{2,}/g, "\n")
     .trim()
 
 /** The view's messages from the start of its `turns`-th last turn (a row of user messages opens one), and how many turns it holds. */
