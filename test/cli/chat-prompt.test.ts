@@ -126,7 +126,8 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
       expect(shown).not.toMatch(/> one\n/)
       const requests = server.requests.length
       pane.line("four")
-      await pane.waitFor(/Answer to four\./)
+      // the turn over before /clear, which waits for it otherwise
+      await pane.waitFor(/Answer to four\.[\s\S]*── completed[^\n]*\n(?:[^\n]*\n)?> $/m)
       expect(users(server.requests[requests]!)).toEqual(["one", "two", "three", "read notes", "four"])
       // /resume shows them too, up to the turn just taken
       pane.line("/clear")
@@ -190,7 +191,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     await pane.waitFor(/⏪ rewound to before “create a\.txt”: files of 2 turns put back; the rest stays in the log as a branch\n(?:[^\n]*\n)?> $/m)
     expect(fs.existsSync(path.join(workspace, "a.txt"))).toBe(false)
     pane.line("what now?")
-    await pane.waitFor(/Answer to what now\?/)
+    await pane.waitFor(/Answer to what now\?[\s\S]*── completed[^\n]*\n(?:[^\n]*\n)?> $/m)
     expect(users(server.requests.at(-1)!)).toEqual(["hello", "what now?"])
 
     // /rewind N: the N-th last message

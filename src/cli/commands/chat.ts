@@ -155,7 +155,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
    * before it what `!cmd` lines ran since the last message (taken only once the message can go).
    */
   const withFiles = (typed: string) =>
-    PromptSyntax.withMentionedFiles(typed, { workspace: settings.workspace, permissions: settings.permissions, registry, sessionKey: state.sessionKey }).pipe(
+    PromptActions.withMentionedFiles(typed, { workspace: settings.workspace, permissions: settings.permissions, registry, sessionKey: state.sessionKey }).pipe(
       Effect.mapError((message) => ({ _tag: "Unreadable" as const, message })),
       Effect.provideContext(services)
     )

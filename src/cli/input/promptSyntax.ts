@@ -4,21 +4,13 @@
  * - `!cmd`: run `cmd` now (`chat.ts` runs it through `exec`); its output goes with the next message.
  * - `# note`: a single line typed (not pasted) appends `note` to the memory file.
  * - `@path` and `@path:10-40` anywhere in a message: that file's text (those lines) goes with the
- *   message, read by the loop's own `read_file` tool, so with its rules: confined to the workspace
- *   (and added directories), at most its bytes, and the permission rules' `Read(…)` denials (a rule
- *   that asks refuses the mention: nobody is asked about a mention). A mention that names no file
- *   stays text (`@someone`); an image (`@shot.png`) is attached as an image (`images.ts`).
+ *   message, read by the loop's own `read_file` tool (`commands/promptActions.ts`), so with its
+ *   rules: confined to the workspace (and added directories), at most its bytes, and the permission
+ *   rules' `Read(…)` denials (a rule that asks refuses the mention: nobody is asked about a mention).
+ *   A mention that names no file stays text (`@someone`); an image (`@shot.png`) is attached as an
+ *   image (`images.ts`).
  */
-import * as nodePath from "node:path"
-import * as Effect from "effect/Effect"
-import * as FileSystem from "effect/FileSystem"
-import * as Option from "effect/Option"
-import { toOutput } from "../../domain/Tool.ts"
 import { trimEndWhile } from "../../domain/text.ts"
-import { CurrentTurn } from "../../services/CurrentTurn.ts"
-import type { ToolRegistryShape } from "../../services/ToolRegistry.ts"
-import { noTurn } from "../commands/commandPrompt.ts"
-import type * as Permissions from "../permissions/state.ts"
 
 /** What a typed line asks for, when it is not plain text. */
 export type Special =
@@ -58,55 +50,3 @@ export const mentions = (text: string): ReadonlyArray<Mention> => {
   }
   return found
 }
-
-/** What reading mentions needs. */
-export interface MentionContext {
-  readonly workspace: string
-  readonly permissions: Permissions.Permissions
-  readonly registry: ToolRegistryShape
-  readonly sessionKey: string
-}
-
-/** The text `read_file` gives for `mention`; fails with one line saying why it cannot be read. */
-const readMention = (mention: Mention, context: MentionContext) =>
-  Effect.gen(function*() {
-    const tool = yield* context.registry.get("read_file")
-    if (Option.isNone(tool)) return yield* Effect.fail(`@${mention.written}: the read_file tool is not enabled (--tools)`)
-    const verdict = context.permissions.evaluate({ name: "read_file", arguments: { path: mention.path } })
-    if (verdict._tag === "Deny" || verdict._tag === "Ask") {
-      return yield* Effect.fail(`@${mention.written} is ${verdict._tag === "Deny" ? "denied" : "asked about"} by the permission rule ${verdict.rule.text}`)
-    }
-    if (mention.from !== undefined && (mention.from < 1 || mention.to! < mention.from)) {
-      return yield* Effect.fail(`@${mention.written}: a line range is FROM-TO, from line 1`)
-    }
-    const args = {
-      path: mention.path,
-      ...(mention.from === undefined ? {} : { offset: mention.from, limit: mention.to! - mention.from + 1 })
-    }
-    const result = yield* tool.value.execute(args, { toolCallId: "mention", turnId: "", sessionKey: context.sessionKey, iteration: 0, depth: 0 }).pipe(
-      Effect.provideService(CurrentTurn, noTurn),
-      Effect.mapError((error) => `@${mention.written}: ${error.message}`)
-    )
-    const content = toOutput(result).content
-    return typeof content === "string" ? content : content.map((part) => part.type === "text" ? part.text : "").join("")
-  })
-
-/**
- * `text` with the files it mentions after it, each as `<file path="…">` (read_file's numbered
- * lines, `lines="10-40"` for a range); fails with one line when a mentioned file may not be read.
- * A mention of no existing file stays as it is.
- */
-export const withMentionedFiles = (text: string, context: MentionContext) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const blocks: Array<string> = []
-    for (const mention of mentions(text)) {
-      const absolute = nodePath.resolve(context.workspace, mention.path)
-      const info = yield* Effect.option(fs.stat(absolute))
-      if (Option.isNone(info) || info.value.type !== "File") continue
-      const lines = mention.from === undefined ? "" : ` lines="${mention.from}-${mention.to}"`
-      const shown = mention.path.replaceAll("\"", "&quot;")
-      blocks.push(`<file path="${shown}"${lines}>\n${(yield* readMention(mention, context)).replace(/\n$/, "")}\n</file>`)
-    }
-    return blocks.length === 0 ? text : `${text}\n\n${blocks.join("\n\n")}`
-  })
