@@ -25,6 +25,7 @@ const e2e = [
   "test/cli/stores.test.ts",
   // the inspector, and useChat against agent-loop serve, in headless Chromium
   "test/inspector/browser.test.ts",
+  "test/inspector/views.test.ts",
   "test/server/chat-browser.test.ts",
   // approvals across restarts of a real agent-loop serve (SIGTERM, SIGKILL) on SQLite
   "test/server/durable-approvals.test.ts",

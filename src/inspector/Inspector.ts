@@ -37,6 +37,7 @@ import { EventBus } from "../services/EventBus.ts"
 import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import * as Access from "./access.ts"
+import * as Calls from "./calls.ts"
 import * as Model from "./model.ts"
 import * as Page from "./page.ts"
 import { type Numbered, Recorder } from "./recorder.ts"
@@ -145,13 +146,18 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
           })
         case "session":
           if (rest.length !== 1) return Effect.succeed(notFound)
-          return Effect.flatMap(logOf(rest[0]!), (entries) =>
-            json(Model.conversation(rest[0]!, entries, recorder.sessionTurns(rest[0]!), number(query.get("offset"), 0), number(query.get("limit"), 200, MAX_PAGE))))
+          return Effect.flatMap(logOf(rest[0]!), (entries) => {
+            const offset = number(query.get("offset"), 0)
+            const limit = number(query.get("limit"), 200, MAX_PAGE)
+            const page = Model.conversation(rest[0]!, entries, recorder.sessionTurns(rest[0]!), offset, limit)
+            return json({ ...page, calls: Calls.callsOn(entries, offset, offset + limit, recorder.byTurn(), rest[0]!) })
+          })
         case "timeline": {
           if (rest.length !== 2) return Effect.succeed(notFound)
           const [key, turnId] = rest as [string, string]
           const recorded = Model.timelineOfEvents(turnId, recorder.byTurn())
-          if (recorded !== undefined) return json(recorded)
+          // a recorded turn's calls are found in the log, for their details (a sub-turn's are not there)
+          if (recorded !== undefined) return Effect.flatMap(logOf(key), (entries) => json(Calls.locate(recorded, entries)))
           const index = Model.logTurnIndex(turnId)
           if (index === undefined) return Effect.succeed(notFound)
           return Effect.flatMap(logOf(key), (entries) => {

@@ -6,6 +6,7 @@
  */
 import type { AgentEvent } from "../domain/Event.ts"
 import * as SessionLog from "../domain/SessionLog.ts"
+import * as Calls from "./calls.ts"
 import { summaryOf } from "./exportMarkdown.ts"
 import * as Model from "./model.ts"
 import * as Page from "./page.ts"
@@ -27,16 +28,17 @@ export const exportHtml = (sessionKey: string, entries: ReadonlyArray<SessionLog
   const recorded: Array<Model.TurnRef> = []
   const timelines: Record<string, Model.Timeline> = {}
   for (const [turnId, events] of byTurn) {
-    if (events[0]!.depth !== 0) continue
     const timeline = Model.timelineOfEvents(turnId, byTurn)
     if (timeline === undefined) continue
-    timelines[turnId] = timeline
+    // sub-turns too: a tool call's sub-turn conversation is read from its own timeline
+    timelines[turnId] = Calls.locate(timeline, entries)
+    if (events[0]!.depth !== 0) continue
     // labelled as the log's turns are (the whole prompt, not the bar's shorter label), so that each turn is listed once
     const start = events.find((e) => e._tag === "TurnStart")
     const label = start === undefined ? (timeline.rows[0]?.label ?? turnId) : Model.turnLabel(start.input)
     recorded.push({ id: turnId, label, at: timeline.start, ...(timeline.status === undefined ? {} : { status: timeline.status }), source: "events" })
   }
-  const session = Model.conversation(sessionKey, entries, recorded, 0, entries.length)
+  const session = { ...Model.conversation(sessionKey, entries, recorded, 0, entries.length), calls: Calls.callsOn(entries, 0, entries.length, byTurn, sessionKey) }
   for (const turn of session.turns) {
     if (turn.source !== "log" || turn.index === undefined) continue
     const timeline = Model.timelineOfLog(sessionKey, entries, turn.index)

@@ -171,6 +171,13 @@ export interface Span {
   status?: string
   error?: boolean
   detail?: string
+  /** The turn the row belongs to (a sub-turn's rows name the sub-turn). */
+  readonly turnId?: string
+  /** A tool call's id. */
+  readonly callId?: string
+  /** Where the call is in the log (`calls.ts`: `locate`): its answer, and the reply that asked for a tool call. */
+  logIndex?: number
+  callIndex?: number
   readonly marks: Array<{ readonly at: number; readonly kind: string; readonly label: string }>
   readonly children: Array<Span>
 }
@@ -207,6 +214,7 @@ const turnSpan = (turnId: string, byTurn: ReadonlyMap<string, ReadonlyArray<Agen
   const start = events.find((e) => e._tag === "TurnStart")
   const root = span({
     id: turnId,
+    turnId,
     kind: "turn",
     label: start === undefined ? "turn" : short(textOf(start.input), 60) || "turn",
     level,
@@ -220,7 +228,7 @@ const turnSpan = (turnId: string, byTurn: ReadonlyMap<string, ReadonlyArray<Agen
   for (const event of events) {
     switch (event._tag) {
       case "LLMRequest":
-        model = span({ id: `${turnId}/m${root.children.length}`, kind: "model", label: event.model, level: level + 1, start: event.at, iteration: event.iteration })
+        model = span({ id: `${turnId}/m${root.children.length}`, turnId, kind: "model", label: event.model, level: level + 1, start: event.at, iteration: event.iteration })
         root.children.push(model)
         break
       case "LLMResponse":
@@ -237,7 +245,7 @@ const turnSpan = (turnId: string, byTurn: ReadonlyMap<string, ReadonlyArray<Agen
         ;(model ?? root).marks.push({ at: event.at, kind: "retry", label: `retry ${event.attempt}: ${short(event.reason)}` })
         break
       case "ToolExecStart": {
-        const tool = span({ id: `${turnId}/t${event.toolCallId}`, kind: "tool", label: event.toolName, level: level + 1, start: event.at, iteration: event.iteration, detail: short(event.arguments, 200) })
+        const tool = span({ id: `${turnId}/t${event.toolCallId}`, turnId, callId: event.toolCallId, kind: "tool", label: event.toolName, level: level + 1, start: event.at, iteration: event.iteration, detail: short(event.arguments, 200) })
         if (answeredAt !== undefined && answeredAt < event.at) tool.waitFrom = answeredAt
         tools.set(event.toolCallId, tool)
         root.children.push(tool)
@@ -253,7 +261,7 @@ const turnSpan = (turnId: string, byTurn: ReadonlyMap<string, ReadonlyArray<Agen
         break
       }
       case "ToolExecSkipped":
-        root.children.push(span({ id: `${turnId}/s${event.toolCallId}`, kind: "tool", label: `${event.toolName} (not run)`, level: level + 1, start: event.at, end: event.at, error: true, detail: short(event.reason, 200) }))
+        root.children.push(span({ id: `${turnId}/s${event.toolCallId}`, turnId, callId: event.toolCallId, kind: "tool", label: `${event.toolName} (not run)`, level: level + 1, start: event.at, end: event.at, error: true, detail: short(event.reason, 200) }))
         break
       case "SubTurnSpawn": {
         const child = turnSpan(event.childTurnId, byTurn, level + 2, seen)
@@ -358,7 +366,7 @@ export const timelineOfLog = (sessionKey: string, entries: ReadonlyArray<Session
   const first = entries[index]
   if (first === undefined || first.role !== "user") return undefined
   const id = logTurnId(index)
-  const root = span({ id, kind: "turn", label: short(textOf(first.content), 60) || "turn", level: 0, start: 0 })
+  const root = span({ id, turnId: id, kind: "turn", label: short(textOf(first.content), 60) || "turn", level: 0, start: 0 })
   let step = 0
   let iteration = 0
   const tools = new Map<string, Span>()
@@ -369,10 +377,10 @@ export const timelineOfLog = (sessionKey: string, entries: ReadonlyArray<Session
     if (entry.role !== "assistant" && entry.role !== "tool") continue
     if (entry.role === "assistant") {
       iteration++
-      root.children.push(span({ id: `${id}/m${i}`, kind: "model", label: "model", level: 1, start: step, end: step + 1, iteration, detail: short(entry.content, 200) }))
+      root.children.push(span({ id: `${id}/m${i}`, turnId: id, logIndex: i, kind: "model", label: "model", level: 1, start: step, end: step + 1, iteration, detail: short(entry.content, 200) }))
       step++
       for (const call of entry.toolCalls ?? ([] as ReadonlyArray<ToolCall>)) {
-        const tool = span({ id: `${id}/t${call.id}`, kind: "tool", label: call.name, level: 1, start: step, end: step + 1, iteration, detail: short(call.arguments, 200) })
+        const tool = span({ id: `${id}/t${call.id}`, turnId: id, callId: call.id, callIndex: i, kind: "tool", label: call.name, level: 1, start: step, end: step + 1, iteration, detail: short(call.arguments, 200) })
         tools.set(call.id, tool)
         root.children.push(tool)
       }
@@ -380,6 +388,7 @@ export const timelineOfLog = (sessionKey: string, entries: ReadonlyArray<Session
     } else {
       const tool = tools.get(entry.toolCallId)
       if (tool !== undefined) {
+        tool.logIndex = i
         tool.error = entry.isError === true
         tool.detail = short(textOf((entry as Message & { role: "tool" }).content), 200)
       }

@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto"
 import { SCRIPT } from "./pageScript.ts"
+import { VIEW_STYLE } from "./pageStyle.ts"
 
 const STYLE = `
 :root{--fg:#1d2330;--dim:#667085;--line:#e4e7ec;--bg:#fff;--soft:#f6f7f9;--model:#5b8def;--tool:#2fa36b;--turn:#9aa4b2;--wait:#f1b53d;--err:#d64545}
@@ -29,7 +30,7 @@ img.part{max-width:480px;max-height:360px;display:block;margin:6px 0;border:1px 
 .chart{margin-top:10px}.legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px}.live{font-size:12px;color:var(--dim)}
 #live-text{white-space:pre-wrap;font-size:12px;max-height:120px;overflow:auto;border-left:3px solid var(--model);padding-left:6px;margin:6px 0}
 #summary{display:flex;flex-wrap:wrap;gap:2px 18px;margin:0;padding:6px 16px;border-bottom:1px solid var(--line);font-size:13px}#summary div{display:flex;gap:6px}#summary dt{color:var(--dim)}#summary dd{margin:0}
-`
+${VIEW_STYLE}`
 
 /** The base64 SHA-256 of `text`, as a CSP source expression takes it. */
 const hash = (text: string): string => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`

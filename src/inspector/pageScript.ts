@@ -11,6 +11,11 @@
  * Every piece of session text reaches the page as a text node (`textContent`); the script never
  * writes HTML from data. Images are shown only from inline base64 data of an image type.
  */
+import { CONTENT } from "./pageContent.ts"
+import { DETAILS } from "./pageDetails.ts"
+import { TIMELINE } from "./pageTimeline.ts"
+import { VIRTUAL } from "./pageVirtual.ts"
+
 export const SCRIPT = String.raw`(function () {
 "use strict";
 var dataBlock = document.getElementById("inspector-data");
@@ -37,7 +42,7 @@ function el(tag, props, children) {
     if (k === "text") node.textContent = props[k];
     else if (k === "className") node.className = props[k];
     else if (k === "href") node.setAttribute("href", props[k]);
-    else if (k.indexOf("data-") === 0 || k === "title" || k === "type" || k === "placeholder") node.setAttribute(k, props[k]);
+    else if (k.indexOf("data-") === 0 || k.indexOf("aria-") === 0 || k === "role" || k === "tabindex" || k === "title" || k === "type" || k === "placeholder") node.setAttribute(k, props[k]);
     else node[k] = props[k];
   }
   (children || []).forEach(function (c) { if (c != null) node.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
@@ -65,13 +70,13 @@ function fromStatic(path, params) {
   var s = STATIC.session;
   if (path === "sessions") return { total: 1, offset: 0, items: [STATIC.row] };
   if (path.indexOf("timeline/") === 0) return STATIC.timelines[decodeURIComponent(path.split("/")[2])] || null;
-  var offset = Number(params && params.offset || 0);
-  return { sessionKey: s.sessionKey, total: s.items.length, offset: offset, items: s.items.slice(offset, offset + PAGE), turns: s.turns };
+  var offset = Number(params && params.offset || 0), limit = Number(params && params.limit || PAGE);
+  return { sessionKey: s.sessionKey, total: s.items.length, offset: offset, items: s.items.slice(offset, offset + limit), turns: s.turns, calls: s.calls };
 }
 
 function route() {
   var parts = location.hash.replace(/^#\/?/, "").split("/");
-  if (parts[0] === "s" && parts[1] != null && parts[2] === "t") return { view: "timeline", key: decodeURIComponent(parts[1]), turn: decodeURIComponent(parts[3] || "") };
+  if (parts[0] === "s" && parts[1] != null && parts[2] === "t") return { view: "timeline", key: decodeURIComponent(parts[1]), turn: decodeURIComponent(parts[3] || ""), row: parts[4] ? decodeURIComponent(parts[4]) : null };
   if (parts[0] === "s" && parts[1] != null) return { view: "session", key: decodeURIComponent(parts[1]), offset: Number(parts[2] || 0) };
   if (parts[0] === "cluster") return { view: "cluster" };
   if (STATIC) return { view: "session", key: STATIC.session.sessionKey, offset: 0 };
@@ -84,7 +89,7 @@ function render() {
   clear(nav);
   nav.appendChild(el("a", { href: "#/", text: STATIC ? "session" : "sessions" }));
   if (!STATIC) { nav.appendChild(document.createTextNode(" · ")); nav.appendChild(el("a", { href: "#/cluster", text: "cluster" })); }
-  var p = r.view === "list" ? renderList() : r.view === "session" ? renderSession(r.key, r.offset) : r.view === "timeline" ? renderTimeline(r.key, r.turn) : renderCluster();
+  var p = r.view === "list" ? renderList() : r.view === "session" ? renderSession(r.key, r.offset) : r.view === "timeline" ? renderTimeline(r.key, r.turn, r.row) : renderCluster();
   return p.then(function () { showStreaming(); if (performance.mark) performance.mark("inspector:drawn"); }, function (e) { clear(app); app.appendChild(el("p", { className: "error", text: "Could not load: " + e.message })); });
 }
 
@@ -123,135 +128,6 @@ function pager(page, size, go) {
   next.addEventListener("click", function () { go(page.offset + size); });
   last.addEventListener("click", function () { go(Math.floor((page.total - 1) / size) * size); });
   box.appendChild(prev); box.appendChild(el("span", { className: "dim", text: (page.offset + 1) + "–" + Math.min(page.total, page.offset + size) + " of " + fmtNum(page.total) })); box.appendChild(next); box.appendChild(last);
-  return box;
-}
-
-function renderSession(key, offset) {
-  return api("session/" + encodeURIComponent(key), { offset: offset, limit: PAGE }).then(function (c) {
-    clear(app);
-    app.appendChild(el("h2", { text: c.sessionKey }));
-    var turns = el("div", { className: "turns", id: "turns" });
-    c.turns.forEach(function (t) {
-      turns.appendChild(el("a", { href: timelineHref(key, t.id), "data-source": t.source, "data-status": t.status || "", title: t.source === "events" ? "recorded events" : "from the log (order only)" }, [(t.status === "running" ? "● " : "") + t.label]));
-    });
-    app.appendChild(el("div", null, [el("span", { className: "dim", text: "Timelines: " }), turns]));
-    var go = function (o) { location.hash = sessionHref(key) + "/" + o; };
-    app.appendChild(pager(c, PAGE, go));
-    var list = el("div", { id: "conversation" });
-    c.items.forEach(function (n) { list.appendChild(entry(n.entry, n.index)); });
-    app.appendChild(list);
-    app.appendChild(pager(c, PAGE, go));
-  });
-}
-
-function parts(content) {
-  if (typeof content === "string") return [el("div", { className: "text", text: content })];
-  return content.map(function (p) {
-    if (p.type === "text") return el("div", { className: "text", text: p.text });
-    var data = p.data, type = p.mediaType;
-    var m = p.url && /^data:([^;,]+);base64,([A-Za-z0-9+/=]*)$/.exec(p.url);
-    if (m) { type = m[1]; data = m[2]; }
-    if (data != null && IMAGE_TYPES.indexOf(type) >= 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(data)) return el("img", { className: "part", src: "data:" + type + ";base64," + data, alt: "image " + type });
-    return el("div", { className: "dim", text: "[image " + (p.url || type || "") + "]" });
-  });
-}
-
-function entry(e, index) {
-  var box = el("div", { className: "msg " + e.role + (e.isError ? " error" : ""), "data-index": String(index), "data-role": e.role });
-  var who = e.role === "tool" ? "tool result · " + e.toolName + (e.isError ? " · error" : "") : e.role;
-  box.appendChild(el("div", { className: "who", text: "#" + index + " " + who }));
-  if (e.role === "system") box.appendChild(el("details", null, [el("summary", { text: "system prompt" }), el("div", { className: "text", text: e.content })]));
-  else if (e.role === "user" || e.role === "tool") parts(e.content).forEach(function (n) { box.appendChild(n); });
-  else if (e.role === "assistant") {
-    if (e.reasoning) box.appendChild(el("details", null, [el("summary", { text: "reasoning" }), el("div", { className: "text", text: e.reasoning })]));
-    if (e.content) box.appendChild(el("div", { className: "text", text: e.content + (e.partial ? " [cut short]" : "") }));
-    (e.toolCalls || []).forEach(function (c) { box.appendChild(el("div", null, [el("b", { text: "→ " + c.name }), el("pre", { text: c.arguments })])); });
-    if (e.providerBlocks && e.providerBlocks.length) box.appendChild(el("details", null, [el("summary", { text: "provider blocks (" + e.providerBlocks.length + ")" }), el("pre", { text: JSON.stringify(e.providerBlocks, null, 2) })]));
-  } else if (e.role === "compaction") {
-    box.appendChild(el("div", { text: "Compaction (" + e.reason + "): the context now starts at message " + e.cut + " of the view" }));
-    if (e.summary != null) box.appendChild(el("details", null, [el("summary", { text: "summary" }), el("div", { className: "text", text: e.summary })]));
-  } else if (e.role === "meta") box.appendChild(el("div", { className: "dim", text: "workspace: " + (e.workspace || "-") }));
-  else if (e.role === "outcome") box.appendChild(el("div", { className: "dim", text: "Turn " + e.status + ": " + e.iterations + " iterations · " + tokens(e.usage) + (e.usage.costUsd != null ? " · " + fmtCost(e.usage.costUsd) : "") + (e.error ? " · " + e.error._tag + ": " + e.error.message : "") }));
-  else if (e.role === "rewind") box.appendChild(el("div", { text: "Rewound: the conversation continues from message " + e.cut + " of the view; the messages above are an abandoned branch" }));
-  return box;
-}
-
-function renderTimeline(key, turnId) {
-  return api("timeline/" + encodeURIComponent(key) + "/" + encodeURIComponent(turnId)).then(function (t) {
-    clear(app);
-    app.appendChild(el("p", null, [el("a", { href: sessionHref(key), text: "← " + key })]));
-    if (!t) { app.appendChild(el("p", { text: "No such turn." })); return; }
-    var timed = t.source === "events";
-    var span = Math.max(1, t.end - t.start);
-    app.appendChild(el("h2", { text: "Turn: " + (t.rows[0] ? t.rows[0].label : t.turnId) + (t.status ? " · " + t.status : "") }));
-    app.appendChild(el("p", { className: "dim", id: "summary", text: (timed ? fmtMs(t.end - t.start) + " · " : "Order only: this turn's events were not recorded, so the log gives its calls but not their times · ") + (t.model ? t.model + " · " : "") + tokens(t.usage) + (t.usage && t.usage.costUsd != null ? " · " + fmtCost(t.usage.costUsd) : "") }));
-    if (t.error) app.appendChild(el("p", { className: "failure", id: "turn-error", text: t.error._tag + ": " + t.error.message }));
-    var gantt = el("div", { className: "gantt", id: "gantt" });
-    t.rows.forEach(function (r) {
-      var name = el("div", { className: "name", title: r.label }, [r.label]);
-      name.style.paddingLeft = (r.level * 14) + "px";
-      var track = el("div", { className: "track" });
-      var end = r.end == null ? t.end : r.end;
-      if (r.waitFrom != null) {
-        var w = el("div", { className: "bar wait", title: "waiting " + fmtMs(r.start - r.waitFrom) + " (hooks, approval)" });
-        w.style.left = pct(r.waitFrom - t.start, span); w.style.width = pct(r.start - r.waitFrom, span);
-        track.appendChild(w);
-      }
-      var info = [r.label, timed ? fmtMs(end - r.start) + (r.end == null ? " (running)" : "") : "", tokens(r.usage), r.usage && r.usage.costUsd != null ? fmtCost(r.usage.costUsd) : "", r.detail || ""].filter(Boolean).join("\n");
-      var bar = el("div", { className: "bar " + r.kind + (r.error ? " error" : ""), title: info });
-      bar.style.left = pct(r.start - t.start, span); bar.style.width = pct(end - r.start, span);
-      track.appendChild(bar);
-      r.marks.forEach(function (m) {
-        var mk = el("div", { className: "mark " + m.kind, title: m.label, "data-mark": m.kind });
-        mk.style.left = pct(m.at - t.start, span);
-        track.appendChild(mk);
-      });
-      var row = el("div", { className: "row", "data-kind": r.kind, "data-level": String(r.level), "data-id": r.id }, [name, track]);
-      gantt.appendChild(row);
-      if (r.marks.length) gantt.appendChild(el("div", { className: "dim", text: r.marks.map(function (m) { return m.label; }).join(" · ") }));
-    });
-    var legend = el("div", { className: "legend dim" });
-    [["model", "model call"], ["tool", "tool call"], ["wait", "wait (hooks, approval)"], ["turn", "turn / sub-turn"], ["error", "error"]].forEach(function (l) { var s = el("span", { className: "bar " + l[0] }); s.style.position = "static"; legend.appendChild(s); legend.appendChild(document.createTextNode(l[1])); });
-    var left = el("div", null, [gantt, legend, chart(t.context)]);
-    var events = el("tbody");
-    t.events.forEach(function (e) { events.appendChild(el("tr", null, [el("td", { className: "num", text: "+" + fmtMs(e.at - t.start) }), el("td", { text: e._tag }), el("td", { text: describe(e) })])); });
-    var right = el("div", { className: "events", id: "events" }, [el("table", null, [events])]);
-    if (!timed) right = el("div", { className: "dim", text: "No events recorded for this turn." });
-    app.appendChild(el("div", { className: "layout" }, [left, right]));
-  });
-}
-function pct(v, span) { return (Math.max(0, v) / span * 100).toFixed(3) + "%"; }
-function describe(e) {
-  switch (e._tag) {
-    case "TurnStart": return typeof e.input === "string" ? e.input.slice(0, 120) : "(parts)";
-    case "LLMRequest": return e.model + ", " + e.messageCount + " messages";
-    case "LLMResponse": return e.finishReason + ", " + tokens(e.usage) + ", " + fmtMs(e.durationMs);
-    case "ToolExecStart": return e.toolName + " " + e.arguments.slice(0, 120);
-    case "ToolExecEnd": return e.toolName + (e.isError ? " failed" : " ok") + ", " + fmtMs(e.durationMs);
-    case "ToolExecSkipped": return e.toolName + ": " + e.reason;
-    case "LLMRetry": return "attempt " + e.attempt + ": " + e.reason;
-    case "InterruptReceived": return e.kind + (e.hint ? ": " + e.hint : "");
-    case "SubTurnSpawn": case "SubTurnEnd": return e.childTurnId + (e.status ? " " + e.status : "");
-    case "TurnEnd": return e.status + ", " + e.iterations + " iterations" + (e.error ? ": " + e.error : "");
-    case "Error": return e.stage + ": " + e.message;
-    default: return "";
-  }
-}
-function chart(points) {
-  var box = el("div", { className: "chart", id: "context-chart" });
-  if (!points.length) return box;
-  box.appendChild(el("div", { className: "dim", text: "Context size (input tokens) per model call" }));
-  var NS = "http://www.w3.org/2000/svg", w = 480, h = 100, max = Math.max.apply(null, points.map(function (p) { return p.tokens; })) || 1;
-  var svg = document.createElementNS(NS, "svg");
-  svg.setAttribute("width", String(w)); svg.setAttribute("height", String(h + 14)); svg.setAttribute("viewBox", "0 0 " + w + " " + (h + 14));
-  var bw = Math.min(40, w / points.length - 4);
-  points.forEach(function (p, i) {
-    var bh = Math.max(1, p.tokens / max * h), r = document.createElementNS(NS, "rect");
-    r.setAttribute("x", String(i * (bw + 4))); r.setAttribute("y", String(h - bh)); r.setAttribute("width", String(bw)); r.setAttribute("height", String(bh)); r.setAttribute("fill", "#5b8def");
-    var tip = document.createElementNS(NS, "title"); tip.textContent = "iteration " + p.iteration + ": " + fmtNum(p.tokens) + " tokens"; r.appendChild(tip);
-    svg.appendChild(r);
-  });
-  box.appendChild(svg);
   return box;
 }
 
@@ -330,6 +206,7 @@ function live() {
   }
   connect();
 }
+` + CONTENT + VIRTUAL + TIMELINE + DETAILS + String.raw`
 window.addEventListener("hashchange", render);
 render();
 live();

@@ -174,7 +174,7 @@ describe.skipIf(!present)("inspector in Chromium", { timeout: 120_000 }, () => {
       expect(rows[sub - 1]).toEqual(["tool", 1, "subagent"])
       expect(rows[sub]![2]).toContain("count the files")
       expect(await page.locator("#context-chart rect").count()).toBe(2)
-      expect(await page.locator("#events tr").count()).toBeGreaterThan(5)
+      expect(await page.locator("#events .event").count()).toBeGreaterThan(5)
       if (process.env.INSPECTOR_SCREENSHOT === "1") {
         await page.screenshot({ path: path.join(root, "docs", "images", "timeline.png") })
       }
