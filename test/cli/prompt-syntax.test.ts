@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Message, type SessionLog } from "effect-agent-loop"
 import { choices, turnsFrom } from "../../src/cli/commands/rewind.ts"
 import { mentions, special } from "../../src/cli/input/promptSyntax.ts"
-import { lastTurns, typed } from "../../src/cli/sessions/replay.ts"
+import { lastTurns, typed } from "../../src/cli/output/replay.ts"
 
 const outcome = (turnId: string): SessionLog.SessionEntry => ({
   role: "outcome",

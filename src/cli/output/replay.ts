@@ -8,12 +8,12 @@
 import * as Effect from "effect/Effect"
 import type * as Message from "../../domain/Message.ts"
 import * as SessionLog from "../../domain/SessionLog.ts"
-import { makeMarkdown } from "../output/markdown.ts"
-import { markdownStyle } from "../output/markdownInline.ts"
-import { causeLine } from "../output/toolPreview.ts"
 import * as Format from "../terminal/format.ts"
 import { clean } from "../terminal/safeText.ts"
 import type { ScreenShape } from "../terminal/screen.ts"
+import { makeMarkdown } from "./markdown.ts"
+import { markdownStyle } from "./markdownInline.ts"
+import { causeLine } from "./toolPreview.ts"
 
 /** How many turns are shown by default. */
 export const REPLAY_TURNS = 3
