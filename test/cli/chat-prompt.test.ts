@@ -15,6 +15,11 @@ import { waitUntil } from "../support/waitUntil.ts"
 
 const SMALL = { columns: 80, rows: 24 }
 const WIDE = { columns: 200, rows: 50 }
+/** The two terminals a test runs on where the layout or the colours could matter. */
+const TERMINALS = [
+  { name: "80x24, colour", size: SMALL, env: {} },
+  { name: "200x50, NO_COLOR", size: WIDE, env: { NO_COLOR: "1" } }
+] as const
 // a status line may stand above the prompt: one line is allowed between what is awaited and the prompt
 const idle = /── completed[^\n]*\n(?:[^\n]*\n)?> $/m
 
@@ -34,8 +39,9 @@ const running = (marker: string) =>
   })
 
 describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewind (tmux)" : "chat prompt syntax: SKIPPED because tmux is not installed (apt-get install -y tmux)", () => {
-  it("@path:FROM-TO puts those lines in the message, !cmd's output goes with the next one, # note lands in AGENTS.md; a denied @path is refused (80x24)", async (context) => {
+  for (const terminal of TERMINALS) it(`@path:FROM-TO puts those lines in the message, !cmd's output goes with the next one, # note lands in AGENTS.md; a denied @path is refused (${terminal.name})`, async (context) => {
     const { env, flags, server, workspace } = await cliSetup(context, [{ text: "Seen." }], {
+      env: terminal.env,
       files: {
         "ws/notes.txt": "line one\nline two\nline three\nline four\n",
         "ws/secret.txt": "hunter2\n",
@@ -43,13 +49,16 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
         "ws/.claude/settings.json": JSON.stringify({ permissions: { deny: ["Read(secret.txt)"] } })
       }
     })
-    const pane = startPane([process.execPath, launcher, "chat", ...flags], env, root, SMALL)
+    const pane = startPane([process.execPath, launcher, "chat", ...flags], env, root, terminal.size)
     context.onTestFinished(() => pane.kill())
     await pane.waitFor(/^> $/m)
 
     pane.line("!echo from-the-shell")
     await pane.waitFor(/the command and its output go with your next message\)\n(?:[^\n]*\n)?> $/m)
     expect(server.requests).toHaveLength(0)
+    // the command's line in colour, or plain with NO_COLOR
+    if (terminal.env.NO_COLOR === undefined) expect(pane.captureStyled()).toMatch(/\u001b\[36m\$\u001b\[39m \u001b\[1mecho from-the-shell/)
+    else expect(pane.captureStyled()).not.toMatch(/\u001b\[(3\d|1)m/)
     pane.line("# always use pnpm")
     await pane.waitFor(/\(noted in AGENTS\.md\)\n(?:[^\n]*\n)?> $/m)
     expect(fs.readFileSync(path.join(workspace, "AGENTS.md"), "utf8")).toBe("# Project\n- always use pnpm\n")
@@ -163,7 +172,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     await waitUntil("the background command is gone", () => !running(`sleep ${marker}`))
   })
 
-  it("Esc Esc at an empty prompt opens /rewind: the picked message and what came after are gone from the conversation and the files, kept in the log", async (context) => {
+  for (const terminal of TERMINALS) it(`Esc Esc at an empty prompt opens /rewind: the picked message and what came after are gone from the conversation and the files, kept in the log (${terminal.name})`, async (context) => {
     const reply = (request: Received): Reply => {
       const last = lastUser(request)
       if (request.body.messages.at(-1)?.role === "tool") return { text: `Done: ${last}.` }
@@ -171,8 +180,8 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
       if (last === "change a.txt") return { toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "two\n" } }] }
       return { text: `Answer to ${last}.` }
     }
-    const { env, flags, server, workspace } = await cliSetup(context, reply, { flags: ["--yes"] })
-    const pane = startPane([process.execPath, launcher, "chat", ...flags], env, root, WIDE)
+    const { env, flags, server, workspace } = await cliSetup(context, reply, { flags: ["--yes"], env: terminal.env })
+    const pane = startPane([process.execPath, launcher, "chat", ...flags], env, root, terminal.size)
     context.onTestFinished(() => pane.kill())
     const key = /session (\S+) · model/.exec(await pane.waitFor(/^> $/m))![1]!
     pane.line("hello")
