@@ -57,7 +57,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     await pane.waitFor(/the command and its output go with your next message\)\n(?:[^\n]*\n)?> $/m)
     expect(server.requests).toHaveLength(0)
     // the command's line in colour, or plain with NO_COLOR
-    if (terminal.env.NO_COLOR === undefined) expect(pane.captureStyled()).toMatch(/\u001b\[36m\$\u001b\[39m \u001b\[1mecho from-the-shell/)
+    if (!("NO_COLOR" in terminal.env)) expect(pane.captureStyled()).toMatch(/\u001b\[36m\$\u001b\[39m \u001b\[1mecho from-the-shell/)
     else expect(pane.captureStyled()).not.toMatch(/\u001b\[(3\d|1)m/)
     pane.line("# always use pnpm")
     await pane.waitFor(/\(noted in AGENTS\.md\)\n(?:[^\n]*\n)?> $/m)
@@ -149,7 +149,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     })
   }
 
-  it("/jobs lists the background commands; the chat's end stops them", async (context) => {
+  it("/jobs lists the background commands; the chat's end stops them; Esc stops a !cmd", async (context) => {
     const marker = `${Date.now() % 100000}.25`
     const reply = (request: Received): Reply =>
       toolResults(request) === 0
@@ -159,6 +159,12 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     const pane = startPane([process.execPath, launcher, "chat", ...flags], env, root, SMALL)
     context.onTestFinished(() => pane.kill())
     await pane.waitFor(/^> $/m)
+    // a !cmd that would run long: Esc kills it and gives the prompt back
+    pane.line(`!sleep ${marker}5`)
+    await waitUntil("the typed command runs", () => running(`sleep ${marker}5`))
+    pane.keys("Escape")
+    await pane.waitFor(/⏹ stopped: the command was killed; nothing of it goes with your next message\n(?:[^\n]*\n)?> $/m)
+    await waitUntil("the typed command is gone", () => !running(`sleep ${marker}5`))
     pane.line("/jobs")
     await pane.waitFor(/no background commands \(exec with background: true starts one\)\n(?:[^\n]*\n)?> $/m)
     pane.line("start a server")

@@ -94,6 +94,8 @@ interface State {
   inputEnded: boolean
   /** What `!cmd` lines ran, for the next message. */
   pending: Array<string>
+  /** The `!cmd` running now, which Esc stops. */
+  shell: Fiber.Fiber<string | undefined> | undefined
   /** The memory file `# note` lines go to, once known. */
   memoryFile: string | undefined
   /** When Esc was last pressed at an empty prompt with no turn running: a second press soon after opens `/rewind`. */
@@ -133,7 +135,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   // the lines waiting for their turn; a drain runs them, and the follow-ups each turn leaves first
   const backlog = SessionRunner.makeLine()
   const quit = yield* Deferred.make<number>()
-  const state: State = { sessionKey: settings.sessionKey, model: settings.model, spent: Usage.empty, turns: 0, draining: undefined, inputEnded: false, pending: [], memoryFile: undefined, lastIdleEscape: 0 }
+  const state: State = { sessionKey: settings.sessionKey, model: settings.model, spent: Usage.empty, turns: 0, draining: undefined, inputEnded: false, pending: [], shell: undefined, memoryFile: undefined, lastIdleEscape: 0 }
   // the session left last gets its workspace recorded, as `remember` does for the first
   if (settings.persist) {
     yield* Effect.addFinalizer(() =>
@@ -362,13 +364,22 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   /** A `!cmd` or `# note` typed at the prompt (`promptSyntax.ts`). */
   const special = (line: PromptSyntax.Special): Effect.Effect<void> => {
     if (line._tag === "Shell") {
-      return PromptActions.runShell(line.command, {
-        registry,
-        permissions: settings.permissions,
-        screen,
-        ask: screen.interactive ? input.ask : undefined,
-        sessionKey: state.sessionKey
-      }).pipe(Effect.tap((block) => Effect.sync(() => block !== undefined && state.pending.push(block))), Effect.andThen(prompt))
+      return Effect.gen(function*() {
+        // in a fiber of its own, so that Esc can stop it (the command's processes are killed)
+        const shell = yield* Effect.forkChild(PromptActions.runShell(line.command, {
+          registry,
+          permissions: settings.permissions,
+          screen,
+          ask: screen.interactive ? input.ask : undefined,
+          sessionKey: state.sessionKey
+        }))
+        state.shell = shell
+        const exit = yield* Fiber.await(shell)
+        state.shell = undefined
+        if (exit._tag === "Failure") yield* screen.line(dim("⏹ stopped: the command was killed; nothing of it goes with your next message"))
+        else if (exit.value !== undefined) state.pending.push(exit.value)
+        yield* prompt
+      })
     }
     return Effect.gen(function*() {
       state.memoryFile ??= yield* PromptActions.memoryFile(settings.workspace, screen, input.ask)
@@ -473,6 +484,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
    */
   const stopNow = (line: string) =>
     Effect.gen(function*() {
+      if (state.shell !== undefined) return yield* Fiber.interrupt(state.shell)
       if (backlog.busy() || line !== "") return yield* stopTurn
       const now = Date.now()
       const twice = now - state.lastIdleEscape < ESC_ESC_MS
