@@ -85,7 +85,8 @@ function measuredList(box, count, estimate, draw) {
     return lo;
   }
   var observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(function (items) {
-    var shift = 0;
+    // at the end of the list (scrolled to the bottom), it stays at the end
+    var shift = 0, atEnd = box.scrollTop > 0 && box.scrollTop + box.clientHeight >= tops[count] - 2;
     items.forEach(function (item) {
       var node = item.target, i = Number(node.getAttribute("data-i")), h = node.offsetHeight;
       if (!node.isConnected || !(h > 0) || Math.abs(h - heights[i]) < 0.5) return;
@@ -95,7 +96,8 @@ function measuredList(box, count, estimate, draw) {
     });
     if (!dirty) return;
     layout();
-    if (shift) box.scrollTop += shift;
+    if (atEnd) box.scrollTop = tops[count];
+    else if (shift) box.scrollTop += shift;
     schedule();
   });
   function schedule() { if (scheduled) return; scheduled = true; requestAnimationFrame(function () { scheduled = false; update(); }); }
