@@ -38,6 +38,7 @@ import { Secrets, type SecretsShape } from "../services/Secrets.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import * as Access from "./access.ts"
 import * as Calls from "./calls.ts"
+import * as Find from "./find.ts"
 import * as Model from "./model.ts"
 import * as Page from "./page.ts"
 import { type Numbered, Recorder } from "./recorder.ts"
@@ -131,6 +132,7 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
     const frame = frames(secrets)
 
     const logOf = (key: string): Effect.Effect<ReadonlyArray<SessionEntry>, unknown> => store.log(key)
+    const finder = Find.makeFinder()
 
     const api = (segments: ReadonlyArray<string>, query: URLSearchParams, request: HttpServerRequest.HttpServerRequest) => {
       const [what, ...rest] = segments
@@ -142,7 +144,9 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
               const used = usage.get(info.sessionKey)
               return used === undefined ? info : { ...info, usage: used }
             })
-            return json(Model.sessionPage(rows, query.get("q") ?? "", number(query.get("offset"), 0), number(query.get("limit"), 50, MAX_PAGE)))
+            // full-text and filters first (reading logs only when the query needs them), then one page, newest first
+            return Effect.flatMap(finder.find(recorder.withLive(rows), query.get("q") ?? "", Find.filtersOf(query), logOf), (found) =>
+              json(Model.sessionPage(found, "", number(query.get("offset"), 0), number(query.get("limit"), 50, MAX_PAGE))))
           })
         case "session":
           if (rest.length !== 1) return Effect.succeed(notFound)
@@ -155,7 +159,7 @@ export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.Ht
         case "timeline": {
           if (rest.length !== 2) return Effect.succeed(notFound)
           const [key, turnId] = rest as [string, string]
-          const recorded = Model.timelineOfEvents(turnId, recorder.byTurn())
+          const recorded = Find.inFlight(Model.timelineOfEvents(turnId, recorder.byTurn()), Date.now())
           // a recorded turn's calls are found in the log, for their details (a sub-turn's are not there)
           if (recorded !== undefined) return Effect.flatMap(logOf(key), (entries) => json(Calls.locate(recorded, entries)))
           const index = Model.logTurnIndex(turnId)

@@ -16,7 +16,9 @@ import * as Usage from "../domain/Usage.ts"
 import type { SessionInfo } from "../services/SessionStore.ts"
 
 /** A row of the session list. */
-export interface SessionRow extends SessionInfo {
+export interface SessionRow extends Omit<SessionInfo, "status"> {
+  /** How its last turn ended, or `running` while the inspector sees one of its turns run. */
+  readonly status?: SessionInfo["status"] | "running"
   /** Tokens and cost of the turns whose events were recorded (absent when none were). */
   readonly usage?: Usage.Usage
 }

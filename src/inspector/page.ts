@@ -5,6 +5,7 @@
  * its data) and the exported file (its data embedded as JSON in a non-executable script block).
  */
 import { createHash } from "node:crypto"
+import { THEME_STYLE } from "./pageFind.ts"
 import { SCRIPT } from "./pageScript.ts"
 import { VIEW_STYLE } from "./pageStyle.ts"
 
@@ -29,8 +30,8 @@ img.part{max-width:480px;max-height:360px;display:block;margin:6px 0;border:1px 
 .events{max-height:70vh;overflow:auto;font-size:12px;border:1px solid var(--line);border-radius:6px}.events td{padding:2px 6px}
 .chart{margin-top:10px}.legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px}.live{font-size:12px;color:var(--dim)}
 #live-text{white-space:pre-wrap;font-size:12px;max-height:120px;overflow:auto;border-left:3px solid var(--model);padding-left:6px;margin:6px 0}
-#summary{display:flex;flex-wrap:wrap;gap:2px 18px;margin:0;padding:6px 16px;border-bottom:1px solid var(--line);font-size:13px}#summary div{display:flex;gap:6px}#summary dt{color:var(--dim)}#summary dd{margin:0}
-${VIEW_STYLE}`
+#session-summary{display:flex;flex-wrap:wrap;gap:2px 18px;margin:0;padding:6px 16px;border-bottom:1px solid var(--line);font-size:13px}#session-summary div{display:flex;gap:6px}#session-summary dt{color:var(--dim)}#session-summary dd{margin:0}
+${VIEW_STYLE}${THEME_STYLE}`
 
 /** The base64 SHA-256 of `text`, as a CSP source expression takes it. */
 const hash = (text: string): string => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`
@@ -86,7 +87,7 @@ export const html = (options: {
   const title = escape(options.title)
   const summary = options.summary === undefined || options.summary.length === 0
     ? ""
-    : `<dl id="summary">${options.summary.map(([name, value]) => `<div><dt>${escape(name)}</dt><dd>${escape(value)}</dd></div>`).join("")}</dl>`
+    : `<dl id="session-summary">${options.summary.map(([name, value]) => `<div><dt>${escape(name)}</dt><dd>${escape(value)}</dd></div>`).join("")}</dl>`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${policy}">

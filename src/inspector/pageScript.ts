@@ -13,6 +13,7 @@
  */
 import { CONTENT } from "./pageContent.ts"
 import { DETAILS } from "./pageDetails.ts"
+import { FIND } from "./pageFind.ts"
 import { TIMELINE } from "./pageTimeline.ts"
 import { VIRTUAL } from "./pageVirtual.ts"
 
@@ -85,6 +86,8 @@ function route() {
 var state = { q: "", offset: 0 };
 function render() {
   var r = route();
+  // an exported file keeps the title it was written with
+  if (!STATIC) document.title = pageTitle(r);
   var nav = document.getElementById("nav");
   clear(nav);
   nav.appendChild(el("a", { href: "#/", text: STATIC ? "session" : "sessions" }));
@@ -94,27 +97,26 @@ function render() {
 }
 
 function renderList() {
-  return api("sessions", { q: state.q, offset: state.offset, limit: 50 }).then(function (page) {
+  var params = listParams(), query = listQuery(params);
+  return api("sessions", query).then(function (page) {
     clear(app);
-    var search = el("input", { type: "search", placeholder: "Search key, workspace, first prompt", value: state.q, id: "search" });
-    search.addEventListener("change", function () { state.q = search.value; state.offset = 0; render(); });
-    app.appendChild(el("div", { className: "pager" }, [search, el("span", { className: "dim", text: fmtNum(page.total) + " sessions" })]));
+    app.appendChild(el("div", { className: "pager filters" }, listFilters(params).concat([el("span", { className: "dim", id: "session-count", text: fmtNum(page.total) + " sessions" })])));
     var body = el("tbody");
     page.items.forEach(function (s) {
       body.appendChild(el("tr", { "data-session": s.sessionKey }, [
         el("td", { text: fmtTime(s.updatedAt) }),
-        el("td", null, [s.status ? el("span", { className: "badge " + (s.status === "completed" ? "ok" : "bad"), text: s.status }) : null]),
+        el("td", null, [s.status ? el("span", { className: "badge " + (s.status === "completed" ? "ok" : s.status === "running" ? "" : "bad"), text: s.status }) : null]),
         el("td", { text: s.workspace || "-" }),
         el("td", { className: "num", text: fmtNum(s.turns) }),
         el("td", { className: "num", text: fmtNum(s.messages) }),
         el("td", { className: "num", text: s.usage ? fmtNum(s.usage.inputTokens + s.usage.outputTokens) : "" }),
         el("td", { className: "num", text: s.usage ? fmtCost(s.usage.costUsd) : "" }),
-        el("td", null, [el("a", { href: sessionHref(s.sessionKey), text: s.preview || s.sessionKey }), s.problem ? el("div", { className: "dim", text: s.problem }) : null])
+        el("td", null, [el("a", { href: sessionHref(s.sessionKey), text: s.preview || s.sessionKey }), s.match ? el("div", { className: "match dim", text: s.match }) : null, s.problem ? el("div", { className: "dim", text: s.problem }) : null])
       ]));
     });
     var head = el("tr", null, ["when", "last turn", "workspace", "turns", "messages", "tokens", "cost", "first prompt"].map(function (h) { return el("th", { text: h }); }));
     app.appendChild(el("table", { id: "sessions" }, [el("thead", null, [head]), body]));
-    app.appendChild(pager(page, 50, function (o) { state.offset = o; render(); }));
+    app.appendChild(pager(page, 50, function (o) { var p = listParams(); if (o > 0) p.set("offset", String(o)); else p.delete("offset"); setListParams(p); }));
   });
 }
 
@@ -147,19 +149,24 @@ var streaming = { key: null, text: "" };
 function showStreaming() {
   var r = route(), box = document.getElementById("live-text");
   if (r.view !== "session" || r.key !== streaming.key || !streaming.text) { if (box) box.remove(); return; }
-  if (!box) { box = el("div", { id: "live-text", title: "the model's answer as it streams" }); app.insertBefore(box, app.firstChild); }
-  box.textContent = streaming.text;
+  // after the conversation, as the entry it will become
+  if (!box) {
+    box = el("div", { id: "live-text", className: "msg assistant streaming", title: "the model's answer as it streams", "aria-live": "polite" }, [el("div", { className: "who", text: "assistant \u00b7 streaming\u2026" }), el("div", { className: "text" })]);
+    app.appendChild(box);
+  }
+  box.lastChild.textContent = streaming.text;
 }
 function refreshSoon() { if (pending) return; pending = setTimeout(function () { pending = null; render(); }, 250); }
 function onEvent(e) {
   var r = route();
+  trackRunning(e);
   if (e._tag === "LLMRequest" && e.depth === 0) streaming = { key: e.sessionKey, text: "" };
   if (e._tag === "TurnEnd" && e.depth === 0 && streaming.key === e.sessionKey) streaming = { key: null, text: "" };
   if (e._tag === "LLMDelta") {
     if (e.kind === "text" && e.depth === 0 && streaming.key === e.sessionKey) { streaming.text += e.text; showStreaming(); }
     return;
   }
-  if (r.view === "list" || ((r.view === "session" || r.view === "timeline") && r.key === e.sessionKey)) refreshSoon();
+  if ((r.view === "list" && !typingInFilters()) || ((r.view === "session" || r.view === "timeline") && r.key === e.sessionKey)) refreshSoon();
 }
 // One server-sent event (its lines without the blank line ending it): "reset", or an event's JSON.
 function onFrame(block, seen) {
@@ -206,8 +213,9 @@ function live() {
   }
   connect();
 }
-` + CONTENT + VIRTUAL + TIMELINE + DETAILS + String.raw`
+` + CONTENT + VIRTUAL + TIMELINE + DETAILS + FIND + String.raw`
 window.addEventListener("hashchange", render);
+initTheme();
 render();
 live();
 })();

@@ -105,6 +105,40 @@ export class Recorder {
     return refs
   }
 
+  /**
+   * `rows` (the store's sessions) with what the recorder saw: a session whose top-level turn is
+   * running is marked `running` (and moved to when it last did something), and a session the
+   * store does not list yet (its first turn is still running: nothing is written before it ends) is
+   * added with its first prompt, so a running session is in the list at once.
+   */
+  withLive(rows: ReadonlyArray<Model.SessionRow>): Array<Model.SessionRow> {
+    const live = new Map<string, { running: boolean; at: number; preview: string; turns: number }>()
+    for (const events of this.turns.values()) {
+      const first = events[0]!
+      if (first.depth !== 0) continue
+      const start = events.find((e) => e._tag === "TurnStart")
+      const running = !events.some((e) => e._tag === "TurnEnd")
+      const seen = live.get(first.sessionKey)
+      const at = events.at(-1)!.at
+      live.set(first.sessionKey, {
+        running: running || (seen?.running ?? false),
+        at: Math.max(at, seen?.at ?? 0),
+        preview: seen?.preview ?? (start === undefined ? "" : Model.turnLabel(start.input)),
+        turns: (seen?.turns ?? 0) + 1
+      })
+    }
+    const out = rows.map((row) => {
+      const seen = live.get(row.sessionKey)
+      live.delete(row.sessionKey)
+      return seen?.running === true ? { ...row, status: "running" as const, updatedAt: Math.max(seen.at, row.updatedAt ?? 0) } : row
+    })
+    for (const [sessionKey, seen] of live) {
+      if (!seen.running) continue
+      out.push({ sessionKey, updatedAt: seen.at, status: "running", turns: seen.turns, ...(seen.preview === "" ? {} : { preview: seen.preview }) })
+    }
+    return out
+  }
+
   /** Tokens and cost of the kept top-level turns that ended, by session. */
   usageBySession(): Map<string, Model.SessionRow["usage"] & {}> {
     const out = new Map<string, Model.SessionRow["usage"] & {}>()

@@ -203,6 +203,130 @@ describe.skipIf(!present)("inspector in Chromium", { timeout: 120_000 }, () => {
     }
   })
 
+  it("finds sessions by what they hold (messages, tool names), with the query and filters in the URL, a title per page and a link per entry", async () => {
+    const { page, errors, close } = await newPage()
+    try {
+      await page.goto(f.url)
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      expect(await page.title()).toBe("Sessions · agent-loop inspector")
+      // the model's answer, not the key, the workspace or the first prompt
+      await page.fill("#search", "You said: look")
+      await page.press("#search", "Enter")
+      await page.waitForSelector('#sessions tr[data-session="sub"]', { ...WAIT, state: "detached" })
+      expect(await page.locator("#sessions tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-session")))).toEqual(["img"])
+      expect(await page.locator('#sessions tr[data-session="img"] .match').textContent()).toContain("You said: look at this")
+      expect(decodeURIComponent(new URL(page.url()).hash)).toBe("#/?q=You+said:+look".replace(/\+/g, "+"))
+      expect(await page.title()).toBe("\u201cYou said: look\u201d · sessions · agent-loop inspector")
+      // the URL holds the search: a reload shows the same
+      await page.reload()
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      expect(await page.locator("#sessions tbody tr").count()).toBe(1)
+      expect(await page.inputValue("#search")).toBe("You said: look")
+      // a tool's name finds the session that called it
+      await page.goto(`${f.url}#/?q=echo`)
+      await page.waitForSelector('#sessions tr[data-session="hostile"]', WAIT)
+      expect(await page.locator('#sessions tr[data-session="img"]').count()).toBe(0)
+      // filters: status and model, written to the URL
+      await page.goto(`${f.url}#/`)
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      await page.selectOption("#status-filter", "running")
+      await page.waitForSelector('#sessions tr[data-session="img"]', { ...WAIT, state: "detached" })
+      expect(new URL(page.url()).hash).toBe("#/?status=running")
+      await page.selectOption("#status-filter", "completed")
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      await page.fill("#model-filter", "no-such-model")
+      await page.press("#model-filter", "Enter")
+      await page.waitForSelector("#session-count:text('0 sessions')", WAIT)
+      await page.fill("#model-filter", "test-model")
+      await page.press("#model-filter", "Enter")
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      expect(new URL(page.url()).hash).toBe("#/?status=completed&model=test-model")
+      // an entry's own link opens the conversation there; the tab says which session
+      await page.goto(`${f.url}#/s/img`)
+      await page.waitForSelector('#conversation .msg[data-index="1"] a.anchor', WAIT)
+      expect(await page.locator('#conversation .msg[data-index="1"] a.anchor').getAttribute("href")).toBe("#/s/img/1")
+      expect(await page.title()).toBe("img · agent-loop inspector")
+      expect(errors).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
+  it("lists a session whose first turn is running at once, marked running, and its in-flight bar grows", async () => {
+    const { page, errors, close } = await newPage()
+    try {
+      await page.goto(f.url)
+      await page.waitForSelector("#live-status:text('live')", WAIT)
+      const running = f.run(turn("fresh", "wait for the gate, please"))
+      // nothing of it is stored yet: the list has it from the live events
+      await page.waitForSelector('#sessions tr[data-session="fresh"] .badge:text("running")', WAIT)
+      expect(await page.locator('#sessions tr[data-session="fresh"] a').textContent()).toBe("wait for the gate, please")
+      await page.goto(`${f.url}#/s/fresh`)
+      await page.click('#turns a[data-status="running"]', WAIT)
+      const bar = '#gantt .row[data-kind="tool"] .bar.tool'
+      await page.waitForSelector(bar, WAIT)
+      // the call in flight reaches the present: the whole track, not a sliver, and still running
+      const track = (await page.locator('#gantt .row[data-kind="tool"] .track').boundingBox())!.width
+      expect((await page.locator(bar).boundingBox())!.width).toBeGreaterThan(track * 0.9)
+      const running_ = (title: string | null) => {
+        const m = /(\d+(?:\.\d+)?) (ms|s) \(running\)/.exec(title ?? "")
+        return m === null ? -1 : Number(m[1]) * (m[2] === "s" ? 1000 : 1)
+      }
+      const before = running_(await page.locator(bar).getAttribute("title"))
+      expect(before).toBeGreaterThanOrEqual(0)
+      // drawn again each second while the turn runs: the bar's time grows with it
+      await page.waitForFunction(([selector, ms]) => {
+        const m = /(\d+(?:\.\d+)?) (ms|s) \(running\)/.exec((globalThis as any).document.querySelector(selector as string)?.getAttribute("title") ?? "")
+        return m !== null && Number(m[1]) * (m[2] === "s" ? 1000 : 1) > (ms as number) + 900
+      }, [bar, before] as const, WAIT)
+      await f.openGate()
+      await running
+      expect(errors).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
+  it("at 390 px and in the dark: the list and the timeline fit, the theme follows the system and the toggle, and is kept", async () => {
+    const shots = path.join(root, ".tmp", "inspector-screenshots")
+    fs.mkdirSync(shots, { recursive: true })
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: "dark" })
+    const page = await context.newPage()
+    const errors: Array<string> = []
+    page.on("pageerror", (error) => errors.push(error.message))
+    const background = () => page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.body).backgroundColor as string)
+    try {
+      await page.goto(f.url)
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      expect(await background()).toBe("rgb(20, 23, 28)")
+      // nothing sticks out sideways but the table, which scrolls in its own box
+      expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(390)
+      await page.screenshot({ path: path.join(shots, "find-list-390x844-dark.png") })
+      await page.click("#theme-toggle")
+      expect(await background()).toBe("rgb(255, 255, 255)")
+      await page.reload()
+      await page.waitForSelector('#sessions tr[data-session="img"]', WAIT)
+      expect(await background()).toBe("rgb(255, 255, 255)")
+      await page.screenshot({ path: path.join(shots, "find-list-390x844-light.png") })
+      await page.goto(`${f.url}#/s/sub`)
+      await page.click("#turns a", WAIT)
+      await page.waitForSelector('#gantt .row[data-kind="model"] .bar.model', WAIT)
+      for (const box of await page.locator("#gantt .bar.model").evaluateAll((bars) => bars.map((b) => b.getBoundingClientRect().toJSON()))) {
+        expect(box.width).toBeGreaterThan(0)
+        expect(box.right).toBeLessThanOrEqual(390)
+      }
+      await page.screenshot({ path: path.join(shots, "find-timeline-390x844-light.png") })
+      await page.click("#theme-toggle")
+      expect(await background()).toBe("rgb(20, 23, 28)")
+      await page.screenshot({ path: path.join(shots, "find-timeline-390x844-dark.png") })
+      await page.setViewportSize({ width: 1280, height: 800 })
+      await page.screenshot({ path: path.join(shots, "find-timeline-1280x800-dark.png") })
+      expect(errors).toEqual([])
+    } finally {
+      await context.close()
+    }
+  })
+
   it("opens an exported file from disk, where a hostile <script> in a tool result shows as text and never runs", async () => {
     const home = tempDir()
     const file = path.join(home, "hostile.html")

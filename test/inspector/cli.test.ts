@@ -59,7 +59,7 @@ describe("--events files in the inspector", () => {
     const data = JSON.parse(/<script type="application\/json" id="inspector-data">(.*?)<\/script>/s.exec(html)![1]!)
     // one timeline per turn: the recorded ones, no log turn beside them
     expect(data.session.turns.map((t: any) => t.source)).toEqual(["events", "events"])
-    const header = /<dl id="summary">(.*?)<\/dl>/s.exec(html)![1]!.replace(/<[^>]+>/g, " ")
+    const header = /<dl id="session-summary">(.*?)<\/dl>/s.exec(html)![1]!.replace(/<[^>]+>/g, " ")
     expect(header).toMatch(/Model\s+fake-model/)
     expect(header).toMatch(/Turns\s+2/)
     expect(header).toMatch(/Tokens\s+2,500 in \/ 70 out tokens/)
