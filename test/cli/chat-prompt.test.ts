@@ -203,7 +203,9 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     await pane.waitFor(/Rewind to before which message\?[\s\S]*> +1 +change a\.txt[\s\S]*2 +create a\.txt[\s\S]*3 +hello[\s\S]*q cancels\)/)
     pane.keys("Down")
     pane.keys("Enter")
-    await pane.waitFor(/⏪ rewound to before “create a\.txt”: files of 2 turns put back; the rest stays in the log as a branch\n(?:[^\n]*\n)?> $/m)
+    // the message rewound to is offered again at the prompt
+    await pane.waitFor(/⏪ rewound to before “create a\.txt”: files of 2 turns put back; the rest stays in the log as a branch\n(?:[^\n]*\n)?> create a\.txt$/m)
+    pane.keys("C-u")
     expect(fs.existsSync(path.join(workspace, "a.txt"))).toBe(false)
     pane.line("what now?")
     await pane.waitFor(/Answer to what now\?[\s\S]*── completed[^\n]*\n(?:[^\n]*\n)?> $/m)
@@ -211,7 +213,8 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
 
     // /rewind N: the N-th last message
     pane.line("/rewind 1")
-    await pane.waitFor(/⏪ rewound to before “what now\?”: no files to put back[^\n]*\n(?:[^\n]*\n)?> $/m)
+    await pane.waitFor(/⏪ rewound to before “what now\?”: no files to put back[^\n]*\n(?:[^\n]*\n)?> what now\?$/m)
+    pane.keys("C-u")
     pane.line("/exit")
     expect(await pane.exitStatus()).toBe(0)
     // the log keeps the abandoned branch, the two rewinds marked

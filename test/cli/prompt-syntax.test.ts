@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Message, type SessionLog } from "effect-agent-loop"
 import { choices, turnsFrom } from "../../src/cli/commands/rewind.ts"
 import { mentions, special } from "../../src/cli/input/promptSyntax.ts"
-import { lastTurns, typed } from "../../src/cli/output/replay.ts"
+import { lastTurns, ownText, typed } from "../../src/cli/output/replay.ts"
 
 const outcome = (turnId: string): SessionLog.SessionEntry => ({
   role: "outcome",
@@ -45,6 +45,8 @@ describe("replay", () => {
     const sent = "<user-shell-command>\n$ git --version\ngit version 2\n</user-shell-command>\n\nwhat do @notes.txt:2-3 say?\n\n" +
       "<file path=\"notes.txt\" lines=\"2-3\">\n     2\tx\n</file>"
     expect(typed(sent)).toBe("[!git --version]\nwhat do @notes.txt:2-3 say?\n[@notes.txt]")
+    // what /rewind offers again at the prompt: the message as typed
+    expect(ownText(sent)).toBe("what do @notes.txt:2-3 say?")
     expect(typed([Message.text("look"), Message.image("image/png", "AAAA")])).toBe("look\n[image]")
   })
 

@@ -345,8 +345,9 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   /** `/rewind [N]` (and Esc Esc at an empty prompt): the conversation and the files back to before a message of this session. */
   const rewind = (wanted: string) =>
     rewindTo(wanted, { screen, dataDir: settings.dataDir, workspace: settings.workspace, sessionKey: state.sessionKey, keys: input.borrowKeys }).pipe(
+      // the message rewound to is offered again at the prompt, to edit and send (one line only)
+      Effect.flatMap((chosen) => Effect.andThen(prompt, Effect.sync(() => chosen !== undefined && input.prefill?.(chosen.text)))),
       Effect.catch(failed),
-      Effect.andThen(prompt),
       Effect.provideContext(services)
     )
 

@@ -14,7 +14,7 @@ import * as SessionLog from "../../domain/SessionLog.ts"
 import * as FileHistoryDir from "../../layers/FileHistoryDir.ts"
 import { rewindSession, SessionStore } from "../../services/SessionStore.ts"
 import { undoDir } from "../config/dataDir.ts"
-import { typed } from "../output/replay.ts"
+import { ownText, typed } from "../output/replay.ts"
 import { choose, type KeySource } from "../sessions/sessionPicker.ts"
 import * as Format from "../terminal/format.ts"
 import { clean } from "../terminal/safeText.ts"
@@ -28,6 +28,8 @@ export const MAX_CHOICES = 20
 export interface RewindChoice {
   readonly toUserMessage: number
   readonly preview: string
+  /** The message as typed, without what the chat attached to it. */
+  readonly text: string
   readonly logIndex: number
 }
 
@@ -40,7 +42,12 @@ export const choices = (entries: ReadonlyArray<SessionLog.SessionEntry>): Readon
     if (message.role !== "user") return
     users++
     if (view[i + 1]?.role === "user") return
-    found.push({ toUserMessage: users, preview: typed(message.content).replace(/\s+/g, " "), logIndex: entries.indexOf(message) })
+    found.push({
+      toUserMessage: users,
+      preview: typed(message.content).replace(/\s+/g, " "),
+      text: ownText(message.content),
+      logIndex: entries.indexOf(message)
+    })
   })
   return found.reverse().slice(0, MAX_CHOICES)
 }

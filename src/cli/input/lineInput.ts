@@ -37,6 +37,8 @@ export interface LineInput {
    * a picker can read arrow keys) until the returned function gives it back. Absent otherwise.
    */
   readonly borrowKeys?: ((onData: (chunk: string) => void) => () => void) | undefined
+  /** With line editing: puts `text` (one line) in the line being edited, as if typed (`/rewind` offers the message again). */
+  readonly prefill?: ((text: string) => void) | undefined
   /** With line editing: whether `line`, as `next` gave it, holds pasted text (a typed `# note` must not be pasted). */
   readonly wasPasted?: ((line: string) => boolean) | undefined
 }
@@ -237,6 +239,9 @@ export const fromReadable = (
       cancelQuestions: Effect.sync(() => answerAll(undefined)),
       ...(terminal === undefined ? {} : {
         borrowKeys,
+        prefill: (text: string) => {
+          if (!/[\r\n]/.test(text)) rl.write(text)
+        },
         wasPasted: (line: string) => {
           const at = pastedInputs.indexOf(line)
           if (at >= 0) pastedInputs.splice(at, 1)

@@ -32,6 +32,10 @@ export const typed = (content: Message.Content): string =>
     .replace(/\n{2,}/g, "\n")
     .trim()
 
+/** A user message's own text, what the chat attached left out: what the prompt offers again after `/rewind`. */
+export const ownText = (content: Message.Content): string =>
+  (typeof content === "string" ? content : content.map((part) => part.type === "text" ? part.text : "").join("\n")).replace(ATTACHED, "\n").trim()
+
 /** The view's messages from the start of its `turns`-th last turn (a row of user messages opens one), and how many turns it holds. */
 export const lastTurns = (messages: ReadonlyArray<Message.Message>, turns: number) => {
   const starts: Array<number> = []
