@@ -165,8 +165,8 @@ function diffLines(before, after) {
   i = 0; j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && a[i] === b[j]) { out.push(["ctx", a[i]]); i++; j++; }
-    else if (j < m && (i >= n || table[i][j + 1] >= table[i + 1][j])) out.push(["add", b[j++]]);
-    else out.push(["del", a[i++]]);
+    else if (i < n && (j >= m || table[i + 1][j] >= table[i][j + 1])) out.push(["del", a[i++]]);
+    else out.push(["add", b[j++]]);
   }
   return out;
 }
