@@ -114,6 +114,7 @@ function typingInFilters() {
 export const THEME_STYLE = `
 .filters{flex-wrap:wrap}.filters select,.filters input{padding:4px 6px;border:1px solid var(--line);border-radius:4px;background:var(--bg);color:var(--fg)}
 .match{font-size:12px;margin-top:2px}.msg .who a.anchor{color:var(--dim);margin-right:4px}
+.mark.steering{background:#1f9d8b}.mark.error{background:var(--err)}
 .theme-toggle{margin-left:auto;font-size:12px;padding:1px 8px;border:1px solid var(--line);border-radius:4px;background:var(--bg);color:var(--fg);cursor:pointer}
 :root[data-theme=dark]{--fg:#e4e7ec;--dim:#9aa4b2;--line:#343b47;--bg:#14171c;--soft:#1d2128;--model:#6d9cf5;--tool:#3cb97c;--turn:#7d8796;--err:#f06b6b;color-scheme:dark}
 :root[data-theme=dark] a{color:#8ab4ff}:root[data-theme=dark] .msg.user{background:#1a2333}:root[data-theme=dark] .msg.tool{background:#17261e}
