@@ -287,6 +287,29 @@ describe.skipIf(!present)("inspector in Chromium", { timeout: 120_000 }, () => {
     }
   })
 
+  it("a streamed reply flows in at the end of the conversation, as the entry it becomes", async () => {
+    const { page, errors, close } = await newPage()
+    try {
+      await page.goto(`${f.url}#/s/streamy`)
+      await page.waitForSelector("#live-status:text('live')", WAIT)
+      await page.waitForSelector("#conversation", WAIT)
+      const running = f.run(turn("streamy", "stream slowly, please"))
+      await page.waitForSelector("#live-text.msg.assistant >> text=The answer flows in", WAIT)
+      // after the conversation, not above it
+      expect(await page.evaluate(() => {
+        const d = (globalThis as any).document
+        return (d.getElementById("conversation").compareDocumentPosition(d.getElementById("live-text")) & 4) !== 0
+      })).toBe(true)
+      await running
+      // once the turn ends, the streamed text is the conversation's last entry
+      await page.waitForSelector("#live-text", { ...WAIT, state: "detached" })
+      await page.waitForSelector("#conversation .msg.assistant >> text=The answer flows in piece by piece.", WAIT)
+      expect(errors).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
   it("at 390 px and in the dark: the list and the timeline fit, the theme follows the system and the toggle, and is kept", async () => {
     const shots = path.join(root, ".tmp", "inspector-screenshots")
     fs.mkdirSync(shots, { recursive: true })

@@ -46,6 +46,8 @@ const script = (request: ProviderTypes.ProviderRequest): Scripted.ScriptedRespon
   if (text === "count the files") return { content: "There are 3 files.", usage, ...delay }
   if (text.startsWith("hostile")) return { toolCalls: [{ id: "call-echo", name: "echo", arguments: { text: HOSTILE } }], usage }
   if (text.startsWith("wait")) return { toolCalls: [{ id: "call-gate", name: "gate", arguments: {} }], usage }
+  // a reply that streams slowly, piece by piece, so a page can watch it flow in
+  if (text.startsWith("stream slowly")) return { content: ["The answer ", "flows in ", "piece ", "by ", "piece."], chunkDelay: "300 millis", usage }
   return { content: `You said: ${text}`, usage }
 }
 
