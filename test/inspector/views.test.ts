@@ -10,13 +10,14 @@
 import * as fs from "node:fs"
 import { createServer } from "node:http"
 import { createRequire } from "node:module"
+import * as os from "node:os"
 import * as path from "node:path"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { type Browser, type BrowserContextOptions, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AgentLoop, AgentLoopLive, Inspector, Message, Scripted, SessionStoreMemory, subagent, Tool, ToolError, ToolRegistryLive } from "effect-agent-loop"
+import { AgentLoop, AgentLoopLive, Inspector, Message, Scripted, SessionStore, SessionStoreMemory, subagent, Tool, ToolError, ToolRegistryLive } from "effect-agent-loop"
 import type { ProviderTypes } from "effect-agent-loop"
 import { root } from "../support/cliProcess.ts"
 
@@ -88,6 +89,7 @@ let browser: Browser
 let origin = ""
 let url = ""
 let close: () => Promise<void> = async () => {}
+let exported = ""
 
 describe.skipIf(!present)("inspector views in Chromium", { timeout: 180_000 }, () => {
   beforeAll(async () => {
@@ -110,6 +112,13 @@ describe.skipIf(!present)("inspector views in Chromium", { timeout: 180_000 }, (
       await run(key, input)
     }
     close = () => Effect.runPromise(Scope.close(scope, Exit.void))
+    // the edit session as an exported file (its log alone: timelines in order only)
+    const editLog = await Effect.runPromise(Effect.provide(Effect.gen(function*() {
+      const store = yield* SessionStore
+      return yield* store.log("edit")
+    }), context))
+    exported = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "inspector-views-")), "edit.html")
+    fs.writeFileSync(exported, Inspector.exportHtml("edit", editLog, { scrub: (text) => text }), { mode: 0o600 })
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"]
@@ -120,6 +129,7 @@ describe.skipIf(!present)("inspector views in Chromium", { timeout: 180_000 }, (
   afterAll(async () => {
     await browser?.close()
     await close()
+    if (exported !== "") fs.rmSync(path.dirname(exported), { recursive: true, force: true })
   })
 
   const open = async (hash: string, options: BrowserContextOptions = {}) => {
@@ -300,11 +310,39 @@ describe.skipIf(!present)("inspector views in Chromium", { timeout: 180_000 }, (
     }
   })
 
-  it("has no serious or critical accessibility problems (axe-core), and is photographed at 1280×800 and 390×844", async () => {
+  it("an exported file opens a call's details from its embedded log, with nothing fetched", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    const errors: Array<string> = []
+    const requests: Array<string> = []
+    page.on("pageerror", (error) => errors.push(error.message))
+    page.on("request", (request) => requests.push(request.url()))
+    try {
+      await page.goto(`file://${exported}`)
+      await page.waitForSelector("#conversation pre.diff", WAIT)
+      await page.click('#turns a[data-source="log"]', WAIT)
+      await page.click('#gantt-rows .row[data-kind="tool"]', WAIT)
+      const details = page.locator("#details")
+      await details.locator('[data-part="result"] pre.mono').waitFor(WAIT)
+      expect(await details.locator('[data-part="result"]').textContent()).toContain("edited a.ts")
+      expect(await details.locator('[data-part="arguments"] pre.diff .d-add').textContent()).toBe("+ const b = 3\n")
+      await page.keyboard.press("Escape")
+      await page.click('#gantt-rows .row[data-kind="model"]')
+      await details.locator('[data-part="request"] .msg[data-role="user"]').waitFor(WAIT)
+      expect(await details.locator('[data-part="request"]').textContent()).toContain("edit please")
+      expect(requests.filter((url) => !url.startsWith("file:") && !url.startsWith("data:"))).toEqual([])
+      expect(errors).toEqual([])
+    } finally {
+      await context.close()
+    }
+  })
+
+  it("has no serious or critical accessibility problems (axe-core), and is photographed at 1280×800 and 390×844, light and dark", async () => {
     const axe = fs.readFileSync(AXE, "utf8")
-    for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
-      const { page, errors, close } = await open("", { viewport })
-      const size = `${viewport.width}x${viewport.height}`
+    const wide = { width: 1280, height: 800 }, narrow = { width: 390, height: 844 }
+    for (const [viewport, colorScheme] of [[wide, "light"], [narrow, "light"], [wide, "dark"], [narrow, "dark"]] as const) {
+      const { page, errors, close } = await open("", { viewport, colorScheme })
+      const size = `${viewport.width}x${viewport.height}-${colorScheme}`
       const scan = async (name: string) => {
         await page.evaluate(axe)
         const found = await page.evaluate(() =>
