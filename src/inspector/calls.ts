@@ -5,6 +5,7 @@
  * the sub-turn it spawned).
  */
 import type { AgentEvent } from "../domain/Event.ts"
+import { textOf } from "../domain/Message.ts"
 import type { SessionEntry } from "../domain/SessionLog.ts"
 import type { Timeline } from "./model.ts"
 
@@ -46,7 +47,7 @@ export const locate = (timeline: Timeline, entries: ReadonlyArray<SessionEntry>)
   for (const event of timeline.events) {
     if (event._tag === "LLMResponse" && event.turnId === timeline.turnId) responses.set(`${event.iteration}`, event)
   }
-  let from = 0
+  let from = opening(timeline, entries)
   const replies = new Map<string, number>()
   const results = new Map<string, number>()
   entries.forEach((entry, i) => {
@@ -76,6 +77,22 @@ export const locate = (timeline: Timeline, entries: ReadonlyArray<SessionEntry>)
     return { ...row, ...(resultIndex === undefined ? {} : { logIndex: resultIndex }), ...(callIndex === undefined ? {} : { callIndex }) }
   })
   return { ...timeline, rows }
+}
+
+/**
+ * Where the turn's replies are looked for from: just after the last user message with the turn's
+ * prompt (a prompt sent again in a later turn is more likely the one still recorded), so a reply
+ * whose text an earlier turn also gave is not taken for it; the start of the log when none has it.
+ */
+const opening = (timeline: Timeline, entries: ReadonlyArray<SessionEntry>): number => {
+  const start = timeline.events.find((e) => e._tag === "TurnStart" && e.turnId === timeline.turnId)
+  if (start === undefined || start._tag !== "TurnStart") return 0
+  const prompt = textOf(start.input)
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!
+    if (entry.role === "user" && textOf(entry.content) === prompt) return i + 1
+  }
+  return 0
 }
 
 /**

@@ -45,6 +45,18 @@ describe("calls in the log", () => {
     expect(rows.filter((r) => r.turnId === "child").every((r) => r.logIndex === undefined)).toBe(true)
   })
 
+  it("a reply with the same text as an earlier turn's is found after its own turn's prompt", () => {
+    const twice: Array<SessionLog.SessionEntry> = [Message.user("first"), Message.assistant("same"), Message.user("second"), Message.assistant("same")]
+    const turn = [
+      AgentEvent.make("TurnStart", place("u", 0), 0, { input: "second" }),
+      AgentEvent.make("LLMRequest", place("u", 1), 1, { model: "m", messageCount: 3, toolCount: 0 }),
+      AgentEvent.make("LLMResponse", place("u", 1), 2, { model: "m", content: "same", toolCalls: [], finishReason: "stop", usage, durationMs: 1 }),
+      AgentEvent.make("TurnEnd", place("u", 1), 3, { status: "completed", iterations: 1, durationMs: 3, usage })
+    ]
+    const rows = Calls.locate(Model.timelineOfEvents("u", Model.groupByTurn(turn))!, twice).rows
+    expect(rows.find((r) => r.kind === "model")!.logIndex).toBe(3)
+  })
+
   it("a page's tool calls and results are paired, with their run from the events and the sub-turn they spawned", () => {
     const byTurn = Model.groupByTurn(events)
     // the page holds the result only: its call is on the page before
