@@ -5,7 +5,7 @@
  */
 export const VIEW_STYLE = `
 .v-box{position:relative;overflow:auto;border:1px solid var(--line);border-radius:6px}.v-inner{position:relative}
-.conversation{height:calc(100vh - 190px);min-height:320px;max-width:1000px;padding:0 6px}.v-item{position:absolute;left:6px;right:6px;padding:4px 0}.v-item>.msg{margin:0}
+.conversation{max-height:calc(100vh - 190px);max-width:1000px;padding:0 6px}.v-item{position:absolute;left:6px;right:6px;padding:4px 0}.v-item>.msg{margin:0}
 .msg .who a,.call-head a{margin-left:2px;text-decoration:underline}.placeholder{min-height:60px}
 .fold-bar{display:flex;gap:8px;margin:2px 0}.folded{max-height:none}.unfolded{max-height:70vh;overflow:auto;border-left:2px solid var(--line);padding-left:6px}
 button.expander,button.copy{font-size:12px;padding:0 8px;border:1px solid var(--line);border-radius:4px;background:var(--soft);color:var(--fg);cursor:pointer}
@@ -23,7 +23,7 @@ pre.mono,pre.code,pre.diff{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Conso
 .fold-toggle{border:0;background:none;padding:0 2px;cursor:pointer;color:var(--fg);font-size:12px}
 .track{overflow:hidden}.axis{min-height:18px;cursor:default}.ticks{background:none;height:18px;border-bottom:1px solid var(--line)}
 .tick{position:absolute;top:0;height:18px;border-left:1px solid var(--line);font-size:10px;color:var(--dim);padding-left:2px;white-space:nowrap}
-.events{height:70vh;max-height:none;font-size:12px}.event{display:grid;grid-template-columns:70px 120px 1fr;gap:6px;align-items:center;padding:0 6px;cursor:pointer;white-space:nowrap;overflow:hidden}
+.events{max-height:70vh;font-size:12px}.event{display:grid;grid-template-columns:70px 120px 1fr;gap:6px;align-items:center;padding:0 6px;cursor:pointer;white-space:nowrap;overflow:hidden}
 .event span{overflow:hidden;text-overflow:ellipsis}.event:hover,.event:focus{background:var(--soft);outline:2px solid var(--model);outline-offset:-2px}
 .chart svg{width:100%;max-width:600px;height:110px;display:block}.ctx-bar{fill:var(--model)}
 #details{position:fixed;top:0;right:0;bottom:0;width:min(680px,100vw);background:var(--bg);border-left:1px solid var(--line);box-shadow:-4px 0 16px rgba(0,0,0,.15);overflow:auto;padding:0 14px 14px;z-index:10}
@@ -31,5 +31,5 @@ pre.mono,pre.code,pre.diff{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Conso
 .details-head h2{font-size:16px;margin:10px 0;overflow:hidden;text-overflow:ellipsis}.close{font-size:18px;border:0;background:none;cursor:pointer;color:var(--fg)}
 .detail h3{font-size:14px;margin:12px 0 4px;display:flex;gap:8px;align-items:center}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:8px 0}.facts dt{color:var(--dim)}.facts dd{margin:0}.facts dd.failure{color:var(--err)}
-@media (max-width:700px){.layout{grid-template-columns:1fr}.row{grid-template-columns:110px 1fr}.conversation{height:calc(100vh - 230px)}.event{grid-template-columns:60px 100px 1fr}}
+@media (max-width:700px){.layout{grid-template-columns:1fr}.row{grid-template-columns:110px 1fr}.conversation{max-height:calc(100vh - 230px)}.event{grid-template-columns:60px 100px 1fr}}
 `
