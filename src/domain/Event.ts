@@ -60,7 +60,11 @@ export const LLMRequest = Schema.TaggedStruct("LLMRequest", {
   ...base,
   model: Schema.String,
   messageCount: Schema.Number,
-  toolCount: Schema.Number
+  toolCount: Schema.Number,
+  /** The names of the tools offered (events recorded before it have the count only). */
+  tools: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** The model options sent (temperature, maxTokens, reasoning, …), when any are set. */
+  options: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
 }).annotate({ description: "A provider call is about to be made." })
 /** One streamed delta: text, reasoning, or a piece of a tool call. */
 export const LLMDelta = Schema.TaggedStruct("LLMDelta", {

@@ -1,7 +1,7 @@
 /**
  * The part of the page's script that opens a call's details beside the timeline: for a model call
- * its request (the model, the number of tools offered, the messages it was sent: the log up to its
- * reply) and its response (text, reasoning, tool calls), tokens, cost, latency, retries and errors;
+ * its request (the model, the tools offered, the options set, the messages it was sent: the log up
+ * to its reply) and its response (text, reasoning, tool calls), tokens, cost, latency, retries and errors;
  * for a tool call its arguments, result, duration, wait, status and sub-turn; for a turn its input
  * and outcome; for an event, the event itself. Every part can be copied; Esc closes the panel and
  * gives the focus back to the row that opened it. Functions of the page's one script (see
@@ -99,9 +99,11 @@ function openRow(key, t, r, opener, event) {
       ["error", errors.map(function (e) { return e.stage + ": " + e.message; }).join("; ") || (r.error ? "failed" : ""), "failure"]
     ]));
     if (retries.length) body.appendChild(section("Retries", null, retries.map(function (e) { return el("div", { className: "failure", text: "attempt " + e.attempt + " after " + fmtMs(e.delayMs) + ": " + e.reason }); })));
-    var request = section("Request", r.logIndex != null && located ? function () { return loadEntries(key, 0, r.logIndex).then(function (items) { return json({ model: req ? req.model : t.model, tools: req ? req.toolCount : undefined, messages: items.map(function (it) { return it.entry; }) }); }); } : null, [
+    var request = section("Request", r.logIndex != null && located ? function () { return loadEntries(key, 0, r.logIndex).then(function (items) { return json({ model: req ? req.model : t.model, tools: req ? req.tools || req.toolCount : undefined, options: req ? req.options : undefined, messages: items.map(function (it) { return it.entry; }) }); }); } : null, [
       el("p", { className: "dim", text: (req ? req.messageCount + " messages, " + req.toolCount + " tools offered" : "") + (r.logIndex != null && located ? (req ? " · " : "") + "the log up to entry #" + r.logIndex + " (the context sent, compacted parts included)" : req ? "" : "not recorded") })
     ]);
+    if (req && req.tools) request.appendChild(facts([["tools", req.tools.join(", ") || "none"]]));
+    if (req && req.options) request.appendChild(el("div", null, [el("div", { className: "dim", text: "options" }), highlight(json(req.options), "json")]));
     body.appendChild(request);
     if (r.logIndex != null && located) requestMessages(key, r.logIndex, request);
     var response = section("Response", function () { return res ? json({ content: res.content, toolCalls: res.toolCalls, finishReason: res.finishReason, usage: res.usage }) : r.logIndex != null ? loadEntries(key, r.logIndex, r.logIndex + 1).then(function (it) { return json(it[0].entry); }) : r.detail || ""; }, []);

@@ -63,7 +63,7 @@ export const callModel = Effect.fnUntraced(function*(engine: Engine, turn: Runni
     }
     RunningTurn.setPhase(turn, "llm")
     const started = turn.clock.currentTimeMillisUnsafe()
-    RunningTurn.publish(turn, "LLMRequest", { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length }, started)
+    RunningTurn.publish(turn, "LLMRequest", requestEvent(request), started)
     // A hook's request may hold anything; the loop's own holds parts only if its messages may.
     const sent = request !== built || turn.partsSeen || (transient.length > 0 && RunningTurn.holdsParts(transient)) ? forModel(config, request) : request
     const outcome = yield* (turn.traced ? tracedAttempt(engine, turn, sent) : attempt(turn, engine.provider, engine.retry, sent, config.maxResponseBytes))
@@ -242,3 +242,10 @@ export const applyBudget = Effect.fnUntraced(function*(engine: Engine, turn: Run
   if (maxMessages !== undefined) yield* compress(engine, turn, "budget", fitToCount(turn.conversation, maxMessages))
   if (budget !== undefined) yield* compress(engine, turn, "budget", fitToBudget(turn.conversation, budget))
 })
+
+/** What the `LLMRequest` event tells of a request: its model, sizes, the tools' names and the options set. */
+const requestEvent = (request: ProviderRequest) => {
+  const { messages, model, output: _output, tools, ...options } = request
+  const base = { model, messageCount: messages.length, toolCount: tools.length, tools: tools.map((tool) => tool.name) }
+  return Object.keys(options).length === 0 ? base : { ...base, options }
+}
