@@ -32,6 +32,8 @@ function iterationGroups(t) {
 }
 function renderTimeline(key, turnId, rowId) {
   return api("timeline/" + encodeURIComponent(key) + "/" + encodeURIComponent(turnId)).then(function (t) {
+    // a row of the same turn that had the focus before it is drawn again (live) gets it back
+    var focused = timelineKept && timelineKept.id === key + "/" + turnId && timelineKept.box.contains(document.activeElement) ? timelineKept.rows.focus : null;
     clear(app);
     app.appendChild(el("p", null, [el("a", { href: sessionHref(key), text: "← " + key })]));
     if (!t) { app.appendChild(el("p", { text: "No such turn." })); return; }
@@ -152,10 +154,11 @@ function renderTimeline(key, turnId, rowId) {
     }
     app.appendChild(el("div", { className: "layout" }, [left, right]));
     var rows = fixedList(box, visible.length, ROW_PX, drawRow);
-    timelineKept = { id: key + "/" + turnId, span: span, folded: folded, box: box };
+    timelineKept = { id: key + "/" + turnId, span: span, folded: folded, box: box, rows: rows };
     Object.defineProperty(timelineKept, "view", { get: function () { return view; } });
     if (kept && kept.box.isConnected === false) { box.scrollTop = kept.scrollTop || 0; rows.redraw(); }
     box.addEventListener("scroll", function () { timelineKept.scrollTop = box.scrollTop; });
+    if (focused !== null) rows.focusRow(Math.min(focused, visible.length - 1));
     drawAxis();
     if (timed) {
       fixedList(right, t.events.length, EVENT_PX, function (i) {

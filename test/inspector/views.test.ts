@@ -185,6 +185,18 @@ describe.skipIf(!present)("inspector views in Chromium", { timeout: 180_000 }, (
       expect(await height()).toBe(unfolded)
       await page.keyboard.press("ArrowDown")
       expect(await page.evaluate(() => (globalThis as unknown as Dom).document.activeElement?.getAttribute("data-kind"))).toBe("tool")
+      // drawn again (as a running turn is, each second): the zoom, the folds and the focused row stay
+      await page.click('button[aria-label="zoom in"]')
+      await page.click('button[aria-label="Fold all iterations"]')
+      const folded = await height()
+      await page.locator('#gantt-rows .row[data-i="3"]').focus()
+      await page.locator("#gantt-rows").evaluate((n) => n.setAttribute("data-old", "1"))
+      await page.evaluate(() => (globalThis as unknown as { dispatchEvent(e: unknown): void; HashChangeEvent: new (type: string) => unknown }).dispatchEvent(new (globalThis as unknown as { HashChangeEvent: new (type: string) => unknown }).HashChangeEvent("hashchange")))
+      await page.waitForSelector("#gantt-rows:not([data-old])", WAIT)
+      expect(await page.locator(".zoom-status").textContent()).toContain("showing")
+      expect(await height()).toBe(folded)
+      expect(await page.evaluate(() => (globalThis as unknown as Dom).document.activeElement?.getAttribute("data-i"))).toBe("3")
+      await page.click('button[aria-label="Unfold all iterations"]')
       await page.screenshot({ path: path.join(SHOTS, "timeline-500-1280x800.png") })
       expect(errors).toEqual([])
     } finally {
