@@ -80,7 +80,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "agent-loop chat: modes, status line, comple
     await pane.waitFor(/Wrote it\.[\s\S]*── completed/)
     expect(fs.readFileSync(path.join(workspace, "hello.txt"), "utf8")).toBe("hi\n")
     // accepted with y: accept edits from now on, shown above the prompt
-    await pane.waitFor(/⏵⏵ accept edits · context \d+%[^\n]*\n> $/m)
+    await pane.waitFor(/⏵⏵ accept edits · context [\d.]+%[^\n]*\n> $/m)
     pane.line("/exit")
     expect(await pane.exitStatus()).toBe(0)
   })

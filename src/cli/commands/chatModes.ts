@@ -48,6 +48,12 @@ export const nextMode = (cycle: ReadonlyArray<PermissionMode>, mode: PermissionM
 export const policyOf = (mode: PermissionMode, started: ApprovalPolicy): ApprovalPolicy =>
   mode === "bypassPermissions" ? "approve" : mode === "dontAsk" ? "deny" : started === "approve" || started === "deny" ? "ask" : started
 
+/** A share as a percentage: one decimal under 10%, whole above, at most 100%. */
+const percent = (share: number): string => {
+  const value = Math.min(100, share * 100)
+  return `${value < 10 ? value.toFixed(1).replace(/\.0$/, "") : Math.round(value)}%`
+}
+
 /** The status line's text (unstyled parts, styled by the caller). */
 export const statusText = (parts: {
   readonly model: string
@@ -60,7 +66,7 @@ export const statusText = (parts: {
     ? "context 0%"
     : parts.contextWindow === undefined || parts.contextWindow <= 0
     ? `context ${parts.contextTokens} tokens`
-    : `context ${Math.min(100, Math.round((parts.contextTokens / parts.contextWindow) * 100))}%`
+    : `context ${percent(parts.contextTokens / parts.contextWindow)}`
   return [clean(parts.model), LABELS[parts.mode], context, parts.costUsd === undefined ? "cost unknown" : `$${parts.costUsd.toFixed(4)}`]
 }
 
@@ -110,15 +116,20 @@ export const make = (
     return `${dim(`${model} · `)}${shown}${dim(` · ${context} · ${cost} · shift+tab: mode`)}`
   }
 
-  /** A changed mode, shown: at an open prompt the status line above it is redrawn in place, else a line says it. */
+  /** Whether the status line above an open prompt can be redrawn in place (cursor movement: a terminal that is not dumb). */
+  const redrawable = process.stderr.isTTY === true && process.env["TERM"] !== "dumb"
+
+  /** A changed mode, shown: at an open prompt the status line above it is redrawn in place, else a line says it (and the prompt comes again). */
   const modeChanged = () => {
     const line = styledStatus()
-    if (screen.openPrompt() !== undefined && lastShown !== undefined && screen.live) {
+    const open = screen.openPrompt()
+    if (open !== undefined && lastShown !== undefined && redrawable) {
       lastShown = line
       process.stderr.write(`\u001b7\u001b[1A\r\u001b[2K${line}\u001b8`)
       return
     }
-    Effect.runSync(screen.line(dim(`(${LABELS[mode]}${mode === "plan" ? ": the next turns plan first" : ""})`)))
+    const said = screen.line(dim(`(${LABELS[mode]}${mode === "plan" ? ": the next turns plan first" : ""})`))
+    Effect.runSync(open === undefined ? said : Effect.andThen(Effect.andThen(Effect.sync(() => process.stderr.write("\r\u001b[K")), said), screen.prompt(open)))
   }
 
   const view: ChatView = {

@@ -145,7 +145,11 @@ export const install = (rl: readline.Interface, history: ReadonlyArray<string>, 
       search = { query: "", at: -1, saved: editor.line, cursor: editor.cursor }
       return drawSearch()
     }
-    if (key?.name === "tab" && key.shift === true) return options.onShiftTab?.()
+    if (key?.name === "tab" && key.shift === true) {
+      options.onShiftTab?.()
+      // what was typed stays, after the prompt (drawn again when the mode was said on a line of its own)
+      return editor._refreshLine()
+    }
     if (key?.name === "tab" && options.complete !== undefined) return tab()
     return original(s, key)
   }
