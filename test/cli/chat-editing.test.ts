@@ -9,6 +9,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { isolatedEnv, launcher, root, tempDir, type TestContext } from "../support/cliProcess.ts"
 import { gate, type Script, start } from "../support/openaiServer.ts"
+import { chatHistoryFile } from "../../src/cli/config/dataDir.ts"
 import { hasTmux, startPane } from "../support/tmux.ts"
 
 /** `agent-loop chat` against `server` in a tmux pane, with its data (history included) under `home`. */
@@ -64,7 +65,8 @@ describe.skipIf(!hasTmux).concurrent(hasTmux ? "agent-loop chat line editing (tm
     pane.keys("C-d")
     expect(await pane.exitStatus()).toBe(0)
 
-    const history = path.join(home, "data", "chat-history.jsonl")
+    // the history of this workspace, private
+    const history = chatHistoryFile(path.join(home, "data"), fs.realpathSync(path.join(home, "ws")))
     expect(fs.statSync(history).mode & 0o777).toBe(0o600)
     const again = await chatIn(context, home, server.url)
     // the recalled input is the newest again, once

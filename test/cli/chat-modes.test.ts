@@ -1,6 +1,6 @@
 /**
  * `agent-loop chat` on a real terminal (tmux), against a loopback model: plan mode (Shift-Tab,
- * `/plan`, `--permission-mode plan`), the status line above the prompt, the notification when a
+ * `/plan`, `--permission-mode plan`), the status line under the prompt, the notification when a
  * turn ends while the terminal is not focused, Tab completion and Ctrl-R's history search.
  * Skipped, saying so, when tmux is not installed.
  */
@@ -56,7 +56,7 @@ const open = async (
 describe.skipIf(!hasTmux)(hasTmux ? "agent-loop chat: modes, status line, completion (tmux)" : "agent-loop chat modes: SKIPPED because tmux is not installed", () => {
   it("Shift-Tab into plan mode at 80x24 in colour: the model only reads, its plan is shown rendered; n REASON refines, y accepts and the turn writes", async (context) => {
     const { pane, server, workspace } = await open(context)
-    await pane.waitFor(/default mode · context 0% · cost unknown[^\n]*\n> $/m)
+    await pane.waitFor(/^> \n[^\n]*default mode · context 0% · cost unknown/m)
     pane.keys("BTab")
     await pane.waitFor(/accept edits/)
     pane.keys("BTab")
@@ -80,14 +80,14 @@ describe.skipIf(!hasTmux)(hasTmux ? "agent-loop chat: modes, status line, comple
     await pane.waitFor(/Wrote it\.[\s\S]*── completed/)
     expect(fs.readFileSync(path.join(workspace, "hello.txt"), "utf8")).toBe("hi\n")
     // accepted with y: accept edits from now on, shown above the prompt
-    await pane.waitFor(/⏵⏵ accept edits · context [\d.]+%[^\n]*\n> $/m)
+    await pane.waitFor(/── completed[^\n]*\n> \n[^\n]*⏵⏵ accept edits · context [\d.]+%/)
     pane.line("/exit")
     expect(await pane.exitStatus()).toBe(0)
   })
 
   it("--permission-mode plan and /plan at 200x50 with NO_COLOR: plain status line; d accepts in default mode", async (context) => {
     const { pane, server } = await open(context, { args: ["--permission-mode", "plan"], env: { NO_COLOR: "1" }, size: { columns: 200, rows: 50 } })
-    await pane.waitFor(/fake-model · ⏸ plan mode · context 0% · cost unknown · shift\+tab: mode\n> $/m)
+    await pane.waitFor(/^> \nfake-model · ⏸ plan mode · context 0% · cost unknown · shift\+tab: mode$/m)
     expect(pane.captureStyled()).not.toMatch(/\u001b\[3\dm/)
     pane.line("go")
     await pane.waitFor(/accept this plan\? \[y\/d\/N\] $/m)

@@ -35,7 +35,7 @@ import { AgentLoop } from "../../services/AgentLoop.ts"
 import { SessionStore } from "../../services/SessionStore.ts"
 import { ToolRegistry } from "../../services/ToolRegistry.ts"
 import * as CustomCommands from "../config/customCommands.ts"
-import { newSessionKey, writeLastSession } from "../config/dataDir.ts"
+import { chatHistoryFile, newSessionKey, writeLastSession } from "../config/dataDir.ts"
 import { imageMentions, mentionedImages } from "../input/images.ts"
 import * as LineInput from "../input/lineInput.ts"
 import * as PromptSyntax from "../input/promptSyntax.ts"
@@ -124,7 +124,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   const view = ChatModes.make(settings, screen, { model: () => state.model, spent: () => state.spent, sessionKey: () => state.sessionKey })
   const input = yield* LineInput.makeEditing({
     prompt: screen.openPrompt,
-    historyFile: path.join(settings.dataDir, "chat-history.jsonl"),
+    historyFile: chatHistoryFile(settings.dataDir, settings.workspace),
     keys: view.keys,
     onEscape: (line) => Queue.offerUnsafe(escapes, line)
   })
@@ -144,7 +144,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   }
 
   const dim = screen.err.dim
-  const showPrompt = screen.interactive ? Effect.andThen(view.statusLine, screen.prompt(screen.err.bold("> "))) : Effect.void
+  const showPrompt = screen.interactive ? Effect.andThen(screen.prompt(screen.err.bold("> ")), view.statusLine) : Effect.void
   /** The prompt again, unless a turn runs: its end shows the prompt. */
   const prompt = Effect.suspend(() => backlog.busy() ? Effect.void : showPrompt)
   const say = (text: string) => Effect.andThen(screen.line(dim(clean(text))), prompt)

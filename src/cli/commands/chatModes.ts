@@ -5,8 +5,9 @@
  *   when the chat started in it), cycled by Shift-Tab in that order, set by `/plan` and by an
  *   accepted plan; in plan mode turns plan first (`TurnOptions.planMode`), and the plan's question
  *   is asked here (`planReview.ts`); `bypassPermissions` approves what would ask, the others ask;
- * - the status line above the prompt: model, mode, context used as a share of the model's window
- *   (the last model call's tokens), and the session's cost in this chat;
+ * - the status line under the prompt (`keys.ts` keeps it there while the line is edited): model,
+ *   mode, context used as a share of the model's window (the last model call's tokens), and the
+ *   session's cost in this chat; only where the cursor can move (a terminal, not `TERM=dumb`);
  * - notifications (`notify.ts`) when a turn ends or a question waits while the terminal is not focused;
  * - what Tab completes (`completion.ts`).
  */
@@ -79,7 +80,7 @@ export interface ChatView {
   readonly setMode: (mode: PermissionMode) => Effect.Effect<void>
   /** The approval policy of the session now (`Approval.register`'s `policyFor`). */
   readonly policyFor: (sessionKey: string) => ApprovalPolicy | undefined
-  /** The status line, drawn above the prompt when something on it changed or a turn ended. */
+  /** The status line, drawn under the prompt just shown (the cursor stays after the prompt). */
   readonly statusLine: Effect.Effect<void>
   /** A turn ended: the status line comes again, and the user is notified when away. */
   readonly turnEnded: (result: TurnResult) => Effect.Effect<void>
@@ -100,10 +101,10 @@ export const make = (
   let contextTokens: number | undefined
   /** The loop's context window (the settings' or the loop's default), read at `start`. */
   let contextWindow = settings.contextWindow
-  let lastShown: string | undefined
   const notifier = Notify.make(process.stderr, process.env)
   const dim = screen.err.dim
 
+  /** The status line, styled, on one row of the terminal: the hint goes first, then the end is cut. */
   const styledStatus = () => {
     const [model, label, context, cost] = statusText({
       model: state.model(),
@@ -112,22 +113,26 @@ export const make = (
       contextWindow,
       costUsd: state.spent().costUsd
     })
-    const shown = mode === "plan" ? screen.err.cyan(`⏸ ${label}`) : mode === "default" ? label! : screen.err.yellow(`⏵⏵ ${label}`)
-    return `${dim(`${model} · `)}${shown}${dim(` · ${context} · ${cost} · shift+tab: mode`)}`
+    const marker = mode === "plan" ? "⏸ " : mode === "default" ? "" : "⏵⏵ "
+    const columns = Math.max(20, (process.stderr.columns ?? screen.size.columns()) - 1)
+    const hint = " · shift+tab: mode"
+    const plain = `${model} · ${marker}${label} · ${context} · ${cost}`
+    const tail = plain.length + hint.length <= columns ? ` · ${context} · ${cost}${hint}` : ` · ${context} · ${cost}`
+    const modeText = `${marker}${label}`
+    const shown = mode === "plan" ? screen.err.cyan(modeText) : mode === "default" ? modeText : screen.err.yellow(modeText)
+    // too long even so (a long model name): the model's name is cut
+    const room = columns - (modeText.length + tail.length + 3)
+    const name = model!.length <= room ? model! : `${model!.slice(0, Math.max(1, room - 1))}…`
+    return `${dim(`${name} · `)}${shown}${dim(tail)}`
   }
 
-  /** Whether the status line above an open prompt can be redrawn in place (cursor movement: a terminal that is not dumb). */
-  const redrawable = process.stderr.isTTY === true && process.env["TERM"] !== "dumb"
+  /** Whether the status line can be drawn under the prompt (cursor movement: a terminal that is not dumb). */
+  const redrawable = screen.interactive && process.stderr.isTTY === true && process.env["TERM"] !== "dumb"
 
-  /** A changed mode, shown: at an open prompt the status line above it is redrawn in place, else a line says it (and the prompt comes again). */
+  /** A changed mode, shown: at an open prompt the line editor draws the status line again (`keys.ts`), else a line says it. */
   const modeChanged = () => {
-    const line = styledStatus()
     const open = screen.openPrompt()
-    if (open !== undefined && lastShown !== undefined && redrawable) {
-      lastShown = line
-      process.stderr.write(`\u001b7\u001b[1A\r\u001b[2K${line}\u001b8`)
-      return
-    }
+    if (open !== undefined && redrawable) return
     const said = screen.line(dim(`(${LABELS[mode]}${mode === "plan" ? ": the next turns plan first" : ""})`))
     Effect.runSync(open === undefined ? said : Effect.andThen(Effect.andThen(Effect.sync(() => process.stderr.write("\r\u001b[K")), said), screen.prompt(open)))
   }
@@ -141,16 +146,15 @@ export const make = (
         return screen.line(dim(`(${LABELS[mode]}${mode === "plan" ? ": the model only reads until you accept its plan; Shift-Tab or an accepted plan leaves it" : ""})`))
       }),
     policyFor: () => policyOf(mode, settings.approval),
-    statusLine: Effect.suspend(() => {
-      if (!screen.interactive) return Effect.void
-      const line = styledStatus()
-      if (line === lastShown) return Effect.void
-      lastShown = line
-      return screen.line(line)
+    statusLine: Effect.sync(() => {
+      const open = screen.openPrompt()
+      if (!redrawable || open === undefined) return
+      // a row of its own under the prompt (the screen scrolls when the prompt is on its last row), then back after the prompt
+      const width = open.replaceAll(/\u001b\[[0-9;]*m/g, "").length
+      process.stderr.write(`\n\r\u001b[2K${styledStatus()}\u001b[1A\r${width > 0 ? `\u001b[${width}C` : ""}`)
     }),
     turnEnded: (result) =>
       Effect.sync(() => {
-        lastShown = undefined
         notifier.notify(`agent-loop: the turn ${result.status === "completed" ? "is done" : `ended ${result.status}`}`)
       }),
     keys: {
@@ -163,7 +167,8 @@ export const make = (
         mode = nextMode(cycle, mode)
         modeChanged()
       },
-      onFocus: (focused) => notifier.focused(focused)
+      onFocus: (focused) => notifier.focused(focused),
+      below: () => redrawable && screen.openPrompt() !== undefined ? styledStatus() : undefined
     },
     start: (ask) =>
       Effect.gen(function*() {

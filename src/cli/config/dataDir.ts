@@ -42,6 +42,13 @@ export const transcriptsDir = (data: string): string => nodePath.join(data, "tra
 const lastSessionFile = (data: string, workspace: string) =>
   nodePath.join(data, "last-sessions", createHash("sha256").update(workspace, "utf8").digest("hex").slice(0, 32))
 
+/**
+ * The chat's input history for `workspace` (up/down, Ctrl-R): one private file per workspace (by
+ * the SHA-256 of its path), so a project's inputs are recalled in that project.
+ */
+export const chatHistoryFile = (data: string, workspace: string): string =>
+  nodePath.join(data, "chat-history", `${createHash("sha256").update(workspace, "utf8").digest("hex").slice(0, 32)}.jsonl`)
+
 /** The session used last in `workspace`, if any. */
 export const readLastSession = (data: string, workspace: string): Effect.Effect<Option.Option<string>, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {

@@ -7,7 +7,10 @@
  * - Ctrl-R searches the input history backwards, as shells do: typed text narrows it, Ctrl-R again
  *   goes further back, Enter runs the match, Tab or → puts it in the line to edit, Esc or Ctrl-G
  *   gives the line back as it was;
- * - focus reports (`CSI I`, `CSI O`, asked for with `CSI ?1004h`) go to `onFocus` and never into the line.
+ * - focus reports (`CSI I`, `CSI O`, asked for with `CSI ?1004h`) go to `onFocus` and never into the line;
+ * - `below()` (the status line) is kept on the row under the input: drawn again after readline
+ *   redraws the line (which clears what is below it), erased when the line is sent. It is drawn
+ *   only while the input takes one row, so that it never lands on the input itself.
  *
  * readline exposes no hook for keys, so its `_ttyWrite` (every key's entry point) is wrapped.
  */
@@ -34,6 +37,13 @@ export interface KeyOptions {
   readonly complete?: ((before: string) => Completion | undefined) | undefined
   readonly onShiftTab?: (() => void) | undefined
   readonly onFocus?: ((focused: boolean) => void) | undefined
+  /** The text of the row under the input while the prompt is open, if any. */
+  readonly below?: (() => string | undefined) | undefined
+}
+
+/** Draws `text` on the row under the cursor's, the cursor put back. */
+export const drawBelow = (output: NodeJS.WritableStream, text: string): void => {
+  output.write(`\u001b7\u001b[1B\r\u001b[2K${text}\u001b8`)
 }
 
 /** readline's internals this module uses (stable for years, though undocumented). */
@@ -42,6 +52,9 @@ interface Editor {
   cursor: number
   _ttyWrite: (s: string | undefined, key: Key | undefined) => void
   _refreshLine: () => void
+  _prompt: string
+  _getDisplayPos: (text: string) => { readonly rows: number }
+  getCursorPos: () => { readonly rows: number }
 }
 
 /** How many candidates a Tab lists at most. */
@@ -66,6 +79,14 @@ export const searchHistory = (history: ReadonlyArray<string>, query: string, sta
 export const install = (rl: readline.Interface, history: ReadonlyArray<string>, output: NodeJS.WritableStream, options: KeyOptions): void => {
   const editor = rl as unknown as Editor
   const original = editor._ttyWrite.bind(editor)
+  /** Whether the input ends on the cursor's row: the row under it is then free for `below`. */
+  const oneRow = () => editor._getDisplayPos(editor._prompt + editor.line).rows === editor.getCursorPos().rows
+  const refresh = editor._refreshLine.bind(editor)
+  editor._refreshLine = () => {
+    refresh()
+    const text = options.below?.()
+    if (text !== undefined && oneRow()) drawBelow(output, text)
+  }
   /** The reverse search under way: what is typed, the match's index, and the line before it started. */
   let search: { query: string; at: number; readonly saved: string; readonly cursor: number } | undefined
 
@@ -100,6 +121,7 @@ export const install = (rl: readline.Interface, history: ReadonlyArray<string>, 
     if (key?.name === "escape" || (key?.ctrl === true && (key.name === "g" || key.name === "c"))) return endSearch(undefined)
     if (key?.name === "return" || key?.name === "enter") {
       endSearch(match ?? state.saved)
+      if (options.below?.() !== undefined && oneRow()) drawBelow(output, "")
       return original("\r", { name: "return" })
     }
     if (key?.name === "tab" || key?.name === "right") return endSearch(match ?? state.saved)
@@ -134,7 +156,8 @@ export const install = (rl: readline.Interface, history: ReadonlyArray<string>, 
     if (prefix.length > word.length) return replace(prefix)
     const shown = completion.candidates.slice(0, MAX_LISTED)
     const more = completion.candidates.length - shown.length
-    output.write(`\r\n${shown.join("  ")}${more > 0 ? `  (${more} more)` : ""}\r\n`)
+    // over the row under the line, which may hold the status line
+    output.write(`\r\n\u001b[2K${shown.join("  ")}${more > 0 ? `  (${more} more)` : ""}\r\n`)
     editor._refreshLine()
   }
 
@@ -151,6 +174,8 @@ export const install = (rl: readline.Interface, history: ReadonlyArray<string>, 
       return editor._refreshLine()
     }
     if (key?.name === "tab" && options.complete !== undefined) return tab()
+    // the line is sent: the row under it is the output's
+    if ((key?.name === "return" || key?.name === "enter") && options.below?.() !== undefined && oneRow()) drawBelow(output, "")
     return original(s, key)
   }
 }
