@@ -1,5 +1,6 @@
 /**
- * What the chat shows and changes around its prompt (`chat.ts` uses it):
+ * The chat's permission mode, status line, notifications and Tab completion, around its prompt
+ * (`chat.ts` uses it):
  *
  * - the permission mode, Claude Code's: `default`, `acceptEdits`, `plan` (and `bypassPermissions`
  *   when the chat started in it), cycled by Shift-Tab in that order, set by `/plan` and by an

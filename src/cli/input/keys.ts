@@ -1,5 +1,6 @@
 /**
- * Keys the chat's line editor handles before readline does (`lineInput.ts`):
+ * Tab, Shift-Tab, Ctrl-R, focus reports and the status line's row, handled before readline does
+ * (`lineInput.ts` installs them for the chat):
  *
  * - Tab completes the word before the cursor (`complete`: slash commands, `@` paths, agents): one
  *   candidate replaces the word, several put their common start in and are listed under the line;
