@@ -15,8 +15,8 @@ import * as AcpFiles from "../../protocols/acp/files.ts"
 import * as AcpTerminal from "../../protocols/acp/terminal.ts"
 import type { ApprovalPolicy, PermissionMode } from "../config/approvalPolicy.ts"
 import * as Approval from "../permissions/approval.ts"
-import * as PlanReview from "../permissions/planReview.ts"
 import * as App from "../runtime/app.ts"
+import * as PlanSlot from "../runtime/planSlot.ts"
 import type { AgentFlags } from "../settings/flags.ts"
 import * as Settings from "../settings/settings.ts"
 import { fail } from "../terminal/failure.ts"
@@ -81,7 +81,7 @@ export const acp = (flags: AgentFlags, acpFlags: AcpFlags = { clientTerminal: fa
     // exec's commands in the editor's terminal, only where the user asked for it: they leave the sandbox
     const terminal = acpFlags.clientTerminal ? AcpTerminal.bridge() : undefined
     // a plan made in plan mode is asked about in the editor, once the agent is there
-    const plans = PlanReview.slot()
+    const plans = PlanSlot.slot()
     yield* Effect.scoped(Effect.gen(function*() {
       const screen = yield* Screen
       if (terminal !== undefined) {

@@ -22,7 +22,8 @@ import { LoopConfig } from "../../services/LoopConfig.ts"
 import type { ApprovalPolicy, PermissionMode } from "../config/approvalPolicy.ts"
 import * as Completion from "../input/completion.ts"
 import type { KeyOptions } from "../input/keys.ts"
-import * as PlanReview from "../permissions/planReview.ts"
+import * as PlanReview from "../output/planReview.ts"
+import * as PlanSlot from "../runtime/planSlot.ts"
 import type * as Settings from "../settings/settings.ts"
 import * as Notify from "../terminal/notify.ts"
 import { clean } from "../terminal/safeText.ts"
@@ -196,7 +197,7 @@ export const make = (
         // a question waiting (Claude Code's Notification) notifies when the terminal is not focused
         settings.hookBridge.onNotify((_context, message) => Effect.sync(() => notifier.notify(message)))
         if (ask === undefined) return
-        PlanReview.forChat.set(PlanReview.atTerminal(screen, Effect.andThen(Effect.sync(() => notifier.notify("agent-loop: a plan waits for you")), ask), (accepted) =>
+        PlanSlot.forChat.set(PlanReview.atTerminal(screen, Effect.andThen(Effect.sync(() => notifier.notify("agent-loop: a plan waits for you")), ask), (accepted) =>
           Effect.sync(() => {
             mode = accepted
           })))

@@ -32,9 +32,10 @@ import * as OutputSchema from "../output/outputSchema.ts"
 import { runResult } from "../output/runResult.ts"
 import * as StreamJson from "../output/streamJson.ts"
 import * as Approval from "../permissions/approval.ts"
-import * as PlanReview from "../permissions/planReview.ts"
+import * as PlanReview from "../output/planReview.ts"
 import type { ProviderKeys } from "../providers/providerKeys.ts"
 import * as App from "../runtime/app.ts"
+import * as PlanSlot from "../runtime/planSlot.ts"
 import { remember } from "../sessions/workspace.ts"
 import type { AgentFlags } from "../settings/flags.ts"
 import * as Settings from "../settings/settings.ts"
@@ -139,7 +140,7 @@ export const run = (
     }
     yield* Settings.announce(settings)
     // plan mode: the plan is printed (text output) and ends the turn, unless --yes accepts it
-    const plans = PlanReview.slot()
+    const plans = PlanSlot.slot()
     const planning = settings.permissionMode === "plan"
     plans.set(PlanReview.printed(screen, settings.approval === "approve", format === "text"))
     yield* Effect.scoped(Effect.gen(function*() {

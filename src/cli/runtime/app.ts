@@ -40,7 +40,7 @@ import { cliOAuth } from "../config/mcpOAuth.ts"
 import { userMcpFiles } from "../config/userMcpFiles.ts"
 import { configDir } from "../config/settingsFile.ts"
 import { skillTool } from "../config/skillTool.ts"
-import * as PlanReview from "../permissions/planReview.ts"
+import * as PlanSlot from "./planSlot.ts"
 import * as Providers from "../providers/providers.ts"
 import * as SandboxLayer from "../sandbox/sandboxLayer.ts"
 import { settingPath } from "../sandbox/sandboxPolicy.ts"
@@ -120,7 +120,7 @@ const tools = (settings: CliSettings, files: LayerOptions["files"], terminal: La
         protect
       }),
       // offered only to turns in plan mode: the plan goes to the command's question
-      makeExitPlanMode(planReview ?? PlanReview.forChat.review),
+      makeExitPlanMode(planReview ?? PlanSlot.forChat.review),
       // the agent files' sub-agents, unless every tool is turned off (--tools "")
       ...(settings.agents.length > 0 && (settings.tools.length > 0 || settings.mcpTools === undefined || settings.mcpTools.length > 0)
         ? [subagentWith(settings.agents)]
@@ -189,7 +189,7 @@ export interface LayerOptions {
   readonly files?: WorkspaceLive.WorkspaceOptions["files"]
   /** Where `exec` runs commands instead of the sandbox, for the sessions it takes (`agent-loop acp --client-terminal`). */
   readonly terminal?: ExternalTerminalShape
-  /** Who accepts a plan made in plan mode (`planReview.ts`); default: the chat's question, once it is there (else the plan ends its turn). */
+  /** Who accepts a plan made in plan mode (`planSlot.ts`, `output/planReview.ts`); default: the chat's question, once it is there (else the plan ends its turn). */
   readonly planReview?: PlanReviewer
 }
 

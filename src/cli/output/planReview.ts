@@ -6,36 +6,13 @@
  * terminal (`run`): the plan is printed and the turn ends there, unless `--yes` accepts it.
  *
  * The tool is built with the loop's layer, before a command knows how it will ask: it asks through
- * a `Slot`, which the command fills once it can.
+ * a slot (`runtime/planSlot.ts`), which the command fills with one of these once it can.
  */
 import * as Effect from "effect/Effect"
 import type { PlanDecision, PlanRequest, PlanReviewer } from "../../tools/exitPlanMode.ts"
-import { makeMarkdown } from "../output/markdown.ts"
-import { markdownStyle } from "../output/markdownInline.ts"
 import type { ScreenShape } from "../terminal/screen.ts"
-
-/** Where the reviewer is set once the command can ask; until then (and unset) every plan ends its turn. */
-export interface Slot {
-  readonly review: PlanReviewer
-  readonly set: (reviewer: PlanReviewer) => void
-}
-
-/** An empty slot. */
-export const slot = (): Slot => {
-  let reviewer: PlanReviewer | undefined
-  return {
-    review: (request) => reviewer === undefined ? Effect.succeed({ _tag: "End" }) : reviewer(request),
-    set: (next) => {
-      reviewer = next
-    }
-  }
-}
-
-/**
- * The chat's slot: the loop's layer is built before the chat's line input exists, so the layer
- * takes this one (`App.layer` without a `planReview` of its own) and the chat fills it.
- */
-export const forChat: Slot = slot()
+import { makeMarkdown } from "./markdown.ts"
+import { markdownStyle } from "./markdownInline.ts"
 
 /** The plan on stdout: rendered as Markdown where answers are, else as written (cleaned on a terminal). */
 export const showPlan = (screen: ScreenShape, plan: string) =>
