@@ -89,6 +89,11 @@ describe.skipIf(!hasTmux)(hasTmux ? "agent-loop chat: modes, status line, comple
     const { pane, server } = await open(context, { args: ["--permission-mode", "plan"], env: { NO_COLOR: "1" }, size: { columns: 200, rows: 50 } })
     await pane.waitFor(/^> \nfake-model · ⏸ plan mode · context 0% · cost unknown · shift\+tab: mode$/m)
     expect(pane.captureStyled()).not.toMatch(/\u001b\[3\dm/)
+    // /tools says what plan mode offers
+    pane.line("/tools")
+    const listed = (await pane.waitFor(/^tools: [^\n]*exit_plan_mode$/m)).match(/^tools: [^\n]*$/m)![0]
+    expect(listed).toContain("read_file")
+    expect(listed).not.toContain("write_file")
     pane.line("go")
     await pane.waitFor(/accept this plan\? \[y\/d\/N\] $/m)
     // NO_COLOR: the plan as written

@@ -29,6 +29,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import { checkInput } from "../../domain/Config.ts"
 import type { ContentPart } from "../../domain/Message.ts"
+import { EXIT_PLAN_MODE } from "../../domain/Tool.ts"
 import * as Usage from "../../domain/Usage.ts"
 import * as SessionRunner from "../../programs/internal/sessionRunner.ts"
 import { AgentLoop } from "../../services/AgentLoop.ts"
@@ -405,7 +406,11 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
       case "cost":
         return say(Slash.costLine(state.spent, state.turns))
       case "tools":
-        return Effect.flatMap(registry.list, (tools) => say(tools.length === 0 ? "no tools are offered" : `tools: ${tools.map((t) => t.name).join(", ")}`))
+        return Effect.flatMap(registry.list, (all) => {
+          // in plan mode the read-only ones and exit_plan_mode, else all but exit_plan_mode
+          const tools = all.filter((t) => view.planning() ? t.readOnly || t.name === EXIT_PLAN_MODE : t.name !== EXIT_PLAN_MODE)
+          return say(tools.length === 0 ? "no tools are offered" : `tools: ${tools.map((t) => t.name).join(", ")}`)
+        })
       case "undo":
         return backlog.busy() ? afterTurn(name) : undo()
       case "compact":

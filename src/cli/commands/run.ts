@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { checkInput } from "../../domain/Config.ts"
 import type { Content } from "../../domain/Message.ts"
+import { EXIT_PLAN_MODE } from "../../domain/Tool.ts"
 import type { TurnResult } from "../../domain/Turn.ts"
 import { AgentLoop } from "../../services/AgentLoop.ts"
 import { LoopConfig } from "../../services/LoopConfig.ts"
@@ -159,7 +160,8 @@ export const run = (
         cancelQuestions: lines?.cancelQuestions
       })
       if (format === "stream-json") {
-        const tools = (yield* (yield* ToolRegistry).list).map((tool) => tool.name)
+        // exit_plan_mode is offered only in plan mode
+        const tools = (yield* (yield* ToolRegistry).list).map((tool) => tool.name).filter((name) => planning || name !== EXIT_PLAN_MODE)
         const init = StreamJson.initLine({ sessionKey: settings.sessionKey, model: settings.model, tools, cwd: settings.workspace })
         yield* screen.raw(`${JSON.stringify(init)}\n`)
       }
