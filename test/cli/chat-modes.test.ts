@@ -32,9 +32,14 @@ const planner = (request: any) => {
 
 const open = async (
   context: TestContext,
-  options: { readonly args?: ReadonlyArray<string>; readonly env?: Record<string, string>; readonly size?: { columns: number; rows: number } } = {}
+  options: {
+    readonly args?: ReadonlyArray<string>
+    readonly env?: Record<string, string>
+    readonly size?: { columns: number; rows: number }
+    readonly script?: Parameters<typeof start>[0]
+  } = {}
 ) => {
-  const server = await start(planner)
+  const server = await start(options.script ?? planner)
   const home = tempDir()
   const workspace = path.join(home, "ws")
   fs.mkdirSync(path.join(workspace, "src", "parser"), { recursive: true })
@@ -107,6 +112,36 @@ describe.skipIf(!hasTmux)(hasTmux ? "agent-loop chat: modes, status line, comple
     await pane.waitFor(/keep planning/)
     pane.keys("Escape")
     await pane.waitFor(/── interrupted/)
+    pane.line("/exit")
+    expect(await pane.exitStatus()).toBe(0)
+  })
+
+  it("the bell rings when an approval waits while the terminal is not focused, and not for a turn that ends while it is", async (context) => {
+    const { pane } = await open(context, {
+      script: [
+        { toolCalls: [{ name: "exec", arguments: { command: "echo hi" } }] },
+        { text: "Denied, fine." },
+        { toolCalls: [{ name: "exec", arguments: { command: "echo again" } }] },
+        { text: "Denied again." }
+      ],
+      args: ["--tools", "exec,read_file"]
+    })
+    await pane.waitFor(/^> $/m)
+    // focused: a turn's end says nothing
+    pane.keys("-l", "\u001b[I")
+    pane.line("run it")
+    await pane.waitFor(/\? allow exec\? \[y\/a\/N\] $/m)
+    expect(pane.rang()).toBe(false)
+    pane.line("n")
+    await pane.waitFor(/Denied, fine\.\n── completed/)
+    expect(pane.rang()).toBe(false)
+    // away: a question that waits rings, before it is answered
+    pane.keys("-l", "\u001b[O")
+    pane.line("run it again")
+    await pane.waitFor(/echo again[\s\S]*\? allow exec\? \[y\/a\/N\] $/m)
+    await waitUntil("the bell", () => pane.rang())
+    pane.line("n")
+    await pane.waitFor(/Denied again\.\n── completed/)
     pane.line("/exit")
     expect(await pane.exitStatus()).toBe(0)
   })
