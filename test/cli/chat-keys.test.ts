@@ -11,6 +11,7 @@ import * as readline from "node:readline"
 import { PassThrough } from "node:stream"
 import { cycleOf, nextMode, policyOf, statusText } from "../../src/cli/commands/chatModes.ts"
 import * as Completion from "../../src/cli/input/completion.ts"
+import { parseAnswer } from "../../src/cli/output/planReview.ts"
 import * as Keys from "../../src/cli/input/keys.ts"
 import * as Notify from "../../src/cli/terminal/notify.ts"
 import { tempDir } from "../support/cliProcess.ts"
@@ -76,6 +77,9 @@ describe("the chat's keys on readline", () => {
     expect(shifted).toBe(1)
     expect(focus).toEqual([false, true])
     expect(e.line()).toBe("/co")
+    // a pasted tab is text
+    e.input.write("\u001b[200~\tx\u001b[201~")
+    expect(e.line()).toBe("/co\tx")
     e.rl.close()
   })
 
@@ -92,6 +96,18 @@ describe("the chat's keys on readline", () => {
     expect(e.lines).toEqual(["run the tests"])
     expect(Keys.searchHistory(["a", "b"], "z", 0)).toBe(-1)
     e.rl.close()
+  })
+})
+
+describe("the plan's question", () => {
+  it("y accepts with edits accepted, d in default mode, anything else keeps planning with the words after n", () => {
+    expect(parseAnswer("y")).toEqual({ _tag: "Accept", mode: "acceptEdits" })
+    expect(parseAnswer(" YES ")).toEqual({ _tag: "Accept", mode: "acceptEdits" })
+    expect(parseAnswer("d")).toEqual({ _tag: "Accept", mode: "default" })
+    expect(parseAnswer("n use tabs")).toEqual({ _tag: "Refine", feedback: "use tabs" })
+    expect(parseAnswer("")).toEqual({ _tag: "Refine", feedback: "" })
+    expect(parseAnswer(undefined)).toEqual({ _tag: "Refine", feedback: "" })
+    expect(parseAnswer("split step 2")).toEqual({ _tag: "Refine", feedback: "split step 2" })
   })
 })
 

@@ -162,8 +162,13 @@ export const install = (rl: readline.Interface, history: ReadonlyArray<string>, 
     editor._refreshLine()
   }
 
+  /** Inside a bracketed paste: a pasted tab is text, not completion. */
+  let pasting = false
   editor._ttyWrite = (s, key) => {
+    if (key?.name === "paste-start") pasting = true
+    else if (key?.name === "paste-end") pasting = false
     if (key?.code === "[I" || key?.code === "[O") return options.onFocus?.(key.code === "[I")
+    if (pasting) return original(s, key)
     if (search !== undefined) return searchKey(s, key)
     if (key?.ctrl === true && key.name === "r") {
       search = { query: "", at: -1, saved: editor.line, cursor: editor.cursor }
