@@ -66,8 +66,13 @@ const identities = new WeakMap<DirHandle, StatDirectory>()
 const identityOf = (dir: DirHandle): StatDirectory => {
   let known = identities.get(dir)
   if (known === undefined) {
-    // without a descriptor (`via` is the plain path) there is nothing to check against
-    const info = dir.via === dir.absolute ? undefined : fs.statSync(dir.via, NO_THROW)
+    // without a descriptor (`via` is the plain path) there is nothing to check against; the walk's
+    // own descriptor is read with fstat, which resolves no path
+    const info = dir.via === dir.absolute
+      ? undefined
+      : dir.fd !== undefined
+      ? fs.fstatSync(dir.fd)
+      : fs.statSync(dir.via, NO_THROW)
     known = info === undefined
       ? { plain: dir.via, via: dir.via, dev: 0, ino: 0 }
       : { plain: dir.absolute, via: dir.via, dev: info.dev, ino: info.ino }
