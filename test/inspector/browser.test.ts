@@ -9,14 +9,13 @@ import * as http from "node:http"
 import type * as net from "node:net"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Browser, chromium } from "playwright-core"
+import type { Browser } from "playwright-core"
+import { chromiumPresent, launchChromium } from "../support/chromium.ts"
 import { Message } from "effect-agent-loop"
 import { isolatedEnv, root, runCli, tempDir } from "../support/cliProcess.ts"
 import { HOSTILE, type InspectorFixture, RED_PIXEL, startInspector, turn } from "../support/inspector.ts"
 
-const CHROMIUM = "/usr/bin/chromium"
-const present = fs.existsSync(CHROMIUM)
-if (!present) console.warn(`inspector browser tests skipped: ${CHROMIUM} is not installed (apt-get install chromium)`)
+const present = chromiumPresent("inspector browser tests")
 
 /** Deadline of every wait for the page: generous, since the machine may be busy. */
 const WAIT = { timeout: 30_000 }
@@ -30,10 +29,7 @@ describe.skipIf(!present)("inspector in Chromium", { timeout: 120_000 }, () => {
     await f.run(turn("img", [Message.text("look at this"), Message.image("image/png", RED_PIXEL)]))
     await f.run(turn("sub", "delegate please"))
     await f.run(turn("hostile", "hostile please"))
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"]
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {

@@ -15,15 +15,14 @@ import * as path from "node:path"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { type Browser, type BrowserContextOptions, chromium, type Page } from "playwright-core"
+import type { Browser, BrowserContextOptions, Page } from "playwright-core"
+import { chromiumPresent, launchChromium } from "../support/chromium.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentLoop, AgentLoopLive, Inspector, Message, Scripted, SessionStore, SessionStoreMemory, subagent, Tool, ToolError, ToolRegistryLive } from "effect-agent-loop"
 import type { ProviderTypes } from "effect-agent-loop"
 import { root } from "../support/cliProcess.ts"
 
-const CHROMIUM = "/usr/bin/chromium"
-const present = fs.existsSync(CHROMIUM)
-if (!present) console.warn(`inspector view tests skipped: ${CHROMIUM} is not installed (apt-get install chromium)`)
+const present = chromiumPresent("inspector view tests")
 
 const WAIT = { timeout: 30_000 }
 const SHOTS = path.join(root, ".tmp", "inspector-screenshots")
@@ -119,10 +118,7 @@ describe.skipIf(!present)("inspector views in Chromium", { timeout: 180_000 }, (
     }), context))
     exported = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "inspector-views-")), "edit.html")
     fs.writeFileSync(exported, Inspector.exportHtml("edit", editLog, { scrub: (text) => text }), { mode: 0o600 })
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"]
-    })
+    browser = await launchChromium()
     fs.mkdirSync(SHOTS, { recursive: true })
   }, 180_000)
 

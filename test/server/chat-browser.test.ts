@@ -12,15 +12,14 @@ import * as http from "node:http"
 import type * as net from "node:net"
 import * as path from "node:path"
 import * as esbuild from "esbuild"
-import { type Browser, chromium } from "playwright-core"
+import type { Browser } from "playwright-core"
+import { chromiumPresent, launchChromium } from "../support/chromium.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cliSetup, root, spawnCli, tempDir } from "../support/cliProcess.ts"
 import type { Reply } from "../support/openaiServer.ts"
 import { waitUntil } from "../support/waitUntil.ts"
 
-const CHROMIUM = "/usr/bin/chromium"
-const present = fs.existsSync(CHROMIUM)
-if (!present) console.warn(`useChat browser test skipped: ${CHROMIUM} is not installed (apt-get install chromium)`)
+const present = chromiumPresent("useChat browser test")
 
 /** Deadline of every wait for the page: generous, since the machine may be busy. */
 const WAIT = { timeout: 60_000 }
@@ -137,10 +136,7 @@ describe.skipIf(!present)("useChat in Chromium against agent-loop serve", { time
 
   beforeAll(async () => {
     page = await servePage(() => api)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"]
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {
