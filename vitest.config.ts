@@ -30,7 +30,7 @@ const e2e = [
   // approvals across restarts of a real agent-loop serve (SIGTERM, SIGKILL) on SQLite
   "test/server/durable-approvals.test.ts",
   // the CLI on a real terminal, through tmux
-  "test/cli/{chat,chat-editing,chat-sessions,chat-stop,claude-settings,slash,stream-json,terminal,terminal-hostile,terminal-markdown,web-fetch-hosts,workspace-sessions}.test.ts",
+  "test/cli/{chat,chat-editing,chat-expand,chat-sessions,chat-stop,claude-settings,slash,stream-json,terminal,terminal-hostile,terminal-markdown,web-fetch-hosts,workspace-sessions}.test.ts",
   // the chat's plan mode, status line, notifications, Tab completion and Ctrl-R, through tmux
   "test/cli/chat-modes.test.ts",
   // the chat's prompt syntax (@path, !cmd, # note), resume's replay, /jobs and /rewind, through tmux

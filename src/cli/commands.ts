@@ -109,7 +109,7 @@ const chatCommand = Command.make(
   ({ inspect, ...flags }) => handler(() => import("./commands/chat.ts"), (m) => m.chat(flags as AgentFlags, inspect))
 ).pipe(
   Command.withDescription(
-    "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; /help lists the slash commands, custom ones too; Esc stops the turn now (what was done is kept); Ctrl-C interrupts, twice aborts; Shift-Tab cycles the permission mode (plan: the model only reads until you accept its plan); Tab completes commands and @paths, Ctrl-R searches the history; /exit quits."
+    "Talk in turns. A line typed while the model works steers it; /followup TEXT queues a turn; /help lists the slash commands, custom ones too; Esc stops the turn now (what was done is kept); Ctrl-C interrupts, twice aborts; Shift-Tab cycles the permission mode (plan: the model only reads until you accept its plan); Tab completes commands and @paths, Ctrl-R searches the history; Ctrl-O shows the last tool call whole; /exit quits."
   )
 )
 

@@ -76,6 +76,19 @@ describe("previews", () => {
     expect(lines).toEqual(["… 7 earlier lines", "out 8", "out 9", "out 10", "out 11", "out 12"])
   })
 
+  it("whole (chat's Ctrl-O): a written file unfolded, a command's every line, another tool's or a failure's whole result", () => {
+    const content = Array.from({ length: 45 }, (_, i) => `line ${i + 1}`).join("\n") + "\n"
+    const written = preview({ toolName: "write_file", arguments: JSON.stringify({ path: "f", content }) }, { isError: false, result: "Created" }, plain, "", 80, true)
+    expect(written).toHaveLength(45)
+    expect(written[44]).toBe("45 + line 45")
+    const output = Array.from({ length: 12 }, (_, i) => `out ${i + 1}`).join("\n")
+    expect(preview({ toolName: "exec", arguments: JSON.stringify({ command: "make" }) }, { isError: false, result: `exit code: 0\n${output}\n` }, plain, "", 80, true))
+      .toEqual(Array.from({ length: 12 }, (_, i) => `out ${i + 1}`))
+    expect(preview({ toolName: "read_file", arguments: JSON.stringify({ path: "a" }) }, { isError: false, result: "one\ntwo\n" }, plain, "  ", 80, true)).toEqual(["  one", "  two"])
+    // a result holding escape sequences is shown as text, never run by the terminal
+    expect(preview({ toolName: "exec", arguments: "{}" }, { isError: true, result: "exit code: 1\nboom \u001b]0;title\u0007" }, plain, "", 80, true).join("\n")).not.toContain("\u001b")
+  })
+
   it("says a failure's cause in one line, past a bare exit code", () => {
     expect(causeLine("exit code: 2\n\nmake: *** No rule to make target 'x'.\nmore")).toBe("make: *** No rule to make target 'x'.")
     expect(causeLine("File not found: a.txt")).toBe("File not found: a.txt")

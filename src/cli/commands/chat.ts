@@ -121,13 +121,16 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
   // up/down recall earlier inputs, of this chat and earlier ones, from a private file
   // Esc stops the running turn now (`stopNow`): the key is queued here and handled in the chat's scope
   const escapes = yield* Queue.unbounded<string>()
+  // Ctrl-O shows the last tool call whole (`expandLast`), queued the same way
+  const expands = yield* Queue.unbounded<void>()
   // the permission mode, the status line, notifications and Tab completion (`chatModes.ts`)
   const view = ChatModes.make(settings, screen, { model: () => state.model, spent: () => state.spent, sessionKey: () => state.sessionKey })
   const input = yield* LineInput.makeEditing({
     prompt: screen.openPrompt,
     historyFile: chatHistoryFile(settings.dataDir, settings.workspace),
     keys: view.keys,
-    onEscape: (line) => Queue.offerUnsafe(escapes, line)
+    onEscape: (line) => Queue.offerUnsafe(escapes, line),
+    onExpand: () => Queue.offerUnsafe(expands, undefined)
   })
   const sink = yield* Display.start(settings)
   yield* Approval.register(settings, screen, screen.interactive ? input.ask : undefined, undefined, view.policyFor)
@@ -500,6 +503,15 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
         yield* rewind("")
       }
     })
+  /** Ctrl-O: the last tool call whole (its diff unfolded, all it printed), then the prompt again. */
+  const expandLast = Effect.suspend(() => {
+    const lines = sink.expanded()
+    if (lines.length === 0) return say("(no tool call has ended yet: Ctrl-O shows the last one whole)")
+    return Effect.andThen(
+      Effect.andThen(view.clearStatus, Effect.andThen(screen.line(""), Effect.forEach(lines, (line) => screen.line(line), { discard: true }))),
+      prompt
+    )
+  })
   const stopTurn = Effect.suspend(() =>
     Effect.andThen(
       input.cancelQuestions,
@@ -534,6 +546,7 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
     if (resumed) yield* Effect.catch(Effect.flatMap(store.log(state.sessionKey), (entries) => replay(screen, entries)), failed)
     yield* showPrompt
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(escapes), stopNow)))
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Queue.take(expands), expandLast)))
     yield* Effect.forkScoped(readLines())
     const exitCode = yield* Deferred.await(quit)
     yield* close()

@@ -21,7 +21,7 @@ import { AgentLoop } from "../../services/AgentLoop.ts"
 import { LoopConfig } from "../../services/LoopConfig.ts"
 import type { ApprovalPolicy, PermissionMode } from "../config/approvalPolicy.ts"
 import * as Completion from "../input/completion.ts"
-import type { KeyOptions } from "../input/keys.ts"
+import { drawBelow, type KeyOptions } from "../input/keys.ts"
 import * as PlanReview from "../output/planReview.ts"
 import * as PlanSlot from "../runtime/planSlot.ts"
 import type * as Settings from "../settings/settings.ts"
@@ -84,6 +84,8 @@ export interface ChatView {
   readonly policyFor: (sessionKey: string) => ApprovalPolicy | undefined
   /** The status line, drawn under the prompt just shown (the cursor stays after the prompt). */
   readonly statusLine: Effect.Effect<void>
+  /** Erases the status line under the open prompt, before lines are written there (Ctrl-O's). */
+  readonly clearStatus: Effect.Effect<void>
   /** A turn ended: the status line comes again, and the user is notified when away. */
   readonly turnEnded: (result: TurnResult) => Effect.Effect<void>
   /** What the line editor does with Tab, Shift-Tab, Ctrl-R and focus reports. */
@@ -154,6 +156,9 @@ export const make = (
       // a row of its own under the prompt (the screen scrolls when the prompt is on its last row), then back after the prompt
       const width = open.replaceAll(/\u001b\[[0-9;]*m/g, "").length
       process.stderr.write(`\n\r\u001b[2K${styledStatus()}\u001b[1A\r${width > 0 ? `\u001b[${width}C` : ""}`)
+    }),
+    clearStatus: Effect.sync(() => {
+      if (redrawable && screen.openPrompt() !== undefined) drawBelow(process.stderr, "")
     }),
     turnEnded: (result) =>
       Effect.sync(() => {

@@ -58,6 +58,8 @@ export interface TerminalOptions {
   readonly keys?: Keys.KeyOptions | undefined
   /** Called when Esc is pressed on its own (not as the start of another key's sequence, nor in a paste), with the line being edited. */
   readonly onEscape?: ((line: string) => void) | undefined
+  /** Called when Ctrl-O is pressed (not in a paste): chat shows the last tool call whole. */
+  readonly onExpand?: (() => void) | undefined
 }
 
 /**
@@ -149,10 +151,11 @@ export const fromReadable = (
       // Ctrl-C in raw mode: the same listeners as the signal in cooked mode
       rl.on("SIGINT", () => process.emit("SIGINT", "SIGINT"))
       // before readline's own listener: an edit redraws the line with the prompt shown now
-      input.prependListener("keypress", (_: unknown, key: { readonly name?: string; readonly meta?: boolean } | undefined) => {
+      input.prependListener("keypress", (_: unknown, key: { readonly name?: string; readonly meta?: boolean; readonly ctrl?: boolean } | undefined) => {
         rl.setPrompt(terminal.prompt() ?? "")
         if (key?.name === "paste-start") pasting = true
         else if (key?.name === "paste-end") pasting = false
+        else if (key?.ctrl === true && key.name === "o" && !pasting) terminal.onExpand?.()
         else if (key?.name === "escape" && !pasting) {
           // two presses close together arrive as one key, Esc with meta
           terminal.onEscape?.(rl.line)
@@ -262,6 +265,7 @@ export const makeEditing = (
     readonly prompt: () => string | undefined
     readonly historyFile?: string | undefined
     readonly onEscape?: ((line: string) => void) | undefined
+    readonly onExpand?: (() => void) | undefined
     readonly keys?: Keys.KeyOptions | undefined
   }
 ) =>

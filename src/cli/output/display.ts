@@ -14,7 +14,7 @@ import type { CliFailure } from "../terminal/failure.ts"
 import { Screen } from "../terminal/screen.ts"
 import * as EventsFile from "./eventsFile.ts"
 import * as EventSink from "./eventSink.ts"
-import { makeRenderer } from "./render.ts"
+import { expanded, type LastCall, makeRenderer } from "./render.ts"
 import * as Spinner from "./spinner.ts"
 
 /** What goes to stdout while a turn runs: the model's text, every event as JSON Lines, or nothing (JSON at the end). */
@@ -36,11 +36,19 @@ export const start = (settings: DisplaySettings, stdout: StdoutContent = "text")
     const eventsToStdout = stdout === "events" || (settings.events !== undefined && EventsFile.isStdout(settings.events))
     if (settings.events !== undefined && !EventsFile.isStdout(settings.events)) handlers.push(yield* EventsFile.open(settings.events))
     if (eventsToStdout) handlers.push(EventsFile.toStdout(screen, { messages: stdout === "events" }))
-    handlers.push(makeRenderer(screen, { verbose: settings.verbose, ...(stdout === "text" && !eventsToStdout ? {} : { text: "none" }) }))
+    const lastCall: LastCall = { current: undefined }
+    handlers.push(makeRenderer(screen, { verbose: settings.verbose, lastCall, ...(stdout === "text" && !eventsToStdout ? {} : { text: "none" }) }))
     handlers.push(yield* Spinner.start(screen))
     handlers.push(SandboxNotices.handler(screen))
-    return yield* EventSink.start(handlers)
-  }) satisfies Effect.Effect<EventSink.EventSink, CliFailure, Screen | EventBus | FileSystem.FileSystem | Scope.Scope>
+    const sink = yield* EventSink.start(handlers)
+    return { ...sink, expanded: () => expanded(lastCall, screen) }
+  }) satisfies Effect.Effect<Display, CliFailure, Screen | EventBus | FileSystem.FileSystem | Scope.Scope>
+
+/** The event sink, and the last tool call shown whole (chat's Ctrl-O). */
+export interface Display extends EventSink.EventSink {
+  /** The lines of the last top-level tool call that ended, unfolded; none before the first. */
+  readonly expanded: () => ReadonlyArray<string>
+}
 
 /** Warns when the sink lost events (its buffer overflowed). */
 export const warnDropped = (sink: EventSink.EventSink) =>

@@ -18,7 +18,7 @@ import type { ScreenShape } from "../terminal/screen.ts"
 import type { Style } from "../terminal/style.ts"
 import { makeMarkdown, type MarkdownStream } from "./markdown.ts"
 import { markdownStyle } from "./markdownInline.ts"
-import { causeLine, preview, startDetail, type StartedCall } from "./toolPreview.ts"
+import { causeLine, type EndedCall, preview, startDetail, type StartedCall } from "./toolPreview.ts"
 
 /** Where model text goes: streamed, one whole response at a time, or nowhere (JSON output). */
 export type TextMode = "stream" | "responses" | "none"
@@ -29,6 +29,26 @@ export interface RenderOptions {
   readonly verbose: boolean
   /** Default: `stream` when stdout is a terminal, else `responses`. */
   readonly text?: TextMode
+  /** Where the last top-level tool call that ended is kept, for showing it whole (`expanded`). */
+  readonly lastCall?: LastCall
+}
+
+/** The last top-level tool call that ended: how it started, and what it returned. */
+export interface LastCall {
+  current: { readonly call: StartedCall; readonly end: EndedCall } | undefined
+}
+
+/**
+ * The last call whole, as chat's Ctrl-O shows it: its line, then its diff unfolded, every line a
+ * command printed, or whatever it returned (an error's whole text); nothing before the first call.
+ */
+export const expanded = (last: LastCall, screen: ScreenShape): ReadonlyArray<string> => {
+  const current = last.current
+  if (current === undefined) return []
+  const { err } = screen
+  const head = `${err.cyan("⚙")} ${err.bold(Format.truncate(current.call.toolName, 80))} ${err.dim(Format.args(current.call.arguments))}`
+  const body = preview(current.call, current.end, err, "    ", screen.size.columns(), true)
+  return [head, ...(body.length === 0 ? [`    ${err.dim("(it returned nothing to show)")}`] : body)]
 }
 
 /** The todo list as a checklist: done items dimmed, the one in progress bold (in its active form). */
@@ -112,6 +132,7 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
       case "ToolExecEnd": {
         const call = started.get(event.toolCallId)
         started.delete(event.toolCallId)
+        if (call !== undefined && event.depth === 0 && options.lastCall !== undefined) options.lastCall.current = { call, end: event }
         const mark = event.isError ? err.red("✗") : err.green("✓")
         const detail = options.verbose
           ? ` ${err.dim(Format.truncate(event.result, 400))}`

@@ -66,9 +66,12 @@ export const causeLine = (result: string): string | undefined =>
     result.split("\n").find((line) => line.trim() !== "")
 
 /** The lines under a call that succeeded (none when there is nothing worth showing). */
-export const preview = (call: StartedCall, end: EndedCall, style: Style, pad: string, width: number): Array<string> => {
+export const preview = (call: StartedCall, end: EndedCall, style: Style, pad: string, width: number, whole = false): Array<string> => {
   const args = parse(call.arguments)
-  if (end.isError) return []
+  // the whole of what a call returned, as the model got it (Ctrl-O in chat)
+  const result = () => end.result.replace(/\n+$/, "").split("\n").map((line) => `${pad}${style.dim(clean(line).replace(/\t/g, "  "))}`)
+  if (end.isError) return whole ? result() : []
+  const fold = whole ? Infinity : DIFF_LINES
   switch (call.toolName) {
     case "edit_file": {
       const before = text(args["old_text"])
@@ -77,24 +80,25 @@ export const preview = (call: StartedCall, end: EndedCall, style: Style, pad: st
       const at = /at line (\d+)/.exec(end.result)
       const rows = diffLines(before, after, at === null ? 1 : Number(at[1]))
       const numberWidth = String(Math.max(1, ...rows.map((row) => row.kind === "removed" ? row.oldLine : row.newLine))).length
-      return folded(rows.map((row) => diffRow(row, numberWidth, style, pad, width)), DIFF_LINES, style, pad)
+      return folded(rows.map((row) => diffRow(row, numberWidth, style, pad, width)), fold, style, pad)
     }
     case "write_file": {
       const content = text(args["content"])
       if (content === undefined || content === "") return []
       const lines = content.replace(/\n$/, "").split("\n")
       const numberWidth = String(lines.length).length
-      return folded(lines.map((line, i) => diffRow({ kind: "added", newLine: i + 1, text: line }, numberWidth, style, pad, width)), DIFF_LINES, style, pad)
+      return folded(lines.map((line, i) => diffRow({ kind: "added", newLine: i + 1, text: line }, numberWidth, style, pad, width)), fold, style, pad)
     }
     case "exec": {
       const output = end.result.replace(/^exit code: \d+\n?/, "").replace(/\n+$/, "")
       if (output === "") return []
       const lines = output.split("\n")
+      if (whole) return lines.map((line) => `${pad}${style.dim(clean(line).replace(/\t/g, "  "))}`)
       const shown = lines.slice(-OUTPUT_LINES).map((line) => `${pad}${style.dim(fit(line, width - pad.length))}`)
       return lines.length > OUTPUT_LINES ? [`${pad}${style.dim(`… ${Format.plural(lines.length - OUTPUT_LINES, "earlier line")}`)}`, ...shown] : shown
     }
     default:
-      return []
+      return whole ? result() : []
   }
 }
 
