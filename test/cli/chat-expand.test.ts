@@ -2,7 +2,9 @@
  * `agent-loop chat` on a real terminal (tmux): Ctrl-O shows the last tool call whole — a command's
  * every line where its preview showed the last five, a written file's every line where the preview
  * folded after twenty — then the prompt again; before any call it says there is none. At 80×24 in
- * colour and at 200×50 with `NO_COLOR`. Skipped, saying so, when tmux is not installed.
+ * colour and at 200×50 with `NO_COLOR`. And Shift-Enter, where the terminal reports it (Esc Enter,
+ * or `CSI 13;2u`), starts a new line of the same input as a trailing backslash does. Skipped,
+ * saying so, when tmux is not installed.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -27,7 +29,7 @@ const chat = async (context: TestContext, script: Script, size: { columns: numbe
     await server.close()
   })
   await pane.waitFor(/^> /m)
-  return { pane, workspace }
+  return { pane, workspace, server }
 }
 
 /** The lines of the pane that are only a number (a command's output lines, indented). */
@@ -50,6 +52,21 @@ describe.skipIf(!hasTmux)(hasTmux ? "agent-loop chat: Ctrl-O (tmux)" : "agent-lo
     expect(numbers(pane.capture())).toEqual([36, 37, 38, 39, 40, ...Array.from({ length: 40 }, (_, i) => i + 1)])
     // styled: the header's name in bold
     expect(pane.captureStyled()).toMatch(/\u001b\[1mexec/)
+    pane.line("/exit")
+    expect(await pane.exitStatus()).toBe(0)
+  })
+
+  it("Shift-Enter (Esc Enter, or CSI 13;2u) starts a new line of the same input; Enter sends the whole", async (context) => {
+    const { pane, server } = await chat(context, [{ text: "Got three lines." }], { columns: 80, rows: 24 })
+    pane.keys("-l", "first")
+    pane.keys("M-Enter")
+    pane.keys("-l", "second")
+    pane.keys("-l", "\u001b[13;2u")
+    pane.keys("-l", "third")
+    pane.keys("Enter")
+    await pane.waitFor(/Got three lines\.\n── completed/)
+    expect(server.requests).toHaveLength(1)
+    expect(server.requests[0]!.body.messages.at(-1)).toEqual({ role: "user", content: "first\nsecond\nthird" })
     pane.line("/exit")
     expect(await pane.exitStatus()).toBe(0)
   })

@@ -62,6 +62,22 @@ export interface TerminalOptions {
   readonly onExpand?: (() => void) | undefined
 }
 
+/** A key as readline's `keypress` event gives it. */
+interface KeyPress {
+  readonly name?: string
+  readonly meta?: boolean
+  readonly ctrl?: boolean
+  /** The sequence's code when readline has no name for it (`[13;2u`). */
+  readonly code?: string
+}
+
+/**
+ * Shift-Enter where the terminal reports it: Esc Enter (what terminals set up for it send, and
+ * Alt-Enter), or the CSI u form `CSI 13;2u` (kitty's keyboard protocol, tmux's extended keys).
+ */
+const isShiftEnter = (key: KeyPress | undefined): boolean =>
+  (key?.name === "return" && key.meta === true) || key?.code === "[13;2u"
+
 /**
  * How long a lone Esc waits for the rest of a key's sequence before it counts as Esc (readline's
  * default is 500 ms): a terminal sends a key's whole sequence at once, so a short wait tells them
@@ -151,11 +167,17 @@ export const fromReadable = (
       // Ctrl-C in raw mode: the same listeners as the signal in cooked mode
       rl.on("SIGINT", () => process.emit("SIGINT", "SIGINT"))
       // before readline's own listener: an edit redraws the line with the prompt shown now
-      input.prependListener("keypress", (_: unknown, key: { readonly name?: string; readonly meta?: boolean; readonly ctrl?: boolean } | undefined) => {
+      input.prependListener("keypress", (_: unknown, key: KeyPress | undefined) => {
         rl.setPrompt(terminal.prompt() ?? "")
         if (key?.name === "paste-start") pasting = true
         else if (key?.name === "paste-end") pasting = false
         else if (key?.ctrl === true && key.name === "o" && !pasting) terminal.onExpand?.()
+        else if (isShiftEnter(key) && !pasting) {
+          // a new line in the input, as a trailing backslash makes one: readline itself ignores these keys
+          rl.write(null, { ctrl: true, name: "e" })
+          rl.write("\\")
+          rl.write(null, { name: "return" })
+        }
         else if (key?.name === "escape" && !pasting) {
           // two presses close together arrive as one key, Esc with meta
           terminal.onEscape?.(rl.line)
