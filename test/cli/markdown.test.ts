@@ -162,3 +162,34 @@ describe("the renderer's text modes", () => {
     expect(capture({ TERM: "xterm" }, false)).toBe("**hi** `x`")
   })
 })
+
+describe("reasoning on the terminal", () => {
+  const capture = (verbose: boolean, reasoning: ReadonlyArray<string>) => {
+    let out = ""
+    let err = ""
+    const screen = Screen.make({
+      stdout: { write: (text: string) => (out += text), isTTY: true, columns: 80, rows: 24 },
+      stderr: { write: (text: string) => (err += text, true), isTTY: true },
+      stdinIsTTY: false,
+      env: { NO_COLOR: "1", TERM: "xterm" }
+    })
+    const draw = makeRenderer(screen, { verbose })
+    const delta = (kind: string, text: string) => ({ _tag: "LLMDelta", kind, text, depth: 0 }) as never
+    Effect.runSync(Effect.forEach([{ _tag: "LLMRequest", depth: 0 } as never, ...reasoning.map((r) => delta("reasoning", r)), delta("text", "Answer.")], draw, { discard: true }))
+    return { out, err }
+  }
+
+  it("is folded to one dimmed line (its start and its length) before the answer; --verbose shows it whole", () => {
+    const long = Array.from({ length: 300 }, (_, i) => `step ${i}`)
+    const folded = capture(false, long.map((word) => `${word} `))
+    expect(folded.out).toBe("Answer.")
+    expect(folded.err.trim().split("\n")).toHaveLength(1)
+    const length = long.map((word) => `${word} `).join("").length.toLocaleString("en-US")
+    expect(folded.err).toMatch(new RegExp(`^\\(thinking\\) step 0 step 1 step 2 .*… \\(${length} characters; --verbose shows it whole\\)\\n$`))
+    // a short one is shown as it is, folded or not
+    expect(capture(false, ["Just ", "a thought."]).err).toBe("(thinking) Just a thought.\n")
+    const whole = capture(true, long.map((word) => `${word} `))
+    expect(whole.err).toContain("step 299")
+  })
+})
+

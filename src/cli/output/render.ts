@@ -61,11 +61,16 @@ const todoLines = (todos: ReadonlyArray<TodoItem>, style: Style, pad: string): A
       : `${pad}  ☐ ${clean(todo.content)}`
   )
 
+/** How much of the reasoning is kept without `--verbose`: its start, for its folded line. */
+const REASONING_START = 400
+
 /** A function drawing each event; keeps the little state streaming needs. */
 export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
   const { err } = screen
   const textMode = options.text ?? (screen.streaming ? "stream" : "responses")
   let reasoning = ""
+  /** The reasoning's whole length; without `--verbose` only its start is kept in `reasoning`. */
+  let reasoningLength = 0
   /** Text of the current provider call already on the screen. */
   let shown = false
   /** Responses of the current turn whose provider reported no usage. */
@@ -83,10 +88,21 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
     return open === undefined ? Effect.void : screen.styled(open.end())
   })
 
+  /**
+   * The reasoning that came before the answer's text or a tool call, dimmed: whole with `--verbose`,
+   * else folded to one line, its start and its length (only that much of it is kept).
+   */
   const flushReasoning = Effect.suspend(() => {
-    const text = reasoning.trim()
+    const text = clean(reasoning.trim())
+    const length = reasoningLength
+    const kept = reasoning.length
     reasoning = ""
-    return text === "" ? Effect.void : screen.line(err.dim(`(thinking) ${clean(text)}`))
+    reasoningLength = 0
+    if (text === "") return Effect.void
+    if (options.verbose) return screen.line(err.dim(`(thinking) ${text}`))
+    const start = Format.truncate(text, Math.max(20, Math.min(100, screen.size.columns() - 50)))
+    const folded = start.endsWith("…") || length > kept
+    return screen.line(err.dim(`(thinking) ${start}${folded ? ` (${length.toLocaleString("en-US")} characters; --verbose shows it whole)` : ""}`))
   })
 
   const retryLine = (event: Extract<AgentEvent, { readonly _tag: "LLMRetry" }>, pad: string) => {
@@ -105,7 +121,8 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
       case "LLMDelta":
         if (event.depth > 0) return Effect.void
         if (event.kind === "reasoning") {
-          if (options.verbose) reasoning += event.text
+          reasoningLength += event.text.length
+          if (options.verbose || reasoning.length < REASONING_START) reasoning += event.text
           return Effect.void
         }
         if (event.kind !== "text" || textMode !== "stream") return Effect.void
@@ -119,6 +136,7 @@ export const makeRenderer = (screen: ScreenShape, options: RenderOptions) => {
         return Effect.andThen(flushReasoning, whole)
       }
       case "ToolExecStart": {
+        if (event.depth === 0 && reasoning !== "") return Effect.andThen(flushReasoning, draw(event))
         const call = { toolName: event.toolName, arguments: event.arguments }
         started.set(event.toolCallId, call)
         // a plan is shown whole by its question (`planReview.ts`), which may already be on the screen
