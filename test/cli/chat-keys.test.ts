@@ -58,8 +58,8 @@ const editor = (options: Keys.KeyOptions, history: Array<string> = []) => {
   const rl = readline.createInterface({ input, output, terminal: true, history, prompt: "> " })
   const lines: Array<string> = []
   rl.on("line", (line) => lines.push(line))
-  Keys.install(rl, (rl as unknown as { history: Array<string> }).history, output, options)
-  return { input, rl, lines, drawn: () => drawn, line: () => (rl as unknown as { line: string }).line }
+  const installed = Keys.install(rl, (rl as unknown as { history: Array<string> }).history, output, options)
+  return { input, rl, lines, installed, drawn: () => drawn, line: () => (rl as unknown as { line: string }).line }
 }
 
 describe("the chat's keys on readline", () => {
@@ -95,6 +95,20 @@ describe("the chat's keys on readline", () => {
     e.input.write("\u0012tests\r")
     expect(e.lines).toEqual(["run the tests"])
     expect(Keys.searchHistory(["a", "b"], "z", 0)).toBe(-1)
+    e.rl.close()
+  })
+
+  it("says while Ctrl-R's search is under way, to the key listeners that run before it (the chat's Esc is then the search's)", () => {
+    const e = editor({}, ["run the tests"])
+    // as the chat's line input listens: before readline, so it sees the state the key finds
+    const seen: Array<[string | undefined, boolean]> = []
+    e.input.prependListener("keypress", (_: unknown, key: { readonly name?: string } | undefined) => seen.push([key?.name, e.installed.searching()]))
+    expect(e.installed.searching()).toBe(false)
+    e.input.write("\u0012te")
+    expect(e.installed.searching()).toBe(true)
+    e.input.write("\u0007")
+    expect(e.installed.searching()).toBe(false)
+    expect(seen).toEqual([["r", false], ["t", true], ["e", true], ["g", true]])
     e.rl.close()
   })
 })

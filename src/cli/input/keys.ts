@@ -42,6 +42,12 @@ export interface KeyOptions {
   readonly below?: (() => string | undefined) | undefined
 }
 
+/** What the installed keys tell the line editor's other listeners. */
+export interface Installed {
+  /** Whether Ctrl-R's search is under way: its Esc ends the search, and is no other key's. */
+  readonly searching: () => boolean
+}
+
 /** Draws `text` on the row under the cursor's, the cursor put back. */
 export const drawBelow = (output: NodeJS.WritableStream, text: string): void => {
   output.write(`\u001b7\u001b[1B\r\u001b[2K${text}\u001b8`)
@@ -77,7 +83,7 @@ export const searchHistory = (history: ReadonlyArray<string>, query: string, sta
 }
 
 /** Wraps `rl`'s key handling; `history` is readline's own list (newest first), `output` where the editor draws. */
-export const install = (rl: readline.Interface, history: ReadonlyArray<string>, output: NodeJS.WritableStream, options: KeyOptions): void => {
+export const install = (rl: readline.Interface, history: ReadonlyArray<string>, output: NodeJS.WritableStream, options: KeyOptions): Installed => {
   const editor = rl as unknown as Editor
   const original = editor._ttyWrite.bind(editor)
   /** Whether the input ends on the cursor's row: the row under it is then free for `below`. */
@@ -184,4 +190,5 @@ export const install = (rl: readline.Interface, history: ReadonlyArray<string>, 
     if ((key?.name === "return" || key?.name === "enter") && options.below?.() !== undefined && oneRow()) drawBelow(output, "")
     return original(s, key)
   }
+  return { searching: () => search !== undefined }
 }

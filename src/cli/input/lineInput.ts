@@ -158,7 +158,7 @@ export const fromReadable = (
     )
     // readline keeps the history newest first; it records every line, answers and pieces included
     const history = (rl as unknown as { history?: Array<string> }).history ?? []
-    if (terminal?.keys !== undefined) Keys.install(rl, history, terminal.output, terminal.keys)
+    const keys = terminal?.keys === undefined ? undefined : Keys.install(rl, history, terminal.output, terminal.keys)
     let pasting = false
     /** Whether the input being typed holds pasted text; the inputs that did, until `wasPasted` asks (a few at most). */
     let pastedNow = false
@@ -178,7 +178,7 @@ export const fromReadable = (
           rl.write("\\")
           rl.write(null, { name: "return" })
         }
-        else if (key?.name === "escape" && !pasting) {
+        else if (key?.name === "escape" && !pasting && keys?.searching() !== true) {
           // two presses close together arrive as one key, Esc with meta
           terminal.onEscape?.(rl.line)
           if (key.meta === true) terminal.onEscape?.(rl.line)
