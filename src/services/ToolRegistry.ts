@@ -27,7 +27,7 @@ export interface ToolRegistryShape {
   /** Adds tools for the life of the scope (MCP servers, plugins); a later tool of the same name wins. */
   readonly register: (tools: ReadonlyArray<RegisteredTool>) => Effect.Effect<void, never, Scope.Scope>
   /** The background jobs `exec` started (`background: true`), when the registry owns a job table (`ToolRegistryLive.layer` does). */
-  readonly jobs?: Pick<BackgroundJobsShape, "list">
+  readonly jobs?: Pick<BackgroundJobsShape, "list" | "kill">
 }
 
 /** The tool registry service; `ToolRegistryLive.layer(tools)` provides one. */

@@ -1,9 +1,9 @@
 /**
  * `agent-loop chat` on a real terminal (tmux), against the scripted server on 127.0.0.1: what a
  * typed prompt can ask for besides text (`@path[:from-to]`, `!cmd`, `# note`), the last turns shown
- * again on `--continue`, `/jobs` and the background commands stopped at the chat's end, and
- * `/rewind` (Esc Esc) taking the conversation and the files back to before a message. Skipped,
- * saying so, without tmux.
+ * again on `--continue`, `/jobs` and the background commands stopped when `/clear` leaves their
+ * session and at the chat's end, and `/rewind` (Esc Esc) taking the conversation and the files
+ * back to before a message. Skipped, saying so, without tmux.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -149,7 +149,7 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     })
   }
 
-  it("/jobs lists the background commands; the chat's end stops them; Esc stops a !cmd", async (context) => {
+  it("/jobs lists the background commands; /clear stops those of the session it leaves, the chat's end the rest; Esc stops a !cmd", async (context) => {
     const marker = `${Date.now() % 100000}.25`
     const reply = (request: Received): Reply =>
       toolResults(request) === 0
@@ -172,6 +172,13 @@ describe.skipIf(!hasTmux)(hasTmux ? "chat prompt syntax, resume, /jobs and /rewi
     await waitUntil("the background command runs", () => running(`sleep ${marker}`))
     pane.line("/jobs")
     await pane.waitFor(new RegExp(`job-1 +running +\\S+ (ms|s) ago  sleep ${marker.replace(".", "\\.")}\\n\\(they are stopped when the chat ends\\)\\n(?:[^\\n]*\\n)?> $`, "m"))
+    // the session left by /clear keeps nothing running
+    pane.line("/clear")
+    await pane.waitFor(/\(stopped 1 background command of session \S+\)/)
+    await waitUntil("the left session's command is gone", () => !running(`sleep ${marker}`))
+    pane.line("start a server")
+    await waitUntil("the new session's command runs", () => running(`sleep ${marker}`))
+    await pane.waitFor(/Started it\.[\s\S]*Started it\.[\s\S]*── completed[^\n]*\n(?:[^\n]*\n)?> $/m)
     pane.line("/exit")
     expect(await pane.exitStatus()).toBe(0)
     // the registry's job table closes with the chat: its commands are killed, not left behind

@@ -263,6 +263,14 @@ const make = Effect.fnUntraced(function*(settings: Settings.CliSettings, inspect
 
   /** Makes `next` the chat's session: the one left keeps its workspace, `--continue` goes to `next`, and `/cost` starts again. */
   const switchTo = Effect.fnUntraced(function*(next: string, said: string) {
+    // the session left keeps no command running behind the one switched to (as the chat's end stops them)
+    if (registry.jobs !== undefined && next !== state.sessionKey) {
+      const jobs = registry.jobs
+      const left = state.sessionKey
+      const running = (yield* jobs.list(left)).filter((job) => job.state._tag === "Running")
+      yield* Effect.forEach(running, (job) => Effect.ignore(jobs.kill(left, job.id)), { discard: true })
+      if (running.length > 0) yield* screen.line(dim(`(stopped ${running.length} background command${running.length === 1 ? "" : "s"} of session ${left})`))
+    }
     if (settings.persist) {
       yield* recordWorkspace(settings.workspace, state.sessionKey)
       yield* writeLastSession(settings.dataDir, settings.workspace, next)
