@@ -33,7 +33,7 @@ export const makeIndicator = () => {
         return
       case "LLMDelta":
         if (event.depth === 0 && waiting._tag === "Model") {
-          // reasoning is not shown (unless --verbose): the wait goes on, as thinking
+          // reasoning is shown (folded) only once the answer starts: the wait goes on, as thinking
           waiting = event.kind === "reasoning" ? { ...waiting, thinking: true } : { _tag: "Idle" }
         }
         return
