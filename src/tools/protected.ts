@@ -26,6 +26,7 @@ import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as nodePath from "node:path"
 import { ToolError } from "../domain/errors.ts"
 import type { WorkspaceShape } from "./workspace.ts"
+import { isWithin } from "../domain/paths.ts"
 
 /**
  * The protected locations, relative to the workspace root: file hooks, settings (ours and Claude
@@ -60,10 +61,7 @@ export const isProtectedPath = (path: string, extra: ReadonlyArray<string> = [])
   )
 }
 
-const within = (candidate: string, location: string): boolean => {
-  const rel = nodePath.relative(fold(location), fold(candidate))
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${nodePath.sep}`) && !nodePath.isAbsolute(rel))
-}
+const within = (candidate: string, location: string): boolean => isWithin(fold(location), fold(candidate))
 
 /** The protected location `absolute` (a canonical path from `resolve`) is in, if any. */
 const locationOf = (workspace: WorkspaceShape, absolute: string, extra: ReadonlyArray<string>): Effect.Effect<Option.Option<string>> =>
@@ -104,11 +102,6 @@ export const guardProtected = (
       )
     }
   })
-
-const isWithin = (root: string, candidate: string): boolean => {
-  const rel = nodePath.relative(root, candidate)
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${nodePath.sep}`) && !nodePath.isAbsolute(rel))
-}
 
 /**
  * Of the directories `dirs` (absolute), those inside the workspace `root`, relative to it as

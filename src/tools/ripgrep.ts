@@ -13,6 +13,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
+import { isWithin } from "../domain/paths.ts"
 
 /** ripgrep refused to run the search (a pattern it cannot compile, a version that lacks a flag): grep searches without it. */
 export class RipgrepUnusable extends Error {}
@@ -65,11 +66,6 @@ const rgOnPath = (): string | undefined => {
   return found
 }
 
-const isInside = (root: string, candidate: string): boolean => {
-  const relative = nodePath.relative(root, candidate)
-  return relative === "" || (relative !== ".." && !relative.startsWith(`..${nodePath.sep}`) && !nodePath.isAbsolute(relative))
-}
-
 /**
  * The ripgrep to run for a search in `root`: `option` when it is a path, none when it is `false`,
  * else the one on `PATH`. Never one inside the workspace (a repository could ship its own `rg`),
@@ -85,7 +81,7 @@ export const findRipgrep = async (option: string | false | undefined, root: stri
   } catch {
     return undefined
   }
-  if (isInside(root, real)) return undefined
+  if (isWithin(root, real)) return undefined
   return (await isRipgrep(path)) ? path : undefined
 }
 

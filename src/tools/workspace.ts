@@ -6,6 +6,7 @@
 import * as Duration from "effect/Duration"
 import * as nodePath from "node:path"
 import type { WorkspaceShape } from "../services/Workspace.ts"
+import { isWithin } from "../domain/paths.ts"
 
 export {
   type OpenFileRequest,
@@ -24,14 +25,9 @@ export {
  */
 export const DEFAULT_FILE_TOOL_TIMEOUT = Duration.seconds(30)
 
-const isInside = (root: string, candidate: string): boolean => {
-  const rel = nodePath.relative(root, candidate)
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${nodePath.sep}`) && !nodePath.isAbsolute(rel))
-}
-
 /** The added directory holding `absolute` (a path `resolve` returned) when it is not under the root. */
 export const addedRootOf = (workspace: Pick<WorkspaceShape, "root" | "additional">, absolute: string): string | undefined =>
-  isInside(workspace.root, absolute) ? undefined : workspace.additional?.find((root) => isInside(root, absolute))
+  isWithin(workspace.root, absolute) ? undefined : workspace.additional?.find((root) => isWithin(root, absolute))
 
 /** The root `absolute` is opened from: the workspace's, or the added directory holding it. */
 export const rootOf = (workspace: Pick<WorkspaceShape, "root" | "additional">, absolute: string): string =>

@@ -10,6 +10,7 @@ import { problemOf, readConfined, textOf } from "../../layers/internal/readConfi
 import type { PathRule } from "../../services/Workspace.ts"
 import { MAX_SETTINGS_BYTES } from "../config/settingsFile.ts"
 import { evaluate, parseRule, reachesPrivate, type Rule, RuleError, type RuleCall, SESSION_SOURCE, suggest, type Verdict } from "./rules.ts"
+import { isWithin } from "../../domain/paths.ts"
 
 /** The process's rules. */
 export interface Permissions {
@@ -80,11 +81,6 @@ export const make = (rules: ReadonlyArray<Rule>, workspace: string, saveTarget: 
   }
 }
 
-const isInside = (root: string, candidate: string): boolean => {
-  const rel = nodePath.relative(root, candidate)
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${nodePath.sep}`) && !nodePath.isAbsolute(rel))
-}
-
 const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
 
 /**
@@ -114,7 +110,7 @@ const addAllowRules = (path: string, workspace: string, rules: ReadonlyArray<str
         const directory = nodePath.dirname(path)
         await fs.mkdir(directory, { recursive: true })
         const [root, real] = await Promise.all([fs.realpath(workspace), fs.realpath(directory)])
-        if (!isInside(root, real)) throw new Error(`${directory} leads outside ${root} (to ${real})`)
+        if (!isWithin(root, real)) throw new Error(`${directory} leads outside ${root} (to ${real})`)
         // into the directory as resolved, so a link swapped in meanwhile is not followed by the rename
         const target = nodePath.join(real, nodePath.basename(path))
         const temp = `${target}.${process.pid}.tmp`

@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import { readConfined, textOf } from "../internal/readConfined.ts"
 import { type HookProblem, type Manifest, parse, type Trigger } from "./manifest.ts"
+import { isWithin } from "../../domain/paths.ts"
 
 /** Where hooks are looked for; every field has a default, overridable for tests. */
 export interface DiscoverOptions {
@@ -69,11 +70,6 @@ export interface Discovery {
 export const xdgBase = (variable: string, fallback: string, env: Readonly<Record<string, string | undefined>> = process.env): string => {
   const value = env[variable]
   return value !== undefined && path.isAbsolute(value) ? value : path.join(os.homedir(), fallback)
-}
-
-const isWithin = (root: string, candidate: string): boolean => {
-  const rel = path.relative(root, candidate)
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel))
 }
 
 /** The directories of `options`, defaults filled in. */

@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import { constants, existsSync, type Stats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
+import { isWithin } from "../../domain/paths.ts"
 
 const DESCRIPTOR_PATHS = existsSync("/proc/self/fd")
 
@@ -59,11 +60,6 @@ const errnoOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined
 
 const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
-
-const isInside = (root: string, candidate: string): boolean => {
-  const rel = nodePath.relative(root, candidate)
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${nodePath.sep}`) && !nodePath.isAbsolute(rel))
-}
 
 const currentUid = typeof process.getuid === "function" ? process.getuid() : undefined
 
@@ -115,7 +111,7 @@ const attempt = async (path: string, options: ReadOptions): Promise<ReadResult> 
     return code === "ENOENT" || code === "ENOTDIR" ? { _tag: "Missing" } : { _tag: "Failed", message: messageOf(error) }
   }
   // decided before anything is opened: opening a device can have effects of its own
-  if (root !== undefined && !isInside(root, real)) return { _tag: "Skipped", reason: `it leads outside ${root} (to ${real})` }
+  if (root !== undefined && !isWithin(root, real)) return { _tag: "Skipped", reason: `it leads outside ${root} (to ${real})` }
   const before = await fsp.stat(real).catch(() => undefined)
   if (before === undefined) return { _tag: "Missing" }
   if (!before.isFile()) return { _tag: "NotRegular" }
@@ -131,7 +127,7 @@ const attempt = async (path: string, options: ReadOptions): Promise<ReadResult> 
     const info = await handle.stat()
     if (!info.isFile()) return { _tag: "NotRegular" }
     const opened = await openedPath(handle, real)
-    if (root !== undefined && !isInside(root, opened)) return { _tag: "Skipped", reason: `it leads outside ${root} (to ${opened})` }
+    if (root !== undefined && !isWithin(root, opened)) return { _tag: "Skipped", reason: `it leads outside ${root} (to ${opened})` }
     if (!DESCRIPTOR_PATHS && (info.dev !== before.dev || info.ino !== before.ino)) {
       return { _tag: "Skipped", reason: "it changed while being opened" }
     }

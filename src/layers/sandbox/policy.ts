@@ -20,6 +20,7 @@
  */
 import * as nodePath from "node:path"
 import { PROTECTED_LOCATIONS } from "../../tools/protected.ts"
+import { isWithin } from "../../domain/paths.ts"
 
 /** What a path is, as the policy needs to know it. */
 export type PathKind = "dir" | "file" | "missing"
@@ -140,10 +141,7 @@ export const userDirsOf = (env: Readonly<Record<string, string | undefined>>, ho
 }
 
 /** Whether `path` is `root` or inside it. */
-export const isWithin = (root: string, path: string): boolean => {
-  const rel = nodePath.relative(root, path)
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${nodePath.sep}`) && !nodePath.isAbsolute(rel))
-}
+export { isWithin }
 
 const unique = (paths: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(paths.map((p) => nodePath.resolve(p)))]
 
