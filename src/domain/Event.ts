@@ -16,6 +16,7 @@
  * ```
  */
 import * as Schema from "effect/Schema"
+import { ModelOptions } from "./ModelOptions.ts"
 import { FinishReason } from "./Provider.ts"
 import { Content, ToolCall } from "./Message.ts"
 import { TurnStatus } from "./Turn.ts"
@@ -64,7 +65,7 @@ export const LLMRequest = Schema.TaggedStruct("LLMRequest", {
   /** The names of the tools offered (events recorded before it have the count only). */
   tools: Schema.optionalKey(Schema.Array(Schema.String)),
   /** The model options sent (temperature, maxTokens, reasoning, …), when any are set. */
-  options: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+  options: Schema.optionalKey(ModelOptions)
 }).annotate({ description: "A provider call is about to be made." })
 /** One streamed delta: text, reasoning, or a piece of a tool call. */
 export const LLMDelta = Schema.TaggedStruct("LLMDelta", {

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import { acceptsImages, type AgentLoopConfig, contextBudget } from "../../domain/Config.ts"
 import { type ProviderError, TurnAborted } from "../../domain/errors.ts"
 import * as Message from "../../domain/Message.ts"
+import * as ModelOptions from "../../domain/ModelOptions.ts"
 import type { OutputFormat, ProviderRequest, ToolDefinition } from "../../domain/Provider.ts"
 import * as Usage from "../../domain/Usage.ts"
 import {
@@ -245,7 +246,8 @@ export const applyBudget = Effect.fnUntraced(function*(engine: Engine, turn: Run
 
 /** What the `LLMRequest` event tells of a request: its model, sizes, the tools' names and the options set. */
 const requestEvent = (request: ProviderRequest) => {
-  const { messages, model, output: _output, tools, ...options } = request
-  const base = { model, messageCount: messages.length, toolCount: tools.length, tools: tools.map((tool) => tool.name) }
+  // the named options only: a hook's request may carry fields of its own, which are not the event's
+  const options = ModelOptions.pick(request)
+  const base = { model: request.model, messageCount: request.messages.length, toolCount: request.tools.length, tools: request.tools.map((tool) => tool.name) }
   return Object.keys(options).length === 0 ? base : { ...base, options }
 }
