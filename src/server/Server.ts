@@ -149,13 +149,17 @@ const authorization = (options: Options) => {
   })
 }
 
+/** How long an approval waits for the feed to record what its turn published before it. */
+const FEED_WAIT = Duration.seconds(2)
+
 /**
  * The approval hook, asking only once the feed has recorded what the turn published before: the
  * request comes after the response with its call, and after the calls of the batch already started.
  */
 const afterFeed = (hook: Hook.Hook, caughtUp: Effect.Effect<void>): Hook.Hook => ({
   approveTool: (input) =>
-    Effect.andThen(caughtUp, Effect.suspend(() => {
+    // bounded: a feed that cannot catch up (its recorder gone) costs the order, never the question
+    Effect.andThen(Effect.timeoutOption(caughtUp, FEED_WAIT), Effect.suspend(() => {
       const answer = hook.approveTool!(input)
       return Effect.isEffect(answer) ? answer : Effect.succeed(answer)
     }))
