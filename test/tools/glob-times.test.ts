@@ -13,14 +13,18 @@ import { offerStatTimes } from "../../src/tools/statThreads.ts"
 import * as os from "node:os"
 import { text, withWorkspace, write } from "../support/toolWorkspace.ts"
 
-/** Offers the batch until a thread takes it (they start on the first offer). */
+/**
+ * Offers the batch until a thread takes it (they start on the first offer). A thread's start can
+ * take long on a loaded machine: the wait is for the condition, with a generous bound.
+ */
 const readByThread = async (batch: Parameters<typeof offerStatTimes>[0]) => {
-  for (let tries = 0; tries < 2_000; tries++) {
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
     const reading = offerStatTimes(batch)
     if (reading !== undefined) return reading
-    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setTimeout(resolve, 10))
   }
-  throw new Error("no thread took the batch")
+  throw new Error("no thread took the batch within 60 s")
 }
 
 describe("glob's times, read by threads", () => {
